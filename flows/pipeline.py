@@ -1,0 +1,63 @@
+"""Pipeline flow behind ``tsrate run``: ingest (when needed), forecast, build.
+
+Run it alone with ``python flows/pipeline.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from prefect import flow, get_run_logger
+
+from flows.build import build_flow
+from flows.forecast import forecast_flow
+from flows.ingest import ingest_flow
+from tsrate.config import Study, warehouse_path
+from tsrate.forecasting import finish_run, new_run_id
+from tsrate.warehouse import connect
+
+
+def _missing_tickers(warehouse: str, tickers: tuple[str, ...]) -> list[str]:
+    with connect(warehouse) as con:
+        stored = {r[0] for r in con.execute("select distinct ticker from raw.prices").fetchall()}
+    return [t for t in tickers if t not in stored]
+
+
+@flow(name="tsrate-pipeline")
+def pipeline_flow(overrides: dict | None = None, source: str = "auto", path: str | None = None,
+                  force: bool = False, workers: int | None = None,
+                  warehouse: str | None = None) -> str:
+    """Run the whole study end to end; return the run id whose marts were built.
+
+    ``source``: ``auto`` ingests the bundled skfolio sample only when a study ticker has no
+    stored prices; ``skfolio``/``file``/``yahoo`` always ingest first; ``none`` never does.
+    """
+    logger = get_run_logger()
+    started = time.perf_counter()
+    study = Study.from_vars(overrides)
+    warehouse = warehouse or str(warehouse_path())
+    if source == "auto":
+        missing = _missing_tickers(warehouse, study.tickers)
+        if missing:
+            logger.info("no stored prices for %s: ingesting the bundled skfolio sample", missing)
+            ingest_flow(source="skfolio", warehouse=warehouse)
+    elif source != "none":
+        ingest_flow(source=source, path=path, tickers=list(study.tickers),
+                    start=study.start.isoformat(), end=study.end.isoformat(), warehouse=warehouse)
+    run_id = new_run_id()
+    forecast_flow(overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id)
+    try:
+        build_flow(run_id=run_id, warehouse=warehouse)
+    except BaseException as exc:
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "build_failed", str(exc)[-2000:])
+        raise
+    with connect(warehouse) as con:
+        finish_run(con, run_id, "succeeded")
+    logger.info("run %s succeeded in %.1fs; query the marts in %s", run_id,
+                time.perf_counter() - started, warehouse)
+    return run_id
+
+
+if __name__ == "__main__":
+    pipeline_flow()

@@ -1,0 +1,47 @@
+with
+
+steps as (
+    select * from {{ ref('int_forecasts_scored') }}
+),
+
+companies as (
+    select * from {{ ref('companies') }}
+),
+
+per_window as (
+    select
+        run_id,
+        system_id,
+        ticker,
+        window_end_date,
+        perturbation_id,
+        max(abs_residual) as max_abs_residual,
+        avg(residual) as mean_residual,
+        avg(smape_term) as smape,
+        avg(abs_residual) / nullif(any_value(mase_scale), 0) as mase,
+        100.0 * avg(case when is_sign_match then 1.0 else 0.0 end) as sign_accuracy,
+        count(*) as n_steps,
+    from steps
+    group by run_id, system_id, ticker, window_end_date, perturbation_id
+),
+
+final as (
+    select
+        per_window.run_id,
+        per_window.system_id,
+        per_window.ticker,
+        companies.company_name,
+        companies.industry,
+        per_window.window_end_date,
+        per_window.perturbation_id,
+        per_window.max_abs_residual,
+        per_window.mean_residual,
+        per_window.smape,
+        per_window.mase,
+        per_window.sign_accuracy,
+        cast(per_window.n_steps as integer) as n_steps,
+    from per_window
+    left join companies on companies.ticker = per_window.ticker
+)
+
+select * from final

@@ -1,0 +1,173 @@
+"""The ``tsrate`` command line.
+
+    tsrate run        ingest (when needed), forecast, build the marts: the main job
+    tsrate ingest     load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
+    tsrate build      rebuild the dbt marts for a run (default: the latest)
+    tsrate systems    every system of the paper and ours, with availability and why
+    tsrate runs       the runs recorded in the warehouse
+    tsrate query SQL  run a read-only SQL query against the warehouse
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from tsrate import TsrateError
+
+
+def _study_overrides(args: argparse.Namespace) -> dict:
+    return {
+        "study_tickers": args.tickers, "study_start": args.start, "study_end": args.end,
+        "systems": args.systems, "perturbations": args.perturbations,
+        "context_length": args.context_length, "horizon": args.horizon, "stride": args.stride,
+        "perturbation_phase": args.phase, "random_seed": args.seed,
+    }
+
+
+def _add_study_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("study (defaults: vars in dbt_project.yml)")
+    group.add_argument("--tickers", help="comma-separated tickers, e.g. KO,PEP,XOM,CVX")
+    group.add_argument("--start", help="first day of the study period (YYYY-MM-DD)")
+    group.add_argument("--end", help="last day of the study period (YYYY-MM-DD)")
+    group.add_argument("--systems", help="comma-separated system ids (see `tsrate systems`)")
+    group.add_argument("--perturbations", help="comma-separated perturbation ids, e.g. P0,P1,P2,P3")
+    group.add_argument("--context-length", type=int, help="input window length n")
+    group.add_argument("--horizon", type=int, help="forecast horizon d")
+    group.add_argument("--stride", type=int, help="days between windows")
+    group.add_argument("--phase", type=int, help="first perturbed position (then every n-th)")
+    group.add_argument("--seed", type=int, help="random seed")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from flows.pipeline import pipeline_flow
+
+    source, path = args.source, None
+    if args.file:
+        source, path = "file", args.file
+    run_id = pipeline_flow(overrides=_study_overrides(args), source=source, path=path,
+                           force=args.force, workers=args.workers)
+    print(f"run {run_id} succeeded. Try: tsrate query \"select * from marts.accuracy_scores\"")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
+    from tsrate.warehouse import connect, store_prices
+
+    tickers = [t.strip().upper() for t in args.tickers.split(",")] if args.tickers else None
+    if args.path:
+        prices, label = read_price_file(args.path), args.path
+    elif args.source == "yahoo":
+        if not (tickers and args.start and args.end):
+            raise TsrateError("--source yahoo needs --tickers, --start and --end")
+        prices, label = load_yfinance(tickers, args.start, args.end), "yahoo"
+    else:
+        prices, label = load_skfolio_sp500(tickers), "skfolio"
+    warehouse = warehouse_path()
+    with connect(warehouse) as con:
+        counts = store_prices(con, prices, str(label))
+    print(f"stored {sum(counts.values())} rows for {len(counts)} tickers "
+          f"({', '.join(sorted(counts))}) from {label} in {warehouse}")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from tsrate import dbt
+
+    dbt.build(run_id=args.run_id, on_line=print)
+    return 0
+
+
+def cmd_systems(args: argparse.Namespace) -> int:
+    from tsrate.config import Study
+    from tsrate.systems.registry import system_infos
+
+    infos = system_infos(Study.from_vars())
+    width = max(len(i.system_id) for i in infos)
+    for info in infos:
+        mark = "available  " if info.availability.available else "unavailable"
+        print(f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
+              f"{info.display_name}: {info.availability.reason}")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    return _print_query(
+        "select run_id, status, started_at, finished_at, tickers, systems, study_start, study_end "
+        "from raw.runs order by started_at desc"
+    )
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    return _print_query(args.sql)
+
+
+def _print_query(sql: str) -> int:
+    import duckdb
+
+    from tsrate.config import warehouse_path
+    from tsrate.warehouse import connect
+
+    with connect(warehouse_path(), read_only=True) as con:
+        try:
+            frame = con.execute(sql).df()
+        except duckdb.Error as exc:
+            raise TsrateError(f"query failed: {exc}") from exc
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", 200, "display.max_columns", 50, "display.width", 200):
+        print(frame.to_string(index=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tsrate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the study end to end (ingest when needed, forecast, build)")
+    _add_study_flags(run)
+    run.add_argument("--source", default="auto", choices=["auto", "skfolio", "yahoo", "none"],
+                     help="price source; auto ingests the bundled sample when study tickers are missing")
+    run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
+    run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
+    run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
+    run.set_defaults(func=cmd_run)
+
+    ingest = sub.add_parser("ingest", help="load prices into raw.prices")
+    ingest.add_argument("path", nargs="?", help="CSV or Parquet file with columns ticker,date,close")
+    ingest.add_argument("--source", default="skfolio", choices=["skfolio", "yahoo"])
+    ingest.add_argument("--tickers", help="comma-separated tickers (default: all of the source)")
+    ingest.add_argument("--start", help="first date (Yahoo)")
+    ingest.add_argument("--end", help="last date, inclusive (Yahoo)")
+    ingest.set_defaults(func=cmd_ingest)
+
+    build = sub.add_parser("build", help="rebuild the dbt marts")
+    build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
+    build.set_defaults(func=cmd_build)
+
+    sub.add_parser("systems", help="list systems and their availability").set_defaults(func=cmd_systems)
+    sub.add_parser("runs", help="list recorded runs").set_defaults(func=cmd_runs)
+
+    query = sub.add_parser("query", help="run read-only SQL against the warehouse")
+    query.add_argument("sql")
+    query.set_defaults(func=cmd_query)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except TsrateError as exc:
+        print(f"tsrate: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

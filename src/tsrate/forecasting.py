@@ -1,0 +1,345 @@
+"""Plan and run the forecasts of a study, partition by partition.
+
+A partition is one (system × ticker × perturbation): every window of that ticker, forecast
+by that system on inputs under that perturbation. Its ``input_key`` hashes everything that
+determines its forecasts (system settings, window shape, perturbation spacing, the ticker's
+clean prices); a finished partition with the same key is reused by later runs, so a killed
+or repeated run does no duplicate work. Each partition lands in one transaction (its
+forecast rows plus its ``raw.forecast_partitions`` record), so a partition is either fully
+stored or absent.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import dataclasses
+import datetime as dt
+import hashlib
+import logging
+import multiprocessing
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.perturbations import NUMERIC_PERTURBATIONS, perturb_series
+from tsrate.systems.base import ForecastBatch, check_forecasts
+from tsrate.systems.registry import load_systems_seed, resolve_systems
+from tsrate.warehouse import load_prices, transaction
+from tsrate.windows import contexts, futures, window_end_positions
+
+log = logging.getLogger("tsrate.forecasting")
+
+
+@dataclasses.dataclass(frozen=True)
+class TickerSeries:
+    ticker: str
+    dates: np.ndarray  # datetime64[D], study period
+    clean: np.ndarray
+    end_positions: np.ndarray
+
+    @property
+    def window_end_dates(self) -> np.ndarray:
+        return self.dates[self.end_positions]
+
+
+@dataclasses.dataclass(frozen=True)
+class Partition:
+    system_id: str
+    ticker: str
+    perturbation_id: str
+    input_key: str
+
+
+@dataclasses.dataclass
+class RunSummary:
+    run_id: str
+    partitions: int = 0
+    reused: int = 0
+    computed: int = 0
+    forecast_rows: int = 0
+    seconds: float = 0.0
+    per_system_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+def new_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def load_series(con: duckdb.DuckDBPyConnection, study: Study) -> dict[str, TickerSeries]:
+    """The study-period series of each ticker with its window end positions."""
+    prices = load_prices(con, list(study.tickers), study.start, study.end)
+    series = {}
+    for ticker in study.tickers:
+        rows = prices[prices["ticker"] == ticker]
+        if rows.empty:
+            raise TsrateError(f"{ticker}: no prices between {study.start} and {study.end}")
+        try:
+            ends = window_end_positions(len(rows), study.context_length, study.horizon, study.stride)
+        except TsrateError as exc:
+            raise TsrateError(f"{ticker} ({study.start} to {study.end}): {exc}") from exc
+        series[ticker] = TickerSeries(
+            ticker,
+            pd.to_datetime(rows["price_date"]).to_numpy().astype("datetime64[D]"),
+            rows["close"].to_numpy(dtype=float),
+            ends,
+        )
+    return series
+
+
+def input_key(system_id: str, fingerprint: str, study: Study, series: TickerSeries, perturbation_id: str) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        system_id, fingerprint, series.ticker, perturbation_id,
+        study.context_length, study.horizon, study.stride, study.perturbation_phase,
+        str(series.dates[0]), str(series.dates[-1]),
+    ):
+        digest.update(f"{part}|".encode())
+    digest.update(np.round(series.clean, 10).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def plan_partitions(study: Study, series: dict[str, TickerSeries], systems: dict) -> list[Partition]:
+    unknown = sorted(set(study.perturbations) - set(NUMERIC_PERTURBATIONS))
+    if unknown:
+        raise TsrateError(
+            f"perturbation(s) {unknown} act on image inputs, which this version's systems do "
+            f"not take; use {sorted(NUMERIC_PERTURBATIONS)}"
+        )
+    partitions = []
+    for system_id, (system, accepted) in systems.items():
+        fingerprint = system.fingerprint()
+        for ticker, ticker_series in series.items():
+            for perturbation_id in study.perturbations:
+                if perturbation_id in accepted:
+                    key = input_key(system_id, fingerprint, study, ticker_series, perturbation_id)
+                    partitions.append(Partition(system_id, ticker, perturbation_id, key))
+    return partitions
+
+
+def make_batch(study: Study, series: TickerSeries, perturbation_id: str) -> ForecastBatch:
+    inputs, _ = perturb_series(series.clean, perturbation_id, study.context_length, study.perturbation_phase)
+    return ForecastBatch(
+        ticker=series.ticker,
+        perturbation_id=perturbation_id,
+        window_end_dates=series.window_end_dates,
+        contexts=contexts(inputs, series.end_positions, study.context_length),
+        horizon=study.horizon,
+        clean_futures=futures(series.clean, series.end_positions, study.horizon),
+        study_range=(float(series.clean.min()), float(series.clean.max())),
+    )
+
+
+_WORKER_SYSTEMS: dict[str, object] = {}
+
+
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _single_threaded_children() -> Iterator[None]:
+    """Workers inherit one BLAS thread each. With a process per core, OpenBLAS's own threads
+    oversubscribe the cores and busy-wait (measured: ARIMA fits 40x slower on 2 cores).
+    Set through the environment because each BLAS copy (numpy's, scipy's) reads it when loaded."""
+    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+    os.environ.update({name: "1" for name in _THREAD_VARIABLES})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _forecast_partition(study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch):
+    """Worker entry point: build (once per process) the system and forecast one batch."""
+    study = Study.from_json(study_json)
+    cache_key = f"{system_id}|{study_json}"
+    if cache_key not in _WORKER_SYSTEMS:
+        _WORKER_SYSTEMS.clear()
+        _WORKER_SYSTEMS[cache_key] = resolve_systems(
+            dataclasses.replace(study, systems=(system_id,)), companies
+        )[system_id][0]
+    system = _WORKER_SYSTEMS[cache_key]
+    started = time.perf_counter()
+    output = system.predict(batch)
+    return check_forecasts(system_id, batch, output), time.perf_counter() - started
+
+
+def start_run(con: duckdb.DuckDBPyConnection, study: Study, series: dict[str, TickerSeries], run_id: str) -> None:
+    """Record the run, its windows and the perturbed inputs, in one transaction."""
+    windows = []
+    inputs = []
+    for ticker, s in series.items():
+        n, d = study.context_length, study.horizon
+        windows.append(pd.DataFrame({
+            "run_id": run_id, "ticker": ticker,
+            "window_index": np.arange(len(s.end_positions), dtype=np.int32),
+            "window_end_date": s.dates[s.end_positions],
+            "context_start_date": s.dates[s.end_positions - n + 1],
+            "horizon_end_date": s.dates[s.end_positions + d],
+        }))
+        for perturbation_id in study.perturbations:
+            values, mask = perturb_series(s.clean, perturbation_id, n, study.perturbation_phase)
+            inputs.append(pd.DataFrame({
+                "run_id": run_id, "ticker": ticker, "perturbation_id": perturbation_id,
+                "price_date": s.dates, "position": np.arange(len(s.dates), dtype=np.int32),
+                "clean_value": s.clean, "input_value": values, "is_perturbed": mask,
+            }))
+    window_frame = pd.concat(windows, ignore_index=True)
+    input_frame = pd.concat(inputs, ignore_index=True)
+    with transaction(con):
+        con.execute(
+            "insert into raw.runs values ($run_id, now()::timestamp, null, 'running', $hash, $study, "
+            "$tickers, $systems, $perturbations, $start, $end, $n, $d, $stride, $phase, null)",
+            {
+                "run_id": run_id, "hash": study.study_hash, "study": study.to_json(),
+                "tickers": list(study.tickers), "systems": list(study.systems),
+                "perturbations": list(study.perturbations), "start": study.start, "end": study.end,
+                "n": study.context_length, "d": study.horizon, "stride": study.stride,
+                "phase": study.perturbation_phase,
+            },
+        )
+        con.register("new_windows", window_frame)
+        con.register("new_inputs", input_frame)
+        con.execute("insert into raw.windows select * from new_windows")
+        con.execute("insert into raw.perturbed_inputs select * from new_inputs")
+        con.unregister("new_windows")
+        con.unregister("new_inputs")
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None = None) -> None:
+    con.execute(
+        "update raw.runs set status = $status, finished_at = now()::timestamp, message = $message "
+        "where run_id = $run_id",
+        {"status": status, "message": message, "run_id": run_id},
+    )
+
+
+def store_partition(
+    con: duckdb.DuckDBPyConnection, run_id: str, partition: Partition, partition_key: str,
+    window_end_dates: np.ndarray, forecasts_array: np.ndarray, seconds: float,
+) -> int:
+    n_windows, horizon = forecasts_array.shape
+    frame = pd.DataFrame({
+        "run_id": run_id,
+        "partition_key": partition_key,
+        "system_id": partition.system_id,
+        "ticker": partition.ticker,
+        "window_end_date": np.repeat(window_end_dates, horizon),
+        "perturbation_id": partition.perturbation_id,
+        "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), n_windows),
+        "forecast": forecasts_array.reshape(-1),
+    })
+    with transaction(con):
+        con.register("new_forecasts", frame)
+        con.execute("insert into raw.forecasts select * from new_forecasts")
+        con.unregister("new_forecasts")
+        con.execute(
+            "insert into raw.forecast_partitions values ($key, $input_key, $run_id, $system, $ticker, "
+            "$perturbation, $n_windows, $n_rows, $seconds, now()::timestamp)",
+            {
+                "key": partition_key, "input_key": partition.input_key, "run_id": run_id,
+                "system": partition.system_id, "ticker": partition.ticker,
+                "perturbation": partition.perturbation_id, "n_windows": n_windows,
+                "n_rows": len(frame), "seconds": seconds,
+            },
+        )
+        con.execute("insert into raw.run_partitions values ($run_id, $key, false)",
+                    {"run_id": run_id, "key": partition_key})
+    return len(frame)
+
+
+def run_forecasts(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    companies: pd.DataFrame,
+    run_id: str | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Forecast every partition of the study, reusing finished ones unless ``force``."""
+    say = progress or log.info
+    started = time.perf_counter()
+    systems = resolve_systems(study, companies)
+    series = load_series(con, study)
+    partitions = plan_partitions(study, series, systems)
+    run_id = run_id or new_run_id()
+    start_run(con, study, series, run_id)
+    summary = RunSummary(run_id, partitions=len(partitions))
+
+    finished = dict(con.execute(
+        "select input_key, arg_max(partition_key, finished_at) from raw.forecast_partitions group by input_key"
+    ).fetchall())
+    todo = []
+    reused_keys = []
+    for partition in partitions:
+        if not force and partition.input_key in finished:
+            reused_keys.append(finished[partition.input_key])
+        else:
+            todo.append(partition)
+    if reused_keys:
+        with transaction(con):
+            con.executemany(
+                "insert into raw.run_partitions values (?, ?, true) on conflict do nothing",
+                [(run_id, key) for key in reused_keys],
+            )
+    summary.reused = len(reused_keys)
+    say(f"run {run_id}: {len(partitions)} partitions "
+        f"({len(series)} tickers × systems {list(systems)} × {list(study.perturbations)}); "
+        f"{summary.reused} reused, {len(todo)} to compute")
+
+    # longest first (ARIMA fits dominate) so the pool stays busy to the end
+    todo.sort(key=lambda p: (p.system_id != "arima", p.system_id, p.ticker, p.perturbation_id))
+    study_json = study.to_json()
+    batches = {p: make_batch(study, series[p.ticker], p.perturbation_id) for p in todo}
+    workers = max(1, workers or os.cpu_count() or 1)
+
+    def record(partition: Partition, result: tuple[np.ndarray, float]) -> None:
+        forecasts_array, seconds = result
+        # a forced recompute appends a new partition beside the old one (raw is append-only)
+        key = partition.input_key
+        if key in finished:
+            key = f"{key}-{run_id}"
+        summary.forecast_rows += store_partition(
+            con, run_id, partition, key, batches[partition].window_end_dates, forecasts_array, seconds
+        )
+        summary.computed += 1
+        summary.per_system_seconds[partition.system_id] = (
+            summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
+        )
+        say(f"[{summary.computed}/{len(todo)}] {partition.system_id} {partition.ticker} "
+            f"{partition.perturbation_id}: {batches[partition].n_windows} windows in {seconds:.1f}s")
+
+    if workers == 1 or len(todo) <= 1:
+        for partition in todo:
+            record(partition, _forecast_partition(study_json, companies, partition.system_id, batches[partition]))
+    elif todo:
+        context = multiprocessing.get_context("spawn")
+        with _single_threaded_children(), concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context
+        ) as pool:
+            futures_map = {
+                pool.submit(_forecast_partition, study_json, companies, p.system_id, batches[p]): p
+                for p in todo
+            }
+            try:
+                for future in concurrent.futures.as_completed(futures_map):
+                    record(futures_map[future], future.result())
+            except BaseException:
+                for future in futures_map:
+                    future.cancel()
+                raise
+    summary.seconds = time.perf_counter() - started
+    return summary

@@ -1,0 +1,376 @@
+"""Partial orders and ratings (paper Algorithms 4-5) and their block-bootstrap stability.
+
+Rating rule (DESIGN.md "Method decisions", Algorithm 5)
+-------------------------------------------------------
+Within one metric x perturbation: sort the DISTINCT raw scores ascending, split them with
+``numpy.array_split`` into ``L`` contiguous groups, and give every system the 1-based index
+of the group holding its score. Consequences:
+
+* equal scores always share a rating;
+* rating 1 always holds the LOWEST score; fewer distinct scores than levels leave the top
+  levels empty (2 distinct scores with L = 3 -> ratings 1 and 2);
+* a single system gets 1 if its score is 0, else L (the paper's single-system case);
+* ``higher_is_better`` does not change the rating, it tells the reader how to interpret it
+  (true only for sign accuracy: there rating L is best; for every other metric rating 1 is
+  best).
+
+The paper's Tables 5-6 confirm the DISTINCT-score rule where it differs from splitting all
+scores (e.g. WRSC P4 and SMAPE P1; see ``tests/unit/test_ratings.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "RATING_COLUMNS",
+    "BOOTSTRAP_COLUMNS",
+    "assign_ratings",
+    "partial_order",
+    "ratings_frame",
+    "rate_matrix",
+    "moving_block_indices",
+    "block_bootstrap_ratings",
+]
+
+#: Output columns of :func:`ratings_frame`.
+RATING_COLUMNS: list[str] = [
+    "metric",
+    "perturbation_id",
+    "system_id",
+    "raw_score",
+    "rating",
+    "rating_levels",
+    "higher_is_better",
+    "rank",
+]
+
+#: Output columns of :func:`block_bootstrap_ratings` (one row per system x perturbation x level).
+BOOTSTRAP_COLUMNS: list[str] = [
+    "system_id",
+    "perturbation_id",
+    "raw_score",
+    "rating",
+    "ci_low",
+    "ci_high",
+    "rating_level",
+    "share",
+    "rating_levels",
+    "n_resamples",
+    "n_valid",
+]
+
+
+def _check_levels(levels: int) -> int:
+    if isinstance(levels, bool) or int(levels) != levels or levels < 1:
+        raise ValueError(f"levels must be an integer >= 1 (got {levels!r})")
+    return int(levels)
+
+
+def _finite_scores(scores: Mapping[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for system, score in scores.items():
+        try:
+            value = float(score)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"score of system {system!r} is not a number: {score!r}") from err
+        if not math.isfinite(value):
+            raise ValueError(f"score of system {system!r} is not finite ({score!r})")
+        out[system] = value
+    return out
+
+
+def _group_of_distinct_index(d: np.ndarray, n_distinct: np.ndarray, levels: int) -> np.ndarray:
+    """0-based ``array_split`` group of the d-th (0-based) of ``n_distinct`` items.
+
+    ``np.array_split(x, L)`` makes the first ``r = D % L`` groups of size ``q + 1`` and the
+    rest of size ``q`` (``q = D // L``). Vectorised over arrays of d and D.
+    """
+    q, r = np.divmod(n_distinct, levels)
+    big = r * (q + 1)
+    safe_q = np.where(q > 0, q, 1)
+    return np.where(d < big, d // (q + 1), r + (d - big) // safe_q)
+
+
+def assign_ratings(scores: Mapping[str, float], levels: int = 3) -> dict[str, int]:
+    """Rate systems on ``levels`` levels from their raw scores (Algorithm 5).
+
+    Distinct scores are sorted ascending and split with ``numpy.array_split`` into ``levels``
+    contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
+    rating. A single system gets 1 if its score is 0, else ``levels``. An empty mapping
+    gives ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
+    system). Keys keep the input order.
+    """
+    levels = _check_levels(levels)
+    values = _finite_scores(scores)
+    if not values:
+        return {}
+    if len(values) == 1:
+        ((system, score),) = values.items()
+        return {system: 1 if score == 0 else levels}
+    distinct = np.unique(np.fromiter(values.values(), dtype=float))
+    groups = np.array_split(distinct, levels)
+    rating_of: dict[float, int] = {}
+    for index, group in enumerate(groups):
+        for value in group:
+            rating_of[float(value)] = index + 1
+    return {system: rating_of[score] for system, score in values.items()}
+
+
+def partial_order(scores: Mapping[str, float]) -> list[tuple[str, float, int]]:
+    """Systems sorted by score ascending (Algorithm 4), with 1-based ranks.
+
+    Ties share the smallest rank of the tie ("min" method: 1, 2, 2, 4) and are listed in
+    system-id order. Non-finite scores raise ``ValueError``.
+    """
+    values = _finite_scores(scores)
+    ordered = sorted(values.items(), key=lambda item: (item[1], str(item[0])))
+    out: list[tuple[str, float, int]] = []
+    previous: float | None = None
+    rank = 0
+    for position, (system, score) in enumerate(ordered, start=1):
+        if previous is None or score != previous:
+            rank = position
+            previous = score
+        out.append((system, score, rank))
+    return out
+
+
+def ratings_frame(
+    scores: pd.DataFrame, levels: int, higher_is_better: Mapping[str, bool]
+) -> pd.DataFrame:
+    """Ratings for every metric x perturbation of a long score table.
+
+    ``scores`` has one row per (metric, perturbation_id, system_id) with ``raw_score``.
+    Each (metric, perturbation_id) is rated independently with :func:`assign_ratings`;
+    ``rank`` is the :func:`partial_order` rank (1 = lowest score, ties share the min rank).
+    ``higher_is_better`` must name every metric present (``ValueError`` otherwise): it is
+    copied into the output to say how to read the rating (rating 1 = lowest score always).
+
+    Returns :data:`RATING_COLUMNS`, sorted by metric, perturbation_id, rank, system_id.
+    """
+    levels = _check_levels(levels)
+    missing = {"metric", "perturbation_id", "system_id", "raw_score"} - set(scores.columns)
+    if missing:
+        raise ValueError(f"scores lacks columns {sorted(missing)}")
+    if scores.duplicated(["metric", "perturbation_id", "system_id"]).any():
+        raise ValueError("scores must have one row per (metric, perturbation_id, system_id)")
+    unknown = sorted(set(scores["metric"]) - set(higher_is_better))
+    if unknown:
+        raise ValueError(f"higher_is_better does not say how to read metrics {unknown}")
+    records: list[dict[str, object]] = []
+    for (metric, perturbation), block in scores.groupby(["metric", "perturbation_id"], sort=True):
+        mapping = dict(zip(block["system_id"], block["raw_score"], strict=True))
+        try:
+            rating = assign_ratings(mapping, levels)
+            order = partial_order(mapping)
+        except ValueError as err:
+            raise ValueError(f"metric {metric!r}, perturbation {perturbation!r}: {err}") from err
+        for system, score, rank in order:
+            records.append(
+                {
+                    "metric": metric,
+                    "perturbation_id": perturbation,
+                    "system_id": system,
+                    "raw_score": score,
+                    "rating": rating[system],
+                    "rating_levels": levels,
+                    "higher_is_better": bool(higher_is_better[metric]),
+                    "rank": rank,
+                }
+            )
+    out = pd.DataFrame.from_records(records, columns=RATING_COLUMNS)
+    return out.astype(
+        {
+            "raw_score": "float64",
+            "rating": "int64",
+            "rating_levels": "int64",
+            "higher_is_better": "bool",
+            "rank": "int64",
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Vectorised rating and the moving-block bootstrap
+# --------------------------------------------------------------------------------------
+
+
+def rate_matrix(values: np.ndarray, levels: int) -> np.ndarray:
+    """:func:`assign_ratings` applied to every row of a (rows x systems) matrix at once.
+
+    NaN entries are left out of their row's rating and get rating 0; the single-system rule
+    applies to rows with exactly one finite entry. Returns an int64 matrix.
+    """
+    levels = _check_levels(levels)
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 2:
+        raise ValueError("values must be a 2-D array (rows x systems)")
+    n_rows, n_sys = x.shape
+    ratings = np.zeros((n_rows, n_sys), dtype=np.int64)
+    if n_sys == 0:
+        return ratings
+    order = np.argsort(x, axis=1, kind="stable")  # NaN last
+    xs = np.take_along_axis(x, order, axis=1)
+    finite = np.isfinite(xs)
+    new = np.ones_like(finite)
+    new[:, 1:] = xs[:, 1:] != xs[:, :-1]
+    new &= finite
+    distinct_index = np.cumsum(new, axis=1) - 1
+    n_distinct = new.sum(axis=1, keepdims=True)
+    group = _group_of_distinct_index(distinct_index, n_distinct, levels) + 1
+    n_finite = finite.sum(axis=1, keepdims=True)
+    single = np.where(xs == 0, 1, levels)
+    sorted_ratings = np.where(n_finite == 1, single, group)
+    sorted_ratings = np.where(finite, sorted_ratings, 0)
+    np.put_along_axis(ratings, order, sorted_ratings, axis=1)
+    return ratings
+
+
+def moving_block_indices(
+    n: int, block_length: int, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Moving-block bootstrap: (n_resamples x n) indices into an ordered series of length n.
+
+    Each resample concatenates ``ceil(n / block_length)`` blocks of consecutive positions
+    whose starts are uniform on ``0 .. n - block_length`` and truncates to n.
+    """
+    if n < 1:
+        raise ValueError("need at least one date to resample")
+    if not 1 <= block_length <= n:
+        raise ValueError(f"block_length must be between 1 and the number of dates ({n})")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be >= 1")
+    n_blocks = -(-n // block_length)
+    starts = rng.integers(0, n - block_length + 1, size=(n_resamples, n_blocks))
+    idx = starts[:, :, None] + np.arange(block_length)[None, None, :]
+    return idx.reshape(n_resamples, n_blocks * block_length)[:, :n]
+
+
+def block_bootstrap_ratings(
+    values: pd.DataFrame,
+    levels: int,
+    n_resamples: int,
+    block_length: int,
+    seed: int,
+    statistic: str = "mean",
+    *,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Stability of ratings under a moving-block bootstrap over window dates.
+
+    ``values`` has columns ``system_id, perturbation_id, window_end_date, value`` (several
+    rows per date are fine, e.g. one per ticker; NaN values are ignored). The ordered
+    distinct ``window_end_date`` values of the whole frame are resampled with
+    :func:`moving_block_indices` (seeded by ``seed``); the SAME resampled dates are used for
+    every system and perturbation, so each resample is a coherent alternative history. A
+    date drawn m times contributes all its rows m times. Per resample the statistic
+    (``"mean"`` or ``"std"``, sample std with ddof=1) is recomputed per system x perturbation
+    and systems are re-rated per perturbation with the rule of :func:`assign_ratings`
+    (a system with no value in a resample is left out of that resample's rating).
+
+    Returns LONG format, :data:`BOOTSTRAP_COLUMNS`, one row per system x perturbation x rating
+    level (1..levels): ``raw_score`` (statistic on the original data), ``rating`` (its rating
+    on the original data), ``ci_low``/``ci_high`` (percentile interval at ``confidence`` of
+    the bootstrap statistic), ``rating_level``, ``share`` (fraction of valid resamples giving
+    that rating; shares sum to 1 over levels), ``rating_levels``, ``n_resamples`` and
+    ``n_valid`` (resamples where the statistic was defined). Cost: one (resamples x dates)
+    by (dates x groups) matrix product -- 1000 resamples x 70 groups x 1000 dates takes well
+    under a second.
+    """
+    levels = _check_levels(levels)
+    if statistic not in {"mean", "std"}:
+        raise ValueError("statistic must be 'mean' or 'std'")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    missing = {"system_id", "perturbation_id", "window_end_date", "value"} - set(values.columns)
+    if missing:
+        raise ValueError(f"values lacks columns {sorted(missing)}")
+    frame = values[["system_id", "perturbation_id", "window_end_date", "value"]].copy()
+    frame["value"] = frame["value"].astype(float)
+    frame = frame.loc[np.isfinite(frame["value"].to_numpy())]
+    if frame.empty:
+        raise ValueError("values has no finite value to bootstrap")
+
+    dates, date_idx = np.unique(frame["window_end_date"].to_numpy(), return_inverse=True)
+    groups = frame[["perturbation_id", "system_id"]].drop_duplicates()
+    groups = groups.sort_values(["perturbation_id", "system_id"]).reset_index(drop=True)
+    gkey = pd.MultiIndex.from_frame(groups)
+    group_idx = gkey.get_indexer(pd.MultiIndex.from_frame(frame[["perturbation_id", "system_id"]]))
+    n_dates, n_groups = dates.size, len(groups)
+
+    v = frame["value"].to_numpy()
+    # Accumulate values centred on their group's overall mean: the mean is shifted back
+    # afterwards and the variance is shift-invariant, so large offsets (e.g. MASE ~ 1e3)
+    # do not cost precision in the sum-of-squares formula.
+    centre = np.bincount(group_idx, weights=v, minlength=n_groups) / np.bincount(
+        group_idx, minlength=n_groups
+    )
+    vc = v - centre[group_idx]
+    s1 = np.zeros((n_dates, n_groups))
+    s2 = np.zeros((n_dates, n_groups))
+    cnt = np.zeros((n_dates, n_groups))
+    np.add.at(s1, (date_idx, group_idx), vc)
+    np.add.at(s2, (date_idx, group_idx), vc * vc)
+    np.add.at(cnt, (date_idx, group_idx), 1.0)
+
+    rng = np.random.default_rng(seed)
+    idx = moving_block_indices(n_dates, int(block_length), int(n_resamples), rng)
+    mult = np.zeros((idx.shape[0], n_dates))
+    np.add.at(mult, (np.repeat(np.arange(idx.shape[0]), n_dates), idx.ravel()), 1.0)
+
+    def stat(w: np.ndarray) -> np.ndarray:
+        n = w @ cnt
+        sum1 = w @ s1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = sum1 / n
+            if statistic == "mean":
+                return np.where(n > 0, mean + centre, np.nan)
+            var = (w @ s2 - n * mean * mean) / (n - 1)
+            return np.where(n > 1, np.sqrt(np.maximum(var, 0.0)), np.nan)
+
+    point = stat(np.ones((1, n_dates)))[0]
+    boot = stat(mult)  # (resamples x groups)
+
+    pert_of_group = groups["perturbation_id"].to_numpy()
+    point_rating = np.zeros(n_groups, dtype=np.int64)
+    boot_rating = np.zeros(boot.shape, dtype=np.int64)
+    for pert in pd.unique(pert_of_group):
+        cols = np.flatnonzero(pert_of_group == pert)
+        point_rating[cols] = rate_matrix(point[None, cols], levels)[0]
+        boot_rating[:, cols] = rate_matrix(boot[:, cols], levels)
+
+    valid = np.isfinite(boot)
+    n_valid = valid.sum(axis=0)
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(invalid="ignore"):
+        ci = np.full((2, n_groups), np.nan)
+        ok = n_valid > 0
+        if ok.any():
+            ci[:, ok] = np.nanquantile(boot[:, ok], [tail, 1.0 - tail], axis=0)
+    level_range = np.arange(1, levels + 1)
+    counts = (boot_rating[:, :, None] == level_range[None, None, :]).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = counts / n_valid[:, None]
+
+    out = pd.DataFrame(
+        {
+            "system_id": np.repeat(groups["system_id"].to_numpy(), levels),
+            "perturbation_id": np.repeat(pert_of_group, levels),
+            "raw_score": np.repeat(point, levels),
+            "rating": np.repeat(point_rating, levels),
+            "ci_low": np.repeat(ci[0], levels),
+            "ci_high": np.repeat(ci[1], levels),
+            "rating_level": np.tile(level_range, n_groups),
+            "share": shares.ravel(),
+            "rating_levels": levels,
+            "n_resamples": int(n_resamples),
+            "n_valid": np.repeat(n_valid, levels),
+        }
+    )
+    out = out.sort_values(["perturbation_id", "system_id", "rating_level"], kind="mergesort")
+    return out.reset_index(drop=True)[BOOTSTRAP_COLUMNS]

@@ -1,0 +1,578 @@
+"""Statistical tests behind the statistical-bias score (WRS) and the user-study analysis.
+
+Pure functions: numbers / pandas in, small frozen dataclasses / DataFrames out. Nothing here
+touches the warehouse; thin dbt Python models call these.
+
+Conventions used throughout this module
+---------------------------------------
+* Student's t-test means the two-sample, two-sided test with pooled variance
+  (``scipy.stats.ttest_ind(equal_var=True)``); degrees of freedom ``n_a + n_b - 2``.
+* Variances are sample variances (``ddof=1``).
+* A confidence level ``c`` (e.g. 0.95) rejects H0 "equal means" when ``p < 1 - c`` (strictly).
+  Because that rule is monotone in ``c``, a pair rejected at 95 % is also rejected at 75 % and
+  60 %: the per-level flags of one pair are nested.
+* The Weighted Rejection Score (WRS, paper eq. 1 / Algorithm 1) is a SUM over unordered pairs of
+  groups and over confidence levels of the level's weight whenever H0 is rejected; see
+  :func:`weighted_rejection_scores` for the evidence from the paper's tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sps
+
+__all__ = [
+    "TTest",
+    "OneSampleTTest",
+    "PairedTTest",
+    "SpearmanResult",
+    "student_t_test",
+    "student_t_test_from_summary",
+    "weighted_rejection_pairs",
+    "weighted_rejection_scores",
+    "one_sample_t_right",
+    "one_sample_t_right_from_summary",
+    "paired_t",
+    "paired_t_from_summary",
+    "spearman",
+    "PAIR_COLUMNS",
+    "WRS_COLUMNS",
+]
+
+#: Output columns of :func:`weighted_rejection_pairs` (one row per pair x confidence level).
+PAIR_COLUMNS: list[str] = [
+    "system_id",
+    "perturbation_id",
+    "within_group",
+    "group_a",
+    "group_b",
+    "n_a",
+    "n_b",
+    "mean_a",
+    "mean_b",
+    "t_statistic",
+    "dof",
+    "p_value",
+    "confidence",
+    "weight",
+    "alpha",
+    "t_critical",
+    "rejected",
+    "weighted_rejection",
+]
+
+#: Output columns of :func:`weighted_rejection_scores`.
+WRS_COLUMNS: list[str] = ["system_id", "perturbation_id", "raw_score", "n_pairs", "max_score"]
+
+
+# --------------------------------------------------------------------------------------
+# Two-sample Student t-test
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TTest:
+    """Result of a two-sample, two-sided Student t-test (pooled variance).
+
+    ``t`` is ``(mean_a - mean_b) / se``: positive when group a has the larger mean.
+    ``dof`` is ``n_a + n_b - 2``; ``p`` is the two-sided p-value.
+    """
+
+    t: float
+    dof: int
+    p: float
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+
+
+def _as_finite_1d(values: Sequence[float] | np.ndarray | pd.Series, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values; drop or fix them first")
+    return arr
+
+
+def student_t_test_from_summary(
+    n_a: int, mean_a: float, var_a: float, n_b: int, mean_b: float, var_b: float
+) -> TTest:
+    """Student t-test from group summaries (``var_*`` are sample variances, ddof=1).
+
+    Same conventions and degenerate cases as :func:`student_t_test`; a variance of exactly 0
+    marks a constant group.
+    """
+    n_a = int(n_a)
+    n_b = int(n_b)
+    if n_a < 2 or n_b < 2:
+        raise ValueError(
+            f"Student t-test needs at least 2 values in each group (got n_a={n_a}, n_b={n_b})"
+        )
+    dof = n_a + n_b - 2
+    pooled = ((n_a - 1) * float(var_a) + (n_b - 1) * float(var_b)) / dof
+    diff = float(mean_a) - float(mean_b)
+    if pooled == 0.0:
+        # Both groups constant: the test statistic is 0/0 or x/0.
+        if diff == 0.0:
+            t, p = 0.0, 1.0
+        else:
+            t, p = math.copysign(math.inf, diff), 0.0
+    else:
+        se = math.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
+        t = diff / se
+        p = float(2.0 * _sps.t.sf(abs(t), dof))
+    return TTest(
+        t=float(t),
+        dof=dof,
+        p=float(p),
+        n_a=n_a,
+        n_b=n_b,
+        mean_a=float(mean_a),
+        mean_b=float(mean_b),
+    )
+
+
+def student_t_test(
+    a: Sequence[float] | np.ndarray | pd.Series, b: Sequence[float] | np.ndarray | pd.Series
+) -> TTest:
+    """Two-sample, two-sided Student t-test with pooled variance.
+
+    Equals ``scipy.stats.ttest_ind(a, b, equal_var=True)`` wherever SciPy returns finite
+    numbers. Degenerate cases, defined here because SciPy returns NaN or warns:
+
+    * either group has fewer than 2 values -> ``ValueError``;
+    * NaN or infinite values -> ``ValueError`` (clean the data first);
+    * both groups constant (pooled variance 0) and equal means -> ``t = 0``, ``p = 1``;
+    * both groups constant and different means -> ``t = +/-inf`` (sign of
+      ``mean_a - mean_b``), ``p = 0``.
+
+    A group is "constant" when all its values are identical (checked exactly, so tiny
+    floating-point residue in the variance of a constant group cannot turn ``p = 1`` into
+    a spurious rejection).
+    """
+    x = _as_finite_1d(a, "a")
+    y = _as_finite_1d(b, "b")
+    if x.size < 2 or y.size < 2:
+        raise ValueError(
+            f"Student t-test needs at least 2 values in each group (got n_a={x.size}, n_b={y.size})"
+        )
+    var_x = 0.0 if np.all(x == x[0]) else float(np.var(x, ddof=1))
+    var_y = 0.0 if np.all(y == y[0]) else float(np.var(y, ddof=1))
+    mean_x = float(x[0]) if var_x == 0.0 else float(np.mean(x))
+    mean_y = float(y[0]) if var_y == 0.0 else float(np.mean(y))
+    return student_t_test_from_summary(x.size, mean_x, var_x, y.size, mean_y, var_y)
+
+
+# --------------------------------------------------------------------------------------
+# Weighted Rejection Score (Algorithm 1)
+# --------------------------------------------------------------------------------------
+
+
+def _validate_confidence_levels(confidence_levels: pd.DataFrame) -> pd.DataFrame:
+    missing = {"confidence", "weight"} - set(confidence_levels.columns)
+    if missing:
+        raise ValueError(f"confidence_levels lacks columns {sorted(missing)}")
+    levels = confidence_levels[["confidence", "weight"]].astype(float)
+    if levels.empty:
+        raise ValueError("confidence_levels is empty")
+    if not np.all((levels["confidence"] > 0) & (levels["confidence"] < 1)):
+        raise ValueError("confidence levels must lie strictly between 0 and 1 (e.g. 0.95)")
+    if not np.all(np.isfinite(levels["weight"])):
+        raise ValueError("confidence level weights must be finite")
+    if levels["confidence"].duplicated().any():
+        raise ValueError("confidence levels must be distinct")
+    return levels.sort_values("confidence", ascending=False).reset_index(drop=True)
+
+
+def _group_summaries(frame: pd.DataFrame, keys: list[str], outcome: str) -> pd.DataFrame:
+    """n, mean, sample variance per key; variance forced to 0 for exactly-constant groups."""
+    grouped = frame.groupby(keys, sort=True, dropna=False)[outcome]
+    summary = grouped.agg(n="count", mean="mean", var="var", vmin="min", vmax="max").reset_index()
+    constant = summary["vmin"] == summary["vmax"]
+    summary.loc[constant, "var"] = 0.0
+    summary.loc[constant, "mean"] = summary.loc[constant, "vmin"]
+    return summary.drop(columns=["vmin", "vmax"])
+
+
+def weighted_rejection_pairs(
+    window_errors: pd.DataFrame,
+    group_column: str,
+    confidence_levels: pd.DataFrame,
+    within_column: str | None = None,
+    outcome: str = "max_abs_residual",
+    *,
+    dropna: bool = False,
+) -> pd.DataFrame:
+    """Pairwise Student t-tests behind the Weighted Rejection Score (paper Algorithm 1).
+
+    For every ``system_id`` x ``perturbation_id`` and every unordered pair of distinct values
+    of ``group_column`` (``group_a < group_b`` in sort order), the outcome distributions of the
+    two groups are compared with :func:`student_t_test`. With ``within_column`` (e.g.
+    ``group_column="ticker", within_column="industry"``) only pairs sharing the same value of
+    ``within_column`` are compared: the paper's intra-industry (company) analysis. Without it
+    (e.g. ``group_column="industry"``) every pair of groups is compared: the inter-industry
+    analysis. Each window of a group is one observation (all windows of all tickers of an
+    industry pool into that industry's sample).
+
+    Output grain -- LONG format: one row per (system_id, perturbation_id, pair, confidence
+    level), columns :data:`PAIR_COLUMNS`:
+
+    * ``within_group`` -- the shared ``within_column`` value, or None without ``within_column``;
+    * ``n_a, n_b, mean_a, mean_b, t_statistic, dof, p_value`` -- the pair's test (repeated on
+      each level row of the pair; ``t_statistic > 0`` means group a has the larger mean);
+    * ``confidence, weight`` -- the level from ``confidence_levels``; ``alpha = 1 - confidence``;
+    * ``t_critical`` -- two-sided critical value ``t.ppf(1 - alpha/2, dof)`` (for display);
+    * ``rejected`` -- H0 "equal means" rejected at this level: ``p_value < alpha``
+      (equivalently ``|t| > t_critical``);
+    * ``weighted_rejection`` -- this row's contribution to the WRS: ``weight`` if rejected,
+      else 0.
+
+    Long format was chosen so that per-level flags have fixed column names (no ``rejected_95``
+    style columns that change with the seed) and so that the WRS is simply
+    ``SUM(weighted_rejection)`` at the (system_id, perturbation_id) grain; the pair's own
+    weighted rejections are ``SUM(weighted_rejection)`` over its level rows. Rows are sorted by
+    system, perturbation, within_group, group_a, group_b, confidence (descending).
+
+    Rows with a NaN outcome raise ``ValueError`` unless ``dropna=True`` (then they are dropped
+    before testing and ``n_a``/``n_b`` count the remaining rows). A group with fewer than two
+    observations in some system x perturbation raises ``ValueError`` naming it.
+    """
+    needed = {"system_id", "perturbation_id", group_column, outcome}
+    if within_column is not None:
+        needed.add(within_column)
+    missing = needed - set(window_errors.columns)
+    if missing:
+        raise ValueError(f"window_errors lacks columns {sorted(missing)}")
+    levels = _validate_confidence_levels(confidence_levels)
+
+    frame = window_errors[sorted(needed)].copy()
+    frame[outcome] = frame[outcome].astype(float)
+    bad = ~np.isfinite(frame[outcome].to_numpy())
+    if bad.any():
+        if not dropna:
+            raise ValueError(
+                f"{int(bad.sum())} rows have a NaN/infinite {outcome!r}; pass dropna=True to "
+                "drop them"
+            )
+        frame = frame.loc[~bad]
+
+    if within_column is not None:
+        # A group must belong to exactly one within-value (a ticker to one industry).
+        spans = frame.groupby(group_column)[within_column].nunique()
+        if (spans > 1).any():
+            raise ValueError(
+                f"{group_column} values {sorted(map(str, spans[spans > 1].index))} appear under "
+                f"more than one {within_column}"
+            )
+    keys = ["system_id", "perturbation_id"]
+    if within_column is not None:
+        keys.append(within_column)
+    summary = _group_summaries(frame, [*keys, group_column], outcome)
+
+    records: list[dict[str, object]] = []
+    for key, block in summary.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        system_id, perturbation_id = key[0], key[1]
+        within_value = key[2] if within_column is not None else None
+        rows = block.sort_values(group_column).to_dict("records")
+        for ra, rb in combinations(rows, 2):
+            try:
+                test = student_t_test_from_summary(
+                    ra["n"], ra["mean"], ra["var"], rb["n"], rb["mean"], rb["var"]
+                )
+            except ValueError as err:
+                raise ValueError(
+                    f"system {system_id!r}, perturbation {perturbation_id!r}: groups "
+                    f"{ra[group_column]!r} vs {rb[group_column]!r}: {err}"
+                ) from err
+            for confidence, weight in zip(levels["confidence"], levels["weight"], strict=True):
+                alpha = 1.0 - confidence
+                rejected = bool(test.p < alpha)
+                records.append(
+                    {
+                        "system_id": system_id,
+                        "perturbation_id": perturbation_id,
+                        "within_group": within_value,
+                        "group_a": ra[group_column],
+                        "group_b": rb[group_column],
+                        "n_a": test.n_a,
+                        "n_b": test.n_b,
+                        "mean_a": test.mean_a,
+                        "mean_b": test.mean_b,
+                        "t_statistic": test.t,
+                        "dof": test.dof,
+                        "p_value": test.p,
+                        "confidence": float(confidence),
+                        "weight": float(weight),
+                        "alpha": alpha,
+                        "t_critical": float(_sps.t.ppf(1.0 - alpha / 2.0, test.dof)),
+                        "rejected": rejected,
+                        "weighted_rejection": float(weight) if rejected else 0.0,
+                    }
+                )
+    out = pd.DataFrame.from_records(records, columns=PAIR_COLUMNS)
+    return out.astype(
+        {
+            "n_a": "int64",
+            "n_b": "int64",
+            "dof": "int64",
+            "rejected": "bool",
+            "mean_a": "float64",
+            "mean_b": "float64",
+            "t_statistic": "float64",
+            "p_value": "float64",
+            "confidence": "float64",
+            "weight": "float64",
+            "alpha": "float64",
+            "t_critical": "float64",
+            "weighted_rejection": "float64",
+        }
+    )
+
+
+def weighted_rejection_scores(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Weighted Rejection Score per system x perturbation: a SUM over pairs and levels.
+
+    ``raw_score = sum over unordered pairs and confidence levels of weight * rejected``, i.e.
+    ``SUM(weighted_rejection)`` of :func:`weighted_rejection_pairs` rows (paper eq. 1,
+    ``WRS = sum_i w_i * x_i`` with ``x_i`` the number of pairs rejected at level ``i``).
+    Columns :data:`WRS_COLUMNS`: ``system_id, perturbation_id, raw_score``, plus ``n_pairs``
+    (number of pairs compared) and ``max_score`` (``n_pairs * sum(weights)``, the score when
+    every pair is rejected at every level) for context. Higher = more statistical bias.
+
+    Why a SUM (not a mean over pairs): in the paper both analyses compare 3 pairs (3
+    industries -> C(3,2) = 3 pairs; 6 companies -> one pair inside each of 3 industries), and
+    the reported WRS values reach 6.9 (the Biased system, every row of Table 5), far above the
+    largest possible per-pair mean (the sum of the weights, 2.4). Per pair the rejections are
+    nested, so a pair contributes 0, w_60, w_60 + w_75 or w_60 + w_75 + w_95. With the stated
+    weights 1 / 0.8 / 0.6 that is {0, 0.6, 1.4, 2.4} and a 3-pair sum can never be odd in the
+    first decimal -- yet Table 5 reports 5.9 and 6.9. With weights 1 / 0.7 / 0.6 (the 70 % that
+    Algorithm 1's input list names instead of 75 %) a pair contributes {0, 0.6, 1.3, 2.3} and
+    3-pair sums reproduce every WRS value printed in Table 5 (0.6, 2.6, 4.6, 5.2, 5.9, 6.9;
+    6.9 = 3 x 2.3 = all pairs rejected at all levels, as expected for the Biased system),
+    except one isolated 5.6 (WRSC P0, S_c; a row that also lists S_r twice). So the paper's
+    WRS is a SUM over pairs; the weights actually used appear to be 1 / 0.7 / 0.6. We keep
+    the weights in the ``confidence_levels`` seed (1 / 0.8 / 0.6 per DESIGN.md) so users can
+    choose; the aggregation is the sum either way.
+
+    Algorithm 1 as printed compares the critical value with the signed ``t`` of each pair
+    ("if t_crit > t"), which would count a pair only when its first group has the larger mean;
+    we use the two-sided test (``p < 1 - confidence``, i.e. ``|t| > t_crit``) that the text
+    describes, so the score does not depend on the order in which groups are named.
+
+    Accepts the long output of :func:`weighted_rejection_pairs`; a wide frame with one row per
+    pair and a ``weighted_rejections`` column (pair total) is accepted too.
+    """
+    keys = ["system_id", "perturbation_id"]
+    if "weighted_rejection" in pairs.columns:
+        # Long format: one row per pair x level, so summing the weights gives the maximum.
+        agg = pairs.groupby(keys, sort=True).agg(
+            raw_score=("weighted_rejection", "sum"),
+            max_score=("weight", "sum"),
+            n_rows=("weight", "size"),
+            n_levels=("confidence", "nunique"),
+        )
+        agg["n_pairs"] = agg["n_rows"] // agg["n_levels"]
+    elif "weighted_rejections" in pairs.columns:
+        agg = pairs.groupby(keys, sort=True).agg(
+            raw_score=("weighted_rejections", "sum"), n_pairs=("weighted_rejections", "size")
+        )
+        agg["max_score"] = np.nan
+    else:
+        raise ValueError("pairs needs a weighted_rejection (long) or weighted_rejections column")
+    out = agg.reset_index()
+    out["raw_score"] = out["raw_score"].astype(float)
+    out["max_score"] = out["max_score"].astype(float)
+    out["n_pairs"] = out["n_pairs"].astype("int64")
+    return out[WRS_COLUMNS]
+
+
+# --------------------------------------------------------------------------------------
+# User-study statistics (paper section 5.4, Tables 3-4)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OneSampleTTest:
+    """One-sample, right-tailed t-test of H0: mean <= hypothesised_mean.
+
+    ``t = (mean - hypothesised_mean) / (sd / sqrt(n))`` with the sample sd (ddof=1),
+    ``dof = n - 1``, ``p = P(T_dof >= t)``.
+    """
+
+    t: float
+    dof: int
+    p: float
+    n: int
+    mean: float
+    sd: float
+    hypothesised_mean: float
+
+
+@dataclass(frozen=True)
+class PairedTTest:
+    """Paired t-test on differences ``d = before - after``.
+
+    ``t = mean(d) / (sd(d) / sqrt(n))`` (sample sd, ddof=1), ``dof = n - 1``.
+    ``p_two_sided`` tests H0: mean(d) = 0. ``p_less`` is the one-sided p for the alternative
+    mean(d) < 0 (i.e. "before < after"; the paper's hypotheses "mean Q4 <= mean Q6" are rejected
+    in favour of "after is larger" with this p), ``p_greater`` for mean(d) > 0.
+    """
+
+    t: float
+    dof: int
+    p_two_sided: float
+    p_less: float
+    p_greater: float
+    n: int
+    mean_diff: float
+    sd_diff: float
+
+
+@dataclass(frozen=True)
+class SpearmanResult:
+    """Spearman rank correlation ``rho`` (average ranks for ties) with its two-sided p-value
+    (SciPy's t-approximation) and the number of pairs ``n``."""
+
+    rho: float
+    p: float
+    n: int
+
+
+def one_sample_t_right_from_summary(
+    mean: float, sd: float, n: int, hypothesised_mean: float
+) -> OneSampleTTest:
+    """Right-tailed one-sample t-test from summary statistics (``sd`` is ddof=1).
+
+    Reproduces the paper's Table 3 from its printed mean and sd with n = 26 and a
+    hypothesised mean of 2. ``sd == 0``: ``t = +/-inf`` (p = 0 or 1) if the mean differs,
+    ``t = 0, p = 1`` (H0 not rejected) if it equals the hypothesised mean. ``n < 2`` raises.
+    """
+    n = int(n)
+    if n < 2:
+        raise ValueError(f"one-sample t-test needs n >= 2 (got {n})")
+    if not (math.isfinite(mean) and math.isfinite(sd) and sd >= 0):
+        raise ValueError("mean must be finite and sd finite and >= 0")
+    diff = float(mean) - float(hypothesised_mean)
+    dof = n - 1
+    if sd == 0.0:
+        if diff == 0.0:
+            t, p = 0.0, 1.0
+        else:
+            t = math.copysign(math.inf, diff)
+            p = 0.0 if diff > 0 else 1.0
+    else:
+        t = diff / (float(sd) / math.sqrt(n))
+        p = float(_sps.t.sf(t, dof))
+    return OneSampleTTest(
+        t=float(t),
+        dof=dof,
+        p=float(p),
+        n=n,
+        mean=float(mean),
+        sd=float(sd),
+        hypothesised_mean=float(hypothesised_mean),
+    )
+
+
+def one_sample_t_right(
+    values: Sequence[float] | np.ndarray | pd.Series, hypothesised_mean: float
+) -> OneSampleTTest:
+    """Right-tailed one-sample t-test of H0: mean <= ``hypothesised_mean``.
+
+    Equals ``scipy.stats.ttest_1samp(values, hypothesised_mean, alternative="greater")``.
+    NaN values raise ``ValueError``; see :func:`one_sample_t_right_from_summary` for the
+    constant-sample convention.
+    """
+    x = _as_finite_1d(values, "values")
+    if x.size < 2:
+        raise ValueError(f"one-sample t-test needs n >= 2 (got {x.size})")
+    constant = bool(np.all(x == x[0]))
+    sd = 0.0 if constant else float(np.std(x, ddof=1))
+    mean = float(x[0]) if constant else float(np.mean(x))
+    return one_sample_t_right_from_summary(mean, sd, x.size, hypothesised_mean)
+
+
+def paired_t_from_summary(mean_diff: float, sd_diff: float, n: int) -> PairedTTest:
+    """Paired t-test from the mean and sample sd (ddof=1) of the n paired differences.
+
+    ``sd_diff == 0``: ``t = 0`` and all p = 1 when ``mean_diff == 0``, else ``t = +/-inf``.
+    ``n < 2`` raises ``ValueError``.
+    """
+    n = int(n)
+    if n < 2:
+        raise ValueError(f"paired t-test needs n >= 2 pairs (got {n})")
+    if not (math.isfinite(mean_diff) and math.isfinite(sd_diff) and sd_diff >= 0):
+        raise ValueError("mean_diff must be finite and sd_diff finite and >= 0")
+    dof = n - 1
+    if sd_diff == 0.0:
+        if mean_diff == 0.0:
+            t, p2, pl, pg = 0.0, 1.0, 1.0, 1.0
+        else:
+            t = math.copysign(math.inf, mean_diff)
+            p2 = 0.0
+            pl, pg = (1.0, 0.0) if mean_diff > 0 else (0.0, 1.0)
+    else:
+        t = float(mean_diff) / (float(sd_diff) / math.sqrt(n))
+        pl = float(_sps.t.cdf(t, dof))
+        pg = float(_sps.t.sf(t, dof))
+        p2 = float(min(1.0, 2.0 * _sps.t.sf(abs(t), dof)))
+    return PairedTTest(
+        t=float(t),
+        dof=dof,
+        p_two_sided=float(p2),
+        p_less=float(pl),
+        p_greater=float(pg),
+        n=n,
+        mean_diff=float(mean_diff),
+        sd_diff=float(sd_diff),
+    )
+
+
+def paired_t(
+    before: Sequence[float] | np.ndarray | pd.Series,
+    after: Sequence[float] | np.ndarray | pd.Series,
+) -> PairedTTest:
+    """Paired t-test on ``d = before - after`` (same length, paired by position).
+
+    Equals ``scipy.stats.ttest_rel(before, after)`` (two-sided; ``alternative="less"`` /
+    ``"greater"`` for the one-sided p-values). The paper reports e.g. ``t = -1.89`` for
+    before = Q8, after = Q10: negative t means responses rose after the ratings were shown.
+    """
+    x = _as_finite_1d(before, "before")
+    y = _as_finite_1d(after, "after")
+    if x.size != y.size:
+        raise ValueError(f"before and after must have the same length ({x.size} != {y.size})")
+    d = x - y
+    if d.size < 2:
+        raise ValueError(f"paired t-test needs n >= 2 pairs (got {d.size})")
+    constant = bool(np.all(d == d[0]))
+    sd = 0.0 if constant else float(np.std(d, ddof=1))
+    mean = float(d[0]) if constant else float(np.mean(d))
+    return paired_t_from_summary(mean, sd, d.size)
+
+
+def spearman(
+    a: Sequence[float] | np.ndarray | pd.Series, b: Sequence[float] | np.ndarray | pd.Series
+) -> SpearmanResult:
+    """Spearman rank correlation; equals ``scipy.stats.spearmanr(a, b)``.
+
+    Needs at least 3 pairs of finite values and non-constant inputs (a constant input has no
+    ranks to correlate: ``ValueError``).
+    """
+    x = _as_finite_1d(a, "a")
+    y = _as_finite_1d(b, "b")
+    if x.size != y.size:
+        raise ValueError(f"a and b must have the same length ({x.size} != {y.size})")
+    if x.size < 3:
+        raise ValueError(f"Spearman correlation needs at least 3 pairs (got {x.size})")
+    if np.all(x == x[0]) or np.all(y == y[0]):
+        raise ValueError("Spearman correlation is undefined for a constant input")
+    res = _sps.spearmanr(x, y)
+    return SpearmanResult(rho=float(res.statistic), p=float(res.pvalue), n=int(x.size))

@@ -1,0 +1,38 @@
+"""Biased (the paper's S_b): forecast = actual future + a per-company offset.
+
+Offsets come from the ``biased_offset`` column of the companies seed (defaults: 0 for AAPL,
+200 for MSFT, larger for the others), so the residual depends only on the company:
+maximal statistical bias across companies, and no perturbation effect at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.systems.base import Availability, ForecastBatch
+
+
+class BiasedSystem:
+    system_id = "biased"
+
+    def __init__(self, offsets: dict[str, float]):
+        self.offsets = {str(k): float(v) for k, v in offsets.items()}
+
+    def fingerprint(self) -> str:
+        return "offsets=" + ",".join(f"{k}:{v:g}" for k, v in sorted(self.offsets.items()))
+
+    def availability(self) -> Availability:
+        return Availability(True, "built in (offsets from seeds/companies.csv)")
+
+    def predict(self, batch: ForecastBatch) -> np.ndarray:
+        if batch.ticker not in self.offsets:
+            raise TsrateError(
+                f"biased system: no biased_offset for {batch.ticker} in seeds/companies.csv"
+            )
+        return batch.clean_futures + self.offsets[batch.ticker]
+
+
+def create(study, companies) -> BiasedSystem:  # noqa: ANN001 - registry signature
+    offsets = dict(zip(companies["ticker"], companies["biased_offset"], strict=True))
+    return BiasedSystem({t: offsets[t] for t in study.tickers if t in offsets})

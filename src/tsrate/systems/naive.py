@@ -1,0 +1,30 @@
+"""Naive last value: repeat the last observed (non-missing) input over the horizon."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tsrate.systems.base import Availability, ForecastBatch
+
+
+class NaiveSystem:
+    system_id = "naive"
+
+    def fingerprint(self) -> str:
+        return "last-non-missing"
+
+    def availability(self) -> Availability:
+        return Availability(True, "built in")
+
+    def predict(self, batch: ForecastBatch) -> np.ndarray:
+        values = batch.contexts
+        observed = ~np.isnan(values)
+        # index of the last observed value per row (a whole-missing row has none: NaN out)
+        last = values.shape[1] - 1 - np.argmax(observed[:, ::-1], axis=1)
+        level = values[np.arange(len(values)), last]
+        level[~observed.any(axis=1)] = np.nan
+        return np.repeat(level[:, None], batch.horizon, axis=1)
+
+
+def create(study, companies) -> NaiveSystem:  # noqa: ANN001 - registry signature
+    return NaiveSystem()

@@ -1,0 +1,179 @@
+"""Warehouse I/O: the raw schema of the live DuckDB file and transactional writes into it.
+
+Raw tables are the only tables Python writes; dbt builds everything else from them.
+Every write is one transaction, so a failure (or a kill) leaves the previous state intact.
+DuckDB allows one read-write process at a time: open, write, close — never hold the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from tsrate import TsrateError
+
+RAW_DDL = """
+create schema if not exists raw;
+
+create table if not exists raw.prices (
+    ticker varchar not null,
+    price_date date not null,
+    close double not null check (close > 0),
+    source varchar not null,
+    loaded_at timestamp not null,
+    primary key (ticker, price_date)
+);
+
+create table if not exists raw.runs (
+    run_id varchar primary key,
+    started_at timestamp not null,
+    finished_at timestamp,
+    status varchar not null,
+    study_hash varchar not null,
+    study json not null,
+    tickers varchar[] not null,
+    systems varchar[] not null,
+    perturbations varchar[] not null,
+    study_start date not null,
+    study_end date not null,
+    context_length integer not null,
+    horizon integer not null,
+    stride integer not null,
+    perturbation_phase integer not null,
+    message varchar
+);
+
+create table if not exists raw.windows (
+    run_id varchar not null,
+    ticker varchar not null,
+    window_index integer not null,
+    window_end_date date not null,
+    context_start_date date not null,
+    horizon_end_date date not null,
+    primary key (run_id, ticker, window_end_date)
+);
+
+create table if not exists raw.perturbed_inputs (
+    run_id varchar not null,
+    ticker varchar not null,
+    perturbation_id varchar not null,
+    price_date date not null,
+    position integer not null,
+    clean_value double not null,
+    input_value double,
+    is_perturbed boolean not null,
+    primary key (run_id, ticker, perturbation_id, price_date)
+);
+
+create table if not exists raw.forecast_partitions (
+    partition_key varchar primary key,
+    input_key varchar not null,
+    run_id varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    perturbation_id varchar not null,
+    n_windows integer not null,
+    n_rows bigint not null,
+    seconds double not null,
+    finished_at timestamp not null
+);
+
+create table if not exists raw.run_partitions (
+    run_id varchar not null,
+    partition_key varchar not null,
+    reused boolean not null,
+    primary key (run_id, partition_key)
+);
+
+create table if not exists raw.forecasts (
+    run_id varchar not null,
+    partition_key varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    perturbation_id varchar not null,
+    horizon_step integer not null,
+    forecast double not null
+);
+"""
+
+
+@contextlib.contextmanager
+def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the warehouse, make sure the raw schema exists, and always close it."""
+    path = Path(path)
+    if read_only and not path.exists():
+        raise TsrateError(f"no warehouse at {path}: run `tsrate run` (or `tsrate ingest`) first")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise TsrateError(
+                f"the warehouse {path} is in use by another process (DuckDB allows one writer); "
+                "wait for it to finish"
+            ) from exc
+        raise
+    try:
+        if not read_only:
+            con.execute(RAW_DDL)
+        yield con
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All-or-nothing: commit on success, roll back on any exception."""
+    con.execute("begin transaction")
+    try:
+        yield con
+    except BaseException:
+        con.execute("rollback")
+        raise
+    con.execute("commit")
+
+
+def store_prices(con: duckdb.DuckDBPyConnection, prices: pd.DataFrame, source: str) -> dict[str, int]:
+    """Replace the stored prices of the tickers in ``prices`` (validated) in one transaction.
+
+    Tickers not in ``prices`` are untouched. Returns rows stored per ticker.
+    """
+    frame = prices[["ticker", "price_date", "close"]].copy()
+    frame["source"] = source
+    frame["loaded_at"] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    with transaction(con):
+        con.register("incoming_prices", frame)
+        try:
+            con.execute("delete from raw.prices where ticker in (select distinct ticker from incoming_prices)")
+            con.execute(
+                "insert into raw.prices select ticker, cast(price_date as date), close, source, loaded_at "
+                "from incoming_prices"
+            )
+        finally:
+            con.unregister("incoming_prices")
+    return frame.groupby("ticker").size().astype(int).to_dict()
+
+
+def load_prices(
+    con: duckdb.DuckDBPyConnection, tickers: list[str], start: dt.date, end: dt.date
+) -> pd.DataFrame:
+    """Stored closes of ``tickers`` between ``start`` and ``end`` (inclusive), long format."""
+    stored = {row[0] for row in con.execute("select distinct ticker from raw.prices").fetchall()}
+    unknown = sorted(set(tickers) - stored)
+    if unknown:
+        raise TsrateError(
+            f"unknown ticker(s) {unknown}: not in raw.prices "
+            f"(it holds {sorted(stored) or 'nothing yet'}); ingest them first with `tsrate ingest`"
+        )
+    return con.execute(
+        "select ticker, price_date, close from raw.prices "
+        "where ticker in (select unnest($tickers)) and price_date between $start and $end "
+        "order by ticker, price_date",
+        {"tickers": tickers, "start": start, "end": end},
+    ).df()

@@ -1,0 +1,335 @@
+"""Unit tests for tsrate.ratings: Algorithms 4-5 against the paper's Tables 5-6, bootstrap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrate.ratings import (
+    BOOTSTRAP_COLUMNS,
+    RATING_COLUMNS,
+    assign_ratings,
+    block_bootstrap_ratings,
+    moving_block_indices,
+    partial_order,
+    rate_matrix,
+    ratings_frame,
+)
+
+# Rows transcribed from the paper: {system: (raw score, complete-order rating)}.
+# Systems: a ARIMA, b Biased, r Random, c Chronos, m MOMENT, g / gni Gemini (numeric /
+# numeric+image), p / pni Phi-3, v1 / v2 ViT-num-spec. L = 3.
+#
+# Left out because the printed row is inconsistent with any contiguous split of its own scores:
+# * WRSI P6: S_b (6.9, the single highest score) is rated 2 while S_v1/S_pni (5.9) are 2 too.
+# * WRSC P0: S_r appears twice (4.6 and 6.9), and S_v1 (5.9) is rated 3 while S_c (5.6) is 2.
+# * Sign accuracy P4 and P6: the "sorted" partial order is not sorted (S_r 49.71 before S_gni
+#   49.46; S_v1 43.97 after S_gni 48.78) and the ratings follow the unsorted listing.
+# * APEC P2: S_c and S_v2 are both printed as 3.94 yet S_g (4.33) is rated 2: consistent only
+#   if the two 3.94 differ before rounding (then there are 11 distinct scores), so the row
+#   cannot be checked from the printed values.
+PAPER_ROWS: dict[str, dict[str, tuple[float, int]]] = {
+    "WRSI P0": {
+        "g": (4.6, 1), "m": (4.6, 1), "v2": (4.6, 1), "r": (4.6, 1), "c": (5.9, 2), "a": (5.9, 2),
+        "pni": (5.9, 2), "v1": (5.9, 2), "gni": (6.9, 3), "p": (6.9, 3), "b": (6.9, 3),
+    },
+    "WRSI P1": {
+        "a": (2.6, 1), "m": (4.6, 1), "g": (4.6, 1), "gni": (4.6, 1), "r": (4.6, 1),
+        "pni": (5.9, 2), "v1": (5.9, 2), "p": (6.9, 3), "c": (6.9, 3), "v2": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "WRSI P2": {
+        "a": (4.6, 1), "g": (4.6, 1), "gni": (4.6, 1), "pni": (4.6, 1), "m": (4.6, 1),
+        "r": (4.6, 1), "v1": (5.9, 2), "c": (6.9, 3), "p": (6.9, 3), "v2": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "WRSI P3": {
+        "g": (4.6, 1), "gni": (4.6, 1), "m": (4.6, 1), "r": (4.6, 1), "c": (4.6, 1),
+        "a": (5.9, 2), "pni": (6.9, 3), "p": (6.9, 3), "b": (6.9, 3),
+    },
+    "WRSI P4": {
+        "v2": (4.6, 1), "gni": (4.6, 1), "r": (4.6, 1), "v1": (5.9, 2), "pni": (5.9, 2),
+        "b": (6.9, 3),
+    },
+    "WRSI P5": {
+        "v2": (4.6, 1), "gni": (4.6, 1), "r": (5.2, 1), "v1": (5.9, 2), "pni": (5.9, 2),
+        "b": (6.9, 3),
+    },
+    "WRSC P1": {
+        "a": (0.6, 1), "c": (4.6, 1), "v1": (4.6, 1), "v2": (4.6, 1), "p": (5.9, 2),
+        "pni": (5.9, 2), "gni": (5.9, 2), "r": (5.9, 2), "g": (6.9, 3), "m": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "WRSC P2": {
+        "a": (2.6, 1), "c": (4.6, 1), "pni": (4.6, 1), "v1": (4.6, 1), "r": (4.6, 1),
+        "v2": (5.2, 2), "p": (5.2, 2), "g": (5.9, 2), "gni": (5.9, 2), "m": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "WRSC P3": {
+        "g": (4.6, 1), "gni": (4.6, 1), "pni": (4.6, 1), "p": (4.6, 1), "c": (4.6, 1),
+        "m": (6.9, 2), "a": (6.9, 2), "r": (6.9, 2), "b": (6.9, 2),
+    },
+    "WRSC P4": {
+        "v2": (4.6, 1), "v1": (5.9, 2), "pni": (6.9, 3), "gni": (6.9, 3), "r": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "WRSC P5": {
+        "v2": (4.6, 1), "pni": (4.6, 1), "v1": (5.2, 1), "r": (5.9, 2), "gni": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "WRSC P6": {
+        "r": (4.6, 1), "pni": (4.6, 1), "v2": (5.9, 2), "v1": (6.9, 3), "gni": (6.9, 3),
+        "b": (6.9, 3),
+    },
+    "PIEI P1": {
+        "gni": (437.28, 1), "v1": (539.98, 1), "v2": (609.44, 1), "g": (1012.79, 1),
+        "a": (1223.59, 2), "p": (1586.51, 2), "pni": (2003.93, 2), "r": (4109.55, 2),
+        "c": (4111.33, 3), "m": (4176.43, 3), "b": (5237.52, 3),
+    },
+    "PIEI P2": {
+        "v2": (539.12, 1), "a": (1531.37, 1), "gni": (2086.5, 1), "pni": (2211.66, 1),
+        "m": (2536.07, 2), "p": (3071.64, 2), "g": (3140.33, 2), "c": (3909.98, 2),
+        "v1": (4405.36, 3), "r": (4681.26, 3), "b": (9593.46, 3),
+    },
+    "PIEI P3": {
+        "g": (349.16, 1), "gni": (493.42, 1), "c": (1036.66, 1), "pni": (1247.39, 2),
+        "a": (2251.9, 2), "p": (3043.22, 2), "r": (4509.75, 3), "b": (5225.69, 3),
+        "m": (5715.21, 3),
+    },
+    "PIEI P5": {
+        "gni": (2391.58, 1), "v1": (2571.56, 1), "v2": (4128.95, 2), "r": (5004.2, 2),
+        "b": (7883.56, 3), "pni": (13472.24, 3),
+    },
+    "PIEC P1": {
+        "gni": (632.31, 1), "a": (647.15, 1), "v2": (761.01, 1), "g": (882.66, 1),
+        "m": (910.47, 2), "p": (914.62, 2), "pni": (993.88, 2), "r": (1460.55, 2),
+        "c": (1630.63, 3), "b": (1855.99, 3), "v1": (1923.8, 3),
+    },
+    "PIEC P3": {
+        "pni": (429.43, 1), "g": (476.25, 1), "m": (807.34, 1), "c": (880.64, 2),
+        "gni": (938.41, 2), "a": (1801.04, 2), "r": (2051.79, 3), "b": (2201.23, 3),
+        "p": (3572.98, 3),
+    },
+    "APEI P1": {
+        "gni": (5.02, 1), "v1": (5.42, 1), "c": (8.84, 1), "m": (10.86, 1), "g": (14.52, 2),
+        "v2": (19.25, 2), "p": (24.44, 2), "pni": (25.11, 2), "r": (42.84, 3), "b": (51.0, 3),
+        "a": (87.51, 3),
+    },
+    "APEC P1": {
+        "b": (0.0, 1), "v1": (5.47, 1), "gni": (6.46, 1), "g": (6.86, 1), "c": (8.2, 2),
+        "r": (11.38, 2), "m": (11.78, 2), "v2": (17.26, 2), "p": (17.99, 3), "pni": (25.97, 3),
+        "a": (39.23, 3),
+    },
+    "APEC P3": {
+        "b": (0.0, 1), "a": (2.5, 1), "c": (4.78, 1), "g": (5.48, 2), "r": (6.13, 2),
+        "p": (6.17, 2), "pni": (6.25, 3), "m": (8.36, 3), "gni": (9.3, 3),
+    },
+    "SMAPE P0": {
+        "v1": (0.039, 1), "a": (0.040, 1), "v2": (0.041, 1), "c": (0.043, 1), "g": (0.049, 2),
+        "pni": (0.079, 2), "p": (0.095, 2), "gni": (0.095, 2), "m": (0.097, 3),
+        "r": (0.829, 3), "b": (1.276, 3),
+    },
+    "SMAPE P1": {
+        "v1": (0.064, 1), "c": (0.065, 1), "gni": (0.067, 1), "g": (0.072, 2), "a": (0.084, 2),
+        "m": (0.100, 2), "p": (0.100, 2), "pni": (0.100, 2), "v2": (0.127, 3),
+        "r": (0.830, 3), "b": (1.276, 3),
+    },
+    "SMAPE P4": {
+        "v1": (0.039, 1), "v2": (0.041, 1), "gni": (0.047, 2), "pni": (0.080, 2),
+        "r": (0.830, 3), "b": (1.276, 3),
+    },
+    "MASE P0": {
+        "v1": (3.68, 1), "a": (3.79, 1), "v2": (3.89, 1), "c": (4.18, 1), "g": (4.64, 2),
+        "pni": (7.19, 2), "p": (8.91, 2), "m": (9.03, 2), "gni": (10.37, 3), "r": (86.45, 3),
+        "b": (947.56, 3),
+    },
+    "MASE P2": {
+        "v1": (4.24, 1), "g": (4.74, 1), "c": (4.99, 1), "gni": (5.59, 1), "v2": (6.16, 2),
+        "a": (8.24, 2), "pni": (8.49, 2), "m": (9.15, 2), "p": (9.32, 3), "r": (86.87, 3),
+        "b": (947.56, 3),
+    },
+    "SIGN P0": {  # higher is better: rating 1 = lowest sign accuracy = worst
+        "m": (40.70, 1), "p": (45.09, 1), "pni": (47.67, 1), "r": (49.88, 1),
+        "gni": (50.41, 2), "v2": (51.28, 2), "v1": (51.32, 2), "g": (52.08, 2),
+        "c": (53.75, 3), "a": (60.08, 3), "b": (62.60, 3),
+    },
+    "SIGN P1": {
+        "m": (41.19, 1), "v2": (41.54, 1), "p": (44.33, 1), "pni": (46.77, 1),
+        "v1": (48.77, 2), "r": (49.62, 2), "g": (50.53, 2), "c": (52.09, 2),
+        "gni": (53.93, 3), "a": (57.08, 3), "b": (62.60, 3),
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("row", sorted(PAPER_ROWS))
+def test_paper_complete_orders(row: str) -> None:
+    scores = {system: score for system, (score, _) in PAPER_ROWS[row].items()}
+    expected = {system: rating for system, (_, rating) in PAPER_ROWS[row].items()}
+    assert assign_ratings(scores, 3) == expected
+
+
+def test_distinct_split_differs_from_splitting_all_scores() -> None:
+    """WRSC P4 and SMAPE P1 show that the paper splits the DISTINCT scores: splitting all
+    six WRSC P4 scores [4.6, 5.9, 6.9 x4] into 2/2/2 would rate S_v1 (5.9) 1, the paper says 2."""
+
+    def split_all(scores: dict[str, float], levels: int) -> dict[str, int]:
+        groups = np.array_split(np.sort(np.array(list(scores.values()))), levels)
+        return {s: next(i + 1 for i, g in enumerate(groups) if v in g) for s, v in scores.items()}
+
+    for row in ("WRSC P4", "SMAPE P1"):
+        scores = {s: v for s, (v, _) in PAPER_ROWS[row].items()}
+        expected = {s: r for s, (_, r) in PAPER_ROWS[row].items()}
+        assert assign_ratings(scores) == expected
+        assert split_all(scores, 3) != expected
+
+
+def test_rating_rules() -> None:
+    assert assign_ratings({"a": 1.0, "b": 1.0, "c": 2.0, "d": 3.0}) == {
+        "a": 1, "b": 1, "c": 2, "d": 3,
+    }  # fmt: skip
+    # fewer distinct scores than levels: top levels stay empty
+    assert assign_ratings({"a": 5.0, "b": 7.0, "c": 5.0}, 3) == {"a": 1, "b": 2, "c": 1}
+    assert assign_ratings({"a": 5.0, "b": 5.0}, 3) == {"a": 1, "b": 1}
+    # single system: 1 if its score is 0, else L
+    assert assign_ratings({"only": 0.0}, 5) == {"only": 1}
+    assert assign_ratings({"only": 0.3}, 5) == {"only": 5}
+    assert assign_ratings({"only": -2.0}) == {"only": 3}
+    assert assign_ratings({}) == {}
+    assert assign_ratings({"a": 3.0, "b": 1.0, "c": 2.0}, 1) == {"a": 1, "b": 1, "c": 1}
+    # 7 distinct into 3: array_split sizes 3/2/2
+    scores = {f"s{i}": float(i) for i in range(7)}
+    assert list(assign_ratings(scores).values()) == [1, 1, 1, 2, 2, 3, 3]
+    with pytest.raises(ValueError, match="'bad'"):
+        assign_ratings({"ok": 1.0, "bad": float("nan")})
+    with pytest.raises(ValueError, match="levels"):
+        assign_ratings({"a": 1.0}, 0)
+    with pytest.raises(ValueError, match="'x'"):
+        assign_ratings({"x": float("inf"), "y": 1.0})
+
+
+def test_partial_order() -> None:
+    order = partial_order({"c": 2.0, "a": 1.0, "d": 2.0, "b": 0.5, "e": 7.0})
+    assert order == [("b", 0.5, 1), ("a", 1.0, 2), ("c", 2.0, 3), ("d", 2.0, 3), ("e", 7.0, 5)]
+    with pytest.raises(ValueError):
+        partial_order({"a": float("nan")})
+
+
+def test_ratings_frame() -> None:
+    rows = []
+    for metric in ("wrs_industry", "sign_accuracy"):
+        for system, (score, _) in PAPER_ROWS[
+            "SIGN P0" if metric == "sign_accuracy" else "WRSI P0"
+        ].items():
+            rows.append((metric, "P0", system, score))
+    rows.append(("wrs_industry", "P1", "solo", 0.0))
+    scores = pd.DataFrame(rows, columns=["metric", "perturbation_id", "system_id", "raw_score"])
+    out = ratings_frame(
+        scores.sample(frac=1.0, random_state=0), 3, {"wrs_industry": False, "sign_accuracy": True}
+    )
+    assert list(out.columns) == RATING_COLUMNS
+    assert len(out) == len(scores)
+    sign = out[out.metric == "sign_accuracy"].set_index("system_id")
+    assert sign["higher_is_better"].all()
+    assert sign.loc["m", "rating"] == 1 and sign.loc["b", "rating"] == 3
+    assert sign.loc["m", "rank"] == 1 and sign.loc["b", "rank"] == 11
+    wrs = out[(out.metric == "wrs_industry") & (out.perturbation_id == "P0")].set_index("system_id")
+    assert (~wrs["higher_is_better"]).all()
+    assert wrs.loc["c", "rank"] == 5 and wrs.loc["v1", "rank"] == 5  # ties share the min rank
+    assert out[out.system_id == "solo"]["rating"].item() == 1
+    assert (out["rating_levels"] == 3).all()
+    with pytest.raises(ValueError, match="higher_is_better"):
+        ratings_frame(scores, 3, {"wrs_industry": False})
+    bad = scores.copy()
+    bad.loc[0, "raw_score"] = np.nan
+    with pytest.raises(ValueError, match="wrs_industry"):
+        ratings_frame(bad, 3, {"wrs_industry": False, "sign_accuracy": True})
+
+
+def test_rate_matrix_matches_assign_ratings() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(1, 9))
+        levels = int(rng.integers(1, 6))
+        x = rng.integers(0, 5, size=n).astype(float)
+        if rng.random() < 0.3:
+            x[rng.integers(0, n)] = np.nan
+        got = rate_matrix(x[None, :], levels)[0]
+        expected = assign_ratings({i: x[i] for i in range(n) if np.isfinite(x[i])}, levels)
+        assert [int(v) for v in got] == [expected.get(i, 0) for i in range(n)]
+
+
+def test_moving_block_indices() -> None:
+    rng = np.random.default_rng(1)
+    idx = moving_block_indices(10, 3, 200, rng)
+    assert idx.shape == (200, 10)
+    assert idx.min() >= 0 and idx.max() <= 9
+    # inside each block of 3, positions are consecutive
+    blocks = idx[:, :9].reshape(200, 3, 3)
+    assert (np.diff(blocks, axis=2) == 1).all()
+    with pytest.raises(ValueError):
+        moving_block_indices(10, 11, 5, rng)
+
+
+def bootstrap_values(n_dates: int = 300, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    dates = pd.bdate_range("2020-01-01", periods=n_dates)
+    frames = []
+    for i, system in enumerate(["A", "B", "C", "D"]):
+        for pert in ("P0", "P1"):
+            for ticker in ("X", "Y"):
+                smooth = np.sin(np.arange(n_dates) / 25.0)
+                value = 1.0 + i * 0.5 + 0.3 * smooth + 0.2 * rng.standard_normal(n_dates)
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "system_id": system,
+                            "perturbation_id": pert,
+                            "ticker": ticker,
+                            "window_end_date": dates,
+                            "value": value,
+                        }
+                    )
+                )
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_block_bootstrap_ratings() -> None:
+    values = bootstrap_values()
+    out = block_bootstrap_ratings(values, 3, 300, 20, seed=42)
+    assert list(out.columns) == BOOTSTRAP_COLUMNS
+    assert len(out) == 4 * 2 * 3
+    again = block_bootstrap_ratings(values.sample(frac=1.0, random_state=1), 3, 300, 20, seed=42)
+    pd.testing.assert_frame_equal(out, again)
+    other = block_bootstrap_ratings(values, 3, 300, 20, seed=43)
+    assert not np.allclose(out["ci_low"], other["ci_low"])
+    per_group = out.drop_duplicates(["system_id", "perturbation_id"]).set_index(
+        ["system_id", "perturbation_id"]
+    )
+    means = values.groupby(["system_id", "perturbation_id"])["value"].mean()
+    np.testing.assert_allclose(per_group["raw_score"], means.loc[per_group.index], rtol=1e-12)
+    assert (per_group["ci_low"] <= per_group["raw_score"]).all()
+    assert (per_group["raw_score"] <= per_group["ci_high"]).all()
+    assert (per_group["ci_high"] - per_group["ci_low"] < 0.5).all()
+    shares = out.groupby(["system_id", "perturbation_id"])["share"].sum()
+    np.testing.assert_allclose(shares, 1.0)
+    # well separated systems: the point rating wins almost every resample
+    point = out[out["rating_level"] == out["rating"]]
+    assert (point["share"] > 0.9).all()
+    assert per_group.loc[("A", "P0"), "rating"] == 1 and per_group.loc[("D", "P0"), "rating"] == 3
+    assert (out["n_valid"] == 300).all()
+
+
+def test_block_bootstrap_std_and_validation() -> None:
+    values = bootstrap_values(n_dates=120)
+    values["value"] += 1000.0  # large offset must not cost precision
+    out = block_bootstrap_ratings(values, 2, 50, 10, seed=0, statistic="std")
+    per_group = out.drop_duplicates(["system_id", "perturbation_id"]).set_index(
+        ["system_id", "perturbation_id"]
+    )
+    stds = values.groupby(["system_id", "perturbation_id"])["value"].std()
+    np.testing.assert_allclose(per_group["raw_score"], stds.loc[per_group.index], rtol=1e-9)
+    with pytest.raises(ValueError, match="statistic"):
+        block_bootstrap_ratings(values, 3, 10, 5, seed=0, statistic="median")
+    with pytest.raises(ValueError, match="block_length"):
+        block_bootstrap_ratings(values, 3, 10, 500, seed=0)
