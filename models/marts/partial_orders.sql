@@ -1,0 +1,40 @@
+with
+
+assigned as (
+    select * from {{ ref('int_ratings_assigned') }}
+),
+
+ordered as (
+    select
+        run_id,
+        metric,
+        perturbation_id,
+        system_id,
+        raw_score,
+        rank,
+        higher_is_better,
+        count(*) over per_order as n_systems,
+        string_agg(system_id || ': ' || cast(round(raw_score, 4) as varchar), ', ') over (
+            per_order
+            order by rank, system_id
+            rows between unbounded preceding and unbounded following
+        ) as order_text,
+    from assigned
+    window per_order as (partition by run_id, metric, perturbation_id)
+),
+
+final as (
+    select
+        cast(run_id as varchar) as run_id,
+        cast(metric as varchar) as metric,
+        cast(perturbation_id as varchar) as perturbation_id,
+        cast(system_id as varchar) as system_id,
+        cast(raw_score as double) as raw_score,
+        cast(rank as integer) as rank,
+        cast(n_systems as integer) as n_systems,
+        cast(higher_is_better as boolean) as higher_is_better,
+        cast('{' || order_text || '}' as varchar) as partial_order,
+    from ordered
+)
+
+select * from final

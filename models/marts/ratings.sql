@@ -1,0 +1,32 @@
+with
+
+assigned as (
+    select * from {{ ref('int_ratings_assigned') }}
+),
+
+systems as (
+    select * from {{ ref('systems') }}
+),
+
+final as (
+    select
+        cast(assigned.run_id as varchar) as run_id,
+        cast(assigned.metric as varchar) as metric,
+        cast(assigned.metric_family as varchar) as metric_family,
+        cast(assigned.perturbation_id as varchar) as perturbation_id,
+        cast(assigned.system_id as varchar) as system_id,
+        cast(systems.display_name as varchar) as display_name,
+        cast(assigned.raw_score as double) as raw_score,
+        cast(assigned.rating as integer) as rating,
+        cast(assigned.rating_levels as integer) as rating_levels,
+        cast(assigned.higher_is_better as boolean) as higher_is_better,
+        cast(assigned.rank as integer) as rank,
+        cast(count(*) over (
+            partition by assigned.run_id, assigned.metric, assigned.perturbation_id
+        ) as integer) as n_systems,
+    from assigned
+    left join systems
+        on systems.system_id = assigned.system_id
+)
+
+select * from final

@@ -1,0 +1,41 @@
+"""Pairwise Student t-tests behind the Weighted Rejection Score (paper Algorithm 1).
+
+Thin wrapper: reads window_errors and the confidence_levels seed, calls
+tsrate.stats.weighted_rejection_pairs twice (industry pairs; company pairs inside an
+industry) and stacks the results. Tunables come from python_models/wrs_pairs.yml.
+"""
+
+import pandas as pd
+
+from tsrate.stats import PAIR_COLUMNS, weighted_rejection_pairs
+
+#: analysis -> (group column, column the pairs must share, or None for every pair)
+ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
+
+
+def wrs_pairs(
+    window_errors: pd.DataFrame, confidence_levels: pd.DataFrame, outcome: str
+) -> pd.DataFrame:
+    """Both WRS analyses of every run, stacked, with ``run_id`` and ``analysis`` in front."""
+    frames = []
+    for run_id, errors in window_errors.groupby("run_id", sort=True):
+        for analysis, (group_column, within_column) in ANALYSES.items():
+            pairs = weighted_rejection_pairs(
+                errors, group_column, confidence_levels, within_column, outcome
+            )
+            pairs.insert(0, "analysis", analysis)
+            pairs.insert(0, "run_id", run_id)
+            frames.append(pairs)
+    columns = ["run_id", "analysis", *PAIR_COLUMNS]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def model(dbt, session):
+    outcome = dbt.config.get("robustness_outcome")
+    if not outcome:
+        raise ValueError("wrs_pairs: set config robustness_outcome (var robustness_outcome)")
+    window_errors = dbt.ref("window_errors").df()
+    confidence_levels = dbt.ref("confidence_levels").df()
+    return wrs_pairs(window_errors, confidence_levels, outcome)

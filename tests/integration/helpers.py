@@ -1,0 +1,91 @@
+"""Build small real warehouses for integration tests, and an independent error computation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from tsrate import dbt
+from tsrate.config import Study, load_companies
+from tsrate.forecasting import finish_run, run_forecasts
+from tsrate.sources import load_skfolio_sp500
+from tsrate.warehouse import connect, store_prices
+
+SMALL_STUDY = dict(
+    study_tickers=["AAPL", "MSFT", "JPM", "BAC"],
+    study_start="2022-06-01",
+    study_end="2022-12-28",
+    context_length=40,
+    horizon=10,
+    perturbations=["P0", "P1", "P2", "P3"],
+    systems=["naive", "arima", "random", "biased"],
+)
+
+
+def small_study(**overrides) -> Study:
+    values = dict(SMALL_STUDY)
+    values.update(overrides)
+    return Study.from_mapping(values)
+
+
+def ingest(warehouse: Path, tickers: list[str]) -> None:
+    with connect(warehouse) as con:
+        store_prices(con, load_skfolio_sp500(tickers), "skfolio")
+
+
+def forecast_and_build(warehouse: Path, study: Study, target: Path, force: bool = False,
+                       workers: int = 2) -> str:
+    with connect(warehouse) as con:
+        summary = run_forecasts(con, study, load_companies(), force=force, workers=workers,
+                                progress=lambda message: None)
+        finish_run(con, summary.run_id, "forecasted")
+    dbt.build(run_id=summary.run_id, warehouse=warehouse, target_path=target,
+              on_line=lambda line: None)
+    return summary.run_id
+
+
+def read(warehouse: Path, sql: str, params=None) -> pd.DataFrame:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql, params or []).df()
+    finally:
+        con.close()
+
+
+def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
+    """Recompute window errors in pandas from raw.prices and raw.forecasts only."""
+    run = read(warehouse, "select * from raw.runs where run_id = ?", [run_id]).iloc[0]
+    n = int(run["context_length"])
+    forecasts = read(
+        warehouse,
+        "select f.* from raw.forecasts f join raw.run_partitions p using (partition_key) "
+        "where p.run_id = ?",
+        [run_id],
+    )
+    prices = read(warehouse, "select ticker, price_date, close from raw.prices order by ticker, price_date")
+    rows = []
+    for ticker, group in prices.groupby("ticker"):
+        closes = group["close"].to_numpy()
+        position = {d: i for i, d in enumerate(pd.to_datetime(group["price_date"]))}
+        for key, window in forecasts[forecasts["ticker"] == ticker].groupby(
+            ["system_id", "window_end_date", "perturbation_id"]
+        ):
+            window = window.sort_values("horizon_step")
+            end = position[pd.Timestamp(key[1])]
+            steps = window["horizon_step"].to_numpy()
+            actual = closes[end + steps]
+            forecast = window["forecast"].to_numpy()
+            context = closes[end - n + 1 : end + 1]
+            residual = forecast - actual
+            smape = np.mean(np.abs(actual - forecast) / ((np.abs(actual) + np.abs(forecast)) / 2))
+            mase = np.mean(np.abs(residual)) / np.mean(np.abs(np.diff(context)))
+            previous_forecast = np.concatenate([[context[-1]], forecast[:-1]])
+            previous_actual = np.concatenate([[context[-1]], actual[:-1]])
+            sign = np.mean(np.sign(forecast - previous_forecast) == np.sign(actual - previous_actual)) * 100
+            rows.append(dict(system_id=key[0], ticker=ticker, window_end_date=pd.Timestamp(key[1]),
+                             perturbation_id=key[2], max_abs_residual=np.abs(residual).max(),
+                             smape=smape, mase=mase, sign_accuracy=sign))
+    return pd.DataFrame(rows)
