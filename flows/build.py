@@ -16,13 +16,15 @@ from tsrate.config import warehouse_path
 
 
 @flow(name="tsrate-build")
-def build_flow(run_id: str | None = None, warehouse: str | None = None,
-               select: str | None = None) -> None:
+def build_flow(
+    run_id: str | None = None, warehouse: str | None = None, select: str | None = None
+) -> None:
     """Build and test every dbt model for ``run_id`` (default: the latest forecasted run)."""
     logger = get_run_logger()
     started = time.perf_counter()
-    dbt.build(run_id=run_id, warehouse=warehouse or warehouse_path(), on_line=logger.info,
-              select=select)
+    dbt.build(
+        run_id=run_id, warehouse=warehouse or warehouse_path(), on_line=logger.info, select=select
+    )
     logger.info("dbt build finished in %.1fs", time.perf_counter() - started)
 
 

@@ -15,8 +15,13 @@ from tsrate.warehouse import connect
 
 
 @flow(name="tsrate-forecast")
-def forecast_flow(overrides: dict | None = None, force: bool = False, workers: int | None = None,
-                  warehouse: str | None = None, run_id: str | None = None) -> RunSummary:
+def forecast_flow(
+    overrides: dict | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    warehouse: str | None = None,
+    run_id: str | None = None,
+) -> RunSummary:
     """Forecast the study (``dbt_project.yml`` vars + ``overrides``); returns the run summary."""
     logger = get_run_logger()
     study = Study.from_vars(overrides)
@@ -24,8 +29,15 @@ def forecast_flow(overrides: dict | None = None, force: bool = False, workers: i
     run_id = run_id or new_run_id()
     with connect(warehouse) as con:
         try:
-            summary = run_forecasts(con, study, load_companies(), run_id=run_id, force=force,
-                                    workers=workers, progress=logger.info)
+            summary = run_forecasts(
+                con,
+                study,
+                load_companies(),
+                run_id=run_id,
+                force=force,
+                workers=workers,
+                progress=logger.info,
+            )
         except BaseException as exc:
             if con.execute("select 1 from raw.runs where run_id = ?", [run_id]).fetchone():
                 finish_run(con, run_id, "failed", f"forecast: {exc}"[:2000])
@@ -34,8 +46,13 @@ def forecast_flow(overrides: dict | None = None, force: bool = False, workers: i
     per_system = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(summary.per_system_seconds.items()))
     logger.info(
         "run %s forecast: %d partitions (%d reused, %d computed, %d rows) in %.1fs [%s]",
-        run_id, summary.partitions, summary.reused, summary.computed, summary.forecast_rows,
-        summary.seconds, per_system or "nothing computed",
+        run_id,
+        summary.partitions,
+        summary.reused,
+        summary.computed,
+        summary.forecast_rows,
+        summary.seconds,
+        per_system or "nothing computed",
     )
     return summary
 

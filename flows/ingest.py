@@ -28,8 +28,9 @@ def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's sig
 
 
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=_retry_on_io)
-def fetch_prices(source: str, path: str | None, tickers: list[str] | None,
-                 start: str | None, end: str | None):
+def fetch_prices(
+    source: str, path: str | None, tickers: list[str] | None, start: str | None, end: str | None
+):
     """Read and validate prices (I/O: retried). Raises before anything is stored."""
     if source == "skfolio":
         return load_skfolio_sp500(tickers)
@@ -48,9 +49,14 @@ def store(prices, source_label: str, warehouse: str) -> dict[str, int]:
 
 
 @flow(name="tsrate-ingest")
-def ingest_flow(source: str = "skfolio", path: str | None = None, tickers: list[str] | None = None,
-                start: str | None = None, end: str | None = None,
-                warehouse: str | None = None) -> dict[str, int]:
+def ingest_flow(
+    source: str = "skfolio",
+    path: str | None = None,
+    tickers: list[str] | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    warehouse: str | None = None,
+) -> dict[str, int]:
     """Load prices from ``source`` (skfolio | file | yahoo) into raw.prices."""
     logger = get_run_logger()
     warehouse = warehouse or str(warehouse_path())
@@ -60,7 +66,11 @@ def ingest_flow(source: str = "skfolio", path: str | None = None, tickers: list[
     counts = store(prices, str(label), warehouse)
     logger.info(
         "ingested %d rows for %d tickers from %s into %s in %.1fs",
-        sum(counts.values()), len(counts), label, warehouse, time.perf_counter() - started,
+        sum(counts.values()),
+        len(counts),
+        label,
+        warehouse,
+        time.perf_counter() - started,
     )
     return counts
 

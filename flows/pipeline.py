@@ -24,9 +24,14 @@ def _missing_tickers(warehouse: str, tickers: tuple[str, ...]) -> list[str]:
 
 
 @flow(name="tsrate-pipeline")
-def pipeline_flow(overrides: dict | None = None, source: str = "auto", path: str | None = None,
-                  force: bool = False, workers: int | None = None,
-                  warehouse: str | None = None) -> str:
+def pipeline_flow(
+    overrides: dict | None = None,
+    source: str = "auto",
+    path: str | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    warehouse: str | None = None,
+) -> str:
     """Run the whole study end to end; return the run id whose marts were built.
 
     ``source``: ``auto`` ingests the bundled skfolio sample only when a study ticker has no
@@ -42,10 +47,18 @@ def pipeline_flow(overrides: dict | None = None, source: str = "auto", path: str
             logger.info("no stored prices for %s: ingesting the bundled skfolio sample", missing)
             ingest_flow(source="skfolio", warehouse=warehouse)
     elif source != "none":
-        ingest_flow(source=source, path=path, tickers=list(study.tickers),
-                    start=study.start.isoformat(), end=study.end.isoformat(), warehouse=warehouse)
+        ingest_flow(
+            source=source,
+            path=path,
+            tickers=list(study.tickers),
+            start=study.start.isoformat(),
+            end=study.end.isoformat(),
+            warehouse=warehouse,
+        )
     run_id = new_run_id()
-    forecast_flow(overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id)
+    forecast_flow(
+        overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id
+    )
     try:
         build_flow(run_id=run_id, warehouse=warehouse)
     except BaseException as exc:
@@ -54,8 +67,12 @@ def pipeline_flow(overrides: dict | None = None, source: str = "auto", path: str
         raise
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
-    logger.info("run %s succeeded in %.1fs; query the marts in %s", run_id,
-                time.perf_counter() - started, warehouse)
+    logger.info(
+        "run %s succeeded in %.1fs; query the marts in %s",
+        run_id,
+        time.perf_counter() - started,
+        warehouse,
+    )
     return run_id
 
 

@@ -1,11 +1,11 @@
 """The ``tsrate`` command line.
 
-    tsrate run        ingest (when needed), forecast, build the marts: the main job
-    tsrate ingest     load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
-    tsrate build      rebuild the dbt marts for a run (default: the latest)
-    tsrate systems    every system of the paper and ours, with availability and why
-    tsrate runs       the runs recorded in the warehouse
-    tsrate query SQL  run a read-only SQL query against the warehouse
+tsrate run        ingest (when needed), forecast, build the marts: the main job
+tsrate ingest     load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
+tsrate build      rebuild the dbt marts for a run (default: the latest)
+tsrate systems    every system of the paper and ours, with availability and why
+tsrate runs       the runs recorded in the warehouse
+tsrate query SQL  run a read-only SQL query against the warehouse
 """
 
 from __future__ import annotations
@@ -13,17 +13,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 
 from tsrate import TsrateError
 
 
 def _study_overrides(args: argparse.Namespace) -> dict:
     return {
-        "study_tickers": args.tickers, "study_start": args.start, "study_end": args.end,
-        "systems": args.systems, "perturbations": args.perturbations,
-        "context_length": args.context_length, "horizon": args.horizon, "stride": args.stride,
-        "perturbation_phase": args.phase, "random_seed": args.seed,
+        "study_tickers": args.tickers,
+        "study_start": args.start,
+        "study_end": args.end,
+        "systems": args.systems,
+        "perturbations": args.perturbations,
+        "context_length": args.context_length,
+        "horizon": args.horizon,
+        "stride": args.stride,
+        "perturbation_phase": args.phase,
+        "random_seed": args.seed,
     }
 
 
@@ -47,9 +52,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
-    run_id = pipeline_flow(overrides=_study_overrides(args), source=source, path=path,
-                           force=args.force, workers=args.workers)
-    print(f"run {run_id} succeeded. Try: tsrate query \"select * from marts.accuracy_scores\"")
+    run_id = pipeline_flow(
+        overrides=_study_overrides(args),
+        source=source,
+        path=path,
+        force=args.force,
+        workers=args.workers,
+    )
+    print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     return 0
 
 
@@ -70,8 +80,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     warehouse = warehouse_path()
     with connect(warehouse) as con:
         counts = store_prices(con, prices, str(label))
-    print(f"stored {sum(counts.values())} rows for {len(counts)} tickers "
-          f"({', '.join(sorted(counts))}) from {label} in {warehouse}")
+    print(
+        f"stored {sum(counts.values())} rows for {len(counts)} tickers "
+        f"({', '.join(sorted(counts))}) from {label} in {warehouse}"
+    )
     return 0
 
 
@@ -90,8 +102,10 @@ def cmd_systems(args: argparse.Namespace) -> int:
     width = max(len(i.system_id) for i in infos)
     for info in infos:
         mark = "available  " if info.availability.available else "unavailable"
-        print(f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
-              f"{info.display_name}: {info.availability.reason}")
+        print(
+            f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
+            f"{info.display_name}: {info.availability.reason}"
+        )
     return 0
 
 
@@ -119,27 +133,38 @@ def _print_query(sql: str) -> int:
             raise TsrateError(f"query failed: {exc}") from exc
     import pandas as pd
 
-    with pd.option_context("display.max_rows", 200, "display.max_columns", 50, "display.width", 200):
+    with pd.option_context(
+        "display.max_rows", 200, "display.max_columns", 50, "display.width", 200
+    ):
         print(frame.to_string(index=False))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tsrate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the study end to end (ingest when needed, forecast, build)")
+    run = sub.add_parser(
+        "run", help="run the study end to end (ingest when needed, forecast, build)"
+    )
     _add_study_flags(run)
-    run.add_argument("--source", default="auto", choices=["auto", "skfolio", "yahoo", "none"],
-                     help="price source; auto ingests the bundled sample when study tickers are missing")
+    run.add_argument(
+        "--source",
+        default="auto",
+        choices=["auto", "skfolio", "yahoo", "none"],
+        help="price source; auto ingests the bundled sample when study tickers are missing",
+    )
     run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
     run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
     run.set_defaults(func=cmd_run)
 
     ingest = sub.add_parser("ingest", help="load prices into raw.prices")
-    ingest.add_argument("path", nargs="?", help="CSV or Parquet file with columns ticker,date,close")
+    ingest.add_argument(
+        "path", nargs="?", help="CSV or Parquet file with columns ticker,date,close"
+    )
     ingest.add_argument("--source", default="skfolio", choices=["skfolio", "yahoo"])
     ingest.add_argument("--tickers", help="comma-separated tickers (default: all of the source)")
     ingest.add_argument("--start", help="first date (Yahoo)")
@@ -150,7 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
     build.set_defaults(func=cmd_build)
 
-    sub.add_parser("systems", help="list systems and their availability").set_defaults(func=cmd_systems)
+    sub.add_parser("systems", help="list systems and their availability").set_defaults(
+        func=cmd_systems
+    )
     sub.add_parser("runs", help="list recorded runs").set_defaults(func=cmd_runs)
 
     query = sub.add_parser("query", help="run read-only SQL against the warehouse")
@@ -161,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         return args.func(args)
     except TsrateError as exc:

@@ -157,14 +157,21 @@ class Study:
     def from_json(cls, text: str) -> Study:
         """Inverse of :meth:`to_json`."""
         data = json.loads(text)
-        return cls.from_mapping({
-            "study_tickers": data["tickers"], "study_start": data["start"],
-            "study_end": data["end"], "context_length": data["context_length"],
-            "horizon": data["horizon"], "stride": data["stride"],
-            "perturbation_phase": data["perturbation_phase"],
-            "perturbations": data["perturbations"], "systems": data["systems"],
-            "random_seed": data["seed"], "arima_order": data["arima_order"],
-        })
+        return cls.from_mapping(
+            {
+                "study_tickers": data["tickers"],
+                "study_start": data["start"],
+                "study_end": data["end"],
+                "context_length": data["context_length"],
+                "horizon": data["horizon"],
+                "stride": data["stride"],
+                "perturbation_phase": data["perturbation_phase"],
+                "perturbations": data["perturbations"],
+                "systems": data["systems"],
+                "random_seed": data["seed"],
+                "arima_order": data["arima_order"],
+            }
+        )
 
     @property
     def study_hash(self) -> str:

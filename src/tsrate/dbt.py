@@ -52,8 +52,13 @@ def run_dbt(
     started = time.perf_counter()
     lines: list[str] = []
     process = subprocess.Popen(
-        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, bufsize=1,
+        command,
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -64,8 +69,10 @@ def run_dbt(
     code = process.wait()
     if code != 0:
         tail = "\n".join(lines[-40:])
-        raise DbtError(f"dbt {' '.join(args)} failed (exit {code}) after "
-                       f"{time.perf_counter() - started:.1f}s:\n{tail}")
+        raise DbtError(
+            f"dbt {' '.join(args)} failed (exit {code}) after "
+            f"{time.perf_counter() - started:.1f}s:\n{tail}"
+        )
     return lines
 
 

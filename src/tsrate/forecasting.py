@@ -31,7 +31,7 @@ from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.perturbations import NUMERIC_PERTURBATIONS, perturb_series
 from tsrate.systems.base import ForecastBatch, check_forecasts
-from tsrate.systems.registry import load_systems_seed, resolve_systems
+from tsrate.systems.registry import resolve_systems
 from tsrate.warehouse import load_prices, transaction
 from tsrate.windows import contexts, futures, window_end_positions
 
@@ -83,7 +83,9 @@ def load_series(con: duckdb.DuckDBPyConnection, study: Study) -> dict[str, Ticke
         if rows.empty:
             raise TsrateError(f"{ticker}: no prices between {study.start} and {study.end}")
         try:
-            ends = window_end_positions(len(rows), study.context_length, study.horizon, study.stride)
+            ends = window_end_positions(
+                len(rows), study.context_length, study.horizon, study.stride
+            )
         except TsrateError as exc:
             raise TsrateError(f"{ticker} ({study.start} to {study.end}): {exc}") from exc
         series[ticker] = TickerSeries(
@@ -95,19 +97,30 @@ def load_series(con: duckdb.DuckDBPyConnection, study: Study) -> dict[str, Ticke
     return series
 
 
-def input_key(system_id: str, fingerprint: str, study: Study, series: TickerSeries, perturbation_id: str) -> str:
+def input_key(
+    system_id: str, fingerprint: str, study: Study, series: TickerSeries, perturbation_id: str
+) -> str:
     digest = hashlib.sha256()
     for part in (
-        system_id, fingerprint, series.ticker, perturbation_id,
-        study.context_length, study.horizon, study.stride, study.perturbation_phase,
-        str(series.dates[0]), str(series.dates[-1]),
+        system_id,
+        fingerprint,
+        series.ticker,
+        perturbation_id,
+        study.context_length,
+        study.horizon,
+        study.stride,
+        study.perturbation_phase,
+        str(series.dates[0]),
+        str(series.dates[-1]),
     ):
         digest.update(f"{part}|".encode())
     digest.update(np.round(series.clean, 10).tobytes())
     return digest.hexdigest()[:32]
 
 
-def plan_partitions(study: Study, series: dict[str, TickerSeries], systems: dict) -> list[Partition]:
+def plan_partitions(
+    study: Study, series: dict[str, TickerSeries], systems: dict
+) -> list[Partition]:
     unknown = sorted(set(study.perturbations) - set(NUMERIC_PERTURBATIONS))
     if unknown:
         raise TsrateError(
@@ -126,7 +139,9 @@ def plan_partitions(study: Study, series: dict[str, TickerSeries], systems: dict
 
 
 def make_batch(study: Study, series: TickerSeries, perturbation_id: str) -> ForecastBatch:
-    inputs, _ = perturb_series(series.clean, perturbation_id, study.context_length, study.perturbation_phase)
+    inputs, _ = perturb_series(
+        series.clean, perturbation_id, study.context_length, study.perturbation_phase
+    )
     return ForecastBatch(
         ticker=series.ticker,
         perturbation_id=perturbation_id,
@@ -161,7 +176,9 @@ def _single_threaded_children() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _forecast_partition(study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch):
+def _forecast_partition(
+    study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch
+):
     """Worker entry point: build (once per process) the system and forecast one batch."""
     study = Study.from_json(study_json)
     cache_key = f"{system_id}|{study_json}"
@@ -176,26 +193,42 @@ def _forecast_partition(study_json: str, companies: pd.DataFrame, system_id: str
     return check_forecasts(system_id, batch, output), time.perf_counter() - started
 
 
-def start_run(con: duckdb.DuckDBPyConnection, study: Study, series: dict[str, TickerSeries], run_id: str) -> None:
+def start_run(
+    con: duckdb.DuckDBPyConnection, study: Study, series: dict[str, TickerSeries], run_id: str
+) -> None:
     """Record the run, its windows and the perturbed inputs, in one transaction."""
     windows = []
     inputs = []
     for ticker, s in series.items():
         n, d = study.context_length, study.horizon
-        windows.append(pd.DataFrame({
-            "run_id": run_id, "ticker": ticker,
-            "window_index": np.arange(len(s.end_positions), dtype=np.int32),
-            "window_end_date": s.dates[s.end_positions],
-            "context_start_date": s.dates[s.end_positions - n + 1],
-            "horizon_end_date": s.dates[s.end_positions + d],
-        }))
+        windows.append(
+            pd.DataFrame(
+                {
+                    "run_id": run_id,
+                    "ticker": ticker,
+                    "window_index": np.arange(len(s.end_positions), dtype=np.int32),
+                    "window_end_date": s.dates[s.end_positions],
+                    "context_start_date": s.dates[s.end_positions - n + 1],
+                    "horizon_end_date": s.dates[s.end_positions + d],
+                }
+            )
+        )
         for perturbation_id in study.perturbations:
             values, mask = perturb_series(s.clean, perturbation_id, n, study.perturbation_phase)
-            inputs.append(pd.DataFrame({
-                "run_id": run_id, "ticker": ticker, "perturbation_id": perturbation_id,
-                "price_date": s.dates, "position": np.arange(len(s.dates), dtype=np.int32),
-                "clean_value": s.clean, "input_value": values, "is_perturbed": mask,
-            }))
+            inputs.append(
+                pd.DataFrame(
+                    {
+                        "run_id": run_id,
+                        "ticker": ticker,
+                        "perturbation_id": perturbation_id,
+                        "price_date": s.dates,
+                        "position": np.arange(len(s.dates), dtype=np.int32),
+                        "clean_value": s.clean,
+                        "input_value": values,
+                        "is_perturbed": mask,
+                    }
+                )
+            )
     window_frame = pd.concat(windows, ignore_index=True)
     input_frame = pd.concat(inputs, ignore_index=True)
     with transaction(con):
@@ -203,10 +236,17 @@ def start_run(con: duckdb.DuckDBPyConnection, study: Study, series: dict[str, Ti
             "insert into raw.runs values ($run_id, now()::timestamp, null, 'running', $hash, $study, "
             "$tickers, $systems, $perturbations, $start, $end, $n, $d, $stride, $phase, null)",
             {
-                "run_id": run_id, "hash": study.study_hash, "study": study.to_json(),
-                "tickers": list(study.tickers), "systems": list(study.systems),
-                "perturbations": list(study.perturbations), "start": study.start, "end": study.end,
-                "n": study.context_length, "d": study.horizon, "stride": study.stride,
+                "run_id": run_id,
+                "hash": study.study_hash,
+                "study": study.to_json(),
+                "tickers": list(study.tickers),
+                "systems": list(study.systems),
+                "perturbations": list(study.perturbations),
+                "start": study.start,
+                "end": study.end,
+                "n": study.context_length,
+                "d": study.horizon,
+                "stride": study.stride,
                 "phase": study.perturbation_phase,
             },
         )
@@ -218,7 +258,9 @@ def start_run(con: duckdb.DuckDBPyConnection, study: Study, series: dict[str, Ti
         con.unregister("new_inputs")
 
 
-def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None = None) -> None:
+def finish_run(
+    con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None = None
+) -> None:
     con.execute(
         "update raw.runs set status = $status, finished_at = now()::timestamp, message = $message "
         "where run_id = $run_id",
@@ -227,20 +269,27 @@ def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message
 
 
 def store_partition(
-    con: duckdb.DuckDBPyConnection, run_id: str, partition: Partition, partition_key: str,
-    window_end_dates: np.ndarray, forecasts_array: np.ndarray, seconds: float,
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    partition: Partition,
+    partition_key: str,
+    window_end_dates: np.ndarray,
+    forecasts_array: np.ndarray,
+    seconds: float,
 ) -> int:
     n_windows, horizon = forecasts_array.shape
-    frame = pd.DataFrame({
-        "run_id": run_id,
-        "partition_key": partition_key,
-        "system_id": partition.system_id,
-        "ticker": partition.ticker,
-        "window_end_date": np.repeat(window_end_dates, horizon),
-        "perturbation_id": partition.perturbation_id,
-        "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), n_windows),
-        "forecast": forecasts_array.reshape(-1),
-    })
+    frame = pd.DataFrame(
+        {
+            "run_id": run_id,
+            "partition_key": partition_key,
+            "system_id": partition.system_id,
+            "ticker": partition.ticker,
+            "window_end_date": np.repeat(window_end_dates, horizon),
+            "perturbation_id": partition.perturbation_id,
+            "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), n_windows),
+            "forecast": forecasts_array.reshape(-1),
+        }
+    )
     with transaction(con):
         con.register("new_forecasts", frame)
         con.execute("insert into raw.forecasts select * from new_forecasts")
@@ -249,14 +298,21 @@ def store_partition(
             "insert into raw.forecast_partitions values ($key, $input_key, $run_id, $system, $ticker, "
             "$perturbation, $n_windows, $n_rows, $seconds, now()::timestamp)",
             {
-                "key": partition_key, "input_key": partition.input_key, "run_id": run_id,
-                "system": partition.system_id, "ticker": partition.ticker,
-                "perturbation": partition.perturbation_id, "n_windows": n_windows,
-                "n_rows": len(frame), "seconds": seconds,
+                "key": partition_key,
+                "input_key": partition.input_key,
+                "run_id": run_id,
+                "system": partition.system_id,
+                "ticker": partition.ticker,
+                "perturbation": partition.perturbation_id,
+                "n_windows": n_windows,
+                "n_rows": len(frame),
+                "seconds": seconds,
             },
         )
-        con.execute("insert into raw.run_partitions values ($run_id, $key, false)",
-                    {"run_id": run_id, "key": partition_key})
+        con.execute(
+            "insert into raw.run_partitions values ($run_id, $key, false)",
+            {"run_id": run_id, "key": partition_key},
+        )
     return len(frame)
 
 
@@ -279,9 +335,11 @@ def run_forecasts(
     start_run(con, study, series, run_id)
     summary = RunSummary(run_id, partitions=len(partitions))
 
-    finished = dict(con.execute(
-        "select input_key, arg_max(partition_key, finished_at) from raw.forecast_partitions group by input_key"
-    ).fetchall())
+    finished = dict(
+        con.execute(
+            "select input_key, arg_max(partition_key, finished_at) from raw.forecast_partitions group by input_key"
+        ).fetchall()
+    )
     todo = []
     reused_keys = []
     for partition in partitions:
@@ -296,9 +354,11 @@ def run_forecasts(
                 [(run_id, key) for key in reused_keys],
             )
     summary.reused = len(reused_keys)
-    say(f"run {run_id}: {len(partitions)} partitions "
+    say(
+        f"run {run_id}: {len(partitions)} partitions "
         f"({len(series)} tickers × systems {list(systems)} × {list(study.perturbations)}); "
-        f"{summary.reused} reused, {len(todo)} to compute")
+        f"{summary.reused} reused, {len(todo)} to compute"
+    )
 
     # longest first (ARIMA fits dominate) so the pool stays busy to the end
     todo.sort(key=lambda p: (p.system_id != "arima", p.system_id, p.ticker, p.perturbation_id))
@@ -313,23 +373,35 @@ def run_forecasts(
         if key in finished:
             key = f"{key}-{run_id}"
         summary.forecast_rows += store_partition(
-            con, run_id, partition, key, batches[partition].window_end_dates, forecasts_array, seconds
+            con,
+            run_id,
+            partition,
+            key,
+            batches[partition].window_end_dates,
+            forecasts_array,
+            seconds,
         )
         summary.computed += 1
         summary.per_system_seconds[partition.system_id] = (
             summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
         )
-        say(f"[{summary.computed}/{len(todo)}] {partition.system_id} {partition.ticker} "
-            f"{partition.perturbation_id}: {batches[partition].n_windows} windows in {seconds:.1f}s")
+        say(
+            f"[{summary.computed}/{len(todo)}] {partition.system_id} {partition.ticker} "
+            f"{partition.perturbation_id}: {batches[partition].n_windows} windows in {seconds:.1f}s"
+        )
 
     if workers == 1 or len(todo) <= 1:
         for partition in todo:
-            record(partition, _forecast_partition(study_json, companies, partition.system_id, batches[partition]))
+            record(
+                partition,
+                _forecast_partition(study_json, companies, partition.system_id, batches[partition]),
+            )
     elif todo:
         context = multiprocessing.get_context("spawn")
-        with _single_threaded_children(), concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, mp_context=context
-        ) as pool:
+        with (
+            _single_threaded_children(),
+            concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool,
+        ):
             futures_map = {
                 pool.submit(_forecast_partition, study_json, companies, p.system_id, batches[p]): p
                 for p in todo

@@ -45,8 +45,10 @@ def load_skfolio_sp500(tickers: Sequence[str] | None = None) -> pd.DataFrame:
                 f"it holds {sorted(wide.columns)}"
             )
         wide = wide[list(tickers)]
-    long = wide.rename_axis("price_date").reset_index().melt(
-        id_vars="price_date", var_name="ticker", value_name="close"
+    long = (
+        wide.rename_axis("price_date")
+        .reset_index()
+        .melt(id_vars="price_date", var_name="ticker", value_name="close")
     )
     long = long.dropna(subset=["close"])
     return validate_prices(long[PRICE_COLUMNS], source="skfolio S&P 500 sample")
@@ -82,8 +84,10 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
         wanted = ["ticker", "date", "close"]
         raise PriceValidationError(
             source,
-            [f"missing column(s) {[c.replace('price_date', 'date') for c in missing]}; "
-             f"expected {wanted}, found {list(frame.columns)}"],
+            [
+                f"missing column(s) {[c.replace('price_date', 'date') for c in missing]}; "
+                f"expected {wanted}, found {list(frame.columns)}"
+            ],
         )
     return validate_prices(frame[PRICE_COLUMNS], source=source, max_gap_days=max_gap_days)
 
@@ -110,8 +114,12 @@ def load_yfinance(
         download = yfinance.download
     end_exclusive = pd.Timestamp(end) + pd.Timedelta(days=1)
     raw = download(
-        list(tickers), start=str(pd.Timestamp(start).date()), end=str(end_exclusive.date()),
-        auto_adjust=True, progress=False, group_by="column",
+        list(tickers),
+        start=str(pd.Timestamp(start).date()),
+        end=str(end_exclusive.date()),
+        auto_adjust=True,
+        progress=False,
+        group_by="column",
     )
     source = f"Yahoo Finance {list(tickers)}"
     if raw is None or len(raw) == 0:
@@ -130,8 +138,10 @@ def load_yfinance(
     absent = [t for t in tickers if t not in wide.columns or wide[t].isna().all()]
     if absent:
         raise PriceValidationError(source, [f"no prices returned for {absent} (unknown ticker?)"])
-    long = wide.rename_axis("price_date").reset_index().melt(
-        id_vars="price_date", var_name="ticker", value_name="close"
+    long = (
+        wide.rename_axis("price_date")
+        .reset_index()
+        .melt(id_vars="price_date", var_name="ticker", value_name="close")
     )
     # yfinance pads every ticker to the union of dates: drop leading/trailing holes only.
     long = long.dropna(subset=["close"])
@@ -156,7 +166,9 @@ def validate_prices(
     data["ticker"] = data["ticker"].astype(str).str.strip().str.upper()
     blank = data["ticker"].isin(["", "NAN", "NONE"])
     if blank.any():
-        problems.append(f"{int(blank.sum())} row(s) without a ticker (first at row {_row(data, blank)})")
+        problems.append(
+            f"{int(blank.sum())} row(s) without a ticker (first at row {_row(data, blank)})"
+        )
     dates = pd.to_datetime(data["price_date"], errors="coerce", format="mixed")
     bad_dates = dates.isna()
     if bad_dates.any():
@@ -172,10 +184,14 @@ def validate_prices(
         )
     missing = _blank(data["close"])
     if missing.any():
-        problems.append(f"{int(missing.sum())} missing close value(s): {_examples(original, missing)}")
+        problems.append(
+            f"{int(missing.sum())} missing close value(s): {_examples(original, missing)}"
+        )
     non_finite = close.notna() & ~np.isfinite(close)
     if non_finite.any():
-        problems.append(f"{int(non_finite.sum())} infinite close value(s): {_examples(original, non_finite)}")
+        problems.append(
+            f"{int(non_finite.sum())} infinite close value(s): {_examples(original, non_finite)}"
+        )
     non_positive = close.notna() & (close <= 0)
     if non_positive.any():
         problems.append(
@@ -221,7 +237,9 @@ def validate_prices(
 
 
 def _blank(values: pd.Series) -> pd.Series:
-    return values.isna() | values.astype(str).str.strip().isin(["", "nan", "NaN", "null", "NULL", "None"])
+    return values.isna() | values.astype(str).str.strip().isin(
+        ["", "nan", "NaN", "null", "NULL", "None"]
+    )
 
 
 def _row(frame: pd.DataFrame, mask: pd.Series) -> int:

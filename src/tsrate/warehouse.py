@@ -139,7 +139,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("commit")
 
 
-def store_prices(con: duckdb.DuckDBPyConnection, prices: pd.DataFrame, source: str) -> dict[str, int]:
+def store_prices(
+    con: duckdb.DuckDBPyConnection, prices: pd.DataFrame, source: str
+) -> dict[str, int]:
     """Replace the stored prices of the tickers in ``prices`` (validated) in one transaction.
 
     Tickers not in ``prices`` are untouched. Returns rows stored per ticker.
@@ -150,7 +152,9 @@ def store_prices(con: duckdb.DuckDBPyConnection, prices: pd.DataFrame, source: s
     with transaction(con):
         con.register("incoming_prices", frame)
         try:
-            con.execute("delete from raw.prices where ticker in (select distinct ticker from incoming_prices)")
+            con.execute(
+                "delete from raw.prices where ticker in (select distinct ticker from incoming_prices)"
+            )
             con.execute(
                 "insert into raw.prices select ticker, cast(price_date as date), close, source, loaded_at "
                 "from incoming_prices"

@@ -13,7 +13,9 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tsrate import TsrateError
 
 
-def window_end_positions(length: int, context_length: int, horizon: int, stride: int = 1) -> np.ndarray:
+def window_end_positions(
+    length: int, context_length: int, horizon: int, stride: int = 1
+) -> np.ndarray:
     """0-based positions of each window's last context value."""
     first = context_length - 1
     last = length - 1 - horizon

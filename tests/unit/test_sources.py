@@ -34,7 +34,9 @@ def test_reads_good_csv(tmp_path):
 
 
 def test_reads_parquet(tmp_path):
-    frame = pd.DataFrame({"ticker": ["AAA", "AAA"], "date": ["2022-01-03", "2022-01-04"], "close": [1.0, 2.0]})
+    frame = pd.DataFrame(
+        {"ticker": ["AAA", "AAA"], "date": ["2022-01-03", "2022-01-04"], "close": [1.0, 2.0]}
+    )
     path = tmp_path / "p.parquet"
     frame.to_parquet(path)
     assert len(read_price_file(path)) == 2
@@ -65,7 +67,9 @@ def test_rejects_bad_files_with_clear_message(tmp_path, text, expected):
 
 
 def test_messages_name_the_ticker_and_row(tmp_path):
-    path = write_csv(tmp_path / "bad.csv", "ticker,date,close\nAAA,2022-01-03,1\nQQQ,2022-01-03,x1\n")
+    path = write_csv(
+        tmp_path / "bad.csv", "ticker,date,close\nAAA,2022-01-03,1\nQQQ,2022-01-03,x1\n"
+    )
     message = str(pytest.raises(PriceValidationError, read_price_file, path).value)
     assert "row 3" in message and "ticker=QQQ" in message and "'x1'" in message
 
@@ -75,10 +79,14 @@ def test_empty_file_and_missing_file(tmp_path):
     empty.write_text("")
     assert "file is empty" in str(pytest.raises(PriceValidationError, read_price_file, empty).value)
     missing = tmp_path / "nope.csv"
-    assert "does not exist" in str(pytest.raises(PriceValidationError, read_price_file, missing).value)
+    assert "does not exist" in str(
+        pytest.raises(PriceValidationError, read_price_file, missing).value
+    )
     odd = tmp_path / "prices.xlsx"
     odd.write_text("x")
-    assert "unknown file type" in str(pytest.raises(PriceValidationError, read_price_file, odd).value)
+    assert "unknown file type" in str(
+        pytest.raises(PriceValidationError, read_price_file, odd).value
+    )
 
 
 def test_skfolio_sample_is_real_and_complete():
@@ -97,8 +105,9 @@ def test_skfolio_unknown_ticker():
 def fake_yfinance(tickers, start, end, **kwargs):
     """Shaped like yfinance.download(auto_adjust=True): columns (Price, Ticker), NaN padding."""
     dates = pd.bdate_range(start, pd.Timestamp(end) - pd.Timedelta(days=1), name="Date")
-    columns = pd.MultiIndex.from_product([["Close", "High", "Low", "Open", "Volume"], tickers],
-                                         names=["Price", "Ticker"])
+    columns = pd.MultiIndex.from_product(
+        [["Close", "High", "Low", "Open", "Volume"], tickers], names=["Price", "Ticker"]
+    )
     data = np.arange(len(dates) * len(columns), dtype=float).reshape(len(dates), len(columns)) + 1
     frame = pd.DataFrame(data, index=dates, columns=columns)
     frame.iloc[0, 1] = np.nan  # second ticker starts a day later
@@ -130,7 +139,12 @@ def test_yfinance_unknown_ticker():
 
 
 def test_validate_lists_every_problem():
-    frame = pd.DataFrame({"ticker": ["A", "A", "B"], "price_date": ["2022-01-03", "bad", "2022-01-03"],
-                          "close": ["1", "2", "-3"]})
+    frame = pd.DataFrame(
+        {
+            "ticker": ["A", "A", "B"],
+            "price_date": ["2022-01-03", "bad", "2022-01-03"],
+            "close": ["1", "2", "-3"],
+        }
+    )
     error = pytest.raises(PriceValidationError, validate_prices, frame, "test").value
     assert len(error.problems) == 2

@@ -26,8 +26,15 @@ def aapl():
 def batch(values, perturbation="P0", n=30, d=5, windows=6):
     inputs, _ = perturb_series(values, perturbation, every=n)
     ends = window_end_positions(len(values), n, d)[:windows]
-    return ForecastBatch("AAPL", perturbation, np.arange(len(ends)), contexts(inputs, ends, n), d,
-                         futures(values, ends, d), (float(values.min()), float(values.max())))
+    return ForecastBatch(
+        "AAPL",
+        perturbation,
+        np.arange(len(ends)),
+        contexts(inputs, ends, n),
+        d,
+        futures(values, ends, d),
+        (float(values.min()), float(values.max())),
+    )
 
 
 def test_naive_repeats_last_observed_value(aapl):
@@ -51,7 +58,10 @@ def test_arima_copes_with_missing_values(aapl):
 
 
 def test_arima_reacts_to_drop_to_zero(aapl):
-    clean, dropped = ArimaSystem().predict(batch(aapl, "P0")), ArimaSystem().predict(batch(aapl, "P1"))
+    clean, dropped = (
+        ArimaSystem().predict(batch(aapl, "P0")),
+        ArimaSystem().predict(batch(aapl, "P1")),
+    )
     assert np.abs(clean - dropped).max() > 1e-6
 
 
@@ -100,9 +110,20 @@ def test_unknown_and_unimplemented_systems_are_errors():
 
 def test_every_paper_system_is_listed_with_a_reason():
     infos = {i.system_id: i for i in system_infos(study())}
-    for system_id in ["arima", "random", "biased", "chronos", "moment", "gemini_numeric",
-                      "gemini_numeric_image", "phi3_numeric", "phi3_numeric_image",
-                      "vit_num_spec_precovid", "vit_num_spec_covid", "naive"]:
+    for system_id in [
+        "arima",
+        "random",
+        "biased",
+        "chronos",
+        "moment",
+        "gemini_numeric",
+        "gemini_numeric_image",
+        "phi3_numeric",
+        "phi3_numeric_image",
+        "vit_num_spec_precovid",
+        "vit_num_spec_covid",
+        "naive",
+    ]:
         assert system_id in infos
         assert infos[system_id].availability.reason
     assert infos["arima"].availability.available

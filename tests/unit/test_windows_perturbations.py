@@ -39,7 +39,11 @@ def test_each_context_holds_exactly_one_perturbed_value(perturbation, phase):
     assert (per_window == 1).all()
     assert np.flatnonzero(mask)[0] == phase
     changed = values[mask]
-    expected = {"P1": np.zeros_like(changed), "P2": clean[mask] / 2, "P3": np.full_like(changed, np.nan)}
+    expected = {
+        "P1": np.zeros_like(changed),
+        "P2": clean[mask] / 2,
+        "P3": np.full_like(changed, np.nan),
+    }
     np.testing.assert_array_equal(changed, expected[perturbation])
     np.testing.assert_array_equal(values[~mask], clean[~mask])
 

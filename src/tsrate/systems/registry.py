@@ -49,7 +49,9 @@ def system_infos(study: Study, companies: pd.DataFrame | None = None) -> list[Sy
                 availability = create_system(row.implementation, study, companies).availability()
             except TsrateError as exc:
                 availability = Availability(False, str(exc))
-        infos.append(SystemInfo(row.system_id, row.display_name, accepted, row.implementation, availability))
+        infos.append(
+            SystemInfo(row.system_id, row.display_name, accepted, row.implementation, availability)
+        )
     return infos
 
 
@@ -61,7 +63,9 @@ def create_system(implementation: str, study: Study, companies: pd.DataFrame) ->
     return module.create(study, companies)
 
 
-def resolve_systems(study: Study, companies: pd.DataFrame) -> dict[str, tuple[ForecastSystem, tuple[str, ...]]]:
+def resolve_systems(
+    study: Study, companies: pd.DataFrame
+) -> dict[str, tuple[ForecastSystem, tuple[str, ...]]]:
     """The study's systems, built, with the perturbations each accepts; errors name the problem."""
     seed = load_systems_seed().set_index("system_id")
     resolved = {}
