@@ -36,14 +36,22 @@ def ingest(warehouse: Path, tickers: list[str]) -> None:
         store_prices(con, load_skfolio_sp500(tickers), "skfolio")
 
 
-def forecast_and_build(warehouse: Path, study: Study, target: Path, force: bool = False,
-                       workers: int = 2) -> str:
+def forecast_and_build(
+    warehouse: Path, study: Study, target: Path, force: bool = False, workers: int = 2
+) -> str:
     with connect(warehouse) as con:
-        summary = run_forecasts(con, study, load_companies(), force=force, workers=workers,
-                                progress=lambda message: None)
+        summary = run_forecasts(
+            con,
+            study,
+            load_companies(),
+            force=force,
+            workers=workers,
+            progress=lambda message: None,
+        )
         finish_run(con, summary.run_id, "forecasted")
-    dbt.build(run_id=summary.run_id, warehouse=warehouse, target_path=target,
-              on_line=lambda line: None)
+    dbt.build(
+        run_id=summary.run_id, warehouse=warehouse, target_path=target, on_line=lambda line: None
+    )
     return summary.run_id
 
 
@@ -65,7 +73,9 @@ def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
         "where p.run_id = ?",
         [run_id],
     )
-    prices = read(warehouse, "select ticker, price_date, close from raw.prices order by ticker, price_date")
+    prices = read(
+        warehouse, "select ticker, price_date, close from raw.prices order by ticker, price_date"
+    )
     rows = []
     for ticker, group in prices.groupby("ticker"):
         closes = group["close"].to_numpy()
@@ -84,8 +94,20 @@ def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
             mase = np.mean(np.abs(residual)) / np.mean(np.abs(np.diff(context)))
             previous_forecast = np.concatenate([[context[-1]], forecast[:-1]])
             previous_actual = np.concatenate([[context[-1]], actual[:-1]])
-            sign = np.mean(np.sign(forecast - previous_forecast) == np.sign(actual - previous_actual)) * 100
-            rows.append(dict(system_id=key[0], ticker=ticker, window_end_date=pd.Timestamp(key[1]),
-                             perturbation_id=key[2], max_abs_residual=np.abs(residual).max(),
-                             smape=smape, mase=mase, sign_accuracy=sign))
+            sign = (
+                np.mean(np.sign(forecast - previous_forecast) == np.sign(actual - previous_actual))
+                * 100
+            )
+            rows.append(
+                dict(
+                    system_id=key[0],
+                    ticker=ticker,
+                    window_end_date=pd.Timestamp(key[1]),
+                    perturbation_id=key[2],
+                    max_abs_residual=np.abs(residual).max(),
+                    smape=smape,
+                    mase=mase,
+                    sign_accuracy=sign,
+                )
+            )
     return pd.DataFrame(rows)

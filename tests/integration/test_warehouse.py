@@ -45,9 +45,16 @@ def built(tmp_path_factory):
 
 def test_marts_hold_the_full_grid(built):
     warehouse, run_id, _ = built
-    windows = read(warehouse, "select ticker, count(*) n from raw.windows where run_id = ? group by 1", [run_id])
-    study_days = read(warehouse, "select count(*) n from raw.prices where ticker = 'AAPL' "
-                                 "and price_date between '2022-06-01' and '2022-12-28'")["n"][0]
+    windows = read(
+        warehouse,
+        "select ticker, count(*) n from raw.windows where run_id = ? group by 1",
+        [run_id],
+    )
+    study_days = read(
+        warehouse,
+        "select count(*) n from raw.prices where ticker = 'AAPL' "
+        "and price_date between '2022-06-01' and '2022-12-28'",
+    )["n"][0]
     assert (windows["n"] == study_days - 40 - 10 + 1).all()
     errors = read(warehouse, "select * from marts.window_errors")
     assert len(errors) == 4 * 4 * 4 * windows["n"].iloc[0]
@@ -63,16 +70,27 @@ def test_window_errors_match_an_independent_computation(built):
     mart = read(warehouse, "select * from marts.window_errors")
     mart["window_end_date"] = pd.to_datetime(mart["window_end_date"])
     expected = independent_window_errors(warehouse, run_id)
-    merged = expected.merge(mart, on=["system_id", "ticker", "window_end_date", "perturbation_id"],
-                            suffixes=("_expected", "_mart"), validate="one_to_one")
+    merged = expected.merge(
+        mart,
+        on=["system_id", "ticker", "window_end_date", "perturbation_id"],
+        suffixes=("_expected", "_mart"),
+        validate="one_to_one",
+    )
     assert len(merged) == len(mart) == len(expected)
     for metric in METRICS:
-        np.testing.assert_allclose(merged[f"{metric}_mart"], merged[f"{metric}_expected"],
-                                   rtol=1e-9, atol=1e-9, err_msg=metric)
+        np.testing.assert_allclose(
+            merged[f"{metric}_mart"],
+            merged[f"{metric}_expected"],
+            rtol=1e-9,
+            atol=1e-9,
+            err_msg=metric,
+        )
     # the Biased system's residual is exactly its company offset
     biased = merged[merged["system_id"] == "biased"]
     offsets = load_companies().set_index("ticker")["biased_offset"]
-    np.testing.assert_allclose(biased["max_abs_residual_mart"], biased["ticker"].map(offsets), atol=1e-9)
+    np.testing.assert_allclose(
+        biased["max_abs_residual_mart"], biased["ticker"].map(offsets), atol=1e-9
+    )
 
 
 def test_accuracy_scores_match_an_independent_aggregation(built):
@@ -80,8 +98,14 @@ def test_accuracy_scores_match_an_independent_aggregation(built):
     expected = independent_window_errors(warehouse, run_id)
     mart = read(warehouse, "select * from marts.accuracy_scores")
     for metric in ["smape", "mase", "sign_accuracy"]:
-        grouped = expected.groupby(["system_id", "perturbation_id"])[metric].agg(["mean", "std", "count"])
-        rows = mart[mart["metric"] == metric].set_index(["system_id", "perturbation_id"]).loc[grouped.index]
+        grouped = expected.groupby(["system_id", "perturbation_id"])[metric].agg(
+            ["mean", "std", "count"]
+        )
+        rows = (
+            mart[mart["metric"] == metric]
+            .set_index(["system_id", "perturbation_id"])
+            .loc[grouped.index]
+        )
         np.testing.assert_allclose(rows["mean"], grouped["mean"], rtol=1e-9)
         np.testing.assert_allclose(rows["std"], grouped["std"], rtol=1e-9)
         assert (rows["n"].to_numpy() == grouped["count"].to_numpy()).all()
@@ -89,20 +113,28 @@ def test_accuracy_scores_match_an_independent_aggregation(built):
 
 def test_each_perturbed_window_shows_exactly_one_perturbed_input(built):
     warehouse, _, _ = built
-    counts = read(warehouse, "select perturbation_id, ticker, window_end_date, "
-                             "count_if(is_perturbed) n, count(*) steps from marts.window_inputs group by all")
+    counts = read(
+        warehouse,
+        "select perturbation_id, ticker, window_end_date, "
+        "count_if(is_perturbed) n, count(*) steps from marts.window_inputs group by all",
+    )
     assert (counts["steps"] == 40).all()
     assert (counts.loc[counts["perturbation_id"] == "P0", "n"] == 0).all()
     assert (counts.loc[counts["perturbation_id"] != "P0", "n"] == 1).all()
-    missing = read(warehouse, "select count(*) n from marts.window_inputs "
-                              "where perturbation_id = 'P3' and is_perturbed and input_value is not null")
+    missing = read(
+        warehouse,
+        "select count(*) n from marts.window_inputs "
+        "where perturbation_id = 'P3' and is_perturbed and input_value is not null",
+    )
     assert missing["n"][0] == 0
 
 
 def test_rerun_reuses_every_partition_and_duplicates_nothing(built):
     warehouse, first_run, root = built
     before = read(warehouse, "select count(*) n from raw.forecasts")["n"][0]
-    marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(columns="run_id")
+    marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(
+        columns="run_id"
+    )
     second_run = forecast_and_build(warehouse, small_study(), root / "target")
     assert read(warehouse, "select count(*) n from raw.forecasts")["n"][0] == before
     reused = read(warehouse, "select reused from raw.run_partitions where run_id = ?", [second_run])
@@ -115,12 +147,16 @@ def test_rerun_reuses_every_partition_and_duplicates_nothing(built):
 def test_force_recomputes_appends_and_gives_the_same_marts(built):
     warehouse, _, root = built
     before = read(warehouse, "select count(*) n from raw.forecasts")["n"][0]
-    marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(columns="run_id")
+    marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(
+        columns="run_id"
+    )
     forced_run = forecast_and_build(warehouse, small_study(), root / "target", force=True)
     assert read(warehouse, "select count(*) n from raw.forecasts")["n"][0] == 2 * before
     reused = read(warehouse, "select reused from raw.run_partitions where run_id = ?", [forced_run])
     assert len(reused) == 64 and not reused["reused"].any()
-    marts_after = read(warehouse, "select * from marts.window_errors order by all").drop(columns="run_id")
+    marts_after = read(warehouse, "select * from marts.window_errors order by all").drop(
+        columns="run_id"
+    )
     pd.testing.assert_frame_equal(marts_after, marts_before)
 
 
@@ -129,7 +165,9 @@ def test_another_company_set_through_config_alone(tmp_path):
     ingest(warehouse, ["KO", "PEP", "XOM", "CVX"])
     study = small_study(study_tickers=["KO", "PEP", "XOM", "CVX"], systems=["naive", "biased"])
     forecast_and_build(warehouse, study, tmp_path / "target")
-    errors = read(warehouse, "select ticker, industry, count(*) n from marts.window_errors group by all")
+    errors = read(
+        warehouse, "select ticker, industry, count(*) n from marts.window_errors group by all"
+    )
     assert set(errors["ticker"]) == {"KO", "PEP", "XOM", "CVX"}
     assert set(errors["industry"]) == {"Consumer Staples", "Energy"}
 
@@ -139,7 +177,9 @@ def test_unknown_ticker_and_too_short_series_change_nothing(built):
     runs_before = read(warehouse, "select count(*) n from raw.runs")["n"][0]
     with connect(warehouse) as con:
         with pytest.raises(TsrateError, match=r"unknown ticker\(s\) \['ZZZ'\]"):
-            run_forecasts(con, small_study(study_tickers=["AAPL", "ZZZ"]), load_companies(), workers=1)
+            run_forecasts(
+                con, small_study(study_tickers=["AAPL", "ZZZ"]), load_companies(), workers=1
+            )
         with pytest.raises(TsrateError, match="AAPL.*too short for one window"):
             run_forecasts(con, small_study(study_start="2022-11-01"), load_companies(), workers=1)
     assert read(warehouse, "select count(*) n from raw.runs")["n"][0] == runs_before
@@ -147,8 +187,14 @@ def test_unknown_ticker_and_too_short_series_change_nothing(built):
 
 def _tsrate(*args, warehouse):
     env = dict(os.environ, TSRATE_WAREHOUSE=str(warehouse))
-    return subprocess.run([sys.executable, "-m", "tsrate.cli", *args], env=env, cwd=project_dir(),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tsrate.cli", *args],
+        env=env,
+        cwd=project_dir(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_bad_files_are_rejected_and_the_warehouse_is_unchanged(tmp_path):
@@ -177,10 +223,14 @@ def test_good_file_replaces_only_its_tickers(tmp_path):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT"])
     path = tmp_path / "mine.csv"
-    path.write_text("ticker,date,close\nMSFT,2022-01-03,10\nMSFT,2022-01-04,11\nNEW,2022-01-03,1\nNEW,2022-01-04,2\n")
+    path.write_text(
+        "ticker,date,close\nMSFT,2022-01-03,10\nMSFT,2022-01-04,11\nNEW,2022-01-03,1\nNEW,2022-01-04,2\n"
+    )
     result = _tsrate("ingest", str(path), warehouse=warehouse)
     assert result.returncode == 0, result.stderr
-    counts = read(warehouse, "select ticker, count(*) n from raw.prices group by 1").set_index("ticker")["n"]
+    counts = read(warehouse, "select ticker, count(*) n from raw.prices group by 1").set_index(
+        "ticker"
+    )["n"]
     assert counts["MSFT"] == 2 and counts["NEW"] == 2 and counts["AAPL"] > 8000
 
 
@@ -207,8 +257,13 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built):
     script = tmp_path / "kill_me.py"
     script.write_text(KILL_SCRIPT)
     env = dict(os.environ, PYTHONPATH=str(project_dir()))
-    process = subprocess.Popen([sys.executable, str(script), str(warehouse)], cwd=project_dir(),
-                               stdout=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(warehouse)],
+        cwd=project_dir(),
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     landed = 0
     for line in process.stdout:
         if line.startswith("["):
@@ -222,16 +277,26 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built):
     assert 3 <= stored < 16
     study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"])
     run_id = forecast_and_build(warehouse, study, tmp_path / "target", workers=1)
-    reused = read(warehouse, "select count_if(reused) r, count(*) n from raw.run_partitions where run_id = ?", [run_id])
+    reused = read(
+        warehouse,
+        "select count_if(reused) r, count(*) n from raw.run_partitions where run_id = ?",
+        [run_id],
+    )
     assert reused["r"][0] == stored and reused["n"][0] == 16
-    dupes = read(warehouse, "select count(*) n from (select system_id, ticker, window_end_date, perturbation_id, "
-                            "horizon_step, count(*) c from raw.forecasts group by all having c > 1)")
+    dupes = read(
+        warehouse,
+        "select count(*) n from (select system_id, ticker, window_end_date, perturbation_id, "
+        "horizon_step, count(*) c from raw.forecasts group by all having c > 1)",
+    )
     assert dupes["n"][0] == 0
     # identical to the uninterrupted run of the same partitions in another warehouse
     resumed = read(warehouse, "select * exclude (run_id) from marts.window_errors order by all")
     reference_warehouse, _, _ = built
-    reference = read(reference_warehouse, "select * exclude (run_id) from marts.window_errors "
-                     "where ticker in ('AAPL', 'JPM') and system_id in ('arima', 'naive') order by all")
+    reference = read(
+        reference_warehouse,
+        "select * exclude (run_id) from marts.window_errors "
+        "where ticker in ('AAPL', 'JPM') and system_id in ('arima', 'naive') order by all",
+    )
     pd.testing.assert_frame_equal(resumed, reference)
 
 
