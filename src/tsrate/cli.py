@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from tsrate import TsrateError
@@ -89,7 +90,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from tsrate import dbt
+    from tsrate.config import warehouse_path
+    from tsrate.warehouse import connect
 
+    if args.run_id:
+        with connect(warehouse_path(), read_only=True) as con:
+            found = con.execute(
+                "select status from raw.runs where run_id = ?", [args.run_id]
+            ).fetchone()
+        if not found:
+            raise TsrateError(f"no run {args.run_id!r} in raw.runs; see `tsrate runs`")
     dbt.build(run_id=args.run_id, on_line=print)
     return 0
 
@@ -187,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Offline by design: no usage pings from Prefect's local server or dbt.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
