@@ -12,6 +12,14 @@ import pandas as pd
 from tsrate.ratings import RATING_COLUMNS, ratings_frame
 
 COLUMNS = ["run_id", "metric_family", *RATING_COLUMNS]
+#: Column types of the table (stable even when it is empty).
+TEXT = ["run_id", "metric_family", "metric", "perturbation_id", "system_id"]
+SCHEMA = {
+    **dict.fromkeys(TEXT, "string"),
+    "raw_score": "float64",
+    **dict.fromkeys(["rating", "rating_levels", "rank"], "int64"),
+    "higher_is_better": "bool",
+}
 
 
 def score_table(robustness: pd.DataFrame, accuracy: pd.DataFrame) -> pd.DataFrame:
@@ -40,8 +48,8 @@ def assigned_ratings(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
         rated.insert(0, "run_id", run_id)
         frames.append(rated)
     if not frames:
-        return pd.DataFrame(columns=COLUMNS)
-    return pd.concat(frames, ignore_index=True)[COLUMNS]
+        return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
+    return pd.concat(frames, ignore_index=True)[COLUMNS].astype(SCHEMA)
 
 
 def model(dbt, session):

@@ -27,6 +27,15 @@ COLUMNS = [
     "estimand",
 ]
 
+#: Column types (worst_distribution_id is all null with the mean aggregation).
+TEXT = ["run_id", "system_id", "perturbation_id", "confounder", "measure", "metric"]
+TEXT += ["worst_distribution_id", "aggregation", "estimand"]
+SCHEMA = {
+    **dict.fromkeys(TEXT, "string"),
+    **dict.fromkeys(["raw_score", "oracle_score"], "float64"),
+    "n_distributions": "int64",
+}
+
 
 def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     """One row per run, system, perturbation, confounder and measure (ape | pie)."""
@@ -35,7 +44,7 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
             f"distribution_aggregation must be one of {sorted(AGGREGATIONS)} (got {aggregation!r})"
         )
     if effects.empty:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
     ape_how, pie_how = AGGREGATIONS[aggregation]
     effects = effects.copy()
     effects["confounder"] = effects["confounder"].replace({"ticker": "company"})
@@ -66,7 +75,8 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     out["metric"] = out["measure"] + "_" + out["confounder"]
     estimands = effects.groupby(KEYS)["estimand"].first().rename("estimand").reset_index()
     out = out.merge(estimands, on=KEYS, how="left")
-    return out.sort_values([*KEYS, "measure"]).reset_index(drop=True)[COLUMNS]
+    out = out.sort_values([*KEYS, "measure"]).reset_index(drop=True)[COLUMNS]
+    return out.astype(SCHEMA)
 
 
 def model(dbt, session):

@@ -8,6 +8,7 @@ python_models/perturbation_effects.yml.
 """
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from tsrate.causal import EFFECT_COLUMNS, perturbation_effects
 
@@ -22,6 +23,17 @@ COLUMNS = [
     *EFFECT_COLUMNS,
     "outcome",
 ]
+
+#: Column types of the table (stable even when it is empty).
+TEXT = ["run_id", "system_id", "distribution_id", "confounder", "favored_value"]
+TEXT += ["perturbation_set", "perturbation_id", "estimand", "outcome"]
+INTEGER = ["n_treated", "n_control", "strata_without_overlap", "n_strata"]
+NUMBER = ["ape_observational", "ape_matched", "ape_oracle", "matching_error", "pie_percent"]
+SCHEMA = {
+    **dict.fromkeys(TEXT, "string"),
+    **dict.fromkeys(INTEGER, "int64"),
+    **dict.fromkeys(NUMBER, "float64"),
+}
 
 
 def system_effects(
@@ -75,8 +87,8 @@ def system_effects(
             effects["outcome"] = outcome
             frames.append(effects)
     if not frames:
-        return pd.DataFrame(columns=COLUMNS)
-    return pd.concat(frames, ignore_index=True)[COLUMNS]
+        return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
+    return pd.concat(frames, ignore_index=True)[COLUMNS].astype(SCHEMA)
 
 
 def model(dbt, session):
@@ -88,11 +100,12 @@ def model(dbt, session):
             "perturbation_effects: set config robustness_outcome, matching_estimand and "
             "causal_seed (vars of the same names)"
         )
-    return system_effects(
-        dbt.ref("window_errors").df(),
-        dbt.ref("system_perturbation_sets").df(),
-        dbt.ref("treatment_assignments").df(),
-        outcome,
-        str(estimand),
-        int(seed),
-    )
+    window_errors = dbt.ref("window_errors").df()
+    perturbation_sets = dbt.ref("system_perturbation_sets").df()
+    assignments = dbt.ref("treatment_assignments").df()
+    # Hundreds of tiny logistic fits: multi-threaded BLAS only adds overhead (about 3x slower).
+    with threadpool_limits(1):
+        effects = system_effects(
+            window_errors, perturbation_sets, assignments, outcome, str(estimand), int(seed)
+        )
+    return effects

@@ -11,6 +11,10 @@ import pandas as pd
 from tsrate.causal import ASSIGNMENT_COLUMNS, assign_treatments
 
 COLUMNS = ["run_id", "perturbation_set", *ASSIGNMENT_COLUMNS]
+#: Column types (window_end_date holds datetime.date values, stored as DATE).
+TEXT = ["run_id", "perturbation_set", "distribution_id", "confounder", "favored_value"]
+TEXT += ["ticker", "industry", "perturbation_id"]
+SCHEMA = {**dict.fromkeys(TEXT, "string"), "is_favored": "bool"}
 
 
 def treatment_assignments(
@@ -41,11 +45,11 @@ def treatment_assignments(
             drawn.insert(0, "run_id", run_id)
             frames.append(drawn)
     if not frames:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=COLUMNS).astype({**SCHEMA, "window_end_date": "datetime64[s]"})
     out = pd.concat(frames, ignore_index=True)[COLUMNS]
     out["favored_value"] = out["favored_value"].astype(str)
-    out["window_end_date"] = pd.to_datetime(out["window_end_date"]).dt.date  # keep DATE
-    return out
+    out["window_end_date"] = pd.to_datetime(out["window_end_date"]).dt.date  # stored as DATE
+    return out.astype(SCHEMA)
 
 
 def model(dbt, session):

@@ -9,9 +9,11 @@ import pandas as pd
 from tsrate.stats import WRS_COLUMNS, weighted_rejection_scores
 
 COLUMNS = ["run_id", "analysis", "metric", *WRS_COLUMNS]
-#: Scores are sums of a few weights; rounding removes floating-point residue of the
-#: summation order (0.8 + 0.6 vs 0.6 + 0.8) so equal scores compare equal in the ratings.
-DECIMALS = 10
+SCHEMA = {
+    **dict.fromkeys(["run_id", "analysis", "metric", "system_id", "perturbation_id"], "string"),
+    **dict.fromkeys(["raw_score", "max_score"], "float64"),
+    "n_pairs": "int64",
+}
 
 
 def wrs(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -24,11 +26,8 @@ def wrs(pairs: pd.DataFrame) -> pd.DataFrame:
         scores.insert(0, "run_id", run_id)
         frames.append(scores)
     if not frames:
-        return pd.DataFrame(columns=COLUMNS)
-    out = pd.concat(frames, ignore_index=True)[COLUMNS]
-    out["raw_score"] = out["raw_score"].round(DECIMALS)
-    out["max_score"] = out["max_score"].round(DECIMALS)
-    return out
+        return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
+    return pd.concat(frames, ignore_index=True)[COLUMNS].astype(SCHEMA)
 
 
 def model(dbt, session):

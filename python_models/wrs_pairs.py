@@ -9,6 +9,17 @@ import pandas as pd
 
 from tsrate.stats import PAIR_COLUMNS, weighted_rejection_pairs
 
+#: Column types of the table (stable even when a column is all null or the table is empty).
+TEXT = ["run_id", "analysis", "system_id", "perturbation_id", "within_group", "group_a", "group_b"]
+INTEGER = ["n_a", "n_b", "dof"]
+NUMBER = ["mean_a", "mean_b", "t_statistic", "p_value", "confidence", "weight", "alpha"]
+NUMBER += ["t_critical", "weighted_rejection"]
+SCHEMA = {
+    **dict.fromkeys(TEXT, "string"),
+    **dict.fromkeys(INTEGER, "int64"),
+    **dict.fromkeys(NUMBER, "float64"),
+    "rejected": "bool",
+}
 #: analysis -> (group column, column the pairs must share, or None for every pair)
 ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
 
@@ -28,8 +39,8 @@ def wrs_pairs(
             frames.append(pairs)
     columns = ["run_id", "analysis", *PAIR_COLUMNS]
     if not frames:
-        return pd.DataFrame(columns=columns)
-    return pd.concat(frames, ignore_index=True)[columns]
+        return pd.DataFrame(columns=columns).astype(SCHEMA)
+    return pd.concat(frames, ignore_index=True)[columns].astype(SCHEMA)
 
 
 def model(dbt, session):

@@ -1,0 +1,53 @@
+{#- Figure 4: industry vs company as the grouping / confounder, per system, per perturbation
+    and overall, for every robustness measure. -#}
+with
+
+scores as (
+    select * from {{ ref('robustness_scores') }}
+),
+
+aggregated as (
+    select
+        run_id,
+        measure,
+        system_id,
+        perturbation_id,
+        grouping(system_id) as is_all_systems,
+        grouping(perturbation_id) as is_all_perturbations,
+        avg(raw_score) filter (where confounder = 'industry') as industry_avg,
+        avg(raw_score) filter (where confounder = 'company') as company_avg,
+        count(raw_score) filter (where confounder = 'industry') as n_industry_scores,
+        count(raw_score) filter (where confounder = 'company') as n_company_scores,
+    from scores
+    group by grouping sets (
+        (run_id, measure, system_id),
+        (run_id, measure, perturbation_id),
+        (run_id, measure)
+    )
+),
+
+final as (
+    select
+        run_id,
+        cast(case
+            when is_all_systems = 0 then 'system'
+            when is_all_perturbations = 0 then 'perturbation'
+            else 'all'
+        end as varchar) as grouped_by,
+        system_id,
+        perturbation_id,
+        measure,
+        cast(industry_avg as double) as industry_avg,
+        cast(company_avg as double) as company_avg,
+        cast(industry_avg - company_avg as double) as industry_minus_company,
+        cast(n_industry_scores as integer) as n_industry_scores,
+        cast(n_company_scores as integer) as n_company_scores,
+        cast(case
+            when industry_avg > company_avg then 'industry'
+            when industry_avg < company_avg then 'company'
+            when industry_avg = company_avg then 'tie'
+        end as varchar) as more_biased_confounder,
+    from aggregated
+)
+
+select * from final
