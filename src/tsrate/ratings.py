@@ -101,7 +101,9 @@ def assign_ratings(scores: Mapping[str, float], levels: int = 3) -> dict[str, in
 
     Distinct scores are sorted ascending and split with ``numpy.array_split`` into ``levels``
     contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
-    rating. A single system gets 1 if its score is 0, else ``levels``. An empty mapping
+    rating. A single system gets 1 if its score is 0, else ``levels``; so do systems that
+    all share one score (one distinct value is the single-system case: rating every system
+    "1 = best" because nobody differs would hide that all are maximally biased). An empty mapping
     gives ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
     system). Keys keep the input order.
     """
@@ -109,10 +111,9 @@ def assign_ratings(scores: Mapping[str, float], levels: int = 3) -> dict[str, in
     values = _finite_scores(scores)
     if not values:
         return {}
-    if len(values) == 1:
-        ((system, score),) = values.items()
-        return {system: 1 if score == 0 else levels}
     distinct = np.unique(np.fromiter(values.values(), dtype=float))
+    if len(distinct) == 1:
+        return {system: 1 if score == 0 else levels for system, score in values.items()}
     groups = np.array_split(distinct, levels)
     rating_of: dict[float, int] = {}
     for index, group in enumerate(groups):
@@ -204,7 +205,7 @@ def rate_matrix(values: np.ndarray, levels: int) -> np.ndarray:
     """:func:`assign_ratings` applied to every row of a (rows x systems) matrix at once.
 
     NaN entries are left out of their row's rating and get rating 0; the single-system rule
-    applies to rows with exactly one finite entry. Returns an int64 matrix.
+    applies to rows with exactly one distinct finite value. Returns an int64 matrix.
     """
     levels = _check_levels(levels)
     x = np.asarray(values, dtype=float)
@@ -223,9 +224,8 @@ def rate_matrix(values: np.ndarray, levels: int) -> np.ndarray:
     distinct_index = np.cumsum(new, axis=1) - 1
     n_distinct = new.sum(axis=1, keepdims=True)
     group = _group_of_distinct_index(distinct_index, n_distinct, levels) + 1
-    n_finite = finite.sum(axis=1, keepdims=True)
     single = np.where(xs == 0, 1, levels)
-    sorted_ratings = np.where(n_finite == 1, single, group)
+    sorted_ratings = np.where(n_distinct == 1, single, group)
     sorted_ratings = np.where(finite, sorted_ratings, 0)
     np.put_along_axis(ratings, order, sorted_ratings, axis=1)
     return ratings

@@ -336,6 +336,9 @@ def weighted_rejection_pairs(
     )
 
 
+WRS_DECIMALS = 10
+
+
 def weighted_rejection_scores(pairs: pd.DataFrame) -> pd.DataFrame:
     """Weighted Rejection Score per system x perturbation: a SUM over pairs and levels.
 
@@ -387,8 +390,10 @@ def weighted_rejection_scores(pairs: pd.DataFrame) -> pd.DataFrame:
     else:
         raise ValueError("pairs needs a weighted_rejection (long) or weighted_rejections column")
     out = agg.reset_index()
-    out["raw_score"] = out["raw_score"].astype(float)
-    out["max_score"] = out["max_score"].astype(float)
+    # Scores are sums of a few weights: rounding removes the floating-point residue of the
+    # summation order (0.8 + 0.6 vs 0.6 + 0.8) so equal scores share a rating.
+    out["raw_score"] = out["raw_score"].astype(float).round(WRS_DECIMALS)
+    out["max_score"] = out["max_score"].astype(float).round(WRS_DECIMALS)
     out["n_pairs"] = out["n_pairs"].astype("int64")
     return out[WRS_COLUMNS]
 

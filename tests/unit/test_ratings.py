@@ -190,7 +190,14 @@ def test_rating_rules() -> None:
     }  # fmt: skip
     # fewer distinct scores than levels: top levels stay empty
     assert assign_ratings({"a": 5.0, "b": 7.0, "c": 5.0}, 3) == {"a": 1, "b": 2, "c": 1}
-    assert assign_ratings({"a": 5.0, "b": 5.0}, 3) == {"a": 1, "b": 1}
+    # one distinct score is the single-system case (DESIGN extension): all maximally
+    # biased systems must not all look "best"
+    assert assign_ratings({"a": 5.0, "b": 5.0}, 3) == {"a": 3, "b": 3}
+    assert assign_ratings({"a": 0.0, "b": 0.0}, 3) == {"a": 1, "b": 1}
+    assert rate_matrix(np.array([[7.2, 7.2, 7.2], [0.0, 0.0, np.nan]]), 3).tolist() == [
+        [3, 3, 3],
+        [1, 1, 0],
+    ]
     # single system: 1 if its score is 0, else L
     assert assign_ratings({"only": 0.0}, 5) == {"only": 1}
     assert assign_ratings({"only": 0.3}, 5) == {"only": 5}

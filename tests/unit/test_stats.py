@@ -361,3 +361,16 @@ def test_spearman_matches_scipy() -> None:
         spearman([1, 1, 1], [1, 2, 3])
     with pytest.raises(ValueError, match="same length"):
         spearman([1, 2, 3], [1, 2])
+
+
+def test_wrs_scores_do_not_depend_on_summation_order() -> None:
+    # (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1 in floating point; the scores must still tie
+    rows = [
+        dict(system_id=system, perturbation_id="P0", confidence=weight, weight=weight,
+             weighted_rejection=weight)
+        for system, weights in [("s0", (0.1, 0.2, 0.3)), ("s1", (0.3, 0.2, 0.1))]
+        for weight in weights
+    ]  # fmt: skip
+    assert (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1
+    scores = weighted_rejection_scores(pd.DataFrame(rows)).set_index("system_id")["raw_score"]
+    assert scores["s0"] == scores["s1"]
