@@ -1,4 +1,4 @@
-"""Pipeline flow behind ``tsrate run``: ingest (when needed), forecast, build.
+"""Pipeline flow behind ``tsrate run``: ingest (when needed), forecast, build, publish.
 
 Run it alone with ``python flows/pipeline.py``.
 """
@@ -6,14 +6,16 @@ Run it alone with ``python flows/pipeline.py``.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_run_logger, task
 
 from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
 from tsrate.config import Study, warehouse_path
 from tsrate.forecasting import finish_run, new_run_id
+from tsrate.publish import publish
 from tsrate.warehouse import connect
 
 
@@ -65,15 +67,37 @@ def pipeline_flow(
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
+    published = publish_task(warehouse, run_id)
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
     logger.info(
-        "run %s succeeded in %.1fs; query the marts in %s",
+        "run %s succeeded in %.1fs; readers and BI tools use the snapshot %s",
         run_id,
         time.perf_counter() - started,
-        warehouse,
+        published,
     )
     return run_id
+
+
+@task
+def publish_task(warehouse: str, run_id: str) -> str:
+    """Copy marts and seeds into the read-only snapshot, swapped in atomically."""
+    logger = get_run_logger()
+    started = time.perf_counter()
+    try:
+        result = publish(Path(warehouse), run_id)
+    except BaseException as exc:
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
+        raise
+    logger.info(
+        "published %d tables (%d rows) to %s in %.1fs",
+        len(result.row_counts),
+        sum(result.row_counts.values()),
+        result.path,
+        time.perf_counter() - started,
+    )
+    return str(result.path)
 
 
 if __name__ == "__main__":

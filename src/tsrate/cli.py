@@ -127,16 +127,25 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    return _print_query(args.sql)
+    return _print_query(args.sql, live=args.live)
 
 
-def _print_query(sql: str) -> int:
+def _print_query(sql: str, live: bool = True) -> int:
     import duckdb
 
     from tsrate.config import warehouse_path
+    from tsrate.publish import published_path
     from tsrate.warehouse import connect
 
-    with connect(warehouse_path(), read_only=True) as con:
+    path = warehouse_path()
+    if not live:
+        path = published_path(path)
+        if not path.exists():
+            raise TsrateError(
+                f"no published snapshot at {path} yet: finish a `tsrate run`, or query the "
+                "live warehouse with --live"
+            )
+    with connect(path, read_only=True) as con:
         try:
             frame = con.execute(sql).df()
         except duckdb.Error as exc:
@@ -190,8 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("runs", help="list recorded runs").set_defaults(func=cmd_runs)
 
-    query = sub.add_parser("query", help="run read-only SQL against the warehouse")
+    query = sub.add_parser(
+        "query", help="run read-only SQL against the published snapshot (marts, seeds)"
+    )
     query.add_argument("sql")
+    query.add_argument(
+        "--live", action="store_true", help="query the live warehouse (raw, staging, ...) instead"
+    )
     query.set_defaults(func=cmd_query)
     return parser
 

@@ -36,9 +36,19 @@ def ingest(warehouse: Path, tickers: list[str]) -> None:
         store_prices(con, load_skfolio_sp500(tickers), "skfolio")
 
 
+#: The error marts and everything they need; tests of those marts skip the rating models.
+ERROR_MARTS = "+window_errors +accuracy_scores +window_inputs"
+
+
 def forecast_and_build(
-    warehouse: Path, study: Study, target: Path, force: bool = False, workers: int = 2
+    warehouse: Path,
+    study: Study,
+    target: Path,
+    force: bool = False,
+    workers: int = 2,
+    select: str | None = ERROR_MARTS,
 ) -> str:
+    """Forecast ``study`` into ``warehouse`` and dbt-build ``select`` (None: every model)."""
     with connect(warehouse) as con:
         summary = run_forecasts(
             con,
@@ -50,7 +60,11 @@ def forecast_and_build(
         )
         finish_run(con, summary.run_id, "forecasted")
     dbt.build(
-        run_id=summary.run_id, warehouse=warehouse, target_path=target, on_line=lambda line: None
+        run_id=summary.run_id,
+        warehouse=warehouse,
+        target_path=target,
+        on_line=lambda line: None,
+        select=select,
     )
     return summary.run_id
 

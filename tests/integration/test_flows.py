@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import duckdb
+import pandas as pd
 import pytest
 
 from tests.integration.helpers import read
@@ -36,6 +37,19 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     assert set(errors["ticker"]) == {"AAPL", "PFE"}
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
 
+    # the marts were published to the read-only snapshot beside the warehouse
+    snapshot = tmp_path / "published" / "tsrate.duckdb"
+    published = read(snapshot, "select run_id from published_runs")
+    assert published["run_id"].tolist() == [run_id]
+    live_rows = read(warehouse, "select * from marts.window_errors order by all")
+    pd.testing.assert_frame_equal(
+        read(snapshot, "select * from marts.window_errors order by all"), live_rows
+    )
+    comment = read(
+        snapshot, "select comment from duckdb_tables() where table_name = 'window_errors'"
+    )
+    assert "One row per system, ticker, window and perturbation" in comment["comment"][0]
+
     # unknown system: a clear error, and the failed run does not replace the marts
     with pytest.raises(Exception, match="unknown system 'nope'"):
         pipeline_flow(
@@ -46,3 +60,32 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     assert set(read(warehouse, "select distinct run_id from marts.window_errors")["run_id"]) == {
         run_id
     }
+    assert read(snapshot, "select run_id from published_runs")["run_id"].tolist() == [run_id]
+
+
+def test_publish_swaps_atomically_under_an_open_reader(tmp_path):
+    from tests.integration.helpers import forecast_and_build, ingest, small_study
+    from tsrate.publish import publish
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "MSFT"])
+    tickers = ["AAPL", "MSFT"]
+    study = small_study(study_tickers=tickers, systems=["naive"], perturbations=["P0"])
+    first = forecast_and_build(warehouse, study, tmp_path / "target")
+    snapshot = publish(warehouse, first).path
+    reader = duckdb.connect(str(snapshot), read_only=True)  # a dashboard holding the old file
+    try:
+        study_two = small_study(
+            study_tickers=tickers, systems=["naive", "biased"], perturbations=["P0"]
+        )
+        second = forecast_and_build(warehouse, study_two, tmp_path / "target")
+        publish(warehouse, second)  # neither blocked by the reader nor visible to it
+        old = reader.execute("select distinct system_id from marts.window_errors").fetchall()
+        assert {row[0] for row in old} == {"naive"}
+    finally:
+        reader.close()
+    fresh = read(snapshot, "select distinct system_id from marts.window_errors")
+    assert set(fresh["system_id"]) == {"naive", "biased"}
+    history = read(snapshot, "select run_id from published_runs order by published_at")
+    assert history["run_id"].tolist() == [first, second]
+    assert not list(snapshot.parent.glob("*.partial"))
