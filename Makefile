@@ -2,6 +2,7 @@
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
+TORCH_VERSION ?= 2.13.0
 
 .PHONY: setup run test lint format build docs benchmark clean
 
@@ -10,7 +11,9 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	# CPU torch first (a local wheel here); with a GPU, install your CUDA build of torch instead
+	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)"
+	$(BIN)/pip install --quiet -e ".[dev,fracast]"
 	touch $@
 
 run: setup            ## the main job on the default study (bundled S&P sample -> marts)

@@ -1,0 +1,455 @@
+"""Rate any model black-box: import its predictions from a file as a run of the warehouse.
+
+The file (CSV with a header, or Parquet) holds one row per forecast::
+
+    ticker,window_end_date,perturbation_id,horizon_step,forecast
+    AAPL,2022-10-14,P0,1,138.2
+
+``window_end_date`` names a window of the study (the date of its last context value, the
+forecast origin); ``horizon_step`` runs 1..horizon (step 1 is the next trading day). For each
+(ticker, perturbation) the file covers, every window of the study × every step must be
+there; a file may cover a subset of the study's tickers and perturbations. The inputs the
+model saw must be the study's (same context length, perturbation spacing and phase):
+``tsrate`` cannot check that, but the perturbed inputs of the run (``raw.perturbed_inputs``)
+show what they should have been.
+
+The system must be a row of the systems seed (``seeds/systems.csv``). For a model tsrate
+cannot run, add a row with an empty ``implementation``, e.g.::
+
+    my_model,My model,,numeric,foundation,time-series,decoder-only,true,P0 P1 P2 P3,,Predictions imported from files.
+
+(the marts' metadata and dbt's relationship tests read that seed, so a system unknown to it
+cannot be scored). Its ``accepted_perturbations`` must list the perturbations in the file.
+
+The whole file is validated before anything is written: a rejected file stores nothing and
+the error names the file, the rows and the problem. A valid file becomes a new run: by
+default the study's own systems (``study.systems``, e.g. the baselines) are forecast into
+the same run exactly as ``tsrate run`` does (finished partitions are reused, missing ones
+computed), and the imported forecasts are added beside them, one partition per ticker ×
+perturbation. So one ``dbt build`` of that run rates the imported model against the
+baselines. A partition's ``input_key`` hashes the study's window settings, the ticker's clean
+prices and the imported forecasts themselves, so importing the same predictions again
+reuses the stored partitions (no new forecast rows).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.config import Study, load_companies
+from tsrate.forecasting import (
+    Partition,
+    RunSummary,
+    TickerSeries,
+    finish_run,
+    input_key,
+    load_series,
+    new_run_id,
+    run_forecasts,
+    start_run,
+    store_partition,
+)
+from tsrate.systems.registry import load_systems_seed
+from tsrate.warehouse import transaction
+
+IMPORT_COLUMNS = ["ticker", "window_end_date", "perturbation_id", "horizon_step", "forecast"]
+#: Rows quoted per problem in an error message.
+MAX_EXAMPLES = 5
+
+
+class ImportValidationError(TsrateError):
+    """A prediction file that cannot be imported, with every problem found listed."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {problem}" for problem in self.problems)
+        super().__init__(f"{source}: rejected, nothing was stored:\n{lines}")
+
+
+@dataclasses.dataclass
+class ImportSummary(RunSummary):
+    """A :class:`RunSummary` of the imported partitions, plus where they came from.
+
+    ``partitions``, ``reused``, ``computed`` and ``forecast_rows`` count the imported
+    system's partitions only; ``baselines`` is the summary of the study's own systems
+    forecast into the same run (None when ``baselines=False``).
+    """
+
+    system_id: str = ""
+    source: str = ""
+    file_sha256: str = ""
+    baselines: RunSummary | None = None
+
+
+def import_forecasts(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    system_id: str,
+    study: Study,
+    run_id: str | None = None,
+    *,
+    baselines: bool = True,
+    systems_seed: pd.DataFrame | None = None,
+    companies: pd.DataFrame | None = None,
+    workers: int | None = None,
+    progress=None,  # noqa: ANN001 - Callable[[str], None], as run_forecasts
+) -> ImportSummary:
+    """Validate the prediction file at ``path`` and store it as a new run of ``study``.
+
+    ``baselines``: also forecast the study's own systems into the run (reusing finished
+    partitions), so the run rates the imported model beside them. ``systems_seed``: the
+    systems seed to check ``system_id`` against (default ``seeds/systems.csv``; dbt scores
+    only systems listed in the seed it builds with). Marks the run ``forecasted``; score it
+    with ``tsrate.dbt.build(run_id=summary.run_id)``.
+    """
+    started = time.perf_counter()
+    say = progress or (lambda message: None)
+    path = Path(path)
+    source = str(path)
+    seed = load_systems_seed() if systems_seed is None else systems_seed
+    accepted = _check_system(system_id, seed, study, baselines)
+    run_id = run_id or new_run_id()
+    if con.execute("select count(*) from raw.runs where run_id = ?", [run_id]).fetchone()[0]:
+        raise TsrateError(f"run {run_id!r} already exists; an import makes a new run")
+    series = load_series(con, study)
+    frame, file_sha256 = read_prediction_file(path)
+    grids = validate_predictions(frame, source, study, series, system_id, accepted)
+
+    summary = ImportSummary(run_id, system_id=system_id, source=source, file_sha256=file_sha256)
+    if baselines and study.systems:
+        summary.baselines = run_forecasts(
+            con,
+            study,
+            load_companies() if companies is None else companies,
+            run_id=run_id,
+            workers=workers,
+            progress=say,
+        )
+    else:
+        start_run(con, dataclasses.replace(study, systems=()), series, run_id)
+    con.execute(
+        "update raw.runs set systems = list_append(systems, $system) where run_id = $run_id",
+        {"system": system_id, "run_id": run_id},
+    )
+
+    finished = {
+        row[0]: row[1]
+        for row in con.execute(
+            "select input_key, arg_max(partition_key, finished_at) "
+            "from raw.forecast_partitions group by input_key"
+        ).fetchall()
+    }
+    for (ticker, perturbation_id), forecasts_array in sorted(grids.items()):
+        ticker_series = series[ticker]
+        key = imported_input_key(system_id, study, ticker_series, perturbation_id, forecasts_array)
+        summary.partitions += 1
+        if key in finished:
+            with transaction(con):
+                con.execute(
+                    "insert into raw.run_partitions values (?, ?, true) on conflict do nothing",
+                    [run_id, finished[key]],
+                )
+            summary.reused += 1
+            continue
+        summary.forecast_rows += store_partition(
+            con,
+            run_id,
+            Partition(system_id, ticker, perturbation_id, key),
+            key,
+            ticker_series.window_end_dates,
+            forecasts_array,
+            0.0,
+        )
+        summary.computed += 1
+    message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
+    finish_run(con, run_id, "forecasted", message)
+    summary.seconds = time.perf_counter() - started
+    say(
+        f"run {run_id}: {message}: {summary.partitions} partitions "
+        f"({summary.computed} stored, {summary.reused} reused), {summary.forecast_rows} rows"
+    )
+    return summary
+
+
+def imported_input_key(
+    system_id: str,
+    study: Study,
+    series: TickerSeries,
+    perturbation_id: str,
+    forecasts_array: np.ndarray,
+) -> str:
+    """The pipeline's input key with the forecasts' own hash as the system's fingerprint."""
+    content = hashlib.sha256(np.ascontiguousarray(forecasts_array, dtype=float).tobytes())
+    fingerprint = f"imported;forecasts-sha256={content.hexdigest()}"
+    return input_key(system_id, fingerprint, study, series, perturbation_id)
+
+
+def _check_system(
+    system_id: str, seed: pd.DataFrame, study: Study, baselines: bool
+) -> tuple[str, ...]:
+    if system_id not in set(seed["system_id"]):
+        raise TsrateError(
+            f"unknown system {system_id!r}: add a row for it to seeds/systems.csv with an "
+            "empty implementation column, e.g. "
+            f"`{system_id},My model,,numeric,foundation,time-series,decoder-only,true,"
+            "P0 P1 P2 P3,,Predictions imported from files.` (dbt scores only systems in "
+            "that seed), then import again"
+        )
+    if baselines and system_id in study.systems:
+        raise TsrateError(
+            f"system {system_id!r} is one of the study's own systems {list(study.systems)}, "
+            "which the run forecasts itself; import under another system id"
+        )
+    row = seed[seed["system_id"] == system_id].iloc[0]
+    return tuple(str(row.get("accepted_perturbations", "") or "").split())
+
+
+def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
+    """The file as a frame (CSV values as text) with a 1-based ``_line`` column, and its sha256."""
+    source = str(path)
+    if not path.exists():
+        raise ImportValidationError(source, ["file does not exist"])
+    if path.stat().st_size == 0:
+        raise ImportValidationError(source, ["file is empty"])
+    suffix = path.suffix.lower()
+    if suffix not in {".csv", ".txt", ".parquet"}:
+        raise ImportValidationError(
+            source, [f"unknown file type {suffix!r}; use .csv (with a header) or .parquet"]
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+            first_line = 1  # row numbers
+        else:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+            first_line = 2  # line 1 is the header
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
+        raise ImportValidationError(source, [f"cannot be read: {exc}"]) from exc
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ImportValidationError(
+            source,
+            [
+                f"missing column(s) {missing}; expected a header with {IMPORT_COLUMNS}, "
+                f"found {list(frame.columns)}"
+            ],
+        )
+    if frame.empty:
+        raise ImportValidationError(source, ["no forecast rows (only a header)"])
+    frame = frame[IMPORT_COLUMNS].reset_index(drop=True)
+    frame["_line"] = np.arange(first_line, first_line + len(frame))
+    return frame, digest
+
+
+def validate_predictions(
+    frame: pd.DataFrame,
+    source: str,
+    study: Study,
+    series: dict[str, TickerSeries],
+    system_id: str,
+    accepted: tuple[str, ...] = (),
+) -> dict[tuple[str, str], np.ndarray]:
+    """Check every row against the study; return the (windows × horizon) grid per partition.
+
+    Raises :class:`ImportValidationError` listing every problem found.
+    """
+    what = "row" if source.lower().endswith(".parquet") else "line"
+    parsed, problems = _parse(frame, what)
+    if problems:
+        raise ImportValidationError(source, problems)
+    problems = _check_against_study(parsed, what, study, series, system_id, accepted)
+    if problems:
+        raise ImportValidationError(source, problems)
+    problems = _check_duplicates(parsed, what)
+    if problems:
+        raise ImportValidationError(source, problems)
+    grids, problems = _grids(parsed, study, series)
+    if problems:
+        raise ImportValidationError(source, problems)
+    return grids
+
+
+def _lines(frame: pd.DataFrame, mask: pd.Series, what: str) -> str:
+    """'lines 3, 7 and 2 more' for the rows under ``mask``."""
+    lines = frame.loc[mask, "_line"].tolist()
+    shown = ", ".join(str(n) for n in lines[:MAX_EXAMPLES])
+    more = f" and {len(lines) - MAX_EXAMPLES} more" if len(lines) > MAX_EXAMPLES else ""
+    return f"{what}{'s' if len(lines) > 1 else ''} {shown}{more}"
+
+
+def _first(frame: pd.DataFrame, mask: pd.Series, column: str) -> str:
+    return repr(frame.loc[mask, column].iloc[0])
+
+
+def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
+    problems = []
+    out = pd.DataFrame({"_line": frame["_line"]})
+
+    for column in ("ticker", "perturbation_id"):
+        text = frame[column].astype("string").str.strip().str.upper()
+        blank = text.isna() | (text == "")
+        if blank.any():
+            problems.append(f"{_lines(frame, blank, what)}: {column} is empty")
+        out[column] = text.fillna("")
+
+    raw_dates = frame["window_end_date"]
+    if pd.api.types.is_datetime64_any_dtype(raw_dates):
+        dates = pd.to_datetime(raw_dates)
+    else:
+        dates = pd.to_datetime(
+            raw_dates.astype("string").str.strip(), errors="coerce", format="ISO8601"
+        )
+    not_date = dates.isna() | (dates.notna() & (dates != dates.dt.normalize()))
+    if not_date.any():
+        problems.append(
+            f"{_lines(frame, not_date, what)}: window_end_date is not a date like 2022-10-14 "
+            f"(first: {_first(frame, not_date, 'window_end_date')})"
+        )
+    out["window_end_date"] = dates.dt.normalize().dt.tz_localize(None)
+
+    steps = pd.to_numeric(frame["horizon_step"], errors="coerce")
+    not_int = steps.isna() | ~np.isfinite(steps) | (steps != np.round(steps))
+    if not_int.any():
+        problems.append(
+            f"{_lines(frame, not_int, what)}: horizon_step is not a whole number "
+            f"(first: {_first(frame, not_int, 'horizon_step')})"
+        )
+    out["horizon_step"] = steps.where(~not_int, 0).astype("int64")
+
+    raw_forecasts = frame["forecast"]
+    values = pd.to_numeric(raw_forecasts, errors="coerce").astype(float)
+    if pd.api.types.is_numeric_dtype(raw_forecasts):
+        unparseable = pd.Series(False, index=frame.index)
+    else:
+        text = raw_forecasts.astype("string").str.strip().str.lower()
+        spelled_missing = text.isna() | text.isin(["", "nan", "+nan", "-nan", "na", "null"])
+        unparseable = values.isna() & ~spelled_missing
+    if unparseable.any():
+        problems.append(
+            f"{_lines(frame, unparseable, what)}: forecast is not a number "
+            f"(first: {_first(frame, unparseable, 'forecast')})"
+        )
+    non_finite = ~np.isfinite(values) & ~unparseable
+    if non_finite.any():
+        problems.append(
+            f"{_lines(frame, non_finite, what)}: forecast is missing or not finite "
+            f"(first: {_first(frame, non_finite, 'forecast')}); every forecast must be a finite number"
+        )
+    out["forecast"] = values
+    return out, problems
+
+
+def _check_against_study(
+    parsed: pd.DataFrame,
+    what: str,
+    study: Study,
+    series: dict[str, TickerSeries],
+    system_id: str,
+    accepted: tuple[str, ...],
+) -> list[str]:
+    problems = []
+    unknown = ~parsed["ticker"].isin(list(study.tickers))
+    if unknown.any():
+        names = sorted(set(parsed.loc[unknown, "ticker"]))
+        problems.append(
+            f"{_lines(parsed, unknown, what)}: ticker(s) {names} are not in the study "
+            f"(its tickers: {list(study.tickers)})"
+        )
+    outside = ~parsed["perturbation_id"].isin(list(study.perturbations))
+    if outside.any():
+        names = sorted(set(parsed.loc[outside, "perturbation_id"]))
+        problems.append(
+            f"{_lines(parsed, outside, what)}: perturbation(s) {names} are not in the study "
+            f"(its perturbations: {list(study.perturbations)})"
+        )
+    if accepted:
+        refused = ~outside & ~parsed["perturbation_id"].isin(list(accepted))
+        if refused.any():
+            names = sorted(set(parsed.loc[refused, "perturbation_id"]))
+            problems.append(
+                f"{_lines(parsed, refused, what)}: perturbation(s) {names} are not accepted by "
+                f"system {system_id!r} (systems seed: {' '.join(accepted)})"
+            )
+    bad_step = (parsed["horizon_step"] < 1) | (parsed["horizon_step"] > study.horizon)
+    if bad_step.any():
+        problems.append(
+            f"{_lines(parsed, bad_step, what)}: horizon_step outside 1..{study.horizon} "
+            f"(first: {parsed.loc[bad_step, 'horizon_step'].iloc[0]})"
+        )
+    windows = pd.concat(
+        [
+            pd.DataFrame({"ticker": ticker, "window_end_date": pd.to_datetime(s.window_end_dates)})
+            for ticker, s in series.items()
+        ],
+        ignore_index=True,
+    )
+    windows["_is_window"] = True
+    located = parsed[["ticker", "window_end_date"]].merge(
+        windows, on=["ticker", "window_end_date"], how="left"
+    )
+    not_window = ~unknown & located["_is_window"].isna().to_numpy()
+    if not_window.any():
+        first = parsed.loc[not_window].iloc[0]
+        s = series[first["ticker"]]
+        problems.append(
+            f"{_lines(parsed, not_window, what)}: window_end_date is not a window of the study "
+            f"(first: {first['ticker']} {first['window_end_date'].date()}; {first['ticker']}'s "
+            f"windows end on the trading days {s.window_end_dates[0]} to "
+            f"{s.window_end_dates[-1]}, context {study.context_length}, horizon "
+            f"{study.horizon}, stride {study.stride})"
+        )
+    return problems
+
+
+def _check_duplicates(parsed: pd.DataFrame, what: str) -> list[str]:
+    key = ["ticker", "window_end_date", "perturbation_id", "horizon_step"]
+    repeated = parsed.duplicated(key, keep="first")
+    if not repeated.any():
+        return []
+    first = parsed.loc[repeated].iloc[0]
+    same = (parsed[key] == first[key]).all(axis=1)
+    return [
+        f"{_lines(parsed, repeated, what)}: duplicate (ticker, window_end_date, perturbation_id, "
+        f"horizon_step); first: {first['ticker']} {first['window_end_date'].date()} "
+        f"{first['perturbation_id']} step {first['horizon_step']} on {_lines(parsed, same, what)}"
+    ]
+
+
+def _grids(
+    parsed: pd.DataFrame, study: Study, series: dict[str, TickerSeries]
+) -> tuple[dict[tuple[str, str], np.ndarray], list[str]]:
+    grids = {}
+    problems = []
+    d = study.horizon
+    for (ticker, perturbation_id), rows in parsed.groupby(["ticker", "perturbation_id"]):
+        ends = pd.to_datetime(series[ticker].window_end_dates)
+        grid = np.full((len(ends), d), np.nan)
+        window = ends.get_indexer(pd.DatetimeIndex(rows["window_end_date"]))
+        grid[window, rows["horizon_step"].to_numpy() - 1] = rows["forecast"].to_numpy()
+        missing = np.isnan(grid)
+        if missing.any():
+            examples = []
+            for row in np.flatnonzero(missing.any(axis=1))[:MAX_EXAMPLES]:
+                steps = np.flatnonzero(missing[row]) + 1
+                label = "all steps" if len(steps) == d else f"steps {steps.tolist()}"
+                examples.append(f"{ends[row].date()} ({label})")
+            n_windows = int(missing.any(axis=1).sum())
+            more = f", and {n_windows - len(examples)} more" if n_windows > len(examples) else ""
+            problems.append(
+                f"{ticker} {perturbation_id}: incomplete grid, {int(missing.sum())} of "
+                f"{grid.size} forecasts (windows × steps 1..{d}) missing, in {n_windows} of "
+                f"{len(ends)} windows: {'; '.join(examples)}{more}"
+            )
+        grids[(ticker, perturbation_id)] = grid
+    return grids, problems

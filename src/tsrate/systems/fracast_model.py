@@ -1,0 +1,159 @@
+"""fracast: a small pretrained time-series foundation model whose weights ship in its wheel.
+
+``fracast`` (PyPI) bundles its checkpoints, so ``FracastModel.from_pretrained()`` loads
+offline. What the model does with our windows (read from fracast 0.1.0's source):
+
+- Context: up to ``W = 2048`` values; a longer context keeps its last 2048, a shorter one
+  is left-padded and the padding marked unobserved. Each window is scaled by its own
+  min/max before the network and back after.
+- It needs at least 8 finite values per window, else it rejects the whole batch. Such a
+  window (none in this project's P0–P3 studies) gets the last observed value instead and
+  is counted in ``fallbacks``, like ARIMA's failed fits.
+- Missing values (P3): the model takes NaN natively. A non-finite input is masked out:
+  the encoder sees 0 with a "not observed" coverage flag at that position, and its
+  periodogram (season detection) uses the window's mean of observed values there. So no
+  filling is done here; NaN passes through unchanged.
+- Output: 9 quantiles (0.1 … 0.9) over a native 48-step block; longer horizons roll
+  forward on the median. The point forecast here is the median (0.5 quantile).
+- Deterministic: no sampling, eval mode, no-grad; on CPU the result does not depend on
+  the batch size (so the batch size is not part of the fingerprint). It runs on ``cuda``
+  when torch sees a GPU, else on the CPU.
+- Speed: every window is padded to 2048 steps, so cost is per window, not per context
+  value: about 25 ms a window on one CPU core pair (the default study, 6 tickers × 153
+  windows × 4 perturbations, took 86 s on 2 cores).
+
+Settings (no study var; they do not change forecasts beyond float rounding):
+``TSRATE_FRACAST_BATCH_SIZE`` (windows per forward pass; default 16 on CPU, 512 on a GPU)
+and ``TSRATE_FRACAST_DEVICE`` (force ``cpu`` or ``cuda``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.systems.base import Availability, ForecastBatch
+
+INSTALL_HINT = (
+    "install the CPU build of torch first, then fracast: "
+    "`pip install torch==2.13.0` (or `pip install torch --index-url "
+    "https://download.pytorch.org/whl/cpu`), then `pip install fracast`"
+)
+#: fracast rejects a window with fewer finite values than this (its ``_MIN_FINITE``).
+MIN_FINITE = 8
+WEIGHT_VARIANTS = ("w8", "fp32")
+
+
+class FracastSystem:
+    system_id = "fracast"
+
+    def __init__(
+        self, weights: str = "w8", batch_size: int | None = None, device: str | None = None
+    ):
+        if weights not in WEIGHT_VARIANTS:
+            raise TsrateError(f"fracast weights must be one of {WEIGHT_VARIANTS}, got {weights!r}")
+        if batch_size is not None and batch_size < 1:
+            raise TsrateError(f"fracast batch size must be at least 1, got {batch_size}")
+        self.weights = weights
+        self._batch_size = batch_size
+        self._device = device
+        self._model = None
+        self.fallbacks = 0
+
+    # -- interface -------------------------------------------------------------------------
+
+    def fingerprint(self) -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            package = version("fracast")
+        except PackageNotFoundError:
+            package = "not-installed"
+        return f"fracast={package};weights={self.weights};point=median"
+
+    def availability(self) -> Availability:
+        try:
+            import torch
+        except ImportError:
+            return Availability(False, f"torch is not installed; {INSTALL_HINT}")
+        try:
+            import fracast
+        except ImportError:
+            return Availability(False, f"fracast is not installed; {INSTALL_HINT}")
+        version = getattr(fracast, "__version__", "?")
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            return Availability(
+                False, f"device {self.device!r} was asked for but torch sees no CUDA GPU"
+            )
+        return Availability(
+            True,
+            f"fracast {version} ({self.weights} weights) on {self.device} (torch {torch.__version__})",
+        )
+
+    def predict(self, batch: ForecastBatch) -> np.ndarray:
+        contexts = np.asarray(batch.contexts, dtype=float)
+        out = np.empty((batch.n_windows, batch.horizon))
+        finite = np.isfinite(contexts)
+        usable = finite.sum(axis=1) >= MIN_FINITE
+        for row in np.flatnonzero(~usable):
+            self.fallbacks += 1
+            observed = contexts[row][finite[row]]
+            out[row] = observed[-1] if len(observed) else np.nan
+        rows = np.flatnonzero(usable)
+        if len(rows):
+            out[rows] = self.forecast(contexts[rows], batch.horizon)
+        return out
+
+    # -- model -----------------------------------------------------------------------------
+
+    @property
+    def device(self) -> str:
+        if self._device is None:
+            import torch
+
+            self._device = "cuda" if torch.cuda.is_available() else "cpu"
+        return self._device
+
+    @property
+    def batch_size(self) -> int:
+        if self._batch_size is None:
+            return 512 if self.device.startswith("cuda") else 16
+        return self._batch_size
+
+    @property
+    def model(self):  # noqa: ANN201 - fracast.FracastModel, imported lazily
+        if self._model is None:
+            from fracast import FracastModel
+
+            model = FracastModel.from_pretrained(weights=self.weights, device=self.device)
+            model.core.eval()
+            model.head.eval()
+            self._model = model
+        return self._model
+
+    def forecast(self, contexts: np.ndarray, horizon: int) -> np.ndarray:
+        """Median forecasts (rows × horizon) of ``contexts`` (rows × time, NaN = missing)."""
+        import torch
+
+        model = self.model
+        median = int(np.argmin(np.abs(np.asarray(model.quantiles) - 0.5)))
+        out = np.empty((len(contexts), horizon))
+        with torch.no_grad():
+            for start in range(0, len(contexts), self.batch_size):
+                chunk = contexts[start : start + self.batch_size]
+                quantiles = model.forecast_batch(chunk, horizon=int(horizon))
+                out[start : start + len(chunk)] = quantiles[:, :, median]
+        return out
+
+
+def create(study, companies) -> FracastSystem:  # noqa: ANN001 - registry signature
+    batch_size = os.environ.get("TSRATE_FRACAST_BATCH_SIZE")
+    try:
+        size = int(batch_size) if batch_size else None
+    except ValueError as exc:
+        raise TsrateError(
+            f"TSRATE_FRACAST_BATCH_SIZE={batch_size!r} is not a whole number"
+        ) from exc
+    return FracastSystem(batch_size=size, device=os.environ.get("TSRATE_FRACAST_DEVICE") or None)

@@ -1,0 +1,130 @@
+"""An imported model is scored by dbt like any system, beside the study's baselines.
+
+dbt reads the systems seed of the project it builds, and its relationship tests require
+every scored system to be in it; so this test builds a copy of the project whose seed has
+one extra row for the external model, as a user adding their model would.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.integration.helpers import ingest, read
+from tsrate import dbt
+from tsrate.config import Study, project_dir
+from tsrate.forecasting import load_series
+from tsrate.imports import import_forecasts
+from tsrate.warehouse import connect
+
+pytestmark = pytest.mark.slow
+
+STUDY = Study.from_mapping(
+    dict(
+        study_tickers=["AAPL", "JPM"],
+        study_start="2022-09-01",
+        study_end="2022-12-28",
+        context_length=30,
+        horizon=5,
+        systems=["naive"],
+    )
+)
+SEED_ROW = (
+    "external_demo,External demo (actuals + 1),,numeric,baseline,time-series,none,false,"
+    "P0 P1 P2 P3,,Predictions imported from a file: the clean actuals plus 1.\n"
+)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A copy of the dbt project whose systems seed knows external_demo."""
+    source = project_dir()
+    copy = tmp_path / "project"
+    copy.mkdir()
+    for name in ("dbt_project.yml", "profiles.yml"):
+        shutil.copy(source / name, copy / name)
+    for name in ("models", "python_models", "macros", "seeds", "tests/dbt"):
+        if (source / name).exists():
+            shutil.copytree(source / name, copy / name)
+    seed = copy / "seeds" / "systems.csv"
+    text = seed.read_text()
+    seed.write_text(text if text.endswith("\n") else text + "\n")
+    with open(seed, "a") as handle:
+        handle.write(SEED_ROW)
+    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(copy))
+    return copy
+
+
+def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "JPM"])
+    with connect(warehouse) as con:
+        series = load_series(con, STUDY)
+    rows = []
+    for ticker, s in series.items():
+        for perturbation_id in STUDY.perturbations:
+            for step in range(1, STUDY.horizon + 1):
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "ticker": ticker,
+                            "window_end_date": pd.to_datetime(s.window_end_dates).date,
+                            "perturbation_id": perturbation_id,
+                            "horizon_step": step,
+                            "forecast": s.clean[s.end_positions + step] + 1.0,
+                        }
+                    )
+                )
+    predictions = tmp_path / "external_demo.csv"
+    pd.concat(rows, ignore_index=True).to_csv(predictions, index=False)
+
+    with connect(warehouse) as con:
+        summary = import_forecasts(con, predictions, "external_demo", STUDY, workers=1)
+    dbt.build(
+        run_id=summary.run_id,
+        warehouse=warehouse,
+        target_path=tmp_path / "target",
+        on_line=lambda line: None,
+    )
+
+    errors = read(warehouse, "select * from marts.window_errors")
+    n_windows = sum(len(s.end_positions) for s in series.values())
+    imported = errors[errors["system_id"] == "external_demo"]
+    assert len(imported) == n_windows * len(STUDY.perturbations)
+    np.testing.assert_allclose(imported["max_abs_residual"], 1.0, rtol=0, atol=1e-9)
+    assert (imported["run_id"] == summary.run_id).all()
+    # the baseline shares the run, so the marts rate the two side by side
+    assert len(errors[errors["system_id"] == "naive"]) == len(imported)
+    ratings = read(warehouse, "select distinct system_id from marts.ratings")
+    assert set(ratings["system_id"]) == {"naive", "external_demo"}
+
+
+def test_cli_import_rejects_a_malformed_file_and_stores_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tsrate.config import project_dir
+    from tsrate.sources import load_skfolio_sp500
+    from tsrate.warehouse import connect, store_prices
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    with connect(warehouse) as con:
+        store_prices(con, load_skfolio_sp500(["AAPL"]), "skfolio")
+    bad = tmp_path / "predictions.csv"
+    bad.write_text("ticker,window_end_date,horizon_step,forecast\nAAPL,2022-10-14,1,1.0\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "tsrate.cli", "import", str(bad), "--system", "chronos",
+         "--tickers", "AAPL", "--start", "2022-09-01", "--end", "2022-12-28",
+         "--context-length", "30", "--horizon", "5", "--systems", "naive"],
+        env=dict(os.environ, TSRATE_WAREHOUSE=str(warehouse)), cwd=project_dir(),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "predictions.csv" in result.stderr and "perturbation_id" in result.stderr
+    assert "Traceback" not in result.stderr
+    with connect(warehouse, read_only=True) as con:
+        assert con.execute("select count(*) from raw.runs").fetchone()[0] == 0

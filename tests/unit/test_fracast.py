@@ -1,0 +1,133 @@
+"""The fracast foundation model on real AAPL windows (skipped where fracast is not installed)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.perturbations import perturb_series
+from tsrate.sources import load_skfolio_sp500
+from tsrate.systems import fracast_model
+from tsrate.systems.base import ForecastBatch, check_forecasts
+from tsrate.systems.fracast_model import FracastSystem
+from tsrate.windows import contexts, futures, window_end_positions
+
+N, D, WINDOWS = 80, 20, 6
+
+
+@pytest.fixture(scope="module")
+def aapl():
+    frame = load_skfolio_sp500(["AAPL"])
+    return frame[frame["price_date"].astype(str) >= "2022-06-01"]["close"].to_numpy()
+
+
+@pytest.fixture(scope="module")
+def system():
+    pytest.importorskip("torch")
+    pytest.importorskip("fracast")
+    return FracastSystem(device="cpu")
+
+
+def batch(values, perturbation="P0", windows=WINDOWS):
+    inputs, _ = perturb_series(values, perturbation, every=N, phase=N - 1)
+    # phase n-1: the perturbed value is the last input of the first window (the hardest spot)
+    ends = window_end_positions(len(values), N, D)[:windows]
+    return ForecastBatch(
+        "AAPL",
+        perturbation,
+        np.arange(len(ends)),
+        contexts(inputs, ends, N),
+        D,
+        futures(values, ends, D),
+        (float(values.min()), float(values.max())),
+    )
+
+
+def test_shape_finite_and_plausible(system, aapl):
+    b = batch(aapl)
+    out = check_forecasts("fracast", b, system.predict(b))
+    assert out.shape == (WINDOWS, D)
+    last = b.contexts[:, -1:]
+    # a 20-day AAPL forecast stays within ±25 % of the last price
+    assert np.all(np.abs(out / last - 1) < 0.25)
+    # and it is a forecast, not a copy of the last value
+    assert np.abs(out - last).max() > 1e-3
+    assert system.fallbacks == 0
+
+
+def test_point_forecast_is_the_median(system, aapl):
+    b = batch(aapl)
+    quantiles = system.model.forecast_batch(b.contexts, horizon=D)  # (windows, steps, 9)
+    assert system.model.quantiles[4] == 0.5
+    np.testing.assert_allclose(system.predict(b), quantiles[:, :, 4])
+    assert np.all(quantiles[:, :, 0] < quantiles[:, :, 8])
+
+
+def test_deterministic_and_independent_of_batch_size(system, aapl):
+    b = batch(aapl)
+    first = system.predict(b)
+    np.testing.assert_array_equal(first, system.predict(b))
+    chunked = FracastSystem(device="cpu", batch_size=4).predict(b)  # chunks of 4 + 2
+    np.testing.assert_allclose(chunked, first, rtol=1e-6)
+
+
+def test_reacts_to_drop_to_zero(system, aapl):
+    clean = system.predict(batch(aapl, "P0"))
+    dropped = system.predict(batch(aapl, "P1"))
+    assert np.abs(clean[0] - dropped[0]).max() > 1e-3
+
+
+def test_missing_value_passes_through_as_nan(system, aapl):
+    b = batch(aapl, "P3")
+    assert np.isnan(b.contexts[0, -1]) and np.isnan(b.contexts).sum() == WINDOWS
+    before = b.contexts.copy()
+    out = check_forecasts("fracast", b, system.predict(b))
+    np.testing.assert_array_equal(b.contexts, before)  # inputs untouched
+    clean_last = batch(aapl).contexts[:, -1:]
+    assert np.all(np.abs(out / clean_last - 1) < 0.25)
+    assert system.fallbacks == 0
+
+
+def test_too_few_observed_values_fall_back_to_last_value(aapl):
+    pytest.importorskip("fracast")
+    system = FracastSystem(device="cpu")
+    b = batch(aapl)
+    b.contexts[1, :-5] = np.nan  # 5 observed values: fracast needs 8
+    out = system.predict(b)
+    assert system.fallbacks == 1
+    np.testing.assert_array_equal(out[1], b.contexts[1, -1])
+    assert np.all(np.isfinite(out))
+
+
+def test_unavailable_without_fracast(monkeypatch):
+    monkeypatch.setitem(sys.modules, "fracast", None)
+    availability = FracastSystem(device="cpu").availability()
+    assert not availability.available
+    assert "fracast is not installed" in availability.reason
+    assert "pip install fracast" in availability.reason
+    assert "torch==2.13.0" in availability.reason
+
+
+def test_unavailable_without_torch(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    availability = FracastSystem(device="cpu").availability()
+    assert not availability.available
+    assert "torch is not installed" in availability.reason
+
+
+def test_create_reads_settings(monkeypatch):
+    study = Study.from_mapping(
+        dict(study_tickers=["AAPL"], study_start="2022-01-03", study_end="2022-12-28")
+    )
+    monkeypatch.setenv("TSRATE_FRACAST_BATCH_SIZE", "7")
+    monkeypatch.setenv("TSRATE_FRACAST_DEVICE", "cpu")
+    system = fracast_model.create(study, None)
+    assert (system.system_id, system.batch_size, system.device) == ("fracast", 7, "cpu")
+    assert "weights=w8" in system.fingerprint()
+    monkeypatch.setenv("TSRATE_FRACAST_BATCH_SIZE", "many")
+    with pytest.raises(TsrateError, match="TSRATE_FRACAST_BATCH_SIZE"):
+        fracast_model.create(study, None)

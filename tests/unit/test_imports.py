@@ -1,0 +1,346 @@
+"""Importing predictions made elsewhere: validation, storage and reuse on a real small warehouse.
+
+Every rejection test checks that the file's problem is named (file, line, what is wrong)
+and that the warehouse's raw tables are exactly as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.forecasting import load_series
+from tsrate.imports import ImportValidationError, import_forecasts
+from tsrate.sources import load_skfolio_sp500
+from tsrate.systems.registry import load_systems_seed
+from tsrate.warehouse import connect, store_prices
+
+STUDY = Study.from_mapping(
+    dict(
+        study_tickers=["AAPL", "JPM"],
+        study_start="2022-09-01",
+        study_end="2022-12-28",
+        context_length=30,
+        horizon=5,
+        systems=["naive"],
+    )
+)
+RAW_TABLES = [
+    "prices",
+    "runs",
+    "windows",
+    "perturbed_inputs",
+    "forecast_partitions",
+    "run_partitions",
+    "forecasts",
+]
+EXTERNAL_ROW = dict(
+    system_id="external_demo",
+    display_name="External demo",
+    paper_symbol="",
+    modality="numeric",
+    family="baseline",
+    purpose="time-series",
+    architecture="none",
+    is_foundation_model="false",
+    accepted_perturbations="P0 P1 P2 P3",
+    implementation="",
+    description="Predictions imported from a file.",
+)
+
+
+@pytest.fixture(scope="module")
+def seed():
+    seed = load_systems_seed()
+    return pd.concat([seed, pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    path = tmp_path_factory.mktemp("imports") / "tsrate.duckdb"
+    with connect(path) as con:
+        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
+    return path
+
+
+@pytest.fixture(scope="module")
+def good(warehouse):
+    """The study's full grid: clean actuals + 1.0 (a sorted frame)."""
+    with connect(warehouse) as con:
+        series = load_series(con, STUDY)
+    frames = []
+    for ticker, s in series.items():
+        for perturbation_id in STUDY.perturbations:
+            for step in range(1, STUDY.horizon + 1):
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "ticker": ticker,
+                            "window_end_date": pd.to_datetime(s.window_end_dates).strftime(
+                                "%Y-%m-%d"
+                            ),
+                            "perturbation_id": perturbation_id,
+                            "horizon_step": step,
+                            "forecast": s.clean[s.end_positions + step] + 1.0,
+                        }
+                    )
+                )
+    return pd.concat(frames, ignore_index=True)
+
+
+def snapshot(warehouse) -> dict[str, pd.DataFrame]:
+    with connect(warehouse) as con:
+        return {t: con.execute(f"select * from raw.{t} order by all").df() for t in RAW_TABLES}
+
+
+def write_csv(tmp_path, frame: pd.DataFrame, name="predictions.csv"):
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def do_import(warehouse, path, seed, system_id="external_demo", study=STUDY, **kwargs):
+    with connect(warehouse) as con:
+        return import_forecasts(con, path, system_id, study, systems_seed=seed, workers=1, **kwargs)
+
+
+def assert_rejected(warehouse, path, seed, *fragments, error=ImportValidationError, **kwargs):
+    before = snapshot(warehouse)
+    with pytest.raises(error) as caught:
+        do_import(warehouse, path, seed, **kwargs)
+    message = str(caught.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    after = snapshot(warehouse)
+    for table in RAW_TABLES:
+        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
+    return message
+
+
+# -- a good file ------------------------------------------------------------------------------
+
+
+def test_import_stores_a_run_with_the_baselines(warehouse, seed, good, tmp_path):
+    path = write_csv(tmp_path, good)
+    summary = do_import(warehouse, path, seed)
+    assert (summary.partitions, summary.computed, summary.reused) == (8, 8, 0)
+    assert summary.forecast_rows == len(good)
+    assert summary.baselines is not None and summary.baselines.partitions == 8
+    with connect(warehouse) as con:
+        run = con.execute("select * from raw.runs where run_id = ?", [summary.run_id]).df()
+        stored = con.execute(
+            "select f.system_id, f.ticker, strftime(f.window_end_date, '%Y-%m-%d') as window_end_date, "
+            "f.perturbation_id, f.horizon_step, f.forecast from raw.forecasts f "
+            "join raw.run_partitions p using (partition_key) where p.run_id = ? "
+            "order by all",
+            [summary.run_id],
+        ).df()
+    assert run["status"][0] == "forecasted"
+    assert list(run["systems"][0]) == ["naive", "external_demo"]
+    assert "predictions.csv" in run["message"][0]
+    assert set(stored["system_id"]) == {"naive", "external_demo"}
+    imported = stored[stored["system_id"] == "external_demo"].drop(columns="system_id")
+    expected = good.sort_values(list(good.columns)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        imported.reset_index(drop=True), expected, check_dtype=False, check_exact=True
+    )
+
+
+def test_reimport_reuses_partitions(warehouse, seed, good, tmp_path):
+    path = write_csv(tmp_path, good)
+    do_import(warehouse, path, seed)
+    rows_before = snapshot(warehouse)["forecasts"]
+    # the same forecasts as Parquet, shuffled, with real dates: the same partitions
+    parquet = tmp_path / "predictions.parquet"
+    shuffled = good.sample(frac=1.0, random_state=1)
+    shuffled["window_end_date"] = pd.to_datetime(shuffled["window_end_date"]).dt.date
+    shuffled.to_parquet(parquet)
+    again = do_import(warehouse, parquet, seed)
+    assert (again.reused, again.computed, again.forecast_rows) == (8, 0, 0)
+    assert again.baselines.reused == 8
+    assert len(snapshot(warehouse)["forecasts"]) == len(rows_before)
+    with connect(warehouse) as con:
+        attached = con.execute(
+            "select count(*), bool_and(reused) from raw.run_partitions where run_id = ?",
+            [again.run_id],
+        ).fetchone()
+    assert attached == (16, True)
+
+
+def test_subset_without_baselines(warehouse, seed, good, tmp_path):
+    subset = good[(good["ticker"] == "JPM") & (good["perturbation_id"] == "P0")].copy()
+    subset["forecast"] += 0.5  # new content: a new partition
+    summary = do_import(warehouse, write_csv(tmp_path, subset), seed, baselines=False)
+    assert (summary.partitions, summary.computed) == (1, 1)
+    assert summary.baselines is None
+    with connect(warehouse) as con:
+        systems = con.execute(
+            "select distinct system_id from raw.forecast_partitions "
+            "join raw.run_partitions using (partition_key) where run_partitions.run_id = ?",
+            [summary.run_id],
+        ).fetchall()
+        listed = con.execute(
+            "select systems from raw.runs where run_id = ?", [summary.run_id]
+        ).fetchone()[0]
+    assert systems == [("external_demo",)] and listed == ["external_demo"]
+
+
+# -- the system --------------------------------------------------------------------------------
+
+
+def test_unknown_system(warehouse, seed, good, tmp_path):
+    assert_rejected(
+        warehouse,
+        write_csv(tmp_path, good),
+        seed,
+        "unknown system 'mystery'",
+        "seeds/systems.csv",
+        "empty implementation",
+        error=TsrateError,
+        system_id="mystery",
+    )
+
+
+def test_system_that_the_study_runs_itself(warehouse, seed, good, tmp_path):
+    assert_rejected(
+        warehouse,
+        write_csv(tmp_path, good),
+        seed,
+        "one of the study's own systems",
+        error=TsrateError,
+        system_id="naive",
+    )
+
+
+def test_perturbation_the_system_does_not_accept(warehouse, seed, good, tmp_path):
+    narrow = seed.copy()
+    narrow.loc[narrow["system_id"] == "external_demo", "accepted_perturbations"] = "P0 P1 P2"
+    assert_rejected(
+        warehouse, write_csv(tmp_path, good), narrow, "['P3'] are not accepted by system"
+    )
+
+
+def test_existing_run_id(warehouse, seed, good, tmp_path):
+    path = write_csv(tmp_path, good)
+    first = do_import(warehouse, path, seed)
+    assert_rejected(warehouse, path, seed, "already exists", error=TsrateError, run_id=first.run_id)
+
+
+# -- the file ----------------------------------------------------------------------------------
+
+
+def test_missing_column(warehouse, seed, good, tmp_path):
+    path = write_csv(tmp_path, good.drop(columns="horizon_step"))
+    assert_rejected(warehouse, path, seed, str(path), "missing column(s) ['horizon_step']")
+
+
+def test_empty_and_header_only_and_unknown_type(warehouse, seed, good, tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert_rejected(warehouse, empty, seed, "file is empty")
+    assert_rejected(warehouse, write_csv(tmp_path, good.head(0)), seed, "no forecast rows")
+    other = tmp_path / "predictions.xlsx"
+    other.write_text("x")
+    assert_rejected(warehouse, other, seed, "unknown file type '.xlsx'")
+
+
+def test_unparseable_date(warehouse, seed, good, tmp_path):
+    bad = good.copy()
+    bad.loc[3, "window_end_date"] = "14/10/2022x"
+    path = write_csv(tmp_path, bad)
+    assert_rejected(
+        warehouse, path, seed, str(path), "line 5: window_end_date is not a date", "14/10/2022x"
+    )
+
+
+def test_unparseable_numbers(warehouse, seed, good, tmp_path):
+    bad = good.astype({"forecast": object, "horizon_step": object})
+    bad.loc[0, "forecast"] = "12,5"
+    bad.loc[1, "horizon_step"] = "two"
+    message = assert_rejected(warehouse, write_csv(tmp_path, bad), seed)
+    assert "line 2: forecast is not a number (first: '12,5')" in message
+    assert "line 3: horizon_step is not a whole number (first: 'two')" in message
+
+
+def test_non_finite_forecasts(warehouse, seed, good, tmp_path):
+    bad = good.copy()
+    bad.loc[[10, 11], "forecast"] = [np.inf, np.nan]
+    assert_rejected(
+        warehouse, write_csv(tmp_path, bad), seed, "lines 12, 13: forecast is missing or not finite"
+    )
+
+
+def test_duplicate_keys(warehouse, seed, good, tmp_path):
+    bad = pd.concat([good, good.iloc[[7]]], ignore_index=True)
+    bad.loc[len(bad) - 1, "forecast"] = 1.0
+    assert_rejected(
+        warehouse,
+        write_csv(tmp_path, bad),
+        seed,
+        f"line {len(bad) + 1}: duplicate (ticker, window_end_date, perturbation_id, horizon_step)",
+        "on lines 9, " + str(len(bad) + 1),
+    )
+
+
+def test_unknown_ticker(warehouse, seed, good, tmp_path):
+    bad = good.copy()
+    bad.loc[bad["ticker"] == "JPM", "ticker"] = "MSFT"
+    assert_rejected(
+        warehouse, write_csv(tmp_path, bad), seed, "ticker(s) ['MSFT'] are not in the study"
+    )
+
+
+def test_perturbation_not_in_study(warehouse, seed, good, tmp_path):
+    study = dataclasses.replace(STUDY, perturbations=("P0", "P1"))
+    assert_rejected(
+        warehouse,
+        write_csv(tmp_path, good),
+        seed,
+        "perturbation(s) ['P2', 'P3'] are not in the study",
+        study=study,
+    )
+
+
+def test_window_end_dates_that_are_not_windows(warehouse, seed, good, tmp_path):
+    bad = good.copy()
+    bad.loc[0, "window_end_date"] = "2022-10-15"  # a Saturday
+    bad.loc[1, "window_end_date"] = "2022-09-02"  # a trading day inside the first context
+    assert_rejected(
+        warehouse,
+        write_csv(tmp_path, bad),
+        seed,
+        "lines 2, 3: window_end_date is not a window of the study",
+        "AAPL 2022-10-15",
+    )
+
+
+def test_horizon_steps_outside_range(warehouse, seed, good, tmp_path):
+    bad = good.copy()
+    bad.loc[0, "horizon_step"] = 0
+    bad.loc[1, "horizon_step"] = 6
+    assert_rejected(
+        warehouse, write_csv(tmp_path, bad), seed, "lines 2, 3: horizon_step outside 1..5"
+    )
+
+
+def test_incomplete_grid(warehouse, seed, good, tmp_path):
+    aapl_p2 = (good["ticker"] == "AAPL") & (good["perturbation_id"] == "P2")
+    first_window = good.loc[aapl_p2, "window_end_date"].min()
+    drop = aapl_p2 & (
+        (good["window_end_date"] == first_window)  # one whole window
+        | ((good["window_end_date"] == "2022-11-01") & (good["horizon_step"] == 3))
+    )
+    message = assert_rejected(
+        warehouse,
+        write_csv(tmp_path, good[~drop]),
+        seed,
+        "AAPL P2: incomplete grid, 6 of",
+        f"{first_window} (all steps)",
+        "2022-11-01 (steps [3])",
+    )
+    assert "AAPL P0" not in message and "JPM" not in message
