@@ -88,6 +88,40 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from tsrate import dbt
+    from tsrate.config import Study, warehouse_path
+    from tsrate.forecasting import finish_run
+    from tsrate.imports import import_forecasts
+    from tsrate.publish import publish
+    from tsrate.warehouse import connect
+
+    study = Study.from_vars(_study_overrides(args))
+    warehouse = warehouse_path()
+    with connect(warehouse) as con:
+        summary = import_forecasts(
+            con,
+            args.path,
+            args.system,
+            study,
+            baselines=not args.no_baselines,
+            progress=lambda message: print(message, flush=True),
+        )
+    print(
+        f"imported {summary.forecast_rows} forecasts of {args.system!r} as run {summary.run_id} "
+        f"({summary.partitions} partitions, {summary.reused} already stored)"
+    )
+    if args.no_build:
+        print(f"score it with: tsrate build --run-id {summary.run_id}")
+        return 0
+    dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
+    result = publish(warehouse, summary.run_id)
+    with connect(warehouse) as con:
+        finish_run(con, summary.run_id, "succeeded")
+    print(f"run {summary.run_id} rated and published to {result.path}")
+    return 0
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from tsrate import dbt
     from tsrate.config import warehouse_path
@@ -189,6 +223,24 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--start", help="first date (Yahoo)")
     ingest.add_argument("--end", help="last date, inclusive (Yahoo)")
     ingest.set_defaults(func=cmd_ingest)
+
+    imported = sub.add_parser(
+        "import", help="rate a model black-box from a file of its predictions (CSV/Parquet)"
+    )
+    imported.add_argument(
+        "path", help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast"
+    )
+    imported.add_argument(
+        "--system", required=True, help="its system_id (a row of seeds/systems.csv)"
+    )
+    imported.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="do not forecast the study's own systems into the same run",
+    )
+    imported.add_argument("--no-build", action="store_true", help="store only; build later")
+    _add_study_flags(imported)
+    imported.set_defaults(func=cmd_import)
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")

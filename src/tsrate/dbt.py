@@ -86,5 +86,6 @@ def build(
     """``dbt build`` (seeds, models, tests, unit tests) for ``run_id`` (default: latest run)."""
     args = ["build"]
     if select:
-        args += ["--select", select]
+        # a partial build runs only tests whose every parent is selected
+        args += ["--select", select, "--indirect-selection", "cautious"]
     return run_dbt(args, {"run_id": run_id or "latest"}, warehouse, on_line, target_path)

@@ -37,7 +37,7 @@ def ingest(warehouse: Path, tickers: list[str]) -> None:
 
 
 #: The error marts and everything they need; tests of those marts skip the rating models.
-ERROR_MARTS = "+window_errors +accuracy_scores +window_inputs"
+ERROR_MARTS = "+window_errors +accuracy_scores +window_inputs systems perturbations"
 
 
 def forecast_and_build(

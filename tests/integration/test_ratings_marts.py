@@ -236,3 +236,24 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     assert got["perturbation_id"].tolist() == expected["perturbation_id"].tolist()
     assert got[keys].astype(str).equals(expected[keys].astype(str))
     assert draw(seed + 1)["perturbation_id"].tolist() != expected["perturbation_id"].tolist()
+
+
+def test_every_query_of_the_readme_runs_on_the_marts(built):
+    """The README's query guide is SQL analysts copy: each statement must run and return rows."""
+    import re
+
+    from tsrate.config import project_dir
+
+    readme = (project_dir() / "README.md").read_text()
+    blocks = re.findall(r"```sql\n(.*?)```", readme, flags=re.S)
+    statements = [
+        s.strip()
+        for block in blocks
+        for s in re.sub(r"--[^\n]*", "", block).split(";")
+        if s.strip()
+    ]
+    assert len(statements) >= 8
+    warehouse, _, _ = built
+    for statement in statements:
+        frame = _read(warehouse, statement)
+        assert len(frame) > 0, statement
