@@ -33,6 +33,29 @@ SCHEMA = {
 }
 
 
+def read_columns(relation, columns: list[str]) -> pd.DataFrame:
+    """Only ``columns`` of a DuckDB relation, text as categoricals with sorted categories.
+
+    DuckDB casts each text column to an ENUM of its (sorted) distinct values, so Arrow
+    carries small integer codes instead of millions of strings and pandas gets categoricals
+    (groupby order = value order); dates arrive as datetime64.
+    """
+    types = dict(zip(relation.columns, map(str, relation.types), strict=True))
+    select = []
+    for name in columns:
+        values = []
+        if types[name] == "VARCHAR":
+            values = sorted(
+                v for (v,) in relation.select(name).distinct().fetchall() if v is not None
+            )
+        if values:
+            literal = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+            select.append(f"cast({name} as ENUM({literal})) as {name}")
+        else:
+            select.append(name)
+    return relation.select(", ".join(select)).to_arrow_table().to_pandas(date_as_object=False)
+
+
 def rating_stability(
     window_errors: pd.DataFrame,
     levels: int,
@@ -47,7 +70,7 @@ def rating_stability(
     length is capped at the number of distinct window dates of the run.
     """
     frames = []
-    for run_id, errors in window_errors.groupby("run_id", sort=True):
+    for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
         n_dates = errors["window_end_date"].nunique()
         used_block = max(1, min(int(block_length), n_dates))
         for metric in METRICS:
@@ -80,8 +103,9 @@ def model(dbt, session):
     unset = sorted(key for key, value in settings.items() if value is None)
     if unset:
         raise ValueError(f"rating_stability: set config {unset} (vars of the same names)")
+    columns = ["run_id", "system_id", "perturbation_id", "window_end_date", *METRICS]
     return rating_stability(
-        dbt.ref("window_errors").df(),
+        read_columns(dbt.ref("window_errors"), columns),
         int(settings["rating_levels"]),
         int(settings["bootstrap_resamples"]),
         int(settings["bootstrap_block_length"]),

@@ -1,20 +1,80 @@
 """Confounded treatment assignment (paper section 4.2, RQ2/RQ3; DESIGN.md method decisions).
 
-Thin wrapper over tsrate.causal.assign_treatments: for every confounder distribution of the
-seed and every perturbation set of system_perturbation_sets, each window (ticker x
-window_end_date of window_errors) draws one perturbation. Tunables come from
-python_models/treatment_assignments.yml.
+Thin wrapper over tsrate.causal.treatment_draws (the draws of assign_treatments as codes):
+for every confounder distribution of the seed and every perturbation set of
+system_perturbation_sets, each window (ticker x window_end_date of window_errors) draws one
+perturbation. Tunables come from python_models/treatment_assignments.yml.
+
+The table has distributions x perturbation sets x windows rows (hundreds of millions for a
+study of 500 companies), so the model streams it to DuckDB as Arrow record batches, one
+distribution at a time, and never holds it in pandas.
 """
 
-import pandas as pd
+from collections.abc import Iterator
 
-from tsrate.causal import ASSIGNMENT_COLUMNS, assign_treatments
+import pandas as pd
+import pyarrow as pa
+
+from tsrate.causal import ASSIGNMENT_COLUMNS, treatment_draws
 
 COLUMNS = ["run_id", "perturbation_set", *ASSIGNMENT_COLUMNS]
 #: Column types (window_end_date holds datetime.date values, stored as DATE).
 TEXT = ["run_id", "perturbation_set", "distribution_id", "confounder", "favored_value"]
 TEXT += ["ticker", "industry", "perturbation_id"]
 SCHEMA = {**dict.fromkeys(TEXT, "string"), "is_favored": "bool"}
+ARROW_TYPES = {**dict.fromkeys(TEXT, pa.string()), "window_end_date": pa.date32()}
+ARROW_SCHEMA = pa.schema([(name, ARROW_TYPES.get(name, pa.bool_())) for name in COLUMNS])
+
+
+def _dates(values: pd.Series) -> pa.Array:
+    days = pd.to_datetime(values).to_numpy().astype("datetime64[D]")
+    return pa.array(days, type=pa.date32())
+
+
+def assignment_batches(
+    units: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    distributions: pd.DataFrame,
+    seed: int,
+) -> Iterator[pa.RecordBatch]:
+    """The table as record batches: one per (run, perturbation set, distribution).
+
+    ``units``: the distinct (run_id, ticker, industry, window_end_date) of window_errors.
+    Order: run, perturbation set, distribution_id, ticker, window_end_date. Distributions
+    whose favoured value matches no window of the run are dropped (``missing_favored="drop"``):
+    the seed lists more companies than a study uses.
+    """
+    usable = perturbation_sets.loc[perturbation_sets["has_effects"].astype(bool)]
+    for run_id, sets in usable.groupby("run_id", sort=True):
+        run_units = units.loc[units["run_id"] == run_id, ["ticker", "industry", "window_end_date"]]
+        for perturbation_set in sorted(sets["perturbation_set"].unique()):
+            drawn = treatment_draws(
+                run_units, distributions, perturbation_set.split(), seed, missing_favored="drop"
+            )
+            base, n = drawn.units, len(drawn.units)
+            shared = {
+                "run_id": pa.repeat(pa.scalar(str(run_id)), n),
+                "perturbation_set": pa.repeat(pa.scalar(str(perturbation_set)), n),
+                "ticker": pa.array(base["ticker"].astype(str).to_numpy(dtype=object)),
+                "industry": pa.array(base["industry"].astype(str).to_numpy(dtype=object)),
+                "window_end_date": _dates(base["window_end_date"]),
+            }
+            labels = pa.array([str(p) for p in drawn.perturbations])
+            for draw in drawn.draws:
+                dist = draw.distribution
+                columns = {
+                    **shared,
+                    "distribution_id": pa.repeat(pa.scalar(str(dist["distribution_id"])), n),
+                    "confounder": pa.repeat(pa.scalar(str(dist["confounder"])), n),
+                    "favored_value": pa.repeat(pa.scalar(str(dist["favored_value"])), n),
+                    "perturbation_id": labels.take(pa.array(draw.codes)),
+                    "is_favored": pa.array(draw.favored),
+                }
+                yield pa.record_batch([columns[name] for name in COLUMNS], schema=ARROW_SCHEMA)
+
+
+def _units(window_errors: pd.DataFrame) -> pd.DataFrame:
+    return window_errors[["run_id", "ticker", "industry", "window_end_date"]].drop_duplicates()
 
 
 def treatment_assignments(
@@ -23,31 +83,16 @@ def treatment_assignments(
     distributions: pd.DataFrame,
     seed: int,
 ) -> pd.DataFrame:
-    """One draw per (run, distribution, perturbation set, ticker, window).
+    """One draw per (run, distribution, perturbation set, ticker, window), as a DataFrame.
 
-    Distributions whose favoured value matches no window of the run are dropped
-    (``missing_favored="drop"``): the seed lists more companies than a study uses.
+    The same rows as the table (:func:`assignment_batches`); for small studies and tests.
     """
-    frames = []
-    usable = perturbation_sets.loc[perturbation_sets["has_effects"].astype(bool)]
-    for run_id, sets in usable.groupby("run_id", sort=True):
-        errors = window_errors.loc[window_errors["run_id"] == run_id]
-        units = errors[["ticker", "industry", "window_end_date"]].drop_duplicates()
-        for perturbation_set in sorted(sets["perturbation_set"].unique()):
-            drawn = assign_treatments(
-                units,
-                distributions,
-                perturbation_set.split(),
-                seed,
-                missing_favored="drop",
-            )
-            drawn.insert(0, "perturbation_set", perturbation_set)
-            drawn.insert(0, "run_id", run_id)
-            frames.append(drawn)
-    if not frames:
+    batches = list(
+        assignment_batches(_units(window_errors), perturbation_sets, distributions, seed)
+    )
+    if not batches:
         return pd.DataFrame(columns=COLUMNS).astype({**SCHEMA, "window_end_date": "datetime64[s]"})
-    out = pd.concat(frames, ignore_index=True)[COLUMNS]
-    out["favored_value"] = out["favored_value"].astype(str)
+    out = pa.Table.from_batches(batches, schema=ARROW_SCHEMA).to_pandas()
     out["window_end_date"] = pd.to_datetime(out["window_end_date"]).dt.date  # stored as DATE
     return out.astype(SCHEMA)
 
@@ -56,9 +101,22 @@ def model(dbt, session):
     seed = dbt.config.get("causal_seed")
     if seed is None:
         raise ValueError("treatment_assignments: set config causal_seed (var causal_seed)")
-    return treatment_assignments(
-        dbt.ref("window_errors").df(),
-        dbt.ref("system_perturbation_sets").df(),
-        dbt.ref("confounder_distributions").df(),
-        int(seed),
+    units = (
+        dbt.ref("window_errors")
+        .select("run_id, ticker, industry, window_end_date")
+        .distinct()
+        .to_arrow_table()
+        .to_pandas(date_as_object=False)
     )
+    perturbation_sets = dbt.ref("system_perturbation_sets").df()
+    distributions = dbt.ref("confounder_distributions").df()
+    batches = assignment_batches(units, perturbation_sets, distributions, int(seed))
+    first = next(batches, None)
+    if first is None:  # no run with effects: an empty table of the right types
+        return ARROW_SCHEMA.empty_table()
+
+    def stream() -> Iterator[pa.RecordBatch]:
+        yield first
+        yield from batches
+
+    return pa.RecordBatchReader.from_batches(ARROW_SCHEMA, stream())

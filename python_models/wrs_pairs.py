@@ -1,6 +1,7 @@
 """Pairwise Student t-tests behind the Weighted Rejection Score (paper Algorithm 1).
 
-Thin wrapper: reads window_errors and the confidence_levels seed, calls
+Thin wrapper: reads window_errors (only the columns needed, strings as categoricals) and
+the confidence_levels seed, calls
 tsrate.stats.weighted_rejection_pairs twice (industry pairs; company pairs inside an
 industry) and stacks the results. Tunables come from python_models/wrs_pairs.yml.
 """
@@ -24,12 +25,35 @@ SCHEMA = {
 ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
 
 
+def read_columns(relation, columns: list[str]) -> pd.DataFrame:
+    """Only ``columns`` of a DuckDB relation, text as categoricals with sorted categories.
+
+    DuckDB casts each text column to an ENUM of its (sorted) distinct values, so Arrow
+    carries small integer codes instead of millions of strings and pandas gets categoricals
+    (groupby order = value order); dates arrive as datetime64.
+    """
+    types = dict(zip(relation.columns, map(str, relation.types), strict=True))
+    select = []
+    for name in columns:
+        values = []
+        if types[name] == "VARCHAR":
+            values = sorted(
+                v for (v,) in relation.select(name).distinct().fetchall() if v is not None
+            )
+        if values:
+            literal = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+            select.append(f"cast({name} as ENUM({literal})) as {name}")
+        else:
+            select.append(name)
+    return relation.select(", ".join(select)).to_arrow_table().to_pandas(date_as_object=False)
+
+
 def wrs_pairs(
     window_errors: pd.DataFrame, confidence_levels: pd.DataFrame, outcome: str
 ) -> pd.DataFrame:
     """Both WRS analyses of every run, stacked, with ``run_id`` and ``analysis`` in front."""
     frames = []
-    for run_id, errors in window_errors.groupby("run_id", sort=True):
+    for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
         for analysis, (group_column, within_column) in ANALYSES.items():
             pairs = weighted_rejection_pairs(
                 errors, group_column, confidence_levels, within_column, outcome
@@ -47,6 +71,7 @@ def model(dbt, session):
     outcome = dbt.config.get("robustness_outcome")
     if not outcome:
         raise ValueError("wrs_pairs: set config robustness_outcome (var robustness_outcome)")
-    window_errors = dbt.ref("window_errors").df()
+    columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry", outcome]
+    window_errors = read_columns(dbt.ref("window_errors"), columns)
     confidence_levels = dbt.ref("confidence_levels").df()
     return wrs_pairs(window_errors, confidence_levels, outcome)

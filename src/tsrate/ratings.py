@@ -231,6 +231,33 @@ def rate_matrix(values: np.ndarray, levels: int) -> np.ndarray:
     return ratings
 
 
+def _dense_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for integer codes in ``0..size-1``, by
+    counting instead of sorting (the same arrays)."""
+    present = np.flatnonzero(np.bincount(codes, minlength=size))
+    rank = np.zeros(size, dtype=np.int64)
+    rank[present] = np.arange(present.size)
+    return present, rank[codes]
+
+
+def _sorted_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, code of every row): ``np.unique(..., return_inverse=True)``
+    computed by hashing (and, for a categorical, on its categories only), so millions of
+    rows of strings or dates cost one pass."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        categories = np.asarray(values.cat.categories, dtype=object)
+        codes = values.cat.codes.to_numpy().astype(np.int64)
+        if (codes < 0).any():
+            raise ValueError(f"{values.name} has missing values")
+        used, _ = _dense_codes(codes, categories.size)
+        order = used[np.argsort(categories[used], kind="stable")]
+        position = np.full(categories.size, -1, dtype=np.int64)
+        position[order] = np.arange(order.size)
+        return categories[order], position[codes]
+    codes, uniques = pd.factorize(values, sort=True)
+    return np.asarray(uniques, dtype=object), codes.astype(np.int64)
+
+
 def moving_block_indices(
     n: int, block_length: int, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -296,11 +323,18 @@ def block_bootstrap_ratings(
     if frame.empty:
         raise ValueError("values has no finite value to bootstrap")
 
-    dates, date_idx = np.unique(frame["window_end_date"].to_numpy(), return_inverse=True)
-    groups = frame[["perturbation_id", "system_id"]].drop_duplicates()
-    groups = groups.sort_values(["perturbation_id", "system_id"]).reset_index(drop=True)
-    gkey = pd.MultiIndex.from_frame(groups)
-    group_idx = gkey.get_indexer(pd.MultiIndex.from_frame(frame[["perturbation_id", "system_id"]]))
+    dates, date_idx = _sorted_codes(frame["window_end_date"])
+    pert_values, pert_idx = _sorted_codes(frame["perturbation_id"])
+    system_values, system_idx = _sorted_codes(frame["system_id"])
+    # Groups: the (perturbation, system) pairs present, sorted by perturbation then system.
+    pair = pert_idx * system_values.size + system_idx
+    present, group_idx = _dense_codes(pair, pert_values.size * system_values.size)
+    groups = pd.DataFrame(
+        {
+            "perturbation_id": pert_values[present // system_values.size],
+            "system_id": system_values[present % system_values.size],
+        }
+    )
     n_dates, n_groups = dates.size, len(groups)
 
     v = frame["value"].to_numpy()
@@ -311,12 +345,12 @@ def block_bootstrap_ratings(
         group_idx, minlength=n_groups
     )
     vc = v - centre[group_idx]
-    s1 = np.zeros((n_dates, n_groups))
-    s2 = np.zeros((n_dates, n_groups))
-    cnt = np.zeros((n_dates, n_groups))
-    np.add.at(s1, (date_idx, group_idx), vc)
-    np.add.at(s2, (date_idx, group_idx), vc * vc)
-    np.add.at(cnt, (date_idx, group_idx), 1.0)
+    # (date x group) sums: bincount over the flat cell adds in row order, like np.add.at.
+    cell = date_idx * n_groups + group_idx
+    size = n_dates * n_groups
+    s1 = np.bincount(cell, weights=vc, minlength=size).reshape(n_dates, n_groups)
+    s2 = np.bincount(cell, weights=vc * vc, minlength=size).reshape(n_dates, n_groups)
+    cnt = np.bincount(cell, minlength=size).reshape(n_dates, n_groups).astype(float)
 
     rng = np.random.default_rng(seed)
     idx = moving_block_indices(n_dates, int(block_length), int(n_resamples), rng)

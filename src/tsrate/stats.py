@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -191,13 +190,72 @@ def _validate_confidence_levels(confidence_levels: pd.DataFrame) -> pd.DataFrame
 
 
 def _group_summaries(frame: pd.DataFrame, keys: list[str], outcome: str) -> pd.DataFrame:
-    """n, mean, sample variance per key; variance forced to 0 for exactly-constant groups."""
-    grouped = frame.groupby(keys, sort=True, dropna=False)[outcome]
+    """n, mean, sample variance per key; variance forced to 0 for exactly-constant groups.
+
+    Sorted by the key VALUES (categorical keys are turned back into their values, so the
+    order does not depend on the order of the categories).
+    """
+    grouped = frame.groupby(keys, sort=True, dropna=False, observed=True)[outcome]
     summary = grouped.agg(n="count", mean="mean", var="var", vmin="min", vmax="max").reset_index()
     constant = summary["vmin"] == summary["vmax"]
     summary.loc[constant, "var"] = 0.0
     summary.loc[constant, "mean"] = summary.loc[constant, "vmin"]
+    for key in keys:
+        if isinstance(summary[key].dtype, pd.CategoricalDtype):
+            summary[key] = summary[key].astype(object)
+    summary = summary.sort_values(keys, kind="stable").reset_index(drop=True)
     return summary.drop(columns=["vmin", "vmax"])
+
+
+def _t_tests_from_summaries(
+    n_a: np.ndarray,
+    mean_a: np.ndarray,
+    var_a: np.ndarray,
+    n_b: np.ndarray,
+    mean_b: np.ndarray,
+    var_b: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t, dof, p) of :func:`student_t_test_from_summary` for arrays of pairs at once.
+
+    The same floating-point operations in the same order, so the results are bit-identical
+    to the scalar function (``scipy.stats.t.sf`` is one ufunc either way); the caller has
+    checked ``n >= 2``.
+    """
+    dof = n_a + n_b - 2
+    pooled = ((n_a - 1) * var_a + (n_b - 1) * var_b) / dof
+    diff = mean_a - mean_b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
+        t = diff / se
+    p = 2.0 * _sps.t.sf(np.abs(t), dof)
+    degenerate = pooled == 0.0
+    if degenerate.any():
+        # Both groups constant: t = 0, p = 1 for equal means, else t = +/-inf, p = 0.
+        same = degenerate & (diff == 0.0)
+        differ = degenerate & (diff != 0.0)
+        t = np.where(same, 0.0, np.where(differ, np.copysign(np.inf, diff), t))
+        p = np.where(same, 1.0, np.where(differ, 0.0, p))
+    return t, dof, p
+
+
+def _pair_indices(block_starts: np.ndarray, block_sizes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Row indices (a, b) of every unordered pair inside each block, in the order of
+    ``itertools.combinations`` over the block's rows, blocks in order."""
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for start, size in zip(block_starts.tolist(), block_sizes.tolist(), strict=True):
+        if size < 2:
+            continue
+        if size not in cache:
+            cache[size] = np.triu_indices(size, k=1)
+        ia, ib = cache[size]
+        firsts.append(ia + start)
+        seconds.append(ib + start)
+    if not firsts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    return np.concatenate(firsts), np.concatenate(seconds)
 
 
 def weighted_rejection_pairs(
@@ -242,6 +300,12 @@ def weighted_rejection_pairs(
     Rows with a NaN outcome raise ``ValueError`` unless ``dropna=True`` (then they are dropped
     before testing and ``n_a``/``n_b`` count the remaining rows). A group with fewer than two
     observations in some system x perturbation raises ``ValueError`` naming it.
+
+    Computation: the two-sample pooled t-test needs only n, mean and sample variance per
+    group, so ONE groupby summarises every group and the tests of all pairs are computed at
+    once with array arithmetic (:func:`student_t_test_from_summary`'s formulas and degenerate
+    cases, bit for bit). Key columns may be pandas categoricals (cheap for millions of rows);
+    the output holds their values.
     """
     needed = {"system_id", "perturbation_id", group_column, outcome}
     if within_column is not None:
@@ -251,9 +315,9 @@ def weighted_rejection_pairs(
         raise ValueError(f"window_errors lacks columns {sorted(missing)}")
     levels = _validate_confidence_levels(confidence_levels)
 
-    frame = window_errors[sorted(needed)].copy()
-    frame[outcome] = frame[outcome].astype(float)
-    bad = ~np.isfinite(frame[outcome].to_numpy())
+    frame = window_errors[sorted(needed)]
+    values = frame[outcome].to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
     if bad.any():
         if not dropna:
             raise ValueError(
@@ -261,10 +325,12 @@ def weighted_rejection_pairs(
                 "drop them"
             )
         frame = frame.loc[~bad]
+        values = values[~bad]
+    frame = frame.assign(**{outcome: values})
 
     if within_column is not None:
         # A group must belong to exactly one within-value (a ticker to one industry).
-        spans = frame.groupby(group_column)[within_column].nunique()
+        spans = frame.groupby(group_column, observed=True)[within_column].nunique()
         if (spans > 1).any():
             raise ValueError(
                 f"{group_column} values {sorted(map(str, spans[spans > 1].index))} appear under "
@@ -275,48 +341,73 @@ def weighted_rejection_pairs(
         keys.append(within_column)
     summary = _group_summaries(frame, [*keys, group_column], outcome)
 
-    records: list[dict[str, object]] = []
-    for key, block in summary.groupby(keys, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        system_id, perturbation_id = key[0], key[1]
-        within_value = key[2] if within_column is not None else None
-        rows = block.sort_values(group_column).to_dict("records")
-        for ra, rb in combinations(rows, 2):
-            try:
-                test = student_t_test_from_summary(
-                    ra["n"], ra["mean"], ra["var"], rb["n"], rb["mean"], rb["var"]
-                )
-            except ValueError as err:
-                raise ValueError(
-                    f"system {system_id!r}, perturbation {perturbation_id!r}: groups "
-                    f"{ra[group_column]!r} vs {rb[group_column]!r}: {err}"
-                ) from err
-            for confidence, weight in zip(levels["confidence"], levels["weight"], strict=True):
-                alpha = 1.0 - confidence
-                rejected = bool(test.p < alpha)
-                records.append(
-                    {
-                        "system_id": system_id,
-                        "perturbation_id": perturbation_id,
-                        "within_group": within_value,
-                        "group_a": ra[group_column],
-                        "group_b": rb[group_column],
-                        "n_a": test.n_a,
-                        "n_b": test.n_b,
-                        "mean_a": test.mean_a,
-                        "mean_b": test.mean_b,
-                        "t_statistic": test.t,
-                        "dof": test.dof,
-                        "p_value": test.p,
-                        "confidence": float(confidence),
-                        "weight": float(weight),
-                        "alpha": alpha,
-                        "t_critical": float(_sps.t.ppf(1.0 - alpha / 2.0, test.dof)),
-                        "rejected": rejected,
-                        "weighted_rejection": float(weight) if rejected else 0.0,
-                    }
-                )
-    out = pd.DataFrame.from_records(records, columns=PAIR_COLUMNS)
+    # Blocks: consecutive summary rows sharing the keys (the summary is sorted by them).
+    if len(summary):
+        key_frame = summary[keys]
+        new_block = np.ones(len(summary), dtype=bool)
+        new_block[1:] = (key_frame.iloc[1:].to_numpy() != key_frame.iloc[:-1].to_numpy()).any(
+            axis=1
+        )
+        starts = np.flatnonzero(new_block)
+        sizes = np.diff(np.append(starts, len(summary)))
+    else:
+        starts = sizes = np.zeros(0, dtype=np.int64)
+    ia, ib = _pair_indices(starts, sizes)
+
+    n = summary["n"].to_numpy(dtype=np.int64)
+    mean = summary["mean"].to_numpy(dtype=float)
+    var = summary["var"].to_numpy(dtype=float)
+    small = (n[ia] < 2) | (n[ib] < 2)
+    if small.any():
+        first = int(np.flatnonzero(small)[0])
+        ra, rb = summary.iloc[ia[first]], summary.iloc[ib[first]]
+        raise ValueError(
+            f"system {ra['system_id']!r}, perturbation {ra['perturbation_id']!r}: groups "
+            f"{ra[group_column]!r} vs {rb[group_column]!r}: Student t-test needs at least 2 "
+            f"values in each group (got n_a={int(ra['n'])}, n_b={int(rb['n'])})"
+        )
+    t, dof, p = _t_tests_from_summaries(n[ia], mean[ia], var[ia], n[ib], mean[ib], var[ib])
+
+    confidence = levels["confidence"].to_numpy(dtype=float)
+    weight = levels["weight"].to_numpy(dtype=float)
+    alpha = 1.0 - confidence
+    n_levels = confidence.size
+    n_pairs = ia.size
+    # t_critical depends on (dof, level) only: one ppf per distinct dof and level.
+    dofs, dof_index = np.unique(dof, return_inverse=True)
+    critical = _sps.t.ppf(1.0 - alpha[None, :] / 2.0, dofs[:, None]).reshape(dofs.size, n_levels)
+
+    def per_pair(column: str) -> np.ndarray:
+        return np.repeat(summary[column].to_numpy(dtype=object)[ia], n_levels)
+
+    rejected = np.repeat(p, n_levels) < np.tile(alpha, n_pairs)
+    out = pd.DataFrame(
+        {
+            "system_id": per_pair("system_id"),
+            "perturbation_id": per_pair("perturbation_id"),
+            "within_group": (
+                per_pair(within_column)
+                if within_column is not None
+                else np.full(n_pairs * n_levels, None, dtype=object)
+            ),
+            "group_a": per_pair(group_column),
+            "group_b": np.repeat(summary[group_column].to_numpy(dtype=object)[ib], n_levels),
+            "n_a": np.repeat(n[ia], n_levels),
+            "n_b": np.repeat(n[ib], n_levels),
+            "mean_a": np.repeat(mean[ia], n_levels),
+            "mean_b": np.repeat(mean[ib], n_levels),
+            "t_statistic": np.repeat(t, n_levels),
+            "dof": np.repeat(dof, n_levels),
+            "p_value": np.repeat(p, n_levels),
+            "confidence": np.tile(confidence, n_pairs),
+            "weight": np.tile(weight, n_pairs),
+            "alpha": np.tile(alpha, n_pairs),
+            "t_critical": critical[dof_index].ravel(),
+            "rejected": rejected,
+            "weighted_rejection": np.where(rejected, np.tile(weight, n_pairs), 0.0),
+        },
+        columns=PAIR_COLUMNS,
+    )
     return out.astype(
         {
             "n_a": "int64",

@@ -13,9 +13,12 @@ from tsrate.causal import (
     assign_treatments,
     default_distributions,
     distribution_seed,
+    grid_perturbation_effects,
     nearest_neighbour_means,
     perturbation_effects,
     propensity_scores,
+    stratum_propensity,
+    treatment_draws,
     worst_case,
 )
 
@@ -85,6 +88,39 @@ def test_assignment_reproducible_and_order_independent() -> None:
     # the per-distribution seed is stable (no salted hash)
     assert distribution_seed(7, "DC2").entropy == distribution_seed(7, "DC2").entropy
     assert distribution_seed(7, "DC2").entropy != distribution_seed(7, "DC3").entropy
+
+
+def test_treatment_draws_are_assign_treatments_as_codes() -> None:
+    units = make_units(60)
+    dists = default_distributions(COMPANIES)
+    long = assign_treatments(units, dists, PERTS, seed=3)
+    drawn = treatment_draws(units.sample(frac=1.0, random_state=2), dists, PERTS, seed=3)
+    assert drawn.perturbations.tolist() == sorted(PERTS)
+    for i, draw in enumerate(drawn.draws):
+        block = long.iloc[i * len(units) : (i + 1) * len(units)]
+        assert (block["distribution_id"] == draw.distribution["distribution_id"]).all()
+        assert block["perturbation_id"].tolist() == drawn.perturbations[draw.codes].tolist()
+        assert block["is_favored"].tolist() == draw.favored.tolist()
+        assert block["ticker"].tolist() == drawn.units["ticker"].tolist()
+    # the inversion of the uniform draw: a reference with np.searchsorted
+    dist = dists.sort_values("distribution_id").iloc[0]
+    u = np.random.default_rng(distribution_seed(3, dist["distribution_id"])).random(len(units))
+    base = units.sort_values(["ticker", "window_end_date"], kind="mergesort")
+    favored = (base[confounder_col(dist["confounder"])] == dist["favored_value"]).to_numpy()
+    k = len(PERTS) - 1
+    fav_cum = np.cumsum([1.0, *[2.0] * k]) / (1 + 2 * k)
+    uni_cum = np.arange(1, k + 2) / (k + 1)
+    ref = np.where(
+        favored,
+        np.searchsorted(fav_cum, u, side="right"),
+        np.searchsorted(uni_cum, u, side="right"),
+    )
+    first = long[long["distribution_id"] == dist["distribution_id"]]
+    assert first["perturbation_id"].tolist() == np.array(sorted(PERTS))[np.minimum(ref, k)].tolist()
+
+
+def confounder_col(confounder: str) -> str:
+    return "ticker" if confounder == "company" else confounder
 
 
 def test_assignment_flags_and_alias() -> None:
@@ -163,6 +199,18 @@ def test_propensity_equals_stratum_share() -> None:
     shares = [treated[strata == s].mean() for s in range(5)]
     np.testing.assert_allclose(per_stratum, shares, atol=1e-7)
     assert np.array_equal(per_unit, per_stratum[strata])
+
+
+def test_closed_form_propensity_is_the_logistic_fit() -> None:
+    rng = np.random.default_rng(1)
+    strata = rng.integers(0, 6, size=3000)
+    treated = rng.random(3000) < np.array([0.1, 0.3, 0.5, 0.5, 0.7, 0.9])[strata]
+    fitted, _ = propensity_scores(strata, treated)
+    n_t = np.bincount(strata[treated], minlength=6)
+    n_c = np.bincount(strata[~treated], minlength=6)
+    np.testing.assert_allclose(stratum_propensity(n_t, n_c), fitted, atol=1e-7)
+    # equal shares are bit-identical (1/3 vs 2/6), so the matching sees them as tied
+    assert stratum_propensity(np.array([1, 2]), np.array([2, 4])).tolist() == [1 / 3, 1 / 3]
 
 
 def test_nearest_neighbour_means_averages_ties() -> None:
@@ -251,6 +299,102 @@ def test_matched_equals_exact_stratification(estimand: str) -> None:
                 estimand,
             )
             assert out.loc[p, "ape_matched"] == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("estimand", ["ATE", "ATT"])
+def test_closed_form_equals_logistic_matching(estimand: str) -> None:
+    """The default closed-form propensity gives the logistic-fit result up to rounding, with
+    overlap in every stratum and also with strata that have one arm only (matched to the
+    nearest other stratum) as long as no two candidates share a score."""
+    grid, observed = confounded_data(seed=6, n_dates=200, heterogeneous=True)
+    for confounder in ("industry", "company"):
+        share = perturbation_effects(observed, confounder, estimand=estimand, full_grid=grid)
+        logistic = perturbation_effects(
+            observed, confounder, estimand=estimand, full_grid=grid, propensity="logistic"
+        )
+        pd.testing.assert_frame_equal(share, logistic, rtol=1e-10, atol=1e-10)
+    one_arm = pd.DataFrame(
+        {
+            "industry": ["A"] * 4 + ["B"] * 5 + ["C"] * 3 + ["D"] * 2,
+            "perturbation_id": ["P0", "P1", "P1", "P1"]
+            + ["P0", "P0", "P1", "P0", "P0"]
+            + ["P1"] * 3
+            + ["P0"] * 2,
+            "max_abs_residual": [
+                1.0,
+                2.0,
+                4.0,
+                3.0,
+                5.0,
+                7.0,
+                6.0,
+                5.5,
+                8.0,
+                9.0,
+                9.5,
+                10.0,
+                0.0,
+                1.0,
+            ],
+        }
+    )
+    share = perturbation_effects(one_arm, "industry", estimand=estimand)
+    logistic = perturbation_effects(one_arm, "industry", estimand=estimand, propensity="logistic")
+    assert share["strata_without_overlap"].item() == 2
+    assert share["ape_matched"].item() == pytest.approx(logistic["ape_matched"].item(), abs=1e-9)
+    with pytest.raises(ValueError, match="propensity"):
+        perturbation_effects(one_arm, "industry", propensity="probit")
+
+
+def test_grid_effects_equal_perturbation_effects_per_distribution() -> None:
+    """grid_perturbation_effects (many distributions of one system at once, from a
+    units x perturbations matrix) equals perturbation_effects on each distribution's
+    observed rows with the full grid."""
+    units = make_units(150)
+    rng = np.random.default_rng(8)
+    base = (
+        units["ticker"]
+        .map(dict(zip(COMPANIES.ticker, [5.0, 9.0, 2.0, 4.0, 7.0, 1.0], strict=True)))
+        .to_numpy()
+    )
+    y0 = base + rng.normal(0, 1.0, len(units))
+    outcomes = np.column_stack([y0 + k * (1 + base / 10) for k in range(4)])
+    perts = ["P0", "P1", "P2", "P3"]
+    grid = pd.concat(
+        [
+            units.assign(perturbation_id=p, max_abs_residual=outcomes[:, k])
+            for k, p in enumerate(perts)
+        ],
+        ignore_index=True,
+    )
+    dists = default_distributions(COMPANIES).head(5)
+    drawn = treatment_draws(units, dists, perts, seed=11)
+    order = drawn.units.merge(units.reset_index(), on=["ticker", "industry", "window_end_date"])
+    matrix = outcomes[order["index"].to_numpy()]
+    draws = list(drawn.draws)
+    assigned = np.stack([d.codes for d in draws]).astype(np.int64)
+    assigned[1, :7] = -1  # a distribution that leaves some windows out
+    strata = {
+        "industry": pd.factorize(drawn.units["industry"], sort=True)[0],
+        "ticker": pd.factorize(drawn.units["ticker"], sort=True)[0],
+    }
+    per_draw = [
+        strata["ticker" if d.distribution["confounder"] == "company" else "industry"] for d in draws
+    ]
+    for estimand in ("ATE", "ATT"):
+        got = grid_perturbation_effects(matrix, perts, assigned, per_draw, estimand=estimand)
+        assert list(got.columns) == ["draw", *EFFECT_COLUMNS]
+        for i, draw in enumerate(draws):
+            keep = assigned[i] >= 0
+            observed = drawn.units.loc[keep].assign(
+                perturbation_id=np.array(perts)[assigned[i][keep]],
+                max_abs_residual=matrix[keep, assigned[i][keep]],
+            )
+            expected = perturbation_effects(
+                observed, draw.distribution["confounder"], estimand=estimand, full_grid=grid
+            )
+            mine = got[got["draw"] == i].drop(columns="draw").reset_index(drop=True)
+            pd.testing.assert_frame_equal(mine, expected, rtol=1e-12, atol=1e-12)
 
 
 def test_att_and_ate_differ_with_heterogeneous_effects() -> None:

@@ -327,6 +327,17 @@ def test_block_bootstrap_ratings() -> None:
     assert (out["n_valid"] == 300).all()
 
 
+def test_block_bootstrap_accepts_categorical_keys() -> None:
+    """Millions of rows arrive with categorical keys and datetime64 dates: same result as
+    plain strings, whatever the order of the categories."""
+    values = bootstrap_values(n_dates=80)
+    out = block_bootstrap_ratings(values, 3, 100, 10, seed=7)
+    cat = values.astype({"system_id": "category", "perturbation_id": "category"})
+    cat["system_id"] = cat["system_id"].cat.reorder_categories(["D", "B", "C", "A"])
+    got = block_bootstrap_ratings(cat, 3, 100, 10, seed=7)
+    pd.testing.assert_frame_equal(got, out)
+
+
 def test_block_bootstrap_std_and_validation() -> None:
     values = bootstrap_values(n_dates=120)
     values["value"] += 1000.0  # large offset must not cost precision

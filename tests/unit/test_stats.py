@@ -233,6 +233,44 @@ def test_paper_wrs_values_are_three_pair_sums_with_weights_1_07_06() -> None:
     assert max(seed) == pytest.approx(7.2)
 
 
+def test_vectorised_pairs_equal_one_test_per_pair() -> None:
+    """weighted_rejection_pairs computes every pair's test at once from group summaries; it
+    must equal student_t_test on the raw values of each pair (and scipy's t quantile), for
+    plain and categorical keys, including constant groups (both degenerate branches)."""
+    offsets = {"META": 10, "GOOG": 10.4, "PFE": 11, "MRK": 10.2, "WFC": 10, "C": 10.1}
+    we = make_window_errors(offsets, noise=1.0, systems=("S1", "S2"), n_windows=25, seed=5)
+    constant = we["system_id"] == "S2"
+    we.loc[constant, "max_abs_residual"] = we.loc[constant, "ticker"].map(
+        {"META": 1.0, "GOOG": 1.0, "PFE": 2.0, "MRK": 3.0, "WFC": 4.0, "C": 4.0}
+    )
+    keys = ["system_id", "perturbation_id", "ticker", "industry"]
+    categorical = we.astype(dict.fromkeys(keys, "category"))
+    for col in keys:  # category order must not matter
+        cats = list(categorical[col].cat.categories)[::-1]
+        categorical[col] = categorical[col].cat.reorder_categories(cats)
+    for group, within in (("industry", None), ("ticker", "industry")):
+        pairs = weighted_rejection_pairs(we, group, LEVELS, within_column=within)
+        pd.testing.assert_frame_equal(
+            pairs, weighted_rejection_pairs(categorical, group, LEVELS, within_column=within)
+        )
+        first = pairs.drop_duplicates(["system_id", "perturbation_id", "group_a", "group_b"])
+        for row in first.itertuples(index=False):
+            sel = we[(we.system_id == row.system_id) & (we.perturbation_id == row.perturbation_id)]
+            test = student_t_test(
+                sel.loc[sel[group] == row.group_a, "max_abs_residual"],
+                sel.loc[sel[group] == row.group_b, "max_abs_residual"],
+            )
+            assert (row.t_statistic, row.p_value, row.dof) == pytest.approx(
+                (test.t, test.p, test.dof), rel=1e-12, abs=1e-15
+            )
+            assert row.group_a < row.group_b
+        s2 = pairs[pairs.system_id == "S2"]
+        if group == "ticker":  # constant companies: equal (t = 0) or different (t = inf)
+            assert set(s2["t_statistic"].abs()) == {0.0, math.inf}
+        expected = sps.t.ppf(1 - pairs["alpha"] / 2, pairs["dof"])
+        np.testing.assert_array_equal(pairs["t_critical"].to_numpy(), expected)
+
+
 def test_pairs_nan_and_small_group_handling() -> None:
     offsets = dict.fromkeys(COMPANIES, 1.0)
     we = make_window_errors(offsets, noise=1.0, n_windows=5)
