@@ -6,6 +6,7 @@ wrs_pairs. Feeds the wrs_industry / wrs_company rows of robustness_scores.
 
 import pandas as pd
 
+from tsrate.marts_io import read_columns
 from tsrate.stats import WRS_COLUMNS, weighted_rejection_scores
 
 COLUMNS = ["run_id", "analysis", "metric", *WRS_COLUMNS]
@@ -17,29 +18,6 @@ SCHEMA = {
 #: The columns of wrs_pairs the score needs.
 PAIR_INPUT = ["run_id", "analysis", "system_id", "perturbation_id", "confidence", "weight"]
 PAIR_INPUT += ["weighted_rejection"]
-
-
-def read_columns(relation, columns: list[str]) -> pd.DataFrame:
-    """Only ``columns`` of a DuckDB relation, text as categoricals with sorted categories.
-
-    DuckDB casts each text column to an ENUM of its (sorted) distinct values, so Arrow
-    carries small integer codes instead of millions of strings and pandas gets categoricals
-    (groupby order = value order); dates arrive as datetime64.
-    """
-    types = dict(zip(relation.columns, map(str, relation.types), strict=True))
-    select = []
-    for name in columns:
-        values = []
-        if types[name] == "VARCHAR":
-            values = sorted(
-                v for (v,) in relation.select(name).distinct().fetchall() if v is not None
-            )
-        if values:
-            literal = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-            select.append(f"cast({name} as ENUM({literal})) as {name}")
-        else:
-            select.append(name)
-    return relation.select(", ".join(select)).to_arrow_table().to_pandas(date_as_object=False)
 
 
 def wrs(pairs: pd.DataFrame) -> pd.DataFrame:

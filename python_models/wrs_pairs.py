@@ -8,6 +8,7 @@ industry) and stacks the results. Tunables come from python_models/wrs_pairs.yml
 
 import pandas as pd
 
+from tsrate.marts_io import read_columns
 from tsrate.stats import PAIR_COLUMNS, weighted_rejection_pairs
 
 #: Column types of the table (stable even when a column is all null or the table is empty).
@@ -23,29 +24,6 @@ SCHEMA = {
 }
 #: analysis -> (group column, column the pairs must share, or None for every pair)
 ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
-
-
-def read_columns(relation, columns: list[str]) -> pd.DataFrame:
-    """Only ``columns`` of a DuckDB relation, text as categoricals with sorted categories.
-
-    DuckDB casts each text column to an ENUM of its (sorted) distinct values, so Arrow
-    carries small integer codes instead of millions of strings and pandas gets categoricals
-    (groupby order = value order); dates arrive as datetime64.
-    """
-    types = dict(zip(relation.columns, map(str, relation.types), strict=True))
-    select = []
-    for name in columns:
-        values = []
-        if types[name] == "VARCHAR":
-            values = sorted(
-                v for (v,) in relation.select(name).distinct().fetchall() if v is not None
-            )
-        if values:
-            literal = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-            select.append(f"cast({name} as ENUM({literal})) as {name}")
-        else:
-            select.append(name)
-    return relation.select(", ".join(select)).to_arrow_table().to_pandas(date_as_object=False)
 
 
 def wrs_pairs(
