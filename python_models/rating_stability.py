@@ -1,15 +1,44 @@
-"""How stable the accuracy ratings are: a moving-block bootstrap over window dates.
+"""How stable the ratings are: a moving-block bootstrap over window dates.
 
-Thin wrapper over tsrate.ratings.block_bootstrap_ratings, run for each accuracy metric of
-window_errors (smape, mase, sign_accuracy; statistic = the mean over windows, as in
-accuracy_scores). Tunables come from python_models/rating_stability.yml.
+Thin wrapper: per run the ordered window dates are resampled in blocks
+(tsrate.ratings.date_multiplicities, one seed for every metric, so every metric sees the
+same alternative histories) and each rated metric is recomputed per resample:
+
+* accuracy (smape, mase, sign_accuracy): the mean over windows
+  (tsrate.ratings.block_bootstrap_ratings);
+* wrs_industry / wrs_company: the Student t-tests of every pair re-run on the resampled
+  windows (tsrate.stability.wrs_resampled);
+* ape_* / pie_*: APE_m and PIE % per distribution re-estimated on the resampled windows with
+  the treatment draws of treatment_assignments fixed, then the worst case over the
+  confounder's distributions (tsrate.stability.effects_resampled, aggregate_distributions).
+
+raw_score and rating are those of the published marts (robustness_scores, accuracy_scores).
+Tunables come from python_models/rating_stability.yml.
 """
 
+import numpy as np
 import pandas as pd
 
-from tsrate.ratings import BOOTSTRAP_COLUMNS, block_bootstrap_ratings
+from tsrate.causal import CONTROL, confounder_column
+from tsrate.marts_io import Units, assignment_matrix, outcome_grid, read_columns
+from tsrate.ratings import (
+    BOOTSTRAP_COLUMNS,
+    block_bootstrap_ratings,
+    bootstrap_summary,
+    date_multiplicities,
+)
+from tsrate.stability import (
+    aggregate_distributions,
+    date_positions,
+    effects_resampled,
+    wrs_resampled,
+)
 
-METRICS = ["smape", "mase", "sign_accuracy"]
+ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
+#: analysis -> (group column, column the pairs must share), as in wrs_pairs
+WRS_ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
+#: var distribution_aggregation -> how APE and PIE aggregate over distributions
+AGGREGATIONS = {"max": ("max_abs", "max"), "mean": ("mean_abs", "mean")}
 COLUMNS = [
     "run_id",
     "metric",
@@ -33,62 +62,195 @@ SCHEMA = {
 }
 
 
-def read_columns(relation, columns: list[str]) -> pd.DataFrame:
-    """Only ``columns`` of a DuckDB relation, text as categoricals with sorted categories.
+def _robustness_point(scores: pd.DataFrame, metric: str, keys: pd.DataFrame) -> np.ndarray:
+    """The published raw score (robustness_scores) of every system x perturbation in keys."""
+    published = scores.loc[scores["metric"] == metric].set_index(["system_id", "perturbation_id"])
+    index = pd.MultiIndex.from_frame(keys[["system_id", "perturbation_id"]].astype(str))
+    return published["raw_score"].reindex(index).to_numpy(dtype=float)
 
-    DuckDB casts each text column to an ENUM of its (sorted) distinct values, so Arrow
-    carries small integer codes instead of millions of strings and pandas gets categoricals
-    (groupby order = value order); dates arrive as datetime64.
-    """
-    types = dict(zip(relation.columns, map(str, relation.types), strict=True))
-    select = []
-    for name in columns:
-        values = []
-        if types[name] == "VARCHAR":
-            values = sorted(
-                v for (v,) in relation.select(name).distinct().fetchall() if v is not None
-            )
-        if values:
-            literal = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-            select.append(f"cast({name} as ENUM({literal})) as {name}")
-        else:
-            select.append(name)
-    return relation.select(", ".join(select)).to_arrow_table().to_pandas(date_as_object=False)
+
+def _summaries(
+    metric: str,
+    keys: pd.DataFrame,
+    point: np.ndarray,
+    boot: np.ndarray,
+    levels: int,
+    confidence: float,
+) -> pd.DataFrame:
+    """bootstrap_summary over the groups with a published (finite) point score."""
+    keep = np.isfinite(point)
+    keys = keys.loc[keep].reset_index(drop=True)
+    out = bootstrap_summary(keys, point[keep], boot[:, keep], levels, confidence)
+    out.insert(0, "metric", metric)
+    return out
+
+
+def wrs_stability(
+    errors: pd.DataFrame,
+    scores: pd.DataFrame,
+    confidence_levels: pd.DataFrame,
+    dates: np.ndarray,
+    weights: np.ndarray,
+    outcome: str,
+    levels: int,
+    confidence: float,
+) -> list[pd.DataFrame]:
+    """wrs_industry and wrs_company on every resample (the analyses of wrs_pairs)."""
+    frames = []
+    for analysis, (group_column, within_column) in WRS_ANALYSES.items():
+        keys, _, boot = wrs_resampled(
+            errors, group_column, confidence_levels, within_column, dates, weights, outcome
+        )
+        metric = f"wrs_{analysis}"
+        point = _robustness_point(scores, metric, keys)
+        frames.append(_summaries(metric, keys, point, boot, levels, confidence))
+    return frames
+
+
+def effect_stability(
+    errors: pd.DataFrame,
+    scores: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    assignments,
+    run_id: str,
+    dates: np.ndarray,
+    weights: np.ndarray,
+    outcome: str,
+    estimand: str,
+    aggregation: str,
+    levels: int,
+    confidence: float,
+) -> list[pd.DataFrame]:
+    """ape_* and pie_* on every resample: the treatment draws of treatment_assignments
+    stay fixed, the windows are resampled, and the worst case over each confounder's
+    distributions is taken per resample (perturbation_effect_scores' aggregation)."""
+    ape_how, pie_how = AGGREGATIONS[aggregation]
+    usable = perturbation_sets.loc[
+        (perturbation_sets["run_id"] == run_id) & perturbation_sets["has_effects"].astype(bool)
+    ]
+    units = Units(errors)
+    day_of_unit = date_positions(units.days[units.day_of_unit], dates)
+    collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
+    for perturbation_set, systems in usable.groupby("perturbation_set", sort=True):
+        labels = sorted(str(perturbation_set).split())
+        meta, matrix = assignment_matrix(assignments, run_id, str(perturbation_set), units, labels)
+        if meta.empty:
+            continue
+        confounders = meta["confounder"].astype(str).replace({"ticker": "company"}).to_numpy()
+        strata = [units.strata[confounder_column(c)] for c in confounders]
+        system_ids = sorted(systems["system_id"].astype(str))
+        grids = [
+            outcome_grid(errors.loc[errors["system_id"] == s], units, labels, outcome, s)
+            for s in system_ids
+        ]
+        treatments, ape, pie = effects_resampled(
+            grids, labels, matrix, strata, day_of_unit, weights, CONTROL, estimand
+        )
+        keys = pd.DataFrame(
+            [(s, t) for s in system_ids for t in treatments],
+            columns=["system_id", "perturbation_id"],
+        )
+        for confounder in sorted(set(confounders)):
+            chosen = confounders == confounder
+            for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
+                # (systems x resamples x distributions x treatments) -> (resamples x keys)
+                worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
+                boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
+                collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
+    frames = []
+    for metric, parts in sorted(collected.items()):
+        keys = pd.concat([k for k, _ in parts], ignore_index=True)
+        boot = np.concatenate([b for _, b in parts], axis=1)
+        point = _robustness_point(scores, metric, keys)
+        frames.append(_summaries(metric, keys, point, boot, levels, confidence))
+    return frames
 
 
 def rating_stability(
     window_errors: pd.DataFrame,
-    levels: int,
-    n_resamples: int,
-    block_length: int,
-    seed: int,
-    confidence: float,
+    robustness_scores: pd.DataFrame,
+    confidence_levels: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    assignments,
+    settings: dict,
 ) -> pd.DataFrame:
     """One row per run, metric, system, perturbation and rating level.
 
-    Every metric of a run uses the same seed, hence the same resampled histories. The block
-    length is capped at the number of distinct window dates of the run.
+    Every metric of a run uses the same seed and the same ordered window dates, hence the
+    same resampled histories. The block length is capped at the number of dates.
     """
+    levels = int(settings["rating_levels"])
+    n_resamples = int(settings["bootstrap_resamples"])
+    seed = int(settings["bootstrap_seed"])
+    confidence = float(settings["bootstrap_confidence"])
+    outcome = str(settings["robustness_outcome"])
+    aggregation = str(settings["distribution_aggregation"])
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(
+            f"distribution_aggregation must be one of {sorted(AGGREGATIONS)} (got {aggregation!r})"
+        )
     frames = []
     for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
-        n_dates = errors["window_end_date"].nunique()
-        used_block = max(1, min(int(block_length), n_dates))
-        for metric in METRICS:
+        run_id = str(run_id)
+        dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
+        used_block = max(1, min(int(settings["bootstrap_block_length"]), dates.size))
+        weights = date_multiplicities(dates.size, used_block, n_resamples, seed)
+        run_frames = []
+        for metric in ACCURACY_METRICS:
             values = errors[["system_id", "perturbation_id", "window_end_date", metric]]
             values = values.rename(columns={metric: "value"})
             boot = block_bootstrap_ratings(
                 values, levels, n_resamples, used_block, seed, "mean", confidence=confidence
             )
             boot.insert(0, "metric", metric)
+            run_frames.append(boot)
+        scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
+        errors = errors.assign(
+            system_id=errors["system_id"].astype(str),
+            perturbation_id=errors["perturbation_id"].astype(str),
+        )
+        run_frames += wrs_stability(
+            errors, scores, confidence_levels, dates, weights, outcome, levels, confidence
+        )
+        run_frames += effect_stability(
+            errors,
+            scores,
+            perturbation_sets,
+            assignments,
+            run_id,
+            dates,
+            weights,
+            outcome,
+            str(settings["matching_estimand"]),
+            aggregation,
+            levels,
+            confidence,
+        )
+        for boot in run_frames:
             boot.insert(0, "run_id", run_id)
-            boot["higher_is_better"] = metric == "sign_accuracy"
+            boot["higher_is_better"] = boot["metric"] == "sign_accuracy"
             boot["block_length"] = used_block
-            boot["bootstrap_seed"] = int(seed)
-            boot["confidence"] = float(confidence)
+            boot["bootstrap_seed"] = seed
+            boot["confidence"] = confidence
             frames.append(boot)
     if not frames:
         return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
-    return pd.concat(frames, ignore_index=True)[COLUMNS].astype(SCHEMA)
+    out = pd.concat(frames, ignore_index=True)[COLUMNS].astype(SCHEMA)
+    return out.sort_values(
+        ["run_id", "metric", "perturbation_id", "system_id", "rating_level"], kind="stable"
+    ).reset_index(drop=True)
+
+
+SETTINGS = [
+    "rating_levels",
+    "bootstrap_resamples",
+    "bootstrap_block_length",
+    "bootstrap_seed",
+    "bootstrap_confidence",
+    "robustness_outcome",
+    "matching_estimand",
+    "distribution_aggregation",
+]
 
 
 def model(dbt, session):
@@ -99,16 +261,23 @@ def model(dbt, session):
         "bootstrap_block_length": dbt.config.get("bootstrap_block_length"),
         "bootstrap_seed": dbt.config.get("bootstrap_seed"),
         "bootstrap_confidence": dbt.config.get("bootstrap_confidence"),
+        "robustness_outcome": dbt.config.get("robustness_outcome"),
+        "matching_estimand": dbt.config.get("matching_estimand"),
+        "distribution_aggregation": dbt.config.get("distribution_aggregation"),
     }
-    unset = sorted(key for key, value in settings.items() if value is None)
+    unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
     if unset:
         raise ValueError(f"rating_stability: set config {unset} (vars of the same names)")
-    columns = ["run_id", "system_id", "perturbation_id", "window_end_date", *METRICS]
+    outcome = str(settings["robustness_outcome"])
+    columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
+    columns += ["window_end_date", *ACCURACY_METRICS]
+    if outcome not in columns:
+        columns.append(outcome)
     return rating_stability(
         read_columns(dbt.ref("window_errors"), columns),
-        int(settings["rating_levels"]),
-        int(settings["bootstrap_resamples"]),
-        int(settings["bootstrap_block_length"]),
-        int(settings["bootstrap_seed"]),
-        float(settings["bootstrap_confidence"]),
+        dbt.ref("robustness_scores").df(),
+        dbt.ref("confidence_levels").df(),
+        dbt.ref("system_perturbation_sets").df(),
+        dbt.ref("treatment_assignments"),
+        settings,
     )

@@ -34,6 +34,8 @@ __all__ = [
     "ratings_frame",
     "rate_matrix",
     "moving_block_indices",
+    "date_multiplicities",
+    "bootstrap_summary",
     "block_bootstrap_ratings",
 ]
 
@@ -278,6 +280,80 @@ def moving_block_indices(
     return idx.reshape(n_resamples, n_blocks * block_length)[:, :n]
 
 
+def date_multiplicities(n_dates: int, block_length: int, n_resamples: int, seed: int) -> np.ndarray:
+    """(n_resamples x n_dates) counts: how often each ordered date is drawn in each resample
+    of :func:`moving_block_indices` (seeded by ``seed``). Every bootstrap of tsrate weights
+    its per-date sums with this matrix, so all metrics of a run share the same histories."""
+    rng = np.random.default_rng(seed)
+    idx = moving_block_indices(n_dates, int(block_length), int(n_resamples), rng)
+    mult = np.zeros((idx.shape[0], n_dates))
+    np.add.at(mult, (np.repeat(np.arange(idx.shape[0]), n_dates), idx.ravel()), 1.0)
+    return mult
+
+
+def bootstrap_summary(
+    groups: pd.DataFrame,
+    point: np.ndarray,
+    boot: np.ndarray,
+    levels: int,
+    confidence: float,
+) -> pd.DataFrame:
+    """The long :data:`BOOTSTRAP_COLUMNS` frame from point scores and resampled scores.
+
+    ``groups`` has ``system_id`` and ``perturbation_id`` per column of ``point`` (G,) and
+    ``boot`` (resamples x G; NaN = undefined in that resample). Systems are rated per
+    perturbation with :func:`rate_matrix` on the point scores and on every resample;
+    ``ci_low``/``ci_high`` are percentile bounds at ``confidence``; ``share`` the fraction of
+    valid resamples giving each rating level.
+    """
+    levels = _check_levels(levels)
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    point = np.asarray(point, dtype=float)
+    boot = np.asarray(boot, dtype=float)
+    n_groups = len(groups)
+    if point.shape != (n_groups,) or boot.ndim != 2 or boot.shape[1] != n_groups:
+        raise ValueError("point must be (groups,) and boot (resamples x groups)")
+    pert_of_group = groups["perturbation_id"].to_numpy()
+    point_rating = np.zeros(n_groups, dtype=np.int64)
+    boot_rating = np.zeros(boot.shape, dtype=np.int64)
+    for pert in pd.unique(pert_of_group):
+        cols = np.flatnonzero(pert_of_group == pert)
+        point_rating[cols] = rate_matrix(point[None, cols], levels)[0]
+        boot_rating[:, cols] = rate_matrix(boot[:, cols], levels)
+
+    valid = np.isfinite(boot)
+    n_valid = valid.sum(axis=0)
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(invalid="ignore"):
+        ci = np.full((2, n_groups), np.nan)
+        ok = n_valid > 0
+        if ok.any():
+            ci[:, ok] = np.nanquantile(boot[:, ok], [tail, 1.0 - tail], axis=0)
+    level_range = np.arange(1, levels + 1)
+    counts = (boot_rating[:, :, None] == level_range[None, None, :]).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = counts / n_valid[:, None]
+
+    out = pd.DataFrame(
+        {
+            "system_id": np.repeat(groups["system_id"].to_numpy(), levels),
+            "perturbation_id": np.repeat(pert_of_group, levels),
+            "raw_score": np.repeat(point, levels),
+            "rating": np.repeat(point_rating, levels),
+            "ci_low": np.repeat(ci[0], levels),
+            "ci_high": np.repeat(ci[1], levels),
+            "rating_level": np.tile(level_range, n_groups),
+            "share": shares.ravel(),
+            "rating_levels": levels,
+            "n_resamples": int(boot.shape[0]),
+            "n_valid": np.repeat(n_valid, levels),
+        }
+    )
+    out = out.sort_values(["perturbation_id", "system_id", "rating_level"], kind="mergesort")
+    return out.reset_index(drop=True)[BOOTSTRAP_COLUMNS]
+
+
 def block_bootstrap_ratings(
     values: pd.DataFrame,
     levels: int,
@@ -352,10 +428,7 @@ def block_bootstrap_ratings(
     s2 = np.bincount(cell, weights=vc * vc, minlength=size).reshape(n_dates, n_groups)
     cnt = np.bincount(cell, minlength=size).reshape(n_dates, n_groups).astype(float)
 
-    rng = np.random.default_rng(seed)
-    idx = moving_block_indices(n_dates, int(block_length), int(n_resamples), rng)
-    mult = np.zeros((idx.shape[0], n_dates))
-    np.add.at(mult, (np.repeat(np.arange(idx.shape[0]), n_dates), idx.ravel()), 1.0)
+    mult = date_multiplicities(n_dates, int(block_length), int(n_resamples), seed)
 
     def stat(w: np.ndarray) -> np.ndarray:
         n = w @ cnt
@@ -370,41 +443,4 @@ def block_bootstrap_ratings(
     point = stat(np.ones((1, n_dates)))[0]
     boot = stat(mult)  # (resamples x groups)
 
-    pert_of_group = groups["perturbation_id"].to_numpy()
-    point_rating = np.zeros(n_groups, dtype=np.int64)
-    boot_rating = np.zeros(boot.shape, dtype=np.int64)
-    for pert in pd.unique(pert_of_group):
-        cols = np.flatnonzero(pert_of_group == pert)
-        point_rating[cols] = rate_matrix(point[None, cols], levels)[0]
-        boot_rating[:, cols] = rate_matrix(boot[:, cols], levels)
-
-    valid = np.isfinite(boot)
-    n_valid = valid.sum(axis=0)
-    tail = (1.0 - confidence) / 2.0
-    with np.errstate(invalid="ignore"):
-        ci = np.full((2, n_groups), np.nan)
-        ok = n_valid > 0
-        if ok.any():
-            ci[:, ok] = np.nanquantile(boot[:, ok], [tail, 1.0 - tail], axis=0)
-    level_range = np.arange(1, levels + 1)
-    counts = (boot_rating[:, :, None] == level_range[None, None, :]).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shares = counts / n_valid[:, None]
-
-    out = pd.DataFrame(
-        {
-            "system_id": np.repeat(groups["system_id"].to_numpy(), levels),
-            "perturbation_id": np.repeat(pert_of_group, levels),
-            "raw_score": np.repeat(point, levels),
-            "rating": np.repeat(point_rating, levels),
-            "ci_low": np.repeat(ci[0], levels),
-            "ci_high": np.repeat(ci[1], levels),
-            "rating_level": np.tile(level_range, n_groups),
-            "share": shares.ravel(),
-            "rating_levels": levels,
-            "n_resamples": int(n_resamples),
-            "n_valid": np.repeat(n_valid, levels),
-        }
-    )
-    out = out.sort_values(["perturbation_id", "system_id", "rating_level"], kind="mergesort")
-    return out.reset_index(drop=True)[BOOTSTRAP_COLUMNS]
+    return bootstrap_summary(groups, point, boot, levels, confidence)

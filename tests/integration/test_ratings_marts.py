@@ -185,6 +185,41 @@ def test_accuracy_ratings_read_the_mean_and_only_sign_accuracy_is_higher_better(
     assert robust["higher_is_better"].tolist() == [False]
 
 
+def test_rating_stability_covers_every_rated_metric(built):
+    warehouse, run_id, _ = built
+    stability = _read(warehouse, "select * from marts.rating_stability where run_id = ?", [run_id])
+    ratings = _read(
+        warehouse,
+        "select metric, perturbation_id, system_id, raw_score, rating from marts.ratings "
+        "where run_id = ?",
+        [run_id],
+    )
+    keys = ["metric", "perturbation_id", "system_id"]
+    point = stability.loc[stability["rating_level"] == 1]
+    merged = ratings.merge(point, on=keys, how="left", suffixes=("", "_boot"))
+    # every rated (metric, perturbation, system) has its stability rows ...
+    assert merged["n_valid"].notna().all()
+    assert set(merged["metric"]) == ROBUSTNESS_METRICS | {"smape", "mase", "sign_accuracy"}
+    # ... with the published score and rating as its point
+    assert merged["raw_score_boot"].to_numpy() == pytest.approx(merged["raw_score"].to_numpy())
+    assert (merged["rating_boot"] == merged["rating"]).all()
+    shares = stability.groupby(keys)["share"].sum()
+    assert shares.to_numpy() == pytest.approx(1.0)
+    assert (stability["n_valid"] > 0).all()
+    robust = stability.loc[
+        stability["metric"].isin(ROBUSTNESS_METRICS) & (stability["rating_level"] == 1)
+    ]
+    assert (robust["ci_low"] <= robust["ci_high"]).all()
+    # Biased's residual is constant within a company, so no resample can give it a
+    # company-confounded effect; with industry as confounder the effect stays away from 0.
+    biased = robust.loc[robust["system_id"] == "biased"].set_index(["metric", "perturbation_id"])
+    assert biased.loc["ape_company", "ci_high"].max() == pytest.approx(0.0, abs=1e-9)
+    assert (biased.loc["ape_industry", "ci_low"] > 0).all()
+    # WRS intervals move with the windows for some system (the resampling is not inert)
+    wrs = robust.loc[robust["metric"].str.startswith("wrs")]
+    assert (wrs["ci_high"] - wrs["ci_low"]).max() > 0
+
+
 def _treatment_assignments_module():
     """python_models/treatment_assignments.py (a dbt Python model, not a package module)."""
     path = project_dir() / "python_models" / "treatment_assignments.py"
