@@ -16,6 +16,7 @@ from flows.ingest import ingest_flow
 from tsrate.config import Study, warehouse_path
 from tsrate.forecasting import finish_run, new_run_id
 from tsrate.publish import publish
+from tsrate.report import write_report
 from tsrate.warehouse import connect
 
 
@@ -70,6 +71,7 @@ def pipeline_flow(
     published = publish_task(warehouse, run_id)
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
+    logger.info("report written to %s", write_report(Path(published)).path)
     logger.info(
         "run %s succeeded in %.1fs; readers and BI tools use the snapshot %s",
         run_id,

@@ -6,6 +6,8 @@ tsrate build      rebuild the dbt marts for a run (default: the latest)
 tsrate systems    every system of the paper and ours, with availability and why
 tsrate runs       the runs recorded in the warehouse
 tsrate query SQL  run a read-only SQL query against the warehouse
+tsrate report     write the HTML rating report from the published snapshot
+tsrate docs       build the dbt docs site (models, columns, tests, lineage)
 """
 
 from __future__ import annotations
@@ -164,6 +166,32 @@ def cmd_query(args: argparse.Namespace) -> int:
     return _print_query(args.sql, live=args.live)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tsrate.config import warehouse_path
+    from tsrate.publish import published_path
+    from tsrate.report import write_report
+
+    snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse_path())
+    result = write_report(snapshot, Path(args.output) if args.output else None)
+    print(
+        f"report of run {result.run_id} written to {result.path} "
+        f"({result.n_charts} charts, also as SVG files in {result.charts_dir})"
+    )
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tsrate import dbt
+
+    site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
+    print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
+    return 0
+
+
 def _print_query(sql: str, live: bool = True) -> int:
     import duckdb
 
@@ -259,6 +287,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--live", action="store_true", help="query the live warehouse (raw, staging, ...) instead"
     )
     query.set_defaults(func=cmd_query)
+
+    report = sub.add_parser(
+        "report", help="write the offline HTML rating report from the published snapshot"
+    )
+    report.add_argument(
+        "--snapshot", help="published snapshot to read (default: warehouse/published/tsrate.duckdb)"
+    )
+    report.add_argument(
+        "--output", help="HTML file to write (default: report.html beside the snapshot)"
+    )
+    report.set_defaults(func=cmd_report)
+
+    docs = sub.add_parser("docs", help="build the dbt docs site from the live warehouse")
+    docs.add_argument("--output", help="folder for the site (default: warehouse/docs)")
+    docs.set_defaults(func=cmd_docs)
     return parser
 
 

@@ -89,3 +89,22 @@ def build(
         # a partial build runs only tests whose every parent is selected
         args += ["--select", select, "--indirect-selection", "cautious"]
     return run_dbt(args, {"run_id": run_id or "latest"}, warehouse, on_line, target_path)
+
+
+def docs(
+    warehouse: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    target_path: Path | None = None,
+) -> Path:
+    """``dbt docs generate --static`` into ``target_path`` (default ``<warehouse dir>/docs``).
+
+    The site documents every model, column, test and exposure, with the catalog (column
+    types) read from the live warehouse; ``static_index.html`` is one self-contained file
+    that opens offline. Returns the folder. Needs a built warehouse and no running writer.
+    """
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    if not warehouse.exists():
+        raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` before `tsrate docs`")
+    target = Path(target_path or warehouse.parent / "docs").resolve()
+    run_dbt(["docs", "generate", "--static"], {"run_id": "latest"}, warehouse, on_line, target)
+    return target

@@ -1,0 +1,1178 @@
+"""The rating report: one self-contained HTML file read from the published snapshot.
+
+``tsrate report`` (and the last step of ``tsrate run``) reads the read-only snapshot
+(``warehouse/published/tsrate.duckdb``), never the live warehouse, and writes
+``report.html`` beside it plus every chart as an ``.svg`` file in ``report-charts/``.
+The page works offline: no CDN, no fonts or images to fetch; charts are inline SVG drawn
+by :mod:`tsrate.svg` (each is its own static fallback) and a few lines of inline script
+only toggle series when a legend entry is clicked.
+
+Traceability: every number printed in the report is a ``<span class="num">`` (and every
+plotted point an SVG element) carrying ``data-mart`` (``marts.<name>``), ``data-column``,
+``data-where`` (JSON equality filters; a list means IN) and ``data-value`` (the full
+value); ``data-agg="avg"`` marks a plain mean over the matching rows. The integration
+test re-reads each one from the snapshot. A note under every table and chart names its mart.
+
+Loading (:func:`load_report_data`) is separate from rendering (:func:`build_report`, pure
+over DataFrames) so the builders are unit-tested on small frames.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.svg import Point, Series, bar_chart, colour_for, esc, radar_chart
+
+REPORT_NAME = "report.html"
+ROBUSTNESS_METRICS = (
+    "wrs_industry",
+    "wrs_company",
+    "ape_industry",
+    "ape_company",
+    "pie_industry",
+    "pie_company",
+)
+ACCURACY_METRICS = ("smape", "mase", "sign_accuracy")
+METRIC_LABELS = {
+    "wrs_industry": "WRS industry",
+    "wrs_company": "WRS company",
+    "ape_industry": "APE industry",
+    "ape_company": "APE company",
+    "pie_industry": "PIE % industry",
+    "pie_company": "PIE % company",
+    "smape": "SMAPE",
+    "mase": "MASE",
+    "sign_accuracy": "Sign accuracy %",
+}
+METRIC_NOTES = {
+    "wrs": "statistical bias (RQ1): weighted rejection score, sum over pairs of groups",
+    "ape": "perturbation effect (RQ3): worst-case |APE_m| over confounder distributions, price units",
+    "pie": "confounding bias (RQ2): worst-case PIE % over confounder distributions",
+    "smape": "symmetric MAPE, eq. 4, 0-2 scale",
+    "mase": "mean |error| / mean absolute one-step change of the clean context",
+    "sign_accuracy": "% of steps whose direction matches; higher is better",
+}
+COMPARISONS = {
+    "foundation": ("ARQ1 · Foundation vs non-foundation (Figure 7, right)", "is_foundation_model"),
+    "modality": ("ARQ2 · Uni-modal vs multi-modal (Figure 7, left)", "modality"),
+    "purpose": ("ARQ3 · Time-series-specific vs general-purpose (Figure 9, left)", "purpose"),
+    "architecture": (
+        "ARQ3 · Encoder-only vs decoder-only vs encoder-decoder (Figure 9, right)",
+        "architecture",
+    ),
+}
+SCOPES = {
+    "all_systems": "all rated systems",
+    "without_baselines": "without the baselines (naive, ARIMA, Random, Biased), as in the paper",
+}
+#: marts the report reads; a snapshot lacking one of the first four cannot make a report.
+REQUIRED_MARTS = ("ratings", "system_summary", "perturbation_summary", "confounder_comparison")
+OPTIONAL_MARTS = ("group_comparisons", "modality_pairs")
+
+
+@dataclasses.dataclass
+class ReportData:
+    """Everything the report shows, read from one snapshot (one run)."""
+
+    run_id: str
+    published_at: str
+    study: dict
+    ratings: pd.DataFrame
+    system_summary: pd.DataFrame
+    perturbation_summary: pd.DataFrame
+    confounder_comparison: pd.DataFrame
+    group_comparisons: pd.DataFrame
+    modality_pairs: pd.DataFrame
+    systems: pd.DataFrame
+    perturbations: pd.DataFrame
+    companies: pd.DataFrame
+    windows: pd.DataFrame
+    missing_marts: list[str] = dataclasses.field(default_factory=list)
+    snapshot_name: str = "tsrate.duckdb"
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    html: str
+    charts: dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportResult:
+    path: Path
+    charts_dir: Path
+    run_id: str
+    n_charts: int
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def default_report_path(snapshot: Path) -> Path:
+    """``report.html`` beside the snapshot (override with ``TSRATE_REPORT``)."""
+    override = os.environ.get("TSRATE_REPORT")
+    return Path(override) if override else Path(snapshot).parent / REPORT_NAME
+
+
+def load_report_data(snapshot: Path) -> ReportData:
+    """Read the marts and seeds of the published ``snapshot`` (read-only)."""
+    snapshot = Path(snapshot)
+    if not snapshot.exists():
+        raise TsrateError(
+            f"no published snapshot at {snapshot}: finish a `tsrate run` (or `tsrate build` "
+            "and publish) before `tsrate report`"
+        )
+    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        tables = {
+            f"{schema}.{name}"
+            for schema, name in con.execute(
+                "select schema_name, table_name from duckdb_tables()"
+            ).fetchall()
+        }
+        missing = [m for m in REQUIRED_MARTS if f"marts.{m}" not in tables]
+        if missing or "main.published_runs" not in tables:
+            raise TsrateError(
+                f"{snapshot} is not a complete tsrate snapshot: missing "
+                f"{[f'marts.{m}' for m in missing] or ['published_runs']}"
+            )
+        run_id, published_at, study = con.execute(
+            "select run_id, cast(published_at as varchar), cast(study as varchar) "
+            "from published_runs order by published_at desc limit 1"
+        ).fetchone()
+
+        def mart(name: str) -> pd.DataFrame:
+            if f"marts.{name}" not in tables:
+                return pd.DataFrame()
+            return con.execute(f"select * from marts.{name} where run_id = ?", [run_id]).df()
+
+        def seed(name: str) -> pd.DataFrame:
+            if f"seeds.{name}" not in tables:
+                return pd.DataFrame()
+            return con.execute(f"select * from seeds.{name}").df()
+
+        windows = pd.DataFrame(columns=["ticker", "n_windows", "first_window", "last_window"])
+        if "marts.window_errors" in tables:
+            windows = con.execute(
+                "select ticker, count(distinct window_end_date) as n_windows, "
+                "cast(min(window_end_date) as varchar) as first_window, "
+                "cast(max(window_end_date) as varchar) as last_window "
+                "from marts.window_errors where run_id = ? group by ticker order by ticker",
+                [run_id],
+            ).df()
+        return ReportData(
+            run_id=run_id,
+            published_at=published_at,
+            study=json.loads(study) if study else {},
+            ratings=mart("ratings"),
+            system_summary=mart("system_summary"),
+            perturbation_summary=mart("perturbation_summary"),
+            confounder_comparison=mart("confounder_comparison"),
+            group_comparisons=mart("group_comparisons"),
+            modality_pairs=mart("modality_pairs"),
+            systems=seed("systems"),
+            perturbations=seed("perturbations"),
+            companies=seed("companies"),
+            windows=windows,
+            missing_marts=[m for m in OPTIONAL_MARTS if f"marts.{m}" not in tables],
+            snapshot_name=snapshot.name,
+        )
+    finally:
+        con.close()
+
+
+def write_report(snapshot: Path, output: Path | None = None) -> ReportResult:
+    """Build the report from ``snapshot`` and write it (and the SVG files) atomically.
+
+    The HTML is written to a temporary file and renamed over ``output``, so a reader
+    never sees half a report; chart files go to ``<output stem>-charts/``.
+    """
+    output = Path(output or default_report_path(snapshot))
+    data = load_report_data(snapshot)
+    report = build_report(data)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    charts_dir = output.with_name(f"{output.stem}-charts")
+    charts_dir.mkdir(exist_ok=True)
+    for stale in charts_dir.glob("*.svg"):
+        if stale.name not in report.charts:
+            stale.unlink()
+    for name, svg in report.charts.items():
+        _atomic_write(charts_dir / name, '<?xml version="1.0" encoding="UTF-8"?>\n' + svg)
+    _atomic_write(output, report.html)
+    return ReportResult(output, charts_dir, data.run_id, len(report.charts))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def format_number(value: float | None, integer: bool = False) -> str:
+    """Readable fixed precision: >= 1000 no decimals, >= 1 two, below 1 three significant.
+
+    ``integer``: print a whole number (counts, ratings) without decimals.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    value = float(value)
+    if integer and value.is_integer():
+        return f"{value:.0f}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1 or value == 0:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def provenance(
+    mart: str, column: str, where: Mapping[str, object], value: float, agg: str = ""
+) -> dict:
+    """``data-*`` attributes naming the mart row(s) a number comes from."""
+    attrs = {
+        "data-mart": f"marts.{mart}",
+        "data-column": column,
+        "data-where": json.dumps(dict(where), sort_keys=True),
+        "data-value": repr(float(value)),
+    }
+    if agg:
+        attrs["data-agg"] = agg
+    return attrs
+
+
+def num(
+    value: float | None,
+    mart: str,
+    column: str,
+    where: Mapping[str, object],
+    agg: str = "",
+    integer: bool = False,
+) -> str:
+    """A traceable number: ``<span class="num" data-mart=... data-value=...>text</span>``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return '<span class="num missing">–</span>'
+    attrs = provenance(mart, column, where, value, agg)
+    rendered = "".join(f' {k}="{esc(v)}"' for k, v in attrs.items())
+    return f'<span class="num"{rendered}>{esc(format_number(value, integer))}</span>'
+
+
+def _source(*marts: str, extra: str = "") -> str:
+    names = ", ".join(f"<code>marts.{esc(m)}</code>" for m in marts)
+    return f'<p class="source">Source: {names}{(" — " + extra) if extra else ""}.</p>'
+
+
+def _value(frame: pd.DataFrame, column: str, **where: object) -> float | None:
+    if frame.empty:
+        return None
+    mask = pd.Series(True, index=frame.index)
+    for key, value in where.items():
+        mask &= frame[key] == value
+    rows = frame.loc[mask, column]
+    if rows.empty or pd.isna(rows.iloc[0]):
+        return None
+    return float(rows.iloc[0])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _system_order(data: ReportData) -> list[str]:
+    """Rated systems in seed order (unknown ones last, alphabetically)."""
+    rated = set(data.ratings["system_id"]) if not data.ratings.empty else set()
+    seed_order = list(data.systems["system_id"]) if not data.systems.empty else []
+    ordered = [s for s in seed_order if s in rated]
+    return ordered + sorted(rated - set(ordered))
+
+
+def _perturbation_order(data: ReportData) -> list[str]:
+    if data.ratings.empty:
+        return []
+    return sorted(set(data.ratings["perturbation_id"]))
+
+
+def _colours(systems: Sequence[str]) -> dict[str, str]:
+    return {system: colour_for(i) for i, system in enumerate(systems)}
+
+
+def _chart_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") + ".svg"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], css: str = "") -> str:
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _figure(name: str, svg: str, charts: dict[str, str], caption: str) -> str:
+    charts[name] = svg
+    return (
+        f'<figure class="chart-figure" data-chart="{esc(name)}">{svg}'
+        f'<figcaption>{caption} <a href="report-charts/{esc(name)}">SVG file</a></figcaption></figure>'
+    )
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def study_section(data: ReportData) -> str:
+    """The study: data, period, window shape, companies, systems, perturbations, and gaps."""
+    study = data.study
+    tickers = list(study.get("tickers", []))
+    companies = data.companies
+    if not companies.empty:
+        companies = companies[companies["ticker"].isin(tickers)]
+    company_rows = []
+    for ticker in tickers:
+        row = companies[companies["ticker"] == ticker] if not companies.empty else pd.DataFrame()
+        name = row["company_name"].iloc[0] if not row.empty else "(not in the companies seed)"
+        industry = row["industry"].iloc[0] if not row.empty else ""
+        windows = data.windows[data.windows["ticker"] == ticker]
+        n_windows = (
+            num(
+                float(windows["n_windows"].iloc[0]),
+                "window_errors",
+                "window_end_date",
+                {"run_id": data.run_id, "ticker": ticker},
+                agg="count_distinct",
+                integer=True,
+            )
+            if not windows.empty
+            else "0"
+        )
+        company_rows.append([esc(ticker), esc(name), esc(industry), n_windows])
+    rated = _system_order(data)
+    systems = data.systems.set_index("system_id") if not data.systems.empty else pd.DataFrame()
+    system_rows = []
+    for system_id in rated:
+        info = systems.loc[system_id] if system_id in systems.index else None
+
+        def field(name: str, info=info) -> str:
+            if info is None or pd.isna(info.get(name)):
+                return ""
+            return esc(info.get(name))
+
+        system_rows.append(
+            [
+                f"<code>{esc(system_id)}</code>",
+                field("display_name"),
+                field("paper_symbol"),
+                field("modality"),
+                field("family"),
+                field("purpose"),
+                field("architecture"),
+                field("is_foundation_model"),
+            ]
+        )
+    unavailable_rows = []
+    requested = list(study.get("systems", []))
+    for system_id in requested:
+        if system_id not in rated:
+            unavailable_rows.append(
+                [f"<code>{esc(system_id)}</code>", "in this study but has no ratings in the run"]
+            )
+    if not data.systems.empty:
+        empty = data.systems["implementation"].isna() | (
+            data.systems["implementation"].astype(str).str.strip() == ""
+        )
+        for row in data.systems[empty].itertuples():
+            if row.system_id in rated:
+                continue  # rated from imported predictions
+            unavailable_rows.append(
+                [
+                    f"<code>{esc(row.system_id)}</code> ({esc(row.display_name)})",
+                    f"not runnable in this version: {esc(row.description)}",
+                ]
+            )
+    perturbation_rows = []
+    studied = set(study.get("perturbations", []))
+    rated_perturbations = set(_perturbation_order(data))
+    takes_images = False
+    if not data.systems.empty:
+        takes_images = bool(
+            data.systems[data.systems["system_id"].isin(rated)]["modality"]
+            .astype(str)
+            .str.contains("image")
+            .any()
+        )
+    for row in data.perturbations.itertuples() if not data.perturbations.empty else []:
+        if row.perturbation_id in rated_perturbations:
+            status = "rated"
+        elif row.perturbation_id in studied:
+            status = "in the study but not rated"
+        elif row.modality == "image" and not takes_images:
+            status = "unavailable: acts on image inputs, and no rated system takes images"
+        else:
+            status = "not in this study (var perturbations)"
+        perturbation_rows.append(
+            [
+                esc(row.perturbation_id),
+                esc(row.name),
+                esc(row.family),
+                esc(row.modality),
+                esc(row.description),
+                esc(status),
+            ]
+        )
+    shape = (
+        f"context n = {esc(study.get('context_length', '?'))} trading days, horizon d = "
+        f"{esc(study.get('horizon', '?'))}, stride {esc(study.get('stride', '?'))}, "
+        f"perturbation phase {esc(study.get('perturbation_phase', '?'))}, seed "
+        f"{esc(study.get('seed', '?'))}"
+    )
+    parts = [
+        '<section id="study"><h2>The study</h2>',
+        f"<p>Run <code>{esc(data.run_id)}</code>, published {esc(data.published_at)} UTC to "
+        f"<code>{esc(data.snapshot_name)}</code>. Daily closing prices of "
+        f"{len(tickers)} companies, study period {esc(study.get('start', '?'))} to "
+        f"{esc(study.get('end', '?'))}; {shape}. A window is named by its last context day "
+        "(the forecast origin); the target is always the clean future.</p>",
+        "<h3>Companies</h3>",
+        _table(["Ticker", "Company", "Industry", "Windows"], company_rows),
+        _source(
+            "window_errors", extra="windows per ticker; names from <code>seeds.companies</code>"
+        ),
+        "<h3>Systems rated</h3>",
+        _table(
+            [
+                "System",
+                "Name",
+                "Paper",
+                "Modality",
+                "Family",
+                "Purpose",
+                "Architecture",
+                "Foundation",
+            ],
+            system_rows,
+        ),
+        _source("ratings", extra="metadata from <code>seeds.systems</code>"),
+        "<h3>Unavailable systems</h3>",
+        _table(["System", "Why"], unavailable_rows)
+        if unavailable_rows
+        else "<p>Every system of the seed was rated.</p>",
+        '<p class="source">Source: <code>seeds.systems</code> (empty <code>implementation</code>) '
+        "and the run's study.</p>",
+        "<h3>Perturbations</h3>",
+        _table(
+            ["Id", "Name", "Family", "Modality", "What it does", "In this run"], perturbation_rows
+        ),
+        '<p class="source">Source: <code>seeds.perturbations</code>, <code>marts.ratings</code>.</p>',
+        "</section>",
+    ]
+    return "".join(parts)
+
+
+def reading_paragraph(data: ReportData) -> str:
+    """One paragraph reading the results, every number a traceable mart value."""
+    summary, per_perturbation = data.system_summary, data.perturbation_summary
+    sentences: list[str] = []
+    run = {"run_id": data.run_id}
+    if summary.empty:
+        return "<p>No ratings in this run.</p>"
+    systems = _system_order(data)
+    robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
+    if not robustness.empty:
+        means = robustness.groupby("system_id")["avg_rating"].mean().sort_values()
+        best_value, worst_value = means.iloc[0], means.iloc[-1]
+        best = [s for s in systems if s in means.index and math.isclose(means[s], best_value)]
+        worst = [s for s in systems if s in means.index and math.isclose(means[s], worst_value)]
+        metrics = sorted(set(robustness["metric"]))
+
+        def rating_of(system: str) -> str:
+            return num(
+                float(means[system]),
+                "system_summary",
+                "avg_rating",
+                {**run, "system_id": system, "metric": metrics},
+                agg="avg",
+            )
+
+        sentences.append(
+            f"Across {len(systems)} rated systems, the most robust is "
+            + " and ".join(f"<b>{esc(s)}</b> (mean robustness rating {rating_of(s)})" for s in best)
+            + ", the least robust "
+            + " and ".join(f"<b>{esc(s)}</b> ({rating_of(s)})" for s in worst)
+            + " on a 1 (best) to "
+            + num(
+                float(summary["rating_levels"].max()),
+                "system_summary",
+                "rating_levels",
+                run,
+                agg="max",
+                integer=True,
+            )
+            + f" scale, averaged over the {len(metrics)} robustness metrics and the perturbations."
+        )
+    ape = per_perturbation[per_perturbation["metric"].isin(["ape_industry", "ape_company"])]
+    if not ape.empty:
+        means = ape.groupby("perturbation_id")["avg_raw_score"].mean().sort_values()
+        worst = means.index[-1]
+        sentences.append(
+            f"The perturbation that hurts most is <b>{esc(worst)}</b>: its mean perturbation "
+            "effect (APE, industry and company confounders, over systems) is "
+            + num(
+                float(means[worst]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": worst, "metric": ["ape_company", "ape_industry"]},
+                agg="avg",
+            )
+            + " price units"
+            + (
+                ", against "
+                + num(
+                    float(means.iloc[0]),
+                    "perturbation_summary",
+                    "avg_raw_score",
+                    {
+                        **run,
+                        "perturbation_id": means.index[0],
+                        "metric": ["ape_company", "ape_industry"],
+                    },
+                    agg="avg",
+                )
+                + f" for the mildest, {esc(means.index[0])}"
+                if len(means) > 1
+                else ""
+            )
+            + "."
+        )
+    smape = per_perturbation[per_perturbation["metric"] == "smape"].set_index("perturbation_id")
+    treated = smape.drop(index="P0", errors="ignore")
+    if "P0" in smape.index and not treated.empty:
+        worst = treated["avg_raw_score"].idxmax()
+        sentences.append(
+            f"For accuracy, <b>{esc(worst)}</b> raises the mean SMAPE over systems most: from "
+            + num(
+                float(smape.loc["P0", "avg_raw_score"]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": "P0", "metric": "smape"},
+            )
+            + " on clean inputs to "
+            + num(
+                float(smape.loc[worst, "avg_raw_score"]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": worst, "metric": "smape"},
+            )
+            + "."
+        )
+    accuracy = summary[summary["metric"] == "smape"].set_index("system_id")
+    if not accuracy.empty:
+        best = accuracy["avg_raw_score"].idxmin()
+        sentences.append(
+            f"The most accurate system by SMAPE is <b>{esc(best)}</b> ("
+            + num(
+                float(accuracy.loc[best, "avg_raw_score"]),
+                "system_summary",
+                "avg_raw_score",
+                {**run, "system_id": best, "metric": "smape"},
+            )
+            + " averaged over perturbations)."
+        )
+    overall = data.confounder_comparison
+    if not overall.empty:
+        rows = overall[(overall["grouped_by"] == "all") & overall["measure"].isin(["ape", "pie"])]
+        for row in rows.sort_values("measure").itertuples():
+            if pd.isna(row.industry_avg) or pd.isna(row.company_avg):
+                continue
+            where = {**run, "grouped_by": "all", "measure": row.measure, "system_id": None}
+            where["perturbation_id"] = None
+            sentences.append(
+                f"With {row.measure.upper()}, "
+                + (
+                    "industry as the confounder shows more bias than company"
+                    if row.industry_avg > row.company_avg
+                    else "company as the confounder shows at least as much bias as industry"
+                )
+                + " ("
+                + num(row.industry_avg, "confounder_comparison", "industry_avg", where)
+                + " vs "
+                + num(row.company_avg, "confounder_comparison", "company_avg", where)
+                + ")."
+            )
+    return (
+        '<section id="reading"><h2>Reading the results</h2><p class="reading">'
+        + " ".join(sentences)
+        + "</p>"
+        + _source(
+            "system_summary",
+            "perturbation_summary",
+            "confounder_comparison",
+            extra="hover a number to see the mart row it comes from",
+        )
+        + "</section>"
+    )
+
+
+def _chips(items: Sequence[str]) -> str:
+    return '<span class="order">{' + ", ".join(items) + "}</span>"
+
+
+def rating_tables_section(data: ReportData) -> str:
+    """Tables 5-6: per metric and perturbation, the partial order (raw scores) and ratings."""
+    ratings = data.ratings
+    if ratings.empty:
+        return '<section id="ratings"><h2>Ratings</h2><p>No ratings.</p></section>'
+    parts = ['<section id="ratings"><h2>Ratings per metric and perturbation (Tables 5–6)</h2>']
+    parts.append(
+        "<p>Partial order: systems sorted by raw score (ascending; ties share a rank). Complete "
+        "order: the L-level rating, 1 = lowest raw score, which is best for every metric except "
+        "sign accuracy. Colours show good (green) to poor (red).</p>"
+    )
+    for family, metrics in (("Robustness", ROBUSTNESS_METRICS), ("Accuracy", ACCURACY_METRICS)):
+        rows = []
+        for metric in metrics:
+            subset = ratings[ratings["metric"] == metric]
+            if subset.empty:
+                continue
+            for perturbation in sorted(set(subset["perturbation_id"])):
+                block = subset[subset["perturbation_id"] == perturbation].sort_values(
+                    ["rank", "system_id"]
+                )
+                where = {"run_id": data.run_id, "metric": metric, "perturbation_id": perturbation}
+                partial, complete = [], []
+                for row in block.itertuples():
+                    key = {**where, "system_id": row.system_id}
+                    partial.append(
+                        f"{esc(row.system_id)}: {num(row.raw_score, 'ratings', 'raw_score', key)}"
+                    )
+                    levels = int(row.rating_levels)
+                    goodness = row.rating if row.higher_is_better else levels + 1 - row.rating
+                    tone = "good" if goodness == levels else ("poor" if goodness == 1 else "mid")
+                    complete.append(
+                        f'<span class="rating {tone}">{esc(row.system_id)}: '
+                        f"{num(float(row.rating), 'ratings', 'rating', key, integer=True)}</span>"
+                    )
+                arrow = "↑" if bool(block["higher_is_better"].iloc[0]) else "↓"
+                rows.append(
+                    [
+                        f"{esc(METRIC_LABELS.get(metric, metric))} {arrow}",
+                        esc(perturbation),
+                        _chips(partial),
+                        _chips(complete),
+                    ]
+                )
+        if rows:
+            parts.append(f"<h3>{family}</h3>")
+            parts.append(
+                _table(["Metric", "P", "Partial order", "Complete order"], rows, css="ratings")
+            )
+    parts.append(
+        _source("ratings", extra="the same orders as text: <code>marts.partial_orders</code>")
+    )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def summary_section(data: ReportData) -> str:
+    """Table 2: each metric averaged per system and per perturbation."""
+    summary, per_perturbation = data.system_summary, data.perturbation_summary
+    if summary.empty:
+        return ""
+    rows = []
+    for metric in (*ROBUSTNESS_METRICS, *ACCURACY_METRICS):
+        by_system = summary[summary["metric"] == metric]
+        by_perturbation = per_perturbation[per_perturbation["metric"] == metric]
+        if by_system.empty:
+            continue
+        higher = bool(by_system["higher_is_better"].iloc[0])
+        systems = by_system.sort_values("avg_raw_score", ascending=not higher)
+        perturbations = by_perturbation.sort_values("avg_raw_score", ascending=not higher)
+        run = {"run_id": data.run_id, "metric": metric}
+        rows.append(
+            [
+                esc(METRIC_LABELS.get(metric, metric)) + (" ↑" if higher else " ↓"),
+                _chips(
+                    [
+                        f"{esc(r.system_id)}: "
+                        + num(
+                            r.avg_raw_score,
+                            "system_summary",
+                            "avg_raw_score",
+                            {**run, "system_id": r.system_id},
+                        )
+                        for r in systems.itertuples()
+                    ]
+                ),
+                _chips(
+                    [
+                        f"{esc(r.perturbation_id)}: "
+                        + num(
+                            r.avg_raw_score,
+                            "perturbation_summary",
+                            "avg_raw_score",
+                            {**run, "perturbation_id": r.perturbation_id},
+                        )
+                        for r in perturbations.itertuples()
+                    ]
+                ),
+            ]
+        )
+    return (
+        '<section id="summary"><h2>Comparison across systems and perturbations (Table 2)</h2>'
+        "<p>Plain means of the raw scores, best first.</p>"
+        + _table(["Metric", "Across systems", "Across perturbations"], rows)
+        + _source("system_summary", "perturbation_summary")
+        + "</section>"
+    )
+
+
+def _radar_for(
+    title: str,
+    metrics: Sequence[str],
+    names: Sequence[str],
+    colours: Mapping[str, str],
+    value_of,
+) -> str | None:
+    """A radar over ``metrics`` for ``names``; ``value_of(name, metric)`` -> (value, attrs)."""
+    present = [m for m in metrics if any(value_of(n, m)[0] is not None for n in names)]
+    if len(present) < 3 or not names:
+        return None
+    series, directions = [], []
+    for metric in present:
+        directions.append(metric == "sign_accuracy")
+    for name in names:
+        points = []
+        for metric in present:
+            value, attrs = value_of(name, metric)
+            label = f"{name} · {METRIC_LABELS.get(metric, metric)}: {format_number(value)}"
+            points.append(Point(value, label, attrs if value is not None else {}))
+        series.append(Series(name, points, colours[name]))
+    return radar_chart(title, [METRIC_LABELS.get(m, m) for m in present], series, directions)
+
+
+def radar_section(data: ReportData, charts: dict[str, str]) -> str:
+    """Figures 5-6: robustness and accuracy radars per perturbation and averaged."""
+    systems = _system_order(data)
+    colours = _colours(systems)
+    ratings, summary = data.ratings, data.system_summary
+    parts = ['<section id="radars"><h2>Robustness and accuracy radar plots (Figures 5–6)</h2>']
+    parts.append(
+        "<p>Each axis is scaled across the systems in the chart: the best raw score sits on the "
+        "rim, the worst near the centre (↓ lower raw score is better, ↑ higher is better), so "
+        "larger shapes are better. Hover a point for its raw score; click a legend entry to hide "
+        "a system.</p>"
+    )
+    for family, metrics, figure in (
+        ("Robustness", ROBUSTNESS_METRICS, "Figure 5"),
+        ("Accuracy", ACCURACY_METRICS, "Figure 6"),
+    ):
+        parts.append(f'<h3>{family} ({figure})</h3><div class="grid">')
+        for perturbation in _perturbation_order(data):
+
+            def value_of(system: str, metric: str, perturbation=perturbation):
+                value = _value(
+                    ratings,
+                    "raw_score",
+                    system_id=system,
+                    metric=metric,
+                    perturbation_id=perturbation,
+                )
+                where = {
+                    "run_id": data.run_id,
+                    "metric": metric,
+                    "perturbation_id": perturbation,
+                    "system_id": system,
+                }
+                return value, (
+                    provenance("ratings", "raw_score", where, value) if value is not None else {}
+                )
+
+            title = f"{family} · {perturbation}"
+            svg = _radar_for(title, metrics, systems, colours, value_of)
+            if svg:
+                parts.append(
+                    _figure(
+                        _chart_name(f"radar {family} {perturbation}"),
+                        svg,
+                        charts,
+                        f"{esc(title)}. Source: <code>marts.ratings</code> (raw_score).",
+                    )
+                )
+
+        def average_of(system: str, metric: str):
+            value = _value(summary, "avg_raw_score", system_id=system, metric=metric)
+            where = {"run_id": data.run_id, "metric": metric, "system_id": system}
+            return value, (
+                provenance("system_summary", "avg_raw_score", where, value)
+                if value is not None
+                else {}
+            )
+
+        title = f"{family} · average over perturbations"
+        svg = _radar_for(title, metrics, systems, colours, average_of)
+        if svg:
+            parts.append(
+                _figure(
+                    _chart_name(f"radar {family} average"),
+                    svg,
+                    charts,
+                    f"{esc(title)}. Source: <code>marts.system_summary</code> (avg_raw_score).",
+                )
+            )
+        parts.append("</div>")
+    parts.append(
+        '<p class="note">P0 is the control: APE and PIE measure the other perturbations '
+        "against it, so P0 has only its WRS (see the rating tables) and no robustness radar.</p>"
+    )
+    parts.append(_source("ratings", "system_summary"))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def confounder_section(data: ReportData, charts: dict[str, str]) -> str:
+    """Figure 4: industry vs company as grouping / confounder, per measure."""
+    frame = data.confounder_comparison
+    parts = ['<section id="confounders"><h2>Industry vs company as confounder (Figure 4)</h2>']
+    if frame.empty:
+        parts.append("<p>No confounder comparison in this run.</p></section>")
+        return "".join(parts)
+    parts.append(
+        "<p>Mean raw score with the industry and with the company as grouping (WRS) or "
+        "confounder (APE, PIE), per system and over all systems; lower is better, so the "
+        'taller bar shows more bias.</p><div class="grid">'
+    )
+    systems = _system_order(data)
+    colours = {"industry": colour_for(0), "company": colour_for(1)}
+    labels = {"wrs": "WRS", "ape": "APE (price units)", "pie": "PIE %"}
+    rows = []
+    for measure in ("wrs", "ape", "pie"):
+        subset = frame[frame["measure"] == measure]
+        if subset.empty:
+            continue
+        categories = [*systems, "all"]
+        series = []
+        for confounder in ("industry", "company"):
+            column = f"{confounder}_avg"
+            points = []
+            for category in categories:
+                if category == "all":
+                    match = subset[subset["grouped_by"] == "all"]
+                    where = {"grouped_by": "all", "system_id": None, "perturbation_id": None}
+                else:
+                    match = subset[
+                        (subset["grouped_by"] == "system") & (subset["system_id"] == category)
+                    ]
+                    where = {"grouped_by": "system", "system_id": category, "perturbation_id": None}
+                where = {"run_id": data.run_id, "measure": measure, **where}
+                value = (
+                    None
+                    if match.empty or pd.isna(match[column].iloc[0])
+                    else float(match[column].iloc[0])
+                )
+                attrs = (
+                    provenance("confounder_comparison", column, where, value)
+                    if value is not None
+                    else {}
+                )
+                points.append(
+                    Point(value, f"{category} · {confounder}: {format_number(value)}", attrs)
+                )
+            series.append(Series(confounder, points, colours[confounder]))
+        title = f"{labels[measure]}: industry vs company"
+        parts.append(
+            _figure(
+                _chart_name(f"confounders {measure}"),
+                bar_chart(title, categories, series, y_label=labels[measure]),
+                charts,
+                f"{esc(title)}. Source: <code>marts.confounder_comparison</code>.",
+            )
+        )
+        overall = subset[subset["grouped_by"] == "all"]
+        if not overall.empty:
+            row = overall.iloc[0]
+            where = {
+                "run_id": data.run_id,
+                "grouped_by": "all",
+                "measure": measure,
+                "system_id": None,
+                "perturbation_id": None,
+            }
+            rows.append(
+                [
+                    esc(labels[measure]),
+                    num(row["industry_avg"], "confounder_comparison", "industry_avg", where),
+                    num(row["company_avg"], "confounder_comparison", "company_avg", where),
+                    esc(row["more_biased_confounder"] or ""),
+                ]
+            )
+    parts.append("</div>")
+    parts.append(_table(["Measure", "Industry", "Company", "More bias"], rows))
+    parts.append(_source("confounder_comparison"))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def group_section(data: ReportData, charts: dict[str, str]) -> str:
+    """Figures 7-9: group comparisons (ARQ1-ARQ3) and the modality pairs (Figure 8)."""
+    parts = ['<section id="groups"><h2>Group comparisons (ARQ1–ARQ3, Figures 7–9)</h2>']
+    if "group_comparisons" in data.missing_marts:
+        parts.append("<p>This snapshot has no <code>marts.group_comparisons</code>.</p></section>")
+        return "".join(parts)
+    parts.append(
+        "<p>Each metric averaged over the systems of a group (each system's mean over its "
+        "perturbations, systems weighted equally); groups come from <code>seeds.systems</code>. "
+        "A group without rated systems has no row. Radar axes are scaled across the groups "
+        "(best on the rim).</p>"
+    )
+    frame = data.group_comparisons
+    metrics = (*ROBUSTNESS_METRICS, *ACCURACY_METRICS)
+    for scope, scope_label in SCOPES.items():
+        scoped = frame[frame["system_scope"] == scope] if not frame.empty else frame
+        parts.append(f"<h3>{esc(scope_label.capitalize())}</h3>")
+        if scoped.empty:
+            parts.append("<p>No rated system in this scope (the study rates only baselines).</p>")
+            continue
+        parts.append('<div class="grid">')
+        tables = []
+        for comparison, (title, seed_column) in COMPARISONS.items():
+            rows = scoped[scoped["comparison"] == comparison]
+            groups = list(dict.fromkeys(rows["group_name"]))
+            if not groups:
+                tables.append(
+                    f"<p><b>{esc(title)}</b>: no rated system has a group here "
+                    f"(<code>seeds.systems.{esc(seed_column)}</code>).</p>"
+                )
+                continue
+            colours = {g: colour_for(i) for i, g in enumerate(groups)}
+
+            def value_of(group: str, metric: str, rows=rows, comparison=comparison, scope=scope):
+                value = _value(rows, "avg_raw_score", group_name=group, metric=metric)
+                where = {
+                    "run_id": data.run_id,
+                    "system_scope": scope,
+                    "comparison": comparison,
+                    "group_name": group,
+                    "metric": metric,
+                }
+                return value, (
+                    provenance("group_comparisons", "avg_raw_score", where, value)
+                    if value is not None
+                    else {}
+                )
+
+            if len(groups) >= 2:
+                svg = _radar_for(title, metrics, groups, colours, value_of)
+                if svg:
+                    parts.append(
+                        _figure(
+                            _chart_name(f"groups {scope} {comparison}"),
+                            svg,
+                            charts,
+                            f"{esc(title)} — {esc(scope_label)}. Source: "
+                            "<code>marts.group_comparisons</code>.",
+                        )
+                    )
+            table_rows = []
+            for metric in metrics:
+                cells = [esc(METRIC_LABELS.get(metric, metric))]
+                for group in groups:
+                    value, attrs = value_of(group, metric)
+                    where = json.loads(attrs["data-where"]) if attrs else {}
+                    cells.append(num(value, "group_comparisons", "avg_raw_score", where))
+                table_rows.append(cells)
+            members = [
+                "systems",
+                *[
+                    esc(" ".join(rows[rows["group_name"] == g]["system_ids"].iloc[0].split()))
+                    for g in groups
+                ],
+            ]
+            table_rows.append(members)
+            note = (
+                ""
+                if len(groups) >= 2
+                else " — only one group has rated systems: nothing to compare yet"
+            )
+            tables.append(
+                f"<p><b>{esc(title)}</b>{note}</p>"
+                + _table(["Metric", *map(esc, groups)], table_rows)
+            )
+        parts.append("</div>")
+        parts.extend(tables)
+    parts.append(_source("group_comparisons"))
+    parts.append(modality_pairs_block(data, charts))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def modality_pairs_block(data: ReportData, charts: dict[str, str]) -> str:
+    """Figure 8: numeric vs numeric+image variant of the same model."""
+    parts = ["<h3>ARQ2 per model · numeric vs numeric+image variant (Figure 8)</h3>"]
+    pairs = data.modality_pairs
+    if pairs.empty:
+        known = []
+        if not data.systems.empty and "base_model" in data.systems:
+            seeded = data.systems[data.systems["base_model"].notna()]
+            for base, group in seeded.groupby("base_model"):
+                known.append(f"{esc(base)} ({', '.join(esc(s) for s in group['system_id'])})")
+        parts.append(
+            "<p>No pair is rated in this run: both variants of a model must be rated. "
+            + (
+                "The systems seed pairs " + "; ".join(known) + ", which need model weights or an "
+                "endpoint (see Unavailable systems)."
+                if known
+                else "The systems seed declares no pairs (column base_model)."
+            )
+            + "</p>"
+        )
+        parts.append(_source("modality_pairs"))
+        return "".join(parts)
+    parts.append('<div class="grid">')
+    metrics = (*ROBUSTNESS_METRICS, *ACCURACY_METRICS)
+    rows = []
+    for base in sorted(set(pairs["base_model"])):
+        subset = pairs[pairs["base_model"] == base]
+        names = {
+            "numeric": str(subset["numeric_system_id"].iloc[0]),
+            "numeric+image": str(subset["multimodal_system_id"].iloc[0]),
+        }
+        colours = {names["numeric"]: colour_for(0), names["numeric+image"]: colour_for(1)}
+        columns = {
+            names["numeric"]: "numeric_avg_raw_score",
+            names["numeric+image"]: "multimodal_avg_raw_score",
+        }
+
+        def value_of(system: str, metric: str, subset=subset, columns=columns, base=base):
+            value = _value(subset, columns[system], metric=metric)
+            where = {"run_id": data.run_id, "base_model": base, "metric": metric}
+            return value, (
+                provenance("modality_pairs", columns[system], where, value)
+                if value is not None
+                else {}
+            )
+
+        svg = _radar_for(
+            f"{base}: numeric vs numeric+image", metrics, list(colours), colours, value_of
+        )
+        if svg:
+            parts.append(
+                _figure(
+                    _chart_name(f"modality pair {base}"),
+                    svg,
+                    charts,
+                    f"{esc(base)}. Source: <code>marts.modality_pairs</code>.",
+                )
+            )
+        for row in subset.itertuples():
+            where = {"run_id": data.run_id, "base_model": base, "metric": row.metric}
+            rows.append(
+                [
+                    esc(base),
+                    esc(METRIC_LABELS.get(row.metric, row.metric)),
+                    num(
+                        row.numeric_avg_raw_score, "modality_pairs", "numeric_avg_raw_score", where
+                    ),
+                    num(
+                        row.multimodal_avg_raw_score,
+                        "modality_pairs",
+                        "multimodal_avg_raw_score",
+                        where,
+                    ),
+                    esc(row.better_variant),
+                    esc(row.perturbation_ids),
+                ]
+            )
+    parts.append("</div>")
+    parts.append(
+        _table(["Model", "Metric", "Numeric", "Numeric+image", "Better", "Perturbations"], rows)
+    )
+    parts.append(_source("modality_pairs"))
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- page
+
+STYLE = """
+body{font-family:Helvetica,Arial,sans-serif;margin:0 auto;max-width:1280px;padding:0 24px 48px;color:#222}
+h1{margin-top:24px}h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:40px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}.source{font-size:12px;color:#666;margin-top:2px}
+.grid{display:flex;flex-wrap:wrap;gap:12px}.chart-figure{margin:0}
+figcaption{font-size:12px;color:#555;max-width:460px}
+.rating{padding:0 3px;border-radius:3px}.rating.good{background:#d8f0d8}
+.rating.mid{background:#fff2c6}.rating.poor{background:#f6d2d2}
+.num[data-mart]{border-bottom:1px dotted #999;cursor:help}
+.series.hidden{display:none}.legend-item.off{opacity:.35}
+nav a{margin-right:12px}.reading{font-size:15px;line-height:1.5}.note{font-size:13px}
+"""
+
+SCRIPT = """
+(function () {
+  document.querySelectorAll('.num[data-mart]').forEach(function (el) {
+    el.title = el.dataset.mart + '.' + el.dataset.column + ' where ' + el.dataset.where +
+      (el.dataset.agg ? ' (' + el.dataset.agg + ')' : '') + ' = ' + el.dataset.value;
+  });
+  document.querySelectorAll('svg.chart').forEach(function (svg) {
+    svg.querySelectorAll('.legend-item').forEach(function (item) {
+      item.addEventListener('click', function () {
+        var name = item.getAttribute('data-series');
+        item.classList.toggle('off');
+        svg.querySelectorAll('.series').forEach(function (s) {
+          if (s.getAttribute('data-series') === name) { s.classList.toggle('hidden'); }
+        });
+      });
+    });
+  });
+})();
+"""
+
+
+def build_report(data: ReportData, generated_at: str | None = None) -> Report:
+    """The whole HTML page and its charts (name -> SVG), from ``data`` alone."""
+    generated_at = generated_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    charts: dict[str, str] = {}
+    sections = [
+        reading_paragraph(data),
+        study_section(data),
+        summary_section(data),
+        rating_tables_section(data),
+        radar_section(data, charts),
+        confounder_section(data, charts),
+        group_section(data, charts),
+    ]
+    nav = "".join(
+        f'<a href="#{anchor}">{label}</a>'
+        for anchor, label in (
+            ("reading", "Reading"),
+            ("study", "Study"),
+            ("summary", "Table 2"),
+            ("ratings", "Ratings"),
+            ("radars", "Radar plots"),
+            ("confounders", "Confounders"),
+            ("groups", "Groups"),
+        )
+    )
+    page = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>tsrate report · {esc(data.run_id)}</title>"
+        f"<style>{STYLE}</style></head><body>"
+        "<h1>Robustness and accuracy ratings of time-series forecasting systems</h1>"
+        f'<p class="source">Run <code>{esc(data.run_id)}</code> · generated {esc(generated_at)} '
+        f"from the published snapshot <code>{esc(data.snapshot_name)}</code>. Method: "
+        "Rating time-series foundation models for robustness (causal rating framework). "
+        f"Query the same marts with SQL (README, Querying).</p><nav>{nav}</nav>"
+        + "".join(sections)
+        + f"<script>{SCRIPT}</script></body></html>\n"
+    )
+    return Report(page, charts)
