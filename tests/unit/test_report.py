@@ -1,0 +1,341 @@
+"""The report's SVG and HTML builders, as pure functions over small hand-made frames."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pandas as pd
+import pytest
+
+from tsrate.report import (
+    ReportData,
+    build_report,
+    format_number,
+    num,
+    reading_paragraph,
+    study_section,
+)
+from tsrate.svg import RADAR_FLOOR, Point, Series, bar_chart, nice_max, radar_chart, radar_positions
+
+SVG = "{http://www.w3.org/2000/svg}"
+RUN = "r1"
+ROBUSTNESS = ["wrs_industry", "wrs_company", "ape_industry", "ape_company", "pie_industry"]
+
+
+# ----------------------------------------------------------------------------- svg
+
+
+def test_radar_positions_put_the_best_on_the_rim_and_the_worst_at_the_floor():
+    assert radar_positions([1.0, 3.0, 2.0]) == pytest.approx(
+        [1.0, RADAR_FLOOR, (1 + RADAR_FLOOR) / 2]
+    )
+    assert radar_positions([1.0, 3.0], higher_is_better=True) == pytest.approx([RADAR_FLOOR, 1.0])
+    assert radar_positions([5.0, 5.0]) == [1.0, 1.0]
+    assert radar_positions([None, 2.0, 4.0]) == pytest.approx([None, 1.0, RADAR_FLOOR])
+    assert radar_positions([None, float("nan")]) == [None, None]
+
+
+def _series(name: str, values: list[float | None], colour: str = "#0072B2") -> Series:
+    return Series(
+        name,
+        [Point(v, f"{name}: {v}", {"data-value": repr(v)}) for v in values],
+        colour,
+    )
+
+
+def test_radar_chart_is_valid_svg_with_one_shape_and_a_point_per_value():
+    svg = radar_chart(
+        "Robustness · P1",
+        ["a", "b", "c", "d"],
+        [_series("s1", [1.0, 2.0, 3.0, 4.0]), _series("s2", [2.0, None, 1.0, 0.5], "#D55E00")],
+        higher_is_better=[False, False, False, True],
+    )
+    root = ET.fromstring(svg)
+    assert root.tag == f"{SVG}svg"
+    assert root.find(f"{SVG}title").text == "Robustness · P1"
+    groups = [g for g in root.iter(f"{SVG}g") if g.get("class") == "series"]
+    assert [g.get("data-series") for g in groups] == ["s1", "s2"]
+    assert len(groups[0].findall(f"{SVG}circle")) == 4
+    assert len(groups[1].findall(f"{SVG}circle")) == 3  # the missing value is not drawn
+    assert groups[1].find(f"{SVG}polygon").get("stroke") == "#D55E00"
+    assert groups[0].find(f"{SVG}circle").get("data-value") == "1.0"
+    legend = [g.get("data-series") for g in root.iter(f"{SVG}g") if g.get("class") == "legend-item"]
+    assert legend == ["s1", "s2"]
+
+
+def test_radar_chart_escapes_names_and_rejects_bad_shapes():
+    svg = radar_chart("<t>", ["a&b", "c", "d"], [_series('x"<y>', [1.0, 2.0, 3.0])])
+    ET.fromstring(svg)  # still well-formed
+    assert "a&amp;b" in svg
+    with pytest.raises(ValueError, match="at least 3 axes"):
+        radar_chart("t", ["a", "b"], [_series("s", [1.0, 2.0])])
+    with pytest.raises(ValueError, match="3 points for 4 axes"):
+        radar_chart("t", ["a", "b", "c", "d"], [_series("s", [1.0, 2.0, 3.0])])
+
+
+def test_bar_chart_draws_bars_proportional_to_their_values():
+    svg = bar_chart(
+        "WRS",
+        ["naive", "all"],
+        [_series("industry", [2.0, 4.0]), _series("company", [1.0, None], "#D55E00")],
+    )
+    root = ET.fromstring(svg)
+    bars = [r for r in root.iter(f"{SVG}rect") if r.get("data-value")]
+    heights = {r.get("data-value"): float(r.get("height")) for r in bars}
+    assert len(bars) == 3  # the missing value has no bar
+    assert heights["4.0"] == pytest.approx(2 * heights["2.0"])
+    assert heights["2.0"] == pytest.approx(2 * heights["1.0"])
+    with pytest.raises(ValueError, match=">= 0"):
+        bar_chart("t", ["a"], [_series("s", [-1.0])])
+
+
+def test_nice_max_rounds_up_to_a_readable_axis_top():
+    assert nice_max(3.2) == 5
+    assert nice_max(4491) == 5000
+    assert nice_max(0.0123) == pytest.approx(0.02)
+    assert nice_max(2.0) == 2
+    assert nice_max(0) == 1
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def test_format_number_precision():
+    assert format_number(4491.3) == "4,491"
+    assert format_number(3.14159) == "3.14"
+    assert format_number(0.012345) == "0.0123"
+    assert format_number(0) == "0.00"
+    assert format_number(3.0, integer=True) == "3"
+    assert format_number(None) == "–"
+    assert format_number(float("nan")) == "–"
+
+
+def test_num_carries_its_mart_row():
+    html = num(0.5, "ratings", "raw_score", {"run_id": RUN, "metric": "smape"})
+    assert 'data-mart="marts.ratings"' in html and 'data-column="raw_score"' in html
+    where = json.loads(re.search(r'data-where="([^"]*)"', html).group(1).replace("&quot;", '"'))
+    assert where == {"metric": "smape", "run_id": RUN}
+    assert 'data-value="0.5"' in html and ">0.5<" in html
+    assert "data-mart" not in num(None, "ratings", "raw_score", {})
+
+
+# ----------------------------------------------------------------------------- html
+
+
+def _data(**overrides) -> ReportData:
+    """Two systems (a robust 'good', a fragile 'bad'), P0-P2, every metric."""
+    rows = []
+    for perturbation in ["P0", "P1", "P2"]:
+        for metric in [*ROBUSTNESS, "smape", "mase", "sign_accuracy"]:
+            if perturbation == "P0" and not metric.startswith("wrs") and metric in ROBUSTNESS:
+                continue
+            higher = metric == "sign_accuracy"
+            penalty = {"P0": 0.0, "P1": 1.0, "P2": 5.0}[perturbation]
+            for system, base in (("good", 1.0), ("bad", 3.0)):
+                score = base + penalty if not higher else 100 - base * 10
+                rows.append(
+                    dict(
+                        run_id=RUN,
+                        metric=metric,
+                        metric_family="accuracy"
+                        if metric in ("smape", "mase", "sign_accuracy")
+                        else "robustness",
+                        perturbation_id=perturbation,
+                        system_id=system,
+                        raw_score=score,
+                        rating_levels=3,
+                        higher_is_better=higher,
+                    )
+                )
+    ratings = pd.DataFrame(rows)
+    ratings["rank"] = (
+        ratings.groupby(["metric", "perturbation_id"])["raw_score"].rank(method="min").astype(int)
+    )
+    ratings["rating"] = ratings["rank"].map({1: 1, 2: 3})
+    group = ["run_id", "system_id", "metric"]
+    system_summary = (
+        ratings.groupby(group)
+        .agg(
+            avg_raw_score=("raw_score", "mean"),
+            avg_rating=("rating", "mean"),
+            rating_levels=("rating_levels", "max"),
+            higher_is_better=("higher_is_better", "all"),
+        )
+        .reset_index()
+    )
+    perturbation_summary = (
+        ratings.groupby(["run_id", "perturbation_id", "metric"])
+        .agg(avg_raw_score=("raw_score", "mean"), higher_is_better=("higher_is_better", "all"))
+        .reset_index()
+    )
+    confounder = pd.DataFrame(
+        [
+            dict(
+                run_id=RUN,
+                grouped_by="all",
+                system_id=None,
+                perturbation_id=None,
+                measure="ape",
+                industry_avg=6.0,
+                company_avg=2.0,
+                more_biased_confounder="industry",
+            ),
+            dict(
+                run_id=RUN,
+                grouped_by="system",
+                system_id="good",
+                perturbation_id=None,
+                measure="ape",
+                industry_avg=4.0,
+                company_avg=1.0,
+                more_biased_confounder="industry",
+            ),
+        ]
+    )
+    groups = pd.DataFrame(
+        [
+            dict(
+                run_id=RUN,
+                system_scope="all_systems",
+                comparison="foundation",
+                group_name="non-foundation",
+                metric="smape",
+                avg_raw_score=2.0,
+                system_ids="bad good",
+            )
+        ]
+    )
+    systems = pd.DataFrame(
+        [
+            dict(system_id="good", display_name="Good", implementation="m", base_model=None,
+                 modality="numeric", description="runs"),
+            dict(system_id="bad", display_name="Bad", implementation="m", base_model=None,
+                 modality="numeric", description="runs"),
+            dict(system_id="ghost_a", display_name="Ghost A", implementation=None,
+                 base_model="ghost", modality="numeric", description="Needs ghost weights."),
+            dict(system_id="ghost_b", display_name="Ghost B", implementation="",
+                 base_model="ghost", modality="numeric+image", description="Needs a ghost API."),
+        ]
+    )  # fmt: skip
+    perturbations = pd.DataFrame(
+        [
+            dict(perturbation_id=p, name=p, family="f", modality=m, description="d")
+            for p, m in [("P0", "numeric"), ("P1", "numeric"), ("P2", "numeric"), ("P4", "image")]
+        ]
+    )
+    values = dict(
+        run_id=RUN,
+        published_at="2026-01-01 00:00:00",
+        study=dict(tickers=["AAA"], start="2022-01-03", end="2022-12-30", systems=["good", "bad"],
+                   perturbations=["P0", "P1", "P2"], context_length=80, horizon=20),
+        ratings=ratings,
+        system_summary=system_summary,
+        perturbation_summary=perturbation_summary,
+        confounder_comparison=confounder,
+        group_comparisons=groups,
+        modality_pairs=pd.DataFrame(),
+        systems=systems,
+        perturbations=perturbations,
+        companies=pd.DataFrame([dict(ticker="AAA", company_name="A Corp", industry="Tech")]),
+        windows=pd.DataFrame([dict(ticker="AAA", n_windows=10, first_window="x", last_window="y")]),
+    )  # fmt: skip
+    values.update(overrides)
+    return ReportData(**values)
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def test_report_is_self_contained_and_every_chart_is_well_formed_svg():
+    report = build_report(_data(), generated_at="now")
+    tags = _tags(report.html)
+    assert not [t for t, a in tags if t in ("link", "img", "iframe")]
+    assert not [a for t, a in tags if t == "script" and a.get("src")]
+    assert not re.search(r"(src|href)=\"https?:", report.html)
+    assert "@import" not in report.html and "url(" not in report.html
+    expected = {
+        "radar-robustness-p1.svg",
+        "radar-robustness-p2.svg",
+        "radar-robustness-average.svg",
+        "radar-accuracy-p0.svg",
+        "radar-accuracy-average.svg",
+        "confounders-ape.svg",
+    }
+    assert expected <= set(report.charts)
+    assert "radar-robustness-p0.svg" not in report.charts  # P0 has only WRS: 2 axes
+    for name, svg in report.charts.items():
+        ET.fromstring(svg)
+        assert svg in report.html, name  # inline as well as a file
+    assert report.html.count("<svg") == len(report.charts)
+
+
+def test_every_number_in_the_report_names_its_mart():
+    report = build_report(_data(), generated_at="now")
+    spans = [a for t, a in _tags(report.html) if t == "span" and "num" in a.get("class", "")]
+    traced = [a for a in spans if "data-mart" in a]
+    assert len(traced) > 50
+    assert all(a["data-mart"].startswith("marts.") and "data-value" in a for a in traced)
+    assert all(json.loads(a["data-where"])["run_id"] == RUN for a in traced)
+    # the rating tables read marts.ratings: 'good' has the lowest SMAPE under P1
+    smape_p1 = [
+        a
+        for a in traced
+        if a["data-mart"] == "marts.ratings"
+        and json.loads(a["data-where"]).get("metric") == "smape"
+        and json.loads(a["data-where"]).get("perturbation_id") == "P1"
+        and a["data-column"] == "raw_score"
+    ]
+    assert [json.loads(a["data-where"])["system_id"] for a in smape_p1] == ["good", "bad"]
+    assert [float(a["data-value"]) for a in smape_p1] == [2.0, 4.0]
+
+
+def test_reading_names_the_most_robust_system_and_the_worst_perturbation():
+    text = reading_paragraph(_data())
+    plain = re.sub(r"<[^>]+>", "", text)
+    assert "the most robust is good" in plain
+    assert "the least robust bad" in plain
+    assert "hurts most is P2" in plain
+    assert "most accurate system by SMAPE is good" in plain
+    assert "industry as the confounder shows more bias" in plain
+    assert "(6.00 vs 2.00)" in plain
+
+
+def test_reading_without_ratings_says_so():
+    empty = _data(ratings=pd.DataFrame(), system_summary=pd.DataFrame())
+    assert "No ratings" in reading_paragraph(empty)
+
+
+def test_study_lists_unavailable_systems_and_perturbations_with_why():
+    html = study_section(_data())
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert "ghost_a (Ghost A)" in plain and "Needs ghost weights." in plain
+    assert "Needs a ghost API." in plain
+    assert "acts on image inputs, and no rated system takes images" in plain
+    assert (
+        "ghost"
+        not in re.sub(r"Unavailable systems.*", "", plain, flags=re.S).split("Systems rated")[1]
+    )
+
+
+def test_groups_with_one_side_and_no_pairs_are_explained_not_drawn():
+    report = build_report(_data(), generated_at="now")
+    plain = re.sub(r"<[^>]+>", "", report.html)
+    assert "only one group has rated systems" in plain
+    assert not [n for n in report.charts if n.startswith("groups-")]
+    assert "No pair is rated in this run" in plain and "ghost (ghost_a, ghost_b)" in plain
+    assert "No rated system in this scope" in plain  # without_baselines has no rows
