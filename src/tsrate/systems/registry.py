@@ -56,10 +56,16 @@ def system_infos(study: Study, companies: pd.DataFrame | None = None) -> list[Sy
 
 
 def create_system(implementation: str, study: Study, companies: pd.DataFrame) -> ForecastSystem:
+    """``module`` → ``module.create(study, companies)``; ``module:name`` (one module serving
+    several seed rows, e.g. ``tsrate.systems.llm:phi3_numeric``) →
+    ``module.create(study, companies, name)``."""
+    module_name, _, variant = implementation.partition(":")
     try:
-        module = importlib.import_module(implementation)
+        module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise TsrateError(f"cannot import {implementation}: {exc}") from exc
+        raise TsrateError(f"cannot import {module_name}: {exc}") from exc
+    if variant:
+        return module.create(study, companies, variant)
     return module.create(study, companies)
 
 

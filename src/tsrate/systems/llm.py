@@ -1,0 +1,333 @@
+"""Language models as forecasters, through any OpenAI-compatible chat-completions endpoint.
+
+One module serves several seed rows (``implementation = tsrate.systems.llm:<system_id>``):
+the paper's Gemini and Phi-3 numeric-only systems, or any model a user adds. Each window
+becomes one prompt; the reply's numbers are the forecast.
+
+Encoding (LLMTime-style, plain text): the context values, oldest first, each rounded to
+``decimals`` places (default 2: cents), separated by ``", "``; a missing value (P3) is
+written ``NaN`` and the prompt says so. No rescaling: the model sees prices as they are.
+The prompt asks for exactly d values in the same format (:data:`SYSTEM_PROMPT`,
+:data:`USER_PROMPT`; their hash is part of the fingerprint).
+
+Parsing (:func:`parse_forecast`), tolerant of the common answer shapes: code fences and
+``<think>…</think>`` blocks are dropped; a numbered list (``1. 101.2`` / ``Day 1: 101.2``)
+gives its values; otherwise the longest run of numbers separated by commas, semicolons or
+white space is the answer (so a sentence before it, such as "the next 20 values:", does not
+count). Brackets of a JSON list are fine. Thousands separators are not supported (the comma
+separates values). Length policy: **more** than d numbers → the first d are kept (models
+often continue the sequence); **fewer** than d, no numbers, or a non-finite number →
+:class:`~tsrate.systems.base.ForecastOutputError` naming the system, ticker, perturbation
+and window and quoting the head of the reply. Nothing is padded or zero-filled.
+
+Calls: ``temperature`` 0 by default, ``max_tokens``, a per-request ``timeout``, and
+``retries`` with exponential backoff (``backoff_s`` × 2^attempt) on connection errors,
+timeouts, HTTP 408/409/429 and 5xx; other HTTP errors (401, 404, 400 …) fail at once with
+the server's message. Windows of a batch are sent ``concurrency`` at a time.
+
+Settings, per system (environment variable, else the dbt var ``llm_systems.<system_id>.<key>``,
+else the built-in profile below); ``<ID>`` is the system id in upper case:
+
+- ``TSRATE_<ID>_BASE_URL`` (``base_url``): the endpoint, ending in ``/v1`` (vLLM
+  ``http://localhost:8000/v1``, Ollama ``http://localhost:11434/v1``, llama.cpp server
+  ``http://localhost:8080/v1``, Gemini ``https://generativelanguage.googleapis.com/v1beta/openai/``).
+- ``TSRATE_<ID>_MODEL`` (``model``): the model name the server knows.
+- ``TSRATE_<ID>_API_KEY_ENV`` (``api_key_env``): the *name* of the environment variable
+  holding the key (the key itself is never stored in configuration). Empty: no key.
+
+Shared by all LLM systems (environment ``TSRATE_LLM_<KEY>``, dbt var ``llm_<key>``):
+``temperature`` (0), ``max_tokens`` (512), ``timeout_s`` (60), ``retries`` (3),
+``backoff_s`` (1.0), ``concurrency`` (4), ``decimals`` (2).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import hashlib
+import os
+import re
+import time
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.config import project_vars
+from tsrate.systems._settings import float_setting, int_setting
+from tsrate.systems.base import Availability, ForecastBatch, ForecastOutputError
+
+INSTALL_HINT = "pip install 'tsrate[llm]' (the openai client)"
+
+SYSTEM_PROMPT = (
+    "You are a time-series forecasting assistant. You answer with numbers only, "
+    "in exactly the format asked for."
+)
+USER_PROMPT = (
+    "Here are {n} consecutive daily closing prices of a stock, oldest first, rounded to "
+    "{decimals} decimal places and separated by commas (NaN marks a missing value):\n"
+    "{values}\n"
+    "Forecast the next {horizon} daily closing prices. Answer with exactly {horizon} numbers "
+    "with {decimals} decimal places, separated by commas, and nothing else."
+)
+
+#: Built-in profiles of the paper's LLM rows; every key can be overridden (see module doc).
+PROFILES: dict[str, dict[str, str]] = {
+    "gemini_numeric": {
+        "base_url": "https://generativelanguage.googleapis.com/v1beta/openai/",
+        "model": "gemini-1.5-flash",
+        "api_key_env": "GEMINI_API_KEY",
+    },
+    "phi3_numeric": {
+        "base_url": "",
+        "model": "microsoft/Phi-3-vision-128k-instruct",
+        "api_key_env": "",
+    },
+}
+REPLY_HEAD = 200
+
+
+class LlmEndpointError(TsrateError):
+    """The endpoint could not be reached or refused the request (after retries)."""
+
+
+class ReplyParseError(ValueError):
+    """A reply holds no usable forecast; the message says why."""
+
+
+# -- prompt and parsing ----------------------------------------------------------------------
+
+
+def format_values(values: np.ndarray, decimals: int) -> str:
+    """``101.23, 101.5, NaN, …``: each value rounded to ``decimals`` places; NaN stays NaN."""
+    return ", ".join("NaN" if not np.isfinite(v) else f"{v:.{decimals}f}" for v in values)
+
+
+def render_messages(context: np.ndarray, horizon: int, decimals: int) -> list[dict[str, str]]:
+    """The chat messages of one window."""
+    user = USER_PROMPT.format(
+        n=len(context),
+        decimals=decimals,
+        values=format_values(np.asarray(context, dtype=float), decimals),
+        horizon=horizon,
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def prompt_digest() -> str:
+    return hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_PROMPT).encode()).hexdigest()[:12]
+
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_RUN = re.compile(rf"{_NUMBER}(?:(?:\s*[,;]\s*|\s+){_NUMBER})*")
+_NUMBER_RE = re.compile(_NUMBER)
+_LIST_LINE = re.compile(
+    rf"^\s*[-*]?\s*(?:(?:day|step|t)\s*\+?\s*)?\d+\s*[.):]\s*({_NUMBER})\s*[,;]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse_forecast(reply: str | None, horizon: int) -> np.ndarray:
+    """The first ``horizon`` numbers of a reply (see the module doc); raises :class:`ReplyParseError`."""
+    if reply is None or not reply.strip():
+        raise ReplyParseError("empty reply")
+    text = re.sub(r"<think>.*?</think>", " ", reply, flags=re.DOTALL | re.IGNORECASE)
+    text = re.sub(r"```[a-zA-Z]*", " ", text)
+    listed = [m.group(1) for m in map(_LIST_LINE.match, text.splitlines()) if m]
+    if len(listed) >= horizon:
+        numbers = listed
+    else:
+        runs = [_NUMBER_RE.findall(run) for run in _RUN.findall(text)]
+        if not runs:
+            raise ReplyParseError("no numbers in the reply")
+        numbers = max(runs, key=len)
+    if len(numbers) < horizon:
+        raise ReplyParseError(
+            f"short answer: the longest list of numbers has {len(numbers)} value(s), "
+            f"expected {horizon}"
+        )
+    values = np.array([float(x) for x in numbers[:horizon]])
+    if not np.isfinite(values).all():
+        raise ReplyParseError("a forecast value is not finite")
+    return values
+
+
+# -- settings --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class LlmSettings:
+    base_url: str
+    model: str
+    api_key_env: str
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = 60.0
+    retries: int = 3
+    backoff_s: float = 1.0
+    concurrency: int = 4
+    decimals: int = 2
+
+
+def env_prefix(system_id: str) -> str:
+    return "TSRATE_" + re.sub(r"[^A-Za-z0-9]", "_", system_id).upper() + "_"
+
+
+def load_settings(system_id: str) -> LlmSettings:
+    """A system's settings: environment, else dbt vars, else :data:`PROFILES` (see module doc)."""
+    try:
+        values = project_vars()
+    except TsrateError:
+        values = {}
+    configured = (values.get("llm_systems") or {}).get(system_id) or {}
+    if not isinstance(configured, dict):
+        raise TsrateError(f"dbt var llm_systems.{system_id} must be a mapping, got {configured!r}")
+    profile = PROFILES.get(system_id, {"base_url": "", "model": "", "api_key_env": ""})
+    prefix = env_prefix(system_id)
+
+    def own(key: str) -> str:
+        env = os.environ.get(prefix + key.upper())
+        if env not in (None, ""):
+            return env
+        if configured.get(key) not in (None, ""):
+            return str(configured[key])
+        return profile.get(key, "")
+
+    return LlmSettings(
+        base_url=own("base_url"),
+        model=own("model"),
+        api_key_env=own("api_key_env"),
+        temperature=float_setting("TSRATE_LLM_TEMPERATURE", "llm_temperature", 0.0),
+        max_tokens=int_setting("TSRATE_LLM_MAX_TOKENS", "llm_max_tokens", 512),
+        timeout_s=float_setting("TSRATE_LLM_TIMEOUT_S", "llm_timeout_s", 60.0, minimum=0.001),
+        retries=int_setting("TSRATE_LLM_RETRIES", "llm_retries", 3, minimum=0),
+        backoff_s=float_setting("TSRATE_LLM_BACKOFF_S", "llm_backoff_s", 1.0),
+        concurrency=int_setting("TSRATE_LLM_CONCURRENCY", "llm_concurrency", 4),
+        decimals=int_setting("TSRATE_LLM_DECIMALS", "llm_decimals", 2, minimum=0),
+    )
+
+
+# -- the system ------------------------------------------------------------------------------
+
+
+class LlmSystem:
+    """One language model behind an OpenAI-compatible endpoint, forecasting window by window."""
+
+    def __init__(self, system_id: str, settings: LlmSettings):
+        self.system_id = system_id
+        self.settings = settings
+        self._client = None
+        self.attempts = 0  # requests sent, retries included
+
+    def fingerprint(self) -> str:
+        s = self.settings
+        return (
+            f"llm;url={s.base_url};model={s.model};temperature={s.temperature};"
+            f"max_tokens={s.max_tokens};decimals={s.decimals};prompt={prompt_digest()}"
+        )
+
+    def availability(self) -> Availability:
+        s = self.settings
+        prefix = env_prefix(self.system_id)
+        if not s.base_url:
+            return Availability(
+                False,
+                f"no endpoint configured: set {prefix}BASE_URL to an OpenAI-compatible server "
+                "ending in /v1 (e.g. vLLM http://localhost:8000/v1, Ollama "
+                f"http://localhost:11434/v1) and {prefix}MODEL to the model it serves "
+                f"(default {s.model or 'none'}); if it needs a key, put the key in an "
+                f"environment variable and name that variable in {prefix}API_KEY_ENV "
+                f"(or set dbt var llm_systems.{self.system_id}.base_url / model / api_key_env)",
+            )
+        if not s.model:
+            return Availability(False, f"no model name: set {prefix}MODEL")
+        if s.api_key_env and not os.environ.get(s.api_key_env):
+            return Availability(
+                False,
+                f"the endpoint {s.base_url} needs an API key: set {s.api_key_env} "
+                f"(or name another variable in {prefix}API_KEY_ENV, or point "
+                f"{prefix}BASE_URL at a server of your own)",
+            )
+        try:
+            import openai  # noqa: F401
+        except ImportError:
+            return Availability(False, f"the openai client is not installed; {INSTALL_HINT}")
+        return Availability(
+            True, f"model {s.model} at {s.base_url} (configured; not contacted until a run)"
+        )
+
+    @property
+    def client(self):  # noqa: ANN201 - openai.OpenAI, imported lazily
+        if self._client is None:
+            import openai
+
+            key = os.environ.get(self.settings.api_key_env, "") if self.settings.api_key_env else ""
+            self._client = openai.OpenAI(
+                base_url=self.settings.base_url,
+                api_key=key or "no-key",
+                timeout=self.settings.timeout_s,
+                max_retries=0,  # retries and backoff are ours (configurable)
+            )
+        return self._client
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """One chat completion's text, with retries; raises :class:`LlmEndpointError`."""
+        import openai
+
+        s = self.settings
+        where = f"system {self.system_id!r}: {s.base_url} (model {s.model})"
+        last: Exception | None = None
+        for attempt in range(s.retries + 1):
+            if attempt:
+                time.sleep(s.backoff_s * 2 ** (attempt - 1))
+            self.attempts += 1
+            try:
+                response = self.client.chat.completions.create(
+                    model=s.model,
+                    messages=messages,
+                    temperature=s.temperature,
+                    max_tokens=s.max_tokens,
+                )
+            except (openai.APIConnectionError, openai.RateLimitError) as exc:
+                last = exc
+                continue
+            except openai.APIStatusError as exc:
+                if exc.status_code in (408, 409) or exc.status_code >= 500:
+                    last = exc
+                    continue
+                raise LlmEndpointError(
+                    f"{where}: HTTP {exc.status_code}: {str(exc)[:REPLY_HEAD]}"
+                ) from exc
+            if not response.choices:
+                raise LlmEndpointError(f"{where}: the response holds no choices")
+            return response.choices[0].message.content or ""
+        raise LlmEndpointError(
+            f"{where}: no answer after {s.retries + 1} attempt(s): {type(last).__name__}: "
+            f"{str(last)[:REPLY_HEAD]}"
+        ) from last
+
+    def predict(self, batch: ForecastBatch) -> np.ndarray:
+        s = self.settings
+        prompts = [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=s.concurrency) as pool:
+            replies = list(pool.map(self.complete, prompts))
+        out = np.empty((batch.n_windows, batch.horizon))
+        for row, reply in enumerate(replies):
+            try:
+                out[row] = parse_forecast(reply, batch.horizon)
+            except ReplyParseError as exc:
+                head = (reply or "")[:REPLY_HEAD]
+                raise ForecastOutputError(
+                    f"system {self.system_id!r}, ticker {batch.ticker}, perturbation "
+                    f"{batch.perturbation_id}, window ending {batch.window_end_dates[row]}: "
+                    f"unparseable reply ({exc}); reply starts: {head!r}"
+                ) from exc
+        return out
+
+
+def create(study, companies, system_id: str | None = None) -> LlmSystem:  # noqa: ANN001
+    """Registry entry point: the seed's implementation is ``tsrate.systems.llm:<system_id>``."""
+    if not system_id:
+        raise TsrateError(
+            "an LLM system's implementation must name it: tsrate.systems.llm:<system_id>"
+        )
+    return LlmSystem(system_id, load_settings(system_id))

@@ -1,0 +1,375 @@
+"""LLM forecasters against a real HTTP server speaking the chat-completions protocol.
+
+The server (stdlib ``http.server`` in a thread) answers ``POST /v1/chat/completions``. Its
+main responder is a tiny randomly initialised GPT-2 made here: character-level, its digits
+chosen greedily by the model under a fixed ``ddd.dd, `` template (so the reply is always a
+number list, of as many characters as ``max_tokens`` allows). Other responders return
+garbage, short answers, server errors and auth errors.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.systems import llm
+from tsrate.systems.base import ForecastBatch, ForecastOutputError, check_forecasts
+from tsrate.systems.llm import (
+    LlmEndpointError,
+    LlmSettings,
+    LlmSystem,
+    ReplyParseError,
+    format_values,
+    parse_forecast,
+    render_messages,
+)
+from tsrate.systems.registry import resolve_systems, system_infos
+
+pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
+
+N, D = 12, 4
+TEMPLATE = "ddd.dd, "
+
+Responder = Callable[[dict], tuple[int, str]]
+
+
+class ChatServer:
+    """A local OpenAI-compatible server; ``responder(payload) -> (status, content)``."""
+
+    def __init__(self, responder: Responder, delay_s: float = 0.0):
+        self.responder = responder
+        self.delay_s = delay_s
+        self.payloads: list[dict] = []
+        self.replies: dict[str, str] = {}  # user prompt -> reply
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                if self.path != "/v1/chat/completions":
+                    self.send_error(404)
+                    return
+                payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.payloads.append(payload)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    time.sleep(server.delay_s)
+                    status, content = server.responder(payload)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+                if status == 200:
+                    with server.lock:
+                        server.replies[payload["messages"][-1]["content"]] = content
+                    body = {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": payload["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                else:
+                    body = {"error": {"message": content, "type": "test", "code": status}}
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class TinyDigitLM:
+    """A 2-layer GPT-2 over characters; greedy digits inside a fixed number template."""
+
+    def __init__(self):
+        import torch
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        self.torch = torch
+        self.chars = list(string.digits + string.ascii_letters + " .,:;()[]-+\n")
+        self.index = {c: i for i, c in enumerate(self.chars)}
+        self.unknown = len(self.chars)
+        torch.manual_seed(0)
+        config = GPT2Config(
+            vocab_size=len(self.chars) + 1,
+            n_positions=1024,
+            n_embd=32,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=self.unknown,
+            eos_token_id=self.unknown,
+        )
+        self.model = GPT2LMHeadModel(config).eval()
+        self.digits = torch.tensor([self.index[c] for c in string.digits])
+
+    def __call__(self, payload: dict) -> tuple[int, str]:
+        torch = self.torch
+        text = "\n".join(m["content"] for m in payload["messages"])
+        ids = [self.index.get(c, self.unknown) for c in text][-900:]
+        out = []
+        with torch.no_grad():
+            for position in range(int(payload["max_tokens"])):
+                slot = TEMPLATE[position % len(TEMPLATE)]
+                if slot == "d":
+                    logits = self.model(torch.tensor([ids])).logits[0, -1, self.digits]
+                    char = string.digits[int(torch.argmax(logits))]
+                else:
+                    char = slot
+                out.append(char)
+                ids.append(self.index[char])
+        return 200, "".join(out).rstrip(", ")
+
+
+@pytest.fixture(scope="module")
+def tiny_lm():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    return TinyDigitLM()
+
+
+def settings(base_url: str, **overrides) -> LlmSettings:
+    values = {
+        "base_url": base_url,
+        "model": "tiny-digits",
+        "api_key_env": "",
+        "max_tokens": len(TEMPLATE) * (D + 1),  # one value more than asked: truncated
+        "timeout_s": 10.0,
+        "retries": 2,
+        "backoff_s": 0.01,
+        "concurrency": 4,
+    }
+    values.update(overrides)
+    return LlmSettings(**values)
+
+
+def make_batch(n_windows: int = 3) -> ForecastBatch:
+    rng = np.random.default_rng(0)
+    contexts = 100 + np.cumsum(rng.normal(size=(n_windows, N)), axis=1)
+    contexts[min(1, n_windows - 1), 5] = np.nan  # P3-style missing value
+    return ForecastBatch(
+        "AAPL",
+        "P3",
+        np.array(["2022-06-01", "2022-06-02", "2022-06-03"][:n_windows], dtype="datetime64[D]"),
+        contexts,
+        D,
+        np.zeros((n_windows, D)),
+        (0.0, 1.0),
+    )
+
+
+# -- encoding and parsing ----------------------------------------------------------------------
+
+
+def test_prompt_encoding():
+    assert format_values(np.array([101.234, np.nan, 99.5]), 2) == "101.23, NaN, 99.50"
+    messages = render_messages(np.array([1.0, np.nan, 3.0]), horizon=5, decimals=1)
+    user = messages[1]["content"]
+    assert "1.0, NaN, 3.0" in user and "NaN marks a missing value" in user
+    assert "exactly 5 numbers" in user and messages[0]["role"] == "system"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "101.5, 102, 103.25",
+        "```\n101.5, 102, 103.25\n```",
+        "Here are the next 3 values: [101.5, 102, 103.25]",
+        "<think>the last value was 99, so 3 values</think>101.5; 102; 103.25",
+        "1. 101.5\n2. 102\n3. 103.25",
+        "Day 1: 101.5\nDay 2: 102\nDay 3: 103.25\n",
+        "101.5\n102\n103.25",
+        "101.5, 102, 103.25, 104, 105",  # longer: the first 3 are kept
+    ],
+)
+def test_parse_tolerates_common_shapes(reply):
+    np.testing.assert_array_equal(parse_forecast(reply, 3), [101.5, 102, 103.25])
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("", "empty reply"),
+        (None, "empty reply"),
+        ("I cannot predict stock prices.", "no numbers"),
+        ("101.5, 102", "short answer: .* 2 value\\(s\\), expected 3"),
+        ("101.5, NaN, 102, 103", "short answer"),
+        ("1e999, 1, 2", "not finite"),
+    ],
+)
+def test_parse_refuses_unusable_replies(reply, reason):
+    with pytest.raises(ReplyParseError, match=reason):
+        parse_forecast(reply, 3)
+
+
+# -- against the local server --------------------------------------------------------------------
+
+
+def test_tiny_model_server_end_to_end(tiny_lm, monkeypatch):
+    with ChatServer(tiny_lm) as server:
+        monkeypatch.setenv("TSRATE_PHI3_NUMERIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("TSRATE_PHI3_NUMERIC_MODEL", "tiny-digits")
+        monkeypatch.setenv("TSRATE_LLM_MAX_TOKENS", str(len(TEMPLATE) * (D + 1)))
+        study = Study.from_vars({"systems": ["phi3_numeric"]})
+        system, accepted = resolve_systems(study, None)["phi3_numeric"]
+        assert accepted == ("P0", "P1", "P2", "P3")
+        assert "tiny-digits" in system.availability().reason
+        batch = make_batch()
+        out = check_forecasts("phi3_numeric", batch, system.predict(batch))
+    assert len(server.payloads) == 3
+    for payload in server.payloads:
+        assert payload["model"] == "tiny-digits"
+        assert payload["temperature"] == 0
+        assert payload["max_tokens"] == len(TEMPLATE) * (D + 1)
+    prompts = [p["messages"][1]["content"] for p in server.payloads]
+    assert sum("NaN" in p.split("\n")[1] for p in prompts) == 1  # only window 1 misses a value
+    # each row is the first D numbers the model wrote for that window's prompt (D+1 written)
+    for row, context in enumerate(batch.contexts):
+        reply = server.replies[render_messages(context, D, 2)[1]["content"]]
+        numbers = [float(x) for x in reply.split(", ")]
+        assert len(numbers) == D + 1
+        np.testing.assert_array_equal(out[row], numbers[:D])
+
+
+def test_garbage_reply_is_a_clear_error():
+    reply = "I am sorry, but as an AI language model I cannot forecast stock prices."
+    with ChatServer(lambda payload: (200, reply)) as server:
+        system = LlmSystem("phi3_numeric", settings(server.base_url))
+        with pytest.raises(ForecastOutputError) as caught:
+            system.predict(make_batch())
+    message = str(caught.value)
+    assert (
+        "system 'phi3_numeric', ticker AAPL, perturbation P3, window ending 2022-06-01" in message
+    )
+    assert "no numbers in the reply" in message
+    assert "I am sorry, but as an AI" in message
+
+
+def test_short_reply_is_a_clear_error():
+    with ChatServer(lambda payload: (200, "101.5, 102.25")) as server:
+        system = LlmSystem("gemini_numeric", settings(server.base_url))
+        with pytest.raises(ForecastOutputError, match="short answer.*expected 4.*'101.5, 102.25'"):
+            system.predict(make_batch(1))
+
+
+def test_server_errors_are_retried_with_backoff():
+    calls = []
+
+    def flaky(payload):
+        calls.append(time.perf_counter())
+        return (503, "overloaded") if len(calls) <= 2 else (200, "1, 2, 3, 4")
+
+    with ChatServer(flaky) as server:
+        system = LlmSystem("phi3_numeric", settings(server.base_url, backoff_s=0.05))
+        out = system.predict(make_batch(1))
+    np.testing.assert_array_equal(out, [[1, 2, 3, 4]])
+    assert system.attempts == 3
+    assert calls[2] - calls[1] >= 0.09  # the second wait is backoff × 2
+
+    with ChatServer(lambda payload: (503, "overloaded")) as server:
+        system = LlmSystem("phi3_numeric", settings(server.base_url, retries=1))
+        with pytest.raises(LlmEndpointError, match="no answer after 2 attempt\\(s\\)"):
+            system.predict(make_batch(1))
+    assert len(server.payloads) == 2
+
+
+def test_client_errors_fail_at_once():
+    with ChatServer(lambda payload: (401, "invalid api key")) as server:
+        system = LlmSystem("phi3_numeric", settings(server.base_url))
+        with pytest.raises(LlmEndpointError, match="HTTP 401.*invalid api key"):
+            system.predict(make_batch(1))
+    assert system.attempts == 1
+
+
+def test_unreachable_endpoint_is_a_clear_error():
+    with ChatServer(lambda payload: (200, "")) as server:
+        url = server.base_url
+    system = LlmSystem("phi3_numeric", settings(url, retries=1))
+    with pytest.raises(LlmEndpointError, match=f"{url}.*no answer after 2 attempt.*Connection"):
+        system.predict(make_batch(1))
+
+
+def test_windows_are_sent_concurrently():
+    with ChatServer(lambda payload: (200, "1, 2, 3, 4"), delay_s=0.2) as server:
+        system = LlmSystem("phi3_numeric", settings(server.base_url, concurrency=3))
+        started = time.perf_counter()
+        system.predict(make_batch(3))
+        elapsed = time.perf_counter() - started
+    assert server.max_in_flight == 3
+    assert elapsed < 0.55
+
+
+# -- configuration -------------------------------------------------------------------------------
+
+
+def test_unconfigured_systems_say_which_variables_to_set(monkeypatch):
+    for name in (
+        "TSRATE_PHI3_NUMERIC_BASE_URL",
+        "GEMINI_API_KEY",
+        "TSRATE_GEMINI_NUMERIC_BASE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    infos = {i.system_id: i for i in system_infos(Study.from_vars())}
+    phi3 = infos["phi3_numeric"].availability
+    assert not phi3.available
+    for variable in (
+        "TSRATE_PHI3_NUMERIC_BASE_URL",
+        "TSRATE_PHI3_NUMERIC_MODEL",
+        "TSRATE_PHI3_NUMERIC_API_KEY_ENV",
+    ):
+        assert variable in phi3.reason
+    gemini = infos["gemini_numeric"].availability
+    assert not gemini.available and "set GEMINI_API_KEY" in gemini.reason
+    with pytest.raises(TsrateError, match="'phi3_numeric' is unavailable: no endpoint configured"):
+        resolve_systems(Study.from_vars({"systems": ["phi3_numeric"]}), None)
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    system = llm.create(None, None, "gemini_numeric")
+    assert system.availability().available
+    assert system.settings.model == "gemini-1.5-flash"
+    assert "test-key" not in system.fingerprint()
+
+
+def test_bad_shared_setting_is_an_error(monkeypatch):
+    monkeypatch.setenv("TSRATE_LLM_CONCURRENCY", "0")
+    with pytest.raises(
+        TsrateError, match="TSRATE_LLM_CONCURRENCY / var llm_concurrency must be at least 1"
+    ):
+        llm.create(None, None, "phi3_numeric")
