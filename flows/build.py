@@ -13,18 +13,34 @@ from prefect import flow, get_run_logger
 
 from tsrate import dbt
 from tsrate.config import warehouse_path
+from tsrate.locking import warehouse_writer
+from tsrate.testhooks import pause_point, pause_requested
 
 
 @flow(name="tsrate-build")
 def build_flow(
-    run_id: str | None = None, warehouse: str | None = None, select: str | None = None
+    run_id: str | None = None,
+    warehouse: str | None = None,
+    select: str | None = None,
+    lock_timeout: float = 0.0,
 ) -> None:
-    """Build and test every dbt model for ``run_id`` (default: the latest forecasted run)."""
+    """Build and test every dbt model for ``run_id`` (default: the latest forecasted run).
+
+    Holds the warehouse writer lock (``lock_timeout``: seconds to wait for it; 0: fail).
+    """
     logger = get_run_logger()
     started = time.perf_counter()
-    dbt.build(
-        run_id=run_id, warehouse=warehouse or warehouse_path(), on_line=logger.info, select=select
-    )
+    warehouse = warehouse or str(warehouse_path())
+    on_line = logger.info
+    if pause_requested("build"):  # test hook: stop mid-build, after the first finished model
+
+        def on_line(line: str) -> None:
+            logger.info(line)
+            if " OK created " in line:
+                pause_point("build", freeze_children=True)
+
+    with warehouse_writer(warehouse, lock_timeout, logger.info):
+        dbt.build(run_id=run_id, warehouse=warehouse, on_line=on_line, select=select)
     logger.info("dbt build finished in %.1fs", time.perf_counter() - started)
 
 

@@ -11,6 +11,7 @@ from prefect import flow, get_run_logger
 
 from tsrate.config import Study, load_companies, warehouse_path
 from tsrate.forecasting import RunSummary, finish_run, new_run_id, run_forecasts
+from tsrate.locking import warehouse_writer
 from tsrate.warehouse import connect
 
 
@@ -21,13 +22,17 @@ def forecast_flow(
     workers: int | None = None,
     warehouse: str | None = None,
     run_id: str | None = None,
+    lock_timeout: float = 0.0,
 ) -> RunSummary:
-    """Forecast the study (``dbt_project.yml`` vars + ``overrides``); returns the run summary."""
+    """Forecast the study (``dbt_project.yml`` vars + ``overrides``); returns the run summary.
+
+    Holds the warehouse writer lock (``lock_timeout``: seconds to wait for it; 0: fail).
+    """
     logger = get_run_logger()
     study = Study.from_vars(overrides)
     warehouse = warehouse or str(warehouse_path())
     run_id = run_id or new_run_id()
-    with connect(warehouse) as con:
+    with warehouse_writer(warehouse, lock_timeout, logger.info), connect(warehouse) as con:
         try:
             summary = run_forecasts(
                 con,

@@ -9,10 +9,14 @@ import sys
 import time
 
 from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.tasks import exponential_backoff
 
 from tsrate import TsrateError
 from tsrate.config import warehouse_path
+from tsrate.locking import warehouse_writer
 from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
+from tsrate.testhooks import pause_point
 from tsrate.warehouse import connect, store_prices
 
 
@@ -27,11 +31,18 @@ def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's sig
     return False
 
 
-@task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=_retry_on_io)
+@task(
+    retries=3,
+    retry_delay_seconds=exponential_backoff(backoff_factor=5),  # 5 s, 10 s, 20 s
+    retry_jitter_factor=0.5,
+    retry_condition_fn=_retry_on_io,
+    # not cached: the same arguments give new prices after a trading day or an edited file
+    cache_policy=NO_CACHE,
+)
 def fetch_prices(
     source: str, path: str | None, tickers: list[str] | None, start: str | None, end: str | None
 ):
-    """Read and validate prices (I/O: retried). Raises before anything is stored."""
+    """Read and validate prices (I/O: retried with backoff). Raises before anything is stored."""
     if source == "skfolio":
         return load_skfolio_sp500(tickers)
     if source == "file":
@@ -41,11 +52,13 @@ def fetch_prices(
     raise ValueError(f"unknown price source {source!r}; use skfolio, file or yahoo")
 
 
-@task
-def store(prices, source_label: str, warehouse: str) -> dict[str, int]:
-    """Replace the stored prices of the incoming tickers in one transaction."""
-    with connect(warehouse) as con:
-        return store_prices(con, prices, source_label)
+@task(cache_policy=NO_CACHE)  # writes the warehouse: never cached, never retried
+def store(prices, source_label: str, warehouse: str, lock_timeout: float = 0.0) -> dict[str, int]:
+    """Replace the stored prices of the incoming tickers in one transaction (one writer)."""
+    with warehouse_writer(warehouse, lock_timeout, get_run_logger().info):
+        with connect(warehouse) as con:
+            pause_point("ingest")  # test hook (tsrate.testhooks)
+            return store_prices(con, prices, source_label)
 
 
 @flow(name="tsrate-ingest")
@@ -56,14 +69,18 @@ def ingest_flow(
     start: str | None = None,
     end: str | None = None,
     warehouse: str | None = None,
+    lock_timeout: float = 0.0,
 ) -> dict[str, int]:
-    """Load prices from ``source`` (skfolio | file | yahoo) into raw.prices."""
+    """Load prices from ``source`` (skfolio | file | yahoo) into raw.prices.
+
+    ``lock_timeout``: seconds to wait while another process writes the warehouse (0: fail).
+    """
     logger = get_run_logger()
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
     prices = fetch_prices(source, path, tickers, start, end)
     label = path if source == "file" else source
-    counts = store(prices, str(label), warehouse)
+    counts = store(prices, str(label), warehouse, lock_timeout)
     logger.info(
         "ingested %d rows for %d tickers from %s into %s in %.1fs",
         sum(counts.values()),

@@ -9,12 +9,14 @@ import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 
 from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
 from tsrate.config import Study, warehouse_path
 from tsrate.forecasting import finish_run, new_run_id
+from tsrate.locking import warehouse_writer
 from tsrate.publish import publish
 from tsrate.report import write_report
 from tsrate.warehouse import connect
@@ -26,6 +28,23 @@ def _missing_tickers(warehouse: str, tickers: tuple[str, ...]) -> list[str]:
     return [t for t in tickers if t not in stored]
 
 
+def _close_interrupted_runs(warehouse: str) -> list[str]:
+    """Mark runs left ``running`` by a killed process as ``interrupted``.
+
+    Called under the writer lock, when no other process can be running one.
+    """
+    with connect(warehouse) as con:
+        stale = [
+            row[0]
+            for row in con.execute(
+                "select run_id from raw.runs where status = 'running' order by started_at"
+            ).fetchall()
+        ]
+        for run_id in stale:
+            finish_run(con, run_id, "interrupted", "the process running it stopped (killed?)")
+    return stale
+
+
 @flow(name="tsrate-pipeline")
 def pipeline_flow(
     overrides: dict | None = None,
@@ -34,16 +53,42 @@ def pipeline_flow(
     force: bool = False,
     workers: int | None = None,
     warehouse: str | None = None,
+    lock_timeout: float = 0.0,
+    rate: bool = True,
+    select: str | None = None,
 ) -> str:
     """Run the whole study end to end; return the run id whose marts were built.
 
     ``source``: ``auto`` ingests the bundled skfolio sample only when a study ticker has no
     stored prices; ``skfolio``/``file``/``yahoo`` always ingest first; ``none`` never does.
+    The run holds the warehouse writer lock throughout (``lock_timeout``: seconds to wait
+    while another writer holds it; 0: fail at once). ``rate=False`` stops after the
+    forecasts (the nightly refresh); ``select`` limits the dbt build (default: every model).
     """
+    logger = get_run_logger()
+    warehouse = warehouse or str(warehouse_path())
+    with warehouse_writer(warehouse, lock_timeout, logger.info):
+        interrupted = _close_interrupted_runs(warehouse)
+        if interrupted:
+            logger.info(
+                "runs %s were interrupted earlier; finished partitions are reused", interrupted
+            )
+        return _run_pipeline(overrides, source, path, force, workers, warehouse, rate, select)
+
+
+def _run_pipeline(
+    overrides: dict | None,
+    source: str,
+    path: str | None,
+    force: bool,
+    workers: int | None,
+    warehouse: str,
+    rate: bool,
+    select: str | None,
+) -> str:
     logger = get_run_logger()
     started = time.perf_counter()
     study = Study.from_vars(overrides)
-    warehouse = warehouse or str(warehouse_path())
     if source == "auto":
         missing = _missing_tickers(warehouse, study.tickers)
         if missing:
@@ -62,8 +107,11 @@ def pipeline_flow(
     forecast_flow(
         overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id
     )
+    if not rate:
+        logger.info("run %s forecasted; ratings are left for the next full run", run_id)
+        return run_id
     try:
-        build_flow(run_id=run_id, warehouse=warehouse)
+        build_flow(run_id=run_id, warehouse=warehouse, select=select)
     except BaseException as exc:
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
@@ -71,7 +119,10 @@ def pipeline_flow(
     published = publish_task(warehouse, run_id)
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
-    logger.info("report written to %s", write_report(Path(published)).path)
+    if select is None:  # the report needs every rating mart
+        logger.info("report written to %s", write_report(Path(published)).path)
+    else:
+        logger.info("partial build (--select %s): no report written", select)
     logger.info(
         "run %s succeeded in %.1fs; readers and BI tools use the snapshot %s",
         run_id,
@@ -81,9 +132,9 @@ def pipeline_flow(
     return run_id
 
 
-@task
+@task(cache_policy=NO_CACHE)  # writes files and the warehouse: never cached
 def publish_task(warehouse: str, run_id: str) -> str:
-    """Copy marts and seeds into the read-only snapshot, swapped in atomically."""
+    """Copy marts and seeds into the read-only snapshot and Parquet, swapped in atomically."""
     logger = get_run_logger()
     started = time.perf_counter()
     try:
@@ -93,10 +144,11 @@ def publish_task(warehouse: str, run_id: str) -> str:
             finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
         raise
     logger.info(
-        "published %d tables (%d rows) to %s in %.1fs",
+        "published %d tables (%d rows) to %s and Parquet %s in %.1fs",
         len(result.row_counts),
         sum(result.row_counts.values()),
         result.path,
+        result.parquet_path,
         time.perf_counter() - started,
     )
     return str(result.path)

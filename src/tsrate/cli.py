@@ -8,6 +8,8 @@ tsrate runs       the runs recorded in the warehouse
 tsrate query SQL  run a read-only SQL query against the warehouse
 tsrate report     write the HTML rating report from the published snapshot
 tsrate docs       build the dbt docs site (models, columns, tests, lineage)
+tsrate export DIR write the published marts and seeds as Parquet (for BI tools)
+tsrate serve      serve the scheduled Prefect deployments (nightly refresh, weekly rating)
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         path=path,
         force=args.force,
         workers=args.workers,
+        lock_timeout=args.lock_timeout,
+        select=args.select,
     )
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     return 0
@@ -240,6 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
     run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
+    run.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=0.0,
+        help="seconds to wait while another process writes the warehouse (default: fail at once)",
+    )
+    run.add_argument("--select", help="dbt selection to build (default: every model)")
     run.set_defaults(func=cmd_run)
 
     ingest = sub.add_parser("ingest", help="load prices into raw.prices")

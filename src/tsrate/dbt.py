@@ -43,7 +43,8 @@ def run_dbt(
     env.setdefault("DO_NOT_TRACK", "1")
     if target_path is not None:
         env["DBT_TARGET_PATH"] = str(target_path)
-    command = [sys.executable, "-m", "dbt.cli.main", *args, "--project-dir", str(project)]
+    env["TSRATE_DBT_PARENT_PID"] = str(os.getpid())  # the child dies with us (crash safety)
+    command = [sys.executable, "-m", "tsrate.dbt_child", *args, "--project-dir", str(project)]
     if target_path is not None:
         command += ["--log-path", str(Path(target_path) / "logs")]
     if dbt_vars:

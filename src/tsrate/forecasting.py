@@ -29,9 +29,11 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.config import Study
-from tsrate.perturbations import NUMERIC_PERTURBATIONS, perturb_series
+from tsrate.perturbations import PERTURBATIONS, input_series
+from tsrate.sentiment import record_run_sentiments
 from tsrate.systems.base import ForecastBatch, check_forecasts
 from tsrate.systems.registry import resolve_systems
+from tsrate.testhooks import pause_point
 from tsrate.warehouse import load_prices, transaction
 from tsrate.windows import contexts, futures, window_end_positions
 
@@ -121,12 +123,9 @@ def input_key(
 def plan_partitions(
     study: Study, series: dict[str, TickerSeries], systems: dict
 ) -> list[Partition]:
-    unknown = sorted(set(study.perturbations) - set(NUMERIC_PERTURBATIONS))
+    unknown = sorted(set(study.perturbations) - set(PERTURBATIONS))
     if unknown:
-        raise TsrateError(
-            f"perturbation(s) {unknown} act on image inputs, which this version's systems do "
-            f"not take; use {sorted(NUMERIC_PERTURBATIONS)}"
-        )
+        raise TsrateError(f"unknown perturbation(s) {unknown}; known: {sorted(PERTURBATIONS)}")
     partitions = []
     for system_id, (system, accepted) in systems.items():
         fingerprint = system.fingerprint()
@@ -139,7 +138,7 @@ def plan_partitions(
 
 
 def make_batch(study: Study, series: TickerSeries, perturbation_id: str) -> ForecastBatch:
-    inputs, _ = perturb_series(
+    inputs, _ = input_series(
         series.clean, perturbation_id, study.context_length, study.perturbation_phase
     )
     return ForecastBatch(
@@ -214,7 +213,7 @@ def start_run(
             )
         )
         for perturbation_id in study.perturbations:
-            values, mask = perturb_series(s.clean, perturbation_id, n, study.perturbation_phase)
+            values, mask = input_series(s.clean, perturbation_id, n, study.perturbation_phase)
             inputs.append(
                 pd.DataFrame(
                     {
@@ -333,6 +332,7 @@ def run_forecasts(
     partitions = plan_partitions(study, series, systems)
     run_id = run_id or new_run_id()
     start_run(con, study, series, run_id)
+    record_run_sentiments(con, study, series, run_id, say)  # P6's sentiment labels, if any
     summary = RunSummary(run_id, partitions=len(partitions))
 
     finished = dict(
@@ -360,6 +360,11 @@ def run_forecasts(
         f"{summary.reused} reused, {len(todo)} to compute"
     )
 
+    for system_id in sorted({p.system_id for p in todo}):
+        prepare = getattr(systems[system_id][0], "prepare", None)
+        if prepare is not None:  # train or load once here, so parallel workers only load
+            prepare(say)
+
     # longest first (ARIMA fits dominate) so the pool stays busy to the end
     todo.sort(key=lambda p: (p.system_id != "arima", p.system_id, p.ticker, p.perturbation_id))
     study_json = study.to_json()
@@ -382,6 +387,8 @@ def run_forecasts(
             seconds,
         )
         summary.computed += 1
+        if summary.computed == 1:
+            pause_point("inference")  # test hook: one partition stored, the rest not yet
         summary.per_system_seconds[partition.system_id] = (
             summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
         )

@@ -1,0 +1,84 @@
+"""Interpretability suite flow: plan -> train every missing unit -> dbt build (tag interpretability).
+
+Resumable: each (dataset variant, model, seed) unit is stored in one transaction; a rerun
+(or a run after a kill) reuses stored units. Progress is logged per unit.
+Run it alone with ``python flows/interpretability.py [small|paper]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+
+from prefect import flow, get_run_logger, task
+
+from tsrate import TsrateError, dbt
+from tsrate.config import warehouse_path
+from tsrate.locking import warehouse_writer
+from tsrate.suites.interpretability import storage
+from tsrate.suites.interpretability.suite import CONFIGS, plan_units, plan_variants, run_units
+from tsrate.warehouse import connect
+
+
+@task(name="interp-train")
+def train_task(warehouse: str, config_name: str, datasets, models, seeds, sensitivity: bool):
+    """Train the units of the plan that are not stored yet; returns the suite run id."""
+    logger = get_run_logger()
+    config = CONFIGS[config_name]
+    if seeds:
+        config = dataclasses.replace(config, seeds=tuple(seeds))
+    variants = plan_variants(config, datasets, sensitivity=sensitivity)
+    units = plan_units(config, variants, models)
+    logger.info(
+        "interpretability suite (%s): %d dataset variants, %d training units",
+        config.name, len({v.variant_key for v in variants}), len(units),
+    )
+    suite_run_id, trained, reused = run_units(
+        warehouse, config, variants, units, progress=logger.info
+    )
+    logger.info("suite run %s: %d units trained, %d reused", suite_run_id, trained, reused)
+    return suite_run_id
+
+
+@flow(name="tsrate-interpretability")
+def interpretability_flow(
+    config_name: str = "small",
+    datasets: list[int] | None = None,
+    models: list[str] | None = None,
+    seeds: list[int] | None = None,
+    sensitivity: bool = True,
+    build: bool = True,
+    warehouse: str | None = None,
+    lock_timeout: float = 0.0,
+    target_path: str | None = None,
+) -> str:
+    """Run the interpretability suite; return its suite run id."""
+    logger = get_run_logger()
+    if config_name not in CONFIGS:
+        raise TsrateError(f"unknown configuration {config_name!r}: small or paper")
+    warehouse = warehouse or str(warehouse_path())
+    started = time.perf_counter()
+    with warehouse_writer(warehouse, lock_timeout, logger.info):
+        suite_run_id = train_task(warehouse, config_name, datasets, models, seeds, sensitivity)
+        if build:
+            try:
+                dbt.build(
+                    warehouse=warehouse,
+                    on_line=logger.info,
+                    select="tag:interpretability",
+                    target_path=target_path,
+                    dbt_vars={"interp_suite_run_id": suite_run_id},
+                )
+            except TsrateError:
+                with connect(warehouse) as con:
+                    storage.finish_suite_run(con, suite_run_id, "build_failed")
+                raise
+            with connect(warehouse) as con:
+                storage.finish_suite_run(con, suite_run_id, "succeeded")
+    logger.info("interpretability suite finished in %.1fs", time.perf_counter() - started)
+    return suite_run_id
+
+
+if __name__ == "__main__":
+    interpretability_flow(sys.argv[1] if len(sys.argv) > 1 else "small")
