@@ -100,6 +100,21 @@ create table if not exists raw.forecasts (
     horizon_step integer not null,
     forecast double not null
 );
+
+create table if not exists raw.sentiments (
+    run_id varchar not null,
+    sentiment_system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    sentiment integer not null check (sentiment in (-1, 0, 1)),
+    stripe_intensity integer not null,
+    probability_negative double not null,
+    probability_neutral double not null,
+    probability_positive double not null,
+    trend_score double not null,
+    trend_label integer not null check (trend_label in (-1, 0, 1)),
+    primary key (run_id, sentiment_system_id, ticker, window_end_date)
+);
 """
 
 
