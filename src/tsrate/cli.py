@@ -225,6 +225,29 @@ def _print_query(sql: str, live: bool = True) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.publish import export_parquet, published_path
+
+    snapshot = published_path(warehouse_path())
+    written = export_parquet(snapshot, args.destination)
+    print(f"wrote {len(written)} Parquet files of {snapshot} to {args.destination}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from tsrate.serve import ScheduleConfig, build_deployments, serve
+
+    config = ScheduleConfig.from_vars()
+    if args.dry_run:
+        for deployment in build_deployments(config):
+            crons = ", ".join(s.schedule.cron for s in deployment.schedules)
+            print(f"{deployment.name}: cron {crons} ({config.timezone}) {deployment.parameters}")
+        return 0
+    serve(config)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -298,6 +321,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--live", action="store_true", help="query the live warehouse (raw, staging, ...) instead"
     )
     query.set_defaults(func=cmd_query)
+
+    export = sub.add_parser(
+        "export", help="write the published marts and seeds as Parquet files (for BI tools)"
+    )
+    export.add_argument("destination", help="folder to write (replaced if an earlier export)")
+    export.set_defaults(func=cmd_export)
+
+    serve = sub.add_parser(
+        "serve", help="serve the scheduled deployments (nightly refresh, weekly full rating)"
+    )
+    serve.add_argument(
+        "--dry-run", action="store_true", help="print the deployments and schedules, serve nothing"
+    )
+    serve.set_defaults(func=cmd_serve)
 
     report = sub.add_parser(
         "report", help="write the offline HTML rating report from the published snapshot"
