@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import runpy
 import signal
 import sys
 
@@ -30,4 +29,6 @@ def die_with_parent(parent_pid: int | None) -> None:
 if __name__ == "__main__":
     parent = os.environ.get(PARENT_PID)
     die_with_parent(int(parent) if parent else None)
-    runpy.run_module("dbt.cli.main", run_name="__main__", alter_sys=True)
+    from dbt.cli.main import cli  # what `python -m dbt.cli.main` runs
+
+    cli()

@@ -1,0 +1,310 @@
+"""Operations without Prefect or dbt: the writer lock across processes, the publish step's
+Parquet export on a real DuckDB file, the test hook, the schedule config and prefect.yaml."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+import yaml
+
+from tsrate import TsrateError
+from tsrate.config import project_dir
+from tsrate.locking import WarehouseBusy, lock_path, writer_lock
+from tsrate.publish import export_parquet, publish
+from tsrate.serve import ScheduleConfig, build_deployments, deployment_parameters
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from tsrate.locking import writer_lock
+
+    with writer_lock(sys.argv[1]):
+        print("locked", flush=True)
+        sys.stdin.read()  # hold until the test closes stdin (or kills us)
+    """
+)
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """Another process holding the writer lock of ``tmp_path/tsrate.duckdb``."""
+    warehouse = tmp_path / "tsrate.duckdb"
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(warehouse)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(project_dir())),
+    )
+    assert process.stdout.readline().strip() == "locked"
+    yield warehouse, process
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+
+
+def test_a_second_writer_fails_fast_naming_the_holder(holder):
+    warehouse, process = holder
+    started = time.monotonic()
+    with pytest.raises(WarehouseBusy, match=f"pid {process.pid}") as caught:
+        with writer_lock(warehouse):
+            pytest.fail("two writers held the lock")
+    assert time.monotonic() - started < 2
+    assert "one writer at a time" in str(caught.value)
+    assert str(lock_path(warehouse)) in str(caught.value)
+
+
+def test_a_waiting_writer_says_so_and_gets_the_lock_when_the_holder_ends(holder):
+    warehouse, process = holder
+    said = []
+    with pytest.raises(WarehouseBusy, match="after waiting 1s"):
+        with writer_lock(warehouse, timeout=1, say=said.append):
+            pass
+    assert said and f"pid {process.pid}" in said[0]
+    process.stdin.close()  # the holder finishes
+    with writer_lock(warehouse, timeout=30):
+        assert process.wait(timeout=10) == 0
+
+
+def test_a_killed_holder_leaves_no_stale_lock(holder):
+    warehouse, process = holder
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    with writer_lock(warehouse):
+        pass
+
+
+def test_the_lock_is_reentrant_within_a_process_and_released_after(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    with writer_lock(warehouse), writer_lock(warehouse):
+        info = json.loads(lock_path(warehouse).read_text())
+        assert info["pid"] == os.getpid()
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tsrate.locking import writer_lock\n"
+            "with writer_lock(sys.argv[1]): print('ok')",
+            str(warehouse),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(project_dir())),
+    )
+    assert probe.stdout.strip() == "ok", probe.stderr
+
+
+def _tiny_warehouse(path: Path, run_id: str, rows: int) -> None:
+    """A live warehouse with the shape publish reads: raw.runs, a mart and a seed."""
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("create schema if not exists raw")
+        con.execute("create schema if not exists marts")
+        con.execute("create schema if not exists seeds")
+        con.execute("create table if not exists raw.runs (run_id varchar, study json)")
+        con.execute("insert into raw.runs values (?, ?)", [run_id, json.dumps({"n": rows})])
+        con.execute(
+            "create or replace table marts.scores as "
+            f"select '{run_id}' as run_id, range as item, range * 0.5 as score from range({rows})"
+        )
+        con.execute("comment on table marts.scores is 'One row per item.'")
+        con.execute(
+            "create or replace table seeds.systems as select 'naive' as system_id, 'Naive' as name"
+        )
+    finally:
+        con.close()
+
+
+def test_publish_swaps_the_parquet_link_and_records_it(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    published = tmp_path / "published"
+    runs = ["run-a", "run-b", "run-c"]
+    for index, run_id in enumerate(runs, start=1):
+        _tiny_warehouse(warehouse, run_id, rows=index * 10)
+        result = publish(warehouse, run_id)
+        link = published / "parquet"
+        assert result.parquet_path == link and link.is_symlink()
+        assert link.resolve().name == run_id
+        scores = pd.read_parquet(link / "marts" / "scores.parquet")
+        assert len(scores) == index * 10 and set(scores["run_id"]) == {run_id}
+        assert pd.read_parquet(link / "seeds" / "systems.parquet")["system_id"].tolist() == [
+            "naive"
+        ]
+        history = pd.read_parquet(link / "published_runs.parquet")
+        assert history["run_id"].tolist() == runs[:index]
+        manifest = json.loads((link / "manifest.json").read_text())
+        assert manifest["marts/scores.parquet"] == {
+            "rows": index * 10,
+            "description": "One row per item.",
+        }
+    con = duckdb.connect(str(published / "tsrate.duckdb"), read_only=True)
+    try:
+        recorded = con.execute(
+            "select run_id, parquet_path from published_runs order by published_at"
+        ).fetchall()
+    finally:
+        con.close()
+    assert recorded == [(run_id, f"parquet-runs/{run_id}") for run_id in runs]
+    # the current and the previous run's folders stay (readers may still be in it)
+    assert sorted(p.name for p in (published / "parquet-runs").iterdir()) == ["run-b", "run-c"]
+
+
+def test_publish_removes_leftovers_of_a_killed_publish_and_reads_older_snapshots(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    published = tmp_path / "published"
+    published.mkdir()
+    # a snapshot from before the Parquet export (no parquet_path column)
+    old = duckdb.connect(str(published / "tsrate.duckdb"))
+    old.execute(
+        "create table published_runs (run_id varchar, published_at timestamp, study json, "
+        "row_counts json)"
+    )
+    old.execute("insert into published_runs values ('old', now()::timestamp, null, '{}')")
+    old.close()
+    leftovers = [
+        published / ".tsrate.duckdb.killed-run.partial",
+        published / "parquet-runs" / ".killed-run.partial" / "marts" / "x.parquet",
+        published / ".parquet.killed-run.partial",
+    ]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half written")
+    _tiny_warehouse(warehouse, "new", rows=3)
+    publish(warehouse, "new")
+    assert not list(published.glob(".*.partial"))
+    assert not list((published / "parquet-runs").glob(".*"))
+    history = pd.read_parquet(published / "parquet" / "published_runs.parquet")
+    assert history["run_id"].tolist() == ["old", "new"]
+    assert history["parquet_path"].isna().tolist() == [True, False]
+
+
+def test_a_failed_publish_changes_nothing(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    _tiny_warehouse(warehouse, "first", rows=2)
+    publish(warehouse, "first")
+    snapshot = tmp_path / "published" / "tsrate.duckdb"
+    before = snapshot.read_bytes()
+    con = duckdb.connect(str(warehouse))
+    con.execute("drop table marts.scores")
+    con.close()
+    with pytest.raises(TsrateError, match="holds no marts"):
+        publish(warehouse, "second")
+    assert snapshot.read_bytes() == before
+    assert (tmp_path / "published" / "parquet").resolve().name == "first"
+    assert not list((tmp_path / "published").rglob("*.partial"))
+
+
+def test_export_writes_the_snapshot_for_bi_and_refuses_foreign_folders(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    _tiny_warehouse(warehouse, "run-a", rows=4)
+    snapshot = publish(warehouse, "run-a").path
+    destination = tmp_path / "bi" / "tsrate"
+    written = export_parquet(snapshot, destination)
+    assert destination / "marts" / "scores.parquet" in written
+    assert len(pd.read_parquet(destination / "marts" / "scores.parquet")) == 4
+    _tiny_warehouse(warehouse, "run-b", rows=6)
+    publish(warehouse, "run-b")
+    export_parquet(snapshot, destination)  # an earlier export is replaced
+    assert len(pd.read_parquet(destination / "marts" / "scores.parquet")) == 6
+    assert not list(destination.parent.glob(".*"))
+    foreign = tmp_path / "documents"
+    foreign.mkdir()
+    (foreign / "thesis.txt").write_text("keep me")
+    with pytest.raises(TsrateError, match="not an earlier tsrate export"):
+        export_parquet(snapshot, foreign)
+    assert (foreign / "thesis.txt").read_text() == "keep me"
+    with pytest.raises(TsrateError, match="no published snapshot"):
+        export_parquet(tmp_path / "nowhere.duckdb", tmp_path / "out")
+
+
+def test_the_pause_hook_does_nothing_unless_asked(monkeypatch):
+    from tsrate.testhooks import pause_point
+
+    monkeypatch.delenv("TSRATE_TEST_PAUSE_AT", raising=False)
+    started = time.monotonic()
+    pause_point("publish")
+    monkeypatch.setenv("TSRATE_TEST_PAUSE_AT", "build")
+    pause_point("publish")  # another stage: no pause
+    assert time.monotonic() - started < 0.5
+
+
+def test_the_pause_hook_pauses_at_its_stage(tmp_path):
+    marker = tmp_path / "paused"
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from tsrate.testhooks import pause_point; pause_point('ingest')"],
+        env=dict(
+            os.environ,
+            TSRATE_TEST_PAUSE_AT="ingest",
+            TSRATE_TEST_PAUSE_FILE=str(marker),
+            TSRATE_TEST_PAUSE_SECONDS="30",
+            PYTHONPATH=str(project_dir()),
+        ),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert "TSRATE_TEST_PAUSED ingest" in process.stderr.readline()
+    assert marker.read_text().split() == ["ingest", str(process.pid)]
+    assert process.poll() is None  # still sleeping
+    process.kill()
+    process.wait()
+
+
+def test_schedules_and_parameters_come_from_config():
+    config = ScheduleConfig.from_vars(
+        {
+            "nightly_cron": "30 1 * * 1-5",
+            "weekly_cron": "0 6 * * 0",
+            "schedule_timezone": "America/New_York",
+            "nightly_price_source": "yahoo",
+            "writer_lock_timeout_s": 600,
+        }
+    )
+    deployments = {d.name: d for d in build_deployments(config)}
+    assert set(deployments) == {"tsrate-nightly", "tsrate-weekly"}
+    nightly, weekly = deployments["tsrate-nightly"], deployments["tsrate-weekly"]
+    assert [s.schedule.cron for s in nightly.schedules] == ["30 1 * * 1-5"]
+    assert [s.schedule.cron for s in weekly.schedules] == ["0 6 * * 0"]
+    assert nightly.schedules[0].schedule.timezone == "America/New_York"
+    assert nightly.parameters == {"source": "yahoo", "rate": False, "lock_timeout": 600.0}
+    assert weekly.parameters == {"source": "auto", "rate": True, "lock_timeout": 600.0}
+    assert nightly.concurrency_limit == 1 and weekly.concurrency_limit == 1
+    assert nightly.entrypoint.endswith("pipeline.py:pipeline_flow")
+
+
+@pytest.mark.parametrize(
+    "values, problem",
+    [
+        ({"nightly_cron": "every night"}, "nightly_cron"),
+        ({"schedule_timezone": "Mars/Olympus"}, "Invalid timezone"),
+        ({"nightly_price_source": "ftp"}, "nightly_price_source"),
+        ({"writer_lock_timeout_s": -1}, "writer_lock_timeout_s"),
+    ],
+)
+def test_bad_schedule_config_is_named(values, problem):
+    with pytest.raises(TsrateError, match=problem):
+        ScheduleConfig.from_vars(values)
+
+
+def test_prefect_yaml_matches_the_served_deployments():
+    """`prefect deploy` and `tsrate serve` schedule the same runs (the config defaults)."""
+    config = ScheduleConfig.from_vars()
+    declared = yaml.safe_load((project_dir() / "prefect.yaml").read_text())["deployments"]
+    by_name = {d["name"]: d for d in declared}
+    assert set(by_name) == {"tsrate-nightly", "tsrate-weekly"}
+    crons = {"tsrate-nightly": config.nightly_cron, "tsrate-weekly": config.weekly_cron}
+    for name, parameters in deployment_parameters(config).items():
+        entry = by_name[name]
+        assert entry["entrypoint"] == "flows/pipeline.py:pipeline_flow"
+        assert entry["parameters"] == parameters
+        assert entry["schedules"] == [{"cron": crons[name], "timezone": config.timezone}]
+        assert entry["concurrency_limit"] == 1
