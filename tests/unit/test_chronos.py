@@ -17,7 +17,7 @@ from tsrate.config import Study
 from tsrate.systems import chronos_model
 from tsrate.systems.base import ForecastBatch, check_forecasts
 from tsrate.systems.chronos_model import ChronosSystem, resolve_checkpoint
-from tsrate.systems.registry import resolve_systems, system_infos
+from tsrate.systems.registry import load_systems_seed, resolve_systems
 
 pytest.importorskip("torch")
 pytest.importorskip("chronos", reason="chronos-forecasting is not installed (extra `chronos`)")
@@ -195,9 +195,10 @@ def test_no_weights_file_is_unavailable(checkpoint, tmp_path):
 def test_registry_reports_and_refuses_the_unavailable_system(tmp_path, monkeypatch):
     monkeypatch.setenv("TSRATE_CHRONOS_MODEL", str(tmp_path / "nowhere"))
     study = Study.from_vars({"systems": ["chronos"]})
-    info = {i.system_id: i for i in system_infos(study)}["chronos"]
-    assert info.implementation == "tsrate.systems.chronos_model"
-    assert not info.availability.available and "TSRATE_CHRONOS_MODEL" in info.availability.reason
+    seed = load_systems_seed().set_index("system_id")
+    assert seed.loc["chronos", "implementation"] == "tsrate.systems.chronos_model"
+    availability = chronos_model.create(study, None).availability()
+    assert not availability.available and "TSRATE_CHRONOS_MODEL" in availability.reason
     with pytest.raises(TsrateError, match="'chronos' is unavailable: .*does not exist"):
         resolve_systems(study, None)
 

@@ -32,7 +32,7 @@ from tsrate.systems.llm import (
     parse_forecast,
     render_messages,
 )
-from tsrate.systems.registry import resolve_systems, system_infos
+from tsrate.systems.registry import load_systems_seed, resolve_systems
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
 
@@ -346,8 +346,10 @@ def test_unconfigured_systems_say_which_variables_to_set(monkeypatch):
         "TSRATE_GEMINI_NUMERIC_BASE_URL",
     ):
         monkeypatch.delenv(name, raising=False)
-    infos = {i.system_id: i for i in system_infos(Study.from_vars())}
-    phi3 = infos["phi3_numeric"].availability
+    seed = load_systems_seed().set_index("system_id")
+    assert seed.loc["phi3_numeric", "implementation"] == "tsrate.systems.llm:phi3_numeric"
+    assert seed.loc["gemini_numeric", "implementation"] == "tsrate.systems.llm:gemini_numeric"
+    phi3 = llm.create(None, None, "phi3_numeric").availability()
     assert not phi3.available
     for variable in (
         "TSRATE_PHI3_NUMERIC_BASE_URL",
@@ -355,7 +357,7 @@ def test_unconfigured_systems_say_which_variables_to_set(monkeypatch):
         "TSRATE_PHI3_NUMERIC_API_KEY_ENV",
     ):
         assert variable in phi3.reason
-    gemini = infos["gemini_numeric"].availability
+    gemini = llm.create(None, None, "gemini_numeric").availability()
     assert not gemini.available and "set GEMINI_API_KEY" in gemini.reason
     with pytest.raises(TsrateError, match="'phi3_numeric' is unavailable: no endpoint configured"):
         resolve_systems(Study.from_vars({"systems": ["phi3_numeric"]}), None)
