@@ -339,3 +339,22 @@ def test_groups_with_one_side_and_no_pairs_are_explained_not_drawn():
     assert not [n for n in report.charts if n.startswith("groups-")]
     assert "No pair is rated in this run" in plain and "ghost (ghost_a, ghost_b)" in plain
     assert "No rated system in this scope" in plain  # without_baselines has no rows
+
+
+def test_every_sql_mart_has_an_enforced_contract_and_a_documented_grain():
+    """BI users rely on the marts' types and descriptions (issue 6): check the YAML of each.
+
+    dbt enforces contracts on SQL models only, so the Python marts are left out here.
+    """
+    import yaml
+
+    from tsrate.config import project_dir
+
+    marts = project_dir() / "models" / "marts"
+    for sql in sorted(marts.glob("*.sql")):
+        spec = yaml.safe_load(sql.with_suffix(".yml").read_text())
+        model = next(m for m in spec["models"] if m["name"] == sql.stem)
+        assert model["config"]["contract"]["enforced"] is True, sql.stem
+        assert "one row per" in " ".join(model["description"].split()).lower(), sql.stem
+        for column in model["columns"]:
+            assert column.get("data_type") and column.get("description"), (sql.stem, column)
