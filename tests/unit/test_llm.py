@@ -327,13 +327,18 @@ def test_unreachable_endpoint_is_a_clear_error():
 
 
 def test_windows_are_sent_concurrently():
-    with ChatServer(lambda payload: (200, "1, 2, 3, 4"), delay_s=0.2) as server:
-        system = LlmSystem("phi3_numeric", settings(server.base_url, concurrency=3))
-        started = time.perf_counter()
-        system.predict(make_batch(3))
-        elapsed = time.perf_counter() - started
-    assert server.max_in_flight == 3
-    assert elapsed < 0.55
+    """The server answers only once 3 requests wait together: sequential calls would time out."""
+    barrier = threading.Barrier(3, timeout=10)
+
+    def gated(payload):
+        barrier.wait()
+        return 200, "1, 2, 3, 4"
+
+    with ChatServer(gated) as server:
+        system = LlmSystem("phi3_numeric", settings(server.base_url, concurrency=3, retries=0))
+        out = system.predict(make_batch(3))
+    assert server.max_in_flight == 3 and system.attempts == 3
+    np.testing.assert_array_equal(out, [[1, 2, 3, 4]] * 3)
 
 
 # -- configuration -------------------------------------------------------------------------------

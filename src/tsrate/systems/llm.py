@@ -47,6 +47,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import threading
 import time
 
 import numpy as np
@@ -217,6 +218,7 @@ class LlmSystem:
         self.settings = settings
         self._client = None
         self.attempts = 0  # requests sent, retries included
+        self._lock = threading.Lock()
 
     def fingerprint(self) -> str:
         s = self.settings
@@ -279,7 +281,8 @@ class LlmSystem:
         for attempt in range(s.retries + 1):
             if attempt:
                 time.sleep(s.backoff_s * 2 ** (attempt - 1))
-            self.attempts += 1
+            with self._lock:
+                self.attempts += 1
             try:
                 response = self.client.chat.completions.create(
                     model=s.model,
@@ -308,6 +311,7 @@ class LlmSystem:
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         s = self.settings
         prompts = [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
+        _ = self.client  # one client (connection pool) shared by the threads
         with concurrent.futures.ThreadPoolExecutor(max_workers=s.concurrency) as pool:
             replies = list(pool.map(self.complete, prompts))
         out = np.empty((batch.n_windows, batch.horizon))
