@@ -74,7 +74,7 @@ COMPARISONS = {
 }
 SCOPES = {
     "all_systems": "all rated systems",
-    "without_baselines": "without the baselines (naive, ARIMA, Random, Biased), as in the paper",
+    "without_baselines": "without the baselines (families in var baseline_families), as in the paper",
 }
 #: marts the report reads; a snapshot lacking one of the first four cannot make a report.
 REQUIRED_MARTS = ("ratings", "system_summary", "perturbation_summary", "confounder_comparison")
@@ -1026,8 +1026,10 @@ def modality_pairs_block(data: ReportData, charts: dict[str, str]) -> str:
         parts.append(
             "<p>No pair is rated in this run: both variants of a model must be rated. "
             + (
-                "The systems seed pairs " + "; ".join(known) + ", which need model weights or an "
-                "endpoint (see Unavailable systems)."
+                "The systems seed pairs "
+                + "; ".join(known)
+                + ": a pair is compared once both of its variants are rated in one run "
+                "(see Systems rated and Unavailable systems)."
                 if known
                 else "The systems seed declares no pairs (column base_model)."
             )
