@@ -32,6 +32,9 @@ Conventions (paper, section 5.1.1, and our choices where it is silent):
 from __future__ import annotations
 
 import functools
+import struct
+import zlib
+from pathlib import Path
 
 import numpy as np
 
@@ -240,3 +243,31 @@ def line_plot_images(
     plot = images[:, :, margin : margin + plot_width]
     plot[on_line] = LINE_COLOUR
     return images
+
+
+def write_png(path: str | Path, image: np.ndarray) -> Path:
+    """Write one (H × W × 3) uint8 RGB image as a PNG (zlib only, no imaging library), e.g. to
+    look at what a system received: ``write_png("p5.png", system.model_images(ctx, "P5")[0])``."""
+    array = np.asarray(image)
+    if array.ndim != 3 or array.shape[2] != 3 or array.dtype != np.uint8:
+        raise TsrateError(
+            f"write_png needs one uint8 (H × W × 3) image, got {array.dtype} {array.shape}"
+        )
+    height, width, _ = array.shape
+    rows = np.concatenate([np.zeros((height, 1), np.uint8), array.reshape(height, -1)], axis=1)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return (
+            struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    path = Path(path)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
+        + chunk(b"IEND", b"")
+    )
+    return path

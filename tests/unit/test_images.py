@@ -90,6 +90,23 @@ def test_missing_values_are_interpolated_and_edges_take_the_nearest_value():
     assert im.line_plot_images(np.full((1, 80), np.nan)).shape == (1, 128, 128, 3)
 
 
+def test_write_png_round_trips(tmp_path):
+    import struct
+    import zlib
+
+    image = im.vit_num_spec_images(walks(1))[0]
+    data = im.write_png(tmp_path / "x.png", image).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (128, 128)
+    length = struct.unpack(">I", data[33:37])[0]
+    raw = np.frombuffer(zlib.decompress(data[41 : 41 + length]), np.uint8).reshape(128, -1)
+    assert (raw[:, 0] == 0).all()
+    np.testing.assert_array_equal(raw[:, 1:].reshape(128, 128, 3), image)
+    with pytest.raises(TsrateError, match="uint8"):
+        im.write_png(tmp_path / "y.png", image.astype(float))
+
+
 def test_bad_shapes_are_named():
     with pytest.raises(TsrateError, match="windows × values"):
         im.vit_num_spec_images(np.zeros((2, 3, 4)))
