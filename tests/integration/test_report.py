@@ -85,7 +85,14 @@ def reported(tmp_path_factory):
         finally:
             hidden.rename(warehouse)
     assert code == 0
-    return dict(root=root, snapshot=snapshot, output=output, run_id=run_id)
+    return dict(
+        root=root,
+        project=project,
+        warehouse=warehouse,
+        snapshot=snapshot,
+        output=output,
+        run_id=run_id,
+    )
 
 
 class _Traced(HTMLParser):
@@ -188,7 +195,10 @@ def test_report_has_every_section_and_its_charts_as_svg_files(reported):
     ):
         assert heading in html, heading
     plain = re.sub(r"<[^>]+>", "", html)
-    assert "moment (MOMENT-large)" in plain  # unavailable, with the seed's reason
+    # seed rows without an implementation are listed as not runnable, with the seed's reason
+    seed = pd.read_csv(project_dir() / "seeds" / "systems.csv", dtype=str, keep_default_na=False)
+    for row in seed[seed["implementation"] == ""].itertuples():
+        assert f"{row.system_id} ({row.display_name})" in plain
     # random is relabelled multi-modal here, so P4-P6 are simply not in the study
     assert "P4Centre pixel black" in plain and "not in this study" in plain
     charts = sorted((reported["output"].parent / "report-charts").glob("*.svg"))
@@ -286,6 +296,42 @@ def test_readme_arq_queries_run_on_the_snapshot(reported):
             assert len(con.execute(statement).df()) > 0, statement
     finally:
         con.close()
+
+
+def test_marts_carry_their_descriptions_into_the_snapshot(reported):
+    """persist_docs: BI tools read the YAML descriptions as DuckDB comments."""
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        table = con.execute(
+            "select comment from duckdb_tables() where schema_name = 'marts' "
+            "and table_name = 'group_comparisons'"
+        ).fetchone()[0]
+        columns = dict(
+            con.execute(
+                "select column_name, comment from duckdb_columns() where schema_name = 'marts' "
+                "and table_name = 'modality_pairs'"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    assert table.startswith("ARQ1-ARQ3 of the paper") and "One row per run" in table
+    assert columns["better_variant"].startswith("'numeric', 'numeric+image' or 'tie'")
+
+
+def test_docs_site_documents_the_marts_and_the_report_exposure(reported, monkeypatch):
+    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(reported["project"]))
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(reported["warehouse"]))
+    site = reported["root"] / "docs"
+    assert cli.main(["docs", "--output", str(site)]) == 0
+    assert (site / "static_index.html").stat().st_size > 100_000
+    manifest = json.loads((site / "manifest.json").read_text())
+    exposure = manifest["exposures"]["exposure.tsrate.rating_report"]
+    assert {"model.tsrate.group_comparisons", "model.tsrate.modality_pairs"} <= set(
+        exposure["depends_on"]["nodes"]
+    )
+    catalog = json.loads((site / "catalog.json").read_text())
+    columns = catalog["nodes"]["model.tsrate.group_comparisons"]["columns"]
+    assert columns["avg_raw_score"]["type"].upper() == "DOUBLE"
 
 
 def test_report_without_a_snapshot_fails_clearly_and_writes_nothing(tmp_path, capsys):
