@@ -65,6 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         workers=args.workers,
         lock_timeout=args.lock_timeout,
         select=args.select,
+        dask_address=args.dask,
     )
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     return 0
@@ -274,6 +275,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds to wait while another process writes the warehouse (default: fail at once)",
     )
     run.add_argument("--select", help="dbt selection to build (default: every model)")
+    run.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="forecast on a Dask scheduler (tcp://host:8786; local[:N] for a local cluster); "
+        "default: env TSRATE_DASK_ADDRESS or the dask_address var, else a local process pool",
+    )
     run.set_defaults(func=cmd_run)
 
     ingest = sub.add_parser("ingest", help="load prices into raw.prices")
