@@ -17,22 +17,44 @@ from tsrate import TsrateError, dbt
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
 from tsrate.suites.interpretability import storage
-from tsrate.suites.interpretability.suite import CONFIGS, plan_units, plan_variants, run_units
+from tsrate.suites.interpretability.suite import (
+    CONFIGS,
+    SuiteConfig,
+    plan_units,
+    plan_variants,
+    run_units,
+)
 from tsrate.warehouse import connect
 
 
+def resolve_config(config_name: str, seeds=None, overrides: dict | None = None) -> SuiteConfig:
+    """The named configuration with ``seeds`` and field ``overrides`` applied (``settings``
+    may be a dict of TrainSettings fields)."""
+    if config_name not in CONFIGS:
+        raise TsrateError(f"unknown configuration {config_name!r}: small or paper")
+    config = CONFIGS[config_name]
+    changes = dict(overrides or {})
+    if seeds:
+        changes["seeds"] = tuple(seeds)
+    if isinstance(changes.get("settings"), dict):
+        changes["settings"] = dataclasses.replace(config.settings, **changes["settings"])
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SuiteConfig)})
+    if unknown:
+        raise TsrateError(f"unknown configuration fields {unknown}")
+    return dataclasses.replace(config, **changes)
+
+
 @task(name="interp-train")
-def train_task(warehouse: str, config_name: str, datasets, models, seeds, sensitivity: bool):
+def train_task(warehouse: str, config: SuiteConfig, datasets, models, sensitivity: bool):
     """Train the units of the plan that are not stored yet; returns the suite run id."""
     logger = get_run_logger()
-    config = CONFIGS[config_name]
-    if seeds:
-        config = dataclasses.replace(config, seeds=tuple(seeds))
     variants = plan_variants(config, datasets, sensitivity=sensitivity)
     units = plan_units(config, variants, models)
     logger.info(
         "interpretability suite (%s): %d dataset variants, %d training units",
-        config.name, len({v.variant_key for v in variants}), len(units),
+        config.name,
+        len({v.variant_key for v in variants}),
+        len(units),
     )
     suite_run_id, trained, reused = run_units(
         warehouse, config, variants, units, progress=logger.info
@@ -52,23 +74,33 @@ def interpretability_flow(
     warehouse: str | None = None,
     lock_timeout: float = 0.0,
     target_path: str | None = None,
+    overrides: dict | None = None,
 ) -> str:
-    """Run the interpretability suite; return its suite run id."""
+    """Run the interpretability suite; return its suite run id.
+
+    ``config_name``: small or paper; ``datasets``/``models``/``seeds`` narrow it;
+    ``overrides``: configuration fields to change (tests use tiny series).
+    """
     logger = get_run_logger()
-    if config_name not in CONFIGS:
-        raise TsrateError(f"unknown configuration {config_name!r}: small or paper")
+    config = resolve_config(config_name, seeds, overrides)
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
     with warehouse_writer(warehouse, lock_timeout, logger.info):
-        suite_run_id = train_task(warehouse, config_name, datasets, models, seeds, sensitivity)
+        suite_run_id = train_task(warehouse, config, datasets, models, sensitivity)
         if build:
             try:
-                dbt.build(
-                    warehouse=warehouse,
-                    on_line=logger.info,
-                    select="tag:interpretability",
-                    target_path=target_path,
-                    dbt_vars={"interp_suite_run_id": suite_run_id},
+                dbt.run_dbt(
+                    [
+                        "build",
+                        "--select",
+                        "tag:interpretability",
+                        "--indirect-selection",
+                        "cautious",
+                    ],
+                    {"interp_suite_run_id": suite_run_id},
+                    warehouse,
+                    logger.info,
+                    target_path,
                 )
             except TsrateError:
                 with connect(warehouse) as con:

@@ -1,0 +1,79 @@
+"""``tsrate suite interpretability run``: options and entry point (registered in tsrate.suites)."""
+
+from __future__ import annotations
+
+import argparse
+
+from tsrate import TsrateError
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.replace(",", " ").split()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a list of dataset numbers: {text!r}") from exc
+
+
+def _str_list(text: str) -> list[str]:
+    return [part for part in text.replace(",", " ").split() if part]
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument(
+        "--small",
+        dest="config",
+        action="store_const",
+        const="small",
+        help="the small CPU configuration (default): short series, tiny models, few epochs",
+    )
+    size.add_argument(
+        "--paper",
+        dest="config",
+        action="store_const",
+        const="paper",
+        help="the paper's configuration (20,000 steps, 2,000 test steps; cuda when present)",
+    )
+    parser.set_defaults(config="small")
+    parser.add_argument(
+        "--datasets", type=_int_list, help="dataset numbers, e.g. 2,4 (default 1-10)"
+    )
+    parser.add_argument(
+        "--models",
+        type=_str_list,
+        help="model ids: imv_full, imv_tensor, tcdf, darnn, seq2graph (default: all)",
+    )
+    parser.add_argument(
+        "--seeds", type=_int_list, help="model seeds (default: the configuration's)"
+    )
+    parser.add_argument(
+        "--no-sensitivity", action="store_true", help="skip the sensitivity grid (f, sigma, N)"
+    )
+    parser.add_argument("--no-build", action="store_true", help="train and store only")
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=0.0,
+        help="seconds to wait while another process writes the warehouse (default: fail at once)",
+    )
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    from flows.interpretability import interpretability_flow
+
+    if args.seeds is not None and not args.seeds:
+        raise TsrateError("--seeds names no seed")
+    suite_run_id = interpretability_flow(
+        config_name=args.config,
+        datasets=args.datasets,
+        models=args.models,
+        seeds=args.seeds,
+        sensitivity=not args.no_sensitivity,
+        build=not args.no_build,
+        lock_timeout=args.lock_timeout,
+    )
+    print(
+        f"suite run {suite_run_id} done. Try: tsrate query --live "
+        '"select * from marts.interp_correctness order by variant_id, model_id, measure"'
+    )
+    return 0

@@ -1,0 +1,138 @@
+"""Pure functions behind the suite's dbt Python models (python_models/interp_*.py).
+
+``correctness_table``: per training run, every correctness measure of :mod:`.measures`
+(one row per run and measure; NaN where a measure is undefined). DA-RNN's beta diagonal is
+set to NaN first (its input attention never covers the target itself, paper Section 4.2),
+and its alpha (over encoder states, source -1) has no per-series lag measure.
+
+``rating_table``: the suite's ratings with :func:`tsrate.ratings.ratings_frame`; the
+dataset variant takes the place of the perturbation and the model that of the system.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tsrate.ratings import ratings_frame
+from tsrate.suites.interpretability.measures import correctness
+
+CORRECTNESS_COLUMNS = [
+    "suite_run_id",
+    "run_key",
+    "variant_id",
+    "model_id",
+    "seed",
+    "measure",
+    "value",
+]
+
+#: Rated metrics and whether a higher raw score is better.
+RATED_METRICS: dict[str, bool] = {
+    "test_mse": False,  # mean test MSE over seeds (prediction score)
+    "test_mse_cv": False,  # std / mean of test MSE over seeds (stability of performance)
+    "beta_spearman": True,  # mean Spearman correlation of beta with the truth
+    "beta_auroc": True,  # mean edge AUROC of beta
+    "beta_std": False,  # mean std of beta across seeds (stability of interpretation)
+}
+
+RATING_COLUMNS = [
+    "suite_run_id",
+    "metric",
+    "variant_id",
+    "model_id",
+    "raw_score",
+    "rating",
+    "rating_levels",
+    "higher_is_better",
+    "rank",
+]
+
+
+def _matrices(frame: pd.DataFrame, n: int, window: int, kind: str):
+    part = frame[frame["attention"] == kind]
+    if part.empty:
+        return None
+    if kind == "alpha":
+        part = part[part["source_index"] >= 0]
+        if part.empty:
+            return None
+        out = np.zeros((n, n, window))
+        out[part["target_index"], part["source_index"], part["lag"].astype(int) - 1] = part["value"]
+        return out
+    out = np.zeros((n, n))
+    out[part["target_index"], part["source_index"]] = part["value"]
+    return out
+
+
+def correctness_table(
+    runs: pd.DataFrame, attention: pd.DataFrame, truth: pd.DataFrame
+) -> pd.DataFrame:
+    """One row per (run, measure). ``runs``: int_interp_runs_selected; ``attention``:
+    int_interp_attention_selected; ``truth``: stg_interp_truth."""
+    records = []
+    by_run = dict(tuple(attention.groupby("run_key"))) if len(attention) else {}
+    by_variant = dict(tuple(truth.groupby("variant_key"))) if len(truth) else {}
+    for run in runs.itertuples(index=False):
+        n, window = int(run.n_series), int(run.window_length)
+        frame = by_run.get(run.run_key)
+        if frame is None:
+            continue
+        edges = by_variant.get(run.variant_key, truth.iloc[0:0])
+        matrix = np.zeros((n, n))
+        lags = np.zeros((n, n, window))
+        for edge in edges.itertuples(index=False):
+            matrix[edge.target_index, edge.source_index] += edge.weight
+            if 1 <= edge.lag <= window:
+                lags[edge.target_index, edge.source_index, edge.lag - 1] += edge.weight
+        beta = _matrices(frame, n, window, "beta")
+        if beta is None:
+            continue
+        if run.model_id == "darnn":
+            beta = beta.copy()
+            np.fill_diagonal(beta, np.nan)
+        alpha = _matrices(frame, n, window, "alpha")
+        picks = _matrices(frame, n, window, "tcdf_picks")
+        for measure, value in correctness(beta, alpha, picks, matrix, lags).items():
+            records.append(
+                {
+                    "suite_run_id": run.suite_run_id,
+                    "run_key": run.run_key,
+                    "variant_id": run.variant_id,
+                    "model_id": run.model_id,
+                    "seed": int(run.seed),
+                    "measure": measure,
+                    "value": value,
+                }
+            )
+    out = pd.DataFrame.from_records(records, columns=CORRECTNESS_COLUMNS)
+    return out.astype({"seed": "int64", "value": "float64"})
+
+
+def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
+    """Ratings per (suite run, metric, variant). ``scores``: suite_run_id, metric,
+    variant_id, model_id, raw_score (undefined scores are left out)."""
+    frame = scores.copy()
+    frame["raw_score"] = frame["raw_score"].astype(float)
+    frame = frame[np.isfinite(frame["raw_score"].to_numpy())]
+    unknown = sorted(set(frame["metric"]) - set(RATED_METRICS))
+    if unknown:
+        raise ValueError(f"no rating direction for metrics {unknown}")
+    parts = []
+    for suite_run_id, block in frame.groupby("suite_run_id", sort=True):
+        renamed = block.rename(columns={"variant_id": "perturbation_id", "model_id": "system_id"})
+        rated = ratings_frame(renamed, levels, RATED_METRICS)
+        rated = rated.rename(columns={"perturbation_id": "variant_id", "system_id": "model_id"})
+        rated.insert(0, "suite_run_id", suite_run_id)
+        parts.append(rated)
+    if not parts:
+        return pd.DataFrame(columns=RATING_COLUMNS).astype(
+            {
+                "raw_score": "float64",
+                "rating": "int64",
+                "rating_levels": "int64",
+                "higher_is_better": "bool",
+                "rank": "int64",
+            }
+        )
+    return pd.concat(parts, ignore_index=True)[RATING_COLUMNS]

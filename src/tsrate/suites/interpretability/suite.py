@@ -1,0 +1,312 @@
+"""The suite plan: configurations, dataset variants, training units, and the resumable loop.
+
+A *variant* is one generated dataset (dataset id + every generator parameter + data seed);
+a *unit* is one training run (variant, model, seed, training settings). Both are named by a
+hash of everything that determines them (``variant_key``, ``run_key``), so a unit trained by
+any earlier suite run — or by a killed one — is reused, never recomputed.
+
+The data seed is fixed per configuration (``data_seed``): every model and seed sees the same
+series, as in the paper (datasets generated once, models trained repeatedly). Model seeds
+(``seeds``) vary the initialisation and the mini-batch order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import inspect
+import json
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.suites.interpretability import storage
+from tsrate.suites.interpretability.datasets import (
+    GENERATORS,
+    ISING_CRITICAL_TEMPERATURE,
+    Dataset,
+    generate,
+)
+from tsrate.suites.interpretability.models import MODEL_IDS
+from tsrate.suites.interpretability.training import TrainSettings, pick_device, train_model
+
+STUDIES = ("main", "sensitivity_f", "sensitivity_sigma", "sensitivity_n")
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteConfig:
+    """One configuration of the suite (``small`` for a CPU, ``paper`` for a GPU)."""
+
+    name: str
+    length: int
+    burn_in: int
+    data_seed: int
+    seeds: tuple[int, ...]
+    models: tuple[str, ...]
+    datasets: tuple[int, ...]
+    settings: TrainSettings
+    ising_side: int
+    ising_temperatures: tuple[float, ...]
+    logistic_r: tuple[float, ...]
+    sensitivity_f: tuple[float, ...]
+    sensitivity_sigma: tuple[float, ...]
+    sensitivity_n: tuple[int, ...]
+    sensitivity_models: tuple[str, ...]
+    sensitivity_seeds: tuple[int, ...]
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        return json.loads(json.dumps(data, default=list))
+
+
+SMALL = SuiteConfig(
+    name="small",
+    length=1000,
+    burn_in=200,
+    data_seed=2293,
+    seeds=(1, 2),
+    models=MODEL_IDS,
+    datasets=tuple(range(1, 11)),
+    settings=TrainSettings(
+        window=10, test_length=200, hidden=4, epochs=3, batch_size=128, learning_rate=0.01
+    ),
+    ising_side=4,
+    ising_temperatures=(ISING_CRITICAL_TEMPERATURE,),
+    logistic_r=(3.56996,),
+    sensitivity_f=(0.1, 0.3, 0.6),
+    sensitivity_sigma=(0.05, 0.1, 0.5),
+    sensitivity_n=(3, 5, 7),
+    sensitivity_models=("imv_tensor", "tcdf"),
+    sensitivity_seeds=(1,),
+)
+
+PAPER = SuiteConfig(
+    name="paper",
+    length=20_000,
+    burn_in=1000,
+    data_seed=2293,
+    seeds=(1, 2, 3, 4, 5),
+    models=MODEL_IDS,
+    datasets=tuple(range(1, 11)),
+    settings=TrainSettings(
+        window=10,
+        test_length=2000,
+        hidden=32,
+        epochs=20,
+        batch_size=64,
+        learning_rate=0.001,
+        device="auto",
+        threads=0,
+    ),
+    ising_side=10,
+    ising_temperatures=(2.0, ISING_CRITICAL_TEMPERATURE, 2.75),
+    logistic_r=(1.5, 2.5, 3.2, 3.55, 3.56996),
+    sensitivity_f=tuple(round(0.1 * k, 1) for k in range(11)),
+    sensitivity_sigma=(0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0),
+    sensitivity_n=tuple(range(3, 21, 2)),
+    sensitivity_models=MODEL_IDS,
+    sensitivity_seeds=(1, 2, 3),
+)
+
+CONFIGS = {"small": SMALL, "paper": PAPER}
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One dataset variant in one study of the plan."""
+
+    variant_id: str
+    dataset_id: int
+    params: tuple[tuple[str, object], ...]
+    study: str
+    parameter: str | None = None
+    parameter_value: float | None = None
+
+    @property
+    def variant_key(self) -> str:
+        text = json.dumps([self.dataset_id, sorted(self.params)], default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def generate(self) -> Dataset:
+        return generate(self.dataset_id, **dict(self.params))
+
+
+def _base_params(config: SuiteConfig, dataset_id: int) -> dict:
+    return {"length": config.length, "burn_in": config.burn_in, "seed": config.data_seed}
+
+
+def plan_variants(
+    config: SuiteConfig, datasets: Sequence[int] | None = None, sensitivity: bool = True
+) -> list[Variant]:
+    """The variants of the main study (datasets 1-10) and of the sensitivity studies."""
+    chosen = tuple(datasets) if datasets else config.datasets
+    unknown = sorted(set(chosen) - set(GENERATORS))
+    if unknown:
+        raise TsrateError(f"unknown dataset(s) {unknown}: the benchmark has datasets 1-10")
+    out: list[Variant] = []
+    for dataset_id in chosen:
+        base = _base_params(config, dataset_id)
+        if dataset_id == 9:
+            for temperature in config.ising_temperatures:
+                params = {**base, "temperature": temperature, "side": config.ising_side}
+                out.append(Variant(f"d9_T{temperature:.4g}", 9, tuple(params.items()), "main"))
+        elif dataset_id == 10:
+            for r in config.logistic_r:
+                params = {**base, "r": r}
+                out.append(Variant(f"d10_r{r:g}", 10, tuple(params.items()), "main"))
+        else:
+            out.append(Variant(f"d{dataset_id}", dataset_id, tuple(base.items()), "main"))
+    if not sensitivity:
+        return out
+    grids = (
+        ("sensitivity_f", "f", (2, 7), config.sensitivity_f),
+        ("sensitivity_sigma", "sigma", (2, 7), config.sensitivity_sigma),
+        ("sensitivity_n", "n_series", (2, 5), config.sensitivity_n),
+    )
+    for study, parameter, dataset_ids, values in grids:
+        for dataset_id in dataset_ids:
+            if datasets and dataset_id not in chosen:
+                continue
+            default = inspect.signature(GENERATORS[dataset_id]).parameters[parameter].default
+            for value in values:
+                params = _base_params(config, dataset_id)
+                if value != default:  # the default point IS the main variant (same key)
+                    params[parameter] = value
+                name = (
+                    f"d{dataset_id}" if value == default else f"d{dataset_id}_{parameter}{value:g}"
+                )
+                out.append(
+                    Variant(
+                        name,
+                        dataset_id,
+                        tuple(params.items()),
+                        study,
+                        parameter,
+                        float(value),
+                    )
+                )
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Unit:
+    variant: Variant
+    model_id: str
+    seed: int
+    settings: dict
+
+    @property
+    def run_key(self) -> str:
+        text = json.dumps(
+            [self.variant.variant_key, self.model_id, self.seed, self.settings], sort_keys=True
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plan_units(
+    config: SuiteConfig, variants: Iterable[Variant], models: Sequence[str] | None = None
+) -> list[Unit]:
+    """Every (variant, model, seed) to train; sensitivity variants use the sensitivity models
+    and seeds. Units shared by several studies appear once."""
+    chosen = tuple(models) if models else config.models
+    unknown = sorted(set(chosen) - set(MODEL_IDS))
+    if unknown:
+        raise TsrateError(f"unknown model(s) {unknown}: choose from {', '.join(MODEL_IDS)}")
+    settings = dataclasses.asdict(config.settings)
+    settings["device"] = pick_device(settings["device"])
+    units: dict[str, Unit] = {}
+    for variant in variants:
+        if variant.study == "main":
+            variant_models, seeds = chosen, config.seeds
+        else:
+            variant_models = tuple(m for m in config.sensitivity_models if m in chosen)
+            seeds = config.sensitivity_seeds
+        for model_id in variant_models:
+            for seed in seeds:
+                unit = Unit(variant, model_id, seed, settings)
+                units.setdefault(unit.run_key, unit)
+    return list(units.values())
+
+
+def new_suite_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"interp-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def run_units(
+    warehouse: Path,
+    config: SuiteConfig,
+    variants: list[Variant],
+    units: list[Unit],
+    progress: Callable[[str], None] = print,
+) -> tuple[str, int, int]:
+    """Train every unit not stored yet, one transaction per unit; return
+    (suite_run_id, trained, reused). The suite run ends in status ``trained``."""
+    from tsrate.warehouse import connect
+
+    plan = pd.DataFrame(
+        [
+            {
+                "variant_key": v.variant_key,
+                "study": v.study,
+                "parameter": v.parameter,
+                "parameter_value": v.parameter_value,
+            }
+            for v in variants
+        ]
+    ).drop_duplicates(["variant_key", "study"])
+    suite_run_id = new_suite_run_id()
+    with connect(warehouse) as con:
+        storage.ensure_tables(con)
+        storage.start_suite_run(con, suite_run_id, config.name, config.to_dict(), plan, len(units))
+        done_runs = storage.stored_runs(con)
+        done_variants = storage.stored_variants(con)
+    datasets: dict[str, Dataset] = {}
+    trained = reused = 0
+    try:
+        for number, unit in enumerate(units, start=1):
+            key = unit.variant.variant_key
+            label = f"[{number}/{len(units)}] {unit.variant.variant_id} {unit.model_id} seed {unit.seed}"
+            if unit.run_key in done_runs:
+                with connect(warehouse) as con:
+                    storage.link_unit(con, suite_run_id, unit.run_key, reused=True)
+                reused += 1
+                progress(f"{label}: stored, reused")
+                continue
+            if key not in datasets:
+                datasets = {key: unit.variant.generate()}  # keep one dataset in memory
+            dataset = datasets[key]
+            settings = TrainSettings(**unit.settings)
+            result = train_model(unit.model_id, dataset.values, settings, unit.seed)
+            with connect(warehouse) as con:
+                if key not in done_variants:
+                    storage.store_variant(con, key, unit.variant.variant_id, dataset)
+                    done_variants.add(key)
+                storage.store_run(
+                    con,
+                    unit.run_key,
+                    key,
+                    unit.model_id,
+                    unit.seed,
+                    config.name,
+                    unit.settings,
+                    result,
+                )
+                storage.link_unit(con, suite_run_id, unit.run_key, reused=False)
+            trained += 1
+            progress(
+                f"{label}: test MSE {float(result.test_mse.mean()):.4g} ({result.seconds:.1f}s)"
+            )
+        # variants whose units were all reused may still lack truth rows (never: a stored
+        # run implies its variant was stored in the same or an earlier transaction)
+        with connect(warehouse) as con:
+            storage.finish_suite_run(con, suite_run_id, "trained")
+    except BaseException as exc:
+        with connect(warehouse) as con:
+            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+        raise
+    return suite_run_id, trained, reused

@@ -1,0 +1,187 @@
+"""Train one model on one dataset with one seed and collect what the warehouse stores.
+
+Conventions (paper Section 3.2 unless marked "ours"):
+
+* windows of ``window`` = 10 past values of all series forecast the next value of every
+  series; the last ``test_length`` target steps (paper: 2,000) are the test set, all earlier
+  target steps (with a full window) the training set;
+* each series is standardised with the mean and std of its training part (ours; a
+  constant series keeps std 1); losses train on that scale, while the reported MSE is on
+  the ORIGINAL scale, per series, then averaged over series (the paper's experiment error);
+* Adam, MSE loss, mini-batches drawn by a generator seeded with ``seed``; ``torch``
+  is seeded with ``seed`` before the model is built, so (data, model, settings, seed)
+  gives the same result on the same device;
+* attention is averaged over the test windows (see :mod:`.models`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import torch
+
+from tsrate.suites.interpretability.models import Attention, build_model
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSettings:
+    """Hyper-parameters of one training run (a configuration's per-model settings)."""
+
+    window: int = 10
+    test_length: int = 2000
+    hidden: int = 8
+    epochs: int = 3
+    batch_size: int = 128
+    learning_rate: float = 0.01
+    max_train_windows: int | None = None  # ours: cap on training windows (the latest ones)
+    device: str = "cpu"
+    #: torch CPU threads while training (0 = torch's default). Tiny models run several times
+    #: faster on one thread: thread hand-offs cost more than the arithmetic.
+    threads: int = 1
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """One trained model: errors, test predictions and attention."""
+
+    train_mse: np.ndarray  # per series, original scale
+    test_mse: np.ndarray  # per series, original scale
+    loss_history: list[float]  # mean training loss per epoch (standardised scale)
+    test_targets: np.ndarray  # (test_length, N) time index of each row = test_start + row
+    test_predictions: np.ndarray  # (test_length, N)
+    test_start: int
+    attention: Attention
+    seconds: float
+
+
+def make_windows(values: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """(inputs (T - window, window, N), targets (T - window, N)): row k forecasts step k + window."""
+    values = np.asarray(values, dtype=np.float32)
+    if values.ndim != 2:
+        raise ValueError("values must be a (time x series) matrix")
+    if values.shape[0] <= window:
+        raise ValueError(f"a series of length {values.shape[0]} has no window of {window} steps")
+    view = np.lib.stride_tricks.sliding_window_view(values, window, axis=0)  # (T-w+1, N, w)
+    inputs = np.ascontiguousarray(view[:-1].transpose(0, 2, 1))
+    return inputs, values[window:]
+
+
+def pick_device(requested: str = "auto") -> str:
+    """``cuda`` when requested as "auto" and torch sees a GPU, else the requested device."""
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return requested
+
+
+def train_model(
+    model_id: str, values: np.ndarray, settings: TrainSettings, seed: int
+) -> TrainResult:
+    """Train ``model_id`` on ``values`` (time x series) and evaluate it on the test tail."""
+    previous_threads = torch.get_num_threads()
+    if settings.threads > 0:
+        torch.set_num_threads(settings.threads)
+    try:
+        return _train_model(model_id, values, settings, seed)
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _train_model(
+    model_id: str, values: np.ndarray, settings: TrainSettings, seed: int
+) -> TrainResult:
+    started = time.perf_counter()
+    values = np.asarray(values, dtype=np.float64)
+    length, n_series = values.shape
+    if settings.test_length < 1 or length - settings.test_length <= settings.window + 1:
+        raise ValueError(
+            f"series of length {length} too short for window {settings.window} and "
+            f"test length {settings.test_length}"
+        )
+    if not np.isfinite(values).all():
+        raise ValueError("the series holds non-finite values (a diverging dataset?)")
+    test_start = length - settings.test_length  # first test target step
+    train_part = values[:test_start]
+    mean = train_part.mean(0)
+    std = train_part.std(0)
+    std = np.where(std > 1e-12, std, 1.0)
+    scaled = (values - mean) / std
+    inputs, targets = make_windows(scaled, settings.window)
+    n_train = test_start - settings.window
+    x_train, y_train = inputs[:n_train], targets[:n_train]
+    if settings.max_train_windows is not None and n_train > settings.max_train_windows:
+        x_train = x_train[-settings.max_train_windows :]
+        y_train = y_train[-settings.max_train_windows :]
+    x_test, y_test = inputs[n_train:], targets[n_train:]
+
+    device = torch.device(settings.device)
+    torch.manual_seed(seed)
+    model = build_model(model_id, n_series, settings.hidden, settings.window).to(device)
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+    generator = torch.Generator().manual_seed(seed)
+    xt = torch.from_numpy(x_train).to(device)
+    yt = torch.from_numpy(y_train).to(device)
+    history: list[float] = []
+    model.train()
+    for _ in range(settings.epochs):
+        order = torch.randperm(len(xt), generator=generator).to(device)
+        total, count = 0.0, 0
+        for start in range(0, len(order), settings.batch_size):
+            batch = order[start : start + settings.batch_size]
+            optimiser.zero_grad()
+            prediction = model(xt[batch])
+            # sum over targets of each target's MSE: independent models, one backward pass
+            loss = ((prediction - yt[batch]) ** 2).mean(0).sum()
+            loss.backward()
+            optimiser.step()
+            total += float(loss.detach()) / n_series * len(batch)
+            count += len(batch)
+        history.append(total / max(count, 1))
+    model.eval()
+    train_pred = _predict(model, x_train, device, settings.batch_size * 8)
+    test_pred = _predict(model, x_test, device, settings.batch_size * 8)
+    attention = _explain(model, x_test, device, settings.batch_size * 8)
+    unscale = lambda a: a * std + mean  # noqa: E731
+    train_mse = ((unscale(train_pred) - unscale(y_train)) ** 2).mean(0)
+    test_mse = ((unscale(test_pred) - unscale(y_test)) ** 2).mean(0)
+    return TrainResult(
+        train_mse=train_mse,
+        test_mse=test_mse,
+        loss_history=history,
+        test_targets=unscale(y_test),
+        test_predictions=unscale(test_pred),
+        test_start=test_start,
+        attention=attention,
+        seconds=time.perf_counter() - started,
+    )
+
+
+@torch.no_grad()
+def _predict(model, inputs: np.ndarray, device, batch: int) -> np.ndarray:
+    out = [
+        model(torch.from_numpy(inputs[i : i + batch]).to(device)).cpu().numpy()
+        for i in range(0, len(inputs), batch)
+    ]
+    return np.concatenate(out).astype(np.float64)
+
+
+@torch.no_grad()
+def _explain(model, inputs: np.ndarray, device, batch: int) -> Attention:
+    """Attention averaged over all test windows (batch means weighted by batch size)."""
+    parts, sizes = [], []
+    for i in range(0, len(inputs), batch):
+        chunk = inputs[i : i + batch]
+        parts.append(model.explain(torch.from_numpy(chunk).to(device)))
+        sizes.append(len(chunk))
+    w = np.asarray(sizes, dtype=float) / sum(sizes)
+    beta = sum(wi * p.beta for wi, p in zip(w, parts, strict=True))
+    alpha = None
+    if parts[0].alpha is not None:
+        alpha = sum(wi * p.alpha for wi, p in zip(w, parts, strict=True))
+    return Attention(
+        beta=np.asarray(beta),
+        alpha=None if alpha is None else np.asarray(alpha),
+        alpha_sources=parts[0].alpha_sources,
+        picks=parts[0].picks,
+    )

@@ -1,0 +1,131 @@
+"""The interpretability suite end to end: Prefect flow -> raw tables -> dbt marts, resumable."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pytest
+
+from tests.integration.helpers import read
+from tsrate import dbt
+from tsrate.warehouse import connect
+
+pytestmark = pytest.mark.slow
+
+TINY = {
+    "length": 260,
+    "burn_in": 20,
+    "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
+    "sensitivity_f": (0.3, 0.6),
+    "sensitivity_sigma": (0.1,),
+    "sensitivity_n": (5,),
+    "sensitivity_models": ("imv_tensor",),
+}
+SELECT = ["build", "--select", "tag:interpretability", "--indirect-selection", "cautious"]
+
+
+def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
+    from flows.interpretability import interpretability_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    target = tmp_path / "target"
+    # 1. the suite's dbt models build on a warehouse where the suite never ran (no raw.interp_*)
+    with connect(warehouse):
+        pass
+    dbt.run_dbt(SELECT, {"interp_suite_run_id": "latest"}, warehouse, lambda _: None, target)
+    assert read(warehouse, "select count(*) n from marts.interp_ratings")["n"][0] == 0
+
+    # 2. a tiny real run: datasets 2 and 4, IMV-LSTM (Tensor) and TCDF, 2 seeds
+    suite_run_id = interpretability_flow(
+        datasets=[2, 4],
+        models=["imv_tensor", "tcdf"],
+        warehouse=str(warehouse),
+        target_path=str(target),
+        overrides=TINY,
+    )
+    status = read(
+        warehouse, "select status from raw.interp_suite_runs where suite_run_id = ?", [suite_run_id]
+    )
+    assert status["status"].tolist() == ["succeeded"]
+    runs = read(warehouse, "select model_id, seed, variant_key from raw.interp_runs")
+    # main: 2 datasets x 2 models x 2 seeds; sensitivity adds d2 f=0.6 for imv_tensor seed 1
+    assert len(runs) == 9
+
+    scores = read(warehouse, "select * from marts.interp_prediction_scores where in_main_study")
+    assert set(zip(scores["variant_id"], scores["model_id"], strict=True)) == {
+        (v, m) for v in ("d2", "d4") for m in ("imv_tensor", "tcdf")
+    }
+    assert (scores["n_runs"] == 2).all() and (scores["test_mse_mean"] > 0).all()
+    # the mart's mean equals the mean over seeds of the per-series test MSEs stored raw
+    raw_mse = read(
+        warehouse,
+        "select r.model_id, avg(s.mse) as mse from raw.interp_scores s "
+        "join raw.interp_runs r using (run_key) join raw.interp_variants v using (variant_key) "
+        "where s.split = 'test' and v.variant_id = 'd4' group by r.model_id",
+    ).set_index("model_id")["mse"]
+    d4 = scores[scores["variant_id"] == "d4"].set_index("model_id")["test_mse_mean"]
+    np.testing.assert_allclose(d4.sort_index(), raw_mse.sort_index())
+
+    # interpretability correctness of IMV-LSTM on dataset 4, with its stability over seeds
+    correctness = read(
+        warehouse,
+        "select * from marts.interp_correctness where variant_id = 'd4' and model_id = 'imv_tensor'",
+    ).set_index("measure")
+    assert {"beta_spearman", "beta_topk", "beta_auroc", "alpha_lag_topk"} <= set(correctness.index)
+    assert correctness.loc["beta_auroc", "n_runs"] == 2
+    assert 0 <= correctness.loc["beta_auroc", "mean_value"] <= 1
+    assert correctness.loc["beta_auroc", "std_value"] >= 0
+    heatmap = read(
+        warehouse,
+        "select target_index, source_index, mean_value, true_weight from marts.interp_attention_summary "
+        "where variant_id = 'd4' and model_id = 'imv_tensor' and attention = 'beta'",
+    )
+    assert len(heatmap) == 4
+    np.testing.assert_allclose(heatmap.groupby("target_index")["mean_value"].sum(), 1.0, rtol=1e-6)
+    truth = heatmap.set_index(["target_index", "source_index"])["true_weight"]
+    assert truth[(0, 1)] == 1.0 and truth[(0, 0)] == 0.0
+    picks = read(
+        warehouse,
+        "select mean_value from marts.interp_attention_summary "
+        "where variant_id = 'd2' and model_id = 'tcdf' and attention = 'tcdf_picks'",
+    )["mean_value"]
+    assert len(picks) == 25 and picks.isin([0.0, 0.5, 1.0]).all()  # share of 2 seeds
+
+    sensitivity = read(
+        warehouse, "select * from marts.interp_sensitivity where study = 'sensitivity_f'"
+    )
+    assert set(sensitivity["parameter_value"]) == {0.3, 0.6}
+    assert set(sensitivity["model_id"]) == {"imv_tensor"} and (sensitivity["n_runs"] == 1).all()
+    assert sensitivity["relative_error"].max() == 1.0
+
+    ratings = read(warehouse, "select * from marts.interp_ratings")
+    assert {"test_mse", "beta_spearman", "beta_auroc", "beta_std", "test_mse_cv"} <= set(
+        ratings["metric"]
+    )
+    assert set(ratings["variant_id"]) == {"d2", "d4"}
+    assert ratings["rating"].between(1, 3).all()
+    duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
+
+    # 3. a rerun trains nothing: every unit is reused, and a new suite run records that
+    again = interpretability_flow(
+        datasets=[2, 4],
+        models=["imv_tensor", "tcdf"],
+        warehouse=str(warehouse),
+        overrides=TINY,
+        build=False,
+    )
+    assert again != suite_run_id
+    units = read(
+        warehouse, "select reused from raw.interp_suite_run_units where suite_run_id = ?", [again]
+    )
+    assert len(units) == 9 and units["reused"].all()
+    assert read(warehouse, "select count(*) n from raw.interp_runs")["n"][0] == 9
+
+
+def test_unknown_dataset_or_model_is_named(tmp_path, prefect_harness):
+    from flows.interpretability import interpretability_flow
+
+    with pytest.raises(Exception, match=r"unknown dataset\(s\) \[12\]"):
+        interpretability_flow(datasets=[12], warehouse=str(tmp_path / "w.duckdb"), build=False)
+    with pytest.raises(Exception, match=r"unknown model\(s\) \['lstm'\]"):
+        interpretability_flow(models=["lstm"], warehouse=str(tmp_path / "w.duckdb"), build=False)
