@@ -6,6 +6,7 @@ tsrate build      rebuild the dbt marts for a run (default: the latest)
 tsrate systems    every system of the paper and ours, with availability and why
 tsrate runs       the runs recorded in the warehouse
 tsrate query SQL  run a read-only SQL query against the warehouse
+tsrate suite NAME run   run another suite (e.g. interpretability) into the warehouse
 tsrate report     write the HTML rating report from the published snapshot
 tsrate docs       build the dbt docs site (models, columns, tests, lineage)
 tsrate export DIR write the published marts and seeds as Parquet (for BI tools)
@@ -226,6 +227,21 @@ def _print_query(sql: str, live: bool = True) -> int:
     return 0
 
 
+def _add_suite_commands(sub) -> None:
+    """``tsrate suite <name> run``: one sub-command per suite registered in tsrate.suites."""
+    from tsrate.suites import SUITES
+
+    suite = sub.add_parser("suite", help="run another suite (see tsrate.suites)")
+    names = suite.add_subparsers(dest="suite_name", required=True)
+    for entry in SUITES.values():
+        actions = names.add_parser(entry.name, help=entry.summary).add_subparsers(
+            dest="suite_action", required=True
+        )
+        run = actions.add_parser("run", help=f"run the {entry.name} suite (resumable)")
+        entry.add_run_arguments(run)
+        run.set_defaults(func=entry.run_from_args)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
     from tsrate.publish import export_parquet, published_path
@@ -357,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs = sub.add_parser("docs", help="build the dbt docs site from the live warehouse")
     docs.add_argument("--output", help="folder for the site (default: warehouse/docs)")
     docs.set_defaults(func=cmd_docs)
+    _add_suite_commands(sub)
     return parser
 
 
