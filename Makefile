@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup run test lint format build docs benchmark clean
+.PHONY: setup run test lint format build docs report benchmark clean
 
 setup: $(VENV)/.installed
 
@@ -31,6 +31,12 @@ format: setup
 
 build: setup          ## rebuild the dbt marts for the latest run
 	$(BIN)/tsrate build
+
+docs: setup           ## the dbt docs site (warehouse/docs/static_index.html)
+	$(BIN)/tsrate docs
+
+report: setup         ## rewrite warehouse/published/report.html from the published snapshot
+	$(BIN)/tsrate report
 
 benchmark: setup      ## time the default `tsrate run` (see BENCHMARKS.md)
 	$(BIN)/python benchmarks/bench_default_run.py
