@@ -358,3 +358,21 @@ def test_every_sql_mart_has_an_enforced_contract_and_a_documented_grain():
         assert "one row per" in " ".join(model["description"].split()).lower(), sql.stem
         for column in model["columns"]:
             assert column.get("data_type") and column.get("description"), (sql.stem, column)
+
+
+def test_loading_a_missing_or_foreign_snapshot_names_the_problem(tmp_path):
+    import duckdb
+
+    from tsrate import TsrateError
+    from tsrate.report import load_report_data, write_report
+
+    missing = tmp_path / "published" / "tsrate.duckdb"
+    with pytest.raises(TsrateError, match="no published snapshot at .*tsrate.duckdb"):
+        write_report(missing, tmp_path / "report.html")
+    foreign = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(foreign))
+    con.execute("create schema marts; create table marts.ratings (run_id varchar)")
+    con.close()
+    with pytest.raises(TsrateError, match="not a complete tsrate snapshot.*marts.system_summary"):
+        load_report_data(foreign)
+    assert not (tmp_path / "report.html").exists()
