@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
@@ -17,6 +18,8 @@ from tsrate import TsrateError, dbt
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
 from tsrate.suites.interpretability import storage
+from tsrate.suites.interpretability.cli import default_report_path
+from tsrate.suites.interpretability.report import write_report
 from tsrate.suites.interpretability.suite import (
     CONFIGS,
     SuiteConfig,
@@ -108,6 +111,8 @@ def interpretability_flow(
                 raise
             with connect(warehouse) as con:
                 storage.finish_suite_run(con, suite_run_id, "succeeded")
+            report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
+            logger.info("report: %s", report)
     logger.info("interpretability suite finished in %.1fs", time.perf_counter() - started)
     return suite_run_id
 

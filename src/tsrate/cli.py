@@ -6,7 +6,7 @@ tsrate build      rebuild the dbt marts for a run (default: the latest)
 tsrate systems    every system of the paper and ours, with availability and why
 tsrate runs       the runs recorded in the warehouse
 tsrate query SQL  run a read-only SQL query against the warehouse
-tsrate suite NAME run   run another suite (e.g. interpretability) into the warehouse
+tsrate suite NAME run   run another suite (e.g. interpretability); also: report
 tsrate report     write the HTML rating report from the published snapshot
 tsrate docs       build the dbt docs site (models, columns, tests, lineage)
 tsrate export DIR write the published marts and seeds as Parquet (for BI tools)
@@ -237,9 +237,7 @@ def _add_suite_commands(sub) -> None:
         actions = names.add_parser(entry.name, help=entry.summary).add_subparsers(
             dest="suite_action", required=True
         )
-        run = actions.add_parser("run", help=f"run the {entry.name} suite (resumable)")
-        entry.add_run_arguments(run)
-        run.set_defaults(func=entry.run_from_args)
+        entry.register(actions)  # run, report, ...: each action sets its own func
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -105,6 +105,9 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert set(ratings["variant_id"]) == {"d2", "d4"}
     assert ratings["rating"].between(1, 3).all()
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
+    report = (tmp_path / "reports" / "interpretability.html").read_text()
+    assert report.index("<h2>d4</h2>") < report.index("<h2>d2</h2>")  # dataset 4 first
+    assert "imv_tensor: mean beta" in report and "tcdf: share of runs picked" in report
 
     # 3. a rerun trains nothing: every unit is reused, and a new suite run records that
     again = interpretability_flow(

@@ -141,3 +141,20 @@ def test_rating_table_uses_tsrate_ratings_per_metric_and_variant():
     assert rating_table(scores.iloc[0:0], 3).empty
     with pytest.raises(ValueError, match="no rating direction"):
         rating_table(scores.assign(metric="unknown"), 3)
+
+
+def test_heatmap_svg_draws_one_cell_per_entry_and_greys_missing_ones():
+    import xml.etree.ElementTree as ET
+
+    from tsrate.suites.interpretability.report import heatmap_svg
+
+    svg = heatmap_svg(np.array([[0.0, 1.0], [np.nan, 0.5]]), "d4 <beta>")
+    root = ET.fromstring(svg)  # well-formed, title escaped
+    cells = [e for e in root.iter() if e.tag.endswith("rect")]
+    assert len(cells) == 4
+    values = {(c.get("data-row"), c.get("data-col")): c.get("data-value") for c in cells}
+    assert values[("0", "1")] == "1" and values[("1", "1")] == "0.5"
+    fills = {(c.get("data-row"), c.get("data-col")): c.get("fill") for c in cells}
+    assert fills[("1", "0")] == "#eeeeee" and fills[("0", "0")] == "rgb(255,255,255)"
+    with pytest.raises(ValueError, match="2-D"):
+        heatmap_svg(np.zeros(3), "bad")

@@ -60,18 +60,18 @@ def test_make_windows_aligns_inputs_with_the_next_step():
     np.testing.assert_array_equal(targets[0], [8, 9])
 
 
-SETTINGS = TrainSettings(window=W, test_length=50, hidden=4, epochs=4, batch_size=64)
+SETTINGS = TrainSettings(window=W, test_length=40, hidden=3, epochs=3, batch_size=64)
 
 
 @pytest.mark.parametrize("model_id", ["imv_full", "imv_tensor", "tcdf", "darnn", "seq2graph"])
 def test_training_reduces_loss_and_is_deterministic_by_seed(model_id):
-    values = dataset4(length=500, burn_in=20, seed=1).values
+    values = dataset4(length=300, burn_in=20, seed=1).values
     first = train_model(model_id, values, SETTINGS, seed=7)
     again = train_model(model_id, values, SETTINGS, seed=7)
     assert first.loss_history[-1] < first.loss_history[0]
     np.testing.assert_array_equal(first.test_predictions, again.test_predictions)
     np.testing.assert_array_equal(first.attention.beta, again.attention.beta)
-    assert first.test_predictions.shape == (50, 2) and first.test_mse.shape == (2,)
+    assert first.test_predictions.shape == (40, 2) and first.test_mse.shape == (2,)
     other = train_model(model_id, values, SETTINGS, seed=8)
     assert not np.array_equal(first.test_predictions, other.test_predictions)
 

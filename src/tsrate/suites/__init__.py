@@ -1,7 +1,7 @@
 """Suites beyond the robustness core: each lives in ``tsrate.suites.<name>``.
 
-A suite registers a :class:`Suite` here: its name, a one-line summary, and the function that
-adds its options to ``tsrate suite <name> run`` and runs it. Its dbt models live in
+A suite registers a :class:`Suite` here: its name, a one-line summary, and the module whose
+``register_actions`` adds ``tsrate suite <name> run`` (and any other action) to the CLI. Its dbt models live in
 ``models/<name>/`` tagged with the suite name; its ratings use :mod:`tsrate.ratings`.
 Later suites (understanding, reasoning) join by adding an entry to :data:`SUITES`.
 """
@@ -11,15 +11,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-from collections.abc import Callable
 
 from tsrate import TsrateError
 
 
 @dataclasses.dataclass(frozen=True)
 class Suite:
-    """A registered suite. ``module`` exposes ``add_run_arguments(parser)`` and
-    ``run_from_args(args) -> int`` (imported lazily, so torch loads only when needed)."""
+    """A registered suite. ``module`` exposes ``register_actions(subparsers)``, which adds
+    its actions (at least ``run``) to ``tsrate suite <name>``, each with ``func`` set; it is
+    imported lazily, so heavy dependencies (torch) load only when the suite is used."""
 
     name: str
     summary: str
@@ -29,13 +29,9 @@ class Suite:
     def load(self):
         return importlib.import_module(self.module)
 
-    @property
-    def add_run_arguments(self) -> Callable[[argparse.ArgumentParser], None]:
-        return self.load().add_run_arguments
-
-    @property
-    def run_from_args(self) -> Callable[[argparse.Namespace], int]:
-        return self.load().run_from_args
+    def register(self, subparsers: argparse._SubParsersAction) -> None:
+        """Add this suite's actions (run, report, ...) to ``subparsers``."""
+        self.load().register_actions(subparsers)
 
 
 SUITES: dict[str, Suite] = {

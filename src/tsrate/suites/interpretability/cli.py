@@ -1,8 +1,10 @@
-"""``tsrate suite interpretability run``: options and entry point (registered in tsrate.suites)."""
+"""``tsrate suite interpretability run|report``: options and entry points (registered in
+tsrate.suites)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from tsrate import TsrateError
 
@@ -77,3 +79,33 @@ def run_from_args(args: argparse.Namespace) -> int:
         '"select * from marts.interp_correctness order by variant_id, model_id, measure"'
     )
     return 0
+
+
+def report_from_args(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.suites.interpretability.report import write_report
+
+    warehouse = Path(args.warehouse) if args.warehouse else warehouse_path()
+    output = Path(args.output) if args.output else default_report_path(warehouse)
+    print(f"interpretability report written to {write_report(warehouse, output)}")
+    return 0
+
+
+def default_report_path(warehouse: Path) -> Path:
+    """``<warehouse folder>/reports/interpretability.html``."""
+    return Path(warehouse).parent / "reports" / "interpretability.html"
+
+
+def register_actions(subparsers) -> None:
+    """Add ``run`` and ``report`` to ``tsrate suite interpretability``."""
+    run = subparsers.add_parser("run", help="train and rate (resumable; --small or --paper)")
+    add_run_arguments(run)
+    run.set_defaults(func=run_from_args)
+    report = subparsers.add_parser(
+        "report", help="write the HTML report: mean beta heatmaps against the truth"
+    )
+    report.add_argument("--warehouse", help="DuckDB file to read (default: the live warehouse)")
+    report.add_argument(
+        "--output", help="HTML file (default: warehouse/reports/interpretability.html)"
+    )
+    report.set_defaults(func=report_from_args)

@@ -1,0 +1,182 @@
+"""The interpretability report: heatmaps of mean beta against the ground truth (paper
+Figures 4, 6, 9, 11, 12), TCDF's retrieval shares, correctness and ratings, in one offline
+HTML file.
+
+:func:`heatmap_svg` is pure (matrix in, SVG out). :func:`write_report` reads the suite's
+marts (``interp_*``) from a DuckDB file read-only and writes the HTML. Heatmap convention
+(as the paper): rows = target series, columns = source series; darker = larger. Each panel
+pair shows the model's mean over seeds beside the truth (normalised |coefficients| summed
+over lags); the std over seeds is in every cell's tooltip.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsrate.warehouse import connect
+
+CELL = 22
+
+
+def _shade(value: float, top: float) -> str:
+    if not np.isfinite(value):
+        return "#eeeeee"
+    level = 0.0 if top <= 0 else max(0.0, min(1.0, value / top))
+    grey = int(round(255 - level * (255 - 33)))
+    blue = int(round(255 - level * (255 - 102)))
+    return f"rgb({grey},{grey},{blue})"
+
+
+def heatmap_svg(
+    matrix: np.ndarray,
+    title: str,
+    std: np.ndarray | None = None,
+    top: float | None = None,
+) -> str:
+    """A (rows x columns) heatmap as a self-contained SVG; NaN cells are grey.
+
+    Row i, column j holds ``matrix[i, j]``; ``top`` is the value drawn darkest (default the
+    matrix maximum). Each cell carries ``data-row``, ``data-col`` and ``data-value``.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError("a heatmap needs a 2-D matrix")
+    rows, cols = matrix.shape
+    finite = matrix[np.isfinite(matrix)]
+    top = float(top if top is not None else (finite.max() if finite.size else 1.0))
+    cell = CELL if max(rows, cols) <= 20 else max(4, 440 // max(rows, cols))
+    left, head = 28, 34
+    width, height = left + cols * cell + 8, head + rows * cell + 8
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">',
+        f'<text x="{left}" y="14" font-size="12" font-family="sans-serif">{html.escape(title)}</text>',
+    ]
+    for i in range(rows):
+        for j in range(cols):
+            value = matrix[i, j]
+            tip = f"target {i}, source {j}: {value:.3f}"
+            if std is not None and np.isfinite(std[i, j]):
+                tip += f" (std {std[i, j]:.3f})"
+            parts.append(
+                f'<rect x="{left + j * cell}" y="{head + i * cell}" width="{cell}" '
+                f'height="{cell}" fill="{_shade(value, top)}" stroke="#ffffff" '
+                f'data-row="{i}" data-col="{j}" data-value="{value:.6g}">'
+                f"<title>{html.escape(tip)}</title></rect>"
+            )
+    if max(rows, cols) <= 20:
+        for i in range(rows):
+            parts.append(
+                f'<text x="{left - 4}" y="{head + i * cell + cell * 0.7}" font-size="10" '
+                f'text-anchor="end" font-family="sans-serif">{i}</text>'
+            )
+        for j in range(cols):
+            parts.append(
+                f'<text x="{left + j * cell + cell / 2}" y="{head - 4}" font-size="10" '
+                f'text-anchor="middle" font-family="sans-serif">{j}</text>'
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
+    n = int(max(frame["target_index"].max(), frame["source_index"].max())) + 1
+    out = np.full((n, n), np.nan)
+    out[frame["target_index"], frame["source_index"]] = frame[column]
+    return out
+
+
+def _read(path: Path) -> dict[str, pd.DataFrame]:
+    queries = {
+        "cells": "select * from marts.interp_attention_summary "
+        "where attention in ('beta', 'tcdf_picks') and lag is null",
+        "correctness": "select * from marts.interp_correctness where in_main_study",
+        "scores": "select * from marts.interp_prediction_scores where in_main_study",
+        "ratings": "select * from marts.interp_ratings",
+    }
+    with connect(path, read_only=True) as con:
+        return {name: con.execute(sql).df() for name, sql in queries.items()}
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="", border=0)
+
+
+def render_report(data: dict[str, pd.DataFrame]) -> str:
+    """The HTML report from the frames of :func:`_read` (pure)."""
+    cells, scores = data["cells"], data["scores"]
+    sections = ["<h1>Interpretability suite</h1>"]
+    if scores.empty:
+        sections.append(
+            "<p>No interpretability suite run in these marts yet: run "
+            "<code>tsrate suite interpretability run</code>.</p>"
+        )
+    else:
+        suite_run = scores["suite_run_id"].iloc[0]
+        sections.append(
+            f"<p>Suite run <code>{html.escape(str(suite_run))}</code>. Heatmaps: "
+            "rows = target series, columns = source series; model panels show the "
+            "mean beta over seeds (std in the tooltip), the truth panel the "
+            "normalised true influence.</p>"
+        )
+    variants = list(dict.fromkeys(scores.sort_values("dataset_id")["variant_id"]))
+    # dataset 4 first: the issue's done-when (IMV-LSTM on two mutually driving series)
+    variants.sort(key=lambda v: (v != "d4",))
+    for variant in variants:
+        block = cells[cells["variant_id"] == variant]
+        if block.empty:
+            continue
+        sections.append(f"<h2>{html.escape(variant)}</h2><div>")
+        first = block[block["attention"] == "beta"]
+        if not first.empty:
+            one = first[first["model_id"] == first["model_id"].iloc[0]]
+            sections.append(heatmap_svg(_matrix(one, "true_weight"), "truth", top=1.0))
+        for model_id, part in block.groupby("model_id", sort=True):
+            for kind, label in (("beta", "mean beta"), ("tcdf_picks", "share of runs picked")):
+                panel = part[part["attention"] == kind]
+                if panel.empty:
+                    continue
+                sections.append(
+                    heatmap_svg(
+                        _matrix(panel, "mean_value"),
+                        f"{model_id}: {label}",
+                        std=_matrix(panel, "std_value"),
+                        top=1.0 if kind == "tcdf_picks" else None,
+                    )
+                )
+        sections.append("</div>")
+        measures = data["correctness"]
+        measures = measures[measures["variant_id"] == variant]
+        if not measures.empty:
+            sections.append(
+                _table(
+                    measures.pivot_table(
+                        index="model_id", columns="measure", values=["mean_value", "std_value"]
+                    ).reset_index()
+                )
+            )
+    if not data["ratings"].empty:
+        sections.append("<h2>Ratings</h2>")
+        sections.append(
+            _table(data["ratings"][["metric", "variant_id", "model_id", "raw_score", "rating"]])
+        )
+    style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>tsrate interpretability"
+        f"</title><style>{style}</style></head><body>{''.join(sections)}</body></html>"
+    )
+
+
+def write_report(warehouse: Path, output: Path) -> Path:
+    """Read the suite's marts from ``warehouse`` (read-only) and write the HTML report."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    text = render_report(_read(Path(warehouse)))
+    temporary = output.with_name(output.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(output)
+    return output
