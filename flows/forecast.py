@@ -2,17 +2,79 @@
 
 Finished (system × ticker × perturbation) partitions are reused unless ``force``; each new
 one lands in one transaction, so a killed run resumes where it stopped.
+By default partitions run in a local process pool. Run with a ``DaskTaskRunner``
+(``forecast_flow.with_options(task_runner=tsrate.distributed.dask_task_runner(address))``,
+which ``tsrate run --dask ADDRESS`` does) and each partition is a Prefect task on the Dask
+cluster that writes a Parquet file, loaded into the warehouse as it finishes.
 Run it alone with ``python flows/forecast.py``.
 """
 
 from __future__ import annotations
 
-from prefect import flow, get_run_logger
+from collections.abc import Iterator
+
+import pandas as pd
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
+from prefect.futures import as_completed
 
 from tsrate.config import Study, load_companies, warehouse_path
-from tsrate.forecasting import RunSummary, finish_run, new_run_id, run_forecasts
+from tsrate.distributed import forecast_partition_file, partition_folder, read_partition_file
+from tsrate.forecasting import (
+    Partition,
+    PartitionExecutor,
+    RunSummary,
+    finish_run,
+    new_run_id,
+    run_forecasts,
+)
 from tsrate.locking import warehouse_writer
+from tsrate.systems.base import ForecastBatch
 from tsrate.warehouse import connect
+
+
+# Not cached by Prefect: the partition file named by its input_key is the cache (a rerun
+# finds it, or finds the partition stored and never submits it), and results stay out of
+# Prefect's result storage.
+@task(name="forecast-partition", cache_policy=NO_CACHE)
+def forecast_partition(
+    study_json: str,
+    companies: pd.DataFrame,
+    partition: Partition,
+    batch: ForecastBatch,
+    folder: str,
+    reuse_file: bool,
+) -> str:
+    """Forecast one partition on a worker into ``folder/<input_key>.parquet``; return the path."""
+    return forecast_partition_file(study_json, companies, partition, batch, folder, reuse_file)
+
+
+def _task_runner_executor(folder: str, reuse_files: bool) -> PartitionExecutor:
+    """Submit each partition to the flow's task runner; yield results as files land."""
+
+    def execute(
+        study_json: str,
+        companies: pd.DataFrame,
+        todo: list[Partition],
+        batches: dict[Partition, ForecastBatch],
+    ) -> Iterator[tuple[Partition, tuple]]:
+        submitted = {}
+        for partition in todo:
+            future = forecast_partition.submit(
+                study_json, companies, partition, batches[partition], folder, reuse_files
+            )
+            submitted[future.task_run_id] = (future, partition)
+        for future in as_completed([future for future, _ in submitted.values()]):
+            partition = submitted[future.task_run_id][1]
+            yield partition, read_partition_file(future.result(), partition, batches[partition])
+
+    return execute
+
+
+def _on_dask() -> bool:
+    context = FlowRunContext.get()
+    return context is not None and type(context.task_runner).__name__ == "DaskTaskRunner"
 
 
 @flow(name="tsrate-forecast")
@@ -32,6 +94,11 @@ def forecast_flow(
     study = Study.from_vars(overrides)
     warehouse = warehouse or str(warehouse_path())
     run_id = run_id or new_run_id()
+    executor = None
+    if _on_dask():
+        folder = partition_folder(warehouse)
+        logger.info("forecast partitions run on Dask; partition files land in %s", folder)
+        executor = _task_runner_executor(str(folder), reuse_files=not force)
     with warehouse_writer(warehouse, lock_timeout, logger.info), connect(warehouse) as con:
         try:
             summary = run_forecasts(
@@ -42,6 +109,7 @@ def forecast_flow(
                 force=force,
                 workers=workers,
                 progress=logger.info,
+                executor=executor,
             )
         except BaseException as exc:
             if con.execute("select 1 from raw.runs where run_id = ?", [run_id]).fetchone():

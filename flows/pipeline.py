@@ -15,6 +15,7 @@ from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
 from tsrate.config import Study, warehouse_path
+from tsrate.distributed import dask_task_runner, resolve_dask_address
 from tsrate.forecasting import finish_run, new_run_id
 from tsrate.locking import warehouse_writer
 from tsrate.publish import publish
@@ -56,6 +57,7 @@ def pipeline_flow(
     lock_timeout: float = 0.0,
     rate: bool = True,
     select: str | None = None,
+    dask_address: str | None = None,
 ) -> str:
     """Run the whole study end to end; return the run id whose marts were built.
 
@@ -64,6 +66,9 @@ def pipeline_flow(
     The run holds the warehouse writer lock throughout (``lock_timeout``: seconds to wait
     while another writer holds it; 0: fail at once). ``rate=False`` stops after the
     forecasts (the nightly refresh); ``select`` limits the dbt build (default: every model).
+    ``dask_address`` (else env ``TSRATE_DASK_ADDRESS``, else the ``dask_address`` var):
+    forecast partitions on that Dask scheduler (``local[:N]``: a LocalCluster) instead of
+    the local process pool.
     """
     logger = get_run_logger()
     warehouse = warehouse or str(warehouse_path())
@@ -73,7 +78,9 @@ def pipeline_flow(
             logger.info(
                 "runs %s were interrupted earlier; finished partitions are reused", interrupted
             )
-        return _run_pipeline(overrides, source, path, force, workers, warehouse, rate, select)
+        return _run_pipeline(
+            overrides, source, path, force, workers, warehouse, rate, select, dask_address
+        )
 
 
 def _run_pipeline(
@@ -85,6 +92,7 @@ def _run_pipeline(
     warehouse: str,
     rate: bool,
     select: str | None,
+    dask_address: str | None = None,
 ) -> str:
     logger = get_run_logger()
     started = time.perf_counter()
@@ -104,9 +112,12 @@ def _run_pipeline(
             warehouse=warehouse,
         )
     run_id = new_run_id()
-    forecast_flow(
-        overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id
-    )
+    address = resolve_dask_address(dask_address)
+    forecast = forecast_flow
+    if address:
+        logger.info("forecasting on the Dask cluster at %s", address)
+        forecast = forecast_flow.with_options(task_runner=dask_task_runner(address))
+    forecast(overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id)
     if not rate:
         logger.info("run %s forecasted; ratings are left for the next full run", run_id)
         return run_id

@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import duckdb
 import numpy as np
@@ -315,6 +315,15 @@ def store_partition(
     return len(frame)
 
 
+#: Computes partitions elsewhere (e.g. a Dask cluster, see tsrate.distributed): called with
+#: (study JSON, companies, partitions to compute, their batches), it yields each partition with
+#: its (forecasts array [windows × horizon], seconds) as it finishes, in any order.
+PartitionExecutor = Callable[
+    [str, pd.DataFrame, list[Partition], dict[Partition, ForecastBatch]],
+    Iterable[tuple[Partition, tuple[np.ndarray, float]]],
+]
+
+
 def run_forecasts(
     con: duckdb.DuckDBPyConnection,
     study: Study,
@@ -323,8 +332,13 @@ def run_forecasts(
     force: bool = False,
     workers: int | None = None,
     progress: Callable[[str], None] | None = None,
+    executor: PartitionExecutor | None = None,
 ) -> RunSummary:
-    """Forecast every partition of the study, reusing finished ones unless ``force``."""
+    """Forecast every partition of the study, reusing finished ones unless ``force``.
+
+    Partitions are computed by ``executor`` when given, else by a local process pool of
+    ``workers``; either way each lands in the warehouse in its own transaction.
+    """
     say = progress or log.info
     started = time.perf_counter()
     systems = resolve_systems(study, companies)
@@ -397,7 +411,10 @@ def run_forecasts(
             f"{partition.perturbation_id}: {batches[partition].n_windows} windows in {seconds:.1f}s"
         )
 
-    if workers == 1 or len(todo) <= 1:
+    if executor is not None and todo:
+        for partition, result in executor(study_json, companies, todo, batches):
+            record(partition, result)
+    elif workers == 1 or len(todo) <= 1:
         for partition in todo:
             record(
                 partition,

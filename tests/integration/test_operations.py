@@ -22,7 +22,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.integration.helpers import ERROR_MARTS, read
+from tests.integration.helpers import read
 from tsrate.config import project_dir
 
 pytestmark = pytest.mark.slow
@@ -36,10 +36,11 @@ OVERRIDES = {
     "systems": "naive,biased",
     "perturbations": "P0,P1",
 }
+SELECT = "+window_errors"  # the error mart and its upstream: a short dbt build
 RUN_FLAGS = [
     "--tickers", "AAPL,MSFT", "--start", "2022-09-01", "--end", "2022-12-28",
     "--context-length", "30", "--horizon", "5", "--systems", "naive,biased",
-    "--perturbations", "P0,P1", "--workers", "1", "--select", ERROR_MARTS,
+    "--perturbations", "P0,P1", "--workers", "1", "--select", SELECT,
 ]  # fmt: skip
 PARTITIONS = 2 * 2 * 2  # tickers × systems × perturbations
 
@@ -74,8 +75,9 @@ def _start_run(tmp_path: Path, warehouse: Path, log: Path, **extra: str) -> subp
         )
 
 
-def _kill_at(tmp_path: Path, warehouse: Path, stage: str) -> None:
-    """Start `tsrate run`, wait until it pauses at ``stage``, SIGKILL it."""
+def _kill_at(tmp_path: Path, warehouse: Path, stage: str, while_paused=None) -> None:
+    """Start `tsrate run`, wait until it pauses at ``stage``, call ``while_paused(pid)``,
+    SIGKILL it."""
     marker = tmp_path / f"paused-{stage}"
     log = tmp_path / f"run-{stage}.log"
     process = _start_run(
@@ -91,6 +93,8 @@ def _kill_at(tmp_path: Path, warehouse: Path, stage: str) -> None:
             process.kill()
             pytest.fail(f"`tsrate run` never paused at {stage}:\n{log.read_text()[-4000:]}")
         time.sleep(0.2)
+    if while_paused is not None:
+        while_paused(process.pid)
     process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=30) == -signal.SIGKILL
 
@@ -139,7 +143,7 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target-reference"))
     monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
     first_run = pipeline_flow(
-        overrides=OVERRIDES, workers=1, warehouse=str(reference), select=ERROR_MARTS
+        overrides=OVERRIDES, workers=1, warehouse=str(reference), select=SELECT
     )
     reference_snapshot = reference.parent / "published" / "tsrate.duckdb"
     expected = _marts(reference_snapshot)
@@ -153,8 +157,17 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     published = _digest(snapshot)
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
 
+    def second_run_fails_fast(holder_pid: int) -> None:
+        """A second `tsrate run` while the first writes: a clear error, not DuckDB's."""
+        log = tmp_path / "run-second.log"
+        second = _start_run(tmp_path, warehouse, log)
+        assert second.wait(timeout=120) == 2
+        assert f"is being written by pid {holder_pid}" in log.read_text()
+
     for stage in ("ingest", "inference", "build", "publish"):
-        _kill_at(tmp_path, warehouse, stage)
+        _kill_at(
+            tmp_path, warehouse, stage, second_run_fails_fast if stage == "inference" else None
+        )
         assert _digest(snapshot) == published, f"killed at {stage}: the snapshot changed"
         capsys.readouterr()
         assert main(["query", "select run_id from published_runs"]) == 0
@@ -200,11 +213,100 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     # the Parquet copy is the new run's
     parquet = snapshot.parent / "parquet"
     assert parquet.resolve().name == final_run
-    pd.testing.assert_frame_equal(
-        pd.read_parquet(parquet / "marts" / "window_errors.parquet")
-        .drop(columns="run_id")
-        .sort_values(list(expected["window_errors"].columns))
-        .reset_index(drop=True),
-        expected["window_errors"],
-        check_dtype=False,
+    exported = duckdb.sql(
+        f"select * exclude (run_id) from '{parquet / 'marts' / 'window_errors.parquet'}' "
+        "order by all"
+    ).df()
+    pd.testing.assert_frame_equal(exported, expected["window_errors"])
+
+
+def test_writes_hold_the_prefect_writer_slot_when_the_limit_exists(tmp_path, prefect_harness):
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+
+    from tsrate.locking import WRITER_LIMIT, ensure_writer_limit, warehouse_writer
+
+    def active_slots() -> int | None:
+        with get_client(sync_client=True) as client:
+            try:
+                return client.read_global_concurrency_limit_by_name(WRITER_LIMIT).active_slots
+            except Exception:  # noqa: BLE001 - the limit does not exist
+                return None
+
+    @flow
+    def probe(warehouse: str) -> list[int | None]:
+        seen = []
+        with warehouse_writer(warehouse):
+            seen.append(active_slots())
+            with warehouse_writer(warehouse):  # re-entrant: sub-flows take it again
+                seen.append(active_slots())
+        seen.append(active_slots())
+        return seen
+
+    warehouse = str(tmp_path / "tsrate.duckdb")
+    assert probe(warehouse) == [None, None, None]  # no limit: the file lock alone
+    ensure_writer_limit()  # what `tsrate serve` does
+    try:
+        with get_client(sync_client=True) as client:
+            assert client.read_global_concurrency_limit_by_name(WRITER_LIMIT).limit == 1
+        assert probe(warehouse) == [1, 1, 0]
+    finally:
+        with get_client(sync_client=True) as client:
+            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
+
+
+def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_harness):
+    pytest.importorskip("prefect_dask")
+    from flows.forecast import forecast_flow
+    from tests.integration.helpers import ingest
+    from tsrate.config import Study, load_companies
+    from tsrate.distributed import dask_task_runner, partition_folder, write_partition_file
+    from tsrate.forecasting import load_series, make_batch, plan_partitions
+    from tsrate.systems.registry import resolve_systems
+    from tsrate.warehouse import connect
+
+    overrides = {**OVERRIDES, "systems": "naive,biased,random"}
+    partitions = 2 * 3 * 2
+    local, distributed = tmp_path / "local" / "tsrate.duckdb", tmp_path / "dask" / "tsrate.duckdb"
+    for warehouse in (local, distributed):
+        ingest(warehouse, ["AAPL", "MSFT"])
+    forecast_flow(overrides=overrides, workers=1, warehouse=str(local))
+
+    # a partition file a killed Dask run left behind: loaded as it is, not computed again
+    study = Study.from_vars(overrides)
+    with connect(distributed) as con:
+        series = load_series(con, study)
+    left = plan_partitions(study, series, resolve_systems(study, load_companies()))[0]
+    batch = make_batch(study, series[left.ticker], left.perturbation_id)
+    stored = read(
+        local,
+        "select forecast from raw.forecasts where system_id = ? and ticker = ? and "
+        "perturbation_id = ? order by window_end_date, horizon_step",
+        [left.system_id, left.ticker, left.perturbation_id],
+    )["forecast"].to_numpy()
+    folder = partition_folder(distributed)
+    write_partition_file(
+        folder, left, batch.window_end_dates, stored.reshape(batch.n_windows, -1), 12345.0
     )
+
+    summary = forecast_flow.with_options(task_runner=dask_task_runner("local:2"))(
+        overrides=overrides, warehouse=str(distributed)
+    )
+    assert (summary.computed, summary.reused) == (partitions, 0)
+    assert len(list(folder.glob("*.parquet"))) == partitions
+    assert not list(folder.glob(".*"))
+    recorded = read(
+        distributed,
+        "select seconds from raw.forecast_partitions where input_key = ?",
+        [left.input_key],
+    )
+    assert recorded["seconds"].tolist() == [12345.0]
+    query = "select * exclude (run_id, partition_key) from raw.forecasts order by all"
+    pd.testing.assert_frame_equal(read(distributed, query), read(local, query))
+
+    # stored partitions are never submitted again
+    again = forecast_flow.with_options(task_runner=dask_task_runner("local:2"))(
+        overrides=overrides, warehouse=str(distributed)
+    )
+    assert (again.computed, again.reused) == (0, partitions)
+    assert read(distributed, "select count(*) n from raw.forecast_partitions")["n"][0] == partitions

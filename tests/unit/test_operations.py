@@ -308,3 +308,70 @@ def test_prefect_yaml_matches_the_served_deployments():
         assert entry["parameters"] == parameters
         assert entry["schedules"] == [{"cron": crons[name], "timezone": config.timezone}]
         assert entry["concurrency_limit"] == 1
+
+
+def _partition_and_batch():
+    import numpy as np
+
+    from tsrate.forecasting import Partition
+    from tsrate.systems.base import ForecastBatch
+
+    dates = np.array(["2022-10-03", "2022-10-04", "2022-10-05"], dtype="datetime64[D]")
+    batch = ForecastBatch(
+        ticker="AAPL",
+        perturbation_id="P1",
+        window_end_dates=dates,
+        contexts=np.ones((3, 4)),
+        horizon=2,
+        clean_futures=np.ones((3, 2)),
+        study_range=(1.0, 2.0),
+    )
+    return Partition("naive", "AAPL", "P1", "k" * 32), batch
+
+
+def test_partition_files_round_trip_and_are_checked(tmp_path):
+    import dataclasses
+
+    import numpy as np
+
+    from tsrate.distributed import read_partition_file, write_partition_file
+
+    partition, batch = _partition_and_batch()
+    forecasts = np.arange(6, dtype=float).reshape(3, 2) + 0.25
+    path = write_partition_file(tmp_path, partition, batch.window_end_dates, forecasts, 1.5)
+    assert path == tmp_path / f"{partition.input_key}.parquet"
+    assert not list(tmp_path.glob(".*"))  # written under a temporary name, then renamed
+    back, seconds = read_partition_file(path, partition, batch)
+    np.testing.assert_array_equal(back, forecasts)
+    assert seconds == 1.5
+
+    other = dataclasses.replace(partition, input_key="x" * 32)
+    with pytest.raises(TsrateError, match="holds partition k+, expected x+"):
+        read_partition_file(path, other, batch)
+    shifted = dataclasses.replace(batch, window_end_dates=batch.window_end_dates + 1)
+    with pytest.raises(TsrateError, match="windows are not those of the study"):
+        read_partition_file(path, partition, shifted)
+    shorter = dataclasses.replace(batch, horizon=3)
+    with pytest.raises(TsrateError, match="expected 3 × 3"):
+        read_partition_file(path, partition, shorter)
+    foreign = tmp_path / "foreign.parquet"
+    pd.DataFrame({"forecast": [1.0]}).to_parquet(foreign)
+    with pytest.raises(TsrateError, match="not a tsrate partition file"):
+        read_partition_file(foreign, partition, batch)
+
+
+def test_dask_address_resolution_and_bad_addresses(monkeypatch):
+    from tsrate.distributed import DASK_ADDRESS, dask_task_runner, resolve_dask_address
+
+    monkeypatch.delenv(DASK_ADDRESS, raising=False)
+    assert resolve_dask_address(None) is None  # the default: the local process pool
+    monkeypatch.setenv(DASK_ADDRESS, "tcp://scheduler:8786")
+    assert resolve_dask_address(None) == "tcp://scheduler:8786"
+    assert resolve_dask_address("local:2") == "local:2"  # the CLI flag wins
+    pytest.importorskip("prefect_dask")
+    with pytest.raises(TsrateError, match="use tcp://host:8786"):
+        dask_task_runner("scheduler:8786")
+    assert dask_task_runner("tcp://scheduler:8786").address == "tcp://scheduler:8786"
+    local = dask_task_runner("local:3")
+    assert local.cluster_kwargs["n_workers"] == 3
+    assert local.cluster_kwargs["env"]["OMP_NUM_THREADS"] == "1"
