@@ -305,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--tickers", help="comma-separated tickers (default: all of the source)")
     ingest.add_argument("--start", help="first date (Yahoo)")
     ingest.add_argument("--end", help="last date, inclusive (Yahoo)")
-    ingest.set_defaults(func=cmd_ingest)
+    ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
 
     imported = sub.add_parser(
         "import", help="rate a model black-box from a file of its predictions (CSV/Parquet)"
@@ -323,11 +323,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imported.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_study_flags(imported)
-    imported.set_defaults(func=cmd_import)
+    imported.set_defaults(func=cmd_import, writes_warehouse=True)
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
-    build.set_defaults(func=cmd_build)
+    build.set_defaults(func=cmd_build, writes_warehouse=True)
 
     sub.add_parser("systems", help="list systems and their availability").set_defaults(
         func=cmd_systems
@@ -385,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
+        if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
+            from tsrate.config import warehouse_path
+            from tsrate.locking import writer_lock
+
+            with writer_lock(warehouse_path()):
+                return args.func(args)
         return args.func(args)
     except TsrateError as exc:
         print(f"tsrate: error: {exc}", file=sys.stderr)
