@@ -398,6 +398,16 @@ def study_section(data: ReportData) -> str:
                     f"not runnable in this version: {esc(row.description)}",
                 ]
             )
+        for row in data.systems[~empty].itertuples():
+            if row.system_id in rated or row.system_id in requested:
+                continue
+            unavailable_rows.append(
+                [
+                    f"<code>{esc(row.system_id)}</code> ({esc(row.display_name)})",
+                    "not in this study (var systems; <code>tsrate systems</code> says whether it "
+                    f"can run here): {esc(row.description)}",
+                ]
+            )
     perturbation_rows = []
     studied = set(study.get("perturbations", []))
     rated_perturbations = set(_perturbation_order(data))
@@ -461,7 +471,7 @@ def study_section(data: ReportData) -> str:
             system_rows,
         ),
         _source("ratings", extra="metadata from <code>seeds.systems</code>"),
-        "<h3>Unavailable systems</h3>",
+        "<h3>Systems not rated in this run</h3>",
         _table(["System", "Why"], unavailable_rows)
         if unavailable_rows
         else "<p>Every system of the seed was rated.</p>",
@@ -1029,7 +1039,7 @@ def modality_pairs_block(data: ReportData, charts: dict[str, str]) -> str:
                 "The systems seed pairs "
                 + "; ".join(known)
                 + ": a pair is compared once both of its variants are rated in one run "
-                "(see Systems rated and Unavailable systems)."
+                "(see Systems rated and Systems not rated in this run)."
                 if known
                 else "The systems seed declares no pairs (column base_model)."
             )

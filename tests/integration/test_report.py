@@ -257,6 +257,21 @@ def test_group_comparisons_match_an_independent_computation(reported):
     np.testing.assert_allclose(merged["avg_raw_score"], merged["expected"], rtol=1e-12)
 
 
+def test_dbt_tested_the_comparison_marts_on_the_tiny_warehouse(reported):
+    """The fixture's dbt build ran the grain, not-null, accepted-values and unit tests."""
+    results = json.loads((reported["root"] / "target" / "run_results.json").read_text())
+    tests = {
+        r["unique_id"]: r["status"]
+        for r in results["results"]
+        if r["unique_id"].startswith(("test.", "unit_test."))
+        and ("group_comparisons" in r["unique_id"] or "modality_pairs" in r["unique_id"])
+    }
+    assert len(tests) >= 15
+    assert set(tests.values()) == {"pass"}
+    assert any(u.startswith("unit_test.tsrate.group_comparisons.") for u in tests)
+    assert any(u.startswith("unit_test.tsrate.modality_pairs.") for u in tests)
+
+
 def test_modality_pairs_compare_the_variants_on_shared_perturbations(reported):
     con = duckdb.connect(str(reported["snapshot"]), read_only=True)
     try:

@@ -326,10 +326,18 @@ def test_study_lists_unavailable_systems_and_perturbations_with_why():
     assert "ghost_a (Ghost A)" in plain and "Needs ghost weights." in plain
     assert "Needs a ghost API." in plain
     assert "acts on image inputs, and no rated system takes images" in plain
-    assert (
-        "ghost"
-        not in re.sub(r"Unavailable systems.*", "", plain, flags=re.S).split("Systems rated")[1]
-    )
+    rated_table = plain.split("Systems rated")[1].split("Systems not rated in this run")[0]
+    assert "good" in rated_table and "ghost" not in rated_table
+
+
+def test_study_lists_seed_systems_left_out_of_the_study():
+    systems = _data().systems
+    extra = dict(system_id="spare", display_name="Spare", implementation="tsrate.systems.x",
+                 base_model=None, modality="numeric", description="Needs the spare extra.")  # fmt: skip
+    data = _data(systems=pd.concat([systems, pd.DataFrame([extra])], ignore_index=True))
+    plain = re.sub(r"<[^>]+>", "", study_section(data))
+    assert "spare (Spare)not in this study (var systems;" in plain
+    assert "Needs the spare extra." in plain
 
 
 def test_groups_with_one_side_and_no_pairs_are_explained_not_drawn():
