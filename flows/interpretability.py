@@ -7,7 +7,6 @@ Run it alone with ``python flows/interpretability.py [small|paper]``.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -21,30 +20,13 @@ from tsrate.suites.interpretability import storage
 from tsrate.suites.interpretability.cli import default_report_path
 from tsrate.suites.interpretability.report import write_report
 from tsrate.suites.interpretability.suite import (
-    CONFIGS,
     SuiteConfig,
     plan_units,
     plan_variants,
+    resolve_config,
     run_units,
 )
 from tsrate.warehouse import connect
-
-
-def resolve_config(config_name: str, seeds=None, overrides: dict | None = None) -> SuiteConfig:
-    """The named configuration with ``seeds`` and field ``overrides`` applied (``settings``
-    may be a dict of TrainSettings fields)."""
-    if config_name not in CONFIGS:
-        raise TsrateError(f"unknown configuration {config_name!r}: small or paper")
-    config = CONFIGS[config_name]
-    changes = dict(overrides or {})
-    if seeds:
-        changes["seeds"] = tuple(seeds)
-    if isinstance(changes.get("settings"), dict):
-        changes["settings"] = dataclasses.replace(config.settings, **changes["settings"])
-    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SuiteConfig)})
-    if unknown:
-        raise TsrateError(f"unknown configuration fields {unknown}")
-    return dataclasses.replace(config, **changes)
 
 
 @task(name="interp-train")

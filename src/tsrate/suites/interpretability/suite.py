@@ -57,6 +57,11 @@ class SuiteConfig:
     sensitivity_n: tuple[int, ...]
     sensitivity_models: tuple[str, ...]
     sensitivity_seeds: tuple[int, ...]
+    #: Variants with more series than this (the Ising lattice) train with at most
+    #: ``wide_hidden`` hidden units per variable: IMV-LSTM-Full's gates grow with N^2 x hidden^2
+    #: per target (ours; 100 series x 32 hidden would need billions of parameters).
+    wide_series: int = 20
+    wide_hidden: int = 4
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -115,6 +120,26 @@ PAPER = SuiteConfig(
 CONFIGS = {"small": SMALL, "paper": PAPER}
 
 
+def resolve_config(config_name: str, seeds=None, overrides: dict | None = None) -> SuiteConfig:
+    """The named configuration with ``seeds`` and field ``overrides`` applied (``settings``
+    may be a dict of TrainSettings fields)."""
+    if config_name not in CONFIGS:
+        raise TsrateError(f"unknown configuration {config_name!r}: small or paper")
+    config = CONFIGS[config_name]
+    changes = dict(overrides or {})
+    if seeds:
+        changes["seeds"] = tuple(seeds)
+    if isinstance(changes.get("settings"), dict):
+        try:
+            changes["settings"] = dataclasses.replace(config.settings, **changes["settings"])
+        except TypeError as exc:
+            raise TsrateError(f"bad training settings {changes['settings']}: {exc}") from exc
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SuiteConfig)})
+    if unknown:
+        raise TsrateError(f"unknown configuration fields {unknown}")
+    return dataclasses.replace(config, **changes)
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     """One dataset variant in one study of the plan."""
@@ -133,6 +158,17 @@ class Variant:
 
     def generate(self) -> Dataset:
         return generate(self.dataset_id, **dict(self.params))
+
+    @property
+    def n_series(self) -> int:
+        """Number of series the variant will have (without generating it)."""
+        params = dict(self.params)
+        if self.dataset_id == 9:
+            return int(params.get("side", 10)) ** 2
+        fixed = {4: 2, 7: 5, 8: 4, 10: 3}
+        if self.dataset_id in fixed:
+            return fixed[self.dataset_id]
+        return int(params.get("n_series", 5))
 
 
 def _base_params(config: SuiteConfig, dataset_id: int) -> dict:
@@ -225,9 +261,12 @@ def plan_units(
         else:
             variant_models = tuple(m for m in config.sensitivity_models if m in chosen)
             seeds = config.sensitivity_seeds
+        unit_settings = settings
+        if variant.n_series > config.wide_series and settings["hidden"] > config.wide_hidden:
+            unit_settings = {**settings, "hidden": config.wide_hidden}
         for model_id in variant_models:
             for seed in seeds:
-                unit = Unit(variant, model_id, seed, settings)
+                unit = Unit(variant, model_id, seed, unit_settings)
                 units.setdefault(unit.run_key, unit)
     return list(units.values())
 
