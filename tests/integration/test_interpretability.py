@@ -132,3 +132,82 @@ def test_unknown_dataset_or_model_is_named(tmp_path, prefect_harness):
         interpretability_flow(datasets=[12], warehouse=str(tmp_path / "w.duckdb"), build=False)
     with pytest.raises(Exception, match=r"unknown model\(s\) \['lstm'\]"):
         interpretability_flow(models=["lstm"], warehouse=str(tmp_path / "w.duckdb"), build=False)
+
+
+KILLED_RUN = """
+import dataclasses, os, signal, sys
+from pathlib import Path
+import pandas as pd
+from tsrate.suites.interpretability import storage
+from tsrate.suites.interpretability.suite import SMALL, plan_units, plan_variants, run_units
+from tsrate.suites.interpretability.training import TrainSettings
+
+config = dataclasses.replace(
+    SMALL, length=200, burn_in=10, settings=TrainSettings(test_length=30, hidden=2, epochs=1)
+)
+variants = plan_variants(config, [4], sensitivity=False)
+units = plan_units(config, variants, ["tcdf"])
+kill = sys.argv[2] == "kill"
+stores = {"n": 0}
+real_store_run = storage.store_run
+
+
+def store_run_then_die(con, *args, **kwargs):
+    # the second unit dies inside its transaction: the run row is written, not committed
+    stores["n"] += 1
+    if kill and stores["n"] == 2:
+        con = DiesOnAttention(con)
+    return real_store_run(con, *args, **kwargs)
+
+
+class DiesOnAttention:
+    # the real connection, except that registering the attention rows kills the process
+
+    def __init__(self, con):
+        self.con = con
+
+    def __getattr__(self, name):
+        return getattr(self.con, name)
+
+    def register(self, name, frame):
+        if name == "incoming_rows" and "value" in frame.columns:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return self.con.register(name, frame)
+
+
+storage.store_run = store_run_then_die
+print(run_units(Path(sys.argv[1]), config, variants, units, progress=print))
+"""
+
+
+def test_a_unit_killed_mid_transaction_leaves_nothing_and_the_rerun_resumes(tmp_path):
+    """SIGKILL while the second unit's rows are being written: no half-written unit remains,
+    and the next run reuses the first unit and trains the rest."""
+    import subprocess
+    import sys
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    script = tmp_path / "killed_run.py"
+    script.write_text(KILLED_RUN)
+    killed = subprocess.run(
+        [sys.executable, str(script), str(warehouse), "kill"], capture_output=True, text=True
+    )
+    assert killed.returncode == -9, killed.stderr
+    counts = read(
+        warehouse,
+        "select (select count(*) from raw.interp_runs) as runs, "
+        "(select count(distinct run_key) from raw.interp_scores) as scored, "
+        "(select count(distinct run_key) from raw.interp_attention) as explained, "
+        "(select count(distinct run_key) from raw.interp_predictions) as predicted",
+    ).iloc[0]
+    assert counts.tolist() == [1, 1, 1, 1]  # only the first unit, whole
+
+    finished = subprocess.run(
+        [sys.executable, str(script), str(warehouse), "finish"], capture_output=True, text=True
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "stored, reused" in finished.stdout and ", 1, 1)" in finished.stdout  # trained, reused
+    runs = read(warehouse, "select seed from raw.interp_runs order by seed")
+    assert runs["seed"].tolist() == [1, 2]
+    statuses = read(warehouse, "select status from raw.interp_suite_runs order by started_at")
+    assert statuses["status"].tolist() == ["running", "trained"]  # the killed one never finished
