@@ -11,6 +11,9 @@ same alternative histories) and each rated metric is recomputed per resample:
 * ape_* / pie_*: APE_m and PIE % per distribution re-estimated on the resampled windows with
   the treatment draws of treatment_assignments fixed, then the worst case over the
   confounder's distributions (tsrate.stability.effects_resampled, aggregate_distributions).
+  With the max aggregation only the `bootstrap_effect_distributions` distributions that
+  were worst on the original data (by |APE_m| and by PIE %) are re-estimated per system,
+  treatment and confounder (0 = all; exact whenever a confounder has no more).
 
 raw_score and rating are those of the published marts (robustness_scores, accuracy_scores).
 Tunables come from python_models/rating_stability.yml.
@@ -107,8 +110,49 @@ def wrs_stability(
     return frames
 
 
+def _worst_distributions(
+    effects: pd.DataFrame,
+    run_id: str,
+    system_ids: list[str],
+    distribution_ids: pd.Series,
+    treatments: list[str],
+    top_k: int,
+) -> np.ndarray:
+    """(systems x distributions x treatments) mask of the distributions to resample: per
+    system, treatment and confounder the ``top_k`` with the largest |APE_m| and the
+    ``top_k`` with the largest PIE % on the original data (perturbation_effects); every
+    distribution when ``top_k`` is 0."""
+    shape = (len(system_ids), len(distribution_ids), len(treatments))
+    if top_k <= 0:
+        return np.ones(shape, dtype=bool)
+    selected = np.zeros(shape, dtype=bool)
+    run = effects.loc[effects["run_id"].astype(str) == run_id]
+    system_of = {s: i for i, s in enumerate(system_ids)}
+    distribution_of = {d: i for i, d in enumerate(distribution_ids)}
+    treatment_of = {t: i for i, t in enumerate(treatments)}
+    run = run.loc[
+        run["system_id"].isin(system_of)
+        & run["distribution_id"].isin(distribution_of)
+        & run["perturbation_id"].isin(treatment_of)
+    ].assign(abs_ape=lambda f: f["ape_matched"].abs())
+    keys = ["system_id", "perturbation_id", "confounder"]
+    for column in ("abs_ape", "pie_percent"):
+        ranked = run.sort_values(
+            [*keys, column, "distribution_id"], ascending=[True] * 3 + [False, True]
+        )
+        top = ranked.groupby(keys, sort=False).head(top_k)
+        selected[
+            top["system_id"].map(system_of).to_numpy(),
+            top["distribution_id"].map(distribution_of).to_numpy(),
+            top["perturbation_id"].map(treatment_of).to_numpy(),
+        ] = True
+    return selected
+
+
 def effect_stability(
     errors: pd.DataFrame,
+    effects: pd.DataFrame,
+    top_k: int,
     scores: pd.DataFrame,
     perturbation_sets: pd.DataFrame,
     assignments,
@@ -125,6 +169,8 @@ def effect_stability(
     stay fixed, the windows are resampled, and the worst case over each confounder's
     distributions is taken per resample (perturbation_effect_scores' aggregation)."""
     ape_how, pie_how = AGGREGATIONS[aggregation]
+    if aggregation != "max":
+        top_k = 0  # a mean needs every distribution
     usable = perturbation_sets.loc[
         (perturbation_sets["run_id"] == run_id) & perturbation_sets["has_effects"].astype(bool)
     ]
@@ -143,8 +189,20 @@ def effect_stability(
             outcome_grid(errors.loc[errors["system_id"] == s], units, labels, outcome, s)
             for s in system_ids
         ]
+        treatments = [label for label in labels if label != CONTROL]
+        selected = _worst_distributions(
+            effects, run_id, system_ids, meta["distribution_id"].astype(str), treatments, top_k
+        )
         treatments, ape, pie = effects_resampled(
-            grids, labels, matrix, strata, day_of_unit, weights, CONTROL, estimand
+            grids,
+            labels,
+            matrix,
+            strata,
+            day_of_unit,
+            weights,
+            CONTROL,
+            estimand,
+            selected=selected,
         )
         keys = pd.DataFrame(
             [(s, t) for s in system_ids for t in treatments],
@@ -169,6 +227,7 @@ def effect_stability(
 def rating_stability(
     window_errors: pd.DataFrame,
     robustness_scores: pd.DataFrame,
+    effects: pd.DataFrame,
     confidence_levels: pd.DataFrame,
     perturbation_sets: pd.DataFrame,
     assignments,
@@ -214,6 +273,8 @@ def rating_stability(
         )
         run_frames += effect_stability(
             errors,
+            effects,
+            int(settings["bootstrap_effect_distributions"]),
             scores,
             perturbation_sets,
             assignments,
@@ -250,6 +311,7 @@ SETTINGS = [
     "robustness_outcome",
     "matching_estimand",
     "distribution_aggregation",
+    "bootstrap_effect_distributions",
 ]
 
 
@@ -264,6 +326,7 @@ def model(dbt, session):
         "robustness_outcome": dbt.config.get("robustness_outcome"),
         "matching_estimand": dbt.config.get("matching_estimand"),
         "distribution_aggregation": dbt.config.get("distribution_aggregation"),
+        "bootstrap_effect_distributions": dbt.config.get("bootstrap_effect_distributions"),
     }
     unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
     if unset:
@@ -276,6 +339,11 @@ def model(dbt, session):
     return rating_stability(
         read_columns(dbt.ref("window_errors"), columns),
         dbt.ref("robustness_scores").df(),
+        dbt.ref("perturbation_effects")
+        .select(
+            "run_id, system_id, distribution_id, confounder, perturbation_id, ape_matched, pie_percent"
+        )
+        .df(),
         dbt.ref("confidence_levels").df(),
         dbt.ref("system_perturbation_sets").df(),
         dbt.ref("treatment_assignments"),

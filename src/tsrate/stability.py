@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tsrate.causal import _check_method, _matched_from_strata
+from tsrate.causal import _check_method
 from tsrate.stats import (
     WRS_DECIMALS,
     _pair_indices,
@@ -186,6 +186,7 @@ def effects_resampled(
     control: str = "P0",
     estimand: str = "ATE",
     *,
+    selected: np.ndarray | None = None,
     tie_tolerance: float = 1e-12,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """APE_m and PIE % of several systems, every distribution and treatment, per resample.
@@ -201,6 +202,9 @@ def effects_resampled(
     evaluated on weighted per-stratum counts and sums: APE_o = weighted mean of the treated
     minus weighted mean of the controls; APE_m = closed-form stratified matching (strata
     without one arm matched to the nearest propensity); PIE % = | |APE_o| - |APE_m| | x 100.
+
+    ``selected`` (systems x distributions x treatments, bool; default all) limits the work
+    to the chosen entries; the others stay NaN.
 
     Returns ``(treatments, ape_matched, pie_percent)`` with arrays shaped (systems x
     resamples x distributions x treatments); NaN where an arm is empty in a resample.
@@ -229,11 +233,19 @@ def effects_resampled(
         if g.shape != (n_units, n_labels):
             raise ValueError("every grid must be (units x labels)")
     n_res = w.shape[0]
-    shape = (len(grids), n_res, n_draws, len(treatments))
+    n_sys, n_treat = len(grids), len(treatments)
+    if selected is None:
+        selected = np.ones((n_sys, n_draws, n_treat), dtype=bool)
+    selected = np.asarray(selected, dtype=bool)
+    if selected.shape != (n_sys, n_draws, n_treat):
+        raise ValueError("selected must be (systems x distributions x treatments)")
+    shape = (n_sys, n_res, n_draws, n_treat)
     ape = np.full(shape, np.nan)
     pie = np.full(shape, np.nan)
-    unit_index = np.arange(n_units)
     for d in range(n_draws):
+        pair_sys, pair_treat = np.nonzero(selected[:, d, :])
+        if pair_sys.size == 0:
+            continue
         codes = assigned[d].astype(np.int64)
         observed = np.flatnonzero(codes >= 0)
         stratum = np.asarray(strata[d], dtype=np.int64)
@@ -243,20 +255,26 @@ def effects_resampled(
         size = n_dates * width
         cnt = np.bincount(cell, minlength=size).reshape(n_dates, width).astype(float)
         counts = (w @ cnt).reshape(n_res, n_strata, n_labels)
-        for s, grid in enumerate(grids):
-            y = grid[unit_index[observed], codes[observed]]
+        totals = {}
+        for s in np.unique(pair_sys):
+            y = grids[s][observed, codes[observed]]
             if not np.all(np.isfinite(y)):
                 raise ValueError("observed has NaN/infinite outcome values")
             sums = np.bincount(cell, weights=y, minlength=size).reshape(n_dates, width)
-            totals = (w @ sums).reshape(n_res, n_strata, n_labels)
-            n_c, sum_c = counts[:, :, control_code], totals[:, :, control_code]
-            for k, code in enumerate(treatment_codes):
-                n_t, sum_t = counts[:, :, code], totals[:, :, code]
-                a_m = _matched_rows(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
-                ape[s, :, d, k] = a_m
-                pie[s, :, d, k] = np.abs(np.abs(a_o) - np.abs(a_m)) * 100.0
+            totals[s] = (w @ sums).reshape(n_res, n_strata, n_labels)
+        # Rows = selected (system, treatment) pair x resample; columns = strata.
+        t_codes = np.asarray(treatment_codes)[pair_treat]
+        n_t = np.concatenate([counts[:, :, c] for c in t_codes])
+        sum_t = np.concatenate([totals[s][:, :, c] for s, c in zip(pair_sys, t_codes, strict=True)])
+        n_c = np.concatenate([counts[:, :, control_code]] * pair_sys.size)
+        sum_c = np.concatenate([totals[s][:, :, control_code] for s in pair_sys])
+        a_m = _matched_rows(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
+        a_m = a_m.reshape(pair_sys.size, n_res)
+        p_m = np.abs(np.abs(a_o.reshape(pair_sys.size, n_res)) - np.abs(a_m)) * 100.0
+        ape[pair_sys, :, d, pair_treat] = a_m
+        pie[pair_sys, :, d, pair_treat] = p_m
     return treatments, ape, pie
 
 
@@ -268,25 +286,99 @@ def _matched_rows(
     estimand: str,
     tol: float,
 ) -> np.ndarray:
-    """APE_m of :func:`tsrate.causal._matched_from_strata` for every row (resample) of
-    (resamples x strata) weighted counts and sums: vectorised where every present stratum
-    holds both arms (exact stratification), row by row otherwise."""
+    """APE_m of :func:`tsrate.causal._matched_from_strata` for every row of (rows x strata)
+    weighted counts and outcome sums, vectorised over rows: exact stratification where every
+    present stratum holds both arms, nearest-propensity matching across strata otherwise
+    (:func:`_nearest_rows`). NaN where an arm is empty."""
     has_t, has_c = n_t > 0, n_c > 0
     present = has_t | has_c
     empty_arm = ~has_t.any(axis=1) | ~has_c.any(axis=1)
     overlap = np.all(~present | (has_t & has_c), axis=1)
+    both = has_t & has_c
     with np.errstate(invalid="ignore", divide="ignore"):
-        both = has_t & has_c
-        treated_total = np.where(both, sum_t - n_t * (sum_c / n_c), 0.0).sum(axis=1)
+        y0 = np.where(both, sum_c / n_c, 0.0)
+        y1 = np.where(both, sum_t / n_t, 0.0)
+        rest = np.flatnonzero(~overlap & ~empty_arm)
+        if rest.size:
+            score = n_t[rest] / (n_t[rest] + n_c[rest])
+            y0[rest] = _nearest_rows(score, has_t[rest], has_c[rest], sum_c[rest], n_c[rest], tol)
+            y1[rest] = _nearest_rows(score, has_c[rest], has_t[rest], sum_t[rest], n_t[rest], tol)
+        treated_total = np.where(has_t, sum_t - n_t * y0, 0.0).sum(axis=1)
         if estimand == "ATT":
             result = treated_total / n_t.sum(axis=1)
         else:
-            control_total = np.where(both, n_c * (sum_t / n_t) - sum_c, 0.0).sum(axis=1)
+            control_total = np.where(has_c, n_c * y1 - sum_c, 0.0).sum(axis=1)
             result = (treated_total + control_total) / (n_t.sum(axis=1) + n_c.sum(axis=1))
-    result = np.where(empty_arm, np.nan, result)
-    for r in np.flatnonzero(~overlap & ~empty_arm):
-        result[r] = _matched_from_strata(n_t[r], sum_t[r], n_c[r], sum_c[r], estimand, tol)
-    return result
+    return np.where(empty_arm, np.nan, result)
+
+
+def _nearest_rows(
+    score: np.ndarray,
+    query: np.ndarray,
+    pool: np.ndarray,
+    pool_sums: np.ndarray,
+    pool_counts: np.ndarray,
+    tol: float,
+) -> np.ndarray:
+    """Row-wise :func:`tsrate.causal._nearest_weighted_means`: for every query stratum
+    (``query`` mask) of every row, the pooled mean outcome of the row's pool strata whose
+    score lies within the minimal distance (+ ``tol``) of its score.
+
+    Each row is sorted by score once; the nearest pool stratum at or left of / right of
+    every position comes from running maxima / minima of pool positions, and the pool
+    strata tied with it (scores within ``tol`` of their neighbour) from runs of equal
+    scores and row-wise prefix sums. Every row must hold a pool stratum.
+    """
+    rows, width = score.shape
+    present = query | pool
+    key = np.where(present, score, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")
+    sorted_score = np.take_along_axis(key, order, axis=1)
+    in_pool = np.take_along_axis(pool, order, axis=1)
+    sums = np.where(in_pool, np.take_along_axis(pool_sums, order, axis=1), 0.0)
+    counts = np.where(in_pool, np.take_along_axis(pool_counts, order, axis=1), 0.0)
+    zero = np.zeros((rows, 1))
+    cum_sums = np.concatenate([zero, np.cumsum(sums, axis=1)], axis=1)
+    cum_counts = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
+    position = np.broadcast_to(np.arange(width), (rows, width))
+    # Nearest pool position at or before / at or after each position (-1 / width: none).
+    left = np.maximum.accumulate(np.where(in_pool, position, -1), axis=1)
+    right = np.minimum.accumulate(np.where(in_pool, position, width)[:, ::-1], axis=1)[:, ::-1]
+    # Runs of tied scores: first and last position of the run holding each position.
+    with np.errstate(invalid="ignore"):
+        new_run = np.ones((rows, width), dtype=bool)
+        new_run[:, 1:] = ~(np.abs(sorted_score[:, 1:] - sorted_score[:, :-1]) <= tol)
+    run_start = np.maximum.accumulate(np.where(new_run, position, 0), axis=1)
+    run_end_flag = np.ones((rows, width), dtype=bool)
+    run_end_flag[:, :-1] = new_run[:, 1:]
+    run_end = np.minimum.accumulate(np.where(run_end_flag, position, width)[:, ::-1], axis=1)
+    run_end = run_end[:, ::-1]
+
+    row_index = np.arange(rows)[:, None]
+    q_sorted = np.take_along_axis(query, order, axis=1)
+    has_left, has_right = left >= 0, right < width
+    left_c, right_c = np.maximum(left, 0), np.minimum(right, width - 1)
+    with np.errstate(invalid="ignore"):
+        d_left = np.where(has_left, sorted_score - sorted_score[row_index, left_c], np.inf)
+        d_right = np.where(has_right, sorted_score[row_index, right_c] - sorted_score, np.inf)
+    d_min = np.minimum(d_left, d_right)
+    take_left = has_left & (d_left <= d_min + tol)
+    take_right = has_right & (d_right <= d_min + tol)
+    l_lo, l_hi = run_start[row_index, left_c], run_end[row_index, left_c] + 1
+    r_lo, r_hi = run_start[row_index, right_c], run_end[row_index, right_c] + 1
+    same_run = take_left & take_right & (l_lo == r_lo)
+    take_right &= ~same_run
+
+    def window(lo: np.ndarray, hi: np.ndarray, take: np.ndarray, cum: np.ndarray) -> np.ndarray:
+        return np.where(take, cum[row_index, hi] - cum[row_index, lo], 0.0)
+
+    total = window(l_lo, l_hi, take_left, cum_sums) + window(r_lo, r_hi, take_right, cum_sums)
+    n = window(l_lo, l_hi, take_left, cum_counts) + window(r_lo, r_hi, take_right, cum_counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_sorted = np.where(q_sorted, total / n, 0.0)
+    out = np.zeros((rows, width))
+    np.put_along_axis(out, order, mean_sorted, axis=1)
+    return out
 
 
 def aggregate_distributions(values: np.ndarray, how: str) -> np.ndarray:

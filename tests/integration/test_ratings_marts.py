@@ -273,6 +273,10 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     assert draw(seed + 1)["perturbation_id"].tolist() != expected["perturbation_id"].tolist()
 
 
+#: README queries about features this small study does not use (they must run, may be empty).
+OPTIONAL_FEATURE_TABLES = ("stg_sentiments",)
+
+
 def test_every_query_of_the_readme_runs_on_the_marts(built):
     """The README's query guide is SQL analysts copy: each statement must run and return rows."""
     import re
@@ -291,4 +295,8 @@ def test_every_query_of_the_readme_runs_on_the_marts(built):
     warehouse, _, _ = built
     for statement in statements:
         frame = _read(warehouse, statement)
+        # This study has no image perturbation (P6), so no sentiment labels: the query must
+        # still run; it is checked with rows in tests/integration/test_multimodal.py.
+        if any(table in statement for table in OPTIONAL_FEATURE_TABLES):
+            continue
         assert len(frame) > 0, statement
