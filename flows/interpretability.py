@@ -21,6 +21,7 @@ from tsrate.suites.interpretability.cli import default_report_path
 from tsrate.suites.interpretability.report import write_report
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
+    default_workers,
     plan_units,
     plan_variants,
     resolve_config,
@@ -30,7 +31,9 @@ from tsrate.warehouse import connect
 
 
 @task(name="interp-train")
-def train_task(warehouse: str, config: SuiteConfig, datasets, models, sensitivity: bool):
+def train_task(
+    warehouse: str, config: SuiteConfig, datasets, models, sensitivity: bool, workers: int | None
+):
     """Train the units of the plan that are not stored yet; returns the suite run id."""
     logger = get_run_logger()
     variants = plan_variants(config, datasets, sensitivity=sensitivity)
@@ -41,8 +44,9 @@ def train_task(warehouse: str, config: SuiteConfig, datasets, models, sensitivit
         len({v.variant_key for v in variants}),
         len(units),
     )
+    workers = workers or default_workers(config)
     suite_run_id, trained, reused = run_units(
-        warehouse, config, variants, units, progress=logger.info
+        warehouse, config, variants, units, progress=logger.info, workers=workers
     )
     logger.info("suite run %s: %d units trained, %d reused", suite_run_id, trained, reused)
     return suite_run_id
@@ -60,18 +64,20 @@ def interpretability_flow(
     lock_timeout: float = 0.0,
     target_path: str | None = None,
     overrides: dict | None = None,
+    workers: int | None = None,
 ) -> str:
     """Run the interpretability suite; return its suite run id.
 
     ``config_name``: small or paper; ``datasets``/``models``/``seeds`` narrow it;
-    ``overrides``: configuration fields to change (tests use tiny series).
+    ``overrides``: configuration fields to change (tests use tiny series); ``workers``:
+    training processes (default: one per CPU core up to 4; one on a GPU).
     """
     logger = get_run_logger()
     config = resolve_config(config_name, seeds, overrides)
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
     with warehouse_writer(warehouse, lock_timeout, logger.info):
-        suite_run_id = train_task(warehouse, config, datasets, models, sensitivity)
+        suite_run_id = train_task(warehouse, config, datasets, models, sensitivity, workers)
         if build:
             try:
                 dbt.run_dbt(

@@ -42,6 +42,7 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
         warehouse=str(warehouse),
         target_path=str(target),
         overrides=TINY,
+        workers=2,  # two spawned training processes; this process alone writes
     )
     status = read(
         warehouse, "select status from raw.interp_suite_runs where suite_run_id = ?", [suite_run_id]

@@ -85,6 +85,8 @@ def test_too_short_series_and_non_finite_values_are_refused():
         train_model("tcdf", bad, SETTINGS, seed=1)
     with pytest.raises(ValueError, match="unknown model"):
         build_model("lstm", 2, 4, 10)
+    with pytest.raises(ValueError, match="at least 2 series"):
+        build_model("darnn", 1, 4, 10)
 
 
 def test_semi_binarise_follows_tcdf():

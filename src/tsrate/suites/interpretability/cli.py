@@ -53,6 +53,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-build", action="store_true", help="train and store only")
     parser.add_argument(
+        "--workers", type=int, help="training processes (default: CPU cores up to 4; 1 on a GPU)"
+    )
+    parser.add_argument(
         "--lock-timeout",
         type=float,
         default=0.0,
@@ -73,6 +76,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         sensitivity=not args.no_sensitivity,
         build=not args.no_build,
         lock_timeout=args.lock_timeout,
+        workers=args.workers,
     )
     print(
         f"suite run {suite_run_id} done. Try: tsrate query --live "

@@ -223,6 +223,8 @@ class DARNN(nn.Module):
 
     def __init__(self, n_series: int, hidden: int, window: int) -> None:
         super().__init__()
+        if n_series < 2:
+            raise ValueError("DA-RNN needs at least 2 series: its input attention skips the target")
         e, n, m = n_series, n_series, hidden
         self.n, self.m = n, m
         self.in_u = _param(e, window, m)  # U of e_t^k = v' tanh(W [h; c] + U x^k), x^k a window

@@ -168,7 +168,7 @@ def store_variant(
                 variant_id,
                 dataset.dataset_id,
                 dataset.n_series,
-                int(dataset.values.shape[0]),
+                int(dataset.params.get("length", dataset.values.shape[0])),
                 json.dumps(dataset.params, sort_keys=True),
                 _now(),
             ],

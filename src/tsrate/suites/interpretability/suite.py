@@ -12,13 +12,16 @@ series, as in the paper (datasets generated once, models trained repeatedly). Mo
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import datetime as dt
 import hashlib
 import inspect
 import json
+import multiprocessing
+import os
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -32,7 +35,12 @@ from tsrate.suites.interpretability.datasets import (
     generate,
 )
 from tsrate.suites.interpretability.models import MODEL_IDS
-from tsrate.suites.interpretability.training import TrainSettings, pick_device, train_model
+from tsrate.suites.interpretability.training import (
+    TrainResult,
+    TrainSettings,
+    pick_device,
+    train_model,
+)
 
 STUDIES = ("main", "sensitivity_f", "sensitivity_sigma", "sensitivity_n")
 
@@ -276,15 +284,60 @@ def new_suite_run_id() -> str:
     return f"interp-{stamp}-{uuid.uuid4().hex[:6]}"
 
 
+def default_workers(config: SuiteConfig) -> int:
+    """Training processes: one per CPU core (at most 4) on CPU, one on a GPU."""
+    if pick_device(config.settings.device) != "cpu":
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+_worker_cache: dict[str, Dataset] = {}
+
+
+def train_unit(unit: Unit) -> tuple[Dataset, TrainResult]:
+    """Generate the unit's dataset (cached per process, one at a time) and train the model.
+
+    Returns the dataset without its values (only what the warehouse stores) and the result;
+    runs in the calling process or in a worker process.
+    """
+    key = unit.variant.variant_key
+    if key not in _worker_cache:
+        _worker_cache.clear()  # keep one dataset in memory
+        _worker_cache[key] = unit.variant.generate()
+    dataset = _worker_cache[key]
+    result = train_model(unit.model_id, dataset.values, TrainSettings(**unit.settings), unit.seed)
+    return dataclasses.replace(dataset, values=dataset.values[:0]), result
+
+
+def _trained(units: list[Unit], workers: int) -> Iterator[tuple[Unit, Dataset, TrainResult]]:
+    """(unit, dataset, result) for every unit, as they finish: in this process when
+    ``workers`` <= 1, else in that many spawned processes (one torch thread each)."""
+    if workers <= 1 or len(units) <= 1:
+        for unit in units:
+            yield (unit, *train_unit(unit))
+        return
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = {pool.submit(train_unit, unit): unit for unit in units}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                yield (futures[future], *future.result())
+        finally:
+            for future in futures:
+                future.cancel()
+
+
 def run_units(
     warehouse: Path,
     config: SuiteConfig,
     variants: list[Variant],
     units: list[Unit],
     progress: Callable[[str], None] = print,
+    workers: int = 1,
 ) -> tuple[str, int, int]:
-    """Train every unit not stored yet, one transaction per unit; return
-    (suite_run_id, trained, reused). The suite run ends in status ``trained``."""
+    """Train every unit not stored yet (in ``workers`` processes) and store each in its own
+    transaction as soon as it finishes; return (suite_run_id, trained, reused). Only this
+    process writes the warehouse. The suite run ends in status ``trained``."""
     from tsrate.warehouse import connect
 
     plan = pd.DataFrame(
@@ -304,23 +357,23 @@ def run_units(
         storage.start_suite_run(con, suite_run_id, config.name, config.to_dict(), plan, len(units))
         done_runs = storage.stored_runs(con)
         done_variants = storage.stored_variants(con)
-    datasets: dict[str, Dataset] = {}
-    trained = reused = 0
+    label = {
+        unit.run_key: f"{unit.variant.variant_id} {unit.model_id} seed {unit.seed}"
+        for unit in units
+    }
+    pending = [unit for unit in units if unit.run_key not in done_runs]
+    reused = len(units) - len(pending)
+    count = 0
     try:
-        for number, unit in enumerate(units, start=1):
+        if reused:
+            with connect(warehouse) as con:
+                for unit in units:
+                    if unit.run_key in done_runs:
+                        storage.link_unit(con, suite_run_id, unit.run_key, reused=True)
+                        count += 1
+                        progress(f"[{count}/{len(units)}] {label[unit.run_key]}: stored, reused")
+        for unit, dataset, result in _trained(pending, workers):
             key = unit.variant.variant_key
-            label = f"[{number}/{len(units)}] {unit.variant.variant_id} {unit.model_id} seed {unit.seed}"
-            if unit.run_key in done_runs:
-                with connect(warehouse) as con:
-                    storage.link_unit(con, suite_run_id, unit.run_key, reused=True)
-                reused += 1
-                progress(f"{label}: stored, reused")
-                continue
-            if key not in datasets:
-                datasets = {key: unit.variant.generate()}  # keep one dataset in memory
-            dataset = datasets[key]
-            settings = TrainSettings(**unit.settings)
-            result = train_model(unit.model_id, dataset.values, settings, unit.seed)
             with connect(warehouse) as con:
                 if key not in done_variants:
                     storage.store_variant(con, key, unit.variant.variant_id, dataset)
@@ -336,16 +389,15 @@ def run_units(
                     result,
                 )
                 storage.link_unit(con, suite_run_id, unit.run_key, reused=False)
-            trained += 1
+            count += 1
             progress(
-                f"{label}: test MSE {float(result.test_mse.mean()):.4g} ({result.seconds:.1f}s)"
+                f"[{count}/{len(units)}] {label[unit.run_key]}: test MSE "
+                f"{float(result.test_mse.mean()):.4g} ({result.seconds:.1f}s)"
             )
-        # variants whose units were all reused may still lack truth rows (never: a stored
-        # run implies its variant was stored in the same or an earlier transaction)
         with connect(warehouse) as con:
             storage.finish_suite_run(con, suite_run_id, "trained")
     except BaseException as exc:
         with connect(warehouse) as con:
             storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
         raise
-    return suite_run_id, trained, reused
+    return suite_run_id, len(pending), reused
