@@ -192,6 +192,9 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
         timeout_seconds=timeout,
         lease_duration=WRITER_LEASE_SECONDS,
         strict=True,
+        # a missed lease renewal (an API hiccup) must not abort a long write: the file lock
+        # still guards the warehouse on this machine
+        raise_on_lease_renewal_failure=False,
     ):
         with _guard:
             _held_slots[WRITER_LIMIT] = 1

@@ -14,7 +14,9 @@ kept for readers still in it; older ones are removed.
 
 Crash safety: everything is written under temporary names first (``*.partial``); a kill at
 any point leaves the previous snapshot and Parquet untouched, and the next publish removes
-the leftovers. Callers hold the warehouse writer lock (:mod:`tsrate.locking`).
+the leftovers. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
+exactly between them leaves Parquet one run ahead of the DuckDB file until the next
+publish. Callers hold the warehouse writer lock (:mod:`tsrate.locking`).
 """
 
 from __future__ import annotations

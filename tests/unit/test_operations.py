@@ -375,3 +375,33 @@ def test_dask_address_resolution_and_bad_addresses(monkeypatch):
     local = dask_task_runner("local:3")
     assert local.cluster_kwargs["n_workers"] == 3
     assert local.cluster_kwargs["env"]["OMP_NUM_THREADS"] == "1"
+
+
+def test_cli_writers_refuse_a_held_warehouse(holder, monkeypatch, capsys):
+    from tsrate.cli import main
+
+    warehouse, process = holder
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    assert main(["ingest", "--tickers", "AAPL"]) == 2
+    assert f"is being written by pid {process.pid}" in capsys.readouterr().err
+    assert not warehouse.exists()  # nothing was opened, let alone written
+
+
+def test_cli_export_and_serve_dry_run(tmp_path, monkeypatch, capsys):
+    from tsrate.cli import main
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
+    assert main(["export", str(tmp_path / "bi")]) == 2
+    assert "no published snapshot" in capsys.readouterr().err
+    _tiny_warehouse(warehouse, "run-a", rows=5)
+    publish(warehouse, "run-a")
+    assert main(["export", str(tmp_path / "bi")]) == 0
+    assert len(pd.read_parquet(tmp_path / "bi" / "marts" / "scores.parquet")) == 5
+    capsys.readouterr()
+    assert main(["serve", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    config = ScheduleConfig.from_vars()
+    assert f"tsrate-nightly: cron {config.nightly_cron}" in printed
+    assert f"tsrate-weekly: cron {config.weekly_cron}" in printed
