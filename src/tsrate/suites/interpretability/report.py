@@ -6,7 +6,8 @@ HTML file.
 marts (``interp_*``) from a DuckDB file read-only and writes the HTML. Heatmap convention
 (as the paper): rows = target series, columns = source series; darker = larger. Each panel
 pair shows the model's mean over seeds beside the truth (normalised |coefficients| summed
-over lags); the std over seeds is in every cell's tooltip.
+over lags); the std over seeds is in every cell's tooltip. Alpha panels (paper Figures 5
+and 10): rows = target, columns = lag 1..window (1 = most recent) of the target's own series.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ def heatmap_svg(
     title: str,
     std: np.ndarray | None = None,
     top: float | None = None,
+    first_col: int = 0,
 ) -> str:
     """A (rows x columns) heatmap as a self-contained SVG; NaN cells are grey.
 
     Row i, column j holds ``matrix[i, j]``; ``top`` is the value drawn darkest (default the
-    matrix maximum). Each cell carries ``data-row``, ``data-col`` and ``data-value``.
+    matrix maximum); column labels start at ``first_col`` (1 for lags). Each cell carries
+    ``data-row``, ``data-col`` (0-based) and ``data-value``.
     """
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2:
@@ -77,7 +80,7 @@ def heatmap_svg(
         for j in range(cols):
             parts.append(
                 f'<text x="{left + j * cell + cell / 2}" y="{head - 4}" font-size="10" '
-                f'text-anchor="middle" font-family="sans-serif">{j}</text>'
+                f'text-anchor="middle" font-family="sans-serif">{j + first_col}</text>'
             )
     parts.append("</svg>")
     return "".join(parts)
@@ -90,10 +93,20 @@ def _matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
     return out
 
 
+def _lag_matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """(target x lag) from alpha rows of each target's own series; column j = lag j + 1."""
+    n = int(frame["target_index"].max()) + 1
+    out = np.full((n, int(frame["lag"].max())), np.nan)
+    out[frame["target_index"], frame["lag"].astype(int) - 1] = frame[column]
+    return out
+
+
 def _read(path: Path) -> dict[str, pd.DataFrame]:
     queries = {
         "cells": "select * from marts.interp_attention_summary "
         "where attention in ('beta', 'tcdf_picks') and lag is null",
+        "alpha": "select * from marts.interp_attention_summary "
+        "where attention = 'alpha' and source_index = target_index",
         "correctness": "select * from marts.interp_correctness where in_main_study",
         "scores": "select * from marts.interp_prediction_scores where in_main_study",
         "ratings": "select * from marts.interp_ratings",
@@ -149,6 +162,27 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
                     )
                 )
         sections.append("</div>")
+        alpha = data.get("alpha")
+        if alpha is not None and not alpha.empty:
+            own = alpha[alpha["variant_id"] == variant]
+            if not own.empty and own["target_index"].max() < 10:
+                sections.append("<div>")
+                one = own[own["model_id"] == own["model_id"].iloc[0]]
+                sections.append(
+                    heatmap_svg(
+                        _lag_matrix(one, "true_weight"), "truth: own lags", top=1.0, first_col=1
+                    )
+                )
+                for model_id, part in own.groupby("model_id", sort=True):
+                    sections.append(
+                        heatmap_svg(
+                            _lag_matrix(part, "mean_value"),
+                            f"{model_id}: alpha on own series",
+                            std=_lag_matrix(part, "std_value"),
+                            first_col=1,
+                        )
+                    )
+                sections.append("</div>")
         measures = data["correctness"]
         measures = measures[measures["variant_id"] == variant]
         if not measures.empty:
