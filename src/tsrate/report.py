@@ -446,7 +446,7 @@ def study_section(data: ReportData) -> str:
     )
     parts = [
         '<section id="study"><h2>The study</h2>',
-        f"<p>Run <code>{esc(data.run_id)}</code>, published {esc(data.published_at)} UTC to "
+        f"<p>Run <code>{esc(data.run_id)}</code>, published {esc(data.published_at[:19])} UTC to "
         f"<code>{esc(data.snapshot_name)}</code>. Daily closing prices of "
         f"{len(tickers)} companies, study period {esc(study.get('start', '?'))} to "
         f"{esc(study.get('end', '?'))}; {shape}. A window is named by its last context day "
