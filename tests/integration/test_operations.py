@@ -10,11 +10,13 @@ Prefect API (no ephemeral server start per process).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -112,6 +114,50 @@ def _assert_released(warehouse: Path) -> None:
             time.sleep(0.2)
 
 
+class SnapshotPoller(threading.Thread):
+    """A BI-style reader: polls the snapshot and the Parquet folder while a run publishes,
+    checking each time that it sees one complete publication (row counts as recorded)."""
+
+    def __init__(self, snapshot: Path) -> None:
+        super().__init__(daemon=True)
+        self.snapshot = snapshot
+        self.stopping = threading.Event()
+        self.errors: list[str] = []
+        self.seen: set[str] = set()
+        self.polls = 0
+
+    def poll(self) -> None:
+        con = duckdb.connect(str(self.snapshot), read_only=True)
+        try:
+            run_id, counts = con.execute(
+                "select run_id, row_counts from published_runs order by published_at desc limit 1"
+            ).fetchone()
+            for table, rows in json.loads(counts).items():
+                assert con.execute(f"select count(*) from {table}").fetchone()[0] == rows, table
+            marts_runs = con.execute("select distinct run_id from marts.window_errors").fetchall()
+            assert marts_runs == [(run_id,)], (marts_runs, run_id)
+        finally:
+            con.close()
+        folder = (self.snapshot.parent / "parquet").resolve()  # resolve once: one run's files
+        if folder.exists():
+            manifest = json.loads((folder / "manifest.json").read_text())
+            for relative, entry in manifest.items():
+                rows = duckdb.sql(f"select count(*) from '{folder / relative}'").fetchall()[0][0]
+                assert rows == entry["rows"], relative
+            published = pd.read_parquet(folder / "published_runs.parquet")
+            assert published["run_id"].iloc[-1] == folder.name
+        self.seen.add(run_id)
+        self.polls += 1
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                self.poll()
+            except Exception as exc:  # noqa: BLE001 - every failure is a finding
+                self.errors.append(repr(exc))
+            time.sleep(0.1)
+
+
 def _marts(snapshot: Path) -> dict[str, pd.DataFrame]:
     """Every published mart, run ids left out (they differ between runs by design)."""
     con = duckdb.connect(str(snapshot), read_only=True)
@@ -184,8 +230,16 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
 
     # the next run resumes: every partition reused, marts as the uninterrupted run's
     log = tmp_path / "run-final.log"
+    reader = SnapshotPoller(snapshot)
+    reader.start()
     process = _start_run(tmp_path, warehouse, log)
-    assert process.wait(timeout=300) == 0, log.read_text()[-4000:]
+    try:
+        assert process.wait(timeout=300) == 0, log.read_text()[-4000:]
+    finally:
+        reader.stopping.set()
+        reader.join(timeout=30)
+    reader.poll()  # once more, after the run
+    assert reader.errors == [] and reader.polls > 10
     runs = read(warehouse, "select run_id, status from raw.runs order by started_at")
     final_run = runs["run_id"].iloc[-1]
     assert runs["status"].iloc[-1] == "succeeded"
@@ -205,6 +259,7 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     assert dupes["n"][0] == 0
     history = read(snapshot, "select run_id from published_runs order by published_at")
     assert history["run_id"].tolist() == [first_run, final_run]
+    assert reader.seen == {first_run, final_run}  # the old publication, then the new one
     resumed = _marts(snapshot)
     assert resumed.keys() == expected.keys()
     for name, frame in expected.items():

@@ -405,3 +405,36 @@ def test_cli_export_and_serve_dry_run(tmp_path, monkeypatch, capsys):
     config = ScheduleConfig.from_vars()
     assert f"tsrate-nightly: cron {config.nightly_cron}" in printed
     assert f"tsrate-weekly: cron {config.weekly_cron}" in printed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_dbt_child_dies_with_its_parent(tmp_path):
+    """A killed `tsrate run` must not leave dbt running (writing, holding DuckDB's lock)."""
+    parent_script = textwrap.dedent(
+        """
+        import os, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c",
+            "import os, sys, time; from tsrate.dbt_child import die_with_parent; "
+            "die_with_parent(int(sys.argv[1])); print('armed', flush=True); time.sleep(120)",
+            str(os.getpid())], stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline().strip() == "armed"
+        print(child.pid, flush=True)
+        time.sleep(120)
+        """
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_script],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(project_dir())),
+    )
+    child_pid = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child_pid}").exists():
+        status = Path(f"/proc/{child_pid}/status").read_text()
+        if "State:\tZ" in status:  # dead, waiting to be reaped
+            break
+        assert time.monotonic() < deadline, "the child outlived its killed parent"
+        time.sleep(0.05)
