@@ -17,6 +17,7 @@ N worker processes on this machine — what the tests use.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import uuid
@@ -89,10 +90,17 @@ def write_partition_file(
     folder: str | Path,
     partition: Any,
     window_end_dates: np.ndarray,
-    forecasts: np.ndarray,
+    forecasts: Any,
     seconds: float,
 ) -> Path:
-    """Write one partition's forecasts (windows × horizon) to its file, atomically."""
+    """Write one partition's forecasts (windows × horizon) to its file, atomically.
+
+    ``forecasts`` is an array, or partial forecasts (``.values`` array, ``.failures`` of
+    windows without a forecast, as tsrate.systems.failures defines); failures travel in the
+    file's metadata.
+    """
+    failures = [dataclasses.asdict(f) for f in getattr(forecasts, "failures", ())]
+    forecasts = np.asarray(getattr(forecasts, "values", forecasts), dtype=float)
     n_windows, horizon = forecasts.shape
     table = pa.table(
         {
@@ -111,6 +119,7 @@ def write_partition_file(
         "n_windows": n_windows,
         "horizon": horizon,
         "seconds": seconds,
+        "failures": failures,
     }
     table = table.replace_schema_metadata({_METADATA_KEY: json.dumps(meta).encode()})
     path = partition_file(folder, partition.input_key)
@@ -126,9 +135,10 @@ def write_partition_file(
 
 def read_partition_file(
     path: str | Path, partition: Any, batch: ForecastBatch
-) -> tuple[np.ndarray, float]:
+) -> tuple[Any, float]:
     """The (forecasts [windows × horizon], seconds) of a partition file, checked against the
-    partition it should hold and the windows it should cover."""
+    partition it should hold and the windows it should cover. Forecasts come back as the
+    worker produced them: an array, or partial forecasts when some windows failed."""
     path = Path(path)
     table = pq.read_table(path)
     raw = (table.schema.metadata or {}).get(_METADATA_KEY)
@@ -151,6 +161,11 @@ def read_partition_file(
     if not np.array_equal(dates, expected):
         raise TsrateError(f"{path}: its windows are not those of the study")
     forecasts = frame["forecast"].to_numpy(dtype=float).reshape(n_windows, horizon)
+    if meta.get("failures"):
+        from tsrate.systems.failures import PartialForecasts, WindowFailure
+
+        failures = tuple(WindowFailure(**failure) for failure in meta["failures"])
+        return PartialForecasts(forecasts, failures), float(meta["seconds"])
     return forecasts, float(meta["seconds"])
 
 

@@ -438,3 +438,21 @@ def test_the_dbt_child_dies_with_its_parent(tmp_path):
             break
         assert time.monotonic() < deadline, "the child outlived its killed parent"
         time.sleep(0.05)
+
+
+def test_partition_files_carry_window_failures(tmp_path):
+    import numpy as np
+
+    failures_module = pytest.importorskip("tsrate.systems.failures")
+    from tsrate.distributed import read_partition_file, write_partition_file
+
+    partition, batch = _partition_and_batch()
+    values = np.arange(6, dtype=float).reshape(3, 2)
+    values[1] = np.nan
+    failure = failures_module.WindowFailure(row=1, reason="no number in the reply", raw_text="?")
+    partial = failures_module.PartialForecasts(values, (failure,))
+    path = write_partition_file(tmp_path, partition, batch.window_end_dates, partial, 2.0)
+    back, seconds = read_partition_file(path, partition, batch)
+    assert isinstance(back, failures_module.PartialForecasts) and seconds == 2.0
+    assert back.failures == (failure,)
+    np.testing.assert_array_equal(back.values, values)  # NaN rows included
