@@ -127,6 +127,8 @@ def forecast_flow(
         summary.seconds,
         per_system or "nothing computed",
     )
+    for line in summary.describe_problems():  # skipped systems, windows without a forecast
+        logger.warning("run %s: %s", run_id, line)
     return summary
 
 

@@ -69,7 +69,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         dask_address=args.dask,
     )
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
+    _print_run_problems(run_id)
     return 0
+
+
+def _print_run_problems(run_id: str) -> None:
+    """Skipped systems and windows without a forecast (also logged by the forecast flow)."""
+    import duckdb
+
+    from tsrate.config import warehouse_path
+    from tsrate.forecasting import run_problems
+    from tsrate.warehouse import connect
+
+    try:
+        with connect(warehouse_path(), read_only=True) as con:
+            problems = run_problems(con, run_id)
+    except (TsrateError, duckdb.Error) as exc:
+        print(f"(could not read what run {run_id} skipped: {exc}; see the run's log)")
+        return
+    for line in problems:
+        print(f"warning: {line}")
+    if problems:
+        print("details: staging.stg_run_skipped_systems, marts.forecast_failures_summary")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

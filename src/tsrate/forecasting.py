@@ -32,7 +32,8 @@ from tsrate.config import Study
 from tsrate.perturbations import PERTURBATIONS, input_series
 from tsrate.sentiment import record_run_sentiments
 from tsrate.systems.base import ForecastBatch, check_forecasts
-from tsrate.systems.registry import resolve_systems
+from tsrate.systems.failures import PartialForecasts, WindowFailure, check_partial_forecasts
+from tsrate.systems.registry import create_system, load_systems_seed, resolve_systems
 from tsrate.testhooks import pause_point
 from tsrate.warehouse import load_prices, transaction
 from tsrate.windows import contexts, futures, window_end_positions
@@ -69,11 +70,69 @@ class RunSummary:
     forecast_rows: int = 0
     seconds: float = 0.0
     per_system_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: systems the study names that cannot run here: system_id -> reason (raw.run_skipped_systems)
+    skipped_systems: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: windows without a forecast (raw.forecast_failures) per system, in computed and reused
+    #: partitions of the run
+    failed_windows: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def describe_problems(self) -> list[str]:
+        """One line per skipped system and per system with failed windows (for logs/CLI)."""
+        lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
+        lines += [
+            f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
+            "are left out of its scores under every perturbation)"
+            for s, n in sorted(self.failed_windows.items())
+        ]
+        return lines
 
 
 def new_run_id() -> str:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def unavailable_systems(study: Study, companies: pd.DataFrame) -> dict[str, str]:
+    """The study's systems that are implemented but cannot run here, with the reason
+    (``availability()``, or the error building them). Unknown or unimplemented systems are
+    not listed: :func:`resolve_systems` rejects them (a typo must fail the run)."""
+    seed = load_systems_seed().set_index("system_id")
+    unavailable = {}
+    for system_id in study.systems:
+        if system_id not in seed.index or not seed.loc[system_id, "implementation"]:
+            continue
+        try:
+            system = create_system(seed.loc[system_id, "implementation"], study, companies)
+            availability = system.availability()
+        except TsrateError as exc:
+            unavailable[system_id] = str(exc)
+            continue
+        if not availability.available:
+            unavailable[system_id] = availability.reason
+    return unavailable
+
+
+def failed_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
+    """Windows without a forecast per system, over the partitions the run uses."""
+    return dict(
+        con.execute(
+            "select system_id, count(*)::integer from raw.forecast_failures "
+            "where partition_key in (select partition_key from raw.run_partitions "
+            "where run_id = ?) group by system_id order by system_id",
+            [run_id],
+        ).fetchall()
+    )
+
+
+def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """What a stored run skipped or failed, one line each (empty when nothing)."""
+    skipped = dict(
+        con.execute(
+            "select system_id, reason from raw.run_skipped_systems where run_id = ?", [run_id]
+        ).fetchall()
+    )
+    stored = RunSummary(run_id, skipped_systems=skipped, failed_windows=failed_windows(con, run_id))
+    return stored.describe_problems()
 
 
 def load_series(con: duckdb.DuckDBPyConnection, study: Study) -> dict[str, TickerSeries]:
@@ -189,13 +248,21 @@ def _forecast_partition(
     system = _WORKER_SYSTEMS[cache_key]
     started = time.perf_counter()
     output = system.predict(batch)
-    return check_forecasts(system_id, batch, output), time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    if isinstance(output, PartialForecasts):
+        return check_partial_forecasts(system_id, batch, output), seconds
+    return check_forecasts(system_id, batch, output), seconds
 
 
 def start_run(
-    con: duckdb.DuckDBPyConnection, study: Study, series: dict[str, TickerSeries], run_id: str
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    series: dict[str, TickerSeries],
+    run_id: str,
+    skipped_systems: dict[str, str] | None = None,
 ) -> None:
-    """Record the run, its windows and the perturbed inputs, in one transaction."""
+    """Record the run, its windows, the perturbed inputs and the systems it skips (with
+    the reason), in one transaction."""
     windows = []
     inputs = []
     for ticker, s in series.items():
@@ -255,6 +322,11 @@ def start_run(
         con.execute("insert into raw.perturbed_inputs select * from new_inputs")
         con.unregister("new_windows")
         con.unregister("new_inputs")
+        if skipped_systems:
+            con.executemany(
+                "insert into raw.run_skipped_systems values (?, ?, ?, now()::timestamp)",
+                [(run_id, system, reason) for system, reason in sorted(skipped_systems.items())],
+            )
 
 
 def finish_run(
@@ -273,9 +345,16 @@ def store_partition(
     partition: Partition,
     partition_key: str,
     window_end_dates: np.ndarray,
-    forecasts_array: np.ndarray,
+    forecasts_array: np.ndarray | PartialForecasts,
     seconds: float,
 ) -> int:
+    """Store one partition in one transaction; failed windows (a :class:`PartialForecasts`)
+    go to ``raw.forecast_failures`` with their raw output and reason, not to
+    ``raw.forecasts``. Returns the forecast rows stored."""
+    failures: tuple[WindowFailure, ...] = ()
+    if isinstance(forecasts_array, PartialForecasts):
+        failures = forecasts_array.failures
+        forecasts_array = forecasts_array.values
     n_windows, horizon = forecasts_array.shape
     frame = pd.DataFrame(
         {
@@ -289,7 +368,28 @@ def store_partition(
             "forecast": forecasts_array.reshape(-1),
         }
     )
+    if failures:
+        failed_dates = {window_end_dates[f.row] for f in failures}
+        frame = frame[~frame["window_end_date"].isin(failed_dates)]
     with transaction(con):
+        if failures:
+            con.executemany(
+                "insert into raw.forecast_failures values "
+                "(?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+                [
+                    (
+                        run_id,
+                        partition_key,
+                        partition.system_id,
+                        partition.ticker,
+                        pd.Timestamp(window_end_dates[f.row]).date(),
+                        partition.perturbation_id,
+                        f.reason,
+                        f.raw_text,
+                    )
+                    for f in failures
+                ],
+            )
         con.register("new_forecasts", frame)
         con.execute("insert into raw.forecasts select * from new_forecasts")
         con.unregister("new_forecasts")
@@ -341,13 +441,22 @@ def run_forecasts(
     """
     say = progress or log.info
     started = time.perf_counter()
-    systems = resolve_systems(study, companies)
+    skipped = unavailable_systems(study, companies)
+    runnable = tuple(s for s in study.systems if s not in skipped)
+    if not runnable:
+        raise TsrateError(
+            "none of the run's systems can run here: "
+            + "; ".join(f"{s}: {reason}" for s, reason in skipped.items())
+        )
+    systems = resolve_systems(dataclasses.replace(study, systems=runnable), companies)
+    for system_id, reason in skipped.items():
+        say(f"skipping system {system_id!r}: {reason}")
     series = load_series(con, study)
     partitions = plan_partitions(study, series, systems)
     run_id = run_id or new_run_id()
-    start_run(con, study, series, run_id)
+    start_run(con, study, series, run_id, skipped)
     record_run_sentiments(con, study, series, run_id, say)  # P6's sentiment labels, if any
-    summary = RunSummary(run_id, partitions=len(partitions))
+    summary = RunSummary(run_id, partitions=len(partitions), skipped_systems=skipped)
 
     finished = dict(
         con.execute(
@@ -437,5 +546,6 @@ def run_forecasts(
                 for future in futures_map:
                     future.cancel()
                 raise
+    summary.failed_windows = failed_windows(con, run_id)
     summary.seconds = time.perf_counter() - started
     return summary

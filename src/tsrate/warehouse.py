@@ -101,6 +101,27 @@ create table if not exists raw.forecasts (
     forecast double not null
 );
 
+create table if not exists raw.run_skipped_systems (
+    run_id varchar not null,
+    system_id varchar not null,
+    reason varchar not null,
+    recorded_at timestamp not null,
+    primary key (run_id, system_id)
+);
+
+create table if not exists raw.forecast_failures (
+    run_id varchar not null,
+    partition_key varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    perturbation_id varchar not null,
+    reason varchar not null,
+    raw_text varchar not null,
+    recorded_at timestamp not null,
+    primary key (partition_key, window_end_date)
+);
+
 create table if not exists raw.sentiments (
     run_id varchar not null,
     sentiment_system_id varchar not null,

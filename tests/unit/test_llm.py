@@ -23,6 +23,7 @@ from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.systems import llm
 from tsrate.systems.base import ForecastBatch, ForecastOutputError, check_forecasts
+from tsrate.systems.failures import PartialForecasts, WindowFailure, check_partial_forecasts
 from tsrate.systems.llm import (
     LlmEndpointError,
     LlmSettings,
@@ -158,6 +159,12 @@ class TinyDigitLM:
         return 200, "".join(out).rstrip(", ")
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """Systems built from settings cache replies in the test's own folder."""
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", str(tmp_path / "llm-cache"))
+
+
 @pytest.fixture(scope="module")
 def tiny_lm():
     pytest.importorskip("torch")
@@ -268,25 +275,77 @@ def test_tiny_model_server_end_to_end(tiny_lm, monkeypatch):
         np.testing.assert_array_equal(out[row], numbers[:D])
 
 
-def test_garbage_reply_is_a_clear_error():
+def test_garbage_replies_come_back_as_failures_with_the_raw_text():
     reply = "I am sorry, but as an AI language model I cannot forecast stock prices."
     with ChatServer(lambda payload: (200, reply)) as server:
         system = LlmSystem("phi3_numeric", settings(server.base_url))
-        with pytest.raises(ForecastOutputError) as caught:
-            system.predict(make_batch())
-    message = str(caught.value)
-    assert (
-        "system 'phi3_numeric', ticker AAPL, perturbation P3, window ending 2022-06-01" in message
-    )
-    assert "no numbers in the reply" in message
-    assert "I am sorry, but as an AI" in message
+        batch = make_batch()
+        out = system.predict(batch)
+    assert isinstance(out, PartialForecasts)
+    assert [f.row for f in out.failures] == [0, 1, 2]
+    for failure in out.failures:
+        assert failure.reason == "unparseable reply: no numbers in the reply"
+        assert failure.raw_text == reply
+    checked = check_partial_forecasts("phi3_numeric", batch, out)
+    assert np.isnan(checked.values).all()  # nothing zero-filled
 
 
-def test_short_reply_is_a_clear_error():
-    with ChatServer(lambda payload: (200, "101.5, 102.25")) as server:
+def test_short_reply_fails_only_its_window():
+    def short_when_missing(payload):
+        prompt = payload["messages"][-1]["content"]
+        return 200, "101.5, 102.25" if "NaN" in prompt.split("\n")[1] else "1, 2, 3, 4"
+
+    with ChatServer(short_when_missing) as server:
         system = LlmSystem("gemini_numeric", settings(server.base_url))
-        with pytest.raises(ForecastOutputError, match="short answer.*expected 4.*'101.5, 102.25'"):
-            system.predict(make_batch(1))
+        batch = make_batch()
+        out = check_partial_forecasts("gemini_numeric", batch, system.predict(batch))
+    (failure,) = out.failures
+    assert failure.row == 1 and failure.raw_text == "101.5, 102.25"
+    assert "short answer" in failure.reason and "expected 4" in failure.reason
+    np.testing.assert_array_equal(out.values[[0, 2]], [[1, 2, 3, 4]] * 2)
+    assert np.isnan(out.values[1]).all()
+
+
+def test_a_partial_result_with_a_bad_good_row_is_refused():
+    batch = make_batch()
+    values = np.ones((3, D))
+    values[0, 2] = np.inf
+    bad = PartialForecasts(values, (WindowFailure(1, "short", "1"),))
+    with pytest.raises(ForecastOutputError, match="non-finite.*2022-06-01"):
+        check_partial_forecasts("phi3_numeric", batch, bad)
+    twice = PartialForecasts(values, (WindowFailure(1, "a", ""), WindowFailure(1, "b", "")))
+    with pytest.raises(ForecastOutputError, match="failed twice"):
+        check_partial_forecasts("phi3_numeric", batch, twice)
+
+
+def test_response_cache_answers_repeated_prompts_without_the_endpoint(tmp_path):
+    with ChatServer(lambda payload: (200, "1, 2, 3, 4, 5")) as server:
+        cached = settings(server.base_url, cache_dir=str(tmp_path / "cache"))
+        first = LlmSystem("phi3_numeric", cached).predict(make_batch())
+        assert len(server.payloads) == 3
+        again = LlmSystem("phi3_numeric", cached)
+        np.testing.assert_array_equal(again.predict(make_batch()), first)
+        assert len(server.payloads) == 3 and again.cache_hits == 3 and again.attempts == 0
+        # another model (or endpoint, temperature, prompt) is another key
+        other = LlmSystem("phi3_numeric", settings(**{**cached.__dict__, "model": "other"}))
+        other.predict(make_batch(1))
+        assert len(server.payloads) == 4
+        # without a cache every call reaches the server
+        LlmSystem("phi3_numeric", settings(server.base_url)).predict(make_batch(1))
+        assert len(server.payloads) == 5
+    files = sorted((tmp_path / "cache").rglob("*.json"))
+    assert len(files) == 4 and not list((tmp_path / "cache").rglob("*.partial"))
+    assert json.loads(files[0].read_text())["reply"] == "1, 2, 3, 4, 5"
+
+
+def test_cache_dir_setting(monkeypatch, tmp_path):
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", "off")
+    assert llm.load_settings("phi3_numeric").cache_dir == ""
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", str(tmp_path))
+    assert llm.load_settings("phi3_numeric").cache_dir == str(tmp_path)
+    monkeypatch.delenv("TSRATE_LLM_CACHE_DIR")
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "w" / "tsrate.duckdb"))
+    assert llm.load_settings("phi3_numeric").cache_dir == str(tmp_path / "w" / "cache" / "llm")
 
 
 def test_server_errors_are_retried_with_backoff():

@@ -16,9 +16,11 @@ gives its values; otherwise the longest run of numbers separated by commas, semi
 white space is the answer (so a sentence before it, such as "the next 20 values:", does not
 count). Brackets of a JSON list are fine. Thousands separators are not supported (the comma
 separates values). Length policy: **more** than d numbers → the first d are kept (models
-often continue the sequence); **fewer** than d, no numbers, or a non-finite number →
-:class:`~tsrate.systems.base.ForecastOutputError` naming the system, ticker, perturbation
-and window and quoting the head of the reply. Nothing is padded or zero-filled.
+often continue the sequence); **fewer** than d, no numbers, or a non-finite number → the
+window fails: the batch comes back as :class:`~tsrate.systems.failures.PartialForecasts`
+and the run stores the raw reply and the reason in ``raw.forecast_failures`` (the window
+is then left out of this system's scores under every perturbation). Nothing is padded or
+zero-filled.
 
 Calls: ``temperature`` 0 by default, ``max_tokens``, a per-request ``timeout``, and
 ``retries`` with exponential backoff (``backoff_s`` × 2^attempt) on connection errors,
@@ -37,7 +39,8 @@ else the built-in profile below); ``<ID>`` is the system id in upper case:
 
 Shared by all LLM systems (environment ``TSRATE_LLM_<KEY>``, dbt var ``llm_<key>``):
 ``temperature`` (0), ``max_tokens`` (512), ``timeout_s`` (60), ``retries`` (3),
-``backoff_s`` (1.0), ``concurrency`` (4), ``decimals`` (2).
+``backoff_s`` (1.0), ``concurrency`` (4), ``decimals`` (2), ``cache_dir``
+(``<warehouse dir>/cache/llm``; ``off``: no cache; see :class:`ResponseCache`).
 """
 
 from __future__ import annotations
@@ -45,17 +48,21 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import threading
 import time
+import uuid
+from pathlib import Path
 
 import numpy as np
 
 from tsrate import TsrateError
-from tsrate.config import project_vars
-from tsrate.systems._settings import float_setting, int_setting
-from tsrate.systems.base import Availability, ForecastBatch, ForecastOutputError
+from tsrate.config import project_dir, project_vars, warehouse_path
+from tsrate.systems._settings import float_setting, int_setting, setting
+from tsrate.systems.base import Availability, ForecastBatch
+from tsrate.systems.failures import PartialForecasts, WindowFailure
 
 INSTALL_HINT = "pip install 'tsrate[llm]' (the openai client)"
 
@@ -152,6 +159,19 @@ def parse_forecast(reply: str | None, horizon: int) -> np.ndarray:
     return values
 
 
+def parse_replies(replies: list[str | None], horizon: int) -> np.ndarray | PartialForecasts:
+    """Parse one reply per window: an array when all parse, else :class:`PartialForecasts`
+    (failed rows NaN, each failure with its reason and the raw reply)."""
+    out = np.full((len(replies), horizon), np.nan)
+    failures = []
+    for row, reply in enumerate(replies):
+        try:
+            out[row] = parse_forecast(reply, horizon)
+        except ReplyParseError as exc:
+            failures.append(WindowFailure(row, f"unparseable reply: {exc}", reply or ""))
+    return PartialForecasts(out, tuple(failures)) if failures else out
+
+
 # -- settings --------------------------------------------------------------------------------
 
 
@@ -167,6 +187,7 @@ class LlmSettings:
     backoff_s: float = 1.0
     concurrency: int = 4
     decimals: int = 2
+    cache_dir: str = ""  # "" : no response cache
 
 
 def env_prefix(system_id: str) -> str:
@@ -204,7 +225,66 @@ def load_settings(system_id: str) -> LlmSettings:
         backoff_s=float_setting("TSRATE_LLM_BACKOFF_S", "llm_backoff_s", 1.0),
         concurrency=int_setting("TSRATE_LLM_CONCURRENCY", "llm_concurrency", 4),
         decimals=int_setting("TSRATE_LLM_DECIMALS", "llm_decimals", 2, minimum=0),
+        cache_dir=cache_dir_setting(),
     )
+
+
+def cache_dir_setting() -> str:
+    """``TSRATE_LLM_CACHE_DIR`` / var ``llm_cache_dir``; default ``<warehouse dir>/cache/llm``;
+    ``off`` disables the cache."""
+    raw = str(setting("TSRATE_LLM_CACHE_DIR", "llm_cache_dir", "") or "")
+    if raw.lower() == "off":
+        return ""
+    if not raw:
+        return str(warehouse_path().parent / "cache" / "llm")
+    path = Path(raw)
+    return str(path if path.is_absolute() else project_dir() / path)
+
+
+# -- response cache ----------------------------------------------------------------------------
+
+
+class ResponseCache:
+    """Replies on disk, one JSON file per request, named by the SHA-256 of everything that
+    determines the reply (endpoint, model, messages, temperature, max_tokens).
+
+    A re-run of the same prompts (``--force``, another study sharing windows, a run killed
+    half way) reads the stored reply instead of calling the endpoint. Files are written
+    atomically (temporary file, then rename), so concurrent threads or processes never see
+    half a reply. Unparseable replies are cached too (the same request gives the same answer
+    at temperature 0); delete the folder, or set ``TSRATE_LLM_CACHE_DIR=off``, to ask again.
+    """
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+
+    @staticmethod
+    def key(request: dict) -> str:
+        canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> str | None:
+        try:
+            with open(self.path(key), encoding="utf-8") as handle:
+                return json.load(handle)["reply"]
+        except FileNotFoundError:
+            return None
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return None  # an unreadable entry is asked again and overwritten
+
+    def put(self, key: str, reply: str, model: str) -> None:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
+        try:
+            with open(partial, "w", encoding="utf-8") as handle:
+                json.dump({"model": model, "reply": reply, "stored_at": time.time()}, handle)
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 # -- the system ------------------------------------------------------------------------------
@@ -218,7 +298,9 @@ class LlmSystem:
         self.settings = settings
         self._client = None
         self.attempts = 0  # requests sent, retries included
+        self.cache_hits = 0
         self._lock = threading.Lock()
+        self.cache = ResponseCache(settings.cache_dir) if settings.cache_dir else None
 
     def fingerprint(self) -> str:
         s = self.settings
@@ -271,8 +353,31 @@ class LlmSystem:
             )
         return self._client
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """One chat completion's text, with retries; raises :class:`LlmEndpointError`."""
+    def complete(self, messages: list[dict]) -> str:
+        """One chat completion's text: from the response cache when it holds this exact
+        request, else from the endpoint (with retries; raises :class:`LlmEndpointError`)."""
+        s = self.settings
+        if self.cache is None:
+            return self._request(messages)
+        key = ResponseCache.key(
+            {
+                "base_url": s.base_url,
+                "model": s.model,
+                "messages": messages,
+                "temperature": s.temperature,
+                "max_tokens": s.max_tokens,
+            }
+        )
+        cached = self.cache.get(key)
+        if cached is not None:
+            with self._lock:
+                self.cache_hits += 1
+            return cached
+        reply = self._request(messages)
+        self.cache.put(key, reply, s.model)
+        return reply
+
+    def _request(self, messages: list[dict]) -> str:
         import openai
 
         s = self.settings
@@ -308,24 +413,15 @@ class LlmSystem:
             f"{str(last)[:REPLY_HEAD]}"
         ) from last
 
-    def predict(self, batch: ForecastBatch) -> np.ndarray:
+    def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
+        """Forecasts of every window; when some replies cannot be parsed, a
+        :class:`PartialForecasts` whose failures keep each raw reply and the reason."""
         s = self.settings
         prompts = [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
         _ = self.client  # one client (connection pool) shared by the threads
         with concurrent.futures.ThreadPoolExecutor(max_workers=s.concurrency) as pool:
             replies = list(pool.map(self.complete, prompts))
-        out = np.empty((batch.n_windows, batch.horizon))
-        for row, reply in enumerate(replies):
-            try:
-                out[row] = parse_forecast(reply, batch.horizon)
-            except ReplyParseError as exc:
-                head = (reply or "")[:REPLY_HEAD]
-                raise ForecastOutputError(
-                    f"system {self.system_id!r}, ticker {batch.ticker}, perturbation "
-                    f"{batch.perturbation_id}, window ending {batch.window_end_dates[row]}: "
-                    f"unparseable reply ({exc}); reply starts: {head!r}"
-                ) from exc
-        return out
+        return parse_replies(replies, batch.horizon)
 
 
 def create(study, companies, system_id: str | None = None) -> LlmSystem:  # noqa: ANN001
