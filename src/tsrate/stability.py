@@ -30,14 +30,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _sps
 
 from tsrate.causal import _check_method
-from tsrate.stats import (
-    WRS_DECIMALS,
-    _pair_indices,
-    _t_tests_from_summaries,
-    _validate_confidence_levels,
-)
+from tsrate.stats import WRS_DECIMALS, _pair_indices, _validate_confidence_levels
 
 __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
 
@@ -124,7 +120,10 @@ def wrs_resampled(
     s2 = np.bincount(cell, weights=yc * yc, minlength=size).reshape(n_dates, n_groups)
 
     # Pairs: groups sharing the keys (rows of `groups` are sorted by them).
-    block = groups[keys].agg("\x1f".join, axis=1).to_numpy()
+    block = groups[keys[0]].astype(str)
+    for key in keys[1:]:
+        block = block + "\x1f" + groups[key].astype(str)
+    block = block.to_numpy()
     new_block = np.ones(n_groups, dtype=bool)
     new_block[1:] = block[1:] != block[:-1]
     starts = np.flatnonzero(new_block)
@@ -138,6 +137,23 @@ def wrs_resampled(
     )
     alpha = 1.0 - levels["confidence"].to_numpy(dtype=float)
     weight = levels["weight"].to_numpy(dtype=float)
+    block_starts = np.flatnonzero(np.diff(sp_codes, prepend=-1))
+    w_all = np.asarray(multiplicities, dtype=float)
+    if w_all.ndim != 2 or w_all.shape[1] != n_dates:
+        raise ValueError("multiplicities must be (resamples x dates)")
+    if not np.array_equal(w_all, np.round(w_all)) or (w_all < 0).any():
+        raise ValueError("multiplicities must be counts (non-negative integers)")
+    # dof = n_a + n_b - 2 is an integer below twice the largest resampled group size:
+    # tabulate the two-sided critical |t| of every level once per dof.
+    largest = float(np.max(w_all.max(axis=0, initial=1.0) @ cnt, initial=1.0))
+    largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
+    top_dof = int(2 * largest)
+    table = np.full((top_dof + 1, alpha.size), np.nan)
+    table[1:] = _sps.t.ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
+
+    def critical(dof: np.ndarray) -> np.ndarray:
+        """Two-sided critical |t| per level for every dof (dof x levels); NaN for dof < 1."""
+        return table[np.clip(np.nan_to_num(dof), 0, top_dof).astype(np.int64)]
 
     def scores(w: np.ndarray) -> np.ndarray:
         n = w @ cnt
@@ -146,22 +162,25 @@ def wrs_resampled(
             var = np.maximum((w @ s2 - n * mean_c * mean_c) / (n - 1), 0.0)
         mean = np.where(constant, vmin, mean_c + centre)
         var = np.where(constant, 0.0, var)
+        n_a, n_b = n[:, ia], n[:, ib]
+        # The pooled two-sided Student test of tsrate.stats, decided by |t| > t_crit (the
+        # same as p < 1 - confidence) with critical values tabulated per integer dof.
         with np.errstate(invalid="ignore", divide="ignore"):
-            _, _, p = _t_tests_from_summaries(
-                n[:, ia], mean[:, ia], var[:, ia], n[:, ib], mean[:, ib], var[:, ib]
-            )
-        per_pair = ((p[:, :, None] < alpha) * weight).sum(axis=2)
-        undefined = (n[:, ia] < 2) | (n[:, ib] < 2)
+            dof = n_a + n_b - 2.0
+            pooled = ((n_a - 1.0) * var[:, ia] + (n_b - 1.0) * var[:, ib]) / dof
+            diff = mean[:, ia] - mean[:, ib]
+            t = np.abs(diff) / np.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
+        degenerate = pooled == 0.0
+        t = np.where(degenerate, np.where(diff == 0.0, 0.0, np.inf), t)
+        per_pair = ((t[:, :, None] > critical(dof)) * weight).sum(axis=2)
+        undefined = (n_a < 2) | (n_b < 2)
         per_pair = np.where(undefined, np.nan, per_pair)
-        total = np.zeros((w.shape[0], len(out_keys)))
-        for r in range(w.shape[0]):
-            total[r] = np.bincount(sp_codes, weights=per_pair[r], minlength=len(out_keys))
+        if per_pair.shape[1] == 0:
+            return np.zeros((w.shape[0], len(out_keys)))
+        total = np.add.reduceat(per_pair, block_starts, axis=1)
         return np.round(total, WRS_DECIMALS)
 
     point = scores(np.ones((1, n_dates)))[0]
-    w_all = np.asarray(multiplicities, dtype=float)
-    if w_all.ndim != 2 or w_all.shape[1] != n_dates:
-        raise ValueError("multiplicities must be (resamples x dates)")
     boot = np.concatenate(
         [scores(w_all[i : i + CHUNK]) for i in range(0, w_all.shape[0], CHUNK)]
         or [np.zeros((0, len(out_keys)))]
