@@ -85,7 +85,7 @@ SMALL = SuiteConfig(
     models=MODEL_IDS,
     datasets=tuple(range(1, 11)),
     settings=TrainSettings(
-        window=10, test_length=200, hidden=4, epochs=3, batch_size=128, learning_rate=0.01
+        window=10, test_length=200, hidden=4, epochs=4, batch_size=64, learning_rate=0.01
     ),
     ising_side=4,
     ising_temperatures=(ISING_CRITICAL_TEMPERATURE,),
@@ -95,6 +95,8 @@ SMALL = SuiteConfig(
     sensitivity_n=(3, 5, 7),
     sensitivity_models=("imv_tensor", "tcdf"),
     sensitivity_seeds=(1,),
+    wide_series=10,  # the 4 x 4 lattice trains with 3 hidden units per variable
+    wide_hidden=3,
 )
 
 PAPER = SuiteConfig(
