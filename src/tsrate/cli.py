@@ -171,6 +171,8 @@ def cmd_systems(args: argparse.Namespace) -> int:
     from tsrate.config import Study
     from tsrate.systems.registry import system_infos
 
+    if args.show_prompt:
+        return _show_prompt(args.show_prompt, Study.from_vars())
     infos = system_infos(Study.from_vars())
     width = max(len(i.system_id) for i in infos)
     for info in infos:
@@ -179,6 +181,24 @@ def cmd_systems(args: argparse.Namespace) -> int:
             f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
             f"{info.display_name}: {info.availability.reason}"
         )
+    return 0
+
+
+def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.Study
+    from tsrate.config import load_companies
+    from tsrate.systems.llm import describe_messages, sample_batch
+    from tsrate.systems.registry import create_system, load_systems_seed
+
+    seed = load_systems_seed().set_index("system_id")
+    if system_id not in seed.index:
+        raise TsrateError(f"unknown system {system_id!r}; known systems: {sorted(seed.index)}")
+    implementation = seed.loc[system_id, "implementation"]
+    system = create_system(implementation, study, load_companies()) if implementation else None
+    if not hasattr(system, "prompts"):
+        raise TsrateError(f"system {system_id!r} is not a language model: it has no prompt")
+    batch = sample_batch(study.context_length, study.horizon)
+    print(f"# {system_id}: prompt for a sample window of {study.context_length} values")
+    print(describe_messages(system.prompts(batch)[0]))
     return 0
 
 
@@ -350,9 +370,13 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
     build.set_defaults(func=cmd_build, writes_warehouse=True)
 
-    sub.add_parser("systems", help="list systems and their availability").set_defaults(
-        func=cmd_systems
+    systems = sub.add_parser("systems", help="list systems and their availability")
+    systems.add_argument(
+        "--show-prompt",
+        metavar="SYSTEM",
+        help="print a language-model system's prompt, rendered for a sample window",
     )
+    systems.set_defaults(func=cmd_systems)
     sub.add_parser("runs", help="list recorded runs").set_defaults(func=cmd_runs)
 
     query = sub.add_parser(

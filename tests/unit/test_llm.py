@@ -74,7 +74,10 @@ class ChatServer:
                         server.in_flight -= 1
                 if status == 200:
                     with server.lock:
-                        server.replies[payload["messages"][-1]["content"]] = content
+                        prompt = payload["messages"][-1]["content"]
+                        if not isinstance(prompt, str):  # content parts (text + image)
+                            prompt = json.dumps(prompt)
+                        server.replies[prompt] = content
                     body = {
                         "id": "chatcmpl-test",
                         "object": "chat.completion",

@@ -45,38 +45,50 @@ Shared by all LLM systems (environment ``TSRATE_LLM_<KEY>``, dbt var ``llm_<key>
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import dataclasses
 import hashlib
 import json
 import os
 import re
+import struct
+import tempfile
 import threading
 import time
 import uuid
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, project_vars, warehouse_path
+from tsrate.images import IMAGE_SIZE, line_plot_images, write_png
+from tsrate.perturbations import perturb_images
+from tsrate.sentiment import SentimentSystem
 from tsrate.systems._settings import float_setting, int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts, WindowFailure
+from tsrate.systems.registry import load_systems_seed
 
 INSTALL_HINT = "pip install 'tsrate[llm]' (the openai client)"
 
-SYSTEM_PROMPT = (
-    "You are a time-series forecasting assistant. You answer with numbers only, "
-    "in exactly the format asked for."
-)
-USER_PROMPT = (
-    "Here are {n} consecutive daily closing prices of a stock, oldest first, rounded to "
-    "{decimals} decimal places and separated by commas (NaN marks a missing value):\n"
-    "{values}\n"
-    "Forecast the next {horizon} daily closing prices. Answer with exactly {horizon} numbers "
-    "with {decimals} decimal places, separated by commas, and nothing else."
-)
+
+def load_prompt(name: str) -> str:
+    """A prompt template of ``src/tsrate/systems/prompts/<name>.txt`` (package data), without
+    its final newline. Placeholders: ``{n}``, ``{decimals}``, ``{values}``, ``{horizon}``."""
+    path = resources.files("tsrate.systems") / "prompts" / f"{name}.txt"
+    try:
+        return path.read_text(encoding="utf-8").removesuffix("\n")
+    except FileNotFoundError as exc:
+        raise TsrateError(f"prompt template {name!r} not found at {path}") from exc
+
+
+#: The prompts: one system prompt, one user template per mode (numeric; numeric+image).
+SYSTEM_PROMPT = load_prompt("system")
+USER_PROMPT = load_prompt("numeric")
+USER_PROMPT_IMAGE = load_prompt("numeric_image")
 
 #: Built-in profiles of the paper's LLM rows; every key can be overridden (see module doc).
 PROFILES: dict[str, dict[str, str]] = {
@@ -91,6 +103,8 @@ PROFILES: dict[str, dict[str, str]] = {
         "api_key_env": "",
     },
 }
+PROFILES["gemini_numeric_image"] = dict(PROFILES["gemini_numeric"])
+PROFILES["phi3_numeric_image"] = dict(PROFILES["phi3_numeric"])
 REPLY_HEAD = 200
 
 
@@ -110,19 +124,60 @@ def format_values(values: np.ndarray, decimals: int) -> str:
     return ", ".join("NaN" if not np.isfinite(v) else f"{v:.{decimals}f}" for v in values)
 
 
-def render_messages(context: np.ndarray, horizon: int, decimals: int) -> list[dict[str, str]]:
-    """The chat messages of one window."""
-    user = USER_PROMPT.format(
+def render_messages(
+    context: np.ndarray, horizon: int, decimals: int, image_url: str | None = None
+) -> list[dict]:
+    """The chat messages of one window. With ``image_url`` (a ``data:image/png;base64,…``
+    URL of the window's line plot) the user message is the numeric+image template followed
+    by the image, as chat-completions content parts (``text``, ``image_url``)."""
+    template = USER_PROMPT if image_url is None else USER_PROMPT_IMAGE
+    user = template.format(
         n=len(context),
         decimals=decimals,
         values=format_values(np.asarray(context, dtype=float), decimals),
         horizon=horizon,
     )
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    content: str | list[dict] = user
+    if image_url is not None:
+        content = [
+            {"type": "text", "text": user},
+            {"type": "image_url", "image_url": {"url": image_url}},
+        ]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
 
 
-def prompt_digest() -> str:
-    return hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_PROMPT).encode()).hexdigest()[:12]
+def prompt_digest(with_image: bool = False) -> str:
+    """Hash of the templates a mode uses (part of the fingerprint: editing a prompt file
+    recomputes the partitions)."""
+    templates = [SYSTEM_PROMPT, USER_PROMPT_IMAGE if with_image else USER_PROMPT]
+    return hashlib.sha256("\x00".join(templates).encode()).hexdigest()[:12]
+
+
+def png_data_url(image: np.ndarray) -> str:
+    """One (H × W × 3) uint8 image as a ``data:image/png;base64,…`` URL (via
+    :func:`tsrate.images.write_png`)."""
+    with tempfile.TemporaryDirectory(prefix="tsrate-png-") as folder:
+        data = write_png(Path(folder) / "plot.png", image).read_bytes()
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def window_images(
+    contexts: np.ndarray,
+    perturbation_id: str,
+    size: int,
+    sentiment: SentimentSystem | None = None,
+) -> np.ndarray:
+    """The line plots (windows × size × size × 3) a numeric+image LLM receives: drawn from
+    the (numerically perturbed) contexts, then P4–P6 applied to the image exactly as for
+    ViT-num-spec (:func:`tsrate.perturbations.perturb_images`; P6's stripe from
+    ``sentiment`` reading the context)."""
+    images = line_plot_images(contexts, size, size)
+    labels = None
+    if perturbation_id == "P6":
+        if sentiment is None:
+            raise TsrateError("P6 needs a sentiment system to draw its stripe")
+        labels = sentiment.predict(contexts).labels
+    return perturb_images(images, perturbation_id, labels)
 
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -172,6 +227,47 @@ def parse_replies(replies: list[str | None], horizon: int) -> np.ndarray | Parti
     return PartialForecasts(out, tuple(failures)) if failures else out
 
 
+# -- showing the prompt (`tsrate systems --show-prompt`) ------------------------------------
+
+
+def sample_batch(context_length: int, horizon: int, perturbation_id: str = "P0") -> ForecastBatch:
+    """One made-up window (a smooth wave around 100) to render a system's prompt with."""
+    steps = np.arange(context_length, dtype=float)
+    context = np.round(100.0 + 0.05 * steps + 2.0 * np.sin(steps / 6.0), 2)
+    return ForecastBatch(
+        ticker="SAMPLE",
+        perturbation_id=perturbation_id,
+        window_end_dates=np.array(["2022-12-01"], dtype="datetime64[D]"),
+        contexts=context[None, :],
+        horizon=horizon,
+        clean_futures=np.zeros((1, horizon)),
+        study_range=(0.0, 1.0),
+    )
+
+
+def describe_messages(messages: list[dict]) -> str:
+    """Chat messages as readable text; an image part is summarised (size, bytes), not dumped."""
+    lines = []
+    for message in messages:
+        lines.append(f"--- {message['role']} ---")
+        content = message["content"]
+        if isinstance(content, str):
+            lines.append(content)
+            continue
+        for part in content:
+            if part["type"] == "text":
+                lines.append(part["text"])
+            else:
+                url = part["image_url"]["url"]
+                data = base64.b64decode(url.split(",", 1)[1])
+                width, height = struct.unpack(">II", data[16:24])
+                lines.append(
+                    f"[image part: {url.split(';', 1)[0]}, {width}x{height} line plot of the "
+                    f"values above, {len(data)} bytes as a base64 data URL]"
+                )
+    return "\n".join(lines)
+
+
 # -- settings --------------------------------------------------------------------------------
 
 
@@ -188,13 +284,15 @@ class LlmSettings:
     concurrency: int = 4
     decimals: int = 2
     cache_dir: str = ""  # "" : no response cache
+    with_image: bool = False  # numeric+image: the prompt carries the window's line plot
+    image_size: int = IMAGE_SIZE  # the line plot is image_size × image_size pixels
 
 
 def env_prefix(system_id: str) -> str:
     return "TSRATE_" + re.sub(r"[^A-Za-z0-9]", "_", system_id).upper() + "_"
 
 
-def load_settings(system_id: str) -> LlmSettings:
+def load_settings(system_id: str, with_image: bool = False) -> LlmSettings:
     """A system's settings: environment, else dbt vars, else :data:`PROFILES` (see module doc)."""
     try:
         values = project_vars()
@@ -226,6 +324,8 @@ def load_settings(system_id: str) -> LlmSettings:
         concurrency=int_setting("TSRATE_LLM_CONCURRENCY", "llm_concurrency", 4),
         decimals=int_setting("TSRATE_LLM_DECIMALS", "llm_decimals", 2, minimum=0),
         cache_dir=cache_dir_setting(),
+        with_image=with_image,
+        image_size=int_setting("TSRATE_LLM_IMAGE_SIZE", "llm_image_size", IMAGE_SIZE, minimum=16),
     )
 
 
@@ -293,9 +393,17 @@ class ResponseCache:
 class LlmSystem:
     """One language model behind an OpenAI-compatible endpoint, forecasting window by window."""
 
-    def __init__(self, system_id: str, settings: LlmSettings):
+    def __init__(
+        self,
+        system_id: str,
+        settings: LlmSettings,
+        sentiment: SentimentSystem | None = None,
+        context_length: int = 80,
+    ):
         self.system_id = system_id
         self.settings = settings
+        self._sentiment = sentiment
+        self.context_length = context_length  # for the default P6 sentiment system
         self._client = None
         self.attempts = 0  # requests sent, retries included
         self.cache_hits = 0
@@ -304,10 +412,23 @@ class LlmSystem:
 
     def fingerprint(self) -> str:
         s = self.settings
-        return (
+        text = (
             f"llm;url={s.base_url};model={s.model};temperature={s.temperature};"
-            f"max_tokens={s.max_tokens};decimals={s.decimals};prompt={prompt_digest()}"
+            f"max_tokens={s.max_tokens};decimals={s.decimals};"
+            f"prompt={prompt_digest(s.with_image)}"
         )
+        if s.with_image:
+            text += f";image=line_plot{s.image_size};sentiment={self.sentiment.fingerprint()}"
+        return text
+
+    @property
+    def sentiment(self) -> SentimentSystem:
+        """P6's sentiment system (numeric+image only): the project default, built lazily."""
+        if self._sentiment is None:
+            from tsrate.sentiment import default_sentiment_system
+
+            self._sentiment = default_sentiment_system(self.context_length)
+        return self._sentiment
 
     def availability(self) -> Availability:
         s = self.settings
@@ -417,17 +538,37 @@ class LlmSystem:
         """Forecasts of every window; when some replies cannot be parsed, a
         :class:`PartialForecasts` whose failures keep each raw reply and the reason."""
         s = self.settings
-        prompts = [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
+        prompts = self.prompts(batch)
         _ = self.client  # one client (connection pool) shared by the threads
         with concurrent.futures.ThreadPoolExecutor(max_workers=s.concurrency) as pool:
             replies = list(pool.map(self.complete, prompts))
         return parse_replies(replies, batch.horizon)
 
+    def prompts(self, batch: ForecastBatch) -> list[list[dict]]:
+        """The chat messages of every window of a batch, exactly as sent."""
+        s = self.settings
+        if not s.with_image:
+            return [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
+        images = window_images(
+            np.asarray(batch.contexts, dtype=float),
+            batch.perturbation_id,
+            s.image_size,
+            self.sentiment if batch.perturbation_id == "P6" else None,
+        )
+        return [
+            render_messages(c, batch.horizon, s.decimals, png_data_url(image))
+            for c, image in zip(batch.contexts, images, strict=True)
+        ]
+
 
 def create(study, companies, system_id: str | None = None) -> LlmSystem:  # noqa: ANN001
-    """Registry entry point: the seed's implementation is ``tsrate.systems.llm:<system_id>``."""
+    """Registry entry point: the seed's implementation is ``tsrate.systems.llm:<system_id>``;
+    a seed row of modality ``numeric+image`` gets the numeric+image prompt with the line plot."""
     if not system_id:
         raise TsrateError(
             "an LLM system's implementation must name it: tsrate.systems.llm:<system_id>"
         )
-    return LlmSystem(system_id, load_settings(system_id))
+    seed = load_systems_seed().set_index("system_id")
+    with_image = system_id in seed.index and seed.loc[system_id, "modality"] == "numeric+image"
+    context_length = study.context_length if study is not None else 80
+    return LlmSystem(system_id, load_settings(system_id, with_image), context_length=context_length)
