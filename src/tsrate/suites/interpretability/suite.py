@@ -311,6 +311,13 @@ def train_unit(unit: Unit) -> tuple[Dataset, TrainResult]:
     return dataclasses.replace(dataset, values=dataset.values[:0]), result
 
 
+def _init_worker(threads: int) -> None:
+    """Worker start: no more torch threads than this worker's share of the cores."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def _trained(units: list[Unit], workers: int) -> Iterator[tuple[Unit, Dataset, TrainResult]]:
     """(unit, dataset, result) for every unit, as they finish: in this process when
     ``workers`` <= 1, else in that many spawned processes (one torch thread each)."""
@@ -319,7 +326,11 @@ def _trained(units: list[Unit], workers: int) -> Iterator[tuple[Unit, Dataset, T
             yield (unit, *train_unit(unit))
         return
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+    # settings.threads = 0 leaves torch's default; split the cores among the workers then
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    with concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_init_worker, initargs=(threads,)
+    ) as pool:
         futures = {pool.submit(train_unit, unit): unit for unit in units}
         try:
             for future in concurrent.futures.as_completed(futures):
