@@ -125,9 +125,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tsrate.publish import publish
     from tsrate.warehouse import connect
 
-    study = Study.from_vars(_study_overrides(args))
+    manifest = getattr(args, "manifest", None)
+    study = None if manifest else Study.from_vars(_study_overrides(args))
     warehouse = warehouse_path()
     with connect(warehouse) as con:
+        if manifest:  # import-predictions: the exported study, checked
+            from tsrate.input_export import read_manifest, study_from_manifest
+
+            study = study_from_manifest(con, read_manifest(manifest))
         summary = import_forecasts(
             con,
             args.path,
@@ -148,6 +153,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     with connect(warehouse) as con:
         finish_run(con, summary.run_id, "succeeded")
     print(f"run {summary.run_id} rated and published to {result.path}")
+    return 0
+
+
+def cmd_export_inputs(args: argparse.Namespace) -> int:
+    from tsrate.config import Study, warehouse_path
+    from tsrate.input_export import export_inputs
+    from tsrate.warehouse import connect
+
+    study = Study.from_vars(_study_overrides(args))
+    with connect(warehouse_path(), read_only=True) as con:
+        summary = export_inputs(con, study, args.folder, args.images)
+    print(
+        f"wrote {summary.input_rows} input values of {summary.windows} windows "
+        f"x {len(study.perturbations)} perturbations ({summary.images} images) to "
+        f"{summary.folder}; see {summary.folder}/manifest.json"
+    )
     return 0
 
 
@@ -365,6 +386,42 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_study_flags(imported)
     imported.set_defaults(func=cmd_import, writes_warehouse=True)
+
+    predictions = sub.add_parser(
+        "import-predictions",
+        help="import predictions made on `tsrate export-inputs` files, checked against its manifest",
+    )
+    predictions.add_argument(
+        "path", help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast"
+    )
+    predictions.add_argument(
+        "--system", required=True, help="its system_id (a row of seeds/systems.csv)"
+    )
+    predictions.add_argument(
+        "--manifest", required=True, help="the export folder (or its manifest.json)"
+    )
+    predictions.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="do not forecast the study's own systems into the same run",
+    )
+    predictions.add_argument("--no-build", action="store_true", help="store only; build later")
+    predictions.set_defaults(func=cmd_import, writes_warehouse=True)
+
+    export_inputs = sub.add_parser(
+        "export-inputs",
+        help="write the study's exact model inputs (Parquet, optional PNGs) and a manifest",
+    )
+    export_inputs.add_argument("folder", help="a new (or empty) folder to write")
+    export_inputs.add_argument(
+        "--images",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also write line-plot PNGs of the first N windows of each ticker x perturbation",
+    )
+    _add_study_flags(export_inputs)
+    export_inputs.set_defaults(func=cmd_export_inputs)
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
