@@ -32,10 +32,23 @@ STUDY = Study.from_mapping(
         systems=["naive"],
     )
 )
-SEED_ROW = (
-    "external_demo,External demo (actuals + 1),,numeric,baseline,time-series,none,false,"
-    "P0 P1 P2 P3,,Predictions imported from a file: the clean actuals plus 1.\n"
-)
+#: The seed row of the imported system: every column of seeds/systems.csv, by name.
+SEED_VALUES = {
+    "system_id": "external_demo",
+    "display_name": "External demo (actuals + 1)",
+    "modality": "numeric",
+    "family": "baseline",
+    "purpose": "time-series",
+    "architecture": "none",
+    "is_foundation_model": "false",
+    "accepted_perturbations": "P0 P1 P2 P3",
+    "description": "Predictions imported from a file: the clean actuals plus 1.",
+}
+
+
+def seed_row(header: str) -> str:
+    """SEED_VALUES in the column order of the seed's header (empty for other columns)."""
+    return ",".join(SEED_VALUES.get(column, "") for column in header.strip().split(",")) + "\n"
 
 
 @pytest.fixture
@@ -53,7 +66,7 @@ def project(tmp_path, monkeypatch):
     text = seed.read_text()
     seed.write_text(text if text.endswith("\n") else text + "\n")
     with open(seed, "a") as handle:
-        handle.write(SEED_ROW)
+        handle.write(seed_row(text.splitlines()[0]))
     monkeypatch.setenv("TSRATE_PROJECT_DIR", str(copy))
     return copy
 
