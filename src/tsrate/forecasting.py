@@ -81,7 +81,7 @@ class RunSummary:
         lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
         lines += [
             f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
-            "are left out of its scores under every perturbation)"
+            "are left out of every system's scores, see marts.forecast_failures_summary)"
             for s, n in sorted(self.failed_windows.items())
         ]
         return lines

@@ -4,9 +4,11 @@ A system that can fail window by window returns :class:`PartialForecasts` instea
 array: the failed windows' rows are NaN and each failure keeps the raw model output and the
 reason. The forecasting loop stores the good windows in ``raw.forecasts`` and every failed
 one in ``raw.forecast_failures`` (same transaction); nothing is dropped silently or
-zero-filled. Downstream, a window that failed under any perturbation is left out of that
-system's scores under every perturbation (``int_forecasts_selected``), so the system's
-counterfactual grid stays complete; ``marts.forecast_failures_summary`` counts them.
+zero-filled. Downstream, a window (ticker × window_end_date) that any system failed under
+any perturbation is left out of every system's scores under every perturbation
+(``int_forecasts_selected``): systems are compared on the same windows and each system's
+counterfactual grid (every window under every perturbation, which the robustness marts
+need) stays complete; ``marts.forecast_failures_summary`` counts them.
 """
 
 from __future__ import annotations

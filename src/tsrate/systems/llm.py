@@ -19,8 +19,8 @@ separates values). Length policy: **more** than d numbers → the first d are ke
 often continue the sequence); **fewer** than d, no numbers, or a non-finite number → the
 window fails: the batch comes back as :class:`~tsrate.systems.failures.PartialForecasts`
 and the run stores the raw reply and the reason in ``raw.forecast_failures`` (the window
-is then left out of this system's scores under every perturbation). Nothing is padded or
-zero-filled.
+is then left out of every system's scores under every perturbation, see
+:mod:`tsrate.systems.failures`). Nothing is padded or zero-filled.
 
 Calls: ``temperature`` 0 by default, ``max_tokens``, a per-request ``timeout``, and
 ``retries`` with exponential backoff (``backoff_s`` × 2^attempt) on connection errors,
