@@ -22,6 +22,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -234,6 +235,25 @@ def _single_threaded_children() -> Iterator[None]:
                 os.environ[name] = value
 
 
+@contextlib.contextmanager
+def _llm_cache_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """LLM replies are cached beside the warehouse being written (``<its folder>/cache/llm``),
+    unless ``TSRATE_LLM_CACHE_DIR`` says otherwise. Set through the environment so spawned
+    workers (which build their own systems) see it too."""
+    name = "TSRATE_LLM_CACHE_DIR"
+    path = con.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchone()[0]
+    if os.environ.get(name) or not path:
+        yield
+        return
+    os.environ[name] = str(Path(path).resolve().parent / "cache" / "llm")
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
 def _forecast_partition(
     study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch
 ):
@@ -439,6 +459,20 @@ def run_forecasts(
     Partitions are computed by ``executor`` when given, else by a local process pool of
     ``workers``; either way each lands in the warehouse in its own transaction.
     """
+    with _llm_cache_beside(con):
+        return _run_forecasts(con, study, companies, run_id, force, workers, progress, executor)
+
+
+def _run_forecasts(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    companies: pd.DataFrame,
+    run_id: str | None,
+    force: bool,
+    workers: int | None,
+    progress: Callable[[str], None] | None,
+    executor: PartitionExecutor | None,
+) -> RunSummary:
     say = progress or log.info
     started = time.perf_counter()
     skipped = unavailable_systems(study, companies)

@@ -11,6 +11,7 @@ marts.forecast_failures_summary counts it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -195,3 +196,24 @@ def test_failed_windows_leave_the_marts_for_every_system(failed_run, tmp_path):
     assert set(effects["system_id"]) == {"naive", "phi3_numeric"}
     skipped = read(warehouse, "select system_id from staging.stg_run_skipped_systems")
     assert skipped["system_id"].tolist() == ["gemini_numeric"]
+
+
+def test_replies_are_cached_beside_the_warehouse_and_reused_by_a_forced_run(
+    tmp_path, llm_env, monkeypatch
+):
+    import os
+
+    monkeypatch.delenv("TSRATE_LLM_CACHE_DIR")
+    warehouse = tmp_path / "w" / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "JPM"])
+    small = dataclasses.replace(study(["phi3_numeric"]), perturbations=("P0",))
+    with connect(warehouse) as con:
+        first = run_forecasts(con, small, load_companies(), workers=1, progress=lambda x: None)
+        requests = len(llm_env.payloads)
+        forced = run_forecasts(
+            con, small, load_companies(), workers=1, force=True, progress=lambda x: None
+        )
+    assert requests > 0 and len(llm_env.payloads) == requests  # the forced run asked nobody
+    assert forced.computed == first.computed  # recomputed, but from the cache
+    assert len(list((tmp_path / "w" / "cache" / "llm").rglob("*.json"))) == requests
+    assert "TSRATE_LLM_CACHE_DIR" not in os.environ
