@@ -271,6 +271,9 @@ def run_size(n_tickers: int, years: int, systems: str, workers: int | None, work
     finally:
         con.close()
     disk = sum(f.stat().st_size for f in warehouse.parent.rglob("*") if f.is_file())
+    results_file = work / "target" / "run_results.json"
+    run_results = json.loads(results_file.read_text())["results"] if results_file.exists() else []
+    slowest = sorted(run_results, key=lambda n: -float(n["execution_time"]))[:6]
     shutil.rmtree(warehouse.parent)
     for stage in STAGES:
         stages[stage]["tree_rss_mib"] = peak_between(
@@ -295,6 +298,7 @@ def run_size(n_tickers: int, years: int, systems: str, workers: int | None, work
         "rows": rows,
         "windows": rows["window_errors"],
         "disk_mib": disk / 2**20,
+        "slowest_nodes": [(n["unique_id"], float(n["execution_time"])) for n in slowest],
         "load_before": load_before,
         "load_after": os.getloadavg(),
     }
@@ -334,6 +338,11 @@ def print_size(r: dict) -> None:
         f"{r['windows'] / r['wall_s']:,.0f} | {r['tree_rss_peak_mib']:.0f} MiB "
         f"(largest process {r['max_rss_mib']:.0f} MiB) |"
     )
+    if r.get("slowest_nodes"):
+        print(
+            "\nslowest dbt nodes: "
+            + ", ".join(f"{name.split('.')[-1]} {sec:.1f} s" for name, sec in r["slowest_nodes"])
+        )
 
 
 def print_fit(results: list[dict], predict: list[tuple[int, int]]) -> dict:
@@ -378,6 +387,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None, help="forecast processes")
     parser.add_argument("--predict", default="500x10", help="sizes to extrapolate ('' for none)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    parser.add_argument(
+        "--previous",
+        type=Path,
+        action="append",
+        default=[],
+        help="a --json file of an earlier invocation: its sizes join the fit (not rerun)",
+    )
     args = parser.parse_args()
     sizes = [parse_size(s) for s in args.ladder.split(",")]
     predict = [parse_size(s) for s in args.predict.split(",") if s.strip()]
@@ -389,7 +405,7 @@ def main() -> None:
         + " ".join(f"{v:.2f}" for v in os.getloadavg()),
         flush=True,
     )
-    results = []
+    results = [r for p in args.previous for r in json.loads(p.read_text())["results"]]
     for tickers, years in sizes:
         with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
             result = run_size(tickers, years, args.systems, args.workers, Path(tmp))
