@@ -84,7 +84,15 @@ def build(
     select: str | None = None,
     target_path: Path | None = None,
 ) -> list[str]:
-    """``dbt build`` (seeds, models, tests, unit tests) for ``run_id`` (default: latest run)."""
+    """``dbt build`` (seeds, models, tests, unit tests) for ``run_id`` (default: latest run).
+
+    First brings the raw schema up to date (tables added by newer tsrate versions are
+    created empty), so a warehouse written by an older version still builds.
+    """
+    from tsrate.warehouse import connect
+
+    with connect(Path(warehouse or warehouse_path())):
+        pass
     args = ["build"]
     if select:
         # a partial build runs only tests whose every parent is selected

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.helpers import (
+    ERROR_MARTS,
     forecast_and_build,
     independent_window_errors,
     ingest,
@@ -304,3 +305,37 @@ def test_dbt_releases_the_file(built):
     warehouse, _, _ = built
     con = duckdb.connect(str(warehouse))  # read-write: fails if anything still holds it
     con.close()
+
+
+def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path):
+    """Upgrades: a seed that gained a column and raw tables added later must not break the
+    build of an existing warehouse, and nothing stored is lost."""
+    import shutil
+
+    from tsrate import dbt
+
+    warehouse, run_id, _ = built
+    old = tmp_path / "old.duckdb"
+    shutil.copy(warehouse, old)
+    con = duckdb.connect(str(old))
+    try:
+        con.execute("alter table seeds.systems drop column base_model")
+        for table in ("forecast_failures", "run_skipped_systems", "sentiments"):
+            con.execute(f"drop table if exists raw.{table}")
+        forecasts = con.execute("select count(*) from raw.forecasts").fetchone()[0]
+    finally:
+        con.close()
+    dbt.build(
+        run_id=run_id,
+        warehouse=old,
+        target_path=tmp_path / "target",
+        on_line=lambda _: None,
+        select=ERROR_MARTS,
+    )
+    columns = read(
+        old, "select column_name from information_schema.columns where table_name = 'systems'"
+    )
+    assert "base_model" in set(columns["column_name"])
+    assert read(old, "select count(*) n from raw.forecast_failures")["n"].item() == 0
+    assert read(old, "select count(*) n from raw.forecasts")["n"].item() == forecasts
+    assert read(old, "select count(*) n from marts.window_errors")["n"].item() > 0
