@@ -3,6 +3,8 @@
 tsrate run        ingest (when needed), forecast, build the marts: the main job
 tsrate ingest     load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
 tsrate build      rebuild the dbt marts for a run (default: the latest)
+tsrate train      train (or reuse) the ViT-num-spec checkpoints and register them
+tsrate show-input write the exact image a ViT-num-spec system received for one window
 tsrate systems    every system of the paper and ours, with availability and why
 tsrate runs       the runs recorded in the warehouse
 tsrate query SQL  run a read-only SQL query against the warehouse
@@ -169,6 +171,38 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
         f"x {len(study.perturbations)} perturbations ({summary.images} images) to "
         f"{summary.folder}; see {summary.folder}/manifest.json"
     )
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from flows.train_vit import train_vit_flow
+
+    paths = train_vit_flow(
+        system=args.system,
+        force=args.force,
+        overrides=_study_overrides(args),
+        lock_timeout=args.lock_timeout,
+    )
+    for path in paths:
+        print(f"checkpoint {path} (+ .json metadata), registered in raw.model_checkpoints")
+    return 0
+
+
+def cmd_show_input(args: argparse.Namespace) -> int:
+    from tsrate.config import Study, load_companies, warehouse_path
+    from tsrate.images import write_png
+    from tsrate.systems.vit_num_spec import show_input
+    from tsrate.warehouse import connect
+
+    study = Study.from_vars(_study_overrides(args))
+    with connect(warehouse_path(), read_only=True) as con:
+        image = show_input(
+            con, study, load_companies(), args.system, args.ticker, args.date, args.perturbation
+        )
+    output = args.output or (
+        f"{args.system}-{args.ticker.upper()}-{args.date}-{args.perturbation}.png"
+    )
+    print(f"wrote {write_png(output, image)} ({image.shape[1]} x {image.shape[0]} RGB)")
     return 0
 
 
@@ -422,6 +456,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_study_flags(export_inputs)
     export_inputs.set_defaults(func=cmd_export_inputs)
+
+    train = sub.add_parser(
+        "train", help="train (or reuse) the ViT-num-spec checkpoints and register them"
+    )
+    train.add_argument(
+        "--system",
+        default="all",
+        choices=["vit_num_spec_precovid", "vit_num_spec_covid", "all"],
+        help="variant to train (default: all)",
+    )
+    train.add_argument("--force", action="store_true", help="retrain even if a checkpoint exists")
+    train.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=0.0,
+        help="seconds to wait while another process writes the warehouse (default: fail at once)",
+    )
+    _add_study_flags(train)
+    train.set_defaults(func=cmd_train)  # the flow takes the writer lock to register
+
+    show_input = sub.add_parser(
+        "show-input",
+        help="write the exact image a ViT-num-spec system received for one window (PNG)",
+    )
+    show_input.add_argument("--system", required=True, help="e.g. vit_num_spec_covid")
+    show_input.add_argument("--ticker", required=True, help="a study ticker, e.g. MRK")
+    show_input.add_argument("--date", required=True, help="the window's end date (YYYY-MM-DD)")
+    show_input.add_argument("--perturbation", required=True, help="P0, P1, P2, P4, P5 or P6")
+    show_input.add_argument(
+        "--output", help="PNG to write (default: SYSTEM-TICKER-DATE-PERTURBATION.png here)"
+    )
+    _add_study_flags(show_input)
+    show_input.set_defaults(func=cmd_show_input)
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")

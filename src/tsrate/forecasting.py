@@ -521,6 +521,10 @@ def _run_forecasts(
         prepare = getattr(systems[system_id][0], "prepare", None)
         if prepare is not None:  # train or load once here, so parallel workers only load
             prepare(say)
+        register = getattr(systems[system_id][0], "register_checkpoint", None)
+        if register is not None:  # here, in the process owning the warehouse connection
+            with transaction(con):
+                register(con)
 
     # longest first (ARIMA fits dominate) so the pool stays busy to the end
     todo.sort(key=lambda p: (p.system_id != "arima", p.system_id, p.ticker, p.perturbation_id))

@@ -136,6 +136,29 @@ create table if not exists raw.sentiments (
     trend_label integer not null check (trend_label in (-1, 0, 1)),
     primary key (run_id, sentiment_system_id, ticker, window_end_date)
 );
+
+create table if not exists raw.model_checkpoints (
+    system_id varchar not null,
+    checkpoint_key varchar not null,
+    checkpoint_path varchar not null,
+    model_size varchar,
+    train_start date,
+    train_end date,
+    first_window_end date,
+    last_window_end date,
+    tickers varchar not null,
+    training_windows integer,
+    validation_windows integer,
+    best_epoch integer,
+    validation_loss double,
+    device varchar,
+    training_seconds double,
+    git_revision varchar not null,
+    settings_json varchar not null,
+    trained_at timestamp not null,
+    registered_at timestamp not null,
+    primary key (system_id, checkpoint_key)
+);
 """
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 TICKERS = ["AAPL", "MSFT", "JPM", "BAC"]
 TINY_VARS = {
     "vit_size": "tiny",
-    "vit_training_tickers": ["AAPL", "JPM"],
+    "vit_training_tickers": ["KO", "XOM"],  # never a study company
     "vit_max_training_windows": 160,
     "vit_max_epochs": 2,
     "sentiment_training_walks": 300,
@@ -103,6 +103,9 @@ def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypa
     # a rerun reuses every partition and the cached model (no retraining)
     checkpoints = sorted((tmp_path / "models" / "vit_num_spec").glob("*.pt"))
     assert len(checkpoints) == 1
+    registered = read(warehouse, "select * from staging.stg_model_checkpoints")
+    assert list(registered["checkpoint_path"]) == [str(checkpoints[0])]
+    assert registered["tickers"][0] == "KO,XOM" and registered["git_revision"][0]
     stamp = checkpoints[0].stat().st_mtime_ns
     with connect(warehouse) as con:
         summary = run_forecasts(con, study, load_companies(), workers=2, progress=lambda m: None)

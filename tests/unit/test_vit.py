@@ -150,12 +150,13 @@ def test_variants_and_vars(monkeypatch):
         ("AAPL",),
         80,
         20,
-        {"vit_size": "tiny", "vit_precovid_start": "2016-01-04"},
+        {"vit_size": "tiny", "vit_precovid_start": "2006-01-04"},
     )
-    assert settings.train_start == dt.date(2016, 1, 4) and settings.train_end == dt.date(
-        2019, 12, 31
+    assert settings.train_start == dt.date(2006, 1, 4) and settings.train_end == dt.date(
+        2014, 12, 31
     )
-    assert settings.tickers == ("AAPL",) and settings.size == "tiny"
+    assert "AAPL" not in settings.tickers and len(settings.tickers) == 19  # sample − study
+    assert settings.size == "tiny"
     covid = vit.settings_from_vars(
         "vit_num_spec_covid", ("AAPL",), 80, 20, {"vit_training_tickers": "msft, ko"}
     )
@@ -183,7 +184,7 @@ def test_registry_builds_both_variants_and_reports_missing_tickers(monkeypatch, 
     assert set(systems) == {"vit_num_spec_precovid", "vit_num_spec_covid"}
     precovid, accepted = systems["vit_num_spec_precovid"]
     assert accepted == ("P0", "P1", "P2", "P4", "P5", "P6")
-    assert precovid.settings.size == "tiny" and precovid.settings.train_end.year == 2019
+    assert precovid.settings.size == "tiny" and precovid.settings.train_end.year == 2014
     assert "trains on first run" in precovid.availability().reason
     monkeypatch.setenv("TSRATE_MULTIMODAL_VARS", '{"vit_training_tickers": ["NOPE"]}')
     with pytest.raises(TsrateError, match="NOPE"):

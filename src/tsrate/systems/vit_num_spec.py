@@ -17,10 +17,13 @@ receives it; P4–P6 leave the numbers unchanged and the system perturbs its own
 (:mod:`tsrate.sentiment`) for each window's label.
 
 Training (each variant, on clean images): the closes of the training tickers (var
-``vit_training_tickers``; empty = the study's tickers) from the bundled S&P 500 sample over
-the variant's training period — pre-COVID ``vit_precovid_start``..``vit_precovid_end``
-(default 2015-01-02..2019-12-31), COVID ``vit_covid_start``..``vit_covid_end`` (default
-2020-03-02..2021-06-30; both end before the default study starts, so nothing leaks).
+``vit_training_tickers``; empty = every ticker of the bundled S&P 500 sample EXCEPT the
+study's, as the paper trains on companies it does not rate; naming a study ticker is an
+error) over the variant's training period — pre-COVID ``vit_precovid_start``..
+``vit_precovid_end`` (default 2000-01-03..2014-12-31), COVID ``vit_covid_start``..
+``vit_covid_end`` (default 2020-03-02..2021-12-28, the day before the default study's first
+price on 2021-12-29: every training value, context or target, predates every value the
+study reads, so nothing leaks). A period reaching into the study period is an error.
 Windows of the study's n and d inside the period (stride ``vit_training_stride``), at most
 ``vit_max_training_windows`` (evenly spaced in date order), split by date: the latest
 ``validation_fraction`` for validation. AdamW, MSE, seeded (``vit_seed``), early stopping on
@@ -83,8 +86,8 @@ SIZES: dict[str, VitSize] = {
 
 #: variant → (vars naming its training period, default period)
 VARIANTS: dict[str, tuple[str, str, str, str]] = {
-    "vit_num_spec_precovid": ("vit_precovid_start", "vit_precovid_end", "2015-01-02", "2019-12-31"),
-    "vit_num_spec_covid": ("vit_covid_start", "vit_covid_end", "2020-03-02", "2021-06-30"),
+    "vit_num_spec_precovid": ("vit_precovid_start", "vit_precovid_end", "2000-01-03", "2014-12-31"),
+    "vit_num_spec_covid": ("vit_covid_start", "vit_covid_end", "2020-03-02", "2021-12-28"),
 }
 
 
@@ -446,15 +449,16 @@ class VitNumSpecSystem:
             f"{self.settings.train_start}..{self.settings.train_end}; {state}",
         )
 
-    def prepare(self, progress: Callable[[str], None] | None = None) -> None:
+    def prepare(self, progress: Callable[[str], None] | None = None, force: bool = False) -> None:
         """Load the cached weights, training and caching them first if missing (call once in
-        the main process before forecasting, so parallel workers only load)."""
-        if self._network is not None:
+        the main process before forecasting, so parallel workers only load); ``force``
+        retrains and replaces the checkpoint."""
+        if self._network is not None and not force:
             return
         import torch
 
         path = self.checkpoint_path
-        if path.exists():
+        if path.exists() and not force:
             state = torch.load(path, map_location="cpu", weights_only=True)
             meta = path.with_suffix(".pt.json")
             self.metadata = json.loads(meta.read_text()) if meta.exists() else {}
@@ -483,6 +487,14 @@ class VitNumSpecSystem:
             )
         return self.forecast(contexts, batch.perturbation_id)
 
+    def register_checkpoint(self, con: Any) -> None:
+        """Record the prepared checkpoint in ``raw.model_checkpoints`` (one row per system and
+        key; a retrained key replaces its row). Call in the process owning the warehouse
+        connection — never in a forecast worker."""
+        if self._network is None:
+            raise TsrateError(f"{self.system_id}: prepare() before registering its checkpoint")
+        store_checkpoint_row(con, checkpoint_row(self.checkpoint_path, self.metadata, self.key))
+
     # -- model ---------------------------------------------------------------------------------
 
     def model_images(self, contexts: np.ndarray, perturbation_id: str) -> np.ndarray:
@@ -506,27 +518,102 @@ class VitNumSpecSystem:
         return last[:, None] + std[:, None] * predicted
 
 
+def sample_tickers() -> list[str]:
+    """Every ticker of the bundled S&P 500 sample (skfolio), sorted."""
+    from skfolio.datasets import load_sp500_dataset
+
+    return sorted(str(column) for column in load_sp500_dataset().columns)
+
+
+def training_tickers(study_tickers: Sequence[str], chosen: Any) -> tuple[str, ...]:
+    """The training tickers: ``chosen`` (list or comma/space separated string), or when empty
+    every sample ticker except the study's. A study ticker among them is an error: the ViT
+    must not have seen the companies it is rated on."""
+    study = {str(t).upper() for t in study_tickers}
+    if isinstance(chosen, str):
+        chosen = [part for part in chosen.replace(",", " ").split() if part]
+    if chosen:
+        tickers = tuple(str(t).upper() for t in chosen)
+        overlap = sorted(study.intersection(tickers))
+        if overlap:
+            raise TsrateError(
+                f"vit_training_tickers {list(tickers)} include study companies {overlap}; the "
+                "ViT-num-spec systems train on companies the study does not rate (leave the "
+                "var empty for every sample ticker except the study's)"
+            )
+        return tickers
+    tickers = tuple(t for t in sample_tickers() if t not in study)
+    if not tickers:
+        raise TsrateError("every S&P 500 sample ticker is a study ticker: none left to train on")
+    return tickers
+
+
+def checkpoint_row(path: Path, metadata: dict[str, Any], key: str) -> dict[str, Any]:
+    """One ``raw.model_checkpoints`` row from a checkpoint's path and metadata."""
+    settings = metadata.get("settings", {})
+    trained_at = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC).replace(tzinfo=None)
+    return {
+        "system_id": metadata.get("system_id", ""),
+        "checkpoint_key": key,
+        "checkpoint_path": str(path),
+        "model_size": settings.get("size"),
+        "train_start": settings.get("train_start"),
+        "train_end": settings.get("train_end"),
+        "first_window_end": metadata.get("first_window_end"),
+        "last_window_end": metadata.get("last_window_end"),
+        "tickers": ",".join(metadata.get("tickers", [])),
+        "training_windows": metadata.get("training_windows"),
+        "validation_windows": metadata.get("validation_windows"),
+        "best_epoch": metadata.get("best_epoch"),
+        "validation_loss": metadata.get("validation_loss"),
+        "device": metadata.get("device"),
+        "training_seconds": metadata.get("seconds"),
+        "git_revision": metadata.get("git_revision", "unknown"),
+        "settings_json": json.dumps(settings, sort_keys=True, default=str),
+        "trained_at": trained_at,
+        "registered_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
+    }
+
+
+def store_checkpoint_row(con: Any, row: dict[str, Any]) -> None:
+    """Insert (or, for a retrained key, replace) one ``raw.model_checkpoints`` row."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    con.execute(
+        f"insert or replace into raw.model_checkpoints ({columns}) values ({marks})",
+        list(row.values()),
+    )
+
+
 def settings_from_vars(
     system_id: str,
     tickers: Sequence[str],
     context_length: int,
     horizon: int,
     variables: dict[str, Any],
+    study_period: tuple[dt.date, dt.date] | None = None,
 ) -> TrainingSettings:
-    """The variant's training settings from ``dbt_project.yml`` vars (see the module doc)."""
+    """The variant's training settings from ``dbt_project.yml`` vars (see the module doc);
+    ``tickers`` are the study's (excluded from training); with ``study_period`` a training
+    period overlapping it is an error (it would leak the study's market into the weights)."""
     from tsrate.config import _as_date
 
     if system_id not in VARIANTS:
         raise TsrateError(f"unknown ViT-num-spec variant {system_id!r}; known: {sorted(VARIANTS)}")
     start_var, end_var, start_default, end_default = VARIANTS[system_id]
-    chosen = variables.get("vit_training_tickers") or list(tickers)
-    if isinstance(chosen, str):
-        chosen = [part for part in chosen.replace(",", " ").split() if part]
+    train_start = _as_date(variables.get(start_var, start_default), start_var)
+    train_end = _as_date(variables.get(end_var, end_default), end_var)
+    if study_period is not None and train_start <= study_period[1] and train_end >= study_period[0]:
+        raise TsrateError(
+            f"{system_id}: training period {train_start}..{train_end} overlaps the study period "
+            f"{study_period[0]}..{study_period[1]}; end it before {study_period[0]} "
+            f"(var {end_var}) so nothing the study rates leaks into training"
+        )
     return TrainingSettings(
         system_id=system_id,
-        train_start=_as_date(variables.get(start_var, start_default), start_var),
-        train_end=_as_date(variables.get(end_var, end_default), end_var),
-        tickers=tuple(str(t).upper() for t in chosen),
+        train_start=train_start,
+        train_end=train_end,
+        tickers=training_tickers(tickers, variables.get("vit_training_tickers")),
         context_length=context_length,
         horizon=horizon,
         size=str(variables.get("vit_size", "small")),
@@ -537,8 +624,11 @@ def settings_from_vars(
     )
 
 
-def create(study, companies, variant: str | None = None) -> VitNumSpecSystem:
-    """Registry entry point: ``tsrate.systems.vit_num_spec:<system_id>``."""
+def create(
+    study, companies, variant: str | None = None, cache_dir: Path | None = None
+) -> VitNumSpecSystem:
+    """Registry entry point: ``tsrate.systems.vit_num_spec:<system_id>``; ``cache_dir``: the
+    model folder (default :func:`tsrate.sentiment.model_cache_dir`)."""
     if variant is None:
         raise TsrateError(
             "name the ViT-num-spec variant in the systems seed: "
@@ -546,7 +636,72 @@ def create(study, companies, variant: str | None = None) -> VitNumSpecSystem:
         )
     variables = multimodal_vars()
     settings = settings_from_vars(
-        variant, study.tickers, study.context_length, study.horizon, variables
+        variant,
+        study.tickers,
+        study.context_length,
+        study.horizon,
+        variables,
+        study_period=(study.start, study.end),
     )
     sentiment = default_sentiment_system(study.context_length, variables)
-    return VitNumSpecSystem(settings, sentiment=sentiment)
+    return VitNumSpecSystem(settings, sentiment=sentiment, cache_dir=cache_dir)
+
+
+def show_input(
+    con: Any,
+    study,  # noqa: ANN001 - tsrate.config.Study
+    companies: pd.DataFrame,
+    system_id: str,
+    ticker: str,
+    window_end: str,
+    perturbation_id: str,
+) -> np.ndarray:
+    """The exact image ``system_id`` received for ``ticker``'s window ending ``window_end``
+    (YYYY-MM-DD) under ``perturbation_id`` in ``study`` on the warehouse ``con``: the
+    ticker's whole partition is built as ``tsrate run`` builds it
+    (:func:`tsrate.forecasting.make_batch`, then the system's own
+    :meth:`VitNumSpecSystem.model_images` over the batch, so P6's sentiment stripe is the
+    one the run drew) and the window's image picked out. Errors name what is wrong."""
+    from tsrate.config import _as_date
+    from tsrate.forecasting import load_series, make_batch
+    from tsrate.perturbations import PERTURBATIONS
+    from tsrate.systems.registry import create_system, load_systems_seed
+
+    seed = load_systems_seed().set_index("system_id")
+    if system_id not in seed.index:
+        raise TsrateError(f"unknown system {system_id!r}; known systems: {sorted(seed.index)}")
+    if perturbation_id not in PERTURBATIONS:
+        raise TsrateError(
+            f"unknown perturbation {perturbation_id!r}; known: {sorted(PERTURBATIONS)}"
+        )
+    implementation = seed.loc[system_id, "implementation"]
+    if not implementation or not implementation.startswith(f"{__name__}:"):
+        image_systems = sorted(seed.index[seed["implementation"].str.startswith(f"{__name__}:")])
+        raise TsrateError(
+            f"system {system_id!r} does not read images; show-input knows {image_systems}"
+        )
+    accepted = seed.loc[system_id, "accepted_perturbations"].split()
+    if perturbation_id not in accepted:
+        raise TsrateError(
+            f"{system_id} is not rated on {perturbation_id} (it accepts {' '.join(accepted)})"
+        )
+    ticker = ticker.upper()
+    if ticker not in study.tickers:
+        raise TsrateError(
+            f"{ticker} is not a study ticker (study: {list(study.tickers)}); pass --tickers to "
+            "show a window of another study"
+        )
+    day = _as_date(window_end, "--date")
+    system = create_system(implementation, study, companies)
+    series = load_series(con, dataclasses.replace(study, tickers=(ticker,)))[ticker]
+    batch = make_batch(study, series, perturbation_id)
+    ends = batch.window_end_dates.astype("datetime64[D]")
+    matches = np.flatnonzero(ends == np.datetime64(day, "D"))
+    if not matches.size:
+        nearest = ends[np.argsort(np.abs((ends - np.datetime64(day, "D")).astype(int)))[:2]]
+        raise TsrateError(
+            f"{day} is not a window end of {ticker} in the study ({len(ends)} windows ending "
+            f"{ends[0]}..{ends[-1]}, n = {study.context_length}, d = {study.horizon}, stride "
+            f"{study.stride}); nearest: {', '.join(str(d) for d in sorted(nearest))}"
+        )
+    return system.model_images(np.asarray(batch.contexts, dtype=float), perturbation_id)[matches[0]]
