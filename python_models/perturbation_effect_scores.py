@@ -7,10 +7,9 @@ python_models/perturbation_effect_scores.yml.
 
 import pandas as pd
 
-from tsrate.causal import worst_case
+from tsrate.causal import DISTRIBUTION_AGGREGATIONS, worst_case
 
-#: var distribution_aggregation -> how worst_case aggregates APE_m and PIE %
-AGGREGATIONS = {"max": ("max_abs", "max"), "mean": ("mean_abs", "mean")}
+AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
 KEYS = ["run_id", "system_id", "perturbation_id", "confounder"]
 COLUMNS = [
     "run_id",

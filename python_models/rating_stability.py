@@ -22,7 +22,7 @@ Tunables come from python_models/rating_stability.yml.
 import numpy as np
 import pandas as pd
 
-from tsrate.causal import CONTROL, confounder_column
+from tsrate.causal import CONTROL, DISTRIBUTION_AGGREGATIONS, confounder_column
 from tsrate.marts_io import Units, assignment_matrix, outcome_grid, read_columns
 from tsrate.ratings import (
     BOOTSTRAP_COLUMNS,
@@ -36,12 +36,10 @@ from tsrate.stability import (
     effects_resampled,
     wrs_resampled,
 )
+from tsrate.stats import WRS_ANALYSES
 
 ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
-#: analysis -> (group column, column the pairs must share), as in wrs_pairs
-WRS_ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
-#: var distribution_aggregation -> how APE and PIE aggregate over distributions
-AGGREGATIONS = {"max": ("max_abs", "max"), "mean": ("mean_abs", "mean")}
+AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
 COLUMNS = [
     "run_id",
     "metric",

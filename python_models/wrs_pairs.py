@@ -9,7 +9,7 @@ industry) and stacks the results. Tunables come from python_models/wrs_pairs.yml
 import pandas as pd
 
 from tsrate.marts_io import read_columns
-from tsrate.stats import PAIR_COLUMNS, weighted_rejection_pairs
+from tsrate.stats import PAIR_COLUMNS, WRS_ANALYSES, weighted_rejection_pairs
 
 #: Column types of the table (stable even when a column is all null or the table is empty).
 TEXT = ["run_id", "analysis", "system_id", "perturbation_id", "within_group", "group_a", "group_b"]
@@ -22,8 +22,7 @@ SCHEMA = {
     **dict.fromkeys(NUMBER, "float64"),
     "rejected": "bool",
 }
-#: analysis -> (group column, column the pairs must share, or None for every pair)
-ANALYSES = {"industry": ("industry", None), "company": ("ticker", "industry")}
+ANALYSES = WRS_ANALYSES
 
 
 def wrs_pairs(

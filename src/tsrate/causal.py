@@ -43,6 +43,7 @@ from sklearn.linear_model import LogisticRegression
 
 __all__ = [
     "CONTROL",
+    "DISTRIBUTION_AGGREGATIONS",
     "ASSIGNMENT_COLUMNS",
     "DISTRIBUTION_COLUMNS",
     "EFFECT_COLUMNS",
@@ -100,6 +101,11 @@ EFFECT_COLUMNS: list[str] = [
 ]
 
 _ALIASES = {"company": "ticker"}
+
+#: var ``distribution_aggregation`` -> how :func:`worst_case` aggregates (APE_m, PIE %)
+#: over the distributions of a confounder (used by perturbation_effect_scores and
+#: rating_stability).
+DISTRIBUTION_AGGREGATIONS = {"max": ("max_abs", "max"), "mean": ("mean_abs", "mean")}
 
 
 def confounder_column(confounder: str) -> str:
@@ -457,25 +463,14 @@ def nearest_neighbour_means(
     value of whichever unit happens to come first. Vectorised over distinct pool scores
     (sort + prefix sums), O((n_query + n_pool) log n_pool).
     """
-    query = np.asarray(query, dtype=float)
-    pool_scores = np.asarray(pool_scores, dtype=float)
     pool_values = np.asarray(pool_values, dtype=float)
-    if pool_scores.size == 0:
-        raise ValueError("cannot match: the other arm is empty")
-    uniq, inv = np.unique(pool_scores, return_inverse=True)
-    sums = np.bincount(inv, weights=pool_values, minlength=uniq.size)
-    cnts = np.bincount(inv, minlength=uniq.size).astype(float)
-    csum = np.concatenate([[0.0], np.cumsum(sums)])
-    ccnt = np.concatenate([[0.0], np.cumsum(cnts)])
-    pos = np.searchsorted(uniq, query)
-    left = np.clip(pos - 1, 0, uniq.size - 1)
-    right = np.clip(pos, 0, uniq.size - 1)
-    d_left = np.where(pos > 0, np.abs(query - uniq[left]), np.inf)
-    d_right = np.where(pos < uniq.size, np.abs(uniq[right] - query), np.inf)
-    d_min = np.minimum(d_left, d_right)
-    lo = np.searchsorted(uniq, query - d_min - tol, side="left")
-    hi = np.searchsorted(uniq, query + d_min + tol, side="right")
-    return (csum[hi] - csum[lo]) / (ccnt[hi] - ccnt[lo])
+    return _nearest_weighted_means(
+        np.asarray(query, dtype=float),
+        np.asarray(pool_scores, dtype=float),
+        pool_values,
+        np.ones(pool_values.shape),
+        tol,
+    )
 
 
 def _matched_from_strata(

@@ -429,6 +429,13 @@ def weighted_rejection_pairs(
 
 WRS_DECIMALS = 10
 
+#: The two WRS analyses (paper Algorithm 1): analysis -> (group column, column the pairs
+#: must share, or None to compare every pair). Used by wrs_pairs and rating_stability.
+WRS_ANALYSES: dict[str, tuple[str, str | None]] = {
+    "industry": ("industry", None),
+    "company": ("ticker", "industry"),
+}
+
 
 def weighted_rejection_scores(pairs: pd.DataFrame) -> pd.DataFrame:
     """Weighted Rejection Score per system x perturbation: a SUM over pairs and levels.
