@@ -203,10 +203,13 @@ class HfLocalSystem:
             replies.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
         return replies
 
-    def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
+    def complete_all(self, prompts: list[list[dict]]) -> list[str]:
+        """The greedy reply of every chat (any task, not only forecasting), in order."""
         self.load()
-        texts = [prompt_text(self._tokenizer, m) for m in self.prompts(batch)]
-        return parse_replies(self.generate(texts), batch.horizon)
+        return self.generate([prompt_text(self._tokenizer, m) for m in prompts])
+
+    def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
+        return parse_replies(self.complete_all(self.prompts(batch)), batch.horizon)
 
 
 def create(study, companies, system_id: str | None = None) -> HfLocalSystem:  # noqa: ANN001

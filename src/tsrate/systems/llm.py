@@ -537,12 +537,15 @@ class LlmSystem:
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         """Forecasts of every window; when some replies cannot be parsed, a
         :class:`PartialForecasts` whose failures keep each raw reply and the reason."""
-        s = self.settings
-        prompts = self.prompts(batch)
+        return parse_replies(self.complete_all(self.prompts(batch)), batch.horizon)
+
+    def complete_all(self, prompts: list[list[dict]]) -> list[str]:
+        """The reply text of every chat (any task, not only forecasting), in order, sent
+        ``concurrency`` at a time through the response cache; raises
+        :class:`LlmEndpointError` when the endpoint cannot answer."""
         _ = self.client  # one client (connection pool) shared by the threads
-        with concurrent.futures.ThreadPoolExecutor(max_workers=s.concurrency) as pool:
-            replies = list(pool.map(self.complete, prompts))
-        return parse_replies(replies, batch.horizon)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            return list(pool.map(self.complete, prompts))
 
     def prompts(self, batch: ForecastBatch) -> list[list[dict]]:
         """The chat messages of every window of a batch, exactly as sent."""
