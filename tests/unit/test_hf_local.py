@@ -10,6 +10,7 @@ layer is the identity, so greedy decoding after the chat template's ``assistant:
 
 from __future__ import annotations
 
+import dataclasses
 import string
 
 import numpy as np
@@ -120,3 +121,198 @@ def test_missing_or_broken_checkpoints_are_reported(tmp_path, monkeypatch):
     image = hf_local.create(None, None, "phi3_numeric_image")
     assert not image.availability().available
     assert "tsrate.systems.llm" in image.availability().reason
+
+
+# -- vision-language checkpoints (numeric+image) ---------------------------------------------
+
+VISION_CHAT_TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}"
+    "{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}<image>"
+    "{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}{{ '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+PLOT_SIDE = 128  # tsrate.images.IMAGE_SIZE: the processor keeps the plot's pixels as they are
+PATCH = 32  # 4 × 4 patches: 16 image tokens
+
+
+def save_tiny_llava(folder, successor: dict[str, str]):
+    """A randomly initialised Llava (one-layer CLIP vision tower, one-layer Llama) with a
+    character tokenizer holding ``<image>`` and a PIL CLIP image processor, saved with
+    ``save_pretrained``. Its language model is the bigram machine of :func:`save_bigram_model`
+    (attention and MLP outputs zeroed), so greedy decoding follows ``successor``; the image
+    still goes through the vision tower and projector into the image tokens' embeddings."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import (
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+    vocab = {c: i for i, c in enumerate(string.printable)}
+    for special in ("<eos>", "<unk>", "<image>"):
+        vocab[special] = len(vocab)
+    while len(vocab) % 8:  # hidden size = vocabulary size, divisible by the heads
+        vocab[f"<unused{len(vocab)}>"] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    backend.decoder = decoders.Fuse()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        eos_token="<eos>",
+        pad_token="<eos>",
+        unk_token="<unk>",
+        extra_special_tokens={"image_token": "<image>"},
+    )
+    image_processor = CLIPImageProcessorPil(
+        size={"shortest_edge": PLOT_SIDE}, crop_size={"height": PLOT_SIDE, "width": PLOT_SIDE}
+    )
+    processor = LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=PATCH,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,  # CLIP's class token, dropped by "default"
+        chat_template=VISION_CHAT_TEMPLATE,
+    )
+    size = len(vocab)
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=PLOT_SIDE,
+            patch_size=PATCH,
+        ),
+        text_config=LlamaConfig(
+            vocab_size=size,
+            hidden_size=size,
+            intermediate_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=4096,
+            tie_word_embeddings=False,
+            bos_token_id=vocab["<eos>"],
+            eos_token_id=vocab["<eos>"],
+            pad_token_id=vocab["<eos>"],
+        ),
+        image_token_index=vocab["<image>"],
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(0)
+    model = LlavaForConditionalGeneration(config)
+    language_model = model.model.language_model
+    with torch.no_grad():
+        language_model.embed_tokens.weight.zero_()
+        for current, following in successor.items():
+            language_model.embed_tokens.weight[vocab[current], vocab[following]] = 10.0
+        for layer in language_model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        model.lm_head.weight.copy_(torch.eye(size))
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def numbers_vlm(tmp_path_factory):
+    pytest.importorskip("PIL")
+    return save_tiny_llava(tmp_path_factory.mktemp("vlm-numbers"), NUMBERS)
+
+
+def record_vision_inputs(system: HfLocalSystem) -> list:
+    """Every ``pixel_values`` tensor the loaded model's vision tower receives."""
+    seen = []
+
+    def hook(module, args, kwargs):  # noqa: ANN001, ARG001
+        seen.append((args[0] if args else kwargs["pixel_values"]).detach().clone())
+
+    system.load()
+    system._model.model.vision_tower.register_forward_pre_hook(hook, with_kwargs=True)
+    return seen
+
+
+def test_local_vision_language_model_reads_the_line_plot(numbers_vlm, monkeypatch):
+    from tsrate.systems.llm import USER_PROMPT_IMAGE, window_images
+
+    monkeypatch.setenv("TSRATE_PHI3_NUMERIC_IMAGE_MODEL_PATH", str(numbers_vlm))
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", str(6 * (D + 1)))
+    monkeypatch.setenv("TSRATE_HF_BATCH_SIZE", "2")
+    system = hf_local.create(None, None, "phi3_numeric_image")  # a numeric+image seed row
+    assert system.with_image and system.vision
+    assert system.availability().available, system.availability().reason
+    assert "vision-language" in system.availability().reason
+    assert "image=line_plot128" in system.fingerprint()
+    seen = record_vision_inputs(system)
+    assert type(system._processor).__name__ == "LlavaProcessor"
+    assert type(system._model).__name__ == "LlavaForConditionalGeneration"
+
+    batch = make_batch()
+    out = system.predict(batch)
+    np.testing.assert_array_equal(out, np.full((3, D), 10.5))
+
+    # the prompt: the numeric+image template with the processor's image placeholder
+    messages, images = hf_local.vision_chat(system.prompts(batch)[0])
+    text = hf_local.vision_prompt_text(system._processor, messages)
+    first_line = USER_PROMPT_IMAGE.splitlines()[0].format(n=batch.contexts.shape[1], decimals=2)
+    assert first_line in text and "The attached image is a line plot" in text
+    assert text.count("<image>") == 1 and text.endswith("assistant:")
+    encoded = system.encode([text], [images])
+    assert int((encoded["input_ids"] == system._processor.image_token_id).sum()) == 16
+
+    # the vision tower received exactly the endpoint's line plots (PNG round trip is lossless)
+    plots = window_images(np.asarray(batch.contexts, float), batch.perturbation_id, 128)
+    expected = system._processor.image_processor(images=list(plots), return_tensors="pt")
+    received = np.concatenate([t.numpy() for t in seen])
+    assert [len(t) for t in seen] == [2, 1]  # one call per generate batch, one image per window
+    np.testing.assert_allclose(received, expected["pixel_values"].numpy(), atol=1e-6)
+    assert not np.allclose(received[0], received[2])  # each window its own plot
+
+    # an image perturbation reaches the model: P5 (saturation x10) changes the pixels
+    seen.clear()
+    saturated = dataclasses.replace(batch, perturbation_id="P5")
+    np.testing.assert_array_equal(system.predict(saturated), out)
+    assert not np.allclose(np.concatenate([t.numpy() for t in seen]), received)
+
+
+def test_unusable_vision_generations_are_failures_with_raw_text(tmp_path):
+    pytest.importorskip("PIL")
+    folder = save_tiny_llava(tmp_path / "garbage-vlm", GARBAGE)
+    system = HfLocalSystem("my_vlm", HfSettings(str(folder), max_new_tokens=8), with_image=True)
+    out = system.predict(make_batch(2))
+    assert isinstance(out, PartialForecasts)
+    assert [f.row for f in out.failures] == [0, 1]
+    assert all(f.raw_text == "x" * 8 for f in out.failures)
+    assert all(f.reason == "unparseable reply: no numbers in the reply" for f in out.failures)
+
+
+def test_vision_checkpoints_answer_text_only_chats_and_refuse_remote_images(numbers_vlm):
+    # hf_local:<ID> of tsrate.systems.language: a checkpoint with a vision_config is loaded
+    # as a vision-language model even without the numeric+image mode
+    system = HfLocalSystem("my_vlm", HfSettings(str(numbers_vlm), max_new_tokens=4))
+    assert system.vision and not system.with_image
+    chat = [{"role": "user", "content": "Is there a trend?"}]
+    assert system.complete_all([chat]) == ["10.5"]
+    remote = [
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}],
+        }
+    ]
+    with pytest.raises(TsrateError, match="base64 data URLs"):
+        system.complete_all([remote])
+
+
+def test_a_text_only_checkpoint_in_numeric_image_mode_is_a_clear_error(tmp_path):
+    folder = save_bigram_model(tmp_path / "text-only", NUMBERS)
+    system = HfLocalSystem("my_vlm", HfSettings(str(folder)), with_image=True)
+    with pytest.raises(TsrateError, match="cannot load"):
+        system.predict(make_batch(1))

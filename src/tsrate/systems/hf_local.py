@@ -7,6 +7,18 @@ line, ``user``, a newline), and the model generates **greedily** (no sampling, s
 gives the same forecast). Unusable replies become ``raw.forecast_failures`` rows exactly as
 for the endpoint systems.
 
+Numeric+image seed rows (modality ``numeric+image``) load a **vision-language** checkpoint
+(``AutoProcessor`` + ``AutoModelForImageTextToText``, e.g. Llava, Qwen2-VL, Idefics3,
+PaliGemma, Gemma 3) and send each window's line plot with ``prompts/numeric_image.txt``:
+exactly the PNG the endpoint's numeric+image mode sends (:func:`tsrate.systems.llm.window_images`,
+P4–P6 applied to the image, then :func:`~tsrate.systems.llm.png_data_url`), decoded back to
+pixels and given to the model's own processor. The chat's image part becomes the processor's
+image placeholder (``{"type": "image"}``) in its chat template (else the processor's
+``image_token`` before the text). A checkpoint whose ``config.json`` has a
+``vision_config`` is loaded this way for text-only chats too (:mod:`tsrate.systems.language`).
+The image processors need Pillow (``pip install 'tsrate[images]'``); torchvision is not
+needed (transformers then picks the PIL image processor).
+
 A seed row names the system: ``implementation = tsrate.systems.hf_local:<system_id>``.
 Settings (environment, else dbt var ``hf_local_systems.<system_id>.<key>``, else default);
 ``<ID>`` is the system id in upper case:
@@ -17,17 +29,17 @@ Settings (environment, else dbt var ``hf_local_systems.<system_id>.<key>``, else
 
 Shared (environment ``TSRATE_HF_<KEY>``, dbt var ``hf_<key>``): ``max_new_tokens`` (256),
 ``batch_size`` (windows per ``generate`` call; 8), ``device`` (``auto``: cuda when torch
-sees a GPU, with bfloat16; else CPU float32). ``llm_decimals`` (2) as for the endpoints.
-
-Vision-language checkpoints (numeric+image seed rows) are not loaded locally in this
-version: serve them behind an OpenAI-compatible server (vLLM) and use
-:mod:`tsrate.systems.llm`, whose numeric+image mode sends the line plot.
+sees a GPU, with bfloat16; else CPU float32). ``llm_decimals`` (2) and ``llm_image_size``
+(the line plot's side in pixels, 128) as for the endpoints.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
+import io
+import json
 import os
 import re
 from pathlib import Path
@@ -37,13 +49,23 @@ import numpy as np
 
 from tsrate import TsrateError
 from tsrate.config import project_vars
+from tsrate.images import IMAGE_SIZE
+from tsrate.sentiment import SentimentSystem
 from tsrate.systems._settings import int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
-from tsrate.systems.llm import parse_replies, prompt_digest, render_messages
+from tsrate.systems.llm import (
+    parse_replies,
+    png_data_url,
+    prompt_digest,
+    render_messages,
+    window_images,
+)
 from tsrate.systems.registry import load_systems_seed
 
-INSTALL_HINT = "pip install 'tsrate[images]' (transformers; torch first: pip install torch==2.13.0)"
+INSTALL_HINT = (
+    "pip install 'tsrate[images]' (transformers and Pillow; torch first: pip install torch==2.13.0)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +75,7 @@ class HfSettings:
     batch_size: int = 8
     device: str = "auto"
     decimals: int = 2
+    image_size: int = IMAGE_SIZE  # numeric+image: the line plot is image_size × image_size
 
 
 def env_prefix(system_id: str) -> str:
@@ -79,6 +102,7 @@ def load_settings(system_id: str) -> HfSettings:
         batch_size=int_setting("TSRATE_HF_BATCH_SIZE", "hf_batch_size", 8),
         device=str(setting("TSRATE_HF_DEVICE", "hf_device", "auto")),
         decimals=int_setting("TSRATE_LLM_DECIMALS", "llm_decimals", 2, minimum=0),
+        image_size=int_setting("TSRATE_LLM_IMAGE_SIZE", "llm_image_size", IMAGE_SIZE, minimum=16),
     )
 
 
@@ -99,15 +123,106 @@ def prompt_text(tokenizer: Any, messages: list[dict]) -> str:
     return "\n\n".join(m["content"] for m in messages) + "\n"
 
 
-class HfLocalSystem:
-    """A causal language model from a local checkpoint, forecasting window by window."""
+def decode_image_url(url: str) -> Any:
+    """A ``data:image/…;base64,…`` URL (an image part of a chat) as an RGB ``PIL.Image``;
+    nothing is downloaded, so any other URL is an error."""
+    from PIL import Image
 
-    def __init__(self, system_id: str, settings: HfSettings, with_image: bool = False):
+    head, comma, data = url.partition(",")
+    if not (head.startswith("data:image/") and head.endswith(";base64") and comma):
+        raise TsrateError(
+            f"a local vision-language model takes images as base64 data URLs "
+            f"(data:image/png;base64,...), got {url[:60]!r}"
+        )
+    return Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
+
+
+def vision_chat(messages: list[dict]) -> tuple[list[dict], list[Any]]:
+    """Chat-completions messages (``text`` / ``image_url`` content parts, as
+    :func:`tsrate.systems.llm.render_messages` writes them) in the form Hugging Face
+    processors' chat templates read: every content a list of ``{"type": "text"}`` /
+    ``{"type": "image"}`` parts, plus the decoded images in order."""
+    converted, images = [], []
+    for message in messages:
+        content = message["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else []
+        for part in [] if isinstance(content, str) else content:
+            if part["type"] == "text":
+                parts.append({"type": "text", "text": part["text"]})
+            elif part["type"] == "image_url":
+                images.append(decode_image_url(part["image_url"]["url"]))
+                parts.append({"type": "image"})
+            else:
+                raise TsrateError(f"unsupported chat content part {part['type']!r}")
+        converted.append({"role": message["role"], "content": parts})
+    return converted, images
+
+
+def vision_prompt_text(processor: Any, messages: list[dict]) -> str:
+    """Converted messages (:func:`vision_chat`) as the model reads them: the processor's chat
+    template with the generation prompt, else the texts joined by blank lines with the
+    processor's ``image_token`` in place of each image."""
+    if getattr(processor, "chat_template", None):
+        return processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    image_token = getattr(processor, "image_token", None)
+    pieces = []
+    for message in messages:
+        for part in message["content"]:
+            if part["type"] == "text":
+                pieces.append(part["text"])
+            elif image_token is None:
+                raise TsrateError(
+                    "the checkpoint's processor has neither a chat template nor an image_token: "
+                    "tsrate cannot tell where the image goes in the prompt"
+                )
+            else:
+                pieces.append(image_token)
+    return "\n\n".join(pieces) + "\n"
+
+
+def has_vision_config(path: Path) -> bool:
+    """Whether ``config.json`` describes a vision-language model (a ``vision_config``)."""
+    try:
+        return "vision_config" in json.loads((path / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+
+
+class HfLocalSystem:
+    """A causal or vision-language model from a local checkpoint, forecasting window by
+    window (``with_image``: the numeric+image prompt with the window's line plot)."""
+
+    def __init__(
+        self,
+        system_id: str,
+        settings: HfSettings,
+        with_image: bool = False,
+        sentiment: SentimentSystem | None = None,
+        context_length: int = 80,
+    ):
         self.system_id = system_id
         self.settings = settings
         self.with_image = with_image
+        self._sentiment = sentiment
+        self.context_length = context_length  # for the default P6 sentiment system
         self._model = None
         self._tokenizer = None
+        self._processor = None  # vision-language checkpoints: the AutoProcessor
+
+    @property
+    def sentiment(self) -> SentimentSystem:
+        """P6's sentiment system (numeric+image only): the project default, built lazily."""
+        if self._sentiment is None:
+            from tsrate.sentiment import default_sentiment_system
+
+            self._sentiment = default_sentiment_system(self.context_length)
+        return self._sentiment
+
+    @property
+    def vision(self) -> bool:
+        """Loaded as a vision-language model: numeric+image mode, or a checkpoint with a
+        ``vision_config``."""
+        return self.with_image or has_vision_config(self.path)
 
     @property
     def path(self) -> Path:
@@ -117,37 +232,43 @@ class HfLocalSystem:
         s = self.settings
         exists = (self.path / "config.json").is_file()
         checkpoint = checkpoint_digest(self.path) if exists else "missing"
-        return (
-            f"hf_local;checkpoint={checkpoint};greedy;"
-            f"max_new_tokens={s.max_new_tokens};decimals={s.decimals};prompt={prompt_digest()}"
+        text = (
+            f"hf_local;checkpoint={checkpoint};greedy;max_new_tokens={s.max_new_tokens};"
+            f"decimals={s.decimals};prompt={prompt_digest(self.with_image)}"
         )
+        if self.with_image:
+            text += f";image=line_plot{s.image_size};sentiment={self.sentiment.fingerprint()}"
+        return text
 
     def availability(self) -> Availability:
         prefix = env_prefix(self.system_id)
-        if self.with_image:
-            return Availability(
-                False,
-                "vision-language models are not loaded from a local path in this version: "
-                "serve the model behind an OpenAI-compatible server (e.g. vLLM) and use "
-                "implementation tsrate.systems.llm:<system_id> (its numeric+image mode sends "
-                "the line plot)",
-            )
+        kind = "vision-language " if self.with_image else ""
         if not self.settings.model_path:
-            return Availability(
-                False,
+            reason = (
                 f"no model directory: set {prefix}MODEL_PATH (or dbt var "
                 f"hf_local_systems.{self.system_id}.model_path) to a folder with config.json, "
                 "the weights and the tokenizer (save_pretrained output or a Hugging Face "
-                "cache snapshot; nothing is downloaded)",
+                "cache snapshot; nothing is downloaded)"
             )
+            if self.with_image:
+                reason += (
+                    " of a vision-language model with its processor (AutoProcessor + "
+                    "AutoModelForImageTextToText); or serve the model behind an "
+                    "OpenAI-compatible server (e.g. vLLM) and use implementation "
+                    "tsrate.systems.llm:<system_id>"
+                )
+            return Availability(False, reason)
         if not (self.path / "config.json").is_file():
             return Availability(False, f"{self.path} has no config.json ({prefix}MODEL_PATH)")
         try:
             import torch  # noqa: F401
             import transformers  # noqa: F401
+
+            if self.vision:
+                import PIL  # noqa: F401
         except ImportError as exc:
             return Availability(False, f"{exc.name} is not installed; {INSTALL_HINT}")
-        return Availability(True, f"local checkpoint {self.path} on {self.device} (greedy)")
+        return Availability(True, f"local {kind}checkpoint {self.path} on {self.device} (greedy)")
 
     @property
     def device(self) -> str:
@@ -158,20 +279,39 @@ class HfLocalSystem:
         return "cuda" if torch.cuda.is_available() else "cpu"
 
     def load(self) -> None:
-        """Load tokenizer and model once (``local_files_only``)."""
+        """Load tokenizer (vision-language: processor) and model once (``local_files_only``)."""
         if self._model is not None:
             return
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import (
+            AutoModelForCausalLM,
+            AutoModelForImageTextToText,
+            AutoProcessor,
+            AutoTokenizer,
+        )
 
+        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        processor = None
         try:
-            tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-            dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-            model = AutoModelForCausalLM.from_pretrained(
-                self.path, local_files_only=True, dtype=dtype
-            )
-        except (OSError, ValueError) as exc:
+            if self.vision:
+                processor = AutoProcessor.from_pretrained(self.path, local_files_only=True)
+                tokenizer = getattr(processor, "tokenizer", None)
+                if tokenizer is None or getattr(processor, "image_processor", None) is None:
+                    raise ValueError(
+                        f"its processor ({type(processor).__name__}) has no tokenizer and image "
+                        "processor: not a vision-language checkpoint"
+                    )
+                model = AutoModelForImageTextToText.from_pretrained(
+                    self.path, local_files_only=True, dtype=dtype
+                )
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+                model = AutoModelForCausalLM.from_pretrained(
+                    self.path, local_files_only=True, dtype=dtype
+                )
+        except (OSError, ValueError, KeyError) as exc:
             raise TsrateError(f"system {self.system_id!r}: cannot load {self.path}: {exc}") from exc
+        self._processor = processor
         tokenizer.padding_side = "left"  # generation continues from the right end
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -179,11 +319,40 @@ class HfLocalSystem:
         self._model = model.to(self.device).eval()
 
     def prompts(self, batch: ForecastBatch) -> list[list[dict]]:
-        """The chat messages of every window (the same templates as the endpoint systems)."""
-        return [render_messages(c, batch.horizon, self.settings.decimals) for c in batch.contexts]
+        """The chat messages of every window, exactly as the endpoint systems build them
+        (numeric+image: with the window's line plot as a PNG data URL image part)."""
+        s = self.settings
+        if not self.with_image:
+            return [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
+        images = window_images(
+            np.asarray(batch.contexts, dtype=float),
+            batch.perturbation_id,
+            s.image_size,
+            self.sentiment if batch.perturbation_id == "P6" else None,
+        )
+        return [
+            render_messages(c, batch.horizon, s.decimals, png_data_url(image))
+            for c, image in zip(batch.contexts, images, strict=True)
+        ]
 
-    def generate(self, texts: list[str]) -> list[str]:
-        """Greedy continuations of ``texts`` (new tokens only, special tokens dropped)."""
+    def encode(self, texts: list[str], images: list[list[Any]] | None = None) -> Any:
+        """The model inputs of a chunk of prompt texts (vision-language: the processor, with
+        each text's images; ``pixel_values`` cast to the model's dtype), on the device."""
+        if self._processor is None:
+            return self._tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
+        encoded = self._processor(
+            text=texts,
+            images=images if images and any(images) else None,
+            return_tensors="pt",
+            padding=True,
+        ).to(self.device)
+        if "pixel_values" in encoded:
+            encoded["pixel_values"] = encoded["pixel_values"].to(self._model.dtype)
+        return encoded
+
+    def generate(self, texts: list[str], images: list[list[Any]] | None = None) -> list[str]:
+        """Greedy continuations of ``texts`` (new tokens only, special tokens dropped);
+        ``images``: each text's images, for a vision-language model."""
         import torch
 
         self.load()
@@ -191,7 +360,8 @@ class HfLocalSystem:
         replies: list[str] = []
         for start in range(0, len(texts), self.settings.batch_size):
             chunk = texts[start : start + self.settings.batch_size]
-            encoded = tokenizer(chunk, return_tensors="pt", padding=True).to(self.device)
+            chunk_images = images[start : start + len(chunk)] if images else None
+            encoded = self.encode(chunk, chunk_images)
             with torch.no_grad():
                 output = model.generate(
                     **encoded,
@@ -204,9 +374,14 @@ class HfLocalSystem:
         return replies
 
     def complete_all(self, prompts: list[list[dict]]) -> list[str]:
-        """The greedy reply of every chat (any task, not only forecasting), in order."""
+        """The greedy reply of every chat (any task, not only forecasting), in order. A
+        vision-language model also reads the chats' ``image_url`` parts (data URLs)."""
         self.load()
-        return self.generate([prompt_text(self._tokenizer, m) for m in prompts])
+        if self._processor is None:
+            return self.generate([prompt_text(self._tokenizer, m) for m in prompts])
+        chats = [vision_chat(m) for m in prompts]
+        texts = [vision_prompt_text(self._processor, messages) for messages, _ in chats]
+        return self.generate(texts, [images for _, images in chats])
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.complete_all(self.prompts(batch)), batch.horizon)
@@ -221,4 +396,7 @@ def create(study, companies, system_id: str | None = None) -> HfLocalSystem:  # 
         )
     seed = load_systems_seed().set_index("system_id")
     with_image = system_id in seed.index and seed.loc[system_id, "modality"] == "numeric+image"
-    return HfLocalSystem(system_id, load_settings(system_id), with_image)
+    context_length = study.context_length if study is not None else 80
+    return HfLocalSystem(
+        system_id, load_settings(system_id), with_image, context_length=context_length
+    )
