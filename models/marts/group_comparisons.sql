@@ -9,7 +9,7 @@ summary as (
 ),
 
 systems as (
-    select * from {{ ref('systems') }}
+    select * from {{ ref('stg_systems') }}
 ),
 
 labelled as (

@@ -8,7 +8,7 @@ ratings as (
 ),
 
 systems as (
-    select * from {{ ref('systems') }}
+    select * from {{ ref('stg_systems') }}
 ),
 
 variants as (

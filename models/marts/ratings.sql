@@ -5,7 +5,7 @@ assigned as (
 ),
 
 systems as (
-    select * from {{ ref('systems') }}
+    select * from {{ ref('stg_systems') }}
 ),
 
 final as (

@@ -7,7 +7,7 @@ window_errors as (
 ),
 
 systems as (
-    select * from {{ ref('systems') }}
+    select * from {{ ref('stg_systems') }}
 ),
 
 perturbations_run as (

@@ -123,11 +123,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tsrate import dbt
     from tsrate.config import Study, warehouse_path
     from tsrate.forecasting import finish_run
-    from tsrate.imports import import_forecasts
+    from tsrate.imports import import_forecasts, read_metadata
     from tsrate.publish import publish
     from tsrate.warehouse import connect
 
     manifest = getattr(args, "manifest", None)
+    metadata = read_metadata(args.metadata) if args.metadata else None
     study = None if manifest else Study.from_vars(_study_overrides(args))
     warehouse = warehouse_path()
     with connect(warehouse) as con:
@@ -142,6 +143,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             study,
             baselines=not args.no_baselines,
             progress=lambda message: print(message, flush=True),
+            metadata=metadata,
         )
     print(
         f"imported {summary.forecast_rows} forecasts of {args.system!r} as run {summary.run_id} "
@@ -156,6 +158,19 @@ def cmd_import(args: argparse.Namespace) -> int:
         finish_run(con, summary.run_id, "succeeded")
     print(f"run {summary.run_id} rated and published to {result.path}")
     return 0
+
+
+def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metadata",
+        nargs="+",
+        action="extend",
+        metavar="FILE_OR_KEY=VALUE",
+        help="register the system (not a seed row) with the systems seed's columns: a "
+        ".yaml/.json file and/or key=value pairs (display_name, modality, family, purpose, "
+        "architecture, is_foundation_model, accepted_perturbations, description, "
+        "paper_symbol, base_model); put FILE before this flag",
+    )
 
 
 def cmd_export_inputs(args: argparse.Namespace) -> int:
@@ -410,8 +425,11 @@ def build_parser() -> argparse.ArgumentParser:
         "path", help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast"
     )
     imported.add_argument(
-        "--system", required=True, help="its system_id (a row of seeds/systems.csv)"
+        "--system",
+        required=True,
+        help="its system_id (a row of seeds/systems.csv, or registered with --metadata)",
     )
+    _add_metadata_flag(imported)
     imported.add_argument(
         "--no-baselines",
         action="store_true",
@@ -429,8 +447,11 @@ def build_parser() -> argparse.ArgumentParser:
         "path", help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast"
     )
     predictions.add_argument(
-        "--system", required=True, help="its system_id (a row of seeds/systems.csv)"
+        "--system",
+        required=True,
+        help="its system_id (a row of seeds/systems.csv, or registered with --metadata)",
     )
+    _add_metadata_flag(predictions)
     predictions.add_argument(
         "--manifest", required=True, help="the export folder (or its manifest.json)"
     )

@@ -13,16 +13,22 @@ model saw must be the study's (same context length, perturbation spacing and pha
 ``tsrate`` cannot check that, but the perturbed inputs of the run (``raw.perturbed_inputs``)
 show what they should have been.
 
-The system must be a row of the systems seed (``seeds/systems.csv``). For a model tsrate
-cannot run, add a row with an empty ``implementation``, e.g.::
+The system is a row of the systems seed (``seeds/systems.csv``, with an empty
+``implementation`` for a model tsrate cannot run), or is **registered** by the import itself
+with ``metadata`` (``tsrate import-predictions FILE --system NAME --metadata ...``): the
+seed's columns (:data:`METADATA_KEYS`) from a YAML/JSON file or ``key=value`` pairs
+(:func:`read_metadata`), checked by :func:`system_metadata` (unknown keys, a bad modality,
+purpose or architecture, unknown perturbation ids, image perturbations on a numeric system,
+perturbations of the file the system does not accept: every problem listed). A registration
+is a row of ``raw.imported_systems`` (append-only; the latest registration of an id wins);
+dbt's ``stg_systems`` unions it with the seed and every mart reads system metadata from
+there, so the system is rated and labelled like a seed row. Once registered, later imports
+of the same id need no ``metadata``; a seed id cannot be registered. Its
+``accepted_perturbations`` must list the perturbations in the file (default: exactly those).
 
-    my_model,My model,,numeric,foundation,time-series,decoder-only,true,P0 P1 P2 P3,,Predictions imported from files.
-
-(the marts' metadata and dbt's relationship tests read that seed, so a system unknown to it
-cannot be scored). Its ``accepted_perturbations`` must list the perturbations in the file.
-
-The whole file is validated before anything is written: a rejected file stores nothing and
-the error names the file, the rows and the problem. A valid file becomes a new run: by
+The whole file and the metadata are validated before anything is written: a rejected
+import stores nothing (no registration, no run) and the error names the file, the rows and
+the problem. A valid file becomes a new run: by
 default the study's own systems (``study.systems``, e.g. the baselines) are forecast into
 the same run exactly as ``tsrate run`` does (finished partitions are reused, missing ones
 computed), and the imported forecasts are added beside them, one partition per ticker ×
@@ -35,9 +41,14 @@ reuses the stored partitions (no new forecast rows).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
+import json
+import re
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -57,12 +68,51 @@ from tsrate.forecasting import (
     start_run,
     store_partition,
 )
+from tsrate.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
 from tsrate.systems.registry import load_systems_seed
 from tsrate.warehouse import transaction
 
 IMPORT_COLUMNS = ["ticker", "window_end_date", "perturbation_id", "horizon_step", "forecast"]
 #: Rows quoted per problem in an error message.
 MAX_EXAMPLES = 5
+
+#: The columns of the systems seed a registration may set (``system_id`` is ``--system``;
+#: ``implementation`` is always empty: tsrate rates the imported predictions).
+METADATA_KEYS = (
+    "display_name",
+    "paper_symbol",
+    "modality",
+    "family",
+    "purpose",
+    "architecture",
+    "is_foundation_model",
+    "accepted_perturbations",
+    "description",
+    "base_model",
+)
+MODALITIES = ("numeric", "numeric+image")
+PURPOSES = ("time-series", "general-purpose")
+ARCHITECTURES = ("encoder-only", "decoder-only", "encoder-decoder", "statistical", "none")
+SYSTEM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+IMPORTED_SYSTEMS_DDL = """
+create schema if not exists raw;
+create table if not exists raw.imported_systems (
+    system_id varchar not null,
+    display_name varchar not null,
+    paper_symbol varchar,
+    modality varchar not null,
+    family varchar not null,
+    purpose varchar,
+    architecture varchar,
+    is_foundation_model boolean,
+    accepted_perturbations varchar not null,
+    description varchar not null,
+    base_model varchar,
+    source varchar not null,
+    registered_at timestamp not null
+);
+"""
 
 
 class ImportValidationError(TsrateError):
@@ -102,27 +152,43 @@ def import_forecasts(
     companies: pd.DataFrame | None = None,
     workers: int | None = None,
     progress=None,  # noqa: ANN001 - Callable[[str], None], as run_forecasts
+    metadata: Mapping[str, Any] | None = None,
 ) -> ImportSummary:
     """Validate the prediction file at ``path`` and store it as a new run of ``study``.
 
     ``baselines``: also forecast the study's own systems into the run (reusing finished
     partitions), so the run rates the imported model beside them. ``systems_seed``: the
-    systems seed to check ``system_id`` against (default ``seeds/systems.csv``; dbt scores
-    only systems listed in the seed it builds with). Marks the run ``forecasted``; score it
-    with ``tsrate.dbt.build(run_id=summary.run_id)``.
+    systems seed to check ``system_id`` against (default ``seeds/systems.csv``).
+    ``metadata``: register ``system_id`` (not a seed row) with these seed-style columns
+    (:func:`system_metadata`); without it the system must be in the seed or registered by
+    an earlier import. Marks the run ``forecasted``; score it with
+    ``tsrate.dbt.build(run_id=summary.run_id)``.
     """
     started = time.perf_counter()
     say = progress or (lambda message: None)
     path = Path(path)
     source = str(path)
     seed = load_systems_seed() if systems_seed is None else systems_seed
-    accepted = _check_system(system_id, seed, study, baselines)
+    registered = registered_systems(con)
+    if metadata is None:
+        accepted = _check_system(system_id, seed, study, baselines, registered)
+    else:
+        _check_new_system(system_id, seed, study, baselines)
+        # bad metadata fails before the file is read; accepted_perturbations defaults later
+        declared = system_metadata(system_id, metadata)["accepted_perturbations"]
+        has_accepted = metadata.get("accepted_perturbations") not in (None, "", [])
+        accepted = tuple(declared.split()) if has_accepted else ()
     run_id = run_id or new_run_id()
     if con.execute("select count(*) from raw.runs where run_id = ?", [run_id]).fetchone()[0]:
         raise TsrateError(f"run {run_id!r} already exists; an import makes a new run")
     series = load_series(con, study)
     frame, file_sha256 = read_prediction_file(path)
     grids = validate_predictions(frame, source, study, series, system_id, accepted)
+    if metadata is not None:
+        in_file = sorted({perturbation for _, perturbation in grids})
+        row = system_metadata(system_id, metadata, in_file, path.name)
+        if register_system(con, row, source):
+            say(f"registered system {system_id!r} ({row['display_name']}) in raw.imported_systems")
 
     summary = ImportSummary(run_id, system_id=system_id, source=source, file_sha256=file_sha256)
     if baselines and study.systems:
@@ -194,23 +260,237 @@ def imported_input_key(
 
 
 def _check_system(
-    system_id: str, seed: pd.DataFrame, study: Study, baselines: bool
+    system_id: str,
+    seed: pd.DataFrame,
+    study: Study,
+    baselines: bool,
+    registered: pd.DataFrame | None = None,
 ) -> tuple[str, ...]:
-    if system_id not in set(seed["system_id"]):
+    """The accepted perturbations of a known system (seed row, else registration)."""
+    registered = _empty_registrations() if registered is None else registered
+    known = seed if system_id in set(seed["system_id"]) else registered
+    if system_id not in set(known["system_id"]):
         raise TsrateError(
-            f"unknown system {system_id!r}: add a row for it to seeds/systems.csv with an "
-            "empty implementation column, e.g. "
+            f"unknown system {system_id!r}: register it with this import, e.g. "
+            f"`--metadata display_name='My model' modality=numeric family=foundation` "
+            "(or a YAML/JSON file of the systems seed's columns), or add a row for it to "
+            "seeds/systems.csv with an empty implementation column, e.g. "
             f"`{system_id},My model,,numeric,foundation,time-series,decoder-only,true,"
-            "P0 P1 P2 P3,,Predictions imported from files.` (dbt scores only systems in "
-            "that seed), then import again"
+            "P0 P1 P2 P3,,Predictions imported from files.` (dbt rates only systems it knows)"
         )
     if baselines and system_id in study.systems:
         raise TsrateError(
             f"system {system_id!r} is one of the study's own systems {list(study.systems)}, "
             "which the run forecasts itself; import under another system id"
         )
-    row = seed[seed["system_id"] == system_id].iloc[0]
+    row = known[known["system_id"] == system_id].iloc[0]
     return tuple(str(row.get("accepted_perturbations", "") or "").split())
+
+
+def _check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baselines: bool) -> None:
+    if system_id in set(seed["system_id"]):
+        raise TsrateError(
+            f"system {system_id!r} is a row of seeds/systems.csv: its metadata comes from "
+            "there; import without --metadata, or register the predictions under a new id"
+        )
+    if not SYSTEM_ID.match(system_id):
+        raise TsrateError(
+            f"system id {system_id!r}: use lower-case letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit (e.g. my_model)"
+        )
+    if baselines and system_id in study.systems:
+        raise TsrateError(
+            f"system {system_id!r} is one of the study's own systems {list(study.systems)}; "
+            "import under another system id"
+        )
+
+
+# -- registering a system with its metadata ---------------------------------------------------
+
+
+def read_metadata(items: Sequence[str]) -> dict[str, Any]:
+    """``--metadata`` arguments as one mapping: each item is a ``.yaml``/``.yml``/``.json``
+    file holding a mapping, or a ``key=value`` pair; later items override earlier ones."""
+    merged: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if sep and "/" not in key and not Path(item).is_file():
+            key = key.strip()
+            if not key:
+                raise TsrateError(f"--metadata {item!r}: a key=value pair needs a key")
+            merged[key] = value.strip()
+            continue
+        merged.update(_metadata_file(Path(item)))
+    return merged
+
+
+def _metadata_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise TsrateError(
+            f"--metadata {str(path)!r}: not a file and not a key=value pair "
+            "(e.g. modality=numeric, or a .yaml/.json file)"
+        )
+    suffix = path.suffix.lower()
+    if suffix not in {".yaml", ".yml", ".json"}:
+        raise TsrateError(f"metadata file {path}: use .yaml, .yml or .json, not {suffix!r}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - any json / yaml parse error
+        raise TsrateError(f"metadata file {path} cannot be read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise TsrateError(
+            f"metadata file {path} must hold a mapping of the systems seed's columns "
+            f"({', '.join(METADATA_KEYS)}), got {type(data).__name__}"
+        )
+    return {str(key): value for key, value in data.items()}
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"true", "yes", "1"}:
+        return True
+    if text in {"false", "no", "0"}:
+        return False
+    return None
+
+
+def system_metadata(
+    system_id: str,
+    metadata: Mapping[str, Any],
+    file_perturbations: Sequence[str] = (),
+    file_name: str = "a file",
+) -> dict[str, Any]:
+    """The seed-style row of a system registered with ``metadata``, defaults filled in
+    (``display_name`` = the id, ``modality`` numeric, ``family`` imported,
+    ``accepted_perturbations`` = the file's perturbations, ``description`` "Predictions
+    imported from <file>."; ``purpose``, ``architecture``, ``is_foundation_model``,
+    ``paper_symbol``, ``base_model`` empty). Raises :class:`TsrateError` listing every
+    problem: unknown keys, values that are not text, a bad modality / purpose /
+    architecture / is_foundation_model, unknown perturbation ids, image perturbations
+    (P4–P6) on a numeric system, and perturbations of the file it does not accept."""
+    problems = []
+    unknown = sorted(set(metadata) - set(METADATA_KEYS))
+    if unknown:
+        hint = ""
+        if "system_id" in unknown:
+            hint = " (the system id is --system)"
+        elif "implementation" in unknown:
+            hint = " (an imported system has none: tsrate rates its predictions)"
+        problems.append(f"unknown key(s) {unknown}{hint}; allowed: {', '.join(METADATA_KEYS)}")
+    values: dict[str, Any] = {}
+    for key in METADATA_KEYS:
+        value = metadata.get(key)
+        if key == "accepted_perturbations" and isinstance(value, list | tuple):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, dict | list | tuple):
+            problems.append(f"{key} must be a single value, got {value!r}")
+            value = None
+        if isinstance(value, str):
+            value = value.strip()
+        values[key] = None if value in (None, "") else value
+
+    row: dict[str, Any] = {"system_id": system_id}
+    for key in ("display_name", "paper_symbol", "family", "description", "base_model"):
+        row[key] = None if values[key] is None else str(values[key])
+    row["display_name"] = row["display_name"] or system_id
+    row["family"] = row["family"] or "imported"
+    row["description"] = row["description"] or f"Predictions imported from {file_name}."
+
+    modality = str(values["modality"] or "numeric")
+    if modality not in MODALITIES:
+        problems.append(f"modality {modality!r} is not one of {', '.join(MODALITIES)}")
+    row["modality"] = modality
+    for key, allowed in (("purpose", PURPOSES), ("architecture", ARCHITECTURES)):
+        value = values[key]
+        if value is not None and str(value) not in allowed:
+            problems.append(f"{key} {value!r} is not one of {', '.join(allowed)}")
+        row[key] = None if value is None else str(value)
+    foundation = values["is_foundation_model"]
+    row["is_foundation_model"] = None if foundation is None else _as_bool(foundation)
+    if foundation is not None and row["is_foundation_model"] is None:
+        problems.append(f"is_foundation_model {foundation!r} is not true or false")
+
+    given = values["accepted_perturbations"]
+    accepted = str(given).replace(",", " ").split() if given is not None else []
+    accepted = [p.upper() for p in accepted] or sorted(file_perturbations)
+    unknown_ids = [p for p in accepted if p not in PERTURBATIONS]
+    if unknown_ids:
+        problems.append(
+            f"accepted_perturbations: unknown perturbation id(s) {unknown_ids}; "
+            f"known: {', '.join(PERTURBATIONS)}"
+        )
+    image_ids = [p for p in accepted if p in IMAGE_PERTURBATIONS]
+    if image_ids and modality == "numeric":
+        problems.append(
+            f"accepted_perturbations {image_ids} perturb the image input, but modality is "
+            "numeric: set modality=numeric+image or leave them out"
+        )
+    not_accepted = [p for p in file_perturbations if p not in accepted]
+    if not_accepted:
+        problems.append(
+            f"the file has perturbation(s) {not_accepted} that accepted_perturbations "
+            f"({' '.join(accepted)}) leaves out"
+        )
+    row["accepted_perturbations"] = " ".join(sorted(set(accepted), key=accepted.index))
+    if problems:
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        raise TsrateError(
+            f"metadata of system {system_id!r} rejected, nothing was stored:\n{lines}"
+        )
+    return row
+
+
+def _empty_registrations() -> pd.DataFrame:
+    return pd.DataFrame(columns=["system_id", *METADATA_KEYS])
+
+
+def registered_systems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The latest registration of every system in ``raw.imported_systems`` (none when the
+    table does not exist yet)."""
+    exists = con.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'raw' and table_name = 'imported_systems'"
+    ).fetchone()[0]
+    if not exists:
+        return _empty_registrations()
+    return con.execute(
+        "select * exclude (source, registered_at) from raw.imported_systems "
+        "qualify row_number() over (partition by system_id order by registered_at desc) = 1 "
+        "order by system_id"
+    ).df()
+
+
+def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str) -> bool:
+    """Append ``row`` (from :func:`system_metadata`) to ``raw.imported_systems`` unless the
+    system's latest registration already says exactly that; True when a row was written."""
+    con.execute(IMPORTED_SYSTEMS_DDL)
+    latest = registered_systems(con)
+    latest = latest[latest["system_id"] == row["system_id"]]
+    if not latest.empty:
+        stored = latest.iloc[0].to_dict()
+        same = all(
+            (None if pd.isna(stored[key]) else stored[key]) == row[key] for key in METADATA_KEYS
+        )
+        if same:
+            return False
+    columns = ["system_id", *METADATA_KEYS, "source", "registered_at"]
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    values = [row[key] for key in ["system_id", *METADATA_KEYS]] + [source, now]
+    with transaction(con):
+        con.execute(
+            f"insert into raw.imported_systems ({', '.join(columns)}) "
+            f"values ({', '.join('?' for _ in columns)})",
+            values,
+        )
+    return True
 
 
 def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:

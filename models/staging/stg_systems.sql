@@ -1,0 +1,76 @@
+{#- Every system the marts know: the systems seed, plus the systems registered by
+    `tsrate import-predictions --metadata` (raw.imported_systems: append-only, the latest
+    registration of an id wins; a seed row wins over a registration of the same id).
+    Guarded source: before the first registration the raw table may be absent. -#}
+-- depends_on: {{ source('raw', 'imported_systems') }}
+{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='imported_systems') if execute else none %}
+
+with
+
+seeded as (
+    select * from {{ ref('systems') }}
+),
+
+registered as (
+    {%- if relation is not none %}
+    select * from {{ source('raw', 'imported_systems') }}
+    {%- else %}
+    select
+        null as system_id, null as display_name, null as paper_symbol, null as modality,
+        null as family, null as purpose, null as architecture, null as is_foundation_model,
+        null as accepted_perturbations, null as description, null as base_model,
+        null as registered_at,
+    limit 0
+    {%- endif %}
+),
+
+latest_registration as (
+    select *
+    from registered
+    qualify row_number() over (partition by system_id order by registered_at desc) = 1
+),
+
+from_seed as (
+    select
+        cast(system_id as varchar) as system_id,
+        cast(display_name as varchar) as display_name,
+        cast(paper_symbol as varchar) as paper_symbol,
+        cast(modality as varchar) as modality,
+        cast(family as varchar) as family,
+        cast(purpose as varchar) as purpose,
+        cast(architecture as varchar) as architecture,
+        cast(is_foundation_model as boolean) as is_foundation_model,
+        cast(accepted_perturbations as varchar) as accepted_perturbations,
+        cast(implementation as varchar) as implementation,
+        cast(description as varchar) as description,
+        cast(base_model as varchar) as base_model,
+        cast('seed' as varchar) as origin,
+    from seeded
+),
+
+from_imports as (
+    select
+        cast(system_id as varchar) as system_id,
+        cast(display_name as varchar) as display_name,
+        cast(paper_symbol as varchar) as paper_symbol,
+        cast(modality as varchar) as modality,
+        cast(family as varchar) as family,
+        cast(purpose as varchar) as purpose,
+        cast(architecture as varchar) as architecture,
+        cast(is_foundation_model as boolean) as is_foundation_model,
+        cast(accepted_perturbations as varchar) as accepted_perturbations,
+        cast(null as varchar) as implementation,
+        cast(description as varchar) as description,
+        cast(base_model as varchar) as base_model,
+        cast('imported' as varchar) as origin,
+    from latest_registration
+    where system_id not in (select system_id from seeded)
+),
+
+final as (
+    select * from from_seed
+    union all
+    select * from from_imports
+)
+
+select * from final

@@ -1,0 +1,179 @@
+"""A system registered with `--metadata` (no seed row) is rated by the real project's dbt
+build and appears in every mart, labelled with its metadata.
+
+Unlike tests/integration/test_imports.py this builds the project as it is: the imported
+system reaches the marts through raw.imported_systems and stg_systems, not a seed edit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.integration.helpers import ingest, read
+from tsrate import dbt
+from tsrate.config import Study, project_dir
+from tsrate.forecasting import load_series
+from tsrate.imports import import_forecasts
+from tsrate.warehouse import connect
+
+pytestmark = pytest.mark.slow
+
+STUDY_FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+               "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
+STUDY = Study.from_mapping(
+    dict(
+        study_tickers=["AAPL", "JPM"],
+        study_start="2022-09-01",
+        study_end="2022-12-28",
+        context_length=30,
+        horizon=5,
+        systems=["naive"],
+    )
+)
+METADATA_YAML = """\
+display_name: External LLM (imported)
+modality: numeric
+family: foundation
+purpose: general-purpose
+architecture: decoder-only
+is_foundation_model: true
+accepted_perturbations: [P0, P1, P2, P3]
+description: Forecasts made elsewhere; the clean actuals plus 1.
+"""
+
+
+def tsrate_cli(warehouse, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "tsrate.cli", *args],
+        env=dict(os.environ, TSRATE_WAREHOUSE=str(warehouse)),
+        cwd=project_dir(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def prediction_file(warehouse, folder):
+    with connect(warehouse) as con:
+        series = load_series(con, STUDY)
+    frames = [
+        pd.DataFrame(
+            {
+                "ticker": ticker,
+                "window_end_date": pd.to_datetime(s.window_end_dates).strftime("%Y-%m-%d"),
+                "perturbation_id": perturbation_id,
+                "horizon_step": step,
+                "forecast": s.clean[s.end_positions + step] + 1.0,
+            }
+        )
+        for ticker, s in series.items()
+        for perturbation_id in STUDY.perturbations
+        for step in range(1, STUDY.horizon + 1)
+    ]
+    path = folder / "external_llm.csv"
+    pd.concat(frames, ignore_index=True).to_csv(path, index=False)
+    return path, sum(len(s.end_positions) for s in series.values())
+
+
+def test_cli_registers_with_a_metadata_file_and_pairs(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "JPM"])
+    predictions, _ = prediction_file(warehouse, tmp_path)
+    metadata = tmp_path / "external_llm.yaml"
+    metadata.write_text(METADATA_YAML)
+
+    # bad metadata: a clear message, exit 2, nothing stored
+    bad = tsrate_cli(warehouse, "import", str(predictions), "--system", "external_llm",
+                     *STUDY_FLAGS, "--metadata", str(metadata), "modality=audio", "colour=red")  # fmt: skip
+    assert bad.returncode == 2, bad.stderr
+    assert "modality 'audio'" in bad.stderr and "unknown key(s) ['colour']" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    with connect(warehouse, read_only=True) as con:
+        assert con.execute("select count(*) from raw.runs").fetchone()[0] == 0
+
+    # the YAML file, with one key overridden on the command line
+    done = tsrate_cli(warehouse, "import", str(predictions), "--system", "external_llm",
+                      *STUDY_FLAGS, "--no-build", "--metadata", str(metadata),
+                      "display_name=External LLM")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "registered system 'external_llm' (External LLM)" in done.stdout
+    stored = read(warehouse, "select * from raw.imported_systems")
+    assert stored[["display_name", "family", "is_foundation_model"]].values.tolist() == [
+        ["External LLM", "foundation", True]
+    ]
+    assert read(warehouse, "select systems from raw.runs")["systems"].item().tolist() == [
+        "naive",
+        "external_llm",
+    ]
+
+
+def test_registered_system_is_rated_in_every_mart(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "JPM"])
+    predictions, n_windows = prediction_file(warehouse, tmp_path)
+    metadata = yaml.safe_load(METADATA_YAML) | {"display_name": "External LLM"}
+    with connect(warehouse) as con:
+        run_id = import_forecasts(
+            con, predictions, "external_llm", STUDY, workers=1, metadata=metadata
+        ).run_id
+
+    dbt.build(
+        run_id=run_id, warehouse=warehouse, target_path=tmp_path / "target", on_line=lambda _: None
+    )
+
+    systems = read(warehouse, "select * from staging.stg_systems where system_id = 'external_llm'")
+    assert systems[["display_name", "origin", "modality"]].values.tolist() == [
+        ["External LLM", "imported", "numeric"]
+    ]
+    errors = read(warehouse, "select * from marts.window_errors where system_id = 'external_llm'")
+    assert len(errors) == n_windows * len(STUDY.perturbations)
+    np.testing.assert_allclose(errors["max_abs_residual"], 1.0, rtol=0, atol=1e-9)
+    ratings = read(warehouse, "select * from marts.ratings")
+    assert set(ratings["system_id"]) == {"naive", "external_llm"}
+    assert set(ratings.loc[ratings["system_id"] == "external_llm", "display_name"]) == {
+        "External LLM"
+    }
+    # the metadata labels the groups: foundation, general-purpose, decoder-only
+    groups = read(
+        warehouse,
+        "select distinct comparison, group_name from marts.group_comparisons "
+        "where list_contains(string_split(system_ids, ' '), 'external_llm')",
+    )
+    assert set(map(tuple, groups.values.tolist())) == {
+        ("foundation", "foundation"),
+        ("modality", "uni-modal"),
+        ("purpose", "general-purpose"),
+        ("architecture", "decoder-only"),
+    }
+    sets = read(warehouse, "select * from marts.system_perturbation_sets "
+                           "where system_id = 'external_llm'")  # fmt: skip
+    assert sets[["perturbation_set", "n_treatments", "is_in_systems_seed"]].values.tolist() == [
+        ["P0 P1 P2 P3", 3, True]
+    ]
+
+    # every mart that names systems names this one
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        marts = con.execute(
+            "select table_name, list(column_name) from information_schema.columns "
+            "where table_schema = 'marts' group by table_name order by table_name"
+        ).fetchall()
+        missing = []
+        for table, columns in marts:
+            if "system_id" in columns:
+                where = "system_id = 'external_llm'"
+            elif "system_ids" in columns:
+                where = "list_contains(string_split(system_ids, ' '), 'external_llm')"
+            else:
+                continue
+            found = con.execute(f"select count(*) from marts.{table} where {where}").fetchone()[0]
+            if not found:
+                missing.append(table)
+    assert not missing, f"marts without the imported system: {missing}"
