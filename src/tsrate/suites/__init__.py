@@ -41,6 +41,12 @@ SUITES: dict[str, Suite] = {
         module="tsrate.suites.interpretability.cli",
         dbt_tag="interpretability",
     ),
+    "reasoning": Suite(
+        name="reasoning",
+        summary="language models reasoning about time series: etiology, questions, context-aided forecasts",
+        module="tsrate.suites.reasoning.cli",
+        dbt_tag="reasoning",
+    ),
 }
 
 

@@ -1,0 +1,98 @@
+"""Reasoning suite flow: items (generated or imported) -> prompts -> answers -> dbt build
+(tag reasoning) -> report.
+
+Resumable: every prompt is named by its hash and each answered chunk is stored in one
+transaction; a rerun (or a run after a kill) asks only what has no response yet.
+Progress is logged per chunk. Run it alone with ``python flows/reasoning.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+
+from tsrate import TsrateError, dbt
+from tsrate.config import warehouse_path
+from tsrate.locking import warehouse_writer
+from tsrate.suites.reasoning import storage
+from tsrate.suites.reasoning.report import default_report_path, write_report
+from tsrate.suites.reasoning.scenarios import GeneratorConfig
+from tsrate.suites.reasoning.suite import RunConfig, run_suite
+from tsrate.warehouse import connect
+
+
+@task(name="rsn-answer")
+def answer_task(warehouse: str, config: RunConfig) -> str:
+    """Store the items and prompts, answer every pending prompt; returns the suite run id."""
+    logger = get_run_logger()
+    suite_run_id, asked, reused = run_suite(warehouse, config, progress=logger.info)
+    logger.info("suite run %s: %d prompts answered, %d reused", suite_run_id, asked, reused)
+    return suite_run_id
+
+
+@flow(name="tsrate-reasoning")
+def reasoning_flow(
+    import_path: str | None = None,
+    llms: list[str] | None = None,
+    references: bool = True,
+    fracast: bool | int = False,
+    choice_encoding: str = "plain",
+    forecast_encoding: str = "llmtime_gpt",
+    generator: dict | None = None,
+    build: bool = True,
+    warehouse: str | None = None,
+    lock_timeout: float = 0.0,
+    target_path: str | None = None,
+    chunk_size: int = 16,
+) -> str:
+    """Run the reasoning suite; return its suite run id.
+
+    ``import_path``: a JSONL file in the public schema (default: the procedural dataset,
+    sized by ``generator``: seed, scenarios, forecasts, length, context_share); ``llms``:
+    language-model specs (``endpoint:ID``, ``hf_local:ID``); ``fracast``: also forecast with
+    fracast (True, or at most that many items).
+    """
+    logger = get_run_logger()
+    try:
+        generator_config = GeneratorConfig(**(generator or {}))
+    except TypeError as exc:
+        raise TsrateError(f"bad generator settings {generator}: {exc}") from exc
+    config = RunConfig(
+        generator=generator_config,
+        import_path=import_path,
+        llms=tuple(llms or ()),
+        references=references,
+        fracast=fracast,
+        choice_encoding=choice_encoding,
+        forecast_encoding=forecast_encoding,
+        chunk_size=chunk_size,
+    )
+    warehouse = warehouse or str(warehouse_path())
+    started = time.perf_counter()
+    with warehouse_writer(warehouse, lock_timeout, logger.info):
+        suite_run_id = answer_task(warehouse, config)
+        if build:
+            try:
+                dbt.run_dbt(
+                    ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"],
+                    {"rsn_suite_run_id": suite_run_id},
+                    warehouse,
+                    logger.info,
+                    target_path,
+                )
+            except TsrateError:
+                with connect(warehouse) as con:
+                    storage.finish_suite_run(con, suite_run_id, "build_failed")
+                raise
+            with connect(warehouse) as con:
+                storage.finish_suite_run(con, suite_run_id, "succeeded")
+            report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
+            logger.info("report: %s", report)
+    logger.info("reasoning suite finished in %.1fs", time.perf_counter() - started)
+    return suite_run_id
+
+
+if __name__ == "__main__":
+    reasoning_flow()

@@ -1,0 +1,48 @@
+with
+
+responses as (
+    select * from {{ ref('int_rsn_responses_scored') }}
+    where task <> 'forecast'
+),
+
+by_condition as (
+    select
+        suite_run_id,
+        task, category, system_id,
+        condition,
+        any_value(system_kind) as system_kind,
+        count(*) as n_items,
+        count(*) filter (where not is_answered) as n_unanswered,
+        count(*) filter (where is_answered and not parse_ok) as n_unparseable,
+        avg(case when is_correct then 1.0 else 0.0 end) as accuracy,
+        avg(1.0 / n_options) as chance_level,
+    from responses
+    group by suite_run_id, task, category, system_id, condition
+),
+
+final as (
+    select
+        cast(w.suite_run_id as varchar) as suite_run_id,
+        cast(w.task as varchar) as task,
+        cast(w.category as varchar) as category,
+        cast(w.system_id as varchar) as system_id,
+        cast(w.system_kind as varchar) as system_kind,
+        cast(w.n_items as integer) as n_items,
+        cast(w.n_unanswered as integer) as n_unanswered,
+        cast(w.n_unparseable as integer) as n_unparseable,
+        cast(w.accuracy as double) as accuracy,
+        cast(w.chance_level as double) as chance_level,
+        cast(w.accuracy - w.chance_level as double) as above_chance,
+        cast(wo.n_items as integer) as n_items_without_series,
+        cast(wo.n_unparseable as integer) as n_unparseable_without_series,
+        cast(wo.accuracy as double) as accuracy_without_series,
+        cast(w.accuracy - wo.accuracy as double) as series_gap,
+    from by_condition as w
+    left join by_condition as wo
+        on wo.suite_run_id = w.suite_run_id
+        and w.task = wo.task and w.category = wo.category and w.system_id = wo.system_id
+        and wo.condition = 'without_series'
+    where w.condition = 'with_series'
+)
+
+select * from final

@@ -1,0 +1,62 @@
+with
+
+responses as (
+    select * from {{ ref('int_rsn_responses_scored') }}
+    where task = 'forecast'
+),
+
+scored as (
+    select * from {{ ref('rsn_forecasts_scored') }}
+),
+
+counted as (
+    select
+        suite_run_id,
+        system_id,
+        condition,
+        any_value(system_kind) as system_kind,
+        count(*) as n_items,
+        count(*) filter (where not is_answered) as n_unanswered,
+        count(*) filter (where is_answered and not parse_ok) as n_unparseable,
+    from responses
+    group by suite_run_id, system_id, condition
+),
+
+errors as (
+    select
+        suite_run_id,
+        system_id,
+        condition,
+        count(*) as n_scored,
+        avg(mae) as mae,
+        avg(mse) as mse,
+        avg(baseline_mae) as baseline_mae,
+        avg(baseline_mse) as baseline_mse,
+    from scored
+    group by suite_run_id, system_id, condition
+),
+
+final as (
+    select
+        cast(counted.suite_run_id as varchar) as suite_run_id,
+        cast(counted.system_id as varchar) as system_id,
+        cast(counted.condition as varchar) as condition,
+        cast(counted.system_kind as varchar) as system_kind,
+        cast(counted.n_items as integer) as n_items,
+        cast(counted.n_unanswered as integer) as n_unanswered,
+        cast(counted.n_unparseable as integer) as n_unparseable,
+        cast(coalesce(errors.n_scored, 0) as integer) as n_scored,
+        cast(errors.mae as double) as mae,
+        cast(errors.mse as double) as mse,
+        cast(errors.baseline_mae as double) as baseline_mae,
+        cast(errors.baseline_mse as double) as baseline_mse,
+        cast(case when errors.baseline_mae > 0 then 1 - errors.mae / errors.baseline_mae end as double)
+            as mae_skill,
+    from counted
+    left join errors
+        on errors.suite_run_id = counted.suite_run_id
+        and errors.system_id = counted.system_id
+        and errors.condition = counted.condition
+)
+
+select * from final

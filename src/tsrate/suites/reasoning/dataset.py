@@ -1,0 +1,363 @@
+"""Importer of the paper's public dataset (JSON Lines), validated before anything is stored.
+
+One JSON object per line; blank lines are skipped. Three kinds of rows, told apart by
+their fields:
+
+- **series** (no ``question``): ``uuid`` (text, unique in the file), ``description``,
+  ``description_short``, ``description_tiny`` (text), ``characteristics`` (text or list of
+  texts), ``metadata`` (object), ``series`` (list of at least :data:`MIN_LENGTH` finite
+  numbers); optional ``category`` (the scenario's domain).
+- **question**: ``category``, ``question`` (text), ``options`` (2-10 distinct texts),
+  ``answer_index`` (integer, 0-based, within the options), and the series it asks about:
+  its own ``series`` or the ``uuid`` of a series row of the same file.
+- **two-series question**: a question row with ``counterfactual`` (the what-if, text)
+  and ``new_series`` (the series under the what-if, as long as the original).
+
+Every problem is reported as ``file:line: field 'name': what is wrong`` (up to
+:data:`MAX_REPORTED` of them at once) in a :class:`DatasetError`; a file with any problem
+yields no items at all, so nothing is half-imported.
+
+Items made (:func:`items_from_rows`): per series row, an etiological item (its description
+and three others of the file, drawn with ``seed``; needs four distinct descriptions) and a
+forecasting item (the first ``context_share`` of the values as history, the description as
+context); per question row, a ``qa_single`` or ``qa_two`` item whose context is the
+series' ``description_short`` (two-series: plus the what-if).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.suites.reasoning.items import Item
+from tsrate.suites.reasoning.scenarios import ETIOLOGICAL_QUESTION
+
+MIN_LENGTH = 10
+MAX_REPORTED = 10
+SERIES_FIELDS = (
+    "uuid",
+    "description",
+    "description_short",
+    "description_tiny",
+    "characteristics",
+    "metadata",
+    "series",
+)
+
+
+class DatasetError(TsrateError):
+    """An import file breaks the schema; the message names file, line and field."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SeriesRow:
+    line: int
+    uuid: str
+    description: str
+    description_short: str
+    description_tiny: str
+    characteristics: str
+    metadata: dict
+    series: tuple[float, ...]
+    category: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class QuestionRow:
+    line: int
+    category: str
+    question: str
+    options: tuple[str, ...]
+    answer_index: int
+    series: tuple[float, ...]
+    description_short: str
+    uuid: str | None
+    counterfactual: str | None = None
+    new_series: tuple[float, ...] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportedRows:
+    path: str
+    series: tuple[SeriesRow, ...]
+    questions: tuple[QuestionRow, ...]
+
+
+class _Problems:
+    def __init__(self, path: Path):
+        self.path = path
+        self.messages: list[str] = []
+
+    def add(self, line: int, field: str | None, problem: str) -> None:
+        where = f"{self.path}:{line}"
+        self.messages.append(
+            f"{where}: field {field!r}: {problem}" if field else f"{where}: {problem}"
+        )
+
+    def raise_if_any(self) -> None:
+        if not self.messages:
+            return
+        shown = self.messages[:MAX_REPORTED]
+        more = len(self.messages) - len(shown)
+        tail = f"\n... and {more} more problem(s)" if more else ""
+        raise DatasetError(
+            f"{self.path}: {len(self.messages)} problem(s); nothing was imported:\n"
+            + "\n".join(shown)
+            + tail
+        )
+
+
+def _text(row: dict, field: str, line: int, problems: _Problems, required: bool = True):
+    if field not in row:
+        if required:
+            problems.add(line, field, "missing")
+        return None
+    value = row[field]
+    if not isinstance(value, str) or not value.strip():
+        problems.add(line, field, f"must be non-empty text, got {type(value).__name__}")
+        return None
+    return value.strip()
+
+
+def _numbers(row: dict, field: str, line: int, problems: _Problems):
+    if field not in row:
+        problems.add(line, field, "missing")
+        return None
+    value = row[field]
+    if not isinstance(value, list):
+        problems.add(line, field, f"must be a list of numbers, got {type(value).__name__}")
+        return None
+    for position, number in enumerate(value):
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            problems.add(line, field, f"value {position} is not a number: {number!r}"[:120])
+            return None
+        if not math.isfinite(number):
+            problems.add(line, field, f"value {position} is not finite: {number!r}")
+            return None
+    if len(value) < MIN_LENGTH:
+        problems.add(line, field, f"has {len(value)} values; at least {MIN_LENGTH} needed")
+        return None
+    return tuple(float(v) for v in value)
+
+
+def _characteristics(row: dict, line: int, problems: _Problems):
+    value = row.get("characteristics")
+    if "characteristics" not in row:
+        problems.add(line, "characteristics", "missing")
+        return None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n".join(v.strip() for v in value)
+    problems.add(line, "characteristics", "must be text or a list of texts")
+    return None
+
+
+def read_rows(path: str | Path) -> ImportedRows:
+    """Parse and validate ``path``; raise :class:`DatasetError` listing every problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such file")
+    problems = _Problems(path)
+    raw: list[tuple[int, dict]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.add(line_number, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            if not isinstance(row, dict):
+                problems.add(line_number, None, f"must be a JSON object, got {type(row).__name__}")
+                continue
+            raw.append((line_number, row))
+    if not raw and not problems.messages:
+        raise DatasetError(f"{path}: no rows")
+    series_rows: list[SeriesRow] = []
+    by_uuid: dict[str, SeriesRow] = {}
+    for line, row in raw:
+        if "question" in row:
+            continue
+        values = {field: _text(row, field, line, problems) for field in SERIES_FIELDS[:4]}
+        characteristics = _characteristics(row, line, problems)
+        metadata = row.get("metadata")
+        if "metadata" not in row:
+            problems.add(line, "metadata", "missing")
+        elif not isinstance(metadata, dict):
+            problems.add(line, "metadata", f"must be an object, got {type(metadata).__name__}")
+        series = _numbers(row, "series", line, problems)
+        category = _text(row, "category", line, problems, required=False)
+        uuid = values["uuid"]
+        if uuid is not None and uuid in by_uuid:
+            problems.add(line, "uuid", f"{uuid!r} repeats line {by_uuid[uuid].line}")
+            continue
+        if None in values.values() or characteristics is None or series is None:
+            continue
+        if not isinstance(metadata, dict):
+            continue
+        series_row = SeriesRow(
+            line=line,
+            uuid=uuid,
+            description=values["description"],
+            description_short=values["description_short"],
+            description_tiny=values["description_tiny"],
+            characteristics=characteristics,
+            metadata=metadata,
+            series=series,
+            category=category,
+        )
+        by_uuid[uuid] = series_row
+        series_rows.append(series_row)
+    questions: list[QuestionRow] = []
+    for line, row in raw:
+        if "question" not in row:
+            continue
+        category = _text(row, "category", line, problems)
+        question = _text(row, "question", line, problems)
+        options = row.get("options")
+        if "options" not in row:
+            problems.add(line, "options", "missing")
+            options = None
+        elif (
+            not isinstance(options, list)
+            or not 2 <= len(options) <= 10
+            or not all(isinstance(o, str) and o.strip() for o in options)
+        ):
+            problems.add(line, "options", "must be a list of 2 to 10 non-empty texts")
+            options = None
+        elif len({o.strip() for o in options}) != len(options):
+            problems.add(line, "options", "options repeat")
+            options = None
+        answer = row.get("answer_index")
+        if "answer_index" not in row:
+            problems.add(line, "answer_index", "missing")
+            answer = None
+        elif isinstance(answer, bool) or not isinstance(answer, int):
+            problems.add(line, "answer_index", f"must be an integer, got {answer!r}"[:80])
+            answer = None
+        elif options is not None and not 0 <= answer < len(options):
+            problems.add(
+                line, "answer_index", f"{answer} is outside the {len(options)} options (0-based)"
+            )
+            answer = None
+        uuid = row.get("uuid")
+        parent = None
+        if "series" in row:
+            series = _numbers(row, "series", line, problems)
+        elif isinstance(uuid, str) and uuid in by_uuid:
+            parent = by_uuid[uuid]
+            series = parent.series
+        else:
+            problems.add(
+                line,
+                "series",
+                "missing: give the series or the uuid of a series row of this file"
+                + (f" (no series row has uuid {uuid!r})" if uuid is not None else ""),
+            )
+            series = None
+        counterfactual = new_series = None
+        if "counterfactual" in row or "new_series" in row:
+            counterfactual = _text(row, "counterfactual", line, problems)
+            new_series = _numbers(row, "new_series", line, problems)
+            if new_series is not None and series is not None and len(new_series) != len(series):
+                problems.add(
+                    line,
+                    "new_series",
+                    f"has {len(new_series)} values, the series has {len(series)}",
+                )
+                new_series = None
+            if counterfactual is None or new_series is None:
+                continue
+        if None in (category, question, options, answer, series):
+            continue
+        short = parent.description_short if parent else (row.get("description_short") or "")
+        questions.append(
+            QuestionRow(
+                line=line,
+                category=category,
+                question=question,
+                options=tuple(o.strip() for o in options),
+                answer_index=answer,
+                series=series,
+                description_short=str(short).strip(),
+                uuid=uuid if isinstance(uuid, str) else None,
+                counterfactual=counterfactual,
+                new_series=new_series,
+            )
+        )
+    problems.raise_if_any()
+    return ImportedRows(str(path), tuple(series_rows), tuple(questions))
+
+
+def items_from_rows(rows: ImportedRows, seed: int = 0, context_share: float = 0.8) -> list[Item]:
+    """The items of a validated file (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    items: list[Item] = []
+    descriptions = list(dict.fromkeys(r.description for r in rows.series))
+    for row in rows.series:
+        provenance = {"file": rows.path, "line": row.line, "uuid": row.uuid}
+        category = row.category or "uncategorised"
+        others = [d for d in descriptions if d != row.description]
+        if len(others) >= 3:
+            chosen = [others[i] for i in rng.choice(len(others), 3, replace=False)]
+            options = [row.description, *chosen]
+            order = rng.permutation(4)
+            items.append(
+                Item(
+                    task="etiological",
+                    category=category,
+                    domain=row.category,
+                    series=row.series,
+                    question=ETIOLOGICAL_QUESTION,
+                    options=tuple(options[i] for i in order),
+                    answer_index=int(np.flatnonzero(order == 0)[0]),
+                    source="import",
+                    params=provenance,
+                )
+            )
+        history = int(round(len(row.series) * context_share))
+        if 2 <= history < len(row.series):
+            items.append(
+                Item(
+                    task="forecast",
+                    category=category,
+                    domain=row.category,
+                    series=row.series[:history],
+                    future=row.series[history:],
+                    context=row.description,
+                    source="import",
+                    params=provenance,
+                )
+            )
+    for question in rows.questions:
+        provenance = {"file": rows.path, "line": question.line, "uuid": question.uuid}
+        context = question.description_short
+        if question.counterfactual:
+            context = f"{context} What-if: {question.counterfactual}".strip()
+        items.append(
+            Item(
+                task="qa_two" if question.new_series is not None else "qa_single",
+                category=question.category,
+                series=question.series,
+                series_b=question.new_series,
+                question=question.question,
+                options=question.options,
+                answer_index=question.answer_index,
+                context=context,
+                source="import",
+                params=provenance,
+            )
+        )
+    return items
+
+
+def import_items(path: str | Path, seed: int = 0, context_share: float = 0.8) -> list[Item]:
+    """Validate ``path`` and return its items (raises :class:`DatasetError`)."""
+    return items_from_rows(read_rows(path), seed, context_share)

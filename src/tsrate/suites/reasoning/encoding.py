@@ -1,0 +1,211 @@
+"""How a series is written into a prompt, and how a forecast is read back.
+
+LLMTime (Gruver et al. 2023; the paper's Appendix A.1), as in its reference code
+(``llmtime/serialize.py``):
+
+- Scaling (:func:`fit_scaler`), fitted on the values the model sees: with ``basic`` the
+  values are divided by the alpha-quantile of |x|; otherwise ``offset = min(x) - beta x
+  (max(x) - min(x))`` is subtracted first and the result divided by the alpha-quantile of
+  ``x - offset`` (a zero quantile becomes 1).
+- Fixed precision: a scaled value is written with ``precision`` digits after the (dropped)
+  decimal point, by truncation, leading zeros removed: 1.0522 -> ``1052`` (precision 3).
+- Separators per model family (:data:`LLMTIME`): GPT-style tokenisers split numbers into
+  multi-digit tokens, so every digit is separated by a space and values by ``" ,"``
+  (``" 1 0 5 2 , 1 0 1 7 ,"``); LLaMA tokenises digits one by one, so digits are joined and
+  values separated by ``","`` (``"1052,1017,"``). A trailing value separator ends the
+  history, so the last value's digit count is unambiguous. Negative values get the
+  family's minus sign (``" -"`` / ``"-"``).
+
+Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
+Plot (``plot``): a line plot image (:func:`tsrate.images.line_plot_images`, the same
+drawing as the robustness suite's numeric+image LLMs) sent as a PNG data URL; for
+vision-language models on the choice tasks only.
+
+Decoding (:func:`decode`) is strict: the reply, split on the value separator, must start
+with at least ``count`` well-formed encoded numbers (digit separators and surrounding
+white space allowed, a trailing full stop ignored); the first ``count`` are kept (models
+often continue the sequence). Anything else raises :class:`ReplyParseError` naming the
+first bad value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import numpy as np
+
+from tsrate import TsrateError
+
+MAX_VALUE = 1e7  # LLMTime's max_val: scaled values at or above it cannot be written
+
+
+class ReplyParseError(ValueError):
+    """A reply holds no usable answer; the message says why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Scaler:
+    """x -> (x - offset) / scale."""
+
+    offset: float = 0.0
+    scale: float = 1.0
+
+    def transform(self, values: np.ndarray) -> np.ndarray:
+        return (np.asarray(values, dtype=float) - self.offset) / self.scale
+
+    def inverse(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(values, dtype=float) * self.scale + self.offset
+
+
+@dataclasses.dataclass(frozen=True)
+class LlmTimeEncoding:
+    name: str
+    alpha: float
+    beta: float
+    basic: bool
+    precision: int
+    digit_separator: str
+    value_separator: str
+    minus_sign: str
+    plus_sign: str = ""
+
+    def describe(self) -> str:
+        digits = "separated by spaces" if self.digit_separator else "written together"
+        return (
+            f"The values are rescaled and written as whole numbers (the last {self.precision} "
+            f"digits are decimals, the point is left out), their digits {digits}, values "
+            f"separated by '{self.value_separator.strip()}'."
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class PlainEncoding:
+    name: str = "plain"
+    decimals: int = 2
+    value_separator: str = ", "
+
+    def describe(self) -> str:
+        return f"The values are written as decimal numbers separated by '{self.value_separator.strip()}'."
+
+
+LLMTIME: dict[str, LlmTimeEncoding] = {
+    "llmtime_gpt": LlmTimeEncoding("llmtime_gpt", 0.95, 0.3, False, 3, " ", " ,", " -"),
+    "llmtime_llama": LlmTimeEncoding("llmtime_llama", 0.99, 0.3, False, 3, "", ",", "-"),
+}
+PLAIN = PlainEncoding()
+TEXT_ENCODINGS = (*LLMTIME, "plain")
+ENCODINGS = (*TEXT_ENCODINGS, "plot")
+
+
+def get_encoding(name: str) -> LlmTimeEncoding | PlainEncoding:
+    if name in LLMTIME:
+        return LLMTIME[name]
+    if name == "plain":
+        return PLAIN
+    raise TsrateError(f"unknown text encoding {name!r}: choose from {', '.join(TEXT_ENCODINGS)}")
+
+
+def fit_scaler(history: np.ndarray, alpha: float, beta: float, basic: bool = False) -> Scaler:
+    """LLMTime's scaler fitted on ``history`` (finite values only)."""
+    values = np.asarray(history, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        raise TsrateError("cannot scale a series without finite values")
+    if basic:
+        return Scaler(0.0, float(max(np.quantile(np.abs(values), alpha), 0.01)))
+    offset = float(values.min() - beta * (values.max() - values.min()))
+    scale = float(np.quantile(values - offset, alpha))
+    return Scaler(offset, scale if scale != 0 else 1.0)
+
+
+def _digits(value: float, precision: int) -> str:
+    """|value| with ``precision`` decimals, truncated, without point or leading zeros."""
+    scaled = math.floor(abs(value) * 10**precision + 1e-6)
+    return str(int(scaled))
+
+
+def encode_llmtime(values: np.ndarray, encoding: LlmTimeEncoding, scaler: Scaler) -> str:
+    """Scaled values in ``encoding``'s format, ending with the value separator."""
+    scaled = scaler.transform(values)
+    if not np.all(np.isfinite(scaled)):
+        raise TsrateError("LLMTime encoding needs finite values")
+    if np.any(np.abs(scaled) >= MAX_VALUE):
+        raise TsrateError(f"a scaled value reaches {MAX_VALUE:g}: cannot encode it")
+    parts = []
+    for value in scaled:
+        digits = _digits(value, encoding.precision)
+        if encoding.digit_separator:
+            digits = "".join(encoding.digit_separator + d for d in digits)
+        sign = encoding.minus_sign if value < 0 and digits.strip("0 ") else encoding.plus_sign
+        parts.append(sign + digits)
+    return encoding.value_separator.join(parts) + encoding.value_separator
+
+
+def encode_plain(values: np.ndarray, encoding: PlainEncoding = PLAIN) -> str:
+    return encoding.value_separator.join(f"{float(v):.{encoding.decimals}f}" for v in values)
+
+
+def encode_text(name: str, values: np.ndarray, scaler: Scaler | None = None) -> tuple[str, Scaler]:
+    """``values`` in text encoding ``name``; LLMTime fits its scaler on ``values`` unless
+    one is given (two series compared in one prompt share one). Returns (text, scaler)."""
+    encoding = get_encoding(name)
+    if isinstance(encoding, PlainEncoding):
+        return encode_plain(values, encoding), Scaler()
+    scaler = scaler or fit_scaler(values, encoding.alpha, encoding.beta, encoding.basic)
+    return encode_llmtime(values, encoding, scaler), scaler
+
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_INTEGER = re.compile(r"^-?\d+$")
+_DECIMAL = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)$")
+
+
+def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarray:
+    """The first ``count`` values of a reply in encoding ``name``, on the original scale."""
+    if text is None or not text.strip():
+        raise ReplyParseError("empty reply")
+    encoding = get_encoding(name)
+    body = _THINK.sub("", text).strip()
+    separator = encoding.value_separator.strip()
+    pieces = body.split(separator)
+    values: list[float] = []
+    for position, piece in enumerate(pieces):
+        if len(values) == count:
+            break
+        token = piece.strip()
+        if position == len(pieces) - 1:
+            token = token.rstrip(".").strip()
+        if isinstance(encoding, LlmTimeEncoding):
+            token = re.sub(r"\s+", "", token)
+            if not _INTEGER.match(token):
+                raise ReplyParseError(
+                    f"value {len(values) + 1}: {piece.strip()[:40]!r} is not an encoded number"
+                    if token
+                    else f"only {len(values)} of {count} values"
+                )
+            values.append(int(token) / 10**encoding.precision)
+        else:
+            if not _DECIMAL.match(token):
+                raise ReplyParseError(
+                    f"value {len(values) + 1}: {piece.strip()[:40]!r} is not a number"
+                    if token
+                    else f"only {len(values)} of {count} values"
+                )
+            values.append(float(token))
+    if len(values) < count:
+        raise ReplyParseError(f"only {len(values)} of {count} values")
+    return scaler.inverse(np.asarray(values, dtype=float))
+
+
+def plot_data_url(*series: np.ndarray, size: int = 128) -> list[str]:
+    """One line-plot PNG data URL per series (y axis scaled per image, no labels)."""
+    from tsrate.images import line_plot_images
+    from tsrate.systems.llm import png_data_url
+
+    urls = []
+    for values in series:
+        image = line_plot_images(np.asarray(values, dtype=float)[None, :], size, size)[0]
+        urls.append(png_data_url(image))
+    return urls

@@ -1,0 +1,124 @@
+"""The reasoning report: accuracy per task against chance (with and without the series)
+and forecast error with and without context, as inline SVG bar charts
+(:mod:`tsrate.svg`) and tables, in one offline HTML file.
+
+:func:`render_report` is pure (frames in, HTML out); :func:`write_report` reads the marts
+(``rsn_*``) from a DuckDB file read-only and writes the file atomically.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from tsrate.svg import PALETTE, Point, Series, bar_chart
+from tsrate.warehouse import connect
+
+
+def default_report_path(warehouse: Path) -> Path:
+    """``<warehouse folder>/reports/reasoning.html``."""
+    return Path(warehouse).parent / "reports" / "reasoning.html"
+
+
+def _read(path: Path) -> dict[str, pd.DataFrame]:
+    queries = {
+        "tasks": "select * from marts.rsn_task_accuracy order by task, system_id",
+        "forecasts": "select * from marts.rsn_forecast_errors order by system_id, condition",
+        "context": "select * from marts.rsn_context_effects order by system_id",
+        "ratings": "select * from marts.rsn_ratings order by metric, task, rank, system_id",
+    }
+    with connect(path, read_only=True) as con:
+        return {name: con.execute(sql).df() for name, sql in queries.items()}
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, float_format=lambda x: f"{x:.3g}", na_rep="", border=0)
+
+
+def _bars(
+    title: str, frame: pd.DataFrame, category: str, value_columns: dict[str, str], y_label: str
+) -> str:
+    categories = list(dict.fromkeys(frame[category]))
+    series = []
+    for index, (label, column) in enumerate(value_columns.items()):
+        points = []
+        for name in categories:
+            values = frame.loc[frame[category] == name, column].dropna()
+            value = float(values.mean()) if len(values) else None
+            points.append(
+                Point(value, f"{name} · {label}: {value:.3g}" if value is not None else "")
+            )
+        series.append(Series(label, points, PALETTE[index % len(PALETTE)]))
+    return bar_chart(title, categories, series, y_label=y_label)
+
+
+def render_report(data: dict[str, pd.DataFrame]) -> str:
+    """The HTML report from the frames of :func:`_read` (pure)."""
+    tasks, forecasts = data["tasks"], data["forecasts"]
+    sections = ["<h1>Reasoning suite</h1>"]
+    if tasks.empty and forecasts.empty:
+        sections.append(
+            "<p>No reasoning suite run in these marts yet: run "
+            "<code>tsrate suite reasoning run</code>.</p>"
+        )
+    else:
+        run = (tasks if not tasks.empty else forecasts)["suite_run_id"].iloc[0]
+        sections.append(
+            f"<p>Suite run <code>{html.escape(str(run))}</code>. Accuracy counts unparseable "
+            "replies as wrong; forecast errors are normalised (z-score with the history's "
+            "mean and standard deviation).</p>"
+        )
+    for task, block in tasks.groupby("task", sort=True):
+        sections.append(f"<h2>{html.escape(str(task))}</h2>")
+        columns = {"with the series": "accuracy", "chance": "chance_level"}
+        if block["accuracy_without_series"].notna().any():
+            columns["without the series"] = "accuracy_without_series"
+        sections.append(_bars(f"{task}: accuracy", block, "system_id", columns, "accuracy"))
+        sections.append(_table(block.drop(columns=["suite_run_id"])))
+    if not forecasts.empty:
+        sections.append("<h2>Context-aided forecasting</h2>")
+        wide = forecasts.pivot_table(
+            index="system_id", columns="condition", values="mae"
+        ).reset_index()
+        columns = {
+            label: condition
+            for label, condition in (
+                ("without context", "without_context"),
+                ("with context", "with_context"),
+            )
+            if condition in wide.columns
+        }
+        baseline = forecasts.groupby("system_id")["baseline_mae"].mean().reset_index()
+        wide = wide.merge(baseline, on="system_id")
+        columns["predict median"] = "baseline_mae"
+        sections.append(_bars("normalised MAE", wide, "system_id", columns, "MAE"))
+        sections.append(_table(forecasts.drop(columns=["suite_run_id"])))
+        if not data["context"].empty:
+            sections.append(_table(data["context"].drop(columns=["suite_run_id"])))
+    if not data["ratings"].empty:
+        sections.append("<h2>Ratings</h2>")
+        sections.append(
+            _table(
+                data["ratings"][
+                    ["metric", "task", "system_id", "raw_score", "rating", "higher_is_better"]
+                ]
+            )
+        )
+    style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>tsrate reasoning</title>"
+        f"<style>{style}</style></head><body>{''.join(sections)}</body></html>"
+    )
+
+
+def write_report(warehouse: Path, output: Path) -> Path:
+    """Read the suite's marts from ``warehouse`` (read-only) and write the HTML report."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    text = render_report(_read(Path(warehouse)))
+    temporary = output.with_name(output.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(output)
+    return output

@@ -1,0 +1,668 @@
+"""The offline procedural scenario generator: series, captions and questions written from
+the same parameters, so every caption, distractor and answer can be checked.
+
+A :class:`Scenario` is a subject in one of :data:`SUBJECTS`' domains (health, finance,
+transport, energy, retail, climate, ...) plus generating parameters: a starting level, a
+linear trend (relative change over the series), an optional cycle (relative amplitude,
+period from the subject's sampling frequency), an optional outside event (a step up, a
+step down, or a three-step spike, at a stated step) and Gaussian noise (3 % of the level).
+:func:`clean_series` is the noise-free curve; :func:`observed_series` adds the scenario's
+own seeded noise. Steps are numbered from 1 in every text ("day 1" is the first value).
+
+The caption (:func:`caption`) states each parameter in words and numbers. Items:
+
+- etiological: the true caption and three captions of other scenarios that differ in a
+  visible feature (trend direction, cycle, event) AND explain the series worse: after the
+  best scaling, a distractor's clean curve misses the observed series by at least
+  :data:`MIN_DISTRACTOR_MISS` (relative RMS) and 2.5 times the true caption's miss
+  (:func:`explanation_miss`), so the series itself refutes every distractor;
+- qa_single: what-if questions (event removed, values scaled, trend removed) whose
+  numeric answers are computed from the parameters or the observed values;
+- qa_two: a second series from the same parameters with one change and the same noise
+  draw: which what-if produced it, and how its last quarter compares with the first's;
+- forecast: a scenario whose step event falls inside the forecast horizon; the context is
+  its caption, so it states the future ("From day 86 on, a promotion doubles the values").
+
+Numeric options are kept at least :data:`MIN_OPTION_GAP` apart (relative), so the right
+one is unambiguous. Everything is seeded: the same configuration gives the same items.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.suites.reasoning.items import Item
+
+NOISE = 0.03
+MIN_DISTRACTOR_MISS = 0.08
+MIN_OPTION_GAP = 0.12
+SPIKE_STEPS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Subject:
+    domain: str
+    sentence: str  # "daily sales of a grocery store"
+    tiny: str  # "grocery sales"
+    unit: str
+    frequency: str  # "day", "hour", "week", "month"
+    base_range: tuple[float, float]
+    period: int
+    cycle: str  # "weekly"
+    rise: str  # an event that raises the values
+    fall: str  # an event that lowers them
+    spike: str  # a brief outside event
+
+
+SUBJECTS: tuple[Subject, ...] = (
+    Subject("health", "daily emergency admissions at a city hospital", "ER admissions",
+            "admissions", "day", (150, 400), 7, "weekly", "a heat wave",
+            "a new urgent-care clinic opening nearby", "a multi-car pile-up"),
+    Subject("finance", "daily trading volume of a mid-cap stock", "stock volume",
+            "thousand shares", "day", (200, 900), 5, "trading-week", "an index inclusion",
+            "the end of a takeover rumour", "an earnings surprise"),
+    Subject("transport", "hourly vehicle counts on a motorway bridge", "bridge traffic",
+            "vehicles", "hour", (800, 3000), 24, "daily", "the closure of a parallel road",
+            "a lane closure for repairs", "a stadium event"),
+    Subject("energy", "hourly electricity demand of a small town", "town power demand", "MW",
+            "hour", (20, 80), 24, "daily", "a cold snap", "a factory shutdown",
+            "a grid test"),
+    Subject("retail", "daily sales of a grocery store", "grocery sales", "units", "day",
+            (300, 1200), 7, "weekly", "a promotion", "a competitor opening next door",
+            "a holiday rush"),
+    Subject("climate", "monthly rainfall at a coastal weather station", "coastal rainfall",
+            "mm", "month", (40, 160), 12, "yearly", "an El Nino phase", "a drought",
+            "a tropical storm"),
+    Subject("agriculture", "weekly milk output of a dairy farm", "dairy output", "litres",
+            "week", (5000, 20000), 13, "quarterly", "a new feed supplement",
+            "a disease outbreak in the herd", "a backlog of collections being cleared"),
+    Subject("technology", "hourly requests to a web service", "web requests",
+            "thousand requests", "hour", (50, 400), 24, "daily", "a viral social-media post",
+            "a partial outage", "a bot attack"),
+    Subject("education", "daily visits to a university library", "library visits", "visits",
+            "day", (200, 1500), 7, "weekly", "the start of exam season",
+            "the start of the holidays", "an open day"),
+    Subject("environment", "hourly PM2.5 concentration in a city centre", "city PM2.5",
+            "micrograms per cubic metre", "hour", (15, 60), 24, "daily",
+            "a wildfire upwind", "a car-free-zone scheme", "a fireworks display"),
+    Subject("tourism", "daily hotel bookings in a resort town", "resort bookings",
+            "bookings", "day", (40, 200), 7, "weekly", "a new direct flight route",
+            "a travel advisory", "a music festival"),
+    Subject("manufacturing", "daily output of a bottling line", "bottling output",
+            "thousand bottles", "day", (50, 150), 7, "weekly", "a second shift being added",
+            "a machine breakdown", "a catch-up run after maintenance"),
+)  # fmt: skip
+DOMAINS = tuple(dict.fromkeys(s.domain for s in SUBJECTS))
+EVENT_KINDS = ("step_up", "step_down", "spike", "none")
+TRENDS = ("rising", "falling", "flat")
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """Generating parameters of one series (see the module docstring)."""
+
+    subject_index: int
+    length: int
+    base: float
+    trend: float  # relative change of the level from the first to the last step
+    amplitude: float  # relative cycle amplitude (0: no cycle)
+    event_kind: str
+    event_step: int  # 0-based index of the first affected value (-1: no event)
+    event_effect: float  # step: relative change; spike: added share of the base
+    noise_seed: int
+
+    @property
+    def subject(self) -> Subject:
+        return SUBJECTS[self.subject_index]
+
+    @property
+    def trend_direction(self) -> str:
+        return "rising" if self.trend > 0 else "falling" if self.trend < 0 else "flat"
+
+    @property
+    def signature(self) -> tuple[str, bool, str]:
+        """The visible features a distractor must differ in."""
+        return (self.trend_direction, self.amplitude > 0, self.event_kind)
+
+    @property
+    def event_noun(self) -> str:
+        s = self.subject
+        return {"step_up": s.rise, "step_down": s.fall, "spike": s.spike}.get(self.event_kind, "")
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["domain"] = self.subject.domain
+        return out
+
+
+def clean_series(scenario: Scenario) -> np.ndarray:
+    """The noise-free curve of ``scenario``: level x (1 + trend x t/(n-1)) plus the cycle,
+    the step event multiplying everything from its step on, the spike adding a share of the
+    starting level for :data:`SPIKE_STEPS` steps."""
+    n = scenario.length
+    t = np.arange(n, dtype=float)
+    base = scenario.base
+    values = base * (1.0 + scenario.trend * t / (n - 1))
+    if scenario.amplitude > 0:
+        values = values + base * scenario.amplitude * np.sin(
+            2 * np.pi * t / scenario.subject.period
+        )
+    if scenario.event_kind in ("step_up", "step_down"):
+        values[scenario.event_step :] *= 1.0 + scenario.event_effect
+    elif scenario.event_kind == "spike":
+        values[scenario.event_step : scenario.event_step + SPIKE_STEPS] += (
+            base * scenario.event_effect
+        )
+    return values
+
+
+def noise_draw(scenario: Scenario) -> np.ndarray:
+    """The scenario's seeded standard-normal draw (shared by its what-if variants)."""
+    return np.random.default_rng(scenario.noise_seed).standard_normal(scenario.length)
+
+
+def observed_series(scenario: Scenario, noise: np.ndarray | None = None) -> np.ndarray:
+    """Clean curve + noise (``NOISE`` x starting level), rounded to 2 decimals."""
+    draw = noise_draw(scenario) if noise is None else noise
+    return np.round(clean_series(scenario) + scenario.base * NOISE * draw, 2)
+
+
+def _number(value: float) -> str:
+    """A number as captions write it: 3 significant figures, thousands separated."""
+    if value == 0:
+        return "0"
+    digits = max(0, 2 - int(math.floor(math.log10(abs(value)))))
+    rounded = round(value, digits)
+    if not digits:
+        return f"{rounded:,.0f}"
+    return f"{rounded:,.{digits}f}".rstrip("0").rstrip(".")
+
+
+def _percent(share: float) -> str:
+    return f"{abs(share) * 100:.0f}%"
+
+
+def event_sentence(scenario: Scenario) -> str:
+    s = scenario.subject
+    when = f"{s.frequency} {scenario.event_step + 1}"
+    noun = scenario.event_noun
+    if scenario.event_kind == "step_up":
+        if abs(scenario.event_effect - 1.0) < 1e-9:
+            return f"From {when} on, {noun} doubles the values."
+        return (
+            f"From {when} on, {noun} raises the values by about {_percent(scenario.event_effect)}."
+        )
+    if scenario.event_kind == "step_down":
+        return (
+            f"From {when} on, {noun} lowers the values by about {_percent(scenario.event_effect)}."
+        )
+    if scenario.event_kind == "spike":
+        return (
+            f"On {when}, {noun} causes a brief spike of about {_percent(scenario.event_effect)} "
+            f"of the starting level, lasting {SPIKE_STEPS} {s.frequency}s."
+        )
+    return "No outside event disturbs it."
+
+
+def caption(scenario: Scenario) -> str:
+    """The full description, written from the parameters only."""
+    s = scenario.subject
+    trend = {
+        "rising": f"rises steadily by about {_percent(scenario.trend)} over the period",
+        "falling": f"falls steadily by about {_percent(scenario.trend)} over the period",
+        "flat": "has no underlying trend",
+    }[scenario.trend_direction]
+    cycle = (
+        f", with a {s.cycle} cycle of about plus or minus {_percent(scenario.amplitude)}"
+        if scenario.amplitude > 0
+        else ", with no regular cycle"
+    )
+    return (
+        f"The {s.sentence} over {scenario.length} {s.frequency}s ({s.frequency} 1 to "
+        f"{scenario.length}). It starts near {_number(scenario.base)} {s.unit} and {trend}"
+        f"{cycle}. {event_sentence(scenario)}"
+    )
+
+
+def short_caption(scenario: Scenario) -> str:
+    """A summary without numbers (the paper's ``description_short``)."""
+    s = scenario.subject
+    if scenario.event_kind == "none":
+        return f"{s.sentence.capitalize()}, undisturbed by outside events"
+    return f"{s.sentence.capitalize()}, affected by {scenario.event_noun}"
+
+
+def explanation_miss(series: np.ndarray, scenario: Scenario) -> float:
+    """How badly ``scenario``'s clean curve explains ``series`` (same length): the RMS of
+    the residual after the best least-squares scale factor, relative to the RMS of the
+    series. About :data:`NOISE`/level for the scenario that produced it."""
+    series = np.asarray(series, dtype=float)
+    curve = clean_series(dataclasses.replace(scenario, length=len(series)))
+    scale = float(curve @ series) / float(curve @ curve)
+    residual = series - scale * curve
+    return float(np.sqrt(np.mean(residual**2)) / np.sqrt(np.mean(series**2)))
+
+
+# -- drawing scenarios ---------------------------------------------------------------------------
+
+
+def _round_to(value: float, step: float) -> float:
+    return round(round(value / step) * step, 6)
+
+
+def _nice_base(rng: np.random.Generator, subject: Subject) -> float:
+    low, high = subject.base_range
+    value = rng.uniform(low, high)
+    digits = 1 - int(math.floor(math.log10(value)))
+    return float(round(value, digits))
+
+
+def draw_scenario(
+    rng: np.random.Generator,
+    subject_index: int,
+    length: int,
+    event_kind: str | None = None,
+    event_window: tuple[float, float] = (0.55, 0.75),
+) -> Scenario:
+    """One scenario of subject ``subject_index``; ``event_kind`` None draws one, the event
+    step falls in ``event_window`` (shares of the length)."""
+    subject = SUBJECTS[subject_index]
+    direction = TRENDS[int(rng.integers(3))]
+    trend = {
+        "rising": _round_to(rng.uniform(0.3, 0.6), 0.05),
+        "falling": -_round_to(rng.uniform(0.3, 0.45), 0.05),
+        "flat": 0.0,
+    }[direction]
+    amplitude = _round_to(rng.uniform(0.12, 0.25), 0.05) if rng.random() < 0.6 else 0.0
+    kind = event_kind or EVENT_KINDS[int(rng.integers(len(EVENT_KINDS)))]
+    if kind == "step_up":
+        effect = 1.0 if rng.random() < 0.4 else _round_to(rng.uniform(0.5, 0.9), 0.05)
+    elif kind == "step_down":
+        effect = -_round_to(rng.uniform(0.3, 0.5), 0.05)
+    elif kind == "spike":
+        effect = _round_to(rng.uniform(1.0, 2.0), 0.1)
+    else:
+        effect = 0.0
+    low, high = (int(round(share * length)) for share in event_window)
+    step = int(rng.integers(low, max(low + 1, high))) if kind != "none" else -1
+    return Scenario(
+        subject_index=subject_index,
+        length=length,
+        base=_nice_base(rng, subject),
+        trend=trend,
+        amplitude=amplitude,
+        event_kind=kind,
+        event_step=step,
+        event_effect=effect,
+        noise_seed=int(rng.integers(2**31)),
+    )
+
+
+# -- items ---------------------------------------------------------------------------------------
+
+ETIOLOGICAL_QUESTION = "Which description most likely produced this time series?"
+
+
+def _shuffle(
+    rng: np.random.Generator, correct: str, others: list[str]
+) -> tuple[tuple[str, ...], int]:
+    options = [correct, *others]
+    order = rng.permutation(len(options))
+    shuffled = tuple(options[i] for i in order)
+    return shuffled, int(np.flatnonzero(order == 0)[0])
+
+
+def etiological_item(
+    rng: np.random.Generator, scenario: Scenario, pool: list[Scenario]
+) -> Item | None:
+    """One true caption and three verifiably worse ones from ``pool`` (None if the pool has
+    too few)."""
+    series = observed_series(scenario)
+    own_miss = explanation_miss(series, scenario)
+    candidates = [
+        other
+        for other in pool
+        if other.signature != scenario.signature
+        and caption(other) != caption(scenario)
+        and explanation_miss(series, other) >= max(MIN_DISTRACTOR_MISS, 2.5 * own_miss)
+    ]
+    if len(candidates) < 3:
+        return None
+    chosen = [candidates[i] for i in rng.choice(len(candidates), 3, replace=False)]
+    options, answer = _shuffle(rng, caption(scenario), [caption(c) for c in chosen])
+    option_params = [None] * 4
+    order = [scenario, *chosen]
+    texts = [caption(s) for s in order]
+    for position, text in enumerate(options):
+        option_params[position] = order[texts.index(text)].to_dict()
+    return Item(
+        task="etiological",
+        category=scenario.subject.domain,
+        domain=scenario.subject.domain,
+        series=tuple(float(v) for v in series),
+        question=ETIOLOGICAL_QUESTION,
+        options=options,
+        answer_index=answer,
+        params={"scenario": scenario.to_dict(), "option_scenarios": option_params},
+    )
+
+
+def spaced_options(correct: float, candidates: list[float], k: int = 3) -> list[float] | None:
+    """``k`` candidates (in order) at least :data:`MIN_OPTION_GAP` (relative) from the
+    correct value and from each other; None if fewer qualify."""
+    chosen: list[float] = []
+    for value in candidates:
+        if not np.isfinite(value) or value <= 0:
+            continue
+        if all(
+            abs(value - other) / max(abs(other), 1e-9) >= MIN_OPTION_GAP
+            for other in [correct, *chosen]
+        ):
+            chosen.append(value)
+        if len(chosen) == k:
+            return chosen
+    return None
+
+
+def _about(value: float, unit: str) -> str:
+    return f"about {_number(value)} {unit}"
+
+
+def _numeric_item(
+    rng: np.random.Generator,
+    scenario: Scenario,
+    series: np.ndarray,
+    category: str,
+    question: str,
+    correct: float,
+    candidates: list[float],
+    extra: dict,
+) -> Item | None:
+    others = spaced_options(correct, candidates)
+    if others is None:
+        return None
+    unit = scenario.subject.unit
+    options, answer = _shuffle(rng, _about(correct, unit), [_about(v, unit) for v in others])
+    return Item(
+        task="qa_single",
+        category=category,
+        domain=scenario.subject.domain,
+        series=tuple(float(v) for v in series),
+        question=question,
+        options=options,
+        answer_index=answer,
+        context=short_caption(scenario),
+        params={"scenario": scenario.to_dict(), "correct_value": correct, **extra},
+    )
+
+
+TREND_OPTIONS = (
+    "lower than observed",
+    "higher than observed",
+    "about the same as observed",
+    "exactly zero",
+)
+SCALE_FACTORS = (2, 3, 10)
+
+
+def single_series_item(rng: np.random.Generator, scenario: Scenario, category: str) -> Item | None:
+    """A what-if question about one series (None when ``category`` does not apply)."""
+    series = observed_series(scenario)
+    s = scenario.subject
+    if category == "counterfactual_event":
+        if scenario.event_kind not in ("step_up", "step_down"):
+            return None
+        without = clean_series(dataclasses.replace(scenario, event_kind="none", event_step=-1))
+        correct = float(without[-1])
+        actual = float(clean_series(scenario)[-1])
+        question = (
+            f"What if {scenario.event_noun} had not happened? The last value of the series "
+            f"({s.frequency} {scenario.length}) would then be:"
+        )
+        candidates = [actual, float(without[0]), 2 * correct - actual, correct * 1.5, correct * 0.6]
+        return _numeric_item(rng, scenario, series, category, question, correct, candidates, {})
+    if category == "counterfactual_scale":
+        factor = SCALE_FACTORS[int(rng.integers(len(SCALE_FACTORS)))]
+        correct = factor * float(series.max())
+        question = (
+            f"What if every value had been {factor} times as large? The highest value of the "
+            "series would then be:"
+        )
+        candidates = [
+            factor * float(np.median(series)),
+            float(series.max()),
+            factor * float(series.min()),
+            correct * 0.5,
+            correct * 1.6,
+        ]
+        return _numeric_item(
+            rng, scenario, series, category, question, correct, candidates, {"factor": factor}
+        )
+    if category == "counterfactual_trend":
+        if scenario.trend_direction == "flat":
+            return None
+        correct = TREND_OPTIONS[0] if scenario.trend > 0 else TREND_OPTIONS[1]
+        others = [o for o in TREND_OPTIONS if o != correct]
+        options, answer = _shuffle(rng, correct, others)
+        return Item(
+            task="qa_single",
+            category=category,
+            domain=s.domain,
+            series=tuple(float(v) for v in series),
+            question=(
+                "What if the values had had no underlying trend, staying around their starting "
+                "level apart from any cycle or event? Compared with what was observed, the "
+                "last values would have been:"
+            ),
+            options=options,
+            answer_index=answer,
+            context=short_caption(scenario),
+            params={"scenario": scenario.to_dict()},
+        )
+    raise TsrateError(f"unknown single-series question category {category!r}")
+
+
+SINGLE_CATEGORIES = ("counterfactual_event", "counterfactual_scale", "counterfactual_trend")
+TWO_CATEGORIES = ("which_change", "difference")
+
+
+def what_ifs(scenario: Scenario) -> dict[str, tuple[str, Scenario]]:
+    """The what-if changes that apply to ``scenario``: name -> (question, changed scenario)."""
+    s = scenario.subject
+    out: dict[str, tuple[str, Scenario]] = {}
+    if scenario.event_kind != "none":
+        out["event_removed"] = (
+            f"What if {scenario.event_noun} had not happened?",
+            dataclasses.replace(scenario, event_kind="none", event_step=-1, event_effect=0.0),
+        )
+    if scenario.event_kind in ("step_up", "step_down", "spike"):
+        out["event_doubled"] = (
+            f"What if the effect of {scenario.event_noun} had been twice as large?",
+            dataclasses.replace(scenario, event_effect=2 * scenario.event_effect)
+            if scenario.event_kind != "step_down"
+            else dataclasses.replace(scenario, event_effect=max(-0.9, 2 * scenario.event_effect)),
+        )
+    if scenario.trend != 0:
+        out["trend_reversed"] = (
+            "What if the underlying trend had gone the other way?",
+            dataclasses.replace(scenario, trend=-scenario.trend),
+        )
+    if scenario.amplitude > 0:
+        out["cycle_removed"] = (
+            f"What if there had been no {s.cycle} cycle?",
+            dataclasses.replace(scenario, amplitude=0.0),
+        )
+    else:
+        out["cycle_added"] = (
+            f"What if there had been a {s.cycle} cycle of plus or minus 20%?",
+            dataclasses.replace(scenario, amplitude=0.2),
+        )
+    out["level_raised"] = (
+        "What if the starting level had been 50% higher?",
+        dataclasses.replace(scenario, base=scenario.base * 1.5),
+    )
+    return out
+
+
+DIFFERENCE_OPTIONS = (
+    "the second series is lower by more than 10%",
+    "the two are about the same (within 10%)",
+    "the second series is higher by 10% to 60%",
+    "the second series is higher by more than 60%",
+)
+DIFFERENCE_EDGES = (0.9, 1.1, 1.6)
+
+
+def difference_bucket(ratio: float) -> int | None:
+    """Index into :data:`DIFFERENCE_OPTIONS` for a ratio of means (second / first); None
+    within 3% of an edge (too close to call)."""
+    if any(abs(ratio - edge) / edge < 0.03 for edge in DIFFERENCE_EDGES):
+        return None
+    return int(np.searchsorted(DIFFERENCE_EDGES, ratio))
+
+
+def two_series_item(rng: np.random.Generator, scenario: Scenario, category: str) -> Item | None:
+    """A question about the series and its what-if variant (same noise draw)."""
+    changes = what_ifs(scenario)
+    names = sorted(changes)
+    name = names[int(rng.integers(len(names)))]
+    question_text, changed = changes[name]
+    noise = noise_draw(scenario)
+    first = observed_series(scenario, noise)
+    second = observed_series(changed, noise)
+    base = {
+        "task": "qa_two",
+        "category": category,
+        "domain": scenario.subject.domain,
+        "series": tuple(float(v) for v in first),
+        "series_b": tuple(float(v) for v in second),
+    }
+    params = {"scenario": scenario.to_dict(), "change": name, "changed": changed.to_dict()}
+    if category == "which_change":
+        others = [
+            n
+            for n in names
+            if n != name and explanation_miss(second, changes[n][1]) >= MIN_DISTRACTOR_MISS
+        ]
+        if len(others) < 3:
+            return None
+        chosen = [others[i] for i in rng.choice(len(others), 3, replace=False)]
+        options, answer = _shuffle(rng, question_text, [changes[n][0] for n in chosen])
+        return Item(
+            **base,
+            question=(
+                "The second series shows the same scenario as the first under one what-if "
+                "change. Which change produced the second series?"
+            ),
+            options=options,
+            answer_index=answer,
+            context=short_caption(scenario),
+            params={**params, "option_changes": [name, *chosen]},
+        )
+    if category == "difference":
+        quarter = max(1, scenario.length // 4)
+        ratio = float(
+            clean_series(changed)[-quarter:].mean() / clean_series(scenario)[-quarter:].mean()
+        )
+        bucket = difference_bucket(ratio)
+        if bucket is None:
+            return None
+        order = rng.permutation(len(DIFFERENCE_OPTIONS))
+        options = tuple(DIFFERENCE_OPTIONS[i] for i in order)
+        return Item(
+            **base,
+            question=(
+                f"{question_text} The second series shows that what-if. Over the last "
+                f"{quarter} {scenario.subject.frequency}s, how does the average of the second "
+                "series compare with that of the first?"
+            ),
+            options=options,
+            answer_index=int(np.flatnonzero(order == bucket)[0]),
+            context=short_caption(scenario),
+            params={**params, "ratio": ratio},
+        )
+    raise TsrateError(f"unknown two-series question category {category!r}")
+
+
+def forecast_item(
+    rng: np.random.Generator, subject_index: int, length: int, context_share: float
+) -> Item:
+    """A series whose step event falls in the horizon; the context (its caption) says so."""
+    history = int(round(length * context_share))
+    horizon = length - history
+    kind = ("step_up", "step_down")[int(rng.integers(2))]
+    window = ((history + 1) / length, (history + max(2, horizon // 2)) / length)
+    scenario = draw_scenario(rng, subject_index, length, kind, window)
+    series = observed_series(scenario)
+    return Item(
+        task="forecast",
+        category=scenario.subject.domain,
+        domain=scenario.subject.domain,
+        series=tuple(float(v) for v in series[:history]),
+        future=tuple(float(v) for v in series[history:]),
+        context=caption(scenario),
+        params={
+            "scenario": scenario.to_dict(),
+            "event_step": scenario.event_step - history,  # 0-based step of the horizon
+            "event_effect": scenario.event_effect,
+        },
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratorConfig:
+    """Sizes of the procedural dataset. ``scenarios``: series for the etiological and
+    question items (one etiological, one single-series and one two-series item each, where
+    the drawn category applies); ``forecasts``: forecasting items."""
+
+    seed: int = 2024
+    scenarios: int = 24
+    forecasts: int = 12
+    length: int = 100
+    context_share: float = 0.8
+
+    def __post_init__(self) -> None:
+        if self.scenarios < 4:
+            raise TsrateError("the generator needs at least 4 scenarios (an item has 4 captions)")
+        if self.length < 30:
+            raise TsrateError("series must have at least 30 steps")
+        if not 0.5 <= self.context_share < 0.95:
+            raise TsrateError("context_share must be in [0.5, 0.95)")
+
+
+def generate_items(config: GeneratorConfig = GeneratorConfig()) -> list[Item]:
+    """The procedural dataset: etiological, qa_single, qa_two and forecast items."""
+    rng = np.random.default_rng(config.seed)
+    scenarios = [
+        draw_scenario(rng, i % len(SUBJECTS), config.length) for i in range(config.scenarios)
+    ]
+    items: list[Item] = []
+    for index, scenario in enumerate(scenarios):
+        item = etiological_item(rng, scenario, [s for s in scenarios if s is not scenario])
+        if item is not None:
+            items.append(item)
+        for offset in range(len(SINGLE_CATEGORIES)):
+            category = SINGLE_CATEGORIES[(index + offset) % len(SINGLE_CATEGORIES)]
+            item = single_series_item(rng, scenario, category)
+            if item is not None:
+                items.append(item)
+                break
+        for offset in range(len(TWO_CATEGORIES)):
+            category = TWO_CATEGORIES[(index + offset) % len(TWO_CATEGORIES)]
+            item = two_series_item(rng, scenario, category)
+            if item is not None:
+                items.append(item)
+                break
+    for index in range(config.forecasts):
+        items.append(forecast_item(rng, index % len(SUBJECTS), config.length, config.context_share))
+    return items
+
+
+def scenario_from_dict(data: dict) -> Scenario:
+    """The :class:`Scenario` stored in an item's params."""
+    fields = {f.name for f in dataclasses.fields(Scenario)}
+    return Scenario(**{k: v for k, v in data.items() if k in fields})

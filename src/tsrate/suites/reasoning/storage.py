@@ -1,0 +1,245 @@
+"""Raw tables of the reasoning suite, on the same DuckDB file as the rest of tsrate.
+
+Created idempotently by :func:`ensure_tables`; dbt's staging views read them and fall back
+to empty typed relations when they are absent, so the robustness build never depends on
+this suite having run.
+
+Grain and write rules (append-only):
+
+* ``raw.rsn_suite_runs`` — one row per ``tsrate suite reasoning run`` (status ``running``
+  -> ``answered`` -> ``succeeded``, or ``failed`` / ``build_failed``).
+* ``raw.rsn_items`` — one row per item (hash of its content): task, category, domain,
+  question, options, answer, series (and second series), context, future, parameters.
+* ``raw.rsn_suite_run_items`` — the items a suite run uses.
+* ``raw.rsn_prompts`` — one row per prompt hash: system, item, condition, encoding and the
+  exact chat sent (null for offline references, which get the item itself).
+* ``raw.rsn_suite_run_prompts`` — the prompts a suite run asks (answered now or earlier).
+* ``raw.rsn_responses`` — one row per prompt hash: the raw reply, the parsed choice or
+  forecast, and for an unparseable reply ``parse_ok = false`` with the reason.
+
+A response is written with its prompt in one transaction per chunk, so a killed run keeps
+whole chunks and the next run asks only the prompts without a response (resumable).
+An import is stored in one transaction: all its items or none.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+
+import duckdb
+import pandas as pd
+
+from tsrate.suites.reasoning.answerers import Request, Response
+from tsrate.suites.reasoning.items import Item
+from tsrate.warehouse import transaction
+
+RSN_DDL = """
+create schema if not exists raw;
+
+create table if not exists raw.rsn_suite_runs (
+    suite_run_id varchar primary key,
+    started_at timestamp not null,
+    finished_at timestamp,
+    status varchar not null,
+    source varchar not null,
+    config json not null,
+    n_items integer not null,
+    n_prompts integer not null,
+    message varchar
+);
+
+create table if not exists raw.rsn_items (
+    item_id varchar primary key,
+    source varchar not null,
+    task varchar not null check (task in ('etiological', 'qa_single', 'qa_two', 'forecast')),
+    category varchar not null,
+    domain varchar,
+    question varchar not null,
+    options varchar[] not null,
+    answer_index integer,
+    series double[] not null,
+    series_b double[],
+    context varchar not null,
+    future double[],
+    params json not null,
+    created_at timestamp not null
+);
+
+create table if not exists raw.rsn_suite_run_items (
+    suite_run_id varchar not null,
+    item_id varchar not null,
+    primary key (suite_run_id, item_id)
+);
+
+create table if not exists raw.rsn_prompts (
+    prompt_hash varchar primary key,
+    system_id varchar not null,
+    system_kind varchar not null,
+    fingerprint varchar not null,
+    item_id varchar not null,
+    condition varchar not null,
+    encoding varchar,
+    messages json,
+    created_at timestamp not null
+);
+
+create table if not exists raw.rsn_suite_run_prompts (
+    suite_run_id varchar not null,
+    prompt_hash varchar not null,
+    primary key (suite_run_id, prompt_hash)
+);
+
+create table if not exists raw.rsn_responses (
+    prompt_hash varchar primary key,
+    system_id varchar not null,
+    raw_text varchar,
+    parsed_choice integer,
+    forecast double[],
+    parse_ok boolean not null,
+    parse_error varchar,
+    seconds double not null,
+    answered_at timestamp not null
+);
+"""
+
+
+def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the suite's raw tables when missing (idempotent)."""
+    con.execute(RSN_DDL)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, conflict: bool = True
+) -> None:
+    if frame.empty:
+        return
+    con.register("incoming_rows", frame)
+    try:
+        suffix = " on conflict do nothing" if conflict else ""
+        columns = ", ".join(frame.columns)
+        con.execute(
+            f"insert into raw.{table} ({columns}) select {columns} from incoming_rows{suffix}"
+        )
+    finally:
+        con.unregister("incoming_rows")
+
+
+def items_frame(items: Sequence[Item]) -> pd.DataFrame:
+    now = _now()
+    return pd.DataFrame(
+        {
+            "item_id": [i.item_id for i in items],
+            "source": [i.source for i in items],
+            "task": [i.task for i in items],
+            "category": [i.category for i in items],
+            "domain": [i.domain for i in items],
+            "question": [i.question for i in items],
+            "options": [list(i.options) for i in items],
+            "answer_index": pd.array([i.answer_index for i in items], dtype="Int64"),
+            "series": [list(i.series) for i in items],
+            "series_b": [None if i.series_b is None else list(i.series_b) for i in items],
+            "context": [i.context for i in items],
+            "future": [None if i.future is None else list(i.future) for i in items],
+            "params": [json.dumps(i.params, sort_keys=True, default=str) for i in items],
+            "created_at": [now] * len(items),
+        }
+    )
+
+
+def store_items(con: duckdb.DuckDBPyConnection, suite_run_id: str, items: Sequence[Item]) -> None:
+    """Store the items (new ones only) and link them to the suite run, in one transaction."""
+    frame = items_frame(items).drop_duplicates("item_id")
+    links = pd.DataFrame({"suite_run_id": suite_run_id, "item_id": frame["item_id"]})
+    with transaction(con):
+        _insert(con, "rsn_items", frame)
+        _insert(con, "rsn_suite_run_items", links)
+
+
+def answered(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("select prompt_hash from raw.rsn_responses").fetchall()}
+
+
+def store_prompts(
+    con: duckdb.DuckDBPyConnection,
+    suite_run_id: str,
+    requests: Sequence[Request],
+    kinds: dict[str, str],
+    fingerprints: dict[str, str],
+) -> None:
+    """Store the prompts of a suite run's plan (new ones only) and link them to the run."""
+    now = _now()
+    frame = pd.DataFrame(
+        {
+            "prompt_hash": [r.prompt_hash for r in requests],
+            "system_id": [r.system_id for r in requests],
+            "system_kind": [kinds[r.system_id] for r in requests],
+            "fingerprint": [fingerprints[r.system_id] for r in requests],
+            "item_id": [r.item.item_id for r in requests],
+            "condition": [r.condition for r in requests],
+            "encoding": [r.encoding for r in requests],
+            "messages": [None if r.messages is None else json.dumps(r.messages) for r in requests],
+            "created_at": [now] * len(requests),
+        }
+    ).drop_duplicates("prompt_hash")
+    links = pd.DataFrame({"suite_run_id": suite_run_id, "prompt_hash": frame["prompt_hash"]})
+    with transaction(con):
+        _insert(con, "rsn_prompts", frame)
+        _insert(con, "rsn_suite_run_prompts", links)
+
+
+def store_responses(
+    con: duckdb.DuckDBPyConnection, system_id: str, responses: Sequence[Response]
+) -> None:
+    """Store a chunk of responses in one transaction (a prompt answered before is kept)."""
+    now = _now()
+    frame = pd.DataFrame(
+        {
+            "prompt_hash": [r.prompt_hash for r in responses],
+            "system_id": system_id,
+            "raw_text": [r.raw_text for r in responses],
+            "parsed_choice": pd.array([r.choice for r in responses], dtype="Int64"),
+            "forecast": [None if r.forecast is None else list(r.forecast) for r in responses],
+            "parse_ok": [r.parse_ok for r in responses],
+            "parse_error": [r.parse_error for r in responses],
+            "seconds": [float(r.seconds) for r in responses],
+            "answered_at": [now] * len(responses),
+        }
+    )
+    with transaction(con):
+        _insert(con, "rsn_responses", frame)
+
+
+def start_suite_run(
+    con: duckdb.DuckDBPyConnection,
+    suite_run_id: str,
+    source: str,
+    config: dict,
+    n_items: int,
+    n_prompts: int,
+) -> None:
+    con.execute(
+        "insert into raw.rsn_suite_runs values (?, ?, null, 'running', ?, ?, ?, ?, null)",
+        [
+            suite_run_id,
+            _now(),
+            source,
+            json.dumps(config, sort_keys=True, default=str),
+            n_items,
+            n_prompts,
+        ],
+    )
+
+
+def finish_suite_run(
+    con: duckdb.DuckDBPyConnection, suite_run_id: str, status: str, message: str | None = None
+) -> None:
+    con.execute(
+        "update raw.rsn_suite_runs set status = ?, finished_at = ?, message = ? where suite_run_id = ?",
+        [status, _now(), message, suite_run_id],
+    )

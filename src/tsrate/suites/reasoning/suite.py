@@ -1,0 +1,157 @@
+"""The resumable run: items -> prompts -> responses, in the warehouse.
+
+1. Items: the procedural dataset (:func:`tsrate.suites.reasoning.scenarios.generate_items`)
+   or an import (:func:`tsrate.suites.reasoning.dataset.import_items`); a bad file stops
+   the run before anything is written.
+2. Answerers: the offline references and every ``--llm`` spec; a language model that
+   cannot run here (no endpoint configured, no checkpoint) stops the run with the reason,
+   it is never silently skipped.
+3. Prompts: every answerer's requests, named by prompt hash, stored and linked to the
+   suite run. Prompts already answered (by any earlier run, or before a kill) are reused.
+4. Answers: the rest, ``chunk_size`` at a time per answerer (a language model sends a
+   chunk with its own endpoint concurrency), each chunk stored in one transaction, with
+   progress after each chunk. The suite run ends in status ``answered``; the flow then
+   builds the marts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tsrate import TsrateError
+from tsrate.suites.reasoning import storage
+from tsrate.suites.reasoning.answerers import LanguageModelAnswerer, reference_answerers
+from tsrate.suites.reasoning.items import Item
+from tsrate.suites.reasoning.scenarios import GeneratorConfig, generate_items
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """What one suite run does. ``import_path`` None: the procedural dataset."""
+
+    generator: GeneratorConfig = GeneratorConfig()
+    import_path: str | None = None
+    import_seed: int = 0
+    llms: tuple[str, ...] = ()
+    references: bool = True
+    fracast: bool | int = False
+    choice_encoding: str = "plain"
+    forecast_encoding: str = "llmtime_gpt"
+    chunk_size: int = 16
+
+    @property
+    def source(self) -> str:
+        return "import" if self.import_path else "procedural"
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["source"] = self.source
+        return data
+
+
+def load_items(config: RunConfig) -> list[Item]:
+    if config.import_path:
+        from tsrate.suites.reasoning.dataset import import_items
+
+        items = import_items(config.import_path, config.import_seed, config.generator.context_share)
+    else:
+        items = generate_items(config.generator)
+    if not items:
+        raise TsrateError("the dataset yields no items")
+    return items
+
+
+def build_answerers(config: RunConfig) -> list:
+    """The references (when enabled) and one answerer per language-model spec; each
+    language model must say it can run here."""
+    from tsrate.systems.language import open_language_model
+
+    answerers = (
+        list(reference_answerers(config.fracast, config.import_seed)) if config.references else []
+    )
+    seen = {a.system_id for a in answerers}
+    for spec in config.llms:
+        model = open_language_model(spec)
+        availability = model.availability()
+        if not availability.available:
+            raise TsrateError(f"language model {spec!r} cannot run here: {availability.reason}")
+        answerer = LanguageModelAnswerer(model, config.choice_encoding, config.forecast_encoding)
+        if answerer.system_id in seen:
+            raise TsrateError(f"system id {answerer.system_id!r} is given twice")
+        seen.add(answerer.system_id)
+        answerers.append(answerer)
+    if not answerers:
+        raise TsrateError("nothing to run: no references and no --llm")
+    return answerers
+
+
+def new_suite_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"rsn-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def run_suite(
+    warehouse: str | Path,
+    config: RunConfig,
+    progress: Callable[[str], None] = print,
+    answerers: Sequence | None = None,
+) -> tuple[str, int, int]:
+    """Ask every pending prompt; return (suite_run_id, answered now, reused)."""
+    from tsrate.warehouse import connect
+
+    items = load_items(config)
+    answerers = list(answerers) if answerers is not None else build_answerers(config)
+    plan = {a.system_id: a.requests(items) for a in answerers}
+    requests = [r for rs in plan.values() for r in rs]
+    kinds = {a.system_id: a.kind for a in answerers}
+    fingerprints = {a.system_id: a.fingerprint() for a in answerers}
+    suite_run_id = new_suite_run_id()
+    with connect(warehouse) as con:
+        storage.ensure_tables(con)
+        storage.start_suite_run(
+            con, suite_run_id, config.source, config.to_dict(), len(items), len(requests)
+        )
+        try:
+            storage.store_items(con, suite_run_id, items)
+            storage.store_prompts(con, suite_run_id, requests, kinds, fingerprints)
+        except Exception as exc:
+            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+            raise
+        done = storage.answered(con)
+    progress(
+        f"reasoning suite run {suite_run_id}: {len(items)} items ({config.source}), "
+        f"{len(requests)} prompts for {len(answerers)} systems"
+    )
+    asked = reused = 0
+    try:
+        for answerer in answerers:
+            pending = [r for r in plan[answerer.system_id] if r.prompt_hash not in done]
+            total = len(plan[answerer.system_id])
+            reused += total - len(pending)
+            if total - len(pending):
+                progress(
+                    f"{answerer.system_id}: {total - len(pending)}/{total} answered earlier, reused"
+                )
+            for start in range(0, len(pending), config.chunk_size):
+                chunk = pending[start : start + config.chunk_size]
+                responses = answerer.answer(chunk)
+                with connect(warehouse) as con:
+                    storage.store_responses(con, answerer.system_id, responses)
+                asked += len(chunk)
+                done.update(r.prompt_hash for r in chunk)
+                failed = sum(not r.parse_ok for r in responses)
+                progress(
+                    f"{answerer.system_id}: {total - len(pending) + start + len(chunk)}/{total} answered"
+                    + (f" ({failed} unparseable in this chunk)" if failed else "")
+                )
+        with connect(warehouse) as con:
+            storage.finish_suite_run(con, suite_run_id, "answered")
+    except BaseException as exc:
+        with connect(warehouse) as con:
+            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+        raise
+    return suite_run_id, asked, reused
