@@ -41,6 +41,12 @@ SUITES: dict[str, Suite] = {
         module="tsrate.suites.interpretability.cli",
         dbt_tag="interpretability",
     ),
+    "understanding": Suite(
+        name="understanding",
+        summary="language models' understanding of time-series features: detection, classification, retrieval, arithmetic, matching",
+        module="tsrate.suites.understanding.cli",
+        dbt_tag="understanding",
+    ),
     "reasoning": Suite(
         name="reasoning",
         summary="language models reasoning about time series: etiology, questions, context-aided forecasts",

@@ -1,0 +1,88 @@
+"""Understanding suite flow: generate -> prompt every system -> score and rate (dbt build,
+tag understanding) -> report.
+
+Resumable: series, prompts and responses are keyed by hashes of what determines them;
+responses are stored per batch, so a rerun (or a run after a kill) asks only for the
+missing answers. Progress is logged per batch. Run it alone with
+``python flows/understanding.py [small|paper]``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+
+from tsrate import TsrateError, dbt
+from tsrate.config import warehouse_path
+from tsrate.locking import warehouse_writer
+from tsrate.suites.understanding import storage
+from tsrate.suites.understanding.cli import default_report_path
+from tsrate.suites.understanding.report import write_report
+from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
+from tsrate.warehouse import connect
+
+
+@task(name="und-answer")
+def answer_task(warehouse: str, config: SuiteConfig, llm: list[str], references: bool) -> str:
+    """Generate the series and prompts, ask every system what it has not answered yet."""
+    logger = get_run_logger()
+    systems = open_systems(llm, references, config.random_seed)
+    logger.info(
+        "understanding suite (%s): systems %s",
+        config.name,
+        ", ".join(s.system_id for s, _ in systems),
+    )
+    suite_run_id, counts = run_suite(warehouse, config, systems, progress=logger.info)
+    for system_id, (asked, reused) in counts.items():
+        logger.info("%s: %d prompts asked, %d answers reused", system_id, asked, reused)
+    return suite_run_id
+
+
+@flow(name="tsrate-understanding")
+def understanding_flow(
+    config_name: str = "small",
+    llm: list[str] | None = None,
+    references: bool = True,
+    overrides: dict | None = None,
+    build: bool = True,
+    warehouse: str | None = None,
+    lock_timeout: float = 0.0,
+    target_path: str | None = None,
+) -> str:
+    """Run the understanding suite; return its suite run id.
+
+    ``llm``: language-model specs (``endpoint:<ID>``, ``hf_local:<ID>``); ``references``:
+    also ask the statistical analyst and the random answerer; ``overrides``: configuration
+    fields to change (tests use tiny sizes)."""
+    logger = get_run_logger()
+    config = resolve_config(config_name, overrides)
+    warehouse = warehouse or str(warehouse_path())
+    started = time.perf_counter()
+    with warehouse_writer(warehouse, lock_timeout, logger.info):
+        suite_run_id = answer_task(warehouse, config, list(llm or []), references)
+        if build:
+            try:
+                dbt.run_dbt(
+                    ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"],
+                    {"und_suite_run_id": suite_run_id},
+                    warehouse,
+                    logger.info,
+                    target_path,
+                )
+            except TsrateError:
+                with connect(warehouse) as con:
+                    storage.finish_suite_run(con, suite_run_id, "build_failed")
+                raise
+            with connect(warehouse) as con:
+                storage.finish_suite_run(con, suite_run_id, "succeeded")
+            report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
+            logger.info("report: %s", report)
+    logger.info("understanding suite finished in %.1fs", time.perf_counter() - started)
+    return suite_run_id
+
+
+if __name__ == "__main__":
+    understanding_flow(sys.argv[1] if len(sys.argv) > 1 else "small")

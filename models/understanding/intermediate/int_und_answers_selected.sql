@@ -1,0 +1,55 @@
+{#- Every (prompt, system) of the selected suite run with the system's stored reply. -#}
+with
+
+selected as (
+    select suite_run_id from {{ ref('int_und_suite_runs_selected') }}
+),
+
+run_prompts as (
+    select * from {{ ref('stg_und_suite_run_prompts') }}
+),
+
+run_systems as (
+    select * from {{ ref('stg_und_suite_run_systems') }}
+),
+
+prompts as (
+    select * from {{ ref('stg_und_prompts') }}
+),
+
+responses as (
+    select * from {{ ref('stg_und_responses') }}
+),
+
+final as (
+    select
+        selected.suite_run_id,
+        prompts.prompt_key,
+        run_systems.system_id,
+        run_systems.backend,
+        prompts.series_key,
+        prompts.dataset,
+        prompts.task,
+        prompts.feature,
+        prompts.format,
+        prompts.decimals,
+        prompts.expected,
+        prompts.quadrant,
+        prompts.series_length,
+        responses.raw_text,
+        responses.parse_ok,
+        responses.parse_error,
+        responses.answer,
+        responses.answer_value,
+        responses.answer_date,
+    from selected
+    inner join run_prompts on run_prompts.suite_run_id = selected.suite_run_id
+    inner join run_systems on run_systems.suite_run_id = selected.suite_run_id
+    inner join prompts on prompts.prompt_key = run_prompts.prompt_key
+    inner join responses
+        on responses.prompt_key = prompts.prompt_key
+        and responses.system_id = run_systems.system_id
+        and responses.fingerprint = run_systems.fingerprint
+)
+
+select * from final

@@ -1,0 +1,11 @@
+"""Ratings of the understanding suite (thin wrapper over
+tsrate.suites.understanding.marts.rating_table, i.e. tsrate.ratings.ratings_frame)."""
+
+from tsrate.suites.understanding.marts import rating_table
+
+
+def model(dbt, session):
+    levels = dbt.config.get("rating_levels")
+    if levels is None:
+        raise ValueError("und_ratings_assigned: set config rating_levels (var rating_levels)")
+    return rating_table(dbt.ref("und_scores").df(), int(levels))

@@ -1,0 +1,146 @@
+"""``tsrate suite understanding run|prompts|report`` (registered in tsrate.suites)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tsrate import TsrateError
+
+
+def _str_list(text: str) -> list[str]:
+    return [part for part in text.replace(",", " ").split() if part]
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument(
+        "--small",
+        dest="config",
+        action="store_const",
+        const="small",
+        help="the small configuration (default): 5 test series per dataset, all 8 formats",
+    )
+    size.add_argument(
+        "--paper",
+        dest="config",
+        action="store_const",
+        const="paper",
+        help="the paper's sizes: 5000/2000/200 series per dataset, 400 per position set",
+    )
+    parser.set_defaults(config="small")
+    parser.add_argument(
+        "--llm",
+        action="append",
+        default=[],
+        metavar="BACKEND:ID",
+        help="a language model to ask (endpoint:ID or hf_local:ID; repeatable); "
+        "configured as in `tsrate systems` (TSRATE_<ID>_BASE_URL / _MODEL / _MODEL_PATH)",
+    )
+    parser.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="ask only the --llm models (not the statistical analyst and random answerer)",
+    )
+    parser.add_argument("--datasets", type=_str_list, help="datasets to use (default: all)")
+    parser.add_argument("--formats", type=_str_list, help="formats for the feature datasets")
+    parser.add_argument("--tasks", type=_str_list, help="tasks to ask (default: all)")
+    parser.add_argument("--test-size", type=int, help="test series per feature dataset")
+    parser.add_argument("--no-build", action="store_true", help="answer and store only")
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=0.0,
+        help="seconds to wait while another process writes the warehouse (default: fail at once)",
+    )
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict:
+    out: dict = {}
+    if args.datasets:
+        out["datasets"] = args.datasets
+    if args.formats:
+        out["formats"] = args.formats
+    if args.tasks:
+        out["tasks"] = args.tasks
+    if args.test_size is not None:
+        out["test"] = args.test_size
+    return out
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    from flows.understanding import understanding_flow
+
+    suite_run_id = understanding_flow(
+        config_name=args.config,
+        llm=list(args.llm),
+        references=not args.no_reference,
+        overrides=overrides_from_args(args),
+        build=not args.no_build,
+        lock_timeout=args.lock_timeout,
+    )
+    print(
+        f"suite run {suite_run_id} done. Try: tsrate query --live "
+        '"select * from marts.und_ratings order by metric, feature, system_id"'
+    )
+    return 0
+
+
+def prompts_text(task: str | None = None) -> str:
+    """Every prompt template (id, version, text) — or one task's — as the CLI shows them."""
+    from tsrate.suites.understanding.tasks import TEMPLATE_OF, load_template
+
+    chosen = sorted(set(TEMPLATE_OF.values()))
+    if task:
+        if task not in TEMPLATE_OF:
+            raise TsrateError(f"unknown task {task!r}: choose from {', '.join(TEMPLATE_OF)}")
+        chosen = [TEMPLATE_OF[task]]
+    parts = []
+    for template_id in chosen:
+        template = load_template(template_id)
+        tasks = [t for t, tid in TEMPLATE_OF.items() if tid == template_id]
+        parts.append(
+            f"=== {template_id} (version {template.version}; tasks: {', '.join(tasks)}) ===\n"
+            f"{template.text}"
+        )
+    return "\n".join(parts)
+
+
+def prompts_from_args(args: argparse.Namespace) -> int:
+    print(prompts_text(args.task))
+    return 0
+
+
+def report_from_args(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.suites.understanding.report import write_report
+
+    warehouse = Path(args.warehouse) if args.warehouse else warehouse_path()
+    output = Path(args.output) if args.output else default_report_path(warehouse)
+    print(f"understanding report written to {write_report(warehouse, output)}")
+    return 0
+
+
+def default_report_path(warehouse: Path) -> Path:
+    """``<warehouse folder>/reports/understanding.html``."""
+    return Path(warehouse).parent / "reports" / "understanding.html"
+
+
+def register_actions(subparsers) -> None:
+    """Add ``run``, ``prompts`` and ``report`` to ``tsrate suite understanding``."""
+    run = subparsers.add_parser(
+        "run", help="generate, prompt, score and rate (resumable; --small or --paper)"
+    )
+    add_run_arguments(run)
+    run.set_defaults(func=run_from_args)
+    prompts = subparsers.add_parser("prompts", help="show the versioned prompt templates")
+    prompts.add_argument("--task", help="only the template of this task")
+    prompts.set_defaults(func=prompts_from_args)
+    report = subparsers.add_parser(
+        "report", help="write the HTML report: polar charts (Figure 2) and the format table"
+    )
+    report.add_argument("--warehouse", help="DuckDB file to read (default: the live warehouse)")
+    report.add_argument(
+        "--output", help="HTML file (default: warehouse/reports/understanding.html)"
+    )
+    report.set_defaults(func=report_from_args)

@@ -1,0 +1,294 @@
+"""The suite plan: configurations, systems, and the resumable generate -> prompt -> answer loop.
+
+Everything is named by a hash of what determines it: a series by its generator coordinates
+(``series_key``), a prompt by its text and expected answer (``prompt_key``), a response by
+(prompt, system, system fingerprint). A rerun — or a run after a kill — regenerates the same
+series and prompts, finds the stored responses and asks only for the missing ones.
+Responses are stored per batch (one transaction each), so progress survives a kill.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tsrate import TsrateError
+from tsrate.suites.understanding import generators as g
+from tsrate.suites.understanding import storage
+from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
+from tsrate.suites.understanding.formats import FORMATS
+from tsrate.suites.understanding.tasks import TASKS, Prompt, build_prompts, parse_answer
+
+ALL_DATASETS = (*g.UNIVARIATE, *g.MULTIVARIATE, *g.POSITION)
+REFERENCE_SYSTEMS = ("und_analyst", "und_random")
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteConfig:
+    """One configuration. ``train``/``validation``/``test``: series per split of each
+    feature dataset (prompts are built for the test split, as the paper evaluates);
+    ``position_per_cell``: series per (quadrant, max/min) cell of each position set (test
+    split only; 8 cells)."""
+
+    name: str
+    data_seed: int
+    train: int
+    validation: int
+    test: int
+    position_per_cell: int
+    min_length: int
+    max_length: int
+    position_length: int
+    datasets: tuple[str, ...]
+    formats: tuple[str, ...]
+    position_formats: tuple[str, ...]
+    tasks: tuple[str, ...]
+    decimals: int
+    random_seed: int
+    batch_size: int
+
+    def to_dict(self) -> dict:
+        return json.loads(json.dumps(dataclasses.asdict(self), default=list))
+
+
+SMALL = SuiteConfig(
+    name="small",
+    data_seed=2404,
+    train=8,
+    validation=4,
+    test=5,
+    position_per_cell=1,
+    min_length=30,
+    max_length=150,
+    position_length=175,
+    datasets=ALL_DATASETS,
+    formats=tuple(FORMATS),
+    position_formats=("csv",),
+    tasks=TASKS,
+    decimals=2,
+    random_seed=0,
+    batch_size=64,
+)
+
+#: The paper's sizes: 5000 / 2000 / 200 per dataset, 400 series per position set (50 per
+#: cell), length 175; every format for every task (about 100,000 prompts per system).
+PAPER = dataclasses.replace(
+    SMALL,
+    name="paper",
+    train=5000,
+    validation=2000,
+    test=200,
+    position_per_cell=50,
+    position_formats=tuple(FORMATS),
+)
+
+CONFIGS = {"small": SMALL, "paper": PAPER}
+
+
+def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConfig:
+    """The named configuration with field ``overrides`` applied (checked)."""
+    if config_name not in CONFIGS:
+        raise TsrateError(f"unknown configuration {config_name!r}: small or paper")
+    changes = dict(overrides or {})
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SuiteConfig)})
+    if unknown:
+        raise TsrateError(f"unknown configuration fields {unknown}")
+    for key in ("datasets", "formats", "position_formats", "tasks"):
+        if key in changes:
+            changes[key] = tuple(changes[key])
+    config = dataclasses.replace(CONFIGS[config_name], **changes)
+    checks = (
+        ("datasets", ALL_DATASETS),
+        ("formats", tuple(FORMATS)),
+        ("position_formats", tuple(FORMATS)),
+        ("tasks", TASKS),
+    )
+    for key, known in checks:
+        bad = sorted(set(getattr(config, key)) - set(known))
+        if bad:
+            raise TsrateError(f"unknown {key} {bad}: choose from {', '.join(known)}")
+    if not config.datasets:
+        raise TsrateError("the configuration names no dataset")
+    for key in ("train", "validation", "test", "position_per_cell", "batch_size"):
+        if getattr(config, key) < (1 if key in ("test", "batch_size") else 0):
+            raise TsrateError(f"{key} must be positive (got {getattr(config, key)})")
+    return config
+
+
+# --------------------------------------------------------------------------------------
+# Systems
+# --------------------------------------------------------------------------------------
+
+
+class LanguageModelAnswerer:
+    """A :mod:`tsrate.systems.language` model answering prompts (its own concurrency,
+    retries and response cache)."""
+
+    def __init__(self, spec: str):
+        from tsrate.systems.language import open_language_model, parse_spec
+
+        self.backend, _ = parse_spec(spec)
+        self.model = open_language_model(spec)
+        self.system_id = self.model.system_id
+
+    def fingerprint(self) -> str:
+        return self.model.fingerprint()
+
+    def availability(self):
+        return self.model.availability()
+
+    def answer_all(self, prompts: list[Prompt]) -> list[str]:
+        return self.model.complete_all([p.chat() for p in prompts])
+
+
+def open_systems(llm_specs: Sequence[str] = (), references: bool = True, random_seed: int = 0):
+    """The systems to ask: the offline references (unless ``references`` is False) and one
+    answerer per language-model spec (``endpoint:<ID>`` / ``hf_local:<ID>``)."""
+    systems: list[tuple[object, str]] = []
+    if references:
+        systems += [(StatisticalAnalyst(), "reference"), (RandomAnswerer(random_seed), "reference")]
+    for spec in llm_specs:
+        answerer = LanguageModelAnswerer(spec)
+        systems.append((answerer, answerer.backend))
+    ids = [s.system_id for s, _ in systems]
+    if len(set(ids)) != len(ids):
+        raise TsrateError(f"two systems share an id: {ids}")
+    if not systems:
+        raise TsrateError("no system to ask: give --llm BACKEND:ID or keep the reference systems")
+    return systems
+
+
+# --------------------------------------------------------------------------------------
+# Generation and prompts
+# --------------------------------------------------------------------------------------
+
+
+def generate_all(config: SuiteConfig) -> dict[str, dict[str, list[g.Sample]]]:
+    """dataset -> split -> series (position sets: the test split only)."""
+    lengths = {
+        "min_length": config.min_length,
+        "max_length": config.max_length,
+        "position_length": config.position_length,
+    }
+    out: dict[str, dict[str, list[g.Sample]]] = {}
+    for dataset in config.datasets:
+        if dataset in g.POSITION:
+            sizes = {"test": 8 * config.position_per_cell}
+        else:
+            sizes = {"train": config.train, "validation": config.validation, "test": config.test}
+        out[dataset] = {
+            split: g.generate_split(dataset, split, size, config.data_seed, **lengths)
+            for split, size in sizes.items()
+        }
+    return out
+
+
+def plan_prompts(
+    config: SuiteConfig, generated: dict[str, dict[str, list[g.Sample]]]
+) -> list[Prompt]:
+    """Every prompt of the test split: feature sets in ``formats``, position sets in
+    ``position_formats``. Matching distractors come from all splits of a dataset; the
+    cross-dataset options draw from every feature dataset generated (at least 4 needed)."""
+    pool = {
+        d: [s for split in splits.values() for s in split]
+        for d, splits in generated.items()
+        if d not in g.POSITION
+    }
+    prompts: list[Prompt] = []
+    for dataset, splits in generated.items():
+        formats = config.position_formats if dataset in g.POSITION else config.formats
+        for sample in splits.get("test", []):
+            prompts += build_prompts(sample, formats, config.decimals, pool, config.tasks)
+    keys: dict[str, Prompt] = {}
+    for p in prompts:
+        keys.setdefault(p.prompt_key, p)
+    return list(keys.values())
+
+
+def new_suite_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"und-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def run_suite(
+    warehouse: Path | str,
+    config: SuiteConfig,
+    systems: list[tuple[object, str]],
+    progress: Callable[[str], None] = print,
+) -> tuple[str, dict[str, tuple[int, int]]]:
+    """Generate, store, prompt every system and store the parsed replies; returns
+    (suite_run_id, {system_id: (asked, reused)}). The suite run ends ``answered``.
+
+    A system that cannot run here (no endpoint configured, no checkpoint) is an error
+    naming the reason, never skipped."""
+    from tsrate.warehouse import connect
+
+    for system, _ in systems:
+        available = system.availability()
+        if not available.available:
+            raise TsrateError(f"system {system.system_id} cannot run: {available.reason}")
+    started = time.perf_counter()
+    generated = generate_all(config)
+    samples = [s for splits in generated.values() for split in splits.values() for s in split]
+    prompts = plan_prompts(config, generated)
+    progress(
+        f"generated {len(samples)} series in {len(generated)} datasets; "
+        f"{len(prompts)} prompts ({time.perf_counter() - started:.1f}s)"
+    )
+    suite_run_id = new_suite_run_id()
+    with connect(warehouse) as con:
+        storage.ensure_tables(con)
+        new_series = storage.store_series(con, samples)
+        new_prompts = storage.store_prompts(con, prompts)
+        storage.start_suite_run(
+            con,
+            suite_run_id,
+            config.name,
+            config.to_dict(),
+            [p.prompt_key for p in prompts],
+            [(s.system_id, backend, s.fingerprint()) for s, backend in systems],
+        )
+    progress(f"stored {new_series} new series and {new_prompts} new prompts")
+    counts: dict[str, tuple[int, int]] = {}
+    try:
+        for system, _ in systems:
+            fingerprint = system.fingerprint()
+            with connect(warehouse) as con:
+                done = storage.answered_prompts(con, system.system_id, fingerprint)
+            pending = [p for p in prompts if p.prompt_key not in done]
+            reused = len(prompts) - len(pending)
+            counts[system.system_id] = (len(pending), reused)
+            progress(f"{system.system_id}: {reused} answers reused, {len(pending)} to ask")
+            unparsed = 0
+            for start in range(0, len(pending), config.batch_size):
+                batch = pending[start : start + config.batch_size]
+                t0 = time.perf_counter()
+                replies = system.answer_all(batch)
+                if len(replies) != len(batch):
+                    raise TsrateError(
+                        f"{system.system_id} returned {len(replies)} replies for {len(batch)} prompts"
+                    )
+                parsed = [
+                    parse_answer(p.task, r, p.options) for p, r in zip(batch, replies, strict=True)
+                ]
+                unparsed += sum(not a.ok for a in parsed)
+                with connect(warehouse) as con:
+                    storage.store_responses(
+                        con, system.system_id, fingerprint, batch, replies, parsed
+                    )
+                progress(
+                    f"{system.system_id}: {start + len(batch)}/{len(pending)} answered "
+                    f"({unparsed} unparseable so far; batch {time.perf_counter() - t0:.1f}s)"
+                )
+        with connect(warehouse) as con:
+            storage.finish_suite_run(con, suite_run_id, "answered")
+    except BaseException as exc:
+        with connect(warehouse) as con:
+            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+        raise
+    return suite_run_id, counts

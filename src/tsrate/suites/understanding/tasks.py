@@ -1,0 +1,611 @@
+"""Tasks of the paper's Section 4: prompts (versioned templates in ``prompts/``), strict
+answer parsing and per-answer scoring.
+
+Tasks (``task`` column) and what a correct answer is:
+
+* ``detection`` — yes/no: is the feature present? (F1 per feature, macro over yes/no);
+* ``classification`` — one sub-feature among the dataset's classes, whose definitions the
+  prompt gives (F1 macro over the classes); asked for every series that carries the feature
+  (the paper asks it after a successful detection; we ask it always, so every system answers
+  the same prompts);
+* ``retrieval`` — the value on a date (correct = the number as printed, i.e. equal after
+  rounding to the prompt's decimals; absolute percentage error kept for MAPE);
+* ``arithmetic_min`` / ``arithmetic_max`` — the minimum / maximum and its date (correct =
+  the value as printed; the date is scored separately);
+* ``matching_intra`` — 4 full (qualitative + quantitative) descriptions from the same dataset;
+* ``matching_cross`` — 4 qualitative descriptions from 4 different datasets (accuracy).
+
+Parsing is strict (:func:`parse_answer`): an answer that does not state exactly one
+admissible answer in the asked form is *unparseable*; it is stored with its raw text and the
+reason, counts as wrong, and is never guessed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import re
+import string
+from importlib import resources
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.suites.understanding import generators as g
+from tsrate.suites.understanding.formats import format_series, number
+
+TASKS = (
+    "detection",
+    "classification",
+    "retrieval",
+    "arithmetic_min",
+    "arithmetic_max",
+    "matching_intra",
+    "matching_cross",
+)
+TEMPLATE_OF = {
+    "detection": "detection",
+    "classification": "classification",
+    "retrieval": "retrieval",
+    "arithmetic_min": "arithmetic",
+    "arithmetic_max": "arithmetic",
+    "matching_intra": "matching_intra",
+    "matching_cross": "matching_cross",
+}
+FORMAT_NAMES = {
+    "csv": "CSV",
+    "plain": "plain (Date:...,Value:... per line)",
+    "tsv": "TSV",
+    "json": "JSON lines",
+    "markdown": "markdown table",
+    "spaces": "CSV with the digits of each number separated by spaces",
+    "context": "CSV with each value in brackets",
+    "symbol": "CSV with a direction column (↑ up, ↓ down, → unchanged)",
+}
+LETTERS = ("A", "B", "C", "D")
+
+
+# --------------------------------------------------------------------------------------
+# What is asked of each dataset
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Detection:
+    feature: str
+    question: str
+    present: object  # Callable[[Sample], bool]
+
+
+@dataclasses.dataclass(frozen=True)
+class Classification:
+    question: str
+    classes: dict[str, str]  # label -> definition
+    truth: object  # Callable[[Sample], str | None]; None = not asked
+
+
+def _sub(sample: g.Sample) -> str:
+    return sample.sub_feature
+
+
+DETECTIONS: dict[str, tuple[Detection, ...]] = {
+    "trend": (
+        Detection(
+            "trend",
+            "Is there a clear upward or downward trend in this time series?",
+            lambda s: s.sub_feature != "none",
+        ),
+    ),
+    "seasonality": (
+        Detection(
+            "seasonality",
+            "Does this time series have a seasonal (repeating, cyclical) pattern?",
+            lambda s: s.sub_feature != "none",
+        ),
+    ),
+    "anomalies": (
+        Detection(
+            "anomalies",
+            "Does this time series contain anomalies (spikes, level shifts or disruptions)?",
+            lambda s: s.sub_feature != "none",
+        ),
+    ),
+    "structural_breaks": (
+        Detection(
+            "structural_breaks",
+            "Does this time series contain a structural break (a change in the process that generates it)?",
+            lambda s: s.sub_feature != "none",
+        ),
+    ),
+    "volatility": (
+        Detection(
+            "volatility",
+            "Does the volatility of this time series change over time (rather than stay constant)?",
+            lambda s: s.sub_feature != "constant",
+        ),
+    ),
+    "statistical_properties": (
+        Detection(
+            "fat_tails",
+            "Does this time series have fat tails (extreme values more frequent than under a normal distribution)?",
+            lambda s: bool(s.labels["fat_tails"]),
+        ),
+        Detection(
+            "stationarity",
+            "Is this time series stationary (constant mean, variance and autocorrelation over time)?",
+            lambda s: bool(s.labels["stationary"]),
+        ),
+    ),
+    "correlation": (
+        Detection(
+            "correlation",
+            "Are these two time series correlated?",
+            lambda s: s.sub_feature != "none",
+        ),
+    ),
+    "cross_correlation": (
+        Detection(
+            "cross_correlation",
+            "Does one of these two time series follow the other with a time lag?",
+            lambda s: s.sub_feature.endswith("lagged"),
+        ),
+    ),
+    "dynamic_correlation": (
+        Detection(
+            "dynamic_correlation",
+            "Does the correlation between these two time series change over time?",
+            lambda s: s.sub_feature != "constant",
+        ),
+    ),
+}
+
+CLASSIFICATIONS: dict[str, Classification] = {
+    "trend": Classification(
+        "Which kind of trend does this time series have?",
+        {"up": "the series rises over time", "down": "the series falls over time"},
+        lambda s: None if s.sub_feature == "none" else s.sub_feature.split("_")[1],
+    ),
+    "seasonality": Classification(
+        "Which kind of seasonality does this time series have?",
+        {
+            "fixed": "a cycle with a constant period and amplitude",
+            "varying_amplitude": "a cycle with a constant period whose amplitude grows or shrinks",
+            "shifting": "a cycle whose peaks and troughs drift (the period changes)",
+            "multiple": "two or more cycles of different periods on top of each other",
+        },
+        lambda s: None if s.sub_feature == "none" else s.sub_feature,
+    ),
+    "anomalies": Classification(
+        "Which kind of anomaly does this time series contain?",
+        {
+            "single_spike": "one isolated sharp jump that immediately returns",
+            "double_spike": "two isolated sharp jumps",
+            "triple_spike": "three isolated sharp jumps",
+            "step_spike": "a jump to another level that lasts a few days, then returns",
+            "level_shift": "a jump to another level that persists until the end",
+            "temporal_disruption": "a stretch where the series freezes at one value, then resumes",
+        },
+        lambda s: None if s.sub_feature == "none" else s.sub_feature,
+    ),
+    "structural_breaks": Classification(
+        "Which kind of structural break does this time series contain?",
+        {
+            "parameter_shift": "a parameter of the same process changes (mean, variance, seasonal amplitude or autocorrelation)",
+            "regime_shift": "the process itself changes (distribution, stationarity, noise to trend, or frequency)",
+        },
+        lambda s: None if s.sub_feature == "none" else s.sub_feature,
+    ),
+    "volatility": Classification(
+        "Which kind of volatility does this time series show?",
+        {
+            "constant": "the size of the daily changes stays the same",
+            "increasing": "the daily changes grow steadily larger over time",
+            "clustered": "calm periods alternate with bursts of large changes (GARCH-like)",
+            "leverage": "volatility rises after falls and decays after rises",
+        },
+        _sub,
+    ),
+    "statistical_properties": Classification(
+        "Which statistical property describes this time series?",
+        {
+            "fat_tailed": "stationary, with extreme values far more frequent than under a normal distribution",
+            "stationary": "stationary, with roughly normal values",
+            "changing_mean": "non-stationary: the mean drifts over time",
+            "changing_variance": "non-stationary: the variance changes over time",
+            "seasonal": "non-stationary because of a seasonal cycle",
+            "trend_and_seasonality": "non-stationary with both a trend and a seasonal cycle",
+        },
+        _sub,
+    ),
+    "correlation": Classification(
+        "Which kind of correlation do these two time series have?",
+        {
+            "positive": "they tend to move in the same direction",
+            "negative": "they tend to move in opposite directions",
+        },
+        lambda s: None if s.sub_feature == "none" else s.sub_feature,
+    ),
+    "cross_correlation": Classification(
+        "Which kind of relationship do these two time series have?",
+        {
+            "positive_direct": "Series2 moves with Series1 on the same days",
+            "positive_lagged": "Series2 repeats Series1's moves some days later",
+            "negative_direct": "Series2 moves against Series1 on the same days",
+            "negative_lagged": "Series2 moves against Series1 some days later",
+        },
+        _sub,
+    ),
+    "dynamic_correlation": Classification(
+        "When are these two time series correlated?",
+        {
+            "correlated_first_half": "correlated in the first half, independent in the second",
+            "correlated_second_half": "independent in the first half, correlated in the second",
+        },
+        lambda s: None if s.sub_feature == "constant" else s.sub_feature,
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------
+# Templates
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Template:
+    template_id: str
+    version: int
+    text: str
+
+    def render(self, **fields: str) -> str:
+        try:
+            return string.Template(self.text).substitute(**fields)
+        except KeyError as exc:
+            raise TsrateError(f"prompt template {self.template_id}: no value for {exc}") from exc
+
+
+def load_template(template_id: str) -> Template:
+    """The template ``prompts/<id>.txt``; its first line is ``version: N``."""
+    try:
+        raw = (
+            resources.files("tsrate.suites.understanding")
+            .joinpath("prompts", f"{template_id}.txt")
+            .read_text(encoding="utf-8")
+        )
+    except FileNotFoundError as exc:
+        raise TsrateError(f"no prompt template {template_id!r}") from exc
+    head, _, body = raw.partition("\n")
+    match = re.fullmatch(r"version:\s*(\d+)", head.strip())
+    if not match:
+        raise TsrateError(f"prompt template {template_id}: the first line must be 'version: N'")
+    return Template(template_id, int(match.group(1)), body)
+
+
+def templates() -> dict[str, Template]:
+    return {tid: load_template(tid) for tid in sorted(set(TEMPLATE_OF.values()))}
+
+
+# --------------------------------------------------------------------------------------
+# Prompts
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Prompt:
+    """One question about one series in one format (the unit every system answers)."""
+
+    series_key: str
+    dataset: str
+    task: str
+    feature: str
+    format: str
+    decimals: int
+    template_id: str
+    template_version: int
+    text: str
+    expected: dict
+    options: tuple[str, ...]
+    quadrant: int | None
+    length: int
+
+    @property
+    def prompt_key(self) -> str:
+        """Hash of everything that determines the prompt (its text, task and expectation)."""
+        blob = json.dumps(
+            [self.text, self.task, self.feature, self.expected, self.options],
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+    def chat(self) -> list[dict]:
+        return [{"role": "user", "content": self.text}]
+
+
+def _series_block(sample: g.Sample, fmt: str, decimals: int) -> str:
+    text = format_series(fmt, sample.dates, sample.columns, decimals)
+    return text.rstrip("\n") + "\n"
+
+
+def _extreme(sample: g.Sample, kind: str, decimals: int) -> tuple[float, list[str]]:
+    """The printed extreme value and every date holding it (ties at the printed precision)."""
+    printed = np.array([float(number(v, decimals)) for v in sample.values])
+    target = printed.min() if kind == "min" else printed.max()
+    dates = [str(d) for d, v in zip(sample.dates, printed, strict=True) if v == target]
+    return float(target), dates
+
+
+def build_prompts(
+    sample: g.Sample,
+    formats: tuple[str, ...],
+    decimals: int,
+    pool: dict[str, list[g.Sample]],
+    tasks: tuple[str, ...] = TASKS,
+) -> list[Prompt]:
+    """Every prompt about ``sample`` in every format of ``formats``.
+
+    ``pool``: dataset -> generated series to draw matching distractors from (the series
+    itself is skipped). Question randomness (queried date, options, their order) comes from
+    the series' own seed, so it is the same in every format and every run. Multivariate
+    series get detection, classification and matching; position series retrieval and
+    arithmetic (the quadrant of the queried date / extreme is kept for position bias)."""
+    rng = np.random.default_rng([sample.seed, 7])
+    tpl = templates()
+    plans: list[tuple[str, str, dict, tuple[str, ...], int | None, dict]] = []
+    group = sample.group
+    if group != "position" and "detection" in tasks:
+        for det in DETECTIONS[sample.dataset]:
+            answer = "yes" if det.present(sample) else "no"
+            plans.append(
+                (
+                    "detection",
+                    det.feature,
+                    {"question": det.question},
+                    ("yes", "no"),
+                    None,
+                    {"answer": answer},
+                )
+            )
+    if group != "position" and "classification" in tasks:
+        cls = CLASSIFICATIONS[sample.dataset]
+        truth = cls.truth(sample)
+        if truth is not None:
+            labels = tuple(cls.classes)
+            options = "\n".join(f"- {label}: {cls.classes[label]}" for label in labels)
+            plans.append(
+                (
+                    "classification",
+                    sample.dataset,
+                    {"question": cls.question, "options": options, "example": labels[0]},
+                    labels,
+                    None,
+                    {"answer": truth},
+                )
+            )
+    n = sample.length
+    if group != "multivariate":
+        if group == "position":
+            query = int(sample.labels["query_index"])
+        else:
+            query = int(rng.integers(0, n))
+        value = float(number(sample.values[query], decimals))
+        if "retrieval" in tasks:
+            plans.append(
+                (
+                    "retrieval",
+                    sample.dataset,
+                    {"date": str(sample.dates[query])},
+                    (),
+                    g.quadrant_of(query, n),
+                    {"value": value, "date": str(sample.dates[query])},
+                )
+            )
+        for kind in ("min", "max"):
+            task = f"arithmetic_{kind}"
+            if task not in tasks:
+                continue
+            if group == "position" and sample.labels["extreme"] != kind:
+                continue
+            target, dates = _extreme(sample, kind, decimals)
+            position = int(np.argmin(sample.values) if kind == "min" else np.argmax(sample.values))
+            plans.append(
+                (
+                    task,
+                    sample.dataset,
+                    {"extreme_word": "minimum" if kind == "min" else "maximum"},
+                    (),
+                    g.quadrant_of(position, n),
+                    {"value": target, "dates": dates},
+                )
+            )
+    if group != "position":
+        for task in ("matching_intra", "matching_cross"):
+            if task not in tasks:
+                continue
+            options, answer = _matching_options(sample, task, pool, rng)
+            if options is None:
+                continue
+            block = "\n".join(
+                f"{letter}. {text}" for letter, text in zip(LETTERS, options, strict=True)
+            )
+            plans.append(
+                (task, sample.dataset, {"options": block}, LETTERS, None, {"answer": answer})
+            )
+    out = []
+    for fmt in formats:
+        series = _series_block(sample, fmt, decimals)
+        for task, feature, fields, options, quadrant, expected in plans:
+            template = tpl[TEMPLATE_OF[task]]
+            text = template.render(series=series, format_name=FORMAT_NAMES[fmt], **fields)
+            out.append(
+                Prompt(
+                    sample.series_key,
+                    sample.dataset,
+                    task,
+                    feature,
+                    fmt,
+                    decimals,
+                    template.template_id,
+                    template.version,
+                    text,
+                    expected,
+                    options,
+                    quadrant,
+                    n,
+                )
+            )
+    return out
+
+
+def _matching_options(sample, task, pool, rng):
+    """Four descriptions, the right one at a random letter; None when the pool is too small."""
+    if task == "matching_intra":
+        others = [s for s in pool.get(sample.dataset, []) if s.series_key != sample.series_key]
+        if len(others) < 3:
+            return None, None
+        picks = [others[i] for i in rng.choice(len(others), 3, replace=False)]
+        texts = [f"{s.qualitative} {s.quantitative}" for s in picks]
+        own = f"{sample.qualitative} {sample.quantitative}"
+    else:
+        datasets = [d for d in pool if d != sample.dataset and d not in g.POSITION and pool[d]]
+        if len(datasets) < 3:
+            return None, None
+        chosen = [datasets[i] for i in rng.choice(len(datasets), 3, replace=False)]
+        texts = [pool[d][int(rng.integers(0, len(pool[d])))].qualitative for d in chosen]
+        own = sample.qualitative
+    slot = int(rng.integers(0, 4))
+    texts.insert(slot, own)
+    return texts, LETTERS[slot]
+
+
+# --------------------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Parsed:
+    ok: bool
+    answer: str | None = None  # yes/no, class label or letter
+    value: float | None = None
+    date: str | None = None
+    error: str | None = None
+
+
+def _fail(reason: str) -> Parsed:
+    return Parsed(False, error=reason)
+
+
+_ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(x) for x in _NUMBER.findall(_THOUSANDS.sub("", text))]
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", text.strip().lower())
+
+
+def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
+    """Read one reply strictly (see the module docstring); never guesses."""
+    if text is None or not str(text).strip():
+        return _fail("empty reply")
+    reply = str(text).strip()
+    if task == "detection":
+        match = re.match(r"^\W*(yes|no)\b", reply, re.IGNORECASE)
+        if not match:
+            return _fail("the reply does not start with yes or no")
+        return Parsed(True, answer=match.group(1).lower())
+    if task == "classification":
+        said = _normal(re.sub(r"^(answer|option)\s*:\s*", "", reply, flags=re.IGNORECASE))
+        said = said.strip(" .'\"`*")
+        exact = [label for label in options if _normal(label) == said]
+        if exact:
+            return Parsed(True, answer=exact[0])
+        named = [label for label in options if re.search(rf"\b{re.escape(_normal(label))}\b", said)]
+        # a label that is part of another named label (e.g. 'stationary' in 'non stationary') is not counted twice
+        named = [a for a in named if not any(a != b and _normal(a) in _normal(b) for b in named)]
+        if len(named) == 1:
+            return Parsed(True, answer=named[0])
+        if not named:
+            return _fail("names none of the options")
+        return _fail(f"names several options: {', '.join(named)}")
+    if task in ("matching_intra", "matching_cross"):
+        for pattern, flags in (
+            (r"\(?([ABCD])\)?[.:)]?", 0),  # B  (B)  B.
+            (r"(?:answer|option)\s*:?\s*\(?([ABCD])\)?\W*", re.IGNORECASE),  # Answer: B
+            (r"\(?([ABCD])[.:)]\s+.*", re.DOTALL),  # B. This time series ...
+        ):
+            match = re.fullmatch(pattern, reply, flags)
+            if match:
+                return Parsed(True, answer=match.group(1).upper())
+        return _fail("the reply is not a single letter A-D")
+    if task == "retrieval":
+        without_dates = _ISO.sub(" ", reply)
+        numbers = sorted(set(_numbers(without_dates)))
+        if not numbers:
+            return _fail("no number in the reply")
+        if len(numbers) > 1:
+            return _fail(f"several numbers in the reply: {', '.join(map(str, numbers[:5]))}")
+        return Parsed(True, value=numbers[0])
+    if task in ("arithmetic_min", "arithmetic_max"):
+        dates = sorted(set(_ISO.findall(reply)))
+        numbers = sorted(set(_numbers(_ISO.sub(" ", reply))))
+        if len(dates) != 1:
+            return _fail("no date in the reply" if not dates else "several dates in the reply")
+        if len(numbers) != 1:
+            return _fail(
+                "no number in the reply" if not numbers else "several numbers in the reply"
+            )
+        try:
+            dt.date.fromisoformat(dates[0])
+        except ValueError:
+            return _fail(f"{dates[0]} is not a calendar date")
+        return Parsed(True, value=numbers[0], date=dates[0])
+    raise TsrateError(f"unknown task {task!r}: choose from {', '.join(TASKS)}")
+
+
+# --------------------------------------------------------------------------------------
+# Scoring one answer
+# --------------------------------------------------------------------------------------
+
+
+def score_answer(task: str, expected: dict, parsed: Parsed, decimals: int) -> dict:
+    """``correct`` (unparseable = False), ``date_correct`` (arithmetic only) and
+    ``abs_pct_error`` (numeric tasks, parsed answers, truth not 0; percent)."""
+    out = {"correct": False, "date_correct": None, "abs_pct_error": None}
+    if task in ("arithmetic_min", "arithmetic_max"):
+        out["date_correct"] = False
+    if not parsed.ok:
+        return out
+    if task in ("detection", "classification", "matching_intra", "matching_cross"):
+        out["correct"] = parsed.answer == expected["answer"]
+        return out
+    truth = float(expected["value"])
+    answer = float(parsed.value)
+    out["correct"] = abs(round(answer, decimals) - round(truth, decimals)) < 0.5 * 10.0**-decimals
+    if truth != 0:
+        out["abs_pct_error"] = abs(answer - truth) / abs(truth) * 100.0
+    if task != "retrieval":
+        out["date_correct"] = parsed.date in expected["dates"]
+    return out
+
+
+def f1_macro(truth: list[str], predicted: list[str | None], labels: list[str]) -> float:
+    """Macro F1 over ``labels``; a prediction outside ``labels`` (None = unparseable) is a
+    miss for the true class and a false positive for none. A label with no true and no
+    predicted item is left out of the mean (sklearn's zero_division=0 would count it 0)."""
+    scores = []
+    for label in labels:
+        tp = sum(1 for t, p in zip(truth, predicted, strict=True) if t == label and p == label)
+        fp = sum(1 for t, p in zip(truth, predicted, strict=True) if t != label and p == label)
+        fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t == label and p != label)
+        if tp + fp + fn == 0:
+            continue
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores)) if scores else float("nan")
