@@ -285,9 +285,11 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
         qualitative = f"This time series is mostly stable but shows {word}."
         specifics = f"It has {count} spike(s) of about {magnitude:+.2f}."
         return values, kind, labels, qualitative, specifics
-    start = int(rng.integers(lo, hi))
+    # step spikes and disruptions end at least 3 days before the series does (they return)
+    duration = int(rng.integers(3, 11)) if kind == "step_spike" else int(rng.integers(8, 21))
+    last_start = n - 3 - duration if kind != "level_shift" else hi
+    start = int(rng.integers(lo, max(lo + 1, min(hi, last_start))))
     if kind == "step_spike":
-        duration = int(rng.integers(3, 11))
         end = min(n, start + duration)
         values[start:end] += magnitude
         labels.update(start=start, end=end, magnitude=magnitude)
@@ -303,7 +305,6 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
         )
         specifics = f"Its level shifts by about {magnitude:+.2f} and stays there."
     else:  # temporal_disruption
-        duration = int(rng.integers(8, 21))
         end = min(n, start + duration)
         values[start:end] = values[start - 1]
         labels.update(start=start, end=end)

@@ -1,0 +1,229 @@
+"""Each generator's series carries the feature it is labelled with (its defining property)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.diagnostic import het_arch
+from statsmodels.tsa.stattools import acf
+from statsmodels.tsa.stattools import adfuller as _adfuller
+
+from tsrate import TsrateError
+from tsrate.suites.understanding import generators as g
+
+SEED = 11
+
+
+def adfuller(x):
+    return _adfuller(x, result_object=False)
+
+
+def samples(dataset: str, kind: str, count: int = 30, **lengths):
+    return [g.generate_sample(dataset, "test", i, SEED, kind=kind, **lengths) for i in range(count)]
+
+
+def test_series_are_seeded_by_their_coordinates_and_carry_descriptions():
+    a = g.generate_sample("trend", "test", 3, SEED)
+    b = g.generate_sample("trend", "test", 3, SEED)
+    c = g.generate_sample("trend", "train", 3, SEED)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.series_key == b.series_key != c.series_key
+    assert not np.array_equal(a.values[: c.length], c.values[: a.length])
+    for dataset in (*g.UNIVARIATE, *g.MULTIVARIATE):
+        for i in range(20):
+            s = g.generate_sample(dataset, "validation", i, SEED)
+            assert 30 <= s.length <= 150 and np.isfinite(s.values).all()
+            assert s.dates[1] - s.dates[0] == dt.timedelta(days=1)
+            assert s.sub_feature in {*g.KINDS[dataset], "parameter_shift", "regime_shift"}
+            assert s.qualitative and f"from {s.dates[0]} to {s.dates[-1]}" in s.quantitative
+            first = next(iter(s.columns.values()))
+            low = int(np.argmin(first))
+            assert f"{first[low]:.2f} on {s.dates[low]}" in s.quantitative
+    with pytest.raises(TsrateError, match="unknown dataset"):
+        g.generate_sample("weather", "test", 0, SEED)
+    with pytest.raises(TsrateError, match="unknown kind"):
+        g.generate_sample("trend", "test", 0, SEED, kind="sideways")
+
+
+def test_trend_sign_and_shape():
+    for s in samples("trend", "linear_up"):
+        fit = stats.linregress(np.arange(s.length), s.values)
+        assert fit.slope > 0 and fit.pvalue < 1e-3
+        assert abs(fit.slope - s.labels["slope"]) < 5 * fit.stderr
+        assert 0.1 <= s.labels["slope"] <= 1 and 100 <= s.labels["intercept"] <= 110
+    for s in samples("trend", "quadratic_down"):
+        t = np.arange(s.length)
+        curvature = np.polyfit(t, s.values, 2)[0]
+        assert curvature < 0 and s.values[-5:].mean() < s.values[:5].mean()
+        assert (s.values > 0).all()  # c raised so the series stays positive
+    r2_none = [
+        stats.linregress(np.arange(s.length), s.values).rvalue ** 2
+        for s in samples("trend", "none")
+    ]
+    assert np.mean(r2_none) < 0.1
+
+
+def _dominant_period(x: np.ndarray) -> float:
+    from scipy.signal import periodogram
+
+    freqs, power = periodogram(x - x.mean())
+    return 1 / freqs[1:][np.argmax(power[1:])]
+
+
+def test_seasonality_kinds():
+    for s in samples("seasonality", "fixed", 20, min_length=120):
+        assert abs(_dominant_period(s.values) - s.labels["period"]) / s.labels["period"] < 0.15
+    for s in samples("seasonality", "multiple", 20, min_length=120):
+        from scipy.signal import periodogram
+
+        freqs, power = periodogram(s.values - s.values.mean())
+        top = {round(1 / f) for f in freqs[1:][np.argsort(power[1:])[-4:]]}
+        assert any(6 <= p <= 8 for p in top) and any(24 <= p <= 40 for p in top)
+    for s in samples("seasonality", "varying_amplitude", 20, min_length=100):
+        half = s.length // 2
+        ratio = np.std(s.values[half:]) / np.std(s.values[:half])
+        assert ratio > 1.3 if s.labels["amplitude_trend"] == "increasing" else ratio < 1 / 1.3
+    for s in samples("seasonality", "shifting", 20):
+        assert s.labels["final_period"] > 1.25 * s.labels["period"]
+
+
+def test_spikes_sit_where_labelled_and_level_shifts_persist():
+    for kind, count in (("single_spike", 1), ("double_spike", 2), ("triple_spike", 3)):
+        for s in samples("anomalies", kind, 20):
+            deviation = np.abs(s.values - np.median(s.values))
+            assert sorted(np.argsort(deviation)[-count:]) == s.labels["positions"]
+            assert all(deviation[p] > 4 for p in s.labels["positions"])  # 8-15 sd spikes
+    for s in samples("anomalies", "level_shift", 20):
+        k = s.labels["start"]
+        shift = s.values[k:].mean() - s.values[:k].mean()
+        assert abs(shift - s.labels["magnitude"]) < 1.5
+    for s in samples("anomalies", "step_spike", 20):
+        a, b = s.labels["start"], s.labels["end"]
+        inside = s.values[a:b].mean() - np.median(s.values)
+        assert (
+            abs(inside - s.labels["magnitude"]) < 2
+            and abs(np.median(s.values[b:]) - np.median(s.values[:a])) < 1.5
+        )
+    for s in samples("anomalies", "temporal_disruption", 20):
+        a, b = s.labels["start"], s.labels["end"]
+        assert np.ptp(s.values[a - 1 : b]) == 0 and b - a >= 8
+
+
+def test_structural_breaks_change_the_process_at_the_break():
+    for s in samples("structural_breaks", "mean_shift", 20):
+        k = s.labels["break_index"]
+        assert s.sub_feature == "parameter_shift"
+        assert abs(s.values[k:].mean() - s.values[:k].mean()) > 3
+    for s in samples("structural_breaks", "variance_shift", 20):
+        k = s.labels["break_index"]
+        assert np.var(s.values[k:]) > 2 * np.var(s.values[:k])  # sd x 4: variance x 16
+    before, after = [], []
+    for s in samples("structural_breaks", "stationarity_change", 30, min_length=100):
+        k = s.labels["break_index"]
+        assert s.sub_feature == "regime_shift"
+        before.append(adfuller(s.values[:k])[1] < 0.05)
+        after.append(adfuller(s.values[k:])[1] < 0.05)
+    assert np.mean(before) > 0.8 > 0.3 > np.mean(after)  # white noise, then a random walk
+    assert {s.sub_feature for s in samples("structural_breaks", "none", 5)} == {"none"}
+
+
+def test_garch_volatility_clusters_and_constant_volatility_does_not():
+    rng = np.random.default_rng(0)
+    r = g.garch_returns(rng, 20_000)
+    assert abs(r.var() - 0.1 / (1 - 0.2 - 0.7)) < 0.2  # unconditional variance omega / (1 - a - b)
+    squared_acf = acf(r**2, nlags=1, fft=True)[1]
+    assert squared_acf > 0.15  # volatility clustering
+    assert abs(acf(r, nlags=1, fft=True)[1]) < 0.05  # returns themselves uncorrelated
+    assert het_arch(r, nlags=5)[1] < 1e-6
+
+    def mean_squared_acf(kind):
+        # lags 2-5: the paper's constant series, cumsum(eps) + eta, has MA(1) changes whose
+        # squares correlate at lag 1 only
+        values = []
+        for s in samples("volatility", kind, 60, min_length=150):
+            d = np.diff(s.values)
+            values.append(acf((d - d.mean()) ** 2, nlags=5, fft=True)[2:].mean())
+        return np.mean(values)
+
+    clustered, constant = mean_squared_acf("clustered"), mean_squared_acf("constant")
+    assert clustered > constant + 0.05 and abs(constant) < 0.03
+    arch_rejections = np.mean(
+        [
+            het_arch(np.diff(s.values), nlags=5)[1] < 0.05
+            for s in samples("volatility", "clustered", 60, min_length=150)
+        ]
+    )
+    assert arch_rejections > 0.4
+
+
+def test_leverage_and_increasing_volatility():
+    rng = np.random.default_rng(1)
+    r = g.leverage_returns(rng, 5000)
+    after_fall, after_rise = np.abs(r[1:][r[:-1] < 0]), np.abs(r[1:][r[:-1] >= 0])
+    assert after_fall.mean() > 1.5 * after_rise.mean()
+    for s in samples("volatility", "increasing", 20, min_length=100):
+        d = np.diff(s.values)
+        assert np.var(d[len(d) // 2 :]) > 2 * np.var(d[: len(d) // 2])
+
+
+def test_statistical_properties():
+    fat = [
+        stats.kurtosis(s.values)
+        for s in samples("statistical_properties", "fat_tailed", 40, min_length=100)
+    ]
+    thin = [
+        stats.kurtosis(s.values)
+        for s in samples("statistical_properties", "stationary", 40, min_length=100)
+    ]
+    assert np.median(fat) > 1.5 > 0.5 > np.median(thin)
+    stationary = [
+        adfuller(s.values)[1] < 0.05
+        for s in samples("statistical_properties", "stationary", 30, min_length=100)
+    ]
+    drifting = [
+        adfuller(s.values)[1] < 0.05
+        for s in samples("statistical_properties", "changing_mean", 30, min_length=100)
+    ]
+    assert np.mean(stationary) > 0.9 and np.mean(drifting) < 0.3
+    s = samples("statistical_properties", "seasonal", 1)[0]
+    assert s.labels == {"fat_tails": False, "stationary": False}
+
+
+def test_multivariate_relationships():
+    for s in samples("correlation", "negative", 20, min_length=60):
+        assert np.corrcoef(s.values.T)[0, 1] < -0.3
+    for s in samples("cross_correlation", "positive_lagged", 20, min_length=80):
+        a, b = s.values[:, 0], s.values[:, 1]
+        lags = range(0, 9)
+        corr = [np.corrcoef(a[: len(a) - L], b[L:])[0, 1] for L in lags]
+        assert int(np.argmax(corr)) == s.labels["lag"] and max(corr) > 0.7
+    for s in samples("cross_correlation", "negative_direct", 10, min_length=80):
+        assert np.corrcoef(s.values.T)[0, 1] < -0.7
+    for s in samples("dynamic_correlation", "correlated_second_half", 20, min_length=100):
+        k = s.labels["switch_index"]
+        first = abs(np.corrcoef(s.values[:k].T)[0, 1])
+        second = abs(np.corrcoef(s.values[k:].T)[0, 1])
+        assert second > first + 0.3
+
+
+@pytest.mark.parametrize("kind", g.POSITION)
+def test_position_sets_place_the_extreme_and_the_query_by_quadrant(kind):
+    for index in range(16):
+        s = g.generate_sample(kind, "test", index, SEED, position_length=100)
+        extreme, quadrant = s.labels["extreme"], index % 8 // 2 + 1
+        assert extreme == ("max", "min")[index % 2] and s.length == 100
+        position = int(np.argmax(s.values) if extreme == "max" else np.argmin(s.values))
+        assert g.quadrant_of(s.labels["query_index"], 100) == quadrant
+        if kind.startswith("monotone"):
+            assert (
+                s.labels["extreme_quadrant"] in (1, 4)
+                and g.quadrant_of(position, 100) == s.labels["extreme_quadrant"]
+            )
+            if kind == "monotone":
+                assert (np.diff(s.values) > 0).all() or (np.diff(s.values) < 0).all()
+        else:
+            assert g.quadrant_of(position, 100) == quadrant == s.labels["extreme_quadrant"]
+    assert [g.quadrant_of(i, 8) for i in range(8)] == [1, 1, 2, 2, 3, 3, 4, 4]
