@@ -17,8 +17,9 @@ fingerprint, item, condition, the exact chat), and answers a list of requests.
   :mod:`tsrate.systems`, given a :class:`~tsrate.systems.base.ForecastBatch` per history
   length), without context: they cannot read text.
 - :class:`ContextRule` (``context_rule``): what reading the context is worth on procedural
-  items: without context the median; with context the median times the stated effect from
-  the stated step on (taken from the generator's parameters, so only procedural items).
+  items: without context the mean of the last :data:`RECENT` values repeated; with context
+  that level times the stated effect from the stated step on (taken from the generator's
+  parameters, so only procedural items).
 """
 
 from __future__ import annotations
@@ -269,12 +270,15 @@ class ForecastReference:
         ]
 
 
+RECENT = 10
+
+
 class ContextRule:
     system_id = "context_rule"
     kind = "reference"
 
     def fingerprint(self) -> str:
-        return "median;with_context=stated-step-effect"
+        return f"mean-of-last-{RECENT};with_context=stated-step-effect"
 
     def requests(self, items: Sequence[Item]) -> list[Request]:
         return [
@@ -287,7 +291,8 @@ class ContextRule:
     def answer(self, requests: Sequence[Request]) -> list[Response]:
         out = []
         for r in requests:
-            forecast = median_forecast(r.item.series, r.item.horizon)
+            level = float(np.mean(np.asarray(r.item.series, dtype=float)[-RECENT:]))
+            forecast = np.full(r.item.horizon, level)
             if r.condition == "with_context":
                 step = max(0, int(r.item.params["event_step"]))
                 forecast[step:] *= 1.0 + float(r.item.params["event_effect"])

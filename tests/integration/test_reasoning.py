@@ -1,0 +1,235 @@
+"""The reasoning suite end to end: flow -> raw tables -> real dbt build -> marts and report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.integration.helpers import read
+from tests.unit.test_reasoning_import import good_rows, write
+from tsrate import dbt
+from tsrate.suites.reasoning.dataset import DatasetError
+from tsrate.warehouse import connect
+
+pytestmark = pytest.mark.slow
+
+TINY = {"seed": 11, "scenarios": 8, "forecasts": 4, "length": 60}
+SELECT = ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"]
+MARTS = (
+    "rsn_accuracy",
+    "rsn_task_accuracy",
+    "rsn_forecast_errors",
+    "rsn_context_effects",
+    "rsn_ratings",
+)
+
+
+def count(warehouse, table: str) -> int:
+    return int(read(warehouse, f"select count(*) as n from {table}")["n"][0])
+
+
+def naive_errors(warehouse) -> pd.Series:
+    """Mean normalised MAE of the last-value forecast per item set, computed here from the
+    raw items (independent of the suite's code)."""
+    items = read(
+        warehouse, "select item_id, series, future from raw.rsn_items where task = 'forecast'"
+    )
+    errors = []
+    for row in items.itertuples():
+        history, future = np.asarray(row.series), np.asarray(row.future)
+        scale = history.std() or 1.0
+        errors.append(np.mean(np.abs(history[-1] - future)) / scale)
+    return pd.Series(errors, index=items["item_id"])
+
+
+def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
+    from flows.reasoning import reasoning_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    target = tmp_path / "target"
+    # 1. the suite's models build on a warehouse where it never ran (no raw.rsn_* tables)
+    with connect(warehouse):
+        pass
+    dbt.run_dbt(SELECT, {"rsn_suite_run_id": "latest"}, warehouse, lambda _: None, target)
+    assert count(warehouse, "marts.rsn_ratings") == 0
+
+    # 2. the offline run: procedural items, random + forecasting references (2 fracast items)
+    suite_run_id = reasoning_flow(
+        generator=TINY, fracast=2, warehouse=str(warehouse), target_path=str(target)
+    )
+    runs = read(warehouse, "select status, source from raw.rsn_suite_runs")
+    assert runs.to_dict("records") == [{"status": "succeeded", "source": "procedural"}]
+    for mart in MARTS:
+        assert count(warehouse, f"marts.{mart}") > 0, mart
+
+    tasks = read(warehouse, "select * from marts.rsn_task_accuracy").set_index("task")
+    assert set(tasks.index) == {"etiological", "qa_single", "qa_two"}
+    assert (tasks["system_id"] == "random").all() and (tasks["chance_level"] == 0.25).all()
+    # the mart's accuracy is the share of raw responses naming the stored answer
+    raw = read(
+        warehouse,
+        "select i.task, p.condition, r.parsed_choice = i.answer_index as correct "
+        "from raw.rsn_responses r join raw.rsn_prompts p using (prompt_hash) "
+        "join raw.rsn_items i using (item_id) where p.system_id = 'random'",
+    )
+    expected = raw[raw["condition"] == "with_series"].groupby("task")["correct"].mean()
+    np.testing.assert_allclose(tasks.loc[expected.index, "accuracy"], expected)
+    without = raw[raw["condition"] == "without_series"].groupby("task")["correct"].mean()
+    np.testing.assert_allclose(
+        tasks.loc[without.index, "series_gap"],
+        expected[without.index] - without,
+    )
+    assert np.isnan(tasks.loc["etiological", "accuracy_without_series"])
+
+    errors = read(warehouse, "select * from marts.rsn_forecast_errors").set_index(
+        ["system_id", "condition"]
+    )
+    assert set(errors.index) == {
+        ("naive", "without_context"),
+        ("median", "without_context"),
+        ("arima", "without_context"),
+        ("fracast", "without_context"),
+        ("context_rule", "without_context"),
+        ("context_rule", "with_context"),
+    }
+    assert errors.loc[("fracast", "without_context"), "n_items"] == 2
+    naive = errors.loc[("naive", "without_context")]
+    assert naive["n_scored"] == 4 and naive["n_unparseable"] == 0
+    assert naive["mae"] == pytest.approx(naive_errors(warehouse).mean())
+    median = errors.loc[("median", "without_context")]
+    assert median["mae"] == pytest.approx(median["baseline_mae"])  # the baseline itself
+    context = read(warehouse, "select * from marts.rsn_context_effects")
+    assert context["system_id"].tolist() == ["context_rule"]
+    assert context["n_paired"][0] == 4 and context["mae_gain"][0] > 0
+
+    ratings = read(warehouse, "select * from marts.rsn_ratings")
+    assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])
+    assert ratings["rating"].between(1, 3).all()
+    report = (tmp_path / "reports" / "reasoning.html").read_text()
+    assert "<svg" in report and "Context-aided forecasting" in report and suite_run_id in report
+
+    # 3. resumable: a second run asks nothing new (every prompt hash has a response)
+    responses = count(warehouse, "raw.rsn_responses")
+    second = reasoning_flow(generator=TINY, fracast=2, warehouse=str(warehouse), build=False)
+    assert count(warehouse, "raw.rsn_responses") == responses
+    linked = read(
+        warehouse,
+        "select count(*) as n from raw.rsn_suite_run_prompts where suite_run_id = ?",
+        [second],
+    )
+    assert linked["n"][0] == responses
+
+
+def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_harness):
+    from flows.reasoning import reasoning_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    rows = good_rows()
+    rows[5]["answer_index"] = 7
+    bad = write(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(DatasetError, match=r"bad\.jsonl:6: field 'answer_index'"):
+        reasoning_flow(import_path=bad, warehouse=str(warehouse))
+    with connect(warehouse) as con:  # nothing half-imported: not even a suite run row
+        tables = {
+            r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
+        }
+        if "rsn_items" in tables:
+            assert con.execute("select count(*) from raw.rsn_items").fetchone()[0] == 0
+            assert con.execute("select count(*) from raw.rsn_suite_runs").fetchone()[0] == 0
+
+    good = write(tmp_path / "tsqa.jsonl", good_rows())
+    reasoning_flow(import_path=good, warehouse=str(warehouse), target_path=str(tmp_path / "target"))
+    items = read(warehouse, "select task, source, params from raw.rsn_items")
+    assert (items["source"] == "import").all()
+    assert sorted(items["task"].value_counts().items()) == [
+        ("etiological", 5),
+        ("forecast", 5),
+        ("qa_single", 2),
+        ("qa_two", 1),
+    ]
+    assert json.loads(items["params"][0])["file"] == good
+    accuracy = read(
+        warehouse, "select task, category, n_items from marts.rsn_accuracy order by all"
+    )
+    assert accuracy.values.tolist() == [
+        ["etiological", "Tourism", 5],
+        ["qa_single", "counterfactual", 2],
+        ["qa_two", "difference", 1],
+    ]
+    assert count(warehouse, "marts.rsn_forecast_errors") == 3  # naive, median, arima
+    # the rule needs the generator's parameters: imported items have none
+    assert count(warehouse, "marts.rsn_context_effects") == 0
+
+
+def test_language_model_through_a_local_server_fills_the_same_marts(
+    tmp_path, monkeypatch, prefect_harness
+):
+    pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
+    from flows.reasoning import reasoning_flow
+    from tests.unit.test_llm import ChatServer
+
+    def responder(payload):
+        prompt = payload["messages"][-1]["content"]
+        if "Continue the series" in prompt:  # repeat the last encoded value (a naive forecaster)
+            horizon = int(re.search(r"write the next (\d+) values", prompt).group(1))
+            series = [line for line in prompt.splitlines() if line.endswith(" ,")][-1]
+            last = series.split(",")[-2]
+            return 200, (last + " ,") * horizon
+        if "trend" in prompt:
+            return 200, "It depends on the trend."  # unparseable: kept and counted
+        return 200, "Answer: A"
+
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", "off")  # resuming must not rely on the cache
+    with ChatServer(responder, delay_s=0.02) as server:
+        monkeypatch.setenv("TSRATE_QA_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("TSRATE_QA_LLM_MODEL", "echo")
+        warehouse = tmp_path / "tsrate.duckdb"
+        reasoning_flow(
+            generator=TINY,
+            llms=["endpoint:qa_llm"],
+            warehouse=str(warehouse),
+            target_path=str(tmp_path / "target"),
+        )
+        asked = len(server.payloads)
+        assert server.max_in_flight >= 2  # the endpoint's concurrency
+        reasoning_flow(
+            generator=TINY, llms=["endpoint:qa_llm"], warehouse=str(warehouse), build=False
+        )
+        assert len(server.payloads) == asked  # resumed: nothing asked twice
+
+    tasks = read(warehouse, "select * from marts.rsn_task_accuracy where system_id = 'qa_llm'")
+    assert set(tasks["task"]) == {"etiological", "qa_single", "qa_two"}
+    assert (tasks["system_kind"] == "language_model").all()
+    unparseable = read(warehouse, "select * from marts.rsn_unparseable_responses")
+    assert (
+        len(unparseable)
+        == tasks["n_unparseable"].sum() + tasks["n_unparseable_without_series"].fillna(0).sum()
+    )
+    assert len(unparseable) > 0
+    assert (unparseable["raw_text"] == "It depends on the trend.").all()
+    assert unparseable["parse_error"].str.contains("no option letter").all()
+    # "Answer: A" is right exactly where the answer is A
+    raw = read(
+        warehouse,
+        "select i.answer_index, r.parse_ok from raw.rsn_responses r "
+        "join raw.rsn_prompts p using (prompt_hash) join raw.rsn_items i using (item_id) "
+        "where p.system_id = 'qa_llm' and p.condition = 'with_series' and i.task = 'etiological'",
+    )
+    etiological = tasks.set_index("task").loc["etiological", "accuracy"]
+    assert etiological == pytest.approx(((raw["answer_index"] == 0) & raw["parse_ok"]).mean())
+
+    errors = read(warehouse, "select * from marts.rsn_forecast_errors").set_index(
+        ["system_id", "condition"]
+    )
+    llm = errors.loc[("qa_llm", "with_context")]
+    assert llm["n_scored"] == 4 and llm["n_unparseable"] == 0
+    # decoded LLMTime replies are the last value up to the encoding's precision
+    assert llm["mae"] == pytest.approx(errors.loc[("naive", "without_context"), "mae"], rel=0.02)
+    effects = read(warehouse, "select * from marts.rsn_context_effects where system_id = 'qa_llm'")
+    assert effects["n_paired"][0] == 4 and effects["mae_gain"][0] == pytest.approx(0.0)
+    ratings = read(warehouse, "select distinct system_id from marts.rsn_ratings")
+    assert "qa_llm" in set(ratings["system_id"])

@@ -1,0 +1,91 @@
+"""Reasoning suite: LLMTime and plain encodings (golden strings), decoding, choice parsing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tsrate import TsrateError
+from tsrate.suites.reasoning.encoding import (
+    LLMTIME,
+    ReplyParseError,
+    Scaler,
+    decode,
+    encode_llmtime,
+    encode_text,
+    fit_scaler,
+)
+from tsrate.suites.reasoning.tasks import parse_choice
+
+IDENTITY = Scaler()
+
+
+def test_llmtime_golden_strings_per_family():
+    values = np.array([1.234, 4.567, 0.05, -2.5])
+    gpt = encode_llmtime(values, LLMTIME["llmtime_gpt"], IDENTITY)
+    llama = encode_llmtime(values, LLMTIME["llmtime_llama"], IDENTITY)
+    assert gpt == " 1 2 3 4 , 4 5 6 7 , 5 0 , - 2 5 0 0 ,"
+    assert llama == "1234,4567,50,-2500,"
+
+
+def test_paper_example_truncates_to_fixed_precision():
+    # Appendix A.1: 1.0522, 1.0178, 1.0324 -> 1052, 1017, 1032 (precision 3, truncation)
+    text = encode_llmtime(np.array([1.0522, 1.0178, 1.0324]), LLMTIME["llmtime_llama"], IDENTITY)
+    assert text == "1052,1017,1032,"
+
+
+def test_scaler_matches_llmtime_reference_formula():
+    history = np.array([10.0, 12.0, 11.0, 15.0, 30.0, 14.0])
+    encoding = LLMTIME["llmtime_gpt"]
+    scaler = fit_scaler(history, encoding.alpha, encoding.beta)
+    offset = history.min() - 0.3 * (history.max() - history.min())
+    assert scaler.offset == pytest.approx(offset)
+    assert scaler.scale == pytest.approx(np.quantile(history - offset, 0.95))
+    basic = fit_scaler(history, 0.9, 0.3, basic=True)
+    assert basic.offset == 0 and basic.scale == pytest.approx(np.quantile(np.abs(history), 0.9))
+    assert fit_scaler(np.zeros(5), 0.95, 0.3).scale == 1.0  # zero quantile -> 1
+
+
+@pytest.mark.parametrize("name", ["llmtime_gpt", "llmtime_llama", "plain"])
+def test_round_trip_within_precision(name):
+    values = np.array([101.5, 99.25, 250.0, 3.75, 180.125])
+    text, scaler = encode_text(name, values)
+    decoded = decode(text, name, scaler, len(values))
+    step = scaler.scale * 1e-3 if name != "plain" else 0.005
+    np.testing.assert_allclose(decoded, values, atol=step + 1e-9)
+
+
+def test_decode_is_strict():
+    scaler = IDENTITY
+    # more values than needed: the first count are kept
+    np.testing.assert_allclose(
+        decode("1234,567,89,10,", "llmtime_llama", scaler, 2), [1.234, 0.567]
+    )
+    np.testing.assert_allclose(decode(" 1 2 , 3 4 .", "llmtime_gpt", scaler, 2), [0.012, 0.034])
+    with pytest.raises(ReplyParseError, match="only 2 of 3 values"):
+        decode("1234,567,", "llmtime_llama", scaler, 3)
+    with pytest.raises(ReplyParseError, match="value 2: '12.5' is not an encoded number"):
+        decode("100,12.5,3,", "llmtime_llama", scaler, 3)
+    with pytest.raises(ReplyParseError, match="value 1: 'Sure' is not"):
+        decode("Sure, here: 1,2,3", "llmtime_llama", scaler, 3)
+    with pytest.raises(ReplyParseError, match="empty reply"):
+        decode("  ", "plain", scaler, 1)
+    with pytest.raises(TsrateError, match="unknown text encoding"):
+        decode("1", "binary", scaler, 1)
+
+
+def test_choice_parsing_is_strict():
+    assert parse_choice("B", 4) == 1
+    assert parse_choice("(c)", 4) == 2
+    assert parse_choice("Answer: D", 4) == 3
+    assert parse_choice("The answer is **A**.", 4) == 0
+    assert parse_choice("<think>A or B?</think>B.", 4) == 1
+    assert parse_choice("C. about 547 units", 4) == 2
+    with pytest.raises(ReplyParseError, match="several options named: A, C"):
+        parse_choice("The answer is A. No wait, the answer is C.", 4)
+    with pytest.raises(ReplyParseError, match="no option letter"):
+        parse_choice("I think the series rises.", 4)
+    with pytest.raises(ReplyParseError, match="no option letter"):
+        parse_choice("E", 4)  # only A-D exist
+    with pytest.raises(ReplyParseError, match="empty reply"):
+        parse_choice(None, 4)

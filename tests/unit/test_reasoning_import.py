@@ -1,0 +1,156 @@
+"""Reasoning suite: importing the public dataset's JSONL schema, and rejecting bad files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tsrate.suites.reasoning.dataset import DatasetError, import_items, read_rows
+
+
+def series_row(k: int, length: int = 20) -> dict:
+    return {
+        "uuid": f"s{k}",
+        "description": f"Scenario {k}: visitors at museum {k} rise after a new exhibit opens.",
+        "description_short": f"Museum {k} visitors",
+        "description_tiny": f"Museum {k}",
+        "characteristics": ["rises after the opening", "weekly cycle"],
+        "metadata": {
+            "start": "2024-01-01",
+            "end": "2024-01-20",
+            "units": "visitors",
+            "frequency": "daily",
+        },
+        "series": [float(100 + k + t) for t in range(length)],
+        "category": "Tourism",
+    }
+
+
+def question_row(k: int) -> dict:
+    return {
+        "uuid": f"s{k}",
+        "category": "counterfactual",
+        "question": "What if the exhibit had not opened?",
+        "options": ["fewer visitors", "more visitors", "no change", "zero visitors"],
+        "answer_index": 0,
+    }
+
+
+def two_series_row(k: int) -> dict:
+    row = question_row(k)
+    row.update(
+        {
+            "category": "difference",
+            "counterfactual": "What if the museum had been closed on Mondays?",
+            "new_series": [float(90 + t) for t in range(20)],
+        }
+    )
+    return row
+
+
+def write(path, rows) -> str:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return str(path)
+
+
+def good_rows() -> list:
+    return [
+        *(series_row(k) for k in range(5)),
+        question_row(0),
+        question_row(3),
+        "",
+        two_series_row(1),
+    ]
+
+
+def test_a_file_in_the_public_schema_becomes_items(tmp_path):
+    items = import_items(write(tmp_path / "tsqa.jsonl", good_rows()), seed=3)
+    tasks = [item.task for item in items]
+    assert tasks.count("etiological") == 5 and tasks.count("forecast") == 5
+    assert tasks.count("qa_single") == 2 and tasks.count("qa_two") == 1
+    etiological = next(item for item in items if item.task == "etiological")
+    assert etiological.options[etiological.answer_index] == series_row(0)["description"]
+    assert len(set(etiological.options)) == 4 and etiological.category == "Tourism"
+    forecast = next(item for item in items if item.task == "forecast")
+    assert len(forecast.series) == 16 and forecast.horizon == 4
+    np.testing.assert_array_equal(forecast.series + forecast.future, series_row(0)["series"])
+    assert forecast.context == series_row(0)["description"]
+    two = next(item for item in items if item.task == "qa_two")
+    assert two.series == tuple(series_row(1)["series"]) and len(two.series_b) == 20
+    assert "closed on Mondays" in two.context and two.params["line"] == 9
+    # a question may carry its own series instead of a uuid
+    own = {**question_row(0), "series": [1.0] * 12}
+    del own["uuid"]
+    rows = read_rows(write(tmp_path / "own.jsonl", [own]))
+    assert rows.questions[0].series == (1.0,) * 12
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda rows: rows.__setitem__(1, "{not json"), r"bad\.jsonl:2: not valid JSON"),
+        (
+            lambda rows: rows[0].pop("description_short"),
+            r"bad\.jsonl:1: field 'description_short': missing",
+        ),
+        (
+            lambda rows: rows[2]["series"].__setitem__(3, float("nan")),
+            r":3: field 'series': value 3 is not finite",
+        ),
+        (
+            lambda rows: rows[2].__setitem__("series", [1, 2, "3"] * 4),
+            r":3: field 'series': value 2 is not a number",
+        ),
+        (lambda rows: rows[0].__setitem__("uuid", "s1"), r":2: field 'uuid': 's1' repeats line 1"),
+        (
+            lambda rows: rows[5].__setitem__("answer_index", 4),
+            r":6: field 'answer_index': 4 is outside the 4 options",
+        ),
+        (
+            lambda rows: rows[5].__setitem__("answer_index", True),
+            r":6: field 'answer_index': must be an integer",
+        ),
+        (
+            lambda rows: rows[5].__setitem__("options", ["a", "a"]),
+            r":6: field 'options': options repeat",
+        ),
+        (
+            lambda rows: rows[6].__setitem__("uuid", "nope"),
+            r":7: field 'series': missing.*no series row has uuid 'nope'",
+        ),
+        (
+            lambda rows: rows[8]["new_series"].pop(),
+            r":9: field 'new_series': has 19 values, the series has 20",
+        ),
+        (lambda rows: rows[8].pop("counterfactual"), r":9: field 'counterfactual': missing"),
+        (
+            lambda rows: rows[3].__setitem__("metadata", "2024"),
+            r":4: field 'metadata': must be an object",
+        ),
+    ],
+)
+def test_bad_files_are_rejected_naming_line_and_field(tmp_path, change, expected):
+    rows = good_rows()
+    change(rows)
+    path = write(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(DatasetError, match=expected) as error:
+        import_items(path)
+    assert "nothing was imported" in str(error.value)
+
+
+def test_every_problem_is_listed_and_empty_files_fail(tmp_path):
+    rows = good_rows()
+    rows[0].pop("series")
+    rows[5].pop("question")  # becomes a series row without its fields
+    with pytest.raises(DatasetError) as error:
+        import_items(write(tmp_path / "many.jsonl", rows))
+    message = str(error.value)
+    assert ":1: field 'series': missing" in message
+    assert ":6: field 'description': missing" in message
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    with pytest.raises(DatasetError, match="no rows"):
+        import_items(tmp_path / "empty.jsonl")
+    with pytest.raises(DatasetError, match="no such file"):
+        import_items(tmp_path / "absent.jsonl")
