@@ -1,0 +1,172 @@
+"""The understanding suite end to end: generate -> prompt -> raw tables -> dbt marts, resumable;
+offline references through the Prefect flow, and a language model through a local chat server."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.helpers import read
+from tsrate import dbt
+from tsrate.suites.understanding.formats import FORMATS
+from tsrate.suites.understanding.tasks import TASKS
+from tsrate.warehouse import connect
+
+pytestmark = pytest.mark.slow
+
+SELECT = ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"]
+TINY = {
+    "train": 1,
+    "validation": 1,
+    "test": 2,
+    "position_per_cell": 1,
+    "position_length": 40,
+    "max_length": 60,
+    "datasets": ["trend", "seasonality", "anomalies", "volatility", "correlation", "outlier"],
+}
+
+
+def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
+    from flows.understanding import understanding_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    target = tmp_path / "target"
+    # 1. the suite's models build on a warehouse where it never ran (no raw.und_* tables)
+    with connect(warehouse):
+        pass
+    dbt.run_dbt(SELECT, {"und_suite_run_id": "latest"}, warehouse, lambda _: None, target)
+    assert read(warehouse, "select count(*) n from marts.und_ratings")["n"][0] == 0
+
+    # 2. the offline run: statistical analyst and random answerer, every task and format
+    suite_run_id = understanding_flow(
+        warehouse=str(warehouse), target_path=str(target), overrides=TINY
+    )
+    status = read(
+        warehouse, "select status from raw.und_suite_runs where suite_run_id = ?", [suite_run_id]
+    )
+    assert status["status"].tolist() == ["succeeded"]
+    scores = read(warehouse, "select * from marts.und_scores")
+    assert set(scores["suite_run_id"]) == {suite_run_id}
+    assert set(scores["system_id"]) == {"und_analyst", "und_random"}
+    for system in ("und_analyst", "und_random"):
+        mine = scores[scores["system_id"] == system]
+        assert set(mine["task"]) == set(TASKS) and set(mine["format"]) == set(FORMATS)
+    analyst = scores[scores["system_id"] == "und_analyst"].set_index(["task", "feature", "format"])
+    # reading the table back out of any format, the analyst retrieves every value and extreme
+    assert (analyst.loc["retrieval", "accuracy"] == 1).all()
+    assert (analyst.loc["arithmetic_max", "date_accuracy"] == 1).all()
+    # the marts agree with the raw replies: accuracy recomputed from raw for one cell
+    raw = read(
+        warehouse,
+        "select r.parse_ok, r.answer, p.expected->>'answer' as truth from raw.und_responses r "
+        "join raw.und_prompts p using (prompt_key) where r.system_id = 'und_random' "
+        "and p.task = 'detection' and p.feature = 'trend' and p.format = 'json'",
+    )
+    random_trend = scores.set_index(["system_id", "task", "feature", "format"]).loc[
+        ("und_random", "detection", "trend", "json")
+    ]
+    assert random_trend["n_prompts"] == len(raw)
+    assert random_trend["accuracy"] == pytest.approx((raw["answer"] == raw["truth"]).mean())
+    unparsed = read(warehouse, "select count(*) n from marts.und_unparsed_answers")["n"][0]
+    assert unparsed == scores["n_unparsed"].sum()
+    bias = read(warehouse, "select * from marts.und_position_bias where dataset = 'outlier'")
+    assert set(bias["quadrant"]) == {1, 2, 3, 4}
+    assert (bias["position_bias"] == (bias["quadrant_gap_pct"] > 10)).all()
+    curves = read(warehouse, "select * from marts.und_length_curves")
+    assert set(curves["length_bin_start"]) <= {30, 60} and curves["n_prompts"].sum() > 0
+    ratings = read(warehouse, "select * from marts.und_ratings")
+    assert {"detection_f1", "retrieval_accuracy", "matching_cross_accuracy"} <= set(
+        ratings["metric"]
+    )
+    retrieval = ratings[ratings["metric"] == "retrieval_accuracy"].set_index(
+        ["feature", "system_id"]
+    )
+    assert (
+        retrieval.xs("und_analyst", level="system_id")["rating"]
+        > retrieval.xs("und_random", level="system_id")["rating"]
+    ).all()
+    report = (tmp_path / "reports" / "understanding.html").read_text()
+    assert "<svg" in report and "Feature detection (F1)" in report and "spaces" in report
+
+    # 3. a rerun reuses every stored answer and asks nothing
+    n_responses = read(warehouse, "select count(*) n from raw.und_responses")["n"][0]
+    second = understanding_flow(
+        warehouse=str(warehouse), target_path=str(target), overrides=TINY, build=False
+    )
+    assert second != suite_run_id
+    assert read(warehouse, "select count(*) n from raw.und_responses")["n"][0] == n_responses
+
+
+def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_path, monkeypatch):
+    pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
+    from tests.unit.test_llm import ChatServer
+    from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
+
+    def responder(payload):
+        prompt = payload["messages"][-1]["content"]
+        if "yes or no" in prompt:
+            return 200, "Yes."
+        if "single letter" in prompt:
+            return 200, "B"
+        if "<value> on" in prompt:
+            return 200, "I cannot compute that."  # unparseable: kept, never guessed
+        if "option name" in prompt:
+            return 200, "up"
+        return 200, "42"
+
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", str(tmp_path / "cache"))
+    warehouse = tmp_path / "tsrate.duckdb"
+    config = resolve_config(
+        "small",
+        {
+            **TINY,
+            "formats": ["csv", "plain"],
+            "datasets": ["trend", "anomalies", "correlation", "seasonality", "outlier"],
+        },
+    )
+    with ChatServer(responder) as server:
+        monkeypatch.setenv("TSRATE_UND_CHAT_BASE_URL", server.base_url)
+        monkeypatch.setenv("TSRATE_UND_CHAT_MODEL", "scripted")
+        systems = open_systems(["endpoint:und_chat"], references=False)
+        suite_run_id, counts = run_suite(warehouse, config, systems, progress=lambda _: None)
+        asked = counts["und_chat"][0]
+        assert asked > 0 and len(server.payloads) == asked
+        # rerun: every answer is reused from raw.und_responses, nothing is sent
+        _, again = run_suite(
+            warehouse,
+            config,
+            open_systems(["endpoint:und_chat"], references=False),
+            progress=lambda _: None,
+        )
+        assert again["und_chat"] == (0, asked) and len(server.payloads) == asked
+    dbt.run_dbt(
+        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
+    )
+    scores = read(warehouse, "select * from marts.und_scores").set_index(
+        ["task", "feature", "format"]
+    )
+    assert set(scores["system_id"]) == {"und_chat"}
+    detection = scores.loc[("detection", "trend", "csv")]
+    # always "yes": accuracy = share of trend series with a trend; F1 averages yes and no
+    truth = read(
+        warehouse,
+        "select avg(case when p.expected->>'answer' = 'yes' then 1.0 else 0 end) as share from raw.und_prompts p "
+        "join raw.und_suite_run_prompts using (prompt_key) where suite_run_id = ? and task = 'detection' "
+        "and feature = 'trend' and format = 'csv'",
+        [suite_run_id],
+    )["share"][0]
+    assert detection["accuracy"] == pytest.approx(truth)
+    arithmetic = scores.loc[["arithmetic_min", "arithmetic_max"]]
+    assert (arithmetic["n_unparsed"] == arithmetic["n_prompts"]).all() and (
+        arithmetic["accuracy"] == 0
+    ).all()
+    unparsed = read(warehouse, "select * from marts.und_unparsed_answers")
+    cannot = unparsed[unparsed["raw_text"] == "I cannot compute that."]
+    assert set(cannot["parse_error"]) == {"no date in the reply"}
+    assert len(cannot) == arithmetic["n_prompts"].sum()
+    # "up" answers the trend classification; for any other dataset it names no option
+    other = unparsed[unparsed["raw_text"] == "up"]
+    assert set(other["task"]) == {"classification"} and "trend" not in set(other["feature"])
+    assert set(other["parse_error"]) == {"names none of the options"}
+    assert scores.loc[("classification", "trend", "csv"), "n_unparsed"] == 0
+    ratings = read(warehouse, "select * from marts.und_ratings")
+    assert set(ratings["system_id"]) == {"und_chat"} and (ratings["n_systems"] == 1).all()
