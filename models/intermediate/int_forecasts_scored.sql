@@ -17,7 +17,7 @@ prices as (
     select * from {{ ref('int_prices_indexed') }}
 ),
 
-joined as (
+located as (
     select
         forecasts.run_id,
         forecasts.system_id,
@@ -25,9 +25,8 @@ joined as (
         forecasts.window_end_date,
         forecasts.perturbation_id,
         forecasts.horizon_step,
-        actual.price_date as target_date,
         forecasts.forecast,
-        actual.close as actual,
+        windows.end_index + forecasts.horizon_step as target_index,
         windows.last_context_value,
         windows.mase_scale,
     from forecasts
@@ -35,9 +34,28 @@ joined as (
         on windows.run_id = forecasts.run_id
         and windows.ticker = forecasts.ticker
         and windows.window_end_date = forecasts.window_end_date
+),
+
+{#- The target day is joined on a plain column (target_index): with the sum written inside
+    the join condition DuckDB hashed on ticker alone and filtered every forecast against
+    every day of its ticker, a cost quadratic in the study's length. -#}
+joined as (
+    select
+        located.run_id,
+        located.system_id,
+        located.ticker,
+        located.window_end_date,
+        located.perturbation_id,
+        located.horizon_step,
+        actual.price_date as target_date,
+        located.forecast,
+        actual.close as actual,
+        located.last_context_value,
+        located.mase_scale,
+    from located
     inner join prices as actual
-        on actual.ticker = forecasts.ticker
-        and actual.trading_day_index = windows.end_index + forecasts.horizon_step
+        on actual.ticker = located.ticker
+        and actual.trading_day_index = located.target_index
 ),
 
 with_previous as (

@@ -1,6 +1,11 @@
 {#- Each window of the selected run with its position in the price series, its last clean
     context value and its MASE scale: the mean absolute one-step change over the clean
-    context (context_length - 1 changes, all inside the context). -#}
+    context (context_length - 1 changes, all inside the context).
+
+    The sum of those changes is a difference of running sums (the running sum at the origin
+    minus the one at the first context day), so every join is an equality on a plain column:
+    a range join of windows against every day of their ticker costs windows x days per
+    ticker, quadratic in the study's length. -#}
 with
 
 selected_run as (
@@ -33,19 +38,43 @@ located as (
         and window_end.price_date = windows.window_end_date
 ),
 
+running as (
+    select
+        ticker,
+        trading_day_index,
+        sum(coalesce(abs_one_step_change, 0)) over days_so_far as changes_so_far,
+        count(abs_one_step_change) over days_so_far as n_changes_so_far,
+    from prices
+    window days_so_far as (
+        partition by ticker order by trading_day_index rows between unbounded preceding and current row
+    )
+),
+
+bounded as (
+    select
+        run_id,
+        ticker,
+        window_end_date,
+        end_index,
+        end_index - context_length + 1 as first_context_index,
+    from located
+),
+
 scaled as (
     select
-        located.run_id,
-        located.ticker,
-        located.window_end_date,
-        avg(context.abs_one_step_change) as mase_scale,
-        count(*) as n_context_changes,
-    from located
-    inner join prices as context
-        on context.ticker = located.ticker
-        and context.trading_day_index between located.end_index - located.context_length + 2
-            and located.end_index
-    group by all
+        bounded.run_id,
+        bounded.ticker,
+        bounded.window_end_date,
+        (at_end.changes_so_far - at_start.changes_so_far)
+            / nullif(at_end.n_changes_so_far - at_start.n_changes_so_far, 0) as mase_scale,
+        at_end.n_changes_so_far - at_start.n_changes_so_far as n_context_changes,
+    from bounded
+    inner join running as at_end
+        on at_end.ticker = bounded.ticker
+        and at_end.trading_day_index = bounded.end_index
+    inner join running as at_start
+        on at_start.ticker = bounded.ticker
+        and at_start.trading_day_index = bounded.first_context_index
 ),
 
 final as (
