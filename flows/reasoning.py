@@ -37,7 +37,7 @@ def reasoning_flow(
     import_path: str | None = None,
     llms: list[str] | None = None,
     references: bool = True,
-    fracast: bool | int = False,
+    fracast: bool | int = True,
     choice_encoding: str = "plain",
     forecast_encoding: str = "llmtime_gpt",
     generator: dict | None = None,
@@ -52,7 +52,7 @@ def reasoning_flow(
     ``import_path``: a JSONL file in the public schema (default: the procedural dataset,
     sized by ``generator``: seed, scenarios, forecasts, length, context_share); ``llms``:
     language-model specs (``endpoint:ID``, ``hf_local:ID``); ``fracast``: also forecast with
-    fracast (True, or at most that many items).
+    fracast (True, the default: every forecasting item; or at most that many items; 0: none).
     """
     logger = get_run_logger()
     try:

@@ -160,7 +160,7 @@ def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_
         ["qa_single", "counterfactual", 2],
         ["qa_two", "difference", 1],
     ]
-    assert count(warehouse, "marts.rsn_forecast_errors") == 3  # naive, median, arima
+    assert count(warehouse, "marts.rsn_forecast_errors") == 4  # naive, median, arima, fracast
     # the rule needs the generator's parameters: imported items have none
     assert count(warehouse, "marts.rsn_context_effects") == 0
 

@@ -38,7 +38,7 @@ class RunConfig:
     import_seed: int = 0
     llms: tuple[str, ...] = ()
     references: bool = True
-    fracast: bool | int = False
+    fracast: bool | int = True
     choice_encoding: str = "plain"
     forecast_encoding: str = "llmtime_gpt"
     chunk_size: int = 16
