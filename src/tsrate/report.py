@@ -162,6 +162,13 @@ def load_report_data(snapshot: Path) -> ReportData:
                 return pd.DataFrame()
             return con.execute(f"select * from seeds.{name}").df()
 
+        def systems() -> pd.DataFrame:
+            """The seed plus systems registered by import --metadata (marts.system_catalog;
+            snapshots published before that mart existed have the seed only)."""
+            if "marts.system_catalog" in tables:
+                return con.execute("select * from marts.system_catalog").df()
+            return seed("systems")
+
         windows = pd.DataFrame(columns=["ticker", "n_windows", "first_window", "last_window"])
         if "marts.window_errors" in tables:
             windows = con.execute(
@@ -181,7 +188,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             confounder_comparison=mart("confounder_comparison"),
             group_comparisons=mart("group_comparisons"),
             modality_pairs=mart("modality_pairs"),
-            systems=seed("systems"),
+            systems=systems(),
             perturbations=seed("perturbations"),
             companies=seed("companies"),
             windows=windows,
@@ -470,7 +477,7 @@ def study_section(data: ReportData) -> str:
             ],
             system_rows,
         ),
-        _source("ratings", extra="metadata from <code>seeds.systems</code>"),
+        _source("ratings", extra="metadata from <code>marts.system_catalog</code>"),
         "<h3>Systems not rated in this run</h3>",
         _table(["System", "Why"], unavailable_rows)
         if unavailable_rows
@@ -938,7 +945,7 @@ def group_section(data: ReportData, charts: dict[str, str]) -> str:
         return "".join(parts)
     parts.append(
         "<p>Each metric averaged over the systems of a group (each system's mean over its "
-        "perturbations, systems weighted equally); groups come from <code>seeds.systems</code>. "
+        "perturbations, systems weighted equally); groups come from <code>marts.system_catalog</code>. "
         "A group without rated systems has no row. Radar axes are scaled across the groups "
         "(best on the rim).</p>"
     )
@@ -958,7 +965,7 @@ def group_section(data: ReportData, charts: dict[str, str]) -> str:
             if not groups:
                 tables.append(
                     f"<p><b>{esc(title)}</b>: no rated system has a group here "
-                    f"(<code>seeds.systems.{esc(seed_column)}</code>).</p>"
+                    f"(<code>marts.system_catalog.{esc(seed_column)}</code>).</p>"
                 )
                 continue
             colours = {g: colour_for(i) for i, g in enumerate(groups)}
