@@ -109,6 +109,8 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     ratings = read(warehouse, "select * from marts.rsn_ratings")
     assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])
     assert ratings["rating"].between(1, 3).all()
+    per_group = ratings.groupby(["metric", "task"])["system_id"].transform("size")
+    assert (ratings["n_systems"] == per_group).all()  # reads like marts.ratings
     report = (tmp_path / "reports" / "reasoning.html").read_text()
     assert "<svg" in report and "Context-aided forecasting" in report and suite_run_id in report
 

@@ -15,6 +15,7 @@ final as (
         cast(rating_levels as integer) as rating_levels,
         cast(higher_is_better as boolean) as higher_is_better,
         cast(rank as integer) as rank,
+        cast(count(*) over (partition by suite_run_id, metric, task) as integer) as n_systems,
     from assigned
 )
 
