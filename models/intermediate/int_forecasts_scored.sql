@@ -1,3 +1,8 @@
+{{ config(materialized='table') }}
+{#- A table, not a view like the other intermediate models: its window function (lag over each
+    forecast window) runs once, and its grain test and window_errors each read plain rows. As
+    a view, the grain test's aggregate ran on top of the window and ran out of DuckDB's
+    memory limit at 100 tickers x 10 years (58M rows); each step alone spills to disk. -#}
 {#- One row per forecast step with its clean actual, residual and the per-step terms of the
     accuracy metrics. Residual = forecast - actual. SMAPE term (eq. 4, 0-2 scale) =
     |actual - forecast| / ((|actual| + |forecast|) / 2), 0 when both are 0. Sign match
@@ -20,6 +25,7 @@ prices as (
 located as (
     select
         forecasts.run_id,
+        forecasts.partition_key,
         forecasts.system_id,
         forecasts.ticker,
         forecasts.window_end_date,
@@ -42,6 +48,7 @@ located as (
 joined as (
     select
         located.run_id,
+        located.partition_key,
         located.system_id,
         located.ticker,
         located.window_end_date,
@@ -58,19 +65,28 @@ joined as (
         and actual.trading_day_index = located.target_index
 ),
 
+{#- The previous step's forecast and actual: the row before in the stored partition (one
+    system, ticker and perturbation), ordered by window and step, when it belongs to the same
+    window; at step 1 the last clean context value. Partitioning the window function by the
+    partition key instead of by each forecast window is about 4x faster at scale (hundreds of
+    large partitions to sort instead of millions of tiny ones). -#}
 with_previous as (
     select
         *,
-        coalesce(
-            lag(forecast) over step_order, last_context_value
-        ) as previous_forecast,
-        coalesce(
-            lag(actual) over step_order, last_context_value
-        ) as previous_actual,
+        case
+            when lag(window_end_date) over step_order = window_end_date
+                then lag(forecast) over step_order
+            else last_context_value
+        end as previous_forecast,
+        case
+            when lag(window_end_date) over step_order = window_end_date
+                then lag(actual) over step_order
+            else last_context_value
+        end as previous_actual,
     from joined
     window step_order as (
-        partition by run_id, system_id, ticker, window_end_date, perturbation_id
-        order by horizon_step
+        partition by run_id, partition_key
+        order by window_end_date, horizon_step
     )
 ),
 
