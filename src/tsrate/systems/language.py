@@ -8,8 +8,10 @@ robustness systems, configured the same way:
   (:class:`tsrate.systems.llm.LlmSystem`; ``TSRATE_<ID>_BASE_URL``, ``TSRATE_<ID>_MODEL``,
   ``TSRATE_<ID>_API_KEY_ENV`` or dbt var ``llm_systems.<ID>``), with its concurrency,
   retries, timeouts and response cache;
-- ``hf_local:<ID>``: a local Hugging Face causal LM (:class:`tsrate.systems.hf_local.HfLocalSystem`;
-  ``TSRATE_<ID>_MODEL_PATH`` or dbt var ``hf_local_systems.<ID>.model_path``), greedy.
+- ``hf_local:<ID>``: a local Hugging Face checkpoint (:class:`tsrate.systems.hf_local.HfLocalSystem`;
+  ``TSRATE_<ID>_MODEL_PATH`` or dbt var ``hf_local_systems.<ID>.model_path``), greedy: a
+  causal LM, or a vision-language model when its ``config.json`` has a ``vision_config``
+  (chats may then carry images as base64 data URLs).
 
 :func:`open_language_model` turns such a spec into a :class:`LanguageModel`; every model
 says whether it can run here (:meth:`availability`) and answers a list of chats in order
