@@ -32,6 +32,7 @@ import duckdb
 
 from tsrate import TsrateError
 from tsrate.testhooks import pause_point
+from tsrate.warehouse import duckdb_settings
 
 PUBLISHED_SCHEMAS = ("marts", "seeds")
 SNAPSHOT_NAME = "tsrate.duckdb"
@@ -94,7 +95,7 @@ def publish(
     versions = target.parent / PARQUET_VERSIONS
     version = versions / run_id
     parquet_staging = versions / f".{run_id}.partial"
-    con = duckdb.connect(str(staging))
+    con = duckdb.connect(str(staging), config=duckdb_settings())
     try:
         counts = _copy_tables(con, warehouse)
         study = con.execute("select study from live.raw.runs where run_id = ?", [run_id]).fetchone()
