@@ -11,7 +11,7 @@ Run it alone with ``python flows/forecast.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pandas as pd
 from prefect import flow, get_run_logger, task
@@ -32,6 +32,11 @@ from tsrate.forecasting import (
 from tsrate.locking import warehouse_writer
 from tsrate.systems.base import ForecastBatch
 from tsrate.warehouse import connect
+
+#: Partitions submitted to the task runner at a time (Dask or Prefect's own). Each holds its
+#: batch until stored; a wave this size keeps a large cluster busy while a 500-ticker x
+#: 10-year study's batches never sit in memory all at once.
+WAVE = 512
 
 
 # Not cached by Prefect: the partition file named by its input_key is the cache (a rerun
@@ -57,17 +62,19 @@ def _task_runner_executor(folder: str, reuse_files: bool) -> PartitionExecutor:
         study_json: str,
         companies: pd.DataFrame,
         todo: list[Partition],
-        batches: dict[Partition, ForecastBatch],
+        batches: Mapping[Partition, ForecastBatch],
     ) -> Iterator[tuple[Partition, tuple]]:
-        submitted = {}
-        for partition in todo:
-            future = forecast_partition.submit(
-                study_json, companies, partition, batches[partition], folder, reuse_files
-            )
-            submitted[future.task_run_id] = (future, partition)
-        for future in as_completed([future for future, _ in submitted.values()]):
-            partition = submitted[future.task_run_id][1]
-            yield partition, read_partition_file(future.result(), partition, batches[partition])
+        # in waves, so that only a wave's batches are held at once (not the whole study's)
+        for start in range(0, len(todo), WAVE):
+            submitted = {}
+            for partition in todo[start : start + WAVE]:
+                future = forecast_partition.submit(
+                    study_json, companies, partition, batches[partition], folder, reuse_files
+                )
+                submitted[future.task_run_id] = (future, partition)
+            for future in as_completed([future for future, _ in submitted.values()]):
+                partition = submitted[future.task_run_id][1]
+                yield partition, read_partition_file(future.result(), partition, batches[partition])
 
     return execute
 
