@@ -13,9 +13,9 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
-from tsrate import TsrateError, dbt
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
+from tsrate.suites import build_suite_marts
 from tsrate.suites.interpretability import storage
 from tsrate.suites.interpretability.cli import default_report_path
 from tsrate.suites.interpretability.report import write_report
@@ -27,7 +27,6 @@ from tsrate.suites.interpretability.suite import (
     resolve_config,
     run_units,
 )
-from tsrate.warehouse import connect
 
 
 @task(name="interp-train")
@@ -79,26 +78,15 @@ def interpretability_flow(
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         suite_run_id = train_task(warehouse, config, datasets, models, sensitivity, workers)
         if build:
-            try:
-                dbt.run_dbt(
-                    [
-                        "build",
-                        "--select",
-                        "tag:interpretability",
-                        "--indirect-selection",
-                        "cautious",
-                    ],
-                    {"interp_suite_run_id": suite_run_id},
-                    warehouse,
-                    logger.info,
-                    target_path,
-                )
-            except TsrateError:
-                with connect(warehouse) as con:
-                    storage.finish_suite_run(con, suite_run_id, "build_failed")
-                raise
-            with connect(warehouse) as con:
-                storage.finish_suite_run(con, suite_run_id, "succeeded")
+            build_suite_marts(
+                "interpretability",
+                "interp_suite_run_id",
+                suite_run_id,
+                warehouse,
+                storage.finish_suite_run,
+                logger.info,
+                target_path,
+            )
             report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
             logger.info("report: %s", report)
     logger.info("interpretability suite finished in %.1fs", time.perf_counter() - started)

@@ -13,14 +13,14 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
-from tsrate import TsrateError, dbt
+from tsrate import TsrateError
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
+from tsrate.suites import build_suite_marts
 from tsrate.suites.reasoning import storage
 from tsrate.suites.reasoning.report import default_report_path, write_report
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite
-from tsrate.warehouse import connect
 
 
 @task(name="rsn-answer")
@@ -74,20 +74,15 @@ def reasoning_flow(
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         suite_run_id = answer_task(warehouse, config)
         if build:
-            try:
-                dbt.run_dbt(
-                    ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"],
-                    {"rsn_suite_run_id": suite_run_id},
-                    warehouse,
-                    logger.info,
-                    target_path,
-                )
-            except TsrateError:
-                with connect(warehouse) as con:
-                    storage.finish_suite_run(con, suite_run_id, "build_failed")
-                raise
-            with connect(warehouse) as con:
-                storage.finish_suite_run(con, suite_run_id, "succeeded")
+            build_suite_marts(
+                "reasoning",
+                "rsn_suite_run_id",
+                suite_run_id,
+                warehouse,
+                storage.finish_suite_run,
+                logger.info,
+                target_path,
+            )
             report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
             logger.info("report: %s", report)
     logger.info("reasoning suite finished in %.1fs", time.perf_counter() - started)

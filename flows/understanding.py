@@ -15,14 +15,13 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
-from tsrate import TsrateError, dbt
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
+from tsrate.suites import build_suite_marts
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.cli import default_report_path
 from tsrate.suites.understanding.report import write_report
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
-from tsrate.warehouse import connect
 
 
 @task(name="und-answer")
@@ -64,20 +63,15 @@ def understanding_flow(
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         suite_run_id = answer_task(warehouse, config, list(llm or []), references)
         if build:
-            try:
-                dbt.run_dbt(
-                    ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"],
-                    {"und_suite_run_id": suite_run_id},
-                    warehouse,
-                    logger.info,
-                    target_path,
-                )
-            except TsrateError:
-                with connect(warehouse) as con:
-                    storage.finish_suite_run(con, suite_run_id, "build_failed")
-                raise
-            with connect(warehouse) as con:
-                storage.finish_suite_run(con, suite_run_id, "succeeded")
+            build_suite_marts(
+                "understanding",
+                "und_suite_run_id",
+                suite_run_id,
+                warehouse,
+                storage.finish_suite_run,
+                logger.info,
+                target_path,
+            )
             report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
             logger.info("report: %s", report)
     logger.info("understanding suite finished in %.1fs", time.perf_counter() - started)

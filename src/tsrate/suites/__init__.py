@@ -61,3 +61,33 @@ def get_suite(name: str) -> Suite:
     if name not in SUITES:
         raise TsrateError(f"unknown suite {name!r}: choose from {', '.join(sorted(SUITES))}")
     return SUITES[name]
+
+
+def build_suite_marts(
+    tag: str,
+    run_var: str,
+    suite_run_id: str,
+    warehouse: str,
+    finish_suite_run,  # noqa: ANN001 - the suite's storage.finish_suite_run(con, id, status)
+    on_line,  # noqa: ANN001 - callable receiving dbt's output lines
+    target_path: str | None = None,
+) -> None:
+    """``dbt build --select tag:<tag>`` for one suite run (dbt var ``run_var``), then record the
+    suite run as ``succeeded``, or ``build_failed`` (and re-raise) when the build fails."""
+    from tsrate import dbt
+    from tsrate.warehouse import connect
+
+    try:
+        dbt.run_dbt(
+            ["build", "--select", f"tag:{tag}", "--indirect-selection", "cautious"],
+            {run_var: suite_run_id},
+            warehouse,
+            on_line,
+            target_path,
+        )
+    except TsrateError:
+        with connect(warehouse) as con:
+            finish_suite_run(con, suite_run_id, "build_failed")
+        raise
+    with connect(warehouse) as con:
+        finish_suite_run(con, suite_run_id, "succeeded")
