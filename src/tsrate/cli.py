@@ -273,14 +273,24 @@ def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    return _print_query(
-        "select run_id, status, started_at, finished_at, tickers, systems, study_start, study_end "
-        "from raw.runs order by started_at desc"
+    from tsrate.query import format_result, query
+
+    result = query(
+        "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
+        "study_end from raw.runs order by started_at desc",
+        live=True,
+        limit=args.limit,
     )
+    print(format_result(result))
+    return 0
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    return _print_query(args.sql, live=args.live)
+    from tsrate.query import format_result, query
+
+    result = query(args.sql, live=args.live, limit=args.limit, timeout=args.timeout or None)
+    print(format_result(result))
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -306,35 +316,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
     site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
     print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
-    return 0
-
-
-def _print_query(sql: str, live: bool = True) -> int:
-    import duckdb
-
-    from tsrate.config import warehouse_path
-    from tsrate.publish import published_path
-    from tsrate.warehouse import connect
-
-    path = warehouse_path()
-    if not live:
-        path = published_path(path)
-        if not path.exists():
-            raise TsrateError(
-                f"no published snapshot at {path} yet: finish a `tsrate run`, or query the "
-                "live warehouse with --live"
-            )
-    with connect(path, read_only=True) as con:
-        try:
-            frame = con.execute(sql).df()
-        except duckdb.Error as exc:
-            raise TsrateError(f"query failed: {exc}") from exc
-    import pandas as pd
-
-    with pd.option_context(
-        "display.max_rows", 200, "display.max_columns", 50, "display.width", 200
-    ):
-        print(frame.to_string(index=False))
     return 0
 
 
@@ -522,14 +503,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="print a language-model system's prompt, rendered for a sample window",
     )
     systems.set_defaults(func=cmd_systems)
-    sub.add_parser("runs", help="list recorded runs").set_defaults(func=cmd_runs)
+    runs = sub.add_parser("runs", help="list recorded runs")
+    runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
+    runs.set_defaults(func=cmd_runs)
 
     query = sub.add_parser(
-        "query", help="run read-only SQL against the published snapshot (marts, seeds)"
+        "query",
+        help="run one read-only SQL statement against the published snapshot (marts, seeds)",
     )
-    query.add_argument("sql")
+    query.add_argument("sql", help="one select / with / from / values / describe statement")
     query.add_argument(
-        "--live", action="store_true", help="query the live warehouse (raw, staging, ...) instead"
+        "--live",
+        action="store_true",
+        help="query the live warehouse (raw, staging, ...) instead; refused while a run writes",
+    )
+    query.add_argument(
+        "--limit", type=int, default=1000, help="rows to print at most (default 1000)"
+    )
+    query.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds before the query is stopped (default 60; 0: no limit)",
     )
     query.set_defaults(func=cmd_query)
 
