@@ -12,6 +12,13 @@ to one finished folder per run under ``published/parquet-runs/``; it is swapped 
 rename of a new link, so a reader sees every file of one run. The previous run's folder is
 kept for readers still in it; older ones are removed.
 
+Readable by DuckDB 1.x: the snapshot is written with DuckDB's storage compatibility version
+:data:`SNAPSHOT_STORAGE_VERSION` (``v1.0.0``, storage format 64), which every DuckDB client
+from 1.0 on opens (the 1.x CLI, Python, JDBC and ODBC drivers that BI tools bundle, and
+2.x). DuckDB 2.x's own default format (69) is refused by 1.x clients ("can only read
+64-68"). Override with ``TSRATE_SNAPSHOT_STORAGE_VERSION`` (e.g. ``latest``) when every
+reader is 2.x.
+
 Crash safety: everything is written under temporary names first (``*.partial``); a kill at
 any point leaves the previous snapshot and Parquet untouched, and the next publish removes
 the leftovers. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
@@ -38,6 +45,8 @@ PUBLISHED_SCHEMAS = ("marts", "seeds")
 SNAPSHOT_NAME = "tsrate.duckdb"
 PARQUET_LINK = "parquet"
 PARQUET_VERSIONS = "parquet-runs"
+#: DuckDB storage compatibility version of the published snapshot: readable from DuckDB 1.0 on.
+SNAPSHOT_STORAGE_VERSION = "v1.0.0"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +104,13 @@ def publish(
     versions = target.parent / PARQUET_VERSIONS
     version = versions / run_id
     parquet_staging = versions / f".{run_id}.partial"
-    con = duckdb.connect(str(staging), config=duckdb_settings())
+    try:
+        con = duckdb.connect(str(staging), config=snapshot_settings())
+    except duckdb.InvalidInputException as exc:
+        raise TsrateError(
+            f"cannot write the snapshot: {str(exc).splitlines()[0]} (check "
+            "TSRATE_SNAPSHOT_STORAGE_VERSION, e.g. v1.0.0 or latest)"
+        ) from None
     try:
         counts = _copy_tables(con, warehouse)
         study = con.execute("select study from live.raw.runs where run_id = ?", [run_id]).fetchone()
@@ -142,6 +157,14 @@ def publish(
     if parquet:
         _prune_versions(versions, keep={run_id, *_previous_run(target, run_id)})
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
+
+
+def snapshot_settings() -> dict[str, str]:
+    """Connection settings of the snapshot being written: tsrate's, plus the storage
+    compatibility version (``TSRATE_SNAPSHOT_STORAGE_VERSION``, default
+    :data:`SNAPSHOT_STORAGE_VERSION`)."""
+    version = os.environ.get("TSRATE_SNAPSHOT_STORAGE_VERSION") or SNAPSHOT_STORAGE_VERSION
+    return {**duckdb_settings(), "storage_compatibility_version": version}
 
 
 def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, int]:
