@@ -17,7 +17,7 @@ from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
 from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
 from tsrate.testhooks import pause_point
-from tsrate.warehouse import connect, store_prices
+from tsrate.warehouse import PriceChanges, connect, describe_price_changes, store_prices
 
 
 def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's signature
@@ -53,12 +53,19 @@ def fetch_prices(
 
 
 @task(cache_policy=NO_CACHE)  # writes the warehouse: never cached, never retried
-def store(prices, source_label: str, warehouse: str, lock_timeout: float = 0.0) -> dict[str, int]:
-    """Replace the stored prices of the incoming tickers in one transaction (one writer)."""
+def store(
+    prices,
+    source_label: str,
+    warehouse: str,
+    lock_timeout: float = 0.0,
+    replace: bool = False,
+) -> dict[str, PriceChanges]:
+    """Store the prices in one transaction (one writer): new dates added, identical ones
+    accepted; changed closes refused unless ``replace`` (see ``store_prices``)."""
     with warehouse_writer(warehouse, lock_timeout, get_run_logger().info):
         with connect(warehouse) as con:
             pause_point("ingest")  # test hook (tsrate.testhooks)
-            return store_prices(con, prices, source_label)
+            return store_prices(con, prices, source_label, replace=replace)
 
 
 @flow(name="tsrate-ingest")
@@ -70,26 +77,29 @@ def ingest_flow(
     end: str | None = None,
     warehouse: str | None = None,
     lock_timeout: float = 0.0,
+    replace: bool = False,
 ) -> dict[str, int]:
-    """Load prices from ``source`` (skfolio | file | yahoo) into raw.prices.
+    """Load prices from ``source`` (skfolio | file | yahoo) into raw.prices; return the rows
+    now stored per ticker.
 
     ``lock_timeout``: seconds to wait while another process writes the warehouse (0: fail).
+    ``replace``: the prices become the whole stored history of their tickers (default: new
+    dates are added, identical ones accepted, a changed close refuses the whole load).
     """
     logger = get_run_logger()
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
     prices = fetch_prices(source, path, tickers, start, end)
     label = path if source == "file" else source
-    counts = store(prices, str(label), warehouse, lock_timeout)
+    changes = store(prices, str(label), warehouse, lock_timeout, replace)
     logger.info(
-        "ingested %d rows for %d tickers from %s into %s in %.1fs",
-        sum(counts.values()),
-        len(counts),
+        "ingested %s from %s into %s in %.1fs",
+        describe_price_changes(changes, replace),
         label,
         warehouse,
         time.perf_counter() - started,
     )
-    return counts
+    return {ticker: change.stored for ticker, change in changes.items()}
 
 
 if __name__ == "__main__":

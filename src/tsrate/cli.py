@@ -98,7 +98,7 @@ def _print_run_problems(run_id: str) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
     from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
-    from tsrate.warehouse import connect, store_prices
+    from tsrate.warehouse import connect, describe_price_changes, store_prices
 
     tickers = [t.strip().upper() for t in args.tickers.split(",")] if args.tickers else None
     if args.path:
@@ -111,11 +111,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         prices, label = load_skfolio_sp500(tickers), "skfolio"
     warehouse = warehouse_path()
     with connect(warehouse) as con:
-        counts = store_prices(con, prices, str(label))
-    print(
-        f"stored {sum(counts.values())} rows for {len(counts)} tickers "
-        f"({', '.join(sorted(counts))}) from {label} in {warehouse}"
-    )
+        changes = store_prices(con, prices, str(label), replace=args.replace)
+    verb = "replaced the stored history with" if args.replace else "stored"
+    print(f"{verb} {describe_price_changes(changes, args.replace)} from {label} in {warehouse}")
     return 0
 
 
@@ -397,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--tickers", help="comma-separated tickers (default: all of the source)")
     ingest.add_argument("--start", help="first date (Yahoo)")
     ingest.add_argument("--end", help="last date, inclusive (Yahoo)")
+    ingest.add_argument(
+        "--replace",
+        action="store_true",
+        help="make the file the whole stored history of its tickers: changed closes are "
+        "replaced and stored dates it lacks removed (default: add new dates only, refuse changes)",
+    )
     ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
 
     imported = sub.add_parser(

@@ -8,6 +8,7 @@ DuckDB allows one read-write process at a time: open, write, close — never hol
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
+from tsrate.sources import DEFAULT_MAX_GAP_DAYS
 
 RAW_DDL = """
 create schema if not exists raw;
@@ -210,29 +212,181 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("commit")
 
 
-def store_prices(
-    con: duckdb.DuckDBPyConnection, prices: pd.DataFrame, source: str
-) -> dict[str, int]:
-    """Replace the stored prices of the tickers in ``prices`` (validated) in one transaction.
+#: Two closes of one (ticker, date) closer than this, relative, are the same value (float noise).
+SAME_CLOSE_RELATIVE = 1e-12
 
-    Tickers not in ``prices`` are untouched. Returns rows stored per ticker.
+
+@dataclasses.dataclass(frozen=True)
+class PriceChanges:
+    """What storing a price file does to one ticker's stored history.
+
+    ``added``: dates not stored before; ``unchanged``: stored dates the file repeats with the
+    same close; ``changed``: stored dates the file gives another close; ``removed``: stored
+    dates the file lacks (only ``replace`` removes them); ``stored``: rows after the write.
+    """
+
+    ticker: str
+    added: int
+    unchanged: int
+    changed: int
+    removed: int
+    stored: int
+
+
+def describe_price_changes(changes: dict[str, PriceChanges], replace: bool = False) -> str:
+    """One line: totals of added / unchanged / replaced / removed rows, and the tickers."""
+    total = {
+        key: sum(getattr(c, key) for c in changes.values())
+        for key in ("added", "unchanged", "changed", "removed")
+    }
+    parts = [f"{total['added']:,} new rows", f"{total['unchanged']:,} already stored"]
+    if replace:
+        parts += [f"{total['changed']:,} replaced", f"{total['removed']:,} removed"]
+    tickers = ", ".join(sorted(changes))
+    return f"{'; '.join(parts)} for {len(changes)} ticker(s) ({tickers})"
+
+
+class PriceHistoryConflict(TsrateError):
+    """A price file that would change or shrink stored history without ``replace``."""
+
+
+def store_prices(
+    con: duckdb.DuckDBPyConnection,
+    prices: pd.DataFrame,
+    source: str,
+    replace: bool = False,
+    max_gap_days: int = DEFAULT_MAX_GAP_DAYS,
+) -> dict[str, PriceChanges]:
+    """Store validated ``prices`` (``ticker, price_date, close``) in one transaction.
+
+    Default (merge): each ticker's new dates are added and overlapping dates must repeat
+    the stored close (relative difference at most :data:`SAME_CLOSE_RELATIVE`); a changed
+    close, or new dates more than ``max_gap_days`` away from the stored history (a hole in
+    the merged series), raises :class:`PriceHistoryConflict` naming the counts, and nothing
+    is written. ``replace``: the file becomes the whole stored history of each of its
+    tickers (changed closes replaced, stored dates it lacks removed). Tickers not in
+    ``prices`` are untouched either way. Returns the :class:`PriceChanges` per ticker.
     """
     frame = prices[["ticker", "price_date", "close"]].copy()
+    frame["price_date"] = pd.to_datetime(frame["price_date"]).dt.date
     frame["source"] = source
     frame["loaded_at"] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     with transaction(con):
         con.register("incoming_prices", frame)
         try:
-            con.execute(
-                "delete from raw.prices where ticker in (select distinct ticker from incoming_prices)"
-            )
-            con.execute(
-                "insert into raw.prices select ticker, cast(price_date as date), close, source, loaded_at "
-                "from incoming_prices"
-            )
+            changes = _price_changes(con)
+            if not replace:
+                _refuse_conflicts(con, changes, source, max_gap_days)
+                con.execute(
+                    "insert into raw.prices select i.ticker, i.price_date, i.close, i.source, "
+                    "i.loaded_at from incoming_prices i anti join raw.prices p "
+                    "on p.ticker = i.ticker and p.price_date = i.price_date"
+                )
+            else:
+                con.execute(
+                    "delete from raw.prices where ticker in "
+                    "(select distinct ticker from incoming_prices)"
+                )
+                con.execute(
+                    "insert into raw.prices select ticker, price_date, close, source, loaded_at "
+                    "from incoming_prices"
+                )
         finally:
             con.unregister("incoming_prices")
-    return frame.groupby("ticker").size().astype(int).to_dict()
+    result = {}
+    for ticker, (added, unchanged, changed, removed, incoming, before) in changes.items():
+        stored = incoming if replace else before + added
+        result[ticker] = PriceChanges(
+            ticker, added, unchanged, changed, removed if replace else 0, stored
+        )
+    return result
+
+
+def _price_changes(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, ...]]:
+    """Per incoming ticker: added, unchanged, changed, removed-by-replace, incoming, stored."""
+    rows = con.execute(
+        """
+        with incoming as (select ticker, price_date, close from incoming_prices),
+        stored as (
+            select ticker, price_date, close from raw.prices
+            where ticker in (select distinct ticker from incoming)
+        ),
+        paired as (
+            select coalesce(i.ticker, s.ticker) as ticker, i.close as new_close,
+                   s.close as old_close
+            from incoming i full outer join stored s
+              on i.ticker = s.ticker and i.price_date = s.price_date
+        )
+        select ticker,
+            count(*) filter (where old_close is null) as added,
+            count(*) filter (where new_close is not null and old_close is not null
+                and abs(new_close - old_close) <= $tol * greatest(abs(new_close), abs(old_close)))
+                as unchanged,
+            count(*) filter (where new_close is not null and old_close is not null
+                and abs(new_close - old_close) > $tol * greatest(abs(new_close), abs(old_close)))
+                as changed,
+            count(*) filter (where new_close is null) as removed,
+            count(new_close) as incoming,
+            count(old_close) as stored
+        from paired group by ticker order by ticker
+        """,
+        {"tol": SAME_CLOSE_RELATIVE},
+    ).fetchall()
+    return {row[0]: tuple(int(v) for v in row[1:]) for row in rows}
+
+
+def _refuse_conflicts(
+    con: duckdb.DuckDBPyConnection,
+    changes: dict[str, tuple[int, ...]],
+    source: str,
+    max_gap_days: int,
+) -> None:
+    problems = []
+    changed = {t: c for t, c in changes.items() if c[2]}
+    if changed:
+        first = con.execute(
+            "select i.ticker, i.price_date, p.close, i.close from incoming_prices i "
+            "join raw.prices p on p.ticker = i.ticker and p.price_date = i.price_date "
+            "where abs(i.close - p.close) > $tol * greatest(abs(i.close), abs(p.close)) "
+            "order by i.ticker, i.price_date limit 1",
+            {"tol": SAME_CLOSE_RELATIVE},
+        ).fetchone()
+        listed = ", ".join(f"{t} {c[2]:,}" for t, c in changed.items())
+        problems.append(
+            f"{sum(c[2] for c in changed.values()):,} stored close(s) would be replaced by "
+            f"different values ({listed}; first: {first[0]} {first[1]} stored {first[2]!r}, "
+            f"file {first[3]!r})"
+        )
+    gaps = con.execute(
+        """
+        with i as (select ticker, min(price_date) lo, max(price_date) hi
+                   from incoming_prices group by ticker),
+        s as (select ticker, min(price_date) lo, max(price_date) hi
+              from raw.prices where ticker in (select ticker from i) group by ticker)
+        select i.ticker, greatest(date_diff('day', s.hi, i.lo), date_diff('day', i.hi, s.lo))
+        from i join s using (ticker)
+        where greatest(date_diff('day', s.hi, i.lo), date_diff('day', i.hi, s.lo)) > $gap
+        order by 1
+        """,
+        {"gap": max_gap_days},
+    ).fetchall()
+    for ticker, days in gaps:
+        problems.append(
+            f"{ticker}: the file's dates are {days:,} days away from the stored history "
+            f"(more than {max_gap_days}): merging would leave a hole in the series"
+        )
+    if not problems:
+        return
+    replace_counts = "; ".join(
+        f"{t}: {c[2]:,} replaced, {c[3]:,} removed, {c[0]:,} added"
+        for t, c in changes.items()
+        if c[2] or c[3] or t in {g[0] for g in gaps}
+    )
+    raise PriceHistoryConflict(
+        f"{source}: would change stored price history, nothing was stored: "
+        f"{'; '.join(problems)}. To make the file the whole stored history of its tickers, "
+        f"ingest again with --replace ({replace_counts})"
+    )
 
 
 def load_prices(

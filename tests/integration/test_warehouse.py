@@ -227,12 +227,18 @@ def test_good_file_replaces_only_its_tickers(tmp_path):
     path.write_text(
         "ticker,date,close\nMSFT,2022-01-03,10\nMSFT,2022-01-04,11\nNEW,2022-01-03,1\nNEW,2022-01-04,2\n"
     )
-    result = _tsrate("ingest", str(path), warehouse=warehouse)
+    count = "select ticker, count(*) n from raw.prices group by 1"
+    before = read(warehouse, count).set_index("ticker")["n"]
+    result = _tsrate("ingest", str(path), warehouse=warehouse)  # changes MSFT: refused
+    assert result.returncode == 2, result.stderr
+    assert "would be replaced by different values (MSFT 2;" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert read(warehouse, count).set_index("ticker")["n"].to_dict() == before.to_dict()
+    result = _tsrate("ingest", str(path), "--replace", warehouse=warehouse)
     assert result.returncode == 0, result.stderr
-    counts = read(warehouse, "select ticker, count(*) n from raw.prices group by 1").set_index(
-        "ticker"
-    )["n"]
-    assert counts["MSFT"] == 2 and counts["NEW"] == 2 and counts["AAPL"] > 8000
+    assert f"2 replaced; {before['MSFT'] - 2:,} removed" in result.stdout
+    counts = read(warehouse, count).set_index("ticker")["n"]
+    assert counts["MSFT"] == 2 and counts["NEW"] == 2 and counts["AAPL"] == before["AAPL"]
 
 
 KILL_SCRIPT = textwrap.dedent(

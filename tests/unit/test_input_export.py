@@ -135,7 +135,7 @@ def test_changed_prices_or_bad_manifests_are_refused(exported, tmp_path):
     with connect(warehouse) as con:
         prices = load_skfolio_sp500(["AAPL"])
         prices.loc[prices.index[-1], "close"] *= 1.01
-        store_prices(con, prices, "edited")
+        store_prices(con, prices, "edited", replace=True)
         with pytest.raises(TsrateError, match="prices of AAPL changed since the export"):
             study_from_manifest(con, manifest)
         with pytest.raises(TsrateError, match="not an empty folder"):
