@@ -21,14 +21,34 @@ from tsrate.warehouse import PriceChanges, connect, describe_price_changes, stor
 
 
 def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's signature
-    """Retry network/file hiccups, never a validation error (it would fail the same way)."""
+    """Retry what a second try can fix (network and file-system hiccups, rate limits), never
+    a validation error or a bug: those fail the same way every time."""
     try:
         state.result()
-    except TsrateError:
-        return False
-    except Exception:  # noqa: BLE001
-        return True
+    except Exception as exc:  # noqa: BLE001
+        return recoverable(exc)
     return False
+
+
+def recoverable(exc: BaseException) -> bool:
+    """True for I/O failures a retry can fix: OSError (connection, timeout) and the rate-limit
+    and connection errors of HTTP clients; False for TsrateError and everything else."""
+    if isinstance(exc, TsrateError):
+        return False
+    if isinstance(exc, OSError):
+        return True
+    name = type(exc).__name__.lower()
+    return any(word in name for word in ("ratelimit", "timeout", "connection", "http"))
+
+
+@task(cache_policy=NO_CACHE)  # local and deterministic: a failure is final, never retried
+def read_prices(source: str, path: str | None, tickers: list[str] | None):
+    """Read and validate the bundled sample or a file. Raises before anything is stored."""
+    if source == "skfolio":
+        return load_skfolio_sp500(tickers)
+    if source == "file":
+        return read_price_file(path)
+    raise TsrateError(f"unknown price source {source!r}; use skfolio, file or yahoo")
 
 
 @task(
@@ -36,20 +56,22 @@ def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's sig
     retry_delay_seconds=exponential_backoff(backoff_factor=5),  # 5 s, 10 s, 20 s
     retry_jitter_factor=0.5,
     retry_condition_fn=_retry_on_io,
-    # not cached: the same arguments give new prices after a trading day or an edited file
+    # not cached: the same arguments give new prices after a trading day
     cache_policy=NO_CACHE,
 )
+def download_prices(tickers: list[str] | None, start: str | None, end: str | None):
+    """Download and validate Yahoo prices (network I/O: retried with backoff when it can
+    recover). Raises before anything is stored."""
+    return load_yfinance(tickers or [], start, end)
+
+
 def fetch_prices(
     source: str, path: str | None, tickers: list[str] | None, start: str | None, end: str | None
 ):
-    """Read and validate prices (I/O: retried with backoff). Raises before anything is stored."""
-    if source == "skfolio":
-        return load_skfolio_sp500(tickers)
-    if source == "file":
-        return read_price_file(path)
+    """The validated prices of ``source``: only the download is retried."""
     if source == "yahoo":
-        return load_yfinance(tickers or [], start, end)
-    raise ValueError(f"unknown price source {source!r}; use skfolio, file or yahoo")
+        return download_prices(tickers, start, end)
+    return read_prices(source, path, tickers)
 
 
 @task(cache_policy=NO_CACHE)  # writes the warehouse: never cached, never retried

@@ -18,9 +18,12 @@ tsrate serve      serve the scheduled Prefect deployments (nightly refresh, week
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+import traceback
+from collections.abc import Iterator
 
 from tsrate import TsrateError
 
@@ -357,6 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a failure, also print the Python traceback (allowed anywhere on the line)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser(
@@ -564,26 +572,101 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(message: object) -> str:
+    """``message`` on one line: its lines joined by '; ' (list bullets dropped)."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    lines = [line[2:] if line.startswith("- ") else line for line in lines]
+    if not lines:
+        return ""
+    head, rest = lines[0], lines[1:]
+    if rest and head.endswith(":"):
+        return f"{head} {'; '.join(rest)}"
+    return "; ".join(lines)
+
+
+def _error_line(exc: BaseException) -> tuple[str, int]:
+    """The ``tsrate: error: ...`` line for a failure, and the exit status."""
+    import duckdb
+
+    if isinstance(exc, TsrateError):
+        hint = getattr(exc, "hint", None)
+        return f"{one_line(exc)}{f' (hint: {hint})' if hint else ''}", 2
+    if isinstance(exc, duckdb.Error):
+        return (
+            f"DuckDB: {one_line(exc).split('; LINE ')[0]} (hint: is the file a DuckDB database "
+            "written by this DuckDB version or an older one, and not open for writing elsewhere? "
+            "--debug shows the traceback)",
+            2,
+        )
+    detail = one_line(exc) or "no message"
+    return (
+        f"unexpected {type(exc).__name__}: {detail} (hint: rerun with --debug to see the "
+        "traceback, and report it)",
+        1,
+    )
+
+
+@contextlib.contextmanager
+def _quiet_tracebacks(debug: bool) -> Iterator[None]:
+    """Without ``--debug``, log records carry no traceback (Prefect logs every task and flow
+    failure with one): the exception's type and message are appended to the line instead."""
+    if debug:
+        yield
+        return
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs) -> logging.LogRecord:  # noqa: ANN002, ANN003
+        record = previous(*args, **kwargs)
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            try:
+                text = record.getMessage()
+            except Exception:  # noqa: BLE001 - a malformed log call keeps its raw message
+                text = str(record.msg)
+            summary = f"{type(exc).__name__}: {one_line(exc)}"
+            if one_line(exc) not in one_line(text):
+                text = f"{text} ({summary})"
+            record.msg, record.args = one_line(text), None
+            record.exc_info, record.exc_text = None, None
+        return record
+
+    logging.setLogRecordFactory(factory)
+    try:
+        yield
+    finally:
+        logging.setLogRecordFactory(previous)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI. Every failure ends in one line ``tsrate: error: ...`` on stderr (exit 2 for
+    an error the user can act on, 1 for an unexpected one); ``--debug`` (anywhere on the
+    command line, or TSRATE_DEBUG=1) also prints the traceback."""
     # Offline by design: no usage pings from Prefect's local server or dbt.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("TSRATE_DEBUG", "") not in ("", "0")
+    argv = [arg for arg in argv if arg != "--debug"]
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
-            from tsrate.config import warehouse_path
-            from tsrate.locking import writer_lock
+        with _quiet_tracebacks(debug):
+            if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
+                from tsrate.config import warehouse_path
+                from tsrate.locking import writer_lock
 
-            with writer_lock(warehouse_path()):
-                return args.func(args)
-        return args.func(args)
-    except TsrateError as exc:
-        print(f"tsrate: error: {exc}", file=sys.stderr)
-        return 2
+                with writer_lock(warehouse_path()):
+                    return args.func(args)
+            return args.func(args)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+        if debug:
+            traceback.print_exc()
+        line, status = _error_line(exc)
+        print(f"tsrate: error: {line}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

@@ -174,22 +174,56 @@ def _write_images(
 
 
 def read_manifest(path: str | Path) -> dict:
-    """The manifest of an export (``path``: the folder or its ``manifest.json``)."""
+    """The manifest of an export (``path``: the folder or its ``manifest.json``), checked for
+    the shape :func:`study_from_manifest` needs; a malformed one is a one-line error."""
     path = Path(path)
     if path.is_dir():
         path = path / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise TsrateError(f"no export manifest at {path} (run `tsrate export-inputs`)") from exc
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TsrateError(f"{path} is not valid JSON: {exc}") from exc
+    except OSError as exc:
+        raise TsrateError(f"cannot read the export manifest {path}: {exc}") from exc
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
         raise TsrateError(f"{path}: not a tsrate export manifest of format {FORMAT_VERSION}")
     for key in ("study", "tickers", "horizon"):
         if key not in manifest:
             raise TsrateError(f"{path}: the manifest has no {key!r}")
+    problem = _manifest_shape_problem(manifest)
+    if problem:
+        raise TsrateError(
+            f"{path}: malformed export manifest: {problem}; export again with "
+            "`tsrate export-inputs` rather than editing it"
+        )
     return manifest
+
+
+def _manifest_shape_problem(manifest: dict) -> str | None:
+    if not isinstance(manifest["study"], dict):
+        return "'study' is not a mapping"
+    try:
+        Study.from_json(json.dumps(manifest["study"]))
+    except KeyError as exc:
+        return f"'study' lacks {exc}"
+    except (TsrateError, TypeError, ValueError) as exc:
+        return (
+            f"'study' is invalid ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+        )
+    tickers = manifest["tickers"]
+    if not isinstance(tickers, dict):
+        return "'tickers' is not a mapping of ticker to its windows"
+    for ticker, entry in tickers.items():
+        if not isinstance(entry, dict):
+            return f"tickers.{ticker} is not a mapping"
+        if not isinstance(entry.get("prices_sha256"), str):
+            return f"tickers.{ticker} has no prices_sha256 text"
+        dates = entry.get("window_end_dates")
+        if not isinstance(dates, list) or not all(isinstance(d, str) for d in dates):
+            return f"tickers.{ticker}.window_end_dates is not a list of dates"
+    return None
 
 
 def study_from_manifest(con: duckdb.DuckDBPyConnection, manifest: dict) -> Study:
