@@ -55,11 +55,15 @@ def _add_study_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.pipeline import pipeline_flow
+    from tsrate.study_check import require_valid_study
 
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
+    # every problem of the study, in about a second, before Prefect or any model is imported
+    require_valid_study(_study_overrides(args), source, path)
+    from flows.pipeline import pipeline_flow
+
     run_id = pipeline_flow(
         overrides=_study_overrides(args),
         source=source,
