@@ -226,17 +226,12 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from tsrate import dbt
     from tsrate.config import warehouse_path
-    from tsrate.warehouse import connect
+    from tsrate.study_check import run_to_build
 
-    if args.run_id:
-        with connect(warehouse_path(), read_only=True) as con:
-            found = con.execute(
-                "select status from raw.runs where run_id = ?", [args.run_id]
-            ).fetchone()
-        if not found:
-            raise TsrateError(f"no run {args.run_id!r} in raw.runs; see `tsrate runs`")
+    run_to_build(warehouse_path(), args.run_id)  # refuses when there is no forecast run
+    from tsrate import dbt
+
     dbt.build(run_id=args.run_id, on_line=print)
     return 0
 

@@ -276,3 +276,67 @@ def test_tsrate_run_fails_before_prefect_is_imported(tmp_path):
         "(--systems, seeds/systems.csv)",
     ]
     assert not (tmp_path / "absent").exists()  # the check writes nothing
+
+
+# ----------------------------------------------------------------------------- tsrate build
+
+
+def _forecast_tiny_run(warehouse: Path, status: str) -> str:
+    """A real (tiny) forecast run of the naive system, left with ``status``."""
+    from tsrate.config import Study, load_companies
+    from tsrate.forecasting import finish_run, run_forecasts
+
+    study = Study.from_mapping(
+        {**SMALL, "study_start": "2022-10-01", "systems": "naive", "perturbations": "P0"}
+    )
+    with connect(warehouse) as con:
+        store_prices(con, _prices("AAPL", "2022-06-01", 160), "test")
+        store_prices(con, _prices("MSFT", "2022-06-01", 160), "test")
+        run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
+        finish_run(con, run_id, status)
+    return run_id
+
+
+def _build(warehouse: Path, monkeypatch, capsys, *args: str) -> tuple[int, list[str]]:
+    from tsrate import cli
+
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    code = cli.main(["build", *args])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def test_build_without_a_warehouse_or_a_forecast_run_refuses(tmp_path, monkeypatch, capsys):
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    code, err = _build(warehouse, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith(f"tsrate: error: no warehouse at {warehouse}: nothing to build")
+    assert not warehouse.exists()
+    with connect(warehouse) as con:  # prices, but no run
+        store_prices(con, _prices("AAPL", "2022-06-01", 60), "test")
+    code, err = _build(warehouse, monkeypatch, capsys)
+    assert code == 2
+    assert err == [
+        f"tsrate: error: no forecast run to build marts for in {warehouse}: `tsrate run` "
+        "forecasts the study and builds, `tsrate import FILE --system ID` rates a model's "
+        "predictions"
+    ]
+
+
+def test_build_refuses_runs_whose_forecasts_are_incomplete(tmp_path, monkeypatch, capsys):
+    from tsrate.study_check import run_to_build
+
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    run_id = _forecast_tiny_run(warehouse, "interrupted")
+    code, err = _build(warehouse, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1
+    assert f"(the newest, {run_id}, is 'interrupted')" in err[0]
+    code, err = _build(warehouse, monkeypatch, capsys, "--run-id", run_id)
+    assert code == 2 and len(err) == 1
+    assert f"run {run_id!r} is 'interrupted': its forecasts are incomplete" in err[0]
+    code, err = _build(warehouse, monkeypatch, capsys, "--run-id", "nope")
+    assert err == ["tsrate: error: no run 'nope' in raw.runs; see `tsrate runs`"]
+    with connect(warehouse) as con:
+        from tsrate.forecasting import finish_run
+
+        finish_run(con, run_id, "forecasted")
+    assert run_to_build(warehouse) == run_id == run_to_build(warehouse, run_id)
