@@ -58,11 +58,15 @@ def _add_study_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.pipeline import pipeline_flow
+    from tsrate.study_check import require_valid_study
 
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
+    # every problem of the study, in about a second, before Prefect or any model is imported
+    require_valid_study(_study_overrides(args), source, path)
+    from flows.pipeline import pipeline_flow
+
     run_id = pipeline_flow(
         overrides=_study_overrides(args),
         source=source,
@@ -223,17 +227,12 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from tsrate import dbt
     from tsrate.config import warehouse_path
-    from tsrate.warehouse import connect
+    from tsrate.study_check import run_to_build
 
-    if args.run_id:
-        with connect(warehouse_path(), read_only=True) as con:
-            found = con.execute(
-                "select status from raw.runs where run_id = ?", [args.run_id]
-            ).fetchone()
-        if not found:
-            raise TsrateError(f"no run {args.run_id!r} in raw.runs; see `tsrate runs`")
+    run_to_build(warehouse_path(), args.run_id)  # refuses when there is no forecast run
+    from tsrate import dbt
+
     dbt.build(run_id=args.run_id, on_line=print)
     return 0
 

@@ -13,12 +13,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import yaml
 
 from tsrate import TsrateError
+
+if TYPE_CHECKING:  # pandas is imported where it is used: the study check runs without it
+    import pandas as pd
 
 DEFAULT_WAREHOUSE = "warehouse/tsrate.duckdb"
 
@@ -64,6 +66,8 @@ def project_vars() -> dict[str, Any]:
 
 def load_companies(path: Path | None = None) -> pd.DataFrame:
     """The companies seed: ticker, company_name, industry, biased_offset."""
+    import pandas as pd
+
     path = path or project_dir() / "seeds" / "companies.csv"
     frame = pd.read_csv(path, dtype={"ticker": str, "company_name": str, "industry": str})
     missing = {"ticker", "company_name", "industry", "biased_offset"} - set(frame.columns)

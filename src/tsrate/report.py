@@ -32,7 +32,7 @@ import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.svg import Point, Series, bar_chart, colour_for, esc, radar_chart
+from tsrate.svg import Line, Point, Series, bar_chart, colour_for, esc, line_chart, radar_chart
 
 REPORT_NAME = "report.html"
 ROBUSTNESS_METRICS = (
@@ -78,7 +78,13 @@ SCOPES = {
 }
 #: marts the report reads; a snapshot lacking one of the first four cannot make a report.
 REQUIRED_MARTS = ("ratings", "system_summary", "perturbation_summary", "confounder_comparison")
-OPTIONAL_MARTS = ("group_comparisons", "modality_pairs")
+OPTIONAL_MARTS = ("group_comparisons", "modality_pairs", "rating_stability", "forecast_traces")
+#: the paper's robustness outcome (R^max); marts with an ``outcome`` column are read at it
+PAPER_OUTCOME = "max_abs_residual"
+#: a rating is shaky when fewer resamples than this share give it its published level
+SHAKY_SHARE = 0.6
+#: forecast plots: windows shown per system (see choose_trace_windows)
+TRACE_WINDOWS_PER_SYSTEM = 2
 
 
 @dataclasses.dataclass
@@ -100,6 +106,14 @@ class ReportData:
     windows: pd.DataFrame
     missing_marts: list[str] = dataclasses.field(default_factory=list)
     snapshot_name: str = "tsrate.duckdb"
+    #: rating_stability at each published rating: metric, perturbation_id, system_id, rating,
+    #: share, ci_low, ci_high, n_valid, n_resamples, confidence (empty: no such mart)
+    stability: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: the windows chosen for forecast plots (choose_trace_windows), their forecast_traces
+    #: rows (every system) and their context tails from window_inputs
+    trace_windows: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    traces: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    contexts: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,10 +166,17 @@ def load_report_data(snapshot: Path) -> ReportData:
             "from published_runs order by published_at desc limit 1"
         ).fetchone()
 
-        def mart(name: str) -> pd.DataFrame:
+        def mart(
+            name: str, sql: str = "select * from marts.{name} where run_id = ?"
+        ) -> pd.DataFrame:
+            """The run's rows; at the paper's outcome when the mart has an outcome column."""
             if f"marts.{name}" not in tables:
                 return pd.DataFrame()
-            return con.execute(f"select * from marts.{name} where run_id = ?", [run_id]).df()
+            query, params = sql.format(name=name), [run_id]
+            if _has_column(con, name, "outcome"):
+                query += " and (outcome is null or outcome = ?)"
+                params.append(PAPER_OUTCOME)
+            return con.execute(query, params).df()
 
         def seed(name: str) -> pd.DataFrame:
             if f"seeds.{name}" not in tables:
@@ -178,6 +199,15 @@ def load_report_data(snapshot: Path) -> ReportData:
                 "from marts.window_errors where run_id = ? group by ticker order by ticker",
                 [run_id],
             ).df()
+        stability = mart(
+            "rating_stability",
+            "select metric, perturbation_id, system_id, rating, share, ci_low, ci_high, "
+            "n_valid, n_resamples, confidence from marts.{name} "
+            "where run_id = ? and rating_level = rating",
+        )
+        trace_windows, traces, contexts = _load_traces(
+            con, tables, run_id, json.loads(study or "{}")
+        )
         return ReportData(
             run_id=run_id,
             published_at=published_at,
@@ -194,9 +224,71 @@ def load_report_data(snapshot: Path) -> ReportData:
             windows=windows,
             missing_marts=[m for m in OPTIONAL_MARTS if f"marts.{m}" not in tables],
             snapshot_name=snapshot.name,
+            stability=stability,
+            trace_windows=trace_windows,
+            traces=traces,
+            contexts=contexts,
         )
     finally:
         con.close()
+
+
+def _has_column(con: duckdb.DuckDBPyConnection, mart: str, column: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_columns() where schema_name = 'marts' "
+            "and table_name = ? and column_name = ?",
+            [mart, column],
+        ).fetchone()[0]
+    )
+
+
+def context_tail_length(context_length: int, horizon: int) -> int:
+    """Context values drawn before a forecast: 3 horizons, at most the whole context."""
+    return max(1, min(int(context_length), 3 * int(horizon)))
+
+
+def _load_traces(
+    con: duckdb.DuckDBPyConnection, tables: set[str], run_id: str, study: dict
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The windows to plot, their forecasts (every system) and their context tails."""
+    empty = pd.DataFrame()
+    if "marts.forecast_traces" not in tables:
+        return empty, empty, empty
+    scores = con.execute(
+        "select system_id, ticker, window_end_date, perturbation_id, "
+        "avg(abs(forecast - consensus_forecast) / abs(actual)) as disagreement "
+        "from marts.forecast_traces where run_id = ? and n_systems >= 2 group by all",
+        [run_id],
+    ).df()
+    systems = list(dict.fromkeys(study.get("systems", []))) or sorted(set(scores["system_id"]))
+    chosen = choose_trace_windows(scores, systems)
+    if chosen.empty:
+        return chosen, empty, empty
+    cells = chosen[["ticker", "window_end_date", "perturbation_id"]]
+    con.register("report_trace_cells", cells)
+    try:
+        traces = con.execute(
+            "select t.* from marts.forecast_traces t join report_trace_cells c "
+            "using (ticker, window_end_date, perturbation_id) where t.run_id = ? "
+            "order by t.ticker, t.window_end_date, t.perturbation_id, t.system_id, t.horizon_step",
+            [run_id],
+        ).df()
+        contexts = empty
+        if "marts.window_inputs" in tables:
+            context_length = int(study.get("context_length", 0) or 0)
+            tail = context_tail_length(context_length, int(study.get("horizon", 1) or 1))
+            contexts = con.execute(
+                "select w.ticker, w.window_end_date, w.perturbation_id, w.context_step, "
+                "w.price_date, w.clean_value, w.input_value from marts.window_inputs w "
+                "join report_trace_cells c using (ticker, window_end_date, perturbation_id) "
+                "where w.run_id = ? and w.context_step > ? "
+                "order by w.ticker, w.window_end_date, w.perturbation_id, w.context_step",
+                [run_id, context_length - tail],
+            ).df()
+    finally:
+        con.unregister("report_trace_cells")
+    return chosen, traces, contexts
 
 
 def write_report(snapshot: Path, output: Path | None = None) -> ReportResult:
@@ -227,6 +319,62 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 # --------------------------------------------------------------------------- numbers
+
+
+def format_share(share: float | None) -> str:
+    """A bootstrap share as whole percent, rounded DOWN (0.599 -> '59 %'), so that a share
+    printed as 60 % or more is never a shaky one (see :func:`is_shaky`)."""
+    if share is None or (isinstance(share, float) and math.isnan(share)):
+        return "–"
+    return f"{math.floor(float(share) * 100 + 1e-9):.0f} %"
+
+
+def is_shaky(share: float | None) -> bool:
+    """A rating is shaky when under SHAKY_SHARE (60 %) of the bootstrap resamples give it its
+    published level; an unknown share (no valid resample) is not called shaky."""
+    if share is None or (isinstance(share, float) and math.isnan(share)):
+        return False
+    return float(share) < SHAKY_SHARE
+
+
+def choose_trace_windows(
+    scores: pd.DataFrame, systems: Sequence[str], per_system: int = TRACE_WINDOWS_PER_SYSTEM
+) -> pd.DataFrame:
+    """The windows to plot: per system, where it strays furthest from the other systems.
+
+    ``scores``: one row per system_id, ticker, window_end_date, perturbation_id with
+    ``disagreement`` = mean over the horizon of |forecast - consensus| / actual, consensus =
+    the median forecast of all systems at that step (marts.forecast_traces). Rule: systems
+    in ``systems`` order (then any others alphabetically); each takes its ``per_system``
+    cells (ticker, window, perturbation) of largest disagreement, ties broken by ticker,
+    date, perturbation, skipping cells an earlier system took, so every plot is a different
+    window. Missing disagreements are never chosen. Returns system_id (chosen for), ticker,
+    window_end_date, perturbation_id, disagreement, in the order chosen.
+    """
+    columns = ["system_id", "ticker", "window_end_date", "perturbation_id", "disagreement"]
+    if scores.empty:
+        return pd.DataFrame(columns=columns)
+    scores = scores.dropna(subset=["disagreement"])
+    order = [s for s in systems if s in set(scores["system_id"])]
+    order += sorted(set(scores["system_id"]) - set(order))
+    taken: set[tuple] = set()
+    chosen = []
+    for system in order:
+        mine = scores[scores["system_id"] == system].sort_values(
+            ["disagreement", "ticker", "window_end_date", "perturbation_id"],
+            ascending=[False, True, True, True],
+        )
+        picked = 0
+        for row in mine.itertuples():
+            cell = (row.ticker, row.window_end_date, row.perturbation_id)
+            if picked == per_system:
+                break
+            if cell in taken:
+                continue
+            taken.add(cell)
+            chosen.append([system, *cell, row.disagreement])
+            picked += 1
+    return pd.DataFrame(chosen, columns=columns)
 
 
 def format_number(value: float | None, integer: bool = False) -> str:
@@ -268,13 +416,20 @@ def num(
     where: Mapping[str, object],
     agg: str = "",
     integer: bool = False,
+    percent: bool = False,
 ) -> str:
-    """A traceable number: ``<span class="num" data-mart=... data-value=...>text</span>``."""
+    """A traceable number: ``<span class="num" data-mart=... data-value=...>text</span>``.
+
+    ``percent``: a share printed by :func:`format_share` (marked ``data-format="percent"``).
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return '<span class="num missing">–</span>'
     attrs = provenance(mart, column, where, value, agg)
+    if percent:
+        attrs["data-format"] = "percent"
     rendered = "".join(f' {k}="{esc(v)}"' for k, v in attrs.items())
-    return f'<span class="num"{rendered}>{esc(format_number(value, integer))}</span>'
+    text = format_share(value) if percent else format_number(value, integer)
+    return f'<span class="num"{rendered}>{esc(text)}</span>'
 
 
 def _source(*marts: str, extra: str = "") -> str:
@@ -638,115 +793,202 @@ def reading_paragraph(data: ReportData) -> str:
     )
 
 
-def _chips(items: Sequence[str]) -> str:
-    return '<span class="order">{' + ", ".join(items) + "}</span>"
+def _partial_order(block: pd.DataFrame) -> str:
+    """``a < b = c``: systems by ascending raw score (ties share a rank), ids only."""
+    parts, previous = [], None
+    for row in block.sort_values(["rank", "system_id"]).itertuples():
+        if previous is not None:
+            parts.append(" = " if row.rank == previous else " &lt; ")
+        parts.append(esc(row.system_id))
+        previous = row.rank
+    return "".join(parts)
+
+
+def _stability_of(data: ReportData, metric: str, perturbation: str, system: str):
+    """The rating_stability row at the published rating, or None."""
+    frame = data.stability
+    if frame.empty:
+        return None
+    match = frame[
+        (frame["metric"] == metric)
+        & (frame["perturbation_id"] == perturbation)
+        & (frame["system_id"] == system)
+    ]
+    return None if match.empty else match.iloc[0]
+
+
+def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
+    """One rating: the level (coloured), the raw score, its bootstrap interval and the share
+    of resamples at the published level, flagged ⚠ when shaky (< SHAKY_SHARE)."""
+    levels = int(row.rating_levels)
+    goodness = row.rating if row.higher_is_better else levels + 1 - row.rating
+    tone = "good" if goodness == levels else ("poor" if goodness == 1 else "mid")
+    key = {**where, "system_id": row.system_id}
+    cell = (
+        f'<span class="rating {tone}">{num(float(row.rating), "ratings", "rating", key, integer=True)}'
+        f"</span> {num(row.raw_score, 'ratings', 'raw_score', key)}"
+    )
+    stable = _stability_of(data, row.metric, row.perturbation_id, row.system_id)
+    if stable is None:
+        return cell + ' <span class="share missing" title="no rating_stability row">–</span>'
+    at = {**key, "rating_level": int(stable["rating"])}
+    interval = (
+        f'<span class="ci">[{num(stable["ci_low"], "rating_stability", "ci_low", at)} – '
+        f"{num(stable['ci_high'], 'rating_stability', 'ci_high', at)}]</span>"
+    )
+    share = num(stable["share"], "rating_stability", "share", at, percent=True)
+    shaky = is_shaky(stable["share"])
+    flag = (
+        ' <span class="shaky-flag" title="shaky: under 60 % of resamples">⚠</span>' if shaky else ""
+    )
+    css = "share shaky" if shaky else "share"
+    return f'{cell}<br>{interval} <span class="{css}">{share}{flag}</span>'
 
 
 def rating_tables_section(data: ReportData) -> str:
-    """Tables 5-6: per metric and perturbation, the partial order (raw scores) and ratings."""
+    """Tables 5-6 with uncertainty: per metric and perturbation, each system's rating, raw
+    score, bootstrap interval and the share of resamples at its rating (marts.ratings,
+    marts.rating_stability), and the partial order."""
     ratings = data.ratings
     if ratings.empty:
         return '<section id="ratings"><h2>Ratings</h2><p>No ratings.</p></section>'
+    systems = _system_order(data)
+    confidence = (
+        f"{float(data.stability['confidence'].iloc[0]):.0%}" if not data.stability.empty else "95%"
+    )
     parts = ['<section id="ratings"><h2>Ratings per metric and perturbation (Tables 5–6)</h2>']
     parts.append(
-        "<p>Partial order: systems sorted by raw score (ascending; ties share a rank). Complete "
-        "order: the L-level rating, 1 = lowest raw score, which is best for every metric except "
-        "sign accuracy. Colours show good (green) to poor (red).</p>"
+        "<p>Each cell: the rating (1 = lowest raw score, which is best for every metric except "
+        "sign accuracy; colours show good green to poor red), the raw score, its "
+        f"{esc(confidence)} bootstrap interval [low – high], and the share of bootstrap "
+        "resamples (moving blocks of window dates) that give the system the same rating. "
+        f"<b>⚠ marks a shaky rating</b>: under {SHAKY_SHARE:.0%} of resamples agree, so it "
+        "rests on the particular windows of this study. Partial order: systems by ascending "
+        "raw score, ties share a rank.</p>"
     )
+    if data.stability.empty:
+        parts.append(
+            '<p class="note">This snapshot has no <code>marts.rating_stability</code>: '
+            "intervals and shares are missing.</p>"
+        )
+    else:
+        judged = ratings.merge(
+            data.stability[["metric", "perturbation_id", "system_id", "share"]],
+            on=["metric", "perturbation_id", "system_id"],
+        )
+        shaky = judged[judged["share"].map(is_shaky)]
+        parts.append(
+            f'<p class="stability-summary"><b>{len(shaky)} of {len(judged)}</b> ratings are '
+            f"shaky (fewer than {SHAKY_SHARE:.0%} of resamples at the published rating)"
+            + (
+                ": "
+                + ", ".join(
+                    f"{esc(r.system_id)} · {esc(METRIC_LABELS.get(r.metric, r.metric))} · "
+                    f"{esc(r.perturbation_id)}"
+                    for r in shaky.sort_values(
+                        ["metric", "perturbation_id", "system_id"]
+                    ).itertuples()
+                )
+                if len(shaky)
+                else ""
+            )
+            + ".</p>"
+        )
     for family, metrics in (("Robustness", ROBUSTNESS_METRICS), ("Accuracy", ACCURACY_METRICS)):
         rows = []
         for metric in metrics:
             subset = ratings[ratings["metric"] == metric]
-            if subset.empty:
-                continue
             for perturbation in sorted(set(subset["perturbation_id"])):
-                block = subset[subset["perturbation_id"] == perturbation].sort_values(
-                    ["rank", "system_id"]
-                )
+                block = subset[subset["perturbation_id"] == perturbation]
                 where = {"run_id": data.run_id, "metric": metric, "perturbation_id": perturbation}
-                partial, complete = [], []
-                for row in block.itertuples():
-                    key = {**where, "system_id": row.system_id}
-                    partial.append(
-                        f"{esc(row.system_id)}: {num(row.raw_score, 'ratings', 'raw_score', key)}"
-                    )
-                    levels = int(row.rating_levels)
-                    goodness = row.rating if row.higher_is_better else levels + 1 - row.rating
-                    tone = "good" if goodness == levels else ("poor" if goodness == 1 else "mid")
-                    complete.append(
-                        f'<span class="rating {tone}">{esc(row.system_id)}: '
-                        f"{num(float(row.rating), 'ratings', 'rating', key, integer=True)}</span>"
-                    )
+                by_system = {row.system_id: row for row in block.itertuples()}
                 arrow = "↑" if bool(block["higher_is_better"].iloc[0]) else "↓"
                 rows.append(
                     [
                         f"{esc(METRIC_LABELS.get(metric, metric))} {arrow}",
                         esc(perturbation),
-                        _chips(partial),
-                        _chips(complete),
+                        *[
+                            rating_cell(data, by_system[s], where) if s in by_system else "–"
+                            for s in systems
+                        ],
+                        f'<span class="order">{_partial_order(block)}</span>',
                     ]
                 )
         if rows:
             parts.append(f"<h3>{family}</h3>")
             parts.append(
-                _table(["Metric", "P", "Partial order", "Complete order"], rows, css="ratings")
+                _table(
+                    ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
+                    rows,
+                    css="ratings",
+                )
             )
     parts.append(
-        _source("ratings", extra="the same orders as text: <code>marts.partial_orders</code>")
+        _source(
+            "ratings",
+            "rating_stability",
+            extra="the same orders as text: <code>marts.partial_orders</code>",
+        )
     )
     parts.append("</section>")
     return "".join(parts)
 
 
 def summary_section(data: ReportData) -> str:
-    """Table 2: each metric averaged per system and per perturbation."""
+    """Table 2: each metric averaged per system and per perturbation, as two tables (rows:
+    metrics; columns: systems, perturbations); the best value of each row in bold."""
     summary, per_perturbation = data.system_summary, data.perturbation_summary
     if summary.empty:
         return ""
-    rows = []
+    systems = [s for s in _system_order(data) if s in set(summary["system_id"])]
+    systems += sorted(set(summary["system_id"]) - set(systems))
+    perturbations = (
+        sorted(set(per_perturbation["perturbation_id"])) if not per_perturbation.empty else []
+    )
+    system_rows, perturbation_rows = [], []
     for metric in (*ROBUSTNESS_METRICS, *ACCURACY_METRICS):
         by_system = summary[summary["metric"] == metric]
-        by_perturbation = per_perturbation[per_perturbation["metric"] == metric]
         if by_system.empty:
             continue
         higher = bool(by_system["higher_is_better"].iloc[0])
-        systems = by_system.sort_values("avg_raw_score", ascending=not higher)
-        perturbations = by_perturbation.sort_values("avg_raw_score", ascending=not higher)
+        label = esc(METRIC_LABELS.get(metric, metric)) + (" ↑" if higher else " ↓")
         run = {"run_id": data.run_id, "metric": metric}
-        rows.append(
+
+        def cells(frame, key, names, mart, run=run, higher=higher):
+            values = {
+                getattr(r, key): r.avg_raw_score
+                for r in frame.itertuples()
+                if not pd.isna(r.avg_raw_score)
+            }
+            best = (max if higher else min)(values.values()) if values else None
+            out = []
+            for name in names:
+                if name not in values:
+                    out.append("–")
+                    continue
+                text = num(values[name], mart, "avg_raw_score", {**run, key: name})
+                out.append(f'<b class="best">{text}</b>' if values[name] == best else text)
+            return out
+
+        system_rows.append([label, *cells(by_system, "system_id", systems, "system_summary")])
+        by_perturbation = per_perturbation[per_perturbation["metric"] == metric]
+        perturbation_rows.append(
             [
-                esc(METRIC_LABELS.get(metric, metric)) + (" ↑" if higher else " ↓"),
-                _chips(
-                    [
-                        f"{esc(r.system_id)}: "
-                        + num(
-                            r.avg_raw_score,
-                            "system_summary",
-                            "avg_raw_score",
-                            {**run, "system_id": r.system_id},
-                        )
-                        for r in systems.itertuples()
-                    ]
-                ),
-                _chips(
-                    [
-                        f"{esc(r.perturbation_id)}: "
-                        + num(
-                            r.avg_raw_score,
-                            "perturbation_summary",
-                            "avg_raw_score",
-                            {**run, "perturbation_id": r.perturbation_id},
-                        )
-                        for r in perturbations.itertuples()
-                    ]
-                ),
+                label,
+                *cells(by_perturbation, "perturbation_id", perturbations, "perturbation_summary"),
             ]
         )
     return (
         '<section id="summary"><h2>Comparison across systems and perturbations (Table 2)</h2>'
-        "<p>Plain means of the raw scores, best first.</p>"
-        + _table(["Metric", "Across systems", "Across perturbations"], rows)
-        + _source("system_summary", "perturbation_summary")
+        "<p>Plain means of the raw scores (↓ lower is better, ↑ higher is better); the best "
+        "of each row in bold.</p><h3>Per system (mean over perturbations)</h3>"
+        + _table(
+            ["Metric", *[f"<code>{esc(s)}</code>" for s in systems]], system_rows, css="table2"
+        )
+        + _source("system_summary")
+        + "<h3>Per perturbation (mean over systems)</h3>"
+        + _table(["Metric", *map(esc, perturbations)], perturbation_rows, css="table2")
+        + _source("perturbation_summary")
         + "</section>"
     )
 
@@ -782,10 +1024,12 @@ def radar_section(data: ReportData, charts: dict[str, str]) -> str:
     ratings, summary = data.ratings, data.system_summary
     parts = ['<section id="radars"><h2>Robustness and accuracy radar plots (Figures 5–6)</h2>']
     parts.append(
-        "<p>Each axis is scaled across the systems in the chart: the best raw score sits on the "
-        "rim, the worst near the centre (↓ lower raw score is better, ↑ higher is better), so "
-        "larger shapes are better. Hover a point for its raw score; click a legend entry to hide "
-        "a system.</p>"
+        "<p>Each axis ranks the systems in the chart: the best raw score sits on the rim, the "
+        "worst near the centre, the others evenly between them by rank, equal scores together "
+        "(↓ lower raw score is better, ↑ higher is better), so larger shapes are better. A rank "
+        "scale, not a min-max one, so that an outlier such as the Biased baseline cannot push "
+        "every other system onto the rim; the distances are in the tables and tooltips. Hover a "
+        "point for its raw score; click a legend entry to hide a system.</p>"
     )
     for family, metrics, figure in (
         ("Robustness", ROBUSTNESS_METRICS, "Figure 5"),
@@ -850,6 +1094,173 @@ def radar_section(data: ReportData, charts: dict[str, str]) -> str:
         "against it, so P0 has only its WRS (see the rating tables) and no robustness radar.</p>"
     )
     parts.append(_source("ratings", "system_summary"))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _trace_where(data: ReportData, ticker, window, perturbation) -> dict:
+    return {
+        "run_id": data.run_id,
+        "ticker": ticker,
+        "window_end_date": str(pd.Timestamp(window).date()),
+        "perturbation_id": perturbation,
+    }
+
+
+def trace_y_range(values: Sequence[float]) -> tuple[float, float] | None:
+    """The y axis of a forecast plot: the clean prices (context tail and actuals) padded by
+    their own range or 20 % of their mean level, whichever is larger. Forecasts beyond it are
+    drawn on the edge, marked off scale (e.g. the Biased baseline, or a forecast of 0 after
+    a drop-to-zero), so they do not flatten the actual series."""
+    present = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not present:
+        return None
+    low, high = min(present), max(present)
+    pad = max(high - low, 0.2 * abs(sum(present) / len(present)), 1e-9)
+    return low - pad, high + pad
+
+
+def forecast_chart(data: ReportData, chosen, colours: Mapping[str, str]) -> str | None:
+    """Forecast vs actual for one chosen window: the context tail as each system received it
+    and clean, the clean actuals over the horizon, and every system's forecast."""
+    ticker, window, perturbation = chosen.ticker, chosen.window_end_date, chosen.perturbation_id
+    cell = _trace_where(data, ticker, window, perturbation)
+    traces = data.traces
+    mine = traces[
+        (traces["ticker"] == ticker)
+        & (pd.to_datetime(traces["window_end_date"]) == pd.Timestamp(window))
+        & (traces["perturbation_id"] == perturbation)
+    ]
+    if mine.empty:
+        return None
+    contexts = data.contexts
+    tail = (
+        contexts[
+            (contexts["ticker"] == ticker)
+            & (pd.to_datetime(contexts["window_end_date"]) == pd.Timestamp(window))
+            & (contexts["perturbation_id"] == perturbation)
+        ].sort_values("context_step")
+        if not contexts.empty
+        else contexts
+    )
+    last_step = int(tail["context_step"].max()) if not tail.empty else 0
+    lines = []
+    actual_x, actual_points = [], []
+    for row in tail.itertuples():
+        x = int(row.context_step) - last_step
+        actual_x.append(x)
+        where = {**cell, "context_step": int(row.context_step)}
+        actual_points.append(
+            Point(
+                float(row.clean_value),
+                f"clean input {row.price_date:%Y-%m-%d}: {format_number(row.clean_value)}",
+                provenance("window_inputs", "clean_value", where, row.clean_value),
+            )
+        )
+    steps = mine.drop_duplicates("horizon_step").sort_values("horizon_step")
+    for row in steps.itertuples():
+        actual_x.append(int(row.horizon_step))
+        where = {**cell, "system_id": row.system_id, "horizon_step": int(row.horizon_step)}
+        actual_points.append(
+            Point(
+                float(row.actual),
+                f"actual {pd.Timestamp(row.target_date):%Y-%m-%d}: {format_number(row.actual)}",
+                provenance("forecast_traces", "actual", where, row.actual),
+            )
+        )
+    lines.append(Line("actual", actual_x, actual_points, "#222222"))
+    if perturbation != "P0" and not tail.empty:
+        points = []
+        for row in tail.itertuples():
+            value = None if pd.isna(row.input_value) else float(row.input_value)
+            where = {**cell, "context_step": int(row.context_step)}
+            points.append(
+                Point(
+                    value,
+                    f"{perturbation} input {row.price_date:%Y-%m-%d}: {format_number(value)}",
+                    provenance("window_inputs", "input_value", where, value)
+                    if value is not None
+                    else {},
+                )
+            )
+        lines.append(
+            Line(
+                f"input ({perturbation})", [p for p in actual_x if p <= 0], points, "#999999", True
+            )
+        )
+    for system in [s for s in colours if s in set(mine["system_id"])]:
+        rows = mine[mine["system_id"] == system].sort_values("horizon_step")
+        points = []
+        for row in rows.itertuples():
+            where = {**cell, "system_id": system, "horizon_step": int(row.horizon_step)}
+            value = None if pd.isna(row.forecast) else float(row.forecast)
+            points.append(
+                Point(
+                    value,
+                    f"{system} step {row.horizon_step}: {format_number(value)}",
+                    provenance("forecast_traces", "forecast", where, value)
+                    if value is not None
+                    else {},
+                )
+            )
+        lines.append(Line(system, [int(x) for x in rows["horizon_step"]], points, colours[system]))
+    title = f"{ticker} · origin {pd.Timestamp(window):%Y-%m-%d} · {perturbation}"
+    return line_chart(
+        title,
+        lines,
+        x_label="trading days from the origin",
+        y_label="close (price units)",
+        y_range=trace_y_range([p.value for p in actual_points]),
+    )
+
+
+def forecasts_section(data: ReportData, charts: dict[str, str]) -> str:
+    """Forecasts beside actuals for the windows where each system strays most from the rest."""
+    parts = ['<section id="forecasts"><h2>Forecasts beside actuals</h2>']
+    if "forecast_traces" in data.missing_marts:
+        parts.append("<p>This snapshot has no <code>marts.forecast_traces</code>.</p></section>")
+        return "".join(parts)
+    if data.trace_windows.empty:
+        parts.append("<p>No window has forecasts of two or more systems to compare.</p></section>")
+        return "".join(parts)
+    tail = context_tail_length(
+        int(data.study.get("context_length", 0) or 0), int(data.study.get("horizon", 1) or 1)
+    )
+    parts.append(
+        f"<p>For each system, the {TRACE_WINDOWS_PER_SYSTEM} windows (ticker, origin, "
+        "perturbation) where its forecast strays furthest from the other systems: largest mean "
+        "over the horizon of |forecast − consensus| / actual, consensus = the median forecast "
+        "of all systems at that step (<code>marts.forecast_traces.consensus_forecast</code>); "
+        "a window already shown for an earlier system is skipped. Each plot shows the last "
+        f"{tail} context values (clean, black; as the systems received them under a "
+        "perturbation, grey dashed), the clean actuals after the origin (dashed line) and "
+        "every system's forecast. The y axis spans the clean prices (padded by their range or "
+        "20 % of their level): a forecast beyond it sits on the edge as a triangle and its "
+        "legend entry says off scale; hover for its value. Click a legend entry to hide a "
+        "line.</p>"
+        '<div class="grid">'
+    )
+    systems = _system_order(data) or sorted(set(data.traces["system_id"]))
+    colours = _colours(systems)
+    for chosen in data.trace_windows.itertuples():
+        svg = forecast_chart(data, chosen, colours)
+        if svg is None:
+            continue
+        name = _chart_name(
+            f"forecast {chosen.ticker} {pd.Timestamp(chosen.window_end_date):%Y-%m-%d} "
+            f"{chosen.perturbation_id}"
+        )
+        parts.append(
+            _figure(
+                name,
+                svg,
+                charts,
+                f"Chosen for <b>{esc(chosen.system_id)}</b>: where it strays most. Source: "
+                "<code>marts.forecast_traces</code>, <code>marts.window_inputs</code>.",
+            )
+        )
+    parts.append("</div>")
+    parts.append(_source("forecast_traces", "window_inputs"))
     parts.append("</section>")
     return "".join(parts)
 
@@ -946,8 +1357,8 @@ def group_section(data: ReportData, charts: dict[str, str]) -> str:
     parts.append(
         "<p>Each metric averaged over the systems of a group (each system's mean over its "
         "perturbations, systems weighted equally); groups come from <code>marts.system_catalog</code>. "
-        "A group without rated systems has no row. Radar axes are scaled across the groups "
-        "(best on the rim).</p>"
+        "A group without rated systems has no row. Radar axes rank the groups "
+        "(best on the rim, worst near the centre).</p>"
     )
     frame = data.group_comparisons
     metrics = (*ROBUSTNESS_METRICS, *ACCURACY_METRICS)
@@ -1131,6 +1542,8 @@ figcaption{font-size:12px;color:#555;max-width:460px}
 .rating.mid{background:#fff2c6}.rating.poor{background:#f6d2d2}
 .num[data-mart]{border-bottom:1px dotted #999;cursor:help}
 .series.hidden{display:none}.legend-item.off{opacity:.35}
+.share.shaky{background:#ffe1b3;font-weight:bold;padding:0 3px;border-radius:3px}
+.ci{font-size:11px;color:#555}.share{font-size:11px}table.ratings td{white-space:nowrap}
 nav a{margin-right:12px}.reading{font-size:15px;line-height:1.5}.note{font-size:13px}
 """
 
@@ -1165,6 +1578,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         summary_section(data),
         rating_tables_section(data),
         radar_section(data, charts),
+        forecasts_section(data, charts),
         confounder_section(data, charts),
         group_section(data, charts),
     ]
@@ -1176,6 +1590,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
             ("summary", "Table 2"),
             ("ratings", "Ratings"),
             ("radars", "Radar plots"),
+            ("forecasts", "Forecasts"),
             ("confounders", "Confounders"),
             ("groups", "Groups"),
         )

@@ -1,0 +1,342 @@
+"""The study check of ``tsrate run``: every problem kind on its own line, before Prefect starts.
+
+Each test builds a real (temporary) project copy, warehouse or price file and asks
+:func:`tsrate.study_check.check_study` about one broken study; the last tests run the CLI in a
+fresh interpreter and look at what it imported.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrate.config import project_dir
+from tsrate.imports import register_system, system_metadata
+from tsrate.study_check import (
+    StudyCheckError,
+    check_study,
+    did_you_mean,
+    require_valid_study,
+    skfolio_trading_days,
+)
+from tsrate.warehouse import connect, store_prices
+
+#: a valid small study on the default tickers (the bundled sample holds them)
+SMALL = dict(
+    study_tickers="AAPL,MSFT",
+    study_start="2022-06-01",
+    study_end="2022-12-28",
+    context_length=40,
+    horizon=10,
+    systems="naive,biased",
+    perturbations="P0,P1",
+)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A copy of the project's dbt_project.yml and seeds, used as TSRATE_PROJECT_DIR."""
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy(project_dir() / "dbt_project.yml", root / "dbt_project.yml")
+    shutil.copytree(project_dir() / "seeds", root / "seeds")
+    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(root))
+    return root
+
+
+@pytest.fixture
+def warehouse(tmp_path) -> Path:
+    return tmp_path / "warehouse" / "tsrate.duckdb"  # absent: nothing stored
+
+
+def _prices(ticker: str, start: str, days: int) -> pd.DataFrame:
+    dates = pd.bdate_range(start, periods=days)
+    close = 100 + np.cumsum(np.random.default_rng(0).normal(0, 1, days))
+    return pd.DataFrame({"ticker": ticker, "price_date": dates.date, "close": close})
+
+
+def _edit_seed(path: Path, edit) -> None:
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    fields = list(rows[0])
+    rows = edit(rows)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _check(warehouse: Path, source: str = "auto", path=None, **overrides) -> list[str]:
+    return check_study({**SMALL, **overrides}, source, path, warehouse)
+
+
+def _only(problems: list[str], *fragments: str) -> str:
+    """The one problem line containing every fragment (and assert there is exactly one)."""
+    matches = [p for p in problems if all(f in p for f in fragments)]
+    assert len(matches) == 1, (fragments, problems)
+    assert "\n" not in matches[0]
+    return matches[0]
+
+
+# ----------------------------------------------------------------------------- valid studies
+
+
+def test_the_default_study_and_a_small_one_pass(project, warehouse):
+    assert check_study({}, "auto", None, warehouse) == []
+    assert _check(warehouse) == []
+    assert require_valid_study(SMALL, "auto", None, warehouse).tickers == ("AAPL", "MSFT")
+
+
+def test_bundled_sample_trading_days_match_skfolio_own_loader():
+    """The csv-module reader counts the same closes as skfolio's pandas loader."""
+    from skfolio.datasets import load_sp500_dataset
+
+    wide = load_sp500_dataset()
+    expected = wide.loc["2022-06-01":"2022-12-28"].notna().sum()
+    got = skfolio_trading_days(pd.Timestamp("2022-06-01").date(), pd.Timestamp("2022-12-28").date())
+    assert got == {str(t): int(n) for t, n in expected.items()}
+
+
+# ----------------------------------------------------------------------------- one line per kind
+
+
+def test_unknown_system_gets_a_did_you_mean(project, warehouse):
+    problems = _check(warehouse, systems="arma,naive")
+    line = _only(problems, "unknown system 'arma'")
+    assert "did you mean 'arima'?" in line and "--systems" in line
+    assert len(problems) == 1
+    far = _only(_check(warehouse, systems="xyzzy"), "unknown system 'xyzzy'")
+    assert "did you mean" not in far
+
+
+def test_system_without_an_implementation_and_an_imported_one(project, warehouse):
+    def blank_naive(rows):
+        for row in rows:
+            if row["system_id"] == "naive":
+                row["implementation"] = ""
+        return rows
+
+    _edit_seed(project / "seeds" / "systems.csv", blank_naive)
+    with connect(warehouse) as con:
+        register_system(con, system_metadata("mymodel", {}, ["P0"], "preds.csv"), "preds.csv")
+    problems = _check(warehouse, systems="naive,mymodel,mymodl")
+    assert "cannot run in this version" in _only(problems, "system 'naive'")
+    assert "tsrate import" in _only(problems, "system 'mymodel' was registered")
+    assert "did you mean 'mymodel'?" in _only(problems, "unknown system 'mymodl'")
+    assert len(problems) == 3
+
+
+def test_perturbations_unknown_and_without_control(project, warehouse):
+    problems = _check(warehouse, perturbations="P1,p2")
+    assert "did you mean 'P2'?" in _only(problems, "unknown perturbation 'p2'")
+    _only(problems, "must include the control P0")
+    assert len(problems) == 2
+
+
+def test_bad_dates_and_an_empty_period(project, warehouse):
+    problems = _check(warehouse, study_start="2022-13-01", study_end="tomorrow")
+    assert "--start" in _only(problems, "study_start", "'2022-13-01' is not a date")
+    assert "--end" in _only(problems, "study_end", "'tomorrow' is not a date")
+    reversed_period = _check(warehouse, study_start="2022-12-28", study_end="2022-06-01")
+    assert reversed_period == [
+        "study start 2022-12-28 is not before its end 2022-06-01 (--start, --end)"
+    ]
+
+
+def test_window_shape(project, warehouse):
+    problems = _check(warehouse, context_length=2, horizon=0, stride="x")
+    _only(problems, "context_length (--context-length) must be at least 3, got 2")
+    _only(problems, "horizon (--horizon) must be at least 1, got 0")
+    _only(problems, "stride (--stride): 'x' is not a whole number")
+    phase = _check(warehouse, perturbation_phase=40)
+    assert phase == ["perturbation_phase (--phase) must lie in [0, 40) (context_length), got 40"]
+
+
+def test_tickers_twice_and_not_in_the_companies_seed(project, warehouse):
+    problems = _check(warehouse, study_tickers="AAPL,APPL,aapl")
+    _only(problems, "names tickers twice: AAPL")
+    assert "did you mean 'AAPL'?" in _only(problems, "'APPL' has no row in seeds/companies.csv")
+    # APPL is also in no price source: its own line, with the same suggestion
+    assert "did you mean 'AAPL'?" in _only(problems, "no prices for ticker 'APPL'")
+    assert len(problems) == 3
+
+
+def test_biased_needs_an_offset_for_every_ticker(project, warehouse):
+    def drop_offset(rows):
+        for row in rows:
+            if row["ticker"] == "MSFT":
+                row["biased_offset"] = ""
+        return rows
+
+    _edit_seed(project / "seeds" / "companies.csv", drop_offset)
+    problems = _check(warehouse)
+    assert "'biased' system" in _only(problems, "'MSFT' has no biased_offset")
+    assert len(problems) == 1
+    assert _check(warehouse, systems="naive") == []  # only biased needs it
+
+
+def test_prices_stored_source_none_and_too_few_days(project, warehouse):
+    with connect(warehouse) as con:
+        store_prices(con, _prices("AAPL", "2022-06-01", 45), "test")  # 45 < 40 + 10
+    problems = _check(warehouse, source="none")
+    line = _only(problems, "ticker 'AAPL' has 45 trading days in 2022-06-01..2022-12-28")
+    assert "context_length + horizon = 50" in line
+    assert "--source none" in _only(problems, "no prices for ticker 'MSFT'")
+    assert len(problems) == 2
+    # auto: MSFT comes from the bundled sample, AAPL's stored prices are the ones used
+    assert [p for p in _check(warehouse) if "AAPL" in p] == [line]
+    assert _check(warehouse, horizon=5) == []
+
+
+def test_too_few_days_in_the_bundled_sample(project, warehouse):
+    problems = _check(warehouse, source="skfolio", study_start="2022-12-01")
+    assert len(problems) == 2
+    _only(problems, "ticker 'AAPL' has 19 trading days")
+
+
+def test_a_price_file_source(project, warehouse, tmp_path):
+    path = tmp_path / "prices.csv"
+    frame = pd.concat([_prices("XYZ", "2022-06-01", 120), _prices("AAPL", "2022-06-01", 20)])
+    frame.rename(columns={"price_date": "date"}).to_csv(path, index=False)
+    problems = _check(warehouse, source="file", path=path, study_tickers="XYZ,AAPL,MSFT")
+    _only(problems, "'XYZ' has no row in seeds/companies.csv")  # priced, but no company row
+    _only(problems, "ticker 'AAPL' has 20 trading days")  # the file replaces the sample
+    _only(problems, "no prices for ticker 'MSFT' in the warehouse or", str(path))
+    assert len(problems) == 3
+    broken = tmp_path / "broken.csv"
+    broken.write_text("ticker,close\nAAPL,1\n")
+    assert "missing column(s) ['date']" in _only(
+        _check(warehouse, source="file", path=broken), f"--file {broken}"
+    )
+
+
+def test_many_problems_one_line_each_in_the_error(project, warehouse):
+    with pytest.raises(StudyCheckError) as caught:
+        require_valid_study(
+            {**SMALL, "systems": "arma", "study_tickers": "APPL", "perturbations": "P9,P0"},
+            "auto",
+            None,
+            warehouse,
+        )
+    error = caught.value
+    assert len(error.problems) == 4
+    lines = str(error).splitlines()
+    assert lines[0] == "the study has 4 problems; nothing was run:"
+    assert lines[1:] == [f"  - {p}" for p in error.problems]
+
+
+def test_did_you_mean_ignores_case_and_keeps_the_spelling():
+    assert did_you_mean("ARMA", ["arima", "naive"]) == " (did you mean 'arima'?)"
+    assert did_you_mean("aapl", ["AAPL"]) == " (did you mean 'AAPL'?)"
+    assert did_you_mean("zzz", ["AAPL"]) == ""
+
+
+# ----------------------------------------------------------------------------- before Prefect
+
+PROBE = """
+import sys
+from tsrate.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(m for m in ("prefect", "dbt", "torch", "flows.pipeline", "skfolio") if m in sys.modules)
+print("exit", code, "heavy", heavy)
+"""
+
+
+def _run_cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "TSRATE_WAREHOUSE": str(tmp_path / "absent" / "tsrate.duckdb"),
+        "PYTHONPATH": os.pathsep.join([str(project_dir() / "src"), str(project_dir())]),
+    }
+    env.pop("TSRATE_PROJECT_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project_dir(),
+        timeout=120,
+    )
+
+
+def test_tsrate_run_fails_before_prefect_is_imported(tmp_path):
+    done = _run_cli(["run", "--systems", "arma"], tmp_path)
+    assert done.stdout.strip() == "exit 2 heavy []", done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        "tsrate: error: the study has 1 problem; nothing was run:",
+        "  - unknown system 'arma' (did you mean 'arima'?); see `tsrate systems` "
+        "(--systems, seeds/systems.csv)",
+    ]
+    assert not (tmp_path / "absent").exists()  # the check writes nothing
+
+
+# ----------------------------------------------------------------------------- tsrate build
+
+
+def _forecast_tiny_run(warehouse: Path, status: str) -> str:
+    """A real (tiny) forecast run of the naive system, left with ``status``."""
+    from tsrate.config import Study, load_companies
+    from tsrate.forecasting import finish_run, run_forecasts
+
+    study = Study.from_mapping(
+        {**SMALL, "study_start": "2022-10-01", "systems": "naive", "perturbations": "P0"}
+    )
+    with connect(warehouse) as con:
+        store_prices(con, _prices("AAPL", "2022-06-01", 160), "test")
+        store_prices(con, _prices("MSFT", "2022-06-01", 160), "test")
+        run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
+        finish_run(con, run_id, status)
+    return run_id
+
+
+def _build(warehouse: Path, monkeypatch, capsys, *args: str) -> tuple[int, list[str]]:
+    from tsrate import cli
+
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    code = cli.main(["build", *args])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def test_build_without_a_warehouse_or_a_forecast_run_refuses(tmp_path, monkeypatch, capsys):
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    code, err = _build(warehouse, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith(f"tsrate: error: no warehouse at {warehouse}: nothing to build")
+    assert not warehouse.exists()
+    with connect(warehouse) as con:  # prices, but no run
+        store_prices(con, _prices("AAPL", "2022-06-01", 60), "test")
+    code, err = _build(warehouse, monkeypatch, capsys)
+    assert code == 2
+    assert err == [
+        f"tsrate: error: no forecast run to build marts for in {warehouse}: `tsrate run` "
+        "forecasts the study and builds, `tsrate import FILE --system ID` rates a model's "
+        "predictions"
+    ]
+
+
+def test_build_refuses_runs_whose_forecasts_are_incomplete(tmp_path, monkeypatch, capsys):
+    from tsrate.study_check import run_to_build
+
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    run_id = _forecast_tiny_run(warehouse, "interrupted")
+    code, err = _build(warehouse, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1
+    assert f"(the newest, {run_id}, is 'interrupted')" in err[0]
+    code, err = _build(warehouse, monkeypatch, capsys, "--run-id", run_id)
+    assert code == 2 and len(err) == 1
+    assert f"run {run_id!r} is 'interrupted': its forecasts are incomplete" in err[0]
+    code, err = _build(warehouse, monkeypatch, capsys, "--run-id", "nope")
+    assert err == ["tsrate: error: no run 'nope' in raw.runs; see `tsrate runs`"]
+    with connect(warehouse) as con:
+        from tsrate.forecasting import finish_run
+
+        finish_run(con, run_id, "forecasted")
+    assert run_to_build(warehouse) == run_id == run_to_build(warehouse, run_id)
