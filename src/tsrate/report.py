@@ -1190,7 +1190,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         f'<p class="source">Run <code>{esc(data.run_id)}</code> · generated {esc(generated_at)} '
         f"from the published snapshot <code>{esc(data.snapshot_name)}</code>. Method: "
         "Rating time-series foundation models for robustness (causal rating framework). "
-        f"Query the same marts with SQL (README, Querying).</p><nav>{nav}</nav>"
+        f"Query the same marts with SQL (docs/bi.md, Querying).</p><nav>{nav}</nav>"
         + "".join(sections)
         + f"<script>{SCRIPT}</script></body></html>\n"
     )
