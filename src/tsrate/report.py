@@ -149,7 +149,8 @@ def load_report_data(snapshot: Path) -> ReportData:
             )
         run_id, published_at, study = con.execute(
             "select run_id, cast(published_at as varchar), cast(study as varchar) "
-            "from published_runs order by published_at desc limit 1"
+            # suite publications (tsrate.suites.publishing) carry no study: skip them
+            "from published_runs where study is not null order by published_at desc limit 1"
         ).fetchone()
 
         def mart(name: str) -> pd.DataFrame:
