@@ -1,4 +1,4 @@
-"""fracast on the default study (issue 5's speed target: under 3 minutes on this CPU).
+"""fracast on the default study (speed target: under 3 minutes on this CPU).
 
 Forecasts the default study's tickers × windows × perturbations with fracast alone into a
 fresh temporary warehouse (bundled skfolio prices) and prints wall time, the summed model

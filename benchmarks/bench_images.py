@@ -1,4 +1,4 @@
-"""Images and ViT-num-spec speed (issue 4's targets on this CPU).
+"""Images and ViT-num-spec speed (the targets on this CPU).
 
 1. Image building: ViT-num-spec images (numeric stripe + Morlet spectrogram), line plots
    and the P5 saturation, windows/s (target ≥ 2,000/s for the ViT image).

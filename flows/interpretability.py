@@ -1,4 +1,5 @@
-"""Interpretability suite flow: plan -> train every missing unit -> dbt build (tag interpretability).
+"""Interpretability suite flow: plan -> train every missing unit -> dbt build (tag interpretability)
+-> publish -> report.
 
 Resumable: each (dataset variant, model, seed) unit is stored in one transaction; a rerun
 (or a run after a kill) reuses stored units. Progress is logged per unit.
@@ -9,16 +10,11 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
-from tsrate.suites import build_suite_marts
-from tsrate.suites.interpretability import storage
-from tsrate.suites.interpretability.cli import default_report_path
-from tsrate.suites.interpretability.report import write_report
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
     default_workers,
@@ -27,6 +23,7 @@ from tsrate.suites.interpretability.suite import (
     resolve_config,
     run_units,
 )
+from tsrate.suites.publishing import finish_suite
 
 
 @task(name="interp-train")
@@ -78,17 +75,10 @@ def interpretability_flow(
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         suite_run_id = train_task(warehouse, config, datasets, models, sensitivity, workers)
         if build:
-            build_suite_marts(
-                "interpretability",
-                "interp_suite_run_id",
-                suite_run_id,
-                warehouse,
-                storage.finish_suite_run,
-                logger.info,
-                target_path,
+            report = finish_suite(
+                "interpretability", suite_run_id, warehouse, logger.info, target_path
             )
-            report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
-            logger.info("report: %s", report)
+            logger.info("published; report: %s", report)
     logger.info("interpretability suite finished in %.1fs", time.perf_counter() - started)
     return suite_run_id
 

@@ -1,5 +1,5 @@
 """Reasoning suite flow: items (generated or imported) -> prompts -> answers -> dbt build
-(tag reasoning) -> report.
+(tag reasoning) -> publish -> report (from the snapshot).
 
 Resumable: every prompt is named by its hash and each answered chunk is stored in one
 transaction; a rerun (or a run after a kill) asks only what has no response yet.
@@ -9,16 +9,13 @@ Progress is logged per chunk. Run it alone with ``python flows/reasoning.py``.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
 from tsrate import TsrateError
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
-from tsrate.suites import build_suite_marts
-from tsrate.suites.reasoning import storage
-from tsrate.suites.reasoning.report import default_report_path, write_report
+from tsrate.suites.publishing import finish_suite
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite
 
@@ -74,17 +71,8 @@ def reasoning_flow(
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         suite_run_id = answer_task(warehouse, config)
         if build:
-            build_suite_marts(
-                "reasoning",
-                "rsn_suite_run_id",
-                suite_run_id,
-                warehouse,
-                storage.finish_suite_run,
-                logger.info,
-                target_path,
-            )
-            report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
-            logger.info("report: %s", report)
+            report = finish_suite("reasoning", suite_run_id, warehouse, logger.info, target_path)
+            logger.info("published; report: %s", report)
     logger.info("reasoning suite finished in %.1fs", time.perf_counter() - started)
     return suite_run_id
 

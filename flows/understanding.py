@@ -1,5 +1,5 @@
 """Understanding suite flow: generate -> prompt every system -> score and rate (dbt build,
-tag understanding) -> report.
+tag understanding) -> publish -> report (from the snapshot).
 
 Resumable: series, prompts and responses are keyed by hashes of what determines them;
 responses are stored per batch, so a rerun (or a run after a kill) asks only for the
@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
-from tsrate.suites import build_suite_marts
-from tsrate.suites.understanding import storage
-from tsrate.suites.understanding.cli import default_report_path
-from tsrate.suites.understanding.report import write_report
+from tsrate.suites.publishing import finish_suite
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
 
 
@@ -63,17 +59,10 @@ def understanding_flow(
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         suite_run_id = answer_task(warehouse, config, list(llm or []), references)
         if build:
-            build_suite_marts(
-                "understanding",
-                "und_suite_run_id",
-                suite_run_id,
-                warehouse,
-                storage.finish_suite_run,
-                logger.info,
-                target_path,
+            report = finish_suite(
+                "understanding", suite_run_id, warehouse, logger.info, target_path
             )
-            report = write_report(Path(warehouse), default_report_path(Path(warehouse)))
-            logger.info("report: %s", report)
+            logger.info("published; report: %s", report)
     logger.info("understanding suite finished in %.1fs", time.perf_counter() - started)
     return suite_run_id
 

@@ -1,5 +1,6 @@
 """Ratings of the reasoning suite (thin wrapper over
-tsrate.suites.reasoning.marts.rating_table, i.e. tsrate.ratings.ratings_frame)."""
+tsrate.suites.reasoning.marts.rating_table, i.e. the kit's tsrate.suites.rating.rate_scores
+with the suite's rows of the seed suite_rating_specs)."""
 
 import pandas as pd
 
@@ -33,4 +34,4 @@ def model(dbt, session):
         ],
         ignore_index=True,
     )
-    return rating_table(scores, int(levels))
+    return rating_table(scores, int(levels), dbt.ref("suite_rating_specs").df())

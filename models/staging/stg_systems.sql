@@ -1,9 +1,6 @@
 {#- Every system the marts know: the systems seed, plus the systems registered by
     `tsrate import-predictions --metadata` (raw.imported_systems: append-only, the latest
-    registration of an id wins; a seed row wins over a registration of the same id).
-    Guarded source: before the first registration the raw table may be absent. -#}
--- depends_on: {{ source('raw', 'imported_systems') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='imported_systems') if execute else none %}
+    registration of an id wins; a seed row wins over a registration of the same id). -#}
 
 with
 
@@ -12,16 +9,7 @@ seeded as (
 ),
 
 registered as (
-    {%- if relation is not none %}
     select * from {{ source('raw', 'imported_systems') }}
-    {%- else %}
-    select
-        null as system_id, null as display_name, null as paper_symbol, null as modality,
-        null as family, null as purpose, null as architecture, null as is_foundation_model,
-        null as accepted_perturbations, null as description, null as base_model,
-        null as registered_at,
-    limit 0
-    {%- endif %}
 ),
 
 latest_registration as (

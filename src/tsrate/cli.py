@@ -322,6 +322,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def _add_suite_commands(sub) -> None:
     """``tsrate suite <name> run``: one sub-command per suite registered in tsrate.suites."""
     from tsrate.suites import SUITES
+    from tsrate.suites.publishing import add_report_action
 
     suite = sub.add_parser("suite", help="run another suite (see tsrate.suites)")
     names = suite.add_subparsers(dest="suite_name", required=True)
@@ -329,7 +330,8 @@ def _add_suite_commands(sub) -> None:
         actions = names.add_parser(entry.name, help=entry.summary).add_subparsers(
             dest="suite_action", required=True
         )
-        entry.register(actions)  # run, report, ...: each action sets its own func
+        entry.register(actions)  # run, prompts, ...: each action sets its own func
+        add_report_action(actions, entry)  # one report command: reads the published snapshot
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -179,6 +179,11 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
         "order by 1, 2",
         {"schemas": list(PUBLISHED_SCHEMAS)},
     ).fetchall()
+    # marts of a suite that never succeeded are empty leftovers: leave them out
+    from tsrate.suites.publishing import unbuilt_suite_marts
+
+    unbuilt = unbuilt_suite_marts(con)
+    relations = [r for r in relations if not (r[0] == "marts" and r[1] in unbuilt)]
     if not any(schema == "marts" for schema, _, _ in relations):
         raise TsrateError(f"{warehouse} holds no marts to publish; run `tsrate build` first")
     counts: dict[str, int] = {}

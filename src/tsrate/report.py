@@ -163,7 +163,8 @@ def load_report_data(snapshot: Path) -> ReportData:
             )
         run_id, published_at, study = con.execute(
             "select run_id, cast(published_at as varchar), cast(study as varchar) "
-            "from published_runs order by published_at desc limit 1"
+            # suite publications (tsrate.suites.publishing) carry no study: skip them
+            "from published_runs where study is not null order by published_at desc limit 1"
         ).fetchone()
 
         def mart(
@@ -1605,7 +1606,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         f'<p class="source">Run <code>{esc(data.run_id)}</code> · generated {esc(generated_at)} '
         f"from the published snapshot <code>{esc(data.snapshot_name)}</code>. Method: "
         "Rating time-series foundation models for robustness (causal rating framework). "
-        f"Query the same marts with SQL (README, Querying).</p><nav>{nav}</nav>"
+        f"Query the same marts with SQL (docs/bi.md, Querying).</p><nav>{nav}</nav>"
         + "".join(sections)
         + f"<script>{SCRIPT}</script></body></html>\n"
     )

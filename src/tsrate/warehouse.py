@@ -195,6 +195,12 @@ def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDB
     try:
         if not read_only:
             con.execute(RAW_DDL)
+            from tsrate.imports import IMPORTED_SYSTEMS_DDL
+            from tsrate.suites.lifecycle import ensure_suite_tables
+
+            con.execute(IMPORTED_SYSTEMS_DDL)  # read by stg_systems: exists before any import
+
+            ensure_suite_tables(con)  # every suite's raw tables exist once initialised
         yield con
     finally:
         con.close()

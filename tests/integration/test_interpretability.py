@@ -45,7 +45,7 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
         workers=2,  # two spawned training processes; this process alone writes
     )
     status = read(
-        warehouse, "select status from raw.interp_suite_runs where suite_run_id = ?", [suite_run_id]
+        warehouse, "select status from raw.suite_runs where suite_run_id = ?", [suite_run_id]
     )
     assert status["status"].tolist() == ["succeeded"]
     runs = read(warehouse, "select model_id, seed, variant_key from raw.interp_runs")
@@ -210,5 +210,5 @@ def test_a_unit_killed_mid_transaction_leaves_nothing_and_the_rerun_resumes(tmp_
     assert "stored, reused" in finished.stdout and ", 1, 1)" in finished.stdout  # trained, reused
     runs = read(warehouse, "select seed from raw.interp_runs order by seed")
     assert runs["seed"].tolist() == [1, 2]
-    statuses = read(warehouse, "select status from raw.interp_suite_runs order by started_at")
+    statuses = read(warehouse, "select status from raw.suite_runs where suite = 'interpretability' order by started_at")
     assert statuses["status"].tolist() == ["running", "trained"]  # the killed one never finished

@@ -273,17 +273,18 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     assert draw(seed + 1)["perturbation_id"].tolist() != expected["perturbation_id"].tolist()
 
 
-#: README queries about features this small study does not use (they must run, may be empty).
+#: Documented queries about features this small study does not use (they must run, may be empty).
 OPTIONAL_FEATURE_TABLES = ("stg_sentiments", "interp_")
 
 
 def test_every_query_of_the_readme_runs_on_the_marts(built):
-    """The README's query guide is SQL analysts copy: each statement must run and return rows."""
+    """The docs' query guides are SQL analysts copy: each statement must run and return rows."""
     import re
 
     from tsrate.config import project_dir
 
-    readme = (project_dir() / "README.md").read_text()
+    pages = [project_dir() / "README.md", *sorted((project_dir() / "docs").rglob("*.md"))]
+    readme = "\n".join(page.read_text() for page in pages)
     blocks = re.findall(r"```sql\n(.*?)```", readme, flags=re.S)
     statements = [
         s.strip()

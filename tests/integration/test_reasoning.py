@@ -51,7 +51,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
 
     warehouse = tmp_path / "tsrate.duckdb"
     target = tmp_path / "target"
-    # 1. the suite's models build on a warehouse where it never ran (no raw.rsn_* tables)
+    # 1. the suite's models build on a warehouse where it never ran (its raw tables empty)
     with connect(warehouse):
         pass
     dbt.run_dbt(SELECT, {"rsn_suite_run_id": "latest"}, warehouse, lambda _: None, target)
@@ -61,7 +61,10 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     suite_run_id = reasoning_flow(
         generator=TINY, fracast=2, warehouse=str(warehouse), target_path=str(target)
     )
-    runs = read(warehouse, "select status, source from raw.rsn_suite_runs")
+    runs = read(
+        warehouse,
+        "select status, details->>'source' as source from raw.suite_runs where suite = 'reasoning'",
+    )
     assert runs.to_dict("records") == [{"status": "succeeded", "source": "procedural"}]
     for mart in MARTS:
         assert count(warehouse, f"marts.{mart}") > 0, mart
@@ -139,9 +142,9 @@ def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_
         tables = {
             r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
         }
-        if "rsn_items" in tables:
-            assert con.execute("select count(*) from raw.rsn_items").fetchone()[0] == 0
-            assert con.execute("select count(*) from raw.rsn_suite_runs").fetchone()[0] == 0
+        assert {"rsn_items", "suite_runs"} <= tables  # created when the warehouse opens
+        assert con.execute("select count(*) from raw.rsn_items").fetchone()[0] == 0
+        assert con.execute("select count(*) from raw.suite_runs").fetchone()[0] == 0
 
     good = write(tmp_path / "tsqa.jsonl", good_rows())
     reasoning_flow(import_path=good, warehouse=str(warehouse), target_path=str(tmp_path / "target"))

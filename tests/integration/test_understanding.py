@@ -41,7 +41,7 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
         warehouse=str(warehouse), target_path=str(target), overrides=TINY
     )
     status = read(
-        warehouse, "select status from raw.und_suite_runs where suite_run_id = ?", [suite_run_id]
+        warehouse, "select status from raw.suite_runs where suite_run_id = ?", [suite_run_id]
     )
     assert status["status"].tolist() == ["succeeded"]
     scores = read(warehouse, "select * from marts.und_scores")

@@ -40,7 +40,7 @@ def test_every_dataset_is_seeded_finite_and_has_normalised_truth(dataset_id):
 
 
 def test_dataset2_reference_check_residual_is_exactly_zero_without_noise():
-    """Issue 9: X_t - X_{t-3}/2 - X_{t-7}/2 is exactly 0 on ~70 % of steps (f = 0.3), and
+    """Dataset 2: X_t - X_{t-3}/2 - X_{t-7}/2 is exactly 0 on ~70 % of steps (f = 0.3), and
     the rest has std ~0.05 (sigma = 0.1 divided by the coefficient sum 2)."""
     values = dataset2(length=20_000, f=0.3, sigma=0.1, seed=11).values
     residual = values[7:] - 0.5 * values[4:-3] - 0.5 * values[:-7]

@@ -350,7 +350,7 @@ def test_groups_with_one_side_and_no_pairs_are_explained_not_drawn():
 
 
 def test_every_sql_mart_has_an_enforced_contract_and_a_documented_grain():
-    """BI users rely on the marts' types and descriptions (issue 6): check the YAML of each.
+    """BI users rely on the marts' types and descriptions: check the YAML of each.
 
     dbt enforces contracts on SQL models only, so the Python marts are left out here.
     """

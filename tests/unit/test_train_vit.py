@@ -32,7 +32,7 @@ def test_default_training_tickers_are_the_sample_without_the_study():
         vit.training_tickers(STUDY_TICKERS, ["KO", "mrk"])
 
 
-def test_default_periods_are_the_issues_and_end_before_the_default_study():
+def test_default_periods_are_the_documented_ones_and_end_before_the_default_study():
     variables = project_vars()
     study = Study.from_vars()
     periods = {}

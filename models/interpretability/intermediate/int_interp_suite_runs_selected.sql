@@ -1,19 +1,2 @@
 {#- The suite run the marts describe: var interp_suite_run_id, or the newest trained one. -#}
-with
-
-suite_runs as (
-    select * from {{ ref('stg_interp_suite_runs') }}
-),
-
-final as (
-    select *
-    from suite_runs
-    {% if var('interp_suite_run_id', 'latest') == 'latest' %}
-    where suite_run_status in ('trained', 'succeeded')
-    qualify row_number() over (order by started_at desc, suite_run_id desc) = 1
-    {% else %}
-    where suite_run_id = '{{ var("interp_suite_run_id") }}'
-    {% endif %}
-)
-
-select * from final
+{{ select_suite_run('stg_interp_suite_runs', 'interp_suite_run_id', 'trained') }}

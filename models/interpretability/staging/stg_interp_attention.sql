@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('interp_raw', 'interp_attention') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='interp_attention') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('interp_raw', 'interp_attention') }}
-    {%- else %}
-    select null as run_key, null as attention, null as target_index, null as source_index, null as lag, null as value limit 0
-    {%- endif %}
 ),
 
 renamed as (

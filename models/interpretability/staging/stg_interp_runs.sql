@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('interp_raw', 'interp_runs') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='interp_runs') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('interp_raw', 'interp_runs') }}
-    {%- else %}
-    select null as run_key, null as variant_key, null as model_id, null as seed, null as config_name, null as settings, null as device, null as n_series, null as train_mse, null as test_mse, null as loss_history, null as seconds, null as finished_at limit 0
-    {%- endif %}
 ),
 
 renamed as (

@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('interp_raw', 'interp_scores') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='interp_scores') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('interp_raw', 'interp_scores') }}
-    {%- else %}
-    select null as run_key, null as series_index, null as split, null as mse limit 0
-    {%- endif %}
 ),
 
 renamed as (

@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('interp_raw', 'interp_truth') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='interp_truth') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('interp_raw', 'interp_truth') }}
-    {%- else %}
-    select null as variant_key, null as target_index, null as source_index, null as lag, null as weight limit 0
-    {%- endif %}
 ),
 
 renamed as (

@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('rsn_raw', 'rsn_items') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='rsn_items') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('rsn_raw', 'rsn_items') }}
-    {%- else %}
-    select null as item_id, null as source, null as task, null as category, null as domain, null as question, null as options, null as answer_index, null as series, null as series_b, null as context, null as future, null as params, null as created_at limit 0
-    {%- endif %}
 ),
 
 renamed as (

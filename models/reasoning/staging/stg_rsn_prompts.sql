@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('rsn_raw', 'rsn_prompts') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='rsn_prompts') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('rsn_raw', 'rsn_prompts') }}
-    {%- else %}
-    select null as prompt_hash, null as system_id, null as system_kind, null as fingerprint, null as item_id, null as condition, null as encoding, null as messages, null as created_at limit 0
-    {%- endif %}
 ),
 
 renamed as (

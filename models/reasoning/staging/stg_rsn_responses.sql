@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('rsn_raw', 'rsn_responses') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='rsn_responses') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('rsn_raw', 'rsn_responses') }}
-    {%- else %}
-    select null as prompt_hash, null as system_id, null as raw_text, null as parsed_choice, null as forecast, null as parse_ok, null as parse_error, null as seconds, null as answered_at limit 0
-    {%- endif %}
 ),
 
 renamed as (

@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('und_raw', 'und_prompts') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='und_prompts') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('und_raw', 'und_prompts') }}
-    {%- else %}
-    select null as prompt_key, null as series_key, null as dataset, null as task, null as feature, null as format, null as decimals, null as template_id, null as template_version, null as prompt_text, null as expected, null as options, null as quadrant, null as series_length limit 0
-    {%- endif %}
 ),
 
 renamed as (

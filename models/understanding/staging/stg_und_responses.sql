@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('und_raw', 'und_responses') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='und_responses') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('und_raw', 'und_responses') }}
-    {%- else %}
-    select null as response_key, null as prompt_key, null as system_id, null as fingerprint, null as raw_text, null as parse_ok, null as parse_error, null as answer, null as answer_value, null as answer_date, null as answered_at limit 0
-    {%- endif %}
 ),
 
 renamed as (

@@ -1,15 +1,7 @@
-{#- Guarded source: when the suite never ran, the raw table is absent and this view is empty. -#}
--- depends_on: {{ source('und_raw', 'und_series') }}
-{%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier='und_series') if execute else none %}
-
 with
 
 source as (
-    {%- if relation is not none %}
     select * from {{ source('und_raw', 'und_series') }}
-    {%- else %}
-    select null as series_key, null as dataset, null as series_group, null as split, null as series_index, null as seed, null as generator_version, null as start_date, null as length, null as sub_feature, null as labels, null as column_names, null as values_1, null as values_2, null as qualitative, null as quantitative limit 0
-    {%- endif %}
 ),
 
 renamed as (

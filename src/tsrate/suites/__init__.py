@@ -1,9 +1,17 @@
 """Suites beyond the robustness core: each lives in ``tsrate.suites.<name>``.
 
-A suite registers a :class:`Suite` here: its name, a one-line summary, and the module whose
-``register_actions`` adds ``tsrate suite <name> run`` (and any other action) to the CLI. Its dbt models live in
-``models/<name>/`` tagged with the suite name; its ratings use :mod:`tsrate.ratings`.
-Later suites (understanding, reasoning) join by adding an entry to :data:`SUITES`.
+The suite kit every suite uses (the recipe to add one: ``docs/suites/README.md``):
+
+* :data:`SUITES` — the registry: name, summary, table prefix, CLI module, dbt var of the
+  run the marts describe, and the status that makes a run ready to build;
+* :mod:`.lifecycle` — one raw table of suite runs (``raw.suite_runs``) with start, finish and
+  status, and the creation of every suite raw table from its one definition
+  (``tsrate.suites.<name>.schema``) when the warehouse is initialised;
+* :mod:`.rating` — one rating helper over key columns, directed by the rating spec seed
+  ``seeds/suite_rating_specs.csv``;
+* :mod:`.publishing` — build, publish into the snapshot, and the one report command;
+* dbt macros ``stg_suite_runs``, ``select_suite_run`` and ``suite_ratings``
+  (``macros/suites.sql``).
 """
 
 from __future__ import annotations
@@ -25,6 +33,27 @@ class Suite:
     summary: str
     module: str
     dbt_tag: str
+    #: Prefix of its raw tables, dbt models and marts (``raw.<prefix>_*``, ``marts.<prefix>_*``)
+    #: and of its suite run ids.
+    prefix: str = ""
+    #: The status a suite run reaches when every answer (or model) is stored: marts built
+    #: for ``latest`` describe the newest run in this status or ``succeeded``.
+    ready_status: str = "answered"
+
+    @property
+    def run_var(self) -> str:
+        """dbt var naming the suite run its marts describe (``<prefix>_suite_run_id``)."""
+        return f"{self.prefix}_suite_run_id"
+
+    @property
+    def schema_module(self) -> str:
+        """Module holding ``DDL``, the one definition of the suite's raw tables."""
+        return f"tsrate.suites.{self.name}.schema"
+
+    @property
+    def report_module(self) -> str:
+        """Module holding ``write_report(snapshot, output)``."""
+        return f"tsrate.suites.{self.name}.report"
 
     def load(self):
         return importlib.import_module(self.module)
@@ -40,18 +69,22 @@ SUITES: dict[str, Suite] = {
         summary="attention-based forecasters on synthetic data with known causal structure",
         module="tsrate.suites.interpretability.cli",
         dbt_tag="interpretability",
+        prefix="interp",
+        ready_status="trained",
     ),
     "understanding": Suite(
         name="understanding",
         summary="language models' understanding of time-series features: detection, classification, retrieval, arithmetic, matching",
         module="tsrate.suites.understanding.cli",
         dbt_tag="understanding",
+        prefix="und",
     ),
     "reasoning": Suite(
         name="reasoning",
         summary="language models reasoning about time series: etiology, questions, context-aided forecasts",
         module="tsrate.suites.reasoning.cli",
         dbt_tag="reasoning",
+        prefix="rsn",
     ),
 }
 
@@ -61,33 +94,3 @@ def get_suite(name: str) -> Suite:
     if name not in SUITES:
         raise TsrateError(f"unknown suite {name!r}: choose from {', '.join(sorted(SUITES))}")
     return SUITES[name]
-
-
-def build_suite_marts(
-    tag: str,
-    run_var: str,
-    suite_run_id: str,
-    warehouse: str,
-    finish_suite_run,  # noqa: ANN001 - the suite's storage.finish_suite_run(con, id, status)
-    on_line,  # noqa: ANN001 - callable receiving dbt's output lines
-    target_path: str | None = None,
-) -> None:
-    """``dbt build --select tag:<tag>`` for one suite run (dbt var ``run_var``), then record the
-    suite run as ``succeeded``, or ``build_failed`` (and re-raise) when the build fails."""
-    from tsrate import dbt
-    from tsrate.warehouse import connect
-
-    try:
-        dbt.run_dbt(
-            ["build", "--select", f"tag:{tag}", "--indirect-selection", "cautious"],
-            {run_var: suite_run_id},
-            warehouse,
-            on_line,
-            target_path,
-        )
-    except TsrateError:
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "build_failed")
-        raise
-    with connect(warehouse) as con:
-        finish_suite_run(con, suite_run_id, "succeeded")

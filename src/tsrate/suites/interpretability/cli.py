@@ -4,7 +4,6 @@ tsrate.suites)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from tsrate import TsrateError
 
@@ -79,37 +78,14 @@ def run_from_args(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     print(
-        f"suite run {suite_run_id} done. Try: tsrate query --live "
+        f"suite run {suite_run_id} done. Try: tsrate query "
         '"select * from marts.interp_correctness order by variant_id, model_id, measure"'
     )
     return 0
 
 
-def report_from_args(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.suites.interpretability.report import write_report
-
-    warehouse = Path(args.warehouse) if args.warehouse else warehouse_path()
-    output = Path(args.output) if args.output else default_report_path(warehouse)
-    print(f"interpretability report written to {write_report(warehouse, output)}")
-    return 0
-
-
-def default_report_path(warehouse: Path) -> Path:
-    """``<warehouse folder>/reports/interpretability.html``."""
-    return Path(warehouse).parent / "reports" / "interpretability.html"
-
-
 def register_actions(subparsers) -> None:
-    """Add ``run`` and ``report`` to ``tsrate suite interpretability``."""
+    """Add ``run`` to ``tsrate suite interpretability`` (the kit adds ``report``: tsrate.suites.publishing)."""
     run = subparsers.add_parser("run", help="train and rate (resumable; --small or --paper)")
     add_run_arguments(run)
     run.set_defaults(func=run_from_args)
-    report = subparsers.add_parser(
-        "report", help="write the HTML report: mean beta heatmaps against the truth"
-    )
-    report.add_argument("--warehouse", help="DuckDB file to read (default: the live warehouse)")
-    report.add_argument(
-        "--output", help="HTML file (default: warehouse/reports/interpretability.html)"
-    )
-    report.set_defaults(func=report_from_args)

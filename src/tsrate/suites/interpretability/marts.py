@@ -5,8 +5,10 @@
 set to NaN first (its input attention never covers the target itself, paper Section 4.2),
 and its alpha (over encoder states, source -1) has no per-series lag measure.
 
-``rating_table``: the suite's ratings with :func:`tsrate.ratings.ratings_frame`; the
-dataset variant takes the place of the perturbation and the model that of the system.
+``rating_table``: the suite's ratings per (suite run, metric, dataset variant) with the
+kit's :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
+``seeds/suite_rating_specs.csv`` (metrics: test_mse, test_mse_cv, beta_spearman,
+beta_auroc, beta_std); the model is the rated system.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tsrate.ratings import ratings_frame
 from tsrate.suites.interpretability.measures import correctness
+from tsrate.suites.rating import rate_scores
 
 CORRECTNESS_COLUMNS = [
     "suite_run_id",
@@ -25,27 +27,6 @@ CORRECTNESS_COLUMNS = [
     "seed",
     "measure",
     "value",
-]
-
-#: Rated metrics and whether a higher raw score is better.
-RATED_METRICS: dict[str, bool] = {
-    "test_mse": False,  # mean test MSE over seeds (prediction score)
-    "test_mse_cv": False,  # std / mean of test MSE over seeds (stability of performance)
-    "beta_spearman": True,  # mean Spearman correlation of beta with the truth
-    "beta_auroc": True,  # mean edge AUROC of beta
-    "beta_std": False,  # mean std of beta across seeds (stability of interpretation)
-}
-
-RATING_COLUMNS = [
-    "suite_run_id",
-    "metric",
-    "variant_id",
-    "model_id",
-    "raw_score",
-    "rating",
-    "rating_levels",
-    "higher_is_better",
-    "rank",
 ]
 
 
@@ -109,30 +90,17 @@ def correctness_table(
     return out.astype({"seed": "int64", "value": "float64"})
 
 
-def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
+def rating_table(
+    scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Ratings per (suite run, metric, variant). ``scores``: suite_run_id, metric,
-    variant_id, model_id, raw_score (undefined scores are left out)."""
-    frame = scores.copy()
-    frame["raw_score"] = frame["raw_score"].astype(float)
-    frame = frame[np.isfinite(frame["raw_score"].to_numpy())]
-    unknown = sorted(set(frame["metric"]) - set(RATED_METRICS))
-    if unknown:
-        raise ValueError(f"no rating direction for metrics {unknown}")
-    parts = []
-    for suite_run_id, block in frame.groupby("suite_run_id", sort=True):
-        renamed = block.rename(columns={"variant_id": "perturbation_id", "model_id": "system_id"})
-        rated = ratings_frame(renamed, levels, RATED_METRICS)
-        rated = rated.rename(columns={"perturbation_id": "variant_id", "system_id": "model_id"})
-        rated.insert(0, "suite_run_id", suite_run_id)
-        parts.append(rated)
-    if not parts:
-        return pd.DataFrame(columns=RATING_COLUMNS).astype(
-            {
-                "raw_score": "float64",
-                "rating": "int64",
-                "rating_levels": "int64",
-                "higher_is_better": "bool",
-                "rank": "int64",
-            }
-        )
-    return pd.concat(parts, ignore_index=True)[RATING_COLUMNS]
+    variant_id, model_id, raw_score (undefined scores are left out); ``specs``: the rating
+    specs (default: the seed file)."""
+    return rate_scores(
+        scores,
+        "interpretability",
+        ["suite_run_id", "metric", "variant_id"],
+        "model_id",
+        levels,
+        specs,
+    )

@@ -137,7 +137,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             "normalised true influence.</p>"
         )
     variants = list(dict.fromkeys(scores.sort_values("dataset_id")["variant_id"]))
-    # dataset 4 first: the done-when (IMV-LSTM on two mutually driving series)
+    # dataset 4 first: the headline case (IMV-LSTM on two mutually driving series)
     variants.sort(key=lambda v: (v != "d4",))
     for variant in variants:
         block = cells[cells["variant_id"] == variant]

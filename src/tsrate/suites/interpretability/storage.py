@@ -1,13 +1,14 @@
 """Raw tables of the interpretability suite, on the same DuckDB file as the rest of tsrate.
 
-Created idempotently (``create ... if not exists``) by :func:`ensure_tables`; dbt's staging
-views read them and fall back to empty typed relations when they are absent, so the
-robustness build never depends on this suite having run.
+Defined once in :mod:`.schema` and created when the warehouse is initialised
+(:func:`tsrate.suites.lifecycle.ensure_suite_tables`), so dbt's staging views read them
+plainly and the robustness build never depends on this suite having run.
 
 Grain and write rules (append-only, like every raw table of tsrate):
 
-* ``raw.interp_suite_runs`` — one row per ``tsrate suite interpretability run`` invocation
-  (status ``running`` -> ``trained`` -> ``succeeded``, or ``failed`` / ``build_failed``).
+* ``raw.suite_runs`` (the kit's, suite ``interpretability``) — one row per ``tsrate suite
+  interpretability run`` (status ``running`` -> ``trained`` -> ``succeeded``, or ``failed`` /
+  ``build_failed``).
 * ``raw.interp_suite_run_variants`` — the plan: which dataset variants a suite run uses and
   in which study (``main``, ``sensitivity_f``, ``sensitivity_sigma``, ``sensitivity_n``).
 * ``raw.interp_suite_run_units`` — the training runs a suite run uses (``reused`` when an
@@ -36,103 +37,6 @@ import pandas as pd
 from tsrate.suites.interpretability.datasets import Dataset
 from tsrate.suites.interpretability.training import TrainResult
 from tsrate.warehouse import transaction
-
-INTERP_DDL = """
-create schema if not exists raw;
-
-create table if not exists raw.interp_suite_runs (
-    suite_run_id varchar primary key,
-    started_at timestamp not null,
-    finished_at timestamp,
-    status varchar not null,
-    config_name varchar not null,
-    config json not null,
-    n_units integer not null,
-    message varchar
-);
-
-create table if not exists raw.interp_suite_run_variants (
-    suite_run_id varchar not null,
-    variant_key varchar not null,
-    study varchar not null,
-    parameter varchar,
-    parameter_value double,
-    primary key (suite_run_id, variant_key, study)
-);
-
-create table if not exists raw.interp_suite_run_units (
-    suite_run_id varchar not null,
-    run_key varchar not null,
-    reused boolean not null,
-    primary key (suite_run_id, run_key)
-);
-
-create table if not exists raw.interp_variants (
-    variant_key varchar primary key,
-    variant_id varchar not null,
-    dataset_id integer not null,
-    n_series integer not null,
-    length integer not null,
-    params json not null,
-    created_at timestamp not null
-);
-
-create table if not exists raw.interp_truth (
-    variant_key varchar not null,
-    target_index integer not null,
-    source_index integer not null,
-    lag integer not null,
-    weight double not null,
-    primary key (variant_key, target_index, source_index, lag)
-);
-
-create table if not exists raw.interp_runs (
-    run_key varchar primary key,
-    variant_key varchar not null,
-    model_id varchar not null,
-    seed integer not null,
-    config_name varchar not null,
-    settings json not null,
-    device varchar not null,
-    n_series integer not null,
-    train_mse double not null,
-    test_mse double not null,
-    loss_history double[] not null,
-    seconds double not null,
-    finished_at timestamp not null
-);
-
-create table if not exists raw.interp_scores (
-    run_key varchar not null,
-    series_index integer not null,
-    split varchar not null check (split in ('train', 'test')),
-    mse double not null,
-    primary key (run_key, series_index, split)
-);
-
-create table if not exists raw.interp_predictions (
-    run_key varchar not null,
-    series_index integer not null,
-    time_index integer not null,
-    actual double not null,
-    prediction double not null,
-    primary key (run_key, series_index, time_index)
-);
-
-create table if not exists raw.interp_attention (
-    run_key varchar not null,
-    attention varchar not null check (attention in ('beta', 'alpha', 'tcdf_picks')),
-    target_index integer not null,
-    source_index integer not null,
-    lag integer,
-    value double not null
-);
-"""
-
-
-def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the suite's raw tables when missing (idempotent)."""
-    con.execute(INTERP_DDL)
 
 
 def _now() -> dt.datetime:
@@ -304,10 +208,15 @@ def start_suite_run(
     """Record a suite run (status ``running``) and its plan of variants."""
     frame = plan[["variant_key", "study", "parameter", "parameter_value"]].copy()
     frame.insert(0, "suite_run_id", suite_run_id)
+    from tsrate.suites.lifecycle import start_suite_run as start_run
+
     with transaction(con):
-        con.execute(
-            "insert into raw.interp_suite_runs values (?, ?, null, 'running', ?, ?, ?, null)",
-            [suite_run_id, _now(), config_name, json.dumps(config, sort_keys=True), n_units],
+        start_run(
+            con,
+            "interpretability",
+            suite_run_id,
+            config,
+            {"config_name": config_name, "n_units": n_units},
         )
         con.register("incoming_plan", frame)
         try:
@@ -324,12 +233,3 @@ def link_unit(
         [suite_run_id, run_key, reused],
     )
 
-
-def finish_suite_run(
-    con: duckdb.DuckDBPyConnection, suite_run_id: str, status: str, message: str | None = None
-) -> None:
-    con.execute(
-        "update raw.interp_suite_runs set status = ?, finished_at = ?, message = ? "
-        "where suite_run_id = ?",
-        [status, _now(), message, suite_run_id],
-    )

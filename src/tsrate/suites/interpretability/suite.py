@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import datetime as dt
 import hashlib
 import inspect
 import json
 import multiprocessing
 import os
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -41,6 +39,7 @@ from tsrate.suites.interpretability.training import (
     pick_device,
     train_model,
 )
+from tsrate.suites.lifecycle import finish_suite_run, new_suite_run_id
 
 STUDIES = ("main", "sensitivity_f", "sensitivity_sigma", "sensitivity_n")
 
@@ -281,11 +280,6 @@ def plan_units(
     return list(units.values())
 
 
-def new_suite_run_id() -> str:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    return f"interp-{stamp}-{uuid.uuid4().hex[:6]}"
-
-
 def default_workers(config: SuiteConfig) -> int:
     """Training processes: one per CPU core (at most 4) on CPU, one on a GPU."""
     if pick_device(config.settings.device) != "cpu":
@@ -364,9 +358,8 @@ def run_units(
             for v in variants
         ]
     ).drop_duplicates(["variant_key", "study"])
-    suite_run_id = new_suite_run_id()
+    suite_run_id = new_suite_run_id("interpretability")
     with connect(warehouse) as con:
-        storage.ensure_tables(con)
         storage.start_suite_run(con, suite_run_id, config.name, config.to_dict(), plan, len(units))
         done_runs = storage.stored_runs(con)
         done_variants = storage.stored_variants(con)
@@ -408,9 +401,9 @@ def run_units(
                 f"{float(result.test_mse.mean()):.4g} ({result.seconds:.1f}s)"
             )
         with connect(warehouse) as con:
-            storage.finish_suite_run(con, suite_run_id, "trained")
+            finish_suite_run(con, suite_run_id, "trained")
     except BaseException as exc:
         with connect(warehouse) as con:
-            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
         raise
     return suite_run_id, len(pending), reused

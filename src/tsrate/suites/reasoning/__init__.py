@@ -1,4 +1,5 @@
-"""The reasoning suite (issue 10, ../shared/papers/ts-reasoning.txt).
+"""The reasoning suite (*Language Models Still Struggle to Zero-shot Reason
+about Time Series*, arXiv:2404.11757).
 
 Can a language model tell which scenario produced a series (etiological reasoning), answer
 questions that need the series (question answering, with and without the series in the

@@ -4,7 +4,6 @@ tsrate.suites)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
 
@@ -100,30 +99,16 @@ def run_from_args(args: argparse.Namespace) -> int:
         lock_timeout=args.lock_timeout,
     )
     print(
-        f"suite run {suite_run_id} done. Try: tsrate query --live "
+        f"suite run {suite_run_id} done. Try: tsrate query "
         '"select * from marts.rsn_task_accuracy order by task, accuracy desc"'
     )
     return 0
 
 
-def report_from_args(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.suites.reasoning.report import default_report_path, write_report
-
-    warehouse = Path(args.warehouse) if args.warehouse else warehouse_path()
-    output = Path(args.output) if args.output else default_report_path(warehouse)
-    print(f"reasoning report written to {write_report(warehouse, output)}")
-    return 0
-
-
 def register_actions(subparsers) -> None:
-    """Add ``run`` and ``report`` to ``tsrate suite reasoning``."""
+    """Add ``run`` to ``tsrate suite reasoning`` (the kit adds ``report``: tsrate.suites.publishing)."""
     run = subparsers.add_parser(
         "run", help="generate or import items, ask every system, build the marts (resumable)"
     )
     add_run_arguments(run)
     run.set_defaults(func=run_from_args)
-    report = subparsers.add_parser("report", help="write the HTML report section")
-    report.add_argument("--warehouse", help="DuckDB file to read (default: the live warehouse)")
-    report.add_argument("--output", help="HTML file (default: warehouse/reports/reasoning.html)")
-    report.set_defaults(func=report_from_args)

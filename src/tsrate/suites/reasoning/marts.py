@@ -6,8 +6,9 @@ paper normalises each series): z-score with the mean and the population standard
 (ddof 0) of the history the forecaster saw, applied to forecast and truth alike; a constant
 history uses scale 1. So an error of 1 is one standard deviation of the history.
 
-``rating_table``: the suite's ratings with :func:`tsrate.ratings.ratings_frame`; the task
-(or forecasting condition) takes the perturbation's slot, the system the system's.
+``rating_table``: the suite's ratings per (suite run, metric, task) with the kit's
+:func:`tsrate.suites.rating.rate_scores` and the suite's rows of ``seeds/suite_rating_specs.csv``
+(metrics: accuracy, series_gap, mae, mse, context_gain).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tsrate.ratings import ratings_frame
+from tsrate.suites.rating import rate_scores
 
 FORECAST_COLUMNS = [
     "suite_run_id",
@@ -28,27 +29,6 @@ FORECAST_COLUMNS = [
     "mse",
     "baseline_mae",
     "baseline_mse",
-]
-
-#: Rated metrics and whether a higher raw score is better.
-RATED_METRICS: dict[str, bool] = {
-    "accuracy": True,  # choice tasks, with the series; unparseable = wrong
-    "series_gap": True,  # accuracy with minus without the series (qa tasks)
-    "mae": False,  # normalised forecast MAE, per forecasting condition
-    "mse": False,
-    "context_gain": True,  # MAE without minus MAE with context, paired items
-}
-
-RATING_COLUMNS = [
-    "suite_run_id",
-    "metric",
-    "task",
-    "system_id",
-    "raw_score",
-    "rating",
-    "rating_levels",
-    "higher_is_better",
-    "rank",
 ]
 
 
@@ -96,31 +76,12 @@ def forecast_errors(responses: pd.DataFrame) -> pd.DataFrame:
     return out.astype({c: "float64" for c in FORECAST_COLUMNS[6:]})
 
 
-def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
+def rating_table(
+    scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Ratings per (suite run, metric, task). ``scores``: suite_run_id, metric, task,
-    system_id, raw_score (undefined scores are left out)."""
-    frame = scores.copy()
-    frame["raw_score"] = frame["raw_score"].astype(float)
-    frame = frame[np.isfinite(frame["raw_score"].to_numpy())]
-    unknown = sorted(set(frame["metric"]) - set(RATED_METRICS))
-    if unknown:
-        raise ValueError(f"no rating direction for metrics {unknown}")
-    parts = []
-    for suite_run_id, block in frame.groupby("suite_run_id", sort=True):
-        rated = ratings_frame(
-            block.rename(columns={"task": "perturbation_id"}), levels, RATED_METRICS
-        )
-        rated = rated.rename(columns={"perturbation_id": "task"})
-        rated.insert(0, "suite_run_id", suite_run_id)
-        parts.append(rated)
-    if not parts:
-        return pd.DataFrame(columns=RATING_COLUMNS).astype(
-            {
-                "raw_score": "float64",
-                "rating": "int64",
-                "rating_levels": "int64",
-                "higher_is_better": "bool",
-                "rank": "int64",
-            }
-        )
-    return pd.concat(parts, ignore_index=True)[RATING_COLUMNS]
+    system_id, raw_score (undefined scores are left out); ``specs``: the rating specs
+    (default: the seed file)."""
+    return rate_scores(
+        scores, "reasoning", ["suite_run_id", "metric", "task"], "system_id", levels, specs
+    )

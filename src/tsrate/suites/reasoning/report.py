@@ -17,11 +17,6 @@ from tsrate.svg import PALETTE, Point, Series, bar_chart
 from tsrate.warehouse import connect
 
 
-def default_report_path(warehouse: Path) -> Path:
-    """``<warehouse folder>/reports/reasoning.html``."""
-    return Path(warehouse).parent / "reports" / "reasoning.html"
-
-
 def _read(path: Path) -> dict[str, pd.DataFrame]:
     queries = {
         "tasks": "select * from marts.rsn_task_accuracy order by task, system_id",

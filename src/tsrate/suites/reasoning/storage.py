@@ -1,13 +1,13 @@
 """Raw tables of the reasoning suite, on the same DuckDB file as the rest of tsrate.
 
-Created idempotently by :func:`ensure_tables`; dbt's staging views read them and fall back
-to empty typed relations when they are absent, so the robustness build never depends on
-this suite having run.
+Defined once in :mod:`.schema` and created when the warehouse is initialised
+(:func:`tsrate.suites.lifecycle.ensure_suite_tables`), so dbt's staging views read them
+plainly and the robustness build never depends on this suite having run.
 
 Grain and write rules (append-only):
 
-* ``raw.rsn_suite_runs`` — one row per ``tsrate suite reasoning run`` (status ``running``
-  -> ``answered`` -> ``succeeded``, or ``failed`` / ``build_failed``).
+* ``raw.suite_runs`` (the kit's, suite ``reasoning``) — one row per ``tsrate suite reasoning
+  run`` (status ``running`` -> ``answered`` -> ``succeeded``, or ``failed`` / ``build_failed``).
 * ``raw.rsn_items`` — one row per item (hash of its content): task, category, domain,
   question, options, answer, series (and second series), context, future, parameters.
 * ``raw.rsn_suite_run_items`` — the items a suite run uses.
@@ -34,80 +34,6 @@ import pandas as pd
 from tsrate.suites.reasoning.answerers import Request, Response
 from tsrate.suites.reasoning.items import Item
 from tsrate.warehouse import transaction
-
-RSN_DDL = """
-create schema if not exists raw;
-
-create table if not exists raw.rsn_suite_runs (
-    suite_run_id varchar primary key,
-    started_at timestamp not null,
-    finished_at timestamp,
-    status varchar not null,
-    source varchar not null,
-    config json not null,
-    n_items integer not null,
-    n_prompts integer not null,
-    message varchar
-);
-
-create table if not exists raw.rsn_items (
-    item_id varchar primary key,
-    source varchar not null,
-    task varchar not null check (task in ('etiological', 'qa_single', 'qa_two', 'forecast')),
-    category varchar not null,
-    domain varchar,
-    question varchar not null,
-    options varchar[] not null,
-    answer_index integer,
-    series double[] not null,
-    series_b double[],
-    context varchar not null,
-    future double[],
-    params json not null,
-    created_at timestamp not null
-);
-
-create table if not exists raw.rsn_suite_run_items (
-    suite_run_id varchar not null,
-    item_id varchar not null,
-    primary key (suite_run_id, item_id)
-);
-
-create table if not exists raw.rsn_prompts (
-    prompt_hash varchar primary key,
-    system_id varchar not null,
-    system_kind varchar not null,
-    fingerprint varchar not null,
-    item_id varchar not null,
-    condition varchar not null,
-    encoding varchar,
-    messages json,
-    created_at timestamp not null
-);
-
-create table if not exists raw.rsn_suite_run_prompts (
-    suite_run_id varchar not null,
-    prompt_hash varchar not null,
-    primary key (suite_run_id, prompt_hash)
-);
-
-create table if not exists raw.rsn_responses (
-    prompt_hash varchar primary key,
-    system_id varchar not null,
-    raw_text varchar,
-    parsed_choice integer,
-    forecast double[],
-    parse_ok boolean not null,
-    parse_error varchar,
-    seconds double not null,
-    answered_at timestamp not null
-);
-"""
-
-
-def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the suite's raw tables when missing (idempotent)."""
-    con.execute(RSN_DDL)
 
 
 def _now() -> dt.datetime:
@@ -214,32 +140,3 @@ def store_responses(
     with transaction(con):
         _insert(con, "rsn_responses", frame)
 
-
-def start_suite_run(
-    con: duckdb.DuckDBPyConnection,
-    suite_run_id: str,
-    source: str,
-    config: dict,
-    n_items: int,
-    n_prompts: int,
-) -> None:
-    con.execute(
-        "insert into raw.rsn_suite_runs values (?, ?, null, 'running', ?, ?, ?, ?, null)",
-        [
-            suite_run_id,
-            _now(),
-            source,
-            json.dumps(config, sort_keys=True, default=str),
-            n_items,
-            n_prompts,
-        ],
-    )
-
-
-def finish_suite_run(
-    con: duckdb.DuckDBPyConnection, suite_run_id: str, status: str, message: str | None = None
-) -> None:
-    con.execute(
-        "update raw.rsn_suite_runs set status = ?, finished_at = ?, message = ? where suite_run_id = ?",
-        [status, _now(), message, suite_run_id],
-    )

@@ -17,12 +17,11 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tsrate import TsrateError
+from tsrate.suites.lifecycle import finish_suite_run, new_suite_run_id, start_suite_run
 from tsrate.suites.reasoning import storage
 from tsrate.suites.reasoning.answerers import LanguageModelAnswerer, reference_answerers
 from tsrate.suites.reasoning.items import Item
@@ -89,11 +88,6 @@ def build_answerers(config: RunConfig) -> list:
     return answerers
 
 
-def new_suite_run_id() -> str:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    return f"rsn-{stamp}-{uuid.uuid4().hex[:6]}"
-
-
 def run_suite(
     warehouse: str | Path,
     config: RunConfig,
@@ -109,17 +103,20 @@ def run_suite(
     requests = [r for rs in plan.values() for r in rs]
     kinds = {a.system_id: a.kind for a in answerers}
     fingerprints = {a.system_id: a.fingerprint() for a in answerers}
-    suite_run_id = new_suite_run_id()
+    suite_run_id = new_suite_run_id("reasoning")
     with connect(warehouse) as con:
-        storage.ensure_tables(con)
-        storage.start_suite_run(
-            con, suite_run_id, config.source, config.to_dict(), len(items), len(requests)
+        start_suite_run(
+            con,
+            "reasoning",
+            suite_run_id,
+            config.to_dict(),
+            {"source": config.source, "n_items": len(items), "n_prompts": len(requests)},
         )
         try:
             storage.store_items(con, suite_run_id, items)
             storage.store_prompts(con, suite_run_id, requests, kinds, fingerprints)
         except Exception as exc:
-            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
             raise
         done = storage.answered(con)
     progress(
@@ -149,9 +146,9 @@ def run_suite(
                     + (f" ({failed} unparseable in this chunk)" if failed else "")
                 )
         with connect(warehouse) as con:
-            storage.finish_suite_run(con, suite_run_id, "answered")
+            finish_suite_run(con, suite_run_id, "answered")
     except BaseException as exc:
         with connect(warehouse) as con:
-            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
         raise
     return suite_run_id, asked, reused

@@ -1,4 +1,5 @@
-"""The understanding suite (issue 8, ../shared/papers/llm-feature-understanding.txt).
+"""The understanding suite (*Evaluating Large Language Models on Time
+Series Feature Understanding*, arXiv:2404.16563).
 
 Seeded synthetic series carrying exactly one feature of the paper's taxonomy, with labels and
 qualitative + quantitative descriptions (:mod:`.generators`); the eight text formats of its

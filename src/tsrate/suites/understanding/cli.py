@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from tsrate import TsrateError
 
@@ -80,7 +79,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         lock_timeout=args.lock_timeout,
     )
     print(
-        f"suite run {suite_run_id} done. Try: tsrate query --live "
+        f"suite run {suite_run_id} done. Try: tsrate query "
         '"select * from marts.und_ratings order by metric, feature, system_id"'
     )
     return 0
@@ -111,23 +110,8 @@ def prompts_from_args(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_from_args(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.suites.understanding.report import write_report
-
-    warehouse = Path(args.warehouse) if args.warehouse else warehouse_path()
-    output = Path(args.output) if args.output else default_report_path(warehouse)
-    print(f"understanding report written to {write_report(warehouse, output)}")
-    return 0
-
-
-def default_report_path(warehouse: Path) -> Path:
-    """``<warehouse folder>/reports/understanding.html``."""
-    return Path(warehouse).parent / "reports" / "understanding.html"
-
-
 def register_actions(subparsers) -> None:
-    """Add ``run``, ``prompts`` and ``report`` to ``tsrate suite understanding``."""
+    """Add ``run`` and ``prompts`` to ``tsrate suite understanding`` (the kit adds ``report``: tsrate.suites.publishing)."""
     run = subparsers.add_parser(
         "run", help="generate, prompt, score and rate (resumable; --small or --paper)"
     )
@@ -136,11 +120,3 @@ def register_actions(subparsers) -> None:
     prompts = subparsers.add_parser("prompts", help="show the versioned prompt templates")
     prompts.add_argument("--task", help="only the template of this task")
     prompts.set_defaults(func=prompts_from_args)
-    report = subparsers.add_parser(
-        "report", help="write the HTML report: polar charts (Figure 2) and the format table"
-    )
-    report.add_argument("--warehouse", help="DuckDB file to read (default: the live warehouse)")
-    report.add_argument(
-        "--output", help="HTML file (default: warehouse/reports/understanding.html)"
-    )
-    report.set_defaults(func=report_from_args)

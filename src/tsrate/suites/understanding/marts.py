@@ -10,8 +10,9 @@ miss for its true class, :func:`.tasks.f1_macro`), ``mape`` (mean absolute perce
 over the parsed numeric answers whose truth is not 0), ``date_accuracy`` (min/max: the date
 right, over all prompts).
 
-``rating_table``: ratings with :func:`tsrate.ratings.ratings_frame`, the feature in the
-perturbation slot; each metric is first averaged over formats.
+``rating_table``: ratings per (suite run, metric, feature) with the kit's
+:func:`tsrate.suites.rating.rate_scores` and the suite's rows of
+``seeds/suite_rating_specs.csv``; each metric is first averaged over formats.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from tsrate.ratings import ratings_frame
+from tsrate.suites.rating import rate_scores
 from tsrate.suites.understanding.tasks import Parsed, f1_macro, score_answer
 
 SCORED_COLUMNS = [
@@ -55,28 +56,17 @@ SCORE_COLUMNS = [
     "date_accuracy",
 ]
 
-#: Rated metrics: (task, score column) and whether higher is better.
-RATED_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
-    "detection_f1": (("detection",), "f1", True),
-    "classification_f1": (("classification",), "f1", True),
-    "retrieval_accuracy": (("retrieval",), "accuracy", True),
-    "retrieval_mape": (("retrieval",), "mape", False),
-    "arithmetic_accuracy": (("arithmetic_min", "arithmetic_max"), "accuracy", True),
-    "arithmetic_mape": (("arithmetic_min", "arithmetic_max"), "mape", False),
-    "matching_intra_accuracy": (("matching_intra",), "accuracy", True),
-    "matching_cross_accuracy": (("matching_cross",), "accuracy", True),
+#: Rated metrics: the tasks and score column each averages (directions: the rating spec).
+RATED_METRICS: dict[str, tuple[tuple[str, ...], str]] = {
+    "detection_f1": (("detection",), "f1"),
+    "classification_f1": (("classification",), "f1"),
+    "retrieval_accuracy": (("retrieval",), "accuracy"),
+    "retrieval_mape": (("retrieval",), "mape"),
+    "arithmetic_accuracy": (("arithmetic_min", "arithmetic_max"), "accuracy"),
+    "arithmetic_mape": (("arithmetic_min", "arithmetic_max"), "mape"),
+    "matching_intra_accuracy": (("matching_intra",), "accuracy"),
+    "matching_cross_accuracy": (("matching_cross",), "accuracy"),
 }
-RATING_COLUMNS = [
-    "suite_run_id",
-    "metric",
-    "feature",
-    "system_id",
-    "raw_score",
-    "rating",
-    "rating_levels",
-    "higher_is_better",
-    "rank",
-]
 
 
 def _label(value) -> str | None:
@@ -181,11 +171,14 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
+def rating_table(
+    scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Ratings per (suite run, metric, feature) from und_scores (metrics: RATED_METRICS;
-    each the mean over formats, and over min and max for arithmetic)."""
-    parts = []
-    for metric, (tasks, column, _) in RATED_METRICS.items():
+    each the mean over formats, and over min and max for arithmetic); ``specs``: the rating
+    specs (default: the seed file)."""
+    parts = [pd.DataFrame(columns=["suite_run_id", "feature", "system_id", "raw_score", "metric"])]
+    for metric, (tasks, column) in RATED_METRICS.items():
         block = scores[scores["task"].isin(tasks)]
         if block.empty:
             continue
@@ -196,28 +189,7 @@ def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
             "raw_score"
         ].mean()
         parts.append(mean.assign(metric=metric))
-    empty = pd.DataFrame(columns=RATING_COLUMNS).astype(
-        {
-            "raw_score": "float64",
-            "rating": "int64",
-            "rating_levels": "int64",
-            "higher_is_better": "bool",
-            "rank": "int64",
-        }
+    frame = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
+    return rate_scores(
+        frame, "understanding", ["suite_run_id", "metric", "feature"], "system_id", levels, specs
     )
-    if not parts:
-        return empty
-    frame = pd.concat(parts, ignore_index=True)
-    directions = {metric: spec[2] for metric, spec in RATED_METRICS.items()}
-    rated_parts = []
-    for suite_run_id, block in frame.groupby("suite_run_id", sort=True):
-        renamed = block.rename(columns={"feature": "perturbation_id"})
-        rated = ratings_frame(
-            renamed[["metric", "perturbation_id", "system_id", "raw_score"]], levels, directions
-        )
-        rated = rated.rename(columns={"perturbation_id": "feature"})
-        rated.insert(0, "suite_run_id", suite_run_id)
-        rated_parts.append(rated)
-    if not rated_parts:
-        return empty
-    return pd.concat(rated_parts, ignore_index=True)[RATING_COLUMNS]

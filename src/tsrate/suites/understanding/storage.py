@@ -1,13 +1,14 @@
 """Raw tables of the understanding suite, on the same DuckDB file as the rest of tsrate.
 
-Created idempotently by :func:`ensure_tables`; the suite's staging views read them and
-fall back to empty typed relations when they are absent, so every other build (the default
-robustness ``tsrate run`` builds every model) never depends on this suite having run.
+Defined once in :mod:`.schema` and created when the warehouse is initialised
+(:func:`tsrate.suites.lifecycle.ensure_suite_tables`), so the suite's staging views read them
+plainly and every other build never depends on this suite having run.
 
 Grain and write rules (append-only):
 
-* ``raw.und_suite_runs`` — one row per ``tsrate suite understanding run`` (status
-  ``running`` -> ``answered`` -> ``succeeded``, or ``failed`` / ``build_failed``).
+* ``raw.suite_runs`` (the kit's, suite ``understanding``) — one row per ``tsrate suite
+  understanding run`` (status ``running`` -> ``answered`` -> ``succeeded``, or ``failed`` /
+  ``build_failed``).
 * ``raw.und_suite_run_systems`` — the systems a suite run asks (id, backend, fingerprint).
 * ``raw.und_suite_run_prompts`` — the prompts a suite run asks.
 * ``raw.und_series`` — one generated series (``series_key`` = hash of generator version,
@@ -32,92 +33,6 @@ import pandas as pd
 from tsrate.suites.understanding.generators import GENERATOR_VERSION, Sample
 from tsrate.suites.understanding.tasks import Parsed, Prompt
 from tsrate.warehouse import transaction
-
-UND_DDL = """
-create schema if not exists raw;
-
-create table if not exists raw.und_suite_runs (
-    suite_run_id varchar primary key,
-    started_at timestamp not null,
-    finished_at timestamp,
-    status varchar not null,
-    config_name varchar not null,
-    config json not null,
-    n_prompts integer not null,
-    message varchar
-);
-
-create table if not exists raw.und_suite_run_systems (
-    suite_run_id varchar not null,
-    system_id varchar not null,
-    backend varchar not null,
-    fingerprint varchar not null,
-    primary key (suite_run_id, system_id)
-);
-
-create table if not exists raw.und_suite_run_prompts (
-    suite_run_id varchar not null,
-    prompt_key varchar not null,
-    primary key (suite_run_id, prompt_key)
-);
-
-create table if not exists raw.und_series (
-    series_key varchar primary key,
-    dataset varchar not null,
-    series_group varchar not null,
-    split varchar not null,
-    series_index integer not null,
-    seed ubigint not null,
-    generator_version integer not null,
-    start_date date not null,
-    length integer not null,
-    sub_feature varchar not null,
-    labels json not null,
-    column_names varchar[] not null,
-    values_1 double[] not null,
-    values_2 double[],
-    qualitative varchar not null,
-    quantitative varchar not null,
-    created_at timestamp not null
-);
-
-create table if not exists raw.und_prompts (
-    prompt_key varchar primary key,
-    series_key varchar not null,
-    dataset varchar not null,
-    task varchar not null,
-    feature varchar not null,
-    format varchar not null,
-    decimals integer not null,
-    template_id varchar not null,
-    template_version integer not null,
-    prompt_text varchar not null,
-    expected json not null,
-    options varchar[] not null,
-    quadrant integer,
-    series_length integer not null,
-    created_at timestamp not null
-);
-
-create table if not exists raw.und_responses (
-    response_key varchar primary key,
-    prompt_key varchar not null,
-    system_id varchar not null,
-    fingerprint varchar not null,
-    raw_text varchar,
-    parse_ok boolean not null,
-    parse_error varchar,
-    answer varchar,
-    answer_value double,
-    answer_date date,
-    answered_at timestamp not null
-);
-"""
-
-
-def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the suite's raw tables when missing (idempotent)."""
-    con.execute(UND_DDL)
 
 
 def _now() -> dt.datetime:
@@ -276,16 +191,15 @@ def start_suite_run(
 ) -> None:
     """Record a suite run (status ``running``), its prompts and its systems
     (``(system_id, backend, fingerprint)``)."""
+    from tsrate.suites.lifecycle import start_suite_run as start_run
+
     with transaction(con):
-        con.execute(
-            "insert into raw.und_suite_runs values (?, ?, null, 'running', ?, ?, ?, null)",
-            [
-                suite_run_id,
-                _now(),
-                config_name,
-                json.dumps(config, sort_keys=True),
-                len(prompt_keys),
-            ],
+        start_run(
+            con,
+            "understanding",
+            suite_run_id,
+            config,
+            {"config_name": config_name, "n_prompts": len(prompt_keys)},
         )
         _insert(
             con,
@@ -303,12 +217,3 @@ def start_suite_run(
             ),
         )
 
-
-def finish_suite_run(
-    con: duckdb.DuckDBPyConnection, suite_run_id: str, status: str, message: str | None = None
-) -> None:
-    con.execute(
-        "update raw.und_suite_runs set status = ?, finished_at = ?, message = ? "
-        "where suite_run_id = ?",
-        [status, _now(), message, suite_run_id],
-    )

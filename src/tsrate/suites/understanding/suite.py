@@ -10,14 +10,13 @@ Responses are stored per batch (one transaction each), so progress survives a ki
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tsrate import TsrateError
+from tsrate.suites.lifecycle import finish_suite_run, new_suite_run_id
 from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
@@ -210,11 +209,6 @@ def plan_prompts(
     return list(keys.values())
 
 
-def new_suite_run_id() -> str:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    return f"und-{stamp}-{uuid.uuid4().hex[:6]}"
-
-
 def run_suite(
     warehouse: Path | str,
     config: SuiteConfig,
@@ -240,9 +234,8 @@ def run_suite(
         f"generated {len(samples)} series in {len(generated)} datasets; "
         f"{len(prompts)} prompts ({time.perf_counter() - started:.1f}s)"
     )
-    suite_run_id = new_suite_run_id()
+    suite_run_id = new_suite_run_id("understanding")
     with connect(warehouse) as con:
-        storage.ensure_tables(con)
         new_series = storage.store_series(con, samples)
         new_prompts = storage.store_prompts(con, prompts)
         storage.start_suite_run(
@@ -286,9 +279,9 @@ def run_suite(
                     f"({unparsed} unparseable so far; batch {time.perf_counter() - t0:.1f}s)"
                 )
         with connect(warehouse) as con:
-            storage.finish_suite_run(con, suite_run_id, "answered")
+            finish_suite_run(con, suite_run_id, "answered")
     except BaseException as exc:
         with connect(warehouse) as con:
-            storage.finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
         raise
     return suite_run_id, counts

@@ -1,0 +1,155 @@
+"""One suite-run lifecycle for every suite: ``raw.suite_runs`` and its status changes.
+
+Every suite run is one row of ``raw.suite_runs`` (grain: suite run), whatever the suite:
+
+* ``suite`` — the :data:`tsrate.suites.SUITES` key; ``suite_run_id`` — ``<prefix>-<UTC
+  stamp>-<6 hex>`` (:func:`new_suite_run_id`);
+* ``status`` — ``running`` -> the suite's ready status (``answered`` or ``trained``: every
+  answer or model is stored) -> ``succeeded`` (marts built and published), or ``failed`` /
+  ``build_failed``; staging calls it ``suite_run_status`` in every suite;
+* ``config`` — what the run was asked to do (JSON); ``details`` — the suite's sizes and
+  names (JSON object, e.g. ``{"config_name": "small", "n_prompts": 120}``), which the
+  suite's staging view turns into typed columns; ``message`` — why it failed.
+
+:func:`ensure_suite_tables` creates ``raw.suite_runs`` and every registered suite's raw tables
+(one definition each, in ``tsrate.suites.<name>.schema``); :func:`tsrate.warehouse.connect`
+calls it, so every raw table exists once the warehouse is initialised and the staging
+views read their sources plainly. Warehouses written before this table existed kept one
+``raw.<prefix>_suite_runs`` table per suite: their rows are copied in once (the old tables
+stay, untouched).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import json
+import uuid
+
+import duckdb
+
+from tsrate import TsrateError
+
+SUITE_RUNS_DDL = """
+create schema if not exists raw;
+
+create table if not exists raw.suite_runs (
+    suite varchar not null,
+    suite_run_id varchar primary key,
+    started_at timestamp not null,
+    finished_at timestamp,
+    status varchar not null,
+    config json not null,
+    details json not null,
+    message varchar
+);
+"""
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def suite_raw_ddl() -> str:
+    """``raw.suite_runs`` plus the raw tables of every registered suite."""
+    from tsrate.suites import SUITES
+
+    parts = [SUITE_RUNS_DDL]
+    parts += [importlib.import_module(s.schema_module).DDL for s in SUITES.values()]
+    return "\n".join(parts)
+
+
+def ensure_suite_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every suite raw table when missing (idempotent) and copy in the rows of the
+    per-suite run tables of older warehouses."""
+    con.execute(suite_raw_ddl())
+    _migrate_legacy_runs(con)
+
+
+def _migrate_legacy_runs(con: duckdb.DuckDBPyConnection) -> None:
+    from tsrate.suites import SUITES
+
+    legacy = {
+        name
+        for (name,) in con.execute(
+            "select table_name from duckdb_tables() where schema_name = 'raw' "
+            "and table_name like '%\\_suite\\_runs' escape '\\' and table_name <> 'suite_runs'"
+        ).fetchall()
+    }
+    common = {"suite_run_id", "started_at", "finished_at", "status", "config", "message"}
+    for suite in SUITES.values():
+        table = f"{suite.prefix}_suite_runs"
+        if table not in legacy:
+            continue
+        columns = [
+            row[0]
+            for row in con.execute(
+                "select column_name from duckdb_columns() where schema_name = 'raw' "
+                "and table_name = ? order by column_index",
+                [table],
+            ).fetchall()
+        ]
+        extra = [c for c in columns if c not in common]
+        details = "json_object(" + ", ".join(f"'{c}', old.{c}" for c in extra) + ")"
+        con.execute(
+            f"insert into raw.suite_runs select '{suite.name}', old.suite_run_id, "
+            f"old.started_at, old.finished_at, old.status, cast(old.config as json), "
+            f"{details if extra else 'json_object()'}, old.message from raw.{table} as old "
+            "where old.suite_run_id not in (select suite_run_id from raw.suite_runs)"
+        )
+
+
+def new_suite_run_id(suite: str) -> str:
+    """``<suite prefix>-<UTC yyyymmddThhmmss>-<6 random hex>``: sortable by start, unique."""
+    from tsrate.suites import get_suite
+
+    prefix = get_suite(suite).prefix
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def start_suite_run(
+    con: duckdb.DuckDBPyConnection,
+    suite: str,
+    suite_run_id: str,
+    config: dict,
+    details: dict,
+) -> None:
+    """Record a suite run in status ``running``. Runs inside the caller's transaction when
+    there is one, so a suite can store its plan in the same transaction."""
+    from tsrate.suites import get_suite
+
+    get_suite(suite)
+    con.execute(
+        "insert into raw.suite_runs values (?, ?, ?, null, 'running', ?, ?, null)",
+        [
+            suite,
+            suite_run_id,
+            _now(),
+            json.dumps(config, sort_keys=True, default=str),
+            json.dumps(details, sort_keys=True, default=str),
+        ],
+    )
+
+
+def finish_suite_run(
+    con: duckdb.DuckDBPyConnection, suite_run_id: str, status: str, message: str | None = None
+) -> None:
+    """Set the suite run's status (and finish time, and the message of a failure)."""
+    updated = con.execute(
+        "update raw.suite_runs set status = ?, finished_at = ?, message = ? "
+        "where suite_run_id = ? returning suite_run_id",
+        [status, _now(), message, suite_run_id],
+    ).fetchall()
+    if not updated:
+        raise TsrateError(f"no suite run {suite_run_id!r} in raw.suite_runs")
+
+
+def suite_run_status(con: duckdb.DuckDBPyConnection, suite_run_id: str) -> str:
+    """The stored status of ``suite_run_id`` (a TsrateError when there is no such run)."""
+    row = con.execute(
+        "select status from raw.suite_runs where suite_run_id = ?", [suite_run_id]
+    ).fetchone()
+    if row is None:
+        raise TsrateError(f"no suite run {suite_run_id!r} in raw.suite_runs")
+    return row[0]

@@ -1,0 +1,137 @@
+"""The end of every suite run, and the one report command.
+
+:func:`finish_suite` builds the suite's dbt models (``tag:<suite>``) for one suite run,
+records the run ``succeeded`` (or ``build_failed``, and re-raises), publishes the live marts
+into the published snapshot with :func:`tsrate.publish.publish` (the same atomic rename as
+the core; ``published_runs`` gets a row whose ``run_id`` is the suite run id and whose
+``study`` is null) and writes the suite's report from that snapshot.
+
+The snapshot holds the marts of a suite only once the suite has a ``succeeded`` run
+(:func:`unbuilt_suite_marts`): a warehouse whose suite never ran publishes no empty
+``<prefix>_*`` marts. Every publish (core or suite) copies the live marts, so the core's
+publish keeps the latest suite results and a suite's publish keeps the core's.
+
+``tsrate suite <name> report`` (:func:`add_report_action`) rewrites a suite's report from
+the snapshot: the suite's ``report`` module exposes ``write_report(snapshot, output)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from tsrate import TsrateError
+from tsrate.suites import SUITES, Suite, get_suite
+
+
+def report_path(warehouse: Path, suite: str) -> Path:
+    """``<warehouse folder>/reports/<suite>.html``, the default report of a suite."""
+    return Path(warehouse).parent / "reports" / f"{suite}.html"
+
+
+def unbuilt_suite_marts(con: duckdb.DuckDBPyConnection, database: str = "live") -> set[str]:
+    """Names of the ``marts`` relations of ``database`` that belong to a suite without a
+    ``succeeded`` run (their marts are empty or stale leftovers: not published)."""
+    exists = con.execute(
+        "select count(*) from duckdb_tables() where database_name = ? "
+        "and schema_name = 'raw' and table_name = 'suite_runs'",
+        [database],
+    ).fetchone()[0]
+    built: set[str] = set()
+    if exists:
+        built = {
+            row[0]
+            for row in con.execute(
+                f"select distinct suite from {database}.raw.suite_runs where status = 'succeeded'"
+            ).fetchall()
+        }
+    relations = [
+        row[0]
+        for row in con.execute(
+            "select table_name from duckdb_tables() where database_name = ? "
+            "and schema_name = 'marts' union all select view_name from duckdb_views() "
+            "where database_name = ? and schema_name = 'marts'",
+            [database, database],
+        ).fetchall()
+    ]
+    prefixes = [f"{s.prefix}_" for s in SUITES.values() if s.name not in built]
+    return {name for name in relations if name.startswith(tuple(prefixes))}
+
+
+def write_suite_report(suite: Suite | str, snapshot: Path, output: Path) -> Path:
+    """Write ``suite``'s HTML report from the published ``snapshot`` into ``output``."""
+    suite = get_suite(suite) if isinstance(suite, str) else suite
+    snapshot = Path(snapshot)
+    if not snapshot.exists():
+        raise TsrateError(
+            f"no published snapshot at {snapshot}: finish a `tsrate suite {suite.name} run` first"
+        )
+    module = importlib.import_module(suite.report_module)
+    return module.write_report(snapshot, Path(output))
+
+
+def finish_suite(
+    suite: Suite | str,
+    suite_run_id: str,
+    warehouse: str | Path,
+    on_line: Callable[[str], None],
+    target_path: str | None = None,
+    report: Path | None = None,
+) -> Path:
+    """Build, record, publish and report one suite run (see the module docstring); return
+    the report's path. The caller holds the warehouse writer lock."""
+    from tsrate import dbt
+    from tsrate.publish import publish, published_path
+    from tsrate.suites.lifecycle import finish_suite_run
+    from tsrate.warehouse import connect
+
+    suite = get_suite(suite) if isinstance(suite, str) else suite
+    warehouse = Path(warehouse)
+    try:
+        dbt.run_dbt(
+            ["build", "--select", f"tag:{suite.dbt_tag}", "--indirect-selection", "cautious"],
+            {suite.run_var: suite_run_id},
+            str(warehouse),
+            on_line,
+            target_path,
+        )
+    except TsrateError:
+        with connect(warehouse) as con:
+            finish_suite_run(con, suite_run_id, "build_failed")
+        raise
+    with connect(warehouse) as con:
+        finish_suite_run(con, suite_run_id, "succeeded")
+    result = publish(warehouse, suite_run_id)
+    on_line(f"published {suite.name} suite run {suite_run_id} to {result.path}")
+    output = report or report_path(warehouse, suite.name)
+    return write_suite_report(suite, published_path(warehouse), output)
+
+
+def add_report_action(subparsers: argparse._SubParsersAction, suite: Suite) -> None:
+    """``tsrate suite <name> report [--snapshot FILE] [--output FILE]``."""
+    parser = subparsers.add_parser(
+        "report", help=f"write the {suite.name} HTML report from the published snapshot"
+    )
+    parser.add_argument(
+        "--snapshot",
+        help="published DuckDB file to read (default: warehouse/published/tsrate.duckdb)",
+    )
+    parser.add_argument(
+        "--output", help=f"HTML file (default: warehouse/reports/{suite.name}.html)"
+    )
+
+    def report_from_args(args: argparse.Namespace) -> int:
+        from tsrate.config import warehouse_path
+        from tsrate.publish import published_path
+
+        warehouse = warehouse_path()
+        snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse)
+        output = Path(args.output) if args.output else report_path(warehouse, suite.name)
+        print(f"{suite.name} report written to {write_suite_report(suite, snapshot, output)}")
+        return 0
+
+    parser.set_defaults(func=report_from_args)
