@@ -143,8 +143,8 @@ class ImportValidationError(TsrateError):
     def __init__(self, source: str, problems: list[str]):
         self.source = source
         self.problems = list(problems)
-        lines = "\n".join(f"  - {problem}" for problem in self.problems)
-        super().__init__(f"{source}: rejected, nothing was stored:\n{lines}")
+        # one line (the CLI prints one line per error; Prefect logs repeat it)
+        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
 
 
 @dataclasses.dataclass
@@ -473,9 +473,8 @@ def system_metadata(
         )
     row["accepted_perturbations"] = " ".join(sorted(set(accepted), key=accepted.index))
     if problems:
-        lines = "\n".join(f"  - {problem}" for problem in problems)
         raise TsrateError(
-            f"metadata of system {system_id!r} rejected, nothing was stored:\n{lines}"
+            f"metadata of system {system_id!r} rejected, nothing was stored: " + "; ".join(problems)
         )
     return row
 

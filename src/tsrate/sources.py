@@ -50,8 +50,8 @@ class PriceValidationError(TsrateError):
     def __init__(self, source: str, problems: Sequence[str]):
         self.source = source
         self.problems = list(problems)
-        lines = "\n".join(f"  - {problem}" for problem in self.problems)
-        super().__init__(f"{source}: rejected, nothing was stored:\n{lines}")
+        # one line (the CLI prints one line per error; Prefect logs repeat it)
+        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
 
 
 def load_skfolio_sp500(tickers: Sequence[str] | None = None) -> pd.DataFrame:
