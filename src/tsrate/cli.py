@@ -625,7 +625,7 @@ def _quiet_tracebacks(debug: bool) -> Iterator[None]:
             except Exception:  # noqa: BLE001 - a malformed log call keeps its raw message
                 text = str(record.msg)
             summary = f"{type(exc).__name__}: {one_line(exc)}"
-            if one_line(exc) not in one_line(text):
+            if type(exc).__name__ not in text and one_line(exc) not in one_line(text):
                 text = f"{text} ({summary})"
             record.msg, record.args = one_line(text), None
             record.exc_info, record.exc_text = None, None

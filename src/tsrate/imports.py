@@ -28,7 +28,14 @@ of the same id need no ``metadata``; a seed id cannot be registered. Its
 
 The whole file and the metadata are validated before anything is written: a rejected
 import stores nothing (no registration, no run) and the error names the file, the rows and
-the problem. A valid file becomes a new run: by
+the problem. The registration is written last, after the run's forecasts, so an import that
+fails later (say, a study system that does not exist) leaves no registration behind. Rules
+beyond the study's grid: column names unique; Parquet columns typed (``forecast`` and
+``horizon_step`` numeric, not boolean; ``window_end_date`` a date or text; ``ticker`` and
+``perturbation_id`` text); tickers match :data:`tsrate.sources.TICKER_PATTERN`; forecasts
+finite with ``|forecast| <=`` :data:`MAX_ABS_FORECAST` (1e9); one time zone per date column;
+system ids match :data:`SYSTEM_ID` (at most 64 characters); metadata text values at most
+200 characters (``description`` 2000), without control characters. A valid file becomes a new run: by
 default the study's own systems (``study.systems``, e.g. the baselines) are forecast into
 the same run exactly as ``tsrate run`` does (finished partitions are reused, missing ones
 computed), and the imported forecasts are added beside them, one partition per ticker ×
@@ -69,6 +76,14 @@ from tsrate.forecasting import (
     store_partition,
 )
 from tsrate.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
+from tsrate.sources import (
+    MAX_CLOSE,
+    bad_ticker,
+    header_problems,
+    mixed_zone_problem,
+    parquet_type_problems,
+    ticker_rule,
+)
 from tsrate.systems.registry import load_systems_seed
 from tsrate.warehouse import transaction
 
@@ -93,7 +108,14 @@ METADATA_KEYS = (
 MODALITIES = ("numeric", "numeric+image")
 PURPOSES = ("time-series", "general-purpose")
 ARCHITECTURES = ("encoder-only", "decoder-only", "encoder-decoder", "statistical", "none")
-SYSTEM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+#: A registered system id: 1 to 64 lower-case letters, digits, '_', '.' or '-'.
+SYSTEM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+#: Largest forecast size accepted: ten times the largest plausible close
+#: (:data:`tsrate.sources.MAX_CLOSE`); larger values are a unit or overflow error, and
+#: would overflow the squared errors of the scores.
+MAX_ABS_FORECAST = 10 * MAX_CLOSE
+#: Longest text of a metadata value (``description``: 2000).
+MAX_METADATA_TEXT = 200
 
 IMPORTED_SYSTEMS_DDL = """
 create schema if not exists raw;
@@ -121,8 +143,8 @@ class ImportValidationError(TsrateError):
     def __init__(self, source: str, problems: list[str]):
         self.source = source
         self.problems = list(problems)
-        lines = "\n".join(f"  - {problem}" for problem in self.problems)
-        super().__init__(f"{source}: rejected, nothing was stored:\n{lines}")
+        # one line (the CLI prints one line per error; Prefect logs repeat it)
+        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
 
 
 @dataclasses.dataclass
@@ -184,11 +206,10 @@ def import_forecasts(
     series = load_series(con, study)
     frame, file_sha256 = read_prediction_file(path)
     grids = validate_predictions(frame, source, study, series, system_id, accepted)
-    if metadata is not None:
+    registration = None
+    if metadata is not None:  # checked now, registered last: a failed import registers nothing
         in_file = sorted({perturbation for _, perturbation in grids})
-        row = system_metadata(system_id, metadata, in_file, path.name)
-        if register_system(con, row, source):
-            say(f"registered system {system_id!r} ({row['display_name']}) in raw.imported_systems")
+        registration = system_metadata(system_id, metadata, in_file, path.name)
 
     summary = ImportSummary(run_id, system_id=system_id, source=source, file_sha256=file_sha256)
     if baselines and study.systems:
@@ -236,6 +257,11 @@ def import_forecasts(
             0.0,
         )
         summary.computed += 1
+    if registration is not None and register_system(con, registration, source):
+        say(
+            f"registered system {system_id!r} ({registration['display_name']}) "
+            "in raw.imported_systems"
+        )
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started
@@ -294,9 +320,10 @@ def _check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baseline
             "there; import without --metadata, or register the predictions under a new id"
         )
     if not SYSTEM_ID.match(system_id):
+        shown = system_id if len(system_id) <= 80 else system_id[:77] + "..."
         raise TsrateError(
-            f"system id {system_id!r}: use lower-case letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit (e.g. my_model)"
+            f"system id {shown!r} ({len(system_id)} characters): use 1 to 64 lower-case "
+            "letters, digits, '_', '.' or '-', starting with a letter or digit (e.g. my_model)"
         )
     if baselines and system_id in study.systems:
         raise TsrateError(
@@ -395,6 +422,11 @@ def system_metadata(
             value = None
         if isinstance(value, str):
             value = value.strip()
+            longest = 10 * MAX_METADATA_TEXT if key == "description" else MAX_METADATA_TEXT
+            if len(value) > longest:
+                problems.append(f"{key} is {len(value)} characters long (at most {longest})")
+            if not value.isprintable():
+                problems.append(f"{key} {value[:40]!r} holds control characters")
         values[key] = None if value in (None, "") else value
 
     row: dict[str, Any] = {"system_id": system_id}
@@ -441,9 +473,8 @@ def system_metadata(
         )
     row["accepted_perturbations"] = " ".join(sorted(set(accepted), key=accepted.index))
     if problems:
-        lines = "\n".join(f"  - {problem}" for problem in problems)
         raise TsrateError(
-            f"metadata of system {system_id!r} rejected, nothing was stored:\n{lines}"
+            f"metadata of system {system_id!r} rejected, nothing was stored: " + "; ".join(problems)
         )
     return row
 
@@ -514,7 +545,11 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False)
             first_line = 2  # line 1 is the header
     except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
-        raise ImportValidationError(source, [f"cannot be read: {exc}"]) from exc
+        repeated = _safe_header_problems(path, suffix)
+        raise ImportValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+    repeated = _safe_header_problems(path, suffix)
+    if repeated:
+        raise ImportValidationError(source, repeated)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
     if missing:
@@ -527,9 +562,22 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
         )
     if frame.empty:
         raise ImportValidationError(source, ["no forecast rows (only a header)"])
+    if suffix == ".parquet":
+        wrong = parquet_type_problems(
+            frame, ["horizon_step", "forecast"], ["window_end_date"], ["ticker", "perturbation_id"]
+        )
+        if wrong:
+            raise ImportValidationError(source, wrong)
     frame = frame[IMPORT_COLUMNS].reset_index(drop=True)
     frame["_line"] = np.arange(first_line, first_line + len(frame))
     return frame, digest
+
+
+def _safe_header_problems(path: Path, suffix: str) -> list[str]:
+    try:
+        return header_problems(path, suffix)
+    except Exception:  # noqa: BLE001 - an unreadable header is reported by the reader's error
+        return []
 
 
 def validate_predictions(
@@ -582,21 +630,36 @@ def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
         if blank.any():
             problems.append(f"{_lines(frame, blank, what)}: {column} is empty")
         out[column] = text.fillna("")
+    malformed = (out["ticker"] != "") & out["ticker"].map(bad_ticker)
+    if malformed.any():
+        first = str(out.loc[malformed, "ticker"].iloc[0])
+        problems.append(
+            f"{_lines(frame, malformed, what)}: malformed ticker (first: "
+            f"{(first if len(first) <= 40 else first[:40] + '...')!r}); {ticker_rule()}"
+        )
 
     raw_dates = frame["window_end_date"]
     if pd.api.types.is_datetime64_any_dtype(raw_dates):
         dates = pd.to_datetime(raw_dates)
     else:
-        dates = pd.to_datetime(
-            raw_dates.astype("string").str.strip(), errors="coerce", format="ISO8601"
-        )
+        try:
+            dates = pd.to_datetime(
+                raw_dates.astype("string").str.strip(), errors="coerce", format="ISO8601"
+            )
+        except (ValueError, TypeError) as exc:
+            if "timezone" not in str(exc).lower() and "tz" not in str(exc).lower():
+                raise
+            first = int(frame["_line"].iloc[0])
+            return out, [f"window_end_date: {mixed_zone_problem(raw_dates, what, first)}"]
+    if dates.dt.tz is not None:
+        dates = dates.dt.tz_localize(None)
     not_date = dates.isna() | (dates.notna() & (dates != dates.dt.normalize()))
     if not_date.any():
         problems.append(
             f"{_lines(frame, not_date, what)}: window_end_date is not a date like 2022-10-14 "
             f"(first: {_first(frame, not_date, 'window_end_date')})"
         )
-    out["window_end_date"] = dates.dt.normalize().dt.tz_localize(None)
+    out["window_end_date"] = dates.dt.normalize()
 
     steps = pd.to_numeric(frame["horizon_step"], errors="coerce")
     not_int = steps.isna() | ~np.isfinite(steps) | (steps != np.round(steps))
@@ -625,6 +688,13 @@ def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
         problems.append(
             f"{_lines(frame, non_finite, what)}: forecast is missing or not finite "
             f"(first: {_first(frame, non_finite, 'forecast')}); every forecast must be a finite number"
+        )
+    too_large = np.isfinite(values) & (np.abs(values) > MAX_ABS_FORECAST)
+    if too_large.any():
+        problems.append(
+            f"{_lines(frame, too_large, what)}: forecast outside -{MAX_ABS_FORECAST:g} to "
+            f"{MAX_ABS_FORECAST:g} (first: {_first(frame, too_large, 'forecast')}); a price "
+            "forecast that large is a unit or overflow error"
         )
     out["forecast"] = values
     return out, problems

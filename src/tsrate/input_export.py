@@ -165,12 +165,30 @@ def _write_images(
             batch = make_batch(study, ticker_series, perturbation_id)
             contexts = batch.contexts[:per_partition]
             images = window_images(contexts, perturbation_id, 128, sentiment)
-            target = folder / "images" / ticker / perturbation_id
+            target = inside(folder, Path("images", ticker, perturbation_id))
             target.mkdir(parents=True, exist_ok=True)
             for end_date, image in zip(batch.window_end_dates, images, strict=False):
-                write_png(target / f"{end_date}.png", image)
+                write_png(inside(target, Path(f"{end_date}.png")), image)
                 count += 1
     return count
+
+
+def inside(folder: Path, relative: Path) -> Path:
+    """``folder / relative``, refused unless it stays inside ``folder`` (a ticker such as
+    ``../../x`` or an absolute part would write elsewhere) and every part is a plain name."""
+    parts = Path(relative).parts
+    plain = all(
+        part not in ("", ".", "..") and "/" not in part and "\\" not in part and part.isprintable()
+        for part in parts
+    )
+    path = Path(folder, *parts)
+    root = Path(folder).resolve()
+    if not plain or Path(relative).is_absolute() or not path.resolve().is_relative_to(root):
+        raise TsrateError(
+            f"refusing to write {str(relative)!r}: it would leave the folder {folder}; "
+            "tickers and perturbation ids must be plain names (see `tsrate ingest` rules)"
+        )
+    return path
 
 
 def read_manifest(path: str | Path) -> dict:

@@ -4,11 +4,26 @@ Every source returns a validated long frame ``ticker, price_date, close`` (one r
 ticker and trading day, close > 0) or raises :class:`PriceValidationError` naming the
 source, the ticker and the problem. Validation happens before anything touches the
 warehouse, so a rejected file changes nothing.
+
+The rules shared with imported predictions (:mod:`tsrate.imports`):
+
+* tickers match :data:`TICKER_PATTERN` (after trimming and upper-casing): 1 to 20 of
+  ``A-Z 0-9 . - _ =``, optionally after one ``^`` (``BRK.B``, ``BF-B``, ``^GSPC``,
+  ``EURUSD=X``); no spaces, control characters or path separators, so a ticker is safe as
+  a file name;
+* closes lie in ``[MIN_CLOSE, MAX_CLOSE]`` (1e-6 to 1e8: finite, positive, and short of
+  values no listed price reaches);
+* dates lie from :data:`EARLIEST_DATE` (1900-01-01) to one year after today; a date column
+  mixing time zones is refused (give plain dates, or one zone);
+* column names are unique (case-insensitive) and Parquet columns have the right type:
+  ``close`` numeric (not boolean), ``date`` a date, timestamp or text, ``ticker`` text.
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -18,6 +33,13 @@ import pandas as pd
 from tsrate import TsrateError
 
 PRICE_COLUMNS = ["ticker", "price_date", "close"]
+#: What a ticker may look like (after trimming and upper-casing).
+TICKER_PATTERN = re.compile(r"^\^?[A-Z0-9][A-Z0-9._=-]{0,19}$")
+#: Plausibility bounds of a close (and, in :mod:`tsrate.imports`, of a forecast's size).
+MIN_CLOSE = 1e-6
+MAX_CLOSE = 1e8
+#: The earliest date a price (or a window) may have; the latest is one year after today.
+EARLIEST_DATE = dt.date(1900, 1, 1)
 #: Markets never close this long; a longer hole between two rows of one ticker is a gap.
 DEFAULT_MAX_GAP_DAYS = 10
 
@@ -28,8 +50,8 @@ class PriceValidationError(TsrateError):
     def __init__(self, source: str, problems: Sequence[str]):
         self.source = source
         self.problems = list(problems)
-        lines = "\n".join(f"  - {problem}" for problem in self.problems)
-        super().__init__(f"{source}: rejected, nothing was stored:\n{lines}")
+        # one line (the CLI prints one line per error; Prefect logs repeat it)
+        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
 
 
 def load_skfolio_sp500(tickers: Sequence[str] | None = None) -> pd.DataFrame:
@@ -75,7 +97,11 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
     except PriceValidationError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
-        raise PriceValidationError(source, [f"cannot be read: {exc}"]) from exc
+        repeated = _safe_header_problems(path, suffix)
+        raise PriceValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+    repeated = _safe_header_problems(path, suffix)
+    if repeated:
+        raise PriceValidationError(source, repeated)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     if "date" in frame.columns and "price_date" not in frame.columns:
         frame = frame.rename(columns={"date": "price_date"})
@@ -89,7 +115,18 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
                 f"expected {wanted}, found {list(frame.columns)}"
             ],
         )
+    if suffix == ".parquet":
+        wrong = parquet_type_problems(frame, ["close"], ["price_date"], ["ticker"])
+        if wrong:
+            raise PriceValidationError(source, [w.replace("'price_date'", "'date'") for w in wrong])
     return validate_prices(frame[PRICE_COLUMNS], source=source, max_gap_days=max_gap_days)
+
+
+def _safe_header_problems(path: Path, suffix: str) -> list[str]:
+    try:
+        return header_problems(path, suffix)
+    except Exception:  # noqa: BLE001 - an unreadable header is reported by the reader's error
+        return []
 
 
 def load_yfinance(
@@ -169,13 +206,36 @@ def validate_prices(
         problems.append(
             f"{int(blank.sum())} row(s) without a ticker (first at row {_row(data, blank)})"
         )
-    dates = pd.to_datetime(data["price_date"], errors="coerce", format="mixed")
+    malformed = ~blank & data["ticker"].map(bad_ticker)
+    if malformed.any():
+        problems.append(
+            f"{int(malformed.sum())} malformed ticker(s), e.g. {_examples(original, malformed)}: "
+            f"{ticker_rule()}"
+        )
+    try:
+        dates = pd.to_datetime(data["price_date"], errors="coerce", format="mixed")
+    except (ValueError, TypeError) as exc:
+        if "timezone" not in str(exc).lower() and "tz" not in str(exc).lower():
+            raise
+        raise PriceValidationError(
+            source, [mixed_zone_problem(data["price_date"], "row", 2)]
+        ) from None
+    if dates.dt.tz is not None:
+        dates = dates.dt.tz_localize(None)
     bad_dates = dates.isna()
     if bad_dates.any():
         problems.append(
             f"{int(bad_dates.sum())} unparseable date(s), e.g. {_examples(original, bad_dates)}"
         )
-    data["price_date"] = dates.dt.tz_localize(None) if dates.dt.tz is not None else dates
+    out_of_range = ~bad_dates & (
+        (dates < pd.Timestamp(EARLIEST_DATE)) | (dates > pd.Timestamp(latest_date()))
+    )
+    if out_of_range.any():
+        problems.append(
+            f"{int(out_of_range.sum())} date(s) outside {EARLIEST_DATE} to {latest_date()}: "
+            f"{_examples(original, out_of_range)}"
+        )
+    data["price_date"] = dates
     close = pd.to_numeric(data["close"], errors="coerce")
     non_numeric = close.isna() & ~_blank(data["close"])
     if non_numeric.any():
@@ -197,6 +257,17 @@ def validate_prices(
         problems.append(
             f"{int(non_positive.sum())} non-positive close value(s) (prices must be > 0): "
             f"{_examples(original, non_positive)}"
+        )
+    implausible = (
+        close.notna()
+        & np.isfinite(close)
+        & (close > 0)
+        & ((close < MIN_CLOSE) | (close > MAX_CLOSE))
+    )
+    if implausible.any():
+        problems.append(
+            f"{int(implausible.sum())} implausible close value(s) (outside {MIN_CLOSE:g} to "
+            f"{MAX_CLOSE:g}): {_examples(original, implausible)}"
         )
     data["close"] = close
     if problems:
@@ -246,12 +317,96 @@ def _row(frame: pd.DataFrame, mask: pd.Series) -> int:
     return int(np.flatnonzero(mask.to_numpy())[0]) + 2  # +1 header, +1 one-based
 
 
+def _shown(value: object, limit: int = 40) -> str:
+    """``value`` as text for a message: control characters escaped, long values cut."""
+    text = str(value)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _examples(original: pd.DataFrame, mask: pd.Series, limit: int = 3) -> str:
     """Up to ``limit`` offending rows as they appear in the input (row 2 = first data row)."""
     positions = np.flatnonzero(mask.to_numpy())[:limit]
     shown = [
-        f"row {pos + 2} (ticker={original['ticker'].iloc[pos]!s}, "
-        f"date={original['price_date'].iloc[pos]!s}, close={original['close'].iloc[pos]!r})"
+        f"row {pos + 2} (ticker={_shown(original['ticker'].iloc[pos])}, "
+        f"date={_shown(original['price_date'].iloc[pos])}, close={original['close'].iloc[pos]!r})"
         for pos in positions
     ]
     return "; ".join(shown) + (" …" if int(mask.sum()) > limit else "")
+
+
+def latest_date() -> dt.date:
+    """The latest date a price may have: one year after today (clock skew, synthetic studies)."""
+    return dt.date.today() + dt.timedelta(days=366)
+
+
+def bad_ticker(value: object) -> bool:
+    """True when ``value`` (already trimmed and upper-cased) does not match :data:`TICKER_PATTERN`."""
+    return not (isinstance(value, str) and TICKER_PATTERN.match(value))
+
+
+def ticker_rule() -> str:
+    return (
+        "a ticker is 1 to 20 of A-Z 0-9 . - _ = (optionally after one ^), e.g. BRK.B or ^GSPC; "
+        "no spaces, control characters or path separators"
+    )
+
+
+def header_problems(path: Path, suffix: str) -> list[str]:
+    """Duplicated column names (case-insensitive, trimmed) in a CSV header or Parquet schema."""
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        names = list(pq.read_schema(path).names)
+    else:
+        with open(path, newline="", encoding="utf-8") as handle:
+            names = next(csv.reader(handle), [])
+    normal = [str(name).strip().lower() for name in names]
+    repeated = sorted({n for n in normal if normal.count(n) > 1})
+    if repeated:
+        return [
+            f"duplicated column name(s) {repeated} (found {names}); each column must appear once"
+        ]
+    return []
+
+
+def mixed_zone_problem(values: pd.Series, what: str, first_line: int) -> str:
+    """Name the rows of a date column whose UTC offsets differ (for the error message)."""
+    offsets = values.astype("string").str.strip().str.extract(r"(Z|[+-]\d\d:?\d\d)$", expand=False)
+    offsets = offsets.fillna("none")
+    seen: dict[str, int] = {}
+    for position, offset in enumerate(offsets):
+        seen.setdefault(str(offset), position + first_line)
+        if len(seen) >= 3:
+            break
+    shown = ", ".join(f"{offset} on {what} {line}" for offset, line in seen.items())
+    return (
+        f"the dates mix time zones ({shown}); give plain dates (2022-01-03) or every "
+        "timestamp in one zone"
+    )
+
+
+def parquet_type_problems(
+    frame: pd.DataFrame, numeric: Sequence[str], dates: Sequence[str], texts: Sequence[str]
+) -> list[str]:
+    """Columns of a Parquet file whose type cannot hold what they should."""
+    problems = []
+    for column in numeric:
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values) or (
+            values.dtype == object and values.map(lambda v: isinstance(v, bool)).any()
+        ):
+            problems.append(f"column {column!r} is boolean; it must hold numbers")
+    for column in dates:
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
+            problems.append(
+                f"column {column!r} holds {values.dtype} values; it must hold dates "
+                "(a date or timestamp column, or text like 2022-01-03)"
+            )
+    for column in texts:
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
+            problems.append(f"column {column!r} holds {values.dtype} values; it must hold text")
+    return problems

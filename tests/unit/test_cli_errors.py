@@ -62,6 +62,10 @@ def bad_inputs(tmp_path):
         else:
             (folder / "manifest.json").write_text(json.dumps(manifest))
         exports[name] = folder
+    zones = tmp_path / "zones.csv"
+    zones.write_text(
+        "ticker,date,close\nAAPL,2022-01-03T00:00:00+00:00,10\nAAPL,2022-01-04T00:00:00-05:00,11\n"
+    )
     preds = tmp_path / "preds.csv"
     preds.write_text("ticker,window_end_date,perturbation_id,horizon_step,forecast\n")
     on_junk = {"TSRATE_WAREHOUSE": str(junk)}
@@ -71,6 +75,7 @@ def bad_inputs(tmp_path):
         ("query on junk", ["query", "select 1", "--live"], on_junk, "cannot be opened"),
         ("runs on junk", ["runs"], on_junk, "cannot be opened"),
         ("ingest into junk", ["ingest", str(prices)], on_junk, "DuckDB: "),
+        ("mixed time zones", ["ingest", str(zones)], ok, "the dates mix time zones"),
         ("report of junk", ["report", "--snapshot", str(junk)], ok, "DuckDB: "),
         (
             "not a directory",

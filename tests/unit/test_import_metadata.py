@@ -270,3 +270,44 @@ def test_a_registered_system_is_refused_an_unaccepted_perturbation(warehouse, go
                 system_id="p0_only")  # fmt: skip
     with pytest.raises(ImportValidationError, match="not accepted by system 'p0_only'"):
         import_with(warehouse, write_csv(tmp_path, good, "all.csv"), None, system_id="p0_only")
+
+
+def test_a_failure_after_validation_registers_nothing(warehouse, good, tmp_path):
+    """The file and metadata are fine, but a study system does not exist: the import fails
+    in the baselines step, after validation, and must leave no registration (nor a run)."""
+    import dataclasses
+
+    path = write_csv(tmp_path, good)
+    before, registered_before = snapshot(warehouse), registrations(warehouse)
+    study = dataclasses.replace(STUDY, systems=("naive", "no_such_system"))
+
+    def failing_import():
+        with connect(warehouse) as con:
+            import_forecasts(con, path, "fresh_model", study, workers=1, metadata=METADATA)
+
+    message = assert_nothing_stored(warehouse, before, registered_before, failing_import)
+    assert "unknown system 'no_such_system'" in message
+
+
+def test_overlong_ids_and_metadata_text_are_refused(warehouse, good, tmp_path):
+    path = write_csv(tmp_path, good)
+    before, registered_before = snapshot(warehouse), registrations(warehouse)
+    message = assert_nothing_stored(
+        warehouse, before, registered_before,
+        lambda: import_with(warehouse, path, METADATA, system_id="a" * 5000),
+    )  # fmt: skip
+    assert "(5000 characters): use 1 to 64" in message and len(message) < 400
+    assert_nothing_stored(
+        warehouse, before, registered_before,
+        lambda: import_with(warehouse, path, METADATA, system_id="b" * 65),
+    )  # fmt: skip
+    message = assert_nothing_stored(
+        warehouse, before, registered_before,
+        lambda: import_with(warehouse, path, {**METADATA, "display_name": "x" * 201}),
+    )  # fmt: skip
+    assert "display_name is 201 characters long (at most 200)" in message
+    message = assert_nothing_stored(
+        warehouse, before, registered_before,
+        lambda: import_with(warehouse, path, {**METADATA, "display_name": "bad\x00name"}),
+    )  # fmt: skip
+    assert "holds control characters" in message

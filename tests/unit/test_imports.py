@@ -344,3 +344,67 @@ def test_incomplete_grid(warehouse, seed, good, tmp_path):
         "2022-11-01 (steps [3])",
     )
     assert "AAPL P0" not in message and "JPM" not in message
+
+
+# -- strict validation: types, names, bounds, time zones -------------------------------------
+
+
+def test_implausibly_large_forecasts_are_refused_naming_the_row(warehouse, seed, good, tmp_path):
+    bad = good.copy()
+    bad.loc[[4, 6], "forecast"] = [1e308, -2e9]
+    assert_rejected(
+        warehouse, write_csv(tmp_path, bad), seed,
+        "lines 6, 8: forecast outside -1e+09 to 1e+09 (first: '1e+308')",
+    )  # fmt: skip
+    fine = good.copy()
+    fine.loc[4, "forecast"] = -9.9e8  # a terrible forecast, but a number the scores can hold
+    assert do_import(warehouse, write_csv(tmp_path, fine, "fine.csv"), seed, baselines=False)
+
+
+def test_parquet_columns_of_the_wrong_type_are_refused(warehouse, seed, good, tmp_path):
+    cases = {
+        "forecast": (good["forecast"] > 100, "column 'forecast' is boolean"),
+        "horizon_step": (good["horizon_step"] > 0, "column 'horizon_step' is boolean"),
+        "window_end_date": (
+            pd.to_datetime(good["window_end_date"]).astype("int64"),
+            "column 'window_end_date' holds int64 values; it must hold dates",
+        ),
+        "ticker": (pd.Series(7, index=good.index), "column 'ticker' holds int64 values"),
+    }
+    for column, (values, expected) in cases.items():
+        path = tmp_path / f"{column}.parquet"
+        good.assign(**{column: values}).to_parquet(path, index=False)
+        assert_rejected(warehouse, path, seed, str(path), expected)
+
+
+def test_duplicated_column_names_are_refused(warehouse, seed, good, tmp_path):
+    csv = tmp_path / "twice.csv"
+    good.assign(extra=good["forecast"] * 2).rename(columns={"extra": "forecast"}).to_csv(
+        csv, index=False
+    )
+    assert_rejected(warehouse, csv, seed, "duplicated column name(s) ['forecast']")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(good, preserve_index=False)
+    table = table.append_column("Forecast", pa.array(good["forecast"] * 2))
+    parquet = tmp_path / "twice.parquet"
+    pq.write_table(table, parquet)
+    assert_rejected(warehouse, parquet, seed, "duplicated column name(s) ['forecast']")
+
+
+def test_malformed_tickers_and_mixed_time_zones_are_refused(warehouse, seed, good, tmp_path):
+    for ticker in ("../../EVIL", "AA\x00PL", "A" * 300, "AAPL/X"):
+        bad = good.copy()
+        bad.loc[2, "ticker"] = ticker
+        message = assert_rejected(
+            warehouse, write_csv(tmp_path, bad), seed, "line 4: malformed ticker"
+        )
+        assert "\x00" not in message and len(message) < 2000
+    bad = good.copy()
+    bad["window_end_date"] = bad["window_end_date"] + "T00:00:00+00:00"
+    bad.loc[5, "window_end_date"] = bad.loc[5, "window_end_date"].replace("+00:00", "-05:00")
+    assert_rejected(
+        warehouse, write_csv(tmp_path, bad), seed,
+        "window_end_date: the dates mix time zones (+00:00 on line 2, -05:00 on line 7)",
+    )  # fmt: skip

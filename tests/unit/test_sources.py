@@ -148,3 +148,97 @@ def test_validate_lists_every_problem():
     )
     error = pytest.raises(PriceValidationError, validate_prices, frame, "test").value
     assert len(error.problems) == 2
+
+
+# -- strict rules: tickers, bounds, date range, time zones, column names and types ------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "ticker,date,close\nAAA,2022-01-03,1e12\n",
+            "implausible close value(s) (outside 1e-06 to 1e+08): row 2",
+        ),
+        ("ticker,date,close\nAAA,2022-01-03,1e-300\n", "implausible close value(s)"),
+        ("ticker,date,close\nAAA,1850-01-03,10\n", "date(s) outside 1900-01-01 to "),
+        ("ticker,date,close\nAAA,9021-01-04,10\n", "date=9021-01-04"),
+        (
+            "ticker,date,close\nAA\x00A,2022-01-03,10\n",
+            "malformed ticker(s), e.g. row 2 (ticker=AA\\x00A",
+        ),
+        (
+            "ticker,date,close\n../../EVIL,2022-01-03,10\n",
+            "malformed ticker(s), e.g. row 2 (ticker=../../EVIL",
+        ),
+        ("ticker,date,close\nA B,2022-01-03,10\n", "malformed ticker"),
+        (f"ticker,date,close\n{'A' * 21},2022-01-03,10\n", "malformed ticker"),
+        ("ticker,date,close,close\nAAA,2022-01-03,10,11\n", "duplicated column name(s) ['close']"),
+        ("ticker,date,Close,close\nAAA,2022-01-03,10,11\n", "duplicated column name(s) ['close']"),
+        (
+            "ticker,date,close\nAAA,2022-01-03T00:00:00+00:00,10\nAAA,2022-01-04T00:00:00-05:00,11\n",
+            "the dates mix time zones (+00:00 on row 2, -05:00 on row 3)",
+        ),
+    ],
+)
+def test_strict_rules_reject_with_one_clear_problem(tmp_path, text, expected):
+    path = write_csv(tmp_path / "bad.csv", text)
+    with pytest.raises(PriceValidationError) as info:
+        read_price_file(path)
+    message = str(info.value)
+    assert expected in message and str(path) in message
+    assert "\x00" not in message
+
+
+def test_tickers_that_real_markets_use_are_accepted():
+    frame = pd.DataFrame(
+        {
+            "ticker": ["BRK.B", "BF-B", "^GSPC", "EURUSD=X", "T0001", "brk.a"],
+            "price_date": ["2022-01-03"] * 6,
+            "close": ["1", "2", "3", "4", "5", "600000"],
+        }
+    )
+    stored = validate_prices(frame, "test")
+    assert sorted(stored["ticker"]) == ["BF-B", "BRK.A", "BRK.B", "EURUSD=X", "T0001", "^GSPC"]
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "expected"),
+    [
+        ("close", [True, False], "column 'close' is boolean; it must hold numbers"),
+        ("date", [20220103, 20220104], "column 'date' holds int64 values; it must hold dates"),
+        ("ticker", [1, 1], "column 'ticker' holds int64 values; it must hold text"),
+    ],
+)
+def test_parquet_columns_of_the_wrong_type_are_rejected(tmp_path, column, values, expected):
+    frame = pd.DataFrame(
+        {"ticker": ["AAA", "AAA"], "date": ["2022-01-03", "2022-01-04"], "close": [1.0, 2.0]}
+    )
+    frame[column] = values
+    path = tmp_path / "p.parquet"
+    frame.to_parquet(path)
+    assert expected in str(pytest.raises(PriceValidationError, read_price_file, path).value)
+
+
+def test_parquet_with_a_duplicated_column_is_rejected(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        [pa.array(["AAA"]), pa.array(["2022-01-03"]), pa.array([1.0]), pa.array([2.0])],
+        names=["ticker", "date", "close", "close"],
+    )
+    path = tmp_path / "dup.parquet"
+    pq.write_table(table, path)
+    message = str(pytest.raises(PriceValidationError, read_price_file, path).value)
+    assert "duplicated column name(s) ['close']" in message
+    timestamps = pd.DataFrame(  # one zone is fine: the local dates are kept
+        {
+            "ticker": ["AAA", "AAA"],
+            "date": pd.to_datetime(["2022-01-03", "2022-01-04"]).tz_localize("America/New_York"),
+            "close": [1.0, 2.0],
+        }
+    )
+    timestamps.to_parquet(tmp_path / "tz.parquet")
+    read = read_price_file(tmp_path / "tz.parquet")
+    assert read["price_date"].tolist() == [dt.date(2022, 1, 3), dt.date(2022, 1, 4)]
