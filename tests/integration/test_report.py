@@ -132,6 +132,16 @@ def _traced(html: str) -> list[dict]:
     return parser.found
 
 
+def _outcome_clause(con, mart: str, alias: str) -> str:
+    """`` and (alias.outcome is null or ... = 'max_abs_residual')`` when ``mart`` has one."""
+    has = con.execute(
+        "select count(*) from duckdb_columns() where schema_name = 'marts' and table_name = ? "
+        "and column_name = 'outcome'",
+        [mart],
+    ).fetchone()[0]
+    return f" and ({alias}.outcome is null or {alias}.outcome = '{PAPER_OUTCOME}')" if has else ""
+
+
 def _mart_value(con, item: dict) -> float:
     where = json.loads(item["data-where"])
     clauses, params = [], []
@@ -314,12 +324,18 @@ def test_forecast_plots_show_where_each_system_strays_most(reported):
 def test_every_rating_shows_its_stability_and_the_shaky_ones_are_counted(reported):
     con = duckdb.connect(str(reported["snapshot"]), read_only=True)
     try:
+        at_paper_outcome = {  # robustness marts may carry an outcome: the report reads R^max
+            mart: _outcome_clause(con, mart, alias)
+            for mart, alias in (("ratings", "r"), ("rating_stability", "s"))
+        }
         at_rating = con.execute(
             "select s.metric, s.perturbation_id, s.system_id, s.share from marts.rating_stability s "
             "join marts.ratings r using (run_id, metric, perturbation_id, system_id) "
-            "where s.rating_level = r.rating"
+            "where s.rating_level = r.rating" + "".join(at_paper_outcome.values())
         ).df()
-        n_ratings = con.execute("select count(*) from marts.ratings").fetchone()[0]
+        n_ratings = con.execute(
+            "select count(*) from marts.ratings r where true" + at_paper_outcome["ratings"]
+        ).fetchone()[0]
     finally:
         con.close()
     assert len(at_rating) == n_ratings
