@@ -29,7 +29,13 @@ from tests.integration.helpers import forecast_and_build, ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
 from tsrate.publish import publish
-from tsrate.report import format_number
+from tsrate.report import (
+    PAPER_OUTCOME,
+    SHAKY_SHARE,
+    TRACE_WINDOWS_PER_SYSTEM,
+    format_number,
+    format_share,
+)
 from tsrate.svg import PALETTE
 
 pytestmark = pytest.mark.slow
@@ -40,7 +46,8 @@ STUDY = small_study(
 #: what the report reads, and everything those marts need
 REPORT_MARTS = (
     "+group_comparisons +modality_pairs +confounder_comparison +perturbation_summary "
-    "window_errors systems perturbations companies"
+    "+rating_stability +forecast_traces window_errors +window_inputs systems perturbations "
+    "companies"
 )
 RELABEL = {
     # system_id: (modality, family, purpose, architecture, is_foundation_model, base_model)
@@ -125,6 +132,16 @@ def _traced(html: str) -> list[dict]:
     return parser.found
 
 
+def _outcome_clause(con, mart: str, alias: str) -> str:
+    """`` and (alias.outcome is null or ... = 'max_abs_residual')`` when ``mart`` has one."""
+    has = con.execute(
+        "select count(*) from duckdb_columns() where schema_name = 'marts' and table_name = ? "
+        "and column_name = 'outcome'",
+        [mart],
+    ).fetchone()[0]
+    return f" and ({alias}.outcome is null or {alias}.outcome = '{PAPER_OUTCOME}')" if has else ""
+
+
 def _mart_value(con, item: dict) -> float:
     where = json.loads(item["data-where"])
     clauses, params = [], []
@@ -137,6 +154,14 @@ def _mart_value(con, item: dict) -> float:
         else:
             clauses.append(f'"{column}" = ?')
             params.append(value)
+    outcome = con.execute(
+        "select count(*) from duckdb_columns() where schema_name = 'marts' and table_name = ? "
+        "and column_name = 'outcome'",
+        [item["data-mart"].split(".")[1]],
+    ).fetchone()[0]
+    if outcome and "outcome" not in where:  # the report reads the paper's outcome
+        clauses.append("(outcome is null or outcome = ?)")
+        params.append(PAPER_OUTCOME)
     column = f'"{item["data-column"]}"'
     agg = item.get("data-agg", "")
     select = {
@@ -165,6 +190,9 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
         "marts.group_comparisons",
         "marts.modality_pairs",
         "marts.window_errors",
+        "marts.rating_stability",
+        "marts.forecast_traces",
+        "marts.window_inputs",
     } <= marts
     con = duckdb.connect(str(reported["snapshot"]), read_only=True)
     try:
@@ -176,7 +204,10 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
                     item["data-column"] in ("rating", "rating_levels")
                     or item.get("data-agg") == "count_distinct"
                 )
-                assert item["text"] == format_number(expected, integer), item
+                if item.get("data-format") == "percent":
+                    assert item["text"] == format_share(expected), item
+                else:
+                    assert item["text"] == format_number(expected, integer), item
     finally:
         con.close()
 
@@ -192,6 +223,7 @@ def test_report_has_every_section_and_its_charts_as_svg_files(reported):
         "Figure 4",
         "Figures 7–9",
         "Figure 8",
+        "Forecasts beside actuals",
     ):
         assert heading in html, heading
     plain = re.sub(r"<[^>]+>", "", html)
@@ -217,10 +249,106 @@ def test_report_has_every_section_and_its_charts_as_svg_files(reported):
         "groups-all-systems-architecture.svg",
         "modality-pair-demo.svg",
     } <= names
+    forecasts = [n for n in names if n.startswith("forecast-")]
+    assert len(forecasts) == TRACE_WINDOWS_PER_SYSTEM * len(STUDY.systems)
     assert html.count("<svg") == len(charts)
     for chart in charts:
         ET.parse(chart)  # each file is well-formed standalone SVG
     assert not re.search(r"(src|href)=\"https?:", html)
+
+
+def test_forecast_traces_are_published_and_match_window_errors(reported):
+    """The mart holds every forecast step beside its actual; tsrate publish carries it."""
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        kind = con.execute(
+            "select count(*) from duckdb_tables() where schema_name = 'marts' "
+            "and table_name = 'forecast_traces'"
+        ).fetchone()[0]
+        traces = con.execute("select * from marts.forecast_traces").df()
+        errors = con.execute("select * from marts.window_errors").df()
+    finally:
+        con.close()
+    assert kind == 1  # a table in the snapshot (a view in the live warehouse)
+    keys = ["system_id", "ticker", "window_end_date", "perturbation_id"]
+    assert len(traces) == len(errors) * STUDY.horizon
+    assert not traces.duplicated([*keys, "horizon_step"]).any()
+    np.testing.assert_allclose(traces["residual"], traces["forecast"] - traces["actual"])
+    per_window = traces.assign(abs_residual=traces["residual"].abs()).groupby(keys)
+    merged = errors.merge(per_window["abs_residual"].max().rename("rmax").reset_index(), on=keys)
+    assert len(merged) == len(errors)
+    np.testing.assert_allclose(merged["rmax"], merged["max_abs_residual"], rtol=1e-12)
+    # the consensus is the median over systems at each step (numpy, independently)
+    step = ["ticker", "window_end_date", "perturbation_id", "horizon_step"]
+    median = traces.groupby(step)["forecast"].transform(lambda f: np.median(f.to_numpy()))
+    np.testing.assert_allclose(traces["consensus_forecast"], median, rtol=1e-12)
+    assert (traces["n_systems"] == traces.groupby(step)["forecast"].transform("count")).all()
+
+
+def test_forecast_plots_show_where_each_system_strays_most(reported):
+    """The plotted windows follow the stated rule, recomputed here from the snapshot."""
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        traces = con.execute("select * from marts.forecast_traces").df()
+    finally:
+        con.close()
+    traces["dev"] = (traces["forecast"] - traces["consensus_forecast"]).abs() / traces["actual"]
+    cells = ["ticker", "window_end_date", "perturbation_id"]
+    scores = traces.groupby(["system_id", *cells])["dev"].mean().reset_index()
+    taken, expected = set(), []
+    for system in STUDY.systems:
+        mine = scores[scores["system_id"] == system].sort_values(
+            ["dev", *cells], ascending=[False, True, True, True]
+        )
+        picked = [
+            c
+            for c in zip(
+                mine["ticker"], mine["window_end_date"], mine["perturbation_id"], strict=True
+            )
+            if c not in taken
+        ][:TRACE_WINDOWS_PER_SYSTEM]
+        taken.update(picked)
+        expected += [(system, *c) for c in picked]
+    html = reported["output"].read_text()
+    shown = re.findall(
+        r'data-chart="forecast-([a-z]+)-(\d{4}-\d{2}-\d{2})-(p\d)\.svg".*?'
+        r"Chosen for <b>([^<]+)</b>",
+        html,
+        flags=re.S,
+    )
+    assert [(s, t.upper(), d, p.upper()) for t, d, p, s in shown] == [
+        (s, t, f"{pd.Timestamp(d):%Y-%m-%d}", p) for s, t, d, p in expected
+    ]
+
+
+def test_every_rating_shows_its_stability_and_the_shaky_ones_are_counted(reported):
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        at_paper_outcome = {  # robustness marts may carry an outcome: the report reads R^max
+            mart: _outcome_clause(con, mart, alias)
+            for mart, alias in (("ratings", "r"), ("rating_stability", "s"))
+        }
+        at_rating = con.execute(
+            "select s.metric, s.perturbation_id, s.system_id, s.share from marts.rating_stability s "
+            "join marts.ratings r using (run_id, metric, perturbation_id, system_id) "
+            "where s.rating_level = r.rating" + "".join(at_paper_outcome.values())
+        ).df()
+        n_ratings = con.execute(
+            "select count(*) from marts.ratings r where true" + at_paper_outcome["ratings"]
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert len(at_rating) == n_ratings
+    html = reported["output"].read_text()
+    shares = [
+        item for item in _traced(html)
+        if item["data-mart"] == "marts.rating_stability" and item["data-column"] == "share"
+    ]  # fmt: skip
+    assert len(shares) == n_ratings
+    shaky = int((at_rating["share"] < SHAKY_SHARE).sum())
+    assert html.count('class="share shaky"') == shaky
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert f"{shaky} of {n_ratings} ratings are shaky" in plain
 
 
 def test_group_comparisons_match_an_independent_computation(reported):
@@ -395,8 +523,32 @@ def test_report_renders_in_chromium_without_console_errors(reported):
             " item.dispatchEvent(new MouseEvent('click', {bubbles: true}));"
             " return item.closest('svg').querySelectorAll('.series.hidden').length; })()"
         )
+        stability = browser.evaluate(
+            "(() => { const all = Array.from(document.querySelectorAll('#ratings .share'));"
+            " const shaky = all.filter(e => e.classList.contains('shaky'));"
+            " const visible = all.filter(e => e.getBoundingClientRect().width > 0);"
+            " return [all.length, visible.length, shaky.length,"
+            " shaky.length ? getComputedStyle(shaky[0]).backgroundColor : ''];"
+            " })()"
+        )
+        plots = browser.evaluate(
+            "Array.from(document.querySelectorAll('#forecasts svg.chart')).map(svg => {"
+            " const r = svg.getBoundingClientRect();"
+            " return [r.left + scrollX, r.top + scrollY, r.width, r.height,"
+            " svg.querySelectorAll('polyline').length]; })"
+        )
+        x, y, w, h, _ = plots[0]
+        plot = decode_png(browser.screenshot({"x": x, "y": y, "width": w, "height": h}))
         errors = browser.errors()
     assert errors == []
+    n_ratings = reported["output"].read_text().count('data-column="share"')
+    assert stability[0] == stability[1] == n_ratings  # every rating's share is on screen
+    if stability[2]:
+        assert stability[3] == "rgb(255, 225, 179)"  # shaky ones are highlighted
+    assert len(plots) == TRACE_WINDOWS_PER_SYSTEM * len(STUDY.systems)
+    assert all(w > 300 and h > 200 and lines >= 3 for _, _, w, h, lines in plots)
+    assert len(np.unique(plot.reshape(-1, 3), axis=0)) > 20
+    assert _palette_pixels(plot, "#222222", tolerance=20) > 30  # the actual series
     assert len(boxes) == reported["output"].read_text().count("<svg")
     assert all(w > 200 and h > 150 for _, _, w, h in boxes)
     assert hidden == 1
