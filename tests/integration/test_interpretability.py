@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.integration.helpers import read
+from tests.integration.suite_publish import assert_suite_published
 from tsrate import dbt
 from tsrate.warehouse import connect
 
@@ -48,6 +49,7 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
         warehouse, "select status from raw.suite_runs where suite_run_id = ?", [suite_run_id]
     )
     assert status["status"].tolist() == ["succeeded"]
+    assert_suite_published(warehouse, "interpretability", suite_run_id, tmp_path)
     runs = read(warehouse, "select model_id, seed, variant_key from raw.interp_runs")
     # main: 2 datasets x 2 models x 2 seeds; sensitivity adds d2 f=0.6 for imv_tensor seed 1
     assert len(runs) == 9

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.helpers import read
+from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
 from tsrate import dbt
 from tsrate.suites.reasoning.dataset import DatasetError
@@ -116,6 +117,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert (ratings["n_systems"] == per_group).all()  # reads like marts.ratings
     report = (tmp_path / "reports" / "reasoning.html").read_text()
     assert "<svg" in report and "Context-aided forecasting" in report and suite_run_id in report
+    assert_suite_published(warehouse, "reasoning", suite_run_id, tmp_path)
 
     # 3. resumable: a second run asks nothing new (every prompt hash has a response)
     responses = count(warehouse, "raw.rsn_responses")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.helpers import read
+from tests.integration.suite_publish import assert_suite_published
 from tsrate import dbt
 from tsrate.suites.understanding.formats import FORMATS
 from tsrate.suites.understanding.tasks import TASKS
@@ -44,6 +45,7 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
         warehouse, "select status from raw.suite_runs where suite_run_id = ?", [suite_run_id]
     )
     assert status["status"].tolist() == ["succeeded"]
+    assert_suite_published(warehouse, "understanding", suite_run_id, tmp_path)
     scores = read(warehouse, "select * from marts.und_scores")
     assert set(scores["suite_run_id"]) == {suite_run_id}
     assert set(scores["system_id"]) == {"und_analyst", "und_random"}

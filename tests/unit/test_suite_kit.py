@@ -1,0 +1,235 @@
+"""The suite kit: lifecycle, raw tables, rating helper and spec, publish filter."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrate import TsrateError
+from tsrate.ratings import ratings_frame
+from tsrate.suites import SUITES
+from tsrate.suites.lifecycle import (
+    ensure_suite_tables,
+    finish_suite_run,
+    new_suite_run_id,
+    start_suite_run,
+    suite_run_status,
+)
+from tsrate.suites.publishing import unbuilt_suite_marts
+from tsrate.suites.rating import RatingSpecError, load_rating_specs, rate_scores
+from tsrate.warehouse import connect
+
+
+def _specs(**directions: bool) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "suite": "reasoning",
+            "metric": list(directions),
+            "higher_is_better": list(directions.values()),
+            "ideal": np.nan,
+        }
+    )
+
+
+def _independent_ratings(scores: dict[str, float], levels: int) -> dict[str, int]:
+    """Algorithm 5 by hand: distinct scores ascending, split into ``levels`` groups."""
+    distinct = sorted(set(scores.values()))
+    if len(distinct) == 1:
+        return {s: 1 if v == 0 else levels for s, v in scores.items()}
+    size, extra = divmod(len(distinct), levels)
+    rating, start = {}, 0
+    for level in range(levels):
+        stop = start + size + (1 if level < extra else 0)
+        for value in distinct[start:stop]:
+            rating[value] = level + 1
+        start = stop
+    return {s: rating[v] for s, v in scores.items()}
+
+
+def test_every_warehouse_has_every_suite_raw_table(tmp_path):
+    with connect(tmp_path / "w.duckdb") as con:
+        tables = {
+            r[0]
+            for r in con.execute(
+                "select table_name from duckdb_tables() where schema_name = 'raw'"
+            ).fetchall()
+        }
+    assert "suite_runs" in tables
+    for suite in SUITES.values():
+        assert any(t.startswith(f"{suite.prefix}_") for t in tables), suite.name
+    assert not any(t.endswith("_suite_runs") and t != "suite_runs" for t in tables)
+
+
+def test_lifecycle_records_one_row_per_run_with_the_suite_and_its_details(tmp_path):
+    with connect(tmp_path / "w.duckdb") as con:
+        run = new_suite_run_id("reasoning")
+        assert run.startswith("rsn-") and run != new_suite_run_id("reasoning")
+        start_suite_run(con, "reasoning", run, {"seed": 1}, {"n_items": 4, "source": "procedural"})
+        assert suite_run_status(con, run) == "running"
+        finish_suite_run(con, run, "failed", "boom")
+        row = con.execute(
+            "select suite, status, message, finished_at is not null, "
+            "details->>'n_items', config->>'seed' from raw.suite_runs"
+        ).fetchone()
+        assert row == ("reasoning", "failed", "boom", True, "4", "1")
+        with pytest.raises(TsrateError, match="no suite run 'nope'"):
+            finish_suite_run(con, "nope", "succeeded")
+        with pytest.raises(TsrateError, match="unknown suite"):
+            start_suite_run(con, "astrology", "x", {}, {})
+
+
+def test_runs_of_a_per_suite_table_from_an_older_warehouse_are_copied_once(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create schema raw")
+    con.execute(
+        "create table raw.und_suite_runs (suite_run_id varchar, started_at timestamp, "
+        "finished_at timestamp, status varchar, config_name varchar, config json, "
+        "n_prompts integer, message varchar)"
+    )
+    con.execute(
+        "insert into raw.und_suite_runs values ('und-1', '2026-01-01', null, 'succeeded', "
+        "'small', '{\"a\": 1}', 12, null)"
+    )
+    ensure_suite_tables(con)
+    ensure_suite_tables(con)  # idempotent: copied once
+    rows = con.execute(
+        "select suite, suite_run_id, status, details->>'config_name', "
+        "cast(details->>'n_prompts' as integer) from raw.suite_runs"
+    ).fetchall()
+    con.close()
+    assert rows == [("understanding", "und-1", "succeeded", "small", 12)]
+
+
+def test_rate_scores_rates_each_key_group_in_the_spec_direction():
+    scores = pd.DataFrame(
+        {
+            "suite_run_id": "r",
+            "metric": ["accuracy"] * 4 + ["mae"] * 4 + ["accuracy"] * 2,
+            "task": ["t1"] * 4 + ["t1"] * 4 + ["t2"] * 2,
+            "system_id": ["a", "b", "c", "d"] * 2 + ["a", "b"],
+            "raw_score": [0.1, 0.5, 0.9, 0.5, 3.0, 1.0, 2.0, np.inf, 0.2, 0.4],
+        }
+    )
+    specs = _specs(accuracy=True, mae=False)
+    rated = rate_scores(
+        scores, "reasoning", ["suite_run_id", "metric", "task"], "system_id", 3, specs
+    )
+    # key columns keep their names and order; ratings_frame's own columns pass through
+    rating_columns = [
+        c
+        for c in ratings_frame(
+            scores.iloc[:0].assign(perturbation_id="")[
+                ["metric", "perturbation_id", "system_id", "raw_score"]
+            ],
+            3,
+            {},
+        ).columns
+        if c not in {"metric", "perturbation_id", "system_id"}
+    ]
+    assert list(rated.columns) == ["suite_run_id", "metric", "task", "system_id", *rating_columns]
+    got = rated.set_index(["metric", "task", "system_id"])
+    for (metric, task), block in scores[np.isfinite(scores["raw_score"])].groupby(
+        ["metric", "task"]
+    ):
+        expected = _independent_ratings(
+            dict(zip(block["system_id"], block["raw_score"], strict=True)), 3
+        )
+        for system, rating in expected.items():
+            assert got.loc[(metric, task, system), "rating"] == rating
+    assert ("mae", "t1", "d") not in got.index  # undefined score: not rated
+    assert got.loc[("accuracy", "t1", "c"), "higher_is_better"]
+    assert not got.loc[("mae", "t1", "b"), "higher_is_better"]
+    # the spec decides the direction: flip it and the flag flips, the rating does not
+    flipped = rate_scores(
+        scores,
+        "reasoning",
+        ["suite_run_id", "metric", "task"],
+        "system_id",
+        3,
+        _specs(accuracy=False, mae=False),
+    ).set_index(["metric", "task", "system_id"])
+    assert not flipped.loc[("accuracy", "t1", "c"), "higher_is_better"]
+    assert flipped.loc[("accuracy", "t1", "c"), "rating"] == 3
+
+
+def test_rate_scores_names_the_metric_without_a_spec_and_keeps_an_empty_frame_typed():
+    scores = pd.DataFrame(
+        {
+            "suite_run_id": ["r"],
+            "metric": ["speed"],
+            "model_id": ["m"],
+            "variant_id": ["v"],
+            "raw_score": [1.0],
+        }
+    )
+    with pytest.raises(RatingSpecError, match=r"no rating direction for metrics \['speed'\]"):
+        rate_scores(
+            scores, "reasoning", ["suite_run_id", "variant_id"], "model_id", 3, _specs(mae=False)
+        )
+    with pytest.raises(RatingSpecError, match="no rating spec for suite 'nope'"):
+        rate_scores(scores, "nope", ["suite_run_id"], "model_id", 3, _specs(mae=False))
+    empty = rate_scores(
+        scores.iloc[:0],
+        "reasoning",
+        ["suite_run_id", "variant_id"],
+        "model_id",
+        3,
+        _specs(mae=False),
+    )
+    assert empty.empty
+    assert list(empty.columns)[:4] == ["suite_run_id", "variant_id", "metric", "model_id"]
+
+
+def test_the_rating_spec_seed_covers_every_suite_once():
+    specs = load_rating_specs()
+    assert not specs.duplicated(["suite", "metric"]).any()
+    assert set(specs["suite"]) == set(SUITES)
+    assert specs["higher_is_better"].dtype == bool
+    bounded = specs.dropna(subset=["ideal"])
+    # an ideal is the best end: 1 for a higher-is-better share, 0 for an error
+    assert (bounded.loc[bounded["higher_is_better"], "ideal"] == 1).all()
+    assert (bounded.loc[~bounded["higher_is_better"], "ideal"] == 0).all()
+
+
+def test_marts_of_suites_without_a_succeeded_run_are_not_published(tmp_path):
+    with connect(tmp_path / "w.duckdb") as con:
+        con.execute("create schema marts")
+        for name in ("ratings", "rsn_ratings", "und_ratings", "interp_ratings"):
+            con.execute(f"create table marts.{name} (x integer)")
+        start_suite_run(con, "reasoning", "rsn-1", {}, {})
+        finish_suite_run(con, "rsn-1", "succeeded")
+        start_suite_run(con, "understanding", "und-1", {}, {})
+        finish_suite_run(con, "und-1", "failed")
+        assert unbuilt_suite_marts(con, con.execute("select current_database()").fetchone()[0]) == {
+            "und_ratings",
+            "interp_ratings",
+        }
+
+
+def test_a_core_publish_leaves_out_never_run_suites_and_keeps_built_ones(tmp_path):
+    from tsrate.publish import publish
+
+    warehouse = tmp_path / "w.duckdb"
+    with connect(warehouse) as con:
+        con.execute("create schema marts")
+        con.execute("create table marts.ratings as select 1 as x")
+        con.execute("create table marts.und_scores (x integer)")  # built empty, never ran
+        con.execute("create table marts.rsn_ratings as select 'rsn-1' as suite_run_id")
+        start_suite_run(con, "reasoning", "rsn-1", {}, {})
+        finish_suite_run(con, "rsn-1", "succeeded")
+    result = publish(warehouse, "core-run", parquet=False)
+    snapshot = duckdb.connect(str(result.path), read_only=True)
+    try:
+        marts = {
+            r[0]
+            for r in snapshot.execute(
+                "select table_name from duckdb_tables() where schema_name = 'marts'"
+            ).fetchall()
+        }
+    finally:
+        snapshot.close()
+    assert marts == {"ratings", "rsn_ratings"}
+    assert "marts.und_scores" not in result.row_counts
