@@ -61,6 +61,7 @@ MARTS = [
     "marts.system_perturbation_sets",
     "marts.wrs_pairs",
     "marts.wrs",
+    "intermediate.int_confounder_distributions",
     "marts.treatment_assignments",
     "marts.perturbation_effects",
     "marts.perturbation_effect_scores",
@@ -198,8 +199,9 @@ def write_window_errors(
             create table marts.window_errors (
                 run_id varchar, system_id varchar, ticker varchar, company_name varchar,
                 industry varchar, window_end_date date, perturbation_id varchar,
-                max_abs_residual double, mean_residual double, smape double, mase double,
-                sign_accuracy double, n_steps integer
+                max_abs_residual double, last_context_value double,
+                relative_max_abs_residual double, mean_residual double, smape double,
+                mase double, sign_accuracy double, n_steps integer
             )
             """
         )
@@ -235,6 +237,8 @@ def write_window_errors(
                         "window_end_date": dates[win],
                         "perturbation_id": pid,
                         "max_abs_residual": max_abs,
+                        "last_context_value": level[tick],
+                        "relative_max_abs_residual": max_abs / level[tick],
                         "mean_residual": mean_res,
                         "smape": smape,
                         "mase": mase,
@@ -248,7 +252,8 @@ def write_window_errors(
                     insert into marts.window_errors
                     select run_id, system_id, cast(ticker as varchar), cast(company_name as varchar),
                         cast(industry as varchar), cast(window_end_date as date),
-                        perturbation_id, max_abs_residual, mean_residual, smape, mase,
+                        perturbation_id, max_abs_residual, last_context_value,
+                        relative_max_abs_residual, mean_residual, smape, mase,
                         sign_accuracy, n_steps
                     from chunk
                     """

@@ -3,7 +3,8 @@
 with
 
 scores as (
-    select * from {{ ref('robustness_scores') }}
+    {#- the default view: the paper's outcome -#}
+    select * from {{ ref('robustness_scores') }} where is_default_outcome
 ),
 
 aggregated as (

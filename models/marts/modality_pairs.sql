@@ -4,7 +4,8 @@
 with
 
 ratings as (
-    select * from {{ ref('ratings') }}
+    {#- the default view: the paper's outcome (and every accuracy metric) -#}
+    select * from {{ ref('ratings') }} where is_default_outcome
 ),
 
 systems as (

@@ -1,7 +1,8 @@
 with
 
 assigned as (
-    select * from {{ ref('int_ratings_assigned') }}
+    {#- the default view: the paper's outcome (and every accuracy metric) -#}
+    select * from {{ ref('int_ratings_assigned') }} where is_default_outcome
 ),
 
 ordered as (

@@ -13,6 +13,8 @@ final as (
         cast(assigned.run_id as varchar) as run_id,
         cast(assigned.metric as varchar) as metric,
         cast(assigned.metric_family as varchar) as metric_family,
+        cast(assigned.outcome as varchar) as outcome,
+        cast(assigned.is_default_outcome as boolean) as is_default_outcome,
         cast(assigned.perturbation_id as varchar) as perturbation_id,
         cast(assigned.system_id as varchar) as system_id,
         cast(systems.display_name as varchar) as display_name,
@@ -22,8 +24,12 @@ final as (
         cast(assigned.higher_is_better as boolean) as higher_is_better,
         cast(assigned.rank as integer) as rank,
         cast(count(*) over (
-            partition by assigned.run_id, assigned.metric, assigned.perturbation_id
+            partition by assigned.run_id, assigned.metric, assigned.perturbation_id, assigned.outcome
         ) as integer) as n_systems,
+        cast(assigned.rating_reason as varchar) as rating_reason,
+        cast(assigned.score_spread as double) as score_spread,
+        cast(assigned.separable as boolean) as separable,
+        cast(assigned.separation_reason as varchar) as separation_reason,
     from assigned
     left join systems
         on systems.system_id = assigned.system_id

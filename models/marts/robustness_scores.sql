@@ -1,5 +1,7 @@
 {#- The robustness metrics in one long table: WRS (statistical bias) and the worst-case
-    APE / PIE (confounding) of every system and perturbation. -#}
+    APE / PIE (confounding) of every system, perturbation and outcome, with how far each
+    score can be trusted: its spread over treatment draws, how it tracks the oracle effect,
+    and whether the score separates systems at all. -#}
 with
 
 wrs as (
@@ -15,6 +17,7 @@ wrs_rows as (
         run_id,
         system_id,
         perturbation_id,
+        outcome,
         metric,
         'wrs' as measure,
         analysis as confounder,
@@ -24,6 +27,8 @@ wrs_rows as (
         cast(null as integer) as n_distributions,
         cast(null as varchar) as worst_distribution_id,
         cast(null as double) as oracle_score,
+        cast(null as double) as score_spread,
+        cast(null as integer) as n_draws,
         'sum' as aggregation,
         cast(null as varchar) as estimand,
     from wrs
@@ -34,6 +39,7 @@ effect_rows as (
         run_id,
         system_id,
         perturbation_id,
+        outcome,
         metric,
         measure,
         confounder,
@@ -43,6 +49,8 @@ effect_rows as (
         n_distributions,
         worst_distribution_id,
         oracle_score,
+        score_spread,
+        n_draws,
         aggregation,
         estimand,
     from effect_scores
@@ -54,6 +62,33 @@ unioned as (
     select * from effect_rows
 ),
 
+{#- Average ranks (ties share the mean of their positions) of the estimate and of the
+    oracle across the systems of one metric x perturbation x outcome: their Pearson
+    correlation is Spearman's rho. -#}
+ranked as (
+    select
+        *,
+        rank() over (partition by run_id, metric, perturbation_id, outcome order by raw_score)
+            + (count(*) over (partition by run_id, metric, perturbation_id, outcome, raw_score) - 1) / 2.0
+            as score_rank,
+        rank() over (partition by run_id, metric, perturbation_id, outcome order by oracle_score)
+            + (count(*) over (partition by run_id, metric, perturbation_id, outcome, oracle_score) - 1) / 2.0
+            as oracle_rank,
+    from unioned
+),
+
+per_group as (
+    select
+        *,
+        count(*) over per_score as n_systems,
+        min(raw_score) over per_score as group_min,
+        max(raw_score) over per_score as group_max,
+        corr(score_rank, oracle_rank) filter (where oracle_score is not null) over per_score
+            as oracle_rank_correlation,
+    from ranked
+    window per_score as (partition by run_id, metric, perturbation_id, outcome)
+),
+
 final as (
     select
         cast(run_id as varchar) as run_id,
@@ -62,6 +97,8 @@ final as (
         cast(metric as varchar) as metric,
         cast(measure as varchar) as measure,
         cast(confounder as varchar) as confounder,
+        cast(outcome as varchar) as outcome,
+        cast(outcome = '{{ var("robustness_outcome") }}' as boolean) as is_default_outcome,
         cast(raw_score as double) as raw_score,
         false as higher_is_better,
         cast(max_score as double) as max_score,
@@ -69,9 +106,24 @@ final as (
         cast(n_distributions as integer) as n_distributions,
         cast(worst_distribution_id as varchar) as worst_distribution_id,
         cast(oracle_score as double) as oracle_score,
+        cast(raw_score - oracle_score as double) as oracle_error,
+        cast(oracle_rank_correlation as double) as oracle_rank_correlation,
+        cast(score_spread as double) as score_spread,
+        cast(n_draws as integer) as n_draws,
+        cast(n_systems as integer) as n_systems,
+        cast(n_systems < 2 or group_max > group_min as boolean) as separates_systems,
+        cast(case
+            when n_systems >= 2 and group_max = group_min and measure = 'wrs'
+                and group_max >= max_score - 1e-9
+                then 'does not separate systems on this study: every system at the maximum WRS'
+            when n_systems >= 2 and group_max = group_min and group_max = 0
+                then 'does not separate systems on this study: every system at 0'
+            when n_systems >= 2 and group_max = group_min
+                then 'does not separate systems on this study: every system at the same score'
+        end as varchar) as separation_reason,
         cast(aggregation as varchar) as aggregation,
         cast(estimand as varchar) as estimand,
-    from unioned
+    from per_group
 )
 
 select * from final

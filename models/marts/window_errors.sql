@@ -8,6 +8,10 @@ companies as (
     select * from {{ ref('companies') }}
 ),
 
+windows as (
+    select * from {{ ref('int_windows_located') }}
+),
+
 per_window as (
     select
         run_id,
@@ -35,6 +39,12 @@ final as (
         per_window.window_end_date,
         per_window.perturbation_id,
         per_window.max_abs_residual,
+        {#- Scale-free R^max: divided by the window's last clean context value (the price at
+            the forecast origin), known when the forecast is made and the same for every
+            perturbation of the window, so effects between perturbations stay comparable. -#}
+        cast(windows.last_context_value as double) as last_context_value,
+        cast(per_window.max_abs_residual / nullif(abs(windows.last_context_value), 0) as double)
+            as relative_max_abs_residual,
         per_window.mean_residual,
         per_window.smape,
         per_window.mase,
@@ -42,6 +52,10 @@ final as (
         cast(per_window.n_steps as integer) as n_steps,
     from per_window
     left join companies on companies.ticker = per_window.ticker
+    left join windows
+        on windows.run_id = per_window.run_id
+        and windows.ticker = per_window.ticker
+        and windows.window_end_date = per_window.window_end_date
 )
 
 select * from final

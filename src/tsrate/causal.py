@@ -54,6 +54,10 @@ __all__ = [
     "TreatmentDraw",
     "TreatmentDraws",
     "default_distributions",
+    "study_distributions",
+    "distribution_problems",
+    "draw_seed",
+    "DISTRIBUTION_SOURCES",
     "propensity_scores",
     "stratum_propensity",
     "grid_perturbation_effects",
@@ -127,6 +131,21 @@ def distribution_seed(seed: int, distribution_id: str) -> np.random.SeedSequence
     return np.random.SeedSequence([seed, *words])
 
 
+def draw_seed(seed: int, distribution_id: str, draw: int = 0) -> np.random.SeedSequence:
+    """Seed of draw ``draw`` (0-based) of a distribution's confounded treatment assignment.
+
+    Draw 0 is :func:`distribution_seed` itself -- the single draw of the paper, unchanged --
+    and draw r > 0 seeds with the distribution id suffixed ``"#r"``. So ``treatment_draws: 1``
+    reproduces the single draw, and adding draws never changes the earlier ones.
+    """
+    draw = int(draw)
+    if draw < 0:
+        raise ValueError(f"draw must be a non-negative integer (got {draw})")
+    return distribution_seed(
+        seed, str(distribution_id) if draw == 0 else f"{distribution_id}#{draw}"
+    )
+
+
 # --------------------------------------------------------------------------------------
 # Treatment assignment
 # --------------------------------------------------------------------------------------
@@ -186,12 +205,14 @@ def treatment_draws(
     *,
     control: str = CONTROL,
     missing_favored: str = "raise",
+    draw: int = 0,
 ) -> TreatmentDraws:
     """The draws of :func:`assign_treatments` as integer codes, one distribution at a time.
 
     Same arguments, validation, conventions and random numbers as :func:`assign_treatments`
     (which is built on it): ``assign_treatments`` is exactly the long-format expansion of
-    these codes. Every argument is validated before the first draw.
+    these codes. Every argument is validated before the first draw. ``draw`` selects the
+    repetition of the draw (:func:`draw_seed`; 0 = the paper's single draw).
     """
     missing = {"ticker", "industry", "window_end_date"} - set(units.columns)
     if missing:
@@ -267,7 +288,7 @@ def treatment_draws(
             favored = favored_mask(column, dist["favored_value"])
             favored_w = np.array([cw, *([tw] * k)])
             favored_cum = np.cumsum(favored_w) / favored_w.sum()
-            rng = np.random.default_rng(distribution_seed(seed, str(dist["distribution_id"])))
+            rng = np.random.default_rng(draw_seed(seed, str(dist["distribution_id"]), draw))
             u = rng.random(n)
             idx = np.where(favored, _count_at_most(favored_cum, u), _count_at_most(uniform_cum, u))
             idx = np.minimum(idx, k).astype(code_type)
@@ -366,6 +387,140 @@ def default_distributions(
     out["treated_weight"] = float(treated_weight)
     out["control_weight"] = float(control_weight)
     return out
+
+
+#: var ``confounder_distributions``: where the distributions come from.
+DISTRIBUTION_SOURCES = ("derived", "seed")
+
+
+def study_distributions(
+    companies: pd.DataFrame,
+    *,
+    source: str = "derived",
+    override: pd.DataFrame | None = None,
+    max_company_distributions: int = 24,
+    treated_weight: float = 2.0,
+    control_weight: float = 1.0,
+) -> pd.DataFrame:
+    """The confounder distributions of a study (DESIGN.md method decisions).
+
+    ``companies``: the study's ``(ticker, industry)`` pairs (e.g. the distinct ones of
+    window_errors). ``source="derived"`` (default): one distribution per industry of the
+    study, ``distribution_id = "industry:<industry>"``, and one per company,
+    ``"company:<ticker>"``, each favouring that value with ``treated_weight`` (2) per
+    treatment and ``control_weight`` (1) for P0 -- the paper's rule. Ids name the favoured
+    value, so a distribution's draw (:func:`draw_seed`) does not change when the study gains or
+    loses other tickers.
+
+    Bound for large studies: at most ``max_company_distributions`` (K) company distributions,
+    chosen deterministically and spread over industries: industries sorted, tickers sorted
+    inside each, then taken round-robin (first ticker of every industry, then the second, ...)
+    until K. Industry distributions are never bounded (industries are few). So the number of
+    distributions is at most (#industries + K) whatever the number of tickers, and
+    treatment_assignments grows linearly in windows.
+
+    ``source="seed"``: ``override`` (the ``confounder_distributions`` seed) restricted to the
+    rows whose favoured value is in the study (the others match no window and are dropped).
+    Check it first with :func:`distribution_problems`.
+
+    Returns :data:`DISTRIBUTION_COLUMNS` sorted by distribution_id.
+    """
+    if source not in DISTRIBUTION_SOURCES:
+        raise ValueError(
+            f"confounder_distributions must be one of {list(DISTRIBUTION_SOURCES)} (got {source!r})"
+        )
+    missing = {"ticker", "industry"} - set(companies.columns)
+    if missing:
+        raise ValueError(f"companies lacks columns {sorted(missing)}")
+    comp = companies[["ticker", "industry"]].astype(str).drop_duplicates()
+    if comp["ticker"].duplicated().any():
+        raise ValueError("a ticker appears under more than one industry")
+    if source == "seed":
+        if override is None:
+            raise ValueError("confounder_distributions: seed needs the seed table (override)")
+        rows = override[DISTRIBUTION_COLUMNS].copy()
+        column = rows["confounder"].astype(str).map(confounder_column)
+        favored = rows["favored_value"].astype(str)
+        keep = ((column == "industry") & favored.isin(set(comp["industry"]))) | (
+            (column == "ticker") & favored.isin(set(comp["ticker"]))
+        )
+        rows = rows.loc[keep]
+        return rows.sort_values("distribution_id").reset_index(drop=True)
+    k = int(max_company_distributions)
+    if k < 0:
+        raise ValueError(f"max_company_distributions must be >= 0 (got {k})")
+    by_industry = {
+        industry: sorted(group["ticker"]) for industry, group in comp.groupby("industry", sort=True)
+    }
+    chosen: list[str] = []
+    depth = 0
+    while len(chosen) < k and any(depth < len(t) for t in by_industry.values()):
+        for tickers in by_industry.values():
+            if depth < len(tickers) and len(chosen) < k:
+                chosen.append(tickers[depth])
+        depth += 1
+    rows = [(f"industry:{ind}", "industry", ind) for ind in by_industry]
+    rows += [(f"company:{t}", "company", t) for t in chosen]
+    out = pd.DataFrame(rows, columns=["distribution_id", "confounder", "favored_value"])
+    out["treated_weight"] = float(treated_weight)
+    out["control_weight"] = float(control_weight)
+    return out.sort_values("distribution_id").reset_index(drop=True)[DISTRIBUTION_COLUMNS]
+
+
+def distribution_problems(distributions: pd.DataFrame, companies: pd.DataFrame) -> list[str]:
+    """One line per problem of an override table of distributions for a study.
+
+    ``distributions``: the ``confounder_distributions`` seed (used with var
+    ``confounder_distributions: seed``); ``companies``: the study's ``(ticker, industry)``.
+    Reports missing columns, duplicate ids, unknown confounders, weights that are not
+    positive numbers, and a confounder (industry, company) for which no distribution favours a
+    value of the study -- that confounder's APE and PIE would be missing. An empty list means
+    the override is usable. (Favoured values outside the study are not problems: those rows
+    are dropped.)
+    """
+    missing = set(DISTRIBUTION_COLUMNS) - set(distributions.columns)
+    if missing:
+        return [f"confounder_distributions lacks columns {sorted(missing)}"]
+    problems: list[str] = []
+    dup = sorted(
+        distributions.loc[distributions["distribution_id"].duplicated(), "distribution_id"]
+        .astype(str)
+        .unique()
+    )
+    if dup:
+        problems.append(f"confounder_distributions: duplicate distribution_id {dup}")
+    study = {
+        "industry": set(companies["industry"].astype(str)),
+        "ticker": set(companies["ticker"].astype(str)),
+    }
+    covered = {"industry": False, "ticker": False}
+    for row in distributions.to_dict("records"):
+        dist_id = str(row["distribution_id"])
+        column = confounder_column(str(row["confounder"]))
+        if column not in study:
+            problems.append(
+                f"confounder_distributions {dist_id}: unknown confounder {row['confounder']!r} "
+                "(use 'industry' or 'company')"
+            )
+            continue
+        for name in ("treated_weight", "control_weight"):
+            try:
+                _check_weight(row[name], name, dist_id)
+            except ValueError as err:
+                problems.append(
+                    f"confounder_distributions {dist_id}: {name} must be a number > 0 (got {row[name]!r})"
+                )
+                del err
+        if str(row["favored_value"]) in study[column]:
+            covered[column] = True
+    for column, name in (("industry", "industry"), ("ticker", "company")):
+        if not covered[column]:
+            problems.append(
+                f"confounder_distributions: no {name} distribution favours a {name} of this study, "
+                f"so ape_{name} and pie_{name} would be missing (hint: var "
+                "confounder_distributions: derived)"
+            )
+    return problems
 
 
 # --------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ class Units:
             window_end_date=pd.to_datetime(units["window_end_date"]).to_numpy("datetime64[D]"),
         )
         units = units.sort_values(UNIT, kind="mergesort").reset_index(drop=True)
+        #: the units (ticker, industry, window_end_date) in unit order
+        self.frame = units
         self.size = len(units)
         self.tickers = np.asarray(sorted(units["ticker"].unique()), dtype=object)
         self.ticker_code = {t: i for i, t in enumerate(self.tickers)}

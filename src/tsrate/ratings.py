@@ -9,7 +9,14 @@ of the group holding its score. Consequences:
 * equal scores always share a rating;
 * rating 1 always holds the LOWEST score; fewer distinct scores than levels leave the top
   levels empty (2 distinct scores with L = 3 -> ratings 1 and 2);
-* a single system gets 1 if its score is 0, else L (the paper's single-system case);
+* a single system, or a group where every system has the same score, is rated by its
+  absolute value where the metric has an IDEAL value (0 for WRS, APE, PIE): at the ideal ->
+  the best level; when the metric's maximum is also known (WRS: ``max_score``), the level
+  of the equal-width slice of [ideal, maximum] holding the value; otherwise (no maximum)
+  any other value -> the worst level. Where the metric has no ideal (e.g. MAE) such a
+  group cannot be rated: rating null, with a ``rating_reason``;
+* raw scores within floating noise of 0 are stored as 0: |x| <= ``NOISE`` (1e-12) x
+  max(1, largest |x| of the metric x perturbation) (:func:`snap_to_zero`);
 * ``higher_is_better`` does not change the rating, it tells the reader how to interpret it
   (true only for sign accuracy: there rating L is best; for every other metric rating 1 is
   best).
@@ -21,12 +28,16 @@ scores (e.g. WRSC P4 and SMAPE P1; see ``tests/unit/test_ratings.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "NOISE",
+    "snap_to_zero",
+    "absolute_rating",
+    "separability",
     "RATING_COLUMNS",
     "BOOTSTRAP_COLUMNS",
     "assign_ratings",
@@ -49,7 +60,19 @@ RATING_COLUMNS: list[str] = [
     "rating_levels",
     "higher_is_better",
     "rank",
+    "rating_reason",
 ]
+
+#: Relative floating-noise bound of :func:`snap_to_zero`.
+NOISE = 1e-12
+
+#: ``rating_reason`` texts (the rating is null, or rated by its absolute value).
+REASON_LONE_NO_IDEAL = "only one system rated and the metric has no ideal value: nothing to compare"
+REASON_TIED_NO_IDEAL = (
+    "all systems tied and the metric has no ideal value: the score does not separate them"
+)
+REASON_LONE_IDEAL = "only one system rated: rated by its distance from the ideal value"
+REASON_TIED_IDEAL = "all systems tied: rated by their distance from the ideal value"
 
 #: Output columns of :func:`block_bootstrap_ratings` (one row per system x perturbation x level).
 BOOTSTRAP_COLUMNS: list[str] = [
@@ -98,15 +121,111 @@ def _group_of_distinct_index(d: np.ndarray, n_distinct: np.ndarray, levels: int)
     return np.where(d < big, d // (q + 1), r + (d - big) // safe_q)
 
 
-def assign_ratings(scores: Mapping[str, float], levels: int = 3) -> dict[str, int]:
+def snap_to_zero(values: np.ndarray | Sequence[float], *, scale: float | None = None) -> np.ndarray:
+    """Values within floating noise of 0 become exactly 0.
+
+    Rule: ``|x| <= NOISE * max(1, scale)`` -> 0, where ``scale`` defaults to the largest
+    finite |x| of ``values`` (one metric x perturbation), and ``NOISE = 1e-12``. E.g. an APE of
+    1.8e-14 beside APEs of order 1 is stored as 0. NaN stays NaN.
+    """
+    x = np.array(values, dtype=float, copy=True)
+    finite = np.isfinite(x)
+    if scale is None:
+        scale = float(np.max(np.abs(x[finite]))) if finite.any() else 0.0
+    bound = NOISE * max(1.0, float(scale))
+    x[finite & (np.abs(x) <= bound)] = 0.0
+    return x
+
+
+def absolute_rating(
+    value: float,
+    levels: int,
+    ideal: float,
+    maximum: float | None = None,
+    *,
+    higher_is_better: bool = False,
+) -> int:
+    """The rating a score earns by its absolute value (lone system, or all systems tied).
+
+    ``maximum`` is the known WORST value of the metric (WRS: ``max_score``), if any.
+    Lower-is-better metrics (rating 1 = best): at the ideal (within :data:`NOISE`) -> 1; with
+    a known worst value: the index (1-based) of the equal-width slice of [ideal, worst] holding
+    the value, ``ceil(L * |value - ideal| / |worst - ideal|)`` clipped to 1..L (the worst value
+    earns L); without one, any value away from the ideal -> L. Higher-is-better metrics
+    (rating L = best, the sign-accuracy convention) get the mirrored level ``L + 1 - that``,
+    so the ideal always earns the best rating.
+    """
+    levels = _check_levels(levels)
+    distance = abs(float(value) - float(ideal))
+    if distance <= NOISE * max(1.0, abs(float(ideal))):
+        level = 1
+    elif maximum is None or not math.isfinite(float(maximum)) or float(maximum) == float(ideal):
+        level = levels
+    else:
+        fraction = distance / abs(float(maximum) - float(ideal))
+        level = int(min(levels, max(1, math.ceil(levels * fraction - 1e-9))))
+    return levels + 1 - level if higher_is_better else level
+
+
+def separability(
+    systems: Sequence[str],
+    scores: np.ndarray | Sequence[float],
+    spreads: np.ndarray | Sequence[float],
+) -> tuple[list[bool | None], list[str | None]]:
+    """Which systems' scores are separable given each score's spread (e.g. over draws).
+
+    System i is NOT separable when some other system j has ``|s_i - s_j| < max(spread_i,
+    spread_j)``: their difference is smaller than the noise of either. A system whose spread
+    is unknown (NaN, e.g. one draw, or a metric without draws) gets ``None``: nothing can be
+    said. Returns (separable per system, reason per system naming the closest inseparable
+    system; None when separable or unknown).
+    """
+    s = np.asarray(scores, dtype=float)
+    sp = np.asarray(spreads, dtype=float)
+    names = [str(x) for x in systems]
+    if not (len(names) == s.size == sp.size):
+        raise ValueError("systems, scores and spreads must have the same length")
+    out: list[bool | None] = []
+    reasons: list[str | None] = []
+    for i in range(s.size):
+        if not (np.isfinite(sp[i]) and np.isfinite(s[i])):
+            out.append(None)
+            reasons.append(None)
+            continue
+        diff = np.abs(s - s[i])
+        bound = np.fmax(sp, sp[i])
+        close = [j for j in range(s.size) if j != i and np.isfinite(s[j]) and diff[j] < bound[j]]
+        out.append(not close)
+        if close:
+            j = min(close, key=lambda k: (diff[k], names[k]))
+            reasons.append(
+                f"not separable from {names[j]}: the scores differ by {diff[j]:.3g}, less than "
+                f"their spread {bound[j]:.3g}"
+            )
+        else:
+            reasons.append(None)
+    return out, reasons
+
+
+def assign_ratings(
+    scores: Mapping[str, float],
+    levels: int = 3,
+    *,
+    ideal: float | None = 0.0,
+    maximum: float | None = None,
+    higher_is_better: bool = False,
+) -> dict[str, int | None]:
     """Rate systems on ``levels`` levels from their raw scores (Algorithm 5).
 
     Distinct scores are sorted ascending and split with ``numpy.array_split`` into ``levels``
     contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
-    rating. A single system gets 1 if its score is 0, else ``levels``; so do systems that
-    all share one score (one distinct value is the single-system case: rating every system
-    "1 = best" because nobody differs would hide that all are maximally biased). An empty mapping
-    gives ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
+    rating. A single system, or systems that all share one score (one distinct value), are
+    rated by their absolute value (:func:`absolute_rating`) when the metric has an ``ideal``
+    (default 0: the paper's single-system case, 1 if the score is 0, else ``levels``; with a
+    known ``maximum`` the slice of [ideal, maximum] holding it) -- rating everyone "1 = best"
+    because nobody differs would hide that all are maximally biased. With ``ideal=None``
+    (a metric without an ideal value) such systems get ``None``. An empty mapping gives
+    ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
     system). Keys keep the input order.
     """
     levels = _check_levels(levels)
@@ -115,7 +234,14 @@ def assign_ratings(scores: Mapping[str, float], levels: int = 3) -> dict[str, in
         return {}
     distinct = np.unique(np.fromiter(values.values(), dtype=float))
     if len(distinct) == 1:
-        return {system: 1 if score == 0 else levels for system, score in values.items()}
+        if ideal is None:
+            return dict.fromkeys(values, None)
+        return {
+            system: absolute_rating(
+                score, levels, ideal, maximum, higher_is_better=higher_is_better
+            )
+            for system, score in values.items()
+        }
     groups = np.array_split(distinct, levels)
     rating_of: dict[float, int] = {}
     for index, group in enumerate(groups):
@@ -144,7 +270,13 @@ def partial_order(scores: Mapping[str, float]) -> list[tuple[str, float, int]]:
 
 
 def ratings_frame(
-    scores: pd.DataFrame, levels: int, higher_is_better: Mapping[str, bool]
+    scores: pd.DataFrame,
+    levels: int,
+    higher_is_better: Mapping[str, bool],
+    *,
+    ideal: Mapping[str, float | None] | None = None,
+    maximum_column: str | None = None,
+    spread_column: str | None = None,
 ) -> pd.DataFrame:
     """Ratings for every metric x perturbation of a long score table.
 
@@ -154,10 +286,28 @@ def ratings_frame(
     ``higher_is_better`` must name every metric present (``ValueError`` otherwise): it is
     copied into the output to say how to read the rating (rating 1 = lowest score always).
 
-    Returns :data:`RATING_COLUMNS`, sorted by metric, perturbation_id, rank, system_id.
+    Raw scores within floating noise of 0 are stored as 0 first (:func:`snap_to_zero`, per
+    metric x perturbation).
+
+    ``ideal``: metric -> its ideal raw score (e.g. 0 for WRS, APE, PIE), or None / absent
+    when the metric has none. A lone system, or a group where all systems tie, is rated by
+    its absolute value when the metric has an ideal (:func:`absolute_rating`, with the row's
+    ``maximum_column`` value as the known maximum, e.g. WRS's ``max_score``) and otherwise
+    gets a null rating; ``rating_reason`` then says why (null for ordinary ratings). The
+    default ``ideal=None`` means no metric has an ideal.
+
+    ``spread_column``: a column of per-score spreads (e.g. over treatment draws); adds
+    ``separable`` / ``separation_reason`` (:func:`separability`; null where the spread is
+    unknown).
+
+    Returns :data:`RATING_COLUMNS` (``rating`` is a nullable Int64), sorted by metric,
+    perturbation_id, rank, system_id, plus ``separable``, ``separation_reason`` with a spread.
     """
     levels = _check_levels(levels)
     missing = {"metric", "perturbation_id", "system_id", "raw_score"} - set(scores.columns)
+    for extra in (maximum_column, spread_column):
+        if extra is not None and extra not in scores.columns:
+            missing.add(extra)
     if missing:
         raise ValueError(f"scores lacks columns {sorted(missing)}")
     if scores.duplicated(["metric", "perturbation_id", "system_id"]).any():
@@ -165,37 +315,72 @@ def ratings_frame(
     unknown = sorted(set(scores["metric"]) - set(higher_is_better))
     if unknown:
         raise ValueError(f"higher_is_better does not say how to read metrics {unknown}")
+    ideals = dict(ideal or {})
     records: list[dict[str, object]] = []
     for (metric, perturbation), block in scores.groupby(["metric", "perturbation_id"], sort=True):
-        mapping = dict(zip(block["system_id"], block["raw_score"], strict=True))
+        snapped = snap_to_zero(block["raw_score"].to_numpy(dtype=float))
+        mapping = dict(zip(block["system_id"], snapped, strict=True))
+        metric_ideal = ideals.get(metric)
+        maximum = None
+        if maximum_column is not None:
+            maxima = block[maximum_column].astype(float)
+            maximum = float(maxima.max()) if maxima.notna().any() else None
         try:
-            rating = assign_ratings(mapping, levels)
+            rating = assign_ratings(
+                mapping,
+                levels,
+                ideal=metric_ideal,
+                maximum=maximum,
+                higher_is_better=bool(higher_is_better[metric]),
+            )
             order = partial_order(mapping)
         except ValueError as err:
             raise ValueError(f"metric {metric!r}, perturbation {perturbation!r}: {err}") from err
-        for system, score, rank in order:
-            records.append(
-                {
-                    "metric": metric,
-                    "perturbation_id": perturbation,
-                    "system_id": system,
-                    "raw_score": score,
-                    "rating": rating[system],
-                    "rating_levels": levels,
-                    "higher_is_better": bool(higher_is_better[metric]),
-                    "rank": rank,
-                }
+        reason = None
+        if len(set(mapping.values())) == 1:
+            lone = len(mapping) == 1
+            if metric_ideal is None:
+                reason = REASON_LONE_NO_IDEAL if lone else REASON_TIED_NO_IDEAL
+            else:
+                reason = REASON_LONE_IDEAL if lone else REASON_TIED_IDEAL
+        separable: dict[str, object] = {}
+        why: dict[str, object] = {}
+        if spread_column is not None:
+            flags, texts = separability(
+                list(block["system_id"]), snapped, block[spread_column].to_numpy(dtype=float)
             )
-    out = pd.DataFrame.from_records(records, columns=RATING_COLUMNS)
-    return out.astype(
-        {
-            "raw_score": "float64",
-            "rating": "int64",
-            "rating_levels": "int64",
-            "higher_is_better": "bool",
-            "rank": "int64",
-        }
-    )
+            separable = dict(zip(block["system_id"], flags, strict=True))
+            why = dict(zip(block["system_id"], texts, strict=True))
+        for system, score, rank in order:
+            record = {
+                "metric": metric,
+                "perturbation_id": perturbation,
+                "system_id": system,
+                "raw_score": score,
+                "rating": rating[system],
+                "rating_levels": levels,
+                "higher_is_better": bool(higher_is_better[metric]),
+                "rank": rank,
+                "rating_reason": reason,
+            }
+            if spread_column is not None:
+                record["separable"] = separable[system]
+                record["separation_reason"] = why[system]
+            records.append(record)
+    columns = list(RATING_COLUMNS)
+    types: dict[str, str] = {
+        "raw_score": "float64",
+        "rating": "Int64",
+        "rating_levels": "int64",
+        "higher_is_better": "bool",
+        "rank": "int64",
+        "rating_reason": "object",
+    }
+    if spread_column is not None:
+        columns += ["separable", "separation_reason"]
+        types.update({"separable": "boolean", "separation_reason": "object"})
+    out = pd.DataFrame.from_records(records, columns=columns)
+    return out.astype(types)
 
 
 # --------------------------------------------------------------------------------------

@@ -77,6 +77,13 @@ SCOPES = {
     "without_baselines": "without the baselines (families in var baseline_families), as in the paper",
 }
 #: marts the report reads; a snapshot lacking one of the first four cannot make a report.
+def _default_outcome(frame: pd.DataFrame) -> pd.DataFrame:
+    """The paper's view of a mart that carries an ``outcome`` (rows with is_default_outcome)."""
+    if "is_default_outcome" not in frame.columns:
+        return frame
+    return frame.loc[frame["is_default_outcome"].astype(bool)].reset_index(drop=True)
+
+
 REQUIRED_MARTS = ("ratings", "system_summary", "perturbation_summary", "confounder_comparison")
 OPTIONAL_MARTS = ("group_comparisons", "modality_pairs", "rating_stability", "forecast_traces")
 #: the paper's robustness outcome (R^max); marts with an ``outcome`` column are read at it
@@ -213,7 +220,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             run_id=run_id,
             published_at=published_at,
             study=json.loads(study) if study else {},
-            ratings=mart("ratings"),
+            ratings=_default_outcome(mart("ratings")),
             system_summary=mart("system_summary"),
             perturbation_summary=mart("perturbation_summary"),
             confounder_comparison=mart("confounder_comparison"),

@@ -42,6 +42,8 @@ __all__ = [
     "spearman",
     "PAIR_COLUMNS",
     "WRS_COLUMNS",
+    "wrs_pair_table",
+    "wrs_table",
 ]
 
 #: Output columns of :func:`weighted_rejection_pairs` (one row per pair x confidence level).
@@ -679,3 +681,68 @@ def spearman(
         raise ValueError("Spearman correlation is undefined for a constant input")
     res = _sps.spearmanr(x, y)
     return SpearmanResult(rho=float(res.statistic), p=float(res.pvalue), n=int(x.size))
+
+
+# --------------------------------------------------------------------------------------
+# The wrs_pairs and wrs marts (both outcomes, every run)
+# --------------------------------------------------------------------------------------
+
+_PAIR_TEXT = ["run_id", "analysis", "outcome", "system_id", "perturbation_id", "within_group"]
+_PAIR_TEXT += ["group_a", "group_b"]
+_PAIR_NUMBER = ["mean_a", "mean_b", "t_statistic", "p_value", "confidence", "weight", "alpha"]
+_PAIR_NUMBER += ["t_critical", "weighted_rejection"]
+#: Columns and types of the ``wrs_pairs`` mart.
+PAIR_TABLE_COLUMNS: list[str] = ["run_id", "analysis", "outcome", *PAIR_COLUMNS]
+PAIR_TABLE_SCHEMA: dict[str, str] = {
+    **dict.fromkeys(_PAIR_TEXT, "string"),
+    **dict.fromkeys(["n_a", "n_b", "dof"], "int64"),
+    **dict.fromkeys(_PAIR_NUMBER, "float64"),
+    "rejected": "bool",
+}
+#: Columns and types of the ``wrs`` mart.
+WRS_TABLE_COLUMNS: list[str] = ["run_id", "analysis", "outcome", "metric", *WRS_COLUMNS]
+WRS_TABLE_SCHEMA: dict[str, str] = {
+    **dict.fromkeys(["run_id", "analysis", "outcome", "metric", "system_id"], "string"),
+    "perturbation_id": "string",
+    **dict.fromkeys(["raw_score", "max_score"], "float64"),
+    "n_pairs": "int64",
+}
+
+
+def wrs_pair_table(
+    window_errors: pd.DataFrame, confidence_levels: pd.DataFrame, outcomes: Sequence[str]
+) -> pd.DataFrame:
+    """Both WRS analyses (:data:`WRS_ANALYSES`) of every run and outcome, stacked:
+    :func:`weighted_rejection_pairs` with ``run_id``, ``analysis`` and ``outcome`` in front."""
+    frames = []
+    for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
+        for outcome in outcomes:
+            for analysis, (group_column, within_column) in WRS_ANALYSES.items():
+                pairs = weighted_rejection_pairs(
+                    errors, group_column, confidence_levels, within_column, str(outcome)
+                )
+                pairs.insert(0, "outcome", str(outcome))
+                pairs.insert(0, "analysis", analysis)
+                pairs.insert(0, "run_id", run_id)
+                frames.append(pairs)
+    if not frames:
+        return pd.DataFrame(columns=PAIR_TABLE_COLUMNS).astype(PAIR_TABLE_SCHEMA)
+    return pd.concat(frames, ignore_index=True)[PAIR_TABLE_COLUMNS].astype(PAIR_TABLE_SCHEMA)
+
+
+def wrs_table(pairs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, analysis, outcome, system and perturbation:
+    :func:`weighted_rejection_scores` of each block of :func:`wrs_pair_table` rows."""
+    frames = []
+    for (run_id, analysis, outcome), block in pairs.groupby(
+        ["run_id", "analysis", "outcome"], sort=True, observed=True
+    ):
+        scores = weighted_rejection_scores(block)
+        scores.insert(0, "metric", f"wrs_{analysis}")
+        scores.insert(0, "outcome", outcome)
+        scores.insert(0, "analysis", analysis)
+        scores.insert(0, "run_id", run_id)
+        frames.append(scores)
+    if not frames:
+        return pd.DataFrame(columns=WRS_TABLE_COLUMNS).astype(WRS_TABLE_SCHEMA)
+    return pd.concat(frames, ignore_index=True)[WRS_TABLE_COLUMNS].astype(WRS_TABLE_SCHEMA)

@@ -7,16 +7,16 @@ Study: 2 industries x 2 companies (AAPL, MSFT Technology; PFE, MRK Pharmaceutica
 
 from __future__ import annotations
 
-import importlib.util
-
 import duckdb
 import pandas as pd
 import pytest
 
+from tests.integration.rating_properties import assert_ratings_never_mislead
 from tsrate import dbt
-from tsrate.config import Study, load_companies, project_dir, project_vars
+from tsrate.assignments import treatment_assignments
+from tsrate.config import Study, load_companies, project_vars
 from tsrate.forecasting import finish_run, run_forecasts
-from tsrate.ratings import assign_ratings
+from tsrate.ratings import assign_ratings, snap_to_zero
 from tsrate.sources import load_skfolio_sp500
 from tsrate.warehouse import connect, store_prices
 
@@ -140,23 +140,46 @@ def test_ratings_agree_with_assign_ratings_on_robustness_scores(built):
     warehouse, run_id, _ = built
     scores = _read(
         warehouse,
-        "select metric, perturbation_id, system_id, raw_score from marts.robustness_scores "
-        "where run_id = ?",
+        "select metric, perturbation_id, outcome, system_id, raw_score, max_score "
+        "from marts.robustness_scores where run_id = ?",
         [run_id],
     )
     ratings = _read(
         warehouse,
-        "select metric, perturbation_id, system_id, rating, rating_levels from marts.ratings "
-        "where run_id = ? and metric_family = 'robustness'",
+        "select metric, perturbation_id, outcome, system_id, rating, rating_levels "
+        "from marts.ratings where run_id = ? and metric_family = 'robustness'",
         [run_id],
     )
     assert (ratings["rating_levels"] == 3).all()
     assert len(ratings) == len(scores)
-    for (metric, perturbation), block in scores.groupby(["metric", "perturbation_id"]):
-        scores_of = dict(zip(block["system_id"], block["raw_score"], strict=True))
-        got = ratings[(ratings["metric"] == metric) & (ratings["perturbation_id"] == perturbation)]
+    assert set(scores["outcome"]) == {"max_abs_residual", "relative_max_abs_residual"}
+    for (metric, perturbation, outcome), block in scores.groupby(
+        ["metric", "perturbation_id", "outcome"]
+    ):
+        # ideal 0 for every robustness metric; WRS's worst value max_score is known
+        scores_of = dict(zip(block["system_id"], snap_to_zero(block["raw_score"]), strict=True))
+        maximum = float(block["max_score"].max()) if metric.startswith("wrs") else None
+        got = ratings[
+            (ratings["metric"] == metric)
+            & (ratings["perturbation_id"] == perturbation)
+            & (ratings["outcome"] == outcome)
+        ]
         rated = dict(zip(got["system_id"], got["rating"], strict=True))
-        assert rated == assign_ratings(scores_of, levels=3), (metric, perturbation)
+        expected = assign_ratings(scores_of, levels=3, ideal=0.0, maximum=maximum)
+        assert rated == expected, (metric, perturbation, outcome)
+
+
+def test_rating_marts_never_mislead(built):
+    warehouse, run_id, _ = built
+    ratings = _read(warehouse, "select * from marts.ratings where run_id = ?", [run_id])
+    assert_ratings_never_mislead(ratings, ["metric", "perturbation_id", "outcome"])
+    assert (ratings.loc[ratings["metric_family"] == "robustness", "rating"].notna()).all()
+    stability = _read(
+        warehouse,
+        "select * from marts.rating_stability where run_id = ? and rating_level = 1",
+        [run_id],
+    )
+    assert_ratings_never_mislead(stability, ["metric", "perturbation_id"])
 
 
 def test_accuracy_ratings_read_the_mean_and_only_sign_accuracy_is_higher_better(built):
@@ -191,7 +214,7 @@ def test_rating_stability_covers_every_rated_metric(built):
     ratings = _read(
         warehouse,
         "select metric, perturbation_id, system_id, raw_score, rating from marts.ratings "
-        "where run_id = ?",
+        "where run_id = ? and is_default_outcome",
         [run_id],
     )
     keys = ["metric", "perturbation_id", "system_id"]
@@ -220,15 +243,6 @@ def test_rating_stability_covers_every_rated_metric(built):
     assert (wrs["ci_high"] - wrs["ci_low"]).max() > 0
 
 
-def _treatment_assignments_module():
-    """python_models/treatment_assignments.py (a dbt Python model, not a package module)."""
-    path = project_dir() / "python_models" / "treatment_assignments.py"
-    spec = importlib.util.spec_from_file_location("treatment_assignments_model", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     warehouse, run_id, root = built
     query = (
@@ -236,9 +250,10 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
         "distribution_id, perturbation_set, ticker, window_end_date"
     )
     first = _read(warehouse, query)
-    # the study holds 2 industries and 4 companies: the seed's other distributions are dropped
+    # derived from the study: one distribution per industry and per company
     assert sorted(first["distribution_id"].unique()) == [
-        "DC1", "DC2", "DC3", "DC4", "DI1", "DI2",
+        "company:AAPL", "company:MRK", "company:MSFT", "company:PFE",
+        "industry:Pharmaceuticals", "industry:Technology",
     ]  # fmt: skip
 
     # a second build with the same vars draws the same perturbations
@@ -252,16 +267,15 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     pd.testing.assert_frame_equal(_read(warehouse, query), first)
 
     # the draw is the model's function at var causal_seed, and another seed changes it
-    model = _treatment_assignments_module()
     inputs = [
         _read(warehouse, "select * from marts.window_errors"),
         _read(warehouse, "select * from marts.system_perturbation_sets"),
-        _read(warehouse, "select * from seeds.confounder_distributions"),
+        _read(warehouse, "select * from intermediate.int_confounder_distributions"),
     ]
     keys = ["distribution_id", "perturbation_set", "ticker", "window_end_date"]
 
     def draw(seed: int) -> pd.DataFrame:
-        frame = model.treatment_assignments(*inputs, seed)
+        frame = treatment_assignments(*inputs, seed)
         frame["window_end_date"] = pd.to_datetime(frame["window_end_date"])
         return frame.sort_values(keys).reset_index(drop=True)
 

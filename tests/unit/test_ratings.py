@@ -6,15 +6,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.integration.rating_properties import rating_problems
 from tsrate.ratings import (
     BOOTSTRAP_COLUMNS,
+    NOISE,
     RATING_COLUMNS,
+    absolute_rating,
     assign_ratings,
     block_bootstrap_ratings,
     moving_block_indices,
     partial_order,
     rate_matrix,
     ratings_frame,
+    separability,
+    snap_to_zero,
 )
 
 # Rows transcribed from the paper: {system: (raw score, complete-order rating)}.
@@ -236,6 +241,7 @@ def test_ratings_frame() -> None:
     )
     assert list(out.columns) == RATING_COLUMNS
     assert len(out) == len(scores)
+    assert out.loc[out.system_id != "solo", "rating_reason"].isna().all()
     sign = out[out.metric == "sign_accuracy"].set_index("system_id")
     assert sign["higher_is_better"].all()
     assert sign.loc["m", "rating"] == 1 and sign.loc["b", "rating"] == 3
@@ -243,7 +249,14 @@ def test_ratings_frame() -> None:
     wrs = out[(out.metric == "wrs_industry") & (out.perturbation_id == "P0")].set_index("system_id")
     assert (~wrs["higher_is_better"]).all()
     assert wrs.loc["c", "rank"] == 5 and wrs.loc["v1", "rank"] == 5  # ties share the min rank
-    assert out[out.system_id == "solo"]["rating"].item() == 1
+    # A lone system: rated by its absolute value only where the metric has an ideal (0 here
+    # -> best); without an ideal (the default) its rating is null with a reason.
+    solo = out[out.system_id == "solo"]
+    assert pd.isna(solo["rating"].item()) and "no ideal" in solo["rating_reason"].item()
+    with_ideal = ratings_frame(
+        scores, 3, {"wrs_industry": False, "sign_accuracy": True}, ideal={"wrs_industry": 0.0}
+    )
+    assert with_ideal[with_ideal.system_id == "solo"]["rating"].item() == 1
     assert (out["rating_levels"] == 3).all()
     with pytest.raises(ValueError, match="higher_is_better"):
         ratings_frame(scores, 3, {"wrs_industry": False})
@@ -351,3 +364,160 @@ def test_block_bootstrap_std_and_validation() -> None:
         block_bootstrap_ratings(values, 3, 10, 5, seed=0, statistic="median")
     with pytest.raises(ValueError, match="block_length"):
         block_bootstrap_ratings(values, 3, 10, 500, seed=0)
+
+
+# --------------------------------------------------------------------------------------
+# Ratings never mislead: property test over random inputs, the tie/lone rules, noise
+# --------------------------------------------------------------------------------------
+
+
+def _random_scores(rng: np.random.Generator) -> pd.DataFrame:
+    """A random long score table: 1-7 systems per group, ties, NaN, tiny values, both
+    directions, metrics with and without an ideal."""
+    rows = []
+    for metric in ("wrs_company", "ape_industry", "mae", "sign_accuracy"):
+        for pert in ("P0", "P1", "P2"):
+            n = int(rng.integers(1, 8))
+            pool = rng.choice([0.0, 1e-15, -3e-14, 0.5, 1.0, 2.0, 7.2, 3.3], size=n)
+            values = np.where(rng.random(n) < 0.5, pool, rng.normal(2.0, 3.0, n))
+            if rng.random() < 0.2:
+                values[:] = values[0]  # all tied
+            for i, v in enumerate(values):
+                rows.append((metric, pert, f"s{i}", float(v), 7.2))
+    return pd.DataFrame(
+        rows, columns=["metric", "perturbation_id", "system_id", "raw_score", "max_score"]
+    )
+
+
+DIRECTIONS = {"wrs_company": False, "ape_industry": False, "mae": False, "sign_accuracy": True}
+IDEALS = {"wrs_company": 0.0, "ape_industry": 0.0}
+
+
+def test_property_better_raw_score_never_gets_a_worse_rating() -> None:
+    rng = np.random.default_rng(7)
+    for trial in range(80):
+        scores = _random_scores(rng)
+        levels = int(rng.integers(1, 6))
+        out = ratings_frame(scores, levels, DIRECTIONS, ideal=IDEALS, maximum_column="max_score")
+        assert rating_problems(out, ["metric", "perturbation_id"]) == [], trial
+        # Independently: for every pair of systems in a group, score_i < score_j implies
+        # rating_i <= rating_j (rating 1 = lowest score, in both directions of reading).
+        for _, block in out.dropna(subset=["rating"]).groupby(["metric", "perturbation_id"]):
+            x = block["raw_score"].to_numpy()
+            r = block["rating"].astype(int).to_numpy()
+            assert not ((x[:, None] < x[None, :]) & (r[:, None] > r[None, :])).any()
+            assert not ((x[:, None] == x[None, :]) & (r[:, None] != r[None, :])).any()
+
+
+def test_property_checker_catches_an_inverted_rating() -> None:
+    frame = pd.DataFrame(
+        {
+            "metric": "m",
+            "perturbation_id": "P1",
+            "system_id": ["a", "b", "c"],
+            "raw_score": [1.0, 2.0, 3.0],
+            "rating": [1, 3, 2],
+            "rating_levels": 3,
+        }
+    )
+    assert any("worse rating" in p for p in rating_problems(frame, ["metric"]))
+    frame["rating"] = [1, 2, 3]
+    frame.loc[0, "raw_score"] = 1e-14
+    assert any("floating noise" in p for p in rating_problems(frame, ["metric"]))
+
+
+def test_lone_and_tied_groups_are_rated_by_their_absolute_value_only_with_an_ideal() -> None:
+    rows = [
+        ("wrs_company", "P0", "a", 7.2, 7.2),  # lone, at the WRS maximum -> worst
+        ("wrs_company", "P1", "a", 2.4, 7.2),  # lone, a third of the maximum -> level 1 of 3
+        ("wrs_company", "P2", "a", 3.6, 7.2),  # half of the maximum -> level 2 of 3
+        ("ape_company", "P1", "a", 0.0, np.nan),  # at the ideal -> best
+        ("ape_company", "P2", "a", 0.4, np.nan),  # away from the ideal, no max -> worst
+        ("ape_company", "P2", "b", 0.4, np.nan),
+        ("mae", "P1", "a", 0.1, np.nan),  # the lowest MAE of the run, alone: no ideal -> null
+        ("mae", "P2", "a", 5.0, np.nan),
+        ("mae", "P2", "b", 5.0, np.nan),  # all tied, no ideal -> null
+    ]
+    scores = pd.DataFrame(
+        rows, columns=["metric", "perturbation_id", "system_id", "raw_score", "max_score"]
+    )
+    out = ratings_frame(
+        scores,
+        3,
+        {"wrs_company": False, "ape_company": False, "mae": False},
+        ideal={"wrs_company": 0.0, "ape_company": 0.0, "mae": None},
+        maximum_column="max_score",
+    ).set_index(["metric", "perturbation_id", "system_id"])
+    got = out["rating"]
+    assert got[("wrs_company", "P0", "a")] == 3
+    assert got[("wrs_company", "P1", "a")] == 1
+    assert got[("wrs_company", "P2", "a")] == 2
+    assert got[("ape_company", "P1", "a")] == 1
+    assert got[("ape_company", "P2", "a")] == 3 and got[("ape_company", "P2", "b")] == 3
+    for key in [("mae", "P1", "a"), ("mae", "P2", "a"), ("mae", "P2", "b")]:
+        assert pd.isna(got[key])
+    assert "only one system" in out.loc[("mae", "P1", "a"), "rating_reason"]
+    assert "all systems tied" in out.loc[("mae", "P2", "a"), "rating_reason"]
+    assert "ideal" in out.loc[("wrs_company", "P0", "a"), "rating_reason"]
+
+
+def test_absolute_rating_slices_of_the_known_range() -> None:
+    # hand-worked: L = 3 over [0, 7.2] -> slices (0, 2.4], (2.4, 4.8], (4.8, 7.2]
+    assert [absolute_rating(v, 3, 0.0, 7.2) for v in (0.0, 0.1, 2.4, 2.5, 4.8, 4.9, 7.2)] == [
+        1,
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+    ]
+    assert absolute_rating(0.0, 5, 0.0) == 1 and absolute_rating(1e-3, 5, 0.0) == 5
+    assert absolute_rating(5e-13, 3, 0.0) == 1  # within noise of the ideal
+
+
+def test_near_zero_scores_are_stored_as_zero() -> None:
+    # rule: |x| <= 1e-12 x max(1, largest |x| of the group) -> 0
+    x = snap_to_zero([1.84e-14, -2e-13, 3.0, np.nan])
+    assert x[0] == 0.0 and x[1] == 0.0 and x[2] == 3.0 and np.isnan(x[3])
+    big = snap_to_zero([1e-9, 5e3])  # scale 5e3 -> bound 5e-9
+    assert big[0] == 0.0
+    assert snap_to_zero([2e-12, 1.0])[0] == 2e-12  # above the bound: kept
+    assert NOISE == 1e-12
+    scores = pd.DataFrame(
+        {
+            "metric": "ape",
+            "perturbation_id": "P1",
+            "system_id": ["a", "b"],
+            "raw_score": [1.84e-14, 0.7],
+        }
+    )
+    out = ratings_frame(scores, 3, {"ape": False}, ideal={"ape": 0.0})
+    assert out.set_index("system_id").loc["a", "raw_score"] == 0.0
+
+
+def test_separability_against_hand_worked_spreads() -> None:
+    # a=1.0 +- 0.3, b=1.2 +- 0.1 (|diff| 0.2 < 0.3 -> neither separable), c=3.0 +- 0.1 separable
+    flags, reasons = separability(["a", "b", "c"], [1.0, 1.2, 3.0], [0.3, 0.1, 0.1])
+    assert flags == [False, False, True]
+    assert "b" in reasons[0] and "a" in reasons[1] and reasons[2] is None
+    flags, _ = separability(["a", "b"], [1.0, 1.2], [np.nan, np.nan])
+    assert flags == [None, None]
+    scores = pd.DataFrame(
+        {
+            "metric": "ape",
+            "perturbation_id": "P1",
+            "system_id": ["a", "b", "c"],
+            "raw_score": [1.0, 1.2, 3.0],
+            "spread": [0.3, 0.1, 0.1],
+        }
+    )
+    out = ratings_frame(scores, 3, {"ape": False}, ideal={"ape": 0.0}, spread_column="spread")
+    assert out.set_index("system_id")["separable"].tolist() == [False, False, True]
+
+
+def test_absolute_rating_of_a_higher_is_better_metric_mirrors() -> None:
+    # sign accuracy: ideal 100, worst 0; rating L = best. 100 -> 3, 10 -> 1, 50 -> 2.
+    assert absolute_rating(100.0, 3, 100.0, 0.0, higher_is_better=True) == 3
+    assert absolute_rating(10.0, 3, 100.0, 0.0, higher_is_better=True) == 1
+    assert absolute_rating(50.0, 3, 100.0, 0.0, higher_is_better=True) == 2

@@ -412,3 +412,24 @@ def test_wrs_scores_do_not_depend_on_summation_order() -> None:
     assert (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1
     scores = weighted_rejection_scores(pd.DataFrame(rows)).set_index("system_id")["raw_score"]
     assert scores["s0"] == scores["s1"]
+
+
+def test_user_study_tests_recompute_against_scipy() -> None:
+    """tsrate.user_study (the user_study_tests mart): one-sample right-tailed t from the
+    seed's summaries equals scipy's t distribution; the paired test reproduces its t."""
+    from tsrate.config import project_dir
+    from tsrate.user_study import user_study_tests
+
+    summary = pd.read_csv(project_dir() / "seeds" / "user_study_summary.csv")
+    out = user_study_tests(summary).set_index("test_id")
+    one = summary[summary.test_kind == "one_sample_t_right"].iloc[0]
+    t = (one["mean"] - one["hypothesised_mean"]) / (one["sd"] / math.sqrt(one["n"]))
+    row = out.loc[one["test_id"]]
+    assert row["t_statistic"] == pytest.approx(t, rel=1e-12)
+    assert row["p_value"] == pytest.approx(sps.t.sf(t, one["n"] - 1), rel=1e-9)
+    assert bool(row["rejected"]) == (sps.t.sf(t, one["n"] - 1) < one["alpha"])
+    paired = summary[(summary.test_kind == "paired_t") & (summary.reported_t.fillna(0) != 0)]
+    for test in paired.to_dict("records"):
+        assert out.loc[test["test_id"], "t_statistic"] == pytest.approx(
+            math.copysign(abs(test["reported_t"]), test["mean"] - test["mean_after"]), rel=1e-9
+        )

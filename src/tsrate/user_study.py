@@ -1,7 +1,8 @@
-"""The user-study statistics of the paper (section 5.4, Tables 3-4) from their summaries.
+"""The user-study statistics of the robustness paper (section 5.4, Tables 3-4) from their
+summaries: the library behind the dbt model ``user_study_tests``.
 
-Thin wrapper over tsrate.stats.one_sample_t_right_from_summary and paired_t_from_summary
-applied to the user_study_summary seed.
+tsrate.stats.one_sample_t_right_from_summary and paired_t_from_summary applied to the
+user_study_summary seed.
 """
 
 import math
@@ -102,7 +103,3 @@ def user_study_tests(summary: pd.DataFrame) -> pd.DataFrame:
             "is_recomputed": "bool",
         }
     )
-
-
-def model(dbt, session):
-    return user_study_tests(dbt.ref("user_study_summary").df())

@@ -1,6 +1,7 @@
-"""How stable the ratings are: a moving-block bootstrap over window dates.
+"""How stable the ratings are: a moving-block bootstrap over window dates (the library
+behind the dbt model ``rating_stability``).
 
-Thin wrapper: per run the ordered window dates are resampled in blocks
+Per run the ordered window dates are resampled in blocks
 (tsrate.ratings.date_multiplicities, one seed for every metric, so every metric sees the
 same alternative histories) and each rated metric is recomputed per resample:
 
@@ -15,15 +16,18 @@ same alternative histories) and each rated metric is recomputed per resample:
   were worst on the original data (by |APE_m| and by PIE %) are re-estimated per system,
   treatment and confounder (0 = all; exact whenever a confounder has no more).
 
-raw_score and rating are those of the published marts (robustness_scores, accuracy_scores).
-Tunables come from python_models/rating_stability.yml.
+raw_score and rating are those of the published marts (robustness_scores, accuracy_scores)
+in the default view (the paper's outcome, var robustness_outcome). APE/PIE point scores are
+means over var treatment_draws draws; their resamples keep draw 0 (treatment_assignments)
+fixed, so with several draws the shares describe the date noise of one draw.
+Tunables come from python_models/marts/rating_stability.yml.
 """
 
 import numpy as np
 import pandas as pd
 
 from tsrate.causal import CONTROL, DISTRIBUTION_AGGREGATIONS, confounder_column
-from tsrate.marts_io import Units, assignment_matrix, outcome_grid, read_columns
+from tsrate.marts_io import Units, assignment_matrix, outcome_grid
 from tsrate.ratings import (
     BOOTSTRAP_COLUMNS,
     block_bootstrap_ratings,
@@ -311,39 +315,3 @@ SETTINGS = [
     "distribution_aggregation",
     "bootstrap_effect_distributions",
 ]
-
-
-def model(dbt, session):
-    # dbt reads config keys from literal dbt.config.get("...") calls: one call per key.
-    settings = {
-        "rating_levels": dbt.config.get("rating_levels"),
-        "bootstrap_resamples": dbt.config.get("bootstrap_resamples"),
-        "bootstrap_block_length": dbt.config.get("bootstrap_block_length"),
-        "bootstrap_seed": dbt.config.get("bootstrap_seed"),
-        "bootstrap_confidence": dbt.config.get("bootstrap_confidence"),
-        "robustness_outcome": dbt.config.get("robustness_outcome"),
-        "matching_estimand": dbt.config.get("matching_estimand"),
-        "distribution_aggregation": dbt.config.get("distribution_aggregation"),
-        "bootstrap_effect_distributions": dbt.config.get("bootstrap_effect_distributions"),
-    }
-    unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
-    if unset:
-        raise ValueError(f"rating_stability: set config {unset} (vars of the same names)")
-    outcome = str(settings["robustness_outcome"])
-    columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
-    columns += ["window_end_date", *ACCURACY_METRICS]
-    if outcome not in columns:
-        columns.append(outcome)
-    return rating_stability(
-        read_columns(dbt.ref("window_errors"), columns),
-        dbt.ref("robustness_scores").df(),
-        dbt.ref("perturbation_effects")
-        .select(
-            "run_id, system_id, distribution_id, confounder, perturbation_id, ape_matched, pie_percent"
-        )
-        .df(),
-        dbt.ref("confidence_levels").df(),
-        dbt.ref("system_perturbation_sets").df(),
-        dbt.ref("treatment_assignments"),
-        settings,
-    )

@@ -1,9 +1,10 @@
-"""Confounded treatment assignment (paper section 4.2, RQ2/RQ3; DESIGN.md method decisions).
+"""The ``treatment_assignments`` mart: confounded treatment assignment (paper section 4.2,
+RQ2/RQ3; DESIGN.md method decisions) -- draw 0, the paper's single draw.
 
-Thin wrapper over tsrate.causal.treatment_draws (the draws of assign_treatments as codes):
-for every confounder distribution of the seed and every perturbation set of
+Built on tsrate.causal.treatment_draws (the draws of assign_treatments as codes):
+for every confounder distribution of int_confounder_distributions and every perturbation set of
 system_perturbation_sets, each window (ticker x window_end_date of window_errors) draws one
-perturbation. Tunables come from python_models/treatment_assignments.yml.
+perturbation. Tunables come from python_models/marts/treatment_assignments.yml.
 
 The table has distributions x perturbation sets x windows rows (hundreds of millions for a
 study of 500 companies), so the model streams it to DuckDB as Arrow record batches, one
@@ -95,28 +96,3 @@ def treatment_assignments(
     out = pa.Table.from_batches(batches, schema=ARROW_SCHEMA).to_pandas()
     out["window_end_date"] = pd.to_datetime(out["window_end_date"]).dt.date  # stored as DATE
     return out.astype(SCHEMA)
-
-
-def model(dbt, session):
-    seed = dbt.config.get("causal_seed")
-    if seed is None:
-        raise ValueError("treatment_assignments: set config causal_seed (var causal_seed)")
-    units = (
-        dbt.ref("window_errors")
-        .select("run_id, ticker, industry, window_end_date")
-        .distinct()
-        .to_arrow_table()
-        .to_pandas(date_as_object=False)
-    )
-    perturbation_sets = dbt.ref("system_perturbation_sets").df()
-    distributions = dbt.ref("confounder_distributions").df()
-    batches = assignment_batches(units, perturbation_sets, distributions, int(seed))
-    first = next(batches, None)
-    if first is None:  # no run with effects: an empty table of the right types
-        return ARROW_SCHEMA.empty_table()
-
-    def stream() -> Iterator[pa.RecordBatch]:
-        yield first
-        yield from batches
-
-    return pa.RecordBatchReader.from_batches(ARROW_SCHEMA, stream())

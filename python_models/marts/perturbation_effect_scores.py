@@ -1,0 +1,18 @@
+"""APE and PIE raw scores: the worst case over confounder distributions (paper RQ2/RQ3),
+per outcome, with their spread over treatment draws and the oracle beside.
+
+Thin wrapper over tsrate.effects.effect_scores applied to perturbation_effects. Feeds the
+ape_* / pie_* rows of robustness_scores. Tunables come from perturbation_effect_scores.yml.
+"""
+
+from tsrate.effects import effect_scores
+
+
+def model(dbt, session):
+    aggregation = dbt.config.get("distribution_aggregation")
+    if not aggregation:
+        raise ValueError(
+            "perturbation_effect_scores: set config distribution_aggregation "
+            "(var distribution_aggregation)"
+        )
+    return effect_scores(dbt.ref("perturbation_effects").df(), str(aggregation))

@@ -1,0 +1,35 @@
+"""Perturbation effects per system x confounder distribution x outcome (paper eqs. 2-3,
+Algorithm 3).
+
+Thin wrapper over tsrate.effects.study_effects: the confounded treatment draw is repeated
+var treatment_draws times (draw 0 = treatment_assignments), APE_o / APE_m / PIE % are
+estimated per draw for every outcome of var robustness_outcomes and published as mean and
+spread beside the oracle effect. Tunables come from perturbation_effects.yml.
+"""
+
+from tsrate.effects import study_effects
+from tsrate.marts_io import read_columns
+
+
+def model(dbt, session):
+    # dbt registers config keys from plain dbt.config.get("...") calls only
+    configured = dbt.config.get("robustness_outcomes")
+    outcomes = str(configured or "").split()
+    estimand = dbt.config.get("matching_estimand")
+    seed = dbt.config.get("causal_seed")
+    draws = dbt.config.get("treatment_draws")
+    if not outcomes or not estimand or seed is None or draws is None:
+        raise ValueError(
+            "perturbation_effects: set config robustness_outcomes, matching_estimand, "
+            "causal_seed and treatment_draws (vars of the same names)"
+        )
+    columns = ["run_id", "system_id", "ticker", "industry", "window_end_date", "perturbation_id"]
+    return study_effects(
+        read_columns(dbt.ref("window_errors"), [*columns, *outcomes]),
+        dbt.ref("system_perturbation_sets").df(),
+        dbt.ref("int_confounder_distributions").df(),
+        int(seed),
+        draws=int(draws),
+        estimand=str(estimand),
+        outcomes=outcomes,
+    )

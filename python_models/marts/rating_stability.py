@@ -1,0 +1,46 @@
+"""How stable the ratings are: a moving-block bootstrap over window dates.
+
+Thin wrapper over tsrate.stability_marts.rating_stability (see there for the method), on
+the default view of the marts (the paper's outcome, var robustness_outcome). Tunables come
+from rating_stability.yml.
+"""
+
+from tsrate.marts_io import read_columns
+from tsrate.stability_marts import ACCURACY_METRICS, SETTINGS, rating_stability
+
+
+def model(dbt, session):
+    # dbt reads config keys from literal dbt.config.get("...") calls: one call per key.
+    settings = {
+        "rating_levels": dbt.config.get("rating_levels"),
+        "bootstrap_resamples": dbt.config.get("bootstrap_resamples"),
+        "bootstrap_block_length": dbt.config.get("bootstrap_block_length"),
+        "bootstrap_seed": dbt.config.get("bootstrap_seed"),
+        "bootstrap_confidence": dbt.config.get("bootstrap_confidence"),
+        "robustness_outcome": dbt.config.get("robustness_outcome"),
+        "matching_estimand": dbt.config.get("matching_estimand"),
+        "distribution_aggregation": dbt.config.get("distribution_aggregation"),
+        "bootstrap_effect_distributions": dbt.config.get("bootstrap_effect_distributions"),
+    }
+    unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
+    if unset:
+        raise ValueError(f"rating_stability: set config {unset} (vars of the same names)")
+    outcome = str(settings["robustness_outcome"])
+    columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
+    columns += ["window_end_date", *ACCURACY_METRICS]
+    if outcome not in columns:
+        columns.append(outcome)
+    return rating_stability(
+        read_columns(dbt.ref("window_errors"), columns),
+        dbt.ref("robustness_scores").filter("is_default_outcome").df(),
+        dbt.ref("perturbation_effects")
+        .filter(f"outcome = '{outcome}'")
+        .select(
+            "run_id, system_id, distribution_id, confounder, perturbation_id, ape_matched, pie_percent"
+        )
+        .df(),
+        dbt.ref("confidence_levels").df(),
+        dbt.ref("system_perturbation_sets").df(),
+        dbt.ref("treatment_assignments"),
+        settings,
+    )

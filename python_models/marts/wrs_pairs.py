@@ -1,0 +1,20 @@
+"""Pairwise Student t-tests behind the Weighted Rejection Score (paper Algorithm 1).
+
+Thin wrapper over tsrate.stats.wrs_pair_table: both analyses (industry pairs; company pairs
+inside an industry) for every outcome of var robustness_outcomes. Tunables come from
+wrs_pairs.yml.
+"""
+
+from tsrate.marts_io import read_columns
+from tsrate.stats import wrs_pair_table
+
+
+def model(dbt, session):
+    # dbt registers config keys from plain dbt.config.get("...") calls only
+    configured = dbt.config.get("robustness_outcomes")
+    outcomes = str(configured or "").split()
+    if not outcomes:
+        raise ValueError("wrs_pairs: set config robustness_outcomes (var robustness_outcomes)")
+    columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry", *outcomes]
+    window_errors = read_columns(dbt.ref("window_errors"), columns)
+    return wrs_pair_table(window_errors, dbt.ref("confidence_levels").df(), outcomes)

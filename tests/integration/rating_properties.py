@@ -1,0 +1,84 @@
+"""Properties every rating mart must have (core and suites): call from integration tests.
+
+``assert_ratings_never_mislead(frame, group_by=[...])`` checks, inside every group (one
+metric x perturbation / task / feature x outcome ...):
+
+* a better raw score never gets a worse rating: for lower-is-better metrics a lower raw
+  score never has a higher rating; for higher-is-better metrics (rating L = best, the paper's
+  sign-accuracy convention) a higher raw score never has a lower rating -- i.e. in both
+  directions the rating is non-decreasing in the raw score (rating 1 = lowest score);
+* equal raw scores share one rating;
+* ratings lie in 1..rating_levels, or are null with a non-empty ``rating_reason`` (when the
+  frame has that column);
+* a group whose systems all tie (or a lone system) has a reason when the frame carries
+  ``rating_reason``;
+* no raw score sits within floating noise of 0 without being 0 (|x| <= 1e-12 x max(1, scale)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+NOISE = 1e-12
+
+
+def rating_problems(
+    frame: pd.DataFrame,
+    group_by: Sequence[str],
+    *,
+    score: str = "raw_score",
+    rating: str = "rating",
+) -> list[str]:
+    """One line per violated property (empty when the frame is sound)."""
+    problems: list[str] = []
+    if frame.empty:
+        return problems
+    has_reason = "rating_reason" in frame.columns
+    for key, block in frame.groupby(list(group_by), sort=True, dropna=False):
+        x = block[score].astype(float).to_numpy()
+        r = pd.array(block[rating], dtype="Int64")
+        levels = block["rating_levels"].astype(int).to_numpy()
+        finite = np.isfinite(x)
+        scale = max(1.0, float(np.max(np.abs(x[finite])))) if finite.any() else 1.0
+        tiny = finite & (x != 0) & (np.abs(x) <= NOISE * scale)
+        if tiny.any():
+            problems.append(f"{key}: raw scores within floating noise of 0 are not stored as 0")
+        rated = ~np.asarray(r.isna(), dtype=bool)
+        rv = r.to_numpy(dtype="float64", na_value=np.nan)
+        if ((rv[rated] < 1) | (rv[rated] > levels[rated])).any():
+            problems.append(f"{key}: a rating outside 1..rating_levels")
+        if has_reason:
+            reasons = block["rating_reason"].to_numpy(dtype=object)
+            for i in np.flatnonzero(~rated):
+                if not isinstance(reasons[i], str) or not reasons[i].strip():
+                    problems.append(f"{key}: a null rating without a rating_reason")
+                    break
+            if len(block) >= 1 and np.unique(x[finite]).size == 1:
+                if not all(isinstance(v, str) and v.strip() for v in reasons[finite]):
+                    problems.append(f"{key}: a lone or all-tied group without a rating_reason")
+        keep = rated & finite
+        xs, rs = x[keep], rv[keep]
+        order = np.argsort(xs, kind="stable")
+        xs, rs = xs[order], rs[order]
+        if (np.diff(rs) < 0).any():
+            problems.append(f"{key}: a better raw score has a worse rating")
+        for value in np.unique(xs):
+            if np.unique(rs[xs == value]).size > 1:
+                problems.append(f"{key}: equal raw scores {value!r} have different ratings")
+                break
+    return problems
+
+
+def assert_ratings_never_mislead(
+    frame: pd.DataFrame,
+    group_by: Sequence[str],
+    *,
+    score: str = "raw_score",
+    rating: str = "rating",
+) -> None:
+    """``AssertionError`` listing every violated property of :func:`rating_problems`."""
+    problems = rating_problems(frame, group_by, score=score, rating=rating)
+    assert not problems, "\n".join(problems)
