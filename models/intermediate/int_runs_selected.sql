@@ -1,4 +1,8 @@
-{#- The run the marts describe: var run_id, or the newest run whose forecasts are complete. -#}
+{#- The run the marts describe: env TSRATE_RUN_ID (what `tsrate build`/`run` set), else var
+    run_id, else the newest run whose forecasts are complete ('latest'). An env var, not a
+    --vars value: dbt re-parses only this file when it changes, where a new --vars value
+    throws away the whole partial parse. -#}
+{%- set run_id = env_var('TSRATE_RUN_ID', '') or var('run_id', 'latest') -%}
 with
 
 runs as (
@@ -8,11 +12,11 @@ runs as (
 final as (
     select *
     from runs
-    {% if var('run_id', 'latest') == 'latest' %}
+    {% if run_id == 'latest' %}
     where run_status in ('forecasted', 'succeeded')
     qualify row_number() over (order by started_at desc, run_id desc) = 1
     {% else %}
-    where run_id = '{{ var("run_id") }}'
+    where run_id = '{{ run_id }}'
     {% endif %}
 )
 

@@ -1,8 +1,9 @@
 """Run dbt against the warehouse in a child process.
 
 A child process is the surest way to honour DuckDB's single-writer rule: when dbt exits,
-the file is released, whatever the adapter kept open. Output is streamed line by line to
-the caller (a Prefect logger in flows), so long builds show progress.
+the file is released, whatever the adapter kept open (the child also closes dbt-duckdb's
+``keep_open`` connection itself). Output is streamed line by line: the build's summary
+lines to the caller (a Prefect logger in flows), dbt's full log to a file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, warehouse_path
+from tsrate.dbt_child import SUMMARY
+from tsrate.testhooks import dbt_line_hook
 
 log = logging.getLogger("tsrate.dbt")
 
@@ -26,14 +29,33 @@ class DbtError(TsrateError):
     """dbt exited non-zero; the message carries the tail of its output."""
 
 
+def verbose_default() -> bool:
+    """``tsrate --verbose`` (env ``TSRATE_VERBOSE=1``): stream dbt's whole log live."""
+    return os.environ.get("TSRATE_VERBOSE", "") not in ("", "0", "false")
+
+
+def log_folder(warehouse: Path | None = None) -> Path:
+    """``<warehouse folder>/logs``: where the full dbt log of each build is written."""
+    return Path(warehouse or warehouse_path()).resolve().parent / "logs"
+
+
 def run_dbt(
     args: Sequence[str],
     dbt_vars: dict | None = None,
     warehouse: Path | None = None,
     on_line: Callable[[str], None] | None = None,
     target_path: Path | None = None,
+    env_vars: dict[str, str] | None = None,
+    log_file: Path | None = None,
+    verbose: bool = True,
 ) -> list[str]:
-    """Run ``dbt <args>`` in the project; return its output lines or raise :class:`DbtError`."""
+    """Run ``dbt <args>`` in the project; return its output lines or raise :class:`DbtError`.
+
+    Every line goes to ``log_file`` (when given, without colour codes); ``on_line`` gets the
+    summary lines of tsrate's build always and dbt's own lines only when ``verbose``.
+    ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
+    the files reading it, so the partial parse survives).
+    """
     project = project_dir()
     warehouse = Path(warehouse or warehouse_path()).resolve()
     env = dict(os.environ)
@@ -41,40 +63,72 @@ def run_dbt(
     env["DBT_PROFILES_DIR"] = str(project)
     env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     env.setdefault("DO_NOT_TRACK", "1")
+    env.update(env_vars or {})
     if target_path is not None:
         env["DBT_TARGET_PATH"] = str(target_path)
     env["TSRATE_DBT_PARENT_PID"] = str(os.getpid())  # the child dies with us (crash safety)
     command = [sys.executable, "-m", "tsrate.dbt_child", *args, "--project-dir", str(project)]
+    command += ["--no-use-colors", "--no-use-colors-file"]  # no ANSI codes in any log
     if target_path is not None:
         command += ["--log-path", str(Path(target_path) / "logs")]
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars)]
     say = on_line or log.info
+    hook = dbt_line_hook()  # tests only (tsrate.testhooks); None otherwise
     started = time.perf_counter()
     lines: list[str] = []
-    process = subprocess.Popen(
-        command,
-        cwd=project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        line = line.rstrip()
-        lines.append(line)
-        if line.strip():
-            say(line)
-    code = process.wait()
+    handle = None
+    if log_file is not None:
+        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        handle = open(log_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+        assert process.stdout is not None
+        try:
+            for line in process.stdout:
+                line = line.rstrip()
+                lines.append(line)
+                if handle is not None:
+                    handle.write(line + "\n")
+                    handle.flush()
+                if hook is not None:
+                    hook(line)
+                if line.startswith(SUMMARY):
+                    say(line[len(SUMMARY) :].strip())
+                elif verbose and line.strip():
+                    say(line)
+            code = process.wait()
+        except BaseException:  # Ctrl-C, SIGTERM: stop dbt now, as a SIGKILL of us would
+            process.kill()
+            process.wait()
+            raise
+    finally:
+        if handle is not None:
+            handle.close()
     if code != 0:
-        tail = "\n".join(lines[-40:])
+        summary = [line[len(SUMMARY) :].strip() for line in lines if line.startswith(SUMMARY)]
+        tail = "\n".join(summary[-20:] if summary else lines[-40:])
+        where = f"\nfull dbt log: {log_file}" if log_file is not None else ""
         raise DbtError(
             f"dbt {' '.join(args)} failed (exit {code}) after "
-            f"{time.perf_counter() - started:.1f}s:\n{tail}"
+            f"{time.perf_counter() - started:.1f}s:\n{tail}{where}"
         )
     return lines
+
+
+def core_exclusions() -> list[str]:
+    """The suites' tags: `tsrate run`/`build` build the robustness core; each suite builds its own."""
+    from tsrate.suites import SUITES
+
+    return [f"tag:{suite.dbt_tag}" for suite in SUITES.values()]
 
 
 def build(
@@ -83,21 +137,39 @@ def build(
     on_line: Callable[[str], None] | None = None,
     select: str | None = None,
     target_path: Path | None = None,
+    verbose: bool | None = None,
 ) -> list[str]:
-    """``dbt build`` (seeds, models, tests, unit tests) for ``run_id`` (default: latest run).
+    """Build and test the core models for ``run_id`` (default: the latest forecasted run).
+
+    tsrate's build (:mod:`tsrate.dbt_child`): seeds, models and unit tests by ``dbt build``,
+    then every selected data test's compiled SQL in one DuckDB connection, failures named.
+    Suite models (their tags) are left to each suite's own build. The run id reaches dbt as
+    env ``TSRATE_RUN_ID`` so dbt's partial parse is kept between runs. dbt's full log goes
+    to ``<warehouse folder>/logs/``; ``verbose`` (default: ``tsrate --verbose``) streams it.
 
     First brings the raw schema up to date (tables added by newer tsrate versions are
     created empty), so a warehouse written by an older version still builds.
     """
     from tsrate.warehouse import connect
 
-    with connect(Path(warehouse or warehouse_path())):
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    with connect(warehouse):
         pass
-    args = ["build"]
+    args = ["tsrate-build", "--exclude", *core_exclusions()]
     if select:
-        # a partial build runs only tests whose every parent is selected
-        args += ["--select", select, "--indirect-selection", "cautious"]
-    return run_dbt(args, {"run_id": run_id or "latest"}, warehouse, on_line, target_path)
+        args += ["--select", select]
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"
+    return run_dbt(
+        args,
+        None,
+        warehouse,
+        on_line,
+        target_path,
+        env_vars={"TSRATE_RUN_ID": run_id or "latest"},
+        log_file=log_file,
+        verbose=verbose_default() if verbose is None else verbose,
+    )
 
 
 def docs(
@@ -115,5 +187,12 @@ def docs(
     if not warehouse.exists():
         raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` before `tsrate docs`")
     target = Path(target_path or warehouse.parent / "docs").resolve()
-    run_dbt(["docs", "generate", "--static"], {"run_id": "latest"}, warehouse, on_line, target)
+    run_dbt(
+        ["docs", "generate", "--static"],
+        None,
+        warehouse,
+        on_line,
+        target,
+        env_vars={"TSRATE_RUN_ID": "latest"},
+    )
     return target
