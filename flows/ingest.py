@@ -8,13 +8,15 @@ from __future__ import annotations
 import sys
 import time
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import exponential_backoff
 
 from tsrate import TsrateError
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
+from tsrate.orchestration import call
+from tsrate.progress import run_logger
 from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
 from tsrate.testhooks import pause_point
 from tsrate.warehouse import connect, store_prices
@@ -55,7 +57,7 @@ def fetch_prices(
 @task(cache_policy=NO_CACHE)  # writes the warehouse: never cached, never retried
 def store(prices, source_label: str, warehouse: str, lock_timeout: float = 0.0) -> dict[str, int]:
     """Replace the stored prices of the incoming tickers in one transaction (one writer)."""
-    with warehouse_writer(warehouse, lock_timeout, get_run_logger().info):
+    with warehouse_writer(warehouse, lock_timeout, run_logger().info):
         with connect(warehouse) as con:
             pause_point("ingest")  # test hook (tsrate.testhooks)
             return store_prices(con, prices, source_label)
@@ -75,12 +77,12 @@ def ingest_flow(
 
     ``lock_timeout``: seconds to wait while another process writes the warehouse (0: fail).
     """
-    logger = get_run_logger()
+    logger = run_logger()
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
-    prices = fetch_prices(source, path, tickers, start, end)
+    prices = call(fetch_prices, source, path, tickers, start, end)
     label = path if source == "file" else source
-    counts = store(prices, str(label), warehouse, lock_timeout)
+    counts = call(store, prices, str(label), warehouse, lock_timeout)
     logger.info(
         "ingested %d rows for %d tickers from %s into %s in %.1fs",
         sum(counts.values()),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 from tsrate import TsrateError
@@ -55,21 +56,27 @@ def _add_study_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.pipeline import pipeline_flow
+    from tsrate.config import warehouse_path
+    from tsrate.locking import writer_lock
 
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
-    run_id = pipeline_flow(
-        overrides=_study_overrides(args),
-        source=source,
-        path=path,
-        force=args.force,
-        workers=args.workers,
-        lock_timeout=args.lock_timeout,
-        select=args.select,
-        dask_address=args.dask,
-    )
+    # the writer lock first, before Prefect and the flows are even imported: a busy
+    # warehouse is reported at once (the flows take the same lock again, re-entrantly)
+    with writer_lock(warehouse_path(), args.lock_timeout, print):
+        from flows.pipeline import run_pipeline
+
+        run_id = run_pipeline(
+            overrides=_study_overrides(args),
+            source=source,
+            path=path,
+            force=args.force,
+            workers=args.workers,
+            lock_timeout=args.lock_timeout,
+            select=args.select,
+            dask_address=args.dask,
+        )
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     _print_run_problems(run_id)
     return 0
@@ -224,16 +231,30 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from tsrate import dbt
     from tsrate.config import warehouse_path
-    from tsrate.warehouse import connect
+    from tsrate.forecasting import finish_run
+    from tsrate.warehouse import buildable_run, close_interrupted_runs, connect
 
-    if args.run_id:
-        with connect(warehouse_path(), read_only=True) as con:
+    with connect(warehouse_path()) as con:  # under the writer lock (main)
+        for run_id, state in close_interrupted_runs(con):
+            print(f"run {run_id} was stopped while {state}: marked interrupted")
+        if args.run_id:
             found = con.execute(
                 "select status from raw.runs where run_id = ?", [args.run_id]
             ).fetchone()
-        if not found:
-            raise TsrateError(f"no run {args.run_id!r} in raw.runs; see `tsrate runs`")
-    dbt.build(run_id=args.run_id, on_line=print)
+            if not found:
+                raise TsrateError(f"no run {args.run_id!r} in raw.runs; see `tsrate runs`")
+            run_id = args.run_id
+        else:
+            run_id, notes = buildable_run(con)
+            for note in notes:
+                print(f"skipping {note}")
+    print(f"building the marts of run {run_id}")
+    try:
+        dbt.build(run_id=run_id, on_line=print)
+    except dbt.DbtError as exc:
+        with connect(warehouse_path()) as con:
+            finish_run(con, run_id, "build_failed", str(exc)[-2000:])
+        raise
     return 0
 
 
@@ -365,6 +386,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tsrate.serve import ScheduleConfig, build_deployments, serve
 
     config = ScheduleConfig.from_vars()
+    if args.nightly_rating:
+        import dataclasses
+
+        config = dataclasses.replace(config, nightly_rating=True)
     if args.dry_run:
         for deployment in build_deployments(config):
             crons = ", ".join(s.schedule.cron for s in deployment.schedules)
@@ -374,9 +399,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_verbose_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # `tsrate --verbose run` and `tsrate run --verbose`
+        help="show dbt's whole log live (else: a summary; the full log is in <warehouse>/logs)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="show dbt's whole log live (else: a summary)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -406,6 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="forecast on a Dask scheduler (tcp://host:8786; local[:N] for a local cluster); "
         "default: env TSRATE_DASK_ADDRESS or the dask_address var, else a local process pool",
     )
+    _add_verbose_flag(run)
     run.set_defaults(func=cmd_run)
 
     ingest = sub.add_parser("ingest", help="load prices into raw.prices")
@@ -513,6 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
+    _add_verbose_flag(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
 
     systems = sub.add_parser("systems", help="list systems and their availability")
@@ -545,6 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--dry-run", action="store_true", help="print the deployments and schedules, serve nothing"
     )
+    serve.add_argument(
+        "--nightly-rating",
+        action="store_true",
+        help="the nightly run rates too (build, publish, report); default: the var nightly_rating",
+    )
     serve.set_defaults(func=cmd_serve)
 
     report = sub.add_parser(
@@ -574,6 +618,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if getattr(args, "verbose", False):
+        os.environ["TSRATE_VERBOSE"] = "1"  # dbt's whole log live (tsrate.dbt)
+    _stop_on_sigterm()
     try:
         if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
             from tsrate.config import warehouse_path
@@ -585,6 +632,25 @@ def main(argv: list[str] | None = None) -> int:
     except TsrateError as exc:
         print(f"tsrate: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        signame = exc.args[0] if exc.args else "SIGINT"
+        print(
+            f"tsrate: stopped by {signame}; nothing half-written is kept (the next run marks "
+            "an unfinished run interrupted and reuses its stored forecasts)",
+            file=sys.stderr,
+        )
+        return 128 + (signal.SIGTERM if signame == "SIGTERM" else signal.SIGINT)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (schedulers, containers, `timeout`) stops a command like Ctrl-C: the work in
+    progress unwinds (open transactions roll back, dbt and forecast workers are killed)."""
+
+    def stop(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":
