@@ -2,8 +2,16 @@
 
 Runs `tsrate run` REPEATS times in a child process, each on a fresh temporary warehouse
 (so every forecast partition is computed; nothing is reused), and reports the median wall
-time and the peak resident memory of the largest process (the children's max RSS).
-The first repeat also pays Prefect's first start; the median hides it.
+time, the peak resident memory of the largest process (the children's max RSS), each
+phase's time (the ``<phase>: done in`` lines), and the overhead above the model compute:
+
+* model compute = forecast CPU-seconds of every system / forecast workers (the floor of
+  the forecast phase on this many cores) + the dbt Python models' own time;
+* overhead = wall - model compute (Python start, ingest, dbt's own cost, publish, report).
+
+After the repeats, on the last warehouse: a rerun (every forecast stored: reused) and a
+`tsrate build`, and their ratio; and how long a misspelled system takes to be reported.
+The machine is shared: the load (``/proc/loadavg``) is printed before and after each step.
 
     .venv/bin/python benchmarks/bench_default_run.py [REPEATS]
 """
@@ -12,7 +20,9 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -21,47 +31,87 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TSRATE = str(Path(sys.executable).parent / "tsrate")
 
 
-def one_run(workdir: Path) -> tuple[float, float, str]:
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def tsrate(workdir: Path, *args: str, check: bool = True) -> tuple[float, str]:
     env = dict(
         os.environ,
         TSRATE_WAREHOUSE=str(workdir / "tsrate.duckdb"),
         DBT_TARGET_PATH=str(workdir / "target"),
     )
+    env.setdefault("PYTHONPATH", f"{ROOT / 'src'}{os.pathsep}{ROOT}")
     started = time.perf_counter()
-    result = subprocess.run(
-        [str(Path(sys.executable).parent / "tsrate"), "run"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    result = subprocess.run([TSRATE, *args], cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"tsrate run failed:\n{result.stderr[-3000:]}")
-    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    forecast_line = next((line for line in result.stderr.splitlines() if " forecast: " in line), "")
-    return wall, peak_mib, forecast_line.split("INFO", 1)[-1].strip()
+    output = result.stdout + result.stderr
+    if check and result.returncode != 0:
+        raise SystemExit(f"tsrate {' '.join(args)} failed:\n{output[-3000:]}")
+    return wall, output
+
+
+def phases(output: str) -> dict[str, float]:
+    return {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(r"INFO \S+: ([a-z() ]+): done in ([\d.]+)s", output)
+    }
+
+
+def model_compute(output: str) -> tuple[float, float]:
+    """(forecast CPU-s / workers, Python models' own seconds) from the run's log."""
+    line = next((ln for ln in output.splitlines() if " forecast: " in ln and "[" in ln), "")
+    cpu = sum(float(s) for s in re.findall(r" ([\d.]+)s(?=[,\]])", line.split("[", 1)[-1]))
+    python = re.search(r"Python models' own time ([\d.]+)s", output)
+    return cpu / (os.cpu_count() or 1), float(python.group(1)) if python else 0.0
 
 
 def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    walls, peaks = [], []
-    for index in range(repeats):
-        with tempfile.TemporaryDirectory() as tmp:
-            wall, peak, detail = one_run(Path(tmp))
-        walls.append(wall)
-        peaks.append(peak)
+    walls, peaks, overheads = [], [], []
+    keep = Path(tempfile.mkdtemp(prefix="bench-run-"))
+    try:
+        for index in range(repeats):
+            workdir = keep / f"run{index}"
+            before = load()
+            wall, output = tsrate(workdir, "run")
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            forecast_floor, python_s = model_compute(output)
+            overhead = wall - forecast_floor - python_s
+            walls.append(wall)
+            peaks.append(peak)
+            overheads.append(overhead)
+            steps = ", ".join(f"{k} {v:.1f}s" for k, v in phases(output).items())
+            print(
+                f"run {index + 1}/{repeats}: {wall:.1f}s wall (load {before} -> {load()}), "
+                f"peak RSS {peak:.0f} MiB; model compute {forecast_floor:.1f}s forecasts "
+                f"(CPU-s / {os.cpu_count()} cores) + {python_s:.1f}s Python models; "
+                f"overhead {overhead:.1f}s; phases: {steps}",
+                flush=True,
+            )
+        last = keep / f"run{repeats - 1}"
+        rerun, output = tsrate(last, "run")
+        steps = ", ".join(f"{k} {v:.1f}s" for k, v in phases(output).items())
+        build, _ = tsrate(last, "build")
         print(
-            f"run {index + 1}/{repeats}: {wall:.1f}s wall, peak RSS {peak:.0f} MiB; {detail}",
+            f"rerun (all forecasts stored): {rerun:.1f}s; tsrate build: {build:.1f}s; "
+            f"ratio {rerun / build:.2f} (load {load()}); rerun phases: {steps}",
             flush=True,
         )
+        typo, output = tsrate(last, "run", "--systems", "arma", check=False)
+        first = next((ln for ln in output.splitlines() if "arma" in ln), output[-200:])
+        print(f"misspelled system reported in {typo:.1f}s: {first.strip()[:160]}")
+    finally:
+        shutil.rmtree(keep, ignore_errors=True)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
     print(
         f"median wall {statistics.median(walls):.1f}s (min {min(walls):.1f}s, max {max(walls):.1f}s); "
+        f"median overhead above model compute {statistics.median(overheads):.1f}s; "
         f"peak RSS {max(peaks):.0f} MiB"
     )
 

@@ -1,6 +1,7 @@
-"""Build flow: ``dbt build`` (seeds, staging, intermediate, marts, tests) for one run.
+"""Build flow: tsrate's dbt build (seeds, models, unit and data tests) for one run.
 
-dbt runs in a child process, so the DuckDB file is released when it ends.
+dbt runs in a child process, so the DuckDB file is released when it ends; its full log goes
+to ``<warehouse folder>/logs/`` and a summary (counts, failures by name) to the run's log.
 Run it alone with ``python flows/build.py [RUN_ID]``.
 """
 
@@ -9,12 +10,12 @@ from __future__ import annotations
 import sys
 import time
 
-from prefect import flow, get_run_logger
+from prefect import flow
 
 from tsrate import dbt
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
-from tsrate.testhooks import pause_point, pause_requested
+from tsrate.progress import run_logger
 
 
 @flow(name="tsrate-build")
@@ -28,19 +29,11 @@ def build_flow(
 
     Holds the warehouse writer lock (``lock_timeout``: seconds to wait for it; 0: fail).
     """
-    logger = get_run_logger()
+    logger = run_logger()
     started = time.perf_counter()
     warehouse = warehouse or str(warehouse_path())
-    on_line = logger.info
-    if pause_requested("build"):  # test hook: stop mid-build, after the first finished model
-
-        def on_line(line: str) -> None:
-            logger.info(line)
-            if " OK created " in line:
-                pause_point("build", freeze_children=True)
-
     with warehouse_writer(warehouse, lock_timeout, logger.info):
-        dbt.build(run_id=run_id, warehouse=warehouse, on_line=on_line, select=select)
+        dbt.build(run_id=run_id, warehouse=warehouse, on_line=logger.info, select=select)
     logger.info("dbt build finished in %.1fs", time.perf_counter() - started)
 
 

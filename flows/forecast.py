@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 import pandas as pd
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.futures import as_completed
@@ -30,6 +30,7 @@ from tsrate.forecasting import (
     run_forecasts,
 )
 from tsrate.locking import warehouse_writer
+from tsrate.progress import run_logger
 from tsrate.systems.base import ForecastBatch
 from tsrate.warehouse import connect
 
@@ -97,7 +98,7 @@ def forecast_flow(
 
     Holds the warehouse writer lock (``lock_timeout``: seconds to wait for it; 0: fail).
     """
-    logger = get_run_logger()
+    logger = run_logger()
     study = Study.from_vars(overrides)
     warehouse = warehouse or str(warehouse_path())
     run_id = run_id or new_run_id()
@@ -119,7 +120,13 @@ def forecast_flow(
                 executor=executor,
             )
         except BaseException as exc:
-            if con.execute("select 1 from raw.runs where run_id = ?", [run_id]).fetchone():
+            stopped = isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == (
+                "TerminationSignal"
+            )  # Ctrl-C or SIGTERM: left `running`, as a kill would; the next run closes it
+            if (
+                not stopped
+                and con.execute("select 1 from raw.runs where run_id = ?", [run_id]).fetchone()
+            ):
                 finish_run(con, run_id, "failed", f"forecast: {exc}"[:2000])
             raise
         finish_run(con, run_id, "forecasted")

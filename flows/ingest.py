@@ -8,13 +8,15 @@ from __future__ import annotations
 import sys
 import time
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.tasks import exponential_backoff
 
 from tsrate import TsrateError
 from tsrate.config import warehouse_path
 from tsrate.locking import warehouse_writer
+from tsrate.orchestration import call
+from tsrate.progress import run_logger
 from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
 from tsrate.testhooks import pause_point
 from tsrate.warehouse import PriceChanges, connect, describe_price_changes, store_prices
@@ -84,7 +86,7 @@ def store(
 ) -> dict[str, PriceChanges]:
     """Store the prices in one transaction (one writer): new dates added, identical ones
     accepted; changed closes refused unless ``replace`` (see ``store_prices``)."""
-    with warehouse_writer(warehouse, lock_timeout, get_run_logger().info):
+    with warehouse_writer(warehouse, lock_timeout, run_logger().info):
         with connect(warehouse) as con:
             pause_point("ingest")  # test hook (tsrate.testhooks)
             return store_prices(con, prices, source_label, replace=replace)
@@ -108,12 +110,12 @@ def ingest_flow(
     ``replace``: the prices become the whole stored history of their tickers (default: new
     dates are added, identical ones accepted, a changed close refuses the whole load).
     """
-    logger = get_run_logger()
+    logger = run_logger()
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
-    prices = fetch_prices(source, path, tickers, start, end)
+    prices = call(fetch_prices, source, path, tickers, start, end)
     label = path if source == "file" else source
-    changes = store(prices, str(label), warehouse, lock_timeout, replace)
+    changes = call(store, prices, str(label), warehouse, lock_timeout, replace)
     logger.info(
         "ingested %s from %s into %s in %.1fs",
         describe_price_changes(changes, replace),

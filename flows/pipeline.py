@@ -1,14 +1,22 @@
 """Pipeline flow behind ``tsrate run``: ingest (when needed), forecast, build, publish.
 
+``tsrate run`` calls :func:`run_pipeline`: with a Prefect API configured (``PREFECT_API_URL``:
+``tsrate serve``'s server, ``prefect server start``, a deployment run) the flows are
+orchestrated and recorded there; without one they run in this process as plain functions,
+so no temporary Prefect server is started per command (it cost 10-50 s per run and could
+outlive a killed run). ``TSRATE_PREFECT=always`` orchestrates anyway (a temporary server,
+owned and stopped by tsrate); the Dask path always orchestrates.
 Run it alone with ``python flows/pipeline.py``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
+from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.build import build_flow
@@ -18,9 +26,19 @@ from tsrate.config import Study, warehouse_path
 from tsrate.distributed import dask_task_runner, resolve_dask_address
 from tsrate.forecasting import finish_run, new_run_id
 from tsrate.locking import warehouse_writer
+from tsrate.orchestration import call as _call
+from tsrate.progress import phase, run_logger
 from tsrate.publish import publish
 from tsrate.report import write_report
-from tsrate.warehouse import connect
+from tsrate.warehouse import close_interrupted_runs, connect, set_run_status
+
+#: ``auto`` (orchestrate when a Prefect API is configured), ``always`` or ``never``
+PREFECT_MODE = "TSRATE_PREFECT"
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, SIGTERM (tsrate.cli turns it into KeyboardInterrupt) or Prefect's own signal."""
+    return isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "TerminationSignal"
 
 
 def _missing_tickers(warehouse: str, tickers: tuple[str, ...]) -> list[str]:
@@ -29,21 +47,41 @@ def _missing_tickers(warehouse: str, tickers: tuple[str, ...]) -> list[str]:
     return [t for t in tickers if t not in stored]
 
 
-def _close_interrupted_runs(warehouse: str) -> list[str]:
-    """Mark runs left ``running`` by a killed process as ``interrupted``.
+def _close_interrupted_runs(warehouse: str) -> list[tuple[str, str]]:
+    """Mark runs left running, building or publishing by a stopped process ``interrupted``.
 
     Called under the writer lock, when no other process can be running one.
     """
     with connect(warehouse) as con:
-        stale = [
-            row[0]
-            for row in con.execute(
-                "select run_id from raw.runs where status = 'running' order by started_at"
-            ).fetchall()
-        ]
-        for run_id in stale:
-            finish_run(con, run_id, "interrupted", "the process running it stopped (killed?)")
-    return stale
+        return close_interrupted_runs(con)
+
+
+def prefect_api_configured() -> bool:
+    """Whether a Prefect API is set (env ``PREFECT_API_URL`` or the active Prefect profile)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return bool(PREFECT_API_URL.value())
+
+
+def run_pipeline(**parameters: Any) -> str:
+    """``pipeline_flow`` as ``tsrate run`` runs it: orchestrated when a Prefect API is
+    configured (or ``TSRATE_PREFECT=always``, or the Dask path), in-process otherwise."""
+    mode = os.environ.get(PREFECT_MODE, "auto")
+    if mode not in ("auto", "always", "never"):
+        from tsrate import TsrateError
+
+        raise TsrateError(f"{PREFECT_MODE}={mode!r}: use auto, always or never")
+    dask = resolve_dask_address(parameters.get("dask_address"))
+    if mode == "never" and not dask:
+        return pipeline_flow.fn(**parameters)
+    if prefect_api_configured():
+        return pipeline_flow(**parameters)
+    if mode == "always" or dask:
+        from tsrate.serve import owned_prefect_server
+
+        with owned_prefect_server(ui=False):
+            return pipeline_flow(**parameters)
+    return pipeline_flow.fn(**parameters)
 
 
 @flow(name="tsrate-pipeline")
@@ -70,13 +108,14 @@ def pipeline_flow(
     forecast partitions on that Dask scheduler (``local[:N]``: a LocalCluster) instead of
     the local process pool.
     """
-    logger = get_run_logger()
+    logger = run_logger()
     warehouse = warehouse or str(warehouse_path())
     with warehouse_writer(warehouse, lock_timeout, logger.info):
-        interrupted = _close_interrupted_runs(warehouse)
-        if interrupted:
+        for run_id, state in _close_interrupted_runs(warehouse):
             logger.info(
-                "runs %s were interrupted earlier; finished partitions are reused", interrupted
+                "run %s was stopped while %s: marked interrupted (finished partitions are reused)",
+                run_id,
+                state,
             )
         return _run_pipeline(
             overrides, source, path, force, workers, warehouse, rate, select, dask_address
@@ -94,44 +133,61 @@ def _run_pipeline(
     select: str | None,
     dask_address: str | None = None,
 ) -> str:
-    logger = get_run_logger()
+    logger = run_logger()
     started = time.perf_counter()
     study = Study.from_vars(overrides)
     if source == "auto":
         missing = _missing_tickers(warehouse, study.tickers)
         if missing:
             logger.info("no stored prices for %s: ingesting the bundled skfolio sample", missing)
-            ingest_flow(source="skfolio", warehouse=warehouse)
+            with phase("ingest", logger.info):
+                _call(ingest_flow, source="skfolio", warehouse=warehouse)
     elif source != "none":
-        ingest_flow(
-            source=source,
-            path=path,
-            tickers=list(study.tickers),
-            start=study.start.isoformat(),
-            end=study.end.isoformat(),
-            warehouse=warehouse,
-        )
+        with phase("ingest", logger.info):
+            _call(
+                ingest_flow,
+                source=source,
+                path=path,
+                tickers=list(study.tickers),
+                start=study.start.isoformat(),
+                end=study.end.isoformat(),
+                warehouse=warehouse,
+            )
     run_id = new_run_id()
     address = resolve_dask_address(dask_address)
     forecast = forecast_flow
     if address:
         logger.info("forecasting on the Dask cluster at %s", address)
         forecast = forecast_flow.with_options(task_runner=dask_task_runner(address))
-    forecast(overrides=overrides, force=force, workers=workers, warehouse=warehouse, run_id=run_id)
+    with phase("forecast", logger.info):
+        _call(
+            forecast,
+            overrides=overrides,
+            force=force,
+            workers=workers,
+            warehouse=warehouse,
+            run_id=run_id,
+        )
     if not rate:
         logger.info("run %s forecasted; ratings are left for the next full run", run_id)
         return run_id
+    with connect(warehouse) as con:
+        set_run_status(con, run_id, "building")
     try:
-        build_flow(run_id=run_id, warehouse=warehouse, select=select)
+        with phase("build (dbt)", logger.info):
+            _call(build_flow, run_id=run_id, warehouse=warehouse, select=select)
     except BaseException as exc:
-        with connect(warehouse) as con:
-            finish_run(con, run_id, "build_failed", str(exc)[-2000:])
+        if not _interrupted(exc):  # stopped: left `building`, as a kill would; the next run
+            with connect(warehouse) as con:  # marks it interrupted
+                finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
-    published = publish_task(warehouse, run_id)
+    with phase("publish", logger.info):
+        published = _call(publish_task, warehouse, run_id)
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
     if select is None:  # the report needs every rating mart
-        logger.info("report written to %s", write_report(Path(published)).path)
+        with phase("report", logger.info):
+            logger.info("report written to %s", write_report(Path(published)).path)
     else:
         logger.info("partial build (--select %s): no report written", select)
     logger.info(
@@ -146,13 +202,16 @@ def _run_pipeline(
 @task(cache_policy=NO_CACHE)  # writes files and the warehouse: never cached
 def publish_task(warehouse: str, run_id: str) -> str:
     """Copy marts and seeds into the read-only snapshot and Parquet, swapped in atomically."""
-    logger = get_run_logger()
+    logger = run_logger()
     started = time.perf_counter()
+    with connect(warehouse) as con:
+        set_run_status(con, run_id, "publishing")
     try:
         result = publish(Path(warehouse), run_id)
     except BaseException as exc:
-        with connect(warehouse) as con:
-            finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
+        if not _interrupted(exc):  # stopped: left `publishing` for the next run to close
+            with connect(warehouse) as con:
+                finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
         raise
     logger.info(
         "published %d tables (%d rows) to %s and Parquet %s in %.1fs",

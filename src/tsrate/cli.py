@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Iterator
@@ -58,6 +59,8 @@ def _add_study_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.locking import writer_lock
     from tsrate.study_check import require_valid_study
 
     source, path = args.source, None
@@ -65,18 +68,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         source, path = "file", args.file
     # every problem of the study, in about a second, before Prefect or any model is imported
     require_valid_study(_study_overrides(args), source, path)
-    from flows.pipeline import pipeline_flow
+    # then the writer lock, before Prefect and the flows are even imported: a busy
+    # warehouse is reported at once (the flows take the same lock again, re-entrantly)
+    with writer_lock(warehouse_path(), args.lock_timeout, print):
+        from flows.pipeline import run_pipeline
 
-    run_id = pipeline_flow(
-        overrides=_study_overrides(args),
-        source=source,
-        path=path,
-        force=args.force,
-        workers=args.workers,
-        lock_timeout=args.lock_timeout,
-        select=args.select,
-        dask_address=args.dask,
-    )
+        run_id = run_pipeline(
+            overrides=_study_overrides(args),
+            source=source,
+            path=path,
+            force=args.force,
+            workers=args.workers,
+            lock_timeout=args.lock_timeout,
+            select=args.select,
+            dask_address=args.dask,
+        )
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     _print_run_problems(run_id)
     return 0
@@ -227,13 +233,32 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.study_check import run_to_build
-
-    run_to_build(warehouse_path(), args.run_id)  # refuses when there is no forecast run
     from tsrate import dbt
+    from tsrate.config import warehouse_path
+    from tsrate.forecasting import finish_run
+    from tsrate.study_check import run_to_build
+    from tsrate.warehouse import buildable_run, close_interrupted_runs, connect
 
-    dbt.build(run_id=args.run_id, on_line=print)
+    warehouse = warehouse_path()
+    if not warehouse.exists() or args.run_id:
+        # no warehouse, or a named run without complete forecasts: refuse in one line
+        run_to_build(warehouse, args.run_id)
+    with connect(warehouse) as con:  # under the writer lock (main)
+        for run_id, state in close_interrupted_runs(con):
+            print(f"run {run_id} was stopped while {state}: marked interrupted")
+        if args.run_id:
+            run_id = args.run_id
+        else:
+            run_id, notes = buildable_run(con)
+            for note in notes:
+                print(f"skipping {note}")
+    print(f"building the marts of run {run_id}")
+    try:
+        dbt.build(run_id=run_id, on_line=print)
+    except dbt.DbtError as exc:
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "build_failed", str(exc)[-2000:])
+        raise
     return 0
 
 
@@ -348,6 +373,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tsrate.serve import ScheduleConfig, build_deployments, serve
 
     config = ScheduleConfig.from_vars()
+    if args.nightly_rating:
+        import dataclasses
+
+        config = dataclasses.replace(config, nightly_rating=True)
     if args.dry_run:
         for deployment in build_deployments(config):
             crons = ", ".join(s.schedule.cron for s in deployment.schedules)
@@ -355,6 +384,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 0
     serve(config)
     return 0
+
+
+def _add_verbose_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # `tsrate --verbose run` and `tsrate run --verbose`
+        help="show dbt's whole log live (else: a summary; the full log is in <warehouse>/logs)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -365,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug",
         action="store_true",
         help="on a failure, also print the Python traceback (allowed anywhere on the line)",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="show dbt's whole log live (else: a summary)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -394,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="forecast on a Dask scheduler (tcp://host:8786; local[:N] for a local cluster); "
         "default: env TSRATE_DASK_ADDRESS or the dask_address var, else a local process pool",
     )
+    _add_verbose_flag(run)
     run.set_defaults(func=cmd_run)
 
     ingest = sub.add_parser("ingest", help="load prices into raw.prices")
@@ -507,6 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
+    _add_verbose_flag(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
 
     systems = sub.add_parser("systems", help="list systems and their availability")
@@ -552,6 +595,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--dry-run", action="store_true", help="print the deployments and schedules, serve nothing"
+    )
+    serve.add_argument(
+        "--nightly-rating",
+        action="store_true",
+        help="the nightly run rates too (build, publish, report); default: the var nightly_rating",
     )
     serve.set_defaults(func=cmd_serve)
 
@@ -653,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if getattr(args, "verbose", False):
+        os.environ["TSRATE_VERBOSE"] = "1"  # dbt's whole log live (tsrate.dbt)
+    _stop_on_sigterm()
     try:
         with _quiet_tracebacks(debug):
             if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
@@ -662,12 +713,31 @@ def main(argv: list[str] | None = None) -> int:
                 with writer_lock(warehouse_path()):
                     return args.func(args)
             return args.func(args)
+    except KeyboardInterrupt as exc:
+        signame = exc.args[0] if exc.args else "SIGINT"
+        print(
+            f"tsrate: stopped by {signame}; nothing half-written is kept (the next run marks "
+            "an unfinished run interrupted and reuses its stored forecasts)",
+            file=sys.stderr,
+        )
+        return 128 + (signal.SIGTERM if signame == "SIGTERM" else signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         if debug:
             traceback.print_exc()
         line, status = _error_line(exc)
         print(f"tsrate: error: {line}", file=sys.stderr)
         return status
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (schedulers, containers, `timeout`) stops a command like Ctrl-C: the work in
+    progress unwinds (open transactions roll back, dbt and forecast workers are killed)."""
+
+    def stop(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

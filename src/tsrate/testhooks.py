@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 PAUSE_AT = "TSRATE_TEST_PAUSE_AT"
@@ -40,6 +41,20 @@ def _child_pids() -> list[int]:
         except OSError:
             continue
     return children
+
+
+def dbt_line_hook() -> Callable[[str], None] | None:
+    """For ``tsrate.dbt.run_dbt``: when asked to stop at ``build``, a function to call with
+    every line dbt prints, which pauses (freezing the dbt child) at the first finished model;
+    None otherwise."""
+    if not pause_requested("build"):
+        return None
+
+    def watch(line: str) -> None:
+        if " OK created " in line:
+            pause_point("build", freeze_children=True)
+
+    return watch
 
 
 def pause_point(stage: str, freeze_children: bool = False) -> None:

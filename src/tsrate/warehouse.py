@@ -412,3 +412,65 @@ def load_prices(
         "order by ticker, price_date",
         {"tickers": tickers, "start": start, "end": end},
     ).df()
+
+
+# --- Run states (raw.runs.status) ---------------------------------------------------------
+#: a run's life: running (forecasting) -> forecasted -> building -> publishing -> succeeded;
+#: or failed / build_failed / publish_failed / interrupted (its process stopped mid-way).
+#: ``forecasted`` is a finished state too (the nightly refresh stops there).
+UNFINISHED_STATUSES = ("running", "building", "publishing")
+#: runs whose forecasts are complete, so the marts can be built for them
+BUILDABLE_STATUSES = ("forecasted", "succeeded", "publish_failed")
+
+
+def set_run_status(
+    con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None = None
+) -> None:
+    """Move a run to an in-progress state (``building``, ``publishing``); not finished yet."""
+    con.execute(
+        "update raw.runs set status = $status, message = $message where run_id = $run_id",
+        {"status": status, "message": message, "run_id": run_id},
+    )
+
+
+def close_interrupted_runs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Mark every run left in an in-progress state ``interrupted``; return (run_id, state).
+
+    Call it only while holding the warehouse writer lock: then no process that could be
+    running one is alive (the lock dies with its holder), so these runs were stopped.
+    """
+    stale = con.execute(
+        "select run_id, status from raw.runs where status in "
+        f"({', '.join(repr(s) for s in UNFINISHED_STATUSES)}) order by started_at"
+    ).fetchall()
+    for run_id, status in stale:
+        con.execute(
+            "update raw.runs set status = 'interrupted', finished_at = now()::timestamp, "
+            "message = $message where run_id = $run_id",
+            {
+                "run_id": run_id,
+                "message": f"the process stopped while the run was {status} (killed or "
+                "interrupted); its stored forecast partitions are reused by the next run",
+            },
+        )
+    return [(run_id, status) for run_id, status in stale]
+
+
+def buildable_run(con: duckdb.DuckDBPyConnection) -> tuple[str, list[str]]:
+    """(the newest run whose marts can be built, notes on newer runs that cannot).
+
+    Raises :class:`TsrateError` naming the newest run and why it failed when none can build.
+    """
+    rows = con.execute(
+        "select run_id, status, coalesce(message, '') from raw.runs "
+        "order by started_at desc, run_id desc"
+    ).fetchall()
+    notes = []
+    for run_id, status, message in rows:
+        if status in BUILDABLE_STATUSES:
+            return run_id, notes
+        first = message.strip().splitlines()[0][:300] if message.strip() else "no message"
+        notes.append(f"run {run_id} is {status}: {first}")
+    if not rows:
+        raise TsrateError("no run in raw.runs yet: start one with `tsrate run`")
+    raise TsrateError(f"no run can be built: {notes[0]}; see `tsrate runs`")

@@ -59,7 +59,7 @@ def _environment(tmp_path: Path, warehouse: Path, **extra: str) -> dict[str, str
         TSRATE_WAREHOUSE=str(warehouse),
         DBT_TARGET_PATH=str(tmp_path / "target-cli"),
         PREFECT_API_URL=str(PREFECT_API_URL.value()),
-        PYTHONPATH=str(project_dir()),
+        PYTHONPATH=f"{project_dir() / 'src'}{os.pathsep}{project_dir()}",  # this checkout's
     )
     env.pop("TSRATE_PUBLISHED", None)
     env.update(extra)
@@ -243,8 +243,8 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     runs = read(warehouse, "select run_id, status from raw.runs order by started_at")
     final_run = runs["run_id"].iloc[-1]
     assert runs["status"].iloc[-1] == "succeeded"
-    assert "running" not in set(runs["status"])  # the killed inference run was closed
-    assert "interrupted" in set(runs["status"])
+    # the runs killed while forecasting, building and publishing were all closed
+    assert runs["status"].iloc[:-1].tolist() == ["interrupted"] * 3
     reuse = read(
         warehouse,
         "select count_if(reused) reused, count(*) n from raw.run_partitions where run_id = ?",
@@ -365,3 +365,221 @@ def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_
     )
     assert (again.computed, again.reused) == (0, partitions)
     assert read(distributed, "select count(*) n from raw.forecast_partitions")["n"][0] == partitions
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (Linux /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            try:
+                children = {int(child) for child in task.read_text().split()}
+            except OSError:
+                continue
+            todo += sorted(children - found)
+            found |= children
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def _wait_gone(pids: set[int], seconds: float) -> dict[int, str]:
+    """The processes of ``pids`` still alive after ``seconds``, with their command lines."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.1)
+    alive = {}
+    for pid in pids:
+        if _alive(pid):
+            try:
+                alive[pid] = Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")[:200]
+            except OSError:
+                continue
+    return alive
+
+
+def _paused_run(tmp_path: Path, warehouse: Path, stage: str, name: str) -> subprocess.Popen:
+    """`tsrate run` (2 forecast workers, no Prefect API: the default, in-process path)
+    stopped by the test hook at ``stage``."""
+    marker = tmp_path / f"paused-{name}"
+    log = tmp_path / f"run-{name}.log"
+    flags = [*RUN_FLAGS[: RUN_FLAGS.index("--workers")], "--workers", "2", "--select", SELECT]
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tsrate.cli", "run", *flags],
+            cwd=project_dir(),
+            env=_environment(
+                tmp_path,
+                warehouse,
+                PREFECT_API_URL="",
+                TSRATE_TEST_PAUSE_AT=stage,
+                TSRATE_TEST_PAUSE_FILE=str(marker),
+            ),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: the test can list it
+        )
+    deadline = time.monotonic() + 300
+    while not marker.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"`tsrate run` never paused at {stage}:\n{log.read_text()[-4000:]}")
+        time.sleep(0.2)
+    return process
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
+def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_path):
+    warehouse = tmp_path / "live" / "tsrate.duckdb"
+
+    # SIGTERM while forecasting: the run, its forecast workers included, ends within 5 s
+    process = _paused_run(tmp_path, warehouse, "inference", "term")
+    children = _descendants(process.pid)
+    assert len(children) >= 2, "expected the forecast workers"
+    sent = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    code = process.wait(timeout=30)
+    assert time.monotonic() - sent < 5.0
+    assert code == 128 + signal.SIGTERM
+    log = (tmp_path / "run-term.log").read_text()
+    assert "stopped by SIGTERM" in log and "Traceback" not in log
+    assert _wait_gone(children, 5.0) == {}
+    _assert_released(warehouse)
+    # left as a kill would leave it: one partition stored, the run still `running`
+    assert read(warehouse, "select status from raw.runs")["status"].tolist() == ["running"]
+
+    # SIGKILL while forecasting (workers alive) and while dbt builds (the dbt child frozen):
+    # no child of the killed run is alive 5 s later
+    for stage in ("inference", "build"):
+        process = _paused_run(tmp_path, warehouse, stage, f"kill-{stage}")
+        children = _descendants(process.pid)
+        assert children, f"expected child processes at {stage}"
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        assert _wait_gone(children, 5.0) == {}, f"orphans after a SIGKILL at {stage}"
+        _assert_released(warehouse)
+
+    # the next run closes every run the stops left unfinished, whatever their stage
+    log = tmp_path / "run-final.log"
+    done = _start_run(tmp_path, warehouse, log, PREFECT_API_URL="")
+    assert done.wait(timeout=600) == 0, log.read_text()[-4000:]
+    runs = read(warehouse, "select status, message from raw.runs order by started_at")
+    assert runs["status"].tolist() == ["interrupted", "interrupted", "interrupted", "succeeded"]
+    assert "while building" in runs["message"][2]
+
+
+def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
+    """`tsrate serve` without a Prefect server: it starts one (with the UI), a run triggered
+    on its weekly deployment completes, and stopping serve leaves no process behind."""
+    import httpx
+    from prefect.deployments import run_deployment
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    warehouse = tmp_path / "live" / "tsrate.duckdb"
+    log = tmp_path / "serve.log"
+    env = _environment(tmp_path, warehouse, PREFECT_HOME=str(tmp_path / "prefect-home"))
+    env.pop("PREFECT_API_URL")
+    with open(log, "w") as handle:
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "tsrate.cli", "serve"],
+            cwd=project_dir(),
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while "UI and runs: " not in log.read_text():
+            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+        ui = log.read_text().split("UI and runs: ", 1)[1].split()[0]
+        assert httpx.get(ui, timeout=30).status_code == 200  # the UI is served
+        with temporary_settings({PREFECT_API_URL: f"{ui}/api"}):
+            deadline = time.monotonic() + 120
+            while True:  # the runner registers its deployments once it has started
+                try:
+                    flow_run = run_deployment(
+                        "tsrate-pipeline/tsrate-weekly",
+                        parameters={"overrides": OVERRIDES, "select": SELECT, "workers": 1},
+                        timeout=600,
+                    )
+                    break
+                except Exception:  # noqa: BLE001 - not registered yet
+                    assert time.monotonic() < deadline, log.read_text()[-3000:]
+                    time.sleep(2)
+        assert flow_run.state.is_completed(), (flow_run.state, log.read_text()[-3000:])
+        runs = read(warehouse, "select status from raw.runs")
+        assert runs["status"].tolist() == ["succeeded"]
+        children = _descendants(serve.pid)
+        assert children, "expected the Prefect server"
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            serve.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(serve.pid, signal.SIGKILL)
+            raise
+    assert _wait_gone(children, 10.0) == {}, "the Prefect server outlived tsrate serve"
+
+
+def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_path):
+    """tsrate's build runs the data tests' SQL itself: the same tests as dbt's own
+    ``dbt test``, failing on the same ones, each named; a passing build passes them all."""
+    import re
+
+    from tests.integration.helpers import forecast_and_build, ingest, small_study
+    from tsrate import dbt
+
+    warehouse, target = tmp_path / "tsrate.duckdb", tmp_path / "target"
+    ingest(warehouse, ["AAPL", "MSFT"])
+    study = small_study(
+        study_tickers=["AAPL", "MSFT"], systems=["naive", "biased"], perturbations=["P0", "P1"]
+    )
+    run_id = forecast_and_build(warehouse, study, target, workers=1, select=SELECT)
+    summary: list[str] = []
+    dbt.build(run_id, warehouse, summary.append, SELECT, target)
+    passed = next(line for line in summary if line.startswith("data tests: "))
+    n_tests = int(re.search(r"data tests: (\d+) run", passed).group(1))
+    assert n_tests > 20 and "FAIL=0" in passed
+
+    def dbt_own_tests() -> tuple[int, set[str]]:
+        lines: list[str] = []
+        with pytest.raises(dbt.DbtError) if failing else _nothing():
+            dbt.run_dbt(
+                ["test", "--select", SELECT, "--indirect-selection", "cautious",
+                 "--exclude", "resource_type:unit_test"],
+                None, warehouse, lines.append, target, env_vars={"TSRATE_RUN_ID": run_id},
+            )  # fmt: skip
+        total = int(re.search(r"TOTAL=(\d+)", "\n".join(lines)).group(1))
+        return total, {m.group(1) for m in map(re.compile(r" FAIL \d+ (\S+) ").search, lines) if m}
+
+    failing = False
+    assert dbt_own_tests() == (n_tests, set())
+
+    # a grain break: one forecast row stored twice
+    con = duckdb.connect(str(warehouse))
+    con.execute("insert into raw.forecasts select * from raw.forecasts limit 1")
+    con.close()
+    failing = True
+    total, dbt_failures = dbt_own_tests()
+    assert total == n_tests and dbt_failures
+    with pytest.raises(dbt.DbtError) as caught:
+        dbt.build(run_id, warehouse, lambda line: None, SELECT, target)
+    ours = set(re.findall(r"FAIL (\S+): \d+ failing rows", str(caught.value)))
+    assert ours == dbt_failures
+    assert f"FAIL={len(dbt_failures)}" in str(caught.value)
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False

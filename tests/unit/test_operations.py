@@ -456,3 +456,120 @@ def test_partition_files_carry_window_failures(tmp_path):
     assert isinstance(back, failures_module.PartialForecasts) and seconds == 2.0
     assert back.failures == (failure,)
     np.testing.assert_array_equal(back.values, values)  # NaN rows included
+
+
+def test_tsrate_run_refuses_a_held_warehouse_before_importing_prefect(holder):
+    """The writer lock is checked before Prefect (seconds to import) is even loaded."""
+    warehouse, process = holder
+    script = (
+        "import sys, time\n"
+        "from tsrate.cli import main\n"
+        "started = time.perf_counter()\n"
+        "code = main(['run', '--systems', 'naive'])\n"
+        "print(code, 'prefect' in sys.modules, round(time.perf_counter() - started, 2))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=dict(
+            os.environ,
+            PYTHONPATH=f"{project_dir() / 'src'}{os.pathsep}{project_dir()}",
+            TSRATE_WAREHOUSE=str(warehouse),
+        ),
+        timeout=120,
+    )
+    code, prefect_loaded, _seconds = result.stdout.split()
+    assert (code, prefect_loaded) == ("2", "False"), result.stderr
+    assert f"is being written by pid {process.pid}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _runs_table(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    con = duckdb.connect(str(path))
+    con.execute("create schema raw")
+    con.execute(
+        "create table raw.runs (run_id varchar, started_at timestamp, finished_at timestamp, "
+        "status varchar, message varchar)"
+    )
+    for run_id, started, status in rows:
+        con.execute(
+            "insert into raw.runs values (?, ?::timestamp, null, ?, ?)",
+            [run_id, started, status, f"{status} because of {run_id}"],
+        )
+    con.close()
+
+
+def test_unfinished_runs_are_closed_interrupted_and_finished_ones_kept(tmp_path):
+    from tsrate.warehouse import close_interrupted_runs
+
+    path = tmp_path / "runs.duckdb"
+    states = ["running", "forecasted", "building", "publishing", "succeeded", "build_failed"]
+    _runs_table(path, [(f"r{i}", f"2026-01-0{i + 1}", s) for i, s in enumerate(states)])
+    con = duckdb.connect(str(path))
+    closed = close_interrupted_runs(con)
+    assert closed == [("r0", "running"), ("r2", "building"), ("r3", "publishing")]
+    after = dict(con.execute("select run_id, status from raw.runs").fetchall())
+    assert after == {
+        "r0": "interrupted",
+        "r1": "forecasted",  # the nightly refresh's finished state: kept
+        "r2": "interrupted",
+        "r3": "interrupted",
+        "r4": "succeeded",
+        "r5": "build_failed",
+    }
+    finished = con.execute(
+        "select count(*) from raw.runs where status = 'interrupted' and finished_at is not null"
+    ).fetchone()[0]
+    assert finished == 3
+    assert close_interrupted_runs(con) == []
+    con.close()
+
+
+def test_the_build_picks_the_newest_buildable_run_and_says_why_newer_ones_are_not(tmp_path):
+    from tsrate.warehouse import buildable_run
+
+    path = tmp_path / "runs.duckdb"
+    _runs_table(
+        path,
+        [
+            ("old", "2026-01-01", "succeeded"),
+            ("good", "2026-01-02", "forecasted"),
+            ("bad", "2026-01-03", "build_failed"),
+            ("cut", "2026-01-04", "interrupted"),
+        ],
+    )
+    con = duckdb.connect(str(path))
+    run_id, notes = buildable_run(con)
+    assert run_id == "good"
+    assert notes == [
+        "run cut is interrupted: interrupted because of cut",
+        "run bad is build_failed: build_failed because of bad",
+    ]
+    con.execute("update raw.runs set status = 'failed'")
+    with pytest.raises(TsrateError, match="no run can be built: run cut is failed"):
+        buildable_run(con)
+    con.close()
+
+
+def test_progress_counts_done_and_weighs_the_eta_by_each_systems_cost():
+    from tsrate.progress import Progress, duration
+
+    now = [0.0]
+    lines = []
+    # 2 slow partitions (6 s of compute each) and 4 cheap ones (1 s each)
+    progress = Progress(["slow"] * 2 + ["cheap"] * 4, lines.append, tty=False, clock=lambda: now[0])
+    assert progress.eta() is None
+    now[0] = 3.0
+    progress.update("slow", "slow A", 6.0)  # 3 s of wall for 6 s of compute: 2 workers
+    # left: 1 slow (6 s) + 4 cheap (unknown: the mean so far, 6 s) = 30 s compute = 15 s wall
+    assert progress.eta() == pytest.approx(15.0)
+    assert lines[-1] == "[1/6]  17% slow A ETA 15s"
+    now[0] = 3.5
+    progress.update("cheap", "cheap A", 1.0)
+    # left: 1 slow (6 s) + 3 cheap (1 s each) = 9 s compute; wall/compute 3.5 / 7
+    assert progress.eta() == pytest.approx(9 * 0.5)
+    for label in ("slow B", "cheap B", "cheap C", "cheap D"):
+        progress.update(label.split()[0], label, 1.0)
+    assert lines[-1] == "[6/6] 100% cheap D"  # no ETA once done
+    assert (duration(42), duration(185), duration(3720)) == ("42s", "3m05s", "1h02m")
