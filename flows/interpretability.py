@@ -9,12 +9,9 @@ Run it alone with ``python flows/interpretability.py [small|paper]``.
 from __future__ import annotations
 
 import sys
-import time
 
 from prefect import flow, get_run_logger, task
 
-from tsrate.config import warehouse_path
-from tsrate.locking import warehouse_writer
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
     default_workers,
@@ -23,7 +20,7 @@ from tsrate.suites.interpretability.suite import (
     resolve_config,
     run_units,
 )
-from tsrate.suites.publishing import finish_suite
+from tsrate.suites.publishing import run_and_publish
 
 
 @task(name="interp-train")
@@ -68,19 +65,12 @@ def interpretability_flow(
     ``overrides``: configuration fields to change (tests use tiny series); ``workers``:
     training processes (default: one per CPU core up to 4; one on a GPU).
     """
-    logger = get_run_logger()
     config = resolve_config(config_name, seeds, overrides)
-    warehouse = warehouse or str(warehouse_path())
-    started = time.perf_counter()
-    with warehouse_writer(warehouse, lock_timeout, logger.info):
-        suite_run_id = train_task(warehouse, config, datasets, models, sensitivity, workers)
-        if build:
-            report = finish_suite(
-                "interpretability", suite_run_id, warehouse, logger.info, target_path
-            )
-            logger.info("published; report: %s", report)
-    logger.info("interpretability suite finished in %.1fs", time.perf_counter() - started)
-    return suite_run_id
+
+    def work(store: str) -> str:
+        return train_task(store, config, datasets, models, sensitivity, workers)
+
+    return run_and_publish("interpretability", work, warehouse, lock_timeout, build, target_path)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,10 @@ Progress is logged per chunk. Run it alone with ``python flows/reasoning.py``.
 
 from __future__ import annotations
 
-import time
-
 from prefect import flow, get_run_logger, task
 
 from tsrate import TsrateError
-from tsrate.config import warehouse_path
-from tsrate.locking import warehouse_writer
-from tsrate.suites.publishing import finish_suite
+from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite
 
@@ -51,7 +47,6 @@ def reasoning_flow(
     language-model specs (``endpoint:ID``, ``hf_local:ID``); ``fracast``: also forecast with
     fracast (True, the default: every forecasting item; or at most that many items; 0: none).
     """
-    logger = get_run_logger()
     try:
         generator_config = GeneratorConfig(**(generator or {}))
     except TypeError as exc:
@@ -66,15 +61,11 @@ def reasoning_flow(
         forecast_encoding=forecast_encoding,
         chunk_size=chunk_size,
     )
-    warehouse = warehouse or str(warehouse_path())
-    started = time.perf_counter()
-    with warehouse_writer(warehouse, lock_timeout, logger.info):
-        suite_run_id = answer_task(warehouse, config)
-        if build:
-            report = finish_suite("reasoning", suite_run_id, warehouse, logger.info, target_path)
-            logger.info("published; report: %s", report)
-    logger.info("reasoning suite finished in %.1fs", time.perf_counter() - started)
-    return suite_run_id
+
+    def work(store: str) -> str:
+        return answer_task(store, config)
+
+    return run_and_publish("reasoning", work, warehouse, lock_timeout, build, target_path)
 
 
 if __name__ == "__main__":

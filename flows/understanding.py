@@ -10,13 +10,10 @@ missing answers. Progress is logged per batch. Run it alone with
 from __future__ import annotations
 
 import sys
-import time
 
 from prefect import flow, get_run_logger, task
 
-from tsrate.config import warehouse_path
-from tsrate.locking import warehouse_writer
-from tsrate.suites.publishing import finish_suite
+from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
 
 
@@ -52,19 +49,12 @@ def understanding_flow(
     ``llm``: language-model specs (``endpoint:<ID>``, ``hf_local:<ID>``); ``references``:
     also ask the statistical analyst and the random answerer; ``overrides``: configuration
     fields to change (tests use tiny sizes)."""
-    logger = get_run_logger()
     config = resolve_config(config_name, overrides)
-    warehouse = warehouse or str(warehouse_path())
-    started = time.perf_counter()
-    with warehouse_writer(warehouse, lock_timeout, logger.info):
-        suite_run_id = answer_task(warehouse, config, list(llm or []), references)
-        if build:
-            report = finish_suite(
-                "understanding", suite_run_id, warehouse, logger.info, target_path
-            )
-            logger.info("published; report: %s", report)
-    logger.info("understanding suite finished in %.1fs", time.perf_counter() - started)
-    return suite_run_id
+
+    def work(store: str) -> str:
+        return answer_task(store, config, list(llm or []), references)
+
+    return run_and_publish("understanding", work, warehouse, lock_timeout, build, target_path)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ def assert_suite_published(warehouse: Path, suite: str, suite_run_id: str, tmp_p
             r[0]
             for r in live.execute(
                 "select table_name from duckdb_tables() where schema_name = 'marts' "
-                "and table_name like ?",
-                [f"{prefix}\\_%"],
+                "and starts_with(table_name, ?)",
+                [f"{prefix}_"],
             ).fetchall()
         }
         snap_marts = {

@@ -233,3 +233,75 @@ def test_a_core_publish_leaves_out_never_run_suites_and_keeps_built_ones(tmp_pat
         snapshot.close()
     assert marts == {"ratings", "rsn_ratings"}
     assert "marts.und_scores" not in result.row_counts
+
+
+def test_reasoning_rating_scores_stack_each_metric_under_its_task():
+    from tsrate.suites.reasoning.marts import rating_scores
+
+    accuracy = pd.DataFrame(
+        {
+            "suite_run_id": "r",
+            "system_id": ["a", "a"],
+            "task": ["etiological", "qa_two"],
+            "accuracy": [0.5, 0.75],
+            "series_gap": [np.nan, 0.25],
+        }
+    )
+    errors = pd.DataFrame(
+        {
+            "suite_run_id": "r",
+            "system_id": ["a"],
+            "condition": ["with_context"],
+            "mae": [1.5],
+            "mse": [3.0],
+        }
+    )
+    context = pd.DataFrame({"suite_run_id": "r", "system_id": ["a"], "mae_gain": [0.2]})
+    got = rating_scores(accuracy, errors, context).set_index(["metric", "task"])["raw_score"]
+    assert got.to_dict() == {
+        ("accuracy", "etiological"): 0.5,
+        ("accuracy", "qa_two"): 0.75,
+        ("series_gap", "qa_two"): 0.25,  # qa tasks only
+        ("mae", "forecast_with_context"): 1.5,
+        ("mse", "forecast_with_context"): 3.0,
+        ("context_gain", "forecast"): 0.2,
+    }
+
+
+def test_interpretability_rating_scores_keep_the_main_study_only():
+    from tsrate.suites.interpretability.marts import rating_scores
+
+    keys = {"suite_run_id": "r", "variant_id": "d4", "model_id": "m"}
+    prediction = pd.DataFrame(
+        [
+            {**keys, "in_main_study": True, "test_mse_mean": 0.1, "test_mse_cv": 0.2},
+            {
+                **keys,
+                "variant_id": "d4_f06",
+                "in_main_study": False,
+                "test_mse_mean": 9.0,
+                "test_mse_cv": 9.0,
+            },
+        ]
+    )
+    correctness = pd.DataFrame(
+        [
+            {**keys, "in_main_study": True, "measure": m, "mean_value": v}
+            for m, v in [("beta_spearman", 0.8), ("beta_auroc", 0.9), ("beta_topk", 0.5)]
+        ]
+    )
+    stability = pd.DataFrame(
+        [
+            {**keys, "in_main_study": True, "attention": a, "mean_std": v}
+            for a, v in [("beta", 0.05), ("alpha", 0.5)]
+        ]
+    )
+    got = rating_scores(prediction, correctness, stability)
+    assert set(got["variant_id"]) == {"d4"}
+    assert got.set_index("metric")["raw_score"].to_dict() == {
+        "test_mse": 0.1,
+        "test_mse_cv": 0.2,
+        "beta_spearman": 0.8,
+        "beta_auroc": 0.9,
+        "beta_std": 0.05,
+    }

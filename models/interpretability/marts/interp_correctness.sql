@@ -1,7 +1,7 @@
 with
 
 measured as (
-    select * from {{ ref('interp_correctness_measured') }}
+    select * from {{ ref('int_interp_correctness_measured') }}
 ),
 
 scores as (

@@ -1,7 +1,7 @@
 with
 
 scored as (
-    select * from {{ ref('rsn_forecasts_scored') }}
+    select * from {{ ref('int_rsn_forecasts_scored') }}
 ),
 
 paired as (

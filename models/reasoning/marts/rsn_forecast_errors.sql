@@ -6,7 +6,7 @@ responses as (
 ),
 
 scored as (
-    select * from {{ ref('rsn_forecasts_scored') }}
+    select * from {{ ref('int_rsn_forecasts_scored') }}
 ),
 
 counted as (

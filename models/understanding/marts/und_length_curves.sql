@@ -1,7 +1,7 @@
 with
 
 scored as (
-    select * from {{ ref('und_answers_scored') }}
+    select * from {{ ref('int_und_answers_scored') }}
     where task in ('retrieval', 'arithmetic_min', 'arithmetic_max')
         and dataset not in ('brownian', 'outlier', 'monotone', 'monotone_noise')
 ),

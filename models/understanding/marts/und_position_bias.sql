@@ -1,7 +1,7 @@
 with
 
 scored as (
-    select * from {{ ref('und_answers_scored') }}
+    select * from {{ ref('int_und_answers_scored') }}
     where quadrant is not null
 ),
 

@@ -1,7 +1,7 @@
 with
 
 computed as (
-    select * from {{ ref('und_scores_computed') }}
+    select * from {{ ref('int_und_scores_computed') }}
 ),
 
 final as (

@@ -25,8 +25,10 @@ import datetime as dt
 import importlib
 import json
 import uuid
+from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from tsrate import TsrateError
 
@@ -153,3 +155,32 @@ def suite_run_status(con: duckdb.DuckDBPyConnection, suite_run_id: str) -> str:
     if row is None:
         raise TsrateError(f"no suite run {suite_run_id!r} in raw.suite_runs")
     return row[0]
+
+
+def end_suite_run(
+    warehouse: str | Path, suite_run_id: str, status: str, error: BaseException | None = None
+) -> None:
+    """Open the warehouse and record the suite run's ``status`` (with ``error``'s text, cut
+    to 500 characters, as the message of a failure)."""
+    from tsrate.warehouse import connect
+
+    with connect(warehouse) as con:
+        finish_suite_run(con, suite_run_id, status, None if error is None else str(error)[:500])
+
+
+def insert_frame(
+    con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, skip_existing: bool = False
+) -> None:
+    """Append ``frame`` to ``raw.<table>`` by column name; with ``skip_existing`` rows whose
+    primary key is stored already are kept as they are (``on conflict do nothing``)."""
+    if frame.empty:
+        return
+    con.register("incoming_rows", frame)
+    try:
+        columns = ", ".join(frame.columns)
+        suffix = " on conflict do nothing" if skip_existing else ""
+        con.execute(
+            f"insert into raw.{table} ({columns}) select {columns} from incoming_rows{suffix}"
+        )
+    finally:
+        con.unregister("incoming_rows")

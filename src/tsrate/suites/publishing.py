@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.suites import SUITES, Suite, get_suite
@@ -135,3 +136,60 @@ def add_report_action(subparsers: argparse._SubParsersAction, suite: Suite) -> N
         return 0
 
     parser.set_defaults(func=report_from_args)
+
+
+def run_and_publish(
+    suite: str,
+    work: Callable[[str], str],
+    warehouse: str | None,
+    lock_timeout: float,
+    build: bool,
+    target_path: str | None,
+) -> str:
+    """The body every suite flow shares: under the warehouse writer lock, ``work(warehouse)``
+    stores a suite run and returns its id; with ``build``, :func:`finish_suite` builds,
+    publishes and reports it. Logs to the flow run's logger. Returns the suite run id."""
+    import time
+
+    from prefect import get_run_logger
+
+    from tsrate.config import warehouse_path
+    from tsrate.locking import warehouse_writer
+
+    log = get_run_logger().info
+
+    warehouse = warehouse or str(warehouse_path())
+    started = time.perf_counter()
+    with warehouse_writer(warehouse, lock_timeout, log):
+        suite_run_id = work(warehouse)
+        if build:
+            report = finish_suite(suite, suite_run_id, warehouse, log, target_path)
+            log(f"published; report: {report}")
+    log(f"{suite} suite finished in {time.perf_counter() - started:.1f}s")
+    return suite_run_id
+
+
+def write_html(output: Path, text: str) -> Path:
+    """Write a report atomically (temporary file, then rename): a reader never sees half."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(output.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(output)
+    return output
+
+
+def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Run each named query on ``snapshot`` (read-only) and return the frames by name."""
+    from tsrate.warehouse import connect
+
+    with connect(snapshot, read_only=True) as con:
+        return {name: con.execute(sql).df() for name, sql in queries.items()}
+
+
+def html_page(title: str, body: str, style: str) -> str:
+    """A self-contained HTML page (UTF-8, inline ``style``): every suite report's envelope."""
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
+        f"<style>{style}</style></head><body>{body}</body></html>"
+    )

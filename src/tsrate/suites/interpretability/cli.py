@@ -6,6 +6,12 @@ from __future__ import annotations
 import argparse
 
 from tsrate import TsrateError
+from tsrate.suites.commandline import (
+    add_control_arguments,
+    add_run_action,
+    add_size_arguments,
+    str_list,
+)
 
 
 def _int_list(text: str) -> list[int]:
@@ -15,33 +21,18 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"not a list of dataset numbers: {text!r}") from exc
 
 
-def _str_list(text: str) -> list[str]:
-    return [part for part in text.replace(",", " ").split() if part]
-
-
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument(
-        "--small",
-        dest="config",
-        action="store_const",
-        const="small",
-        help="the small CPU configuration (default): short series, tiny models, few epochs",
+    add_size_arguments(
+        parser,
+        small="the small CPU configuration (default): short series, tiny models, few epochs",
+        paper="the paper's configuration (20,000 steps, 2,000 test steps; cuda when present)",
     )
-    size.add_argument(
-        "--paper",
-        dest="config",
-        action="store_const",
-        const="paper",
-        help="the paper's configuration (20,000 steps, 2,000 test steps; cuda when present)",
-    )
-    parser.set_defaults(config="small")
     parser.add_argument(
         "--datasets", type=_int_list, help="dataset numbers, e.g. 2,4 (default 1-10)"
     )
     parser.add_argument(
         "--models",
-        type=_str_list,
+        type=str_list,
         help="model ids: imv_full, imv_tensor, tcdf, darnn, seq2graph (default: all)",
     )
     parser.add_argument(
@@ -50,16 +41,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-sensitivity", action="store_true", help="skip the sensitivity grid (f, sigma, N)"
     )
-    parser.add_argument("--no-build", action="store_true", help="train and store only")
     parser.add_argument(
         "--workers", type=int, help="training processes (default: CPU cores up to 4; 1 on a GPU)"
     )
-    parser.add_argument(
-        "--lock-timeout",
-        type=float,
-        default=0.0,
-        help="seconds to wait while another process writes the warehouse (default: fail at once)",
-    )
+    add_control_arguments(parser, store_only="train and store only")
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -86,6 +71,9 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 def register_actions(subparsers) -> None:
     """Add ``run`` to ``tsrate suite interpretability`` (the kit adds ``report``: tsrate.suites.publishing)."""
-    run = subparsers.add_parser("run", help="train and rate (resumable; --small or --paper)")
-    add_run_arguments(run)
-    run.set_defaults(func=run_from_args)
+    add_run_action(
+        subparsers,
+        "train and rate (resumable; --small or --paper)",
+        add_run_arguments,
+        run_from_args,
+    )

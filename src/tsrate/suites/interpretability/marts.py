@@ -90,6 +90,32 @@ def correctness_table(
     return out.astype({"seed": "int64", "value": "float64"})
 
 
+def rating_scores(
+    prediction: pd.DataFrame, correctness: pd.DataFrame, stability: pd.DataFrame
+) -> pd.DataFrame:
+    """The long score table the suite rates (suite_run_id, variant_id, model_id, metric,
+    raw_score) over the main study only: test_mse (mean) and test_mse_cv from
+    interp_prediction_scores, beta_spearman and beta_auroc (mean over seeds) from
+    interp_correctness, beta_std (mean std of beta) from interp_stability."""
+
+    def main(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["in_main_study"].fillna(False).astype(bool)]
+
+    prediction, correctness, stability = main(prediction), main(correctness), main(stability)
+    keys = ["suite_run_id", "variant_id", "model_id"]
+    beta = correctness[correctness["measure"].isin(["beta_spearman", "beta_auroc"])]
+    beta_std = stability[stability["attention"] == "beta"]
+    return pd.concat(
+        [
+            prediction[keys].assign(metric="test_mse", raw_score=prediction["test_mse_mean"]),
+            prediction[keys].assign(metric="test_mse_cv", raw_score=prediction["test_mse_cv"]),
+            beta[keys].assign(metric=beta["measure"], raw_score=beta["mean_value"]),
+            beta_std[keys].assign(metric="beta_std", raw_score=beta_std["mean_std"]),
+        ],
+        ignore_index=True,
+    )
+
+
 def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsrate.warehouse import connect
+from tsrate.suites.publishing import html_page, read_marts, write_html
 
 CELL = 22
 
@@ -111,8 +111,7 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "scores": "select * from marts.interp_prediction_scores where in_main_study",
         "ratings": "select * from marts.interp_ratings",
     }
-    with connect(path, read_only=True) as con:
-        return {name: con.execute(sql).df() for name, sql in queries.items()}
+    return read_marts(path, queries)
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -199,18 +198,9 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             _table(data["ratings"][["metric", "variant_id", "model_id", "raw_score", "rating"]])
         )
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>tsrate interpretability"
-        f"</title><style>{style}</style></head><body>{''.join(sections)}</body></html>"
-    )
+    return html_page("tsrate interpretability", "".join(sections), style)
 
 
 def write_report(warehouse: Path, output: Path) -> Path:
     """Read the suite's marts from ``warehouse`` (read-only) and write the HTML report."""
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    text = render_report(_read(Path(warehouse)))
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text)
-    temporary.replace(output)
-    return output
+    return write_html(output, render_report(_read(Path(warehouse))))

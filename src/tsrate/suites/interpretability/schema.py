@@ -1,6 +1,4 @@
-"""The interpretability suite's raw tables: the one definition of each (the kit creates them
-when the warehouse is initialised, so the staging views read them plainly). The suite's
-runs are rows of ``raw.suite_runs`` (:mod:`tsrate.suites.lifecycle`)."""
+"""Raw tables of the interpretability suite, defined once: variants, truth, runs, outputs."""
 
 DDL = """
 create table if not exists raw.interp_suite_run_variants (

@@ -36,6 +36,7 @@ import pandas as pd
 
 from tsrate.suites.interpretability.datasets import Dataset
 from tsrate.suites.interpretability.training import TrainResult
+from tsrate.suites.lifecycle import insert_frame
 from tsrate.warehouse import transaction
 
 
@@ -190,11 +191,7 @@ def store_run(
             ("interp_predictions", predictions),
             ("interp_attention", attention),
         ):
-            con.register("incoming_rows", frame)
-            try:
-                con.execute(f"insert into raw.{table} select * from incoming_rows")
-            finally:
-                con.unregister("incoming_rows")
+            insert_frame(con, table, frame)
 
 
 def start_suite_run(
@@ -232,4 +229,3 @@ def link_unit(
         "insert into raw.interp_suite_run_units values (?, ?, ?) on conflict do nothing",
         [suite_run_id, run_key, reused],
     )
-

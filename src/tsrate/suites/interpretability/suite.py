@@ -39,7 +39,7 @@ from tsrate.suites.interpretability.training import (
     pick_device,
     train_model,
 )
-from tsrate.suites.lifecycle import finish_suite_run, new_suite_run_id
+from tsrate.suites.lifecycle import end_suite_run, new_suite_run_id
 
 STUDIES = ("main", "sensitivity_f", "sensitivity_sigma", "sensitivity_n")
 
@@ -400,10 +400,8 @@ def run_units(
                 f"[{count}/{len(units)}] {label[unit.run_key]}: test MSE "
                 f"{float(result.test_mse.mean()):.4g} ({result.seconds:.1f}s)"
             )
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "trained")
+        end_suite_run(warehouse, suite_run_id, "trained")
     except BaseException as exc:
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+        end_suite_run(warehouse, suite_run_id, "failed", exc)
         raise
     return suite_run_id, len(pending), reused

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from tsrate.suites.commandline import add_control_arguments, add_run_action
 from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
 
 
@@ -70,13 +71,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--length", type=int, default=100, help="procedural series length (100)")
     parser.add_argument("--seed", type=int, default=2024, help="procedural dataset seed (2024)")
-    parser.add_argument("--no-build", action="store_true", help="answer and store only")
-    parser.add_argument(
-        "--lock-timeout",
-        type=float,
-        default=0.0,
-        help="seconds to wait while another process writes the warehouse (default: fail at once)",
-    )
+    add_control_arguments(parser, store_only="answer and store only")
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -107,8 +102,9 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 def register_actions(subparsers) -> None:
     """Add ``run`` to ``tsrate suite reasoning`` (the kit adds ``report``: tsrate.suites.publishing)."""
-    run = subparsers.add_parser(
-        "run", help="generate or import items, ask every system, build the marts (resumable)"
+    add_run_action(
+        subparsers,
+        "generate or import items, ask every system, build the marts (resumable)",
+        add_run_arguments,
+        run_from_args,
     )
-    add_run_arguments(run)
-    run.set_defaults(func=run_from_args)

@@ -76,6 +76,35 @@ def forecast_errors(responses: pd.DataFrame) -> pd.DataFrame:
     return out.astype({c: "float64" for c in FORECAST_COLUMNS[6:]})
 
 
+def rating_scores(
+    accuracy: pd.DataFrame, errors: pd.DataFrame, context: pd.DataFrame
+) -> pd.DataFrame:
+    """The long score table the suite rates (suite_run_id, system_id, metric, task,
+    raw_score), from the marts rsn_task_accuracy (accuracy per choice task; series_gap per
+    qa task), rsn_forecast_errors (mae, mse per forecasting condition, task
+    ``forecast_<condition>``) and rsn_context_effects (context_gain, task ``forecast``)."""
+    keys = ["suite_run_id", "system_id"]
+    qa = accuracy[accuracy["task"].isin(["qa_single", "qa_two"])]
+    return pd.concat(
+        [
+            accuracy[keys].assign(
+                metric="accuracy", task=accuracy["task"], raw_score=accuracy["accuracy"]
+            ),
+            qa[keys].assign(metric="series_gap", task=qa["task"], raw_score=qa["series_gap"]),
+            errors[keys].assign(
+                metric="mae", task="forecast_" + errors["condition"], raw_score=errors["mae"]
+            ),
+            errors[keys].assign(
+                metric="mse", task="forecast_" + errors["condition"], raw_score=errors["mse"]
+            ),
+            context[keys].assign(
+                metric="context_gain", task="forecast", raw_score=context["mae_gain"]
+            ),
+        ],
+        ignore_index=True,
+    )
+
+
 def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrate.suites.publishing import html_page, read_marts, write_html
 from tsrate.svg import PALETTE, Point, Series, bar_chart
-from tsrate.warehouse import connect
 
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:
@@ -24,8 +24,7 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "context": "select * from marts.rsn_context_effects order by system_id",
         "ratings": "select * from marts.rsn_ratings order by metric, task, rank, system_id",
     }
-    with connect(path, read_only=True) as con:
-        return {name: con.execute(sql).df() for name, sql in queries.items()}
+    return read_marts(path, queries)
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -102,18 +101,9 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             )
         )
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>tsrate reasoning</title>"
-        f"<style>{style}</style></head><body>{''.join(sections)}</body></html>"
-    )
+    return html_page("tsrate reasoning", "".join(sections), style)
 
 
 def write_report(warehouse: Path, output: Path) -> Path:
     """Read the suite's marts from ``warehouse`` (read-only) and write the HTML report."""
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    text = render_report(_read(Path(warehouse)))
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text)
-    temporary.replace(output)
-    return output
+    return write_html(output, render_report(_read(Path(warehouse))))

@@ -1,6 +1,4 @@
-"""The reasoning suite's raw tables: the one definition of each (the kit creates them
-when the warehouse is initialised, so the staging views read them plainly). The suite's
-runs are rows of ``raw.suite_runs`` (:mod:`tsrate.suites.lifecycle`)."""
+"""DDL of the reasoning suite's raw tables: items, prompts, responses and run links."""
 
 DDL = """
 create table if not exists raw.rsn_items (

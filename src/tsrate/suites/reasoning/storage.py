@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
+from tsrate.suites.lifecycle import insert_frame
 from tsrate.suites.reasoning.answerers import Request, Response
 from tsrate.suites.reasoning.items import Item
 from tsrate.warehouse import transaction
@@ -38,22 +39,6 @@ from tsrate.warehouse import transaction
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
-
-
-def _insert(
-    con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame, conflict: bool = True
-) -> None:
-    if frame.empty:
-        return
-    con.register("incoming_rows", frame)
-    try:
-        suffix = " on conflict do nothing" if conflict else ""
-        columns = ", ".join(frame.columns)
-        con.execute(
-            f"insert into raw.{table} ({columns}) select {columns} from incoming_rows{suffix}"
-        )
-    finally:
-        con.unregister("incoming_rows")
 
 
 def items_frame(items: Sequence[Item]) -> pd.DataFrame:
@@ -83,8 +68,8 @@ def store_items(con: duckdb.DuckDBPyConnection, suite_run_id: str, items: Sequen
     frame = items_frame(items).drop_duplicates("item_id")
     links = pd.DataFrame({"suite_run_id": suite_run_id, "item_id": frame["item_id"]})
     with transaction(con):
-        _insert(con, "rsn_items", frame)
-        _insert(con, "rsn_suite_run_items", links)
+        insert_frame(con, "rsn_items", frame, skip_existing=True)
+        insert_frame(con, "rsn_suite_run_items", links, skip_existing=True)
 
 
 def answered(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -115,8 +100,8 @@ def store_prompts(
     ).drop_duplicates("prompt_hash")
     links = pd.DataFrame({"suite_run_id": suite_run_id, "prompt_hash": frame["prompt_hash"]})
     with transaction(con):
-        _insert(con, "rsn_prompts", frame)
-        _insert(con, "rsn_suite_run_prompts", links)
+        insert_frame(con, "rsn_prompts", frame, skip_existing=True)
+        insert_frame(con, "rsn_suite_run_prompts", links, skip_existing=True)
 
 
 def store_responses(
@@ -138,5 +123,4 @@ def store_responses(
         }
     )
     with transaction(con):
-        _insert(con, "rsn_responses", frame)
-
+        insert_frame(con, "rsn_responses", frame, skip_existing=True)

@@ -21,7 +21,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tsrate import TsrateError
-from tsrate.suites.lifecycle import finish_suite_run, new_suite_run_id, start_suite_run
+from tsrate.suites.lifecycle import (
+    end_suite_run,
+    finish_suite_run,
+    new_suite_run_id,
+    start_suite_run,
+)
 from tsrate.suites.reasoning import storage
 from tsrate.suites.reasoning.answerers import LanguageModelAnswerer, reference_answerers
 from tsrate.suites.reasoning.items import Item
@@ -145,10 +150,8 @@ def run_suite(
                     f"{answerer.system_id}: {total - len(pending) + start + len(chunk)}/{total} answered"
                     + (f" ({failed} unparseable in this chunk)" if failed else "")
                 )
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "answered")
+        end_suite_run(warehouse, suite_run_id, "answered")
     except BaseException as exc:
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+        end_suite_run(warehouse, suite_run_id, "failed", exc)
         raise
     return suite_run_id, asked, reused

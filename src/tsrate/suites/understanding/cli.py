@@ -5,29 +5,20 @@ from __future__ import annotations
 import argparse
 
 from tsrate import TsrateError
-
-
-def _str_list(text: str) -> list[str]:
-    return [part for part in text.replace(",", " ").split() if part]
+from tsrate.suites.commandline import (
+    add_control_arguments,
+    add_run_action,
+    add_size_arguments,
+    str_list,
+)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument(
-        "--small",
-        dest="config",
-        action="store_const",
-        const="small",
-        help="the small configuration (default): 5 test series per dataset, all 8 formats",
+    add_size_arguments(
+        parser,
+        small="the small configuration (default): 5 test series per dataset, all 8 formats",
+        paper="the paper's sizes: 5000/2000/200 series per dataset, 400 per position set",
     )
-    size.add_argument(
-        "--paper",
-        dest="config",
-        action="store_const",
-        const="paper",
-        help="the paper's sizes: 5000/2000/200 series per dataset, 400 per position set",
-    )
-    parser.set_defaults(config="small")
     parser.add_argument(
         "--llm",
         action="append",
@@ -41,17 +32,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ask only the --llm models (not the statistical analyst and random answerer)",
     )
-    parser.add_argument("--datasets", type=_str_list, help="datasets to use (default: all)")
-    parser.add_argument("--formats", type=_str_list, help="formats for the feature datasets")
-    parser.add_argument("--tasks", type=_str_list, help="tasks to ask (default: all)")
+    parser.add_argument("--datasets", type=str_list, help="datasets to use (default: all)")
+    parser.add_argument("--formats", type=str_list, help="formats for the feature datasets")
+    parser.add_argument("--tasks", type=str_list, help="tasks to ask (default: all)")
     parser.add_argument("--test-size", type=int, help="test series per feature dataset")
-    parser.add_argument("--no-build", action="store_true", help="answer and store only")
-    parser.add_argument(
-        "--lock-timeout",
-        type=float,
-        default=0.0,
-        help="seconds to wait while another process writes the warehouse (default: fail at once)",
-    )
+    add_control_arguments(parser, store_only="answer and store only")
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict:
@@ -112,11 +97,12 @@ def prompts_from_args(args: argparse.Namespace) -> int:
 
 def register_actions(subparsers) -> None:
     """Add ``run`` and ``prompts`` to ``tsrate suite understanding`` (the kit adds ``report``: tsrate.suites.publishing)."""
-    run = subparsers.add_parser(
-        "run", help="generate, prompt, score and rate (resumable; --small or --paper)"
+    add_run_action(
+        subparsers,
+        "generate, prompt, score and rate (resumable; --small or --paper)",
+        add_run_arguments,
+        run_from_args,
     )
-    add_run_arguments(run)
-    run.set_defaults(func=run_from_args)
     prompts = subparsers.add_parser("prompts", help="show the versioned prompt templates")
     prompts.add_argument("--task", help="only the template of this task")
     prompts.set_defaults(func=prompts_from_args)

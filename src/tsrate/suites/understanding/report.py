@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrate.suites.publishing import html_page, write_html
 from tsrate.svg import colour_for, esc
 from tsrate.warehouse import connect
 
@@ -212,15 +213,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
         if not ratings.empty
         else "<p>none</p>",
     ]
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     style = (
         "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1200px}"
         "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}"
     )
-    output.write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>tsrate understanding</title>"
-        f"<style>{style}</style></head><body>{''.join(sections)}</body></html>",
-        encoding="utf-8",
-    )
-    return output
+    return write_html(output, html_page("tsrate understanding", "".join(sections), style))

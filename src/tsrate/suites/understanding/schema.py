@@ -1,6 +1,4 @@
-"""The understanding suite's raw tables: the one definition of each (the kit creates them
-when the warehouse is initialised, so the staging views read them plainly). The suite's
-runs are rows of ``raw.suite_runs`` (:mod:`tsrate.suites.lifecycle`)."""
+"""DDL of the understanding suite's raw tables (series, prompts, replies, run links)."""
 
 DDL = """
 create table if not exists raw.und_suite_run_systems (

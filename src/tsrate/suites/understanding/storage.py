@@ -30,6 +30,7 @@ import json
 import duckdb
 import pandas as pd
 
+from tsrate.suites.lifecycle import insert_frame
 from tsrate.suites.understanding.generators import GENERATOR_VERSION, Sample
 from tsrate.suites.understanding.tasks import Parsed, Prompt
 from tsrate.warehouse import transaction
@@ -42,17 +43,6 @@ def _now() -> dt.datetime:
 def response_key(prompt_key: str, system_id: str, fingerprint: str) -> str:
     text = f"{prompt_key}|{system_id}|{fingerprint}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
-    if frame.empty:
-        return
-    con.register("incoming_rows", frame)
-    try:
-        columns = ", ".join(frame.columns)
-        con.execute(f"insert into raw.{table} ({columns}) select {columns} from incoming_rows")
-    finally:
-        con.unregister("incoming_rows")
 
 
 def _keys(con: duckdb.DuckDBPyConnection, sql: str, params=None) -> set[str]:
@@ -95,7 +85,7 @@ def store_series(con: duckdb.DuckDBPyConnection, samples: list[Sample]) -> int:
         frame = pd.DataFrame(rows)
         frame["seed"] = frame["seed"].astype("uint64")
         with transaction(con):
-            _insert(con, "und_series", frame)
+            insert_frame(con, "und_series", frame)
     return len(rows)
 
 
@@ -132,7 +122,7 @@ def store_prompts(con: duckdb.DuckDBPyConnection, prompts: list[Prompt]) -> int:
         frame = pd.DataFrame(rows)
         frame["quadrant"] = frame["quadrant"].astype("Int64")
         with transaction(con):
-            _insert(con, "und_prompts", frame)
+            insert_frame(con, "und_prompts", frame)
     return len(rows)
 
 
@@ -171,14 +161,7 @@ def store_responses(
     )
     frame = frame.drop_duplicates("response_key")
     with transaction(con):
-        con.register("incoming_rows", frame)
-        try:
-            con.execute(
-                "insert into raw.und_responses select * from incoming_rows "
-                "where response_key not in (select response_key from raw.und_responses)"
-            )
-        finally:
-            con.unregister("incoming_rows")
+        insert_frame(con, "und_responses", frame, skip_existing=True)
 
 
 def start_suite_run(
@@ -201,12 +184,12 @@ def start_suite_run(
             config,
             {"config_name": config_name, "n_prompts": len(prompt_keys)},
         )
-        _insert(
+        insert_frame(
             con,
             "und_suite_run_prompts",
             pd.DataFrame({"suite_run_id": suite_run_id, "prompt_key": sorted(set(prompt_keys))}),
         )
-        _insert(
+        insert_frame(
             con,
             "und_suite_run_systems",
             pd.DataFrame(
@@ -216,4 +199,3 @@ def start_suite_run(
                 ]
             ),
         )
-

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tsrate import TsrateError
-from tsrate.suites.lifecycle import finish_suite_run, new_suite_run_id
+from tsrate.suites.lifecycle import end_suite_run, new_suite_run_id
 from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
@@ -278,10 +278,8 @@ def run_suite(
                     f"{system.system_id}: {start + len(batch)}/{len(pending)} answered "
                     f"({unparsed} unparseable so far; batch {time.perf_counter() - t0:.1f}s)"
                 )
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "answered")
+        end_suite_run(warehouse, suite_run_id, "answered")
     except BaseException as exc:
-        with connect(warehouse) as con:
-            finish_suite_run(con, suite_run_id, "failed", str(exc)[:500])
+        end_suite_run(warehouse, suite_run_id, "failed", exc)
         raise
     return suite_run_id, counts

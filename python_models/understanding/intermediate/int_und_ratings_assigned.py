@@ -8,5 +8,5 @@ from tsrate.suites.understanding.marts import rating_table
 def model(dbt, session):
     levels = dbt.config.get("rating_levels")
     if levels is None:
-        raise ValueError("und_ratings_assigned: set config rating_levels (var rating_levels)")
+        raise ValueError("int_und_ratings_assigned: set config rating_levels (var rating_levels)")
     return rating_table(dbt.ref("und_scores").df(), int(levels), dbt.ref("suite_rating_specs").df())

@@ -1,6 +1,6 @@
 """Interpretability correctness per training run (thin wrapper over
 tsrate.suites.interpretability.marts.correctness_table; measures documented there and in
-interp_correctness_measured.yml)."""
+int_interp_correctness_measured.yml)."""
 
 from tsrate.suites.interpretability.marts import correctness_table
 

@@ -1,6 +1,6 @@
 """Normalised forecast errors of the reasoning suite, per parsed forecast (thin wrapper over
 tsrate.suites.reasoning.marts.forecast_errors; conventions documented there and in
-rsn_forecasts_scored.yml)."""
+int_rsn_forecasts_scored.yml)."""
 
 from tsrate.suites.reasoning.marts import forecast_errors
 

@@ -6,6 +6,6 @@ from tsrate.suites.understanding.marts import task_scores
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    scored = dbt.ref("und_answers_scored").df()
+    scored = dbt.ref("int_und_answers_scored").df()
     options = dbt.ref("stg_und_prompts").df()[["prompt_key", "options"]]
     return task_scores(scored, options)
