@@ -29,6 +29,7 @@ import ctypes
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -40,6 +41,10 @@ _PR_SET_PDEATHSIG = 1
 SUMMARY = "tsrate-dbt:"
 #: compiled data-test SQL of the last compile, in dbt's target folder, with its cache key
 TEST_CACHE = "tsrate_data_tests.json"
+#: Per data test: unique_id, status (pass, warn, fail, error), failing rows; in the target folder.
+DATA_TEST_RESULTS = "data_test_results.json"
+#: dbt's run_results.json of the build step (models, seeds, unit tests), kept before compiling.
+BUILD_RESULTS = "build_run_results.json"
 
 
 def die_with_parent(parent_pid: int | None) -> None:
@@ -89,24 +94,33 @@ def run_data_tests(nodes: list, warehouse: str, memory_limit: str) -> int:
     con = duckdb.connect(warehouse, config={"memory_limit": memory_limit})
     passed = warned = 0
     errors: list[str] = []
+    records: list[dict] = []  # target/data_test_results.json: what dbt's run_results says
     try:
         for node in nodes:
             try:
                 failures, should_warn, should_error = con.execute(_test_sql(node)).fetchone()
             except duckdb.Error as exc:
                 errors.append(f"ERROR {node.name}: {str(exc).splitlines()[0]}")
+                records.append({"unique_id": node.unique_id, "status": "error", "failures": None})
                 continue
             if node.config.severity.lower() == "error" and should_error:
                 errors.append(
                     f"FAIL {node.name}: {failures} failing rows ({node.original_file_path})"
                 )
+                status = "fail"
             elif should_warn:
                 warned += 1
                 _say(f"WARN {node.name}: {failures} failing rows ({node.original_file_path})")
+                status = "warn"
             else:
                 passed += 1
+                status = "pass"
+            records.append({"unique_id": node.unique_id, "status": status, "failures": failures})
     finally:
         con.close()
+    results = _target_path() / DATA_TEST_RESULTS
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps({"results": records}, indent=1))
     for line in errors:
         _say(line)
     _say(
@@ -251,6 +265,10 @@ def tsrate_build(argv: list[str]) -> int:
             return 2
         failed, _ = _summarise_build(built.result)
         _say(f"models, seeds and unit tests in {time.perf_counter() - step:.1f}s")
+        # keep the build's run_results (models, unit tests): compiling the tests overwrites it
+        run_results = _target_path() / "run_results.json"
+        if run_results.exists():
+            shutil.copyfile(run_results, _target_path() / BUILD_RESULTS)
         if failed or not built.success:
             return 1
         step = time.perf_counter()

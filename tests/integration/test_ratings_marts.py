@@ -334,7 +334,9 @@ def test_every_query_of_the_readme_runs_on_the_marts(built):
 
     from tsrate.config import project_dir
 
-    pages = [project_dir() / "README.md", *sorted((project_dir() / "docs").rglob("*.md"))]
+    # The core pages: this warehouse is built by the core build only (`tsrate run` builds
+    # the core models; each suite builds its own tag), so the suites' pages are not read.
+    pages = [project_dir() / "README.md", *sorted((project_dir() / "docs").glob("*.md"))]
     readme = "\n".join(page.read_text() for page in pages)
     blocks = re.findall(r"```sql\n(.*?)```", readme, flags=re.S)
     statements = [

@@ -386,11 +386,19 @@ def test_group_comparisons_match_an_independent_computation(reported):
 
 
 def test_dbt_tested_the_comparison_marts_on_the_tiny_warehouse(reported):
-    """The fixture's dbt build ran the grain, not-null, accepted-values and unit tests."""
-    results = json.loads((reported["root"] / "target" / "run_results.json").read_text())
+    """The fixture's dbt build ran the grain, not-null, accepted-values and unit tests.
+
+    tsrate's build runs the models and unit tests in dbt (their run_results kept as
+    build_run_results.json) and the data tests' compiled SQL in one connection
+    (data_test_results.json)."""
+    target = reported["root"] / "target"
+    results = [
+        *json.loads((target / "build_run_results.json").read_text())["results"],
+        *json.loads((target / "data_test_results.json").read_text())["results"],
+    ]
     tests = {
         r["unique_id"]: r["status"]
-        for r in results["results"]
+        for r in results
         if r["unique_id"].startswith(("test.", "unit_test."))
         and ("group_comparisons" in r["unique_id"] or "modality_pairs" in r["unique_id"])
     }
