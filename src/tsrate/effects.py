@@ -154,6 +154,7 @@ def study_effects(
     draws: int = 1,
     estimand: str = "ATE",
     outcomes: Sequence[str] = ("max_abs_residual",),
+    strata: str = "confounder",
 ) -> pd.DataFrame:
     """:data:`EFFECTS_COLUMNS`: one row per run, system, distribution, treatment and outcome.
 
@@ -162,7 +163,16 @@ def study_effects(
     (run_id, system_id, perturbation_set, has_effects); ``distributions``:
     :data:`tsrate.causal.DISTRIBUTION_COLUMNS`. Each system's windows get the perturbation
     drawn for its perturbation set, ``draws`` times (see the module conventions).
+
+    ``strata`` (var ``effect_strata``): what APE_m matches on. ``"confounder"`` (default, the
+    paper's): the distribution's own confounder (industry or company). ``"company"`` -- a
+    PRECISION OPTION, not the paper's estimator: every distribution is matched on the company.
+    Valid because the draw's probabilities depend on the industry or company only, so they are
+    constant within a company; it removes the between-company outcome differences that make
+    the industry-stratified estimate noisy. For company distributions nothing changes.
     """
+    if strata not in {"confounder", "company"}:
+        raise ValueError(f"effect_strata must be 'confounder' or 'company' (got {strata!r})")
     outcomes = list(dict.fromkeys(str(o) for o in outcomes))
     if not outcomes:
         raise ValueError("need at least one outcome")
@@ -180,20 +190,20 @@ def study_effects(
             if meta.empty:
                 continue
             n_dist = len(meta)
-            strata = []
+            codes = []
             for confounder in meta["confounder"]:
-                column = confounder_column(str(confounder))
+                column = "ticker" if strata == "company" else confounder_column(str(confounder))
                 if column not in units.strata:
                     raise ValueError(f"run {run_id}: unknown confounder {confounder!r}")
-                strata.append(units.strata[column])
-            strata = strata * int(draws)
+                codes.append(units.strata[column])
+            codes = codes * int(draws)
             for system_id in sorted(systems["system_id"]):
                 system_errors = errors.loc[errors["system_id"] == system_id]
                 for outcome in outcomes:
                     grid = outcome_grid(system_errors, units, labels, outcome, system_id)
                     try:
                         per_draw = grid_perturbation_effects(
-                            grid, labels, matrix, strata, CONTROL, estimand, outcome=outcome
+                            grid, labels, matrix, codes, CONTROL, estimand, outcome=outcome
                         )
                     except ValueError as err:
                         raise ValueError(f"run {run_id}, system {system_id!r}: {err}") from err
