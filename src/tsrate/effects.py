@@ -17,6 +17,9 @@ Conventions
 * The oracle (true effect: every window ran under every perturbation) is kept beside the
   estimate: ``ape_oracle`` (mean over draws; the ATE oracle is the same in every draw) and
   ``matching_error = ape_matched - ape_oracle``.
+* Values within floating noise of 0 (|x| <= 1e-12 x max(1, largest |x| of the column for the
+  system and outcome, or of the score's metric x perturbation x outcome)) are stored as 0
+  (:func:`tsrate.ratings.snap_to_zero`).
 * Outcomes: each name is a window_errors column (``max_abs_residual`` = the paper's R^max in
   price units; ``relative_max_abs_residual`` = R^max divided by the window's last clean
   context value). All outcomes are computed in one pass, one row per outcome.
@@ -38,6 +41,7 @@ from tsrate.causal import (
     worst_case,
 )
 from tsrate.marts_io import Units, outcome_grid
+from tsrate.ratings import snap_to_zero
 
 __all__ = [
     "EFFECTS_COLUMNS",
@@ -208,6 +212,8 @@ def study_effects(
                     except ValueError as err:
                         raise ValueError(f"run {run_id}, system {system_id!r}: {err}") from err
                     effects = summarise_draws(per_draw, n_dist)
+                    for column in _NUMBER:  # floating noise of 0 is stored as 0
+                        effects[column] = snap_to_zero(effects[column].to_numpy())
                     d = effects.pop("d").to_numpy()
                     for column in ("favored_value", "confounder", "distribution_id"):
                         effects.insert(0, column, meta[column].astype(str).to_numpy()[d])
@@ -329,4 +335,11 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     estimands = effects.groupby(SCORE_KEYS)["estimand"].first().rename("estimand").reset_index()
     out = out.merge(estimands, on=SCORE_KEYS, how="left")
     out = out.sort_values([*SCORE_KEYS, "measure"]).reset_index(drop=True)[SCORE_COLUMNS]
+    # floating noise of 0 is stored as 0, per metric x perturbation x outcome (the rule of
+    # tsrate.ratings.snap_to_zero: |x| <= 1e-12 x max(1, largest |x| of the group))
+    group = ["run_id", "metric", "perturbation_id", "outcome"]
+    for column in ("raw_score", "oracle_score"):
+        out[column] = out.groupby(group, sort=False)[column].transform(
+            lambda x: snap_to_zero(x.to_numpy())
+        )
     return out.astype(SCORE_SCHEMA)

@@ -389,3 +389,33 @@ def test_company_strata_option_matches_industry_distributions_on_the_company() -
         )
     with pytest.raises(ValueError, match="effect_strata"):
         study_effects(errors, sets, dists, 5, strata="sector")
+
+
+def test_scores_within_floating_noise_of_zero_are_stored_as_zero() -> None:
+    rows = []
+    for system, ape in (("biased", 1.84e-14), ("naive", 1.2)):
+        rows.append(
+            dict.fromkeys(EFFECTS_COLUMNS, 0)
+            | {
+                "run_id": "r",
+                "system_id": system,
+                "distribution_id": "company:A",
+                "confounder": "company",
+                "favored_value": "A",
+                "perturbation_set": "P0 P1",
+                "perturbation_id": "P1",
+                "ape_matched": ape,
+                "ape_oracle": -3e-15 if system == "biased" else 1.0,
+                "pie_percent": 5.0,
+                "estimand": "ATE",
+                "outcome": "max_abs_residual",
+                "n_draws": 2,
+                "ape_matched_sd": 0.0,
+                "pie_percent_sd": 0.0,
+            }
+        )
+    out = effect_scores(pd.DataFrame(rows), "max")
+    biased = out[(out.system_id == "biased") & (out.measure == "ape")].iloc[0]
+    assert biased["raw_score"] == 0.0 and biased["oracle_score"] == 0.0
+    naive = out[(out.system_id == "naive") & (out.measure == "ape")].iloc[0]
+    assert naive["raw_score"] == 1.2
