@@ -12,7 +12,7 @@ and recomputes APE with tsrate's own library for several numbers of treatment dr
   (the build's own draws and settings).
 
     TSRATE_WAREHOUSE=/tmp/h15/tsrate.duckdb .venv/bin/python benchmarks/bench_oracle_agreement.py
-    .venv/bin/python benchmarks/bench_oracle_agreement.py --warehouse W --draws 1 4 16 64
+    .venv/bin/python benchmarks/bench_oracle_agreement.py --warehouse W --draws 1 4 16 64 --check
 
 The default study's figures are in docs/ratings.md.
 """
@@ -61,6 +61,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warehouse", default=os.environ.get("TSRATE_WAREHOUSE"))
     parser.add_argument("--draws", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless, at the default treatment_draws, the company-confounded APE with "
+        "the paper's outcome has Spearman >= 0.9 with the oracle for every treatment whose "
+        "oracle effects differ",
+    )
     args = parser.parse_args()
     if not args.warehouse:
         parser.error("give --warehouse or set TSRATE_WAREHOUSE")
@@ -105,6 +112,24 @@ def main() -> None:
         )
         print(f"\nR = {draws} draws ({seconds:.1f} s): Spearman(APE raw score, oracle score)")
         print(wide.round(2).to_string())
+
+    if args.check:
+        default = int(settings["treatment_draws"])
+        effects = study_effects(
+            errors, sets, dists, seed, draws=default, estimand="ATE", outcomes=OUTCOMES[:1]
+        )
+        table = agreement(effect_scores(effects, "max"))
+        company = table[(table["metric"] == "ape_company") & table["oracle_differs"]]
+        failing = company[~(company["spearman"] >= 0.9)]
+        print(
+            f"\ncheck (R = {default}): company-confounded APE vs oracle, Spearman per treatment "
+            + ", ".join(f"{r.perturbation_id} {r.spearman:.2f}" for r in company.itertuples())
+        )
+        if failing.empty and not company.empty:
+            print("PASS: Spearman >= 0.9 for every treatment whose oracle effects differ")
+        else:
+            print("FAIL: Spearman < 0.9 (or no treatment to check)")
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":

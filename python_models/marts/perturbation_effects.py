@@ -18,10 +18,11 @@ def model(dbt, session):
     estimand = dbt.config.get("matching_estimand")
     seed = dbt.config.get("causal_seed")
     draws = dbt.config.get("treatment_draws")
-    if not outcomes or not estimand or seed is None or draws is None:
+    strata = dbt.config.get("effect_strata")
+    if not outcomes or not estimand or seed is None or draws is None or not strata:
         raise ValueError(
             "perturbation_effects: set config robustness_outcomes, matching_estimand, "
-            "causal_seed and treatment_draws (vars of the same names)"
+            "causal_seed, treatment_draws and effect_strata (vars of the same names)"
         )
     columns = ["run_id", "system_id", "ticker", "industry", "window_end_date", "perturbation_id"]
     return study_effects(
@@ -32,4 +33,5 @@ def model(dbt, session):
         draws=int(draws),
         estimand=str(estimand),
         outcomes=outcomes,
+        strata=str(strata),
     )

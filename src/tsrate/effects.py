@@ -17,6 +17,9 @@ Conventions
 * The oracle (true effect: every window ran under every perturbation) is kept beside the
   estimate: ``ape_oracle`` (mean over draws; the ATE oracle is the same in every draw) and
   ``matching_error = ape_matched - ape_oracle``.
+* Values within floating noise of 0 (|x| <= 1e-12 x max(1, largest |x| of the column for the
+  system and outcome, or of the score's metric x perturbation x outcome)) are stored as 0
+  (:func:`tsrate.ratings.snap_to_zero`).
 * Outcomes: each name is a window_errors column (``max_abs_residual`` = the paper's R^max in
   price units; ``relative_max_abs_residual`` = R^max divided by the window's last clean
   context value). All outcomes are computed in one pass, one row per outcome.
@@ -38,6 +41,7 @@ from tsrate.causal import (
     worst_case,
 )
 from tsrate.marts_io import Units, outcome_grid
+from tsrate.ratings import snap_to_zero
 
 __all__ = [
     "EFFECTS_COLUMNS",
@@ -154,6 +158,7 @@ def study_effects(
     draws: int = 1,
     estimand: str = "ATE",
     outcomes: Sequence[str] = ("max_abs_residual",),
+    strata: str = "confounder",
 ) -> pd.DataFrame:
     """:data:`EFFECTS_COLUMNS`: one row per run, system, distribution, treatment and outcome.
 
@@ -162,7 +167,16 @@ def study_effects(
     (run_id, system_id, perturbation_set, has_effects); ``distributions``:
     :data:`tsrate.causal.DISTRIBUTION_COLUMNS`. Each system's windows get the perturbation
     drawn for its perturbation set, ``draws`` times (see the module conventions).
+
+    ``strata`` (var ``effect_strata``): what APE_m matches on. ``"confounder"`` (default, the
+    paper's): the distribution's own confounder (industry or company). ``"company"`` -- a
+    PRECISION OPTION, not the paper's estimator: every distribution is matched on the company.
+    Valid because the draw's probabilities depend on the industry or company only, so they are
+    constant within a company; it removes the between-company outcome differences that make
+    the industry-stratified estimate noisy. For company distributions nothing changes.
     """
+    if strata not in {"confounder", "company"}:
+        raise ValueError(f"effect_strata must be 'confounder' or 'company' (got {strata!r})")
     outcomes = list(dict.fromkeys(str(o) for o in outcomes))
     if not outcomes:
         raise ValueError("need at least one outcome")
@@ -180,24 +194,26 @@ def study_effects(
             if meta.empty:
                 continue
             n_dist = len(meta)
-            strata = []
+            codes = []
             for confounder in meta["confounder"]:
-                column = confounder_column(str(confounder))
+                column = "ticker" if strata == "company" else confounder_column(str(confounder))
                 if column not in units.strata:
                     raise ValueError(f"run {run_id}: unknown confounder {confounder!r}")
-                strata.append(units.strata[column])
-            strata = strata * int(draws)
+                codes.append(units.strata[column])
+            codes = codes * int(draws)
             for system_id in sorted(systems["system_id"]):
                 system_errors = errors.loc[errors["system_id"] == system_id]
                 for outcome in outcomes:
                     grid = outcome_grid(system_errors, units, labels, outcome, system_id)
                     try:
                         per_draw = grid_perturbation_effects(
-                            grid, labels, matrix, strata, CONTROL, estimand, outcome=outcome
+                            grid, labels, matrix, codes, CONTROL, estimand, outcome=outcome
                         )
                     except ValueError as err:
                         raise ValueError(f"run {run_id}, system {system_id!r}: {err}") from err
                     effects = summarise_draws(per_draw, n_dist)
+                    for column in _NUMBER:  # floating noise of 0 is stored as 0
+                        effects[column] = snap_to_zero(effects[column].to_numpy())
                     d = effects.pop("d").to_numpy()
                     for column in ("favored_value", "confounder", "distribution_id"):
                         effects.insert(0, column, meta[column].astype(str).to_numpy()[d])
@@ -319,4 +335,11 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     estimands = effects.groupby(SCORE_KEYS)["estimand"].first().rename("estimand").reset_index()
     out = out.merge(estimands, on=SCORE_KEYS, how="left")
     out = out.sort_values([*SCORE_KEYS, "measure"]).reset_index(drop=True)[SCORE_COLUMNS]
+    # floating noise of 0 is stored as 0, per metric x perturbation x outcome (the rule of
+    # tsrate.ratings.snap_to_zero: |x| <= 1e-12 x max(1, largest |x| of the group))
+    group = ["run_id", "metric", "perturbation_id", "outcome"]
+    for column in ("raw_score", "oracle_score"):
+        out[column] = out.groupby(group, sort=False)[column].transform(
+            lambda x: snap_to_zero(x.to_numpy())
+        )
     return out.astype(SCORE_SCHEMA)

@@ -388,11 +388,21 @@ def ratings_frame(
 # --------------------------------------------------------------------------------------
 
 
-def rate_matrix(values: np.ndarray, levels: int) -> np.ndarray:
+def rate_matrix(
+    values: np.ndarray,
+    levels: int,
+    *,
+    ideal: float | None = 0.0,
+    maximum: np.ndarray | None = None,
+    higher_is_better: bool = False,
+) -> np.ndarray:
     """:func:`assign_ratings` applied to every row of a (rows x systems) matrix at once.
 
-    NaN entries are left out of their row's rating and get rating 0; the single-system rule
-    applies to rows with exactly one distinct finite value. Returns an int64 matrix.
+    NaN entries are left out of their row's rating and get rating 0. Rows with exactly one
+    distinct finite value (a lone system, or all tied) follow :func:`absolute_rating` with
+    ``ideal`` and the per-column known worst value ``maximum`` (NaN / None: unknown); with
+    ``ideal=None`` they get 0 (not rated), as the null rating of :func:`ratings_frame`.
+    Returns an int64 matrix.
     """
     levels = _check_levels(levels)
     x = np.asarray(values, dtype=float)
@@ -411,7 +421,20 @@ def rate_matrix(values: np.ndarray, levels: int) -> np.ndarray:
     distinct_index = np.cumsum(new, axis=1) - 1
     n_distinct = new.sum(axis=1, keepdims=True)
     group = _group_of_distinct_index(distinct_index, n_distinct, levels) + 1
-    single = np.where(xs == 0, 1, levels)
+    if ideal is None:
+        single = np.zeros_like(group)
+    else:
+        worst = np.full(n_sys, np.nan) if maximum is None else np.asarray(maximum, dtype=float)
+        worst = np.broadcast_to(worst[order], xs.shape) if worst.ndim == 1 else worst
+        distance = np.abs(xs - float(ideal))
+        span = np.abs(worst - float(ideal))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sliced = np.clip(np.ceil(levels * distance / span - 1e-9), 1, levels)
+        known = np.isfinite(span) & (span > 0)
+        single = np.where(known, np.nan_to_num(sliced, nan=levels), levels).astype(np.int64)
+        single = np.where(distance <= NOISE * max(1.0, abs(float(ideal))), 1, single)
+        if higher_is_better:
+            single = levels + 1 - single
     sorted_ratings = np.where(n_distinct == 1, single, group)
     sorted_ratings = np.where(finite, sorted_ratings, 0)
     np.put_along_axis(ratings, order, sorted_ratings, axis=1)
@@ -482,6 +505,10 @@ def bootstrap_summary(
     boot: np.ndarray,
     levels: int,
     confidence: float,
+    *,
+    ideal: float | None = 0.0,
+    maximum: np.ndarray | None = None,
+    higher_is_better: bool = False,
 ) -> pd.DataFrame:
     """The long :data:`BOOTSTRAP_COLUMNS` frame from point scores and resampled scores.
 
@@ -504,8 +531,10 @@ def bootstrap_summary(
     boot_rating = np.zeros(boot.shape, dtype=np.int64)
     for pert in pd.unique(pert_of_group):
         cols = np.flatnonzero(pert_of_group == pert)
-        point_rating[cols] = rate_matrix(point[None, cols], levels)[0]
-        boot_rating[:, cols] = rate_matrix(boot[:, cols], levels)
+        worst = None if maximum is None else np.asarray(maximum, dtype=float)[cols]
+        rule = {"ideal": ideal, "maximum": worst, "higher_is_better": higher_is_better}
+        point_rating[cols] = rate_matrix(point[None, cols], levels, **rule)[0]
+        boot_rating[:, cols] = rate_matrix(boot[:, cols], levels, **rule)
 
     valid = np.isfinite(boot)
     n_valid = valid.sum(axis=0)
@@ -548,6 +577,8 @@ def block_bootstrap_ratings(
     statistic: str = "mean",
     *,
     confidence: float = 0.95,
+    ideal: float | None = 0.0,
+    higher_is_better: bool = False,
 ) -> pd.DataFrame:
     """Stability of ratings under a moving-block bootstrap over window dates.
 
@@ -628,4 +659,6 @@ def block_bootstrap_ratings(
     point = stat(np.ones((1, n_dates)))[0]
     boot = stat(mult)  # (resamples x groups)
 
-    return bootstrap_summary(groups, point, boot, levels, confidence)
+    return bootstrap_summary(
+        groups, point, boot, levels, confidence, ideal=ideal, higher_is_better=higher_is_better
+    )

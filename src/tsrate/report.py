@@ -76,6 +76,8 @@ SCOPES = {
     "all_systems": "all rated systems",
     "without_baselines": "without the baselines (families in var baseline_families), as in the paper",
 }
+
+
 #: marts the report reads; a snapshot lacking one of the first four cannot make a report.
 def _default_outcome(frame: pd.DataFrame) -> pd.DataFrame:
     """The paper's view of a mart that carries an ``outcome`` (rows with is_default_outcome)."""

@@ -56,7 +56,7 @@ COLUMNS = [
 
 #: Column types of the table (stable even when it is empty).
 TEXT = ["run_id", "metric", "system_id", "perturbation_id"]
-INTEGER = ["rating", "rating_level", "rating_levels", "n_resamples", "n_valid"]
+INTEGER = ["rating_level", "rating_levels", "n_resamples", "n_valid"]
 INTEGER += ["block_length", "bootstrap_seed"]
 NUMBER = ["raw_score", "ci_low", "ci_high", "share", "confidence"]
 SCHEMA = {
@@ -64,6 +64,7 @@ SCHEMA = {
     **dict.fromkeys(INTEGER, "int64"),
     **dict.fromkeys(NUMBER, "float64"),
     "higher_is_better": "bool",
+    "rating": "Int64",  # null where marts.ratings has none (lone or tied, no ideal)
 }
 
 
@@ -74,6 +75,13 @@ def _robustness_point(scores: pd.DataFrame, metric: str, keys: pd.DataFrame) -> 
     return published["raw_score"].reindex(index).to_numpy(dtype=float)
 
 
+def _robustness_maximum(scores: pd.DataFrame, metric: str, keys: pd.DataFrame) -> np.ndarray:
+    """The known worst value (WRS: max_score) of every system x perturbation in keys."""
+    published = scores.loc[scores["metric"] == metric].set_index(["system_id", "perturbation_id"])
+    index = pd.MultiIndex.from_frame(keys[["system_id", "perturbation_id"]].astype(str))
+    return published["max_score"].reindex(index).to_numpy(dtype=float)
+
+
 def _summaries(
     metric: str,
     keys: pd.DataFrame,
@@ -81,11 +89,16 @@ def _summaries(
     boot: np.ndarray,
     levels: int,
     confidence: float,
+    maximum: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """bootstrap_summary over the groups with a published (finite) point score."""
+    """bootstrap_summary over the groups with a published (finite) point score; the rating
+    rule of marts.ratings (ideal 0 for robustness metrics, WRS's max_score as worst value)."""
     keep = np.isfinite(point)
     keys = keys.loc[keep].reset_index(drop=True)
-    out = bootstrap_summary(keys, point[keep], boot[:, keep], levels, confidence)
+    worst = None if maximum is None else maximum[keep]
+    out = bootstrap_summary(
+        keys, point[keep], boot[:, keep], levels, confidence, ideal=0.0, maximum=worst
+    )
     out.insert(0, "metric", metric)
     return out
 
@@ -108,7 +121,8 @@ def wrs_stability(
         )
         metric = f"wrs_{analysis}"
         point = _robustness_point(scores, metric, keys)
-        frames.append(_summaries(metric, keys, point, boot, levels, confidence))
+        maximum = _robustness_maximum(scores, metric, keys)
+        frames.append(_summaries(metric, keys, point, boot, levels, confidence, maximum))
     return frames
 
 
@@ -260,8 +274,17 @@ def rating_stability(
         for metric in ACCURACY_METRICS:
             values = errors[["system_id", "perturbation_id", "window_end_date", metric]]
             values = values.rename(columns={metric: "value"})
+            # accuracy metrics have no ideal in marts.ratings: a lone or all-tied group is
+            # not rated (rating null), so not here either
             boot = block_bootstrap_ratings(
-                values, levels, n_resamples, used_block, seed, "mean", confidence=confidence
+                values,
+                levels,
+                n_resamples,
+                used_block,
+                seed,
+                "mean",
+                confidence=confidence,
+                ideal=None,
             )
             boot.insert(0, "metric", metric)
             run_frames.append(boot)
@@ -298,7 +321,9 @@ def rating_stability(
             frames.append(boot)
     if not frames:
         return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
-    out = pd.concat(frames, ignore_index=True)[COLUMNS].astype(SCHEMA)
+    out = pd.concat(frames, ignore_index=True)[COLUMNS]
+    out["rating"] = out["rating"].astype("Int64").mask(out["rating"] == 0)
+    out = out.astype(SCHEMA)
     return out.sort_values(
         ["run_id", "metric", "perturbation_id", "system_id", "rating_level"], kind="stable"
     ).reset_index(drop=True)

@@ -414,7 +414,7 @@ def test_modality_pairs_compare_the_variants_on_shared_perturbations(reported):
         pairs = con.execute("select * from marts.modality_pairs order by metric").df()
         ratings = con.execute(
             "select metric, system_id, avg(raw_score) as score from marts.ratings "
-            "where system_id in ('naive', 'random') group by all"
+            "where system_id in ('naive', 'random') and is_default_outcome group by all"
         ).df()
     finally:
         con.close()

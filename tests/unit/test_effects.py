@@ -99,7 +99,10 @@ def test_derived_company_distributions_are_bounded_round_robin_over_industries()
     assert len(study_distributions(COMPANIES, max_company_distributions=0)) == 3
     # 500 tickers: never more than industries + K distributions
     many = pd.DataFrame(
-        {"ticker": [f"T{i:03d}" for i in range(500)], "industry": [f"I{i % 11}" for i in range(500)]}
+        {
+            "ticker": [f"T{i:03d}" for i in range(500)],
+            "industry": [f"I{i % 11}" for i in range(500)],
+        }
     )
     assert len(study_distributions(many, max_company_distributions=24)) == 11 + 24
 
@@ -354,3 +357,65 @@ def test_wrs_pairs_for_both_outcomes_match_scipy() -> None:
         b = errors[(errors.ticker == row.group_b) & (errors.perturbation_id == "P0")][outcome]
         expected = sps.ttest_ind(a, b, equal_var=True)
         assert row.p_value == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+def test_company_strata_option_matches_industry_distributions_on_the_company() -> None:
+    """effect_strata = company: an industry distribution's APE_m is the exact company-
+    stratified ATE (independent computation); the default matches on the industry."""
+    errors = window_errors(n_dates=50, systems=("bad",))
+    dists = study_distributions(COMPANIES).query("confounder == 'industry'").head(1)
+    sets = perturbation_sets(errors)
+    default = study_effects(errors, sets, dists, 5, draws=1)
+    company = study_effects(errors, sets, dists, 5, draws=1, strata="company")
+    units = Units(errors).frame
+    codes = next(treatment_draws(units, dists, PERTS, 5).draws).codes
+    observed = units.assign(perturbation_id=np.array(PERTS)[codes])
+    observed["window_end_date"] = pd.to_datetime(observed["window_end_date"])
+    full = errors.assign(window_end_date=pd.to_datetime(errors["window_end_date"]))
+    observed = observed.merge(full, on=["ticker", "industry", "window_end_date", "perturbation_id"])
+    for pert in ("P1", "P2"):
+        arm = observed[observed.perturbation_id.isin(["P0", pert])]
+        y = arm["max_abs_residual"].to_numpy()
+        t = (arm["perturbation_id"] == pert).to_numpy()
+        total = 0.0
+        for ticker in arm["ticker"].unique():  # exact stratification on the company (ATE)
+            s = (arm["ticker"] == ticker).to_numpy()
+            total += s.sum() * (y[s & t].mean() - y[s & ~t].mean())
+        expected = total / len(arm)
+        got = company.set_index("perturbation_id").loc[pert, "ape_matched"]
+        assert got == pytest.approx(expected, rel=1e-10)
+        assert default.set_index("perturbation_id").loc[pert, "ape_matched"] != pytest.approx(
+            expected, rel=1e-6
+        )
+    with pytest.raises(ValueError, match="effect_strata"):
+        study_effects(errors, sets, dists, 5, strata="sector")
+
+
+def test_scores_within_floating_noise_of_zero_are_stored_as_zero() -> None:
+    rows = []
+    for system, ape in (("biased", 1.84e-14), ("naive", 1.2)):
+        rows.append(
+            dict.fromkeys(EFFECTS_COLUMNS, 0)
+            | {
+                "run_id": "r",
+                "system_id": system,
+                "distribution_id": "company:A",
+                "confounder": "company",
+                "favored_value": "A",
+                "perturbation_set": "P0 P1",
+                "perturbation_id": "P1",
+                "ape_matched": ape,
+                "ape_oracle": -3e-15 if system == "biased" else 1.0,
+                "pie_percent": 5.0,
+                "estimand": "ATE",
+                "outcome": "max_abs_residual",
+                "n_draws": 2,
+                "ape_matched_sd": 0.0,
+                "pie_percent_sd": 0.0,
+            }
+        )
+    out = effect_scores(pd.DataFrame(rows), "max")
+    biased = out[(out.system_id == "biased") & (out.measure == "ape")].iloc[0]
+    assert biased["raw_score"] == 0.0 and biased["oracle_score"] == 0.0
+    naive = out[(out.system_id == "naive") & (out.measure == "ape")].iloc[0]
+    assert naive["raw_score"] == 1.2

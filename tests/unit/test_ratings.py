@@ -521,3 +521,26 @@ def test_absolute_rating_of_a_higher_is_better_metric_mirrors() -> None:
     assert absolute_rating(100.0, 3, 100.0, 0.0, higher_is_better=True) == 3
     assert absolute_rating(10.0, 3, 100.0, 0.0, higher_is_better=True) == 1
     assert absolute_rating(50.0, 3, 100.0, 0.0, higher_is_better=True) == 2
+
+
+def test_rate_matrix_follows_the_lone_and_tied_rules_of_assign_ratings() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(1, 6))
+        x = rng.choice([0.0, 2.4, 3.6, 7.2, np.nan, 1.0], size=n)
+        if rng.random() < 0.4:
+            x[np.isfinite(x)] = x[np.isfinite(x)][:1].repeat(np.isfinite(x).sum())
+        worst = np.full(n, 7.2)
+        levels = int(rng.integers(1, 5))
+        finite = {i: x[i] for i in range(n) if np.isfinite(x[i])}
+        for ideal in (0.0, None):
+            for higher in (False, True):
+                got = rate_matrix(
+                    x[None, :], levels, ideal=ideal, maximum=worst, higher_is_better=higher
+                )[0]
+                expected = assign_ratings(
+                    finite, levels, ideal=ideal, maximum=7.2, higher_is_better=higher
+                )
+                for i in range(n):
+                    want = expected.get(i)
+                    assert got[i] == (0 if want is None else want), (x, ideal, higher)
