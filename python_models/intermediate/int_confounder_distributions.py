@@ -1,7 +1,7 @@
 """The confounder distributions of the study (paper section 4.2; DESIGN.md method decisions).
 
-Thin wrapper over tsrate.causal.study_distributions: derived from the study's companies in
-window_errors (var confounder_distributions: derived, bounded by max_company_distributions),
+Thin wrapper over tsrate.causal.study_distributions: derived from the study's companies (the
+selected run's windows) (var confounder_distributions: derived, bounded by max_company_distributions),
 or the confounder_distributions seed restricted to the study (var confounder_distributions:
 seed). Tunables come from int_confounder_distributions.yml.
 """
@@ -17,7 +17,11 @@ def model(dbt, session):
             "int_confounder_distributions: set config confounder_distributions and "
             "max_company_distributions (vars of the same names)"
         )
-    companies = dbt.ref("window_errors").select("ticker, industry").distinct().df()
+    # the study's tickers (every window of the selected run) with their industry, as in
+    # window_errors; read from the intermediate layer (an intermediate model reads no marts)
+    tickers = dbt.ref("int_windows_located").select("ticker").distinct().df()
+    industries = dbt.ref("companies").df()[["ticker", "industry"]]
+    companies = tickers.merge(industries, on="ticker", how="left")
     return study_distributions(
         companies,
         source=str(source),
