@@ -12,6 +12,9 @@ plotted point an SVG element) carrying ``data-mart`` (``marts.<name>``), ``data-
 ``data-where`` (JSON equality filters; a list means IN) and ``data-value`` (the full
 value); ``data-agg="avg"`` marks a plain mean over the matching rows. The integration
 test re-reads each one from the snapshot. A note under every table and chart names its mart.
+Flags (a score that does not separate systems, a rating not separable within its spread over
+treatment draws, a rating's reason) are ``<em class="flag">`` elements whose text is the mart
+text column ``data-text-column`` of ``data-text-mart`` at ``data-where``.
 
 Loading (:func:`load_report_data`) is separate from rendering (:func:`build_report`, pure
 over DataFrames) so the builders are unit-tested on small frames.
