@@ -12,6 +12,9 @@ plotted point an SVG element) carrying ``data-mart`` (``marts.<name>``), ``data-
 ``data-where`` (JSON equality filters; a list means IN) and ``data-value`` (the full
 value); ``data-agg="avg"`` marks a plain mean over the matching rows. The integration
 test re-reads each one from the snapshot. A note under every table and chart names its mart.
+Flags (a score that does not separate systems, a rating not separable within its spread over
+treatment draws, a rating's reason) are ``<em class="flag">`` elements whose text is the mart
+text column ``data-text-column`` of ``data-text-mart`` at ``data-where``.
 
 Loading (:func:`load_report_data`) is separate from rendering (:func:`build_report`, pure
 over DataFrames) so the builders are unit-tested on small frames.
@@ -90,6 +93,13 @@ REQUIRED_MARTS = ("ratings", "system_summary", "perturbation_summary", "confound
 OPTIONAL_MARTS = ("group_comparisons", "modality_pairs", "rating_stability", "forecast_traces")
 #: the paper's robustness outcome (R^max); marts with an ``outcome`` column are read at it
 PAPER_OUTCOME = "max_abs_residual"
+#: how the report names each robustness outcome (window_errors columns)
+OUTCOME_LABELS = {
+    "max_abs_residual": "the paper's outcome: R^max, the largest |forecast − actual| of a "
+    "window, in price units",
+    "relative_max_abs_residual": "the scale-free outcome: R^max divided by the window's last "
+    "clean context value",
+}
 #: a rating is shaky when fewer resamples than this share give it its published level
 SHAKY_SHARE = 0.6
 #: forecast plots: windows shown per system (see choose_trace_windows)
@@ -123,6 +133,11 @@ class ReportData:
     trace_windows: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     traces: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     contexts: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: robustness_scores, one row per metric x perturbation x outcome: separates_systems and
+    #: separation_reason (every outcome; empty: a snapshot without them)
+    separation: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.ratings at the robustness outcomes other than the paper's (the scale-free one)
+    outcome_ratings: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,6 +233,25 @@ def load_report_data(snapshot: Path) -> ReportData:
         trace_windows, traces, contexts = _load_traces(
             con, tables, run_id, json.loads(study or "{}")
         )
+        separation = pd.DataFrame()
+        if "marts.robustness_scores" in tables and _has_column(
+            con, "robustness_scores", "separates_systems"
+        ):
+            # the flag and its reason are the same on every row of the group
+            separation = con.execute(
+                "select metric, perturbation_id, outcome, "
+                "bool_and(separates_systems) as separates_systems, "
+                "min(separation_reason) as separation_reason "
+                "from marts.robustness_scores where run_id = ? group by all",
+                [run_id],
+            ).df()
+        outcome_ratings = pd.DataFrame()
+        if _has_column(con, "ratings", "outcome"):
+            outcome_ratings = con.execute(
+                "select * from marts.ratings where run_id = ? and outcome is not null "
+                "and outcome <> ? order by outcome, metric, perturbation_id, system_id",
+                [run_id, PAPER_OUTCOME],
+            ).df()
         return ReportData(
             run_id=run_id,
             published_at=published_at,
@@ -238,6 +272,8 @@ def load_report_data(snapshot: Path) -> ReportData:
             trace_windows=trace_windows,
             traces=traces,
             contexts=contexts,
+            separation=separation,
+            outcome_ratings=outcome_ratings,
         )
     finally:
         con.close()
@@ -827,20 +863,102 @@ def _stability_of(data: ReportData, metric: str, perturbation: str, system: str)
     return None if match.empty else match.iloc[0]
 
 
-def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
-    """One rating: the level (coloured), the raw score, its bootstrap interval and the share
-    of resamples at the published level, flagged ⚠ when shaky (< SHAKY_SHARE)."""
-    levels = int(row.rating_levels)
-    goodness = row.rating if row.higher_is_better else levels + 1 - row.rating
-    tone = "good" if goodness == levels else ("poor" if goodness == 1 else "mid")
-    key = {**where, "system_id": row.system_id}
-    cell = (
-        f'<span class="rating {tone}">{num(float(row.rating), "ratings", "rating", key, integer=True)}'
+def _text(value) -> str | None:
+    """A text cell of a mart row, or None (null, NaN, empty)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return str(value).strip() or None
+
+
+def _flag(css: str, text: str, mart: str, column: str, where: Mapping[str, object], **attrs) -> str:
+    """A flag whose text is ``marts.<mart>.<column>`` at ``where`` (``data-text-*``; the
+    integration test re-reads it) plus any ``data-*`` ``attrs`` (e.g. a boolean's provenance)."""
+    attrs = {
+        **attrs,
+        "data-text-mart": f"marts.{mart}",
+        "data-text-column": column,
+        "data-where": json.dumps(dict(where), sort_keys=True),
+    }
+    rendered = "".join(f' {k}="{esc(v)}"' for k, v in attrs.items())
+    return f'<em class="flag {css}"{rendered}>{esc(text)}</em>'
+
+
+def separation_flag(
+    data: ReportData, metric: str, perturbation: str, outcome: str = PAPER_OUTCOME
+) -> str:
+    """The robustness_scores flag of a metric x perturbation x outcome whose score does not
+    separate systems on this study (every system at the same extreme or the same score):
+    its ``separation_reason``, marked with ``separates_systems`` (false); "" otherwise."""
+    frame = data.separation
+    if frame.empty:
+        return ""
+    match = frame[
+        (frame["metric"] == metric)
+        & (frame["perturbation_id"] == perturbation)
+        & (frame["outcome"] == outcome)
+    ]
+    if match.empty or pd.isna(match["separates_systems"].iloc[0]):
+        return ""
+    if bool(match["separates_systems"].iloc[0]):
+        return ""
+    where = {
+        "run_id": data.run_id,
+        "metric": metric,
+        "perturbation_id": perturbation,
+        "outcome": outcome,
+    }
+    reason = _text(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
+    # the flag is the same on every system's row: max over them is that one value
+    marks = provenance("robustness_scores", "separates_systems", where, 0.0, agg="max")
+    return '<br><span class="flag-mark">⊘</span> ' + _flag(
+        "no-separation", reason, "robustness_scores", "separation_reason", where, **marks
+    )
+
+
+def rating_notes(row, key: Mapping[str, object]) -> str:
+    """Under a rating: its ``rating_reason`` (a null rating, or one given by the score's
+    absolute value) and, when ``separable`` is false, its ``separation_reason``."""
+    notes = ""
+    reason = _text(getattr(row, "rating_reason", None))
+    if reason:
+        notes += "<br>" + _flag("rating-reason", reason, "ratings", "rating_reason", key)
+    separable = getattr(row, "separable", None)
+    if separable is not None and not pd.isna(separable) and not bool(separable):
+        why = _text(getattr(row, "separation_reason", None)) or "not separable"
+        marks = provenance("ratings", "separable", key, 0.0)
+        notes += '<br><span class="flag-mark">≈</span> ' + _flag(
+            "not-separable", why, "ratings", "separation_reason", key, **marks
+        )
+    return notes
+
+
+def _rating_level(row, key: Mapping[str, object]) -> str:
+    """The rating (coloured good to poor; grey 'no rating' when null) and the raw score."""
+    rating = None if pd.isna(row.rating) else float(row.rating)
+    if rating is None:
+        tone = "none"
+    else:
+        levels = int(row.rating_levels)
+        goodness = rating if row.higher_is_better else levels + 1 - rating
+        tone = "good" if goodness == levels else ("poor" if goodness == 1 else "mid")
+    return (
+        f'<span class="rating {tone}">{num(rating, "ratings", "rating", key, integer=True)}'
         f"</span> {num(row.raw_score, 'ratings', 'raw_score', key)}"
     )
+
+
+def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
+    """One rating: the level (coloured), the raw score, its bootstrap interval and the share
+    of resamples at the published level, flagged ⚠ when shaky (< SHAKY_SHARE); then its
+    rating_reason and, when not separable from another system, why (:func:`rating_notes`)."""
+    key = {**where, "system_id": row.system_id}
+    cell = _rating_level(row, key)
+    notes = rating_notes(row, key)
     stable = _stability_of(data, row.metric, row.perturbation_id, row.system_id)
     if stable is None:
-        return cell + ' <span class="share missing" title="no rating_stability row">–</span>'
+        return (
+            cell + ' <span class="share missing" title="no rating_stability row">–</span>' + notes
+        )
     at = {**key, "rating_level": int(stable["rating"])}
     interval = (
         f'<span class="ci">[{num(stable["ci_low"], "rating_stability", "ci_low", at)} – '
@@ -852,7 +970,7 @@ def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
         ' <span class="shaky-flag" title="shaky: under 60 % of resamples">⚠</span>' if shaky else ""
     )
     css = "share shaky" if shaky else "share"
-    return f'{cell}<br>{interval} <span class="{css}">{share}{flag}</span>'
+    return f'{cell}<br>{interval} <span class="{css}">{share}{flag}</span>{notes}'
 
 
 def rating_tables_section(data: ReportData) -> str:
@@ -875,6 +993,15 @@ def rating_tables_section(data: ReportData) -> str:
         f"<b>⚠ marks a shaky rating</b>: under {SHAKY_SHARE:.0%} of resamples agree, so it "
         "rests on the particular windows of this study. Partial order: systems by ascending "
         "raw score, ties share a rank.</p>"
+        '<p class="note">Robustness ratings are for the paper\'s outcome (R^max in price units) '
+        "unless labelled otherwise. <b>⊘</b> under a partial order: the score does not "
+        "separate systems on this study (every system at the same extreme or the same score; "
+        "<code>marts.robustness_scores.separates_systems</code>), so its ratings say nothing "
+        "about which system is better. <b>≈</b> under a rating: the APE/PIE score differs from "
+        "another system's by less than their spread over treatment draws, so the two are not "
+        "separable (<code>marts.ratings.separable</code>). A rating without a level (–) or "
+        "rated by its distance from the ideal value shows why "
+        "(<code>marts.ratings.rating_reason</code>).</p>" + separation_summary(data)
     )
     if data.stability.empty:
         parts.append(
@@ -906,6 +1033,7 @@ def rating_tables_section(data: ReportData) -> str:
         )
     for family, metrics in (("Robustness", ROBUSTNESS_METRICS), ("Accuracy", ACCURACY_METRICS)):
         rows = []
+        robust = family == "Robustness"
         for metric in metrics:
             subset = ratings[ratings["metric"] == metric]
             for perturbation in sorted(set(subset["perturbation_id"])):
@@ -921,11 +1049,13 @@ def rating_tables_section(data: ReportData) -> str:
                             rating_cell(data, by_system[s], where) if s in by_system else "–"
                             for s in systems
                         ],
-                        f'<span class="order">{_partial_order(block)}</span>',
+                        f'<span class="order">{_partial_order(block)}</span>'
+                        + (separation_flag(data, metric, perturbation) if robust else ""),
                     ]
                 )
         if rows:
-            parts.append(f"<h3>{family}</h3>")
+            heading = f"{family} — {OUTCOME_LABELS[PAPER_OUTCOME]}" if robust else family
+            parts.append(f"<h3>{esc(heading)}</h3>")
             parts.append(
                 _table(
                     ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
@@ -937,10 +1067,98 @@ def rating_tables_section(data: ReportData) -> str:
         _source(
             "ratings",
             "rating_stability",
+            "robustness_scores",
             extra="the same orders as text: <code>marts.partial_orders</code>",
         )
     )
+    parts.append(outcome_ratings_block(data))
     parts.append("</section>")
+    return "".join(parts)
+
+
+def separation_summary(data: ReportData) -> str:
+    """One line counting the flags of the paper's outcome: scores that do not separate
+    systems, ratings not separable within their spread, ratings with a reason."""
+    ratings, frame = data.ratings, data.separation
+    flat = 0
+    if not frame.empty:
+        rated = set(zip(ratings["metric"], ratings["perturbation_id"], strict=True))
+        paper = frame[
+            (frame["outcome"] == PAPER_OUTCOME) & ~frame["separates_systems"].astype(bool)
+        ]
+        flat = sum(
+            (m, p) in rated for m, p in zip(paper["metric"], paper["perturbation_id"], strict=True)
+        )
+    close = 0
+    if "separable" in ratings.columns:
+        close = int(
+            ratings["separable"].map(lambda v: v is not None and not pd.isna(v) and not v).sum()
+        )
+    reasons = 0
+    if "rating_reason" in ratings.columns:
+        reasons = int(ratings["rating_reason"].map(lambda v: _text(v) is not None).sum())
+    return (
+        '<p class="separation-summary">Flags at the paper\'s outcome: metric × perturbation '
+        f"scores that do not separate systems on this study (⊘): <b>{flat}</b>; ratings not "
+        "separable from another system's within their spread over treatment draws (≈): "
+        f"<b>{close}</b>; ratings with a rating reason: <b>{reasons}</b>.</p>"
+    )
+
+
+def outcome_ratings_block(data: ReportData) -> str:
+    """The robustness ratings at the other outcomes (the scale-free R^max / price level), in
+    a compact table: rating and raw score per system, flags and reasons as in the main one."""
+    frame = data.outcome_ratings
+    if frame.empty:
+        return ""
+    systems = _system_order(data)
+    systems += sorted(set(frame["system_id"]) - set(systems))
+    parts = []
+    for outcome in sorted(set(frame["outcome"])):
+        rows = []
+        for metric in ROBUSTNESS_METRICS:
+            subset = frame[(frame["outcome"] == outcome) & (frame["metric"] == metric)]
+            for perturbation in sorted(set(subset["perturbation_id"])):
+                block = subset[subset["perturbation_id"] == perturbation]
+                where = {
+                    "run_id": data.run_id,
+                    "metric": metric,
+                    "perturbation_id": perturbation,
+                    "outcome": outcome,
+                }
+                by_system = {row.system_id: row for row in block.itertuples()}
+                cells = []
+                for system in systems:
+                    row = by_system.get(system)
+                    if row is None:
+                        cells.append("–")
+                        continue
+                    key = {**where, "system_id": system}
+                    cells.append(_rating_level(row, key) + rating_notes(row, key))
+                rows.append(
+                    [
+                        f"{esc(METRIC_LABELS.get(metric, metric))} ↓",
+                        esc(perturbation),
+                        *cells,
+                        f'<span class="order">{_partial_order(block)}</span>'
+                        + separation_flag(data, metric, perturbation, outcome),
+                    ]
+                )
+        if not rows:
+            continue
+        label = OUTCOME_LABELS.get(outcome, outcome)
+        parts.append(
+            f'<h3 class="outcome" data-outcome="{esc(outcome)}">Robustness — {esc(label)}</h3>'
+            '<p class="note">The same metrics on a scale-free outcome, so that price levels '
+            "do not decide WRS and APE (compare its ⊘ flags with the table above). Rating and "
+            "raw score only; bootstrap shares are computed for the paper's outcome.</p>"
+            + _table(
+                ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
+                rows,
+                css="ratings outcome-ratings",
+            )
+            + _source("ratings", "robustness_scores", extra=f"outcome = '{esc(outcome)}'")
+        )
     return "".join(parts)
 
 
@@ -1554,6 +1772,9 @@ figcaption{font-size:12px;color:#555;max-width:460px}
 .series.hidden{display:none}.legend-item.off{opacity:.35}
 .share.shaky{background:#ffe1b3;font-weight:bold;padding:0 3px;border-radius:3px}
 .ci{font-size:11px;color:#555}.share{font-size:11px}table.ratings td{white-space:nowrap}
+.flag{display:inline-block;white-space:normal;max-width:230px;font-size:11px;font-style:normal;padding:0 3px;border-radius:3px;vertical-align:top}
+.flag.no-separation{background:#e6dcf5}.flag.not-separable{background:#dcebf7}
+.flag.rating-reason{color:#555;background:#f0f0f0}.rating.none{background:#e4e4e4}
 nav a{margin-right:12px}.reading{font-size:15px;line-height:1.5}.note{font-size:13px}
 """
 

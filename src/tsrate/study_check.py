@@ -18,9 +18,14 @@ check collects every problem it finds instead of stopping at the first:
   sample; ``file``: the file; ``none``: stored only; ``yahoo`` is not checked offline);
 - trading days: each ticker has at least ``context_length + horizon`` trading days inside
   [start, end] (one window), counted in the prices the run would use.
+- confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; with
+  ``seed``, the override ``seeds/confounder_distributions.csv`` passes
+  :func:`tsrate.causal.distribution_problems` for the study's companies (columns, unique ids,
+  known confounders, positive weights, an industry and a company distribution of the study).
 
 A near miss (``arma``, ``APPL``, ``P7``) gets a did-you-mean from :mod:`difflib`.
-Only yaml and duckdb are imported (no pandas unless a price file is read, no Prefect, dbt or
+Only yaml and duckdb are imported (no pandas unless a price file is read or var
+``confounder_distributions`` is ``seed``, no Prefect, dbt or
 torch); the seeds and skfolio's bundled CSV file are read with the csv module, without
 importing skfolio.
 """
@@ -355,7 +360,65 @@ def check_study(
                 f"fewer than context_length + horizon = {needed} for one window: widen the "
                 "period (--start, --end) or shorten the window (--context-length, --horizon)"
             )
+    problems.extend(_distribution_problems(values, project, tickers, companies))
     return problems
+
+
+#: values of var confounder_distributions (tsrate.causal.study_distributions ``source``)
+DISTRIBUTION_SOURCES = ("derived", "seed")
+
+
+def _distribution_problems(
+    values: Mapping[str, Any],
+    project: Path,
+    tickers: list[str],
+    companies: Mapping[str, Mapping[str, str]],
+) -> list[str]:
+    """Problems of var ``confounder_distributions``: an unknown value, or (``seed``) an
+    override that :func:`tsrate.causal.distribution_problems` rejects for the study's
+    companies (the tickers with a companies row; the others are reported above).
+
+    ``derived`` needs nothing and imports nothing; only ``seed`` imports pandas and
+    :mod:`tsrate.causal` (the default check stays light).
+    """
+    source = str(values.get("confounder_distributions", "derived") or "derived").strip()
+    if source not in DISTRIBUTION_SOURCES:
+        return [
+            f"unknown confounder_distributions {source!r}"
+            f"{did_you_mean(source, DISTRIBUTION_SOURCES)}; use 'derived' (from the study) "
+            "or 'seed' (seeds/confounder_distributions.csv) in dbt_project.yml vars"
+        ]
+    if source == "derived":
+        return []
+    import pandas as pd
+
+    from tsrate.causal import distribution_problems
+
+    seed_path = project / "seeds" / "confounder_distributions.csv"
+    if not seed_path.exists():
+        return [
+            "confounder_distributions: seed needs seeds/confounder_distributions.csv, which "
+            "is missing (hint: var confounder_distributions: derived)"
+        ]
+    rows = read_seed(seed_path)
+    with open(seed_path, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), [])
+    distributions = pd.DataFrame(rows, columns=header)
+    study = pd.DataFrame(
+        [
+            {"ticker": ticker, "industry": (companies[ticker].get("industry") or "").strip()}
+            for ticker in dict.fromkeys(tickers)
+            if ticker in companies
+        ],
+        columns=["ticker", "industry"],
+    )
+    if study.empty:
+        return []  # no study company to check against (reported as ticker problems)
+    # name the file to edit: "confounder_distributions DI1: ..." -> "seeds/confounder_...csv DI1: ..."
+    return [
+        "seeds/confounder_distributions.csv" + problem.removeprefix("confounder_distributions")
+        for problem in distribution_problems(distributions, study)
+    ]
 
 
 def _duplicates(name: str, flag: str, items: list[str], problems: list[str]) -> None:

@@ -103,31 +103,33 @@ def reported(tmp_path_factory):
 
 
 class _Traced(HTMLParser):
-    """Every element carrying data-mart, with its text (spans) — in the HTML and its SVG."""
+    """Every element carrying data-mart (or data-text-mart: a flag whose text is a mart's
+    text column), with its text (spans and flags) — in the HTML and its SVG."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: str = "data-mart") -> None:
         super().__init__()
+        self.key = key
         self.found: list[dict] = []
         self._open: dict | None = None
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        if "data-mart" in attrs:
+        if self.key in attrs:
             item = {"tag": tag, **attrs, "text": ""}
             self.found.append(item)
-            self._open = item if tag == "span" else None
+            self._open = item if tag in ("span", "em") else None
 
     def handle_data(self, data):
         if self._open is not None:
             self._open["text"] += data
 
     def handle_endtag(self, tag):
-        if tag == "span":
+        if tag in ("span", "em"):
             self._open = None
 
 
-def _traced(html: str) -> list[dict]:
-    parser = _Traced()
+def _traced(html: str, key: str = "data-mart") -> list[dict]:
+    parser = _Traced(key)
     parser.feed(html)
     return parser.found
 
@@ -142,8 +144,8 @@ def _outcome_clause(con, mart: str, alias: str) -> str:
     return f" and ({alias}.outcome is null or {alias}.outcome = '{PAPER_OUTCOME}')" if has else ""
 
 
-def _mart_value(con, item: dict) -> float:
-    where = json.loads(item["data-where"])
+def _where(con, mart: str, where: dict) -> tuple[str, list]:
+    """SQL conditions and parameters for a data-where (at the paper's outcome unless named)."""
     clauses, params = [], []
     for column, value in where.items():
         if value is None:
@@ -157,11 +159,17 @@ def _mart_value(con, item: dict) -> float:
     outcome = con.execute(
         "select count(*) from duckdb_columns() where schema_name = 'marts' and table_name = ? "
         "and column_name = 'outcome'",
-        [item["data-mart"].split(".")[1]],
+        [mart.split(".")[1]],
     ).fetchone()[0]
     if outcome and "outcome" not in where:  # the report reads the paper's outcome
         clauses.append("(outcome is null or outcome = ?)")
         params.append(PAPER_OUTCOME)
+    return " and ".join(clauses), params
+
+
+def _mart_value(con, item: dict) -> float:
+    where = json.loads(item["data-where"])
+    condition, params = _where(con, item["data-mart"], where)
     column = f'"{item["data-column"]}"'
     agg = item.get("data-agg", "")
     select = {
@@ -171,7 +179,7 @@ def _mart_value(con, item: dict) -> float:
         "count_distinct": f"count(distinct {column})",
     }[agg]
     rows = con.execute(
-        f"select {select} from {item['data-mart']} where {' and '.join(clauses)}", params
+        f"select {select} from {item['data-mart']} where {condition}", params
     ).fetchall()
     assert len(rows) == 1, f"{item['data-mart']} {where}: {len(rows)} rows"
     return float(rows[0][0])
@@ -349,6 +357,87 @@ def test_every_rating_shows_its_stability_and_the_shaky_ones_are_counted(reporte
     assert html.count('class="share shaky"') == shaky
     plain = re.sub(r"<[^>]+>", "", html)
     assert f"{shaky} of {n_ratings} ratings are shaky" in plain
+
+
+def _flags(html: str, css: str) -> list[dict]:
+    return [
+        item
+        for item in _traced(html, "data-text-mart")
+        if item["tag"] == "em" and css in item["class"].split()
+    ]
+
+
+def test_every_flag_and_reason_in_the_report_equals_its_mart_row(reported):
+    """Each flag's text is its mart's reason at data-where; its boolean (if any) is false."""
+    html = reported["output"].read_text()
+    flags = _traced(html, "data-text-mart")
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        for item in flags:
+            condition, params = _where(con, item["data-text-mart"], json.loads(item["data-where"]))
+            texts = con.execute(
+                f'select distinct "{item["data-text-column"]}" from {item["data-text-mart"]} '
+                f"where {condition}",
+                params,
+            ).fetchall()
+            assert texts == [(item["text"],)], item
+            if "data-mart" in item:  # the flag's boolean: false on every row it names
+                assert item["data-mart"] == item["data-text-mart"]
+                values = con.execute(
+                    f'select distinct "{item["data-column"]}" from {item["data-mart"]} '
+                    f"where {condition}",
+                    params,
+                ).fetchall()
+                assert values == [(False,)], item
+    finally:
+        con.close()
+
+
+def test_the_report_flags_every_score_and_rating_its_marts_flag(reported):
+    """As many ⊘, ≈ and reason flags as the marts have rows for them, at each outcome."""
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        flat = con.execute(
+            "select s.outcome, s.metric, s.perturbation_id from marts.robustness_scores s "
+            "where not s.separates_systems and exists (select 1 from marts.ratings r where "
+            "r.metric = s.metric and r.perturbation_id = s.perturbation_id "
+            "and r.outcome = s.outcome) group by all"
+        ).fetchall()
+        close = con.execute(
+            "select outcome, metric, perturbation_id, system_id from marts.ratings "
+            "where separable = false"
+        ).fetchall()
+        reasons = con.execute(
+            "select outcome, metric, perturbation_id, system_id from marts.ratings "
+            "where rating_reason is not null"
+        ).fetchall()
+        outcomes = {
+            o for (o,) in con.execute("select distinct outcome from marts.ratings").fetchall()
+        }
+    finally:
+        con.close()
+    assert outcomes == {None, PAPER_OUTCOME, "relative_max_abs_residual"}
+    html = reported["output"].read_text()
+
+    def shown(css: str, columns: tuple[str, ...]) -> list[tuple]:
+        wheres = [json.loads(item["data-where"]) for item in _flags(html, css)]
+        # flags without an outcome are at the paper's (or, for accuracy, none)
+        return sorted((w.get("outcome", PAPER_OUTCOME), *(w[c] for c in columns)) for w in wheres)
+
+    def at(rows: list[tuple]) -> list[tuple]:
+        return sorted((o or PAPER_OUTCOME, *rest) for o, *rest in rows)
+
+    assert shown("no-separation", ("metric", "perturbation_id")) == at(flat)
+    assert shown("not-separable", ("metric", "perturbation_id", "system_id")) == at(close)
+    assert shown("rating-reason", ("metric", "perturbation_id", "system_id")) == at(reasons)
+    # the tiny study has all three: WRS scores every system shares (all at the maximum),
+    # APE/PIE scores within their spread over draws, and all-tied groups rated by the ideal
+    assert flat and close and reasons, (len(flat), len(close), len(reasons))
+    plain = re.sub(r"<[^>]+>", "", html)
+    paper_flat = sum(o == PAPER_OUTCOME for o, *_ in flat)
+    assert f"do not separate systems on this study (⊘): {paper_flat};" in plain
+    assert "Robustness — the paper's outcome: R^max" in html.replace("&#x27;", "'")
+    assert 'data-outcome="relative_max_abs_residual"' in html
 
 
 def test_group_comparisons_match_an_independent_computation(reported):
@@ -539,6 +628,11 @@ def test_report_renders_in_chromium_without_console_errors(reported):
             " shaky.length ? getComputedStyle(shaky[0]).backgroundColor : ''];"
             " })()"
         )
+        flags = browser.evaluate(
+            "Array.from(document.querySelectorAll('#ratings em.flag')).map(e => {"
+            " const r = e.getBoundingClientRect(); return [r.width, r.height,"
+            " getComputedStyle(e).backgroundColor]; })"
+        )
         plots = browser.evaluate(
             "Array.from(document.querySelectorAll('#forecasts svg.chart')).map(svg => {"
             " const r = svg.getBoundingClientRect();"
@@ -549,6 +643,9 @@ def test_report_renders_in_chromium_without_console_errors(reported):
         plot = decode_png(browser.screenshot({"x": x, "y": y, "width": w, "height": h}))
         errors = browser.errors()
     assert errors == []
+    assert len(flags) == len(_traced(reported["output"].read_text(), "data-text-mart"))
+    assert flags and all(w > 20 and h > 5 for w, h, _ in flags)  # every flag on screen
+    assert all(bg != "rgba(0, 0, 0, 0)" for _, _, bg in flags)  # and highlighted
     n_ratings = reported["output"].read_text().count('data-column="share"')
     assert stability[0] == stability[1] == n_ratings  # every rating's share is on screen
     if stability[2]:

@@ -636,3 +636,162 @@ def test_forecast_plots_are_drawn_for_the_chosen_windows():
     assert "Chosen for <b>bad</b>" in html
     empty = forecasts_section(_data(), {})
     assert "No window has forecasts of two or more systems" in empty
+
+
+# ----------------------------------------------------------------------------- separation
+
+
+WRS_FLAT = "does not separate systems on this study: every system at the maximum WRS"
+TIED = "all systems tied and the metric has no ideal value: the score does not separate them"
+
+
+def _flagged_data() -> ReportData:
+    """_data() with the flags of the marts: WRS company under P0 does not separate systems
+    (at the paper's outcome only), the APE company scores under P1 are not separable, and
+    MASE under P2 has a null rating with its reason; plus the scale-free outcome's ratings."""
+    from tsrate.report import PAPER_OUTCOME
+
+    data = _data()
+    ratings = data.ratings.copy()
+    ratings["rating"] = ratings["rating"].astype("Int64")
+    ratings["rating_reason"] = None
+    ratings["separable"] = pd.array([pd.NA] * len(ratings), dtype="boolean")
+    ratings["separation_reason"] = None
+    ape = (ratings["metric"] == "ape_company") & (ratings["perturbation_id"] == "P1")
+    ratings.loc[ape, "separable"] = False
+    for system, other in (("good", "bad"), ("bad", "good")):
+        ratings.loc[ape & (ratings["system_id"] == system), "separation_reason"] = (
+            f"not separable from {other}: the scores differ by 2, less than their spread 3"
+        )
+    mase = (ratings["metric"] == "mase") & (ratings["perturbation_id"] == "P2")
+    ratings.loc[mase, "rating"] = pd.NA
+    ratings.loc[mase, "rating_reason"] = TIED
+    robust = ratings[ratings["metric"].isin(ROBUSTNESS)]
+    cells = robust[["metric", "perturbation_id"]].drop_duplicates()
+    separation = pd.concat(
+        [cells.assign(outcome=PAPER_OUTCOME), cells.assign(outcome="relative_max_abs_residual")]
+    )
+    separation["separates_systems"] = True
+    separation["separation_reason"] = None
+    for metric, outcome in (
+        ("wrs_company", PAPER_OUTCOME),
+        ("wrs_industry", "relative_max_abs_residual"),
+    ):
+        at = (
+            (separation["metric"] == metric)
+            & (separation["perturbation_id"] == "P0")
+            & (separation["outcome"] == outcome)
+        )
+        separation.loc[at, ["separates_systems", "separation_reason"]] = [False, WRS_FLAT]
+    relative = robust.assign(
+        outcome="relative_max_abs_residual", raw_score=robust["raw_score"] / 100
+    )
+    data.ratings = ratings
+    data.separation = separation.reset_index(drop=True)
+    data.outcome_ratings = relative.reset_index(drop=True)
+    return data
+
+
+def _rows(html: str) -> list[str]:
+    return re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)
+
+
+def test_scores_that_do_not_separate_systems_are_flagged_at_their_outcome():
+    from tsrate.report import PAPER_OUTCOME, rating_tables_section
+
+    html = rating_tables_section(_flagged_data())
+    flags = [a for t, a in _tags(html) if t == "em" and "no-separation" in a.get("class", "")]
+    wheres = [json.loads(a["data-where"]) for a in flags]
+    # one in the paper's table (WRS company), one in the scale-free one (WRS industry)
+    assert [(w["metric"], w["perturbation_id"], w["outcome"]) for w in wheres] == [
+        ("wrs_company", "P0", PAPER_OUTCOME),
+        ("wrs_industry", "P0", "relative_max_abs_residual"),
+    ]
+    assert all(a["data-mart"] == "marts.robustness_scores" for a in flags)
+    assert all(a["data-column"] == "separates_systems" and a["data-value"] == "0.0" for a in flags)
+    assert all(a["data-text-column"] == "separation_reason" for a in flags)
+    flagged_rows = [r for r in _rows(html) if WRS_FLAT in r]
+    assert len(flagged_rows) == 2
+    assert "WRS company" in flagged_rows[0] and "<td>P0</td>" in flagged_rows[0]
+    assert "WRS industry" in flagged_rows[1] and "<td>P0</td>" in flagged_rows[1]
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert f"⊘ {WRS_FLAT}" in plain
+    assert "do not separate systems on this study (⊘): 1;" in plain
+
+
+def test_systems_within_their_spread_are_marked_not_separable():
+    from tsrate.report import rating_tables_section
+
+    html = rating_tables_section(_flagged_data())
+    paper, scale_free = html.split('data-outcome="relative_max_abs_residual"')
+    marks = [a for t, a in _tags(paper) if t == "em" and "not-separable" in a.get("class", "")]
+    assert [json.loads(a["data-where"])["system_id"] for a in marks] == ["good", "bad"]
+    assert {json.loads(a["data-where"])["metric"] for a in marks} == {"ape_company"}
+    assert not {"outcome"} & {k for a in marks for k in json.loads(a["data-where"])}
+    # the scale-free rows carry their own flags, keyed by their outcome
+    other = [a for t, a in _tags(scale_free) if t == "em" and "not-separable" in a.get("class", "")]
+    assert [json.loads(a["data-where"])["outcome"] for a in other] == [
+        "relative_max_abs_residual"
+    ] * 2
+    assert all(a["data-column"] == "separable" and a["data-value"] == "0.0" for a in marks)
+    row = next(r for r in _rows(html) if "APE company" in r and "<td>P1</td>" in r)
+    assert "not separable from bad: the scores differ by 2" in row
+    assert "not separable from good" in row
+    other = next(r for r in _rows(html) if "APE company" in r and "<td>P2</td>" in r)
+    assert "not-separable" not in other
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert "over treatment draws (≈): 2;" in plain
+
+
+def test_a_null_rating_shows_its_reason():
+    from tsrate.report import rating_tables_section
+
+    html = rating_tables_section(_flagged_data())
+    row = next(r for r in _rows(html) if "MASE" in r and "<td>P2</td>" in r)
+    assert row.count('<span class="rating none"><span class="num missing">–</span>') == 2
+    reasons = [a for t, a in _tags(row) if t == "em" and "rating-reason" in a.get("class", "")]
+    assert len(reasons) == 2
+    assert all(a["data-text-column"] == "rating_reason" for a in reasons)
+    assert row.count(TIED) == 2
+    assert "rating-reason" not in "".join(r for r in _rows(html) if "MASE" not in r)
+    assert "ratings with a rating reason: 2." in re.sub(r"<[^>]+>", "", html)
+
+
+def test_the_scale_free_outcome_has_its_own_labelled_table():
+    from tsrate.report import PAPER_OUTCOME, rating_tables_section
+
+    data = _flagged_data()
+    html = rating_tables_section(data)
+    paper, scale_free = html.split('data-outcome="relative_max_abs_residual"')
+    assert "Robustness — the paper&#x27;s outcome: R^max" in paper
+    assert "scale-free outcome: R^max divided by" in scale_free
+    spans = [a for t, a in _tags(scale_free) if t == "span" and a.get("data-mart")]
+    raw = [a for a in spans if a["data-column"] == "raw_score"]
+    assert len(raw) == len(data.outcome_ratings)
+    expected = {
+        (r.metric, r.perturbation_id, r.system_id): r.raw_score
+        for r in data.outcome_ratings.itertuples()
+    }
+    for a in raw:
+        where = json.loads(a["data-where"])
+        assert where["outcome"] == "relative_max_abs_residual"
+        key = (where["metric"], where["perturbation_id"], where["system_id"])
+        assert float(a["data-value"]) == expected[key]
+    assert not [a for a in spans if a["data-mart"] == "marts.rating_stability"]
+    # the paper's table is unchanged: its raw scores carry no outcome (read at R^max)
+    paper_raw = [
+        json.loads(a["data-where"])
+        for t, a in _tags(paper)
+        if t == "span" and a.get("data-column") == "raw_score"
+    ]
+    assert paper_raw and all("outcome" not in w for w in paper_raw)
+    assert PAPER_OUTCOME not in {w.get("outcome") for w in paper_raw}
+
+
+def test_a_report_without_flags_or_other_outcomes_has_none():
+    from tsrate.report import rating_tables_section
+
+    html = rating_tables_section(_data())
+    assert 'class="flag' not in html and "data-outcome" not in html
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert "(⊘): 0; " in plain and "(≈): 0; " in plain and "rating reason: 0." in plain

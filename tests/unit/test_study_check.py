@@ -340,3 +340,79 @@ def test_build_refuses_runs_whose_forecasts_are_incomplete(tmp_path, monkeypatch
 
         finish_run(con, run_id, "forecasted")
     assert run_to_build(warehouse) == run_id == run_to_build(warehouse, run_id)
+
+
+# ----------------------------------------------------------------------------- distributions
+
+
+def test_a_good_distribution_override_passes_and_derived_needs_no_seed(project, warehouse):
+    assert _check(warehouse, confounder_distributions="seed") == []
+    (project / "seeds" / "confounder_distributions.csv").unlink()
+    assert _check(warehouse, confounder_distributions="derived") == []  # the default
+    assert "is missing" in _only(
+        _check(warehouse, confounder_distributions="seed"), "seeds/confounder_distributions.csv"
+    )
+
+
+def test_a_bad_distribution_override_fails_in_the_check_one_line_each(project, warehouse):
+    def break_rows(rows):
+        for row in rows:
+            if row["distribution_id"] == "DC3":
+                row["treated_weight"] = "-2"
+            if row["distribution_id"] == "DC4":
+                row["control_weight"] = ""
+            if row["distribution_id"] == "DC5":
+                row["confounder"] = "sector"
+        return [*rows, {**rows[0]}]  # DI1 twice
+
+    _edit_seed(project / "seeds" / "confounder_distributions.csv", break_rows)
+    assert _check(warehouse) == []  # derived (the default) ignores the seed
+    problems = _check(warehouse, confounder_distributions="seed")
+    assert all(p.startswith("seeds/confounder_distributions.csv") for p in problems)
+    _only(problems, "duplicate distribution_id ['DI1']")
+    assert "(got '-2')" in _only(problems, "DC3", "treated_weight must be a number > 0")
+    _only(problems, "DC4", "control_weight must be a number > 0")
+    _only(problems, "DC5", "unknown confounder 'sector'")
+    assert len(problems) == 4
+
+
+def test_an_override_without_the_study_companies_names_each_confounder(project, warehouse):
+    def keep_other_companies(rows):
+        # AAPL and MSFT (Technology) lose their company and industry distributions
+        return [r for r in rows if r["favored_value"] not in ("AAPL", "MSFT", "Technology")]
+
+    _edit_seed(project / "seeds" / "confounder_distributions.csv", keep_other_companies)
+    problems = _check(warehouse, confounder_distributions="seed")
+    assert "ape_industry and pie_industry" in _only(problems, "no industry distribution")
+    assert "ape_company and pie_company" in _only(problems, "no company distribution")
+    assert len(problems) == 2
+    # a study of Financials companies is still covered by the rest of the seed
+    assert _check(warehouse, confounder_distributions="seed", study_tickers="JPM,BAC") == []
+
+
+def test_an_unknown_distribution_source_gets_a_did_you_mean(project, warehouse):
+    line = _only(_check(warehouse, confounder_distributions="seeds"), "confounder_distributions")
+    assert "unknown confounder_distributions 'seeds' (did you mean 'seed'?)" in line
+
+
+def test_the_default_check_imports_neither_pandas_nor_the_estimators(tmp_path):
+    probe = (
+        "import sys\n"
+        "from tsrate.study_check import check_study\n"
+        "check_study({'study_tickers': 'AAPL,MSFT'}, 'skfolio', None, sys.argv[1])\n"
+        "print(sorted(m for m in ('pandas', 'sklearn', 'tsrate.causal') if m in sys.modules))\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(project_dir() / "src"), str(project_dir())]),
+    }
+    env.pop("TSRATE_PROJECT_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "absent.duckdb")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project_dir(),
+        timeout=120,
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
