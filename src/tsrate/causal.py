@@ -38,8 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
 
 __all__ = [
     "CONTROL",
@@ -546,6 +544,11 @@ def propensity_scores(
     scores, which makes the tie handling of the matching exact. :func:`stratum_propensity`
     is the closed form of the same maximum-likelihood fit (used by default).
     """
+    # imported here: sklearn costs about a second to import, and the study check imports
+    # this module (distribution_problems) before every run
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
     strata = np.asarray(strata, dtype=np.int64)
     treated = np.asarray(treated, dtype=bool)
     n_strata = int(strata.max()) + 1 if strata.size else 0

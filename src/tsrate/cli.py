@@ -246,12 +246,24 @@ def cmd_build(args: argparse.Namespace) -> int:
     with connect(warehouse) as con:  # under the writer lock (main)
         for run_id, state in close_interrupted_runs(con):
             print(f"run {run_id} was stopped while {state}: marked interrupted")
+        failure = None
         if args.run_id:
             run_id = args.run_id
         else:
-            run_id, notes = buildable_run(con)
+            try:
+                run_id, notes = buildable_run(con)
+            except TsrateError as exc:
+                failure, notes = str(exc), []
             for note in notes:
                 print(f"skipping {note}")
+    if failure is not None:
+        # no run can build: say so with the study check's words, and why the newest failed
+        try:
+            run_to_build(warehouse)
+        except TsrateError as exc:
+            why = "" if failure.startswith("no run in raw.runs") else f"; {failure}"
+            raise TsrateError(f"{exc}{why}") from None
+        raise TsrateError(failure)
     print(f"building the marts of run {run_id}")
     try:
         dbt.build(run_id=run_id, on_line=print)
@@ -637,6 +649,8 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
     """The ``tsrate: error: ...`` line for a failure, and the exit status."""
     import duckdb
 
+    if getattr(exc, "problems", None):  # the study check: a header, then one line a problem
+        return str(exc), 2
     if isinstance(exc, TsrateError):
         hint = getattr(exc, "hint", None)
         return f"{one_line(exc)}{f' (hint: {hint})' if hint else ''}", 2
