@@ -74,8 +74,12 @@ def time_build(warehouse: Path, target: Path) -> tuple[float, str]:
     wall = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"tsrate build failed:\n{(result.stdout + result.stderr)[-3000:]}")
-    summary = [line for line in result.stdout.splitlines() if line.startswith("dbt")]
-    return wall, (summary[-1] if summary else "")
+    summary = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith(("data tests:", "built ", "Done. "))
+    ]
+    return wall, " | ".join(summary)
 
 
 def python_model_seconds(target: Path) -> float:

@@ -11,7 +11,6 @@ Run it alone with ``python flows/pipeline.py``.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,11 @@ from tsrate.distributed import dask_task_runner, resolve_dask_address
 from tsrate.forecasting import finish_run, new_run_id
 from tsrate.locking import warehouse_writer
 from tsrate.orchestration import call as _call
+from tsrate.orchestration import run_flow
 from tsrate.progress import phase, run_logger
 from tsrate.publish import publish
 from tsrate.report import write_report
 from tsrate.warehouse import close_interrupted_runs, connect, set_run_status
-
-#: ``auto`` (orchestrate when a Prefect API is configured), ``always`` or ``never``
-PREFECT_MODE = "TSRATE_PREFECT"
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -56,32 +53,11 @@ def _close_interrupted_runs(warehouse: str) -> list[tuple[str, str]]:
         return close_interrupted_runs(con)
 
 
-def prefect_api_configured() -> bool:
-    """Whether a Prefect API is set (env ``PREFECT_API_URL`` or the active Prefect profile)."""
-    from prefect.settings import PREFECT_API_URL
-
-    return bool(PREFECT_API_URL.value())
-
-
 def run_pipeline(**parameters: Any) -> str:
     """``pipeline_flow`` as ``tsrate run`` runs it: orchestrated when a Prefect API is
     configured (or ``TSRATE_PREFECT=always``, or the Dask path), in-process otherwise."""
-    mode = os.environ.get(PREFECT_MODE, "auto")
-    if mode not in ("auto", "always", "never"):
-        from tsrate import TsrateError
-
-        raise TsrateError(f"{PREFECT_MODE}={mode!r}: use auto, always or never")
     dask = resolve_dask_address(parameters.get("dask_address"))
-    if mode == "never" and not dask:
-        return pipeline_flow.fn(**parameters)
-    if prefect_api_configured():
-        return pipeline_flow(**parameters)
-    if mode == "always" or dask:
-        from tsrate.serve import owned_prefect_server
-
-        with owned_prefect_server(ui=False):
-            return pipeline_flow(**parameters)
-    return pipeline_flow.fn(**parameters)
+    return run_flow(pipeline_flow, needs_prefect=bool(dask), **parameters)
 
 
 @flow(name="tsrate-pipeline")

@@ -17,11 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies, warehouse_path
 from tsrate.locking import warehouse_writer
+from tsrate.orchestration import call
+from tsrate.progress import run_logger
 from tsrate.warehouse import connect, transaction
 
 
@@ -50,7 +52,7 @@ def train_variant(study_json: str, system_id: str, force: bool, folder: str) -> 
     (the registration happens in the flow, which owns the warehouse connection)."""
     from tsrate.systems.vit_num_spec import checkpoint_row, create
 
-    logger = get_run_logger()
+    logger = run_logger()
     system = create(Study.from_json(study_json), load_companies(), system_id, Path(folder))
     started = time.perf_counter()
     system.prepare(logger.info, force=force)
@@ -85,12 +87,12 @@ def train_vit_flow(
     """
     from tsrate.systems.vit_num_spec import store_checkpoint_row
 
-    logger = get_run_logger()
+    logger = run_logger()
     study = Study.from_vars(overrides or {})
     warehouse = warehouse or str(warehouse_path())
     folder = str(model_dir(warehouse))
     rows = [
-        train_variant(study.to_json(), variant, force, folder)
+        call(train_variant, study.to_json(), variant, force, folder)
         for variant in variants_to_train(system)
     ]
     with warehouse_writer(warehouse, lock_timeout, logger.info), connect(warehouse) as con:

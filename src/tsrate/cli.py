@@ -202,8 +202,10 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from flows.train_vit import train_vit_flow
+    from tsrate.orchestration import run_flow
 
-    paths = train_vit_flow(
+    paths = run_flow(
+        train_vit_flow,
         system=args.system,
         force=args.force,
         overrides=_study_overrides(args),

@@ -460,6 +460,17 @@ def die_with_parent(parent_pid: int) -> None:
     _die(parent_pid)
 
 
+def _stop_resource_tracker() -> None:
+    """Stop multiprocessing's resource tracker, which the pool started and which would
+    otherwise live as long as this process (and outlive it by seconds if it is killed)."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        with contextlib.suppress(Exception):
+            stop()
+
+
 def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Kill a process pool's workers at once and drop its queued work."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
@@ -682,6 +693,7 @@ def _run_forecasts(
                 # than wait for the partitions they hold; nothing of theirs is stored yet
                 _kill_pool(pool)
                 raise
+        _stop_resource_tracker()
     summary.failed_windows = failed_windows(con, run_id)
     summary.seconds = time.perf_counter() - started
     return summary

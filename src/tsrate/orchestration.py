@@ -13,6 +13,39 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+#: ``auto`` (orchestrate when a Prefect API is configured), ``always`` or ``never``
+PREFECT_MODE = "TSRATE_PREFECT"
+
+
+def prefect_api_configured() -> bool:
+    """Whether a Prefect API is set (env ``PREFECT_API_URL`` or the active Prefect profile)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return bool(PREFECT_API_URL.value())
+
+
+def run_flow(flow: Any, needs_prefect: bool = False, **parameters: Any) -> Any:
+    """Run a top-level flow as the CLI does: orchestrated when a Prefect API is configured
+    (or ``TSRATE_PREFECT=always``, or ``needs_prefect``: a temporary server owned by tsrate,
+    stopped at the end), in-process as a plain function otherwise."""
+    import os
+
+    from tsrate import TsrateError
+
+    mode = os.environ.get(PREFECT_MODE, "auto")
+    if mode not in ("auto", "always", "never"):
+        raise TsrateError(f"{PREFECT_MODE}={mode!r}: use auto, always or never")
+    if mode == "never" and not needs_prefect:
+        return flow.fn(**parameters)
+    if prefect_api_configured():
+        return flow(**parameters)
+    if mode == "always" or needs_prefect:
+        from tsrate.serve import owned_prefect_server
+
+        with owned_prefect_server(ui=False):
+            return flow(**parameters)
+    return flow.fn(**parameters)
+
 
 class _FailedState:
     """The one method of a Prefect state that tsrate's retry conditions use."""

@@ -573,3 +573,47 @@ def test_progress_counts_done_and_weighs_the_eta_by_each_systems_cost():
         progress.update(label.split()[0], label, 1.0)
     assert lines[-1] == "[6/6] 100% cheap D"  # no ETA once done
     assert (duration(42), duration(185), duration(3720)) == ("42s", "3m05s", "1h02m")
+
+
+def test_steps_run_in_process_keep_their_retries_and_retry_conditions(monkeypatch):
+    from prefect import flow, task
+    from prefect.context import FlowRunContext
+
+    from tsrate.orchestration import call, run_flow
+
+    calls = []
+
+    def only_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's signature
+        try:
+            state.result()
+        except TsrateError:
+            return False
+        except Exception:  # noqa: BLE001
+            return True
+        return False
+
+    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=only_io)
+    def flaky(kind: str, failures: int) -> str:
+        calls.append(kind)
+        if calls.count(kind) <= failures:
+            raise (TsrateError if kind == "bad input" else OSError)(kind)
+        return "ok"
+
+    assert call(flaky, "network", 2) == "ok"  # two I/O failures retried, the third works
+    assert calls.count("network") == 3
+    with pytest.raises(OSError):
+        call(flaky, "down", 5)  # retries exhausted
+    assert calls.count("down") == 3
+    with pytest.raises(TsrateError):
+        call(flaky, "bad input", 1)  # deterministic: never retried
+    assert calls.count("bad input") == 1
+
+    @flow
+    def probe(x: int) -> tuple[int, bool]:
+        return x + 1, FlowRunContext.get() is None
+
+    monkeypatch.setenv("TSRATE_PREFECT", "never")
+    assert run_flow(probe, x=1) == (2, True)  # a plain function: no Prefect server needed
+    monkeypatch.setenv("TSRATE_PREFECT", "sometimes")
+    with pytest.raises(TsrateError, match="TSRATE_PREFECT"):
+        run_flow(probe, x=1)

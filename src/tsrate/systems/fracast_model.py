@@ -74,22 +74,33 @@ class FracastSystem:
         return f"fracast={package};weights={self.weights};point=median"
 
     def availability(self) -> Availability:
-        try:
-            import torch
-        except ImportError:
+        """Whether torch and fracast are installed, without importing torch (seconds) unless
+        a CUDA device was asked for: the workers import it when they forecast."""
+        import importlib.util
+        from importlib.metadata import PackageNotFoundError, version
+
+        if importlib.util.find_spec("torch") is None:
             return Availability(False, f"torch is not installed; {INSTALL_HINT}")
-        try:
-            import fracast
-        except ImportError:
+        if importlib.util.find_spec("fracast") is None:
             return Availability(False, f"fracast is not installed; {INSTALL_HINT}")
-        version = getattr(fracast, "__version__", "?")
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            return Availability(
-                False, f"device {self.device!r} was asked for but torch sees no CUDA GPU"
-            )
+        try:
+            fracast_version, torch_version = version("fracast"), version("torch")
+        except PackageNotFoundError:
+            fracast_version = torch_version = "?"
+        if self._device is None:
+            device = "cuda when torch sees a GPU, else cpu"
+        else:
+            device = self.device
+            if device.startswith("cuda"):
+                import torch
+
+                if not torch.cuda.is_available():
+                    return Availability(
+                        False, f"device {device!r} was asked for but torch sees no CUDA GPU"
+                    )
         return Availability(
             True,
-            f"fracast {version} ({self.weights} weights) on {self.device} (torch {torch.__version__})",
+            f"fracast {fracast_version} ({self.weights} weights) on {device} (torch {torch_version})",
         )
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:
