@@ -72,8 +72,8 @@ def fetch_prices(
 ):
     """The validated prices of ``source``: only the download is retried."""
     if source == "yahoo":
-        return download_prices(tickers, start, end)
-    return read_prices(source, path, tickers)
+        return call(download_prices, tickers, start, end)
+    return call(read_prices, source, path, tickers)
 
 
 @task(cache_policy=NO_CACHE)  # writes the warehouse: never cached, never retried

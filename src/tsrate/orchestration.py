@@ -74,9 +74,10 @@ def call(step: Callable, *args: Any, **kwargs: Any) -> Any:
         return step(*args, **kwargs)
     retries = int(getattr(step, "retries", 0) or 0)
     condition = getattr(step, "retry_condition_fn", None)
+    function = getattr(step, "fn", step)  # a Prefect task's function, or a plain function
     for attempt in range(retries + 1):
         try:
-            return step.fn(*args, **kwargs)
+            return function(*args, **kwargs)
         except Exception as exc:
             last = attempt == retries
             if last or (condition is not None and not condition(step, None, _FailedState(exc))):

@@ -1,0 +1,69 @@
+"""In-process flows (no Prefect API): every step runs as a plain function, tasks included."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pandas as pd
+
+from tsrate.orchestration import call
+
+
+def test_call_runs_plain_functions_and_task_functions_outside_a_flow():
+    from prefect import task
+
+    @task
+    def doubled(x: int) -> int:
+        return 2 * x
+
+    assert call(lambda x: x + 1, 1) == 2
+    assert call(doubled, 21) == 42
+
+
+def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
+    """`tsrate run --file` ingests through flows.ingest outside any flow run: the file is
+    read and stored, and no Prefect server (temporary or other) is started for it."""
+    dates = pd.bdate_range("2022-01-03", periods=30)
+    frame = pd.DataFrame(
+        {"date": dates.strftime("%Y-%m-%d"), "ticker": "AAPL", "close": range(100, 130)}
+    )
+    csv = tmp_path / "prices.csv"
+    frame.to_csv(csv, index=False)
+    warehouse = tmp_path / "w.duckdb"
+    script = textwrap.dedent(
+        f"""
+        import logging, sys
+        seen = []
+        class Catch(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        logging.getLogger().addHandler(Catch())
+        logging.getLogger().setLevel(logging.INFO)
+        from tsrate.orchestration import call
+        from flows.ingest import ingest_flow
+        stored = call(ingest_flow, source="file", path={str(csv)!r}, warehouse={str(warehouse)!r})
+        print(stored)
+        print(any("temporary server" in line for line in seen))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["TSRATE_PREFECT"] = "auto"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2] == "{'AAPL': 30}"
+    assert lines[-1] == "False"
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert con.execute("select count(*), sum(close) from raw.prices").fetchone() == (
+            30,
+            sum(range(100, 130)),
+        )
+    finally:
+        con.close()
