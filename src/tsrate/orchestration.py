@@ -67,7 +67,8 @@ def _delay(step: Any, attempt: int) -> float:
 
 
 def call(step: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Run ``step`` orchestrated inside an orchestrated flow run, else as a plain function."""
+    """Run ``step`` orchestrated inside an orchestrated flow run, else as a plain function.
+    ``step`` may also be a plain function (a helper that calls tasks itself): it is called."""
     from prefect.context import FlowRunContext
 
     if FlowRunContext.get() is not None:
@@ -76,7 +77,7 @@ def call(step: Callable, *args: Any, **kwargs: Any) -> Any:
     condition = getattr(step, "retry_condition_fn", None)
     for attempt in range(retries + 1):
         try:
-            return step.fn(*args, **kwargs)
+            return getattr(step, "fn", step)(*args, **kwargs)
         except Exception as exc:
             last = attempt == retries
             if last or (condition is not None and not condition(step, None, _FailedState(exc))):
