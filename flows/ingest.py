@@ -70,7 +70,9 @@ def download_prices(tickers: list[str] | None, start: str | None, end: str | Non
 def fetch_prices(
     source: str, path: str | None, tickers: list[str] | None, start: str | None, end: str | None
 ):
-    """The validated prices of ``source``: only the download is retried."""
+    """The validated prices of ``source``: only the download is retried. Each task goes
+    through :func:`call` (a task called bare outside a flow run would start a temporary
+    Prefect server)."""
     if source == "yahoo":
         return call(download_prices, tickers, start, end)
     return call(read_prices, source, path, tickers)

@@ -28,9 +28,13 @@ renamed as (
 select * from renamed
 {% endmacro %}
 
-{#- The suite run a suite's marts describe (at most one row): the dbt var `run_var`, or
-    for 'latest' the newest run in status `ready_status` or succeeded. -#}
+{#- The suite run a suite's marts describe (at most one row): env TSRATE_<RUN_VAR> (what a
+    suite's build sets, e.g. TSRATE_UND_SUITE_RUN_ID), else the dbt var `run_var`, or for
+    'latest' the newest run in status `ready_status` or succeeded. The env var is read only
+    when the model runs (`execute`), never while dbt parses: a new suite run id then keeps
+    dbt's partial parse (a changed --vars value re-parses the whole project). -#}
 {% macro select_suite_run(suite_runs_model, run_var, ready_status) %}
+{%- set requested = (env_var('TSRATE_' ~ run_var | upper, '') if execute else '') or var(run_var, 'latest') -%}
 with
 
 suite_runs as (
@@ -40,11 +44,11 @@ suite_runs as (
 final as (
     select *
     from suite_runs
-    {% if var(run_var, 'latest') == 'latest' %}
+    {% if requested == 'latest' %}
     where suite_run_status in ('{{ ready_status }}', 'succeeded')
     qualify row_number() over (order by started_at desc, suite_run_id desc) = 1
     {% else %}
-    where suite_run_id = '{{ var(run_var) }}'
+    where suite_run_id = '{{ requested }}'
     {% endif %}
 )
 

@@ -358,19 +358,47 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_suite_commands(sub) -> None:
-    """``tsrate suite <name> run``: one sub-command per suite registered in tsrate.suites."""
-    from tsrate.suites import SUITES
-    from tsrate.suites.publishing import add_report_action
+class _SuiteParser(argparse.ArgumentParser):
+    """``tsrate suite <name>``: its actions (run, report, ...) are added the first time it
+    parses or prints its help, so building the CLI imports no suite module (nor NumPy,
+    pandas, DuckDB): every other command, and every error, starts in a fraction of a second."""
 
-    suite = sub.add_parser("suite", help="run another suite (see tsrate.suites)")
-    names = suite.add_subparsers(dest="suite_name", required=True)
-    for entry in SUITES.values():
-        actions = names.add_parser(entry.name, help=entry.summary).add_subparsers(
-            dest="suite_action", required=True
+    suite_entry = None  # the tsrate.suites.Suite whose actions are not added yet
+
+    def _add_actions(self) -> None:
+        entry, self.suite_entry = self.suite_entry, None
+        if entry is None:
+            return
+        from tsrate.suites.publishing import add_report_action
+
+        actions = self.add_subparsers(
+            dest="suite_action", required=True, parser_class=argparse.ArgumentParser
         )
         entry.register(actions)  # run, prompts, ...: each action sets its own func
         add_report_action(actions, entry)  # one report command: reads the published snapshot
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
+        self._add_actions()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._add_actions()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._add_actions()
+        return super().format_help()
+
+
+def _add_suite_commands(sub) -> None:
+    """``tsrate suite <name> run``: one sub-command per suite registered in tsrate.suites
+    (names and summaries from the registry; the suite's module is imported when used)."""
+    from tsrate.suites import SUITES
+
+    suite = sub.add_parser("suite", help="run another suite (see tsrate.suites)")
+    names = suite.add_subparsers(dest="suite_name", required=True, parser_class=_SuiteParser)
+    for entry in SUITES.values():
+        names.add_parser(entry.name, help=entry.summary).suite_entry = entry
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -67,7 +67,8 @@ def _delay(step: Any, attempt: int) -> float:
 
 
 def call(step: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Run ``step`` orchestrated inside an orchestrated flow run, else as a plain function."""
+    """Run ``step`` orchestrated inside an orchestrated flow run, else as a plain function.
+    ``step`` may also be a plain function (a helper that calls tasks itself): it is called."""
     from prefect.context import FlowRunContext
 
     if FlowRunContext.get() is not None:

@@ -46,6 +46,15 @@ class Suite:
         return f"{self.prefix}_suite_run_id"
 
     @property
+    def run_env(self) -> str:
+        """Env var naming the suite run its marts describe (``TSRATE_<PREFIX>_SUITE_RUN_ID``),
+        read by the ``select_suite_run`` macro before the var :attr:`run_var`. tsrate's suite
+        builds pass the run this way: a changed env var read only at run time keeps dbt's
+        partial parse, where a changed ``--vars`` re-parses the whole project (for this build
+        and for the next core build)."""
+        return f"TSRATE_{self.run_var.upper()}"
+
+    @property
     def schema_module(self) -> str:
         """Module holding ``DDL``, the one definition of the suite's raw tables."""
         return f"tsrate.suites.{self.name}.schema"

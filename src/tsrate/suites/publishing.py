@@ -95,10 +95,11 @@ def finish_suite(
     try:
         dbt.run_dbt(
             ["build", "--select", f"tag:{suite.dbt_tag}", "--indirect-selection", "cautious"],
-            {suite.run_var: suite_run_id},
+            None,
             str(warehouse),
             on_line,
             target_path,
+            env_vars={suite.run_env: suite_run_id},  # not --vars: keeps dbt's partial parse
         )
     except TsrateError:
         with connect(warehouse) as con:
