@@ -10,7 +10,8 @@ phase's time (the ``<phase>: done in`` lines), and the overhead above the model 
 * overhead = wall - model compute (Python start, ingest, dbt's own cost, publish, report).
 
 After the repeats, on the last warehouse: a rerun (every forecast stored: reused) and a
-`tsrate build`, and their ratio; and how long a misspelled system takes to be reported.
+`tsrate build`, and their ratio; and how long a misspelled system and an empty query take
+to be reported (median of 3).
 The machine is shared: the load (``/proc/loadavg``) is printed before and after each step.
 
     .venv/bin/python benchmarks/bench_default_run.py [REPEATS]
@@ -101,9 +102,16 @@ def main() -> None:
             f"ratio {rerun / build:.2f} (load {load()}); rerun phases: {steps}",
             flush=True,
         )
-        typo, output = tsrate(last, "run", "--systems", "arma", check=False)
-        first = next((ln for ln in output.splitlines() if "arma" in ln), output[-200:])
-        print(f"misspelled system reported in {typo:.1f}s: {first.strip()[:160]}")
+        for args, word in ((("run", "--systems", "arma"), "arma"), (("query", ""), "SQL")):
+            timed = [tsrate(last, *args, check=False) for _ in range(3)]
+            output = timed[0][1]
+            first = next((ln for ln in output.splitlines() if word in ln), output[-200:])
+            print(
+                f"`tsrate {' '.join(repr(a) if not a else a for a in args)}` reported in "
+                f"{statistics.median(t for t, _ in timed):.2f}s (median of 3, load {load()}): "
+                f"{first.strip()[:160]}",
+                flush=True,
+            )
     finally:
         shutil.rmtree(keep, ignore_errors=True)
     print(
