@@ -38,6 +38,7 @@ from tsrate.suites.interpretability.models import MODEL_IDS
 from tsrate.suites.interpretability.training import (
     TrainResult,
     TrainSettings,
+    model_settings,
     pick_device,
     train_model,
 )
@@ -271,10 +272,13 @@ def plan_units(
         else:
             variant_models = tuple(m for m in config.sensitivity_models if m in chosen)
             seeds = config.sensitivity_seeds
-        unit_settings = settings
-        if variant.n_series > config.wide_series and settings["hidden"] > config.wide_hidden:
-            unit_settings = {**settings, "hidden": config.wide_hidden}
         for model_id in variant_models:
+            unit_settings = model_settings(model_id, settings, config.name)
+            if (
+                variant.n_series > config.wide_series
+                and unit_settings["hidden"] > config.wide_hidden
+            ):
+                unit_settings = {**unit_settings, "hidden": config.wide_hidden}
             for seed in seeds:
                 unit = Unit(variant, model_id, seed, unit_settings)
                 units.setdefault(unit.run_key, unit)
