@@ -1,7 +1,9 @@
 """Pure functions behind the suite's dbt Python models (python_models/interp_*.py).
 
 ``correctness_table``: per training run, every correctness measure of :mod:`.measures`
-(one row per run and measure; NaN where a measure is undefined). DA-RNN's beta diagonal is
+with its chance level (the same attention scored against source-permuted ground truths),
+its margin over chance and, where undefined (NaN), the reason; plus the uniformity
+measures ``beta_entropy`` / ``alpha_entropy`` (1 = uniform attention). DA-RNN's beta diagonal is
 set to NaN first (its input attention never covers the target itself, paper Section 4.2),
 and its alpha (over encoder states, source -1) has no per-series lag measure.
 
@@ -15,7 +17,10 @@ import numpy as np
 import pandas as pd
 
 from tsrate.ratings import ratings_frame
-from tsrate.suites.interpretability.measures import correctness
+from tsrate.suites.interpretability.measures import correctness_with_chance
+
+#: permuted ground truths per run for the chance level
+CHANCE_PERMUTATIONS = 100
 
 CORRECTNESS_COLUMNS = [
     "suite_run_id",
@@ -25,16 +30,25 @@ CORRECTNESS_COLUMNS = [
     "seed",
     "measure",
     "value",
+    "chance",
+    "margin",
+    "undefined_reason",
 ]
 
 #: Rated metrics and whether a higher raw score is better.
 RATED_METRICS: dict[str, bool] = {
     "test_mse": False,  # mean test MSE over seeds (prediction score)
     "test_mse_cv": False,  # std / mean of test MSE over seeds (stability of performance)
-    "beta_spearman": True,  # mean Spearman correlation of beta with the truth
-    "beta_auroc": True,  # mean edge AUROC of beta
-    "beta_std": False,  # mean std of beta across seeds (stability of interpretation)
+    "beta_spearman_margin": True,  # mean Spearman correlation of beta minus chance
+    "beta_auroc_margin": True,  # mean edge AUROC of beta minus chance
+    "beta_std": False,  # mean std of beta across seeds
 }
+#: The rule against uniform attention: at or above this mean (over seeds) normalised
+#: entropy of beta, the attention counts as near-uniform (0.99: e.g. every cell within
+#: ~0.035 of 1/5 over 5 series; (0.6, 0.4) over 2 series is 0.971) and its correctness
+#: margins and its across-seed std are NOT rated: a ranking hidden in a flat attention is
+#: not an interpretation, and a collapsed attention has nothing to be stable about.
+NEAR_UNIFORM_ENTROPY = 0.99
 
 RATING_COLUMNS = [
     "suite_run_id",
@@ -93,7 +107,9 @@ def correctness_table(
             np.fill_diagonal(beta, np.nan)
         alpha = _matrices(frame, n, window, "alpha")
         picks = _matrices(frame, n, window, "tcdf_picks")
-        for measure, value in correctness(beta, alpha, picks, matrix, lags).items():
+        for record in correctness_with_chance(
+            beta, alpha, picks, matrix, lags, CHANCE_PERMUTATIONS, seed=0
+        ):
             records.append(
                 {
                     "suite_run_id": run.suite_run_id,
@@ -101,12 +117,19 @@ def correctness_table(
                     "variant_id": run.variant_id,
                     "model_id": run.model_id,
                     "seed": int(run.seed),
-                    "measure": measure,
-                    "value": value,
+                    **record,
                 }
             )
     out = pd.DataFrame.from_records(records, columns=CORRECTNESS_COLUMNS)
-    return out.astype({"seed": "int64", "value": "float64"})
+    return out.astype(
+        {
+            "seed": "int64",
+            "value": "float64",
+            "chance": "float64",
+            "margin": "float64",
+            "undefined_reason": "object",
+        }
+    )
 
 
 def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:

@@ -71,6 +71,9 @@ class SuiteConfig:
     #: per target (ours; 100 series x 32 hidden would need billions of parameters).
     wide_series: int = 20
     wide_hidden: int = 4
+    #: TrainSettings fields the caller overrode: they win over the per-model settings
+    #: (training.MODEL_SETTINGS), which fill in every other field per model.
+    settings_overridden: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -141,6 +144,7 @@ def resolve_config(config_name: str, seeds=None, overrides: dict | None = None) 
     if seeds:
         changes["seeds"] = tuple(seeds)
     if isinstance(changes.get("settings"), dict):
+        changes["settings_overridden"] = tuple(sorted(changes["settings"]))
         try:
             changes["settings"] = dataclasses.replace(config.settings, **changes["settings"])
         except TypeError as exc:
@@ -273,7 +277,9 @@ def plan_units(
             variant_models = tuple(m for m in config.sensitivity_models if m in chosen)
             seeds = config.sensitivity_seeds
         for model_id in variant_models:
-            unit_settings = model_settings(model_id, settings, config.name)
+            unit_settings = model_settings(
+                model_id, settings, config.name, keep=config.settings_overridden
+            )
             if (
                 variant.n_series > config.wide_series
                 and unit_settings["hidden"] > config.wide_hidden

@@ -72,10 +72,14 @@ MODEL_SETTINGS: dict[str, dict[str, dict]] = {
 }
 
 
-def model_settings(model_id: str, settings: dict, config_name: str) -> dict:
+def model_settings(
+    model_id: str, settings: dict, config_name: str, keep: tuple[str, ...] = ()
+) -> dict:
     """``settings`` (a TrainSettings as a dict) with ``model_id``'s overrides of
-    ``config_name`` applied (unknown configurations keep the shared settings)."""
-    return {**settings, **MODEL_SETTINGS.get(config_name, {}).get(model_id, {})}
+    ``config_name`` applied, except the fields in ``keep`` (set by the caller); unknown
+    configurations keep the shared settings."""
+    own = MODEL_SETTINGS.get(config_name, {}).get(model_id, {})
+    return {**settings, **{k: v for k, v in own.items() if k not in keep}}
 
 
 @dataclasses.dataclass
