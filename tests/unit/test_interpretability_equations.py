@@ -312,3 +312,31 @@ def test_dataset9_flip_probability_is_metropolis_on_self_and_four_neighbours(tem
     # the stored truth: self and four neighbours at lag 1, 1/5 each
     assert {(t, lag, w) for t, _, lag, w in data.edges if t == 7} == {(7, 1, 0.2)}
     assert sorted(s for t, s, _, _ in data.edges if t == 7) == [1, 6, 7, 8, 13]
+
+
+def _exact_ising(side: int, temperature: float) -> tuple[float, float]:
+    """Mean energy per site and mean |magnetisation| per site of the periodic side x side
+    lattice by enumerating all 2^(side^2) configurations (Boltzmann weights)."""
+    n = side * side
+    states = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+    grid = states.reshape(-1, side, side)
+    energy = -(grid * np.roll(grid, 1, 1) + grid * np.roll(grid, 1, 2)).sum(axis=(1, 2))
+    weights = np.exp(-(energy - energy.min()) / temperature)
+    weights /= weights.sum()
+    return float(weights @ energy) / n, float(weights @ np.abs(states.mean(1)))
+
+
+@pytest.mark.parametrize("update", ["checkerboard", "random_site"])
+@pytest.mark.parametrize("temperature", [2.0, 2.75])
+def test_dataset9_samples_the_boltzmann_distribution(update, temperature):
+    """Long-run energy and |magnetisation| per site of a 4 x 4 lattice equal the exact
+    Boltzmann averages from enumerating all 65,536 configurations (J = 1, no field)."""
+    side = 4
+    data = dataset9(
+        length=20_000, temperature=temperature, side=side, burn_in=500, seed=8, update=update
+    )
+    spins = (2 * data.values - 1).reshape(-1, side, side)
+    energy = -(spins * np.roll(spins, 1, 1) + spins * np.roll(spins, 1, 2)).sum(axis=(1, 2))
+    exact_energy, exact_magnetisation = _exact_ising(side, temperature)
+    assert energy.mean() / side**2 == pytest.approx(exact_energy, abs=0.04)
+    assert np.abs(spins.mean(axis=(1, 2))).mean() == pytest.approx(exact_magnetisation, abs=0.04)
