@@ -340,3 +340,41 @@ def test_dataset9_samples_the_boltzmann_distribution(update, temperature):
     exact_energy, exact_magnetisation = _exact_ising(side, temperature)
     assert energy.mean() / side**2 == pytest.approx(exact_energy, abs=0.04)
     assert np.abs(spins.mean(axis=(1, 2))).mean() == pytest.approx(exact_magnetisation, abs=0.04)
+
+
+def test_sensitivity_dataset2_uses_the_reference_lag_sets():
+    """The reference code's f and sigma studies: dataset 2 with per-series (coefficient,
+    lag) sets [(1,6),(1,9)], [(1,7)], [(1,6),(2,7),(1,8)], [(8,8),(1,9)], [(3,6),(2,9),(1,8)]
+    (written here from its Data_preparation notebook), recovered by least squares."""
+    from tsrate.suites.interpretability.datasets import REFERENCE_SENSITIVITY_LAGS
+
+    notebook = [[(1, 6), (1, 9)], [(1, 7)], [(1, 6), (2, 7), (1, 8)], [(8, 8), (1, 9)]]
+    notebook.append([(3, 6), (2, 9), (1, 8)])
+    data = generate(2, length=LENGTH, seed=5, lag_sets=REFERENCE_SENSITIVITY_LAGS)
+    rows = np.arange(MAX_LAG, LENGTH)
+    for target, terms in enumerate(notebook):
+        total = sum(c for c, _ in terms)
+        row = {(target, lag): c / total for c, lag in terms}
+        fitted = _fit(data.values, target, rows, tanh=False)
+        _assert_recovered(fitted, _expected_vector(5, row, 0.0), target)
+
+
+@pytest.mark.parametrize("dataset_id", [2, 5])
+def test_n_study_random_lag_sets_are_what_the_series_follow(dataset_id):
+    """The N study: every series gets 1-3 distinct lags from 5..9 with integer coefficients
+    1..10; dataset 2 reads each series itself, dataset 5 reads series 0 (row 0 = the
+    driver's own lags). The fitted coefficients are the declared ones, nothing else."""
+    from tsrate.suites.interpretability.datasets import random_lag_sets
+
+    lag_sets = random_lag_sets(7, seed=2293)
+    assert len(lag_sets) == 7 and all(1 <= len(row) <= 3 for row in lag_sets)
+    assert all(5 <= lag <= 9 and 1 <= c <= 10 for row in lag_sets for lag, c in row)
+    assert len({lag for row in lag_sets for lag, _ in row}) > 2  # not one fixed lag
+    data = generate(dataset_id, length=LENGTH, n_series=7, seed=5, lag_sets=lag_sets)
+    rows = np.arange(MAX_LAG, LENGTH)
+    for target, terms in enumerate(lag_sets):
+        source = target if dataset_id == 2 else 0
+        total = sum(c for _, c in terms)
+        row = {(source, lag): c / total for lag, c in terms}
+        fitted = _fit(data.values, target, rows, tanh=False)
+        _assert_recovered(fitted, _expected_vector(7, row, 0.0), (dataset_id, target))

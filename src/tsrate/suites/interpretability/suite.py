@@ -31,8 +31,10 @@ from tsrate.suites.interpretability import storage
 from tsrate.suites.interpretability.datasets import (
     GENERATORS,
     ISING_CRITICAL_TEMPERATURE,
+    REFERENCE_SENSITIVITY_LAGS,
     Dataset,
     generate,
+    random_lag_sets,
 )
 from tsrate.suites.interpretability.models import MODEL_IDS
 from tsrate.suites.interpretability.training import (
@@ -77,6 +79,9 @@ class SuiteConfig:
     #: dataset 9's time step: "checkerboard" half-sweep (ours) or the reference's
     #: "random_site" sweep of side^2 single-site updates (datasets.dataset9)
     ising_update: str = "checkerboard"
+    #: sensitivity studies on the reference code's datasets (lag sets) rather than the main
+    #: study's datasets 2 and 5
+    reference_sensitivity: bool = True
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -127,7 +132,7 @@ PAPER = SuiteConfig(
     ising_side=10,
     ising_temperatures=(2.0, ISING_CRITICAL_TEMPERATURE, 2.75),
     logistic_r=(1.5, 2.5, 3.2, 3.55, 3.56996),
-    sensitivity_f=tuple(round(0.1 * k, 1) for k in range(11)),
+    sensitivity_f=tuple(round(0.05 * k, 2) for k in range(21)),  # the reference's grid
     sensitivity_sigma=(0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0),
     sensitivity_n=tuple(range(3, 21, 2)),
     sensitivity_models=MODEL_IDS,
@@ -231,11 +236,14 @@ def plan_variants(
             default = inspect.signature(GENERATORS[dataset_id]).parameters[parameter].default
             for value in values:
                 params = _base_params(config, dataset_id)
+                base_name = f"d{dataset_id}"
+                lag_sets = _sensitivity_lag_sets(config, parameter, dataset_id, value)
+                if lag_sets is not None:
+                    params["lag_sets"] = lag_sets
+                    base_name += "rnd" if parameter == "n_series" else "ref"
                 if value != default:  # the default point IS the main variant (same key)
                     params[parameter] = value
-                name = (
-                    f"d{dataset_id}" if value == default else f"d{dataset_id}_{parameter}{value:g}"
-                )
+                name = base_name if value == default else f"{base_name}_{parameter}{value:g}"
                 out.append(
                     Variant(
                         name,
@@ -247,6 +255,19 @@ def plan_variants(
                     )
                 )
     return out
+
+
+def _sensitivity_lag_sets(config: SuiteConfig, parameter: str, dataset_id: int, value):
+    """The reference code's sensitivity datasets: f and sigma on dataset 2 with its fixed
+    per-series lag sets; N on datasets 2 and 5 with random lag sets from 5..9 (one draw per
+    N, shared by both datasets as in the reference). None = the main dataset."""
+    if not config.reference_sensitivity:
+        return None
+    if parameter in ("f", "sigma") and dataset_id == 2:
+        return REFERENCE_SENSITIVITY_LAGS
+    if parameter == "n_series" and dataset_id in (2, 5):
+        return random_lag_sets(int(value), config.data_seed)
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
