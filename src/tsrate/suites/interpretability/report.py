@@ -114,6 +114,11 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
     return read_marts(path, queries)
 
 
+#: the ratings table's columns (rating_reason: why a rating is null, e.g. near-uniform
+#: attention; absent from snapshots published before the column existed)
+RATING_TABLE = ("metric", "variant_id", "model_id", "raw_score", "rating", "rating_reason")
+
+
 def _table(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="", border=0)
 
@@ -195,7 +200,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
     if not data["ratings"].empty:
         sections.append("<h2>Ratings</h2>")
         sections.append(
-            _table(data["ratings"][["metric", "variant_id", "model_id", "raw_score", "rating"]])
+            _table(data["ratings"][[c for c in RATING_TABLE if c in data["ratings"].columns]])
         )
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
     return html_page("tsrate interpretability", "".join(sections), style)
