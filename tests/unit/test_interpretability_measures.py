@@ -267,3 +267,32 @@ def test_chance_level_of_auroc_is_one_half_for_any_attention():
     assert chance_level(beta, None, None, truth, lags, 2000, seed=3)["beta_auroc"] == pytest.approx(
         0.5, abs=0.02
     )
+
+
+def test_report_trends_section_says_when_a_sweep_cannot_show_a_trend():
+    from tsrate.suites.interpretability.report import trends_section
+
+    def rows(variants):
+        return pd.DataFrame(
+            [
+                dict(
+                    variant_id=v,
+                    model_id="imv_tensor",
+                    measure="beta_auroc",
+                    mean_value=0.5 + 0.1 * i,
+                    mean_chance=0.5,
+                    mean_margin=0.1 * i,
+                )
+                for i, v in enumerate(variants)
+            ]
+        )
+
+    small = trends_section(rows(["d9_T2.269", "d10_r3.57"]))
+    assert small.count("cannot show the paper's trend") == 2
+    paper = trends_section(
+        rows(["d9_T2", "d9_T2.269", "d9_T2.75", "d10_r1.5", "d10_r2.5", "d10_r3.55"])
+    )
+    assert "cannot show" not in paper
+    # one row per temperature, in order, with the margin over chance
+    assert paper.index(">2.269<") < paper.index(">2.75<")
+    assert "mean_margin" in paper
