@@ -296,3 +296,33 @@ def test_report_trends_section_says_when_a_sweep_cannot_show_a_trend():
     # one row per temperature, in order, with the margin over chance
     assert paper.index(">2.269<") < paper.index(">2.75<")
     assert "mean_margin" in paper
+
+
+def test_rated_scores_leave_near_uniform_attention_unrated():
+    """Correctness margins and beta_std are rated only where the mean beta entropy is below
+    0.99: a flat attention (seq2graph-like) keeps its MSE ratings and loses the rest."""
+    from tsrate.suites.interpretability.marts import NEAR_UNIFORM_ENTROPY, rated_scores
+
+    keys = dict(suite_run_id="s", variant_id="d5", in_main_study=True)
+    prediction = pd.DataFrame(
+        [dict(keys, model_id=m, test_mse_mean=0.1, test_mse_cv=0.2) for m in ("imv", "s2g")]
+    )
+    correctness = pd.DataFrame(
+        [
+            dict(keys, model_id="imv", measure="beta_entropy", mean_value=0.6, mean_margin=None),
+            dict(keys, model_id="s2g", measure="beta_entropy", mean_value=0.9999, mean_margin=None),
+            dict(keys, model_id="imv", measure="beta_auroc", mean_value=0.9, mean_margin=0.4),
+            dict(keys, model_id="s2g", measure="beta_auroc", mean_value=0.72, mean_margin=0.22),
+            dict(keys, model_id="imv", measure="beta_spearman", mean_value=0.8, mean_margin=0.8),
+        ]
+    )
+    stability = pd.DataFrame(
+        [dict(keys, model_id=m, attention="beta", mean_std=0.01) for m in ("imv", "s2g")]
+    )
+    scores = rated_scores(prediction, correctness, stability).set_index(["model_id", "metric"])
+    assert scores.loc[("imv", "beta_auroc_margin"), "raw_score"] == 0.4  # the margin, not 0.9
+    assert ("imv", "beta_std") in scores.index and ("imv", "beta_spearman_margin") in scores.index
+    assert ("s2g", "beta_auroc_margin") not in scores.index
+    assert ("s2g", "beta_std") not in scores.index
+    assert ("s2g", "test_mse") in scores.index
+    assert NEAR_UNIFORM_ENTROPY == 0.99

@@ -132,6 +132,38 @@ def correctness_table(
     )
 
 
+def rated_scores(
+    prediction: pd.DataFrame, correctness: pd.DataFrame, stability: pd.DataFrame
+) -> pd.DataFrame:
+    """The raw scores the suite rates (main-study variants only): test_mse, test_mse_cv,
+    the correctness margins over chance (beta_spearman_margin, beta_auroc_margin) and
+    beta_std -- the last three only where the mean beta_entropy over seeds is below
+    :data:`NEAR_UNIFORM_ENTROPY` (the rule against uniform attention). Inputs: the marts
+    interp_prediction_scores, interp_correctness, interp_stability."""
+    keys = ["suite_run_id", "variant_id", "model_id"]
+
+    def main(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["in_main_study"].fillna(False).astype(bool)]
+
+    prediction, correctness, stability = main(prediction), main(correctness), main(stability)
+    entropy = correctness.loc[correctness["measure"] == "beta_entropy", keys + ["mean_value"]]
+    decided = entropy.loc[entropy["mean_value"] < NEAR_UNIFORM_ENTROPY, keys]
+    margins = correctness[correctness["measure"].isin(["beta_spearman", "beta_auroc"])]
+    margins = margins.merge(decided, on=keys, how="inner")
+    beta_std = stability[stability["attention"] == "beta"].merge(decided, on=keys, how="inner")
+    return pd.concat(
+        [
+            prediction[keys].assign(metric="test_mse", raw_score=prediction["test_mse_mean"]),
+            prediction[keys].assign(metric="test_mse_cv", raw_score=prediction["test_mse_cv"]),
+            margins[keys].assign(
+                metric=margins["measure"] + "_margin", raw_score=margins["mean_margin"]
+            ),
+            beta_std[keys].assign(metric="beta_std", raw_score=beta_std["mean_std"]),
+        ],
+        ignore_index=True,
+    )
+
+
 def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
     """Ratings per (suite run, metric, variant). ``scores``: suite_run_id, metric,
     variant_id, model_id, raw_score (undefined scores are left out)."""
