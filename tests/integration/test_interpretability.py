@@ -111,6 +111,12 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert set(sensitivity["model_id"]) == {"imv_tensor"} and (sensitivity["n_runs"] == 1).all()
     assert sensitivity["relative_error"].max() == 1.0
 
+    entropy = read(
+        warehouse,
+        "select mean_value from marts.interp_correctness where measure = 'beta_entropy'",
+    )["mean_value"]
+    assert len(entropy) and entropy.between(0, 1).all()
+
     ratings = read(warehouse, "select * from marts.interp_ratings")
     assert {
         "test_mse",
@@ -162,6 +168,40 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     )
     assert len(units) == 11 and units["reused"].all()
     assert read(warehouse, "select count(*) n from raw.interp_runs")["n"][0] == 11
+
+
+def test_small_configuration_beats_chance_on_datasets_2_and_4(tmp_path, prefect_harness):
+    """The small configuration as shipped (only the models and datasets narrowed): a model's
+    edge AUROC beats its chance level (source-permuted ground truth) on datasets 2 and 4 in
+    every seed, and that margin is what gets rated."""
+    from flows.interpretability import interpretability_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    interpretability_flow(
+        datasets=[2, 4],
+        models=["imv_tensor"],
+        sensitivity=False,
+        warehouse=str(warehouse),
+        target_path=str(tmp_path / "target"),
+        workers=2,
+    )
+    margins = read(
+        warehouse,
+        "select variant_id, model_id, mean_value, mean_chance, mean_margin, std_margin, "
+        "n_defined from marts.interp_correctness where measure = 'beta_auroc'",
+    ).set_index("variant_id")
+    for variant in ("d2", "d4"):
+        row = margins.loc[variant]
+        assert row["n_defined"] == 2
+        assert row["mean_chance"] == pytest.approx(0.5, abs=0.05)
+        assert row["mean_margin"] > 0.2, margins
+    ratings = read(
+        warehouse, "select * from marts.interp_ratings where metric = 'beta_auroc_margin'"
+    )
+    assert set(ratings["variant_id"]) == {"d2", "d4"}
+    # one model per variant: a lone margin has no ideal to be rated against, and says so
+    assert_ratings_never_mislead(ratings, group_by=["suite_run_id", "metric", "variant_id"])
+    assert ratings["rating_reason"].notna().all()
 
 
 def test_unknown_dataset_or_model_is_named(tmp_path, prefect_harness):

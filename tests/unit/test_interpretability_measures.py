@@ -314,3 +314,69 @@ def test_chance_level_of_auroc_is_one_half_for_any_attention():
     assert chance_level(beta, None, None, truth, lags, 2000, seed=3)["beta_auroc"] == pytest.approx(
         0.5, abs=0.02
     )
+
+
+def test_report_trends_section_says_when_a_sweep_cannot_show_a_trend():
+    from tsrate.suites.interpretability.report import trends_section
+
+    def rows(variants):
+        return pd.DataFrame(
+            [
+                dict(
+                    variant_id=v,
+                    model_id="imv_tensor",
+                    measure="beta_auroc",
+                    mean_value=0.5 + 0.1 * i,
+                    mean_chance=0.5,
+                    mean_margin=0.1 * i,
+                )
+                for i, v in enumerate(variants)
+            ]
+        )
+
+    small = trends_section(rows(["d9_T2.269", "d10_r3.57"]))
+    assert small.count("cannot show the paper's trend") == 2
+    paper = trends_section(
+        rows(["d9_T2", "d9_T2.269", "d9_T2.75", "d10_r1.5", "d10_r2.5", "d10_r3.55"])
+    )
+    assert "cannot show" not in paper
+    # one row per temperature, in order, with the margin over chance
+    assert paper.index(">2.269<") < paper.index(">2.75<")
+    assert "mean_margin" in paper
+
+
+def test_rated_scores_leave_near_uniform_attention_unrated():
+    """Correctness margins and beta_std are rated only where the mean beta entropy is below
+    0.99: a flat attention (seq2graph-like) keeps its MSE ratings and loses the rest (its
+    rows stay, with a null rating and the reason)."""
+    from tsrate.suites.interpretability.marts import NEAR_UNIFORM_ENTROPY
+
+    keys = dict(suite_run_id="s", variant_id="d5", in_main_study=True)
+    prediction = pd.DataFrame(
+        [dict(keys, model_id=m, test_mse_mean=0.1, test_mse_cv=0.2) for m in ("imv", "s2g")]
+    )
+    correctness = pd.DataFrame(
+        [
+            dict(keys, model_id="imv", measure="beta_entropy", mean_value=0.6, mean_margin=None),
+            dict(keys, model_id="s2g", measure="beta_entropy", mean_value=0.9999, mean_margin=None),
+            dict(keys, model_id="imv", measure="beta_auroc", mean_value=0.9, mean_margin=0.4),
+            dict(keys, model_id="s2g", measure="beta_auroc", mean_value=0.72, mean_margin=0.22),
+            dict(keys, model_id="imv", measure="beta_spearman", mean_value=0.8, mean_margin=0.8),
+        ]
+    )
+    stability = pd.DataFrame(
+        [dict(keys, model_id=m, attention="beta", mean_std=0.01) for m in ("imv", "s2g")]
+    )
+    scores = rating_scores(prediction, correctness, stability).set_index(["model_id", "metric"])
+    assert scores.loc[("imv", "beta_auroc_margin"), "raw_score"] == 0.4  # the margin, not 0.9
+    assert pd.isna(scores.loc[("imv", "beta_std"), "unrated_reason"])
+    assert pd.isna(scores.loc[("imv", "beta_spearman_margin"), "unrated_reason"])
+    assert pd.notna(scores.loc[("s2g", "beta_auroc_margin"), "unrated_reason"])
+    assert pd.notna(scores.loc[("s2g", "beta_std"), "unrated_reason"])
+    assert pd.isna(scores.loc[("s2g", "test_mse"), "unrated_reason"])
+    rated = rating_table(scores.reset_index(), 3).set_index(["model_id", "metric"])
+    assert pd.isna(rated.loc[("s2g", "beta_auroc_margin"), "rating"])
+    assert pd.isna(rated.loc[("s2g", "beta_std"), "rating"])
+    assert pd.notna(rated.loc[("s2g", "test_mse"), "rating"])
+    assert pd.notna(rated.loc[("imv", "beta_std"), "rating"])  # lone, rated by the ideal 0
+    assert NEAR_UNIFORM_ENTROPY == 0.99
