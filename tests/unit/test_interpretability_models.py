@@ -237,3 +237,16 @@ def test_tcdf_layout_is_the_reference_one():
     moved[0, 0, 1] = 1.0  # the oldest step of the window
     with torch.no_grad():
         assert not torch.allclose(model(x), model(moved))
+
+
+def test_tcdf_causal_depthwise_equals_the_padded_grouped_convolution():
+    """The shifted-sum depthwise convolution equals torch's grouped Conv1d on a left-padded
+    input (the reference's Conv1d + Chomp1d), for both dilations of the layout."""
+    from tsrate.suites.interpretability.models import _causal_depthwise
+
+    torch.manual_seed(0)
+    z = torch.randn(3, 6, W)
+    for dilation in (1, 4):
+        conv = torch.nn.Conv1d(6, 6, 4, dilation=dilation, groups=6)
+        expected = conv(torch.nn.functional.pad(z, (3 * dilation, 0)))
+        torch.testing.assert_close(_causal_depthwise(conv, z), expected)

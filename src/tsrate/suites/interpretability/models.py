@@ -210,6 +210,21 @@ def semi_binarise(scores: np.ndarray) -> np.ndarray:
     return picks
 
 
+def _causal_depthwise(conv: nn.Conv1d, z: torch.Tensor) -> torch.Tensor:
+    """``conv`` (depthwise: one kernel per channel) applied causally to ``z`` (B, C, W), as
+    a sum of shifted copies: out_t = sum_j w_j z_{t - (k - 1 - j) d} + b (zero before the
+    window). Same result as the padded grouped convolution, many times faster on a CPU."""
+    kernel, dilation = conv.kernel_size[0], conv.dilation[0]
+    width = z.shape[-1]
+    padded = nn.functional.pad(z, ((kernel - 1) * dilation, 0))
+    weight = conv.weight[:, 0, :]  # (C, kernel)
+    out = conv.bias[None, :, None].expand_as(z)
+    for j in range(kernel):
+        start = j * dilation
+        out = out + weight[None, :, j, None] * padded[:, :, start : start + width]
+    return out
+
+
 class TCDF(nn.Module):
     """TCDF (Nauta et al. 2019), one attention-based depthwise-separable CNN per target, in
     the reference implementation's layout (M-Nauta/TCDF, ``ADDSTCN``/``DepthwiseNet``):
@@ -269,8 +284,7 @@ class TCDF(nn.Module):
             batch, n * n, window
         )
         for level, (conv, act) in enumerate(zip(self.convs, self.acts, strict=True)):
-            pad = (self.kernel - 1) * conv.dilation[0]
-            out = conv(nn.functional.pad(z, (pad, 0)))
+            out = _causal_depthwise(conv, z)
             if level == 0:
                 z = act(out)
             elif level < self.levels - 1:

@@ -66,7 +66,7 @@ MODEL_SETTINGS: dict[str, dict[str, dict]] = {
         "seq2graph": {"learning_rate": 0.01 / 3, "batch_size": 128, "epochs": 5},
     },
     "small": {
-        "tcdf": {"learning_rate": 0.01, "batch_size": 0, "epochs": 300},
+        "tcdf": {"learning_rate": 0.01, "batch_size": 0, "epochs": 100},
         "seq2graph": {"learning_rate": 0.01 / 3, "batch_size": 128, "epochs": 5},
     },
 }
