@@ -58,8 +58,10 @@ select * from final
 {#- A suite's ratings mart: the rows of its ratings model (tsrate.suites.rating.rate_scores)
     cast to the contract, with how many systems share each rated group. `keys` are the
     group columns besides suite_run_id and metric; `system` names the rated column and
-    `count_name` the column counting it. -#}
-{% macro suite_ratings(assigned_model, keys, system, count_name) %}
+    `count_name` the column counting it. With `reasons`, the mart also carries rate_scores'
+    `rating_reason` (why a rating is null or rated by its distance from the ideal) and
+    `count_name` counts only the systems that entered the comparison (non-null rank). -#}
+{% macro suite_ratings(assigned_model, keys, system, count_name, reasons=false) %}
 with
 
 assigned as (
@@ -79,7 +81,12 @@ final as (
         cast(rating_levels as integer) as rating_levels,
         cast(higher_is_better as boolean) as higher_is_better,
         cast(rank as integer) as rank,
+        {%- if reasons %}
+        cast(rating_reason as varchar) as rating_reason,
+        cast(count(rank) over (partition by suite_run_id, metric{% for key in keys %}, {{ key }}{% endfor %}) as integer) as {{ count_name }},
+        {%- else %}
         cast(count(*) over (partition by suite_run_id, metric{% for key in keys %}, {{ key }}{% endfor %}) as integer) as {{ count_name }},
+        {%- endif %}
     from assigned
 )
 

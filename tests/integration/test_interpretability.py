@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.integration.helpers import read
+from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
 from tsrate import dbt
 from tsrate.warehouse import connect
@@ -51,8 +52,10 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert status["status"].tolist() == ["succeeded"]
     assert_suite_published(warehouse, "interpretability", suite_run_id, tmp_path)
     runs = read(warehouse, "select model_id, seed, variant_key from raw.interp_runs")
-    # main: 2 datasets x 2 models x 2 seeds; sensitivity adds d2 f=0.6 for imv_tensor seed 1
-    assert len(runs) == 9
+    # main: 2 datasets x 2 models x 2 seeds; sensitivity (the reference code's datasets)
+    # adds, for imv_tensor seed 1, dataset 2 with the reference lag sets at f = 0.3 (also
+    # the sigma = 0.1 point) and f = 0.6, and dataset 2 with random lag sets for N = 5
+    assert len(runs) == 11
 
     scores = read(warehouse, "select * from marts.interp_prediction_scores where in_main_study")
     assert set(zip(scores["variant_id"], scores["model_id"], strict=True)) == {
@@ -78,6 +81,13 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert correctness.loc["beta_auroc", "n_runs"] == 2
     assert 0 <= correctness.loc["beta_auroc", "mean_value"] <= 1
     assert correctness.loc["beta_auroc", "std_value"] >= 0
+    # every correctness measure carries its chance level and margin; entropy has none
+    for measure in ("beta_spearman", "beta_auroc"):
+        row = correctness.loc[measure]
+        assert row["mean_margin"] == pytest.approx(row["mean_value"] - row["mean_chance"])
+    assert correctness.loc["beta_auroc", "mean_chance"] == pytest.approx(0.5, abs=0.15)
+    assert 0 <= correctness.loc["beta_entropy", "mean_value"] <= 1
+    assert np.isnan(correctness.loc["beta_entropy", "mean_chance"])
     heatmap = read(
         warehouse,
         "select target_index, source_index, mean_value, true_weight from marts.interp_attention_summary "
@@ -101,12 +111,44 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert set(sensitivity["model_id"]) == {"imv_tensor"} and (sensitivity["n_runs"] == 1).all()
     assert sensitivity["relative_error"].max() == 1.0
 
+    entropy = read(
+        warehouse,
+        "select mean_value from marts.interp_correctness where measure = 'beta_entropy'",
+    )["mean_value"]
+    assert len(entropy) and entropy.between(0, 1).all()
+
     ratings = read(warehouse, "select * from marts.interp_ratings")
-    assert {"test_mse", "beta_spearman", "beta_auroc", "beta_std", "test_mse_cv"} <= set(
-        ratings["metric"]
-    )
+    assert {
+        "test_mse",
+        "test_mse_cv",
+        "beta_spearman_margin",
+        "beta_auroc_margin",
+        "beta_std",
+    } == set(ratings["metric"])
     assert set(ratings["variant_id"]) == {"d2", "d4"}
-    assert ratings["rating"].between(1, 3).all()
+    rated = ratings["rating"].notna()
+    assert ratings.loc[rated, "rating"].between(1, 3).all()
+    assert ratings.loc[~rated, "rating_reason"].str.len().gt(0).all()
+    assert_ratings_never_mislead(ratings, group_by=["suite_run_id", "metric", "variant_id"])
+    # the rule against uniform attention: the margins and beta_std are left unrated exactly
+    # where the model's mean beta_entropy over seeds is >= 0.99
+    entropy = read(
+        warehouse,
+        "select variant_id, model_id, mean_value as beta_entropy from marts.interp_correctness "
+        "where measure = 'beta_entropy' and in_main_study",
+    )
+    attention = ratings[
+        ratings["metric"].isin(["beta_spearman_margin", "beta_auroc_margin", "beta_std"])
+    ]
+    attention = attention.merge(entropy, on=["variant_id", "model_id"], how="left")
+    flat = attention["beta_entropy"] >= 0.99
+    uniform_reason = attention["rating_reason"].fillna("").str.startswith("near-uniform attention")
+    assert (flat == uniform_reason).all()
+    assert attention.loc[flat, "rating"].isna().all() and attention.loc[flat, "rank"].isna().all()
+    # the rated ones per group count only the models compared
+    compared = ratings[ratings["rank"].notna()].groupby(["metric", "variant_id"]).size()
+    n_models = ratings.groupby(["metric", "variant_id"])["n_models"].first()
+    assert (n_models.reindex(compared.index) == compared).all()
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
     report = (tmp_path / "reports" / "interpretability.html").read_text()
     assert report.index("<h2>d4</h2>") < report.index("<h2>d2</h2>")  # dataset 4 first
@@ -124,8 +166,42 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     units = read(
         warehouse, "select reused from raw.interp_suite_run_units where suite_run_id = ?", [again]
     )
-    assert len(units) == 9 and units["reused"].all()
-    assert read(warehouse, "select count(*) n from raw.interp_runs")["n"][0] == 9
+    assert len(units) == 11 and units["reused"].all()
+    assert read(warehouse, "select count(*) n from raw.interp_runs")["n"][0] == 11
+
+
+def test_small_configuration_beats_chance_on_datasets_2_and_4(tmp_path, prefect_harness):
+    """The small configuration as shipped (only the models and datasets narrowed): a model's
+    edge AUROC beats its chance level (source-permuted ground truth) on datasets 2 and 4 in
+    every seed, and that margin is what gets rated."""
+    from flows.interpretability import interpretability_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    interpretability_flow(
+        datasets=[2, 4],
+        models=["imv_tensor"],
+        sensitivity=False,
+        warehouse=str(warehouse),
+        target_path=str(tmp_path / "target"),
+        workers=2,
+    )
+    margins = read(
+        warehouse,
+        "select variant_id, model_id, mean_value, mean_chance, mean_margin, std_margin, "
+        "n_defined from marts.interp_correctness where measure = 'beta_auroc'",
+    ).set_index("variant_id")
+    for variant in ("d2", "d4"):
+        row = margins.loc[variant]
+        assert row["n_defined"] == 2
+        assert row["mean_chance"] == pytest.approx(0.5, abs=0.05)
+        assert row["mean_margin"] > 0.2, margins
+    ratings = read(
+        warehouse, "select * from marts.interp_ratings where metric = 'beta_auroc_margin'"
+    )
+    assert set(ratings["variant_id"]) == {"d2", "d4"}
+    # one model per variant: a lone margin has no ideal to be rated against, and says so
+    assert_ratings_never_mislead(ratings, group_by=["suite_run_id", "metric", "variant_id"])
+    assert ratings["rating_reason"].notna().all()
 
 
 def test_unknown_dataset_or_model_is_named(tmp_path, prefect_harness):
@@ -212,5 +288,8 @@ def test_a_unit_killed_mid_transaction_leaves_nothing_and_the_rerun_resumes(tmp_
     assert "stored, reused" in finished.stdout and ", 1, 1)" in finished.stdout  # trained, reused
     runs = read(warehouse, "select seed from raw.interp_runs order by seed")
     assert runs["seed"].tolist() == [1, 2]
-    statuses = read(warehouse, "select status from raw.suite_runs where suite = 'interpretability' order by started_at")
+    statuses = read(
+        warehouse,
+        "select status from raw.suite_runs where suite = 'interpretability' order by started_at",
+    )
     assert statuses["status"].tolist() == ["running", "trained"]  # the killed one never finished

@@ -32,12 +32,10 @@ def test_outputs_and_attention_shapes_and_normalisation(model_id, batch):
         np.testing.assert_allclose(np.diag(attention.beta), 0.0)  # the target is not a driver
         assert attention.alpha.shape == (N, 1, W) and attention.alpha_sources == "encoder"
     if model_id == "tcdf":
-        assert attention.alpha is None
         assert attention.picks.shape == (N, N)
         assert set(np.unique(attention.picks)) <= {0, 1}
-    else:
-        assert attention.alpha.shape[0] == N and attention.alpha.shape[-1] == W
-        np.testing.assert_allclose(attention.alpha.sum(axis=-1), 1.0, rtol=1e-5)
+    assert attention.alpha.shape[0] == N and attention.alpha.shape[-1] == W
+    np.testing.assert_allclose(attention.alpha.sum(axis=-1), 1.0, rtol=1e-5)
 
 
 def test_targets_are_independent_models(batch):
@@ -97,3 +95,158 @@ def test_semi_binarise_follows_tcdf():
     np.testing.assert_array_equal(semi_binarise(scores), [1, 1, 0, 0, 0, 0, 0, 0])
     # nothing grew above 1: no cause
     assert semi_binarise(np.full(8, 0.9)).sum() == 0
+
+
+# --- attention that can peak, and that matters ---------------------------------------------
+
+
+def _sole_driver_toy(length: int = 1500, lag: int = 1) -> np.ndarray:
+    """Two series: X1 i.i.d. N(0, 1), X0_t = X1_{t-lag}. X1 is the sole driver of X0."""
+    rng = np.random.default_rng(0)
+    driver = rng.normal(size=length)
+    follower = np.concatenate([np.zeros(lag), driver[:-lag]])
+    return np.column_stack([follower, driver])
+
+
+TOY = TrainSettings(
+    window=W, test_length=200, hidden=8, epochs=3, batch_size=64, learning_rate=0.01
+)
+
+
+@pytest.mark.parametrize("model_id", ["imv_tensor", "imv_full"])
+def test_imv_beta_exceeds_095_on_the_sole_driver(model_id):
+    """Unbounded attention scores (the reference's score network): beta of the sole driver
+    goes above 0.95 (a tanh-bounded score caps it at e / (e + 1/e) = 0.881 with 2 series)."""
+    result = train_model(model_id, _sole_driver_toy(), TOY, seed=1)
+    assert result.attention.beta[0, 1] > 0.95
+    assert result.test_mse[0] < 0.05  # it forecasts X0 from X1
+
+
+def _per_sample_max(model, x, kind: str) -> float:
+    attention = model.explain(x[:1])
+    values = attention.beta if kind == "beta" else attention.alpha
+    return float(np.nanmax(values))
+
+
+PEAK_PARAMETERS = {  # the parameters on the path from the input to each attention score
+    "imv_tensor": {"beta": ["u", "f_beta", "f_beta_1"], "alpha": ["u", "f_alpha", "f_alpha_1"]},
+    "imv_full": {"beta": ["u_j", "f_beta", "f_beta_1"], "alpha": ["u_j", "f_alpha", "f_alpha_1"]},
+    "tcdf": {"beta": ["attention"]},
+    "darnn": {"beta": ["in_u", "in_v"], "alpha": ["enc_w", "tmp_u", "tmp_v"]},
+    "seq2graph": {"beta": ["summary.weight_ih_l0", "beta_v"], "alpha": ["alpha_v.weight"]},
+}
+
+
+@pytest.mark.parametrize(
+    ("model_id", "kind"),
+    [(m, k) for m, kinds in PEAK_PARAMETERS.items() for k in kinds],
+)
+def test_attention_can_become_peaked(model_id, kind, batch):
+    """Scaling the parameters that feed the attention scores drives one sample's attention
+    onto a single cell (> 0.95): nothing bounds the scores (a tanh-bounded score would cap
+    it at e / (e + 2/e) = 0.79 over 3 series and e / (e + 9/e) = 0.45 over 10 lags)."""
+    torch.manual_seed(3)
+    model = build_model(model_id, N, hidden=4, window=W)
+    with torch.no_grad():
+        for name in PEAK_PARAMETERS[model_id][kind]:
+            parameter = model.get_parameter(name)
+            if model_id == "tcdf":
+                parameter.copy_(torch.randn_like(parameter))
+            parameter.mul_(100.0)
+    attention = model.explain(batch[:1] * 3)
+    values = attention.beta if kind == "beta" else attention.alpha
+    assert np.nanmax(values) > 0.95, values
+
+
+@pytest.mark.parametrize("model_id", MODEL_IDS)
+def test_forcing_beta_uniform_worsens_the_sole_driver_forecast(model_id):
+    """Trained on the toy, each model's forecast of X0 (on the training scale) gets clearly
+    worse when its attention over the series is forced uniform: attention carries the
+    forecast, so a model whose attention were ignored (or always uniform) would fail."""
+    values = _sole_driver_toy()
+    settings = TOY
+    if model_id == "tcdf":
+        settings = TrainSettings(window=W, test_length=200, epochs=200, batch_size=0)
+    if model_id == "darnn":  # DA-RNN's input attention of X0 needs two candidates
+        values = np.column_stack([values, np.random.default_rng(1).normal(size=len(values))])
+    result = train_model(model_id, values, settings, seed=1, keep_model=True)
+    model = result.model
+    assert result.test_mse[0] < 0.7  # it learned (some of) X0 from X1 (variance 1)
+    train = values[:-200]
+    scaled = ((values - train.mean(0)) / train.std(0)).astype(np.float32)
+    x, y = make_windows(scaled, W)
+    x, y = torch.from_numpy(x[-200:]), torch.from_numpy(y[-200:])
+    with torch.no_grad():
+        learned_forecast = model(x)
+        model.force_uniform = {"beta"}
+        uniform_forecast = model(x)
+    learned = float(((learned_forecast - y)[:, 0] ** 2).mean())
+    uniform = float(((uniform_forecast - y)[:, 0] ** 2).mean())
+    if model_id == "seq2graph":
+        # its decoder GRU reads the series in order and can find X1 by position whatever
+        # beta says: forcing beta uniform changes the forecast but need not worsen it
+        assert float((learned_forecast - uniform_forecast).abs().max()) > 0.05
+    else:
+        assert uniform > 1.5 * learned + 0.05, (learned, uniform)
+
+
+@pytest.mark.parametrize("model_id", ["imv_tensor", "imv_full", "darnn", "seq2graph"])
+def test_forcing_alpha_uniform_changes_the_forecast(model_id):
+    """Forcing the attention over time uniform changes the trained model's forecast (the
+    driver acts at lag 6, so the last hidden state alone does not carry it)."""
+    values = _sole_driver_toy(lag=6)
+    result = train_model(model_id, values, TOY, seed=1, keep_model=True)
+    x = torch.from_numpy(make_windows(values.astype(np.float32), W)[0][-100:])
+    with torch.no_grad():
+        learned = result.model(x)
+        result.model.force_uniform = {"alpha"}
+        uniform = result.model(x)
+    assert float((learned - uniform).abs().max()) > 0.005
+
+
+def test_tcdf_pivm_and_delay_discovery_on_the_sole_driver():
+    """TCDF finds X1 as the cause of X0, PIVM keeps it, the kernels put X1's delay at lag 1
+    (X0_t = X1_{t-1}), and the lag profile (alpha) peaks there."""
+    values = _sole_driver_toy()
+    settings = TrainSettings(window=W, test_length=200, epochs=300, batch_size=0)
+    result = train_model("tcdf", values, settings, seed=1, keep_model=True)
+    assert result.attention.picks[0].tolist() == [0, 1]
+    assert result.model.delays()[0, 1] == 1
+    assert int(np.argmax(result.attention.alpha[0, 1])) == 0  # lag 1
+    # PIVM drops a potential cause whose shuffling does not hurt: make X0 a potential cause
+    # of itself (attention above 1) and validate again
+    model = result.model
+    train = values[:-200]
+    scaled = ((values - train.mean(0)) / train.std(0)).astype(np.float32)
+    x, y = (torch.from_numpy(a) for a in make_windows(scaled, W))
+    with torch.no_grad():
+        model.attention[0, 0] = 1.5
+    first = np.full(2, 2.0)  # the loss before training
+    validated = model.validate(x[-1000:], y[-1000:], first, significance=0.8, seed=1)
+    assert validated[0].tolist() == [0, 1]
+
+
+def test_tcdf_layout_is_the_reference_one():
+    """Kernel 4, dilation coefficient 4 (dilations 1 and 4), and a receptive field that
+    covers the window: changing the input 9 steps back changes the forecast."""
+    model = build_model("tcdf", 2, hidden=4, window=W)
+    assert [c.kernel_size[0] for c in model.convs] == [4, 4]
+    assert [c.dilation[0] for c in model.convs] == [1, 4]
+    x = torch.zeros(1, W, 2)
+    moved = x.clone()
+    moved[0, 0, 1] = 1.0  # the oldest step of the window
+    with torch.no_grad():
+        assert not torch.allclose(model(x), model(moved))
+
+
+def test_tcdf_causal_depthwise_equals_the_padded_grouped_convolution():
+    """The shifted-sum depthwise convolution equals torch's grouped Conv1d on a left-padded
+    input (the reference's Conv1d + Chomp1d), for both dilations of the layout."""
+    from tsrate.suites.interpretability.models import _causal_depthwise
+
+    torch.manual_seed(0)
+    z = torch.randn(3, 6, W)
+    for dilation in (1, 4):
+        conv = torch.nn.Conv1d(6, 6, 4, dilation=dilation, groups=6)
+        expected = conv(torch.nn.functional.pad(z, (3 * dilation, 0)))
+        torch.testing.assert_close(_causal_depthwise(conv, z), expected)

@@ -6,6 +6,7 @@ import pytest
 
 from tsrate import TsrateError
 from tsrate.suites import SUITES, get_suite
+from tsrate.suites.interpretability.datasets import REFERENCE_SENSITIVITY_LAGS, random_lag_sets
 from tsrate.suites.interpretability.suite import (
     PAPER,
     SMALL,
@@ -25,16 +26,27 @@ def test_small_plan_covers_all_ten_datasets_and_the_sensitivity_grid():
         ("sensitivity_sigma", 2), ("sensitivity_sigma", 7),
         ("sensitivity_n", 2), ("sensitivity_n", 5),
     }  # fmt: skip
-    # the default point of a grid (f = 0.3, sigma = 0.1, N = 5) is the main variant itself
+    # the default point of dataset 7's grids (f = 0.3, sigma = 0.1) is the main variant;
+    # dataset 2 of the f and sigma studies is the reference code's (its own lag sets), one
+    # variant shared by both studies at the default point
     by_key = {}
     for v in variants:
         by_key.setdefault(v.variant_key, set()).add(v.study)
-    d2 = next(v for v in main if v.dataset_id == 2)
-    assert by_key[d2.variant_key] == {"main", "sensitivity_f", "sensitivity_sigma", "sensitivity_n"}
+    d7 = next(v for v in main if v.dataset_id == 7)
+    assert by_key[d7.variant_key] == {"main", "sensitivity_f", "sensitivity_sigma"}
+    d2ref = next(v for v in variants if v.variant_id == "d2ref")
+    assert by_key[d2ref.variant_key] == {"sensitivity_f", "sensitivity_sigma"}
+    assert dict(d2ref.params)["lag_sets"] == REFERENCE_SENSITIVITY_LAGS
+    # the N study: random lag sets from 5..9, the same draw for datasets 2 and 5 at each N
+    n_study = {(v.dataset_id, v.parameter_value): v for v in variants if v.study == "sensitivity_n"}
+    for n in SMALL.sensitivity_n:
+        sets = dict(n_study[(2, float(n))].params)["lag_sets"]
+        assert sets == dict(n_study[(5, float(n))].params)["lag_sets"]
+        assert sets == random_lag_sets(n, SMALL.data_seed) and len(sets) == n
     units = plan_units(SMALL, variants)
     assert len({u.run_key for u in units}) == len(units)
-    # main: 10 variants x 5 models x 2 seeds; sensitivity: 12 new variants x 2 models x 1 seed
-    assert len(units) == 10 * 5 * 2 + 12 * 2
+    # main: 10 variants x 5 models x 2 seeds; sensitivity: 15 new variants x 2 models x 1 seed
+    assert len(units) == 10 * 5 * 2 + 15 * 2
 
 
 def test_keys_change_with_what_determines_a_unit():

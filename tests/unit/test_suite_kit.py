@@ -286,8 +286,13 @@ def test_interpretability_rating_scores_keep_the_main_study_only():
     )
     correctness = pd.DataFrame(
         [
-            {**keys, "in_main_study": True, "measure": m, "mean_value": v}
-            for m, v in [("beta_spearman", 0.8), ("beta_auroc", 0.9), ("beta_topk", 0.5)]
+            {**keys, "in_main_study": True, "measure": m, "mean_value": v, "mean_margin": g}
+            for m, v, g in [
+                ("beta_spearman", 0.8, 0.7),
+                ("beta_auroc", 0.9, 0.35),
+                ("beta_topk", 0.5, 0.1),
+                ("beta_entropy", 0.6, None),
+            ]
         ]
     )
     stability = pd.DataFrame(
@@ -301,7 +306,8 @@ def test_interpretability_rating_scores_keep_the_main_study_only():
     assert got.set_index("metric")["raw_score"].to_dict() == {
         "test_mse": 0.1,
         "test_mse_cv": 0.2,
-        "beta_spearman": 0.8,
-        "beta_auroc": 0.9,
+        "beta_spearman_margin": 0.7,  # correctness is rated as the margin over chance
+        "beta_auroc_margin": 0.35,
         "beta_std": 0.05,
     }
+    assert got["unrated_reason"].isna().all()  # beta_entropy 0.6: a peaked attention

@@ -16,8 +16,12 @@ aggregated as (
         measure,
         avg(value) as mean_value,
         stddev_samp(value) as std_value,
+        avg(chance) as mean_chance,
+        avg(margin) as mean_margin,
+        stddev_samp(margin) as std_margin,
         count(value) as n_defined,
         count(*) as n_runs,
+        min(undefined_reason) as undefined_reason,
     from measured
     group by suite_run_id, variant_id, model_id, measure
 ),
@@ -30,6 +34,12 @@ final as (
         cast(aggregated.measure as varchar) as measure,
         cast(aggregated.mean_value as double) as mean_value,
         cast(aggregated.std_value as double) as std_value,
+        cast(aggregated.mean_chance as double) as mean_chance,
+        cast(aggregated.mean_margin as double) as mean_margin,
+        cast(aggregated.std_margin as double) as std_margin,
+        cast(
+            case when aggregated.n_defined = 0 then aggregated.undefined_reason end as varchar
+        ) as undefined_reason,
         cast(aggregated.n_defined as integer) as n_defined,
         cast(aggregated.n_runs as integer) as n_runs,
         cast(scores.in_main_study as boolean) as in_main_study,

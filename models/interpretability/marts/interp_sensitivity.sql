@@ -42,6 +42,15 @@ points as (
     group by all
 ),
 
+relative as (
+    select
+        *,
+        test_mse_mean / nullif(max(test_mse_mean) over (
+            partition by suite_run_id, study, dataset_id, model_id
+        ), 0) as relative_error,
+    from points
+),
+
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
@@ -53,12 +62,20 @@ final as (
         cast(model_id as varchar) as model_id,
         cast(n_runs as integer) as n_runs,
         cast(test_mse_mean as double) as test_mse_mean,
+        cast(relative_error as double) as relative_error,
+        {#- Fig. 15 of the paper divides the relative error by its "sigma^2_noise", which is
+            the value the generators take as the noise standard deviation -#}
         cast(
-            test_mse_mean / nullif(max(test_mse_mean) over (
-                partition by suite_run_id, study, dataset_id, model_id
-            ), 0) as double
-        ) as relative_error,
-    from points
+            case when study = 'sensitivity_sigma' then relative_error / nullif(parameter_value, 0) end
+            as double
+        ) as relative_error_per_sigma,
+        cast(
+            case
+                when study = 'sensitivity_sigma'
+                    then relative_error / nullif(parameter_value * parameter_value, 0)
+            end as double
+        ) as relative_error_per_variance,
+    from relative
 )
 
 select * from final

@@ -1,5 +1,6 @@
 """Ratings of the interpretability suite: the marts' main-study scores stacked by
-tsrate.suites.interpretability.marts.rating_scores, rated by its rating_table (the kit's
+tsrate.suites.interpretability.marts.rating_scores (margins over chance; near-uniform
+attention marked unrated), rated by its rating_table (the kit's
 tsrate.suites.rating.rate_scores with the suite's rows of the seed suite_rating_specs)."""
 
 from tsrate.suites.interpretability.marts import rating_scores, rating_table

@@ -155,6 +155,39 @@ def dataset1(
     return Dataset(1, values[burn_in:].copy(), (), params)
 
 
+#: The benchmark's reference code, sensitivity studies of f and sigma: dataset 2 with these
+#: per-series (lag, coefficient) sets instead of lags 3 and 7.
+REFERENCE_SENSITIVITY_LAGS = (
+    ((6, 1.0), (9, 1.0)),
+    ((7, 1.0),),
+    ((6, 1.0), (7, 2.0), (8, 1.0)),
+    ((8, 8.0), (9, 1.0)),
+    ((6, 3.0), (9, 2.0), (8, 1.0)),
+)
+
+LagSets = Sequence[Sequence[tuple[int, float]]]
+
+
+def random_lag_sets(n_series: int, seed: int) -> tuple[tuple[tuple[int, float], ...], ...]:
+    """The reference code's N study: per series 1-3 distinct lags drawn from 5..9, each with
+    an integer coefficient 1..10 (drawn from ``seed``; the reference draws them with Python's
+    ``random`` seeded 2293, so the exact sets differ)."""
+    rng = np.random.default_rng([seed, 9])
+    out = []
+    for _ in range(n_series):
+        lags = rng.choice(np.arange(5, 10), size=int(rng.integers(1, 4)), replace=False)
+        out.append(tuple((int(lag), float(rng.integers(1, 11))) for lag in lags))
+    return tuple(out)
+
+
+def _check_lag_sets(lag_sets: LagSets, n_series: int) -> None:
+    if len(lag_sets) != n_series:
+        raise ValueError(f"lag_sets has {len(lag_sets)} rows for {n_series} series")
+    for row in lag_sets:
+        if not row or any(int(lag) < 1 or float(c) == 0 for lag, c in row):
+            raise ValueError("every lag set needs (lag >= 1, coefficient != 0) terms")
+
+
 def dataset2(
     length: int = 20_000,
     n_series: int = 5,
@@ -163,15 +196,30 @@ def dataset2(
     sigma: float = 0.1,
     burn_in: int = 1000,
     seed: int = 0,
+    lag_sets: LagSets | None = None,
 ) -> Dataset:
     """Dataset 2, N independent linear AR series: X_{n,t} = (X_{n,t-3} + X_{n,t-7} + eps)/2.
 
     Edges n <- n at lags 3 and 7, weight 1/2 each. The residual X_t - X_{t-3}/2 - X_{t-7}/2
     is exactly 0 where no noise fired (probability 1 - f) and eps/2 elsewhere.
+    ``lag_sets`` (one row of (lag, coefficient) per series): X_{n,t} = (sum c X_{n,t-lag} +
+    eps) / sum |c| instead (the reference's sensitivity studies).
     """
     _check(length, burn_in, f, sigma, n_series)
-    terms = [[(i, 3, 1.0), (i, 7, 1.0)] for i in range(n_series)]
-    params = _params(length=length, n_series=n_series, f=f, mu=mu, sigma=sigma, seed=seed)
+    if lag_sets is None:
+        terms = [[(i, 3, 1.0), (i, 7, 1.0)] for i in range(n_series)]
+    else:
+        _check_lag_sets(lag_sets, n_series)
+        terms = [[(i, int(lag), float(c)) for lag, c in row] for i, row in enumerate(lag_sets)]
+    params = _params(
+        length=length,
+        n_series=n_series,
+        f=f,
+        mu=mu,
+        sigma=sigma,
+        seed=seed,
+        lag_sets=None if lag_sets is None else [[list(t) for t in row] for row in lag_sets],
+    )
     return _lagged_system(2, terms, length, burn_in, f, mu, sigma, seed, None, params)
 
 
@@ -238,15 +286,30 @@ def dataset5(
     sigma: float = 0.1,
     burn_in: int = 1000,
     seed: int = 0,
+    lag_sets: LagSets | None = None,
 ) -> Dataset:
     """Dataset 5, one linear AR driver and series computed from it (all terms read series 0):
     X0 = (X0_{t-3} + X0_{t-4} + eps)/2;  X1 = X0_{t-9} + eps;  X2 = (X0_{t-2} + X0_{t-7} + eps)/2;
     X3 = (8 X0_{t-8} + X0_{t-3} + X0_{t-4} + eps)/10;  X4 = (3 X0_{t-2} + 2 X0_{t-5} + 4 X0_{t-8} + eps)/9.
     With ``n_series`` < 5 the first rows are used; > 5 adds seeded random rows (module doc).
+    ``lag_sets`` (one row of (lag, coefficient) per series, all reading series 0; row 0 is
+    the driver's own) replaces these rows (the reference's N study).
     """
     _check(length, burn_in, f, sigma, n_series)
-    terms = _driven_terms(n_series, seed, DRIVEN_TERMS_5[0])
-    params = _params(length=length, n_series=n_series, f=f, mu=mu, sigma=sigma, seed=seed)
+    if lag_sets is None:
+        terms = _driven_terms(n_series, seed, DRIVEN_TERMS_5[0])
+    else:
+        _check_lag_sets(lag_sets, n_series)
+        terms = [[(0, int(lag), float(c)) for lag, c in row] for row in lag_sets]
+    params = _params(
+        length=length,
+        n_series=n_series,
+        f=f,
+        mu=mu,
+        sigma=sigma,
+        seed=seed,
+        lag_sets=None if lag_sets is None else [[list(t) for t in row] for row in lag_sets],
+    )
     return _lagged_system(5, terms, length, burn_in, f, mu, sigma, seed, None, params)
 
 
@@ -358,6 +421,7 @@ def dataset9(
     side: int = 10,
     burn_in: int = 1000,
     seed: int = 0,
+    update: str = "checkerboard",
 ) -> Dataset:
     """Dataset 9, the 2-D Ising model (J = 1, no field) on a ``side`` x ``side`` periodic
     lattice, sampled by Metropolis at ``temperature`` (paper: 2, T_c = 2.269, 2.75).
@@ -369,19 +433,28 @@ def dataset9(
     not say how sweeps map to steps). Series = sites in row-major order, values 0 (down) and
     1 (up) as in the paper. Ground truth: each site is driven at lag 1 by itself and its four
     neighbours, weight 1/5 each. No extra noise (f = 0).
+
+    ``update="random_site"``: the benchmark's reference time step instead -- one step is
+    side^2 single-site Metropolis updates at uniformly drawn sites (a site may be updated
+    several times or not at all; later updates see earlier ones within the step), so a step
+    can carry influence beyond the four neighbours; the declared truth stays the same.
     """
     _check(length, burn_in, 0.0, 0.0)
     if side < 3:
         raise ValueError(f"the lattice side must be at least 3 (got {side})")
     if temperature <= 0:
         raise ValueError(f"temperature must be positive (got {temperature})")
+    if update not in ("checkerboard", "random_site"):
+        raise ValueError(f"update must be checkerboard or random_site (got {update!r})")
     rng = np.random.default_rng(seed)
     spins = np.where(rng.random((side, side)) < 0.5, 1, -1).astype(np.int8)
     rows, cols = np.indices((side, side))
     black = (rows + cols) % 2 == 0
     out = np.empty((length, side * side), dtype=np.float64)
     total = length + burn_in
-    for t in range(total):
+    if update == "random_site":
+        _random_site_steps(spins, temperature, total, burn_in, rng, out)
+    for t in range(total if update == "checkerboard" else 0):
         neighbours = (
             np.roll(spins, 1, 0)
             + np.roll(spins, -1, 0)
@@ -409,7 +482,32 @@ def dataset9(
     params = _params(
         length=length, n_series=side * side, temperature=temperature, side=side, seed=seed
     )
+    if update != "checkerboard":
+        params["update"] = update
     return Dataset(9, out, tuple(edges), params)
+
+
+def _random_site_steps(spins, temperature, total, burn_in, rng, out) -> None:
+    """The reference's Metropolis step: side^2 updates at random sites per time step."""
+    side = spins.shape[0]
+    grid = spins.astype(int).tolist()
+    per_step = side * side
+    for t in range(total):
+        sites = rng.integers(0, side, size=(per_step, 2)).tolist()
+        draws = rng.random(per_step).tolist()
+        for (a, b), draw in zip(sites, draws, strict=True):
+            s = grid[a][b]
+            neighbours = (
+                grid[(a + 1) % side][b]
+                + grid[(a - 1) % side][b]
+                + grid[a][(b + 1) % side]
+                + grid[a][(b - 1) % side]
+            )
+            cost = 2 * s * neighbours
+            if cost <= 0 or draw < math.exp(-cost / temperature):
+                grid[a][b] = -s
+        if t >= burn_in:
+            out[t - burn_in] = (np.asarray(grid).ravel() + 1) / 2
 
 
 def dataset10(

@@ -1,14 +1,17 @@
 """Pure functions behind the suite's dbt Python models (python_models/interp_*.py).
 
 ``correctness_table``: per training run, every correctness measure of :mod:`.measures`
-(one row per run and measure; NaN where a measure is undefined). DA-RNN's beta diagonal is
+with its chance level (the same attention scored against source-permuted ground truths),
+its margin over chance and, where undefined (NaN), the reason; plus the uniformity
+measures ``beta_entropy`` / ``alpha_entropy`` (1 = uniform attention). DA-RNN's beta diagonal is
 set to NaN first (its input attention never covers the target itself, paper Section 4.2),
 and its alpha (over encoder states, source -1) has no per-series lag measure.
 
-``rating_table``: the suite's ratings per (suite run, metric, dataset variant) with the
-kit's :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
-``seeds/suite_rating_specs.csv`` (metrics: test_mse, test_mse_cv, beta_spearman,
-beta_auroc, beta_std); the model is the rated system.
+``rating_scores`` / ``rating_table``: the suite's ratings per (suite run, metric, dataset
+variant) with the kit's :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
+``seeds/suite_rating_specs.csv`` (metrics: test_mse, test_mse_cv, beta_spearman_margin,
+beta_auroc_margin, beta_std); the model is the rated system. Near-uniform attention
+(:data:`NEAR_UNIFORM_ENTROPY`) is left unrated, with its reason, before rate_scores.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tsrate.suites.interpretability.measures import correctness
-from tsrate.suites.rating import rate_scores
+from tsrate.suites.interpretability.measures import correctness_with_chance
+from tsrate.suites.rating import rate_scores, suite_spec
+
+#: permuted ground truths per run for the chance level
+CHANCE_PERMUTATIONS = 100
 
 CORRECTNESS_COLUMNS = [
     "suite_run_id",
@@ -27,7 +33,20 @@ CORRECTNESS_COLUMNS = [
     "seed",
     "measure",
     "value",
+    "chance",
+    "margin",
+    "undefined_reason",
 ]
+
+#: The rule against uniform attention: at or above this mean (over seeds) normalised
+#: entropy of beta, the attention counts as near-uniform (0.99: e.g. every cell within
+#: ~0.035 of 1/5 over 5 series; (0.6, 0.4) over 2 series is 0.971) and its correctness
+#: margins and its across-seed std are NOT rated: a ranking hidden in a flat attention is
+#: not an interpretation, and a collapsed attention has nothing to be stable about.
+NEAR_UNIFORM_ENTROPY = 0.99
+
+#: Metrics the rule against uniform attention applies to (rated only where beta is peaked).
+ATTENTION_METRICS = ("beta_spearman_margin", "beta_auroc_margin", "beta_std")
 
 
 def _matrices(frame: pd.DataFrame, n: int, window: int, kind: str):
@@ -74,7 +93,9 @@ def correctness_table(
             np.fill_diagonal(beta, np.nan)
         alpha = _matrices(frame, n, window, "alpha")
         picks = _matrices(frame, n, window, "tcdf_picks")
-        for measure, value in correctness(beta, alpha, picks, matrix, lags).items():
+        for record in correctness_with_chance(
+            beta, alpha, picks, matrix, lags, CHANCE_PERMUTATIONS, seed=0
+        ):
             records.append(
                 {
                     "suite_run_id": run.suite_run_id,
@@ -82,21 +103,43 @@ def correctness_table(
                     "variant_id": run.variant_id,
                     "model_id": run.model_id,
                     "seed": int(run.seed),
-                    "measure": measure,
-                    "value": value,
+                    **record,
                 }
             )
     out = pd.DataFrame.from_records(records, columns=CORRECTNESS_COLUMNS)
-    return out.astype({"seed": "int64", "value": "float64"})
+    return out.astype(
+        {
+            "seed": "int64",
+            "value": "float64",
+            "chance": "float64",
+            "margin": "float64",
+            "undefined_reason": "object",
+        }
+    )
+
+
+def _uniform_reason(entropy: float) -> str:
+    if not np.isfinite(entropy):
+        return "beta_entropy undefined: cannot tell whether the attention is peaked"
+    return (
+        f"near-uniform attention: mean beta_entropy {entropy:.3f} >= {NEAR_UNIFORM_ENTROPY} "
+        "(a ranking hidden in a flat attention is not an interpretation)"
+    )
 
 
 def rating_scores(
     prediction: pd.DataFrame, correctness: pd.DataFrame, stability: pd.DataFrame
 ) -> pd.DataFrame:
     """The long score table the suite rates (suite_run_id, variant_id, model_id, metric,
-    raw_score) over the main study only: test_mse (mean) and test_mse_cv from
-    interp_prediction_scores, beta_spearman and beta_auroc (mean over seeds) from
-    interp_correctness, beta_std (mean std of beta) from interp_stability."""
+    raw_score, unrated_reason) over the main study only: test_mse (mean) and test_mse_cv
+    from interp_prediction_scores; beta_spearman_margin and beta_auroc_margin (mean over
+    seeds of the margin over chance, ``mean_margin``) from interp_correctness; beta_std
+    (mean std of beta) from interp_stability.
+
+    The rule against uniform attention: the two margins and beta_std of a model x variant
+    whose mean beta_entropy (interp_correctness) is at or above :data:`NEAR_UNIFORM_ENTROPY`,
+    or undefined, carry an ``unrated_reason`` (null otherwise); :func:`rating_table` leaves
+    them out of the comparison and reports them unrated with that reason."""
 
     def main(frame: pd.DataFrame) -> pd.DataFrame:
         return frame[frame["in_main_study"].fillna(False).astype(bool)]
@@ -105,28 +148,60 @@ def rating_scores(
     keys = ["suite_run_id", "variant_id", "model_id"]
     beta = correctness[correctness["measure"].isin(["beta_spearman", "beta_auroc"])]
     beta_std = stability[stability["attention"] == "beta"]
-    return pd.concat(
+    scores = pd.concat(
         [
             prediction[keys].assign(metric="test_mse", raw_score=prediction["test_mse_mean"]),
             prediction[keys].assign(metric="test_mse_cv", raw_score=prediction["test_mse_cv"]),
-            beta[keys].assign(metric=beta["measure"], raw_score=beta["mean_value"]),
+            # correctness is rated as the margin over chance (source-permuted ground truth)
+            beta[keys].assign(metric=beta["measure"] + "_margin", raw_score=beta["mean_margin"]),
             beta_std[keys].assign(metric="beta_std", raw_score=beta_std["mean_std"]),
         ],
         ignore_index=True,
     )
+    entropy = correctness.loc[correctness["measure"] == "beta_entropy", [*keys, "mean_value"]]
+    entropy = entropy.rename(columns={"mean_value": "beta_entropy"})
+    scores = scores.merge(entropy, on=keys, how="left")
+    level = pd.to_numeric(scores["beta_entropy"], errors="coerce").astype(float)
+    flat = scores["metric"].isin(ATTENTION_METRICS) & ~(level < NEAR_UNIFORM_ENTROPY)
+    scores["unrated_reason"] = pd.Series([None] * len(scores), dtype="object")
+    scores.loc[flat, "unrated_reason"] = [_uniform_reason(x) for x in level[flat]]
+    return scores.drop(columns=["beta_entropy"])
 
 
 def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Ratings per (suite run, metric, variant). ``scores``: suite_run_id, metric,
-    variant_id, model_id, raw_score (undefined scores are left out); ``specs``: the rating
-    specs (default: the seed file)."""
-    return rate_scores(
-        scores,
-        "interpretability",
-        ["suite_run_id", "metric", "variant_id"],
-        "model_id",
-        levels,
-        specs,
+    """Ratings per (suite run, metric, variant) by the kit's
+    :func:`tsrate.suites.rating.rate_scores` with the suite's rows of the rating specs
+    (``specs``: default the seed file). ``scores``: suite_run_id, metric, variant_id,
+    model_id, raw_score and optionally unrated_reason. Undefined scores are left out; rows
+    with an ``unrated_reason`` are not compared with the others and come back with a null
+    rating and rank and that text as ``rating_reason``."""
+    keys = ["suite_run_id", "metric", "variant_id"]
+    if "unrated_reason" in scores.columns:
+        held = scores["unrated_reason"].notna()
+    else:
+        held = pd.Series(False, index=scores.index)
+    rated = rate_scores(scores[~held], "interpretability", keys, "model_id", levels, specs)
+    unrated = scores[held]
+    unrated = unrated[np.isfinite(pd.to_numeric(unrated["raw_score"], errors="coerce"))]
+    if unrated.empty:
+        return rated
+    directions = suite_spec("interpretability", specs)["higher_is_better"]
+    extra = pd.DataFrame(
+        {
+            **{k: unrated[k].to_numpy() for k in keys},
+            "model_id": unrated["model_id"].to_numpy(),
+            "raw_score": unrated["raw_score"].astype(float).to_numpy(),
+            "rating": pd.array([None] * len(unrated), dtype="Int64"),
+            "rating_levels": int(levels),
+            "higher_is_better": [bool(directions[m]) for m in unrated["metric"]],
+            "rank": pd.array([None] * len(unrated), dtype="Int64"),
+            "rating_reason": unrated["unrated_reason"].to_numpy(dtype=object),
+        }
     )
+    extra = extra[[c for c in rated.columns if c in extra.columns]]
+    out = pd.concat([rated, extra], ignore_index=True)
+    return out.sort_values([*keys, "rank", "model_id"], na_position="last", kind="stable")[
+        rated.columns
+    ].reset_index(drop=True)

@@ -1,20 +1,36 @@
 """Interpretability correctness measures: learned attention against the true structure.
 
 All inputs are plain arrays; every measure returns NaN where it is undefined (no true
-edge, or nothing to rank), so undefined values are visible, never silently 0.
+edge, or nothing to rank), so undefined values are visible, never silently 0
+(:func:`undefined_reason` says why).
+
+Every measure scores uniform attention exactly at chance (tests): ranking measures give
+tied cells their expected share (as if ties were broken at random), a constant attention
+has Spearman correlation 0, AUROC counts ties 1/2. :func:`chance_level` scores the same
+attention against ground truths whose sources are permuted within each target (the
+"permuted ground truth" baseline); :func:`correctness_with_chance` reports every measure
+with its chance level and its margin over chance.
 
 * ``beta_spearman``: Spearman rank correlation (average ranks for ties) between the
   flattened mean beta matrix (target x source) and the true interaction matrix. Cells where
-  beta is NaN (DA-RNN's diagonal) are left out. NaN when either side is constant.
-* ``beta_topk``: top-k recovery. For each target with k >= 1 true sources, the share of
-  its k highest-beta sources that are true sources (ties broken by lower source index);
-  averaged over those targets.
+  beta is NaN (DA-RNN's diagonal) are left out. 0 when beta is constant (no ranking at
+  all: chance); NaN when the truth is constant.
+* ``beta_topk``: top-k recovery. For each target with k >= 1 true sources and MORE
+  candidate sources than k, the expected share of its k highest-beta sources that are true
+  (cells tied at the k-th place count fractionally); averaged over those targets. Targets
+  with no more candidates than true sources are left out: recovery is certain by
+  construction (DA-RNN on dataset 4 has one candidate); NaN when none is left.
 * ``beta_auroc``: AUROC of beta as a score for "is a true edge" over all (target, source)
   cells (ties count 1/2; Mann-Whitney form). NaN unless both classes occur.
-* ``alpha_lag_topk``: for each true (target, source) pair, the share of its k true lags
-  among the k lags with the highest alpha (lag 1 = most recent); averaged over pairs.
+* ``alpha_lag_topk``: for each true (target, source) pair, the expected share of its k true
+  lags among the k lags with the highest alpha (ties fractional; lag 1 = most recent);
+  averaged over pairs.
 * ``tcdf_precision`` / ``tcdf_recall``: of TCDF's semi-binarised picks against the true
   (target, source) edges; precision is NaN when nothing was picked.
+
+Uniformity (the paper's "confidence"): ``beta_entropy`` / ``alpha_entropy`` = mean over
+rows (targets; target-source pairs) of the Shannon entropy of the attention divided by
+log(number of candidates): 1 = uniform, 0 = all weight on one cell.
 """
 
 from __future__ import annotations
@@ -23,30 +39,43 @@ import numpy as np
 from scipy import stats
 
 
-def _rank_desc(values: np.ndarray) -> np.ndarray:
-    """Indices sorting ``values`` descending, ties by lower index first."""
-    return np.lexsort((np.arange(values.size), -values))
-
-
 def beta_spearman(beta: np.ndarray, truth: np.ndarray) -> float:
     b, t = np.asarray(beta, float).ravel(), np.asarray(truth, float).ravel()
     keep = np.isfinite(b) & np.isfinite(t)
     b, t = b[keep], t[keep]
-    if b.size < 2 or np.ptp(b) == 0 or np.ptp(t) == 0:
+    if b.size < 2 or np.ptp(t) == 0:
         return float("nan")
+    if np.ptp(b) == 0:
+        return 0.0  # a constant attention ranks nothing: chance
     return float(stats.spearmanr(b, t).statistic)
+
+
+def expected_topk_hits(scores: np.ndarray, relevant: np.ndarray, k: int) -> float:
+    """Expected number of ``relevant`` cells among the ``k`` highest ``scores`` when ties
+    are broken uniformly at random (NaN scores are never chosen)."""
+    scores = np.where(np.isfinite(scores), scores, -np.inf)
+    relevant = np.asarray(relevant, bool)
+    order = np.sort(scores)[::-1]
+    threshold = order[k - 1]
+    above = scores > threshold
+    tied = scores == threshold
+    slots = k - int(above.sum())
+    hits = float((above & relevant).sum())
+    if tied.sum():
+        hits += slots * (tied & relevant).sum() / tied.sum()
+    return hits
 
 
 def beta_topk(beta: np.ndarray, truth: np.ndarray) -> float:
     beta, truth = np.asarray(beta, float), np.asarray(truth, float)
     shares = []
     for row_beta, row_truth in zip(beta, truth, strict=True):
-        true_sources = set(np.flatnonzero(row_truth > 0))
-        if not true_sources:
+        true = (row_truth > 0) & np.isfinite(row_beta)  # true sources among the candidates
+        k = int(true.sum())
+        candidates = int(np.isfinite(row_beta).sum())
+        if k == 0 or candidates <= k:  # nothing to find, or found by construction
             continue
-        scores = np.where(np.isfinite(row_beta), row_beta, -np.inf)
-        top = _rank_desc(scores)[: len(true_sources)]
-        shares.append(len(true_sources.intersection(top.tolist())) / len(true_sources))
+        shares.append(expected_topk_hits(row_beta, true, k) / k)
     return float(np.mean(shares)) if shares else float("nan")
 
 
@@ -72,11 +101,11 @@ def alpha_lag_topk(alpha: np.ndarray, lag_truth: np.ndarray) -> float:
     shares = []
     for target in range(lag_truth.shape[0]):
         for source in range(lag_truth.shape[1]):
-            true_lags = set(np.flatnonzero(lag_truth[target, source] > 0))
-            if not true_lags:
+            true = lag_truth[target, source] > 0
+            k = int(true.sum())
+            if k == 0 or k >= np.isfinite(alpha[target, source]).sum():
                 continue
-            top = _rank_desc(alpha[target, source])[: len(true_lags)]
-            shares.append(len(true_lags.intersection(top.tolist())) / len(true_lags))
+            shares.append(expected_topk_hits(alpha[target, source], true, k) / k)
     return float(np.mean(shares)) if shares else float("nan")
 
 
@@ -97,6 +126,142 @@ MEASURES = (
     "tcdf_precision",
     "tcdf_recall",
 )
+UNIFORMITY = ("beta_entropy", "alpha_entropy")
+
+
+def normalised_entropy(weights: np.ndarray) -> float:
+    """Mean over rows (last axis = the candidates) of entropy / log(number of finite
+    candidates): 1 for uniform rows, 0 for one-hot rows; rows with < 2 candidates skipped."""
+    w = np.asarray(weights, float)
+    rows = w.reshape(-1, w.shape[-1])
+    values = []
+    for row in rows:
+        row = row[np.isfinite(row)]
+        if row.size < 2 or row.sum() <= 0:
+            continue
+        p = row / row.sum()
+        nz = p[p > 0]
+        values.append(float(-(nz * np.log(nz)).sum() / np.log(row.size)))
+    return float(np.mean(values)) if values else float("nan")
+
+
+def undefined_reason(measure: str, beta: np.ndarray, truth: np.ndarray) -> str | None:
+    """Why ``measure`` is NaN for this attention and truth (None when it is defined)."""
+    truth, beta = np.asarray(truth, float), np.asarray(beta, float)
+    if not (truth > 0).any():
+        return "no true edge (nothing to recover)"
+    if not (truth[np.isfinite(beta)] > 0).any():
+        return "no true edge among the attended cells (e.g. DA-RNN on self-driven series)"
+    if measure == "beta_topk":
+        beta = np.asarray(beta, float)
+        k = ((truth > 0) & np.isfinite(beta)).sum(1)
+        candidates = np.isfinite(beta).sum(1)
+        if not ((k > 0) & (candidates > k)).any():
+            return "true by construction: no target has more candidate sources than true ones"
+    if measure in ("beta_auroc", "beta_spearman") and (truth[np.isfinite(beta)] > 0).all():
+        return "every candidate cell is a true edge (one class only)"
+    return None
+
+
+def _permuted_truths(truth: np.ndarray, lag_truth: np.ndarray, beta: np.ndarray, n: int, seed: int):
+    """``n`` ground truths with each target's sources permuted among its candidate cells
+    (finite beta); the lag profiles move with their source."""
+    rng = np.random.default_rng(seed)
+    candidates = [np.flatnonzero(np.isfinite(row)) for row in beta]
+    for _ in range(n):
+        t, lags = np.zeros_like(truth), np.zeros_like(lag_truth)
+        for target, cells in enumerate(candidates):
+            moved = rng.permutation(cells)
+            t[target, moved] = truth[target, cells]
+            lags[target, moved] = lag_truth[target, cells]
+        yield t, lags
+
+
+def chance_level(
+    beta: np.ndarray,
+    alpha: np.ndarray | None,
+    picks: np.ndarray | None,
+    truth: np.ndarray,
+    lag_truth: np.ndarray,
+    n_permutations: int = 200,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Mean of every measure over ground truths with permuted sources (the same attention
+    scored against a truth it cannot know): the score of an attention unrelated to the
+    truth. Lag measures use lag profiles permuted in time instead (the true lags of a pair
+    moved to random lags)."""
+    beta = np.asarray(beta, float)
+    runs = [
+        correctness(beta, None, picks, t, lags)
+        for t, lags in _permuted_truths(
+            np.asarray(truth, float), lag_truth, beta, n_permutations, seed
+        )
+    ]
+    out = {
+        m: float(np.nanmean([r[m] for r in runs]))
+        if any(np.isfinite(r[m]) for r in runs)
+        else float("nan")
+        for m in runs[0]
+    }
+    if alpha is not None:
+        rng = np.random.default_rng([seed, 1])
+        values = []
+        for _ in range(n_permutations):
+            moved = np.take_along_axis(
+                lag_truth, np.argsort(rng.random(lag_truth.shape), axis=-1), axis=-1
+            )
+            values.append(alpha_lag_topk(alpha, moved))
+        out["alpha_lag_topk"] = (
+            float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+        )
+    return out
+
+
+def correctness_with_chance(
+    beta: np.ndarray,
+    alpha: np.ndarray | None,
+    picks: np.ndarray | None,
+    truth: np.ndarray,
+    lag_truth: np.ndarray,
+    n_permutations: int = 200,
+    seed: int = 0,
+) -> list[dict]:
+    """One record per measure: value, chance (permuted ground truth), margin = value -
+    chance, and the reason when the value is undefined; plus the uniformity measures
+    (``beta_entropy``, ``alpha_entropy``; no chance level)."""
+    values = correctness(beta, alpha, picks, truth, lag_truth)
+    chance = chance_level(beta, alpha, picks, truth, lag_truth, n_permutations, seed)
+    records = []
+    for measure, value in values.items():
+        level = chance.get(measure, float("nan"))
+        reason = None if np.isfinite(value) else undefined_reason(measure, beta, truth)
+        if not np.isfinite(value) and reason is None:
+            reason = "undefined (nothing to rank, or nothing picked)"
+        records.append(
+            {
+                "measure": measure,
+                "value": value,
+                "chance": level,
+                "margin": value - level
+                if np.isfinite(value) and np.isfinite(level)
+                else float("nan"),
+                "undefined_reason": reason,
+            }
+        )
+    entropies = {"beta_entropy": normalised_entropy(beta)}
+    if alpha is not None:
+        entropies["alpha_entropy"] = normalised_entropy(alpha)
+    for measure, value in entropies.items():
+        records.append(
+            {
+                "measure": measure,
+                "value": value,
+                "chance": float("nan"),
+                "margin": float("nan"),
+                "undefined_reason": None if np.isfinite(value) else "fewer than 2 candidates",
+            }
+        )
+    return records
 
 
 def correctness(

@@ -114,6 +114,11 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
     return read_marts(path, queries)
 
 
+#: the ratings table's columns (rating_reason: why a rating is null, e.g. near-uniform
+#: attention; absent from snapshots published before the column existed)
+RATING_TABLE = ("metric", "variant_id", "model_id", "raw_score", "rating", "rating_reason")
+
+
 def _table(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="", border=0)
 
@@ -188,17 +193,50 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             sections.append(
                 _table(
                     measures.pivot_table(
-                        index="model_id", columns="measure", values=["mean_value", "std_value"]
+                        index="model_id",
+                        columns="measure",
+                        values=["mean_value", "std_value", "mean_chance", "mean_margin"],
                     ).reset_index()
                 )
             )
+    sections.append(trends_section(data["correctness"]))
     if not data["ratings"].empty:
         sections.append("<h2>Ratings</h2>")
         sections.append(
-            _table(data["ratings"][["metric", "variant_id", "model_id", "raw_score", "rating"]])
+            _table(data["ratings"][[c for c in RATING_TABLE if c in data["ratings"].columns]])
         )
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
     return html_page("tsrate interpretability", "".join(sections), style)
+
+
+TREND_VARIANTS = {9: ("d9_T", "temperature T"), 10: ("d10_r", "logistic-map r")}
+
+
+def trends_section(correctness: pd.DataFrame) -> str:
+    """Correctness against complexity (paper Figures 18 and 20): edge AUROC, its chance level
+    and margin per model along the Ising temperature and the logistic-map r. With fewer
+    than 3 points on a sweep the section says the configuration cannot show the trend."""
+    parts = ["<h2>Correctness against complexity</h2>"]
+    auroc = correctness[correctness["measure"] == "beta_auroc"]
+    for _dataset, (prefix, label) in TREND_VARIANTS.items():
+        rows = auroc[auroc["variant_id"].str.startswith(prefix)].copy()
+        points = sorted(rows["variant_id"].unique(), key=lambda v: float(v[len(prefix) :]))
+        if len(points) < 3:
+            parts.append(
+                f"<p>Along the {html.escape(label)}: {len(points)} point(s) in this suite "
+                "run. This configuration cannot show the paper's trend of correctness "
+                "against complexity; run the paper configuration (<code>--paper</code>: "
+                "the 10 x 10 lattice at T = 2, 2.269, 2.75 and r = 1.5 ... 3.56996).</p>"
+            )
+        if rows.empty:
+            continue
+        rows[label] = rows["variant_id"].str[len(prefix) :].astype(float)
+        table = rows.pivot_table(
+            index=label, columns="model_id", values=["mean_value", "mean_chance", "mean_margin"]
+        ).reset_index()
+        parts.append(f"<h3>Edge AUROC of beta against the {html.escape(label)}</h3>")
+        parts.append(_table(table))
+    return "".join(parts)
 
 
 def write_report(warehouse: Path, output: Path) -> Path:

@@ -29,13 +29,16 @@ from tsrate.suites.interpretability import storage
 from tsrate.suites.interpretability.datasets import (
     GENERATORS,
     ISING_CRITICAL_TEMPERATURE,
+    REFERENCE_SENSITIVITY_LAGS,
     Dataset,
     generate,
+    random_lag_sets,
 )
 from tsrate.suites.interpretability.models import MODEL_IDS
 from tsrate.suites.interpretability.training import (
     TrainResult,
     TrainSettings,
+    model_settings,
     pick_device,
     train_model,
 )
@@ -69,6 +72,15 @@ class SuiteConfig:
     #: per target (ours; 100 series x 32 hidden would need billions of parameters).
     wide_series: int = 20
     wide_hidden: int = 4
+    #: TrainSettings fields the caller overrode: they win over the per-model settings
+    #: (training.MODEL_SETTINGS), which fill in every other field per model.
+    settings_overridden: tuple[str, ...] = ()
+    #: dataset 9's time step: "checkerboard" half-sweep (ours) or the reference's
+    #: "random_site" sweep of side^2 single-site updates (datasets.dataset9)
+    ising_update: str = "checkerboard"
+    #: sensitivity studies on the reference code's datasets (lag sets) rather than the main
+    #: study's datasets 2 and 5
+    reference_sensitivity: bool = True
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -119,11 +131,12 @@ PAPER = SuiteConfig(
     ising_side=10,
     ising_temperatures=(2.0, ISING_CRITICAL_TEMPERATURE, 2.75),
     logistic_r=(1.5, 2.5, 3.2, 3.55, 3.56996),
-    sensitivity_f=tuple(round(0.1 * k, 1) for k in range(11)),
+    sensitivity_f=tuple(round(0.05 * k, 2) for k in range(21)),  # the reference's grid
     sensitivity_sigma=(0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0),
     sensitivity_n=tuple(range(3, 21, 2)),
     sensitivity_models=MODEL_IDS,
     sensitivity_seeds=(1, 2, 3),
+    ising_update="random_site",
 )
 
 CONFIGS = {"small": SMALL, "paper": PAPER}
@@ -139,6 +152,7 @@ def resolve_config(config_name: str, seeds=None, overrides: dict | None = None) 
     if seeds:
         changes["seeds"] = tuple(seeds)
     if isinstance(changes.get("settings"), dict):
+        changes["settings_overridden"] = tuple(sorted(changes["settings"]))
         try:
             changes["settings"] = dataclasses.replace(config.settings, **changes["settings"])
         except TypeError as exc:
@@ -198,6 +212,8 @@ def plan_variants(
         if dataset_id == 9:
             for temperature in config.ising_temperatures:
                 params = {**base, "temperature": temperature, "side": config.ising_side}
+                if config.ising_update != "checkerboard":
+                    params["update"] = config.ising_update
                 out.append(Variant(f"d9_T{temperature:.4g}", 9, tuple(params.items()), "main"))
         elif dataset_id == 10:
             for r in config.logistic_r:
@@ -219,11 +235,14 @@ def plan_variants(
             default = inspect.signature(GENERATORS[dataset_id]).parameters[parameter].default
             for value in values:
                 params = _base_params(config, dataset_id)
+                base_name = f"d{dataset_id}"
+                lag_sets = _sensitivity_lag_sets(config, parameter, dataset_id, value)
+                if lag_sets is not None:
+                    params["lag_sets"] = lag_sets
+                    base_name += "rnd" if parameter == "n_series" else "ref"
                 if value != default:  # the default point IS the main variant (same key)
                     params[parameter] = value
-                name = (
-                    f"d{dataset_id}" if value == default else f"d{dataset_id}_{parameter}{value:g}"
-                )
+                name = base_name if value == default else f"{base_name}_{parameter}{value:g}"
                 out.append(
                     Variant(
                         name,
@@ -235,6 +254,19 @@ def plan_variants(
                     )
                 )
     return out
+
+
+def _sensitivity_lag_sets(config: SuiteConfig, parameter: str, dataset_id: int, value):
+    """The reference code's sensitivity datasets: f and sigma on dataset 2 with its fixed
+    per-series lag sets; N on datasets 2 and 5 with random lag sets from 5..9 (one draw per
+    N, shared by both datasets as in the reference). None = the main dataset."""
+    if not config.reference_sensitivity:
+        return None
+    if parameter in ("f", "sigma") and dataset_id == 2:
+        return REFERENCE_SENSITIVITY_LAGS
+    if parameter == "n_series" and dataset_id in (2, 5):
+        return random_lag_sets(int(value), config.data_seed)
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,10 +302,15 @@ def plan_units(
         else:
             variant_models = tuple(m for m in config.sensitivity_models if m in chosen)
             seeds = config.sensitivity_seeds
-        unit_settings = settings
-        if variant.n_series > config.wide_series and settings["hidden"] > config.wide_hidden:
-            unit_settings = {**settings, "hidden": config.wide_hidden}
         for model_id in variant_models:
+            unit_settings = model_settings(
+                model_id, settings, config.name, keep=config.settings_overridden
+            )
+            if (
+                variant.n_series > config.wide_series
+                and unit_settings["hidden"] > config.wide_hidden
+            ):
+                unit_settings = {**unit_settings, "hidden": config.wide_hidden}
             for seed in seeds:
                 unit = Unit(variant, model_id, seed, unit_settings)
                 units.setdefault(unit.run_key, unit)

@@ -11,7 +11,14 @@ Conventions (paper Section 3.2 unless marked "ours"):
 * Adam, MSE loss, mini-batches drawn by a generator seeded with ``seed``; ``torch``
   is seeded with ``seed`` before the model is built, so (data, model, settings, seed)
   gives the same result on the same device;
-* attention is averaged over the test windows (see :mod:`.models`).
+* attention is averaged over the test windows (see :mod:`.models`);
+* ``batch_size`` 0 means full-batch gradient descent (one step per epoch: TCDF's reference
+  trains on the whole series at once);
+* TCDF: its per-target loss before training and after it feed the permutation importance
+  validation (PIVM, :meth:`.models.TCDF.validate`), on the latest <= 4,096 training windows.
+
+Per-model settings (:data:`MODEL_SETTINGS`, the table in docs/suites/interpretability.md)
+override a configuration's shared ``TrainSettings`` field by field (:func:`model_settings`).
 """
 
 from __future__ import annotations
@@ -40,6 +47,39 @@ class TrainSettings:
     #: torch CPU threads while training (0 = torch's default). Tiny models run several times
     #: faster on one thread: thread hand-offs cost more than the arithmetic.
     threads: int = 1
+    #: TCDF's PIVM significance (reference default 0.8).
+    tcdf_significance: float = 0.8
+
+
+#: Per-model training settings from the papers and reference repositories, per configuration.
+#: paper: IMV-LSTM (KurochkinAlexey/IMV_LSTM notebooks): 128 units, Adam lr 0.001, batch 128;
+#: TCDF (M-Nauta/TCDF runTCDF.py defaults): Adam lr 0.01, the whole series as one batch,
+#: 1,000 epochs, significance 0.8; DA-RNN (Qin et al. 2017, Sec. 4.2): 64 hidden units,
+#: lr 0.001, batch 128; seq2graph (the benchmark paper, Sec. 4): Adam lr 0.01/3, batch 128,
+#: 5 epochs. small: only the settings that cost no CPU time (TCDF full batch, seq2graph).
+MODEL_SETTINGS: dict[str, dict[str, dict]] = {
+    "paper": {
+        "imv_full": {"hidden": 128, "learning_rate": 0.001, "batch_size": 128},
+        "imv_tensor": {"hidden": 128, "learning_rate": 0.001, "batch_size": 128},
+        "tcdf": {"learning_rate": 0.01, "batch_size": 0, "epochs": 1000},
+        "darnn": {"hidden": 64, "learning_rate": 0.001, "batch_size": 128},
+        "seq2graph": {"learning_rate": 0.01 / 3, "batch_size": 128, "epochs": 5},
+    },
+    "small": {
+        "tcdf": {"learning_rate": 0.01, "batch_size": 0, "epochs": 100},
+        "seq2graph": {"learning_rate": 0.01 / 3, "batch_size": 128, "epochs": 5},
+    },
+}
+
+
+def model_settings(
+    model_id: str, settings: dict, config_name: str, keep: tuple[str, ...] = ()
+) -> dict:
+    """``settings`` (a TrainSettings as a dict) with ``model_id``'s overrides of
+    ``config_name`` applied, except the fields in ``keep`` (set by the caller); unknown
+    configurations keep the shared settings."""
+    own = MODEL_SETTINGS.get(config_name, {}).get(model_id, {})
+    return {**settings, **{k: v for k, v in own.items() if k not in keep}}
 
 
 @dataclasses.dataclass
@@ -54,6 +94,8 @@ class TrainResult:
     test_start: int
     attention: Attention
     seconds: float
+    #: the trained torch module, only when ``train_model(..., keep_model=True)``
+    model: object | None = dataclasses.field(default=None, repr=False)
 
 
 def make_windows(values: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
@@ -76,16 +118,24 @@ def pick_device(requested: str = "auto") -> str:
 
 
 def train_model(
-    model_id: str, values: np.ndarray, settings: TrainSettings, seed: int
+    model_id: str,
+    values: np.ndarray,
+    settings: TrainSettings,
+    seed: int,
+    keep_model: bool = False,
 ) -> TrainResult:
-    """Train ``model_id`` on ``values`` (time x series) and evaluate it on the test tail."""
+    """Train ``model_id`` on ``values`` (time x series) and evaluate it on the test tail
+    (``keep_model``: the result carries the trained module, for inspection)."""
     previous_threads = torch.get_num_threads()
     if settings.threads > 0:
         torch.set_num_threads(settings.threads)
     try:
-        return _train_model(model_id, values, settings, seed)
+        result = _train_model(model_id, values, settings, seed)
     finally:
         torch.set_num_threads(previous_threads)
+    if not keep_model:
+        result.model = None
+    return result
 
 
 def _train_model(
@@ -123,12 +173,17 @@ def _train_model(
     xt = torch.from_numpy(x_train).to(device)
     yt = torch.from_numpy(y_train).to(device)
     history: list[float] = []
+    validate = getattr(model, "validate", None)
+    if validate is not None:  # TCDF's PIVM compares with the loss before training
+        x_check, y_check = xt[-4096:], yt[-4096:]
+        first_loss = model.per_target_loss(x_check, y_check)
+    batch_size = settings.batch_size if settings.batch_size > 0 else len(xt)
     model.train()
     for _ in range(settings.epochs):
         order = torch.randperm(len(xt), generator=generator).to(device)
         total, count = 0.0, 0
-        for start in range(0, len(order), settings.batch_size):
-            batch = order[start : start + settings.batch_size]
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
             optimiser.zero_grad()
             prediction = model(xt[batch])
             # sum over targets of each target's MSE: independent models, one backward pass
@@ -139,9 +194,12 @@ def _train_model(
             count += len(batch)
         history.append(total / max(count, 1))
     model.eval()
-    train_pred = _predict(model, x_train, device, settings.batch_size * 8)
-    test_pred = _predict(model, x_test, device, settings.batch_size * 8)
-    attention = _explain(model, x_test, device, settings.batch_size * 8)
+    if validate is not None:
+        validate(x_check, y_check, first_loss, settings.tcdf_significance, seed)
+    chunk = 1024
+    train_pred = _predict(model, x_train, device, chunk)
+    test_pred = _predict(model, x_test, device, chunk)
+    attention = _explain(model, x_test, device, chunk)
     unscale = lambda a: a * std + mean  # noqa: E731
     train_mse = ((unscale(train_pred) - unscale(y_train)) ** 2).mean(0)
     test_mse = ((unscale(test_pred) - unscale(y_test)) ** 2).mean(0)
@@ -154,6 +212,7 @@ def _train_model(
         test_start=test_start,
         attention=attention,
         seconds=time.perf_counter() - started,
+        model=model,
     )
 
 
