@@ -227,3 +227,55 @@ def test_position_sets_place_the_extreme_and_the_query_by_quadrant(kind):
         else:
             assert g.quadrant_of(position, 100) == quadrant == s.labels["extreme_quadrant"]
     assert [g.quadrant_of(i, 8) for i in range(8)] == [1, 1, 2, 2, 3, 3, 4, 4]
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters recovered by independent estimators (a changed coefficient fails here)
+# ---------------------------------------------------------------------------------------
+
+
+def garch_mle(r: np.ndarray) -> tuple[float, float, float]:
+    """(omega, alpha, beta) of a GARCH(1,1) by direct Gaussian maximum likelihood (written
+    here, independent of the generator; variance started at the sample variance)."""
+    from scipy.optimize import minimize
+
+    def nll(theta):
+        omega, alpha, beta = theta
+        if omega <= 0 or alpha < 0 or beta < 0 or alpha + beta >= 1:
+            return 1e12
+        var = np.empty_like(r)
+        var[0] = r.var()
+        for t in range(1, len(r)):
+            var[t] = omega + alpha * r[t - 1] ** 2 + beta * var[t - 1]
+        return 0.5 * np.sum(np.log(var) + r**2 / var)
+
+    fit = minimize(nll, x0=[0.05, 0.1, 0.8], method="Nelder-Mead", options={"maxiter": 2000})
+    return tuple(float(v) for v in fit.x)
+
+
+def test_garch_parameters_are_recovered_by_maximum_likelihood():
+    r = g.garch_returns(np.random.default_rng(5), 8000)
+    omega, alpha, beta = garch_mle(r)
+    assert alpha == pytest.approx(0.2, abs=0.05) and beta == pytest.approx(0.7, abs=0.06)
+    assert omega == pytest.approx(0.1, abs=0.04)
+    # the clustered volatility series: returns = scale x GARCH returns, scale in its labels
+    s = g.generate_sample("volatility", "test", 0, SEED, kind="clustered", max_length=150)
+    assert s.labels["scale"] == 2.0 and (s.labels["alpha"], s.labels["beta"]) == (0.2, 0.7)
+    returns = np.diff(np.concatenate([[100.0], s.values])) / s.labels["scale"]
+    assert returns.var() == pytest.approx(1.0, rel=0.9)  # omega / (1 - a - b) = 1
+
+
+def test_stationary_ar1_coefficient_and_fat_tail_degrees_of_freedom():
+    from statsmodels.tsa.ar_model import AutoReg
+
+    rng = np.random.default_rng(3)
+    x = g._ar1(rng, 20_000, 0.4, 2.0)
+    fit = AutoReg(x, lags=1).fit()
+    assert fit.params[1] == pytest.approx(0.4, abs=0.02)
+    assert np.sqrt(fit.sigma2) == pytest.approx(2.0, rel=0.05)
+    # the fat-tailed set: Student t with 3 degrees of freedom (scipy's fit)
+    values = np.concatenate(
+        [s.values - s.values.mean() for s in samples("statistical_properties", "fat_tailed", 60)]
+    )
+    df, _, scale = stats.t.fit(values, floc=0.0)
+    assert df == pytest.approx(3.0, abs=1.0) and scale == pytest.approx(2.0, rel=0.2)

@@ -27,13 +27,21 @@ errors as (
         suite_run_id,
         system_id,
         condition,
-        count(*) as n_scored,
+        count(*) filter (where usable) as n_scored,
         avg(mae) as mae,
         avg(mse) as mse,
+        avg(mae) filter (where usable) as mae_parsed,
+        avg(mae_minmax) as mae_minmax,
+        avg(mse_minmax) as mse_minmax,
         avg(baseline_mae) as baseline_mae,
         avg(baseline_mse) as baseline_mse,
+        avg(baseline_mae_minmax) as baseline_mae_minmax,
     from scored
     group by suite_run_id, system_id, condition
+),
+
+intervals as (
+    select * from {{ ref('rsn_forecast_intervals') }}
 ),
 
 final as (
@@ -46,10 +54,21 @@ final as (
         cast(counted.n_unanswered as integer) as n_unanswered,
         cast(counted.n_unparseable as integer) as n_unparseable,
         cast(coalesce(errors.n_scored, 0) as integer) as n_scored,
+        cast(coalesce(errors.n_scored, 0) / counted.n_items as double) as coverage,
         cast(errors.mae as double) as mae,
+        cast(intervals.mae_ci_low as double) as mae_ci_low,
+        cast(intervals.mae_ci_high as double) as mae_ci_high,
         cast(errors.mse as double) as mse,
+        cast(intervals.mse_ci_low as double) as mse_ci_low,
+        cast(intervals.mse_ci_high as double) as mse_ci_high,
+        cast(errors.mae_parsed as double) as mae_parsed,
+        cast(errors.mae_minmax as double) as mae_minmax,
+        cast(intervals.mae_minmax_ci_low as double) as mae_minmax_ci_low,
+        cast(intervals.mae_minmax_ci_high as double) as mae_minmax_ci_high,
+        cast(errors.mse_minmax as double) as mse_minmax,
         cast(errors.baseline_mae as double) as baseline_mae,
         cast(errors.baseline_mse as double) as baseline_mse,
+        cast(errors.baseline_mae_minmax as double) as baseline_mae_minmax,
         cast(case when errors.baseline_mae > 0 then 1 - errors.mae / errors.baseline_mae end as double)
             as mae_skill,
     from counted
@@ -57,6 +76,10 @@ final as (
         on errors.suite_run_id = counted.suite_run_id
         and errors.system_id = counted.system_id
         and errors.condition = counted.condition
+    left join intervals
+        on intervals.suite_run_id = counted.suite_run_id
+        and intervals.system_id = counted.system_id
+        and intervals.condition = counted.condition
 )
 
 select * from final

@@ -547,15 +547,18 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
         return _fail("the reply is not a single letter A-D")
     if task == "retrieval":
         without_dates = _ISO.sub(" ", reply)
-        numbers = sorted(set(_numbers(without_dates)))
+        # every occurrence counts: a reply repeating one number 20 times is not one answer
+        numbers = _numbers(without_dates)
         if not numbers:
             return _fail("no number in the reply")
         if len(numbers) > 1:
-            return _fail(f"several numbers in the reply: {', '.join(map(str, numbers[:5]))}")
+            return _fail(
+                f"several numbers in the reply ({len(numbers)}): {', '.join(map(str, numbers[:5]))}"
+            )
         return Parsed(True, value=numbers[0])
     if task in ("arithmetic_min", "arithmetic_max"):
         dates = sorted(set(_ISO.findall(reply)))
-        numbers = sorted(set(_numbers(_ISO.sub(" ", reply))))
+        numbers = _numbers(_ISO.sub(" ", reply))  # every occurrence counts
         if len(dates) != 1:
             return _fail("no date in the reply" if not dates else "several dates in the reply")
         if len(numbers) != 1:
