@@ -63,6 +63,7 @@ FORMAT_NAMES = {
     "spaces": "CSV with the digits of each number separated by spaces",
     "context": "CSV with each value in brackets",
     "symbol": "CSV with a direction column (↑ up, ↓ down, → unchanged)",
+    "custom": "rows of Date|Value separated by a vertical bar",
 }
 LETTERS = ("A", "B", "C", "D")
 
