@@ -96,12 +96,19 @@ def test_spikes_sit_where_labelled_and_level_shifts_persist():
             deviation = np.abs(s.values - np.median(s.values))
             assert sorted(np.argsort(deviation)[-count:]) == s.labels["positions"]
             assert all(deviation[p] > 4 for p in s.labels["positions"])  # 8-15 sd spikes
+            # consecutive days (Appendix B: "sequences of consecutive anomalies")
+            assert np.all(np.diff(s.labels["positions"]) == 1)
+            n = len(s.values)
+            assert s.labels["positions"][0] >= int(0.1 * n) and s.labels["positions"][-1] < int(
+                0.9 * n
+            )
     for s in samples("anomalies", "level_shift", 20):
         k = s.labels["start"]
         shift = s.values[k:].mean() - s.values[:k].mean()
         assert abs(shift - s.labels["magnitude"]) < 1.5
     for s in samples("anomalies", "step_spike", 20):
         a, b = s.labels["start"], s.labels["end"]
+        assert b - a >= 4  # longer than a triple spike
         inside = s.values[a:b].mean() - np.median(s.values)
         assert (
             abs(inside - s.labels["magnitude"]) < 2
@@ -260,7 +267,7 @@ def test_garch_parameters_are_recovered_by_maximum_likelihood():
     assert omega == pytest.approx(0.1, abs=0.04)
     # the clustered volatility series: returns = scale x GARCH returns, scale in its labels
     s = g.generate_sample("volatility", "test", 0, SEED, kind="clustered", max_length=150)
-    assert s.labels["scale"] == 2.0 and (s.labels["alpha"], s.labels["beta"]) == (0.2, 0.7)
+    assert s.labels["scale"] == 1.0 and (s.labels["alpha"], s.labels["beta"]) == (0.2, 0.7)
     returns = np.diff(np.concatenate([[100.0], s.values])) / s.labels["scale"]
     assert returns.var() == pytest.approx(1.0, rel=0.9)  # omega / (1 - a - b) = 1
 
@@ -279,3 +286,21 @@ def test_stationary_ar1_coefficient_and_fat_tail_degrees_of_freedom():
     )
     df, _, scale = stats.t.fit(values, floc=0.0)
     assert df == pytest.approx(3.0, abs=1.0) and scale == pytest.approx(2.0, rel=0.2)
+
+
+def test_no_volatility_moves_without_random_changes():
+    from tsrate.suites.understanding.analyst import volatility_kind
+    from tsrate.suites.understanding.tasks import CLASSIFICATIONS, DETECTIONS
+
+    for s in samples("volatility", "none", 10):
+        steps = np.diff(s.values)
+        assert np.ptp(steps) < 1e-9 and abs(steps[0]) <= 0.2  # one steady step a day
+        assert not DETECTIONS["volatility"][0].present(s)  # volatility does not change
+        assert CLASSIFICATIONS["volatility"].truth(s) == "none"
+        assert volatility_kind(np.round(s.values, 2)) == "none"
+    # the other kinds are not mistaken for it
+    for kind in ("constant", "clustered", "increasing"):
+        assert all(
+            volatility_kind(np.round(s.values, 2)) != "none"
+            for s in samples("volatility", kind, 10)
+        )

@@ -251,10 +251,12 @@ ANOMALY_KINDS = (
 
 
 def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
-    """A level of 50-100 with N(0, 1) noise plus: 1-3 isolated spikes of 8-15 noise sd
-    (at least 5 days apart, not in the first or last 10 %); a step spike (3-10 elevated
-    days that return); a level shift (a persistent jump of 8-15 sd); a temporal disruption
-    (8-20 days where the series freezes at one value); or none."""
+    """A level of 50-100 with N(0, 1) noise plus: a single spike of 8-15 noise sd, or a
+    double / triple spike -- 2 / 3 spikes on CONSECUTIVE days, as Appendix B describes
+    ("sequences of consecutive anomalies") -- not in the first or last 10 %; a step spike
+    (4-10 elevated days that return: at least 4 so that it differs from a triple spike); a
+    level shift (a persistent jump of 8-15 sd); a temporal disruption (8-20 days where the
+    series freezes at one value); or none."""
     kind = _pick(rng, ANOMALY_KINDS, kind)
     level = rng.uniform(50, 100)
     values = level + rng.normal(0.0, 1.0, n)
@@ -272,21 +274,21 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
         )
     if kind.endswith("_spike") and kind != "step_spike":
         count = {"single_spike": 1, "double_spike": 2, "triple_spike": 3}[kind]
-        positions: list[int] = []
-        while len(positions) < count:
-            p = int(rng.integers(lo, hi))
-            if all(abs(p - q) >= 5 for q in positions):
-                positions.append(p)
-        positions.sort()
+        first = int(rng.integers(lo, max(lo + 1, hi - count + 1)))
+        positions = list(range(first, first + count))
         for p in positions:
             values[p] += magnitude
         labels.update(positions=positions, magnitude=magnitude)
-        word = {1: "a single sudden spike", 2: "two sudden spikes", 3: "three sudden spikes"}[count]
+        word = {
+            1: "a single sudden spike",
+            2: "two sudden spikes on consecutive days",
+            3: "three sudden spikes on consecutive days",
+        }[count]
         qualitative = f"This time series is mostly stable but shows {word}."
         specifics = f"It has {count} spike(s) of about {magnitude:+.2f}."
         return values, kind, labels, qualitative, specifics
     # step spikes and disruptions end at least 3 days before the series does (they return)
-    duration = int(rng.integers(3, 11)) if kind == "step_spike" else int(rng.integers(8, 21))
+    duration = int(rng.integers(4, 11)) if kind == "step_spike" else int(rng.integers(8, 21))
     last_start = n - 3 - duration if kind != "level_shift" else hi
     start = int(rng.integers(lo, max(lo + 1, min(hi, last_start))))
     if kind == "step_spike":
@@ -393,7 +395,7 @@ def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None)
     return values, cls, labels, qualitative, f"The break occurs after {k} days ({what})."
 
 
-VOLATILITY_KINDS = ("clustered", "leverage", "constant", "increasing")
+VOLATILITY_KINDS = ("clustered", "leverage", "constant", "increasing", "none")
 
 
 def garch_returns(
@@ -425,14 +427,26 @@ def leverage_returns(
 
 
 def volatility(rng: np.random.Generator, n: int, kind: str | None = None):
-    """Price paths 100 + cumsum(r) with clustered (GARCH(1,1) 0.1/0.2/0.7, returns x 2),
-    leverage (base 0.1, strength 0.3, x 10), constant (cumsum(eps) + eta) or increasing
-    (sigma_0 (1 + 5 t / n)) volatility."""
+    """Price paths 100 + cumsum(r) with clustered volatility (GARCH(1,1) with Appendix B's
+    omega 0.1, alpha 0.2, beta 0.7, returns used as they are: scale 1, unconditional
+    variance 1), leverage (base 0.1, strength 0.3; returns x 10, so that the moves are
+    visible at two printed decimals -- the paper states no scale), constant
+    (cumsum(eps) + eta), increasing (sigma_0 (1 + 5 t / n)) volatility, or none (the
+    paper's "no volatility" set, Appendix B figure: a smooth path with no random
+    day-to-day changes, 100 + a slow straight drift of at most 0.2 a day). Labels carry
+    each kind's parameters and ``scale``."""
     kind = _pick(rng, VOLATILITY_KINDS, kind)
     labels: dict = {}
+    if kind == "none":
+        slope = rng.uniform(-0.2, 0.2)
+        values = 100 + slope * np.arange(n, dtype=float)
+        labels.update(slope=slope)
+        qualitative = "This time series shows no volatility: it moves smoothly, without random day-to-day changes."
+        specifics = f"It changes by {slope:+.2f} every day."
+        return values, kind, labels, qualitative, specifics
     if kind == "clustered":
-        r = 2.0 * garch_returns(rng, n)
-        labels.update(omega=0.1, alpha=0.2, beta=0.7, scale=2.0)
+        r = garch_returns(rng, n)
+        labels.update(omega=0.1, alpha=0.2, beta=0.7, scale=1.0)
         values = 100 + np.cumsum(r)
         qualitative = "This time series shows clustered volatility: calm stretches alternate with bursts of large moves."
     elif kind == "leverage":

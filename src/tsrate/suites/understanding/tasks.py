@@ -124,7 +124,7 @@ DETECTIONS: dict[str, tuple[Detection, ...]] = {
         Detection(
             "volatility",
             "Does the volatility of this time series change over time (rather than stay constant)?",
-            lambda s: s.sub_feature != "constant",
+            lambda s: s.sub_feature not in ("constant", "none"),
         ),
     ),
     "statistical_properties": (
@@ -182,9 +182,9 @@ CLASSIFICATIONS: dict[str, Classification] = {
         "Which kind of anomaly does this time series contain?",
         {
             "single_spike": "one isolated sharp jump that immediately returns",
-            "double_spike": "two isolated sharp jumps",
-            "triple_spike": "three isolated sharp jumps",
-            "step_spike": "a jump to another level that lasts a few days, then returns",
+            "double_spike": "two sharp jumps on consecutive days",
+            "triple_spike": "three sharp jumps on consecutive days",
+            "step_spike": "a jump to another level that lasts four days or more, then returns",
             "level_shift": "a jump to another level that persists until the end",
             "temporal_disruption": "a stretch where the series freezes at one value, then resumes",
         },
@@ -205,6 +205,7 @@ CLASSIFICATIONS: dict[str, Classification] = {
             "increasing": "the daily changes grow steadily larger over time",
             "clustered": "calm periods alternate with bursts of large changes (GARCH-like)",
             "leverage": "volatility rises after falls and decays after rises",
+            "none": "no volatility: the series moves smoothly, without random day-to-day changes",
         },
         _sub,
     ),
