@@ -368,3 +368,53 @@ def test_retrieval_does_not_deduplicate_a_repeated_number():
     assert not parsed.ok and "several numbers in the reply (20)" in parsed.error
     assert not parse_answer("arithmetic_max", "5 on 2020-01-01, 5 5").ok
     assert parse_answer("retrieval", "103.25").ok
+
+
+def test_report_shows_confusion_matrices_length_curves_and_small_cells(three_systems):
+    from tsrate.suites.understanding.report import (
+        confusion_html,
+        length_curve_charts,
+        position_bias_html,
+    )
+
+    _, scored, _, _ = three_systems
+    detection = scored[scored["task"] == "detection"]
+    confusion = (
+        detection.assign(predicted=detection["predicted"].fillna("(unusable)"))
+        .groupby(["system_id", "task", "feature", "truth", "predicted"], as_index=False)
+        .size()
+        .rename(columns={"size": "n_prompts"})
+    )
+    text = confusion_html(confusion)
+    garbage_trend = confusion[
+        (confusion["system_id"] == "garbage") & (confusion["feature"] == "trend")
+    ]
+    assert set(garbage_trend["predicted"]) == {"(unusable)"}
+    assert "garbage · detection · trend" in text and "(unusable)" in text
+    numeric = scored[scored["task"] == "retrieval"].assign(
+        length_bin_start=lambda f: f["series_length"] // 30 * 30
+    )
+    curves = (
+        numeric.groupby(["system_id", "task", "length_bin_start"], as_index=False)
+        .agg(n=("correct", "size"), accuracy=("correct", "mean"))
+        .assign(length_bin_end=lambda f: f["length_bin_start"] + 29)
+    )
+    charts = length_curve_charts(curves)
+    assert len(charts) == 1 and "<svg" in charts[0] and "und_analyst" in charts[0]
+    bias = position_bias_table(
+        score_table(
+            answers_frame(
+                position_prompts(1),
+                {"und_random": [RandomAnswerer(3).answer(p) for p in position_prompts(1)]},
+            )
+        )
+    )
+    shown = position_bias_html(
+        bias.assign(
+            accuracy_pct=100 * bias["accuracy"],
+            accuracy_ci_low_pct=100 * bias["accuracy_ci_low"],
+            accuracy_ci_high_pct=100 * bias["accuracy_ci_high"],
+            p_holm=bias["p_holm"].astype(float),
+        )
+    )
+    assert "too small to judge" in shown

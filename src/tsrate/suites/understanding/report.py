@@ -173,6 +173,59 @@ def format_table_html(table: pd.DataFrame) -> str:
     return "".join(parts)
 
 
+def length_curve_charts(curves: pd.DataFrame) -> list[str]:
+    """One bar chart per numeric task: accuracy per length bin, one series per system."""
+    if curves.empty:
+        return ["<p>none</p>"]
+    from tsrate.svg import Point, Series, bar_chart
+
+    out = []
+    for task, block in curves.groupby("task", sort=True):
+        bins = sorted(set(zip(block["length_bin_start"], block["length_bin_end"], strict=True)))
+        labels = [f"{a}-{b}" for a, b in bins]
+        series = []
+        for index, (system, mine) in enumerate(block.groupby("system_id", sort=True)):
+            by_bin = {(r.length_bin_start, r.length_bin_end): r for r in mine.itertuples()}
+            points = [
+                Point(
+                    float(by_bin[b].accuracy) if b in by_bin else None,
+                    f"{system} · {b[0]}-{b[1]} days: "
+                    + (f"{by_bin[b].accuracy:.2f} ({by_bin[b].n} prompts)" if b in by_bin else ""),
+                )
+                for b in bins
+            ]
+            series.append(Series(system, points, colour_for(index)))
+        out.append(
+            bar_chart(f"{task}: accuracy by series length", labels, series, y_label="accuracy")
+        )
+    return out
+
+
+def confusion_html(confusion: pd.DataFrame) -> str:
+    """One small matrix per system, task and feature (truth rows, answer columns)."""
+    if confusion.empty:
+        return "<p>none</p>"
+    parts = []
+    for (system, task, feature), block in confusion.groupby(
+        ["system_id", "task", "feature"], sort=True
+    ):
+        wide = block.pivot_table(
+            index="truth", columns="predicted", values="n_prompts", aggfunc="sum", fill_value=0
+        )
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in wide.columns)
+        rows = "".join(
+            f"<tr><th>{html.escape(str(t))}</th>"
+            + "".join(f"<td>{int(v)}</td>" for v in wide.loc[t])
+            + "</tr>"
+            for t in wide.index
+        )
+        parts.append(
+            f"<h4>{html.escape(system)} · {html.escape(task)} · {html.escape(feature)}</h4>"
+            f"<table><tr><th>truth \\ answer</th>{head}</tr>{rows}</table>"
+        )
+    return "<details><summary>show the matrices</summary>" + "".join(parts) + "</details>"
+
+
 def usable_table_html(usable: pd.DataFrame) -> str:
     """Unusable replies per system and task (count and coverage)."""
     if usable.empty:
@@ -264,6 +317,15 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "using (suite_run_id, metric, feature, system_id) group by all "
             "order by r.metric, r.system_id"
         )
+        confusion = read(
+            "select system_id, task, feature, truth, predicted, n_prompts "
+            "from marts.und_confusion_matrix order by all"
+        )
+        curves = read(
+            "select system_id, task, length_bin_start, length_bin_end, sum(n_prompts) as n, "
+            "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
+            "group by all order by all"
+        )
         usable = read(
             "select system_id, task, sum(n_prompts) as n_prompts, sum(n_unparsed) as n_unusable, "
             "1 - sum(n_unparsed) / sum(n_prompts) as coverage from marts.und_scores "
@@ -289,6 +351,12 @@ def write_report(warehouse: Path, output: Path) -> Path:
         interval_table_html(scores),
         "<h2>Position bias (two-proportion test per quadrant, Holm-corrected)</h2>",
         position_bias_html(bias),
+        "<h2>Accuracy by series length (paper Figure 3)</h2>",
+        "<p>Mean over feature datasets and formats; each bar a 30-day bin of lengths.</p>",
+        *length_curve_charts(curves),
+        "<h2>Confusion matrices (paper Appendix D)</h2>",
+        "<p>Rows: the true answer; columns: the system's answer, all formats pooled.</p>",
+        confusion_html(confusion),
         "<h2>Ratings (mean rating over features, with stability)</h2>",
         "<p>mean_share_at_rating: share of prompt resamples that give the published rating "
         "(1 = firm).</p>",
