@@ -304,3 +304,48 @@ def test_no_volatility_moves_without_random_changes():
             volatility_kind(np.round(s.values, 2)) != "none"
             for s in samples("volatility", kind, 10)
         )
+
+
+def _segments(kind: str, n: int = 4000, seed: int = 2):
+    values, cls, labels, _, _ = g.structural_breaks(np.random.default_rng(seed), n, kind)
+    k = labels["break_index"]
+    level = values[:k].mean()  # the process before the break has mean 0: this is the level
+    return cls, values[:k] - level, values[k:] - level
+
+
+def test_the_four_appendix_b_break_kinds_change_what_they_name():
+    # mean and variance together: both moments move at the break (a parameter shift)
+    for s in samples("structural_breaks", "mean_variance_shift", 20):
+        k = s.labels["break_index"]
+        assert s.sub_feature == "parameter_shift"
+        assert abs(s.values[k:].mean() - s.values[:k].mean()) > 3
+        assert np.var(s.values[k:]) > 3 * np.var(s.values[:k])  # sd x 3: variance x 9
+    # linearity: before, OLS slopes of x_t on x_{t-1} agree for positive and negative
+    # x_{t-1} (linear AR(1), 0.5); after, they follow the threshold AR (0.9 / -0.5)
+    cls, before, after = _segments("linearity_change")
+    assert cls == "regime_shift"
+
+    def slopes(x):
+        lag, now = x[:-1], x[1:]
+        return [stats.linregress(lag[side], now[side]).slope for side in (lag > 0, lag <= 0)]
+
+    up, down = slopes(before)
+    assert abs(up - down) < 0.25 and up == pytest.approx(0.5, abs=0.15)
+    up, down = slopes(after)
+    assert up == pytest.approx(g.BREAK_THRESHOLD_AR[0], abs=0.1)
+    assert down == pytest.approx(g.BREAK_THRESHOLD_AR[1], abs=0.15)
+    # error correlation: lag-1 autocorrelation 0 before, theta / (1 + theta^2) after (MA(1))
+    cls, before, after = _segments("error_correlation_change")
+    theta = g.BREAK_MA_THETA
+    assert cls == "regime_shift" and abs(acf(before, nlags=1)[1]) < 0.06
+    assert acf(after, nlags=1)[1] == pytest.approx(theta / (1 + theta**2), abs=0.06)
+    assert abs(acf(after, nlags=2)[2]) < 0.06  # MA(1): nothing at lag 2
+    # variance type: homoskedastic before, GARCH after (Engle's ARCH test; squared acf)
+    cls, before, after = _segments("variance_type_change")
+    assert cls == "regime_shift"
+    assert het_arch(before, nlags=5)[1] > 0.01 and het_arch(after, nlags=5)[1] < 1e-6
+    assert acf((after - after.mean()) ** 2, nlags=1)[1] > 0.15
+    garch = g.BREAK_GARCH
+    assert after.var() == pytest.approx(
+        garch["omega"] / (1 - garch["alpha"] - garch["beta"]), rel=0.35
+    )

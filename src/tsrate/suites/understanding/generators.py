@@ -318,32 +318,52 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
 BREAK_KINDS = (
     "mean_shift",
     "variance_shift",
+    "mean_variance_shift",
     "seasonality_amplitude_shift",
     "autocorrelation_shift",
     "distribution_change",
     "stationarity_change",
+    "linearity_change",
     "noise_trend_change",
     "frequency_change",
+    "error_correlation_change",
+    "variance_type_change",
     "none",
 )
 BREAK_CLASS = {
     "mean_shift": "parameter_shift",
     "variance_shift": "parameter_shift",
+    "mean_variance_shift": "parameter_shift",
     "seasonality_amplitude_shift": "parameter_shift",
     "autocorrelation_shift": "parameter_shift",
     "distribution_change": "regime_shift",
     "stationarity_change": "regime_shift",
+    "linearity_change": "regime_shift",
     "noise_trend_change": "regime_shift",
     "frequency_change": "regime_shift",
+    "error_correlation_change": "regime_shift",
+    "variance_type_change": "regime_shift",
     "none": "none",
 }
+#: variance_type_change: GARCH(1,1) errors after the break (unconditional variance 1)
+BREAK_GARCH = {"omega": 0.05, "alpha": 0.3, "beta": 0.65}
+#: linearity_change: threshold AR(1) after the break, x_t = phi x_{t-1} + e_t with phi
+#: = 0.9 when x_{t-1} > 0 and -0.5 otherwise (linear AR(1), phi 0.5, before)
+BREAK_THRESHOLD_AR = (0.9, -0.5)
+#: error_correlation_change: MA(1) errors e_t + theta e_{t-1} after the break
+BREAK_MA_THETA = 0.9
 
 
 def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None):
     """One break at a random point in [30 %, 70 %] of the series. Parameter shifts: mean
     (+-5 sd), variance (sd x 4), seasonal amplitude (x 4), autocorrelation (AR phi 0 ->
     0.95). Regime shifts: distribution (normal -> exponential), stationarity (white noise ->
-    random walk), noise -> trend, seasonal frequency (period 20 -> 5). ``none``: AR(1) noise.
+    random walk), noise -> trend, seasonal frequency (period 20 -> 5). Appendix B's other
+    kinds: mean and variance together (+-5-8 and sd x 3, a parameter shift); linearity
+    (linear AR(1) -> threshold AR(1), :data:`BREAK_THRESHOLD_AR`); error correlation
+    (independent -> MA(1) errors, theta :data:`BREAK_MA_THETA`); variance type (constant
+    variance -> GARCH(1,1) errors, :data:`BREAK_GARCH`, unconditional variance 1).
+    ``none``: AR(1) noise.
     The sub-feature is the class (parameter_shift, regime_shift, none); the kind is a label."""
     kind = _pick(rng, BREAK_KINDS, kind)
     level = rng.uniform(50, 100)
@@ -358,6 +378,22 @@ def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None)
     elif kind == "variance_shift":
         x = e.copy()
         x[k:] *= 4.0
+    elif kind == "mean_variance_shift":
+        x = e.copy()
+        x[k:] = 3.0 * x[k:] + float(rng.choice([1.0, -1.0])) * rng.uniform(5, 8)
+    elif kind == "linearity_change":
+        x = np.empty(n)
+        x[0] = e[0]
+        up, down = BREAK_THRESHOLD_AR
+        for i in range(1, n):
+            phi = 0.5 if i < k else (up if x[i - 1] > 0 else down)
+            x[i] = phi * x[i - 1] + e[i]
+    elif kind == "error_correlation_change":
+        x = e.copy()
+        x[k:] = e[k:] + BREAK_MA_THETA * e[k - 1 : n - 1]
+    elif kind == "variance_type_change":
+        x = e.copy()
+        x[k:] = garch_returns(rng, n - k, **BREAK_GARCH)
     elif kind == "seasonality_amplitude_shift":
         amp = np.where(t < k, 2.0, 8.0)
         x = amp * np.sin(2 * np.pi * t / 10) + 0.5 * e

@@ -193,8 +193,8 @@ CLASSIFICATIONS: dict[str, Classification] = {
     "structural_breaks": Classification(
         "Which kind of structural break does this time series contain?",
         {
-            "parameter_shift": "a parameter of the same process changes (mean, variance, seasonal amplitude or autocorrelation)",
-            "regime_shift": "the process itself changes (distribution, stationarity, noise to trend, or frequency)",
+            "parameter_shift": "a parameter of the same process changes (mean, variance, both, seasonal amplitude or autocorrelation)",
+            "regime_shift": "the process itself changes (distribution, stationarity, linearity, noise to trend, frequency, error correlation or variance type)",
         },
         lambda s: None if s.sub_feature == "none" else s.sub_feature,
     ),
