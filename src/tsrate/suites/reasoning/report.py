@@ -138,6 +138,10 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         sections.append(_bars("normalised MAE", wide, "system_id", columns, "MAE"))
         sections.append(_table(forecasts.drop(columns=["suite_run_id"])))
         if not data["context"].empty:
+            sections.append(
+                "<p>context_rule reads the generator's parameters: an oracle, an upper "
+                "bound on what the context is worth, not a model.</p>"
+            )
             sections.append(_table(data["context"].drop(columns=["suite_run_id"])))
     if not data["ratings"].empty:
         sections.append(
