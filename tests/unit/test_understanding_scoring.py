@@ -418,3 +418,46 @@ def test_report_shows_confusion_matrices_length_curves_and_small_cells(three_sys
         )
     )
     assert "too small to judge" in shown
+
+
+def test_search_task_and_sinusoidal_set_of_appendix_e1():
+    samples = [
+        g.generate_sample("sinusoidal", "test", i, 7, position_length=80) for i in range(8 * 6)
+    ]
+    for s in samples:  # the extreme sits in the cell's quadrant (rejection sampling)
+        pick = np.argmax if s.labels["extreme"] == "max" else np.argmin
+        assert g.quadrant_of(int(pick(s.values)), len(s.values)) == s.labels["extreme_quadrant"]
+        assert s.labels["extreme_quadrant"] == (s.index % 8) // 2 + 1
+    prompts = [
+        p for s in samples for p in build_prompts(s, ("csv", "custom"), 2, {}, tasks=("search",))
+    ]
+    assert {p.task for p in prompts} == {"search"} and len(prompts) == 2 * len(samples)
+    by_series = {}
+    for p, s in zip(prompts, [s for s in samples for _ in range(2)], strict=True):
+        printed = {f"{v:.2f}" for v in s.values}
+        value = f"{p.expected['value']:.2f}"
+        assert (value in printed) == (p.expected["answer"] == "yes")  # absent = not printed
+        assert f"Does the value {value} appear" in p.text
+        if p.expected["answer"] == "no":
+            assert p.quadrant is None and min(s.values) < p.expected["value"] < max(s.values)
+        else:
+            assert p.quadrant == s.labels["query_quadrant"]
+        by_series.setdefault(s.series_key, set()).add(p.expected["answer"])
+    assert all(len(a) == 1 for a in by_series.values())  # the same question in every format
+    answers = [p.expected["answer"] for p in prompts]
+    assert 0.3 < answers.count("yes") / len(answers) < 0.7
+    analyst, random = StatisticalAnalyst(), RandomAnswerer(1)
+    scored = score_table(
+        answers_frame(
+            prompts,
+            {
+                "und_analyst": [analyst.answer(p) for p in prompts],
+                "und_random": [random.answer(p) for p in prompts],
+            },
+        )
+    )
+    accuracy = scored.groupby("system_id")["correct"].mean()
+    assert accuracy["und_analyst"] == 1.0
+    k = int(scored[scored["system_id"] == "und_random"]["correct"].sum())
+    low, high = intervals.wilson_interval(k, len(prompts))
+    assert low <= 0.5 <= high

@@ -2,7 +2,7 @@ with
 
 scored as (
     select * from {{ ref('und_answers_scored') }}
-    where task in ('detection', 'classification')
+    where task in ('detection', 'classification', 'search')
 ),
 
 final as (

@@ -3,7 +3,7 @@ with
 scored as (
     select * from {{ ref('und_answers_scored') }}
     where task in ('retrieval', 'arithmetic_min', 'arithmetic_max')
-        and dataset not in ('brownian', 'outlier', 'monotone', 'monotone_noise')
+        and dataset not in ('brownian', 'outlier', 'monotone', 'monotone_noise', 'sinusoidal')
 ),
 
 binned as (

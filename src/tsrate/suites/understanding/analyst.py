@@ -39,7 +39,7 @@ from tsrate.suites.understanding.formats import parse_formatted
 from tsrate.suites.understanding.tasks import DETECTIONS, LETTERS, Prompt
 from tsrate.systems.base import Availability
 
-ANALYST_VERSION = 2
+ANALYST_VERSION = 3
 RANDOM_VERSION = 1
 
 
@@ -354,6 +354,15 @@ class StatisticalAnalyst:
         names = list(columns)
         x = np.asarray(columns[names[0]], dtype=float)
         task = prompt.task
+        if task == "search":
+            match = re.search(r"Does the value (-?\d+(?:\.\d+)?) appear", text)
+            if not match:
+                raise TsrateError("und_analyst: the search prompt names no value")
+            wanted = float(match.group(1))
+            found = any(
+                np.any(np.abs(np.asarray(v, dtype=float) - wanted) < 1e-9) for v in columns.values()
+            )
+            return "yes" if found else "no"
         if task == "detection":
             question = _question(text)
             feature = next(
@@ -490,7 +499,7 @@ class RandomAnswerer:
     def answer(self, prompt: Prompt) -> str:
         digest = hashlib.sha256(f"{self.seed}|{prompt.prompt_key}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
-        if prompt.task in ("detection", "classification"):
+        if prompt.task in ("detection", "classification", "search"):
             return str(rng.choice(prompt.options))
         if prompt.task in ("matching_intra", "matching_cross"):
             return str(rng.choice(LETTERS))

@@ -48,7 +48,7 @@ UNIVARIATE = (
     "statistical_properties",
 )
 MULTIVARIATE = ("correlation", "cross_correlation", "dynamic_correlation")
-POSITION = ("brownian", "outlier", "monotone", "monotone_noise")
+POSITION = ("brownian", "outlier", "monotone", "monotone_noise", "sinusoidal")
 SPLITS = ("train", "validation", "test")
 
 
@@ -678,7 +678,11 @@ def position_series(
     ``quadrant``), ``outlier`` (one spike that is the extreme, placed in ``quadrant``),
     ``monotone`` (strictly increasing/decreasing) or ``monotone_noise`` (a noisy monotone
     drift); for monotone sets the direction puts the extreme at one end (quadrant 1 or 4).
-    The queried date for retrieval lies in ``quadrant`` for every kind."""
+    ``sinusoidal`` (Appendix E.1's sinusoidal set: 100 + A sin(2 pi t / P + phase) + N(0,
+    0.5) noise, amplitude A in [5, 15], period P in [n / 6, n / 2], phase rejection-sampled
+    until the ``extreme`` falls in ``quadrant``).
+    The queried date for retrieval (and the searched value) lies in ``quadrant`` for every
+    kind."""
     if extreme not in ("max", "min") or quadrant not in (1, 2, 3, 4):
         raise TsrateError(f"position series: bad extreme {extreme!r} or quadrant {quadrant!r}")
     pick = np.argmax if extreme == "max" else np.argmin
@@ -695,6 +699,17 @@ def position_series(
         i = _quadrant_index(rng, n, quadrant)
         x[i] += (1 if extreme == "max" else -1) * rng.uniform(10, 20)
         qualitative = "This time series is stable apart from one outlier."
+    elif kind == "sinusoidal":
+        t = np.arange(n, dtype=float)
+        amplitude, period = rng.uniform(5, 15), rng.uniform(n / 6, n / 2)
+        for _ in range(10_000):
+            x = 100 + amplitude * np.sin(2 * np.pi * t / period + rng.uniform(0, 2 * np.pi))
+            x = x + rng.normal(0, 0.5, n)
+            if quadrant_of(int(pick(x)), n) == quadrant:
+                break
+        else:  # pragma: no cover - astronomically unlikely
+            raise TsrateError("could not place the sinusoidal extreme by rejection sampling")
+        qualitative = "This time series oscillates regularly like a sine wave."
     elif kind in ("monotone", "monotone_noise"):
         increasing = (extreme == "max") == (quadrant >= 3)
         steps = rng.uniform(0.2, 1.0, n)

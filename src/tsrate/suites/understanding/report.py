@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrate.suites.understanding import generators as g
 from tsrate.svg import colour_for, esc
 from tsrate.warehouse import connect
 
@@ -114,7 +115,7 @@ def _figure2(scores: pd.DataFrame) -> list[str]:
         )
     numeric = chosen[chosen["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])]
     numeric = numeric[
-        ~numeric["feature"].isin(["brownian", "outlier", "monotone", "monotone_noise"])
+        ~numeric["feature"].isin(list(g.POSITION))
     ]
     if not numeric.empty:
         label = numeric["task"].map(

@@ -12,6 +12,10 @@ Tasks (``task`` column) and what a correct answer is:
   rounding to the prompt's decimals; absolute percentage error kept for MAPE);
 * ``arithmetic_min`` / ``arithmetic_max`` — the minimum / maximum and its date (correct =
   the value as printed; the date is scored separately);
+* ``search`` — position sets only (Appendix E.1): yes/no, does the value V appear in the
+  series? Half the series (drawn from the series' seed) are asked about the printed value on
+  a date in the set's quadrant (truth yes, the quadrant kept for position bias), the other
+  half about a value inside the series' range that is not printed in it (truth no);
 * ``matching_intra`` — 4 full (qualitative + quantitative) descriptions from the same dataset;
 * ``matching_cross`` — 4 qualitative descriptions from 4 different datasets (accuracy).
 
@@ -44,6 +48,7 @@ TASKS = (
     "arithmetic_max",
     "matching_intra",
     "matching_cross",
+    "search",
 )
 TEMPLATE_OF = {
     "detection": "detection",
@@ -53,6 +58,7 @@ TEMPLATE_OF = {
     "arithmetic_max": "arithmetic",
     "matching_intra": "matching_intra",
     "matching_cross": "matching_cross",
+    "search": "search",
 }
 FORMAT_NAMES = {
     "csv": "CSV",
@@ -422,6 +428,8 @@ def build_prompts(
                     {"value": target, "dates": dates},
                 )
             )
+    if group == "position" and "search" in tasks:
+        plans.append(_search_plan(sample, decimals))
     if group != "position":
         for task in ("matching_intra", "matching_cross"):
             if task not in tasks:
@@ -459,6 +467,37 @@ def build_prompts(
                 )
             )
     return out
+
+
+def _search_plan(sample: g.Sample, decimals: int) -> tuple:
+    """The search question (see the module docstring); its own random stream so that the
+    other questions about the series do not change."""
+    rng = np.random.default_rng([sample.seed, 11])
+    printed = [number(v, decimals) for v in sample.values]
+    present = bool(rng.integers(0, 2))
+    query = int(sample.labels["query_index"])
+    if present:
+        value, quadrant = printed[query], g.quadrant_of(query, sample.length)
+    else:
+        # a value strictly inside the range, half-way between two neighbouring printed values
+        # (rounded to the printed precision) that is not printed anywhere in the series
+        levels = sorted({float(p) for p in printed})
+        gaps = [
+            number((a + b) / 2, decimals)
+            for a, b in zip(levels, levels[1:], strict=False)
+            if number((a + b) / 2, decimals) not in printed
+        ]
+        if not gaps:  # every midpoint is printed (a coarse series): just above the maximum
+            gaps = [number(levels[-1] + 10.0**-decimals, decimals)]
+        value, quadrant = gaps[int(rng.integers(0, len(gaps)))], None
+    return (
+        "search",
+        sample.dataset,
+        {"value": value},
+        ("yes", "no"),
+        quadrant,
+        {"answer": "yes" if present else "no", "value": float(value)},
+    )
 
 
 def _matching_options(sample, task, pool, rng):
@@ -518,7 +557,7 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
     if text is None or not str(text).strip():
         return _fail("empty reply")
     reply = str(text).strip()
-    if task == "detection":
+    if task in ("detection", "search"):
         match = re.match(r"^\W*(yes|no)\b", reply, re.IGNORECASE)
         if not match:
             return _fail("the reply does not start with yes or no")
@@ -588,7 +627,7 @@ def score_answer(task: str, expected: dict, parsed: Parsed, decimals: int) -> di
         out["date_correct"] = False
     if not parsed.ok:
         return out
-    if task in ("detection", "classification", "matching_intra", "matching_cross"):
+    if task in ("detection", "classification", "matching_intra", "matching_cross", "search"):
         out["correct"] = parsed.answer == expected["answer"]
         return out
     truth = float(expected["value"])
