@@ -461,3 +461,23 @@ def test_search_task_and_sinusoidal_set_of_appendix_e1():
     k = int(scored[scored["system_id"] == "und_random"]["correct"].sum())
     low, high = intervals.wilson_interval(k, len(prompts))
     assert low <= 0.5 <= high
+
+
+def test_each_task_scored_by_hand():
+    from tsrate.suites.understanding.tasks import score_answer
+
+    def score(task, expected, reply, options=()):
+        return score_answer(task, expected, parse_answer(task, reply, options), 2)
+
+    classes = ("fixed", "varying_amplitude", "shifting", "multiple")
+    assert score("classification", {"answer": "shifting"}, "Shifting.", classes)["correct"]
+    assert not score("classification", {"answer": "fixed"}, "multiple", classes)["correct"]
+    assert score("matching_intra", {"answer": "B"}, "Answer: B", tuple("ABCD"))["correct"]
+    assert not score("matching_cross", {"answer": "B"}, "(C)", tuple("ABCD"))["correct"]
+    assert score("search", {"answer": "no", "value": 3.0}, "No", ("yes", "no"))["correct"]
+    # max 104.50 on 2020-01-03: value right to the printed cent, date wrong
+    out = score("arithmetic_max", {"value": 104.5, "dates": ["2020-01-03"]}, "104.5 on 2020-01-04")
+    assert out["correct"] and out["date_correct"] is False and out["abs_pct_error"] == 0
+    # retrieval 98 for 100: 2 % off, wrong at two decimals
+    out = score("retrieval", {"value": 100.0}, "98")
+    assert not out["correct"] and out["abs_pct_error"] == pytest.approx(2.0)
