@@ -36,6 +36,7 @@ from tsrate.suites.understanding.tasks import build_prompts, parse_answer
 ANSWER_COLUMNS = [
     "suite_run_id",
     "prompt_key",
+    "series_key",
     "system_id",
     "dataset",
     "task",
@@ -64,6 +65,7 @@ def answers_frame(prompts, replies: dict[str, list[str]]) -> pd.DataFrame:
                 (
                     "run",
                     p.prompt_key,
+                    p.series_key,
                     system,
                     p.dataset,
                     p.task,
@@ -162,7 +164,7 @@ def test_penalty_is_the_worst_error_on_the_prompt_hand_worked():
             value = answers.get(system)
             rows.append(
                 (
-                    "run", key, system, "trend", "retrieval", "trend", "csv", 2,
+                    "run", key, "s", system, "trend", "retrieval", "trend", "csv", 2,
                     '{"value": 100.0, "date": "2020-01-01"}', 1, 50, value is not None,
                     None if value is not None else "no number in the reply", None, value, None,
                 )
@@ -481,3 +483,29 @@ def test_each_task_scored_by_hand():
     # retrieval 98 for 100: 2 % off, wrong at two decimals
     out = score("retrieval", {"value": 100.0}, "98")
     assert not out["correct"] and out["abs_pct_error"] == pytest.approx(2.0)
+
+
+def test_two_step_classification_counts_only_after_a_right_detection(three_systems):
+    _, scored, scores, _ = three_systems
+    random = scored[scored["system_id"] == "und_random"]
+    detections = (
+        random[random["task"] == "detection"]
+        .groupby(["series_key", "format"])["correct"]
+        .all()
+        .rename("detected")
+        .reset_index()
+    )
+    classes = random[random["task"] == "classification"].merge(
+        detections, on=["series_key", "format"], how="left"
+    )
+    expected = (
+        (classes["correct"] & classes["detected"].fillna(False).astype(bool))
+        .groupby([classes["feature"], classes["format"]])
+        .mean()
+    )
+    mine = scores[(scores["system_id"] == "und_random") & (scores["task"] == "classification")]
+    got = mine.set_index(["feature", "format"])["accuracy_two_step"].astype(float)
+    assert got.sort_index().to_numpy() == pytest.approx(expected.sort_index().to_numpy())
+    assert (got <= mine.set_index(["feature", "format"])["accuracy"] + 1e-12).all()
+    assert (got < mine.set_index(["feature", "format"])["accuracy"]).any()  # the gate bites
+    assert scores[scores["task"] != "classification"]["accuracy_two_step"].isna().all()

@@ -25,6 +25,7 @@ final as (
         cast(mape_ci_high as double) as mape_ci_high,
         cast(mape_parsed as double) as mape_parsed,
         cast(date_accuracy as double) as date_accuracy,
+        cast(accuracy_two_step as double) as accuracy_two_step,
     from computed
 )
 

@@ -19,7 +19,10 @@ classification: macro F1 over the task's classes, an unparseable answer a miss f
 class, :func:`.tasks.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
 absolute percentage error over every prompt whose truth is not 0, penalties included) with a
 bootstrap interval, ``mape_parsed`` (the parsed answers only, for reference: never rated),
-``date_accuracy`` (min/max: the date right, over all prompts). Intervals:
+``date_accuracy`` (min/max: the date right, over all prompts), ``accuracy_two_step``
+(classification: right AND every detection question about the same series in the same
+format right -- the paper's two-step protocol, classifying only after a correct
+detection, computed from the same answers; not rated). Intervals:
 :mod:`tsrate.suites.intervals`.
 
 ``rating_table``: ratings with :func:`tsrate.ratings.ratings_frame`, the feature in the
@@ -50,6 +53,7 @@ PENALTY_FLOOR_PCT = 100.0
 SCORED_COLUMNS = [
     "suite_run_id",
     "prompt_key",
+    "series_key",
     "system_id",
     "dataset",
     "task",
@@ -85,6 +89,7 @@ SCORE_COLUMNS = [
     "mape_ci_high",
     "mape_parsed",
     "date_accuracy",
+    "accuracy_two_step",
 ]
 
 #: Rated metrics: (task, score column) and whether higher is better.
@@ -135,6 +140,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             {
                 "suite_run_id": row.suite_run_id,
                 "prompt_key": row.prompt_key,
+                "series_key": getattr(row, "series_key", None),
                 "system_id": row.system_id,
                 "dataset": row.dataset,
                 "task": row.task,
@@ -158,6 +164,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
         {
             "suite_run_id": "string",
             "prompt_key": "string",
+            "series_key": "string",
             "system_id": "string",
             "dataset": "string",
             "task": "string",
@@ -220,6 +227,7 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
     """One row per (suite run, system, task, feature, format); ``options``: prompt_key ->
     the prompt's option list (the classes F1 averages over)."""
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
+    detected = _detections_right(scored)
     records = []
     keys = ["suite_run_id", "system_id", "task", "feature", "format"]
     for key, block in scored.groupby(keys, sort=True):
@@ -258,6 +266,13 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         record["mape_parsed"] = float(own.mean()) if len(own) else None
         dates = block["date_correct"].dropna()
         record["date_accuracy"] = float(dates.astype(bool).mean()) if len(dates) else None
+        record["accuracy_two_step"] = None
+        if record["task"] == "classification" and block["series_key"].notna().all():
+            gate = [
+                detected.get((r.suite_run_id, r.system_id, r.series_key, r.format), False)
+                for r in block.itertuples(index=False)
+            ]
+            record["accuracy_two_step"] = float(np.mean(correct & np.array(gate, dtype=bool)))
         records.append(record)
     out = pd.DataFrame.from_records(records, columns=SCORE_COLUMNS)
     return out.astype(
@@ -281,8 +296,20 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             "mape_ci_high": "Float64",
             "mape_parsed": "Float64",
             "date_accuracy": "Float64",
+            "accuracy_two_step": "Float64",
         }
     )
+
+
+def _detections_right(scored: pd.DataFrame) -> dict[tuple, bool]:
+    """(suite run, system, series, format) -> every detection question about the series in
+    that format answered right (the paper's two-step gate: classify only after a correct
+    detection)."""
+    part = scored[(scored["task"] == "detection") & scored["series_key"].notna()]
+    if part.empty:
+        return {}
+    grouped = part.groupby(["suite_run_id", "system_id", "series_key", "format"])["correct"]
+    return {key: bool(value) for key, value in grouped.all().items()}
 
 
 def rating_table(scores: pd.DataFrame, levels: int) -> pd.DataFrame:
