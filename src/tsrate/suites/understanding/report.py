@@ -114,9 +114,7 @@ def _figure2(scores: pd.DataFrame) -> list[str]:
             )
         )
     numeric = chosen[chosen["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])]
-    numeric = numeric[
-        ~numeric["feature"].isin(list(g.POSITION))
-    ]
+    numeric = numeric[~numeric["feature"].isin(list(g.POSITION))]
     if not numeric.empty:
         label = numeric["task"].map(
             {"retrieval": "value", "arithmetic_min": "min", "arithmetic_max": "max"}
