@@ -509,3 +509,17 @@ def test_two_step_classification_counts_only_after_a_right_detection(three_syste
     assert (got <= mine.set_index(["feature", "format"])["accuracy"] + 1e-12).all()
     assert (got < mine.set_index(["feature", "format"])["accuracy"]).any()  # the gate bites
     assert scores[scores["task"] != "classification"]["accuracy_two_step"].isna().all()
+
+
+def test_the_default_position_sets_hold_enough_prompts_to_judge_every_quadrant():
+    from tsrate.suites.understanding.suite import generate_all, plan_prompts, resolve_config
+
+    config = resolve_config("small", {"datasets": list(g.POSITION), "train": 0, "validation": 0})
+    prompts = plan_prompts(config, generate_all(config))
+    random = RandomAnswerer(0)
+    bias = position_bias_table(
+        score_table(answers_frame(prompts, {"und_random": [random.answer(p) for p in prompts]}))
+    )
+    assert set(bias["task"]) == {"retrieval", "arithmetic_min", "arithmetic_max", "search"}
+    assert bias["judgeable"].all(), bias[~bias["judgeable"]]
+    assert not bias["position_bias"].any()  # the random answerer: no bias found

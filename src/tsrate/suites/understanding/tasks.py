@@ -13,7 +13,7 @@ Tasks (``task`` column) and what a correct answer is:
 * ``arithmetic_min`` / ``arithmetic_max`` — the minimum / maximum and its date (correct =
   the value as printed; the date is scored separately);
 * ``search`` — position sets only (Appendix E.1): yes/no, does the value V appear in the
-  series? Half the series (drawn from the series' seed) are asked about the printed value on
+  series? Half the series (every other replicate of the 8 position cells) are asked about the printed value on
   a date in the set's quadrant (truth yes, the quadrant kept for position bias), the other
   half about a value inside the series' range that is not printed in it (truth no);
 * ``matching_intra`` — 4 full (qualitative + quantitative) descriptions from the same dataset;
@@ -474,7 +474,10 @@ def _search_plan(sample: g.Sample, decimals: int) -> tuple:
     other questions about the series do not change."""
     rng = np.random.default_rng([sample.seed, 11])
     printed = [number(v, decimals) for v in sample.values]
-    present = bool(rng.integers(0, 2))
+    # every other replicate of the 8 (quadrant, extreme) cells: exactly half the series of
+    # each quadrant are asked about a present value, so every quadrant holds as many
+    # present-value questions as series per cell (enough to judge position bias)
+    present = (sample.index // 8) % 2 == 0
     query = int(sample.labels["query_index"])
     if present:
         value, quadrant = printed[query], g.quadrant_of(query, sample.length)
