@@ -54,8 +54,9 @@ select * from final
 {#- A suite's ratings mart: the rows of its ratings model (tsrate.suites.rating.rate_scores)
     cast to the contract, with how many systems share each rated group. `keys` are the
     group columns besides suite_run_id and metric; `system` names the rated column and
-    `count_name` the column counting it. -#}
-{% macro suite_ratings(assigned_model, keys, system, count_name) %}
+    `count_name` the column counting it; `reason` adds rate_scores' rating_reason (why a
+    rating is null, or was given by its distance from the ideal). -#}
+{% macro suite_ratings(assigned_model, keys, system, count_name, reason=false) %}
 with
 
 assigned as (
@@ -75,6 +76,9 @@ final as (
         cast(rating_levels as integer) as rating_levels,
         cast(higher_is_better as boolean) as higher_is_better,
         cast(rank as integer) as rank,
+        {%- if reason %}
+        cast(rating_reason as varchar) as rating_reason,
+        {%- endif %}
         cast(count(*) over (partition by suite_run_id, metric{% for key in keys %}, {{ key }}{% endfor %}) as integer) as {{ count_name }},
     from assigned
 )
