@@ -31,7 +31,7 @@ def reasoning_flow(
     llms: list[str] | None = None,
     references: bool = True,
     fracast: bool | int = True,
-    choice_encoding: str = "plain",
+    choice_encoding: str = "llmtime_gpt",
     forecast_encoding: str = "llmtime_gpt",
     generator: dict | None = None,
     build: bool = True,

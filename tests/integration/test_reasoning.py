@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.helpers import read
+from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
 from tsrate import dbt
@@ -26,7 +27,9 @@ MARTS = (
     "rsn_forecast_errors",
     "rsn_context_effects",
     "rsn_ratings",
+    "rsn_rating_stability",
 )
+GROUP = ["suite_run_id", "metric", "task"]  # one rated group of rsn_ratings
 
 
 def count(warehouse, table: str) -> int:
@@ -88,6 +91,13 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
         expected[without.index] - without,
     )
     assert np.isnan(tasks.loc["etiological", "accuracy_without_series"])
+    # every accuracy carries its Wilson interval, as statsmodels computes it
+    from statsmodels.stats.proportion import proportion_confint
+
+    for task, row in tasks.iterrows():
+        k = round(row["accuracy"] * row["n_items"])
+        ref = proportion_confint(k, row["n_items"], method="wilson")
+        assert (row["accuracy_ci_low"], row["accuracy_ci_high"]) == pytest.approx(ref), task
 
     errors = read(warehouse, "select * from marts.rsn_forecast_errors").set_index(
         ["system_id", "condition"]
@@ -110,9 +120,18 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert context["system_id"].tolist() == ["context_rule"]
     assert context["n_paired"][0] == 4 and context["mae_gain"][0] > 0
 
+    assert (errors["coverage"] == 1).all()
+    assert (errors["mae_ci_low"] <= errors["mae"] + 1e-12).all()
+    assert (errors["mae"] <= errors["mae_ci_high"] + 1e-12).all()
+    assert (errors["mae_minmax"] > 0).all()
     ratings = read(warehouse, "select * from marts.rsn_ratings")
+    stability = read(warehouse, "select * from marts.rsn_rating_stability")
+    assert len(stability) == len(ratings)
+    assert stability["share_at_rating"].dropna().between(0, 1).all()
     assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])
     assert ratings["rating"].between(1, 3).all()
+    assert_ratings_never_mislead(ratings, GROUP)
+    assert_ratings_never_mislead(stability, GROUP)
     per_group = ratings.groupby(["metric", "task"])["system_id"].transform("size")
     assert (ratings["n_systems"] == per_group).all()  # reads like marts.ratings
     report = (tmp_path / "reports" / "reasoning.html").read_text()
@@ -238,5 +257,52 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
     assert llm["mae"] == pytest.approx(errors.loc[("naive", "without_context"), "mae"], rel=0.02)
     effects = read(warehouse, "select * from marts.rsn_context_effects where system_id = 'qa_llm'")
     assert effects["n_paired"][0] == 4 and effects["mae_gain"][0] == pytest.approx(0.0)
-    ratings = read(warehouse, "select distinct system_id from marts.rsn_ratings")
+    ratings = read(warehouse, "select * from marts.rsn_ratings")
     assert "qa_llm" in set(ratings["system_id"])
+    assert_ratings_never_mislead(ratings, GROUP)
+    assert_ratings_never_mislead(read(warehouse, "select * from marts.rsn_rating_stability"), GROUP)
+
+
+def test_a_language_model_answering_garbage_ranks_last(tmp_path, monkeypatch, prefect_harness):
+    pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
+    from flows.reasoning import reasoning_flow
+    from tests.unit.test_llm import ChatServer
+
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", "off")
+    with ChatServer(lambda payload: (200, "<|endoftext|> lorem ipsum")) as server:
+        monkeypatch.setenv("TSRATE_QA_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("TSRATE_QA_LLM_MODEL", "garbage")
+        warehouse = tmp_path / "tsrate.duckdb"
+        reasoning_flow(
+            generator=TINY,
+            llms=["endpoint:qa_llm"],
+            warehouse=str(warehouse),
+            target_path=str(tmp_path / "target"),
+        )
+    errors = read(warehouse, "select * from marts.rsn_forecast_errors where system_id = 'qa_llm'")
+    assert (errors["n_scored"] == 0).all() and (errors["coverage"] == 0).all()
+    assert (errors["n_unparseable"] == errors["n_items"]).all()
+    tasks = read(warehouse, "select * from marts.rsn_task_accuracy where system_id = 'qa_llm'")
+    assert (tasks["accuracy"] == 0).all() and tasks["series_gap"].isna().all()
+    ratings = read(warehouse, "select * from marts.rsn_ratings")
+    assert_ratings_never_mislead(ratings, GROUP)
+    assert_ratings_never_mislead(read(warehouse, "select * from marts.rsn_rating_stability"), GROUP)
+    attempted = ratings[ratings["system_id"] == "qa_llm"]
+    assert {"accuracy", "mae", "mse"} <= set(attempted["metric"])
+    for (metric, task), block in ratings.groupby(["metric", "task"]):
+        mine = block[block["system_id"] == "qa_llm"]
+        if mine.empty:
+            continue
+        others = block[block["system_id"] != "qa_llm"]
+        if mine["higher_is_better"].iloc[0]:
+            assert (mine["raw_score"].iloc[0] <= others["raw_score"]).all(), (metric, task)
+        else:
+            assert (mine["raw_score"].iloc[0] >= others["raw_score"]).all(), (metric, task)
+    report = (tmp_path / "reports" / "reasoning.html").read_text()
+    n_unusable = int(
+        read(
+            warehouse,
+            "select count(*) as n from marts.rsn_unparseable_responses where system_id = 'qa_llm'",
+        )["n"][0]
+    )
+    assert n_unusable > 0 and f"qa_llm: {n_unusable} of" in report

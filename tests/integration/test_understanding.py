@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.helpers import read
+from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
 from tsrate import dbt
 from tsrate.suites.understanding.formats import FORMATS
@@ -14,6 +15,7 @@ from tsrate.warehouse import connect
 
 pytestmark = pytest.mark.slow
 
+GROUP = ["suite_run_id", "metric", "feature"]  # one rated group of und_ratings
 SELECT = ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"]
 TINY = {
     "train": 1,
@@ -72,13 +74,20 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert unparsed == scores["n_unparsed"].sum()
     bias = read(warehouse, "select * from marts.und_position_bias where dataset = 'outlier'")
     assert set(bias["quadrant"]) == {1, 2, 3, 4}
-    assert (bias["position_bias"] == (bias["quadrant_gap_pct"] > 10)).all()
+    # one series per cell: every cell too small to judge, so no flag at all
+    assert not bias["judgeable"].any() and bias["position_bias"].isna().all()
+    stability = read(warehouse, "select * from marts.und_rating_stability")
+    assert len(stability) == len(read(warehouse, "select * from marts.und_ratings"))
+    assert stability["share_at_rating"].dropna().between(0, 1).all()
+    assert (scores["accuracy_ci_low"] <= scores["accuracy"]).all()
     curves = read(warehouse, "select * from marts.und_length_curves")
     assert set(curves["length_bin_start"]) <= {30, 60} and curves["n_prompts"].sum() > 0
     ratings = read(warehouse, "select * from marts.und_ratings")
     assert {"detection_f1", "retrieval_accuracy", "matching_cross_accuracy"} <= set(
         ratings["metric"]
     )
+    assert_ratings_never_mislead(ratings, GROUP)
+    assert_ratings_never_mislead(stability, GROUP)
     retrieval = ratings[ratings["metric"] == "retrieval_accuracy"].set_index(
         ["feature", "system_id"]
     )
@@ -172,3 +181,51 @@ def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_pat
     assert scores.loc[("classification", "trend", "csv"), "n_unparsed"] == 0
     ratings = read(warehouse, "select * from marts.und_ratings")
     assert set(ratings["system_id"]) == {"und_chat"} and (ratings["n_systems"] == 1).all()
+    # a lone system: rated by its distance from the ideal, and the mart says so
+    assert ratings["rating_reason"].str.startswith("only one system").all()
+    assert_ratings_never_mislead(ratings, GROUP)
+    assert_ratings_never_mislead(read(warehouse, "select * from marts.und_rating_stability"), GROUP)
+
+
+def test_a_system_answering_garbage_ranks_last_and_the_report_says_so(tmp_path, monkeypatch):
+    pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
+    from tests.unit.test_llm import ChatServer
+    from tsrate.suites.understanding.report import write_report
+    from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
+
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", str(tmp_path / "cache"))
+    warehouse = tmp_path / "tsrate.duckdb"
+    config = resolve_config(
+        "small",
+        {**TINY, "test": 3, "formats": ["csv"], "datasets": ["trend", "anomalies", "outlier"]},
+    )
+    with ChatServer(lambda payload: (200, "<|endoftext|> lorem ipsum")) as server:
+        monkeypatch.setenv("TSRATE_UND_CHAT_BASE_URL", server.base_url)
+        monkeypatch.setenv("TSRATE_UND_CHAT_MODEL", "garbage")
+        systems = open_systems(["endpoint:und_chat"], references=True)
+        suite_run_id, _ = run_suite(warehouse, config, systems, progress=lambda _: None)
+    dbt.run_dbt(
+        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
+    )
+    scores = read(warehouse, "select * from marts.und_scores where system_id = 'und_chat'")
+    assert (scores["n_unparsed"] == scores["n_prompts"]).all() and (scores["coverage"] == 0).all()
+    ratings = read(warehouse, "select * from marts.und_ratings")
+    assert {"retrieval_mape", "arithmetic_mape", "detection_f1"} <= set(ratings["metric"])
+    assert_ratings_never_mislead(ratings, GROUP)
+    assert_ratings_never_mislead(read(warehouse, "select * from marts.und_rating_stability"), GROUP)
+    for (metric, feature), block in ratings.groupby(["metric", "feature"]):
+        mine = block[block["system_id"] == "und_chat"]
+        others = block[block["system_id"] != "und_chat"]
+        assert len(mine) == 1, (metric, feature)
+        if mine["higher_is_better"].iloc[0]:
+            assert (mine["raw_score"].iloc[0] <= others["raw_score"]).all(), (metric, feature)
+        else:
+            assert (mine["raw_score"].iloc[0] >= others["raw_score"]).all(), (metric, feature)
+    report = write_report(warehouse, tmp_path / "understanding.html").read_text()
+    asked = read(
+        warehouse,
+        "select count(*) as n from raw.und_suite_run_prompts where suite_run_id = ?",
+        [suite_run_id],
+    )["n"][0]
+    assert f"und_chat: {asked} of {asked} answers unusable" in report
+    assert "und_analyst: 0 of" in report

@@ -89,3 +89,39 @@ def test_choice_parsing_is_strict():
         parse_choice("E", 4)  # only A-D exist
     with pytest.raises(ReplyParseError, match="empty reply"):
         parse_choice(None, 4)
+
+
+def test_nan_is_written_as_the_reference_missing_string_and_left_out_of_the_scaler():
+    values = np.array([1.234, np.nan, -2.5])
+    assert (
+        encode_llmtime(values, LLMTIME["llmtime_gpt"], IDENTITY) == " 1 2 3 4 , Nan , - 2 5 0 0 ,"
+    )
+    assert encode_llmtime(values, LLMTIME["llmtime_llama"], IDENTITY) == "1234, Nan,-2500,"
+    with_nan, scaler = encode_text("llmtime_gpt", np.array([1.0, np.nan, 3.0, 5.0]))
+    assert scaler == fit_scaler(np.array([1.0, 3.0, 5.0]), 0.95, 0.3)
+    assert " Nan ," in with_nan
+    with pytest.raises(TsrateError, match="infinite"):
+        encode_llmtime(np.array([1.0, np.inf]), LLMTIME["llmtime_gpt"], IDENTITY)
+    with pytest.raises(ReplyParseError):  # a Nan in a reply is no number: unparseable
+        decode("1234, Nan,", "llmtime_llama", IDENTITY, 2)
+
+
+def test_the_papers_gpt4_settings_hand_worked():
+    # basic scaling: divide by the 0.3-quantile of |x|: quantile([10, 20, 30, 40], 0.3) = 19
+    values = np.array([10.0, 20.0, 30.0, 40.0])
+    text, scaler = encode_text("llmtime_gpt4", values)
+    assert scaler == Scaler(0.0, 19.0)
+    # 10/19 = 0.5263 -> 526, 20/19 = 1.0526 -> 1052, 30/19 = 1.5789 -> 1578, 40/19 -> 2105
+    assert text == "526, 1052, 1578, 2105, "
+    assert encode_llmtime(np.array([-0.5]), LLMTIME["llmtime_gpt4"], IDENTITY) == "-500, "
+    decoded = decode("2105, 2631, 3157,", "llmtime_gpt4", scaler, 3)
+    np.testing.assert_allclose(decoded, [2.105 * 19, 2.631 * 19, 3.157 * 19])
+
+
+def test_llmtime_is_the_default_for_choice_prompts():
+    from tsrate.suites.reasoning.answerers import LanguageModelAnswerer
+    from tsrate.suites.reasoning.encoding import DEFAULT_CHOICE_ENCODING
+
+    assert DEFAULT_CHOICE_ENCODING == "llmtime_gpt"
+    defaults = LanguageModelAnswerer.__init__.__defaults__
+    assert defaults == ("llmtime_gpt", "llmtime_gpt")

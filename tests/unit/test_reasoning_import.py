@@ -154,3 +154,91 @@ def test_every_problem_is_listed_and_empty_files_fail(tmp_path):
         import_items(tmp_path / "empty.jsonl")
     with pytest.raises(DatasetError, match="no such file"):
         import_items(tmp_path / "absent.jsonl")
+
+
+# ---------------------------------------------------------------------------------------
+# The reference repository's row shapes (behavioral-data/TSandLanguage)
+# ---------------------------------------------------------------------------------------
+
+OPTIONS = ["fewer visitors", "more visitors", "no change", "zero visitors"]
+
+
+def evaluation_row(category: str, label, **extra) -> dict:
+    """A row of the published evaluation files: its own series, description_tiny,
+    metadata, option_0..3 and a 0-based ``label``."""
+    row = {
+        "uuid": f"q-{category}",
+        "category": category,
+        "question": "What if the exhibit had not opened?",
+        **{f"option_{i}": text for i, text in enumerate(OPTIONS)},
+        "label": label,
+        "series": [float(t) for t in range(15)],
+        "description_tiny": "Museum visitors",
+        "metadata": {"units": "visitors", "frequency": "daily"},
+    }
+    row.update(extra)
+    return row
+
+
+def test_every_answer_shape_of_the_reference_gives_the_same_answer(tmp_path):
+    shapes = [
+        {**question_row(0), "answer_index": 2},  # its MCQ builders
+        {**{k: v for k, v in question_row(0).items() if k != "answer_index"}, "label_index": 2},
+        {**{k: v for k, v in question_row(0).items() if k != "answer_index"}, "label": 2},
+        {**{k: v for k, v in question_row(0).items() if k != "answer_index"}, "label": "no change"},
+    ]
+    for index, shape in enumerate(shapes):
+        rows = read_rows(write(tmp_path / f"shape{index}.jsonl", [series_row(0), shape]))
+        assert rows.questions[0].answer_index == 2, shape
+        assert rows.questions[0].options[2] == "no change"
+
+
+def test_the_evaluation_files_five_categories_import_as_their_own_categories(tmp_path):
+    categories = [
+        "counterfactual reasoning",
+        "explanation",
+        "argumentation",
+        "analogical_reasoning",
+        "Fact Checking",
+    ]
+    rows = [
+        evaluation_row(c, i % 4, prediction="B", model_output="I think B")
+        for i, c in enumerate(categories)
+    ]
+    rows[0]["ts_qid"] = 17
+    items = import_items(write(tmp_path / "eval.jsonl", rows))
+    assert [item.task for item in items] == ["qa_single"] * 5
+    assert [item.category for item in items] == [
+        "counterfactual_reasoning",
+        "explanation",
+        "argumentation",
+        "analogical_reasoning",
+        "fact_checking",
+    ]
+    assert [item.answer_index for item in items] == [0, 1, 2, 3, 0]
+    assert all(item.options == tuple(OPTIONS) for item in items)
+    # the paper's QA context: the tiny description, then the metadata
+    assert items[0].context == 'Museum visitors\n{"frequency": "daily", "units": "visitors"}'
+    # a recorded model prediction is ignored, and the import says so
+    parsed = read_rows(write(tmp_path / "eval2.jsonl", rows))
+    assert parsed.ignored_fields == {"model_output": 5, "prediction": 5, "ts_qid": 1}
+    assert items[0].params["ignored_fields"] == ["model_output", "prediction", "ts_qid"]
+    assert "prediction" not in json.dumps([item.question for item in items])
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda r: r.update(answer_index=1), r"field 'answer_index': answer fields disagree"),
+        (lambda r: r.update(label=4), r"field 'label': 4 is outside the 4 options"),
+        (lambda r: r.update(label="maybe"), r"field 'label': 'maybe' is not one of the options"),
+        (lambda r: r.pop("option_2"), r"field 'option_0': numbered options must run"),
+        (lambda r: r.update(options=OPTIONS), r"field 'options': give options or option_0"),
+        (lambda r: r.pop("label"), r"field 'answer_index': missing \(give answer_index"),
+    ],
+)
+def test_bad_answer_shapes_are_rejected(tmp_path, change, expected):
+    row = evaluation_row("explanation", 0)
+    change(row)
+    with pytest.raises(DatasetError, match=expected):
+        import_items(write(tmp_path / "bad.jsonl", [row]))

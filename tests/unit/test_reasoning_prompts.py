@@ -107,6 +107,7 @@ def test_forecast_errors_are_normalised_by_the_history():
             "condition": "without_context",
             "category": "c",
             "task": "forecast",
+            "is_answered": True,
             "parse_ok": [True, False],
             "series": [history, history],
             "future": [future, future],
@@ -114,8 +115,11 @@ def test_forecast_errors_are_normalised_by_the_history():
         }
     )
     out = forecast_errors(rows)
-    assert out["prompt_hash"].tolist() == ["a"]  # the unparseable forecast is not scored
+    assert out["prompt_hash"].tolist() == ["a", "b"]  # every forecast counts
+    assert out["usable"].tolist() == [True, False]
     assert out["baseline_mae"][0] == pytest.approx(np.mean(np.abs(2.5 - future)) / scale)
+    # the unparseable one: the worse of the parsed forecast's error and the baseline's
+    assert out["mae"][1] == pytest.approx(max(out["mae"][0], out["baseline_mae"][0]))
 
 
 def test_ratings_read_each_metric_in_its_direction():

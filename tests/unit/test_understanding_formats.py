@@ -1,4 +1,4 @@
-"""The eight formats of the paper's Appendix F, byte for byte, and reading them back."""
+"""The nine formats of the paper's Appendix F, byte for byte, and reading them back."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ GOLDEN = {
     "spaces": "Date,Value\n2020-01-01,1 0 0\n2020-01-02,1 0 5\n2020-01-03,1 0 3\n2020-01-04,1 0 3\n",
     "context": "Date,Value\n2020-01-01,[100]\n2020-01-02,[105]\n2020-01-03,[103]\n2020-01-04,[103]\n",
     "symbol": "Date,Value,DirectionIndicator\n2020-01-01,100,→\n2020-01-02,105,↑\n2020-01-03,103,↓\n2020-01-04,103,→\n",
+    "custom": "Date|Value\n2020-01-01|100\n2020-01-02|105\n2020-01-03|103\n2020-01-04|103\n",
 }
 
 
@@ -32,7 +33,7 @@ def test_appendix_f_golden_strings(fmt):
 
 
 def test_every_format_has_a_golden_string():
-    assert set(GOLDEN) == set(FORMATS) and len(FORMATS) == 8
+    assert set(GOLDEN) == set(FORMATS) and len(FORMATS) == 9
 
 
 def test_decimals_negative_values_and_pairs():

@@ -96,12 +96,19 @@ def test_spikes_sit_where_labelled_and_level_shifts_persist():
             deviation = np.abs(s.values - np.median(s.values))
             assert sorted(np.argsort(deviation)[-count:]) == s.labels["positions"]
             assert all(deviation[p] > 4 for p in s.labels["positions"])  # 8-15 sd spikes
+            # consecutive days (Appendix B: "sequences of consecutive anomalies")
+            assert np.all(np.diff(s.labels["positions"]) == 1)
+            n = len(s.values)
+            assert s.labels["positions"][0] >= int(0.1 * n) and s.labels["positions"][-1] < int(
+                0.9 * n
+            )
     for s in samples("anomalies", "level_shift", 20):
         k = s.labels["start"]
         shift = s.values[k:].mean() - s.values[:k].mean()
         assert abs(shift - s.labels["magnitude"]) < 1.5
     for s in samples("anomalies", "step_spike", 20):
         a, b = s.labels["start"], s.labels["end"]
+        assert b - a >= 4  # longer than a triple spike
         inside = s.values[a:b].mean() - np.median(s.values)
         assert (
             abs(inside - s.labels["magnitude"]) < 2
@@ -227,3 +234,118 @@ def test_position_sets_place_the_extreme_and_the_query_by_quadrant(kind):
         else:
             assert g.quadrant_of(position, 100) == quadrant == s.labels["extreme_quadrant"]
     assert [g.quadrant_of(i, 8) for i in range(8)] == [1, 1, 2, 2, 3, 3, 4, 4]
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters recovered by independent estimators (a changed coefficient fails here)
+# ---------------------------------------------------------------------------------------
+
+
+def garch_mle(r: np.ndarray) -> tuple[float, float, float]:
+    """(omega, alpha, beta) of a GARCH(1,1) by direct Gaussian maximum likelihood (written
+    here, independent of the generator; variance started at the sample variance)."""
+    from scipy.optimize import minimize
+
+    def nll(theta):
+        omega, alpha, beta = theta
+        if omega <= 0 or alpha < 0 or beta < 0 or alpha + beta >= 1:
+            return 1e12
+        var = np.empty_like(r)
+        var[0] = r.var()
+        for t in range(1, len(r)):
+            var[t] = omega + alpha * r[t - 1] ** 2 + beta * var[t - 1]
+        return 0.5 * np.sum(np.log(var) + r**2 / var)
+
+    fit = minimize(nll, x0=[0.05, 0.1, 0.8], method="Nelder-Mead", options={"maxiter": 2000})
+    return tuple(float(v) for v in fit.x)
+
+
+def test_garch_parameters_are_recovered_by_maximum_likelihood():
+    r = g.garch_returns(np.random.default_rng(5), 8000)
+    omega, alpha, beta = garch_mle(r)
+    assert alpha == pytest.approx(0.2, abs=0.05) and beta == pytest.approx(0.7, abs=0.06)
+    assert omega == pytest.approx(0.1, abs=0.04)
+    # the clustered volatility series: returns = scale x GARCH returns, scale in its labels
+    s = g.generate_sample("volatility", "test", 0, SEED, kind="clustered", max_length=150)
+    assert s.labels["scale"] == 1.0 and (s.labels["alpha"], s.labels["beta"]) == (0.2, 0.7)
+    returns = np.diff(np.concatenate([[100.0], s.values])) / s.labels["scale"]
+    assert returns.var() == pytest.approx(1.0, rel=0.9)  # omega / (1 - a - b) = 1
+
+
+def test_stationary_ar1_coefficient_and_fat_tail_degrees_of_freedom():
+    from statsmodels.tsa.ar_model import AutoReg
+
+    rng = np.random.default_rng(3)
+    x = g._ar1(rng, 20_000, 0.4, 2.0)
+    fit = AutoReg(x, lags=1).fit()
+    assert fit.params[1] == pytest.approx(0.4, abs=0.02)
+    assert np.sqrt(fit.sigma2) == pytest.approx(2.0, rel=0.05)
+    # the fat-tailed set: Student t with 3 degrees of freedom (scipy's fit)
+    values = np.concatenate(
+        [s.values - s.values.mean() for s in samples("statistical_properties", "fat_tailed", 60)]
+    )
+    df, _, scale = stats.t.fit(values, floc=0.0)
+    assert df == pytest.approx(3.0, abs=1.0) and scale == pytest.approx(2.0, rel=0.2)
+
+
+def test_no_volatility_moves_without_random_changes():
+    from tsrate.suites.understanding.analyst import volatility_kind
+    from tsrate.suites.understanding.tasks import CLASSIFICATIONS, DETECTIONS
+
+    for s in samples("volatility", "none", 10):
+        steps = np.diff(s.values)
+        assert np.ptp(steps) < 1e-9 and abs(steps[0]) <= 0.2  # one steady step a day
+        assert not DETECTIONS["volatility"][0].present(s)  # volatility does not change
+        assert CLASSIFICATIONS["volatility"].truth(s) == "none"
+        assert volatility_kind(np.round(s.values, 2)) == "none"
+    # the other kinds are not mistaken for it
+    for kind in ("constant", "clustered", "increasing"):
+        assert all(
+            volatility_kind(np.round(s.values, 2)) != "none"
+            for s in samples("volatility", kind, 10)
+        )
+
+
+def _segments(kind: str, n: int = 4000, seed: int = 2):
+    values, cls, labels, _, _ = g.structural_breaks(np.random.default_rng(seed), n, kind)
+    k = labels["break_index"]
+    level = values[:k].mean()  # the process before the break has mean 0: this is the level
+    return cls, values[:k] - level, values[k:] - level
+
+
+def test_the_four_appendix_b_break_kinds_change_what_they_name():
+    # mean and variance together: both moments move at the break (a parameter shift)
+    for s in samples("structural_breaks", "mean_variance_shift", 20):
+        k = s.labels["break_index"]
+        assert s.sub_feature == "parameter_shift"
+        assert abs(s.values[k:].mean() - s.values[:k].mean()) > 3
+        assert np.var(s.values[k:]) > 3 * np.var(s.values[:k])  # sd x 3: variance x 9
+    # linearity: before, OLS slopes of x_t on x_{t-1} agree for positive and negative
+    # x_{t-1} (linear AR(1), 0.5); after, they follow the threshold AR (0.9 / -0.5)
+    cls, before, after = _segments("linearity_change")
+    assert cls == "regime_shift"
+
+    def slopes(x):
+        lag, now = x[:-1], x[1:]
+        return [stats.linregress(lag[side], now[side]).slope for side in (lag > 0, lag <= 0)]
+
+    up, down = slopes(before)
+    assert abs(up - down) < 0.25 and up == pytest.approx(0.5, abs=0.15)
+    up, down = slopes(after)
+    assert up == pytest.approx(g.BREAK_THRESHOLD_AR[0], abs=0.1)
+    assert down == pytest.approx(g.BREAK_THRESHOLD_AR[1], abs=0.15)
+    # error correlation: lag-1 autocorrelation 0 before, theta / (1 + theta^2) after (MA(1))
+    cls, before, after = _segments("error_correlation_change")
+    theta = g.BREAK_MA_THETA
+    assert cls == "regime_shift" and abs(acf(before, nlags=1)[1]) < 0.06
+    assert acf(after, nlags=1)[1] == pytest.approx(theta / (1 + theta**2), abs=0.06)
+    assert abs(acf(after, nlags=2)[2]) < 0.06  # MA(1): nothing at lag 2
+    # variance type: homoskedastic before, GARCH after (Engle's ARCH test; squared acf)
+    cls, before, after = _segments("variance_type_change")
+    assert cls == "regime_shift"
+    assert het_arch(before, nlags=5)[1] > 0.01 and het_arch(after, nlags=5)[1] < 1e-6
+    assert acf((after - after.mean()) ** 2, nlags=1)[1] > 0.15
+    garch = g.BREAK_GARCH
+    assert after.var() == pytest.approx(
+        garch["omega"] / (1 - garch["alpha"] - garch["beta"]), rel=0.35
+    )

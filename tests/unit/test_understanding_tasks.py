@@ -191,7 +191,10 @@ def test_configurations_are_checked():
         },
     )
     generated = generate_all(config)
-    assert len(generated["outlier"]["test"]) == 8 and len(generated["trend"]["train"]) == 0
+    assert (
+        len(generated["outlier"]["test"]) == 8 * config.position_per_cell
+        and len(generated["trend"]["train"]) == 0
+    )
     prompts = plan_prompts(config, generated)
     assert {p.task for p in prompts} == set(TASKS)
 

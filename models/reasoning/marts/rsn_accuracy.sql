@@ -31,12 +31,27 @@ final as (
         cast(w.n_unanswered as integer) as n_unanswered,
         cast(w.n_unparseable as integer) as n_unparseable,
         cast(w.accuracy as double) as accuracy,
+        cast(case when w.n_items > 0 then greatest(0.0,
+            (w.accuracy + 1.959963984540054^2 / (2 * w.n_items)
+             - 1.959963984540054 * sqrt(w.accuracy * (1 - w.accuracy) / w.n_items
+                 + 1.959963984540054^2 / (4 * w.n_items * w.n_items)))
+            / (1 + 1.959963984540054^2 / w.n_items)) end as double) as accuracy_ci_low,
+        cast(case when w.n_items > 0 then least(1.0,
+            (w.accuracy + 1.959963984540054^2 / (2 * w.n_items)
+             + 1.959963984540054 * sqrt(w.accuracy * (1 - w.accuracy) / w.n_items
+                 + 1.959963984540054^2 / (4 * w.n_items * w.n_items)))
+            / (1 + 1.959963984540054^2 / w.n_items)) end as double) as accuracy_ci_high,
         cast(w.chance_level as double) as chance_level,
         cast(w.accuracy - w.chance_level as double) as above_chance,
         cast(wo.n_items as integer) as n_items_without_series,
         cast(wo.n_unparseable as integer) as n_unparseable_without_series,
         cast(wo.accuracy as double) as accuracy_without_series,
-        cast(w.accuracy - wo.accuracy as double) as series_gap,
+        -- no usable answer in a condition: no evidence of a gap (null, not rated)
+        cast(case
+            when w.n_unanswered + w.n_unparseable < w.n_items
+                and wo.n_unanswered + wo.n_unparseable < wo.n_items
+                then w.accuracy - wo.accuracy
+        end as double) as series_gap,
     from by_condition as w
     left join by_condition as wo
         on wo.suite_run_id = w.suite_run_id

@@ -20,6 +20,8 @@ paired as (
         and with_context.item_id = without_context.item_id
         and with_context.condition = 'with_context'
     where without_context.condition = 'without_context'
+        -- a gain compares a system with itself: only items where both forecasts are usable
+        and without_context.usable and with_context.usable
 ),
 
 aggregated as (

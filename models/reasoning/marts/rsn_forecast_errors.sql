@@ -5,10 +5,6 @@ responses as (
     where task = 'forecast'
 ),
 
-scored as (
-    select * from {{ ref('int_rsn_forecasts_scored') }}
-),
-
 counted as (
     select
         suite_run_id,
@@ -23,17 +19,7 @@ counted as (
 ),
 
 errors as (
-    select
-        suite_run_id,
-        system_id,
-        condition,
-        count(*) as n_scored,
-        avg(mae) as mae,
-        avg(mse) as mse,
-        avg(baseline_mae) as baseline_mae,
-        avg(baseline_mse) as baseline_mse,
-    from scored
-    group by suite_run_id, system_id, condition
+    select * from {{ ref('int_rsn_forecast_intervals') }}
 ),
 
 final as (
@@ -46,10 +32,21 @@ final as (
         cast(counted.n_unanswered as integer) as n_unanswered,
         cast(counted.n_unparseable as integer) as n_unparseable,
         cast(coalesce(errors.n_scored, 0) as integer) as n_scored,
+        cast(coalesce(errors.n_scored, 0) / counted.n_items as double) as coverage,
         cast(errors.mae as double) as mae,
+        cast(errors.mae_ci_low as double) as mae_ci_low,
+        cast(errors.mae_ci_high as double) as mae_ci_high,
         cast(errors.mse as double) as mse,
+        cast(errors.mse_ci_low as double) as mse_ci_low,
+        cast(errors.mse_ci_high as double) as mse_ci_high,
+        cast(errors.mae_parsed as double) as mae_parsed,
+        cast(errors.mae_minmax as double) as mae_minmax,
+        cast(errors.mae_minmax_ci_low as double) as mae_minmax_ci_low,
+        cast(errors.mae_minmax_ci_high as double) as mae_minmax_ci_high,
+        cast(errors.mse_minmax as double) as mse_minmax,
         cast(errors.baseline_mae as double) as baseline_mae,
         cast(errors.baseline_mse as double) as baseline_mse,
+        cast(errors.baseline_mae_minmax as double) as baseline_mae_minmax,
         cast(case when errors.baseline_mae > 0 then 1 - errors.mae / errors.baseline_mae end as double)
             as mae_skill,
     from counted

@@ -2,7 +2,7 @@ with
 
 scores as (
     select * from {{ ref('und_scores') }}
-    where feature not in ('brownian', 'outlier', 'monotone', 'monotone_noise')
+    where feature not in ('brownian', 'outlier', 'monotone', 'monotone_noise', 'sinusoidal')
 ),
 
 final as (

@@ -3,7 +3,7 @@ with
 scored as (
     select * from {{ ref('int_und_answers_scored') }}
     where task in ('retrieval', 'arithmetic_min', 'arithmetic_max')
-        and dataset not in ('brownian', 'outlier', 'monotone', 'monotone_noise')
+        and dataset not in ('brownian', 'outlier', 'monotone', 'monotone_noise', 'sinusoidal')
 ),
 
 binned as (
@@ -21,6 +21,7 @@ final as (
         cast(length_bin_start as integer) as length_bin_start,
         cast(length_bin_start + 29 as integer) as length_bin_end,
         cast(count(*) as integer) as n_prompts,
+        cast(count(*) filter (where not parse_ok) as integer) as n_unparsed,
         cast(avg(case when correct then 1.0 else 0.0 end) as double) as accuracy,
         cast(avg(abs_pct_error) as double) as mape,
     from binned

@@ -1,22 +1,7 @@
 with
 
-scored as (
-    select * from {{ ref('int_und_answers_scored') }}
-    where quadrant is not null
-),
-
-by_quadrant as (
-    select
-        suite_run_id,
-        system_id,
-        dataset,
-        task,
-        format,
-        quadrant,
-        count(*) as n_prompts,
-        100.0 * avg(case when correct then 1.0 else 0.0 end) as accuracy_pct,
-    from scored
-    group by all
+tested as (
+    select * from {{ ref('int_und_position_bias_tested') }}
 ),
 
 final as (
@@ -25,17 +10,19 @@ final as (
         cast(system_id as varchar) as system_id,
         cast(dataset as varchar) as dataset,
         cast(task as varchar) as task,
-        cast(format as varchar) as format,
         cast(quadrant as integer) as quadrant,
         cast(n_prompts as integer) as n_prompts,
-        cast(accuracy_pct as double) as accuracy_pct,
-        cast(
-            max(accuracy_pct) over w - min(accuracy_pct) over w as double
-        ) as quadrant_gap_pct,
-        cast(count(*) over w as integer) as n_quadrants,
-        cast(max(accuracy_pct) over w - min(accuracy_pct) over w > 10 as boolean) as position_bias,
-    from by_quadrant
-    window w as (partition by suite_run_id, system_id, dataset, task, format)
+        cast(n_correct as integer) as n_correct,
+        cast(100.0 * accuracy as double) as accuracy_pct,
+        cast(100.0 * accuracy_ci_low as double) as accuracy_ci_low_pct,
+        cast(100.0 * accuracy_ci_high as double) as accuracy_ci_high_pct,
+        cast(100.0 * accuracy_elsewhere as double) as accuracy_elsewhere_pct,
+        cast(p_value as double) as p_value,
+        cast(p_holm as double) as p_holm,
+        cast(min_prompts_to_judge as integer) as min_prompts_to_judge,
+        cast(judgeable as boolean) as judgeable,
+        cast(position_bias as boolean) as position_bias,
+    from tested
 )
 
 select * from final

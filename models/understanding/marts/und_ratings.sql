@@ -1,1 +1,1 @@
-{{ suite_ratings('int_und_ratings_assigned', ['feature'], 'system_id', 'n_systems') }}
+{{ suite_ratings('int_und_ratings_assigned', ['feature'], 'system_id', 'n_systems', reasons=true) }}

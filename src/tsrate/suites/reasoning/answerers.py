@@ -7,9 +7,10 @@ fingerprint, item, condition, the exact chat), and answers a list of requests.
 - :class:`LanguageModelAnswerer`: any :mod:`tsrate.systems.language` model (``endpoint:ID``
   through an OpenAI-compatible server with its concurrency, retries and response cache;
   ``hf_local:ID`` from a local checkpoint). Every task and condition. Choice items in
-  ``choice_encoding`` (default plain values: a numeric option about the level must stay
-  readable, which LLMTime's rescaling hides; the paper found no difference, Table A.3),
-  forecasts in ``forecast_encoding`` (default LLMTime, GPT-style).
+  ``choice_encoding`` (default LLMTime, GPT-style, as in the paper; plain values an
+  option: a numeric option about the level stays readable, which LLMTime's rescaling
+  hides; the paper found no difference, Table A.3), forecasts in ``forecast_encoding``
+  (default LLMTime, GPT-style).
 - :class:`RandomChoice` (``random``): a uniform choice per request, seeded by the prompt
   hash; the chance level, with and without the series.
 - :class:`ForecastReference`: ``naive`` (last value), ``median`` (the paper's "predict
@@ -33,7 +34,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsrate import TsrateError
-from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS, ReplyParseError, Scaler
+from tsrate.suites.reasoning.encoding import (
+    DEFAULT_CHOICE_ENCODING,
+    DEFAULT_FORECAST_ENCODING,
+    ENCODINGS,
+    TEXT_ENCODINGS,
+    ReplyParseError,
+    Scaler,
+)
 from tsrate.suites.reasoning.items import CHOICE_TASKS, LETTERS, Item
 from tsrate.suites.reasoning.tasks import (
     CONDITIONS,
@@ -91,7 +99,10 @@ class LanguageModelAnswerer:
     kind = "language_model"
 
     def __init__(
-        self, model, choice_encoding: str = "plain", forecast_encoding: str = "llmtime_gpt"
+        self,
+        model,
+        choice_encoding: str = DEFAULT_CHOICE_ENCODING,
+        forecast_encoding: str = DEFAULT_FORECAST_ENCODING,
     ):
         if choice_encoding not in ENCODINGS:
             raise TsrateError(

@@ -54,8 +54,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--choice-encoding",
         choices=ENCODINGS,
-        default="plain",
-        help="how choice prompts show the series (default plain; plot = line-plot image)",
+        default="llmtime_gpt",
+        help="how choice prompts show the series (default llmtime_gpt, as in the paper; "
+        "plain = the values as they are; plot = line-plot image)",
     )
     parser.add_argument(
         "--forecast-encoding",

@@ -7,11 +7,27 @@ their fields:
   ``description_short``, ``description_tiny`` (text), ``characteristics`` (text or list of
   texts), ``metadata`` (object), ``series`` (list of at least :data:`MIN_LENGTH` finite
   numbers); optional ``category`` (the scenario's domain).
-- **question**: ``category``, ``question`` (text), ``options`` (2-10 distinct texts),
-  ``answer_index`` (integer, 0-based, within the options), and the series it asks about:
-  its own ``series`` or the ``uuid`` of a series row of the same file.
+- **question**: ``category``, ``question`` (text), the options (``options``, a list of 2-10
+  distinct texts, or ``option_0``, ``option_1``, ... as separate fields), the answer and the
+  series it asks about: its own ``series`` or the ``uuid`` of a series row of the same file.
+  The answer, in any of the shapes the reference repository (behavioral-data/TSandLanguage)
+  writes or reads: ``answer_index`` (its MCQ builders), ``label_index`` (its QA writer's
+  examples) or ``label`` (its evaluation files: a 0-based index; a text equal to one option
+  is looked up, as its loader does) -- 0-based integers within the options; when several are
+  given they must agree. Optional ``description_tiny`` and ``metadata`` (the paper's QA
+  context; else the series row's).
 - **two-series question**: a question row with ``counterfactual`` (the what-if, text)
   and ``new_series`` (the series under the what-if, as long as the original).
+
+Fields the schema does not use (e.g. a recorded model prediction, ``ts_qid``) are ignored
+and reported: :attr:`ImportedRows.ignored_fields` counts the rows carrying each one, and
+every item records them in its ``params`` (``ignored_fields``), so the import says what it
+left out.
+
+Question categories are normalised to lower-case words joined by ``_`` (the reference's
+evaluation files name five: ``counterfactual_reasoning``, ``explanation``,
+``argumentation``, ``analogical_reasoning``, ``fact_checking``); each becomes its own
+category of the ``qa_single`` / ``qa_two`` tasks (rsn_accuracy reports per category).
 
 Every problem is reported as ``file:line: field 'name': what is wrong`` (up to
 :data:`MAX_REPORTED` of them at once) in a :class:`DatasetError`; a file with any problem
@@ -20,14 +36,17 @@ yields no items at all, so nothing is half-imported.
 Items made (:func:`items_from_rows`): per series row, an etiological item (its description
 and three others of the file, drawn with ``seed``; needs four distinct descriptions) and a
 forecasting item (the first ``context_share`` of the values as history, the description as
-context); per question row, a ``qa_single`` or ``qa_two`` item whose context is the
-series' ``description_short`` (two-series: plus the what-if).
+context); per question row, a ``qa_single`` or ``qa_two`` item whose context is, as in the paper's
+QA task configuration, the series' ``description_tiny`` followed by its ``metadata`` (JSON,
+keys sorted) on the next line; without a tiny description, its ``description_short``
+(two-series: plus the what-if).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 from pathlib import Path
 
@@ -37,8 +56,24 @@ from tsrate import TsrateError
 from tsrate.suites.reasoning.items import Item
 from tsrate.suites.reasoning.scenarios import ETIOLOGICAL_QUESTION
 
+log = logging.getLogger(__name__)
+
 MIN_LENGTH = 10
 MAX_REPORTED = 10
+ANSWER_FIELDS = ("answer_index", "label_index", "label")
+QUESTION_FIELDS = (
+    "uuid",
+    "category",
+    "question",
+    "options",
+    *ANSWER_FIELDS,
+    "series",
+    "counterfactual",
+    "new_series",
+    "description_short",
+    "description_tiny",
+    "metadata",
+)
 SERIES_FIELDS = (
     "uuid",
     "description",
@@ -65,6 +100,7 @@ class SeriesRow:
     metadata: dict
     series: tuple[float, ...]
     category: str | None
+    ignored: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +115,9 @@ class QuestionRow:
     uuid: str | None
     counterfactual: str | None = None
     new_series: tuple[float, ...] | None = None
+    description_tiny: str = ""
+    metadata: dict | None = None
+    ignored: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +125,8 @@ class ImportedRows:
     path: str
     series: tuple[SeriesRow, ...]
     questions: tuple[QuestionRow, ...]
+    #: field -> rows carrying it, for fields the schema does not use (ignored)
+    ignored_fields: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 class _Problems:
@@ -212,6 +253,7 @@ def read_rows(path: str | Path) -> ImportedRows:
             metadata=metadata,
             series=series,
             category=category,
+            ignored=_ignored(row, (*SERIES_FIELDS, "category")),
         )
         by_uuid[uuid] = series_row
         series_rows.append(series_row)
@@ -221,32 +263,8 @@ def read_rows(path: str | Path) -> ImportedRows:
             continue
         category = _text(row, "category", line, problems)
         question = _text(row, "question", line, problems)
-        options = row.get("options")
-        if "options" not in row:
-            problems.add(line, "options", "missing")
-            options = None
-        elif (
-            not isinstance(options, list)
-            or not 2 <= len(options) <= 10
-            or not all(isinstance(o, str) and o.strip() for o in options)
-        ):
-            problems.add(line, "options", "must be a list of 2 to 10 non-empty texts")
-            options = None
-        elif len({o.strip() for o in options}) != len(options):
-            problems.add(line, "options", "options repeat")
-            options = None
-        answer = row.get("answer_index")
-        if "answer_index" not in row:
-            problems.add(line, "answer_index", "missing")
-            answer = None
-        elif isinstance(answer, bool) or not isinstance(answer, int):
-            problems.add(line, "answer_index", f"must be an integer, got {answer!r}"[:80])
-            answer = None
-        elif options is not None and not 0 <= answer < len(options):
-            problems.add(
-                line, "answer_index", f"{answer} is outside the {len(options)} options (0-based)"
-            )
-            answer = None
+        options = _options(row, line, problems)
+        answer = _answer(row, options, line, problems)
         uuid = row.get("uuid")
         parent = None
         if "series" in row:
@@ -278,10 +296,14 @@ def read_rows(path: str | Path) -> ImportedRows:
         if None in (category, question, options, answer, series):
             continue
         short = parent.description_short if parent else (row.get("description_short") or "")
+        tiny = row.get("description_tiny") or (parent.description_tiny if parent else "")
+        metadata = row.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = parent.metadata if parent else None
         questions.append(
             QuestionRow(
                 line=line,
-                category=category,
+                category=normal_category(category),
                 question=question,
                 options=tuple(o.strip() for o in options),
                 answer_index=answer,
@@ -290,10 +312,95 @@ def read_rows(path: str | Path) -> ImportedRows:
                 uuid=uuid if isinstance(uuid, str) else None,
                 counterfactual=counterfactual,
                 new_series=new_series,
+                description_tiny=str(tiny).strip(),
+                metadata=metadata,
+                ignored=_ignored(row, QUESTION_FIELDS, option_fields=True),
             )
         )
     problems.raise_if_any()
-    return ImportedRows(str(path), tuple(series_rows), tuple(questions))
+    ignored: dict[str, int] = {}
+    for row in (*series_rows, *questions):
+        for field in row.ignored:
+            ignored[field] = ignored.get(field, 0) + 1
+    return ImportedRows(str(path), tuple(series_rows), tuple(questions), ignored)
+
+
+def _ignored(row: dict, known: tuple[str, ...], option_fields: bool = False) -> tuple[str, ...]:
+    """The row's fields the schema does not use, sorted."""
+    return tuple(
+        sorted(f for f in row if f not in known and not (option_fields and f.startswith("option_")))
+    )
+
+
+def normal_category(text: str) -> str:
+    """'Counterfactual reasoning' / 'counterfactual-reasoning' -> 'counterfactual_reasoning'."""
+    return "_".join(text.replace("-", " ").replace("_", " ").lower().split())
+
+
+def _options(row: dict, line: int, problems: _Problems):
+    """``options`` (a list) or ``option_0``, ``option_1``, ... (contiguous from 0)."""
+    numbered = sorted((f for f in row if f.startswith("option_")), key=lambda f: (len(f), f))
+    if "options" in row and numbered:
+        problems.add(line, "options", "give options or option_0.., not both")
+        return None
+    if "options" in row:
+        options = row["options"]
+        field = "options"
+    elif numbered:
+        expected = [f"option_{i}" for i in range(len(numbered))]
+        if numbered != expected:
+            problems.add(
+                line, "option_0", f"numbered options must run option_0..option_{len(numbered) - 1}"
+            )
+            return None
+        options = [row[f] for f in expected]
+        field = "option_0"
+    else:
+        problems.add(line, "options", "missing (give options or option_0, option_1, ...)")
+        return None
+    if (
+        not isinstance(options, list)
+        or not 2 <= len(options) <= 10
+        or not all(isinstance(o, str) and o.strip() for o in options)
+    ):
+        problems.add(line, field, "must be a list of 2 to 10 non-empty texts")
+        return None
+    if len({o.strip() for o in options}) != len(options):
+        problems.add(line, field, "options repeat")
+        return None
+    return options
+
+
+def _answer(row: dict, options, line: int, problems: _Problems):
+    """The 0-based answer from answer_index, label_index or label (they must agree)."""
+    given = [f for f in ANSWER_FIELDS if f in row]
+    if not given:
+        problems.add(line, "answer_index", "missing (give answer_index, label_index or label)")
+        return None
+    found: dict[str, int] = {}
+    for field in given:
+        value = row[field]
+        if field == "label" and isinstance(value, str):
+            if options is None:
+                continue
+            stripped = [o.strip() for o in options]
+            if value.strip() not in stripped:
+                problems.add(line, field, f"{value!r} is not one of the options"[:120])
+                return None
+            found[field] = stripped.index(value.strip())
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.add(line, field, f"must be an integer, got {value!r}"[:80])
+            return None
+        if options is not None and not 0 <= value < len(options):
+            problems.add(line, field, f"{value} is outside the {len(options)} options (0-based)")
+            return None
+        found[field] = value
+    if len(set(found.values())) > 1:
+        detail = ", ".join(f"{f} = {v}" for f, v in found.items())
+        problems.add(line, given[0], f"answer fields disagree ({detail})")
+        return None
+    return next(iter(found.values()), None)
 
 
 def items_from_rows(rows: ImportedRows, seed: int = 0, context_share: float = 0.8) -> list[Item]:
@@ -303,6 +410,8 @@ def items_from_rows(rows: ImportedRows, seed: int = 0, context_share: float = 0.
     descriptions = list(dict.fromkeys(r.description for r in rows.series))
     for row in rows.series:
         provenance = {"file": rows.path, "line": row.line, "uuid": row.uuid}
+        if row.ignored:
+            provenance["ignored_fields"] = list(row.ignored)
         category = row.category or "uncategorised"
         others = [d for d in descriptions if d != row.description]
         if len(others) >= 3:
@@ -338,7 +447,13 @@ def items_from_rows(rows: ImportedRows, seed: int = 0, context_share: float = 0.
             )
     for question in rows.questions:
         provenance = {"file": rows.path, "line": question.line, "uuid": question.uuid}
+        if question.ignored:
+            provenance["ignored_fields"] = list(question.ignored)
         context = question.description_short
+        if question.description_tiny:
+            context = question.description_tiny
+            if question.metadata:
+                context += "\n" + json.dumps(question.metadata, sort_keys=True)
         if question.counterfactual:
             context = f"{context} What-if: {question.counterfactual}".strip()
         items.append(
@@ -359,5 +474,10 @@ def items_from_rows(rows: ImportedRows, seed: int = 0, context_share: float = 0.
 
 
 def import_items(path: str | Path, seed: int = 0, context_share: float = 0.8) -> list[Item]:
-    """Validate ``path`` and return its items (raises :class:`DatasetError`)."""
-    return items_from_rows(read_rows(path), seed, context_share)
+    """Validate ``path`` and return its items (raises :class:`DatasetError`); fields the
+    schema does not use are logged (and kept in each item's params)."""
+    rows = read_rows(path)
+    if rows.ignored_fields:
+        shown = ", ".join(f"{f} ({n} rows)" for f, n in sorted(rows.ignored_fields.items()))
+        log.warning("%s: fields ignored (not part of the schema): %s", rows.path, shown)
+    return items_from_rows(rows, seed, context_share)

@@ -8,13 +8,28 @@ LLMTime (Gruver et al. 2023; the paper's Appendix A.1), as in its reference code
   (max(x) - min(x))`` is subtracted first and the result divided by the alpha-quantile of
   ``x - offset`` (a zero quantile becomes 1).
 - Fixed precision: a scaled value is written with ``precision`` digits after the (dropped)
-  decimal point, by truncation, leading zeros removed: 1.0522 -> ``1052`` (precision 3).
+  decimal point, by truncation toward zero (the reference's digit-by-digit ``astype(int)``;
+  we add 1e-6 before the floor so that a value such as 1.052, stored as 1.05199999..., is
+  not written 1051), leading zeros removed: 1.0522 -> ``1052`` (precision 3); the sign is
+  written separately, so -1.0522 -> ``-1052``.
+- Missing values: a NaN is written as the reference's ``missing_str`` (``" Nan"``, leading
+  space included) and left out when the scaler is fitted, as the reference does; an
+  infinite value cannot be written (error). A ``Nan`` in a reply is not a number: the reply
+  is unparseable (strict; the reference's decoder would drop the step).
 - Separators per model family (:data:`LLMTIME`): GPT-style tokenisers split numbers into
   multi-digit tokens, so every digit is separated by a space and values by ``" ,"``
   (``" 1 0 5 2 , 1 0 1 7 ,"``); LLaMA tokenises digits one by one, so digits are joined and
   values separated by ``","`` (``"1052,1017,"``). A trailing value separator ends the
   history, so the last value's digit count is unambiguous. Negative values get the
   family's minus sign (``" -"`` / ``"-"``).
+- ``llmtime_gpt4``: the settings the reference uses for GPT-4 (``gpt4_hypers`` of its
+  ``demo.py`` and ``experiments/run_darts.py``): basic scaling with alpha 0.3, precision
+  3, digits not spaced, values separated by ``", "``, minus ``"-"`` (``"1052, 1017, "``).
+
+Defaults (:data:`DEFAULT_CHOICE_ENCODING`, :data:`DEFAULT_FORECAST_ENCODING`): LLMTime,
+GPT-style, for both choice and forecasting prompts, as in the paper; plain values are an
+option for choice prompts (a numeric option about the level stays readable, which
+LLMTime's rescaling hides; the paper found no difference, its Table A.3).
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.images.line_plot_images`, the same
@@ -70,6 +85,7 @@ class LlmTimeEncoding:
     value_separator: str
     minus_sign: str
     plus_sign: str = ""
+    missing: str = " Nan"  # the reference's missing_str
 
     def describe(self) -> str:
         digits = "separated by spaces" if self.digit_separator else "written together"
@@ -93,7 +109,10 @@ class PlainEncoding:
 LLMTIME: dict[str, LlmTimeEncoding] = {
     "llmtime_gpt": LlmTimeEncoding("llmtime_gpt", 0.95, 0.3, False, 3, " ", " ,", " -"),
     "llmtime_llama": LlmTimeEncoding("llmtime_llama", 0.99, 0.3, False, 3, "", ",", "-"),
+    "llmtime_gpt4": LlmTimeEncoding("llmtime_gpt4", 0.3, 0.3, True, 3, "", ", ", "-"),
 }
+DEFAULT_CHOICE_ENCODING = "llmtime_gpt"
+DEFAULT_FORECAST_ENCODING = "llmtime_gpt"
 PLAIN = PlainEncoding()
 TEXT_ENCODINGS = (*LLMTIME, "plain")
 ENCODINGS = (*TEXT_ENCODINGS, "plot")
@@ -129,12 +148,16 @@ def _digits(value: float, precision: int) -> str:
 def encode_llmtime(values: np.ndarray, encoding: LlmTimeEncoding, scaler: Scaler) -> str:
     """Scaled values in ``encoding``'s format, ending with the value separator."""
     scaled = scaler.transform(values)
-    if not np.all(np.isfinite(scaled)):
-        raise TsrateError("LLMTime encoding needs finite values")
-    if np.any(np.abs(scaled) >= MAX_VALUE):
+    missing = np.isnan(scaled)
+    if np.any(np.isinf(scaled)):
+        raise TsrateError("LLMTime encoding cannot write an infinite value")
+    if np.any(np.abs(scaled[~missing]) >= MAX_VALUE):
         raise TsrateError(f"a scaled value reaches {MAX_VALUE:g}: cannot encode it")
     parts = []
     for value in scaled:
+        if np.isnan(value):
+            parts.append(encoding.missing)
+            continue
         digits = _digits(value, encoding.precision)
         if encoding.digit_separator:
             digits = "".join(encoding.digit_separator + d for d in digits)

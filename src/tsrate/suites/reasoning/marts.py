@@ -1,22 +1,40 @@
-"""Pure functions behind the suite's dbt Python models (python_models/rsn_*.py).
+"""Pure functions behind the suite's dbt Python models
+(python_models/reasoning/intermediate/int_rsn_*.py).
 
-``forecast_errors``: per parsed forecast, MAE and MSE on normalised values, beside the
-"predict median" baseline on the same item (paper Section 6). Normalisation (ours; the
-paper normalises each series): z-score with the mean and the population standard deviation
-(ddof 0) of the history the forecaster saw, applied to forecast and truth alike; a constant
-history uses scale 1. So an error of 1 is one standard deviation of the history.
+Every answer counts. ``forecast_errors``: one row per forecast prompt of the run, answered
+or not: MAE and MSE on normalised values, beside the "predict median" baseline on the same
+item (paper Section 6). Normalisation (ours; the paper normalises each series), two
+variants side by side: **z-scored** (``mae``, ``mse``: errors divided by the population
+standard deviation, ddof 0, of the history the forecaster saw) and **min-max**
+(``mae_minmax``, ``mse_minmax``: errors divided by the history's range, max - min); a
+constant history uses scale 1. So a z-scored error of 1 is one standard deviation of the
+history, a min-max error of 1 its whole range. An unusable forecast (no reply, unparseable)
+is charged the **penalty** of :func:`penalised`: the largest error of any usable forecast
+on the same item and condition in the run (any system), and at least the predict-median
+baseline's error on that item; ``usable`` = False marks it. So a system none of whose
+forecasts is usable ranks last (or tied last) on every error metric.
+
+``forecast_intervals``: per (suite run, system, condition) the mean errors with percentile
+bootstrap 95 % intervals over items (:mod:`tsrate.suites.intervals`), what the mart
+``rsn_forecast_errors`` shows beside its answer counts.
 
 ``rating_table``: the suite's ratings per (suite run, metric, task) with the kit's
 :func:`tsrate.suites.rating.rate_scores` and the suite's rows of ``seeds/suite_rating_specs.csv``
 (metrics: accuracy, series_gap, mae, mse, context_gain).
+
+``rating_stability_table``: share of item resamples at the published rating, each resample
+re-rated by the same rule (the spec's direction and ideal).
 """
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 
-from tsrate.suites.rating import rate_scores
+from tsrate.suites import intervals
+from tsrate.suites.rating import rate_scores, suite_spec
 
 FORECAST_COLUMNS = [
     "suite_run_id",
@@ -25,55 +43,127 @@ FORECAST_COLUMNS = [
     "system_id",
     "condition",
     "category",
+    "usable",
     "mae",
     "mse",
+    "mae_minmax",
+    "mse_minmax",
     "baseline_mae",
     "baseline_mse",
+    "baseline_mae_minmax",
+    "baseline_mse_minmax",
 ]
+ERROR_COLUMNS = ("mae", "mse", "mae_minmax", "mse_minmax")
 
 
-def normalised_errors(history, future, forecast) -> tuple[float, float]:
-    """(MAE, MSE) of ``forecast`` against ``future`` after z-scoring both with the
-    history's mean and standard deviation (see the module docstring)."""
-    history = np.asarray(history, dtype=float)  # the mean shift cancels in the error
-    scale = float(history.std())
+def normalised_errors(history, future, forecast, scaling: str = "zscore") -> tuple[float, float]:
+    """(MAE, MSE) of ``forecast`` against ``future`` divided by the history's scale:
+    ``zscore`` = its population standard deviation, ``minmax`` = its range (see the module
+    docstring; the shift cancels in the error)."""
+    history = np.asarray(history, dtype=float)
+    if scaling == "zscore":
+        scale = float(history.std())
+    elif scaling == "minmax":
+        scale = float(history.max() - history.min())
+    else:
+        raise ValueError(f"unknown scaling {scaling!r}: zscore or minmax")
     scale = scale if scale > 0 else 1.0
     error = (np.asarray(forecast, dtype=float) - np.asarray(future, dtype=float)) / scale
     return float(np.mean(np.abs(error))), float(np.mean(error**2))
 
 
+def penalised(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill the errors of unusable rows: per (suite run, item, condition) and error column,
+    the largest error of the usable rows and the baseline's error, whichever is larger."""
+    out = frame.copy()
+    keys = ["suite_run_id", "item_id", "condition"]
+    for column in ERROR_COLUMNS:
+        worst = out[column].where(out["usable"]).groupby([out[k] for k in keys]).transform("max")
+        floor = out[f"baseline_{column}"]
+        penalty = np.fmax(worst.to_numpy(dtype=float), floor.to_numpy(dtype=float))
+        out[column] = np.where(out["usable"], out[column], penalty)
+    return out
+
+
 def forecast_errors(responses: pd.DataFrame) -> pd.DataFrame:
-    """One row per parsed forecast. ``responses``: int_rsn_responses_scored rows (any task;
-    forecasts that parsed are used)."""
+    """One row per forecast prompt (answered or not). ``responses``:
+    int_rsn_responses_scored rows (any task; forecast prompts are used)."""
     records = []
-    part = responses[(responses["task"] == "forecast") & responses["parse_ok"].astype(bool)]
+    part = responses[responses["task"] == "forecast"]
     for row in part.itertuples(index=False):
         history = np.asarray(row.series, dtype=float)
         future = np.asarray(row.future, dtype=float)
-        forecast = np.asarray(row.forecast, dtype=float)
-        if forecast.shape != future.shape:
-            raise ValueError(
-                f"prompt {row.prompt_hash}: forecast has {forecast.size} values, the future {future.size}"
-            )
-        mae, mse = normalised_errors(history, future, forecast)
+        usable = bool(row.is_answered) and bool(row.parse_ok)
+        record = {
+            "suite_run_id": row.suite_run_id,
+            "prompt_hash": row.prompt_hash,
+            "item_id": row.item_id,
+            "system_id": row.system_id,
+            "condition": row.condition,
+            "category": row.category,
+            "usable": usable,
+        }
         baseline = np.full(future.shape, float(np.median(history)))
-        baseline_mae, baseline_mse = normalised_errors(history, future, baseline)
-        records.append(
-            {
-                "suite_run_id": row.suite_run_id,
-                "prompt_hash": row.prompt_hash,
-                "item_id": row.item_id,
-                "system_id": row.system_id,
-                "condition": row.condition,
-                "category": row.category,
-                "mae": mae,
-                "mse": mse,
-                "baseline_mae": baseline_mae,
-                "baseline_mse": baseline_mse,
-            }
-        )
+        for scaling, suffix in (("zscore", ""), ("minmax", "_minmax")):
+            mae, mse = normalised_errors(history, future, baseline, scaling)
+            record[f"baseline_mae{suffix}"], record[f"baseline_mse{suffix}"] = mae, mse
+            record[f"mae{suffix}"] = record[f"mse{suffix}"] = np.nan
+            if usable:
+                forecast = np.asarray(row.forecast, dtype=float)
+                if forecast.shape != future.shape:
+                    raise ValueError(
+                        f"prompt {row.prompt_hash}: forecast has {forecast.size} values, the future {future.size}"
+                    )
+                mae, mse = normalised_errors(history, future, forecast, scaling)
+                record[f"mae{suffix}"], record[f"mse{suffix}"] = mae, mse
+        records.append(record)
     out = pd.DataFrame.from_records(records, columns=FORECAST_COLUMNS)
-    return out.astype({c: "float64" for c in FORECAST_COLUMNS[6:]})
+    out = out.astype({"usable": "bool", **{c: "float64" for c in FORECAST_COLUMNS[7:]}})
+    return penalised(out) if len(out) else out
+
+
+#: Means per (suite run, system, condition) that :func:`forecast_intervals` returns beside
+#: the intervals (every item, penalties included, except ``mae_parsed``: usable ones only).
+MEAN_COLUMNS = [
+    *ERROR_COLUMNS,
+    "mae_parsed",
+    "baseline_mae",
+    "baseline_mse",
+    "baseline_mae_minmax",
+]
+INTERVAL_COLUMNS = [
+    "suite_run_id",
+    "system_id",
+    "condition",
+    "n_scored",
+    *MEAN_COLUMNS,
+    *(f"{c}_{end}" for c in ERROR_COLUMNS for end in ("ci_low", "ci_high")),
+]
+
+
+def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
+    """The mean (penalised) errors per (suite run, system, condition) with their percentile
+    bootstrap 95 % intervals, items resampled, seeded by the group's key; ``n_scored`` =
+    usable forecasts, ``mae_parsed`` = the mean over those only (reference, never rated),
+    ``baseline_*`` = the predict-median baseline's means on the same items."""
+    records = []
+    keys = ["suite_run_id", "system_id", "condition"]
+    for key, block in scored.groupby(keys, sort=True):
+        record = dict(zip(keys, key, strict=True))
+        usable = block["usable"].astype(bool)
+        record["n_scored"] = int(usable.sum())
+        for column in MEAN_COLUMNS:
+            source = "mae" if column == "mae_parsed" else column
+            values = block.loc[usable, source] if column == "mae_parsed" else block[source]
+            values = values.to_numpy(float)
+            record[column] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
+        seed = int.from_bytes(hashlib.sha256("|".join(key).encode()).digest()[:4], "little")
+        for column in ERROR_COLUMNS:
+            low, high = intervals.bootstrap_interval(block[column].to_numpy(float), seed=seed)
+            record[f"{column}_ci_low"], record[f"{column}_ci_high"] = low, high
+        records.append(record)
+    out = pd.DataFrame.from_records(records, columns=INTERVAL_COLUMNS)
+    return out.astype({"n_scored": "int64", **{c: "float64" for c in INTERVAL_COLUMNS[4:]}})
 
 
 def rating_scores(
@@ -113,4 +203,152 @@ def rating_table(
     (default: the seed file)."""
     return rate_scores(
         scores, "reasoning", ["suite_run_id", "metric", "task"], "system_id", levels, specs
+    )
+
+
+STABILITY_COLUMNS = [
+    "suite_run_id",
+    "metric",
+    "task",
+    "system_id",
+    "raw_score",
+    "rating",
+    "rating_levels",
+    "rating_reason",
+    "share_at_rating",
+    "n_resamples",
+    "n_items",
+]
+
+
+def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
+    """Per item the value whose mean over items is each rated score (suite_run_id, metric,
+    task, item_id, system_id, value): accuracy (1 = right, with the series; unanswered or
+    unparseable = 0), series_gap (right with minus right without the series, QA items;
+    none for a system without a usable answer in a condition), mae / mse per forecasting
+    condition (penalised), context_gain (MAE without minus with context, items whose two
+    forecasts are usable)."""
+    parts = []
+    choice = responses[responses["task"] != "forecast"].copy()
+    choice["value"] = choice["is_correct"].fillna(False).astype(float)
+    cols = ["suite_run_id", "task", "item_id", "system_id", "value"]
+    with_series = choice[choice["condition"] == "with_series"][cols]
+    parts.append(with_series.assign(metric="accuracy"))
+    without = choice[choice["condition"] == "without_series"][cols]
+    gap = with_series.merge(
+        without, on=["suite_run_id", "task", "item_id", "system_id"], suffixes=("", "_without")
+    )
+    gap = gap[gap["task"].isin(["qa_single", "qa_two"])]
+    # no usable answer in a condition: no evidence of a gap (the mart's series_gap is null)
+    usable = choice.assign(ok=choice["is_answered"].astype(bool) & choice["parse_ok"].astype(bool))
+    any_ok = usable.groupby(["suite_run_id", "task", "system_id", "condition"])["ok"].any()
+    keep = [
+        bool(any_ok.get((r.suite_run_id, r.task, r.system_id, "with_series"), False))
+        and bool(any_ok.get((r.suite_run_id, r.task, r.system_id, "without_series"), False))
+        for r in gap.itertuples(index=False)
+    ]
+    gap = gap[np.array(keep, dtype=bool)] if len(gap) else gap
+    parts.append(
+        gap.assign(metric="series_gap", value=gap["value"] - gap["value_without"])[
+            [*cols, "metric"]
+        ]
+    )
+    if len(scored):
+        for metric in ("mae", "mse"):
+            parts.append(
+                scored.assign(
+                    metric=metric, task="forecast_" + scored["condition"], value=scored[metric]
+                )[[*cols, "metric"]]
+            )
+        usable = scored[scored["usable"]]  # a gain pairs usable forecasts only
+        w = usable[usable["condition"] == "with_context"]
+        wo = usable[usable["condition"] == "without_context"]
+        paired = wo.merge(w, on=["suite_run_id", "item_id", "system_id"], suffixes=("", "_with"))
+        parts.append(
+            paired.assign(
+                metric="context_gain", task="forecast", value=paired["mae"] - paired["mae_with"]
+            )[[*cols, "metric"]]
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def rating_stability_table(
+    values: pd.DataFrame,
+    ratings: pd.DataFrame,
+    levels: int,
+    resamples: int = intervals.BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+    specs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """How firm each rating of ``ratings`` (int_rsn_ratings_assigned) is: the items of each
+    (suite run, metric, task) of ``values`` (:func:`item_values`) are resampled with
+    replacement (one draw per resample for every system), each system's mean re-rated by
+    the same rule (direction and ideal of the suite's rating spec ``specs``, default the
+    seed file); ``share_at_rating`` = share of resamples giving the published rating (NaN
+    for an unrated system). ``rating_levels`` and ``rating_reason`` are copied from
+    ``ratings``."""
+    spec = suite_spec("reasoning", specs)
+    records = []
+    for (suite_run_id, metric, task), block in values.groupby(["suite_run_id", "metric", "task"]):
+        published_rows = ratings[
+            (ratings["suite_run_id"] == suite_run_id)
+            & (ratings["metric"] == metric)
+            & (ratings["task"] == task)
+        ]
+        if published_rows.empty:
+            continue
+        wide = block.pivot_table(
+            index="item_id", columns="system_id", values="value", aggfunc="mean"
+        )
+        digest = hashlib.sha256(f"{suite_run_id}|{metric}|{task}".encode()).digest()[:4]
+        rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+        matrix = wide.to_numpy(dtype=float)
+        draws = []
+        for _ in range(resamples):
+            rows = matrix[rng.integers(0, len(matrix), len(matrix))]
+            with np.errstate(invalid="ignore"):
+                means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
+            draws.append(dict(zip(wide.columns, means, strict=True)))
+        published = {
+            row.system_id: None if pd.isna(row.rating) else int(row.rating)
+            for row in published_rows.itertuples(index=False)
+        }
+        ideal = spec.loc[metric, "ideal"] if metric in spec.index else None
+        shares = intervals.stability_shares(
+            published,
+            draws,
+            levels,
+            ideal=None if ideal is None or pd.isna(ideal) else float(ideal),
+            higher_is_better=bool(spec.loc[metric, "higher_is_better"])
+            if metric in spec.index
+            else False,
+        )
+        for row in published_rows.itertuples(index=False):
+            reason = getattr(row, "rating_reason", None)
+            records.append(
+                {
+                    "suite_run_id": suite_run_id,
+                    "metric": metric,
+                    "task": task,
+                    "system_id": row.system_id,
+                    "raw_score": float(row.raw_score),
+                    "rating": None if pd.isna(row.rating) else int(row.rating),
+                    "rating_levels": levels,
+                    "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
+                    "share_at_rating": shares[row.system_id],
+                    "n_resamples": resamples,
+                    "n_items": len(matrix),
+                }
+            )
+    out = pd.DataFrame.from_records(records, columns=STABILITY_COLUMNS)
+    return out.astype(
+        {
+            "raw_score": "float64",
+            "rating": "Int64",
+            "rating_levels": "int64",
+            "rating_reason": "string",
+            "share_at_rating": "float64",
+            "n_resamples": "int64",
+            "n_items": "int64",
+        }
     )

@@ -23,8 +23,41 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "forecasts": "select * from marts.rsn_forecast_errors order by system_id, condition",
         "context": "select * from marts.rsn_context_effects order by system_id",
         "ratings": "select * from marts.rsn_ratings order by metric, task, rank, system_id",
+        "stability": "select metric, task, system_id, share_at_rating "
+        "from marts.rsn_rating_stability",
     }
     return read_marts(path, queries)
+
+
+def unusable_lines(tasks: pd.DataFrame, forecasts: pd.DataFrame) -> str:
+    """Per system: how many of its answers were unusable (unanswered or unparseable), over
+    every choice prompt (with and without the series) and every forecast."""
+    counts: dict[str, list[int]] = {}
+    for row in tasks.itertuples(index=False):
+        bad = row.n_unanswered + row.n_unparseable
+        total = row.n_items
+        if not pd.isna(row.n_items_without_series):
+            bad += int(row.n_unparseable_without_series or 0)
+            total += int(row.n_items_without_series)
+        counts.setdefault(row.system_id, [0, 0])
+        counts[row.system_id][0] += int(bad)
+        counts[row.system_id][1] += int(total)
+    for row in forecasts.itertuples(index=False):
+        counts.setdefault(row.system_id, [0, 0])
+        counts[row.system_id][0] += int(row.n_unanswered + row.n_unparseable)
+        counts[row.system_id][1] += int(row.n_items)
+    if not counts:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(str(system))}: {bad} of {total} answers unusable</li>"
+        for system, (bad, total) in sorted(counts.items())
+    )
+    return (
+        "<h2>Every answer counts</h2><p>An unusable reply is wrong for accuracy; an unusable "
+        "forecast is charged the largest error any system made on the same item (at least "
+        "the predict-median baseline's), so a system with no usable answer ranks last.</p>"
+        f"<ul>{items}</ul>"
+    )
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -62,8 +95,9 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         sections.append(
             f"<p>Suite run <code>{html.escape(str(run))}</code>. Accuracy counts unparseable "
             "replies as wrong; forecast errors are normalised (z-score with the history's "
-            "mean and standard deviation).</p>"
+            "standard deviation; min-max with its range in the mae_minmax columns).</p>"
         )
+    sections.append(unusable_lines(tasks, forecasts))
     for task, block in tasks.groupby("task", sort=True):
         sections.append(f"<h2>{html.escape(str(task))}</h2>")
         columns = {"with the series": "accuracy", "chance": "chance_level"}
@@ -90,16 +124,24 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         sections.append(_bars("normalised MAE", wide, "system_id", columns, "MAE"))
         sections.append(_table(forecasts.drop(columns=["suite_run_id"])))
         if not data["context"].empty:
+            sections.append(
+                "<p>context_rule reads the generator's parameters: an oracle, an upper "
+                "bound on what the context is worth, not a model.</p>"
+            )
             sections.append(_table(data["context"].drop(columns=["suite_run_id"])))
     if not data["ratings"].empty:
-        sections.append("<h2>Ratings</h2>")
         sections.append(
-            _table(
-                data["ratings"][
-                    ["metric", "task", "system_id", "raw_score", "rating", "higher_is_better"]
-                ]
-            )
+            "<h2>Ratings</h2><p>share_at_rating: share of item resamples giving the "
+            "published rating (1 = firm). Accuracy intervals: Wilson 95 %; error intervals: "
+            "bootstrap 95 % over items (tables above).</p>"
         )
+        ratings = data["ratings"][
+            ["metric", "task", "system_id", "raw_score", "rating", "higher_is_better"]
+        ]
+        stability = data.get("stability", pd.DataFrame())
+        if not stability.empty:
+            ratings = ratings.merge(stability, on=["metric", "task", "system_id"], how="left")
+        sections.append(_table(ratings))
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
     return html_page("tsrate reasoning", "".join(sections), style)
 

@@ -43,7 +43,7 @@ class RunConfig:
     llms: tuple[str, ...] = ()
     references: bool = True
     fracast: bool | int = True
-    choice_encoding: str = "plain"
+    choice_encoding: str = "llmtime_gpt"  # the paper's; "plain" an option
     forecast_encoding: str = "llmtime_gpt"
     chunk_size: int = 16
 

@@ -39,7 +39,7 @@ from tsrate.suites.understanding.formats import parse_formatted
 from tsrate.suites.understanding.tasks import DETECTIONS, LETTERS, Prompt
 from tsrate.systems.base import Availability
 
-ANALYST_VERSION = 1
+ANALYST_VERSION = 3
 RANDOM_VERSION = 1
 
 
@@ -246,6 +246,8 @@ def arch_p(x: np.ndarray) -> float:
 
 def volatility_kind(x: np.ndarray) -> str:
     d = np.diff(x)
+    if len(d) > 2 and np.std(np.diff(d)) < 0.02:  # steady steps (printing noise only)
+        return "none"
     half = len(d) // 2
     ratio = np.var(d[half:]) / max(np.var(d[:half]), 1e-12)
     trend_in_size = stats.spearmanr(np.arange(len(d)), np.abs(d))[0]
@@ -342,7 +344,7 @@ class StatisticalAnalyst:
             "seasonality": has_seasonality(x),
             "anomalies": anomaly_kind(x) != "none",
             "structural_breaks": has_break(x),
-            "volatility": volatility_kind(x) != "constant",
+            "volatility": volatility_kind(x) not in ("constant", "none"),
             "fat_tails": has_fat_tails(x),
         }
 
@@ -352,6 +354,15 @@ class StatisticalAnalyst:
         names = list(columns)
         x = np.asarray(columns[names[0]], dtype=float)
         task = prompt.task
+        if task == "search":
+            match = re.search(r"Does the value (-?\d+(?:\.\d+)?) appear", text)
+            if not match:
+                raise TsrateError("und_analyst: the search prompt names no value")
+            wanted = float(match.group(1))
+            found = any(
+                np.any(np.abs(np.asarray(v, dtype=float) - wanted) < 1e-9) for v in columns.values()
+            )
+            return "yes" if found else "no"
         if task == "detection":
             question = _question(text)
             feature = next(
@@ -397,7 +408,7 @@ class StatisticalAnalyst:
         if feature == "structural_breaks":
             return has_break(x)
         if feature == "volatility":
-            return volatility_kind(x) != "constant"
+            return volatility_kind(x) not in ("constant", "none")
         if feature == "fat_tails":
             return has_fat_tails(x)
         if feature == "stationarity":
@@ -488,7 +499,7 @@ class RandomAnswerer:
     def answer(self, prompt: Prompt) -> str:
         digest = hashlib.sha256(f"{self.seed}|{prompt.prompt_key}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
-        if prompt.task in ("detection", "classification"):
+        if prompt.task in ("detection", "classification", "search"):
             return str(rng.choice(prompt.options))
         if prompt.task in ("matching_intra", "matching_cross"):
             return str(rng.choice(LETTERS))

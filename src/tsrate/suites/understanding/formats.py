@@ -139,6 +139,14 @@ def format_symbol(dates, columns: Columns, decimals: int = 2) -> str:
     return "\n".join(lines) + "\n"
 
 
+def format_custom(dates, columns: Columns, decimals: int = 2) -> str:
+    """The paper's "Custom" format: ``Date|Value\n2020-01-01|100\n...`` (trailing newline)."""
+    header = "|".join(["Date", *columns])
+    return (
+        header + "\n" + "".join(f"{d}|{'|'.join(v)}\n" for d, v in _rows(dates, columns, decimals))
+    )
+
+
 FORMATS: dict[str, Callable[..., str]] = {
     "csv": format_csv,
     "plain": format_plain,
@@ -148,6 +156,7 @@ FORMATS: dict[str, Callable[..., str]] = {
     "spaces": format_spaces,
     "context": format_context,
     "symbol": format_symbol,
+    "custom": format_custom,
 }
 
 
@@ -219,7 +228,7 @@ def parse_formatted(fmt: str, text: str) -> tuple[list[dt.date], dict[str, list[
             [_date(r[0], fmt) for r in body],
             {n: [_value(r[i + 1], fmt) for r in body] for i, n in enumerate(names)},
         )
-    separator = "\t" if fmt == "tsv" else ","
+    separator = {"tsv": "\t", "custom": "|"}.get(fmt, ",")
     header = lines[0].split(separator)
     names = [h for h in header[1:] if not h.endswith("Direction") and h != "DirectionIndicator"]
     columns: dict[str, list[float]] = {n: [] for n in names}

@@ -48,7 +48,7 @@ UNIVARIATE = (
     "statistical_properties",
 )
 MULTIVARIATE = ("correlation", "cross_correlation", "dynamic_correlation")
-POSITION = ("brownian", "outlier", "monotone", "monotone_noise")
+POSITION = ("brownian", "outlier", "monotone", "monotone_noise", "sinusoidal")
 SPLITS = ("train", "validation", "test")
 
 
@@ -251,10 +251,12 @@ ANOMALY_KINDS = (
 
 
 def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
-    """A level of 50-100 with N(0, 1) noise plus: 1-3 isolated spikes of 8-15 noise sd
-    (at least 5 days apart, not in the first or last 10 %); a step spike (3-10 elevated
-    days that return); a level shift (a persistent jump of 8-15 sd); a temporal disruption
-    (8-20 days where the series freezes at one value); or none."""
+    """A level of 50-100 with N(0, 1) noise plus: a single spike of 8-15 noise sd, or a
+    double / triple spike -- 2 / 3 spikes on CONSECUTIVE days, as Appendix B describes
+    ("sequences of consecutive anomalies") -- not in the first or last 10 %; a step spike
+    (4-10 elevated days that return: at least 4 so that it differs from a triple spike); a
+    level shift (a persistent jump of 8-15 sd); a temporal disruption (8-20 days where the
+    series freezes at one value); or none."""
     kind = _pick(rng, ANOMALY_KINDS, kind)
     level = rng.uniform(50, 100)
     values = level + rng.normal(0.0, 1.0, n)
@@ -272,21 +274,21 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
         )
     if kind.endswith("_spike") and kind != "step_spike":
         count = {"single_spike": 1, "double_spike": 2, "triple_spike": 3}[kind]
-        positions: list[int] = []
-        while len(positions) < count:
-            p = int(rng.integers(lo, hi))
-            if all(abs(p - q) >= 5 for q in positions):
-                positions.append(p)
-        positions.sort()
+        first = int(rng.integers(lo, max(lo + 1, hi - count + 1)))
+        positions = list(range(first, first + count))
         for p in positions:
             values[p] += magnitude
         labels.update(positions=positions, magnitude=magnitude)
-        word = {1: "a single sudden spike", 2: "two sudden spikes", 3: "three sudden spikes"}[count]
+        word = {
+            1: "a single sudden spike",
+            2: "two sudden spikes on consecutive days",
+            3: "three sudden spikes on consecutive days",
+        }[count]
         qualitative = f"This time series is mostly stable but shows {word}."
         specifics = f"It has {count} spike(s) of about {magnitude:+.2f}."
         return values, kind, labels, qualitative, specifics
     # step spikes and disruptions end at least 3 days before the series does (they return)
-    duration = int(rng.integers(3, 11)) if kind == "step_spike" else int(rng.integers(8, 21))
+    duration = int(rng.integers(4, 11)) if kind == "step_spike" else int(rng.integers(8, 21))
     last_start = n - 3 - duration if kind != "level_shift" else hi
     start = int(rng.integers(lo, max(lo + 1, min(hi, last_start))))
     if kind == "step_spike":
@@ -316,32 +318,52 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
 BREAK_KINDS = (
     "mean_shift",
     "variance_shift",
+    "mean_variance_shift",
     "seasonality_amplitude_shift",
     "autocorrelation_shift",
     "distribution_change",
     "stationarity_change",
+    "linearity_change",
     "noise_trend_change",
     "frequency_change",
+    "error_correlation_change",
+    "variance_type_change",
     "none",
 )
 BREAK_CLASS = {
     "mean_shift": "parameter_shift",
     "variance_shift": "parameter_shift",
+    "mean_variance_shift": "parameter_shift",
     "seasonality_amplitude_shift": "parameter_shift",
     "autocorrelation_shift": "parameter_shift",
     "distribution_change": "regime_shift",
     "stationarity_change": "regime_shift",
+    "linearity_change": "regime_shift",
     "noise_trend_change": "regime_shift",
     "frequency_change": "regime_shift",
+    "error_correlation_change": "regime_shift",
+    "variance_type_change": "regime_shift",
     "none": "none",
 }
+#: variance_type_change: GARCH(1,1) errors after the break (unconditional variance 1)
+BREAK_GARCH = {"omega": 0.05, "alpha": 0.3, "beta": 0.65}
+#: linearity_change: threshold AR(1) after the break, x_t = phi x_{t-1} + e_t with phi
+#: = 0.9 when x_{t-1} > 0 and -0.5 otherwise (linear AR(1), phi 0.5, before)
+BREAK_THRESHOLD_AR = (0.9, -0.5)
+#: error_correlation_change: MA(1) errors e_t + theta e_{t-1} after the break
+BREAK_MA_THETA = 0.9
 
 
 def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None):
     """One break at a random point in [30 %, 70 %] of the series. Parameter shifts: mean
     (+-5 sd), variance (sd x 4), seasonal amplitude (x 4), autocorrelation (AR phi 0 ->
     0.95). Regime shifts: distribution (normal -> exponential), stationarity (white noise ->
-    random walk), noise -> trend, seasonal frequency (period 20 -> 5). ``none``: AR(1) noise.
+    random walk), noise -> trend, seasonal frequency (period 20 -> 5). Appendix B's other
+    kinds: mean and variance together (+-5-8 and sd x 3, a parameter shift); linearity
+    (linear AR(1) -> threshold AR(1), :data:`BREAK_THRESHOLD_AR`); error correlation
+    (independent -> MA(1) errors, theta :data:`BREAK_MA_THETA`); variance type (constant
+    variance -> GARCH(1,1) errors, :data:`BREAK_GARCH`, unconditional variance 1).
+    ``none``: AR(1) noise.
     The sub-feature is the class (parameter_shift, regime_shift, none); the kind is a label."""
     kind = _pick(rng, BREAK_KINDS, kind)
     level = rng.uniform(50, 100)
@@ -356,6 +378,22 @@ def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None)
     elif kind == "variance_shift":
         x = e.copy()
         x[k:] *= 4.0
+    elif kind == "mean_variance_shift":
+        x = e.copy()
+        x[k:] = 3.0 * x[k:] + float(rng.choice([1.0, -1.0])) * rng.uniform(5, 8)
+    elif kind == "linearity_change":
+        x = np.empty(n)
+        x[0] = e[0]
+        up, down = BREAK_THRESHOLD_AR
+        for i in range(1, n):
+            phi = 0.5 if i < k else (up if x[i - 1] > 0 else down)
+            x[i] = phi * x[i - 1] + e[i]
+    elif kind == "error_correlation_change":
+        x = e.copy()
+        x[k:] = e[k:] + BREAK_MA_THETA * e[k - 1 : n - 1]
+    elif kind == "variance_type_change":
+        x = e.copy()
+        x[k:] = garch_returns(rng, n - k, **BREAK_GARCH)
     elif kind == "seasonality_amplitude_shift":
         amp = np.where(t < k, 2.0, 8.0)
         x = amp * np.sin(2 * np.pi * t / 10) + 0.5 * e
@@ -393,7 +431,7 @@ def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None)
     return values, cls, labels, qualitative, f"The break occurs after {k} days ({what})."
 
 
-VOLATILITY_KINDS = ("clustered", "leverage", "constant", "increasing")
+VOLATILITY_KINDS = ("clustered", "leverage", "constant", "increasing", "none")
 
 
 def garch_returns(
@@ -425,14 +463,26 @@ def leverage_returns(
 
 
 def volatility(rng: np.random.Generator, n: int, kind: str | None = None):
-    """Price paths 100 + cumsum(r) with clustered (GARCH(1,1) 0.1/0.2/0.7, returns x 2),
-    leverage (base 0.1, strength 0.3, x 10), constant (cumsum(eps) + eta) or increasing
-    (sigma_0 (1 + 5 t / n)) volatility."""
+    """Price paths 100 + cumsum(r) with clustered volatility (GARCH(1,1) with Appendix B's
+    omega 0.1, alpha 0.2, beta 0.7, returns used as they are: scale 1, unconditional
+    variance 1), leverage (base 0.1, strength 0.3; returns x 10, so that the moves are
+    visible at two printed decimals -- the paper states no scale), constant
+    (cumsum(eps) + eta), increasing (sigma_0 (1 + 5 t / n)) volatility, or none (the
+    paper's "no volatility" set, Appendix B figure: a smooth path with no random
+    day-to-day changes, 100 + a slow straight drift of at most 0.2 a day). Labels carry
+    each kind's parameters and ``scale``."""
     kind = _pick(rng, VOLATILITY_KINDS, kind)
     labels: dict = {}
+    if kind == "none":
+        slope = rng.uniform(-0.2, 0.2)
+        values = 100 + slope * np.arange(n, dtype=float)
+        labels.update(slope=slope)
+        qualitative = "This time series shows no volatility: it moves smoothly, without random day-to-day changes."
+        specifics = f"It changes by {slope:+.2f} every day."
+        return values, kind, labels, qualitative, specifics
     if kind == "clustered":
-        r = 2.0 * garch_returns(rng, n)
-        labels.update(omega=0.1, alpha=0.2, beta=0.7, scale=2.0)
+        r = garch_returns(rng, n)
+        labels.update(omega=0.1, alpha=0.2, beta=0.7, scale=1.0)
         values = 100 + np.cumsum(r)
         qualitative = "This time series shows clustered volatility: calm stretches alternate with bursts of large moves."
     elif kind == "leverage":
@@ -628,7 +678,11 @@ def position_series(
     ``quadrant``), ``outlier`` (one spike that is the extreme, placed in ``quadrant``),
     ``monotone`` (strictly increasing/decreasing) or ``monotone_noise`` (a noisy monotone
     drift); for monotone sets the direction puts the extreme at one end (quadrant 1 or 4).
-    The queried date for retrieval lies in ``quadrant`` for every kind."""
+    ``sinusoidal`` (Appendix E.1's sinusoidal set: 100 + A sin(2 pi t / P + phase) + N(0,
+    0.5) noise, amplitude A in [5, 15], period P in [n / 6, n / 2], phase rejection-sampled
+    until the ``extreme`` falls in ``quadrant``).
+    The queried date for retrieval (and the searched value) lies in ``quadrant`` for every
+    kind."""
     if extreme not in ("max", "min") or quadrant not in (1, 2, 3, 4):
         raise TsrateError(f"position series: bad extreme {extreme!r} or quadrant {quadrant!r}")
     pick = np.argmax if extreme == "max" else np.argmin
@@ -645,6 +699,17 @@ def position_series(
         i = _quadrant_index(rng, n, quadrant)
         x[i] += (1 if extreme == "max" else -1) * rng.uniform(10, 20)
         qualitative = "This time series is stable apart from one outlier."
+    elif kind == "sinusoidal":
+        t = np.arange(n, dtype=float)
+        amplitude, period = rng.uniform(5, 15), rng.uniform(n / 6, n / 2)
+        for _ in range(10_000):
+            x = 100 + amplitude * np.sin(2 * np.pi * t / period + rng.uniform(0, 2 * np.pi))
+            x = x + rng.normal(0, 0.5, n)
+            if quadrant_of(int(pick(x)), n) == quadrant:
+                break
+        else:  # pragma: no cover - astronomically unlikely
+            raise TsrateError("could not place the sinusoidal extreme by rejection sampling")
+        qualitative = "This time series oscillates regularly like a sine wave."
     elif kind in ("monotone", "monotone_noise"):
         increasing = (extreme == "max") == (quadrant >= 3)
         steps = rng.uniform(0.2, 1.0, n)

@@ -1,33 +1,62 @@
-"""Pure functions behind the suite's dbt Python models (python_models/und_*.py).
+"""Pure functions behind the suite's dbt Python models
+(python_models/understanding/intermediate/int_und_*.py).
+
+Every answer counts: an unparseable or missing reply is part of every score.
 
 ``score_table``: every answer scored against its prompt's expected answer with
-:func:`.tasks.score_answer` (unparseable = wrong, never guessed).
+:func:`.tasks.score_answer` (unparseable = wrong, never guessed). Numeric tasks (retrieval,
+min, max) with a truth other than 0 carry ``abs_pct_error`` for EVERY answer: a parsed answer
+its own error; an unusable one (unparseable or missing) the **penalty**
+:func:`penalty_error` = the largest absolute percentage error any system's parsed answer had
+on the same prompt in the same suite run, and at least 100 % (the error of answering 0).
+So on every prompt an unusable answer is at least as wrong as every usable one, and a system
+whose answers are all unusable ranks last (or tied last) on every error metric it attempted;
+``error_penalised`` marks those rows.
 
 ``task_scores``: one row per (suite run, system, task, feature, format): ``n_prompts``,
-``n_unparsed``, ``accuracy`` (correct / all prompts, unparseable counted wrong), ``f1``
-(detection and classification: macro F1 over the task's classes, an unparseable answer a
-miss for its true class, :func:`.tasks.f1_macro`), ``mape`` (mean absolute percentage error
-over the parsed numeric answers whose truth is not 0), ``date_accuracy`` (min/max: the date
-right, over all prompts).
+``n_unparsed``, ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
+unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
+classification: macro F1 over the task's classes, an unparseable answer a miss for its true
+class, :func:`.tasks.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
+absolute percentage error over every prompt whose truth is not 0, penalties included) with a
+bootstrap interval, ``mape_parsed`` (the parsed answers only, for reference: never rated),
+``date_accuracy`` (min/max: the date right, over all prompts), ``accuracy_two_step``
+(classification: right AND every detection question about the same series in the same
+format right -- the paper's two-step protocol, classifying only after a correct
+detection, computed from the same answers; not rated). Intervals:
+:mod:`tsrate.suites.intervals`.
 
 ``rating_table``: ratings per (suite run, metric, feature) with the kit's
 :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
 ``seeds/suite_rating_specs.csv``; each metric is first averaged over formats.
+
+``rating_stability_table``: share of prompt resamples at the published rating, each resample
+re-rated by the same rule (the spec's direction and ideal).
+
+``position_bias_table``: accuracy per quadrant (pooled over formats) tested against the
+other quadrants with the two-proportion z test, Holm-corrected over every test of the run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
 import pandas as pd
 
-from tsrate.suites.rating import rate_scores
+from tsrate.suites import intervals
+from tsrate.suites.rating import rate_scores, suite_spec
 from tsrate.suites.understanding.tasks import Parsed, f1_macro, score_answer
+
+NUMERIC_TASKS = ("retrieval", "arithmetic_min", "arithmetic_max")
+#: Least penalty (%) for an unusable numeric answer: the error of answering 0.
+PENALTY_FLOOR_PCT = 100.0
 
 SCORED_COLUMNS = [
     "suite_run_id",
     "prompt_key",
+    "series_key",
     "system_id",
     "dataset",
     "task",
@@ -41,6 +70,7 @@ SCORED_COLUMNS = [
     "correct",
     "date_correct",
     "abs_pct_error",
+    "error_penalised",
 ]
 SCORE_COLUMNS = [
     "suite_run_id",
@@ -50,10 +80,19 @@ SCORE_COLUMNS = [
     "format",
     "n_prompts",
     "n_unparsed",
+    "coverage",
     "accuracy",
+    "accuracy_ci_low",
+    "accuracy_ci_high",
     "f1",
+    "f1_ci_low",
+    "f1_ci_high",
     "mape",
+    "mape_ci_low",
+    "mape_ci_high",
+    "mape_parsed",
     "date_accuracy",
+    "accuracy_two_step",
 ]
 
 #: Rated metrics: the tasks and score column each averages (directions: the rating spec).
@@ -93,6 +132,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             {
                 "suite_run_id": row.suite_run_id,
                 "prompt_key": row.prompt_key,
+                "series_key": getattr(row, "series_key", None),
                 "system_id": row.system_id,
                 "dataset": row.dataset,
                 "task": row.task,
@@ -106,13 +146,17 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
                 "correct": bool(score["correct"]),
                 "date_correct": score["date_correct"],
                 "abs_pct_error": score["abs_pct_error"],
+                "error_penalised": False,
+                "_truth_value": expected.get("value"),
             }
         )
-    out = pd.DataFrame.from_records(records, columns=SCORED_COLUMNS)
+    out = pd.DataFrame.from_records(records, columns=[*SCORED_COLUMNS, "_truth_value"])
+    out = penalise_unusable(out).drop(columns="_truth_value")
     return out.astype(
         {
             "suite_run_id": "string",
             "prompt_key": "string",
+            "series_key": "string",
             "system_id": "string",
             "dataset": "string",
             "task": "string",
@@ -126,32 +170,101 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             "correct": "bool",
             "date_correct": "boolean",
             "abs_pct_error": "Float64",
+            "error_penalised": "bool",
         }
     )
+
+
+def penalty_error(parsed_errors) -> float:
+    """Error (%) charged for an unusable numeric answer on one prompt: the largest error of
+    the parsed answers on that prompt (any system of the run), at least
+    :data:`PENALTY_FLOOR_PCT`."""
+    values = [float(v) for v in parsed_errors if v is not None and np.isfinite(float(v))]
+    return max([PENALTY_FLOOR_PCT, *values])
+
+
+def penalise_unusable(scored: pd.DataFrame) -> pd.DataFrame:
+    """Fill ``abs_pct_error`` of unusable numeric answers (truth not 0) with
+    :func:`penalty_error` of their prompt in their suite run; ``error_penalised`` = True."""
+    out = scored.copy()
+    if out.empty:
+        return out
+    truth = pd.to_numeric(out["_truth_value"], errors="coerce")
+    needs = (
+        out["task"].isin(NUMERIC_TASKS)
+        & ~out["parse_ok"].astype(bool)
+        & truth.notna()
+        & (truth != 0)
+    )
+    if not needs.any():
+        return out
+    errors = pd.to_numeric(out["abs_pct_error"], errors="coerce")
+    worst = (
+        errors.where(out["parse_ok"].astype(bool))
+        .groupby([out["suite_run_id"], out["prompt_key"]])
+        .max()
+    )
+    keys = list(zip(out.loc[needs, "suite_run_id"], out.loc[needs, "prompt_key"], strict=True))
+    out["abs_pct_error"] = errors.astype(float)
+    out.loc[needs, "abs_pct_error"] = [penalty_error([worst.get(k, np.nan)]) for k in keys]
+    out.loc[needs, "error_penalised"] = True
+    return out
+
+
+def _bootstrap_seed(*parts) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:4], "little")
 
 
 def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
     """One row per (suite run, system, task, feature, format); ``options``: prompt_key ->
     the prompt's option list (the classes F1 averages over)."""
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
+    detected = _detections_right(scored)
     records = []
     keys = ["suite_run_id", "system_id", "task", "feature", "format"]
     for key, block in scored.groupby(keys, sort=True):
         record = dict(zip(keys, key, strict=True))
         n = len(block)
         record["n_prompts"] = n
-        record["n_unparsed"] = int((~block["parse_ok"].astype(bool)).sum())
-        record["accuracy"] = float(block["correct"].astype(bool).mean())
-        record["f1"] = None
+        parsed = block["parse_ok"].astype(bool).to_numpy()
+        record["n_unparsed"] = int((~parsed).sum())
+        record["coverage"] = float(parsed.mean())
+        correct = block["correct"].astype(bool).to_numpy()
+        record["accuracy"] = float(correct.mean())
+        low, high = intervals.wilson_interval(int(correct.sum()), n)
+        record["accuracy_ci_low"], record["accuracy_ci_high"] = float(low), float(high)
+        seed = _bootstrap_seed(*key)
+        record["f1"] = record["f1_ci_low"] = record["f1_ci_high"] = None
         if record["task"] in ("detection", "classification"):
             labels = sorted({c for k in block["prompt_key"] for c in class_sets.get(k, ())})
-            truth = [str(t) for t in block["truth"]]
-            predicted = [None if pd.isna(p) else str(p) for p in block["predicted"]]
-            record["f1"] = f1_macro(truth, predicted, labels or sorted(set(truth)))
-        errors = pd.to_numeric(block["abs_pct_error"], errors="coerce").dropna()
-        record["mape"] = float(errors.mean()) if len(errors) else None
+            truth = np.array([str(t) for t in block["truth"]], dtype=object)
+            predicted = np.array(
+                [None if pd.isna(p) else str(p) for p in block["predicted"]], dtype=object
+            )
+            labels = labels or sorted(set(truth))
+            record["f1"] = f1_macro(list(truth), list(predicted), labels)
+            record["f1_ci_low"], record["f1_ci_high"] = intervals.bootstrap_interval(
+                np.arange(n),
+                lambda i, t=truth, p=predicted, ls=labels: f1_macro(list(t[i]), list(p[i]), ls),
+                seed=seed,
+            )
+        errors = pd.to_numeric(block["abs_pct_error"], errors="coerce")
+        every = errors.dropna().to_numpy(dtype=float)
+        own = errors[block["parse_ok"].astype(bool)].dropna()
+        record["mape"] = float(every.mean()) if len(every) else None
+        record["mape_ci_low"], record["mape_ci_high"] = (
+            intervals.bootstrap_interval(every, seed=seed) if len(every) else (None, None)
+        )
+        record["mape_parsed"] = float(own.mean()) if len(own) else None
         dates = block["date_correct"].dropna()
         record["date_accuracy"] = float(dates.astype(bool).mean()) if len(dates) else None
+        record["accuracy_two_step"] = None
+        if record["task"] == "classification" and block["series_key"].notna().all():
+            gate = [
+                detected.get((r.suite_run_id, r.system_id, r.series_key, r.format), False)
+                for r in block.itertuples(index=False)
+            ]
+            record["accuracy_two_step"] = float(np.mean(correct & np.array(gate, dtype=bool)))
         records.append(record)
     out = pd.DataFrame.from_records(records, columns=SCORE_COLUMNS)
     return out.astype(
@@ -163,12 +276,32 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             "format": "string",
             "n_prompts": "int64",
             "n_unparsed": "int64",
+            "coverage": "float64",
             "accuracy": "float64",
+            "accuracy_ci_low": "float64",
+            "accuracy_ci_high": "float64",
             "f1": "Float64",
+            "f1_ci_low": "Float64",
+            "f1_ci_high": "Float64",
             "mape": "Float64",
+            "mape_ci_low": "Float64",
+            "mape_ci_high": "Float64",
+            "mape_parsed": "Float64",
             "date_accuracy": "Float64",
+            "accuracy_two_step": "Float64",
         }
     )
+
+
+def _detections_right(scored: pd.DataFrame) -> dict[tuple, bool]:
+    """(suite run, system, series, format) -> every detection question about the series in
+    that format answered right (the paper's two-step gate: classify only after a correct
+    detection)."""
+    part = scored[(scored["task"] == "detection") & scored["series_key"].notna()]
+    if part.empty:
+        return {}
+    grouped = part.groupby(["suite_run_id", "system_id", "series_key", "format"])["correct"]
+    return {key: bool(value) for key, value in grouped.all().items()}
 
 
 def rating_table(
@@ -192,4 +325,261 @@ def rating_table(
     frame = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
     return rate_scores(
         frame, "understanding", ["suite_run_id", "metric", "feature"], "system_id", levels, specs
+    )
+
+
+STABILITY_COLUMNS = [
+    "suite_run_id",
+    "metric",
+    "feature",
+    "system_id",
+    "raw_score",
+    "rating",
+    "rating_levels",
+    "rating_reason",
+    "share_at_rating",
+    "n_resamples",
+    "n_prompts",
+]
+
+
+def _reason(row) -> str | None:
+    """The ``rating_reason`` of a published rating row (None where it has none)."""
+    value = getattr(row, "rating_reason", None)
+    return None if value is None or pd.isna(value) else str(value)
+
+
+def _groups(column: str, block: pd.DataFrame) -> list[tuple]:
+    """One system's prompts of one (metric, feature), split by (task, format), as arrays:
+    (prompt indices, values) for accuracy / MAPE, (prompt indices, truth, predicted) for F1."""
+    out = []
+    for _, part in block.groupby(["task", "format"], sort=False):
+        index = part["_prompt_index"].to_numpy()
+        if column == "accuracy":
+            out.append((index, part["correct"].astype(float).to_numpy()))
+        elif column == "mape":
+            err = pd.to_numeric(part["abs_pct_error"], errors="coerce").to_numpy(dtype=float)
+            keep = np.isfinite(err)
+            if keep.any():
+                out.append((index[keep], err[keep]))
+        else:
+            truth = part["truth"].astype(str).to_numpy(dtype=object)
+            predicted = np.array(
+                [None if pd.isna(p) else str(p) for p in part["predicted"]], dtype=object
+            )
+            out.append((index, truth, predicted))
+    return out
+
+
+def _weighted_f1(truth, predicted, weights, labels) -> float:
+    """:func:`.tasks.f1_macro` with each prompt counted ``weights`` times."""
+    scores = []
+    for label in labels:
+        t, p = truth == label, predicted == label
+        tp, fp, fn = weights[t & p].sum(), weights[~t & p].sum(), weights[t & ~p].sum()
+        if tp + fp + fn == 0:
+            continue
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def _metric_value(column: str, groups: list[tuple], weights: np.ndarray, labels) -> float:
+    """A metric of RATED_METRICS on one system's prompts with prompt multiplicities
+    ``weights``: the mean over (task, format) groups of accuracy / MAPE / macro F1, as
+    :func:`task_scores` and :func:`rating_table` compute it."""
+    values = []
+    for group in groups:
+        w = weights[group[0]]
+        if w.sum() == 0:
+            continue
+        if column in ("accuracy", "mape"):
+            values.append(float(np.average(group[1], weights=w)))
+        else:
+            truth, predicted = group[1], group[2]
+            values.append(
+                _weighted_f1(truth, predicted, w.astype(float), labels or sorted(set(truth)))
+            )
+    values = [v for v in values if np.isfinite(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def rating_stability_table(
+    scored: pd.DataFrame,
+    options: pd.DataFrame,
+    ratings: pd.DataFrame,
+    levels: int,
+    resamples: int = intervals.BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+    specs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """How firm each rating of ``ratings`` (int_und_ratings_assigned) is: the prompts of each
+    (suite run, metric, feature) are resampled with replacement (one draw per resample for
+    every system: they answer the same prompts; a prompt = one question about one series in
+    one format), the metric re-scored like :func:`task_scores` + :func:`rating_table` and
+    re-rated by the same rule (direction and ideal of the suite's rating spec ``specs``,
+    default the seed file); ``share_at_rating`` = share of resamples giving the published
+    rating (NaN for an unrated system). ``rating_levels`` and ``rating_reason`` are copied
+    from ``ratings``."""
+    spec = suite_spec("understanding", specs)
+    class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
+    records = []
+    for metric, (tasks, column) in RATED_METRICS.items():
+        ideal = spec.loc[metric, "ideal"] if metric in spec.index else None
+        ideal = None if ideal is None or pd.isna(ideal) else float(ideal)
+        higher = bool(spec.loc[metric, "higher_is_better"]) if metric in spec.index else False
+        part = scored[scored["task"].isin(tasks)]
+        for (suite_run_id, feature), block in part.groupby(["suite_run_id", "feature"]):
+            published_rows = ratings[
+                (ratings["suite_run_id"] == suite_run_id)
+                & (ratings["metric"] == metric)
+                & (ratings["feature"] == feature)
+            ]
+            if published_rows.empty:
+                continue
+            keys = sorted(block["prompt_key"].unique())
+            index = {k: i for i, k in enumerate(keys)}
+            block = block.assign(_prompt_index=block["prompt_key"].map(index))
+            labels = sorted({c for k in keys for c in class_sets.get(k, ())})
+            systems = {s: _groups(column, b) for s, b in block.groupby("system_id")}
+            published = {
+                row.system_id: None if pd.isna(row.rating) else int(row.rating)
+                for row in published_rows.itertuples(index=False)
+            }
+            rng = np.random.default_rng([seed, _bootstrap_seed(suite_run_id, metric, feature)])
+            draws = []
+            for _ in range(resamples):
+                weights = np.bincount(rng.integers(0, len(keys), len(keys)), minlength=len(keys))
+                draws.append(
+                    {
+                        s: _metric_value(column, systems[s], weights, labels)
+                        for s in published
+                        if s in systems
+                    }
+                )
+            shares = intervals.stability_shares(
+                published, draws, levels, ideal=ideal, higher_is_better=higher
+            )
+            for row in published_rows.itertuples(index=False):
+                records.append(
+                    {
+                        "suite_run_id": suite_run_id,
+                        "metric": metric,
+                        "feature": feature,
+                        "system_id": row.system_id,
+                        "raw_score": float(row.raw_score),
+                        "rating": None if pd.isna(row.rating) else int(row.rating),
+                        "rating_levels": levels,
+                        "rating_reason": _reason(row),
+                        "share_at_rating": shares[row.system_id],
+                        "n_resamples": resamples,
+                        "n_prompts": len(keys),
+                    }
+                )
+    out = pd.DataFrame.from_records(records, columns=STABILITY_COLUMNS)
+    return out.astype(
+        {
+            "suite_run_id": "string",
+            "metric": "string",
+            "feature": "string",
+            "system_id": "string",
+            "raw_score": "float64",
+            "rating": "Int64",
+            "rating_levels": "int64",
+            "rating_reason": "string",
+            "share_at_rating": "float64",
+            "n_resamples": "int64",
+            "n_prompts": "int64",
+        }
+    )
+
+
+POSITION_COLUMNS = [
+    "suite_run_id",
+    "system_id",
+    "dataset",
+    "task",
+    "quadrant",
+    "n_prompts",
+    "n_correct",
+    "accuracy",
+    "accuracy_ci_low",
+    "accuracy_ci_high",
+    "accuracy_elsewhere",
+    "p_value",
+    "p_holm",
+    "min_prompts_to_judge",
+    "judgeable",
+    "position_bias",
+]
+
+
+def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
+    """Position bias (paper Section 4.3), as a significance test.
+
+    Per (suite run, system, dataset, task, quadrant), pooled over formats: the accuracy on
+    prompts whose queried date / extreme lies in that quarter of the series, with its
+    Wilson interval, tested against the accuracy on the other three quarters of the same
+    (system, dataset, task) with the two-sided pooled two-proportion z test. The p-values
+    of every test of a suite run are Holm-corrected together (family = the suite run).
+    ``position_bias`` = Holm p < 0.05; null (too small to judge) when the quadrant holds
+    fewer than ``min_prompts_to_judge`` prompts
+    (:func:`tsrate.suites.intervals.items_for_power` for the cell's ratio of rest to
+    quadrant: 80 % power for a 25-point gap around 50 % at 0.05, before Holm)."""
+    part = scored[scored["quadrant"].notna()]
+    records = []
+    keys = ["suite_run_id", "system_id", "dataset", "task"]
+    for key, block in part.groupby(keys, sort=True):
+        correct = block["correct"].astype(bool)
+        quadrant = block["quadrant"].astype(int)
+        for q in (1, 2, 3, 4):
+            inside = quadrant == q
+            n1, k1 = int(inside.sum()), int(correct[inside].sum())
+            n2, k2 = int((~inside).sum()), int(correct[~inside].sum())
+            if n1 == 0:
+                continue
+            low, high = intervals.wilson_interval(k1, n1)
+            need = intervals.items_for_power(ratio=n2 / n1) if n2 else None
+            records.append(
+                {
+                    **dict(zip(keys, key, strict=True)),
+                    "quadrant": q,
+                    "n_prompts": n1,
+                    "n_correct": k1,
+                    "accuracy": k1 / n1,
+                    "accuracy_ci_low": float(low),
+                    "accuracy_ci_high": float(high),
+                    "accuracy_elsewhere": k2 / n2 if n2 else None,
+                    "p_value": intervals.two_proportion_p(k1, n1, k2, n2),
+                    "min_prompts_to_judge": need,
+                    "judgeable": need is not None and n1 >= need,
+                }
+            )
+    out = pd.DataFrame.from_records(records, columns=POSITION_COLUMNS)
+    if not out.empty:
+        out["p_holm"] = np.nan
+        for _, rows in out.groupby("suite_run_id"):
+            out.loc[rows.index, "p_holm"] = intervals.holm(rows["p_value"].to_numpy())
+        out["position_bias"] = [
+            (bool(p < intervals.ALPHA) if np.isfinite(p) else False) if ok else None
+            for p, ok in zip(out["p_holm"], out["judgeable"], strict=True)
+        ]
+    return out.astype(
+        {
+            "suite_run_id": "string",
+            "system_id": "string",
+            "dataset": "string",
+            "task": "string",
+            "quadrant": "int64",
+            "n_prompts": "int64",
+            "n_correct": "int64",
+            "accuracy": "float64",
+            "accuracy_ci_low": "float64",
+            "accuracy_ci_high": "float64",
+            "accuracy_elsewhere": "Float64",
+            "p_value": "Float64",
+            "p_holm": "Float64",
+            "min_prompts_to_judge": "Int64",
+            "judgeable": "bool",
+            "position_bias": "boolean",
+        }
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsrate.suites.publishing import html_page, write_html
+from tsrate.suites.understanding import generators as g
 from tsrate.svg import colour_for, esc
 from tsrate.warehouse import connect
 
@@ -114,9 +115,7 @@ def _figure2(scores: pd.DataFrame) -> list[str]:
             )
         )
     numeric = chosen[chosen["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])]
-    numeric = numeric[
-        ~numeric["feature"].isin(["brownian", "outlier", "monotone", "monotone_noise"])
-    ]
+    numeric = numeric[~numeric["feature"].isin(list(g.POSITION))]
     if not numeric.empty:
         label = numeric["task"].map(
             {"retrieval": "value", "arithmetic_min": "min", "arithmetic_max": "max"}
@@ -174,6 +173,125 @@ def format_table_html(table: pd.DataFrame) -> str:
     return "".join(parts)
 
 
+def length_curve_charts(curves: pd.DataFrame) -> list[str]:
+    """One bar chart per numeric task: accuracy per length bin, one series per system."""
+    if curves.empty:
+        return ["<p>none</p>"]
+    from tsrate.svg import Point, Series, bar_chart
+
+    out = []
+    for task, block in curves.groupby("task", sort=True):
+        bins = sorted(set(zip(block["length_bin_start"], block["length_bin_end"], strict=True)))
+        labels = [f"{a}-{b}" for a, b in bins]
+        series = []
+        for index, (system, mine) in enumerate(block.groupby("system_id", sort=True)):
+            by_bin = {(r.length_bin_start, r.length_bin_end): r for r in mine.itertuples()}
+            points = [
+                Point(
+                    float(by_bin[b].accuracy) if b in by_bin else None,
+                    f"{system} · {b[0]}-{b[1]} days: "
+                    + (f"{by_bin[b].accuracy:.2f} ({by_bin[b].n} prompts)" if b in by_bin else ""),
+                )
+                for b in bins
+            ]
+            series.append(Series(system, points, colour_for(index)))
+        out.append(
+            bar_chart(f"{task}: accuracy by series length", labels, series, y_label="accuracy")
+        )
+    return out
+
+
+def confusion_html(confusion: pd.DataFrame) -> str:
+    """One small matrix per system, task and feature (truth rows, answer columns)."""
+    if confusion.empty:
+        return "<p>none</p>"
+    parts = []
+    for (system, task, feature), block in confusion.groupby(
+        ["system_id", "task", "feature"], sort=True
+    ):
+        wide = block.pivot_table(
+            index="truth", columns="predicted", values="n_prompts", aggfunc="sum", fill_value=0
+        )
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in wide.columns)
+        rows = "".join(
+            f"<tr><th>{html.escape(str(t))}</th>"
+            + "".join(f"<td>{int(v)}</td>" for v in wide.loc[t])
+            + "</tr>"
+            for t in wide.index
+        )
+        parts.append(
+            f"<h4>{html.escape(system)} · {html.escape(task)} · {html.escape(feature)}</h4>"
+            f"<table><tr><th>truth \\ answer</th>{head}</tr>{rows}</table>"
+        )
+    return "<details><summary>show the matrices</summary>" + "".join(parts) + "</details>"
+
+
+def usable_table_html(usable: pd.DataFrame) -> str:
+    """Unusable replies per system and task (count and coverage)."""
+    if usable.empty:
+        return "<p>none</p>"
+    totals = usable.groupby("system_id", sort=True)[["n_unusable", "n_prompts"]].sum()
+    lines = "".join(
+        f"<li>{html.escape(system)}: {int(row.n_unusable)} of {int(row.n_prompts)} answers "
+        "unusable</li>"
+        for system, row in totals.iterrows()
+    )
+    return f"<ul>{lines}</ul>" + usable.to_html(index=False, float_format=lambda v: f"{v:.2f}")
+
+
+def interval_table_html(scores: pd.DataFrame) -> str:
+    """One row per system and task: the headline score and its 95 % interval (means of the
+    per-cell scores and interval ends over features and formats)."""
+    if scores.empty:
+        return "<p>none</p>"
+    rows = []
+    for (system_id, task), block in scores.groupby(["system_id", "task"], sort=True):
+        if task in ("detection", "classification"):
+            metric, value, low, high = "f1", "f1", "f1_ci_low", "f1_ci_high"
+        else:
+            metric, value, low, high = "accuracy", "accuracy", "accuracy_ci_low", "accuracy_ci_high"
+        cells = [(metric, value, low, high)]
+        if block["mape"].notna().any():
+            cells.append(("mape (%)", "mape", "mape_ci_low", "mape_ci_high"))
+        for name, v, lo, hi in cells:
+            rows.append(
+                f"<tr><td>{html.escape(system_id)}</td><td>{html.escape(task)}</td>"
+                f"<td>{name}</td><td>{block[v].mean():.2f}</td>"
+                f"<td>[{block[lo].mean():.2f}, {block[hi].mean():.2f}]</td>"
+                f"<td>{int(block['n_prompts'].sum())}</td></tr>"
+            )
+    return (
+        "<table><tr><th>system</th><th>task</th><th>metric</th><th>score</th>"
+        f"<th>95 % interval</th><th>prompts</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def position_bias_html(bias: pd.DataFrame) -> str:
+    """Per quadrant: accuracy with its interval, the Holm p-value and the verdict, saying
+    when a cell is too small to judge."""
+    if bias.empty:
+        return "<p>none</p>"
+    rows = []
+    for row in bias.itertuples(index=False):
+        if not row.judgeable:
+            verdict = f"too small to judge ({row.n_prompts} &lt; {row.min_prompts_to_judge})"
+        elif row.position_bias:
+            verdict = "<b>biased</b>"
+        else:
+            verdict = "no evidence"
+        rows.append(
+            f"<tr><td>{html.escape(row.system_id)}</td><td>{html.escape(row.dataset)}</td>"
+            f"<td>{html.escape(row.task)}</td><td>{row.quadrant}</td><td>{row.n_prompts}</td>"
+            f"<td>{row.accuracy_pct:.1f} [{row.accuracy_ci_low_pct:.1f}, "
+            f"{row.accuracy_ci_high_pct:.1f}]</td><td>{row.p_holm:.3g}</td><td>{verdict}</td></tr>"
+        )
+    return (
+        "<table><tr><th>system</th><th>dataset</th><th>task</th><th>quadrant</th>"
+        "<th>prompts</th><th>accuracy % [95 %]</th><th>Holm p</th><th>verdict</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
 def write_report(warehouse: Path, output: Path) -> Path:
     """Write the HTML report from the suite's marts; returns ``output``."""
     with connect(warehouse, read_only=True) as con:
@@ -187,13 +305,31 @@ def write_report(warehouse: Path, output: Path) -> Path:
         scores = read("select * from marts.und_scores")
         table = read("select * from marts.und_format_table")
         bias = read(
-            "select system_id, dataset, task, format, max(quadrant_gap_pct) as gap, "
-            "bool_or(position_bias) as position_bias from marts.und_position_bias "
-            "group by all order by system_id, dataset, task, format"
+            "select system_id, dataset, task, quadrant, n_prompts, accuracy_pct, "
+            "accuracy_ci_low_pct, accuracy_ci_high_pct, accuracy_elsewhere_pct, p_holm, "
+            "min_prompts_to_judge, judgeable, position_bias from marts.und_position_bias "
+            "order by system_id, dataset, task, quadrant"
         )
         ratings = read(
-            "select metric, system_id, avg(rating) as mean_rating, count(*) as n_features "
-            "from marts.und_ratings group by all order by metric, system_id"
+            "select r.metric, r.system_id, avg(r.rating) as mean_rating, "
+            "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features "
+            "from marts.und_ratings r left join marts.und_rating_stability s "
+            "using (suite_run_id, metric, feature, system_id) group by all "
+            "order by r.metric, r.system_id"
+        )
+        confusion = read(
+            "select system_id, task, feature, truth, predicted, n_prompts "
+            "from marts.und_confusion_matrix order by all"
+        )
+        curves = read(
+            "select system_id, task, length_bin_start, length_bin_end, sum(n_prompts) as n, "
+            "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
+            "group by all order by all"
+        )
+        usable = read(
+            "select system_id, task, sum(n_prompts) as n_prompts, sum(n_unparsed) as n_unusable, "
+            "1 - sum(n_unparsed) / sum(n_prompts) as coverage from marts.und_scores "
+            "group by all order by system_id, task"
         )
     suite_runs = sorted(scores["suite_run_id"].unique()) if not scores.empty else []
     sections = [
@@ -204,11 +340,26 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h2>Formats (paper Table 4)</h2>",
         "<p>F1 for detection and classification, accuracy otherwise; mean over features.</p>",
         format_table_html(table),
-        "<h2>Position bias (gap between quadrants, points; flagged over 10)</h2>",
-        bias.to_html(index=False, float_format=lambda v: f"{v:.1f}")
-        if not bias.empty
-        else "<p>none</p>",
-        "<h2>Ratings (mean rating over features)</h2>",
+        "<h2>Every answer counts: unusable replies</h2>",
+        "<p>An unparseable or missing reply is wrong for accuracy and F1 and, for MAPE, is "
+        "charged the largest error any system made on the same prompt (at least 100 %); so "
+        "a system with no usable answer ranks last on every metric it attempted.</p>",
+        usable_table_html(usable),
+        "<h2>Scores with 95 % intervals</h2>",
+        "<p>Accuracy: Wilson interval; F1 and MAPE: percentile bootstrap over prompts. "
+        "Mean over features and formats.</p>",
+        interval_table_html(scores),
+        "<h2>Position bias (two-proportion test per quadrant, Holm-corrected)</h2>",
+        position_bias_html(bias),
+        "<h2>Accuracy by series length (paper Figure 3)</h2>",
+        "<p>Mean over feature datasets and formats; each bar a 30-day bin of lengths.</p>",
+        *length_curve_charts(curves),
+        "<h2>Confusion matrices (paper Appendix D)</h2>",
+        "<p>Rows: the true answer; columns: the system's answer, all formats pooled.</p>",
+        confusion_html(confusion),
+        "<h2>Ratings (mean rating over features, with stability)</h2>",
+        "<p>mean_share_at_rating: share of prompt resamples that give the published rating "
+        "(1 = firm).</p>",
         ratings.to_html(index=False, float_format=lambda v: f"{v:.2f}")
         if not ratings.empty
         else "<p>none</p>",

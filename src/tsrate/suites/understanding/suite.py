@@ -61,7 +61,10 @@ SMALL = SuiteConfig(
     train=8,
     validation=4,
     test=5,
-    position_per_cell=1,
+    # 42 per cell: every (dataset, task, quadrant) of the position test holds >= 42 prompts
+    # against >= 126 in the other quadrants, what the two-proportion test needs for 80 %
+    # power against a 25-point gap (tsrate.suites.intervals.items_for_power(ratio=3) = 42)
+    position_per_cell=42,
     min_length=30,
     max_length=150,
     position_length=175,

@@ -12,6 +12,10 @@ Tasks (``task`` column) and what a correct answer is:
   rounding to the prompt's decimals; absolute percentage error kept for MAPE);
 * ``arithmetic_min`` / ``arithmetic_max`` — the minimum / maximum and its date (correct =
   the value as printed; the date is scored separately);
+* ``search`` — position sets only (Appendix E.1): yes/no, does the value V appear in the
+  series? Half the series (every other replicate of the 8 position cells) are asked about the printed value on
+  a date in the set's quadrant (truth yes, the quadrant kept for position bias), the other
+  half about a value inside the series' range that is not printed in it (truth no);
 * ``matching_intra`` — 4 full (qualitative + quantitative) descriptions from the same dataset;
 * ``matching_cross`` — 4 qualitative descriptions from 4 different datasets (accuracy).
 
@@ -44,6 +48,7 @@ TASKS = (
     "arithmetic_max",
     "matching_intra",
     "matching_cross",
+    "search",
 )
 TEMPLATE_OF = {
     "detection": "detection",
@@ -53,6 +58,7 @@ TEMPLATE_OF = {
     "arithmetic_max": "arithmetic",
     "matching_intra": "matching_intra",
     "matching_cross": "matching_cross",
+    "search": "search",
 }
 FORMAT_NAMES = {
     "csv": "CSV",
@@ -63,6 +69,7 @@ FORMAT_NAMES = {
     "spaces": "CSV with the digits of each number separated by spaces",
     "context": "CSV with each value in brackets",
     "symbol": "CSV with a direction column (↑ up, ↓ down, → unchanged)",
+    "custom": "rows of Date|Value separated by a vertical bar",
 }
 LETTERS = ("A", "B", "C", "D")
 
@@ -123,7 +130,7 @@ DETECTIONS: dict[str, tuple[Detection, ...]] = {
         Detection(
             "volatility",
             "Does the volatility of this time series change over time (rather than stay constant)?",
-            lambda s: s.sub_feature != "constant",
+            lambda s: s.sub_feature not in ("constant", "none"),
         ),
     ),
     "statistical_properties": (
@@ -181,9 +188,9 @@ CLASSIFICATIONS: dict[str, Classification] = {
         "Which kind of anomaly does this time series contain?",
         {
             "single_spike": "one isolated sharp jump that immediately returns",
-            "double_spike": "two isolated sharp jumps",
-            "triple_spike": "three isolated sharp jumps",
-            "step_spike": "a jump to another level that lasts a few days, then returns",
+            "double_spike": "two sharp jumps on consecutive days",
+            "triple_spike": "three sharp jumps on consecutive days",
+            "step_spike": "a jump to another level that lasts four days or more, then returns",
             "level_shift": "a jump to another level that persists until the end",
             "temporal_disruption": "a stretch where the series freezes at one value, then resumes",
         },
@@ -192,8 +199,8 @@ CLASSIFICATIONS: dict[str, Classification] = {
     "structural_breaks": Classification(
         "Which kind of structural break does this time series contain?",
         {
-            "parameter_shift": "a parameter of the same process changes (mean, variance, seasonal amplitude or autocorrelation)",
-            "regime_shift": "the process itself changes (distribution, stationarity, noise to trend, or frequency)",
+            "parameter_shift": "a parameter of the same process changes (mean, variance, both, seasonal amplitude or autocorrelation)",
+            "regime_shift": "the process itself changes (distribution, stationarity, linearity, noise to trend, frequency, error correlation or variance type)",
         },
         lambda s: None if s.sub_feature == "none" else s.sub_feature,
     ),
@@ -204,6 +211,7 @@ CLASSIFICATIONS: dict[str, Classification] = {
             "increasing": "the daily changes grow steadily larger over time",
             "clustered": "calm periods alternate with bursts of large changes (GARCH-like)",
             "leverage": "volatility rises after falls and decays after rises",
+            "none": "no volatility: the series moves smoothly, without random day-to-day changes",
         },
         _sub,
     ),
@@ -420,6 +428,8 @@ def build_prompts(
                     {"value": target, "dates": dates},
                 )
             )
+    if group == "position" and "search" in tasks:
+        plans.append(_search_plan(sample, decimals))
     if group != "position":
         for task in ("matching_intra", "matching_cross"):
             if task not in tasks:
@@ -457,6 +467,40 @@ def build_prompts(
                 )
             )
     return out
+
+
+def _search_plan(sample: g.Sample, decimals: int) -> tuple:
+    """The search question (see the module docstring); its own random stream so that the
+    other questions about the series do not change."""
+    rng = np.random.default_rng([sample.seed, 11])
+    printed = [number(v, decimals) for v in sample.values]
+    # every other replicate of the 8 (quadrant, extreme) cells: exactly half the series of
+    # each quadrant are asked about a present value, so every quadrant holds as many
+    # present-value questions as series per cell (enough to judge position bias)
+    present = (sample.index // 8) % 2 == 0
+    query = int(sample.labels["query_index"])
+    if present:
+        value, quadrant = printed[query], g.quadrant_of(query, sample.length)
+    else:
+        # a value strictly inside the range, half-way between two neighbouring printed values
+        # (rounded to the printed precision) that is not printed anywhere in the series
+        levels = sorted({float(p) for p in printed})
+        gaps = [
+            number((a + b) / 2, decimals)
+            for a, b in zip(levels, levels[1:], strict=False)
+            if number((a + b) / 2, decimals) not in printed
+        ]
+        if not gaps:  # every midpoint is printed (a coarse series): just above the maximum
+            gaps = [number(levels[-1] + 10.0**-decimals, decimals)]
+        value, quadrant = gaps[int(rng.integers(0, len(gaps)))], None
+    return (
+        "search",
+        sample.dataset,
+        {"value": value},
+        ("yes", "no"),
+        quadrant,
+        {"answer": "yes" if present else "no", "value": float(value)},
+    )
 
 
 def _matching_options(sample, task, pool, rng):
@@ -516,7 +560,7 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
     if text is None or not str(text).strip():
         return _fail("empty reply")
     reply = str(text).strip()
-    if task == "detection":
+    if task in ("detection", "search"):
         match = re.match(r"^\W*(yes|no)\b", reply, re.IGNORECASE)
         if not match:
             return _fail("the reply does not start with yes or no")
@@ -547,15 +591,18 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
         return _fail("the reply is not a single letter A-D")
     if task == "retrieval":
         without_dates = _ISO.sub(" ", reply)
-        numbers = sorted(set(_numbers(without_dates)))
+        # every occurrence counts: a reply repeating one number 20 times is not one answer
+        numbers = _numbers(without_dates)
         if not numbers:
             return _fail("no number in the reply")
         if len(numbers) > 1:
-            return _fail(f"several numbers in the reply: {', '.join(map(str, numbers[:5]))}")
+            return _fail(
+                f"several numbers in the reply ({len(numbers)}): {', '.join(map(str, numbers[:5]))}"
+            )
         return Parsed(True, value=numbers[0])
     if task in ("arithmetic_min", "arithmetic_max"):
         dates = sorted(set(_ISO.findall(reply)))
-        numbers = sorted(set(_numbers(_ISO.sub(" ", reply))))
+        numbers = _numbers(_ISO.sub(" ", reply))  # every occurrence counts
         if len(dates) != 1:
             return _fail("no date in the reply" if not dates else "several dates in the reply")
         if len(numbers) != 1:
@@ -583,7 +630,7 @@ def score_answer(task: str, expected: dict, parsed: Parsed, decimals: int) -> di
         out["date_correct"] = False
     if not parsed.ok:
         return out
-    if task in ("detection", "classification", "matching_intra", "matching_cross"):
+    if task in ("detection", "classification", "matching_intra", "matching_cross", "search"):
         out["correct"] = parsed.answer == expected["answer"]
         return out
     truth = float(expected["value"])

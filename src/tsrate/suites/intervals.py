@@ -1,0 +1,156 @@
+"""Intervals, significance tests and rating stability shared by the language suites
+(understanding, reasoning).
+
+Conventions (stated once, used by every suite mart that carries an interval):
+
+* proportions (accuracy): the Wilson score interval at 95 % (:func:`wilson_interval`;
+  identical to ``statsmodels.stats.proportion.proportion_confint(method="wilson")``);
+* errors and F1 (not proportions): the percentile bootstrap over items at 95 %
+  (:func:`bootstrap_interval`; ``BOOTSTRAP_RESAMPLES`` resamples, seeded, so a rebuild gives
+  the same interval);
+* two proportions: the pooled two-sided z test (:func:`two_proportion_p`; identical to
+  ``statsmodels.stats.proportion.proportions_ztest``), corrected for many tests with Holm's
+  step-down method (:func:`holm`; identical to ``multipletests(method="holm")``);
+* a cell is *too small to judge* when it holds fewer items than :func:`items_for_power`
+  (items for 80 % power to detect a gap of ``MIN_DETECTABLE_GAP`` around 50 % at
+  ``ALPHA`` before the multiple-test correction, Cohen's h);
+* rating stability: items are resampled with replacement (the same draw for every system,
+  since every system answers the same items), each metric re-scored and re-rated with
+  :func:`tsrate.ratings.assign_ratings` in the direction and with the ideal of the
+  suite's rating spec (``seeds/suite_rating_specs.csv``); ``share_at_rating`` = share of
+  resamples that give the published rating (like the core's ``marts.rating_stability``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from tsrate.ratings import assign_ratings
+
+ALPHA = 0.05
+BOOTSTRAP_RESAMPLES = 200
+MIN_DETECTABLE_GAP = 0.25
+POWER = 0.8
+
+
+def wilson_interval(successes, trials, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of ``successes / trials`` (arrays or scalars); NaN where
+    ``trials`` is 0."""
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    z = stats.norm.ppf(1 - alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        denominator = 1 + z**2 / n
+        centre = (p + z**2 / (2 * n)) / denominator
+        half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denominator
+        # exact ends at k = 0 and k = n (the formula leaves rounding noise there)
+        low = np.where(n > 0, np.where(k == 0, 0.0, centre - half), np.nan)
+        high = np.where(n > 0, np.where(k == n, 1.0, centre + half), np.nan)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    statistic: Callable[[np.ndarray], float] | None = None,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+    alpha: float = ALPHA,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic`` (default the mean) over the items
+    ``values`` (resampled with replacement; an index array works with a closure statistic).
+    (NaN, NaN) for no items."""
+    data = np.asarray(values)
+    if len(data) == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(data), size=(resamples, len(data)))
+    if statistic is None:
+        results = data.astype(float)[draws].mean(axis=1)
+    else:
+        results = np.array([statistic(data[d]) for d in draws], dtype=float)
+    results = results[np.isfinite(results)]
+    if not len(results):
+        return float("nan"), float("nan")
+    low, high = np.quantile(results, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def two_proportion_p(k1, n1, k2, n2) -> float:
+    """Two-sided p-value of the pooled z test that two proportions are equal; 1.0 when the
+    pooled proportion is 0 or 1 (no variation: no evidence of a difference); NaN when a
+    group is empty."""
+    if n1 == 0 or n2 == 0:
+        return float("nan")
+    pooled = (k1 + k2) / (n1 + n2)
+    variance = pooled * (1 - pooled) * (1 / n1 + 1 / n2)
+    if variance == 0:
+        return 1.0
+    z = (k1 / n1 - k2 / n2) / math.sqrt(variance)
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm step-down adjusted p-values (NaN entries stay NaN and are not counted)."""
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    valid = np.flatnonzero(np.isfinite(p))
+    m = len(valid)
+    if m == 0:
+        return out
+    order = valid[np.argsort(p[valid], kind="stable")]
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def items_for_power(
+    gap: float = MIN_DETECTABLE_GAP,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    ratio: float = 1.0,
+) -> int:
+    """Items the first group needs (the second holds ``ratio`` times as many) for the
+    two-sided two-proportion test at level ``alpha`` to detect 0.5 - gap/2 against
+    0.5 + gap/2 with ``power`` (Cohen's h, normal approximation; before any multiple-test
+    correction). Identical to statsmodels' ``NormalIndPower().solve_power``."""
+    p1, p2 = 0.5 - gap / 2, 0.5 + gap / 2
+    h = abs(2 * math.asin(math.sqrt(p2)) - 2 * math.asin(math.sqrt(p1)))
+    n = ((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) / h) ** 2 * (1 + 1 / ratio)
+    return int(math.ceil(n))
+
+
+def stability_shares(
+    published: dict[str, int | None],
+    resampled: list[dict[str, float]],
+    levels: int,
+    *,
+    ideal: float | None = None,
+    higher_is_better: bool = False,
+) -> dict[str, float]:
+    """Share of resamples at each system's published rating. ``published``: system ->
+    published rating (None = unrated: share NaN); ``resampled``: per resample, system ->
+    raw score, re-rated with :func:`tsrate.ratings.assign_ratings` by the rule that rated the
+    published scores (the metric's ``ideal``, None = none, and ``higher_is_better``, both
+    from the suite's rating spec: a lone or all-tied resample is rated by its distance from
+    the ideal, or left unrated without one). A non-finite score leaves the system out of
+    that resample, which then does not count for it; nor does a resample that leaves it
+    unrated."""
+    hits = dict.fromkeys(published, 0)
+    counted = dict.fromkeys(published, 0)
+    for scores in resampled:
+        finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
+        if not finite:
+            continue
+        again = assign_ratings(finite, levels, ideal=ideal, higher_is_better=higher_is_better)
+        for system, value in again.items():
+            if published[system] is None or value is None:
+                continue
+            counted[system] += 1
+            hits[system] += int(value == published[system])
+    return {s: (hits[s] / counted[s] if counted[s] else float("nan")) for s in published}
