@@ -92,3 +92,33 @@ final as (
 
 select * from final
 {% endmacro %}
+
+{#- A suite's rating-stability mart: the rows of its stability model (share of resamples at
+    each published rating) cast to the contract. `key` is the rated group's column besides
+    suite_run_id and metric (task, feature, ...); `count_name` counts the resampled units
+    (items, prompts). -#}
+{% macro suite_rating_stability(computed_model, key, count_name) %}
+with
+
+computed as (
+    select * from {{ ref(computed_model) }}
+),
+
+final as (
+    select
+        cast(suite_run_id as varchar) as suite_run_id,
+        cast(metric as varchar) as metric,
+        cast({{ key }} as varchar) as {{ key }},
+        cast(system_id as varchar) as system_id,
+        cast(raw_score as double) as raw_score,
+        cast(rating as integer) as rating,
+        cast(rating_levels as integer) as rating_levels,
+        cast(rating_reason as varchar) as rating_reason,
+        cast(share_at_rating as double) as share_at_rating,
+        cast(n_resamples as integer) as n_resamples,
+        cast({{ count_name }} as integer) as {{ count_name }},
+    from computed
+)
+
+select * from final
+{% endmacro %}
