@@ -96,8 +96,8 @@ select * from final
 {#- A suite's rating-stability mart: the rows of its stability model (share of resamples at
     each published rating) cast to the contract. `key` is the rated group's column besides
     suite_run_id and metric (task, feature, ...); `count_name` counts the resampled units
-    (items, prompts). -#}
-{% macro suite_rating_stability(computed_model, key, count_name) %}
+    (items, prompts, seeds); `system` names the rated column (system_id, model_id). -#}
+{% macro suite_rating_stability(computed_model, key, count_name, system='system_id') %}
 with
 
 computed as (
@@ -109,7 +109,7 @@ final as (
         cast(suite_run_id as varchar) as suite_run_id,
         cast(metric as varchar) as metric,
         cast({{ key }} as varchar) as {{ key }},
-        cast(system_id as varchar) as system_id,
+        cast({{ system }} as varchar) as {{ system }},
         cast(raw_score as double) as raw_score,
         cast(rating as integer) as rating,
         cast(rating_levels as integer) as rating_levels,

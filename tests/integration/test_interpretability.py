@@ -149,10 +149,23 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     compared = ratings[ratings["rank"].notna()].groupby(["metric", "variant_id"]).size()
     n_models = ratings.groupby(["metric", "variant_id"])["n_models"].first()
     assert (n_models.reindex(compared.index) == compared).all()
+    # every rating shows how firm it is: a bootstrap over the 2 training seeds
+    stability = read(warehouse, "select * from marts.interp_rating_stability")
+    keys = ["suite_run_id", "metric", "variant_id", "model_id"]
+    both = ratings.merge(stability, on=keys, suffixes=("", "_s"), validate="one_to_one")
+    assert len(both) == len(ratings) == len(stability)
+    assert (both["rating"].fillna(-1) == both["rating_s"].fillna(-1)).all()
+    assert (stability["n_seeds"] == 2).all() and (stability["n_resamples"] == 200).all()
+    has_rating = stability["rating"].notna()
+    assert stability.loc[~has_rating, "share_at_rating"].isna().all()
+    assert stability.loc[has_rating, "share_at_rating"].dropna().between(0, 1).all()
+    assert stability.loc[has_rating, "share_at_rating"].notna().any()
+    assert_ratings_never_mislead(stability, group_by=["suite_run_id", "metric", "variant_id"])
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
     report = (tmp_path / "reports" / "interpretability.html").read_text()
     assert report.index("<h2>d4</h2>") < report.index("<h2>d2</h2>")  # dataset 4 first
     assert "imv_tensor: mean beta" in report and "tcdf: share of runs picked" in report
+    assert "share_at_rating" in report
 
     # 3. a rerun trains nothing: every unit is reused, and a new suite run records that
     again = interpretability_flow(

@@ -16,6 +16,8 @@ beta_auroc_margin, beta_std); the model is the rated system. Near-uniform attent
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 
@@ -205,3 +207,159 @@ def rating_table(
     return out.sort_values([*keys, "rank", "model_id"], na_position="last", kind="stable")[
         rated.columns
     ].reset_index(drop=True)
+
+
+def _seed_matrix(frame: pd.DataFrame, value: str, seeds: list) -> pd.DataFrame:
+    """model_id x seed of ``value`` (mean where a seed has several rows), columns in ``seeds``."""
+    wide = frame.pivot_table(index="model_id", columns="seed", values=value, aggfunc="mean")
+    return wide.reindex(columns=seeds)
+
+
+def rating_stability_table(
+    runs: pd.DataFrame,
+    correctness: pd.DataFrame,
+    attention: pd.DataFrame,
+    ratings: pd.DataFrame,
+    levels: int,
+    resamples: int = 200,
+    seed: int = 0,
+    specs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """How firm each rating of ``ratings`` (int_interp_ratings_assigned) is: a bootstrap
+    over the training seeds of each (suite run, dataset variant).
+
+    Each resample draws as many seeds as the variant has, with replacement, the same draw
+    for every model (models trained on one seed share that seed's data split and
+    initialisation stream), and recomputes each model's scores exactly as the marts do
+    from its runs on the drawn seeds: test_mse = mean test MSE; test_mse_cv = sample std
+    / mean; beta_spearman_margin / beta_auroc_margin = mean margin over chance
+    (int_interp_correctness_measured); beta_std = mean over beta cells of the sample std
+    across the drawn runs (``attention``: int_interp_attention_selected). Each resample is
+    re-rated by the published rule (direction and ideal of the suite's rating spec). A model
+    left unrated for near-uniform attention, or with a null published rating, gets a null
+    share; so does every model of a variant trained on fewer than two seeds (one seed
+    cannot be resampled). Columns: suite_run_id, metric, variant_id, model_id, raw_score,
+    rating, rating_levels, rating_reason, share_at_rating, n_resamples, n_seeds."""
+    from tsrate.suites import intervals
+
+    spec = suite_spec("interpretability", specs)
+    beta = attention[attention["attention"] == "beta"]
+    records = []
+    for (suite_run_id, variant_id), block in ratings.groupby(["suite_run_id", "variant_id"]):
+        variant_runs = runs[
+            (runs["suite_run_id"] == suite_run_id) & (runs["variant_id"] == variant_id)
+        ]
+        seeds = sorted(variant_runs["seed"].dropna().unique().tolist())
+        in_variant = (correctness["suite_run_id"] == suite_run_id) & (
+            correctness["variant_id"] == variant_id
+        )
+        scores: dict[str, pd.DataFrame] = {
+            "test_mse": _seed_matrix(variant_runs, "test_mse", seeds)
+        }
+        for measure in ("beta_spearman", "beta_auroc"):
+            part = correctness[in_variant & (correctness["measure"] == measure)]
+            scores[f"{measure}_margin"] = _seed_matrix(part, "margin", seeds)
+        cells = beta[(beta["suite_run_id"] == suite_run_id) & (beta["variant_id"] == variant_id)]
+        cell_keys = ["target_index", "source_index", "lag"]
+        cell_cube = {
+            model_id: part.assign(lag=part["lag"].fillna(-1))
+            .pivot_table(index=cell_keys, columns="seed", values="value", aggfunc="mean")
+            .reindex(columns=seeds)
+            .to_numpy(dtype=float)
+            for model_id, part in cells.groupby("model_id")
+        }
+        digest = hashlib.sha256(f"{suite_run_id}|{variant_id}".encode()).digest()[:4]
+        rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+        draws = (
+            [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
+            if len(seeds) > 1
+            else []
+        )
+        for metric, rows in block.groupby("metric"):
+            # a null published rating has a null share; leaving those models out of the
+            # re-rating also keeps the near-uniform ones out, as rating_table does (a
+            # compared model is null only when every compared model is)
+            published = {
+                r.model_id: int(r.rating)
+                for r in rows.itertuples(index=False)
+                if not pd.isna(r.rating)
+            }
+            compared = list(published)
+            resampled = []
+            for pick in draws:
+                values = {}
+                for model_id in compared:
+                    values[model_id] = _resampled_score(metric, model_id, pick, scores, cell_cube)
+                resampled.append(values)
+            ideal = spec.loc[metric, "ideal"] if metric in spec.index else None
+            shares = (
+                intervals.stability_shares(
+                    published,
+                    resampled,
+                    levels,
+                    ideal=None if ideal is None or pd.isna(ideal) else float(ideal),
+                    higher_is_better=bool(spec.loc[metric, "higher_is_better"]),
+                )
+                if draws
+                else {}
+            )
+            for r in rows.itertuples(index=False):
+                records.append(
+                    {
+                        "suite_run_id": suite_run_id,
+                        "metric": metric,
+                        "variant_id": variant_id,
+                        "model_id": r.model_id,
+                        "raw_score": r.raw_score,
+                        "rating": r.rating,
+                        "rating_levels": int(levels),
+                        "rating_reason": r.rating_reason,
+                        "share_at_rating": shares.get(r.model_id, float("nan")),
+                        "n_resamples": len(draws),
+                        "n_seeds": len(seeds),
+                    }
+                )
+    columns = [
+        "suite_run_id",
+        "metric",
+        "variant_id",
+        "model_id",
+        "raw_score",
+        "rating",
+        "rating_levels",
+        "rating_reason",
+        "share_at_rating",
+        "n_resamples",
+        "n_seeds",
+    ]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _resampled_score(metric, model_id, pick, scores, cell_cube) -> float:
+    """One model's ``metric`` recomputed on the seed columns ``pick`` (NaN if undefined)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if metric in ("test_mse", "test_mse_cv"):
+            wide = scores["test_mse"]
+            if model_id not in wide.index:
+                return float("nan")
+            values = wide.loc[model_id].to_numpy(dtype=float)[pick]
+            values = values[np.isfinite(values)]
+            if metric == "test_mse":
+                return float(values.mean()) if len(values) else float("nan")
+            if len(values) < 2 or values.mean() <= 0:
+                return float("nan")
+            return float(values.std(ddof=1) / values.mean())
+        if metric in scores:
+            wide = scores[metric]
+            if model_id not in wide.index:
+                return float("nan")
+            values = wide.loc[model_id].to_numpy(dtype=float)[pick]
+            values = values[np.isfinite(values)]
+            return float(values.mean()) if len(values) else float("nan")
+        if metric == "beta_std":
+            cube = cell_cube.get(model_id)
+            if cube is None or len(pick) < 2:
+                return float("nan")
+            stds = np.nanstd(cube[:, pick], axis=1, ddof=1)
+            return float(np.nanmean(stds)) if np.isfinite(stds).any() else float("nan")
+    return float("nan")

@@ -109,14 +109,25 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "where attention = 'alpha' and source_index = target_index",
         "correctness": "select * from marts.interp_correctness where in_main_study",
         "scores": "select * from marts.interp_prediction_scores where in_main_study",
-        "ratings": "select * from marts.interp_ratings",
+        "ratings": "select r.*, s.share_at_rating, s.n_seeds from marts.interp_ratings r "
+        "left join marts.interp_rating_stability s "
+        "using (suite_run_id, metric, variant_id, model_id)",
     }
     return read_marts(path, queries)
 
 
 #: the ratings table's columns (rating_reason: why a rating is null, e.g. near-uniform
 #: attention; absent from snapshots published before the column existed)
-RATING_TABLE = ("metric", "variant_id", "model_id", "raw_score", "rating", "rating_reason")
+RATING_TABLE = (
+    "metric",
+    "variant_id",
+    "model_id",
+    "raw_score",
+    "rating",
+    "share_at_rating",
+    "n_seeds",
+    "rating_reason",
+)
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -204,6 +215,11 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         sections.append("<h2>Ratings</h2>")
         sections.append(
             _table(data["ratings"][[c for c in RATING_TABLE if c in data["ratings"].columns]])
+        )
+        sections.append(
+            "<p>share_at_rating: share of bootstrap resamples of the training seeds that give "
+            "the published rating (marts.interp_rating_stability); with few seeds it is "
+            "coarse, and empty with one seed or without a published rating.</p>"
         )
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
     return html_page("tsrate interpretability", "".join(sections), style)
