@@ -36,6 +36,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--formats", type=str_list, help="formats for the feature datasets")
     parser.add_argument("--tasks", type=str_list, help="tasks to ask (default: all)")
     parser.add_argument("--test-size", type=int, help="test series per feature dataset")
+    parser.add_argument(
+        "--prompting",
+        choices=("zero_shot", "cot", "both"),
+        default="zero_shot",
+        help="prompting style: zero_shot (default: the question alone), cot (chain of thought: "
+        "reason step by step, end with a line 'Answer: ...'), or both",
+    )
     add_control_arguments(parser, store_only="answer and store only")
 
 
@@ -49,6 +56,9 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         out["tasks"] = args.tasks
     if args.test_size is not None:
         out["test"] = args.test_size
+    prompting = getattr(args, "prompting", "zero_shot")
+    if prompting != "zero_shot":
+        out["promptings"] = ["zero_shot", "cot"] if prompting == "both" else [prompting]
     return out
 
 
@@ -71,8 +81,9 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 
 def prompts_text(task: str | None = None) -> str:
-    """Every prompt template (id, version, text) — or one task's — as the CLI shows them."""
-    from tsrate.suites.understanding.tasks import TEMPLATE_OF, load_template
+    """Every prompt template (id, version, text) — or one task's — as the CLI shows them,
+    followed by the chain-of-thought instruction that ``--prompting cot`` appends."""
+    from tsrate.suites.understanding.tasks import COT_TEMPLATE, TEMPLATE_OF, load_template
 
     chosen = sorted(set(TEMPLATE_OF.values()))
     if task:
@@ -87,6 +98,11 @@ def prompts_text(task: str | None = None) -> str:
             f"=== {template_id} (version {template.version}; tasks: {', '.join(tasks)}) ===\n"
             f"{template.text}"
         )
+    cot = load_template(COT_TEMPLATE)
+    parts.append(
+        f"=== {COT_TEMPLATE} (version {cot.version}; appended to every template above "
+        f"with --prompting cot or both) ===\n{cot.text}"
+    )
     return "\n".join(parts)
 
 

@@ -50,8 +50,12 @@ create table if not exists raw.und_prompts (
     options varchar[] not null,
     quadrant integer,
     series_length integer not null,
-    created_at timestamp not null
+    created_at timestamp not null,
+    prompting varchar not null default 'zero_shot'
 );
+
+-- warehouses created before prompting styles existed: their prompts were all zero-shot
+alter table raw.und_prompts add column if not exists prompting varchar default 'zero_shot';
 
 create table if not exists raw.und_responses (
     response_key varchar primary key,

@@ -13,8 +13,11 @@ Grain and write rules (append-only):
 * ``raw.und_suite_run_prompts`` — the prompts a suite run asks.
 * ``raw.und_series`` — one generated series (``series_key`` = hash of generator version,
   dataset, split, index and seed); values in ``values_1`` (and ``values_2`` for pairs).
-* ``raw.und_prompts`` — one prompt (``prompt_key`` = hash of its text, task and expected
-  answer): template id and version, the expected answer (JSON), the options.
+* ``raw.und_prompts`` — one prompt (``prompt_key`` = hash of its text, task, expected
+  answer and, unless zero-shot, its prompting): template id and version, the expected
+  answer (JSON), the options, the prompting style (``zero_shot`` or ``cot``; a column added
+  by ``alter table ... add column if not exists`` to older warehouses, whose prompts are
+  all ``zero_shot``).
 * ``raw.und_responses`` — one reply of one system to one prompt (``response_key`` = hash
   of prompt_key, system_id and fingerprint): the raw text always; the parsed answer, or
   ``parse_ok = false`` and the reason. A rerun finds its stored responses and asks again
@@ -116,6 +119,7 @@ def store_prompts(con: duckdb.DuckDBPyConnection, prompts: list[Prompt]) -> int:
                 "quadrant": p.quadrant,
                 "series_length": p.length,
                 "created_at": now,
+                "prompting": p.prompting,
             }
         )
     if rows:

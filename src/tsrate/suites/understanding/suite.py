@@ -21,7 +21,7 @@ from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.formats import FORMATS
-from tsrate.suites.understanding.tasks import TASKS, Prompt, build_prompts, parse_answer
+from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts, parse_reply
 
 ALL_DATASETS = (*g.UNIVARIATE, *g.MULTIVARIATE, *g.POSITION)
 REFERENCE_SYSTEMS = ("und_analyst", "und_random")
@@ -32,7 +32,8 @@ class SuiteConfig:
     """One configuration. ``train``/``validation``/``test``: series per split of each
     feature dataset (prompts are built for the test split, as the paper evaluates);
     ``position_per_cell``: series per (quadrant, max/min) cell of each position set (test
-    split only; 8 cells)."""
+    split only; 8 cells); ``promptings``: the prompting styles every question is asked in
+    (``zero_shot`` and/or ``cot``, :data:`.tasks.PROMPTINGS`)."""
 
     name: str
     data_seed: int
@@ -50,6 +51,7 @@ class SuiteConfig:
     decimals: int
     random_seed: int
     batch_size: int
+    promptings: tuple[str, ...] = ("zero_shot",)
 
     def to_dict(self) -> dict:
         return json.loads(json.dumps(dataclasses.asdict(self), default=list))
@@ -100,7 +102,7 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SuiteConfig)})
     if unknown:
         raise TsrateError(f"unknown configuration fields {unknown}")
-    for key in ("datasets", "formats", "position_formats", "tasks"):
+    for key in ("datasets", "formats", "position_formats", "tasks", "promptings"):
         if key in changes:
             changes[key] = tuple(changes[key])
     config = dataclasses.replace(CONFIGS[config_name], **changes)
@@ -109,6 +111,7 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
         ("formats", tuple(FORMATS)),
         ("position_formats", tuple(FORMATS)),
         ("tasks", TASKS),
+        ("promptings", PROMPTINGS),
     )
     for key, known in checks:
         bad = sorted(set(getattr(config, key)) - set(known))
@@ -116,6 +119,8 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
             raise TsrateError(f"unknown {key} {bad}: choose from {', '.join(known)}")
     if not config.datasets:
         raise TsrateError("the configuration names no dataset")
+    if not config.promptings:
+        raise TsrateError("the configuration names no prompting: zero_shot and/or cot")
     for key in ("train", "validation", "test", "position_per_cell", "batch_size"):
         if getattr(config, key) < (1 if key in ("test", "batch_size") else 0):
             raise TsrateError(f"{key} must be positive (got {getattr(config, key)})")
@@ -205,7 +210,9 @@ def plan_prompts(
     for dataset, splits in generated.items():
         formats = config.position_formats if dataset in g.POSITION else config.formats
         for sample in splits.get("test", []):
-            prompts += build_prompts(sample, formats, config.decimals, pool, config.tasks)
+            prompts += build_prompts(
+                sample, formats, config.decimals, pool, config.tasks, config.promptings
+            )
     keys: dict[str, Prompt] = {}
     for p in prompts:
         keys.setdefault(p.prompt_key, p)
@@ -270,7 +277,8 @@ def run_suite(
                         f"{system.system_id} returned {len(replies)} replies for {len(batch)} prompts"
                     )
                 parsed = [
-                    parse_answer(p.task, r, p.options) for p, r in zip(batch, replies, strict=True)
+                    parse_reply(p.task, r, p.options, p.prompting)
+                    for p, r in zip(batch, replies, strict=True)
                 ]
                 unparsed += sum(not a.ok for a in parsed)
                 with connect(warehouse) as con:
