@@ -25,6 +25,7 @@ final as (
     select
         selected.suite_run_id,
         prompts.prompt_key,
+        prompts.prompting,
         run_systems.system_id,
         run_systems.backend,
         prompts.series_key,

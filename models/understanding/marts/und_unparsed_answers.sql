@@ -8,6 +8,7 @@ answers as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(prompt_key as varchar) as prompt_key,
         cast(task as varchar) as task,
