@@ -347,7 +347,7 @@ def rating_table(
     return rate_scores(
         frame,
         "understanding",
-        ["suite_run_id", "prompting", "metric", "feature"],
+        ["suite_run_id", "metric", "prompting", "feature"],
         "system_id",
         levels,
         specs,
