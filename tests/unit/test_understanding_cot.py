@@ -306,3 +306,65 @@ def test_an_old_warehouse_gains_the_prompting_column(tmp_path):
     with connect(path) as con:
         rows = con.execute("select prompt_key, prompting from raw.und_prompts").fetchall()
     assert rows == [("k", "zero_shot")]
+
+
+# ---------------------------------------------------------------------------------------
+# the parser model (a tiny local checkpoint that always extracts "yes")
+# ---------------------------------------------------------------------------------------
+
+#: bigram successors: after the chat template's "assistant:" the model writes "yes" and stops
+SAYS_YES = {":": "y", "y": "e", "e": "s", "s": "<eos>"}
+
+
+@pytest.fixture(scope="module")
+def yes_parser_folder(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.unit.test_hf_local import save_bigram_model
+
+    return save_bigram_model(tmp_path_factory.mktemp("cot-parser"), SAYS_YES)
+
+
+def test_the_parser_model_is_asked_only_when_no_answer_line_parses(
+    pool, yes_parser_folder, monkeypatch
+):
+    from tsrate.suites.understanding.cot_parser import CotParser, extraction_chat, question_of
+
+    monkeypatch.setenv("TSRATE_TINY_COT_PARSER_MODEL_PATH", str(yes_parser_folder))
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "6")
+    prompts = build_prompts(pool["trend"][0], ("csv",), 2, pool, promptings=("cot",))
+    by_task = {p.task: p for p in prompts}
+    detection, retrieval = by_task["detection"], by_task["retrieval"]
+    # the parser sees the question and the reply, never the series nor the CoT instruction
+    chat = extraction_chat(detection, "It rises.")[0]["content"]
+    assert "```" not in chat and COT_LINE not in chat and "It rises." in chat
+    assert question_of(detection).startswith("Question: Is there a clear upward")
+    assert question_of(detection).endswith("Answer with a single word: yes or no.")
+    batch = [detection, retrieval, detection, detection]
+    replies = [
+        "The slope is clearly positive, so there is a trend.",  # no Answer line: asked -> yes
+        "The value is around twelve.",  # asked -> "yes" is no number: unparseable
+        "The series is flat.\nAnswer: no",  # the strict rule reads it: not asked
+        "",  # empty: nothing to extract, not asked
+    ]
+    first = [
+        parse_reply(p.task, r, p.options, p.prompting) for p, r in zip(batch, replies, strict=True)
+    ]
+    assert [a.ok for a in first] == [False, False, True, False]
+    parser = CotParser("hf_local:tiny_cot_parser")
+    assert parser.availability().available, parser.availability().reason
+    parsed, parsed_by, texts = parser.rescue(batch, replies, first)
+    assert parsed_by == ["llm", None, "regex", None]
+    assert texts == ["yes", "yes", None, None]
+    assert parsed[0].ok and parsed[0].answer == "yes"
+    assert not parsed[1].ok
+    assert "no 'Answer:' line" in parsed[1].error
+    assert "the parser model's extraction: no number in the reply" in parsed[1].error
+    assert parsed[2].answer == "no" and parsed[3].error == "empty reply"
+    assert parser.label().startswith("tiny_cot_parser@")
+
+
+def test_prompts_command_shows_the_parser_template():
+    shown = prompts_text()
+    assert "=== cot_parser (version 1; asked of the --cot-parser model" in shown
+    assert "Do not answer the question yourself." in shown

@@ -43,6 +43,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="prompting style: zero_shot (default: the question alone), cot (chain of thought: "
         "reason step by step, end with a line 'Answer: ...'), or both",
     )
+    parser.add_argument(
+        "--cot-parser",
+        metavar="BACKEND:ID",
+        help="a language model (endpoint:ID or hf_local:ID) asked for the final answer of a "
+        "chain-of-thought reply whose last 'Answer:' line does not parse (default: none, such "
+        "a reply is unparseable); raw.und_responses.parsed_by says regex or llm",
+    )
     add_control_arguments(parser, store_only="answer and store only")
 
 
@@ -72,6 +79,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         overrides=overrides_from_args(args),
         build=not args.no_build,
         lock_timeout=args.lock_timeout,
+        cot_parser=args.cot_parser,
     )
     print(
         f"suite run {suite_run_id} done. Try: tsrate query "
@@ -83,6 +91,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 def prompts_text(task: str | None = None) -> str:
     """Every prompt template (id, version, text) — or one task's — as the CLI shows them,
     followed by the chain-of-thought instruction that ``--prompting cot`` appends."""
+    from tsrate.suites.understanding.cot_parser import PARSER_TEMPLATE
     from tsrate.suites.understanding.tasks import COT_TEMPLATE, TEMPLATE_OF, load_template
 
     chosen = sorted(set(TEMPLATE_OF.values()))
@@ -102,6 +111,11 @@ def prompts_text(task: str | None = None) -> str:
     parts.append(
         f"=== {COT_TEMPLATE} (version {cot.version}; appended to every template above "
         f"with --prompting cot or both) ===\n{cot.text}"
+    )
+    extractor = load_template(PARSER_TEMPLATE)
+    parts.append(
+        f"=== {PARSER_TEMPLATE} (version {extractor.version}; asked of the --cot-parser model "
+        f"when a chain-of-thought reply has no parseable 'Answer:' line) ===\n{extractor.text}"
     )
     return "\n".join(parts)
 

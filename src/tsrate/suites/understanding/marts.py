@@ -19,7 +19,8 @@ whose answers are all unusable ranks last (or tied last) on every error metric i
 ``error_penalised`` marks those rows.
 
 ``task_scores``: one row per (suite run, prompting, system, task, feature, format): ``n_prompts``,
-``n_unparsed``, ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
+``n_unparsed``, ``n_parsed_by_llm`` (chain-of-thought replies whose answer the parser
+model extracted, :mod:`.cot_parser`), ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
 unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
 classification: macro F1 over the task's classes, an unparseable answer a miss for its true
 class, :func:`.tasks.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
@@ -71,6 +72,7 @@ SCORED_COLUMNS = [
     "quadrant",
     "series_length",
     "parse_ok",
+    "parsed_by",
     "truth",
     "predicted",
     "correct",
@@ -87,6 +89,7 @@ SCORE_COLUMNS = [
     "format",
     "n_prompts",
     "n_unparsed",
+    "n_parsed_by_llm",
     "coverage",
     "accuracy",
     "accuracy_ci_low",
@@ -149,6 +152,8 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
                 "quadrant": None if pd.isna(row.quadrant) else int(row.quadrant),
                 "series_length": int(row.series_length),
                 "parse_ok": bool(row.parse_ok),
+                "parsed_by": _label(getattr(row, "parsed_by", None))
+                or ("regex" if row.parse_ok else None),
                 "truth": _label(expected.get("answer", expected.get("value"))),
                 "predicted": parsed.answer if parsed.ok else None,
                 "correct": bool(score["correct"]),
@@ -174,6 +179,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             "quadrant": "Int64",
             "series_length": "int64",
             "parse_ok": "bool",
+            "parsed_by": "string",
             "truth": "string",
             "predicted": "string",
             "correct": "bool",
@@ -243,6 +249,9 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         record["n_prompts"] = n
         parsed = block["parse_ok"].astype(bool).to_numpy()
         record["n_unparsed"] = int((~parsed).sum())
+        record["n_parsed_by_llm"] = (
+            int((block["parsed_by"] == "llm").sum()) if "parsed_by" in block.columns else 0
+        )
         record["coverage"] = float(parsed.mean())
         correct = block["correct"].astype(bool).to_numpy()
         record["accuracy"] = float(correct.mean())
@@ -294,6 +303,7 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             "format": "string",
             "n_prompts": "int64",
             "n_unparsed": "int64",
+            "n_parsed_by_llm": "int64",
             "coverage": "float64",
             "accuracy": "float64",
             "accuracy_ci_low": "float64",

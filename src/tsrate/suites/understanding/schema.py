@@ -68,6 +68,14 @@ create table if not exists raw.und_responses (
     answer varchar,
     answer_value double,
     answer_date date,
-    answered_at timestamp not null
+    answered_at timestamp not null,
+    parsed_by varchar,
+    parser varchar,
+    parser_text varchar
 );
+
+-- warehouses created before the chain-of-thought parser existed
+alter table raw.und_responses add column if not exists parsed_by varchar;
+alter table raw.und_responses add column if not exists parser varchar;
+alter table raw.und_responses add column if not exists parser_text varchar;
 """

@@ -224,9 +224,13 @@ def run_suite(
     config: SuiteConfig,
     systems: list[tuple[object, str]],
     progress: Callable[[str], None] = print,
+    cot_parser: object | None = None,
 ) -> tuple[str, dict[str, tuple[int, int]]]:
     """Generate, store, prompt every system and store the parsed replies; returns
     (suite_run_id, {system_id: (asked, reused)}). The suite run ends ``answered``.
+    ``cot_parser``: a :class:`.cot_parser.CotParser` asked for the final answer of each
+    chain-of-thought reply whose ``Answer:`` line does not parse (None: such replies are
+    unparseable).
 
     A system that cannot run here (no endpoint configured, no checkpoint) is an error
     naming the reason, never skipped."""
@@ -236,6 +240,10 @@ def run_suite(
         available = system.availability()
         if not available.available:
             raise TsrateError(f"system {system.system_id} cannot run: {available.reason}")
+    if cot_parser is not None:
+        available = cot_parser.availability()
+        if not available.available:
+            raise TsrateError(f"cot parser {cot_parser.system_id} cannot run: {available.reason}")
     started = time.perf_counter()
     generated = generate_all(config)
     samples = [s for splits in generated.values() for split in splits.values() for s in split]
@@ -252,7 +260,10 @@ def run_suite(
             con,
             suite_run_id,
             config.name,
-            config.to_dict(),
+            {
+                **config.to_dict(),
+                "cot_parser": None if cot_parser is None else cot_parser.label(),
+            },
             [p.prompt_key for p in prompts],
             [(s.system_id, backend, s.fingerprint()) for s, backend in systems],
         )
@@ -280,10 +291,22 @@ def run_suite(
                     parse_reply(p.task, r, p.options, p.prompting)
                     for p, r in zip(batch, replies, strict=True)
                 ]
+                parsed_by, parser_text, parser = None, None, None
+                if cot_parser is not None:
+                    parsed, parsed_by, parser_text = cot_parser.rescue(batch, replies, parsed)
+                    parser = cot_parser.label()
                 unparsed += sum(not a.ok for a in parsed)
                 with connect(warehouse) as con:
                     storage.store_responses(
-                        con, system.system_id, fingerprint, batch, replies, parsed
+                        con,
+                        system.system_id,
+                        fingerprint,
+                        batch,
+                        replies,
+                        parsed,
+                        parsed_by,
+                        parser,
+                        parser_text,
                     )
                 progress(
                     f"{system.system_id}: {start + len(batch)}/{len(pending)} answered "
