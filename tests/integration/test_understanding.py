@@ -181,6 +181,67 @@ def test_zero_shot_and_chain_of_thought_fill_the_marts_side_by_side(tmp_path, pr
     assert read(warehouse, "select count(*) n from raw.und_responses")["n"][0] == n_responses
 
 
+def test_cot_parser_model_reads_replies_without_an_answer_line(tmp_path, monkeypatch):
+    """A tiny local model that never writes an 'Answer:' line, asked with CoT; a second tiny
+    local model (always "yes") as --cot-parser: yes/no questions are parsed by it (and
+    recorded as such), every other answer stays unparseable."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+    from tsrate.suites.understanding.cot_parser import CotParser
+    from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
+
+    says_yes = {":": "y", "y": "e", "e": "s", "s": "<eos>"}
+    monkeypatch.setenv(
+        "TSRATE_TINY_GARBAGE_MODEL_PATH", str(save_bigram_model(tmp_path / "g", GARBAGE))
+    )
+    monkeypatch.setenv(
+        "TSRATE_TINY_YES_MODEL_PATH", str(save_bigram_model(tmp_path / "y", says_yes))
+    )
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "4")
+    warehouse = tmp_path / "tsrate.duckdb"
+    config = resolve_config(
+        "small",
+        {**TINY, "formats": ["csv"], "datasets": ["trend", "outlier"], "promptings": ["cot"]},
+    )
+    systems = open_systems(["hf_local:tiny_garbage"], references=False)
+    suite_run_id, _ = run_suite(
+        warehouse,
+        config,
+        systems,
+        progress=lambda _: None,
+        cot_parser=CotParser("hf_local:tiny_yes"),
+    )
+    dbt.run_dbt(
+        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
+    )
+    raw = read(
+        warehouse,
+        "select p.task, r.raw_text, r.parse_ok, r.parsed_by, r.parser, r.parser_text, r.answer "
+        "from raw.und_responses r join raw.und_prompts p using (prompt_key)",
+    )
+    assert (raw["raw_text"] == "xxxx").all() and (raw["parser_text"] == "yes").all()
+    assert raw["parser"].str.startswith("tiny_yes@").all()
+    yes_no = raw["task"].isin(["detection", "search"])
+    assert yes_no.any() and (raw.loc[yes_no, "parsed_by"] == "llm").all()
+    assert (raw.loc[yes_no, "answer"] == "yes").all()
+    assert not raw.loc[~yes_no, "parse_ok"].any() and raw.loc[~yes_no, "parsed_by"].isna().all()
+    scores = read(warehouse, "select * from marts.und_scores")
+    assert set(scores["prompting"]) == {"cot"}
+    by_task = scores.groupby("task")[["n_prompts", "n_parsed_by_llm", "n_unparsed"]].sum()
+    assert (
+        by_task.loc[["detection", "search"], "n_parsed_by_llm"]
+        == by_task.loc[["detection", "search"], "n_prompts"]
+    ).all()
+    assert (
+        by_task.drop(["detection", "search"])["n_unparsed"]
+        == by_task.drop(["detection", "search"])["n_prompts"]
+    ).all()
+    unparsed = read(warehouse, "select * from marts.und_unparsed_answers")
+    assert (unparsed["parser_text"] == "yes").all()
+    assert unparsed["parse_error"].str.contains("the parser model's extraction: ").all()
+
+
 def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_path, monkeypatch):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from tests.unit.test_llm import ChatServer
