@@ -72,6 +72,10 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.understanding import understanding_flow
 
+    if args.cot_parser and args.prompting == "zero_shot":
+        raise TsrateError(
+            "--cot-parser reads chain-of-thought replies: add --prompting cot or --prompting both"
+        )
     suite_run_id = understanding_flow(
         config_name=args.config,
         llm=list(args.llm),
