@@ -302,10 +302,24 @@ def test_an_old_warehouse_gains_the_prompting_column(tmp_path):
         "insert into raw.und_prompts values ('k', 's', 'trend', 'detection', 'trend', 'csv', 2, "
         "'detection', 1, 'text', '{\"answer\": \"yes\"}', ['yes', 'no'], null, 50, now())"
     )
+    con.execute(  # raw.und_responses as created before the CoT parser existed
+        "create table raw.und_responses (response_key varchar primary key, prompt_key varchar "
+        "not null, system_id varchar not null, fingerprint varchar not null, raw_text varchar, "
+        "parse_ok boolean not null, parse_error varchar, answer varchar, answer_value double, "
+        "answer_date date, answered_at timestamp not null)"
+    )
+    con.execute(
+        "insert into raw.und_responses values ('r', 'k', 'a', 'f', 'yes', true, null, 'yes', "
+        "null, null, now())"
+    )
     con.close()
     with connect(path) as con:
         rows = con.execute("select prompt_key, prompting from raw.und_prompts").fetchall()
+        responses = con.execute(
+            "select response_key, parsed_by, parser, parser_text from raw.und_responses"
+        ).fetchall()
     assert rows == [("k", "zero_shot")]
+    assert responses == [("r", None, None, None)]
 
 
 # ---------------------------------------------------------------------------------------
