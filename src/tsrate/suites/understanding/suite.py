@@ -1,7 +1,7 @@
 """The suite plan: configurations, systems, and the resumable generate -> prompt -> answer loop.
 
 Everything is named by a hash of what determines it: a series by its generator coordinates
-(``series_key``), a prompt by its text and expected answer (``prompt_key``), a response by
+(``series_key``), a prompt by its text, expected answer and prompting (``prompt_key``), a response by
 (prompt, system, system fingerprint). A rerun — or a run after a kill — regenerates the same
 series and prompts, finds the stored responses and asks only for the missing ones.
 Responses are stored per batch (one transaction each), so progress survives a kill.
