@@ -18,16 +18,29 @@ from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve
 
 
 @task(name="und-answer")
-def answer_task(warehouse: str, config: SuiteConfig, llm: list[str], references: bool) -> str:
+def answer_task(
+    warehouse: str,
+    config: SuiteConfig,
+    llm: list[str],
+    references: bool,
+    cot_parser: str | None = None,
+) -> str:
     """Generate the series and prompts, ask every system what it has not answered yet."""
     logger = get_run_logger()
     systems = open_systems(llm, references, config.random_seed)
+    parser = None
+    if cot_parser:
+        from tsrate.suites.understanding.cot_parser import CotParser
+
+        parser = CotParser(cot_parser)
     logger.info(
         "understanding suite (%s): systems %s",
         config.name,
         ", ".join(s.system_id for s, _ in systems),
     )
-    suite_run_id, counts = run_suite(warehouse, config, systems, progress=logger.info)
+    suite_run_id, counts = run_suite(
+        warehouse, config, systems, progress=logger.info, cot_parser=parser
+    )
     for system_id, (asked, reused) in counts.items():
         logger.info("%s: %d prompts asked, %d answers reused", system_id, asked, reused)
     return suite_run_id
@@ -43,16 +56,18 @@ def understanding_flow(
     warehouse: str | None = None,
     lock_timeout: float = 0.0,
     target_path: str | None = None,
+    cot_parser: str | None = None,
 ) -> str:
     """Run the understanding suite; return its suite run id.
 
     ``llm``: language-model specs (``endpoint:<ID>``, ``hf_local:<ID>``); ``references``:
     also ask the statistical analyst and the random answerer; ``overrides``: configuration
-    fields to change (tests use tiny sizes)."""
+    fields to change (tests use tiny sizes); ``cot_parser``: a language-model spec asked for
+    the final answer of chain-of-thought replies without a parseable ``Answer:`` line."""
     config = resolve_config(config_name, overrides)
 
     def work(store: str) -> str:
-        return answer_task(store, config, list(llm or []), references)
+        return answer_task(store, config, list(llm or []), references, cot_parser)
 
     return run_and_publish("understanding", work, warehouse, lock_timeout, build, target_path)
 

@@ -95,9 +95,11 @@ select * from final
 
 {#- A suite's rating-stability mart: the rows of its stability model (share of resamples at
     each published rating) cast to the contract. `key` is the rated group's column besides
-    suite_run_id and metric (task, feature, ...); `count_name` counts the resampled units
-    (items, prompts, seeds); `system` names the rated column (system_id, model_id). -#}
+    suite_run_id and metric (task, feature, ...), or a list of such columns; `count_name`
+    counts the resampled units (items, prompts, seeds); `system` names the rated column
+    (system_id, model_id). -#}
 {% macro suite_rating_stability(computed_model, key, count_name, system='system_id') %}
+{%- set keys = [key] if key is string else key -%}
 with
 
 computed as (
@@ -108,7 +110,9 @@ final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
         cast(metric as varchar) as metric,
-        cast({{ key }} as varchar) as {{ key }},
+        {%- for k in keys %}
+        cast({{ k }} as varchar) as {{ k }},
+        {%- endfor %}
         cast({{ system }} as varchar) as {{ system }},
         cast(raw_score as double) as raw_score,
         cast(rating as integer) as rating,

@@ -15,7 +15,7 @@ from tsrate.warehouse import connect
 
 pytestmark = pytest.mark.slow
 
-GROUP = ["suite_run_id", "metric", "feature"]  # one rated group of und_ratings
+GROUP = ["suite_run_id", "metric", "prompting", "feature"]  # one rated group of und_ratings
 SELECT = ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"]
 TINY = {
     "train": 1,
@@ -105,6 +105,141 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     )
     assert second != suite_run_id
     assert read(warehouse, "select count(*) n from raw.und_responses")["n"][0] == n_responses
+
+
+def test_zero_shot_and_chain_of_thought_fill_the_marts_side_by_side(tmp_path, prefect_harness):
+    """``--prompting both``: every question asked zero-shot and with the CoT instruction;
+    the offline references reply in the CoT form and the marts keep the styles apart."""
+    from flows.understanding import understanding_flow
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    target = tmp_path / "target"
+    overrides = {
+        **TINY,
+        "formats": ["csv", "json"],
+        "datasets": ["trend", "anomalies", "correlation", "seasonality", "outlier"],
+        "promptings": ["zero_shot", "cot"],
+    }
+    suite_run_id = understanding_flow(
+        warehouse=str(warehouse), target_path=str(target), overrides=overrides
+    )
+    prompts = read(
+        warehouse,
+        "select prompting, count(*) n from raw.und_prompts join raw.und_suite_run_prompts "
+        "using (prompt_key) where suite_run_id = ? group by all",
+        [suite_run_id],
+    ).set_index("prompting")["n"]
+    assert set(prompts.index) == {"zero_shot", "cot"} and prompts["cot"] == prompts["zero_shot"]
+    cot_replies = read(
+        warehouse,
+        "select r.raw_text from raw.und_responses r join raw.und_prompts p using (prompt_key) "
+        "where p.prompting = 'cot'",
+    )
+    assert cot_replies["raw_text"].str.contains("\nAnswer: ").all()
+
+    scores = read(warehouse, "select * from marts.und_scores")
+    grain = ["prompting", "system_id", "task", "feature", "format"]
+    assert not scores.duplicated(grain).any()
+    assert set(scores["prompting"]) == {"zero_shot", "cot"}
+    by = scores.set_index(grain).sort_index()
+    zero, cot = by.xs("zero_shot", level="prompting"), by.xs("cot", level="prompting")
+    assert zero.index.equals(cot.index)  # the same cells in both styles
+    # the analyst gives the same answers in both styles: the CoT path parses every one of them
+    analyst = ["und_analyst"]
+    for column in ("accuracy", "n_unparsed"):
+        assert (zero.loc[analyst, column] == cot.loc[analyst, column]).all()
+    assert (cot.loc[("und_analyst", "retrieval"), "accuracy"] == 1).all()
+    for mart, key in (
+        ("und_format_table", ["suite_run_id", "prompting", "system_id", "format", "task"]),
+        ("und_position_bias", ["suite_run_id", "prompting", "system_id", "dataset", "task", "quadrant"]),
+        ("und_confusion_matrix", ["suite_run_id", "prompting", "system_id", "task", "feature", "truth", "predicted"]),
+        ("und_length_curves", ["suite_run_id", "prompting", "system_id", "task", "dataset", "format", "length_bin_start"]),
+        ("und_ratings", [*GROUP, "system_id"]),
+        ("und_rating_stability", [*GROUP, "system_id"]),
+    ):  # fmt: skip
+        frame = read(warehouse, f"select * from marts.{mart}")
+        assert set(frame["prompting"]) == {"zero_shot", "cot"}, mart
+        assert not frame.duplicated(key).any(), mart
+    ratings = read(warehouse, "select * from marts.und_ratings")
+    # rated within each prompting: each group compares the two references, never four entries
+    assert (ratings["n_systems"] <= 2).all()
+    assert_ratings_never_mislead(ratings, GROUP)
+    unparsed = read(warehouse, "select * from marts.und_unparsed_answers where prompting = 'cot'")
+    assert len(unparsed) == cot["n_unparsed"].sum()
+    assert unparsed["parse_error"].str.startswith("the last 'Answer:' line: ").all()
+    report = (tmp_path / "reports" / "understanding.html").read_text()
+    assert "Zero-shot against chain of thought" in report and "und_analyst · cot" in report
+
+    # a CoT-only rerun finds every answer stored and asks nothing
+    n_responses = read(warehouse, "select count(*) n from raw.und_responses")["n"][0]
+    understanding_flow(
+        warehouse=str(warehouse),
+        target_path=str(target),
+        overrides={**overrides, "promptings": ["cot"]},
+        build=False,
+    )
+    assert read(warehouse, "select count(*) n from raw.und_responses")["n"][0] == n_responses
+
+
+def test_cot_parser_model_reads_replies_without_an_answer_line(tmp_path, monkeypatch):
+    """A tiny local model that never writes an 'Answer:' line, asked with CoT; a second tiny
+    local model (always "yes") as --cot-parser: yes/no questions are parsed by it (and
+    recorded as such), every other answer stays unparseable."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+    from tsrate.suites.understanding.cot_parser import CotParser
+    from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
+
+    says_yes = {":": "y", "y": "e", "e": "s", "s": "<eos>"}
+    monkeypatch.setenv(
+        "TSRATE_TINY_GARBAGE_MODEL_PATH", str(save_bigram_model(tmp_path / "g", GARBAGE))
+    )
+    monkeypatch.setenv(
+        "TSRATE_TINY_YES_MODEL_PATH", str(save_bigram_model(tmp_path / "y", says_yes))
+    )
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "4")
+    warehouse = tmp_path / "tsrate.duckdb"
+    config = resolve_config(
+        "small",
+        {**TINY, "formats": ["csv"], "datasets": ["trend", "outlier"], "promptings": ["cot"]},
+    )
+    systems = open_systems(["hf_local:tiny_garbage"], references=False)
+    suite_run_id, _ = run_suite(
+        warehouse,
+        config,
+        systems,
+        progress=lambda _: None,
+        cot_parser=CotParser("hf_local:tiny_yes"),
+    )
+    dbt.run_dbt(
+        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
+    )
+    raw = read(
+        warehouse,
+        "select p.task, r.raw_text, r.parse_ok, r.parsed_by, r.parser, r.parser_text, r.answer "
+        "from raw.und_responses r join raw.und_prompts p using (prompt_key)",
+    )
+    assert (raw["raw_text"] == "xxxx").all() and (raw["parser_text"] == "yes").all()
+    assert raw["parser"].str.startswith("tiny_yes@").all()
+    yes_no = raw["task"].isin(["detection", "search"])
+    assert yes_no.any() and (raw.loc[yes_no, "parsed_by"] == "llm").all()
+    assert (raw.loc[yes_no, "answer"] == "yes").all()
+    assert not raw.loc[~yes_no, "parse_ok"].any() and raw.loc[~yes_no, "parsed_by"].isna().all()
+    scores = read(warehouse, "select * from marts.und_scores")
+    assert set(scores["prompting"]) == {"cot"}
+    by_task = scores.groupby("task")[["n_prompts", "n_parsed_by_llm", "n_unparsed"]].sum()
+    assert (
+        by_task.loc[["detection", "search"], "n_parsed_by_llm"]
+        == by_task.loc[["detection", "search"], "n_prompts"]
+    ).all()
+    assert (
+        by_task.drop(["detection", "search"])["n_unparsed"]
+        == by_task.drop(["detection", "search"])["n_prompts"]
+    ).all()
+    unparsed = read(warehouse, "select * from marts.und_unparsed_answers")
+    assert (unparsed["parser_text"] == "yes").all()
+    assert unparsed["parse_error"].str.contains("the parser model's extraction: ").all()
 
 
 def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_path, monkeypatch):

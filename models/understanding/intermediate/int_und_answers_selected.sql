@@ -25,6 +25,7 @@ final as (
     select
         selected.suite_run_id,
         prompts.prompt_key,
+        prompts.prompting,
         run_systems.system_id,
         run_systems.backend,
         prompts.series_key,
@@ -42,6 +43,8 @@ final as (
         responses.answer,
         responses.answer_value,
         responses.answer_date,
+        responses.parsed_by,
+        responses.parser_text,
     from selected
     inner join run_prompts on run_prompts.suite_run_id = selected.suite_run_id
     inner join run_systems on run_systems.suite_run_id = selected.suite_run_id

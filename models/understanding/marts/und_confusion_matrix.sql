@@ -8,6 +8,7 @@ scored as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(task as varchar) as task,
         cast(feature as varchar) as feature,

@@ -8,6 +8,7 @@ scores as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(format as varchar) as format,
         cast(task as varchar) as task,
@@ -17,7 +18,7 @@ final as (
         cast(sum(n_prompts) as integer) as n_prompts,
         cast(sum(n_unparsed) as integer) as n_unparsed,
     from scores
-    group by suite_run_id, system_id, format, task
+    group by suite_run_id, prompting, system_id, format, task
 )
 
 select * from final

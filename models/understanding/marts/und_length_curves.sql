@@ -14,6 +14,7 @@ binned as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(task as varchar) as task,
         cast(dataset as varchar) as dataset,

@@ -7,6 +7,7 @@ tested as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(dataset as varchar) as dataset,
         cast(task as varchar) as task,

@@ -1,1 +1,1 @@
-{{ suite_ratings('int_und_ratings_assigned', ['feature'], 'system_id', 'n_systems', reasons=true) }}
+{{ suite_ratings('int_und_ratings_assigned', ['prompting', 'feature'], 'system_id', 'n_systems', reasons=true) }}

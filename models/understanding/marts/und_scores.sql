@@ -7,12 +7,14 @@ computed as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(task as varchar) as task,
         cast(feature as varchar) as feature,
         cast(format as varchar) as format,
         cast(n_prompts as integer) as n_prompts,
         cast(n_unparsed as integer) as n_unparsed,
+        cast(n_parsed_by_llm as integer) as n_parsed_by_llm,
         cast(coverage as double) as coverage,
         cast(accuracy as double) as accuracy,
         cast(accuracy_ci_low as double) as accuracy_ci_low,

@@ -8,6 +8,7 @@ answers as (
 final as (
     select
         cast(suite_run_id as varchar) as suite_run_id,
+        cast(prompting as varchar) as prompting,
         cast(system_id as varchar) as system_id,
         cast(prompt_key as varchar) as prompt_key,
         cast(task as varchar) as task,
@@ -15,6 +16,7 @@ final as (
         cast(format as varchar) as format,
         cast(raw_text as varchar) as raw_text,
         cast(parse_error as varchar) as parse_error,
+        cast(parser_text as varchar) as parser_text,
     from answers
 )
 

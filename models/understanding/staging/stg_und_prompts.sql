@@ -20,6 +20,7 @@ renamed as (
         cast(options as varchar[]) as options,
         cast(quadrant as integer) as quadrant,
         cast(series_length as integer) as series_length,
+        cast(coalesce(prompting, 'zero_shot') as varchar) as prompting,
     from source
 )
 

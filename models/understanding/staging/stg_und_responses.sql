@@ -17,6 +17,9 @@ renamed as (
         cast(answer_value as double) as answer_value,
         cast(answer_date as date) as answer_date,
         cast(answered_at as timestamp) as answered_at,
+        cast(parsed_by as varchar) as parsed_by,
+        cast(parser as varchar) as parser,
+        cast(parser_text as varchar) as parser_text,
     from source
 )
 

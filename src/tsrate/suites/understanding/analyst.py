@@ -22,6 +22,11 @@ prompt's format) and the question and options from the prompt text; nothing else
   scores each description's keywords against the features it detects.
 * :class:`RandomAnswerer` (``und_random``): a seeded uniform choice among the admissible
   answers (yes/no, the listed options, a random row of the series for numeric questions).
+
+Chain-of-thought prompts (``prompting`` = ``cot``): both read the same series and question
+(the chain-of-thought instruction follows the question and is not read) and reply in the
+asked form: one line of reasoning, then ``Answer: <the same answer>`` (:func:`cot_reply`),
+so the chain-of-thought parser is exercised end to end offline.
 """
 
 from __future__ import annotations
@@ -49,6 +54,11 @@ def series_in(prompt_text: str, fmt: str):
     if not match:
         raise TsrateError("the prompt holds no series between triple backticks")
     return parse_formatted(fmt, match.group(1))
+
+
+def cot_reply(reasoning: str, answer: str) -> str:
+    """A chain-of-thought reply: one reasoning line, then the final ``Answer:`` line."""
+    return f"{reasoning}\nAnswer: {answer}"
 
 
 def _question(prompt_text: str) -> str:
@@ -349,6 +359,17 @@ class StatisticalAnalyst:
         }
 
     def answer(self, prompt: Prompt) -> str:
+        reply = self._answer(prompt)
+        if prompt.prompting == "cot":
+            n = len(series_in(prompt.text, prompt.format)[0])
+            return cot_reply(
+                f"I read the {n} days of the series from the {prompt.format} block and "
+                f"applied the standard statistics to the {prompt.task} question.",
+                reply,
+            )
+        return reply
+
+    def _answer(self, prompt: Prompt) -> str:
         text = prompt.text
         dates, columns = series_in(text, prompt.format)
         names = list(columns)
@@ -497,6 +518,12 @@ class RandomAnswerer:
         return Availability(True, "")
 
     def answer(self, prompt: Prompt) -> str:
+        reply = self._answer(prompt)
+        if prompt.prompting == "cot":
+            return cot_reply("I pick an admissible answer at random.", reply)
+        return reply
+
+    def _answer(self, prompt: Prompt) -> str:
         digest = hashlib.sha256(f"{self.seed}|{prompt.prompt_key}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
         if prompt.task in ("detection", "classification", "search"):

@@ -36,6 +36,20 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--formats", type=str_list, help="formats for the feature datasets")
     parser.add_argument("--tasks", type=str_list, help="tasks to ask (default: all)")
     parser.add_argument("--test-size", type=int, help="test series per feature dataset")
+    parser.add_argument(
+        "--prompting",
+        choices=("zero_shot", "cot", "both"),
+        default="zero_shot",
+        help="prompting style: zero_shot (default: the question alone), cot (chain of thought: "
+        "reason step by step, end with a line 'Answer: ...'), or both",
+    )
+    parser.add_argument(
+        "--cot-parser",
+        metavar="BACKEND:ID",
+        help="a language model (endpoint:ID or hf_local:ID) asked for the final answer of a "
+        "chain-of-thought reply whose last 'Answer:' line does not parse (default: none, such "
+        "a reply is unparseable); raw.und_responses.parsed_by says regex or llm",
+    )
     add_control_arguments(parser, store_only="answer and store only")
 
 
@@ -49,12 +63,19 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         out["tasks"] = args.tasks
     if args.test_size is not None:
         out["test"] = args.test_size
+    prompting = getattr(args, "prompting", "zero_shot")
+    if prompting != "zero_shot":
+        out["promptings"] = ["zero_shot", "cot"] if prompting == "both" else [prompting]
     return out
 
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.understanding import understanding_flow
 
+    if args.cot_parser and args.prompting == "zero_shot":
+        raise TsrateError(
+            "--cot-parser reads chain-of-thought replies: add --prompting cot or --prompting both"
+        )
     suite_run_id = understanding_flow(
         config_name=args.config,
         llm=list(args.llm),
@@ -62,6 +83,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         overrides=overrides_from_args(args),
         build=not args.no_build,
         lock_timeout=args.lock_timeout,
+        cot_parser=args.cot_parser,
     )
     print(
         f"suite run {suite_run_id} done. Try: tsrate query "
@@ -71,8 +93,10 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 
 def prompts_text(task: str | None = None) -> str:
-    """Every prompt template (id, version, text) — or one task's — as the CLI shows them."""
-    from tsrate.suites.understanding.tasks import TEMPLATE_OF, load_template
+    """Every prompt template (id, version, text) — or one task's — as the CLI shows them,
+    followed by the chain-of-thought instruction that ``--prompting cot`` appends."""
+    from tsrate.suites.understanding.cot_parser import PARSER_TEMPLATE
+    from tsrate.suites.understanding.tasks import COT_TEMPLATE, TEMPLATE_OF, load_template
 
     chosen = sorted(set(TEMPLATE_OF.values()))
     if task:
@@ -87,6 +111,16 @@ def prompts_text(task: str | None = None) -> str:
             f"=== {template_id} (version {template.version}; tasks: {', '.join(tasks)}) ===\n"
             f"{template.text}"
         )
+    cot = load_template(COT_TEMPLATE)
+    parts.append(
+        f"=== {COT_TEMPLATE} (version {cot.version}; appended to every template above "
+        f"with --prompting cot or both) ===\n{cot.text}"
+    )
+    extractor = load_template(PARSER_TEMPLATE)
+    parts.append(
+        f"=== {PARSER_TEMPLATE} (version {extractor.version}; asked of the --cot-parser model "
+        f"when a chain-of-thought reply has no parseable 'Answer:' line) ===\n{extractor.text}"
+    )
     return "\n".join(parts)
 
 

@@ -3,6 +3,11 @@
 
 Every answer counts: an unparseable or missing reply is part of every score.
 
+Prompting styles are never mixed: ``prompting`` (``zero_shot`` / ``cot``, from the prompt;
+``zero_shot`` where the answers carry no such column) is part of the grain of every table
+here -- scores, ratings (each prompting style rated on its own: a system's zero-shot and
+chain-of-thought answers are two comparisons, never one), rating stability and position bias.
+
 ``score_table``: every answer scored against its prompt's expected answer with
 :func:`.tasks.score_answer` (unparseable = wrong, never guessed). Numeric tasks (retrieval,
 min, max) with a truth other than 0 carry ``abs_pct_error`` for EVERY answer: a parsed answer
@@ -13,8 +18,9 @@ So on every prompt an unusable answer is at least as wrong as every usable one, 
 whose answers are all unusable ranks last (or tied last) on every error metric it attempted;
 ``error_penalised`` marks those rows.
 
-``task_scores``: one row per (suite run, system, task, feature, format): ``n_prompts``,
-``n_unparsed``, ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
+``task_scores``: one row per (suite run, prompting, system, task, feature, format): ``n_prompts``,
+``n_unparsed``, ``n_parsed_by_llm`` (chain-of-thought replies whose answer the parser
+model extracted, :mod:`.cot_parser`), ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
 unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
 classification: macro F1 over the task's classes, an unparseable answer a miss for its true
 class, :func:`.tasks.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
@@ -26,7 +32,7 @@ format right -- the paper's two-step protocol, classifying only after a correct
 detection, computed from the same answers; not rated). Intervals:
 :mod:`tsrate.suites.intervals`.
 
-``rating_table``: ratings per (suite run, metric, feature) with the kit's
+``rating_table``: ratings per (suite run, prompting, metric, feature) with the kit's
 :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
 ``seeds/suite_rating_specs.csv``; each metric is first averaged over formats.
 
@@ -57,6 +63,7 @@ SCORED_COLUMNS = [
     "suite_run_id",
     "prompt_key",
     "series_key",
+    "prompting",
     "system_id",
     "dataset",
     "task",
@@ -65,6 +72,7 @@ SCORED_COLUMNS = [
     "quadrant",
     "series_length",
     "parse_ok",
+    "parsed_by",
     "truth",
     "predicted",
     "correct",
@@ -74,12 +82,14 @@ SCORED_COLUMNS = [
 ]
 SCORE_COLUMNS = [
     "suite_run_id",
+    "prompting",
     "system_id",
     "task",
     "feature",
     "format",
     "n_prompts",
     "n_unparsed",
+    "n_parsed_by_llm",
     "coverage",
     "accuracy",
     "accuracy_ci_low",
@@ -133,6 +143,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
                 "suite_run_id": row.suite_run_id,
                 "prompt_key": row.prompt_key,
                 "series_key": getattr(row, "series_key", None),
+                "prompting": str(getattr(row, "prompting", None) or "zero_shot"),
                 "system_id": row.system_id,
                 "dataset": row.dataset,
                 "task": row.task,
@@ -141,6 +152,8 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
                 "quadrant": None if pd.isna(row.quadrant) else int(row.quadrant),
                 "series_length": int(row.series_length),
                 "parse_ok": bool(row.parse_ok),
+                "parsed_by": _label(getattr(row, "parsed_by", None))
+                or ("regex" if row.parse_ok else None),
                 "truth": _label(expected.get("answer", expected.get("value"))),
                 "predicted": parsed.answer if parsed.ok else None,
                 "correct": bool(score["correct"]),
@@ -157,6 +170,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             "suite_run_id": "string",
             "prompt_key": "string",
             "series_key": "string",
+            "prompting": "string",
             "system_id": "string",
             "dataset": "string",
             "task": "string",
@@ -165,6 +179,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             "quadrant": "Int64",
             "series_length": "int64",
             "parse_ok": "bool",
+            "parsed_by": "string",
             "truth": "string",
             "predicted": "string",
             "correct": "bool",
@@ -215,25 +230,34 @@ def _bootstrap_seed(*parts) -> int:
     return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:4], "little")
 
 
+def _seed_parts(key: tuple, at: int) -> tuple:
+    """A group key for seeding its bootstrap: zero-shot groups without their prompting
+    (position ``at``), so that they draw the resamples they drew before prompting styles."""
+    return key[:at] + key[at + 1 :] if key[at] == "zero_shot" else key
+
+
 def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
-    """One row per (suite run, system, task, feature, format); ``options``: prompt_key ->
+    """One row per (suite run, prompting, system, task, feature, format); ``options``: prompt_key ->
     the prompt's option list (the classes F1 averages over)."""
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
     detected = _detections_right(scored)
     records = []
-    keys = ["suite_run_id", "system_id", "task", "feature", "format"]
+    keys = ["suite_run_id", "prompting", "system_id", "task", "feature", "format"]
     for key, block in scored.groupby(keys, sort=True):
         record = dict(zip(keys, key, strict=True))
         n = len(block)
         record["n_prompts"] = n
         parsed = block["parse_ok"].astype(bool).to_numpy()
         record["n_unparsed"] = int((~parsed).sum())
+        record["n_parsed_by_llm"] = (
+            int((block["parsed_by"] == "llm").sum()) if "parsed_by" in block.columns else 0
+        )
         record["coverage"] = float(parsed.mean())
         correct = block["correct"].astype(bool).to_numpy()
         record["accuracy"] = float(correct.mean())
         low, high = intervals.wilson_interval(int(correct.sum()), n)
         record["accuracy_ci_low"], record["accuracy_ci_high"] = float(low), float(high)
-        seed = _bootstrap_seed(*key)
+        seed = _bootstrap_seed(*_seed_parts(key, 1))
         record["f1"] = record["f1_ci_low"] = record["f1_ci_high"] = None
         if record["task"] in ("detection", "classification"):
             labels = sorted({c for k in block["prompt_key"] for c in class_sets.get(k, ())})
@@ -261,7 +285,9 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         record["accuracy_two_step"] = None
         if record["task"] == "classification" and block["series_key"].notna().all():
             gate = [
-                detected.get((r.suite_run_id, r.system_id, r.series_key, r.format), False)
+                detected.get(
+                    (r.suite_run_id, r.prompting, r.system_id, r.series_key, r.format), False
+                )
                 for r in block.itertuples(index=False)
             ]
             record["accuracy_two_step"] = float(np.mean(correct & np.array(gate, dtype=bool)))
@@ -270,12 +296,14 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
     return out.astype(
         {
             "suite_run_id": "string",
+            "prompting": "string",
             "system_id": "string",
             "task": "string",
             "feature": "string",
             "format": "string",
             "n_prompts": "int64",
             "n_unparsed": "int64",
+            "n_parsed_by_llm": "int64",
             "coverage": "float64",
             "accuracy": "float64",
             "accuracy_ci_low": "float64",
@@ -294,42 +322,51 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
 
 
 def _detections_right(scored: pd.DataFrame) -> dict[tuple, bool]:
-    """(suite run, system, series, format) -> every detection question about the series in
-    that format answered right (the paper's two-step gate: classify only after a correct
+    """(suite run, prompting, system, series, format) -> every detection question about the
+    series in that format and prompting answered right (the paper's two-step gate: classify only after a correct
     detection)."""
     part = scored[(scored["task"] == "detection") & scored["series_key"].notna()]
     if part.empty:
         return {}
-    grouped = part.groupby(["suite_run_id", "system_id", "series_key", "format"])["correct"]
+    grouped = part.groupby(["suite_run_id", "prompting", "system_id", "series_key", "format"])[
+        "correct"
+    ]
     return {key: bool(value) for key, value in grouped.all().items()}
 
 
 def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Ratings per (suite run, metric, feature) from und_scores (metrics: RATED_METRICS;
-    each the mean over formats, and over min and max for arithmetic); ``specs``: the rating
-    specs (default: the seed file)."""
-    parts = [pd.DataFrame(columns=["suite_run_id", "feature", "system_id", "raw_score", "metric"])]
+    """Ratings per (suite run, prompting, metric, feature) from und_scores (metrics:
+    RATED_METRICS; each the mean over formats, and over min and max for arithmetic; each
+    prompting style rated on its own); ``specs``: the rating specs (default: the seed file)."""
+    group = ["suite_run_id", "prompting", "feature", "system_id"]
+    parts = [pd.DataFrame(columns=[*group, "raw_score", "metric"])]
+    if "prompting" not in scores.columns:
+        scores = scores.assign(prompting="zero_shot")
     for metric, (tasks, column) in RATED_METRICS.items():
         block = scores[scores["task"].isin(tasks)]
         if block.empty:
             continue
         values = pd.to_numeric(block[column], errors="coerce").astype(float)
-        frame = block[["suite_run_id", "feature", "system_id"]].assign(raw_score=values)
+        frame = block[group].assign(raw_score=values)
         frame = frame[np.isfinite(frame["raw_score"])]
-        mean = frame.groupby(["suite_run_id", "feature", "system_id"], as_index=False)[
-            "raw_score"
-        ].mean()
+        mean = frame.groupby(group, as_index=False)["raw_score"].mean()
         parts.append(mean.assign(metric=metric))
     frame = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
     return rate_scores(
-        frame, "understanding", ["suite_run_id", "metric", "feature"], "system_id", levels, specs
+        frame,
+        "understanding",
+        ["suite_run_id", "metric", "prompting", "feature"],
+        "system_id",
+        levels,
+        specs,
     )
 
 
 STABILITY_COLUMNS = [
     "suite_run_id",
+    "prompting",
     "metric",
     "feature",
     "system_id",
@@ -428,9 +465,12 @@ def rating_stability_table(
         ideal = None if ideal is None or pd.isna(ideal) else float(ideal)
         higher = bool(spec.loc[metric, "higher_is_better"]) if metric in spec.index else False
         part = scored[scored["task"].isin(tasks)]
-        for (suite_run_id, feature), block in part.groupby(["suite_run_id", "feature"]):
+        for (suite_run_id, prompting, feature), block in part.groupby(
+            ["suite_run_id", "prompting", "feature"]
+        ):
             published_rows = ratings[
                 (ratings["suite_run_id"] == suite_run_id)
+                & (ratings["prompting"] == prompting)
                 & (ratings["metric"] == metric)
                 & (ratings["feature"] == feature)
             ]
@@ -445,7 +485,9 @@ def rating_stability_table(
                 row.system_id: None if pd.isna(row.rating) else int(row.rating)
                 for row in published_rows.itertuples(index=False)
             }
-            rng = np.random.default_rng([seed, _bootstrap_seed(suite_run_id, metric, feature)])
+            rng = np.random.default_rng(
+                [seed, _bootstrap_seed(*_seed_parts((suite_run_id, prompting, metric, feature), 1))]
+            )
             draws = []
             for _ in range(resamples):
                 weights = np.bincount(rng.integers(0, len(keys), len(keys)), minlength=len(keys))
@@ -463,6 +505,7 @@ def rating_stability_table(
                 records.append(
                     {
                         "suite_run_id": suite_run_id,
+                        "prompting": prompting,
                         "metric": metric,
                         "feature": feature,
                         "system_id": row.system_id,
@@ -479,6 +522,7 @@ def rating_stability_table(
     return out.astype(
         {
             "suite_run_id": "string",
+            "prompting": "string",
             "metric": "string",
             "feature": "string",
             "system_id": "string",
@@ -495,6 +539,7 @@ def rating_stability_table(
 
 POSITION_COLUMNS = [
     "suite_run_id",
+    "prompting",
     "system_id",
     "dataset",
     "task",
@@ -516,7 +561,7 @@ POSITION_COLUMNS = [
 def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
     """Position bias (paper Section 4.3), as a significance test.
 
-    Per (suite run, system, dataset, task, quadrant), pooled over formats: the accuracy on
+    Per (suite run, prompting, system, dataset, task, quadrant), pooled over formats: the accuracy on
     prompts whose queried date / extreme lies in that quarter of the series, with its
     Wilson interval, tested against the accuracy on the other three quarters of the same
     (system, dataset, task) with the two-sided pooled two-proportion z test. The p-values
@@ -527,7 +572,7 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
     quadrant: 80 % power for a 25-point gap around 50 % at 0.05, before Holm)."""
     part = scored[scored["quadrant"].notna()]
     records = []
-    keys = ["suite_run_id", "system_id", "dataset", "task"]
+    keys = ["suite_run_id", "prompting", "system_id", "dataset", "task"]
     for key, block in part.groupby(keys, sort=True):
         correct = block["correct"].astype(bool)
         quadrant = block["quadrant"].astype(int)
@@ -566,6 +611,7 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
     return out.astype(
         {
             "suite_run_id": "string",
+            "prompting": "string",
             "system_id": "string",
             "dataset": "string",
             "task": "string",

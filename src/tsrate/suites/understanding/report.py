@@ -5,6 +5,9 @@ Table 4, in one offline HTML file.
 (which rescales each axis so the best system sits on the rim), draws scores on an ABSOLUTE
 0-1 radius, as Figure 2 does: F1 or accuracy 1 on the rim, 0 at the centre.
 :func:`write_report` reads the suite's marts (``und_*``) read-only and writes the HTML.
+Where a suite run holds both prompting styles, every chart and table shows a chain-of-thought
+system as its own entry (``<system> · cot``) and a section compares zero-shot with
+chain-of-thought scores per system and task (:func:`prompting_table_html`).
 """
 
 from __future__ import annotations
@@ -292,6 +295,52 @@ def position_bias_html(bias: pd.DataFrame) -> str:
     )
 
 
+def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of a mart with ``system_id`` renamed ``<system> · cot`` for chain-of-thought
+    rows, so that zero-shot and chain-of-thought answers are never pooled in a chart or
+    table; the ``prompting`` column is dropped."""
+    if frame.empty or "prompting" not in frame.columns:
+        return frame
+    cot = frame["prompting"] == "cot"
+    out = frame.drop(columns="prompting")
+    out["system_id"] = out["system_id"].where(~cot, out["system_id"] + " · cot")
+    return out
+
+
+def prompting_table_html(scores: pd.DataFrame) -> str:
+    """Zero-shot against chain-of-thought: per system and task, the headline score (F1 for
+    detection and classification, accuracy otherwise; mean over features and formats) and
+    the unusable replies of each prompting style. Empty when the scores hold one style."""
+    if scores.empty or "prompting" not in scores.columns:
+        return ""
+    if set(scores["prompting"]) != {"zero_shot", "cot"}:
+        return ""
+    rows = []
+    for (system_id, task), block in scores.groupby(["system_id", "task"], sort=True):
+        column = "f1" if task in ("detection", "classification") else "accuracy"
+        by = {prompting: part for prompting, part in block.groupby("prompting", sort=False)}
+        if set(by) != {"zero_shot", "cot"}:
+            continue
+        zero, cot = (float(by[k][column].mean()) for k in ("zero_shot", "cot"))
+        unusable = {k: int(by[k]["n_unparsed"].sum()) for k in by}
+        prompts = {k: int(by[k]["n_prompts"].sum()) for k in by}
+        rows.append(
+            f"<tr><td>{html.escape(system_id)}</td><td>{html.escape(task)}</td><td>{column}</td>"
+            f"<td>{zero:.2f}</td><td>{cot:.2f}</td><td>{cot - zero:+.2f}</td>"
+            f"<td>{unusable['zero_shot']} / {prompts['zero_shot']}</td>"
+            f"<td>{unusable['cot']} / {prompts['cot']}</td></tr>"
+        )
+    return (
+        "<h2>Zero-shot against chain of thought</h2>"
+        "<p>The same questions asked zero-shot and with a chain-of-thought instruction (the "
+        "reply's last <code>Answer:</code> line parsed strictly); mean over features and "
+        "formats. Ratings compare systems within one prompting style.</p>"
+        "<table><tr><th>system</th><th>task</th><th>metric</th><th>zero-shot</th><th>cot</th>"
+        "<th>cot - zero-shot</th><th>unusable zero-shot</th><th>unusable cot</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
 def write_report(warehouse: Path, output: Path) -> Path:
     """Write the HTML report from the suite's marts; returns ``output``."""
     with connect(warehouse, read_only=True) as con:
@@ -305,32 +354,38 @@ def write_report(warehouse: Path, output: Path) -> Path:
         scores = read("select * from marts.und_scores")
         table = read("select * from marts.und_format_table")
         bias = read(
-            "select system_id, dataset, task, quadrant, n_prompts, accuracy_pct, "
+            "select prompting, system_id, dataset, task, quadrant, n_prompts, accuracy_pct, "
             "accuracy_ci_low_pct, accuracy_ci_high_pct, accuracy_elsewhere_pct, p_holm, "
             "min_prompts_to_judge, judgeable, position_bias from marts.und_position_bias "
-            "order by system_id, dataset, task, quadrant"
+            "order by system_id, prompting desc, dataset, task, quadrant"
         )
         ratings = read(
-            "select r.metric, r.system_id, avg(r.rating) as mean_rating, "
+            "select r.metric, r.prompting, r.system_id, avg(r.rating) as mean_rating, "
             "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features "
             "from marts.und_ratings r left join marts.und_rating_stability s "
-            "using (suite_run_id, metric, feature, system_id) group by all "
-            "order by r.metric, r.system_id"
+            "using (suite_run_id, prompting, metric, feature, system_id) group by all "
+            "order by r.metric, r.prompting desc, r.system_id"
         )
         confusion = read(
-            "select system_id, task, feature, truth, predicted, n_prompts "
+            "select prompting, system_id, task, feature, truth, predicted, n_prompts "
             "from marts.und_confusion_matrix order by all"
         )
         curves = read(
-            "select system_id, task, length_bin_start, length_bin_end, sum(n_prompts) as n, "
+            "select prompting, system_id, task, length_bin_start, length_bin_end, "
+            "sum(n_prompts) as n, "
             "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
             "group by all order by all"
         )
         usable = read(
-            "select system_id, task, sum(n_prompts) as n_prompts, sum(n_unparsed) as n_unusable, "
+            "select prompting, system_id, task, sum(n_prompts) as n_prompts, "
+            "sum(n_unparsed) as n_unusable, "
             "1 - sum(n_unparsed) / sum(n_prompts) as coverage from marts.und_scores "
-            "group by all order by system_id, task"
+            "group by all order by system_id, prompting desc, task"
         )
+    comparison = prompting_table_html(scores)
+    scores, table, bias, confusion, curves, usable = (
+        label_prompting(f) for f in (scores, table, bias, confusion, curves, usable)
+    )
     suite_runs = sorted(scores["suite_run_id"].unique()) if not scores.empty else []
     sections = [
         "<h1>Time-series understanding</h1>",
@@ -340,6 +395,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h2>Formats (paper Table 4)</h2>",
         "<p>F1 for detection and classification, accuracy otherwise; mean over features.</p>",
         format_table_html(table),
+        comparison,
         "<h2>Every answer counts: unusable replies</h2>",
         "<p>An unparseable or missing reply is wrong for accuracy and F1 and, for MAPE, is "
         "charged the largest error any system made on the same prompt (at least 100 %); so "

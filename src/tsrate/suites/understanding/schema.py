@@ -50,8 +50,12 @@ create table if not exists raw.und_prompts (
     options varchar[] not null,
     quadrant integer,
     series_length integer not null,
-    created_at timestamp not null
+    created_at timestamp not null,
+    prompting varchar not null default 'zero_shot'
 );
+
+-- warehouses created before prompting styles existed: their prompts were all zero-shot
+alter table raw.und_prompts add column if not exists prompting varchar default 'zero_shot';
 
 create table if not exists raw.und_responses (
     response_key varchar primary key,
@@ -64,6 +68,14 @@ create table if not exists raw.und_responses (
     answer varchar,
     answer_value double,
     answer_date date,
-    answered_at timestamp not null
+    answered_at timestamp not null,
+    parsed_by varchar,
+    parser varchar,
+    parser_text varchar
 );
+
+-- warehouses created before the chain-of-thought parser existed
+alter table raw.und_responses add column if not exists parsed_by varchar;
+alter table raw.und_responses add column if not exists parser varchar;
+alter table raw.und_responses add column if not exists parser_text varchar;
 """

@@ -13,12 +13,18 @@ Grain and write rules (append-only):
 * ``raw.und_suite_run_prompts`` — the prompts a suite run asks.
 * ``raw.und_series`` — one generated series (``series_key`` = hash of generator version,
   dataset, split, index and seed); values in ``values_1`` (and ``values_2`` for pairs).
-* ``raw.und_prompts`` — one prompt (``prompt_key`` = hash of its text, task and expected
-  answer): template id and version, the expected answer (JSON), the options.
+* ``raw.und_prompts`` — one prompt (``prompt_key`` = hash of its text, task, expected
+  answer and, unless zero-shot, its prompting): template id and version, the expected
+  answer (JSON), the options, the prompting style (``zero_shot`` or ``cot``; a column added
+  by ``alter table ... add column if not exists`` to older warehouses, whose prompts are
+  all ``zero_shot``).
 * ``raw.und_responses`` — one reply of one system to one prompt (``response_key`` = hash
   of prompt_key, system_id and fingerprint): the raw text always; the parsed answer, or
-  ``parse_ok = false`` and the reason. A rerun finds its stored responses and asks again
-  only for the missing ones.
+  ``parse_ok = false`` and the reason; ``parsed_by`` = ``regex`` (the strict parser) or
+  ``llm`` (the chain-of-thought parser model, :mod:`.cot_parser`: ``parser`` names it,
+  ``parser_text`` holds its extraction), null when unparsed (and in rows stored before the
+  column existed). A rerun finds its stored responses and asks again only for the missing
+  ones.
 """
 
 from __future__ import annotations
@@ -116,6 +122,7 @@ def store_prompts(con: duckdb.DuckDBPyConnection, prompts: list[Prompt]) -> int:
                 "quadrant": p.quadrant,
                 "series_length": p.length,
                 "created_at": now,
+                "prompting": p.prompting,
             }
         )
     if rows:
@@ -141,9 +148,17 @@ def store_responses(
     prompts: list[Prompt],
     replies: list[str],
     parsed: list[Parsed],
+    parsed_by: list[str | None] | None = None,
+    parser: str | None = None,
+    parser_text: list[str | None] | None = None,
 ) -> None:
-    """Store one batch of replies in one transaction (an existing response is kept)."""
+    """Store one batch of replies in one transaction (an existing response is kept).
+    ``parsed_by``: per reply ``regex`` / ``llm`` / None (default: ``regex`` for every parsed
+    reply); ``parser``: the parser model's label, recorded on the rows it parsed or tried."""
     now = _now()
+    if parsed_by is None:
+        parsed_by = ["regex" if a.ok else None for a in parsed]
+    texts = parser_text or [None] * len(parsed)
     frame = pd.DataFrame(
         {
             "response_key": [response_key(p.prompt_key, system_id, fingerprint) for p in prompts],
@@ -157,6 +172,9 @@ def store_responses(
             "answer_value": pd.array([a.value for a in parsed], dtype="Float64"),
             "answer_date": [dt.date.fromisoformat(a.date) if a.date else None for a in parsed],
             "answered_at": now,
+            "parsed_by": parsed_by,
+            "parser": [parser if t is not None else None for t in texts],
+            "parser_text": texts,
         }
     )
     frame = frame.drop_duplicates("response_key")

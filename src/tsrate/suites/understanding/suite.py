@@ -1,7 +1,7 @@
 """The suite plan: configurations, systems, and the resumable generate -> prompt -> answer loop.
 
 Everything is named by a hash of what determines it: a series by its generator coordinates
-(``series_key``), a prompt by its text and expected answer (``prompt_key``), a response by
+(``series_key``), a prompt by its text, expected answer and prompting (``prompt_key``), a response by
 (prompt, system, system fingerprint). A rerun — or a run after a kill — regenerates the same
 series and prompts, finds the stored responses and asks only for the missing ones.
 Responses are stored per batch (one transaction each), so progress survives a kill.
@@ -21,7 +21,7 @@ from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.formats import FORMATS
-from tsrate.suites.understanding.tasks import TASKS, Prompt, build_prompts, parse_answer
+from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts, parse_reply
 
 ALL_DATASETS = (*g.UNIVARIATE, *g.MULTIVARIATE, *g.POSITION)
 REFERENCE_SYSTEMS = ("und_analyst", "und_random")
@@ -32,7 +32,8 @@ class SuiteConfig:
     """One configuration. ``train``/``validation``/``test``: series per split of each
     feature dataset (prompts are built for the test split, as the paper evaluates);
     ``position_per_cell``: series per (quadrant, max/min) cell of each position set (test
-    split only; 8 cells)."""
+    split only; 8 cells); ``promptings``: the prompting styles every question is asked in
+    (``zero_shot`` and/or ``cot``, :data:`.tasks.PROMPTINGS`)."""
 
     name: str
     data_seed: int
@@ -50,6 +51,7 @@ class SuiteConfig:
     decimals: int
     random_seed: int
     batch_size: int
+    promptings: tuple[str, ...] = ("zero_shot",)
 
     def to_dict(self) -> dict:
         return json.loads(json.dumps(dataclasses.asdict(self), default=list))
@@ -100,7 +102,7 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SuiteConfig)})
     if unknown:
         raise TsrateError(f"unknown configuration fields {unknown}")
-    for key in ("datasets", "formats", "position_formats", "tasks"):
+    for key in ("datasets", "formats", "position_formats", "tasks", "promptings"):
         if key in changes:
             changes[key] = tuple(changes[key])
     config = dataclasses.replace(CONFIGS[config_name], **changes)
@@ -109,6 +111,7 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
         ("formats", tuple(FORMATS)),
         ("position_formats", tuple(FORMATS)),
         ("tasks", TASKS),
+        ("promptings", PROMPTINGS),
     )
     for key, known in checks:
         bad = sorted(set(getattr(config, key)) - set(known))
@@ -116,6 +119,8 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
             raise TsrateError(f"unknown {key} {bad}: choose from {', '.join(known)}")
     if not config.datasets:
         raise TsrateError("the configuration names no dataset")
+    if not config.promptings:
+        raise TsrateError("the configuration names no prompting: zero_shot and/or cot")
     for key in ("train", "validation", "test", "position_per_cell", "batch_size"):
         if getattr(config, key) < (1 if key in ("test", "batch_size") else 0):
             raise TsrateError(f"{key} must be positive (got {getattr(config, key)})")
@@ -205,7 +210,9 @@ def plan_prompts(
     for dataset, splits in generated.items():
         formats = config.position_formats if dataset in g.POSITION else config.formats
         for sample in splits.get("test", []):
-            prompts += build_prompts(sample, formats, config.decimals, pool, config.tasks)
+            prompts += build_prompts(
+                sample, formats, config.decimals, pool, config.tasks, config.promptings
+            )
     keys: dict[str, Prompt] = {}
     for p in prompts:
         keys.setdefault(p.prompt_key, p)
@@ -217,9 +224,13 @@ def run_suite(
     config: SuiteConfig,
     systems: list[tuple[object, str]],
     progress: Callable[[str], None] = print,
+    cot_parser: object | None = None,
 ) -> tuple[str, dict[str, tuple[int, int]]]:
     """Generate, store, prompt every system and store the parsed replies; returns
     (suite_run_id, {system_id: (asked, reused)}). The suite run ends ``answered``.
+    ``cot_parser``: a :class:`.cot_parser.CotParser` asked for the final answer of each
+    chain-of-thought reply whose ``Answer:`` line does not parse (None: such replies are
+    unparseable).
 
     A system that cannot run here (no endpoint configured, no checkpoint) is an error
     naming the reason, never skipped."""
@@ -229,6 +240,10 @@ def run_suite(
         available = system.availability()
         if not available.available:
             raise TsrateError(f"system {system.system_id} cannot run: {available.reason}")
+    if cot_parser is not None:
+        available = cot_parser.availability()
+        if not available.available:
+            raise TsrateError(f"cot parser {cot_parser.system_id} cannot run: {available.reason}")
     started = time.perf_counter()
     generated = generate_all(config)
     samples = [s for splits in generated.values() for split in splits.values() for s in split]
@@ -245,7 +260,10 @@ def run_suite(
             con,
             suite_run_id,
             config.name,
-            config.to_dict(),
+            {
+                **config.to_dict(),
+                "cot_parser": None if cot_parser is None else cot_parser.label(),
+            },
             [p.prompt_key for p in prompts],
             [(s.system_id, backend, s.fingerprint()) for s, backend in systems],
         )
@@ -270,12 +288,25 @@ def run_suite(
                         f"{system.system_id} returned {len(replies)} replies for {len(batch)} prompts"
                     )
                 parsed = [
-                    parse_answer(p.task, r, p.options) for p, r in zip(batch, replies, strict=True)
+                    parse_reply(p.task, r, p.options, p.prompting)
+                    for p, r in zip(batch, replies, strict=True)
                 ]
+                parsed_by, parser_text, parser = None, None, None
+                if cot_parser is not None:
+                    parsed, parsed_by, parser_text = cot_parser.rescue(batch, replies, parsed)
+                    parser = cot_parser.label()
                 unparsed += sum(not a.ok for a in parsed)
                 with connect(warehouse) as con:
                     storage.store_responses(
-                        con, system.system_id, fingerprint, batch, replies, parsed
+                        con,
+                        system.system_id,
+                        fingerprint,
+                        batch,
+                        replies,
+                        parsed,
+                        parsed_by,
+                        parser,
+                        parser_text,
                     )
                 progress(
                     f"{system.system_id}: {start + len(batch)}/{len(pending)} answered "

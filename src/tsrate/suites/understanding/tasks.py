@@ -19,7 +19,12 @@ Tasks (``task`` column) and what a correct answer is:
 * ``matching_intra`` — 4 full (qualitative + quantitative) descriptions from the same dataset;
 * ``matching_cross`` — 4 qualitative descriptions from 4 different datasets (accuracy).
 
-Parsing is strict (:func:`parse_answer`): an answer that does not state exactly one
+Prompting styles (``prompting``): ``zero_shot`` (the task's template alone, the default) and
+``cot`` (chain of thought: the same prompt followed by ``prompts/cot.txt``, which asks the
+model to reason step by step and end with one line ``Answer: <answer in the asked form>``).
+
+Parsing is strict (:func:`parse_answer`; chain-of-thought replies: :func:`parse_cot_answer`
+reads the last ``Answer:`` line with the same parser): an answer that does not state exactly one
 admissible answer in the asked form is *unparseable*; it is stored with its raw text and the
 reason, counts as wrong, and is never guessed.
 """
@@ -72,6 +77,10 @@ FORMAT_NAMES = {
     "custom": "rows of Date|Value separated by a vertical bar",
 }
 LETTERS = ("A", "B", "C", "D")
+#: Prompting styles: ``zero_shot`` (the task's template alone) and ``cot`` (the same prompt
+#: followed by the chain-of-thought instruction of ``prompts/cot.txt``).
+PROMPTINGS = ("zero_shot", "cot")
+COT_TEMPLATE = "cot"
 
 
 # --------------------------------------------------------------------------------------
@@ -292,7 +301,20 @@ def load_template(template_id: str) -> Template:
 
 
 def templates() -> dict[str, Template]:
-    return {tid: load_template(tid) for tid in sorted(set(TEMPLATE_OF.values()))}
+    """The task templates and the chain-of-thought instruction (``cot``)."""
+    ids = sorted({*TEMPLATE_OF.values(), COT_TEMPLATE})
+    return {tid: load_template(tid) for tid in ids}
+
+
+def with_prompting(text: str, prompting: str, cot: Template | None = None) -> str:
+    """The prompt text in a prompting style: ``zero_shot`` = ``text`` unchanged; ``cot`` =
+    ``text`` followed by the chain-of-thought instruction (``prompts/cot.txt``)."""
+    if prompting == "zero_shot":
+        return text
+    if prompting == "cot":
+        cot = cot or load_template(COT_TEMPLATE)
+        return text.rstrip("\n") + "\n" + cot.render()
+    raise TsrateError(f"unknown prompting {prompting!r}: choose from {', '.join(PROMPTINGS)}")
 
 
 # --------------------------------------------------------------------------------------
@@ -317,15 +339,17 @@ class Prompt:
     options: tuple[str, ...]
     quadrant: int | None
     length: int
+    prompting: str = "zero_shot"
 
     @property
     def prompt_key(self) -> str:
-        """Hash of everything that determines the prompt (its text, task and expectation)."""
-        blob = json.dumps(
-            [self.text, self.task, self.feature, self.expected, self.options],
-            sort_keys=True,
-            default=str,
-        )
+        """Hash of everything that determines the prompt (its text, task, expectation and,
+        unless zero-shot, its prompting; zero-shot keys are those of the suite before
+        prompting styles existed, so old warehouses' answers are reused)."""
+        parts = [self.text, self.task, self.feature, self.expected, self.options]
+        if self.prompting != "zero_shot":
+            parts.append(self.prompting)
+        blob = json.dumps(parts, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
     def chat(self) -> list[dict]:
@@ -351,8 +375,10 @@ def build_prompts(
     decimals: int,
     pool: dict[str, list[g.Sample]],
     tasks: tuple[str, ...] = TASKS,
+    promptings: tuple[str, ...] = ("zero_shot",),
 ) -> list[Prompt]:
-    """Every prompt about ``sample`` in every format of ``formats``.
+    """Every prompt about ``sample`` in every format of ``formats`` and every prompting
+    style of ``promptings`` (:data:`PROMPTINGS`).
 
     ``pool``: dataset -> generated series to draw matching distractors from (the series
     itself is skipped). Question randomness (queried date, options, their order) comes from
@@ -449,23 +475,25 @@ def build_prompts(
         for task, feature, fields, options, quadrant, expected in plans:
             template = tpl[TEMPLATE_OF[task]]
             text = template.render(series=series, format_name=FORMAT_NAMES[fmt], **fields)
-            out.append(
-                Prompt(
-                    sample.series_key,
-                    sample.dataset,
-                    task,
-                    feature,
-                    fmt,
-                    decimals,
-                    template.template_id,
-                    template.version,
-                    text,
-                    expected,
-                    options,
-                    quadrant,
-                    n,
+            for prompting in promptings:
+                out.append(
+                    Prompt(
+                        sample.series_key,
+                        sample.dataset,
+                        task,
+                        feature,
+                        fmt,
+                        decimals,
+                        template.template_id,
+                        template.version,
+                        with_prompting(text, prompting, tpl[COT_TEMPLATE]),
+                        expected,
+                        options,
+                        quadrant,
+                        n,
+                        prompting,
+                    )
                 )
-            )
     return out
 
 
@@ -615,6 +643,37 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
             return _fail(f"{dates[0]} is not a calendar date")
         return Parsed(True, value=numbers[0], date=dates[0])
     raise TsrateError(f"unknown task {task!r}: choose from {', '.join(TASKS)}")
+
+
+_ANSWER_LINE = re.compile(r"^[ \t]*answer[ \t]*:(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_cot_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
+    """Read a chain-of-thought reply strictly: the LAST line that starts with ``Answer:``
+    (case-insensitive, leading blanks allowed) is read by :func:`parse_answer` for the task;
+    the reasoning before it is never read. No such line, or one whose answer is not in the
+    task's form, is unparseable (with the reason)."""
+    if text is None or not str(text).strip():
+        return _fail("empty reply")
+    lines = _ANSWER_LINE.findall(str(text))
+    if not lines:
+        return _fail("no 'Answer:' line in the chain-of-thought reply")
+    parsed = parse_answer(task, lines[-1].strip(), options)
+    if not parsed.ok:
+        return _fail(f"the last 'Answer:' line: {parsed.error}")
+    return parsed
+
+
+def parse_reply(
+    task: str, text: str, options: tuple[str, ...] = (), prompting: str = "zero_shot"
+) -> Parsed:
+    """Parse a reply to a prompt of ``prompting`` style: :func:`parse_answer` for zero-shot
+    replies, :func:`parse_cot_answer` for chain-of-thought ones."""
+    if prompting == "zero_shot":
+        return parse_answer(task, text, options)
+    if prompting == "cot":
+        return parse_cot_answer(task, text, options)
+    raise TsrateError(f"unknown prompting {prompting!r}: choose from {', '.join(PROMPTINGS)}")
 
 
 # --------------------------------------------------------------------------------------
