@@ -45,6 +45,8 @@ class RunConfig:
     fracast: bool | int = True
     choice_encoding: str = "llmtime_gpt"  # the paper's; "plain" an option
     forecast_encoding: str = "llmtime_gpt"
+    forecast_samples: int = 1  # 1: one greedy reply; the paper's LLMTime setting is 20
+    forecast_temperature: float | None = None  # None: the reference's for the encoding
     chunk_size: int = 16
 
     @property
@@ -83,7 +85,13 @@ def build_answerers(config: RunConfig) -> list:
         availability = model.availability()
         if not availability.available:
             raise TsrateError(f"language model {spec!r} cannot run here: {availability.reason}")
-        answerer = LanguageModelAnswerer(model, config.choice_encoding, config.forecast_encoding)
+        answerer = LanguageModelAnswerer(
+            model,
+            config.choice_encoding,
+            config.forecast_encoding,
+            config.forecast_samples,
+            config.forecast_temperature,
+        )
         if answerer.system_id in seen:
             raise TsrateError(f"system id {answerer.system_id!r} is given twice")
         seen.add(answerer.system_id)
