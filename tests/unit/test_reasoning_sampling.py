@@ -198,6 +198,40 @@ def test_answers_of_sampled_requests_keep_their_sample(monkeypatch):
     assert by_sample[("with_context", 1)].forecast != first
 
 
+def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
+    import duckdb
+
+    from tsrate.suites.reasoning import storage
+    from tsrate.warehouse import connect
+
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create schema raw")
+    con.execute(  # raw.rsn_prompts as the suite made it before sampled forecasts
+        "create table raw.rsn_prompts (prompt_hash varchar primary key, system_id varchar "
+        "not null, system_kind varchar not null, fingerprint varchar not null, item_id "
+        "varchar not null, condition varchar not null, encoding varchar, messages json, "
+        "created_at timestamp not null)"
+    )
+    con.execute(
+        "insert into raw.rsn_prompts values ('old', 'm', 'language_model', 'f', 'i', "
+        "'without_context', 'llmtime_gpt', null, now())"
+    )
+    con.close()
+    answerer = LanguageModelAnswerer(FakeModel(), forecast_samples=2)
+    requests = answerer.requests([FORECAST])
+    with connect(path) as con:
+        storage.store_prompts(
+            con, "run", requests, {"m": "language_model"}, {"m": answerer.fingerprint()}
+        )
+        rows = con.execute(
+            "select prompt_hash, sample_index, temperature from raw.rsn_prompts order by all"
+        ).fetchall()
+    assert ("old", None, None) in rows  # greedy, as it was
+    assert sorted(r[1] for r in rows if r[0] != "old") == [0, 0, 1, 1]
+    assert {r[2] for r in rows if r[0] != "old"} == {0.7}
+
+
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
 
 from tests.unit.test_llm import ChatServer  # noqa: E402
