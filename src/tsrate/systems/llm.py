@@ -26,6 +26,9 @@ Calls: ``temperature`` 0 by default, ``max_tokens``, a per-request ``timeout``, 
 ``retries`` with exponential backoff (``backoff_s`` × 2^attempt) on connection errors,
 timeouts, HTTP 408/409/429 and 5xx; other HTTP errors (401, 404, 400 …) fail at once with
 the server's message. Windows of a batch are sent ``concurrency`` at a time.
+:meth:`LlmSystem.sample` (the reasoning suite's sampled LLMTime forecasts) asks several
+replies to one chat at a given temperature with the ``n`` parameter, each cached under its
+own sample index.
 
 Settings, per system (environment variable, else the dbt var ``llm_systems.<system_id>.<key>``,
 else the built-in profile below); ``<ID>`` is the system id in upper case:

@@ -14,6 +14,12 @@ on the same item and condition in the run (any system), and at least the predict
 baseline's error on that item; ``usable`` = False marks it. So a system none of whose
 forecasts is usable ranks last (or tied last) on every error metric.
 
+Sampled forecasts (``--forecast-samples N``, :mod:`.sampling`): the N sample prompts of a
+forecast are one row; its point forecast is the element-wise median of the usable samples
+(unusable only when none is), ``crps`` / ``crps_minmax`` the CRPS of their empirical
+distribution normalised like the MAE (a single reply is a point mass: ``crps`` = ``mae``),
+penalised by the same rule.
+
 ``forecast_intervals``: per (suite run, system, condition) the mean errors with percentile
 bootstrap 95 % intervals over items (:mod:`tsrate.suites.intervals`), what the mart
 ``rsn_forecast_errors`` shows beside its answer counts.
