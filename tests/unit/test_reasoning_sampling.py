@@ -330,3 +330,20 @@ def test_local_model_samples_are_stored_seeded_and_resumed(tmp_path, monkeypatch
     second = tmp_path / "b.duckdb"
     run_suite(second, config, answerers=build_answerers(config), progress=lambda _: None)
     pd.testing.assert_frame_equal(sampled(second), stored)
+
+
+def test_a_chats_samples_stay_in_one_chunk():
+    from tsrate.suites.reasoning.suite import chunks
+
+    other = dataclasses.replace(FORECAST, context="Nothing happens.")
+    requests = LanguageModelAnswerer(FakeModel(), forecast_samples=3).requests([FORECAST, other])
+    got = chunks(requests, 3)  # 4 chats of 3 samples: 3 chats, then 1
+    assert [len(c) for c in got] == [9, 3]
+    assert [r for c in got for r in c] == requests
+    where = {}
+    for number, chunk in enumerate(got):
+        for r in chunk:
+            where.setdefault((r.item.item_id, r.condition), set()).add(number)
+    assert len(where) == 4 and all(len(chunks_of_chat) == 1 for chunks_of_chat in where.values())
+    greedy = LanguageModelAnswerer(FakeModel()).requests([FORECAST, other])
+    assert [len(c) for c in chunks(greedy, 3)] == [3, 1]
