@@ -33,6 +33,8 @@ def reasoning_flow(
     fracast: bool | int = True,
     choice_encoding: str = "llmtime_gpt",
     forecast_encoding: str = "llmtime_gpt",
+    forecast_samples: int = 1,
+    forecast_temperature: float | None = None,
     generator: dict | None = None,
     build: bool = True,
     warehouse: str | None = None,
@@ -45,7 +47,10 @@ def reasoning_flow(
     ``import_path``: a JSONL file in the public schema (default: the procedural dataset,
     sized by ``generator``: seed, scenarios, forecasts, length, context_share); ``llms``:
     language-model specs (``endpoint:ID``, ``hf_local:ID``); ``fracast``: also forecast with
-    fracast (True, the default: every forecasting item; or at most that many items; 0: none).
+    fracast (True, the default: every forecasting item; or at most that many items; 0: none);
+    ``forecast_samples``: sampled replies per forecast prompt of a language model (1: one
+    greedy reply; 20: the paper's LLMTime setting, median forecast and CRPS) at
+    ``forecast_temperature`` (None: the reference's for the encoding, 0.7 for llmtime_gpt).
     """
     try:
         generator_config = GeneratorConfig(**(generator or {}))
@@ -59,6 +64,8 @@ def reasoning_flow(
         fracast=fracast,
         choice_encoding=choice_encoding,
         forecast_encoding=forecast_encoding,
+        forecast_samples=forecast_samples,
+        forecast_temperature=forecast_temperature,
         chunk_size=chunk_size,
     )
 

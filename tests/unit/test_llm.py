@@ -40,11 +40,12 @@ pytest.importorskip("openai", reason="the openai client is not installed (extra 
 N, D = 12, 4
 TEMPLATE = "ddd.dd, "
 
-Responder = Callable[[dict], tuple[int, str]]
+Responder = Callable[[dict], tuple[int, str | list[str]]]
 
 
 class ChatServer:
-    """A local OpenAI-compatible server; ``responder(payload) -> (status, content)``."""
+    """A local OpenAI-compatible server; ``responder(payload) -> (status, content)``
+    (``content`` a list of texts: one choice each)."""
 
     def __init__(self, responder: Responder, delay_s: float = 0.0):
         self.responder = responder
@@ -85,10 +86,14 @@ class ChatServer:
                         "model": payload["model"],
                         "choices": [
                             {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
+                                "index": index,
+                                "message": {"role": "assistant", "content": text},
                                 "finish_reason": "stop",
                             }
+                            # a list: several choices (a server honouring `n`)
+                            for index, text in enumerate(
+                                content if isinstance(content, list) else [content]
+                            )
                         ],
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                     }

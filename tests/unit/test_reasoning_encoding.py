@@ -124,4 +124,5 @@ def test_llmtime_is_the_default_for_choice_prompts():
 
     assert DEFAULT_CHOICE_ENCODING == "llmtime_gpt"
     defaults = LanguageModelAnswerer.__init__.__defaults__
-    assert defaults == ("llmtime_gpt", "llmtime_gpt")
+    # choice and forecast encodings; then one greedy forecast reply (no sampling)
+    assert defaults == ("llmtime_gpt", "llmtime_gpt", 1, None)

@@ -254,6 +254,7 @@ def test_reasoning_rating_scores_stack_each_metric_under_its_task():
             "condition": ["with_context"],
             "mae": [1.5],
             "mse": [3.0],
+            "crps": [1.25],
         }
     )
     context = pd.DataFrame({"suite_run_id": "r", "system_id": ["a"], "mae_gain": [0.2]})
@@ -264,6 +265,7 @@ def test_reasoning_rating_scores_stack_each_metric_under_its_task():
         ("series_gap", "qa_two"): 0.25,  # qa tasks only
         ("mae", "forecast_with_context"): 1.5,
         ("mse", "forecast_with_context"): 3.0,
+        ("crps", "forecast_with_context"): 1.25,
         ("context_gain", "forecast"): 0.2,
     }
 

@@ -29,6 +29,7 @@ final as (
         prompts.system_kind,
         prompts.condition,
         prompts.encoding,
+        prompts.sample_index,
         items.item_id,
         items.item_source,
         items.task,

@@ -1,21 +1,28 @@
 with
 
-responses as (
-    select * from {{ ref('int_rsn_responses_scored') }}
+kinds as (
+    select suite_run_id, system_id, any_value(system_kind) as system_kind,
+    from {{ ref('int_rsn_responses_scored') }}
     where task = 'forecast'
+    group by suite_run_id, system_id
 ),
 
+{#- one row per forecast (item x condition); a sampled forecast's replies are one forecast -#}
 counted as (
     select
-        suite_run_id,
-        system_id,
-        condition,
-        any_value(system_kind) as system_kind,
+        scored.suite_run_id,
+        scored.system_id,
+        scored.condition,
+        any_value(kinds.system_kind) as system_kind,
         count(*) as n_items,
-        count(*) filter (where not is_answered) as n_unanswered,
-        count(*) filter (where is_answered and not parse_ok) as n_unparseable,
-    from responses
-    group by suite_run_id, system_id, condition
+        count(*) filter (where not scored.is_answered) as n_unanswered,
+        count(*) filter (where scored.is_answered and not scored.usable) as n_unparseable,
+        sum(scored.n_samples) as n_samples,
+        sum(scored.n_usable_samples) as n_usable_samples,
+    from {{ ref('int_rsn_forecasts_scored') }} as scored
+    left join kinds
+        on kinds.suite_run_id = scored.suite_run_id and kinds.system_id = scored.system_id
+    group by scored.suite_run_id, scored.system_id, scored.condition
 ),
 
 errors as (
@@ -49,6 +56,14 @@ final as (
         cast(errors.baseline_mae_minmax as double) as baseline_mae_minmax,
         cast(case when errors.baseline_mae > 0 then 1 - errors.mae / errors.baseline_mae end as double)
             as mae_skill,
+        cast(counted.n_samples as integer) as n_samples,
+        cast(counted.n_usable_samples as integer) as n_usable_samples,
+        cast(errors.crps as double) as crps,
+        cast(errors.crps_ci_low as double) as crps_ci_low,
+        cast(errors.crps_ci_high as double) as crps_ci_high,
+        cast(errors.crps_minmax as double) as crps_minmax,
+        cast(errors.crps_minmax_ci_low as double) as crps_minmax_ci_low,
+        cast(errors.crps_minmax_ci_high as double) as crps_minmax_ci_high,
     from counted
     left join errors
         on errors.suite_run_id = counted.suite_run_id

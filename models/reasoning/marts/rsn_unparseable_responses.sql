@@ -12,6 +12,7 @@ final as (
         cast(task as varchar) as task,
         cast(condition as varchar) as condition,
         cast(item_id as varchar) as item_id,
+        cast(sample_index as integer) as sample_index,
         cast(raw_text as varchar) as raw_text,
         cast(parse_error as varchar) as parse_error,
     from responses

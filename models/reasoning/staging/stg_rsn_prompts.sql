@@ -15,6 +15,8 @@ renamed as (
         cast(encoding as varchar) as encoding,
         cast(messages as varchar) as messages,
         cast(created_at as timestamp) as created_at,
+        cast(sample_index as integer) as sample_index,
+        cast(temperature as double) as temperature,
     from source
 )
 

@@ -4,7 +4,8 @@ The same prompt templates and parser as the endpoint systems (:mod:`tsrate.syste
 each window becomes the chat messages of ``prompts/system.txt`` + ``prompts/numeric.txt``,
 rendered with the tokenizer's chat template when it has one (else ``system``, a blank
 line, ``user``, a newline), and the model generates **greedily** (no sampling, so a rerun
-gives the same forecast). Unusable replies become ``raw.forecast_failures`` rows exactly as
+gives the same forecast). The reasoning suite's sampled forecasts (``--forecast-samples``)
+use :meth:`HfLocalSystem.sample_all` instead: seeded sampling, reproducible too. Unusable replies become ``raw.forecast_failures`` rows exactly as
 for the endpoint systems.
 
 Numeric+image seed rows (modality ``numeric+image``) load a **vision-language** checkpoint
@@ -382,6 +383,45 @@ class HfLocalSystem:
         chats = [vision_chat(m) for m in prompts]
         texts = [vision_prompt_text(self._processor, messages) for messages, _ in chats]
         return self.generate(texts, [images for _, images in chats])
+
+    def sample_all(
+        self, prompts: list[list[dict]], indices: list[list[int]], temperature: float
+    ) -> list[list[str]]:
+        """Sampled replies (``do_sample``, ``temperature``, no top-k / top-p cut: the full
+        distribution, as an endpoint's temperature sampling) to every chat, one per sample
+        index of ``indices[k]``: the chat's samples in one ``generate`` call
+        (``num_return_sequences``), seeded by the checkpoint, the chat and its indices
+        (:func:`tsrate.suites.reasoning.sampling.sample_seed`), so a rerun draws the same
+        replies."""
+        import torch
+
+        from tsrate.suites.reasoning.sampling import sample_seed
+
+        self.load()
+        tokenizer, model = self._tokenizer, self._model
+        out: list[list[str]] = []
+        for messages, wanted in zip(prompts, indices, strict=True):
+            if self._processor is None:
+                text, images = prompt_text(tokenizer, messages), None
+            else:
+                converted, chat_images = vision_chat(messages)
+                text, images = vision_prompt_text(self._processor, converted), [chat_images]
+            torch.manual_seed(sample_seed(self.fingerprint(), text, list(wanted), temperature))
+            encoded = self.encode([text], images)
+            with torch.no_grad():
+                output = model.generate(
+                    **encoded,
+                    do_sample=True,
+                    temperature=temperature,
+                    top_k=0,
+                    top_p=1.0,
+                    num_return_sequences=len(wanted),
+                    max_new_tokens=self.settings.max_new_tokens,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            new_tokens = output[:, encoded["input_ids"].shape[1] :]
+            out.append(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
+        return out
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.complete_all(self.prompts(batch)), batch.horizon)

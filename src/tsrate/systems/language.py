@@ -15,7 +15,8 @@ robustness systems, configured the same way:
 
 :func:`open_language_model` turns such a spec into a :class:`LanguageModel`; every model
 says whether it can run here (:meth:`availability`) and answers a list of chats in order
-(:meth:`complete_all`). Parsing the replies is the suite's job: a reply it cannot parse is
+(:meth:`complete_all`), or several sampled replies per chat (:meth:`sample_all`, the
+reasoning suite's LLMTime sampling). Parsing the replies is the suite's job: a reply it cannot parse is
 kept with its raw text, never guessed.
 """
 
@@ -39,6 +40,12 @@ class LanguageModel(Protocol):
 
     def complete_all(self, prompts: list[list[dict]]) -> list[str]:
         """The reply text of every chat (a list of ``{"role", "content"}`` messages)."""
+
+    def sample_all(
+        self, prompts: list[list[dict]], indices: list[list[int]], temperature: float
+    ) -> list[list[str]]:
+        """Sampled replies at ``temperature``: for chat k one reply per sample index of
+        ``indices[k]`` (each cached / seeded by its index, so a rerun gives the same)."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

@@ -26,6 +26,9 @@ Calls: ``temperature`` 0 by default, ``max_tokens``, a per-request ``timeout``, 
 ``retries`` with exponential backoff (``backoff_s`` × 2^attempt) on connection errors,
 timeouts, HTTP 408/409/429 and 5xx; other HTTP errors (401, 404, 400 …) fail at once with
 the server's message. Windows of a batch are sent ``concurrency`` at a time.
+:meth:`LlmSystem.sample` (the reasoning suite's sampled LLMTime forecasts) asks several
+replies to one chat at a given temperature with the ``n`` parameter, each cached under its
+own sample index.
 
 Settings, per system (environment variable, else the dbt var ``llm_systems.<system_id>.<key>``,
 else the built-in profile below); ``<ID>`` is the system id in upper case:
@@ -498,10 +501,61 @@ class LlmSystem:
         self.cache.put(key, reply, s.model)
         return reply
 
-    def _request(self, messages: list[dict]) -> str:
+    def sample(self, messages: list[dict], indices: list[int], temperature: float) -> list[str]:
+        """Sampled replies to one chat, one per sample index, at ``temperature``: each read
+        from the response cache under its own key (the request plus ``sample_index``), the
+        missing ones asked with the OpenAI ``n`` parameter (one request for all of them); a
+        server that returns fewer choices than asked (it ignores ``n``) is asked again for
+        the rest, one request per round. Raises :class:`LlmEndpointError`."""
+        s = self.settings
+        keys = {
+            i: ResponseCache.key(
+                {
+                    "base_url": s.base_url,
+                    "model": s.model,
+                    "messages": messages,
+                    "temperature": temperature,
+                    "max_tokens": s.max_tokens,
+                    "sample_index": i,
+                }
+            )
+            for i in indices
+        }
+        replies: dict[int, str] = {}
+        if self.cache is not None:
+            for i in indices:
+                cached = self.cache.get(keys[i])
+                if cached is not None:
+                    replies[i] = cached
+                    with self._lock:
+                        self.cache_hits += 1
+        missing = [i for i in indices if i not in replies]
+        while missing:
+            texts = self._request(messages, temperature=temperature, n=len(missing))
+            for i, text in zip(missing, texts, strict=False):
+                replies[i] = text
+                if self.cache is not None:
+                    self.cache.put(keys[i], text, s.model)
+            missing = missing[len(texts) :]
+        return [replies[i] for i in indices]
+
+    def sample_all(
+        self, prompts: list[list[dict]], indices: list[list[int]], temperature: float
+    ) -> list[list[str]]:
+        """:meth:`sample` for every chat (``indices[k]``: the sample indices of chat k), the
+        chats sent ``concurrency`` at a time."""
+        _ = self.client
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            return list(pool.map(lambda m, i: self.sample(m, i, temperature), prompts, indices))
+
+    def _request(
+        self, messages: list[dict], temperature: float | None = None, n: int | None = None
+    ):
+        """The reply text (``n`` given: the list of the choices' texts, at least one)."""
         import openai
 
         s = self.settings
+        extra = {} if n is None or n == 1 else {"n": n}
         where = f"system {self.system_id!r}: {s.base_url} (model {s.model})"
         last: Exception | None = None
         for attempt in range(s.retries + 1):
@@ -513,8 +567,9 @@ class LlmSystem:
                 response = self.client.chat.completions.create(
                     model=s.model,
                     messages=messages,
-                    temperature=s.temperature,
+                    temperature=s.temperature if temperature is None else temperature,
                     max_tokens=s.max_tokens,
+                    **extra,
                 )
             except (openai.APIConnectionError, openai.RateLimitError) as exc:
                 last = exc
@@ -528,6 +583,8 @@ class LlmSystem:
                 ) from exc
             if not response.choices:
                 raise LlmEndpointError(f"{where}: the response holds no choices")
+            if n is not None:
+                return [c.message.content or "" for c in response.choices]
             return response.choices[0].message.content or ""
         raise LlmEndpointError(
             f"{where}: no answer after {s.retries + 1} attempt(s): {type(last).__name__}: "

@@ -10,7 +10,10 @@ fingerprint, item, condition, the exact chat), and answers a list of requests.
   ``choice_encoding`` (default LLMTime, GPT-style, as in the paper; plain values an
   option: a numeric option about the level stays readable, which LLMTime's rescaling
   hides; the paper found no difference, Table A.3), forecasts in ``forecast_encoding``
-  (default LLMTime, GPT-style).
+  (default LLMTime, GPT-style). ``forecast_samples`` > 1: that many sampled replies per
+  forecast prompt (LLMTime's 20-sample mode, :mod:`tsrate.suites.reasoning.sampling`), each
+  its own request (``sample_index`` 0..N-1, at ``forecast_temperature``) with its own hash,
+  so a rerun asks only the samples not stored yet.
 - :class:`RandomChoice` (``random``): a uniform choice per request, seeded by the prompt
   hash; the chance level, with and without the series.
 - :class:`ForecastReference`: ``naive`` (last value), ``median`` (the paper's "predict
@@ -43,6 +46,7 @@ from tsrate.suites.reasoning.encoding import (
     Scaler,
 )
 from tsrate.suites.reasoning.items import CHOICE_TASKS, LETTERS, Item
+from tsrate.suites.reasoning.sampling import reference_temperature
 from tsrate.suites.reasoning.tasks import (
     CONDITIONS,
     choice_messages,
@@ -62,6 +66,8 @@ class Request:
     messages: list | None
     scaler: Scaler | None
     prompt_hash: str
+    sample_index: int | None = None  # a sampled forecast reply (None: the one greedy reply)
+    temperature: float | None = None  # of a sampled reply
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,8 +84,15 @@ class Response:
         return self.parse_error is None
 
 
-def prompt_hash(system_id: str, fingerprint: str, item: Item, condition: str, messages) -> str:
-    text = json.dumps([system_id, fingerprint, item.item_id, condition, messages], sort_keys=True)
+def prompt_hash(
+    system_id: str, fingerprint: str, item: Item, condition: str, messages, sample=None
+) -> str:
+    """Hash of everything that decides an answer; ``sample`` ({"sample_index", "temperature"})
+    only for a sampled reply, so a greedy prompt keeps the hash it always had."""
+    parts = [system_id, fingerprint, item.item_id, condition, messages]
+    if sample is not None:
+        parts.append(sample)
+    text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -103,7 +116,20 @@ class LanguageModelAnswerer:
         model,
         choice_encoding: str = DEFAULT_CHOICE_ENCODING,
         forecast_encoding: str = DEFAULT_FORECAST_ENCODING,
+        forecast_samples: int = 1,
+        forecast_temperature: float | None = None,
     ):
+        if forecast_samples < 1:
+            raise TsrateError(f"forecast samples must be >= 1, got {forecast_samples}")
+        if forecast_temperature is None:
+            forecast_temperature = reference_temperature(forecast_encoding)
+        if forecast_samples > 1 and not forecast_temperature > 0:
+            raise TsrateError(
+                f"{forecast_samples} forecast samples at temperature {forecast_temperature} "
+                "would repeat one reply: give a temperature > 0 (or one sample)"
+            )
+        if forecast_samples > 1 and not hasattr(model, "sample_all"):
+            raise TsrateError(f"{model.system_id!r} cannot sample replies: use one sample")
         if choice_encoding not in ENCODINGS:
             raise TsrateError(
                 f"choice encoding {choice_encoding!r}: choose from {', '.join(ENCODINGS)}"
@@ -116,6 +142,8 @@ class LanguageModelAnswerer:
         self.system_id = model.system_id
         self.choice_encoding = choice_encoding
         self.forecast_encoding = forecast_encoding
+        self.forecast_samples = forecast_samples
+        self.forecast_temperature = float(forecast_temperature)
         self._fingerprint: str | None = None
 
     def fingerprint(self) -> str:
@@ -135,9 +163,29 @@ class LanguageModelAnswerer:
             for condition in CONDITIONS[item.task]:
                 if item.task == "forecast":
                     messages, scaler = forecast_messages(item, condition, self.forecast_encoding)
-                    out.append(
-                        _request(self, item, condition, self.forecast_encoding, messages, scaler)
+                    request = _request(
+                        self, item, condition, self.forecast_encoding, messages, scaler
                     )
+                    if self.forecast_samples == 1:
+                        out.append(request)
+                        continue
+                    for index in range(self.forecast_samples):
+                        sample = {"sample_index": index, "temperature": self.forecast_temperature}
+                        out.append(
+                            dataclasses.replace(
+                                request,
+                                sample_index=index,
+                                temperature=self.forecast_temperature,
+                                prompt_hash=prompt_hash(
+                                    self.system_id,
+                                    self.fingerprint(),
+                                    item,
+                                    condition,
+                                    messages,
+                                    sample,
+                                ),
+                            )
+                        )
                 else:
                     messages = choice_messages(item, condition, self.choice_encoding)
                     encoding = self.choice_encoding if condition == "with_series" else None
@@ -145,10 +193,30 @@ class LanguageModelAnswerer:
         return out
 
     def answer(self, requests: Sequence[Request]) -> list[Response]:
+        """Greedy requests in one ``complete_all``; sampled ones grouped per chat (its
+        sample indices asked together through the model's ``sample_all``)."""
         started = time.perf_counter()
-        replies = self.model.complete_all([r.messages for r in requests])
+        replies: dict[str, str | None] = {}
+        greedy = [r for r in requests if r.sample_index is None]
+        if greedy:
+            texts = self.model.complete_all([r.messages for r in greedy])
+            replies.update((r.prompt_hash, t) for r, t in zip(greedy, texts, strict=True))
+        groups: dict[str, list[Request]] = {}
+        for r in requests:
+            if r.sample_index is not None:
+                key = json.dumps([r.item.item_id, r.condition, r.messages], sort_keys=True)
+                groups.setdefault(key, []).append(r)
+        if groups:
+            blocks = list(groups.values())
+            samples = self.model.sample_all(
+                [block[0].messages for block in blocks],
+                [[r.sample_index for r in block] for block in blocks],
+                self.forecast_temperature,
+            )
+            for block, texts in zip(blocks, samples, strict=True):
+                replies.update((r.prompt_hash, t) for r, t in zip(block, texts, strict=True))
         seconds = (time.perf_counter() - started) / max(len(requests), 1)
-        return [parse_reply(r, reply, seconds) for r, reply in zip(requests, replies, strict=True)]
+        return [parse_reply(r, replies[r.prompt_hash], seconds) for r in requests]
 
 
 def parse_reply(request: Request, reply: str | None, seconds: float = 0.0) -> Response:

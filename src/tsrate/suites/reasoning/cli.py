@@ -23,6 +23,16 @@ def _fracast(text: str) -> bool | int:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from exc
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--import",
@@ -65,6 +75,24 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="how forecasting prompts show the history (default llmtime_gpt)",
     )
     parser.add_argument(
+        "--forecast-samples",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="sampled replies per forecast prompt of a language model; the forecast is "
+        "their median, CRPS is scored from them (default 1: one greedy reply; 20 is the "
+        "paper's LLMTime setting)",
+    )
+    parser.add_argument(
+        "--forecast-temperature",
+        type=float,
+        default=None,
+        metavar="T",
+        help="sampling temperature with --forecast-samples > 1 (default: the LLMTime "
+        "reference's for the encoding: 0.7 for llmtime_gpt and plain, 1.0 for llmtime_llama "
+        "and llmtime_gpt4)",
+    )
+    parser.add_argument(
         "--scenarios", type=int, default=24, help="procedural scenarios (default 24)"
     )
     parser.add_argument(
@@ -85,6 +113,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         fracast=args.fracast,
         choice_encoding=args.choice_encoding,
         forecast_encoding=args.forecast_encoding,
+        forecast_samples=args.forecast_samples,
+        forecast_temperature=args.forecast_temperature,
         generator={
             "seed": args.seed,
             "scenarios": args.scenarios,

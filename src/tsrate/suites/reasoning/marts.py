@@ -14,13 +14,19 @@ on the same item and condition in the run (any system), and at least the predict
 baseline's error on that item; ``usable`` = False marks it. So a system none of whose
 forecasts is usable ranks last (or tied last) on every error metric.
 
+Sampled forecasts (``--forecast-samples N``, :mod:`.sampling`): the N sample prompts of a
+forecast are one row; its point forecast is the element-wise median of the usable samples
+(unusable only when none is), ``crps`` / ``crps_minmax`` the CRPS of their empirical
+distribution normalised like the MAE (a single reply is a point mass: ``crps`` = ``mae``),
+penalised by the same rule.
+
 ``forecast_intervals``: per (suite run, system, condition) the mean errors with percentile
 bootstrap 95 % intervals over items (:mod:`tsrate.suites.intervals`), what the mart
 ``rsn_forecast_errors`` shows beside its answer counts.
 
 ``rating_table``: the suite's ratings per (suite run, metric, task) with the kit's
 :func:`tsrate.suites.rating.rate_scores` and the suite's rows of ``seeds/suite_rating_specs.csv``
-(metrics: accuracy, series_gap, mae, mse, context_gain).
+(metrics: accuracy, series_gap, mae, mse, crps, context_gain).
 
 ``rating_stability_table``: share of item resamples at the published rating, each resample
 re-rated by the same rule (the spec's direction and ideal).
@@ -35,6 +41,7 @@ import pandas as pd
 
 from tsrate.suites import intervals
 from tsrate.suites.rating import rate_scores, suite_spec
+from tsrate.suites.reasoning.sampling import crps_ensemble, median_forecast
 
 FORECAST_COLUMNS = [
     "suite_run_id",
@@ -52,14 +59,21 @@ FORECAST_COLUMNS = [
     "baseline_mse",
     "baseline_mae_minmax",
     "baseline_mse_minmax",
+    "crps",
+    "crps_minmax",
+    "baseline_crps",
+    "baseline_crps_minmax",
+    "is_answered",
+    "n_samples",
+    "n_usable_samples",
 ]
-ERROR_COLUMNS = ("mae", "mse", "mae_minmax", "mse_minmax")
+FLOAT_COLUMNS = [*FORECAST_COLUMNS[7:19]]
+ERROR_COLUMNS = ("mae", "mse", "mae_minmax", "mse_minmax", "crps", "crps_minmax")
 
 
-def normalised_errors(history, future, forecast, scaling: str = "zscore") -> tuple[float, float]:
-    """(MAE, MSE) of ``forecast`` against ``future`` divided by the history's scale:
-    ``zscore`` = its population standard deviation, ``minmax`` = its range (see the module
-    docstring; the shift cancels in the error)."""
+def history_scale(history, scaling: str = "zscore") -> float:
+    """The scale errors are divided by: ``zscore`` = the history's population standard
+    deviation, ``minmax`` = its range; 1 for a constant history."""
     history = np.asarray(history, dtype=float)
     if scaling == "zscore":
         scale = float(history.std())
@@ -67,9 +81,24 @@ def normalised_errors(history, future, forecast, scaling: str = "zscore") -> tup
         scale = float(history.max() - history.min())
     else:
         raise ValueError(f"unknown scaling {scaling!r}: zscore or minmax")
-    scale = scale if scale > 0 else 1.0
+    return scale if scale > 0 else 1.0
+
+
+def normalised_errors(history, future, forecast, scaling: str = "zscore") -> tuple[float, float]:
+    """(MAE, MSE) of ``forecast`` against ``future`` divided by the history's scale:
+    ``zscore`` = its population standard deviation, ``minmax`` = its range (see the module
+    docstring; the shift cancels in the error)."""
+    scale = history_scale(history, scaling)
     error = (np.asarray(forecast, dtype=float) - np.asarray(future, dtype=float)) / scale
     return float(np.mean(np.abs(error))), float(np.mean(error**2))
+
+
+def normalised_crps(history, future, samples, scaling: str = "zscore") -> float:
+    """CRPS of the samples' empirical distribution (:func:`~tsrate.suites.reasoning.sampling.crps_ensemble`),
+    averaged over the horizon and divided by the history's scale like the MAE (CRPS is
+    scale-equivariant, so this is the CRPS of the normalised values)."""
+    scale = history_scale(history, scaling)
+    return float(np.mean(crps_ensemble(samples, future)) / scale)
 
 
 def penalised(frame: pd.DataFrame) -> pd.DataFrame:
@@ -86,39 +115,78 @@ def penalised(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def forecast_errors(responses: pd.DataFrame) -> pd.DataFrame:
-    """One row per forecast prompt (answered or not). ``responses``:
-    int_rsn_responses_scored rows (any task; forecast prompts are used)."""
+    """One row per forecast (suite run, system, item, condition), answered or not.
+    ``responses``: int_rsn_responses_scored rows (any task; forecast prompts are used; a
+    sampled forecast has one row per sample, ``sample_index`` 0..N-1, else one row with
+    ``sample_index`` null). The point forecast is the element-wise median of the usable
+    samples (:func:`~tsrate.suites.reasoning.sampling.median_forecast`; one greedy reply:
+    itself); the forecast is usable when at least one sample is. ``crps``: from the usable
+    samples (one sample: the absolute error, so equal to ``mae``)."""
     records = []
     part = responses[responses["task"] == "forecast"]
-    for row in part.itertuples(index=False):
-        history = np.asarray(row.series, dtype=float)
-        future = np.asarray(row.future, dtype=float)
-        usable = bool(row.is_answered) and bool(row.parse_ok)
+    if "sample_index" not in part.columns:
+        part = part.assign(sample_index=None)
+    # a greedy prompt is a forecast of its own; a sampled forecast is its N sample prompts
+    sampled = part["sample_index"].notna()
+    forecast_key = part["prompt_hash"].where(
+        ~sampled,
+        part["suite_run_id"]
+        + "|"
+        + part["system_id"]
+        + "|"
+        + part["item_id"]
+        + "|"
+        + part["condition"],
+    )
+    order = part.assign(_forecast=forecast_key, _sample=part["sample_index"].fillna(-1))
+    order = order.sort_values(["_forecast", "_sample"], kind="stable")
+    for _, block in order.groupby("_forecast", sort=False):
+        first = block.iloc[0]
+        history = np.asarray(first["series"], dtype=float)
+        future = np.asarray(first["future"], dtype=float)
+        ok = block["is_answered"].astype(bool) & block["parse_ok"].astype(bool)
+        samples = [np.asarray(f, dtype=float) for f in block.loc[ok, "forecast"]]
+        for forecast in samples:
+            if forecast.shape != future.shape:
+                raise ValueError(
+                    f"forecast of {first['system_id']} on item {first['item_id']} has "
+                    f"{forecast.size} values, the future {future.size}"
+                )
+        usable = bool(samples)
         record = {
-            "suite_run_id": row.suite_run_id,
-            "prompt_hash": row.prompt_hash,
-            "item_id": row.item_id,
-            "system_id": row.system_id,
-            "condition": row.condition,
-            "category": row.category,
+            "suite_run_id": first["suite_run_id"],
+            "prompt_hash": first["prompt_hash"],
+            "item_id": first["item_id"],
+            "system_id": first["system_id"],
+            "condition": first["condition"],
+            "category": first["category"],
             "usable": usable,
+            "is_answered": bool(block["is_answered"].astype(bool).any()),
+            "n_samples": len(block),
+            "n_usable_samples": len(samples),
         }
         baseline = np.full(future.shape, float(np.median(history)))
         for scaling, suffix in (("zscore", ""), ("minmax", "_minmax")):
             mae, mse = normalised_errors(history, future, baseline, scaling)
             record[f"baseline_mae{suffix}"], record[f"baseline_mse{suffix}"] = mae, mse
-            record[f"mae{suffix}"] = record[f"mse{suffix}"] = np.nan
+            record[f"baseline_crps{suffix}"] = mae  # a point mass: CRPS = absolute error
+            record[f"mae{suffix}"] = record[f"mse{suffix}"] = record[f"crps{suffix}"] = np.nan
             if usable:
-                forecast = np.asarray(row.forecast, dtype=float)
-                if forecast.shape != future.shape:
-                    raise ValueError(
-                        f"prompt {row.prompt_hash}: forecast has {forecast.size} values, the future {future.size}"
-                    )
-                mae, mse = normalised_errors(history, future, forecast, scaling)
+                point = median_forecast(samples)
+                mae, mse = normalised_errors(history, future, point, scaling)
                 record[f"mae{suffix}"], record[f"mse{suffix}"] = mae, mse
+                record[f"crps{suffix}"] = normalised_crps(history, future, samples, scaling)
         records.append(record)
     out = pd.DataFrame.from_records(records, columns=FORECAST_COLUMNS)
-    out = out.astype({"usable": "bool", **{c: "float64" for c in FORECAST_COLUMNS[7:]}})
+    out = out.astype(
+        {
+            "usable": "bool",
+            "is_answered": "bool",
+            "n_samples": "int64",
+            "n_usable_samples": "int64",
+            **{c: "float64" for c in FLOAT_COLUMNS},
+        }
+    )
     return penalised(out) if len(out) else out
 
 
@@ -171,7 +239,7 @@ def rating_scores(
 ) -> pd.DataFrame:
     """The long score table the suite rates (suite_run_id, system_id, metric, task,
     raw_score), from the marts rsn_task_accuracy (accuracy per choice task; series_gap per
-    qa task), rsn_forecast_errors (mae, mse per forecasting condition, task
+    qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition, task
     ``forecast_<condition>``) and rsn_context_effects (context_gain, task ``forecast``)."""
     keys = ["suite_run_id", "system_id"]
     qa = accuracy[accuracy["task"].isin(["qa_single", "qa_two"])]
@@ -186,6 +254,9 @@ def rating_scores(
             ),
             errors[keys].assign(
                 metric="mse", task="forecast_" + errors["condition"], raw_score=errors["mse"]
+            ),
+            errors[keys].assign(
+                metric="crps", task="forecast_" + errors["condition"], raw_score=errors["crps"]
             ),
             context[keys].assign(
                 metric="context_gain", task="forecast", raw_score=context["mae_gain"]
@@ -227,7 +298,7 @@ def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
     unparseable = 0), series_gap (right with minus right without the series, QA items;
     none for a system without a usable answer in a condition), mae / mse per forecasting
     condition (penalised), context_gain (MAE without minus with context, items whose two
-    forecasts are usable)."""
+    forecasts are usable); crps as mae."""
     parts = []
     choice = responses[responses["task"] != "forecast"].copy()
     choice["value"] = choice["is_correct"].fillna(False).astype(float)
@@ -254,7 +325,7 @@ def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
         ]
     )
     if len(scored):
-        for metric in ("mae", "mse"):
+        for metric in ("mae", "mse", "crps"):
             parts.append(
                 scored.assign(
                     metric=metric, task="forecast_" + scored["condition"], value=scored[metric]

@@ -60,6 +60,44 @@ def unusable_lines(tasks: pd.DataFrame, forecasts: pd.DataFrame) -> str:
     )
 
 
+def crps_section(forecasts: pd.DataFrame) -> str:
+    """CRPS per system and condition (z-scored like the MAE), with which systems sampled
+    (``--forecast-samples``) and how many samples were usable; empty for marts without it."""
+    if "crps" not in forecasts.columns or not forecasts["crps"].notna().any():
+        return ""
+    wide = forecasts.pivot_table(index="system_id", columns="condition", values="crps")
+    columns = {
+        label: condition
+        for label, condition in (
+            ("without context", "without_context"),
+            ("with context", "with_context"),
+        )
+        if condition in wide.columns
+    }
+    lines = []
+    for system, block in forecasts.groupby("system_id", sort=True):
+        samples, items = int(block["n_samples"].sum()), int(block["n_items"].sum())
+        if samples > items:
+            lines.append(
+                f"<li>{html.escape(str(system))}: {samples // max(items, 1)} samples per "
+                f"forecast, {int(block['n_usable_samples'].sum())} of {samples} usable</li>"
+            )
+    sampled = (
+        f"<p>Sampled forecasts (median of the usable samples):</p><ul>{''.join(lines)}</ul>"
+        if lines
+        else ""
+    )
+    return (
+        "<h3>CRPS</h3><p>CRPS of each forecast's samples against the truth (energy form, "
+        "E|X-y| - E|X-X'|/2 over the usable samples, averaged over the horizon, divided by "
+        "the history's standard deviation like the MAE). A system with one reply per "
+        "forecast (greedy language models, every offline reference) is a point mass: its "
+        "CRPS is its MAE. Unusable forecasts are penalised as for the MAE.</p>"
+        + sampled
+        + _bars("normalised CRPS", wide.reset_index(), "system_id", columns, "CRPS")
+    )
+
+
 def _table(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, float_format=lambda x: f"{x:.3g}", na_rep="", border=0)
 
@@ -122,6 +160,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         wide = wide.merge(baseline, on="system_id")
         columns["predict median"] = "baseline_mae"
         sections.append(_bars("normalised MAE", wide, "system_id", columns, "MAE"))
+        sections.append(crps_section(forecasts))
         sections.append(_table(forecasts.drop(columns=["suite_run_id"])))
         if not data["context"].empty:
             sections.append(

@@ -1,4 +1,9 @@
-"""DDL of the reasoning suite's raw tables: items, prompts, responses and run links."""
+"""DDL of the reasoning suite's raw tables: items, prompts, responses and run links.
+
+``rsn_prompts.sample_index`` / ``temperature``: a sampled forecast reply (LLMTime's
+``--forecast-samples N``: indices 0..N-1, each its own prompt hash, so several stored
+responses per forecast chat); null for the one greedy reply. Added to older warehouses by
+``alter table ... add column if not exists`` (their rows read null: greedy)."""
 
 DDL = """
 create table if not exists raw.rsn_items (
@@ -33,8 +38,14 @@ create table if not exists raw.rsn_prompts (
     condition varchar not null,
     encoding varchar,
     messages json,
-    created_at timestamp not null
+    created_at timestamp not null,
+    sample_index integer,
+    temperature double
 );
+
+-- warehouses made before sampled forecasts: their prompts are all greedy (null)
+alter table raw.rsn_prompts add column if not exists sample_index integer;
+alter table raw.rsn_prompts add column if not exists temperature double;
 
 create table if not exists raw.rsn_suite_run_prompts (
     suite_run_id varchar not null,

@@ -12,7 +12,9 @@ Grain and write rules (append-only):
   question, options, answer, series (and second series), context, future, parameters.
 * ``raw.rsn_suite_run_items`` — the items a suite run uses.
 * ``raw.rsn_prompts`` — one row per prompt hash: system, item, condition, encoding and the
-  exact chat sent (null for offline references, which get the item itself).
+  exact chat sent (null for offline references, which get the item itself); a sampled
+  forecast reply (``--forecast-samples N``) is a prompt of its own, with ``sample_index``
+  (0..N-1) and ``temperature`` (null for greedy prompts).
 * ``raw.rsn_suite_run_prompts`` — the prompts a suite run asks (answered now or earlier).
 * ``raw.rsn_responses`` — one row per prompt hash: the raw reply, the parsed choice or
   forecast, and for an unparseable reply ``parse_ok = false`` with the reason.
@@ -96,6 +98,8 @@ def store_prompts(
             "encoding": [r.encoding for r in requests],
             "messages": [None if r.messages is None else json.dumps(r.messages) for r in requests],
             "created_at": [now] * len(requests),
+            "sample_index": pd.array([r.sample_index for r in requests], dtype="Int64"),
+            "temperature": pd.array([r.temperature for r in requests], dtype="Float64"),
         }
     ).drop_duplicates("prompt_hash")
     links = pd.DataFrame({"suite_run_id": suite_run_id, "prompt_hash": frame["prompt_hash"]})

@@ -9,7 +9,8 @@
 3. Prompts: every answerer's requests, named by prompt hash, stored and linked to the
    suite run. Prompts already answered (by any earlier run, or before a kill) are reused.
 4. Answers: the rest, ``chunk_size`` at a time per answerer (a language model sends a
-   chunk with its own endpoint concurrency), each chunk stored in one transaction, with
+   chunk with its own endpoint concurrency; the samples of one sampled forecast chat count
+   as one and stay in one chunk), each chunk stored in one transaction, with
    progress after each chunk. The suite run ends in status ``answered``; the flow then
    builds the marts.
 """
@@ -45,6 +46,8 @@ class RunConfig:
     fracast: bool | int = True
     choice_encoding: str = "llmtime_gpt"  # the paper's; "plain" an option
     forecast_encoding: str = "llmtime_gpt"
+    forecast_samples: int = 1  # 1: one greedy reply; the paper's LLMTime setting is 20
+    forecast_temperature: float | None = None  # None: the reference's for the encoding
     chunk_size: int = 16
 
     @property
@@ -83,7 +86,13 @@ def build_answerers(config: RunConfig) -> list:
         availability = model.availability()
         if not availability.available:
             raise TsrateError(f"language model {spec!r} cannot run here: {availability.reason}")
-        answerer = LanguageModelAnswerer(model, config.choice_encoding, config.forecast_encoding)
+        answerer = LanguageModelAnswerer(
+            model,
+            config.choice_encoding,
+            config.forecast_encoding,
+            config.forecast_samples,
+            config.forecast_temperature,
+        )
         if answerer.system_id in seen:
             raise TsrateError(f"system id {answerer.system_id!r} is given twice")
         seen.add(answerer.system_id)
@@ -91,6 +100,22 @@ def build_answerers(config: RunConfig) -> list:
     if not answerers:
         raise TsrateError("nothing to run: no references and no --llm")
     return answerers
+
+
+def chunks(requests: Sequence, size: int) -> list[list]:
+    """``requests`` in chunks of ``size`` units, a unit being one greedy request or the
+    sampled requests of one chat (its pending samples), so a chat's samples are asked
+    together (one request with ``n``, one seeded ``generate``)."""
+    units: dict[object, list] = {}
+    for r in requests:
+        sampled = getattr(r, "sample_index", None) is not None
+        key = (r.item.item_id, r.condition) if sampled else r.prompt_hash
+        units.setdefault(key, []).append(r)
+    groups = list(units.values())
+    return [
+        [r for unit in groups[start : start + size] for r in unit]
+        for start in range(0, len(groups), size)
+    ]
 
 
 def run_suite(
@@ -138,16 +163,17 @@ def run_suite(
                 progress(
                     f"{answerer.system_id}: {total - len(pending)}/{total} answered earlier, reused"
                 )
-            for start in range(0, len(pending), config.chunk_size):
-                chunk = pending[start : start + config.chunk_size]
+            answered_now = 0
+            for chunk in chunks(pending, config.chunk_size):
                 responses = answerer.answer(chunk)
                 with connect(warehouse) as con:
                     storage.store_responses(con, answerer.system_id, responses)
                 asked += len(chunk)
+                answered_now += len(chunk)
                 done.update(r.prompt_hash for r in chunk)
                 failed = sum(not r.parse_ok for r in responses)
                 progress(
-                    f"{answerer.system_id}: {total - len(pending) + start + len(chunk)}/{total} answered"
+                    f"{answerer.system_id}: {total - len(pending) + answered_now}/{total} answered"
                     + (f" ({failed} unparseable in this chunk)" if failed else "")
                 )
         end_suite_run(warehouse, suite_run_id, "answered")
