@@ -21,6 +21,7 @@ from tsrate.suites.reasoning.scenarios import (
     caption,
     clean_series,
     difference_bucket,
+    etiological_item,
     explanation_miss,
     generate_items,
     noise_draw,
@@ -66,7 +67,8 @@ def test_seeded(items):
         GeneratorConfig(scenarios=3)
 
 
-def test_captions_are_written_from_the_parameters_and_the_series_refutes_distractors(items):
+def test_captions_are_written_from_the_parameters_and_the_series_refutes_distractors():
+    items = generate_items(dataclasses.replace(CONFIG, distractors="contrastive"))
     etiological = by_task(items, "etiological")
     assert len(etiological) >= 30
     for item in etiological:
@@ -82,6 +84,62 @@ def test_captions_are_written_from_the_parameters_and_the_series_refutes_distrac
         # series picks it every time
         assert misses[item.answer_index] < 2 * NOISE
         assert int(np.argmin(misses)) == item.answer_index
+
+
+def _miss(series, scenario) -> float:
+    """Relative RMS residual of the series after a least-squares scale of the scenario's
+    clean curve, by numpy's lstsq (independent of explanation_miss)."""
+    curve = clean_series(dataclasses.replace(scenario, length=len(series)))
+    coef, *_ = np.linalg.lstsq(curve[:, None], series, rcond=None)
+    return float(np.linalg.norm(series - coef[0] * curve) / np.linalg.norm(series))
+
+
+def test_random_distractors_are_other_scenarios_never_the_truth_and_seeded(items):
+    assert CONFIG.distractors == "random"  # the paper's way is the default
+    etiological = by_task(items, "etiological")
+    assert len(etiological) == CONFIG.scenarios
+    truths = [scenario_from_dict(item.params["scenario"]) for item in etiological]
+    below_contrastive = 0
+    for item, truth in zip(etiological, truths, strict=True):
+        assert item.params["distractors"] == "random"
+        assert len(set(item.options)) == 4
+        options = [scenario_from_dict(p) for p in item.params["option_scenarios"]]
+        assert options[item.answer_index] == truth
+        series = np.asarray(item.series)
+        for position, other in enumerate(options):
+            if position == item.answer_index:
+                continue
+            assert other in truths and other != truth  # another scenario of the dataset
+            assert caption(other) != caption(truth)
+            # never equivalent: the truth explains the series clearly better
+            assert _miss(series, other) > 1.5 * _miss(series, truth)
+            below_contrastive += _miss(series, other) < 2.5 * _miss(series, truth) or (
+                other.signature == truth.signature
+            )
+    # random draws include distractors the contrastive filter would have refused
+    assert below_contrastive >= 1
+    again = by_task(generate_items(CONFIG), "etiological")
+    assert [i.options for i in again] == [i.options for i in etiological]
+    contrastive = by_task(
+        generate_items(dataclasses.replace(CONFIG, distractors="contrastive")), "etiological"
+    )
+    assert [i.options for i in contrastive] != [i.options for i in etiological]
+    with pytest.raises(TsrateError, match="distractors must be one of"):
+        GeneratorConfig(distractors="easy")
+
+
+def test_an_equivalent_random_distractor_is_redrawn():
+    truth = scenario_from_dict(generate_items(CONFIG)[0].params["scenario"])
+    twin = dataclasses.replace(truth, noise_seed=truth.noise_seed + 1)  # same caption
+    near = dataclasses.replace(truth, base=truth.base * 2)  # same shape, other level
+    others = [
+        scenario_from_dict(i.params["scenario"])
+        for i in by_task(generate_items(CONFIG), "etiological")[1:6]
+    ]
+    for seed in range(20):
+        item = etiological_item(np.random.default_rng(seed), truth, [twin, near, *others])
+        chosen = [scenario_from_dict(p) for p in item.params["option_scenarios"]]
+        assert twin not in chosen and near not in chosen
 
 
 def test_caption_states_the_numbers():

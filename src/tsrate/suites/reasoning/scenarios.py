@@ -316,23 +316,67 @@ def _shuffle(
     return shuffled, int(np.flatnonzero(order == 0)[0])
 
 
+DISTRACTOR_MODES = ("random", "contrastive")
+EQUIVALENT_MISS_FACTOR = 1.5
+
+
+def equivalent_caption(series: np.ndarray, scenario: Scenario, other: Scenario) -> bool:
+    """True when ``other``'s caption could pass for ``scenario``'s on ``series``: the same
+    text, the same visible features (:attr:`Scenario.signature`) in the same domain, or a
+    clean curve that explains ``series`` within :data:`EQUIVALENT_MISS_FACTOR` times the
+    true caption's own miss. Such a distractor would make two options right."""
+    if caption(other) == caption(scenario):
+        return True
+    if other.signature == scenario.signature and other.subject_index == scenario.subject_index:
+        return True
+    own = explanation_miss(series, scenario)
+    return explanation_miss(series, other) <= EQUIVALENT_MISS_FACTOR * max(own, NOISE / 3)
+
+
 def etiological_item(
-    rng: np.random.Generator, scenario: Scenario, pool: list[Scenario]
+    rng: np.random.Generator,
+    scenario: Scenario,
+    pool: list[Scenario],
+    distractors: str = "random",
 ) -> Item | None:
-    """One true caption and three verifiably worse ones from ``pool`` (None if the pool has
-    too few)."""
+    """One true caption and three captions of other scenarios from ``pool`` (None if the
+    pool has too few).
+
+    ``distractors``: ``random`` (the paper's way: three captions drawn uniformly from the
+    rest of the dataset, redrawing any that :func:`equivalent_caption` calls equivalent to
+    the truth) or ``contrastive`` (ours: only captions that differ in a visible feature AND
+    explain the series measurably worse, :data:`MIN_DISTRACTOR_MISS` and 2.5 times the true
+    caption's miss; an easier item)."""
+    if distractors not in DISTRACTOR_MODES:
+        raise TsrateError(
+            f"unknown distractor mode {distractors!r}: choose from {', '.join(DISTRACTOR_MODES)}"
+        )
     series = observed_series(scenario)
     own_miss = explanation_miss(series, scenario)
-    candidates = [
-        other
-        for other in pool
-        if other.signature != scenario.signature
-        and caption(other) != caption(scenario)
-        and explanation_miss(series, other) >= max(MIN_DISTRACTOR_MISS, 2.5 * own_miss)
-    ]
-    if len(candidates) < 3:
-        return None
-    chosen = [candidates[i] for i in rng.choice(len(candidates), 3, replace=False)]
+    if distractors == "contrastive":
+        candidates = [
+            other
+            for other in pool
+            if other.signature != scenario.signature
+            and caption(other) != caption(scenario)
+            and explanation_miss(series, other) >= max(MIN_DISTRACTOR_MISS, 2.5 * own_miss)
+        ]
+        if len(candidates) < 3:
+            return None
+        chosen = [candidates[i] for i in rng.choice(len(candidates), 3, replace=False)]
+    else:
+        chosen = []
+        texts = {caption(scenario)}
+        for i in rng.permutation(len(pool)):  # a uniform draw without replacement
+            other = pool[int(i)]
+            if caption(other) in texts or equivalent_caption(series, scenario, other):
+                continue  # redrawn
+            chosen.append(other)
+            texts.add(caption(other))
+            if len(chosen) == 3:
+                break
+        if len(chosen) < 3:
+            return None
     options, answer = _shuffle(rng, caption(scenario), [caption(c) for c in chosen])
     option_params = [None] * 4
     order = [scenario, *chosen]
@@ -347,7 +391,11 @@ def etiological_item(
         question=ETIOLOGICAL_QUESTION,
         options=options,
         answer_index=answer,
-        params={"scenario": scenario.to_dict(), "option_scenarios": option_params},
+        params={
+            "scenario": scenario.to_dict(),
+            "option_scenarios": option_params,
+            "distractors": distractors,
+        },
     )
 
 
@@ -624,8 +672,14 @@ class GeneratorConfig:
     forecasts: int = 12
     length: int = 100
     context_share: float = 0.8
+    distractors: str = "random"
 
     def __post_init__(self) -> None:
+        if self.distractors not in DISTRACTOR_MODES:
+            raise TsrateError(
+                f"distractors must be one of {', '.join(DISTRACTOR_MODES)}, "
+                f"got {self.distractors!r}"
+            )
         if self.scenarios < 4:
             raise TsrateError("the generator needs at least 4 scenarios (an item has 4 captions)")
         if self.length < 30:
@@ -642,7 +696,9 @@ def generate_items(config: GeneratorConfig = GeneratorConfig()) -> list[Item]:
     ]
     items: list[Item] = []
     for index, scenario in enumerate(scenarios):
-        item = etiological_item(rng, scenario, [s for s in scenarios if s is not scenario])
+        item = etiological_item(
+            rng, scenario, [s for s in scenarios if s is not scenario], config.distractors
+        )
         if item is not None:
             items.append(item)
         for offset in range(len(SINGLE_CATEGORIES)):
