@@ -49,7 +49,13 @@ def _number(option: str) -> float:
 def test_ten_domains_and_every_task(items):
     assert len(DOMAINS) >= 10
     assert len({item.domain for item in items}) >= 10
-    assert {item.task for item in items} == {"etiological", "qa_single", "qa_two", "forecast"}
+    assert {item.task for item in items} == {
+        "etiological",
+        "qa_single",
+        "qa_two",
+        "qa_perturbed",
+        "forecast",
+    }
     assert {item.category for item in by_task(items, "qa_single")} == {
         "counterfactual_event",
         "counterfactual_scale",
@@ -218,7 +224,7 @@ def test_forecast_context_states_the_future(items):
     rule = ContextRule()
     requests = rule.requests(forecasts)
     answers = {r.prompt_hash: r.forecast for r in rule.answer(requests)}
-    errors = {"with_context": [], "without_context": []}
+    errors: dict[str, list[float]] = {}
     for item in forecasts:
         step = item.params["event_step"]
         assert 0 <= step < item.horizon  # the event falls inside the horizon
@@ -236,8 +242,13 @@ def test_forecast_context_states_the_future(items):
         )
         for r in requests:
             if r.item is item:
-                errors[r.condition].append(
+                errors.setdefault(r.condition, []).append(
                     normalised_errors(item.series, item.future, answers[r.prompt_hash])[0]
                 )
     # reading the stated effect helps the simple context rule on average
     assert np.mean(errors["with_context"]) < np.mean(errors["without_context"])
+    # every combination holding the caption reads it; the others cannot (no numbers)
+    for condition in ("with_context_metadata", "with_all_context"):
+        assert errors[condition] == errors["with_context"]
+    for condition in ("with_characteristics", "with_characteristics_metadata"):
+        assert errors[condition] == errors["without_context"]

@@ -20,8 +20,13 @@ The caption (:func:`caption`) states each parameter in words and numbers. Items:
   numeric answers are computed from the parameters or the observed values;
 - qa_two: a second series from the same parameters with one change and the same noise
   draw: which what-if produced it, and how its last quarter compares with the first's;
+- qa_perturbed: the paper's perturbed twin of each ``which_change`` item (Section 5.3):
+  one wrong option replaced by a near copy of the right one with other numbers, which the
+  second series refutes (:func:`perturbed_item`);
 - forecast: a scenario whose step event falls inside the forecast horizon; the context is
-  its caption, so it states the future ("From day 86 on, a promotion doubles the values").
+  its caption, so it states the future ("From day 86 on, a promotion doubles the values");
+  ``params["context_pieces"]`` also holds its characteristics (:func:`characteristics`,
+  words only) and metadata (:func:`metadata`) for the paper's Figure A.5 combinations.
 
 Numeric options are kept at least :data:`MIN_OPTION_GAP` apart (relative), so the right
 one is unambiguous. Everything is seeded: the same configuration gives the same items.
@@ -226,6 +231,61 @@ def caption(scenario: Scenario) -> str:
         f"{scenario.length}). It starts near {_number(scenario.base)} {s.unit} and {trend}"
         f"{cycle}. {event_sentence(scenario)}"
     )
+
+
+def characteristics(scenario: Scenario) -> str:
+    """The paper's ``characteristics``: the patterns to expect and how outside events may
+    shift them, in words only (no step, no size: what the caption states in numbers)."""
+    s = scenario.subject
+    lines = [
+        {
+            "rising": "The values trend upward over the period.",
+            "falling": "The values trend downward over the period.",
+            "flat": "The values show no long-run trend.",
+        }[scenario.trend_direction],
+        f"A {s.cycle} pattern repeats every {s.period} {s.frequency}s."
+        if scenario.amplitude > 0
+        else "There is no regular cycle.",
+        {
+            "step_up": f"{s.rise.capitalize()} can shift the level upward and keep it there.",
+            "step_down": f"{s.fall.capitalize()} can shift the level downward and keep it there.",
+            "spike": f"{s.spike.capitalize()} can cause a brief spike.",
+            "none": "No outside event is expected to disturb the values.",
+        }[scenario.event_kind],
+        "Random fluctuations of a few percent move around the pattern.",
+    ]
+    return " ".join(lines)
+
+
+START_DATE = "2023-01-02"  # a Monday; the procedural series' first timestamp
+
+
+def timestamp(scenario: Scenario, step: int) -> str:
+    """The time of 0-based ``step`` of a series starting at :data:`START_DATE`, in the
+    subject's frequency (ISO 8601; hours as ``YYYY-MM-DD HH:00``)."""
+    start = np.datetime64(START_DATE)
+    frequency = scenario.subject.frequency
+    if frequency == "month":
+        month = np.datetime64(START_DATE[:7], "M") + step
+        return f"{month}-01"
+    if frequency == "hour":
+        moment = start.astype("datetime64[h]") + step
+        return str(moment).replace("T", " ") + ":00"
+    days = step * (7 if frequency == "week" else 1)
+    return str(start + np.timedelta64(days, "D"))
+
+
+def metadata(scenario: Scenario) -> dict:
+    """The paper's ``metadata``: first and last timestamps of the whole series (history and
+    horizon, as in the public data), the frequency and the units."""
+    s = scenario.subject
+    frequency = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}
+    return {
+        "start": timestamp(scenario, 0),
+        "end": timestamp(scenario, scenario.length - 1),
+        "frequency": frequency[s.frequency],
+        "units": s.unit,
+    }
 
 
 def short_caption(scenario: Scenario) -> str:
@@ -636,6 +696,89 @@ def two_series_item(rng: np.random.Generator, scenario: Scenario, category: str)
     raise TsrateError(f"unknown two-series question category {category!r}")
 
 
+def near_what_ifs(scenario: Scenario) -> dict[str, tuple[str, Scenario]]:
+    """For each what-if of :func:`what_ifs`, a similar-looking one that is wrong: the same
+    sentence with other numbers (or another size word), as the paper's manual perturbation
+    edits the right option's numbers (Section 5.3, Appendix B.5)."""
+    s = scenario.subject
+    out: dict[str, tuple[str, Scenario]] = {}
+    if scenario.event_kind != "none":
+        out["event_removed"] = (
+            f"What if the effect of {scenario.event_noun} had been half as large?",
+            dataclasses.replace(scenario, event_effect=scenario.event_effect / 2),
+        )
+    if scenario.event_kind in ("step_up", "step_down", "spike"):
+        out["event_doubled"] = (
+            f"What if the effect of {scenario.event_noun} had been three times as large?",
+            dataclasses.replace(scenario, event_effect=max(-0.9, 3 * scenario.event_effect)),
+        )
+    if scenario.trend != 0:
+        out["trend_reversed"] = (
+            "What if the underlying trend had been twice as steep?",
+            dataclasses.replace(scenario, trend=2 * scenario.trend),
+        )
+    if scenario.amplitude > 0:
+        out["cycle_removed"] = (
+            f"What if the {s.cycle} cycle had been twice as large?",
+            dataclasses.replace(scenario, amplitude=2 * scenario.amplitude),
+        )
+    else:
+        out["cycle_added"] = (
+            f"What if there had been a {s.cycle} cycle of plus or minus 50%?",
+            dataclasses.replace(scenario, amplitude=0.5),
+        )
+    out["level_raised"] = (
+        "What if the starting level had been 20% higher?",
+        dataclasses.replace(scenario, base=scenario.base * 1.2),
+    )
+    return out
+
+
+def direct_miss(series: np.ndarray, scenario: Scenario) -> float:
+    """How badly ``scenario``'s clean curve, as it is (no rescaling: a what-if that changes
+    the level must show the level), misses ``series``: relative RMS."""
+    series = np.asarray(series, dtype=float)
+    curve = clean_series(dataclasses.replace(scenario, length=len(series)))
+    return float(np.sqrt(np.mean((series - curve) ** 2)) / np.sqrt(np.mean(series**2)))
+
+
+def perturbed_item(rng: np.random.Generator, original: Item) -> Item | None:
+    """The paper's perturbed twin (Section 5.3) of a ``which_change`` item: a randomly
+    chosen wrong option is replaced, in place, by a near copy of the right one with other
+    numbers (:func:`near_what_ifs`); the right option and its position stay. None when the
+    near copy would not be refuted by the second series (:func:`direct_miss` below
+    :data:`MIN_DISTRACTOR_MISS`) or the change has no near copy."""
+    if original.task != "qa_two" or original.category != "which_change":
+        return None
+    scenario = scenario_from_dict(original.params["scenario"])
+    name = original.params["change"]
+    near = near_what_ifs(scenario).get(name)
+    if near is None:
+        return None
+    text, near_scenario = near
+    second = np.asarray(original.series_b, dtype=float)
+    if direct_miss(second, near_scenario) < MIN_DISTRACTOR_MISS or text in original.options:
+        return None
+    wrong = [i for i in range(len(original.options)) if i != original.answer_index]
+    position = wrong[int(rng.integers(len(wrong)))]
+    options = list(original.options)
+    replaced = options[position]
+    options[position] = text
+    return dataclasses.replace(
+        original,
+        task="qa_perturbed",
+        options=tuple(options),
+        params={
+            **original.params,
+            "original_item_id": original.item_id,
+            "perturbed_index": position,
+            "replaced_option": replaced,
+            "near_change": name,
+            "near_scenario": near_scenario.to_dict(),
+        },
+    )
+
+
 def forecast_item(
     rng: np.random.Generator, subject_index: int, length: int, context_share: float
 ) -> Item:
@@ -657,6 +800,11 @@ def forecast_item(
             "scenario": scenario.to_dict(),
             "event_step": scenario.event_step - history,  # 0-based step of the horizon
             "event_effect": scenario.event_effect,
+            "context_pieces": {
+                "description": caption(scenario),
+                "characteristics": characteristics(scenario),
+                "metadata": metadata(scenario),
+            },
         },
     )
 
@@ -673,6 +821,7 @@ class GeneratorConfig:
     length: int = 100
     context_share: float = 0.8
     distractors: str = "random"
+    perturbed: bool = True
 
     def __post_init__(self) -> None:
         if self.distractors not in DISTRACTOR_MODES:
@@ -689,7 +838,8 @@ class GeneratorConfig:
 
 
 def generate_items(config: GeneratorConfig = GeneratorConfig()) -> list[Item]:
-    """The procedural dataset: etiological, qa_single, qa_two and forecast items."""
+    """The procedural dataset: etiological, qa_single, qa_two, qa_perturbed (the twins of
+    which_change items, when ``config.perturbed``) and forecast items."""
     rng = np.random.default_rng(config.seed)
     scenarios = [
         draw_scenario(rng, i % len(SUBJECTS), config.length) for i in range(config.scenarios)
@@ -712,6 +862,9 @@ def generate_items(config: GeneratorConfig = GeneratorConfig()) -> list[Item]:
             item = two_series_item(rng, scenario, category)
             if item is not None:
                 items.append(item)
+                twin = perturbed_item(rng, item) if config.perturbed else None
+                if twin is not None:
+                    items.append(twin)
                 break
     for index in range(config.forecasts):
         items.append(forecast_item(rng, index % len(SUBJECTS), config.length, config.context_share))
