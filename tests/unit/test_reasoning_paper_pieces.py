@@ -160,3 +160,58 @@ def test_a_missing_piece_is_an_error_not_a_silent_other_condition():
         forecast_context(bare, "with_characteristics")
     with pytest.raises(TsrateError, match="no condition 'with_everything'"):
         forecast_context(bare, "with_everything")
+
+
+def test_imported_forecasts_carry_the_public_pieces(tmp_path):
+    from tests.unit.test_reasoning_import import good_rows, series_row, write
+    from tsrate.suites.reasoning.dataset import import_items
+
+    items = import_items(write(tmp_path / "tsqa.jsonl", good_rows()), seed=3)
+    forecast = next(i for i in items if i.task == "forecast")
+    row = series_row(0)
+    text = forecast_context(forecast, "with_all_context").split("\n")
+    assert text[0] == row["description"]
+    assert text[1] == " ".join(row["characteristics"])  # a list: one line
+    assert text[2] == (
+        "The time series was collected between 2024-01-01 and 2024-01-20 with a collection "
+        'frequency of daily, and the data unit is "visitors". You will predict the next 4 '
+        "data points."
+    )
+    assert forecast_context(forecast, "with_characteristics") == text[1]
+
+
+def test_the_random_answerer_scores_chance_within_its_interval():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from tsrate.suites.reasoning.answerers import RandomChoice
+
+    items = generate_items(GeneratorConfig())
+    rule = RandomChoice(0)
+    requests = rule.requests(items)
+    assert {r.item.task for r in requests} == {
+        "etiological", "qa_single", "qa_two", "qa_perturbed"
+    }  # fmt: skip
+    answers = rule.answer(requests)
+    right = [a.choice == r.item.answer_index for r, a in zip(requests, answers, strict=True)]
+    low, high = proportion_confint(sum(right), len(right), method="wilson")
+    assert low <= 0.25 <= high and len(right) == 24 + 2 * (24 + 24 + 10)
+
+
+def test_an_older_items_table_takes_perturbed_items(tmp_path):
+    import duckdb
+
+    from tsrate.suites.reasoning import schema, storage
+
+    con = duckdb.connect(str(tmp_path / "old.duckdb"))
+    con.execute("create schema raw")
+    con.execute(schema.DDL.replace("'qa_perturbed', ", ""))  # the table before the task
+    items = generate_items(GeneratorConfig(scenarios=4, forecasts=1))
+    storage.store_items(con, "r1", [i for i in items if i.task != "qa_perturbed"])
+    storage.store_items(con, "r2", items)
+    counts = dict(con.execute("select task, count(*) from raw.rsn_items group by 1").fetchall())
+    assert counts["qa_perturbed"] >= 1 and sum(counts.values()) == len(items)
+    with pytest.raises(duckdb.ConstraintException):  # the check itself is kept
+        con.execute(
+            "insert into raw.rsn_items select * replace ('nonsense' as task, 'x' as item_id) "
+            "from raw.rsn_items limit 1"
+        )

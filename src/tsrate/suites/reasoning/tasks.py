@@ -13,8 +13,9 @@ Conditions (what the prompt holds):
   caption (``Ca``, the item's description; ``with_context``), the characteristics
   (``Ch``), either with the metadata (``Me``) and all three. The pieces are the item's
   ``params["context_pieces"]`` (``description``, ``characteristics``, ``metadata``),
-  joined in that order, one per line (the reference joins them with a space, in the same
-  order); the metadata is written as one sentence (:func:`metadata_sentence`).
+  joined in that order, one per line (a piece's own line breaks become spaces; the
+  reference joins the pieces with a space, in the same order); the metadata is written as
+  one sentence (:func:`metadata_sentence`).
 
 Templates are package data under ``prompts/`` (``choice.txt``, ``forecast.txt``, blocks
 ``context.txt``, ``series_one.txt``, ``series_two.txt``, ``plot_one.txt``,
@@ -188,7 +189,10 @@ def forecast_context(item: Item, condition: str) -> str:
                 f"forecasting item {item.item_id} has no {piece} for condition {condition!r}; "
                 "hint: procedural and imported items carry params.context_pieces"
             )
-        parts.append(metadata_sentence(value, item.horizon) if piece == "metadata" else value)
+        if piece == "metadata":
+            parts.append(metadata_sentence(value, item.horizon))
+        else:  # one line per piece: a list of characteristics becomes one line
+            parts.append(" ".join(str(value).split()))
     return "\n".join(parts)
 
 
