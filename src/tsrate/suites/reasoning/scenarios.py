@@ -11,11 +11,14 @@ own seeded noise. Steps are numbered from 1 in every text ("day 1" is the first 
 
 The caption (:func:`caption`) states each parameter in words and numbers. Items:
 
-- etiological: the true caption and three captions of other scenarios that differ in a
-  visible feature (trend direction, cycle, event) AND explain the series worse: after the
-  best scaling, a distractor's clean curve misses the observed series by at least
+- etiological: the true caption and three captions of other scenarios, drawn at random as
+  the paper does (``distractors="random"``, the default; a caption equivalent to the truth,
+  :func:`equivalent_caption`, is redrawn, so the truth explains the series clearly best),
+  or, ``distractors="contrastive"``, only captions that differ in a visible feature (trend
+  direction, cycle, event) AND explain the series worse: after the best scaling, a
+  distractor's clean curve misses the observed series by at least
   :data:`MIN_DISTRACTOR_MISS` (relative RMS) and 2.5 times the true caption's miss
-  (:func:`explanation_miss`), so the series itself refutes every distractor;
+  (:func:`explanation_miss`);
 - qa_single: what-if questions (event removed, values scaled, trend removed) whose
   numeric answers are computed from the parameters or the observed values;
 - qa_two: a second series from the same parameters with one change and the same noise
