@@ -45,7 +45,7 @@ def reasoning_flow(
     """Run the reasoning suite; return its suite run id.
 
     ``import_path``: a JSONL file in the public schema (default: the procedural dataset,
-    sized by ``generator``: seed, scenarios, forecasts, length, context_share); ``llms``:
+    sized by ``generator``: seed, scenarios, forecasts, length, context_share, distractors, perturbed); ``llms``:
     language-model specs (``endpoint:ID``, ``hf_local:ID``); ``fracast``: also forecast with
     fracast (True, the default: every forecasting item; or at most that many items; 0: none);
     ``forecast_samples``: sampled replies per forecast prompt of a language model (1: one

@@ -15,6 +15,7 @@ from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
 from tsrate import dbt
 from tsrate.suites.reasoning.dataset import DatasetError
+from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
 from tsrate.warehouse import connect
 
 pytestmark = pytest.mark.slow
@@ -26,6 +27,8 @@ MARTS = (
     "rsn_task_accuracy",
     "rsn_forecast_errors",
     "rsn_context_effects",
+    "rsn_context_combinations",
+    "rsn_perturbation_effects",
     "rsn_ratings",
     "rsn_rating_stability",
 )
@@ -74,7 +77,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
         assert count(warehouse, f"marts.{mart}") > 0, mart
 
     tasks = read(warehouse, "select * from marts.rsn_task_accuracy").set_index("task")
-    assert set(tasks.index) == {"etiological", "qa_single", "qa_two"}
+    assert set(tasks.index) == {"etiological", "qa_single", "qa_two", "qa_perturbed"}
     assert (tasks["system_id"] == "random").all() and (tasks["chance_level"] == 0.25).all()
     # the mart's accuracy is the share of raw responses naming the stored answer
     raw = read(
@@ -107,8 +110,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
         ("median", "without_context"),
         ("arima", "without_context"),
         ("fracast", "without_context"),
-        ("context_rule", "without_context"),
-        ("context_rule", "with_context"),
+        *(("context_rule", condition) for condition in FORECAST_CONTEXTS),
     }
     assert errors.loc[("fracast", "without_context"), "n_items"] == 2
     naive = errors.loc[("naive", "without_context")]
@@ -119,6 +121,44 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     context = read(warehouse, "select * from marts.rsn_context_effects")
     assert context["system_id"].tolist() == ["context_rule"]
     assert context["n_paired"][0] == 4 and context["mae_gain"][0] > 0
+    # Figure A.5: a row per context combination; the rule reads the caption's numbers
+    # wherever the caption is given and nothing else (characteristics state no numbers)
+    combos = read(warehouse, "select * from marts.rsn_context_combinations").set_index(
+        "paper_label"
+    )
+    assert sorted(combos.index) == ["Ca", "CaMe", "Ch", "ChMe", "all"]
+    assert (combos["system_id"] == "context_rule").all() and (combos["n_paired"] == 4).all()
+    for label in ("Ca", "CaMe", "all"):
+        assert combos.loc[label, "mae_gain"] == pytest.approx(context["mae_gain"][0])
+    for label in ("Ch", "ChMe"):
+        assert combos.loc[label, "mae_gain"] == 0 and combos.loc[label, "n_improved"] == 0
+    # Section 5.3: the random answerer's paired comparison, recomputed from the raw tables
+    pert = read(warehouse, "select * from marts.rsn_perturbation_effects").set_index("condition")
+    raw_choices = read(
+        warehouse,
+        "select i.item_id, i.task, i.params, p.condition, r.parsed_choice, i.answer_index "
+        "from raw.rsn_responses r join raw.rsn_prompts p using (prompt_hash) "
+        "join raw.rsn_items i using (item_id) where p.system_id = 'random' "
+        "and i.task in ('qa_two', 'qa_perturbed')",
+    )
+    by_key = {(r.item_id, r.condition): r for r in raw_choices.itertuples()}
+    for condition in ("with_series", "without_series"):
+        twins = [
+            r for r in raw_choices.itertuples()
+            if r.task == "qa_perturbed" and r.condition == condition
+        ]  # fmt: skip
+        originals = [by_key[(json.loads(r.params)["original_item_id"], condition)] for r in twins]
+        row = pert.loc[condition]
+        assert row["n_pairs"] == len(twins) == 6
+        assert row["accuracy_perturbed"] == pytest.approx(
+            np.mean([r.parsed_choice == r.answer_index for r in twins])
+        )
+        assert row["accuracy_original"] == pytest.approx(
+            np.mean([r.parsed_choice == r.answer_index for r in originals])
+        )
+        assert row["n_lured"] == sum(
+            r.parsed_choice == json.loads(r.params)["perturbed_index"] for r in twins
+        )
 
     assert (errors["coverage"] == 1).all()
     assert (errors["mae_ci_low"] <= errors["mae"] + 1e-12).all()
@@ -136,6 +176,8 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert (ratings["n_systems"] == per_group).all()  # reads like marts.ratings
     report = (tmp_path / "reports" / "reasoning.html").read_text()
     assert "<svg" in report and "Context-aided forecasting" in report and suite_run_id in report
+    assert "Perturbed questions (paper Section 5.3)" in report
+    assert "Context combinations (paper Figure A.5)" in report
     assert_suite_published(warehouse, "reasoning", suite_run_id, tmp_path)
 
     # 3. resumable: a second run asks nothing new (every prompt hash has a response)
@@ -228,8 +270,21 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
         assert len(server.payloads) == asked  # resumed: nothing asked twice
 
     tasks = read(warehouse, "select * from marts.rsn_task_accuracy where system_id = 'qa_llm'")
-    assert set(tasks["task"]) == {"etiological", "qa_single", "qa_two"}
+    assert set(tasks["task"]) == {"etiological", "qa_single", "qa_two", "qa_perturbed"}
     assert (tasks["system_kind"] == "language_model").all()
+    # hand-worked Section 5.3 scoring: "Answer: A" is right where the answer is A, and
+    # lured where the near copy stands at A (6 pairs; (answer, near copy) of the seed-11
+    # twins: (2,1), (1,0), (1,3), (0,3), (0,2), (3,2); the last twin's options and the first
+    # and last originals' mention a trend, so the responder's reply there is unparseable)
+    pert = read(
+        warehouse,
+        "select * from marts.rsn_perturbation_effects "
+        "where system_id = 'qa_llm' and condition = 'with_series'",
+    )
+    assert pert["n_pairs"][0] == 6
+    assert pert["n_lured"][0] == 1 and pert["share_lured"][0] == pytest.approx(1 / 6)
+    assert pert["accuracy_perturbed"][0] == pytest.approx(2 / 6)
+    assert pert["accuracy_original"][0] == pytest.approx(2 / 6) and pert["n_lost"][0] == 0
     unparseable = read(warehouse, "select * from marts.rsn_unparseable_responses")
     assert (
         len(unparseable)

@@ -21,6 +21,7 @@ from tsrate.suites.reasoning.scenarios import (
     caption,
     clean_series,
     difference_bucket,
+    etiological_item,
     explanation_miss,
     generate_items,
     noise_draw,
@@ -48,7 +49,13 @@ def _number(option: str) -> float:
 def test_ten_domains_and_every_task(items):
     assert len(DOMAINS) >= 10
     assert len({item.domain for item in items}) >= 10
-    assert {item.task for item in items} == {"etiological", "qa_single", "qa_two", "forecast"}
+    assert {item.task for item in items} == {
+        "etiological",
+        "qa_single",
+        "qa_two",
+        "qa_perturbed",
+        "forecast",
+    }
     assert {item.category for item in by_task(items, "qa_single")} == {
         "counterfactual_event",
         "counterfactual_scale",
@@ -66,7 +73,8 @@ def test_seeded(items):
         GeneratorConfig(scenarios=3)
 
 
-def test_captions_are_written_from_the_parameters_and_the_series_refutes_distractors(items):
+def test_captions_are_written_from_the_parameters_and_the_series_refutes_distractors():
+    items = generate_items(dataclasses.replace(CONFIG, distractors="contrastive"))
     etiological = by_task(items, "etiological")
     assert len(etiological) >= 30
     for item in etiological:
@@ -82,6 +90,62 @@ def test_captions_are_written_from_the_parameters_and_the_series_refutes_distrac
         # series picks it every time
         assert misses[item.answer_index] < 2 * NOISE
         assert int(np.argmin(misses)) == item.answer_index
+
+
+def _miss(series, scenario) -> float:
+    """Relative RMS residual of the series after a least-squares scale of the scenario's
+    clean curve, by numpy's lstsq (independent of explanation_miss)."""
+    curve = clean_series(dataclasses.replace(scenario, length=len(series)))
+    coef, *_ = np.linalg.lstsq(curve[:, None], series, rcond=None)
+    return float(np.linalg.norm(series - coef[0] * curve) / np.linalg.norm(series))
+
+
+def test_random_distractors_are_other_scenarios_never_the_truth_and_seeded(items):
+    assert CONFIG.distractors == "random"  # the paper's way is the default
+    etiological = by_task(items, "etiological")
+    assert len(etiological) == CONFIG.scenarios
+    truths = [scenario_from_dict(item.params["scenario"]) for item in etiological]
+    below_contrastive = 0
+    for item, truth in zip(etiological, truths, strict=True):
+        assert item.params["distractors"] == "random"
+        assert len(set(item.options)) == 4
+        options = [scenario_from_dict(p) for p in item.params["option_scenarios"]]
+        assert options[item.answer_index] == truth
+        series = np.asarray(item.series)
+        for position, other in enumerate(options):
+            if position == item.answer_index:
+                continue
+            assert other in truths and other != truth  # another scenario of the dataset
+            assert caption(other) != caption(truth)
+            # never equivalent: the truth explains the series clearly better
+            assert _miss(series, other) > 1.5 * _miss(series, truth)
+            below_contrastive += _miss(series, other) < 2.5 * _miss(series, truth) or (
+                other.signature == truth.signature
+            )
+    # random draws include distractors the contrastive filter would have refused
+    assert below_contrastive >= 1
+    again = by_task(generate_items(CONFIG), "etiological")
+    assert [i.options for i in again] == [i.options for i in etiological]
+    contrastive = by_task(
+        generate_items(dataclasses.replace(CONFIG, distractors="contrastive")), "etiological"
+    )
+    assert [i.options for i in contrastive] != [i.options for i in etiological]
+    with pytest.raises(TsrateError, match="distractors must be one of"):
+        GeneratorConfig(distractors="easy")
+
+
+def test_an_equivalent_random_distractor_is_redrawn():
+    truth = scenario_from_dict(generate_items(CONFIG)[0].params["scenario"])
+    twin = dataclasses.replace(truth, noise_seed=truth.noise_seed + 1)  # same caption
+    near = dataclasses.replace(truth, base=truth.base * 2)  # same shape, other level
+    others = [
+        scenario_from_dict(i.params["scenario"])
+        for i in by_task(generate_items(CONFIG), "etiological")[1:6]
+    ]
+    for seed in range(20):
+        item = etiological_item(np.random.default_rng(seed), truth, [twin, near, *others])
+        chosen = [scenario_from_dict(p) for p in item.params["option_scenarios"]]
+        assert twin not in chosen and near not in chosen
 
 
 def test_caption_states_the_numbers():
@@ -160,7 +224,7 @@ def test_forecast_context_states_the_future(items):
     rule = ContextRule()
     requests = rule.requests(forecasts)
     answers = {r.prompt_hash: r.forecast for r in rule.answer(requests)}
-    errors = {"with_context": [], "without_context": []}
+    errors: dict[str, list[float]] = {}
     for item in forecasts:
         step = item.params["event_step"]
         assert 0 <= step < item.horizon  # the event falls inside the horizon
@@ -178,8 +242,13 @@ def test_forecast_context_states_the_future(items):
         )
         for r in requests:
             if r.item is item:
-                errors[r.condition].append(
+                errors.setdefault(r.condition, []).append(
                     normalised_errors(item.series, item.future, answers[r.prompt_hash])[0]
                 )
     # reading the stated effect helps the simple context rule on average
     assert np.mean(errors["with_context"]) < np.mean(errors["without_context"])
+    # every combination holding the caption reads it; the others cannot (no numbers)
+    for condition in ("with_context_metadata", "with_all_context"):
+        assert errors[condition] == errors["with_context"]
+    for condition in ("with_characteristics", "with_characteristics_metadata"):
+        assert errors[condition] == errors["without_context"]

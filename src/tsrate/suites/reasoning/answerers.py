@@ -48,6 +48,7 @@ from tsrate.suites.reasoning.encoding import (
 from tsrate.suites.reasoning.items import CHOICE_TASKS, LETTERS, Item
 from tsrate.suites.reasoning.sampling import reference_temperature
 from tsrate.suites.reasoning.tasks import (
+    CAPTION_CONDITIONS,
     CONDITIONS,
     choice_messages,
     forecast_messages,
@@ -372,7 +373,7 @@ class ContextRule:
         for r in requests:
             level = float(np.mean(np.asarray(r.item.series, dtype=float)[-RECENT:]))
             forecast = np.full(r.item.horizon, level)
-            if r.condition == "with_context":
+            if r.condition in CAPTION_CONDITIONS:  # the caption states step and effect
                 step = max(0, int(r.item.params["event_step"]))
                 forecast[step:] *= 1.0 + float(r.item.params["event_effect"])
             out.append(

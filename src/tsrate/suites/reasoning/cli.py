@@ -100,6 +100,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--length", type=int, default=100, help="procedural series length (100)")
     parser.add_argument("--seed", type=int, default=2024, help="procedural dataset seed (2024)")
+    parser.add_argument(
+        "--distractors",
+        choices=("random", "contrastive"),
+        default="random",
+        help="procedural etiological distractors: random (default, the paper's: captions "
+        "of other scenarios drawn at random, an equivalent one redrawn) or contrastive "
+        "(captions that differ visibly and fit the series worse: easier)",
+    )
     add_control_arguments(parser, store_only="answer and store only")
 
 
@@ -120,6 +128,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             "scenarios": args.scenarios,
             "forecasts": args.forecasts,
             "length": args.length,
+            "distractors": args.distractors,
         },
         build=not args.no_build,
         lock_timeout=args.lock_timeout,

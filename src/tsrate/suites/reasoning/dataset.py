@@ -36,7 +36,8 @@ yields no items at all, so nothing is half-imported.
 Items made (:func:`items_from_rows`): per series row, an etiological item (its description
 and three others of the file, drawn with ``seed``; needs four distinct descriptions) and a
 forecasting item (the first ``context_share`` of the values as history, the description as
-context); per question row, a ``qa_single`` or ``qa_two`` item whose context is, as in the paper's
+context; its ``params["context_pieces"]``: description, characteristics and metadata, for
+the Figure A.5 context combinations); per question row, a ``qa_single`` or ``qa_two`` item whose context is, as in the paper's
 QA task configuration, the series' ``description_tiny`` followed by its ``metadata`` (JSON,
 keys sorted) on the next line; without a tiny description, its ``description_short``
 (two-series: plus the what-if).
@@ -442,7 +443,14 @@ def items_from_rows(rows: ImportedRows, seed: int = 0, context_share: float = 0.
                     future=row.series[history:],
                     context=row.description,
                     source="import",
-                    params=provenance,
+                    params={
+                        **provenance,
+                        "context_pieces": {
+                            "description": row.description,
+                            "characteristics": row.characteristics,
+                            "metadata": row.metadata,
+                        },
+                    },
                 )
             )
     for question in rows.questions:

@@ -5,6 +5,9 @@ Tasks (paper Sections 4-6):
 - ``etiological``: a series and four scenario captions; which caption produced it?
 - ``qa_single``: a what-if question about one series, four options.
 - ``qa_two``: a question about a series and a second series made under a what-if, four options.
+- ``qa_perturbed``: a ``qa_two`` question whose one wrong option is replaced by a near copy
+  of the right one with other numbers (paper Section 5.3); ``params.original_item_id``
+  names the original, ``params.perturbed_index`` the near copy's position.
 - ``forecast``: the history of a series (``series``), the true continuation (``future``)
   and a context text that states something about that future.
 
@@ -18,8 +21,8 @@ import dataclasses
 import hashlib
 import json
 
-TASKS = ("etiological", "qa_single", "qa_two", "forecast")
-CHOICE_TASKS = ("etiological", "qa_single", "qa_two")
+TASKS = ("etiological", "qa_single", "qa_two", "qa_perturbed", "forecast")
+CHOICE_TASKS = ("etiological", "qa_single", "qa_two", "qa_perturbed")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -242,7 +242,7 @@ def rating_scores(
     qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition, task
     ``forecast_<condition>``) and rsn_context_effects (context_gain, task ``forecast``)."""
     keys = ["suite_run_id", "system_id"]
-    qa = accuracy[accuracy["task"].isin(["qa_single", "qa_two"])]
+    qa = accuracy[accuracy["task"].isin(["qa_single", "qa_two", "qa_perturbed"])]
     return pd.concat(
         [
             accuracy[keys].assign(
@@ -309,7 +309,7 @@ def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
     gap = with_series.merge(
         without, on=["suite_run_id", "task", "item_id", "system_id"], suffixes=("", "_without")
     )
-    gap = gap[gap["task"].isin(["qa_single", "qa_two"])]
+    gap = gap[gap["task"].isin(["qa_single", "qa_two", "qa_perturbed"])]
     # no usable answer in a condition: no evidence of a gap (the mart's series_gap is null)
     usable = choice.assign(ok=choice["is_answered"].astype(bool) & choice["parse_ok"].astype(bool))
     any_ok = usable.groupby(["suite_run_id", "task", "system_id", "condition"])["ok"].any()

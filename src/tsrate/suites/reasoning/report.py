@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsrate.suites.publishing import html_page, read_marts, write_html
+from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
 from tsrate.svg import PALETTE, Point, Series, bar_chart
 
 
@@ -26,7 +27,24 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "stability": "select metric, task, system_id, share_at_rating "
         "from marts.rsn_rating_stability",
     }
-    return read_marts(path, queries)
+    data = read_marts(path, queries)
+    # marts added later (Section 5.3, Figure A.5): an older snapshot may lack them
+    later = {
+        "perturbation": ("rsn_perturbation_effects", "condition, system_id"),
+        "combinations": ("rsn_context_combinations", "system_id, condition"),
+    }
+    present = set(
+        read_marts(
+            path, {"t": "select table_name from duckdb_tables() where schema_name = 'marts'"}
+        )["t"]["table_name"]
+    )
+    queries = {
+        name: f"select * from marts.{table} order by {order}"
+        for name, (table, order) in later.items()
+        if table in present
+    }
+    data.update(read_marts(path, queries) if queries else {})
+    return data
 
 
 def unusable_lines(tasks: pd.DataFrame, forecasts: pd.DataFrame) -> str:
@@ -119,6 +137,48 @@ def _bars(
     return bar_chart(title, categories, series, y_label=y_label)
 
 
+CONDITION_LABELS = {
+    "without_context": "without context",
+    "with_context": "with context (Ca)",
+    "with_characteristics": "Ch",
+    "with_context_metadata": "CaMe",
+    "with_characteristics_metadata": "ChMe",
+    "with_all_context": "all",
+}
+
+
+def combinations_section(frame: pd.DataFrame) -> str:
+    """Figure A.5: each context combination against the same system without context."""
+    if frame.empty:
+        return ""
+    return (
+        "<h3>Context combinations (paper Figure A.5)</h3><p>Ca = the caption, Ch = the "
+        "characteristics, Me = the metadata, all = the three; each paired with the same "
+        "system's forecast without context on the items where both are usable. mae_gain &gt; "
+        "0: the context helped; n_improved of n_paired items improved.</p>"
+        + _bars("MAE gain per context combination", frame, "paper_label",
+                {"mae_gain (mean over systems)": "mae_gain"}, "MAE gain")
+        + _table(frame.drop(columns=["suite_run_id"]))
+    )  # fmt: skip
+
+
+def perturbation_section(frame: pd.DataFrame) -> str:
+    """Section 5.3: accuracy on the originals and on their perturbed twins."""
+    if frame.empty:
+        return ""
+    with_series = frame[frame["condition"] == "with_series"]
+    return (
+        "<h2>Perturbed questions (paper Section 5.3)</h2><p>Each which_change question "
+        "again, with one wrong option replaced by a near copy of the right one with other "
+        "numbers (which the second series refutes). share_lured: answers naming the near "
+        "copy; accuracy of the twins with its Wilson interval: task qa_perturbed above.</p>"
+        + _bars("original vs perturbed (with the series)", with_series, "system_id",
+                {"original": "accuracy_original", "perturbed": "accuracy_perturbed",
+                 "chance": "chance_level"}, "accuracy")
+        + _table(frame.drop(columns=["suite_run_id"]))
+    )  # fmt: skip
+
+
 def render_report(data: dict[str, pd.DataFrame]) -> str:
     """The HTML report from the frames of :func:`_read` (pure)."""
     tasks, forecasts = data["tasks"], data["forecasts"]
@@ -149,11 +209,8 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             index="system_id", columns="condition", values="mae"
         ).reset_index()
         columns = {
-            label: condition
-            for label, condition in (
-                ("without context", "without_context"),
-                ("with context", "with_context"),
-            )
+            CONDITION_LABELS.get(condition, condition): condition
+            for condition in FORECAST_CONTEXTS
             if condition in wide.columns
         }
         baseline = forecasts.groupby("system_id")["baseline_mae"].mean().reset_index()
@@ -168,6 +225,8 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
                 "bound on what the context is worth, not a model.</p>"
             )
             sections.append(_table(data["context"].drop(columns=["suite_run_id"])))
+        sections.append(combinations_section(data.get("combinations", pd.DataFrame())))
+    sections.append(perturbation_section(data.get("perturbation", pd.DataFrame())))
     if not data["ratings"].empty:
         sections.append(
             "<h2>Ratings</h2><p>share_at_rating: share of item resamples giving the "

@@ -11,17 +11,25 @@ own seeded noise. Steps are numbered from 1 in every text ("day 1" is the first 
 
 The caption (:func:`caption`) states each parameter in words and numbers. Items:
 
-- etiological: the true caption and three captions of other scenarios that differ in a
-  visible feature (trend direction, cycle, event) AND explain the series worse: after the
-  best scaling, a distractor's clean curve misses the observed series by at least
+- etiological: the true caption and three captions of other scenarios, drawn at random as
+  the paper does (``distractors="random"``, the default; a caption equivalent to the truth,
+  :func:`equivalent_caption`, is redrawn, so the truth explains the series clearly best),
+  or, ``distractors="contrastive"``, only captions that differ in a visible feature (trend
+  direction, cycle, event) AND explain the series worse: after the best scaling, a
+  distractor's clean curve misses the observed series by at least
   :data:`MIN_DISTRACTOR_MISS` (relative RMS) and 2.5 times the true caption's miss
-  (:func:`explanation_miss`), so the series itself refutes every distractor;
+  (:func:`explanation_miss`);
 - qa_single: what-if questions (event removed, values scaled, trend removed) whose
   numeric answers are computed from the parameters or the observed values;
 - qa_two: a second series from the same parameters with one change and the same noise
   draw: which what-if produced it, and how its last quarter compares with the first's;
+- qa_perturbed: the paper's perturbed twin of each ``which_change`` item (Section 5.3):
+  one wrong option replaced by a near copy of the right one with other numbers, which the
+  second series refutes (:func:`perturbed_item`);
 - forecast: a scenario whose step event falls inside the forecast horizon; the context is
-  its caption, so it states the future ("From day 86 on, a promotion doubles the values").
+  its caption, so it states the future ("From day 86 on, a promotion doubles the values");
+  ``params["context_pieces"]`` also holds its characteristics (:func:`characteristics`,
+  words only) and metadata (:func:`metadata`) for the paper's Figure A.5 combinations.
 
 Numeric options are kept at least :data:`MIN_OPTION_GAP` apart (relative), so the right
 one is unambiguous. Everything is seeded: the same configuration gives the same items.
@@ -228,6 +236,61 @@ def caption(scenario: Scenario) -> str:
     )
 
 
+def characteristics(scenario: Scenario) -> str:
+    """The paper's ``characteristics``: the patterns to expect and how outside events may
+    shift them, in words only (no step, no size: what the caption states in numbers)."""
+    s = scenario.subject
+    lines = [
+        {
+            "rising": "The values trend upward over the period.",
+            "falling": "The values trend downward over the period.",
+            "flat": "The values show no long-run trend.",
+        }[scenario.trend_direction],
+        f"A {s.cycle} pattern repeats every {s.period} {s.frequency}s."
+        if scenario.amplitude > 0
+        else "There is no regular cycle.",
+        {
+            "step_up": f"{s.rise.capitalize()} can shift the level upward and keep it there.",
+            "step_down": f"{s.fall.capitalize()} can shift the level downward and keep it there.",
+            "spike": f"{s.spike.capitalize()} can cause a brief spike.",
+            "none": "No outside event is expected to disturb the values.",
+        }[scenario.event_kind],
+        "Random fluctuations of a few percent move around the pattern.",
+    ]
+    return " ".join(lines)
+
+
+START_DATE = "2023-01-02"  # a Monday; the procedural series' first timestamp
+
+
+def timestamp(scenario: Scenario, step: int) -> str:
+    """The time of 0-based ``step`` of a series starting at :data:`START_DATE`, in the
+    subject's frequency (ISO 8601; hours as ``YYYY-MM-DD HH:00``)."""
+    start = np.datetime64(START_DATE)
+    frequency = scenario.subject.frequency
+    if frequency == "month":
+        month = np.datetime64(START_DATE[:7], "M") + step
+        return f"{month}-01"
+    if frequency == "hour":
+        moment = start.astype("datetime64[h]") + step
+        return str(moment).replace("T", " ") + ":00"
+    days = step * (7 if frequency == "week" else 1)
+    return str(start + np.timedelta64(days, "D"))
+
+
+def metadata(scenario: Scenario) -> dict:
+    """The paper's ``metadata``: first and last timestamps of the whole series (history and
+    horizon, as in the public data), the frequency and the units."""
+    s = scenario.subject
+    frequency = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}
+    return {
+        "start": timestamp(scenario, 0),
+        "end": timestamp(scenario, scenario.length - 1),
+        "frequency": frequency[s.frequency],
+        "units": s.unit,
+    }
+
+
 def short_caption(scenario: Scenario) -> str:
     """A summary without numbers (the paper's ``description_short``)."""
     s = scenario.subject
@@ -316,23 +379,67 @@ def _shuffle(
     return shuffled, int(np.flatnonzero(order == 0)[0])
 
 
+DISTRACTOR_MODES = ("random", "contrastive")
+EQUIVALENT_MISS_FACTOR = 1.5
+
+
+def equivalent_caption(series: np.ndarray, scenario: Scenario, other: Scenario) -> bool:
+    """True when ``other``'s caption could pass for ``scenario``'s on ``series``: the same
+    text, the same visible features (:attr:`Scenario.signature`) in the same domain, or a
+    clean curve that explains ``series`` within :data:`EQUIVALENT_MISS_FACTOR` times the
+    true caption's own miss. Such a distractor would make two options right."""
+    if caption(other) == caption(scenario):
+        return True
+    if other.signature == scenario.signature and other.subject_index == scenario.subject_index:
+        return True
+    own = explanation_miss(series, scenario)
+    return explanation_miss(series, other) <= EQUIVALENT_MISS_FACTOR * max(own, NOISE / 3)
+
+
 def etiological_item(
-    rng: np.random.Generator, scenario: Scenario, pool: list[Scenario]
+    rng: np.random.Generator,
+    scenario: Scenario,
+    pool: list[Scenario],
+    distractors: str = "random",
 ) -> Item | None:
-    """One true caption and three verifiably worse ones from ``pool`` (None if the pool has
-    too few)."""
+    """One true caption and three captions of other scenarios from ``pool`` (None if the
+    pool has too few).
+
+    ``distractors``: ``random`` (the paper's way: three captions drawn uniformly from the
+    rest of the dataset, redrawing any that :func:`equivalent_caption` calls equivalent to
+    the truth) or ``contrastive`` (ours: only captions that differ in a visible feature AND
+    explain the series measurably worse, :data:`MIN_DISTRACTOR_MISS` and 2.5 times the true
+    caption's miss; an easier item)."""
+    if distractors not in DISTRACTOR_MODES:
+        raise TsrateError(
+            f"unknown distractor mode {distractors!r}: choose from {', '.join(DISTRACTOR_MODES)}"
+        )
     series = observed_series(scenario)
     own_miss = explanation_miss(series, scenario)
-    candidates = [
-        other
-        for other in pool
-        if other.signature != scenario.signature
-        and caption(other) != caption(scenario)
-        and explanation_miss(series, other) >= max(MIN_DISTRACTOR_MISS, 2.5 * own_miss)
-    ]
-    if len(candidates) < 3:
-        return None
-    chosen = [candidates[i] for i in rng.choice(len(candidates), 3, replace=False)]
+    if distractors == "contrastive":
+        candidates = [
+            other
+            for other in pool
+            if other.signature != scenario.signature
+            and caption(other) != caption(scenario)
+            and explanation_miss(series, other) >= max(MIN_DISTRACTOR_MISS, 2.5 * own_miss)
+        ]
+        if len(candidates) < 3:
+            return None
+        chosen = [candidates[i] for i in rng.choice(len(candidates), 3, replace=False)]
+    else:
+        chosen = []
+        texts = {caption(scenario)}
+        for i in rng.permutation(len(pool)):  # a uniform draw without replacement
+            other = pool[int(i)]
+            if caption(other) in texts or equivalent_caption(series, scenario, other):
+                continue  # redrawn
+            chosen.append(other)
+            texts.add(caption(other))
+            if len(chosen) == 3:
+                break
+        if len(chosen) < 3:
+            return None
     options, answer = _shuffle(rng, caption(scenario), [caption(c) for c in chosen])
     option_params = [None] * 4
     order = [scenario, *chosen]
@@ -347,7 +454,11 @@ def etiological_item(
         question=ETIOLOGICAL_QUESTION,
         options=options,
         answer_index=answer,
-        params={"scenario": scenario.to_dict(), "option_scenarios": option_params},
+        params={
+            "scenario": scenario.to_dict(),
+            "option_scenarios": option_params,
+            "distractors": distractors,
+        },
     )
 
 
@@ -588,6 +699,89 @@ def two_series_item(rng: np.random.Generator, scenario: Scenario, category: str)
     raise TsrateError(f"unknown two-series question category {category!r}")
 
 
+def near_what_ifs(scenario: Scenario) -> dict[str, tuple[str, Scenario]]:
+    """For each what-if of :func:`what_ifs`, a similar-looking one that is wrong: the same
+    sentence with other numbers (or another size word), as the paper's manual perturbation
+    edits the right option's numbers (Section 5.3, Appendix B.5)."""
+    s = scenario.subject
+    out: dict[str, tuple[str, Scenario]] = {}
+    if scenario.event_kind != "none":
+        out["event_removed"] = (
+            f"What if the effect of {scenario.event_noun} had been half as large?",
+            dataclasses.replace(scenario, event_effect=scenario.event_effect / 2),
+        )
+    if scenario.event_kind in ("step_up", "step_down", "spike"):
+        out["event_doubled"] = (
+            f"What if the effect of {scenario.event_noun} had been three times as large?",
+            dataclasses.replace(scenario, event_effect=max(-0.9, 3 * scenario.event_effect)),
+        )
+    if scenario.trend != 0:
+        out["trend_reversed"] = (
+            "What if the underlying trend had been twice as steep?",
+            dataclasses.replace(scenario, trend=2 * scenario.trend),
+        )
+    if scenario.amplitude > 0:
+        out["cycle_removed"] = (
+            f"What if the {s.cycle} cycle had been twice as large?",
+            dataclasses.replace(scenario, amplitude=2 * scenario.amplitude),
+        )
+    else:
+        out["cycle_added"] = (
+            f"What if there had been a {s.cycle} cycle of plus or minus 50%?",
+            dataclasses.replace(scenario, amplitude=0.5),
+        )
+    out["level_raised"] = (
+        "What if the starting level had been 20% higher?",
+        dataclasses.replace(scenario, base=scenario.base * 1.2),
+    )
+    return out
+
+
+def direct_miss(series: np.ndarray, scenario: Scenario) -> float:
+    """How badly ``scenario``'s clean curve, as it is (no rescaling: a what-if that changes
+    the level must show the level), misses ``series``: relative RMS."""
+    series = np.asarray(series, dtype=float)
+    curve = clean_series(dataclasses.replace(scenario, length=len(series)))
+    return float(np.sqrt(np.mean((series - curve) ** 2)) / np.sqrt(np.mean(series**2)))
+
+
+def perturbed_item(rng: np.random.Generator, original: Item) -> Item | None:
+    """The paper's perturbed twin (Section 5.3) of a ``which_change`` item: a randomly
+    chosen wrong option is replaced, in place, by a near copy of the right one with other
+    numbers (:func:`near_what_ifs`); the right option and its position stay. None when the
+    near copy would not be refuted by the second series (:func:`direct_miss` below
+    :data:`MIN_DISTRACTOR_MISS`) or the change has no near copy."""
+    if original.task != "qa_two" or original.category != "which_change":
+        return None
+    scenario = scenario_from_dict(original.params["scenario"])
+    name = original.params["change"]
+    near = near_what_ifs(scenario).get(name)
+    if near is None:
+        return None
+    text, near_scenario = near
+    second = np.asarray(original.series_b, dtype=float)
+    if direct_miss(second, near_scenario) < MIN_DISTRACTOR_MISS or text in original.options:
+        return None
+    wrong = [i for i in range(len(original.options)) if i != original.answer_index]
+    position = wrong[int(rng.integers(len(wrong)))]
+    options = list(original.options)
+    replaced = options[position]
+    options[position] = text
+    return dataclasses.replace(
+        original,
+        task="qa_perturbed",
+        options=tuple(options),
+        params={
+            **original.params,
+            "original_item_id": original.item_id,
+            "perturbed_index": position,
+            "replaced_option": replaced,
+            "near_change": name,
+            "near_scenario": near_scenario.to_dict(),
+        },
+    )
+
+
 def forecast_item(
     rng: np.random.Generator, subject_index: int, length: int, context_share: float
 ) -> Item:
@@ -609,6 +803,11 @@ def forecast_item(
             "scenario": scenario.to_dict(),
             "event_step": scenario.event_step - history,  # 0-based step of the horizon
             "event_effect": scenario.event_effect,
+            "context_pieces": {
+                "description": caption(scenario),
+                "characteristics": characteristics(scenario),
+                "metadata": metadata(scenario),
+            },
         },
     )
 
@@ -624,8 +823,15 @@ class GeneratorConfig:
     forecasts: int = 12
     length: int = 100
     context_share: float = 0.8
+    distractors: str = "random"
+    perturbed: bool = True
 
     def __post_init__(self) -> None:
+        if self.distractors not in DISTRACTOR_MODES:
+            raise TsrateError(
+                f"distractors must be one of {', '.join(DISTRACTOR_MODES)}, "
+                f"got {self.distractors!r}"
+            )
         if self.scenarios < 4:
             raise TsrateError("the generator needs at least 4 scenarios (an item has 4 captions)")
         if self.length < 30:
@@ -635,14 +841,17 @@ class GeneratorConfig:
 
 
 def generate_items(config: GeneratorConfig = GeneratorConfig()) -> list[Item]:
-    """The procedural dataset: etiological, qa_single, qa_two and forecast items."""
+    """The procedural dataset: etiological, qa_single, qa_two, qa_perturbed (the twins of
+    which_change items, when ``config.perturbed``) and forecast items."""
     rng = np.random.default_rng(config.seed)
     scenarios = [
         draw_scenario(rng, i % len(SUBJECTS), config.length) for i in range(config.scenarios)
     ]
     items: list[Item] = []
     for index, scenario in enumerate(scenarios):
-        item = etiological_item(rng, scenario, [s for s in scenarios if s is not scenario])
+        item = etiological_item(
+            rng, scenario, [s for s in scenarios if s is not scenario], config.distractors
+        )
         if item is not None:
             items.append(item)
         for offset in range(len(SINGLE_CATEGORIES)):
@@ -656,6 +865,9 @@ def generate_items(config: GeneratorConfig = GeneratorConfig()) -> list[Item]:
             item = two_series_item(rng, scenario, category)
             if item is not None:
                 items.append(item)
+                twin = perturbed_item(rng, item) if config.perturbed else None
+                if twin is not None:
+                    items.append(twin)
                 break
     for index in range(config.forecasts):
         items.append(forecast_item(rng, index % len(SUBJECTS), config.length, config.context_share))

@@ -9,7 +9,7 @@ DDL = """
 create table if not exists raw.rsn_items (
     item_id varchar primary key,
     source varchar not null,
-    task varchar not null check (task in ('etiological', 'qa_single', 'qa_two', 'forecast')),
+    task varchar not null check (task in ('etiological', 'qa_single', 'qa_two', 'qa_perturbed', 'forecast')),
     category varchar not null,
     domain varchar,
     question varchar not null,

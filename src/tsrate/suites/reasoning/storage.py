@@ -65,8 +65,29 @@ def items_frame(items: Sequence[Item]) -> pd.DataFrame:
     )
 
 
+def upgrade_items_table(con: duckdb.DuckDBPyConnection) -> None:
+    """Warehouses made before the ``qa_perturbed`` task have a task check without it (DuckDB
+    cannot alter a check): rebuild ``raw.rsn_items`` from the current DDL, rows kept."""
+    (checks,) = con.execute(
+        "select coalesce(string_agg(expression, ' '), '') from duckdb_constraints() "
+        "where schema_name = 'raw' and table_name = 'rsn_items' and constraint_type = 'CHECK'"
+    ).fetchone()
+    if "'qa_two'" not in checks or "qa_perturbed" in checks:
+        return
+    from tsrate.suites.reasoning.schema import DDL
+
+    create = DDL[DDL.index("create table if not exists raw.rsn_items (") :]
+    create = create[: create.index(");") + 2]
+    with transaction(con):
+        con.execute("alter table raw.rsn_items rename to rsn_items_before_perturbed")
+        con.execute(create)
+        con.execute("insert into raw.rsn_items select * from raw.rsn_items_before_perturbed")
+        con.execute("drop table raw.rsn_items_before_perturbed")
+
+
 def store_items(con: duckdb.DuckDBPyConnection, suite_run_id: str, items: Sequence[Item]) -> None:
     """Store the items (new ones only) and link them to the suite run, in one transaction."""
+    upgrade_items_table(con)
     frame = items_frame(items).drop_duplicates("item_id")
     links = pd.DataFrame({"suite_run_id": suite_run_id, "item_id": frame["item_id"]})
     with transaction(con):

@@ -8,7 +8,14 @@ Conditions (what the prompt holds):
   (context + question): the accuracy gap between the two shows whether the model uses the
   series at all (paper eq. 2).
 - forecast: ``without_context`` (the history only) and ``with_context`` (the item's context
-  text first, which states something about the future; paper eq. 4).
+  text first, which states something about the future; paper eq. 4), plus the other
+  context combinations of the paper's Figure A.5 (:data:`FORECAST_CONTEXTS`): the
+  caption (``Ca``, the item's description; ``with_context``), the characteristics
+  (``Ch``), either with the metadata (``Me``) and all three. The pieces are the item's
+  ``params["context_pieces"]`` (``description``, ``characteristics``, ``metadata``),
+  joined in that order, one per line (a piece's own line breaks become spaces; the
+  reference joins the pieces with a space, in the same order); the metadata is written as
+  one sentence (:func:`metadata_sentence`).
 
 Templates are package data under ``prompts/`` (``choice.txt``, ``forecast.txt``, blocks
 ``context.txt``, ``series_one.txt``, ``series_two.txt``, ``plot_one.txt``,
@@ -25,6 +32,7 @@ Forecasts are decoded with :func:`tsrate.suites.reasoning.encoding.decode`.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from importlib import resources
 
@@ -41,11 +49,26 @@ from tsrate.suites.reasoning.encoding import (
 )
 from tsrate.suites.reasoning.items import LETTERS, Item
 
+#: forecasting condition -> the context pieces its prompt holds (paper Fig. A.5; the
+#: reference's experiment names in brackets: wo_context, wi_Ca, wi_Ch, wi_CaMe, wi_ChMe, wi_all)
+FORECAST_CONTEXTS = {
+    "without_context": (),
+    "with_context": ("description",),
+    "with_characteristics": ("characteristics",),
+    "with_context_metadata": ("description", "metadata"),
+    "with_characteristics_metadata": ("characteristics", "metadata"),
+    "with_all_context": ("description", "characteristics", "metadata"),
+}
+CONTEXT_PIECES = ("description", "characteristics", "metadata")
+#: conditions whose context holds the caption (which states the event's step and size)
+CAPTION_CONDITIONS = tuple(c for c, pieces in FORECAST_CONTEXTS.items() if "description" in pieces)
+
 CONDITIONS = {
     "etiological": ("with_series",),
     "qa_single": ("with_series", "without_series"),
     "qa_two": ("with_series", "without_series"),
-    "forecast": ("without_context", "with_context"),
+    "qa_perturbed": ("with_series", "without_series"),
+    "forecast": tuple(FORECAST_CONTEXTS),
 }
 TEMPLATE_NAMES = (
     "system",
@@ -130,13 +153,55 @@ def choice_messages(item: Item, condition: str, encoding: str) -> list[dict]:
     return _messages(user, images)
 
 
+def metadata_sentence(metadata: dict, horizon: int | None) -> str:
+    """The metadata as the reference's forecasting prompt writes it (start, end, frequency,
+    units, and how many values to predict); a metadata object without those four keys is
+    written as JSON (keys sorted)."""
+    keys = ("start", "end", "frequency", "units")
+    if isinstance(metadata, dict) and all(k in metadata for k in keys):
+        text = (
+            f"The time series was collected between {metadata['start']} and {metadata['end']} "
+            f"with a collection frequency of {metadata['frequency']}, and the data unit is "
+            f'"{metadata["units"]}".'
+        )
+    else:
+        text = "Metadata: " + json.dumps(metadata, sort_keys=True)
+    return text + (f" You will predict the next {horizon} data points." if horizon else "")
+
+
+def forecast_context(item: Item, condition: str) -> str:
+    """The context text of a forecasting prompt under ``condition``: its pieces
+    (:data:`FORECAST_CONTEXTS`) one per line; ``description`` falls back to
+    ``item.context``. A piece the item lacks is an error (the prompt would silently equal
+    another condition's)."""
+    if condition not in FORECAST_CONTEXTS:
+        raise TsrateError(
+            f"forecasting has no condition {condition!r}: choose from "
+            + ", ".join(FORECAST_CONTEXTS)
+        )
+    given = dict(item.params.get("context_pieces") or {})
+    given.setdefault("description", item.context)
+    parts = []
+    for piece in FORECAST_CONTEXTS[condition]:
+        value = given.get(piece)
+        if value is None or value == "":
+            raise TsrateError(
+                f"forecasting item {item.item_id} has no {piece} for condition {condition!r}; "
+                "hint: procedural and imported items carry params.context_pieces"
+            )
+        if piece == "metadata":
+            parts.append(metadata_sentence(value, item.horizon))
+        else:  # one line per piece: a list of characteristics becomes one line
+            parts.append(" ".join(str(value).split()))
+    return "\n".join(parts)
+
+
 def forecast_messages(item: Item, condition: str, encoding: str) -> tuple[list[dict], Scaler]:
     """The chat for a forecasting item and the scaler to decode the reply with."""
-    if condition not in CONDITIONS["forecast"]:
-        raise TsrateError(f"forecasting has no condition {condition!r}")
+    context = forecast_context(item, condition)
     text, scaler = encode_text(encoding, np.asarray(item.series))
     user = TEMPLATES["forecast"].format(
-        context_block=_context_block(item.context) if condition == "with_context" else "",
+        context_block=_context_block(context),
         n=len(item.series),
         format=get_encoding(encoding).describe(),
         series=text,
