@@ -27,6 +27,13 @@ FORECAST = Item(
     series=SERIES[:24],
     future=SERIES[24:],
     context="From day 25 on, a promotion doubles the values.",
+    # every piece of the six forecasting conditions (Figure A.5)
+    params={
+        "context_pieces": {
+            "characteristics": "A retail series with a weekly rhythm.",
+            "metadata": {"start": "2024-01-01", "frequency": "D"},
+        }
+    },
 )
 
 
@@ -147,7 +154,7 @@ class FakeModel:
 def test_each_sample_is_a_prompt_of_its_own_and_greedy_hashes_stay():
     one = LanguageModelAnswerer(FakeModel(), forecast_encoding="llmtime_gpt")
     greedy = one.requests([FORECAST])
-    assert [r.sample_index for r in greedy] == [None, None]  # two conditions
+    assert [r.sample_index for r in greedy] == [None] * 6  # six conditions
     request = greedy[0]
     # the greedy hash is the one it always was (hash without a sample)
     assert request.prompt_hash == prompt_hash(
@@ -156,13 +163,13 @@ def test_each_sample_is_a_prompt_of_its_own_and_greedy_hashes_stay():
     three = LanguageModelAnswerer(FakeModel(), forecast_samples=3)
     five = LanguageModelAnswerer(FakeModel(), forecast_samples=5)
     sampled = three.requests([FORECAST])
-    assert [r.sample_index for r in sampled] == [0, 1, 2] * 2
+    assert [r.sample_index for r in sampled] == [0, 1, 2] * 6
     assert {r.temperature for r in sampled} == {REFERENCE_TEMPERATURES["llmtime_gpt"]} == {0.7}
-    assert len({r.prompt_hash for r in sampled}) == 6
+    assert len({r.prompt_hash for r in sampled}) == 18
     assert request.prompt_hash not in {r.prompt_hash for r in sampled}
     # sample k has the same hash whatever N: a run with more samples asks only the new ones
     more = {r.prompt_hash for r in five.requests([FORECAST])}
-    assert {r.prompt_hash for r in sampled} < more and len(more) == 10
+    assert {r.prompt_hash for r in sampled} < more and len(more) == 30
     hotter = LanguageModelAnswerer(FakeModel(), forecast_samples=3, forecast_temperature=1.0)
     assert not {r.prompt_hash for r in hotter.requests([FORECAST])} & more
     assert LanguageModelAnswerer(FakeModel(), forecast_encoding="llmtime_llama", forecast_samples=2)
@@ -188,7 +195,7 @@ def test_answers_of_sampled_requests_keep_their_sample(monkeypatch):
     answerer = LanguageModelAnswerer(model, forecast_samples=3, forecast_encoding="llmtime_gpt")
     requests = answerer.requests([FORECAST])
     responses = answerer.answer(requests)
-    assert model.calls == [(2, [[0, 1, 2], [0, 1, 2]], 0.7)]  # one call per chat, all samples
+    assert model.calls == [(6, [[0, 1, 2]] * 6, 0.7)]  # one call per chat, all samples
     by_sample = {
         (r.condition, r.sample_index): resp for r, resp in zip(requests, responses, strict=True)
     }
@@ -228,7 +235,7 @@ def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
             "select prompt_hash, sample_index, temperature from raw.rsn_prompts order by all"
         ).fetchall()
     assert ("old", None, None) in rows  # greedy, as it was
-    assert sorted(r[1] for r in rows if r[0] != "old") == [0, 0, 1, 1]
+    assert sorted(r[1] for r in rows if r[0] != "old") == [0] * 6 + [1] * 6
     assert {r[2] for r in rows if r[0] != "old"} == {0.7}
 
 
@@ -318,7 +325,7 @@ def test_local_model_samples_are_stored_seeded_and_resumed(tmp_path, monkeypatch
     first = tmp_path / "a.duckdb"
     _, asked, _ = run_suite(first, config, progress=lambda _: None)
     stored = sampled(first)
-    assert len(stored) == 2 * 2 * 3  # forecasts x conditions x samples
+    assert len(stored) == 2 * 6 * 3  # forecasts x conditions (Figure A.5) x samples
     assert sorted(set(stored["sample_index"])) == [0, 1, 2]
     assert (stored["temperature"] == 4.0).all()
     per_chat = stored.groupby(["item_id", "condition"])["raw_text"].nunique()
@@ -337,13 +344,13 @@ def test_a_chats_samples_stay_in_one_chunk():
 
     other = dataclasses.replace(FORECAST, context="Nothing happens.")
     requests = LanguageModelAnswerer(FakeModel(), forecast_samples=3).requests([FORECAST, other])
-    got = chunks(requests, 3)  # 4 chats of 3 samples: 3 chats, then 1
-    assert [len(c) for c in got] == [9, 3]
+    got = chunks(requests, 3)  # 12 chats of 3 samples: 3 chats a chunk
+    assert [len(c) for c in got] == [9, 9, 9, 9]
     assert [r for c in got for r in c] == requests
     where = {}
     for number, chunk in enumerate(got):
         for r in chunk:
             where.setdefault((r.item.item_id, r.condition), set()).add(number)
-    assert len(where) == 4 and all(len(chunks_of_chat) == 1 for chunks_of_chat in where.values())
+    assert len(where) == 12 and all(len(chunks_of_chat) == 1 for chunks_of_chat in where.values())
     greedy = LanguageModelAnswerer(FakeModel()).requests([FORECAST, other])
-    assert [len(c) for c in chunks(greedy, 3)] == [3, 1]
+    assert [len(c) for c in chunks(greedy, 3)] == [3, 3, 3, 3]
