@@ -109,6 +109,13 @@ class FracastSystem:
         return fingerprint
 
     @property
+    def ms_per_window(self) -> float:
+        """Model milliseconds per 80-value window on one core, for the scheduler's
+        costliest-first order (default study: prefix ≈ 8 with its cache cold per worker,
+        full ≈ 37; ARIMA ≈ 15)."""
+        return 8.0 if self.encoder == "prefix" else 37.0
+
+    @property
     def encoder(self) -> str:
         """``prefix`` or ``full``: what ``auto`` resolves to here (no torch import)."""
         if self._encoder != "auto":
