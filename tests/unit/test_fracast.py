@@ -205,3 +205,22 @@ def test_prefix_encoder_refuses_a_model_it_does_not_reproduce():
     system.model.core.block.int8_dynamic_act = True  # a w8a8 model: per-tensor activations
     with pytest.raises(TsrateError, match="TSRATE_FRACAST_ENCODER=full"):
         system.fast_model  # noqa: B018 - the property builds it
+
+
+def test_encoder_reaches_the_partition_keys(monkeypatch, aapl):
+    """Forecasts of the two encoders never share a stored partition (input_key)."""
+    from tsrate.forecasting import TickerSeries, input_key
+
+    monkeypatch.setattr(fracast_model, "_fracast_version", lambda: "0.1.0")
+    study = Study.from_mapping(
+        dict(study_tickers=["AAPL"], study_start="2022-06-01", study_end="2024-12-31")
+    )
+    dates = np.arange(len(aapl)).astype("datetime64[D]")
+    series = TickerSeries("AAPL", dates, aapl, window_end_positions(len(aapl), N, D))
+    keys = {
+        encoder: input_key(
+            "fracast", FracastSystem(encoder=encoder).fingerprint(), study, series, "P0"
+        )
+        for encoder in ("auto", "prefix", "full")
+    }
+    assert keys["auto"] == keys["prefix"] != keys["full"]
