@@ -447,9 +447,26 @@ PartitionExecutor = Callable[
 #: Partitions handed to the local process pool at a time, per worker. Each in-flight
 #: partition holds its batch (contexts and clean futures) in the parent and in the queue.
 IN_FLIGHT_PER_WORKER = 4
-#: relative cost of one partition of a system (measured on the default study: fracast
-#: ~37 ms per window, ARIMA ~15 ms, the baselines ~0); orders the work, costliest first
-SYSTEM_COST = {"fracast": 3, "arima": 2}
+#: model milliseconds per window of a system, measured on the default study (one core);
+#: orders the work, costliest first. A system may say its own (``ms_per_window``, e.g.
+#: fracast: ~8 with its prefix encoder, ~37 with fracast's full pass); unlisted ones count 0.
+SYSTEM_COST = {"arima": 15.0, "fracast": 8.0}
+
+
+def system_cost(system_id: str, system: object) -> float:
+    """Milliseconds per window of ``system`` (its ``ms_per_window``, else SYSTEM_COST)."""
+    own = getattr(system, "ms_per_window", None)
+    return float(own) if own is not None else SYSTEM_COST.get(system_id, 0.0)
+
+
+def order_partitions(todo: list[Partition], systems: dict) -> list[Partition]:
+    """Costliest system first, so the pool stays busy to the end (longest-processing-time
+    order); each system's partitions stay together (a worker keeps one system loaded, and
+    fracast's prefix cache with it)."""
+    cost = {system_id: system_cost(system_id, systems[system_id][0]) for system_id in systems}
+    return sorted(
+        todo, key=lambda p: (-cost[p.system_id], p.system_id, p.ticker, p.perturbation_id)
+    )
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -603,11 +620,7 @@ def _run_forecasts(
             with transaction(con):
                 register(con)
 
-    # costliest systems first, so the pool stays busy to the end (longest-processing-time
-    # order); each system's partitions stay together (a worker keeps one system loaded)
-    todo.sort(
-        key=lambda p: (-SYSTEM_COST.get(p.system_id, 0), p.system_id, p.ticker, p.perturbation_id)
-    )
+    todo = order_partitions(todo, systems)
     study_json = study.to_json()
     batches = LazyBatches(study, series, todo)
     workers = max(1, workers or os.cpu_count() or 1)

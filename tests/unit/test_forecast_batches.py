@@ -79,3 +79,28 @@ def test_a_pool_with_one_partition_in_flight_per_worker_forecasts_like_one_proce
         assert sum(m.startswith("[") for m in messages) == summary.computed
     assert len(results[0]) > 0
     np.testing.assert_array_equal(results[0].to_numpy(), results[1].to_numpy())
+
+
+@pytest.mark.parametrize(
+    ("encoder", "expected"),
+    [
+        # fracast's prefix encoder (~8 ms a window) is cheaper than an ARIMA fit (~15 ms)
+        ("prefix", ["arima", "fracast", "biased", "naive"]),
+        # fracast's full 2048-step pass (~37 ms) is the costliest
+        ("full", ["fracast", "arima", "biased", "naive"]),
+    ],
+)
+def test_partitions_run_costliest_system_first(monkeypatch, encoder, expected):
+    pytest.importorskip("fracast")
+    monkeypatch.setenv("TSRATE_FRACAST_ENCODER", encoder)
+    s = small_study(study_tickers=["AAPL", "JPM"], systems=["naive", "biased", "fracast", "arima"])
+    systems = forecasting.resolve_systems(s, load_companies())
+    todo = [
+        Partition(system, ticker, "P0", f"{system}{ticker}")
+        for ticker in ("JPM", "AAPL")
+        for system in ("naive", "fracast", "biased", "arima")
+    ]
+    ordered = forecasting.order_partitions(todo, systems)
+    assert len(ordered) == len(todo) and set(ordered) == set(todo)
+    assert [p.system_id for p in ordered[::2]] == expected  # each system's partitions together
+    assert [p.ticker for p in ordered[:2]] == ["AAPL", "JPM"]

@@ -131,3 +131,96 @@ def test_create_reads_settings(monkeypatch):
     monkeypatch.setenv("TSRATE_FRACAST_BATCH_SIZE", "many")
     with pytest.raises(TsrateError, match="TSRATE_FRACAST_BATCH_SIZE"):
         fracast_model.create(study, None)
+
+
+# -- the prefix-cached encoder (tsrate.systems.fracast_prefix) ---------------------------------
+
+#: the stated tolerance of the prefix path against fracast's own full-length encoder: every
+#: quantile within 1e-6 relative (float32 rounding; measured 0 on the default study)
+PREFIX_RTOL = 1e-6
+
+
+@pytest.mark.parametrize("perturbation", ["P0", "P3"])
+def test_prefix_encoder_matches_fracast_full_pass(aapl, perturbation):
+    pytest.importorskip("fracast")
+    fast = FracastSystem(device="cpu", encoder="prefix")
+    b = batch(aapl, perturbation, windows=12)
+    if perturbation == "P3":
+        b.contexts[1, :3] = np.nan  # a window that starts unobserved: a longer prefix
+    # independent: fracast's own forecast_batch over the full 2048-step context
+    full = fast.model.forecast_batch(b.contexts, horizon=D)
+    ours = fast.fast_model.forecast_batch(b.contexts, horizon=D)
+    np.testing.assert_allclose(ours, full, rtol=PREFIX_RTOL, atol=0)
+    core = fast.fast_model.core
+    # the padding's states were computed once per set of detected periods, not per window
+    computed = core.computed
+    assert 1 <= computed < 12
+    np.testing.assert_allclose(fast.predict(b), full[:, :, 4], rtol=PREFIX_RTOL, atol=0)
+    assert core.computed == computed and core.reused >= computed  # then served from the cache
+
+
+def test_prefix_encoder_matches_past_the_native_block(aapl):
+    """A 60-step horizon rolls forward on 128-value contexts: another prefix length."""
+    pytest.importorskip("fracast")
+    fast = FracastSystem(device="cpu", encoder="prefix")
+    contexts = batch(aapl, windows=3).contexts
+    full = fast.model.forecast_batch(contexts, horizon=60)
+    np.testing.assert_allclose(
+        fast.fast_model.forecast_batch(contexts, horizon=60), full, rtol=PREFIX_RTOL, atol=0
+    )
+    assert {key[0] for key in fast.fast_model.core._cache} == {2048 - 80, 2048 - 128}
+
+
+def test_encoder_setting_and_fingerprint(monkeypatch):
+    study = Study.from_mapping(
+        dict(study_tickers=["AAPL"], study_start="2022-01-03", study_end="2022-12-28")
+    )
+    monkeypatch.setattr(fracast_model, "_fracast_version", lambda: "0.1.0")
+    auto = fracast_model.create(study, None)
+    assert auto.encoder == "prefix"
+    assert auto.fingerprint() == "fracast=0.1.0;weights=w8;point=median;encoder=prefix-cache"
+    monkeypatch.setenv("TSRATE_FRACAST_ENCODER", "full")
+    full = fracast_model.create(study, None)
+    # the full path keeps the fingerprint of the forecasts stored before the prefix path
+    assert full.encoder == "full"
+    assert full.fingerprint() == "fracast=0.1.0;weights=w8;point=median"
+    monkeypatch.setenv("TSRATE_FRACAST_ENCODER", "fast")
+    with pytest.raises(TsrateError, match="TSRATE_FRACAST_ENCODER"):
+        fracast_model.create(study, None)
+
+
+def test_unsupported_fracast_version_uses_the_full_encoder(monkeypatch):
+    pytest.importorskip("fracast")
+    monkeypatch.setattr(fracast_model, "_fracast_version", lambda: "0.2.0")
+    auto = FracastSystem(device="cpu")
+    assert auto.encoder == "full" and "encoder=" not in auto.fingerprint()
+    asked = FracastSystem(device="cpu", encoder="prefix").availability()
+    assert not asked.available
+    assert "needs fracast 0.1.0" in asked.reason and "found" in asked.reason
+
+
+def test_prefix_encoder_refuses_a_model_it_does_not_reproduce():
+    pytest.importorskip("fracast")
+    system = FracastSystem(device="cpu", encoder="prefix")
+    system.model.core.block.int8_dynamic_act = True  # a w8a8 model: per-tensor activations
+    with pytest.raises(TsrateError, match="TSRATE_FRACAST_ENCODER=full"):
+        system.fast_model  # noqa: B018 - the property builds it
+
+
+def test_encoder_reaches_the_partition_keys(monkeypatch, aapl):
+    """Forecasts of the two encoders never share a stored partition (input_key)."""
+    from tsrate.forecasting import TickerSeries, input_key
+
+    monkeypatch.setattr(fracast_model, "_fracast_version", lambda: "0.1.0")
+    study = Study.from_mapping(
+        dict(study_tickers=["AAPL"], study_start="2022-06-01", study_end="2024-12-31")
+    )
+    dates = np.arange(len(aapl)).astype("datetime64[D]")
+    series = TickerSeries("AAPL", dates, aapl, window_end_positions(len(aapl), N, D))
+    keys = {
+        encoder: input_key(
+            "fracast", FracastSystem(encoder=encoder).fingerprint(), study, series, "P0"
+        )
+        for encoder in ("auto", "prefix", "full")
+    }
+    assert keys["auto"] == keys["prefix"] != keys["full"]
