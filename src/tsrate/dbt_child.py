@@ -10,6 +10,9 @@ is tsrate's own build, the same guarantees as ``dbt build`` at a fraction of its
 cost:
 
 1. ``dbt parse`` once (partial parse kept in the target folder), the manifest reused below;
+   with ``TSRATE_DBT_WAIT_FOR_GO`` set, the child then waits for a line on stdin (the env
+   vars of the build, e.g. its run id): ``tsrate run`` starts it while the forecasts run,
+   so dbt's start and parse are off the build's critical path (:func:`tsrate.dbt.prepare_build`);
 2. ``dbt build --exclude resource_type:test``: seeds, models (contracts enforced), unit tests;
 3. the selected data tests are compiled by dbt (``dbt compile``; the compiled SQL is cached
    in the target folder and reused while nothing it depends on changed: the tests, macros,
@@ -45,6 +48,9 @@ TEST_CACHE = "tsrate_data_tests.json"
 DATA_TEST_RESULTS = "data_test_results.json"
 #: dbt's run_results.json of the build step (models, seeds, unit tests), kept before compiling.
 BUILD_RESULTS = "build_run_results.json"
+#: Set: ``tsrate-build`` parses, then waits for one line on stdin (a JSON object of env vars
+#: for the build, e.g. the run id) before it builds; an empty line or EOF ends it (exit 3).
+WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
 
 
 def die_with_parent(parent_pid: int | None) -> None:
@@ -227,6 +233,28 @@ def _compiled_tests(runner, manifest, wanted, selection, common) -> list | None:
     return nodes
 
 
+#: What the core Python models import (python_models/intermediate, python_models/marts):
+#: imported while a child started ahead waits, so the build does not pay pandas, SciPy and
+#: PyArrow's import (seconds on a loaded machine) on its first Python models.
+MODEL_LIBRARIES = (
+    "tsrate.assignments",
+    "tsrate.causal",
+    "tsrate.core_ratings",
+    "tsrate.effects",
+    "tsrate.marts_io",
+    "tsrate.stability_marts",
+    "tsrate.stats",
+    "tsrate.user_study",
+)
+
+
+def _import_model_libraries() -> None:
+    import importlib
+
+    for name in MODEL_LIBRARIES:
+        importlib.import_module(name)
+
+
 def tsrate_build(argv: list[str]) -> int:
     """Parse, build without data tests, run the data tests in one connection (see module doc)."""
     from dbt.cli.main import dbtRunner
@@ -244,6 +272,13 @@ def tsrate_build(argv: list[str]) -> int:
         return 2
     manifest = parsed.result
     _say(f"parsed the project in {time.perf_counter() - started:.1f}s")
+    if os.environ.get(WAIT_FOR_GO):  # started ahead (tsrate.dbt.prepare_build): wait here
+        _import_model_libraries()
+        go = sys.stdin.readline()
+        if not go.strip():  # the parent closed stdin: the build is not wanted
+            return 3
+        os.environ.update(json.loads(go))  # read by env_var() when the models run
+        _say("build started (dbt was started and parsed ahead)")
     runner = dbtRunner(manifest=manifest)
     stores = [
         n.name
