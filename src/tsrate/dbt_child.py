@@ -198,23 +198,29 @@ def _cache_key(manifest, wanted: list[str]) -> str:  # noqa: ANN001 - a dbt Mani
     return digest.hexdigest()
 
 
-def _compiled_tests(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
-    """The selected test nodes with ``compiled_code``: from the cache of the last compile
-    when nothing they depend on changed, else compiled by ``dbt compile`` (then cached)."""
-    cache = _target_path() / TEST_CACHE
-    key = _cache_key(manifest, wanted)
+def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 - a dbt Manifest
+    """The selected test nodes with ``compiled_code`` from the cache of the last compile when
+    nothing they depend on changed (:func:`_cache_key`); ``None`` when they need compiling."""
     try:
-        stored = json.loads(cache.read_text())
+        stored = json.loads((_target_path() / TEST_CACHE).read_text())
     except (OSError, ValueError):
-        stored = {}
-    if stored.get("key") == key and set(wanted) <= set(stored.get("sql", {})):
-        nodes = []
-        for unique_id in wanted:
-            node = manifest.nodes[unique_id]
-            node.compiled_code = stored["sql"][unique_id]
-            nodes.append(node)
-        _say(f"data tests unchanged since their last compile: {len(nodes)} reused")
-        return nodes
+        return None
+    if stored.get("key") != _cache_key(manifest, wanted) or not set(wanted) <= set(
+        stored.get("sql", {})
+    ):
+        return None
+    nodes = []
+    for unique_id in wanted:
+        node = manifest.nodes[unique_id]
+        node.compiled_code = stored["sql"][unique_id]
+        nodes.append(node)
+    _say(f"data tests unchanged since their last compile: {len(nodes)} reused")
+    return nodes
+
+
+def _compile_tests(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
+    """The selected test nodes compiled by ``dbt compile`` (then cached for the next build)."""
+    cache = _target_path() / TEST_CACHE
     compiled = runner.invoke(
         ["compile", *(selection if "--select" in selection else
                       ["--select", "resource_type:test", *selection]), *common]
@@ -226,8 +232,9 @@ def _compiled_tests(runner, manifest, wanted, selection, common) -> list | None:
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_name(cache.name + ".partial")
     partial.write_text(
-        json.dumps({"key": key, "sql": {n.unique_id: n.compiled_code for n in nodes}})
-    )
+        json.dumps({"key": _cache_key(manifest, wanted),
+                    "sql": {n.unique_id: n.compiled_code for n in nodes}})
+    )  # fmt: skip
     os.replace(partial, cache)
     _say(f"compiled {len(nodes)} data tests")
     return nodes
@@ -272,6 +279,26 @@ def tsrate_build(argv: list[str]) -> int:
         return 2
     manifest = parsed.result
     _say(f"parsed the project in {time.perf_counter() - started:.1f}s")
+    runner = dbtRunner(manifest=manifest)
+    stores = [
+        n.name
+        for n in manifest.nodes.values()
+        if n.resource_type == "test" and (n.config.store_failures or n.config.store_failures_as)
+    ]
+    tests = wanted = None
+    if not stores:  # the data tests are selected (and found compiled) before the build:
+        step = time.perf_counter()  # neither reads the database, so a child started
+        listed = runner.invoke(  # ahead does it while it waits
+            ["ls", "--resource-type", "test", *selection, "--output", "json",
+             "--output-keys", "unique_id", "--quiet", *common]
+        )  # fmt: skip
+        if not listed.success:
+            _say(f"selecting the data tests failed: {listed.exception}")
+            return 2
+        wanted = [json.loads(item)["unique_id"] for item in listed.result]
+        tests = _cached_tests(manifest, wanted)  # None: compiled after the build
+        if tests is not None:
+            _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
     if os.environ.get(WAIT_FOR_GO):  # started ahead (tsrate.dbt.prepare_build): wait here
         _import_model_libraries()
         go = sys.stdin.readline()
@@ -279,12 +306,6 @@ def tsrate_build(argv: list[str]) -> int:
             return 3
         os.environ.update(json.loads(go))  # read by env_var() when the models run
         _say("build started (dbt was started and parsed ahead)")
-    runner = dbtRunner(manifest=manifest)
-    stores = [
-        n.name
-        for n in manifest.nodes.values()
-        if n.resource_type == "test" and (n.config.store_failures or n.config.store_failures_as)
-    ]
     try:
         if stores:  # dbt's own test materialization is needed to store failures
             _say(f"tests {stores[:3]} store failures: plain dbt build")
@@ -306,19 +327,12 @@ def tsrate_build(argv: list[str]) -> int:
             shutil.copyfile(run_results, _target_path() / BUILD_RESULTS)
         if failed or not built.success:
             return 1
-        step = time.perf_counter()
-        listed = runner.invoke(
-            ["ls", "--resource-type", "test", *selection, "--output", "json",
-             "--output-keys", "unique_id", "--quiet", *common]
-        )  # fmt: skip
-        if not listed.success:
-            _say(f"selecting the data tests failed: {listed.exception}")
-            return 2
-        wanted = [json.loads(item)["unique_id"] for item in listed.result]
-        tests = _compiled_tests(runner, manifest, wanted, selection, common)
         if tests is None:
-            return 2
-        _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
+            step = time.perf_counter()
+            tests = _compile_tests(runner, manifest, wanted, selection, common)
+            if tests is None:
+                return 2
+            _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
     finally:
         _close_dbt_connection()
     warehouse = os.environ["TSRATE_WAREHOUSE"]  # set by tsrate.dbt.run_dbt, as profiles.yml reads
