@@ -21,6 +21,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
+from tsrate import dbt
 from tsrate.config import Study, warehouse_path
 from tsrate.distributed import dask_task_runner, resolve_dask_address
 from tsrate.forecasting import finish_run, new_run_id
@@ -99,6 +100,29 @@ def pipeline_flow(
 
 
 def _run_pipeline(
+    overrides: dict | None,
+    source: str,
+    path: str | None,
+    force: bool,
+    workers: int | None,
+    warehouse: str,
+    rate: bool,
+    select: str | None,
+    dask_address: str | None = None,
+) -> str:
+    # dbt starts and parses the project (seconds) while prices are ingested and the
+    # forecasts run; it touches no database until the build phase hands it the run id
+    if rate:
+        dbt.prepare_build(Path(warehouse), select)
+    try:
+        return _run_steps(
+            overrides, source, path, force, workers, warehouse, rate, select, dask_address
+        )
+    finally:
+        dbt.discard_prepared()  # unused: no rating, or a failure before the build
+
+
+def _run_steps(
     overrides: dict | None,
     source: str,
     path: str | None,

@@ -39,23 +39,14 @@ def log_folder(warehouse: Path | None = None) -> Path:
     return Path(warehouse or warehouse_path()).resolve().parent / "logs"
 
 
-def run_dbt(
+def _command(
     args: Sequence[str],
-    dbt_vars: dict | None = None,
-    warehouse: Path | None = None,
-    on_line: Callable[[str], None] | None = None,
-    target_path: Path | None = None,
-    env_vars: dict[str, str] | None = None,
-    log_file: Path | None = None,
-    verbose: bool = True,
-) -> list[str]:
-    """Run ``dbt <args>`` in the project; return its output lines or raise :class:`DbtError`.
-
-    Every line goes to ``log_file`` (when given, without colour codes); ``on_line`` gets the
-    summary lines of tsrate's build always and dbt's own lines only when ``verbose``.
-    ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
-    the files reading it, so the partial parse survives).
-    """
+    dbt_vars: dict | None,
+    warehouse: Path | None,
+    target_path: Path | None,
+    env_vars: dict[str, str] | None,
+) -> tuple[list[str], dict[str, str], Path]:
+    """The dbt child's command line, environment and working folder."""
     project = project_dir()
     warehouse = Path(warehouse or warehouse_path()).resolve()
     env = dict(os.environ)
@@ -73,24 +64,61 @@ def run_dbt(
         command += ["--log-path", str(Path(target_path) / "logs")]
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars)]
+    return command, env, project
+
+
+def _start(command: list[str], env: dict[str, str], cwd: Path, stdin: int | None = None):
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
+
+
+def run_dbt(
+    args: Sequence[str],
+    dbt_vars: dict | None = None,
+    warehouse: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    target_path: Path | None = None,
+    env_vars: dict[str, str] | None = None,
+    log_file: Path | None = None,
+    verbose: bool = True,
+) -> list[str]:
+    """Run ``dbt <args>`` in the project; return its output lines or raise :class:`DbtError`.
+
+    Every line goes to ``log_file`` (when given, without colour codes); ``on_line`` gets the
+    summary lines of tsrate's build always and dbt's own lines only when ``verbose``.
+    ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
+    the files reading it, so the partial parse survives).
+    """
+    command, env, project = _command(args, dbt_vars, warehouse, target_path, env_vars)
+    started = time.perf_counter()
+    return _follow(_start(command, env, project), args, on_line, log_file, verbose, started)
+
+
+def _follow(
+    process: subprocess.Popen,
+    args: Sequence[str],
+    on_line: Callable[[str], None] | None,
+    log_file: Path | None,
+    verbose: bool,
+    started: float,
+) -> list[str]:
+    """Stream a started dbt child's lines (see :func:`run_dbt`) until it exits."""
     say = on_line or log.info
     hook = dbt_line_hook()  # tests only (tsrate.testhooks); None otherwise
-    started = time.perf_counter()
     lines: list[str] = []
     handle = None
     if log_file is not None:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handle = open(log_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
     try:
-        process = subprocess.Popen(
-            command,
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-        )
         assert process.stdout is not None
         try:
             for line in process.stdout:
@@ -131,6 +159,57 @@ def core_exclusions() -> list[str]:
     return [f"tag:{suite.dbt_tag}" for suite in SUITES.values()]
 
 
+#: Build children started ahead by :func:`prepare_build`, by (warehouse, select, target path).
+_PREPARED: dict[tuple[str, str | None, str | None], tuple[subprocess.Popen, float]] = {}
+
+
+def _build_args(select: str | None) -> list[str]:
+    args = ["tsrate-build", "--exclude", *core_exclusions()]
+    if select:
+        args += ["--select", select]
+    return args
+
+
+def _key(warehouse: Path, select: str | None, target_path: Path | None) -> tuple:
+    return (str(warehouse), select, str(target_path) if target_path is not None else None)
+
+
+def prepare_build(
+    warehouse: Path | None = None,
+    select: str | None = None,
+    target_path: Path | None = None,
+) -> None:
+    """Start the dbt child of a later :func:`build` now: it imports dbt and parses the
+    project (seconds; no database access), then waits. ``tsrate run`` calls this before its
+    forecasts, so the build that follows them starts at its first model. The child is used
+    by the next :func:`build` with the same warehouse, ``select`` and ``target_path``, or
+    stopped by :func:`discard_prepared` (and dies with this process in any case)."""
+    from tsrate.dbt_child import WAIT_FOR_GO
+
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    key = _key(warehouse, select, target_path)
+    discard_prepared(key)
+    command, env, project = _command(
+        _build_args(select), None, warehouse, target_path, {WAIT_FOR_GO: "1"}
+    )
+    _PREPARED[key] = (_start(command, env, project, stdin=subprocess.PIPE), time.perf_counter())
+
+
+def discard_prepared(key: tuple | None = None) -> None:
+    """Stop the children :func:`prepare_build` started (``key``: only that one)."""
+    for name in [key] if key is not None else list(_PREPARED):
+        entry = _PREPARED.pop(name, None)
+        if entry is None:
+            continue
+        process = entry[0]
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+
+
 def build(
     run_id: str | None = None,
     warehouse: Path | None = None,
@@ -146,6 +225,8 @@ def build(
     Suite models (their tags) are left to each suite's own build. The run id reaches dbt as
     env ``TSRATE_RUN_ID`` so dbt's partial parse is kept between runs. dbt's full log goes
     to ``<warehouse folder>/logs/``; ``verbose`` (default: ``tsrate --verbose``) streams it.
+    A child started ahead by :func:`prepare_build` for the same arguments is used when
+    it is still waiting (else a new one is started).
 
     First brings the raw schema up to date (tables added by newer tsrate versions are
     created empty), so a warehouse written by an older version still builds.
@@ -155,21 +236,28 @@ def build(
     warehouse = Path(warehouse or warehouse_path()).resolve()
     with connect(warehouse):
         pass
-    args = ["tsrate-build", "--exclude", *core_exclusions()]
-    if select:
-        args += ["--select", select]
+    args = _build_args(select)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"
+    verbose = verbose_default() if verbose is None else verbose
+    env_vars = {"TSRATE_RUN_ID": run_id or "latest"}
+    prepared = _PREPARED.pop(_key(warehouse, select, target_path), None)
+    if prepared is not None:
+        process = prepared[0]
+        try:
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(env_vars) + "\n")
+            process.stdin.close()
+        except (BrokenPipeError, OSError):  # it died while waiting: build afresh below
+            process.kill()
+            process.wait()
+            log.info("the dbt child started ahead had exited: starting a new one")
+        else:
+            return _follow(process, args, on_line, log_file, verbose, time.perf_counter())
     return run_dbt(
-        args,
-        None,
-        warehouse,
-        on_line,
-        target_path,
-        env_vars={"TSRATE_RUN_ID": run_id or "latest"},
-        log_file=log_file,
-        verbose=verbose_default() if verbose is None else verbose,
-    )
+        args, None, warehouse, on_line, target_path, env_vars=env_vars, log_file=log_file,
+        verbose=verbose,
+    )  # fmt: skip
 
 
 def docs(

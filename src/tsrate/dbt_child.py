@@ -10,6 +10,9 @@ is tsrate's own build, the same guarantees as ``dbt build`` at a fraction of its
 cost:
 
 1. ``dbt parse`` once (partial parse kept in the target folder), the manifest reused below;
+   with ``TSRATE_DBT_WAIT_FOR_GO`` set, the child then waits for a line on stdin (the env
+   vars of the build, e.g. its run id): ``tsrate run`` starts it while the forecasts run,
+   so dbt's start and parse are off the build's critical path (:func:`tsrate.dbt.prepare_build`);
 2. ``dbt build --exclude resource_type:test``: seeds, models (contracts enforced), unit tests;
 3. the selected data tests are compiled by dbt (``dbt compile``; the compiled SQL is cached
    in the target folder and reused while nothing it depends on changed: the tests, macros,
@@ -45,6 +48,9 @@ TEST_CACHE = "tsrate_data_tests.json"
 DATA_TEST_RESULTS = "data_test_results.json"
 #: dbt's run_results.json of the build step (models, seeds, unit tests), kept before compiling.
 BUILD_RESULTS = "build_run_results.json"
+#: Set: ``tsrate-build`` parses, then waits for one line on stdin (a JSON object of env vars
+#: for the build, e.g. the run id) before it builds; an empty line or EOF ends it (exit 3).
+WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
 
 
 def die_with_parent(parent_pid: int | None) -> None:
@@ -192,23 +198,29 @@ def _cache_key(manifest, wanted: list[str]) -> str:  # noqa: ANN001 - a dbt Mani
     return digest.hexdigest()
 
 
-def _compiled_tests(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
-    """The selected test nodes with ``compiled_code``: from the cache of the last compile
-    when nothing they depend on changed, else compiled by ``dbt compile`` (then cached)."""
-    cache = _target_path() / TEST_CACHE
-    key = _cache_key(manifest, wanted)
+def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 - a dbt Manifest
+    """The selected test nodes with ``compiled_code`` from the cache of the last compile when
+    nothing they depend on changed (:func:`_cache_key`); ``None`` when they need compiling."""
     try:
-        stored = json.loads(cache.read_text())
+        stored = json.loads((_target_path() / TEST_CACHE).read_text())
     except (OSError, ValueError):
-        stored = {}
-    if stored.get("key") == key and set(wanted) <= set(stored.get("sql", {})):
-        nodes = []
-        for unique_id in wanted:
-            node = manifest.nodes[unique_id]
-            node.compiled_code = stored["sql"][unique_id]
-            nodes.append(node)
-        _say(f"data tests unchanged since their last compile: {len(nodes)} reused")
-        return nodes
+        return None
+    if stored.get("key") != _cache_key(manifest, wanted) or not set(wanted) <= set(
+        stored.get("sql", {})
+    ):
+        return None
+    nodes = []
+    for unique_id in wanted:
+        node = manifest.nodes[unique_id]
+        node.compiled_code = stored["sql"][unique_id]
+        nodes.append(node)
+    _say(f"data tests unchanged since their last compile: {len(nodes)} reused")
+    return nodes
+
+
+def _compile_tests(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
+    """The selected test nodes compiled by ``dbt compile`` (then cached for the next build)."""
+    cache = _target_path() / TEST_CACHE
     compiled = runner.invoke(
         ["compile", *(selection if "--select" in selection else
                       ["--select", "resource_type:test", *selection]), *common]
@@ -220,11 +232,34 @@ def _compiled_tests(runner, manifest, wanted, selection, common) -> list | None:
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_name(cache.name + ".partial")
     partial.write_text(
-        json.dumps({"key": key, "sql": {n.unique_id: n.compiled_code for n in nodes}})
-    )
+        json.dumps({"key": _cache_key(manifest, wanted),
+                    "sql": {n.unique_id: n.compiled_code for n in nodes}})
+    )  # fmt: skip
     os.replace(partial, cache)
     _say(f"compiled {len(nodes)} data tests")
     return nodes
+
+
+#: What the core Python models import (python_models/intermediate, python_models/marts):
+#: imported while a child started ahead waits, so the build does not pay pandas, SciPy and
+#: PyArrow's import (seconds on a loaded machine) on its first Python models.
+MODEL_LIBRARIES = (
+    "tsrate.assignments",
+    "tsrate.causal",
+    "tsrate.core_ratings",
+    "tsrate.effects",
+    "tsrate.marts_io",
+    "tsrate.stability_marts",
+    "tsrate.stats",
+    "tsrate.user_study",
+)
+
+
+def _import_model_libraries() -> None:
+    import importlib
+
+    for name in MODEL_LIBRARIES:
+        importlib.import_module(name)
 
 
 def tsrate_build(argv: list[str]) -> int:
@@ -250,6 +285,27 @@ def tsrate_build(argv: list[str]) -> int:
         for n in manifest.nodes.values()
         if n.resource_type == "test" and (n.config.store_failures or n.config.store_failures_as)
     ]
+    tests = wanted = None
+    if not stores:  # the data tests are selected (and found compiled) before the build:
+        step = time.perf_counter()  # neither reads the database, so a child started
+        listed = runner.invoke(  # ahead does it while it waits
+            ["ls", "--resource-type", "test", *selection, "--output", "json",
+             "--output-keys", "unique_id", "--quiet", *common]
+        )  # fmt: skip
+        if not listed.success:
+            _say(f"selecting the data tests failed: {listed.exception}")
+            return 2
+        wanted = [json.loads(item)["unique_id"] for item in listed.result]
+        tests = _cached_tests(manifest, wanted)  # None: compiled after the build
+        if tests is not None:
+            _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
+    if os.environ.get(WAIT_FOR_GO):  # started ahead (tsrate.dbt.prepare_build): wait here
+        _import_model_libraries()
+        go = sys.stdin.readline()
+        if not go.strip():  # the parent closed stdin: the build is not wanted
+            return 3
+        os.environ.update(json.loads(go))  # read by env_var() when the models run
+        _say("build started (dbt was started and parsed ahead)")
     try:
         if stores:  # dbt's own test materialization is needed to store failures
             _say(f"tests {stores[:3]} store failures: plain dbt build")
@@ -271,19 +327,12 @@ def tsrate_build(argv: list[str]) -> int:
             shutil.copyfile(run_results, _target_path() / BUILD_RESULTS)
         if failed or not built.success:
             return 1
-        step = time.perf_counter()
-        listed = runner.invoke(
-            ["ls", "--resource-type", "test", *selection, "--output", "json",
-             "--output-keys", "unique_id", "--quiet", *common]
-        )  # fmt: skip
-        if not listed.success:
-            _say(f"selecting the data tests failed: {listed.exception}")
-            return 2
-        wanted = [json.loads(item)["unique_id"] for item in listed.result]
-        tests = _compiled_tests(runner, manifest, wanted, selection, common)
         if tests is None:
-            return 2
-        _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
+            step = time.perf_counter()
+            tests = _compile_tests(runner, manifest, wanted, selection, common)
+            if tests is None:
+                return 2
+            _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
     finally:
         _close_dbt_connection()
     warehouse = os.environ["TSRATE_WAREHOUSE"]  # set by tsrate.dbt.run_dbt, as profiles.yml reads

@@ -35,9 +35,9 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.locking import lock_path
@@ -46,6 +46,9 @@ try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows: DuckDB's own file lock remains
     fcntl = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:  # pandas loads only when a query returns rows (0.3 s before a refusal)
+    import pandas as pd
 
 #: Rows printed unless ``--limit`` says otherwise.
 DEFAULT_LIMIT = 1000
@@ -193,11 +196,11 @@ def query(
     warehouse: Path | None = None,
 ) -> QueryResult:
     """Run ``sql`` on the published snapshot, or with ``live`` on the live warehouse."""
+    read_statement(sql)  # refuse before touching any file (or importing pandas)
     from tsrate.config import warehouse_path
     from tsrate.publish import published_path
 
     warehouse = Path(warehouse or warehouse_path())
-    read_statement(sql)  # refuse before touching any file
     if not live:
         snapshot = published_path(warehouse)
         if not snapshot.exists():
@@ -218,6 +221,8 @@ def format_result(result: QueryResult) -> str:
     """The rows as a text table; a last line says when the output was cut at ``limit``."""
     if result.frame.empty:
         return f"(no rows; columns: {', '.join(map(str, result.frame.columns))})"
+    import pandas as pd
+
     with pd.option_context("display.max_columns", 50, "display.width", 200):
         text = result.frame.to_string(index=False)
     if result.truncated:

@@ -36,6 +36,9 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     assert set(errors["run_id"]) == {run_id}
     assert set(errors["ticker"]) == {"AAPL", "PFE"}
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
+    # dbt was started and parsed while the forecasts ran; the build used that child
+    (build_log,) = (tmp_path / "logs").glob(f"dbt-build-{run_id}-*.log")
+    assert "build started (dbt was started and parsed ahead)" in build_log.read_text()
 
     # the marts were published to the read-only snapshot beside the warehouse
     snapshot = tmp_path / "published" / "tsrate.duckdb"
@@ -60,6 +63,9 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     assert set(read(warehouse, "select distinct run_id from marts.window_errors")["run_id"]) == {
         run_id
     }
+    from tsrate import dbt
+
+    assert dbt._PREPARED == {}  # the child started ahead for the failed run was stopped
     assert read(snapshot, "select run_id from published_runs")["run_id"].tolist() == [run_id]
 
 
