@@ -52,7 +52,7 @@ def test_sampled_forecasts_give_median_and_crps_in_the_marts(
         )
         reasoning_flow(**options, fracast=0, target_path=str(tmp_path / "target"))
         forecasts = [p for p in server.payloads if "Continue the series" in str(p["messages"])]
-        assert len(forecasts) == 3 * 2  # one request per chat: n = 3
+        assert len(forecasts) == 3 * 6  # one request per chat (6 conditions): n = 3
         assert {p["n"] for p in forecasts} == {N} and {p["temperature"] for p in forecasts} == {0.7}
         asked = len(server.payloads)
         reasoning_flow(**options, fracast=0, build=False)
@@ -64,13 +64,13 @@ def test_sampled_forecasts_give_median_and_crps_in_the_marts(
         "join raw.rsn_responses r using (prompt_hash) "
         "where p.system_id = 'sampler' and p.sample_index is not null",
     )
-    assert len(stored) == 3 * 2 * N
+    assert len(stored) == 3 * 6 * N
     assert stored.groupby("sample_index")["parse_ok"].all().tolist() == [True, False, True]
     unparseable = read(
         warehouse,
         "select sample_index from marts.rsn_unparseable_responses where system_id = 'sampler'",
     )
-    assert unparseable["sample_index"].tolist() == [1] * 6
+    assert unparseable["sample_index"].tolist() == [1] * 18
 
     # the median and CRPS, computed here from the raw items
     items = read(
@@ -90,7 +90,8 @@ def test_sampled_forecasts_give_median_and_crps_in_the_marts(
     errors = read(
         warehouse, "select * from marts.rsn_forecast_errors where system_id = 'sampler'"
     ).set_index("condition")
-    for condition in ("with_context", "without_context"):
+    assert len(errors) == 6  # the Figure A.5 context combinations
+    for condition in errors.index:
         row = errors.loc[condition]
         assert row["n_items"] == 3 and row["n_scored"] == 3 and row["n_unparseable"] == 0
         assert row["n_samples"] == 3 * N and row["n_usable_samples"] == 3 * 2
