@@ -66,6 +66,7 @@ FORECAST_COLUMNS = [
     "is_answered",
     "n_samples",
     "n_usable_samples",
+    "system_kind",
 ]
 FLOAT_COLUMNS = [*FORECAST_COLUMNS[7:19]]
 ERROR_COLUMNS = ("mae", "mse", "mae_minmax", "mse_minmax", "crps", "crps_minmax")
@@ -164,6 +165,7 @@ def forecast_errors(responses: pd.DataFrame) -> pd.DataFrame:
             "is_answered": bool(block["is_answered"].astype(bool).any()),
             "n_samples": len(block),
             "n_usable_samples": len(samples),
+            "system_kind": first.get("system_kind"),
         }
         baseline = np.full(future.shape, float(np.median(history)))
         for scaling, suffix in (("zscore", ""), ("minmax", "_minmax")):
@@ -207,6 +209,10 @@ INTERVAL_COLUMNS = [
     *MEAN_COLUMNS,
     *(f"{c}_{end}" for c in ERROR_COLUMNS for end in ("ci_low", "ci_high")),
 ]
+#: Counts per (suite run, system, condition) beside the intervals, so the mart
+#: rsn_forecast_errors reads this one model: forecasts (items), unanswered, answered but
+#: unusable, sampled replies and usable ones.
+COUNT_COLUMNS = ["n_items", "n_unanswered", "n_unparseable", "n_samples", "n_usable_samples"]
 
 
 def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
@@ -220,6 +226,13 @@ def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
         record = dict(zip(keys, key, strict=True))
         usable = block["usable"].astype(bool)
         record["n_scored"] = int(usable.sum())
+        answered = block["is_answered"].astype(bool)
+        record["system_kind"] = block["system_kind"].iloc[0] if "system_kind" in block else None
+        record["n_items"] = len(block)
+        record["n_unanswered"] = int((~answered).sum())
+        record["n_unparseable"] = int((answered & ~usable).sum())
+        record["n_samples"] = int(block["n_samples"].sum())
+        record["n_usable_samples"] = int(block["n_usable_samples"].sum())
         for column in MEAN_COLUMNS:
             source = "mae" if column == "mae_parsed" else column
             values = block.loc[usable, source] if column == "mae_parsed" else block[source]
@@ -230,8 +243,16 @@ def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
             low, high = intervals.bootstrap_interval(block[column].to_numpy(float), seed=seed)
             record[f"{column}_ci_low"], record[f"{column}_ci_high"] = low, high
         records.append(record)
-    out = pd.DataFrame.from_records(records, columns=INTERVAL_COLUMNS)
-    return out.astype({"n_scored": "int64", **{c: "float64" for c in INTERVAL_COLUMNS[4:]}})
+    out = pd.DataFrame.from_records(
+        records, columns=[*INTERVAL_COLUMNS, "system_kind", *COUNT_COLUMNS]
+    )
+    return out.astype(
+        {
+            "n_scored": "int64",
+            **{c: "float64" for c in INTERVAL_COLUMNS[4:]},
+            **{c: "int64" for c in COUNT_COLUMNS},
+        }
+    )
 
 
 def rating_scores(
