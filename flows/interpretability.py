@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 
+from tsrate.orchestration import call
+from tsrate.progress import run_logger
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
     default_workers,
@@ -28,7 +30,7 @@ def train_task(
     warehouse: str, config: SuiteConfig, datasets, models, sensitivity: bool, workers: int | None
 ):
     """Train the units of the plan that are not stored yet; returns the suite run id."""
-    logger = get_run_logger()
+    logger = run_logger()
     variants = plan_variants(config, datasets, sensitivity=sensitivity)
     units = plan_units(config, variants, models)
     logger.info(
@@ -68,7 +70,7 @@ def interpretability_flow(
     config = resolve_config(config_name, seeds, overrides)
 
     def work(store: str) -> str:
-        return train_task(store, config, datasets, models, sensitivity, workers)
+        return call(train_task, store, config, datasets, models, sensitivity, workers)
 
     return run_and_publish("interpretability", work, warehouse, lock_timeout, build, target_path)
 

@@ -8,9 +8,11 @@ Progress is logged per chunk. Run it alone with ``python flows/reasoning.py``.
 
 from __future__ import annotations
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 
 from tsrate import TsrateError
+from tsrate.orchestration import call
+from tsrate.progress import run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite
@@ -19,7 +21,7 @@ from tsrate.suites.reasoning.suite import RunConfig, run_suite
 @task(name="rsn-answer")
 def answer_task(warehouse: str, config: RunConfig) -> str:
     """Store the items and prompts, answer every pending prompt; returns the suite run id."""
-    logger = get_run_logger()
+    logger = run_logger()
     suite_run_id, asked, reused = run_suite(warehouse, config, progress=logger.info)
     logger.info("suite run %s: %d prompts answered, %d reused", suite_run_id, asked, reused)
     return suite_run_id
@@ -70,7 +72,7 @@ def reasoning_flow(
     )
 
     def work(store: str) -> str:
-        return answer_task(store, config)
+        return call(answer_task, store, config)
 
     return run_and_publish("reasoning", work, warehouse, lock_timeout, build, target_path)
 

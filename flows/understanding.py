@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 
+from tsrate.orchestration import call
+from tsrate.progress import run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
 
@@ -26,7 +28,7 @@ def answer_task(
     cot_parser: str | None = None,
 ) -> str:
     """Generate the series and prompts, ask every system what it has not answered yet."""
-    logger = get_run_logger()
+    logger = run_logger()
     systems = open_systems(llm, references, config.random_seed)
     parser = None
     if cot_parser:
@@ -67,7 +69,7 @@ def understanding_flow(
     config = resolve_config(config_name, overrides)
 
     def work(store: str) -> str:
-        return answer_task(store, config, list(llm or []), references, cot_parser)
+        return call(answer_task, store, config, list(llm or []), references, cot_parser)
 
     return run_and_publish("understanding", work, warehouse, lock_timeout, build, target_path)
 

@@ -67,3 +67,25 @@ def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
         )
     finally:
         con.close()
+
+
+def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
+    """`tsrate suite reasoning run` without a Prefect API runs its flow and its task as
+    plain functions (no temporary Prefect server), logging to the tsrate.run logger."""
+    warehouse = tmp_path / "w.duckdb"
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(TSRATE_PREFECT="auto", TSRATE_WAREHOUSE=str(warehouse))
+    command = [sys.executable, "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
+               "4", "--forecasts", "2", "--fracast", "0", "--no-build"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = done.stdout + done.stderr
+    assert "temporary server" not in output
+    assert "tsrate.run" in output and "prompts answered" in output  # the task's own log line
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        status = con.execute("select status from raw.suite_runs").fetchall()
+        answered = con.execute("select count(*) from raw.rsn_responses").fetchone()[0]
+    finally:
+        con.close()
+    assert len(status) == 1 and answered > 0

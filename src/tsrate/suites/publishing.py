@@ -149,15 +149,15 @@ def run_and_publish(
 ) -> str:
     """The body every suite flow shares: under the warehouse writer lock, ``work(warehouse)``
     stores a suite run and returns its id; with ``build``, :func:`finish_suite` builds,
-    publishes and reports it. Logs to the flow run's logger. Returns the suite run id."""
+    publishes and reports it. Logs to the flow run's logger (``tsrate.run`` when the flow
+    runs in-process). Returns the suite run id."""
     import time
-
-    from prefect import get_run_logger
 
     from tsrate.config import warehouse_path
     from tsrate.locking import warehouse_writer
+    from tsrate.progress import run_logger
 
-    log = get_run_logger().info
+    log = run_logger().info
 
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()

@@ -49,10 +49,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.interpretability import interpretability_flow
+    from tsrate.orchestration import run_flow
 
     if args.seeds is not None and not args.seeds:
         raise TsrateError("--seeds names no seed")
-    suite_run_id = interpretability_flow(
+    suite_run_id = run_flow(
+        interpretability_flow,
         config_name=args.config,
         datasets=args.datasets,
         models=args.models,

@@ -113,8 +113,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.reasoning import reasoning_flow
+    from tsrate.orchestration import run_flow
 
-    suite_run_id = reasoning_flow(
+    suite_run_id = run_flow(
+        reasoning_flow,
         import_path=args.import_path,
         llms=args.llm,
         references=not args.no_references,

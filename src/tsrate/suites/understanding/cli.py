@@ -71,12 +71,14 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.understanding import understanding_flow
+    from tsrate.orchestration import run_flow
 
     if args.cot_parser and args.prompting == "zero_shot":
         raise TsrateError(
             "--cot-parser reads chain-of-thought replies: add --prompting cot or --prompting both"
         )
-    suite_run_id = understanding_flow(
+    suite_run_id = run_flow(
+        understanding_flow,
         config_name=args.config,
         llm=list(args.llm),
         references=not args.no_reference,
