@@ -1,6 +1,6 @@
 with
 
-{#- one row per (suite run, system, condition): counts, means and intervals -#}
+{# one row per (suite run, system, condition): counts, means and intervals #}
 errors as (
     select * from {{ ref('int_rsn_forecast_intervals') }}
 ),
