@@ -349,3 +349,136 @@ def test_the_four_appendix_b_break_kinds_change_what_they_name():
     assert after.var() == pytest.approx(
         garch["omega"] / (1 - garch["alpha"] - garch["beta"]), rel=0.35
     )
+
+
+# ---------------------------------------------------------------------------------------
+# The kinds not covered above, each against its own independent statistic
+# ---------------------------------------------------------------------------------------
+
+
+def _sine_amplitude(x: np.ndarray, period: float) -> float:
+    """Amplitude of the period-``period`` sine in ``x`` by least squares on sin and cos
+    (numpy's lstsq, independent of the generator)."""
+    t = np.arange(len(x), dtype=float)
+    design = np.column_stack(
+        [np.sin(2 * np.pi * t / period), np.cos(2 * np.pi * t / period), np.ones(len(x))]
+    )
+    coef, *_ = np.linalg.lstsq(design, x, rcond=None)
+    return float(np.hypot(coef[0], coef[1]))
+
+
+def test_the_other_break_kinds_change_what_they_name():
+    from statsmodels.tsa.ar_model import AutoReg
+
+    # seasonal amplitude: the period-10 sine's amplitude rises from 2 to 8 at the break
+    cls, before, after = _segments("seasonality_amplitude_shift")
+    assert cls == "parameter_shift"
+    assert _sine_amplitude(before, 10) == pytest.approx(2.0, abs=0.15)
+    assert _sine_amplitude(after, 10) == pytest.approx(8.0, abs=0.3)
+    assert _dominant_period(before) == pytest.approx(10, rel=0.05)
+    # autocorrelation: white noise (AR coefficient 0), then AR(1) with phi 0.95
+    cls, before, after = _segments("autocorrelation_shift")
+    assert cls == "parameter_shift"
+    assert AutoReg(before, lags=1).fit().params[1] == pytest.approx(0.0, abs=0.08)
+    assert AutoReg(after, lags=1).fit().params[1] == pytest.approx(0.95, abs=0.03)
+    # distribution: normal before (no skew), a shifted exponential (scale 3, skew 2) after
+    cls, before, after = _segments("distribution_change")
+    assert cls == "regime_shift"
+    assert abs(stats.skew(before)) < 0.25 and stats.skew(after) == pytest.approx(2.0, abs=0.5)
+    assert stats.kstest(before, "norm").pvalue > 0.001
+    assert stats.kstest(after, "expon", args=(-3.0, 3.0)).pvalue > 0.001
+    assert stats.kstest(after, "norm", args=(0.0, after.std())).pvalue < 1e-6
+    # noise -> trend: no slope before, a slope of 0.4-1 a day (either sign) after
+    for s in samples("structural_breaks", "noise_trend_change", 20, min_length=100):
+        k = s.labels["break_index"]
+        assert s.sub_feature == "regime_shift"
+        flat = stats.linregress(np.arange(k), s.values[:k])
+        sloped = stats.linregress(np.arange(s.length - k), s.values[k:])
+        assert abs(flat.slope) < 5 * flat.stderr + 0.02
+        assert 0.35 < abs(sloped.slope) < 1.05 and sloped.pvalue < 1e-6
+    # seasonal frequency: the dominant period falls from 20 to 5 days at the break
+    cls, before, after = _segments("frequency_change")
+    assert cls == "regime_shift"
+    assert _dominant_period(before) == pytest.approx(20, rel=0.05)
+    assert _dominant_period(after) == pytest.approx(5, rel=0.05)
+    # none: one AR(1) process (phi 0.3) throughout, the same in both halves
+    values, cls, labels, _, _ = g.structural_breaks(np.random.default_rng(4), 4000, "none")
+    assert cls == "none" and labels["break_index"] is None
+    for half in (values[:2000], values[2000:]):
+        assert AutoReg(half, lags=1).fit().params[1] == pytest.approx(0.3, abs=0.06)
+    assert np.var(values[2000:]) == pytest.approx(np.var(values[:2000]), rel=0.15)
+
+
+def test_the_other_trend_seasonality_and_property_kinds():
+    for s in samples("trend", "linear_down"):
+        fit = stats.linregress(np.arange(s.length), s.values)
+        assert fit.slope < 0 and fit.pvalue < 1e-3
+        assert abs(fit.slope - s.labels["slope"]) < 5 * fit.stderr
+    for s in samples("trend", "quadratic_up"):
+        assert np.polyfit(np.arange(s.length), s.values, 2)[0] > 0
+        assert s.values[-5:].mean() > s.values[:5].mean()
+
+    # no seasonality: no periodogram peak stands out as a fixed season's does
+    def peak_share(x):
+        from scipy.signal import periodogram
+
+        power = periodogram(x - x.mean())[1][1:]
+        return power.max() / power.sum()
+
+    none = [peak_share(s.values) for s in samples("seasonality", "none", 20, min_length=120)]
+    fixed = [peak_share(s.values) for s in samples("seasonality", "fixed", 20, min_length=120)]
+    assert max(none) < 0.2 < 0.35 < min(fixed)  # a sine's power sits in 1-2 bins
+    for s in samples("statistical_properties", "changing_variance", 20, min_length=100):
+        half = s.length // 2
+        assert np.var(s.values[half:]) > 2 * np.var(s.values[:half])  # sd x 1 -> 5
+    for s in samples("statistical_properties", "seasonal", 20, min_length=100):
+        assert _dominant_period(s.values) == pytest.approx(12, rel=0.1)
+        assert _sine_amplitude(s.values, 12) == pytest.approx(5.0, abs=1.0)
+    for s in samples("statistical_properties", "trend_and_seasonality", 20, min_length=100):
+        t = np.arange(s.length)
+        fit = stats.linregress(t, s.values)
+        assert 0.15 < abs(fit.slope) < 0.55 and fit.pvalue < 1e-6
+        detrended = s.values - (fit.intercept + fit.slope * t)
+        assert _dominant_period(detrended) == pytest.approx(12, rel=0.1)
+
+
+def test_the_other_pair_kinds():
+    for s in samples("correlation", "positive", 20, min_length=60):
+        assert np.corrcoef(s.values.T)[0, 1] > 0.3
+    independent = [
+        abs(np.corrcoef(s.values.T)[0, 1])
+        for s in samples("correlation", "none", 40, min_length=60)
+    ]
+    assert np.mean(independent) < 0.2  # ~ 0.8 / sqrt(n) under independence
+    for s in samples("cross_correlation", "positive_direct", 10, min_length=80):
+        assert np.corrcoef(s.values.T)[0, 1] > 0.7
+    for s in samples("cross_correlation", "negative_lagged", 20, min_length=80):
+        a, b = s.values[:, 0], s.values[:, 1]
+        corr = [np.corrcoef(a[: len(a) - L], b[L:])[0, 1] for L in range(0, 9)]
+        assert int(np.argmin(corr)) == s.labels["lag"] >= 2 and min(corr) < -0.7
+    for s in samples("dynamic_correlation", "correlated_first_half", 20, min_length=100):
+        k = s.labels["switch_index"]
+        first = abs(np.corrcoef(s.values[:k].T)[0, 1])
+        second = abs(np.corrcoef(s.values[k:].T)[0, 1])
+        assert first > second + 0.3
+    for s in samples("dynamic_correlation", "constant", 20, min_length=100):
+        half = s.length // 2
+        assert s.labels["switch_index"] is None
+        for part in (s.values[:half], s.values[half:]):
+            assert abs(np.corrcoef(part.T)[0, 1]) > 0.6
+
+
+def test_leverage_series_are_scaled_as_labelled():
+    for s in samples("volatility", "leverage", 20, min_length=120):
+        returns = np.diff(np.concatenate([[100.0], s.values])) / s.labels["scale"]
+        assert s.labels["scale"] == 10.0
+        # a fall raises the next move's sd by x 1.3, a rise lowers it by x 0.7
+        after_fall = np.abs(returns[1:][returns[:-1] < 0]).mean()
+        after_rise = np.abs(returns[1:][returns[:-1] >= 0]).mean()
+        assert after_fall > after_rise
+    # the first return is base x eps: the unscaled sd of the first moves is 0.1
+    firsts = [
+        (np.diff(np.concatenate([[100.0], s.values])) / 10.0)[0]
+        for s in samples("volatility", "leverage", 400)
+    ]
+    assert np.std(firsts) == pytest.approx(0.1, rel=0.15)
