@@ -71,18 +71,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):
-        from flows.pipeline import run_pipeline
+        from tsrate import dbt
 
-        run_id = run_pipeline(
-            overrides=_study_overrides(args),
-            source=source,
-            path=path,
-            force=args.force,
-            workers=args.workers,
-            lock_timeout=args.lock_timeout,
-            select=args.select,
-            dask_address=args.dask,
-        )
+        # dbt's child imports dbt and parses (no database access) while this process
+        # imports Prefect and the flows: on a rerun the forecasts take a fraction of a
+        # second, so this is most of what stands before the build's first model
+        dbt.prepare_build(warehouse_path(), args.select)
+        try:
+            from flows.pipeline import run_pipeline
+
+            run_id = run_pipeline(
+                overrides=_study_overrides(args),
+                source=source,
+                path=path,
+                force=args.force,
+                workers=args.workers,
+                lock_timeout=args.lock_timeout,
+                select=args.select,
+                dask_address=args.dask,
+            )
+        finally:
+            dbt.discard_prepared()  # unused (a failure before the build): stop it now
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     _print_run_problems(run_id)
     return 0

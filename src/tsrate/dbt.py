@@ -183,11 +183,16 @@ def prepare_build(
     project (seconds; no database access), then waits. ``tsrate run`` calls this before its
     forecasts, so the build that follows them starts at its first model. The child is used
     by the next :func:`build` with the same warehouse, ``select`` and ``target_path``, or
-    stopped by :func:`discard_prepared` (and dies with this process in any case)."""
+    stopped by :func:`discard_prepared` (and dies with this process in any case). A child
+    already started for the same arguments and still waiting is kept (``tsrate run``
+    starts it before importing Prefect and the flows; the pipeline asks again)."""
     from tsrate.dbt_child import WAIT_FOR_GO
 
     warehouse = Path(warehouse or warehouse_path()).resolve()
     key = _key(warehouse, select, target_path)
+    waiting = _PREPARED.get(key)
+    if waiting is not None and waiting[0].poll() is None:
+        return
     discard_prepared(key)
     command, env, project = _command(
         _build_args(select), None, warehouse, target_path, {WAIT_FOR_GO: "1"}
