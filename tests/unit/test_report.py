@@ -795,3 +795,52 @@ def test_a_report_without_flags_or_other_outcomes_has_none():
     assert 'class="flag' not in html and "data-outcome" not in html
     plain = re.sub(r"<[^>]+>", "", html)
     assert "(⊘): 0; " in plain and "(≈): 0; " in plain and "rating reason: 0." in plain
+
+
+# ----------------------------------------------------------------------------- lookups
+
+
+def test_cell_lookups_find_the_rows_a_boolean_mask_finds():
+    """The report's indexed lookup (one index per frame and key columns) returns the first
+    row that ``frame[(frame[k] == v) & ...]`` returns, for hits, misses, nulls, duplicates,
+    integer keys, and a frame changed after it was indexed (a new frame object)."""
+    import random
+
+    from tsrate.report import _first_row, _value
+
+    rng = random.Random(7)
+    systems = ["naive", "arima", None, "fracast"]
+    frame = pd.DataFrame(
+        {
+            "system_id": [rng.choice(systems) for _ in range(200)],
+            "metric": [rng.choice(["smape", "mase", "wrs_company"]) for _ in range(200)],
+            "step": [rng.randint(1, 5) for _ in range(200)],
+            "score": [rng.random() if rng.random() > 0.1 else None for _ in range(200)],
+        }
+    )
+    for _ in range(300):
+        where = {
+            "system_id": rng.choice([*systems[:2], "fracast", "missing"]),
+            "metric": rng.choice(["smape", "mase", "wrs_company"]),
+            "step": rng.randint(0, 6),
+        }
+        mask = pd.Series(True, index=frame.index)
+        for key, value in where.items():
+            mask &= frame[key] == value
+        expected = frame.index[mask.to_numpy()]
+        got = _first_row(frame, where)
+        assert got == (int(expected[0]) if len(expected) else None), where
+        value = _value(frame, "score", **where)
+        if got is None or pd.isna(frame["score"].iat[got]):
+            assert value is None
+        else:
+            assert value == frame["score"].iat[got]
+    changed = frame.iloc[::-1].reset_index(drop=True)
+    where = {"system_id": "naive", "metric": "smape", "step": 3}
+    mask = (
+        (changed["system_id"] == "naive") & (changed["metric"] == "smape") & (changed["step"] == 3)
+    )
+    hits = changed.index[mask.to_numpy()]
+    assert _first_row(changed, where) == (int(hits[0]) if len(hits) else None)
+    # float keys take the mask path: 1.0 finds the rows the mask finds
+    assert _first_row(frame, {"step": 1.0}) == int(frame.index[frame["step"] == 1][0])
