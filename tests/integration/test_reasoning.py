@@ -168,6 +168,12 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     stability = read(warehouse, "select * from marts.rsn_rating_stability")
     assert len(stability) == len(ratings)
     assert stability["share_at_rating"].dropna().between(0, 1).all()
+    # every rated score carries its interval (series_gap and context_gain included)
+    assert stability[["ci_low", "ci_high"]].notna().all().all()
+    assert (stability["ci_low"] <= stability["raw_score"] + 1e-9).all()
+    assert (stability["raw_score"] <= stability["ci_high"] + 1e-9).all()
+    gains = stability[stability["metric"].isin(["series_gap", "context_gain"])]
+    assert set(gains["metric"]) == {"series_gap", "context_gain"}
     assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])
     assert ratings["rating"].between(1, 3).all()
     assert_ratings_never_mislead(ratings, GROUP)
@@ -177,6 +183,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     report = (tmp_path / "reports" / "reasoning.html").read_text()
     assert "<svg" in report and "Context-aided forecasting" in report and suite_run_id in report
     assert "Perturbed questions (paper Section 5.3)" in report
+    assert "<th>ci_low</th>" in report and "<th>ci_high</th>" in report  # ratings table
     assert "Context combinations (paper Figure A.5)" in report
     assert_suite_published(warehouse, "reasoning", suite_run_id, tmp_path)
 

@@ -79,6 +79,10 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     stability = read(warehouse, "select * from marts.und_rating_stability")
     assert len(stability) == len(read(warehouse, "select * from marts.und_ratings"))
     assert stability["share_at_rating"].dropna().between(0, 1).all()
+    # every rated score carries the interval of the same prompt resamples
+    assert stability[["ci_low", "ci_high"]].notna().all().all()
+    assert (stability["ci_low"] <= stability["raw_score"] + 1e-9).all()
+    assert (stability["raw_score"] <= stability["ci_high"] + 1e-9).all()
     assert (scores["accuracy_ci_low"] <= scores["accuracy"]).all()
     curves = read(warehouse, "select * from marts.und_length_curves")
     assert set(curves["length_bin_start"]) <= {30, 60} and curves["n_prompts"].sum() > 0
@@ -97,6 +101,7 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     ).all()
     report = (tmp_path / "reports" / "understanding.html").read_text()
     assert "<svg" in report and "Feature detection (F1)" in report and "spaces" in report
+    assert "show every rated score with its interval" in report
 
     # 3. a rerun reuses every stored answer and asks nothing
     n_responses = read(warehouse, "select count(*) n from raw.und_responses")["n"][0]

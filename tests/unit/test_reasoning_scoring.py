@@ -130,6 +130,12 @@ def test_rating_stability_over_items():
     assert stability.loc["far", "share_at_rating"] == 1.0  # 5 sd off: always the worst
     assert stability.loc["exact", "share_at_rating"] == 1.0  # 0 error: always the best
     assert stability["n_items"].eq(40).all()
+    # every item's error is the same for "far" and "exact": a point interval at the score
+    for system in ("far", "exact"):
+        row = stability.loc[system]
+        assert row["ci_low"] == pytest.approx(row["raw_score"]) == pytest.approx(row["ci_high"])
+    assert (stability["ci_low"] <= stability["raw_score"] + 1e-12).all()
+    assert (stability["raw_score"] <= stability["ci_high"] + 1e-12).all()
 
 
 def test_rating_stability_re_rates_by_the_rule_of_the_published_ratings():
@@ -165,6 +171,20 @@ def test_rating_stability_re_rates_by_the_rule_of_the_published_ratings():
     draws = [rng.integers(0, 6, 6) for _ in range(200)]
     expected = np.mean([not np.all(np.array(correct)[d] == 1.0) for d in draws])
     assert stability.loc["accuracy", "share_at_rating"] == pytest.approx(expected)
+    # the rated score's interval: the 2.5 / 97.5 % quantiles of the same resampled means
+    means = [np.array(correct)[d].mean() for d in draws]
+    assert (stability.loc["accuracy", "ci_low"], stability.loc["accuracy", "ci_high"]) == (
+        pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
+    )
+    # series_gap is unrated here, yet carries its interval (its own draws, by hand)
+    gaps = np.array([0.5, -0.5, 0.0, 0.5, 0.0, 0.0])
+    digest = hashlib.sha256(b"run|series_gap|qa_single").digest()[:4]
+    rng = np.random.default_rng([3, int.from_bytes(digest, "little")])
+    gap_means = [gaps[rng.integers(0, 6, 6)].mean() for _ in range(200)]
+    assert (stability.loc["series_gap", "ci_low"], stability.loc["series_gap", "ci_high"]) == (
+        pytest.approx(tuple(np.percentile(gap_means, [2.5, 97.5])))
+    )
+    assert stability.loc["series_gap", "ci_low"] < 0.0833 < stability.loc["series_gap", "ci_high"]
     assert pd.isna(stability.loc["series_gap", "share_at_rating"])
     assert stability.loc["series_gap", "rating_reason"] == rated.loc["series_gap", "rating_reason"]
     assert stability["rating_levels"].eq(3).all()

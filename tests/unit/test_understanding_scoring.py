@@ -314,6 +314,52 @@ def test_rating_stability_is_firm_for_clear_gaps_and_loose_for_near_ties(three_s
     assert (cell["share_at_rating"] < 1).any()
 
 
+def test_every_rated_score_carries_its_resampled_interval(three_systems):
+    prompts, scored, _, ratings = three_systems
+    stability = rating_stability_table(scored, options_frame(prompts), ratings, 3, resamples=200)
+    finite = stability.dropna(subset=["ci_low", "ci_high"])
+    assert len(finite) == len(stability)  # every rated score has its interval
+    assert (finite["ci_low"] <= finite["raw_score"] + 1e-9).all()
+    assert (finite["raw_score"] <= finite["ci_high"] + 1e-9).all()
+    # garbage is wrong on every prompt: a point interval at 0 accuracy
+    garbage = finite[(finite["system_id"] == "garbage") & finite["metric"].str.endswith("accuracy")]
+    assert len(garbage) and (garbage["ci_low"] == 0).all() and (garbage["ci_high"] == 0).all()
+
+
+def test_the_rated_score_interval_is_the_bootstrap_interval_of_a_proportion():
+    """400 retrieval prompts in one format, 120 right: the resampled interval of the
+    accuracy is close to the normal (Wald) interval, 0.3 +- 1.96 sqrt(0.3 * 0.7 / 400)."""
+    n, right = 400, 120
+    correct = np.zeros(n, dtype=bool)
+    correct[np.random.default_rng(0).choice(n, right, replace=False)] = True
+    scored = pd.DataFrame(
+        {
+            "suite_run_id": "run", "prompt_key": [f"p{i}" for i in range(n)],
+            "series_key": [f"s{i}" for i in range(n)], "prompting": "zero_shot",
+            "system_id": "solo", "dataset": "trend", "task": "retrieval", "feature": "trend",
+            "format": "csv", "quadrant": None, "series_length": 60, "parse_ok": True,
+            "parsed_by": "regex", "truth": "100.0", "predicted": "100.0", "correct": correct,
+            "date_correct": None, "abs_pct_error": np.where(correct, 0.0, 5.0),
+            "error_penalised": False,
+        }
+    )  # fmt: skip
+    scores = task_scores(scored, options_frame([]))
+    ratings = rating_table(scores, 3)
+    stability = rating_stability_table(
+        scored, options_frame([]), ratings, 3, resamples=400
+    ).set_index("metric")
+    half = 1.96 * np.sqrt(0.3 * 0.7 / n)
+    accuracy = stability.loc["retrieval_accuracy"]
+    assert accuracy["raw_score"] == pytest.approx(0.3)
+    assert accuracy["ci_low"] == pytest.approx(0.3 - half, abs=0.012)
+    assert accuracy["ci_high"] == pytest.approx(0.3 + half, abs=0.012)
+    # MAPE = 5 % x the share wrong: its interval is the accuracy's, mirrored and scaled
+    mape = stability.loc["retrieval_mape"]
+    assert mape["raw_score"] == pytest.approx(3.5)
+    assert mape["ci_low"] == pytest.approx(5 * (0.7 - half), abs=0.06)
+    assert mape["ci_high"] == pytest.approx(5 * (0.7 + half), abs=0.06)
+
+
 # ---------------------------------------------------------------------------------------
 # position bias as a significance test
 # ---------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ Conventions (stated once, used by every suite mart that carries an interval):
   since every system answers the same items), each metric re-scored and re-rated with
   :func:`tsrate.ratings.assign_ratings` in the direction and with the ideal of the
   suite's rating spec (``seeds/suite_rating_specs.csv``); ``share_at_rating`` = share of
-  resamples that give the published rating (like the core's ``marts.rating_stability``).
+  resamples that give the published rating, and ``ci_low`` / ``ci_high`` the percentile
+  95 % interval of the rated score over the same resamples (:func:`resampled_interval`;
+  both like the core's ``marts.rating_stability``).
 """
 
 from __future__ import annotations
@@ -78,6 +80,19 @@ def bootstrap_interval(
     if not len(results):
         return float("nan"), float("nan")
     low, high = np.quantile(results, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def resampled_interval(scores: Sequence[float], alpha: float = ALPHA) -> tuple[float, float]:
+    """Percentile interval (``alpha / 2``, ``1 - alpha / 2`` quantiles) of a score over its
+    bootstrap resamples (the finite ones: a resample where the score is undefined is left
+    out); (NaN, NaN) when none is finite. The rating stability tables give every rated
+    score this interval, from the resamples its stability is computed on."""
+    values = np.asarray(scores, dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return float("nan"), float("nan")
+    low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
 
 

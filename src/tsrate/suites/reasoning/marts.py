@@ -29,7 +29,8 @@ bootstrap 95 % intervals over items (:mod:`tsrate.suites.intervals`), what the m
 (metrics: accuracy, series_gap, mae, mse, crps, context_gain).
 
 ``rating_stability_table``: share of item resamples at the published rating, each resample
-re-rated by the same rule (the spec's direction and ideal).
+re-rated by the same rule (the spec's direction and ideal), and the percentile 95 % interval
+of each rated score over the same resamples.
 """
 
 from __future__ import annotations
@@ -308,6 +309,8 @@ STABILITY_COLUMNS = [
     "rating_levels",
     "rating_reason",
     "share_at_rating",
+    "ci_low",
+    "ci_high",
     "n_resamples",
     "n_items",
 ]
@@ -377,7 +380,10 @@ def rating_stability_table(
     replacement (one draw per resample for every system), each system's mean re-rated by
     the same rule (direction and ideal of the suite's rating spec ``specs``, default the
     seed file); ``share_at_rating`` = share of resamples giving the published rating (NaN
-    for an unrated system). ``rating_levels`` and ``rating_reason`` are copied from
+    for an unrated system); ``ci_low`` / ``ci_high`` = the percentile 95 % interval of the
+    system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`; like the core's
+    ``rating_stability``), so every rated score -- series_gap and context_gain included --
+    carries an interval. ``rating_levels`` and ``rating_reason`` are copied from
     ``ratings``."""
     spec = suite_spec("reasoning", specs)
     records = []
@@ -417,6 +423,7 @@ def rating_stability_table(
         )
         for row in published_rows.itertuples(index=False):
             reason = getattr(row, "rating_reason", None)
+            low, high = intervals.resampled_interval([d.get(row.system_id, np.nan) for d in draws])
             records.append(
                 {
                     "suite_run_id": suite_run_id,
@@ -428,6 +435,8 @@ def rating_stability_table(
                     "rating_levels": levels,
                     "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
                     "share_at_rating": shares[row.system_id],
+                    "ci_low": low,
+                    "ci_high": high,
                     "n_resamples": resamples,
                     "n_items": len(matrix),
                 }
@@ -440,6 +449,8 @@ def rating_stability_table(
             "rating_levels": "int64",
             "rating_reason": "string",
             "share_at_rating": "float64",
+            "ci_low": "float64",
+            "ci_high": "float64",
             "n_resamples": "int64",
             "n_items": "int64",
         }

@@ -24,8 +24,8 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "forecasts": "select * from marts.rsn_forecast_errors order by system_id, condition",
         "context": "select * from marts.rsn_context_effects order by system_id",
         "ratings": "select * from marts.rsn_ratings order by metric, task, rank, system_id",
-        "stability": "select metric, task, system_id, share_at_rating "
-        "from marts.rsn_rating_stability",
+        # every column: ci_low / ci_high came later (an older snapshot lacks them)
+        "stability": "select * from marts.rsn_rating_stability",
     }
     data = read_marts(path, queries)
     # marts added later (Section 5.3, Figure A.5): an older snapshot may lack them
@@ -230,15 +230,17 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
     if not data["ratings"].empty:
         sections.append(
             "<h2>Ratings</h2><p>share_at_rating: share of item resamples giving the "
-            "published rating (1 = firm). Accuracy intervals: Wilson 95 %; error intervals: "
-            "bootstrap 95 % over items (tables above).</p>"
+            "published rating (1 = firm); ci_low / ci_high: the percentile 95 % interval of "
+            "the rated score over the same item resamples (every rated score, series_gap "
+            "and context_gain included). Accuracy intervals in the tables above: Wilson "
+            "95 %; error intervals: bootstrap 95 % over items.</p>"
         )
-        ratings = data["ratings"][
-            ["metric", "task", "system_id", "raw_score", "rating", "higher_is_better"]
-        ]
+        keys = ["metric", "task", "system_id"]
+        ratings = data["ratings"][[*keys, "raw_score", "rating", "higher_is_better"]]
         stability = data.get("stability", pd.DataFrame())
         if not stability.empty:
-            ratings = ratings.merge(stability, on=["metric", "task", "system_id"], how="left")
+            wanted = [c for c in ("ci_low", "ci_high", "share_at_rating") if c in stability]
+            ratings = ratings.merge(stability[[*keys, *wanted]], on=keys, how="left")
         sections.append(_table(ratings))
     style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
     return html_page("tsrate reasoning", "".join(sections), style)

@@ -37,7 +37,8 @@ detection, computed from the same answers; not rated). Intervals:
 ``seeds/suite_rating_specs.csv``; each metric is first averaged over formats.
 
 ``rating_stability_table``: share of prompt resamples at the published rating, each resample
-re-rated by the same rule (the spec's direction and ideal).
+re-rated by the same rule (the spec's direction and ideal), and the percentile 95 % interval
+of each rated score over the same resamples.
 
 ``position_bias_table``: accuracy per quadrant (pooled over formats) tested against the
 other quadrants with the two-proportion z test, Holm-corrected over every test of the run.
@@ -375,6 +376,8 @@ STABILITY_COLUMNS = [
     "rating_levels",
     "rating_reason",
     "share_at_rating",
+    "ci_low",
+    "ci_high",
     "n_resamples",
     "n_prompts",
 ]
@@ -455,8 +458,11 @@ def rating_stability_table(
     one format), the metric re-scored like :func:`task_scores` + :func:`rating_table` and
     re-rated by the same rule (direction and ideal of the suite's rating spec ``specs``,
     default the seed file); ``share_at_rating`` = share of resamples giving the published
-    rating (NaN for an unrated system). ``rating_levels`` and ``rating_reason`` are copied
-    from ``ratings``."""
+    rating (NaN for an unrated system); ``ci_low`` / ``ci_high`` = the percentile 95 %
+    interval of the system's re-scored metric over the same resamples
+    (:func:`tsrate.suites.intervals.resampled_interval`; like the core's
+    ``rating_stability``): the interval of the rated score itself (a mean over formats).
+    ``rating_levels`` and ``rating_reason`` are copied from ``ratings``."""
     spec = suite_spec("understanding", specs)
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
     records = []
@@ -502,6 +508,9 @@ def rating_stability_table(
                 published, draws, levels, ideal=ideal, higher_is_better=higher
             )
             for row in published_rows.itertuples(index=False):
+                low, high = intervals.resampled_interval(
+                    [d.get(row.system_id, np.nan) for d in draws]
+                )
                 records.append(
                     {
                         "suite_run_id": suite_run_id,
@@ -514,6 +523,8 @@ def rating_stability_table(
                         "rating_levels": levels,
                         "rating_reason": _reason(row),
                         "share_at_rating": shares[row.system_id],
+                        "ci_low": low,
+                        "ci_high": high,
                         "n_resamples": resamples,
                         "n_prompts": len(keys),
                     }
@@ -531,6 +542,8 @@ def rating_stability_table(
             "rating_levels": "int64",
             "rating_reason": "string",
             "share_at_rating": "float64",
+            "ci_low": "float64",
+            "ci_high": "float64",
             "n_resamples": "int64",
             "n_prompts": "int64",
         }

@@ -269,6 +269,32 @@ def interval_table_html(scores: pd.DataFrame) -> str:
     )
 
 
+def rated_scores_html(rated: pd.DataFrame) -> str:
+    """Every rated score (und_rating_stability: metric x feature x system, mean over formats)
+    with its percentile 95 % interval over prompt resamples, its rating and the share of
+    resamples at that rating; folded away (one row per rating)."""
+    if rated.empty:
+        return "<p>none</p>"
+    rows = []
+    for row in rated.itertuples(index=False):
+        interval = (
+            f"[{row.ci_low:.3g}, {row.ci_high:.3g}]" if pd.notna(row.ci_low) else "(undefined)"
+        )
+        rating = "" if pd.isna(row.rating) else str(int(row.rating))
+        share = "" if pd.isna(row.share_at_rating) else f"{row.share_at_rating:.2f}"
+        rows.append(
+            f"<tr><td>{html.escape(str(row.metric))}</td><td>{html.escape(str(row.feature))}</td>"
+            f"<td>{html.escape(str(row.system_id))}</td><td>{row.raw_score:.3g}</td>"
+            f"<td>{interval}</td><td>{rating}</td><td>{share}</td></tr>"
+        )
+    return (
+        "<details><summary>show every rated score with its interval</summary><table><tr>"
+        "<th>metric</th><th>feature</th><th>system</th><th>score</th><th>95 % interval</th>"
+        "<th>rating</th><th>share_at_rating</th></tr>"
+        f"{''.join(rows)}</table></details>"
+    )
+
+
 def position_bias_html(bias: pd.DataFrame) -> str:
     """Per quadrant: accuracy with its interval, the Holm p-value and the verdict, saying
     when a cell is too small to judge."""
@@ -366,6 +392,11 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "using (suite_run_id, prompting, metric, feature, system_id) group by all "
             "order by r.metric, r.prompting desc, r.system_id"
         )
+        rated = read(  # ci_low / ci_high came later: empty for an older snapshot
+            "select prompting, metric, feature, system_id, raw_score, ci_low, ci_high, rating, "
+            "share_at_rating from marts.und_rating_stability "
+            "order by metric, feature, prompting desc, system_id"
+        )
         confusion = read(
             "select prompting, system_id, task, feature, truth, predicted, n_prompts "
             "from marts.und_confusion_matrix order by all"
@@ -383,8 +414,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "group by all order by system_id, prompting desc, task"
         )
     comparison = prompting_table_html(scores)
-    scores, table, bias, confusion, curves, usable = (
-        label_prompting(f) for f in (scores, table, bias, confusion, curves, usable)
+    scores, table, bias, confusion, curves, usable, rated = (
+        label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)
     )
     suite_runs = sorted(scores["suite_run_id"].unique()) if not scores.empty else []
     sections = [
@@ -419,6 +450,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         ratings.to_html(index=False, float_format=lambda v: f"{v:.2f}")
         if not ratings.empty
         else "<p>none</p>",
+        "<p>Each rated score (mean over formats) with the percentile 95 % interval of the "
+        "same prompt resamples.</p>",
+        rated_scores_html(rated),
     ]
     style = (
         "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1200px}"
