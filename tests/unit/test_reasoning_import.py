@@ -80,6 +80,12 @@ def test_a_file_in_the_public_schema_becomes_items(tmp_path):
     two = next(item for item in items if item.task == "qa_two")
     assert two.series == tuple(series_row(1)["series"]) and len(two.series_b) == 20
     assert "closed on Mondays" in two.context and two.params["line"] == 9
+    # a question linked by uuid takes its series row's tiny description and metadata as the
+    # QA context (the paper's qa_mcq configuration), not the short description
+    single = next(item for item in items if item.task == "qa_single")
+    metadata = series_row(0)["metadata"]
+    assert single.context == "Museum 0\n" + json.dumps(metadata, sort_keys=True)
+    assert two.context.startswith("Museum 1\n" + json.dumps(metadata, sort_keys=True))
     # a question may carry its own series instead of a uuid
     own = {**question_row(0), "series": [1.0] * 12}
     del own["uuid"]

@@ -215,3 +215,41 @@ def test_an_older_items_table_takes_perturbed_items(tmp_path):
             "insert into raw.rsn_items select * replace ('nonsense' as task, 'x' as item_id) "
             "from raw.rsn_items limit 1"
         )
+
+
+def test_the_command_line_passes_the_papers_options_to_the_flow(monkeypatch, capsys):
+    """``tsrate suite reasoning run`` options reach the flow: sampling, temperature, encodings
+    and distractors; the defaults are the paper's (LLMTime choice prompts, random
+    distractors) and one greedy forecast reply; a sample count below 1 is refused."""
+    import argparse
+
+    import tsrate.orchestration
+    from tsrate.suites.reasoning.cli import add_run_arguments, run_from_args
+
+    calls = []
+    monkeypatch.setattr(
+        tsrate.orchestration, "run_flow", lambda flow, **kw: calls.append(kw) or "rsn-x"
+    )
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)
+    run_from_args(parser.parse_args([]))
+    default = calls[-1]
+    assert default["choice_encoding"] == default["forecast_encoding"] == "llmtime_gpt"
+    assert default["forecast_samples"] == 1 and default["forecast_temperature"] is None
+    assert default["generator"]["distractors"] == "random"
+    run_from_args(
+        parser.parse_args(
+            [
+                "--forecast-samples", "20", "--forecast-temperature", "0.9",
+                "--forecast-encoding", "llmtime_gpt4", "--choice-encoding", "plain",
+                "--distractors", "contrastive", "--llm", "endpoint:m",
+            ]
+        )
+    )  # fmt: skip
+    chosen = calls[-1]
+    assert (chosen["forecast_samples"], chosen["forecast_temperature"]) == (20, 0.9)
+    assert (chosen["forecast_encoding"], chosen["choice_encoding"]) == ("llmtime_gpt4", "plain")
+    assert chosen["generator"]["distractors"] == "contrastive" and chosen["llms"] == ["endpoint:m"]
+    assert "rsn-x" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--forecast-samples", "0"])
