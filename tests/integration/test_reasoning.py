@@ -121,6 +121,24 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     context = read(warehouse, "select * from marts.rsn_context_effects")
     assert context["system_id"].tolist() == ["context_rule"]
     assert context["n_paired"][0] == 4 and context["mae_gain"][0] > 0
+    # the gain recomputed from the raw forecasts: normalised MAE without minus with context
+    raw_forecasts = read(
+        warehouse,
+        "select i.item_id, i.series, i.future, p.condition, r.forecast "
+        "from raw.rsn_responses r join raw.rsn_prompts p using (prompt_hash) "
+        "join raw.rsn_items i using (item_id) where p.system_id = 'context_rule'",
+    )
+    rule_mae = {
+        (row.item_id, row.condition): np.mean(np.abs(np.asarray(row.forecast) - row.future))
+        / (np.asarray(row.series).std() or 1.0)
+        for row in raw_forecasts.itertuples()
+    }
+    rule_items = {item for item, _ in rule_mae}
+    assert context["mae_gain"][0] == pytest.approx(
+        np.mean(
+            [rule_mae[(i, "without_context")] - rule_mae[(i, "with_context")] for i in rule_items]
+        )
+    )
     # Figure A.5: a row per context combination; the rule reads the caption's numbers
     # wherever the caption is given and nothing else (characteristics state no numbers)
     combos = read(warehouse, "select * from marts.rsn_context_combinations").set_index(
