@@ -102,6 +102,7 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     report = (tmp_path / "reports" / "understanding.html").read_text()
     assert "<svg" in report and "Feature detection (F1)" in report and "spaces" in report
     assert "show every rated score with its interval" in report
+    assert "und_analyst reads the series back out of the prompt's own table" in report
 
     # 3. a rerun reuses every stored answer and asks nothing
     n_responses = read(warehouse, "select count(*) n from raw.und_responses")["n"][0]

@@ -422,6 +422,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h1>Time-series understanding</h1>",
         f"<p>Suite run: {html.escape(', '.join(suite_runs) or 'none')}. Charts: the csv "
         "format; scores on an absolute 0-1 radius (paper Figure 2).</p>",
+        "<p>References, not models: und_analyst reads the series back out of the prompt's "
+        "own table and applies standard statistics (on retrieval and min/max all but an "
+        "oracle: an upper bound); und_random answers at chance.</p>",
         *_figure2(scores),
         "<h2>Formats (paper Table 4)</h2>",
         "<p>F1 for detection and classification, accuracy otherwise; mean over features.</p>",
