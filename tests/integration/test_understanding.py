@@ -72,6 +72,41 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert random_trend["accuracy"] == pytest.approx((raw["answer"] == raw["truth"]).mean())
     unparsed = read(warehouse, "select count(*) n from marts.und_unparsed_answers")["n"][0]
     assert unparsed == scores["n_unparsed"].sum()
+    # Appendix D: the confusion matrix counts the raw answers (unusable ones a column)
+    keys = ["task", "feature", "truth", "predicted"]
+    answers = read(
+        warehouse,
+        "select p.task, p.feature, p.expected->>'answer' as truth, r.parse_ok, r.answer "
+        "from raw.und_responses r join raw.und_prompts p using (prompt_key) "
+        "where r.system_id = 'und_random' and p.task in ('detection', 'classification')",
+    )
+    answers["predicted"] = answers["answer"].where(answers["parse_ok"], "(unusable)")
+    confusion = read(
+        warehouse,
+        "select task, feature, truth, predicted, n_prompts from marts.und_confusion_matrix "
+        "where system_id = 'und_random' and task in ('detection', 'classification')",
+    )
+    assert (confusion["predicted"] != "(unusable)").any() and len(confusion) > 10
+    assert confusion.set_index(keys)["n_prompts"].sort_index().to_dict() == (
+        answers.groupby(keys).size().sort_index().to_dict()
+    )
+    # Figure 3: prompts per 30-day length bin, counted from the raw prompts
+    lengths = read(
+        warehouse,
+        "select task, dataset, format, series_length from raw.und_prompts "
+        "where task in ('retrieval', 'arithmetic_min', 'arithmetic_max') and dataset <> 'outlier'",
+    )
+    lengths["length_bin_start"] = lengths["series_length"] // 30 * 30
+    binned = read(
+        warehouse,
+        "select task, dataset, format, length_bin_start, n_prompts from marts.und_length_curves "
+        "where system_id = 'und_random'",
+    )
+    bin_keys = ["task", "dataset", "format", "length_bin_start"]
+    assert len(binned) > 10
+    assert binned.set_index(bin_keys)["n_prompts"].sort_index().to_dict() == (
+        lengths.groupby(bin_keys).size().sort_index().to_dict()
+    )
     bias = read(warehouse, "select * from marts.und_position_bias where dataset = 'outlier'")
     assert set(bias["quadrant"]) == {1, 2, 3, 4}
     # one series per cell: every cell too small to judge, so no flag at all
