@@ -218,7 +218,9 @@ def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 -
     return nodes
 
 
-def _compile_tests(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
+def _compile_tests(  # noqa: ANN001
+    runner, manifest, wanted, selection, common, quiet: bool = False
+) -> list | None:
     """The selected test nodes compiled by ``dbt compile`` (then cached for the next build)."""
     cache = _target_path() / TEST_CACHE
     compiled = runner.invoke(
@@ -226,7 +228,8 @@ def _compile_tests(runner, manifest, wanted, selection, common) -> list | None: 
                       ["--select", "resource_type:test", *selection]), *common]
     )  # fmt: skip
     if not compiled.success:
-        _say(f"compiling the data tests failed: {compiled.exception}")
+        if not quiet:
+            _say(f"compiling the data tests failed: {compiled.exception}")
         return None
     nodes = [r.node for r in compiled.result.results if r.node.unique_id in set(wanted)]
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -238,6 +241,31 @@ def _compile_tests(runner, manifest, wanted, selection, common) -> list | None: 
     os.replace(partial, cache)
     _say(f"compiled {len(nodes)} data tests")
     return nodes
+
+
+def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
+    """Compile the data tests before the go, while the parent may still write the warehouse.
+
+    dbt compile connects to the profile's database (it lists the relations it caches), and
+    the live file must not be opened before the go: the profile points at an empty
+    throwaway file of the same name for this one step (same database name, so the same
+    compiled SQL: relation names come from the parsed manifest, and no test here reads
+    database state when compiled, see :func:`_cache_key`). ``None`` (compiled after the
+    build, as without a child started ahead) when dbt could not compile them so."""
+    import tempfile
+
+    live = os.environ["TSRATE_WAREHOUSE"]
+    step = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tsrate-compile-") as folder:
+        os.environ["TSRATE_WAREHOUSE"] = str(Path(folder) / Path(live).name)
+        try:
+            tests = _compile_tests(runner, manifest, wanted, selection, common, quiet=True)
+        finally:
+            _close_dbt_connection()  # the throwaway file's connection, not kept for the build
+            os.environ["TSRATE_WAREHOUSE"] = live
+    if tests is not None:
+        _say(f"{len(tests)} data tests compiled ahead in {time.perf_counter() - step:.1f}s")
+    return tests
 
 
 #: What the core Python models import (python_models/intermediate, python_models/marts):
@@ -299,6 +327,8 @@ def tsrate_build(argv: list[str]) -> int:
         tests = _cached_tests(manifest, wanted)  # None: compiled after the build
         if tests is not None:
             _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
+        elif os.environ.get(WAIT_FOR_GO):  # a child started ahead has the time to compile
+            tests = _compile_tests_ahead(runner, manifest, wanted, selection, common)
     if os.environ.get(WAIT_FOR_GO):  # started ahead (tsrate.dbt.prepare_build): wait here
         _import_model_libraries()
         go = sys.stdin.readline()

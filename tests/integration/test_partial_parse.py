@@ -54,3 +54,45 @@ def test_a_new_run_id_is_compiled_in_without_a_reparse(tmp_path):
     latest, _ = _compile(warehouse, target, "latest", "")
     assert "row_number() over (order by started_at desc" in latest
     assert "run-two" not in latest and "und-two" not in latest
+
+
+def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_file(tmp_path):
+    """While `tsrate run` forecasts, it holds the live warehouse open for writing; the dbt
+    child started ahead compiles the data tests then (their first build has no cached SQL),
+    against a throwaway file of the same name. Checked: the child compiles while this
+    process holds a write connection (a DuckDB lock conflict would leave no compiled SQL),
+    the build then uses that SQL and passes, and the SQL equals what a compile after the
+    build against the live file writes."""
+    import json
+    import time
+
+    from tests.integration.helpers import ERROR_MARTS, ingest, small_study
+    from tsrate.config import load_companies
+    from tsrate.dbt_child import TEST_CACHE
+    from tsrate.forecasting import finish_run, run_forecasts
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "MSFT"])
+    study = small_study(study_tickers=["AAPL", "MSFT"], systems=["naive", "random"])
+    ahead, after = tmp_path / "ahead", tmp_path / "after"
+    with connect(warehouse) as con:  # the writer, as during a run's forecasts
+        dbt.prepare_build(warehouse, ERROR_MARTS, ahead)
+        summary = run_forecasts(con, study, load_companies(), progress=lambda message: None)
+        finish_run(con, summary.run_id, "forecasted")
+        deadline = time.monotonic() + 240
+        while not (ahead / TEST_CACHE).exists() and time.monotonic() < deadline:
+            con.execute("select count(*) from raw.forecasts").fetchone()  # still ours
+            time.sleep(0.5)
+        assert (ahead / TEST_CACHE).exists(), "the child compiled nothing while we wrote"
+    lines: list[str] = []
+    try:
+        dbt.build(summary.run_id, warehouse, lines.append, ERROR_MARTS, ahead)
+    finally:
+        dbt.discard_prepared()
+    assert any("compiled ahead" in line for line in lines), lines
+    assert any("PASS=" in line and "FAIL=0" in line for line in lines), lines
+
+    dbt.build(summary.run_id, warehouse, lines.append, ERROR_MARTS, after)  # compiled after
+    compiled_ahead = json.loads((ahead / TEST_CACHE).read_text())["sql"]
+    compiled_after = json.loads((after / TEST_CACHE).read_text())["sql"]
+    assert compiled_ahead and compiled_ahead == compiled_after
