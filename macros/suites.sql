@@ -98,7 +98,9 @@ select * from final
     suite_run_id and metric (task, feature, ...), or a list of such columns; `count_name`
     counts the resampled units (items, prompts, seeds); `system` names the rated column
     (system_id, model_id). -#}
-{% macro suite_rating_stability(computed_model, key, count_name, system='system_id') %}
+{#- interval=true adds ci_low / ci_high: the interval of each rated score over the same
+    resamples (understanding and reasoning compute it; interpretability does not). -#}
+{% macro suite_rating_stability(computed_model, key, count_name, system='system_id', interval=false) %}
 {%- set keys = [key] if key is string else key -%}
 with
 
@@ -119,6 +121,10 @@ final as (
         cast(rating_levels as integer) as rating_levels,
         cast(rating_reason as varchar) as rating_reason,
         cast(share_at_rating as double) as share_at_rating,
+        {%- if interval %}
+        cast(ci_low as double) as ci_low,
+        cast(ci_high as double) as ci_high,
+        {%- endif %}
         cast(n_resamples as integer) as n_resamples,
         cast({{ count_name }} as integer) as {{ count_name }},
     from computed
