@@ -265,7 +265,7 @@ def interval_table_html(scores: pd.DataFrame) -> str:
             )
     return (
         "<table><tr><th>system</th><th>task</th><th>metric</th><th>score</th>"
-        f"<th>95 % interval</th><th>prompts</th></tr>{''.join(rows)}</table>"
+        f"<th>mean of the cells' 95 % intervals</th><th>prompts</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -437,7 +437,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         usable_table_html(usable),
         "<h2>Scores with 95 % intervals</h2>",
         "<p>Accuracy: Wilson interval; F1 and MAPE: percentile bootstrap over prompts. "
-        "Mean over features and formats.</p>",
+        "Mean over features and formats of each cell's score and of each cell's interval "
+        "ends: a guide to how wide a cell's interval is, not an interval of the mean; the "
+        "interval of each rated score is in the ratings section below.</p>",
         interval_table_html(scores),
         "<h2>Position bias (two-proportion test per quadrant, Holm-corrected)</h2>",
         position_bias_html(bias),
