@@ -54,11 +54,30 @@ class PriceValidationError(TsrateError):
         super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
 
 
+def _skfolio_sp500_wide() -> pd.DataFrame:
+    """skfolio's S&P 500 sample as ``load_sp500_dataset`` returns it (dates x tickers).
+
+    Read straight from the file in the installed package when it is where skfolio keeps it:
+    ``import skfolio`` imports scikit-learn and SciPy (1.2 s, the most of an ingest); else
+    through skfolio's own loader."""
+    import gzip
+
+    from tsrate.study_check import skfolio_sample_path
+
+    path = skfolio_sample_path()
+    if path is None:
+        from skfolio.datasets import load_sp500_dataset
+
+        return load_sp500_dataset()
+    with gzip.open(path, mode="rt", encoding="utf-8") as handle:
+        wide = pd.read_csv(handle, sep=",", index_col=0)
+    wide.index = pd.to_datetime(wide.index, format="%Y-%m-%d")
+    return wide
+
+
 def load_skfolio_sp500(tickers: Sequence[str] | None = None) -> pd.DataFrame:
     """Daily adjusted closes of 20 S&P 500 stocks (1990-01-02 to 2022-12-28) shipped by skfolio."""
-    from skfolio.datasets import load_sp500_dataset
-
-    wide = load_sp500_dataset()
+    wide = _skfolio_sp500_wide()
     if tickers:
         unknown = sorted(set(tickers) - set(wide.columns))
         if unknown:

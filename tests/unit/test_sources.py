@@ -242,3 +242,15 @@ def test_parquet_with_a_duplicated_column_is_rejected(tmp_path):
     timestamps.to_parquet(tmp_path / "tz.parquet")
     read = read_price_file(tmp_path / "tz.parquet")
     assert read["price_date"].tolist() == [dt.date(2022, 1, 3), dt.date(2022, 1, 4)]
+
+
+def test_the_skfolio_sample_read_from_its_file_equals_skfolios_own_loader():
+    """tsrate reads skfolio's S&P 500 file without importing skfolio (1.2 s of scikit-learn
+    and SciPy): the frame must be exactly what ``load_sp500_dataset`` returns."""
+    from skfolio.datasets import load_sp500_dataset
+
+    from tsrate.sources import _skfolio_sp500_wide
+
+    ours, theirs = _skfolio_sp500_wide(), load_sp500_dataset()
+    pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
+    assert ours.shape == (8313, 20)
