@@ -132,3 +132,71 @@ final as (
 
 select * from final
 {% endmacro %}
+
+{#- Interval conventions in SQL, for suite marts computed in SQL (the Python ones:
+    tsrate.suites.intervals). Each macro is an expression; the aggregate ones are used in a
+    GROUP BY select. -#}
+
+{#- One end (side 'low' or 'high') of the Wilson score 95 % interval of successes / trials,
+    as tsrate.suites.intervals.wilson_interval computes it (equal to statsmodels'
+    proportion_confint(method='wilson')): null for no trials; exactly 0 (low) at no success
+    and 1 (high) at all successes; clipped to [0, 1]. -#}
+{% macro wilson_interval(successes, trials, side) %}
+{%- set k = '(cast(' ~ successes ~ ' as double))' -%}
+{%- set n = '(cast(' ~ trials ~ ' as double))' -%}
+{%- set z = 1.959963984540054 -%}  {#- scipy.stats.norm.ppf(0.975) -#}
+(case when {{ n }} > 0 then
+    {%- if side == 'low' %}
+    case when {{ k }} = 0 then 0.0 else greatest(0.0,
+    {%- elif side == 'high' %}
+    case when {{ k }} = {{ n }} then 1.0 else least(1.0,
+    {%- else %}
+    {{ exceptions.raise_compiler_error("wilson_interval: side must be 'low' or 'high', not " ~ side) }}
+    {%- endif %}
+        ({{ k }} / {{ n }} + {{ z }} * {{ z }} / (2 * {{ n }})
+         {{ '-' if side == 'low' else '+' }} {{ z }} * sqrt({{ k }} / {{ n }} * (1 - {{ k }} / {{ n }}) / {{ n }}
+             + {{ z }} * {{ z }} / (4 * {{ n }} * {{ n }})))
+        / (1 + {{ z }} * {{ z }} / {{ n }})) end
+end)
+{%- endmacro %}
+
+{#- Student t's 97.5 % quantile for `df` degrees of freedom (an integer expression >= 1;
+    null below): scipy.stats.t.ppf(0.975, df) for df 1-30 (a table of its values), beyond
+    the Cornish-Fisher expansion to df^-4 (Abramowitz & Stegun 26.7.5; relative error
+    below 2e-8 at df 31 and smaller beyond: tests/unit/test_suite_kit.py checks both). -#}
+{% macro t_quantile_975(df) %}
+{%- set z = 1.959963984540054 -%}
+{%- set g1 = (z ** 3 + z) / 4 -%}
+{%- set g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96 -%}
+{%- set g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384 -%}
+{%- set g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160 -%}
+{%- set v = '(cast(' ~ df ~ ' as double))' -%}
+(case
+    when ({{ df }}) between 1 and 30 then ([
+        12.706204736174694, 4.302652729749462, 3.1824463052837078, 2.7764451051977934,
+        2.5705818356363146, 2.4469118511449786, 2.364624251592784, 2.306004135204166,
+        2.262157162798205, 2.228138851986274, 2.200985160091639, 2.1788128296672284,
+        2.1603686564627913, 2.144786687917804, 2.131449545559776, 2.1199052992212546,
+        2.1098155778333156, 2.1009220402410382, 2.0930240544083087, 2.085963447265864,
+        2.0796138447276795, 2.0738730679040254, 2.0686576104190486, 2.0638985616280245,
+        2.0595385527532972, 2.0555294386428735, 2.0518305164802846, 2.0484071417952454,
+        2.045229642132703, 2.0422724563012378
+    ])[cast({{ df }} as integer)]
+    when ({{ df }}) > 30 then {{ z }} + {{ g1 }} / {{ v }} + {{ g2 }} / ({{ v }} ^ 2)
+        + {{ g3 }} / ({{ v }} ^ 3) + {{ g4 }} / ({{ v }} ^ 4)
+end)
+{%- endmacro %}
+
+{#- One end (side 'low' or 'high') of the t 95 % interval of the mean of `x` over the rows
+    of the group (an aggregate expression): mean ± t_{0.975, n-1} · sd / sqrt(n), sd the
+    sample standard deviation (n - 1 in the denominator), n the non-null values; null when
+    n < 2. Used for the mean of paired differences (one difference per item). -#}
+{% macro mean_t_interval(x, side) %}
+{%- if side not in ('low', 'high') -%}
+{{ exceptions.raise_compiler_error("mean_t_interval: side must be 'low' or 'high', not " ~ side) }}
+{%- endif -%}
+(case when count({{ x }}) >= 2 then
+    avg({{ x }}) {{ '-' if side == 'low' else '+' }} {{ t_quantile_975('count(' ~ x ~ ') - 1') }}
+        * stddev_samp({{ x }}) / sqrt(count({{ x }}))
+end)
+{%- endmacro %}

@@ -313,3 +313,79 @@ def test_interpretability_rating_scores_keep_the_main_study_only():
         "beta_std": 0.05,
     }
     assert got["unrated_reason"].isna().all()  # beta_entropy 0.6: a peaked attention
+
+
+# --- the interval macros of macros/suites.sql, rendered with plain Jinja and run in DuckDB
+
+
+def _interval_macros():
+    """The template module of macros/suites.sql (its interval macros use no dbt context)."""
+    from pathlib import Path
+
+    import jinja2
+
+    text = (Path(__file__).parents[2] / "macros" / "suites.sql").read_text()
+    return jinja2.Environment().from_string(text).module
+
+
+def test_t_quantile_macro_equals_scipy():
+    from scipy import stats
+
+    macros = _interval_macros()
+    got = duckdb.sql(
+        f"select df, {macros.t_quantile_975('df')} as t from range(0, 2001) r(df) order by df"
+    ).df()
+    assert pd.isna(got["t"][0])  # no degrees of freedom: null
+    got = got[got["df"] >= 1]
+    np.testing.assert_allclose(got["t"], stats.t.ppf(0.975, got["df"]), rtol=2e-8)
+    # the table holds the exact values (df <= 30); a normal quantile there would be 2-85 % off
+    small = got[got["df"] <= 30]
+    np.testing.assert_allclose(small["t"], stats.t.ppf(0.975, small["df"]), rtol=1e-14)
+
+
+def test_wilson_macro_equals_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    macros = _interval_macros()
+    got = duckdb.sql(
+        f"select k, n, {macros.wilson_interval('k', 'n', 'low')} as low, "
+        f"{macros.wilson_interval('k', 'n', 'high')} as high "
+        "from range(0, 61) a(n), range(0, 61) b(k) where k <= n order by n, k"
+    ).df()
+    empty = got[got["n"] == 0]
+    assert empty["low"].isna().all() and empty["high"].isna().all()
+    got = got[got["n"] > 0]
+    expected = np.array(
+        [proportion_confint(k, n, method="wilson") for k, n in zip(got["k"], got["n"], strict=True)]
+    )
+    np.testing.assert_allclose(got[["low", "high"]].to_numpy(float), expected, atol=1e-12)
+    assert (got.loc[got["k"] == 0, "low"] == 0).all()
+    assert (got.loc[got["k"] == got["n"], "high"] == 1).all()
+
+
+def test_mean_t_interval_macro_equals_scipy():
+    from scipy import stats
+
+    macros = _interval_macros()
+    rng = np.random.default_rng(5)
+    rows = [
+        (group, float(value))
+        for group, size in enumerate([1, 2, 3, 5, 12, 31, 45])
+        for value in rng.normal(0.3, 1.0, size)
+    ]
+    frame = pd.DataFrame(rows, columns=["g", "x"])  # noqa: F841 - read by DuckDB
+    got = (
+        duckdb.sql(
+            f"select g, count(*) as n, {macros.mean_t_interval('x', 'low')} as low, "
+            f"{macros.mean_t_interval('x', 'high')} as high from frame group by g order by g"
+        )
+        .df()
+        .set_index("g")
+    )
+    assert got.loc[0, ["low", "high"]].isna().all()  # one value: no interval
+    for group, block in frame.groupby("g"):
+        if len(block) < 2:
+            continue
+        x = block["x"].to_numpy()
+        expected = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+        np.testing.assert_allclose(got.loc[group, ["low", "high"]], expected, rtol=0, atol=1e-9)
