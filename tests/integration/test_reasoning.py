@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
@@ -51,6 +52,15 @@ def naive_errors(warehouse) -> pd.Series:
         scale = history.std() or 1.0
         errors.append(np.mean(np.abs(history[-1] - future)) / scale)
     return pd.Series(errors, index=items["item_id"])
+
+
+def t_interval(differences, clip: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The t 95 % interval of the mean of paired ``differences``, computed here with
+    scipy.stats.t (mean ± t_{0.975, n-1} · sd / sqrt(n), sd with n - 1), optionally clipped."""
+    d = np.asarray(differences, dtype=float)
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    low, high = d.mean() - half, d.mean() + half
+    return (max(clip[0], low), min(clip[1], high)) if clip else (low, high)
 
 
 def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
@@ -150,6 +160,17 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
         assert combos.loc[label, "mae_gain"] == pytest.approx(context["mae_gain"][0])
     for label in ("Ch", "ChMe"):
         assert combos.loc[label, "mae_gain"] == 0 and combos.loc[label, "n_improved"] == 0
+    # each gain's t 95 % interval over the paired items, recomputed from the raw forecasts
+    for label, row in combos.iterrows():
+        gains = [
+            rule_mae[(i, "without_context")] - rule_mae[(i, row["condition"])] for i in rule_items
+        ]
+        assert (row["mae_gain_ci_low"], row["mae_gain_ci_high"]) == pytest.approx(
+            t_interval(gains), abs=1e-12
+        ), label
+    # the caption's gains differ across items: a real width, where a z quantile would fail
+    ca = combos.loc["Ca"]
+    assert ca["mae_gain_ci_low"] < ca["mae_gain"] < ca["mae_gain_ci_high"]
     # Section 5.3: the random answerer's paired comparison, recomputed from the raw tables
     pert = read(warehouse, "select * from marts.rsn_perturbation_effects").set_index("condition")
     raw_choices = read(
@@ -177,6 +198,18 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
         assert row["n_lured"] == sum(
             r.parsed_choice == json.loads(r.params)["perturbed_index"] for r in twins
         )
+        # the drop's t 95 % interval over the pairs (each 1, 0 or -1), clipped to [-1, 1]
+        drops = [
+            float(o.parsed_choice == o.answer_index) - float(t.parsed_choice == t.answer_index)
+            for o, t in zip(originals, twins, strict=True)
+        ]
+        assert row["accuracy_drop"] == pytest.approx(np.mean(drops))
+        expected_drop = t_interval(drops, clip=(-1.0, 1.0))
+        assert (row["accuracy_drop_ci_low"], row["accuracy_drop_ci_high"]) == pytest.approx(
+            expected_drop, abs=1e-12
+        ), condition
+        unclipped = [end for end in expected_drop if -1 < end < 1]
+        assert unclipped, condition  # at least one end the quantile and the sd decide
 
     assert (errors["coverage"] == 1).all()
     assert (errors["mae_ci_low"] <= errors["mae"] + 1e-12).all()
@@ -203,6 +236,8 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert "Perturbed questions (paper Section 5.3)" in report
     assert "<th>ci_low</th>" in report and "<th>ci_high</th>" in report  # ratings table
     assert "Context combinations (paper Figure A.5)" in report
+    for column in ("mae_gain_ci_low", "mae_gain_ci_high", "accuracy_drop_ci_low"):
+        assert f"<th>{column}</th>" in report, column
     assert_suite_published(warehouse, "reasoning", suite_run_id, tmp_path)
 
     # 3. resumable: a second run asks nothing new (every prompt hash has a response)

@@ -37,6 +37,9 @@ aggregated as (
         avg(mse_without_context) as mse_without_context,
         avg(mse_with_context) as mse_with_context,
         count(*) filter (where mae_with_context < mae_without_context) as n_improved,
+        -- t 95 % interval of the mean paired difference (the gain) over the items
+        {{ mean_t_interval('mae_without_context - mae_with_context', 'low') }} as mae_gain_ci_low,
+        {{ mean_t_interval('mae_without_context - mae_with_context', 'high') }} as mae_gain_ci_high,
     from paired
     group by suite_run_id, system_id, condition
 ),
@@ -57,6 +60,8 @@ final as (
         cast(mae_without_context as double) as mae_without_context,
         cast(mae_with_context as double) as mae_with_context,
         cast(mae_without_context - mae_with_context as double) as mae_gain,
+        cast(mae_gain_ci_low as double) as mae_gain_ci_low,
+        cast(mae_gain_ci_high as double) as mae_gain_ci_high,
         cast(mse_without_context as double) as mse_without_context,
         cast(mse_with_context as double) as mse_with_context,
         cast(mse_without_context - mse_with_context as double) as mse_gain,

@@ -22,6 +22,9 @@ paired as (
         perturbed.condition,
         perturbed.is_correct as correct_perturbed,
         original.is_correct as correct_original,
+        -- the pair's difference: 1 lost, -1 gained, 0 the same (unanswered = wrong)
+        (case when original.is_correct then 1.0 else 0.0 end)
+            - (case when perturbed.is_correct then 1.0 else 0.0 end) as accuracy_difference,
         coalesce(perturbed.parsed_choice = items.perturbed_index, false) as lured,
         1.0 / perturbed.n_options as chance_level,
     from responses as perturbed
@@ -46,6 +49,9 @@ aggregated as (
         count(*) filter (where correct_original and not correct_perturbed) as n_lost,
         count(*) filter (where lured) as n_lured,
         avg(chance_level) as chance_level,
+        -- t 95 % interval of the mean paired difference (the drop) over the pairs
+        {{ mean_t_interval('accuracy_difference', 'low') }} as accuracy_drop_ci_low,
+        {{ mean_t_interval('accuracy_difference', 'high') }} as accuracy_drop_ci_high,
     from paired
     group by suite_run_id, system_id, condition
 ),
@@ -59,6 +65,12 @@ final as (
         cast(accuracy_original as double) as accuracy_original,
         cast(accuracy_perturbed as double) as accuracy_perturbed,
         cast(accuracy_original - accuracy_perturbed as double) as accuracy_drop,
+        -- clipped to [-1, 1], the range of a difference of two accuracies (null stays null:
+        -- greatest / least would skip it)
+        cast(case when accuracy_drop_ci_low is not null
+            then greatest(-1.0, accuracy_drop_ci_low) end as double) as accuracy_drop_ci_low,
+        cast(case when accuracy_drop_ci_high is not null
+            then least(1.0, accuracy_drop_ci_high) end as double) as accuracy_drop_ci_high,
         cast(n_both_correct as integer) as n_both_correct,
         cast(n_lost as integer) as n_lost,
         cast(n_lured as integer) as n_lured,

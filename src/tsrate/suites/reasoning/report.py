@@ -155,7 +155,9 @@ def combinations_section(frame: pd.DataFrame) -> str:
         "<h3>Context combinations (paper Figure A.5)</h3><p>Ca = the caption, Ch = the "
         "characteristics, Me = the metadata, all = the three; each paired with the same "
         "system's forecast without context on the items where both are usable. mae_gain &gt; "
-        "0: the context helped; n_improved of n_paired items improved.</p>"
+        "0: the context helped; n_improved of n_paired items improved; mae_gain_ci_low / "
+        "mae_gain_ci_high: the t 95 % interval of the mean paired gain over the items "
+        "(empty below 2 items).</p>"
         + _bars("MAE gain per context combination", frame, "paper_label",
                 {"mae_gain (mean over systems)": "mae_gain"}, "MAE gain")
         + _table(frame.drop(columns=["suite_run_id"]))
@@ -171,7 +173,9 @@ def perturbation_section(frame: pd.DataFrame) -> str:
         "<h2>Perturbed questions (paper Section 5.3)</h2><p>Each which_change question "
         "again, with one wrong option replaced by a near copy of the right one with other "
         "numbers (which the second series refutes). share_lured: answers naming the near "
-        "copy; accuracy of the twins with its Wilson interval: task qa_perturbed above.</p>"
+        "copy; accuracy of the twins with its Wilson interval: task qa_perturbed above; "
+        "accuracy_drop_ci_low / accuracy_drop_ci_high: the t 95 % interval of the mean "
+        "paired drop over the pairs (each pair 1, 0 or -1; clipped to [-1, 1]).</p>"
         + _bars("original vs perturbed (with the series)", with_series, "system_id",
                 {"original": "accuracy_original", "perturbed": "accuracy_perturbed",
                  "chance": "chance_level"}, "accuracy")
