@@ -3,7 +3,10 @@ offline references through the Prefect flow, and a language model through a loca
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
+from scipy import stats
 
 from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
@@ -26,6 +29,46 @@ TINY = {
     "max_length": 60,
     "datasets": ["trend", "seasonality", "anomalies", "volatility", "correlation", "outlier"],
 }
+
+
+#: position sets: left out of the format table and the length curves
+POSITION_SETS = ("brownian", "outlier", "monotone", "monotone_noise", "sinusoidal")
+
+
+def raw_correct(warehouse) -> pd.DataFrame:
+    """Every zero-shot reply of the suite run with ``correct`` recomputed here from the raw
+    replies and prompts (independent of the suite's scoring code): choice tasks the parsed
+    answer equal to the expected one; numeric tasks the parsed value equal to the truth at
+    the prompt's printed decimals; an unusable reply wrong."""
+    frame = read(
+        warehouse,
+        "select r.system_id, p.task, p.feature, p.dataset, p.format, p.series_length, "
+        "p.decimals, r.parse_ok, r.answer, r.answer_value, p.expected->>'answer' as truth, "
+        "cast(p.expected->>'value' as double) as truth_value "
+        "from raw.und_responses r join raw.und_prompts p using (prompt_key) "
+        "where p.prompting = 'zero_shot'",
+    )
+    numeric = frame["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])
+    same_value = [
+        bool(ok and num and abs(round(a, d) - round(t, d)) < 0.5 * 10.0**-d)
+        for a, t, d, ok, num in zip(
+            frame["answer_value"],
+            frame["truth_value"],
+            frame["decimals"],
+            frame["parse_ok"],
+            numeric,
+            strict=True,
+        )
+    ]
+    same_answer = frame["parse_ok"] & (frame["answer"] == frame["truth"])
+    frame["correct"] = np.where(numeric, same_value, same_answer).astype(bool)
+    return frame
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    from statsmodels.stats.proportion import proportion_confint
+
+    return proportion_confint(k, n, alpha=0.05, method="wilson")
 
 
 def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
@@ -121,6 +164,65 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert (scores["accuracy_ci_low"] <= scores["accuracy"]).all()
     curves = read(warehouse, "select * from marts.und_length_curves")
     assert set(curves["length_bin_start"]) <= {30, 60} and curves["n_prompts"].sum() > 0
+    # every bin's accuracy carries the Wilson interval of its prompts, as statsmodels
+    # computes it from the raw replies (a wrong z or formula fails: k = 0 gives
+    # z^2 / (n + z^2) at the top, k = n the mirror at the bottom)
+    replies = raw_correct(warehouse)
+    replies = replies[
+        replies["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])
+        & ~replies["dataset"].isin(POSITION_SETS)
+    ].assign(length_bin_start=lambda f: f["series_length"] // 30 * 30)
+    curve_keys = ["system_id", "task", "dataset", "format", "length_bin_start"]
+    counted = replies.groupby(curve_keys)["correct"].agg(["sum", "size"])
+    by_curve = curves.set_index(curve_keys).sort_index()
+    assert len(by_curve) == len(counted)
+    assert {0, 1} <= set((counted["sum"] / counted["size"]).round(6))  # both extremes met
+    for key, (k, n) in counted.iterrows():
+        row = by_curve.loc[key]
+        assert row["accuracy"] == pytest.approx(k / n), key
+        assert (row["accuracy_ci_low"], row["accuracy_ci_high"]) == pytest.approx(
+            wilson(int(k), int(n)), abs=1e-12
+        ), key
+    # Table 4: score's interval = score ± z sqrt(sum_f se_f^2) / F, se_f the cell's 95 %
+    # interval width / (2 z); accuracy cells' Wilson ends recomputed from the raw replies,
+    # F1 cells' bootstrap ends taken from und_scores
+    z = stats.norm.ppf(0.975)
+    table = read(warehouse, "select * from marts.und_format_table")
+    table = table.set_index(["system_id", "format", "task"]).sort_index()
+    cells = raw_correct(warehouse)
+    cells = cells[~cells["feature"].isin(POSITION_SETS)]
+    cell_counts = cells.groupby(["system_id", "format", "task", "feature"])["correct"].agg(
+        ["sum", "size"]
+    )
+    f1_cells = (
+        scores[
+            scores["task"].isin(["detection", "classification"])
+            & ~scores["feature"].isin(POSITION_SETS)
+        ]
+        .set_index(["system_id", "format", "task", "feature"])
+        .sort_index()
+    )
+    checked = {"f1": 0, "accuracy": 0}
+    for key, row in table.iterrows():
+        if row["metric"] == "f1":
+            block = f1_cells.loc[key]
+            values = block["f1"].to_numpy()
+            widths = (block["f1_ci_high"] - block["f1_ci_low"]).to_numpy()
+        else:
+            block = cell_counts.loc[key]
+            values = (block["sum"] / block["size"]).to_numpy()
+            ends = np.array([wilson(int(k), int(n)) for k, n in block.to_numpy()])
+            widths = ends[:, 1] - ends[:, 0]
+        score = values.mean()
+        half = z * np.sqrt(np.sum((widths / (2 * z)) ** 2)) / len(values)
+        assert row["score"] == pytest.approx(score), key
+        assert row["n_features"] == len(values), key
+        assert row["score_ci_low"] == pytest.approx(max(0.0, score - half), abs=1e-12), key
+        assert row["score_ci_high"] == pytest.approx(min(1.0, score + half), abs=1e-12), key
+        checked[row["metric"]] += 1
+    assert checked["f1"] > 0 and checked["accuracy"] > 0
+    # rows of several features: there sqrt(sum se^2) / F differs from the mean of the ends
+    assert (table["n_features"] > 1).any()
     ratings = read(warehouse, "select * from marts.und_ratings")
     assert {"detection_f1", "retrieval_accuracy", "matching_cross_accuracy"} <= set(
         ratings["metric"]
@@ -138,6 +240,10 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert "<svg" in report and "Feature detection (F1)" in report and "spaces" in report
     assert "show every rated score with its interval" in report
     assert "und_analyst reads the series back out of the prompt's own table" in report
+    # the new intervals are shown where their scores are: Table 4 and the length curves
+    first = table.reset_index().iloc[0]
+    assert f"<small>[{first['score_ci_low']:.2f}, {first['score_ci_high']:.2f}]</small>" in report
+    assert "show the accuracy of every length bin with its interval" in report
 
     # 3. a rerun reuses every stored answer and asks nothing
     n_responses = read(warehouse, "select count(*) n from raw.und_responses")["n"][0]

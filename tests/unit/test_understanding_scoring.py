@@ -455,6 +455,24 @@ def test_report_shows_confusion_matrices_length_curves_and_small_cells(three_sys
     )
     charts = length_curve_charts(curves)
     assert len(charts) == 1 and "<svg" in charts[0] and "und_analyst" in charts[0]
+    # with the bins' correct counts (as write_report reads them), each bar and the folded
+    # table carry the Wilson interval of the bin's pooled prompts, as statsmodels gives it
+    from tsrate.suites.understanding.report import length_curve_table_html, with_pooled_wilson
+
+    counted = curves.assign(
+        n_correct=numeric.groupby(["system_id", "task", "length_bin_start"])["correct"]
+        .sum()
+        .to_numpy()
+    )
+    assert 0 < counted["n_correct"].sum() < counted["n"].sum()
+    pooled = with_pooled_wilson(counted)
+    for row in pooled.itertuples(index=False):
+        expected = proportion_confint(int(row.n_correct), int(row.n), method="wilson")
+        assert (row.ci_low, row.ci_high) == pytest.approx(expected, abs=1e-12)
+    first = pooled.iloc[0]
+    label = f"{first.accuracy:.2f} [{first.ci_low:.2f}, {first.ci_high:.2f}] ({first.n} prompts)"
+    assert label in length_curve_charts(counted)[0]
+    assert f"[{first.ci_low:.2f}, {first.ci_high:.2f}]" in length_curve_table_html(counted)
     bias = position_bias_table(
         score_table(
             answers_frame(

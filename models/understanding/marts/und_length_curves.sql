@@ -24,6 +24,8 @@ final as (
         cast(count(*) as integer) as n_prompts,
         cast(count(*) filter (where not parse_ok) as integer) as n_unparsed,
         cast(avg(case when correct then 1.0 else 0.0 end) as double) as accuracy,
+        cast({{ wilson_interval('count(*) filter (where correct)', 'count(*)', 'low') }} as double) as accuracy_ci_low,
+        cast({{ wilson_interval('count(*) filter (where correct)', 'count(*)', 'high') }} as double) as accuracy_ci_high,
         cast(avg(abs_pct_error) as double) as mape,
     from binned
     group by all

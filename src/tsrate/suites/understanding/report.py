@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrate.suites import intervals
 from tsrate.suites.publishing import html_page, write_html
 from tsrate.suites.understanding import generators as g
 from tsrate.svg import colour_for, esc
@@ -150,13 +151,19 @@ TASK_ORDER = (
 
 
 def format_table_html(table: pd.DataFrame) -> str:
-    """Table 4: one block per system, rows = formats, columns = tasks (F1 or accuracy);
-    the best format of each column in bold."""
+    """Table 4: one block per system, rows = formats, columns = tasks (F1 or accuracy) with
+    the score's 95 % interval (und_format_table.score_ci_low / _high: from the cells'
+    own intervals; an older snapshot without them shows the score alone); the best format
+    of each column in bold."""
     if table.empty:
         return "<p>No format scores yet.</p>"
+    has_interval = {"score_ci_low", "score_ci_high"} <= set(table.columns)
     parts = []
     for system_id, block in table.groupby("system_id", sort=True):
         wide = block.pivot_table(index="format", columns="task", values="score", aggfunc="mean")
+        if has_interval:
+            low = block.pivot_table(index="format", columns="task", values="score_ci_low")
+            high = block.pivot_table(index="format", columns="task", values="score_ci_high")
         tasks = [t for t in TASK_ORDER if t in wide.columns]
         head = "".join(f"<th>{html.escape(t)}</th>" for t in tasks)
         rows = []
@@ -168,6 +175,11 @@ def format_table_html(table: pd.DataFrame) -> str:
                 text = "" if pd.isna(value) else f"{value:.2f}"
                 if not pd.isna(value) and value == best:
                     text = f"<b>{text}</b>"
+                if has_interval and not pd.isna(value):
+                    lo = low.loc[fmt, t] if fmt in low.index and t in low.columns else None
+                    hi = high.loc[fmt, t] if fmt in high.index and t in high.columns else None
+                    if lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi)):
+                        text += f" <small>[{lo:.2f}, {hi:.2f}]</small>"
                 cells.append(f"<td>{text}</td>")
             rows.append(f"<tr><th>{html.escape(fmt)}</th>{''.join(cells)}</tr>")
         parts.append(
@@ -176,11 +188,31 @@ def format_table_html(table: pd.DataFrame) -> str:
     return "".join(parts)
 
 
+def with_pooled_wilson(curves: pd.DataFrame) -> pd.DataFrame:
+    """``ci_low`` / ``ci_high``: the Wilson 95 % interval
+    (:func:`tsrate.suites.intervals.wilson_interval`) of each row's pooled prompts
+    (``n_correct`` of ``n``): the rows pool und_length_curves' cells over feature datasets
+    and formats, whose own intervals (accuracy_ci_low / _high) are per cell."""
+    out = curves.copy()
+    if out.empty or "n_correct" not in out.columns:
+        return out
+    low, high = intervals.wilson_interval(out["n_correct"].to_numpy(), out["n"].to_numpy())
+    out["ci_low"], out["ci_high"] = low, high
+    return out
+
+
 def length_curve_charts(curves: pd.DataFrame) -> list[str]:
-    """One bar chart per numeric task: accuracy per length bin, one series per system."""
+    """One bar chart per numeric task: accuracy per length bin, one series per system (the
+    tooltip gives the bin's Wilson 95 % interval, :func:`with_pooled_wilson`)."""
     if curves.empty:
         return ["<p>none</p>"]
     from tsrate.svg import Point, Series, bar_chart
+
+    curves = with_pooled_wilson(curves)
+    has_interval = "ci_low" in curves.columns
+
+    def interval(row) -> str:
+        return f" [{row.ci_low:.2f}, {row.ci_high:.2f}]" if has_interval else ""
 
     out = []
     for task, block in curves.groupby("task", sort=True):
@@ -193,7 +225,11 @@ def length_curve_charts(curves: pd.DataFrame) -> list[str]:
                 Point(
                     float(by_bin[b].accuracy) if b in by_bin else None,
                     f"{system} · {b[0]}-{b[1]} days: "
-                    + (f"{by_bin[b].accuracy:.2f} ({by_bin[b].n} prompts)" if b in by_bin else ""),
+                    + (
+                        f"{by_bin[b].accuracy:.2f}{interval(by_bin[b])} ({by_bin[b].n} prompts)"
+                        if b in by_bin
+                        else ""
+                    ),
                 )
                 for b in bins
             ]
@@ -202,6 +238,25 @@ def length_curve_charts(curves: pd.DataFrame) -> list[str]:
             bar_chart(f"{task}: accuracy by series length", labels, series, y_label="accuracy")
         )
     return out
+
+
+def length_curve_table_html(curves: pd.DataFrame) -> str:
+    """The numbers behind :func:`length_curve_charts`, folded away: accuracy per task,
+    system and length bin with the Wilson 95 % interval of the bin's pooled prompts."""
+    curves = with_pooled_wilson(curves)
+    if curves.empty or "ci_low" not in curves.columns:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(str(r.task))}</td><td>{html.escape(str(r.system_id))}</td>"
+        f"<td>{r.length_bin_start}-{r.length_bin_end}</td><td>{r.accuracy:.2f}</td>"
+        f"<td>[{r.ci_low:.2f}, {r.ci_high:.2f}]</td><td>{int(r.n)}</td></tr>"
+        for r in curves.itertuples(index=False)
+    )
+    return (
+        "<details><summary>show the accuracy of every length bin with its interval</summary>"
+        "<table><tr><th>task</th><th>system</th><th>days</th><th>accuracy</th>"
+        f"<th>Wilson 95 % interval</th><th>prompts</th></tr>{rows}</table></details>"
+    )
 
 
 def confusion_html(confusion: pd.DataFrame) -> str:
@@ -403,7 +458,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
         )
         curves = read(
             "select prompting, system_id, task, length_bin_start, length_bin_end, "
-            "sum(n_prompts) as n, "
+            "sum(n_prompts) as n, sum(round(accuracy * n_prompts)) as n_correct, "
             "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
             "group by all order by all"
         )
@@ -427,7 +482,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "oracle: an upper bound); und_random answers at chance.</p>",
         *_figure2(scores),
         "<h2>Formats (paper Table 4)</h2>",
-        "<p>F1 for detection and classification, accuracy otherwise; mean over features.</p>",
+        "<p>F1 for detection and classification, accuracy otherwise; mean over features. "
+        "In brackets: an approximate 95 % interval of that mean (normal approximation from "
+        "the cells' own intervals, read as standard errors: und_format_table.score_ci_low / "
+        "_high).</p>",
         format_table_html(table),
         comparison,
         "<h2>Every answer counts: unusable replies</h2>",
@@ -444,8 +502,12 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h2>Position bias (two-proportion test per quadrant, Holm-corrected)</h2>",
         position_bias_html(bias),
         "<h2>Accuracy by series length (paper Figure 3)</h2>",
-        "<p>Mean over feature datasets and formats; each bar a 30-day bin of lengths.</p>",
+        "<p>Prompts pooled over feature datasets and formats; each bar a 30-day bin of "
+        "lengths, with the Wilson 95 % interval of its pooled prompts (tooltip and the table "
+        "below; und_length_curves holds each dataset and format's own, "
+        "accuracy_ci_low / _high).</p>",
         *length_curve_charts(curves),
+        length_curve_table_html(curves),
         "<h2>Confusion matrices (paper Appendix D)</h2>",
         "<p>Rows: the true answer; columns: the system's answer, all formats pooled.</p>",
         confusion_html(confusion),
