@@ -246,14 +246,26 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from tsrate import dbt
     from tsrate.config import warehouse_path
-    from tsrate.forecasting import finish_run
     from tsrate.study_check import run_to_build
-    from tsrate.warehouse import buildable_run, close_interrupted_runs, connect
 
     warehouse = warehouse_path()
     if not warehouse.exists() or args.run_id:
         # no warehouse, or a named run without complete forecasts: refuse in one line
         run_to_build(warehouse, args.run_id)
+    # dbt's child imports dbt and parses (no database access) while the run is chosen
+    dbt.prepare_build(warehouse)
+    try:
+        return _build_run(args, warehouse)
+    finally:
+        dbt.discard_prepared()  # unused: no run could build
+
+
+def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path
+    from tsrate import dbt
+    from tsrate.forecasting import finish_run
+    from tsrate.study_check import run_to_build
+    from tsrate.warehouse import buildable_run, close_interrupted_runs, connect
+
     with connect(warehouse) as con:  # under the writer lock (main)
         for run_id, state in close_interrupted_runs(con):
             print(f"run {run_id} was stopped while {state}: marked interrupted")
