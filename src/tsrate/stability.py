@@ -30,10 +30,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
 
 from tsrate.causal import _check_method
-from tsrate.stats import WRS_DECIMALS, _pair_indices, _validate_confidence_levels
+from tsrate.stats import WRS_DECIMALS, _pair_indices, _t_ppf, _validate_confidence_levels
 
 __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
 
@@ -149,7 +148,7 @@ def wrs_resampled(
     largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
     top_dof = int(2 * largest)
     table = np.full((top_dof + 1, alpha.size), np.nan)
-    table[1:] = _sps.t.ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
+    table[1:] = _t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
 
     def critical(dof: np.ndarray) -> np.ndarray:
         """Two-sided critical |t| per level for every dof (dof x levels); NaN for dof < 1."""

@@ -433,3 +433,34 @@ def test_user_study_tests_recompute_against_scipy() -> None:
         assert out.loc[test["test_id"], "t_statistic"] == pytest.approx(
             math.copysign(abs(test["reported_t"]), test["mean"] - test["mean_after"]), rel=1e-9
         )
+
+
+def test_the_t_distribution_functions_equal_scipy_stats_everywhere():
+    """tsrate.stats computes t tails and quantiles with scipy.special (scipy.stats' import
+    is paid by every dbt build): the values must be scipy.stats.t's, bit for bit, edges
+    included (infinite and missing arguments, invalid degrees of freedom, q = 0 and 1)."""
+    import itertools
+
+    from scipy import stats as scipy_stats
+
+    from tsrate.stats import _t_cdf, _t_ppf, _t_sf
+
+    def same(a, b):
+        return (np.isnan(a) and np.isnan(b)) or a == b
+
+    dofs = [0, -1, np.nan, np.inf, 0.5, 1, 2, 3, 7.5, 29, 30, 31, 120, 1e9]
+    xs = [-np.inf, -40.0, -3.0, -1e-9, 0.0, 0.7, 2.5, 12.0, np.inf, np.nan]
+    qs = [0.0, 1e-12, 0.025, 0.3, 0.5, 0.9, 0.975, 0.995, 1.0, np.nan, -0.1, 1.1]
+    for dof, x in itertools.product(dofs, xs):
+        assert same(float(_t_sf(x, dof)), float(scipy_stats.t.sf(x, dof))), (dof, x)
+        assert same(float(_t_cdf(x, dof)), float(scipy_stats.t.cdf(x, dof))), (dof, x)
+    for dof, q in itertools.product(dofs, qs):
+        assert same(float(_t_ppf(q, dof)), float(scipy_stats.t.ppf(q, dof))), (dof, q)
+    grid = np.linspace(-8, 8, 401)
+    assert np.array_equal(_t_sf(grid, 13), scipy_stats.t.sf(grid, 13))
+    levels = np.array([0.9, 0.95, 0.99])
+    dof_grid = np.arange(1, 300)[:, None]
+    assert np.array_equal(
+        _t_ppf(1 - (1 - levels[None, :]) / 2, dof_grid),
+        scipy_stats.t.ppf(1 - (1 - levels[None, :]) / 2, dof_grid),
+    )
