@@ -13,7 +13,9 @@ cost:
    with ``TSRATE_DBT_WAIT_FOR_GO`` set, the child then waits for a line on stdin (the env
    vars of the build, e.g. its run id): ``tsrate run`` starts it while the forecasts run,
    so dbt's start and parse are off the build's critical path (:func:`tsrate.dbt.prepare_build`);
-2. ``dbt build --exclude resource_type:test``: seeds, models (contracts enforced), unit tests;
+2. ``dbt build --exclude resource_type:test``: seeds, models (contracts enforced), unit tests
+   (a full build skips them when they passed in this target folder with the same
+   :func:`_unit_test_key`; ``TSRATE_ALWAYS_UNIT_TESTS=1`` runs them anyway);
 3. the selected data tests are compiled by dbt (``dbt compile``; the compiled SQL is cached
    in the target folder and reused while nothing it depends on changed: the tests, macros,
    relation names, vars, dbt's version) and their SQL is run here in ONE DuckDB connection, wrapped exactly as dbt's ``get_test_sql`` wraps it (the test's
@@ -48,6 +50,10 @@ TEST_CACHE = "tsrate_data_tests.json"
 DATA_TEST_RESULTS = "data_test_results.json"
 #: dbt's run_results.json of the build step (models, seeds, unit tests), kept before compiling.
 BUILD_RESULTS = "build_run_results.json"
+#: Key of the unit tests' last pass in the target folder (:func:`_unit_test_key`).
+UNIT_TEST_PASS = "tsrate_unit_tests_passed.json"
+#: Set (1): a full build runs the unit tests even when nothing they depend on changed.
+ALWAYS_UNIT_TESTS = "TSRATE_ALWAYS_UNIT_TESTS"
 #: Set: ``tsrate-build`` parses, then waits for one line on stdin (a JSON object of env vars
 #: for the build, e.g. the run id) before it builds; an empty line or EOF ends it (exit 3).
 WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
@@ -290,6 +296,53 @@ def _import_model_libraries() -> None:
         importlib.import_module(name)
 
 
+def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Manifest
+    """Everything a unit test's outcome depends on: the unit tests (fixtures, overrides,
+    config), every model's, seed's and macro's code and config, the sources' names, the
+    vars, the column types of every relation in the warehouse (dbt types the fixtures'
+    rows by the input relations' columns), and the dbt, dbt-duckdb and DuckDB versions.
+    A unit test reads no warehouse rows, so with this key unchanged it gives the same
+    result. Reads the warehouse's catalog: call it after the go."""
+    import duckdb
+    from dbt.adapters.duckdb.__version__ import version as duckdb_adapter
+    from dbt.version import __version__
+
+    digest = hashlib.sha256(f"{__version__}|{duckdb_adapter}|{duckdb.__version__}".encode())
+    volatile = {"created_at", "_event_status"}
+    for name in sorted(manifest.unit_tests):
+        node = manifest.unit_tests[name].to_dict()
+        part = {k: v for k, v in node.items() if k not in volatile}
+        digest.update(json.dumps([name, part], sort_keys=True, default=str).encode())
+    for name in sorted(manifest.nodes):
+        node = manifest.nodes[name]
+        columns = {c: getattr(v, "data_type", None) for c, v in node.columns.items()}
+        parents = getattr(node.depends_on, "nodes", [])
+        part = [name, node.raw_code, node.config.to_dict(), columns, parents]
+        digest.update(json.dumps(part, sort_keys=True, default=str).encode())
+    for name in sorted(manifest.macros):
+        digest.update(f"{name}|{manifest.macros[name].macro_sql}".encode())
+    for name in sorted(manifest.sources):
+        digest.update(f"{name}|{manifest.sources[name].relation_name}".encode())
+    digest.update(str(manifest.state_check.vars_hash.checksum).encode())
+    con = duckdb.connect(warehouse, read_only=True)
+    try:
+        catalog = con.execute(
+            "select schema_name, table_name, column_name, data_type from duckdb_columns() "
+            "where database_name = current_database() order by all"
+        ).fetchall()
+    finally:
+        con.close()
+    digest.update(json.dumps(catalog, default=str).encode())
+    return digest.hexdigest()
+
+
+def _unit_tests_passed(key: str) -> bool:
+    try:
+        return json.loads((_target_path() / UNIT_TEST_PASS).read_text()).get("key") == key
+    except (OSError, ValueError):
+        return False
+
+
 def tsrate_build(argv: list[str]) -> int:
     """Parse, build without data tests, run the data tests in one connection (see module doc)."""
     from dbt.cli.main import dbtRunner
@@ -342,21 +395,39 @@ def tsrate_build(argv: list[str]) -> int:
             result = runner.invoke(["build", *selection, *common])
             return 0 if _summarise_build(result.result)[0] == 0 and result.success else 1
         step = time.perf_counter()
+        # a full build skips the unit tests when nothing their outcome depends on changed
+        # since they last passed here (partial builds and TSRATE_ALWAYS_UNIT_TESTS run them)
+        unit_key = None
+        if not options.select and not os.environ.get(ALWAYS_UNIT_TESTS):
+            unit_key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
+        skip_units = unit_key is not None and _unit_tests_passed(unit_key)
+        excluded = ["resource_type:test", *(["resource_type:unit_test"] if skip_units else [])]
         built = runner.invoke(
-            ["build", *_selection(options.select, ["resource_type:test", *options.exclude]),
-             *common]
-        )  # fmt: skip
+            ["build", *_selection(options.select, [*excluded, *options.exclude]), *common]
+        )
         if built.result is None:
             _say(f"dbt build failed: {built.exception}")
             return 2
         failed, _ = _summarise_build(built.result)
+        if skip_units:
+            _say(
+                f"{len(manifest.unit_tests)} unit tests not re-run: they passed here with the "
+                "same models, fixtures, macros, column types and versions "
+                f"({ALWAYS_UNIT_TESTS}=1 runs them)"
+            )
         _say(f"models, seeds and unit tests in {time.perf_counter() - step:.1f}s")
         # keep the build's run_results (models, unit tests): compiling the tests overwrites it
         run_results = _target_path() / "run_results.json"
         if run_results.exists():
             shutil.copyfile(run_results, _target_path() / BUILD_RESULTS)
+        passed_file = _target_path() / UNIT_TEST_PASS
         if failed or not built.success:
+            passed_file.unlink(missing_ok=True)
             return 1
+        if unit_key is not None and not skip_units:  # they ran, and every one passed:
+            _close_dbt_connection()  # the key of the catalog as this build left it
+            key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
+            passed_file.write_text(json.dumps({"key": key}))
         if tests is None:
             step = time.perf_counter()
             tests = _compile_tests(runner, manifest, wanted, selection, common)

@@ -9,6 +9,7 @@ dbt's own log of the second compile says it skipped parsing.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,54 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
     compiled_ahead = json.loads((ahead / TEST_CACHE).read_text())["sql"]
     compiled_after = json.loads((after / TEST_CACHE).read_text())["sql"]
     assert compiled_ahead and compiled_ahead == compiled_after
+
+
+def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkeypatch):
+    """A full build skips the unit tests when they passed in this target folder with the
+    same models, fixtures, macros, column types and versions (they read no warehouse rows);
+    a changed fixture makes the next build run them again, and a wrong expectation fails
+    the build as it always did."""
+    import shutil
+
+    from tests.integration.helpers import forecast_and_build, ingest, small_study
+    from tsrate.config import project_dir
+    from tsrate.dbt_child import BUILD_RESULTS, UNIT_TEST_PASS
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("dbt_project.yml", "profiles.yml"):
+        shutil.copy(project_dir() / name, project / name)
+    for name in ("models", "python_models", "macros", "seeds"):
+        shutil.copytree(project_dir() / name, project / name)
+    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(project))
+    monkeypatch.delenv("TSRATE_ALWAYS_UNIT_TESTS", raising=False)
+    warehouse, target = tmp_path / "tsrate.duckdb", tmp_path / "target"
+    ingest(warehouse, ["AAPL", "MSFT"])
+    study = small_study(study_tickers=["AAPL", "MSFT"], systems=["naive", "random"])
+    run_id = forecast_and_build(warehouse, study, target, select=None)
+
+    def unit_results() -> list[str]:
+        results = json.loads((target / BUILD_RESULTS).read_text())["results"]
+        return [r["unique_id"] for r in results if r["unique_id"].startswith("unit_test.")]
+
+    assert len(unit_results()) >= 10 and (target / UNIT_TEST_PASS).exists()
+
+    lines: list[str] = []
+    dbt.build(run_id, warehouse, lines.append, None, target)
+    assert unit_results() == []
+    assert any("unit tests not re-run" in line for line in lines), lines
+
+    monkeypatch.setenv("TSRATE_ALWAYS_UNIT_TESTS", "1")
+    dbt.build(run_id, warehouse, lines.append, None, target)
+    assert len(unit_results()) >= 10
+    monkeypatch.delenv("TSRATE_ALWAYS_UNIT_TESTS")
+
+    spec = project / "models" / "intermediate" / "int_windows_located.yml"
+    text = spec.read_text()
+    assert "mase_scale: 3.0," in text
+    spec.write_text(text.replace("mase_scale: 3.0,", "mase_scale: 4.0,", 1))  # planted
+    lines.clear()
+    with pytest.raises(dbt.DbtError):
+        dbt.build(run_id, warehouse, lines.append, None, target)
+    assert any("int_windows_located_mase_scale" in line for line in lines), lines
+    assert not (target / UNIT_TEST_PASS).exists()
