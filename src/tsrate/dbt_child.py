@@ -194,14 +194,19 @@ def _cache_key(manifest, wanted: list[str]) -> str:  # noqa: ANN001 - a dbt Mani
         meta = node.test_metadata.to_dict() if getattr(node, "test_metadata", None) else None
         part = [unique_id, node.raw_code, meta, node.config.to_dict(), node.depends_on.nodes]
         digest.update(json.dumps(part, sort_keys=True, default=str).encode())
-    for name in sorted(manifest.macros):
-        digest.update(f"{name}|{manifest.macros[name].macro_sql}".encode())
     for collection in (manifest.nodes, manifest.sources):
         for name in sorted(collection):
             digest.update(f"{name}|{getattr(collection[name], 'relation_name', '')}".encode())
-    digest.update(str(manifest.state_check.vars_hash.checksum).encode())
+    _hash_macros_and_vars(digest, manifest)
     digest.update(json.dumps(manifest.state_check.project_hashes, default=str).encode())
     return digest.hexdigest()
+
+
+def _hash_macros_and_vars(digest, manifest) -> None:  # noqa: ANN001 - hashlib, dbt Manifest
+    """Every macro's code and the command-line vars, into ``digest`` (both cache keys)."""
+    for name in sorted(manifest.macros):
+        digest.update(f"{name}|{manifest.macros[name].macro_sql}".encode())
+    digest.update(str(manifest.state_check.vars_hash.checksum).encode())
 
 
 def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 - a dbt Manifest
@@ -319,11 +324,9 @@ def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Man
         parents = getattr(node.depends_on, "nodes", [])
         part = [name, node.raw_code, node.config.to_dict(), columns, parents]
         digest.update(json.dumps(part, sort_keys=True, default=str).encode())
-    for name in sorted(manifest.macros):
-        digest.update(f"{name}|{manifest.macros[name].macro_sql}".encode())
     for name in sorted(manifest.sources):
         digest.update(f"{name}|{manifest.sources[name].relation_name}".encode())
-    digest.update(str(manifest.state_check.vars_hash.checksum).encode())
+    _hash_macros_and_vars(digest, manifest)
     con = duckdb.connect(warehouse, read_only=True)
     try:
         catalog = con.execute(
@@ -336,11 +339,14 @@ def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Man
     return digest.hexdigest()
 
 
-def _unit_tests_passed(key: str) -> bool:
+def _unit_tests_passed(manifest, warehouse: str) -> bool:  # noqa: ANN001 - a dbt Manifest
+    """Whether the unit tests passed in this target folder with today's key (computed only
+    when a pass is recorded: a first build does not pay for it twice)."""
     try:
-        return json.loads((_target_path() / UNIT_TEST_PASS).read_text()).get("key") == key
+        stored = json.loads((_target_path() / UNIT_TEST_PASS).read_text()).get("key")
     except (OSError, ValueError):
         return False
+    return stored == _unit_test_key(manifest, warehouse)
 
 
 def tsrate_build(argv: list[str]) -> int:
@@ -397,10 +403,8 @@ def tsrate_build(argv: list[str]) -> int:
         step = time.perf_counter()
         # a full build skips the unit tests when nothing their outcome depends on changed
         # since they last passed here (partial builds and TSRATE_ALWAYS_UNIT_TESTS run them)
-        unit_key = None
-        if not options.select and not os.environ.get(ALWAYS_UNIT_TESTS):
-            unit_key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
-        skip_units = unit_key is not None and _unit_tests_passed(unit_key)
+        keyed = not options.select and not os.environ.get(ALWAYS_UNIT_TESTS)
+        skip_units = keyed and _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
         excluded = ["resource_type:test", *(["resource_type:unit_test"] if skip_units else [])]
         built = runner.invoke(
             ["build", *_selection(options.select, [*excluded, *options.exclude]), *common]
@@ -424,7 +428,7 @@ def tsrate_build(argv: list[str]) -> int:
         if failed or not built.success:
             passed_file.unlink(missing_ok=True)
             return 1
-        if unit_key is not None and not skip_units:  # they ran, and every one passed:
+        if keyed and not skip_units:  # they ran, and every one passed:
             _close_dbt_connection()  # the key of the catalog as this build left it
             key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
             passed_file.write_text(json.dumps({"key": key}))
