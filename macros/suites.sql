@@ -97,9 +97,9 @@ select * from final
     each published rating) cast to the contract. `key` is the rated group's column besides
     suite_run_id and metric (task, feature, ...), or a list of such columns; `count_name`
     counts the resampled units (items, prompts, seeds); `system` names the rated column
-    (system_id, model_id). -#}
-{#- interval=true adds ci_low / ci_high: the interval of each rated score over the same
-    resamples (understanding and reasoning compute it; interpretability does not). -#}
+    (system_id, model_id); `interval=true` adds ci_low / ci_high, the interval of each
+    rated score over the same resamples (understanding and reasoning compute it;
+    interpretability does not). -#}
 {% macro suite_rating_stability(computed_model, key, count_name, system='system_id', interval=false) %}
 {%- set keys = [key] if key is string else key -%}
 with
