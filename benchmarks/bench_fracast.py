@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from tsrate.config import Study, load_companies
-from tsrate.forecasting import load_series, make_batch, run_forecasts
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.forecast.execute import load_series, make_batch, run_forecasts
+from tsrate.robustness.sources import load_skfolio_sp500
 
 ALL_SYSTEMS = ("naive", "arima", "random", "biased", "fracast")
 

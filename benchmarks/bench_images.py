@@ -25,9 +25,9 @@ import time
 import numpy as np
 
 from tsrate.config import Study, project_vars
-from tsrate.images import line_plot_images, vit_num_spec_images
-from tsrate.perturbations import perturb_images
-from tsrate.sources import load_skfolio_sp500
+from tsrate.inputs.images import line_plot_images, vit_num_spec_images
+from tsrate.inputs.perturbations import perturb_images
+from tsrate.robustness.sources import load_skfolio_sp500
 
 
 def uptime() -> str:
@@ -71,7 +71,7 @@ def main() -> None:
 
     import torch
 
-    from tsrate.sentiment import multimodal_vars
+    from tsrate.inputs.sentiment import multimodal_vars
     from tsrate.systems import vit_num_spec as vit
 
     print(f"before: {uptime()}")

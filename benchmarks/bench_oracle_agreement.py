@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from tsrate.causal import study_distributions
 from tsrate.config import project_vars
-from tsrate.effects import effect_scores, study_effects
+from tsrate.methods.causal.effects import effect_scores, study_effects
+from tsrate.methods.causal.estimators import study_distributions
 
 OUTCOMES = ["max_abs_residual", "relative_max_abs_residual"]
 

@@ -12,10 +12,10 @@ import time
 
 from prefect import flow
 
-from tsrate import dbt
 from tsrate.config import warehouse_path
-from tsrate.locking import warehouse_writer
-from tsrate.progress import run_logger
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.progress import run_logger
 
 
 @flow(name="tsrate-build")

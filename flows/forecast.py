@@ -3,7 +3,7 @@
 Finished (system × ticker × perturbation) partitions are reused unless ``force``; each new
 one lands in one transaction, so a killed run resumes where it stopped.
 By default partitions run in a local process pool. Run with a ``DaskTaskRunner``
-(``forecast_flow.with_options(task_runner=tsrate.distributed.dask_task_runner(address))``,
+(``forecast_flow.with_options(task_runner=tsrate.robustness.forecast.distributed.dask_task_runner(address))``,
 which ``tsrate run --dask ADDRESS`` does) and each partition is a Prefect task on the Dask
 cluster that writes a Parquet file, loaded into the warehouse as it finishes.
 Run it alone with ``python flows/forecast.py``.
@@ -20,8 +20,15 @@ from prefect.context import FlowRunContext
 from prefect.futures import as_completed
 
 from tsrate.config import Study, load_companies, warehouse_path
-from tsrate.distributed import forecast_partition_file, partition_folder, read_partition_file
-from tsrate.forecasting import (
+from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.progress import run_logger
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.distributed import (
+    forecast_partition_file,
+    partition_folder,
+    read_partition_file,
+)
+from tsrate.robustness.forecast.execute import (
     Partition,
     PartitionExecutor,
     RunSummary,
@@ -29,10 +36,7 @@ from tsrate.forecasting import (
     new_run_id,
     run_forecasts,
 )
-from tsrate.locking import warehouse_writer
-from tsrate.progress import run_logger
 from tsrate.systems.base import ForecastBatch
-from tsrate.warehouse import connect
 
 #: Partitions submitted to the task runner at a time (Dask or Prefect's own). Each holds its
 #: batch until stored; a wave this size keeps a large cluster busy while a 500-ticker x

@@ -14,12 +14,12 @@ from prefect.tasks import exponential_backoff
 
 from tsrate import TsrateError
 from tsrate.config import warehouse_path
-from tsrate.locking import warehouse_writer
-from tsrate.orchestration import call
-from tsrate.progress import run_logger
-from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
-from tsrate.testhooks import pause_point
-from tsrate.warehouse import PriceChanges, connect, describe_price_changes, store_prices
+from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.orchestration import call
+from tsrate.platform.progress import run_logger
+from tsrate.platform.stages import pause_point
+from tsrate.platform.warehouse import PriceChanges, connect, describe_price_changes, store_prices
+from tsrate.robustness.sources import load_skfolio_sp500, load_yfinance, read_price_file
 
 
 def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's signature
@@ -90,7 +90,7 @@ def store(
     accepted; changed closes refused unless ``replace`` (see ``store_prices``)."""
     with warehouse_writer(warehouse, lock_timeout, run_logger().info):
         with connect(warehouse) as con:
-            pause_point("ingest")  # test hook (tsrate.testhooks)
+            pause_point("ingest")  # test hook (tsrate.platform.stages)
             return store_prices(con, prices, source_label, replace=replace)
 
 

@@ -12,8 +12,8 @@ import sys
 
 from prefect import flow, task
 
-from tsrate.orchestration import call
-from tsrate.progress import run_logger
+from tsrate.platform.orchestration import call
+from tsrate.platform.progress import run_logger
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
     default_workers,

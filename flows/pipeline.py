@@ -21,17 +21,17 @@ from prefect.cache_policies import NO_CACHE
 from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
-from tsrate import dbt
 from tsrate.config import Study, warehouse_path
-from tsrate.distributed import dask_task_runner, resolve_dask_address
-from tsrate.forecasting import finish_run, new_run_id
-from tsrate.locking import warehouse_writer
-from tsrate.orchestration import call as _call
-from tsrate.orchestration import run_flow
-from tsrate.progress import phase, run_logger
-from tsrate.publish import publish
-from tsrate.report import write_report
-from tsrate.warehouse import close_interrupted_runs, connect, set_run_status
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.orchestration import call as _call
+from tsrate.platform.orchestration import run_flow
+from tsrate.platform.progress import phase, run_logger
+from tsrate.platform.publish import publish
+from tsrate.platform.warehouse import close_interrupted_runs, connect, set_run_status
+from tsrate.robustness.forecast.distributed import dask_task_runner, resolve_dask_address
+from tsrate.robustness.forecast.execute import finish_run, new_run_id
+from tsrate.robustness.report.render import write_report
 
 
 def _interrupted(exc: BaseException) -> bool:

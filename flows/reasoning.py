@@ -11,8 +11,8 @@ from __future__ import annotations
 from prefect import flow, task
 
 from tsrate import TsrateError
-from tsrate.orchestration import call
-from tsrate.progress import run_logger
+from tsrate.platform.orchestration import call
+from tsrate.platform.progress import run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite

@@ -21,10 +21,10 @@ from prefect import flow, task
 
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies, warehouse_path
-from tsrate.locking import warehouse_writer
-from tsrate.orchestration import call
-from tsrate.progress import run_logger
-from tsrate.warehouse import connect, transaction
+from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.orchestration import call
+from tsrate.platform.progress import run_logger
+from tsrate.platform.warehouse import connect, transaction
 
 
 def variants_to_train(system: str) -> list[str]:

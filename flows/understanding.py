@@ -13,8 +13,8 @@ import sys
 
 from prefect import flow, task
 
-from tsrate.orchestration import call
-from tsrate.progress import run_logger
+from tsrate.platform.orchestration import call
+from tsrate.platform.progress import run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
 

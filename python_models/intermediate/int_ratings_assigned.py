@@ -1,12 +1,12 @@
 """Ratings of every metric x perturbation x outcome (paper Algorithms 4-5) over robustness
 and accuracy.
 
-Thin wrapper over tsrate.core_ratings.assigned_ratings (tsrate.ratings.ratings_frame with
+Thin wrapper over tsrate.robustness.marts.ratings.assigned_ratings (tsrate.methods.ratings.ratings_frame with
 the core metrics' ideals and the APE/PIE spreads). The public marts ratings and
 partial_orders select from this table.
 """
 
-from tsrate.core_ratings import assigned_ratings, score_table
+from tsrate.robustness.marts.ratings import assigned_ratings, score_table
 
 
 def model(dbt, session):

@@ -1,11 +1,11 @@
 """APE and PIE raw scores: the worst case over confounder distributions (paper RQ2/RQ3),
 per outcome, with their spread over treatment draws and the oracle beside.
 
-Thin wrapper over tsrate.effects.effect_scores applied to perturbation_effects. Feeds the
+Thin wrapper over tsrate.methods.causal.effects.effect_scores applied to perturbation_effects. Feeds the
 ape_* / pie_* rows of robustness_scores. Tunables come from perturbation_effect_scores.yml.
 """
 
-from tsrate.effects import effect_scores
+from tsrate.methods.causal.effects import effect_scores
 
 
 def model(dbt, session):

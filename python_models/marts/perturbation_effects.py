@@ -1,14 +1,14 @@
 """Perturbation effects per system x confounder distribution x outcome (paper eqs. 2-3,
 Algorithm 3).
 
-Thin wrapper over tsrate.effects.study_effects: the confounded treatment draw is repeated
+Thin wrapper over tsrate.methods.causal.effects.study_effects: the confounded treatment draw is repeated
 var treatment_draws times (draw 0 = treatment_assignments), APE_o / APE_m / PIE % are
 estimated per draw for every outcome of var robustness_outcomes and published as mean and
 spread beside the oracle effect. Tunables come from perturbation_effects.yml.
 """
 
-from tsrate.effects import study_effects
-from tsrate.marts_io import read_columns
+from tsrate.methods.causal.effects import study_effects
+from tsrate.platform.marts_io import read_columns
 
 
 def model(dbt, session):

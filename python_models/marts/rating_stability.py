@@ -1,12 +1,12 @@
 """How stable the ratings are: a moving-block bootstrap over window dates.
 
-Thin wrapper over tsrate.stability_marts.rating_stability (see there for the method), on
+Thin wrapper over tsrate.robustness.marts.stability.rating_stability (see there for the method), on
 the default view of the marts (the paper's outcome, var robustness_outcome). Tunables come
 from rating_stability.yml.
 """
 
-from tsrate.marts_io import read_columns
-from tsrate.stability_marts import ACCURACY_METRICS, SETTINGS, rating_stability
+from tsrate.platform.marts_io import read_columns
+from tsrate.robustness.marts.stability import ACCURACY_METRICS, SETTINGS, rating_stability
 
 
 def model(dbt, session):

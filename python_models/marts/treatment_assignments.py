@@ -1,7 +1,7 @@
 """Confounded treatment assignment (paper section 4.2, RQ2/RQ3): draw 0 of every
 distribution of int_confounder_distributions, for every perturbation set.
 
-Thin wrapper over tsrate.assignments.assignment_batches, streamed to DuckDB as Arrow record
+Thin wrapper over tsrate.methods.causal.assignment.assignment_batches, streamed to DuckDB as Arrow record
 batches one distribution at a time. Tunables come from treatment_assignments.yml.
 """
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from tsrate.assignments import ARROW_SCHEMA, assignment_batches
+from tsrate.methods.causal.assignment import ARROW_SCHEMA, assignment_batches
 
 
 def model(dbt, session):

@@ -1,9 +1,9 @@
 """The user-study statistics of the paper (section 5.4, Tables 3-4) from their summaries.
 
-Thin wrapper over tsrate.user_study.user_study_tests applied to the user_study_summary seed.
+Thin wrapper over tsrate.methods.user_study.user_study_tests applied to the user_study_summary seed.
 """
 
-from tsrate.user_study import user_study_tests
+from tsrate.methods.user_study import user_study_tests
 
 
 def model(dbt, session):

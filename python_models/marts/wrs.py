@@ -1,11 +1,11 @@
 """Weighted Rejection Score per run x analysis x outcome x system x perturbation (paper eq. 1).
 
-Thin wrapper over tsrate.stats.wrs_table applied to wrs_pairs. Feeds the wrs_industry /
+Thin wrapper over tsrate.methods.wrs.wrs_table applied to wrs_pairs. Feeds the wrs_industry /
 wrs_company rows of robustness_scores.
 """
 
-from tsrate.marts_io import read_columns
-from tsrate.stats import wrs_table
+from tsrate.methods.wrs import wrs_table
+from tsrate.platform.marts_io import read_columns
 
 PAIR_INPUT = ["run_id", "analysis", "outcome", "system_id", "perturbation_id", "confidence"]
 PAIR_INPUT += ["weight", "weighted_rejection"]

@@ -1,12 +1,12 @@
 """Pairwise Student t-tests behind the Weighted Rejection Score (paper Algorithm 1).
 
-Thin wrapper over tsrate.stats.wrs_pair_table: both analyses (industry pairs; company pairs
+Thin wrapper over tsrate.methods.wrs.wrs_pair_table: both analyses (industry pairs; company pairs
 inside an industry) for every outcome of var robustness_outcomes. Tunables come from
 wrs_pairs.yml.
 """
 
-from tsrate.marts_io import read_columns
-from tsrate.stats import wrs_pair_table
+from tsrate.methods.wrs import wrs_pair_table
+from tsrate.platform.marts_io import read_columns
 
 
 def model(dbt, session):

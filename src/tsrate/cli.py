@@ -60,8 +60,8 @@ def _add_study_flags(parser: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
-    from tsrate.locking import writer_lock
-    from tsrate.study_check import require_valid_study
+    from tsrate.platform.locking import writer_lock
+    from tsrate.robustness.study import require_valid_study
 
     source, path = args.source, None
     if args.file:
@@ -71,7 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):
-        from tsrate import dbt
+        from tsrate.platform import dbt_runner as dbt
 
         # dbt's child imports dbt and parses (no database access) while this process
         # imports Prefect and the flows: on a rerun the forecasts take a fraction of a
@@ -102,8 +102,8 @@ def _print_run_problems(run_id: str) -> None:
     import duckdb
 
     from tsrate.config import warehouse_path
-    from tsrate.forecasting import run_problems
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.forecast.execute import run_problems
 
     try:
         with connect(warehouse_path(), read_only=True) as con:
@@ -119,8 +119,8 @@ def _print_run_problems(run_id: str) -> None:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
-    from tsrate.sources import load_skfolio_sp500, load_yfinance, read_price_file
-    from tsrate.warehouse import connect, describe_price_changes, store_prices
+    from tsrate.platform.warehouse import connect, describe_price_changes, store_prices
+    from tsrate.robustness.sources import load_skfolio_sp500, load_yfinance, read_price_file
 
     tickers = [t.strip().upper() for t in args.tickers.split(",")] if args.tickers else None
     if args.path:
@@ -140,12 +140,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tsrate import dbt
     from tsrate.config import Study, warehouse_path
-    from tsrate.forecasting import finish_run
-    from tsrate.imports import import_forecasts, read_metadata
-    from tsrate.publish import publish
-    from tsrate.warehouse import connect
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.platform.publish import publish
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.blackbox.predictions import import_forecasts, read_metadata
+    from tsrate.robustness.forecast.execute import finish_run
 
     manifest = getattr(args, "manifest", None)
     metadata = read_metadata(args.metadata) if args.metadata else None
@@ -153,7 +153,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     warehouse = warehouse_path()
     with connect(warehouse) as con:
         if manifest:  # import-predictions: the exported study, checked
-            from tsrate.input_export import read_manifest, study_from_manifest
+            from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
 
             study = study_from_manifest(con, read_manifest(manifest))
         summary = import_forecasts(
@@ -195,8 +195,8 @@ def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
 
 def cmd_export_inputs(args: argparse.Namespace) -> int:
     from tsrate.config import Study, warehouse_path
-    from tsrate.input_export import export_inputs
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.blackbox.export import export_inputs
 
     study = Study.from_vars(_study_overrides(args))
     with connect(warehouse_path(), read_only=True) as con:
@@ -211,7 +211,7 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from flows.train_vit import train_vit_flow
-    from tsrate.orchestration import run_flow
+    from tsrate.platform.orchestration import run_flow
 
     paths = run_flow(
         train_vit_flow,
@@ -227,9 +227,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_show_input(args: argparse.Namespace) -> int:
     from tsrate.config import Study, load_companies, warehouse_path
-    from tsrate.images import write_png
+    from tsrate.inputs.images import write_png
+    from tsrate.platform.warehouse import connect
     from tsrate.systems.vit_num_spec import show_input
-    from tsrate.warehouse import connect
 
     study = Study.from_vars(_study_overrides(args))
     with connect(warehouse_path(), read_only=True) as con:
@@ -244,9 +244,9 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from tsrate import dbt
     from tsrate.config import warehouse_path
-    from tsrate.study_check import run_to_build
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.robustness.study import run_to_build
 
     warehouse = warehouse_path()
     if not warehouse.exists() or args.run_id:
@@ -261,10 +261,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path
-    from tsrate import dbt
-    from tsrate.forecasting import finish_run
-    from tsrate.study_check import run_to_build
-    from tsrate.warehouse import buildable_run, close_interrupted_runs, connect
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.platform.warehouse import buildable_run, close_interrupted_runs, connect
+    from tsrate.robustness.forecast.execute import finish_run
+    from tsrate.robustness.study import run_to_build
 
     with connect(warehouse) as con:  # under the writer lock (main)
         for run_id, state in close_interrupted_runs(con):
@@ -333,7 +333,7 @@ def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from tsrate.query import format_result, query
+    from tsrate.platform.query import format_result, query
 
     result = query(
         "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
@@ -346,7 +346,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from tsrate.query import format_result, query
+    from tsrate.platform.query import format_result, query
 
     result = query(args.sql, live=args.live, limit=args.limit, timeout=args.timeout or None)
     print(format_result(result))
@@ -357,8 +357,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tsrate.config import warehouse_path
-    from tsrate.publish import published_path
-    from tsrate.report import write_report
+    from tsrate.platform.publish import published_path
+    from tsrate.robustness.report.render import write_report
 
     snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse_path())
     result = write_report(snapshot, Path(args.output) if args.output else None)
@@ -372,7 +372,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_docs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tsrate import dbt
+    from tsrate.platform import dbt_runner as dbt
 
     site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
     print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
@@ -424,7 +424,7 @@ def _add_suite_commands(sub) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
-    from tsrate.publish import export_parquet, published_path
+    from tsrate.platform.publish import export_parquet, published_path
 
     snapshot = published_path(warehouse_path())
     written = export_parquet(snapshot, args.destination)
@@ -433,7 +433,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from tsrate.serve import ScheduleConfig, build_deployments, serve
+    from tsrate.platform.serve import ScheduleConfig, build_deployments, serve
 
     config = ScheduleConfig.from_vars()
     if args.nightly_rating:
@@ -767,13 +767,13 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if getattr(args, "verbose", False):
-        os.environ["TSRATE_VERBOSE"] = "1"  # dbt's whole log live (tsrate.dbt)
+        os.environ["TSRATE_VERBOSE"] = "1"  # dbt's whole log live (tsrate.platform.dbt_runner)
     _stop_on_sigterm()
     try:
         with _quiet_tracebacks(debug):
             if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
                 from tsrate.config import warehouse_path
-                from tsrate.locking import writer_lock
+                from tsrate.platform.locking import writer_lock
 
                 with writer_lock(warehouse_path()):
                     return args.func(args)

@@ -8,11 +8,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from tsrate import dbt
 from tsrate.config import Study, load_companies
-from tsrate.forecasting import finish_run, run_forecasts
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import connect, store_prices
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+from tsrate.robustness.sources import load_skfolio_sp500
 
 SMALL_STUDY = dict(
     study_tickers=["AAPL", "MSFT", "JPM", "BAC"],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from tsrate.publish import published_path
+from tsrate.platform.publish import published_path
 from tsrate.suites import SUITES
 from tsrate.suites.publishing import write_suite_report
 

@@ -63,7 +63,7 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     assert set(read(warehouse, "select distinct run_id from marts.window_errors")["run_id"]) == {
         run_id
     }
-    from tsrate import dbt
+    from tsrate.platform import dbt_runner as dbt
 
     assert dbt._PREPARED == {}  # the child started ahead for the failed run was stopped
     assert read(snapshot, "select run_id from published_runs")["run_id"].tolist() == [run_id]
@@ -71,7 +71,7 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
 
 def test_publish_swaps_atomically_under_an_open_reader(tmp_path):
     from tests.integration.helpers import forecast_and_build, ingest, small_study
-    from tsrate.publish import publish
+    from tsrate.platform.publish import publish
 
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT"])

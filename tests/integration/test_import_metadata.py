@@ -18,11 +18,11 @@ import pytest
 import yaml
 
 from tests.integration.helpers import ingest, read
-from tsrate import dbt
 from tsrate.config import Study, project_dir
-from tsrate.forecasting import load_series
-from tsrate.imports import import_forecasts
-from tsrate.warehouse import connect
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.predictions import import_forecasts
+from tsrate.robustness.forecast.execute import load_series
 
 pytestmark = pytest.mark.slow
 
@@ -185,8 +185,8 @@ def test_registered_system_is_rated_in_every_mart(tmp_path):
     assert not missing, f"marts without the imported system: {missing}"
 
     # readers of the published snapshot (BI tools, the report) see the registration too
-    from tsrate.publish import publish
-    from tsrate.report import load_report_data, study_section
+    from tsrate.platform.publish import publish
+    from tsrate.robustness.report.render import load_report_data, study_section
 
     snapshot = tmp_path / "published" / "tsrate.duckdb"
     publish(warehouse, run_id, target=snapshot, parquet=False)

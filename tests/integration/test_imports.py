@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 
 from tests.integration.helpers import ingest, read
-from tsrate import dbt
 from tsrate.config import Study, project_dir
-from tsrate.forecasting import load_series
-from tsrate.imports import import_forecasts
-from tsrate.warehouse import connect
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.predictions import import_forecasts
+from tsrate.robustness.forecast.execute import load_series
 
 pytestmark = pytest.mark.slow
 
@@ -121,8 +121,8 @@ def test_cli_import_rejects_a_malformed_file_and_stores_nothing(tmp_path):
     import sys
 
     from tsrate.config import project_dir
-    from tsrate.sources import load_skfolio_sp500
-    from tsrate.warehouse import connect, store_prices
+    from tsrate.platform.warehouse import connect, store_prices
+    from tsrate.robustness.sources import load_skfolio_sp500
 
     warehouse = tmp_path / "tsrate.duckdb"
     with connect(warehouse) as con:

@@ -9,8 +9,8 @@ import pytest
 from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
-from tsrate import dbt
-from tsrate.warehouse import connect
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
 
 pytestmark = pytest.mark.slow
 

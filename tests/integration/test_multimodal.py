@@ -13,8 +13,8 @@ import pytest
 
 from tests.integration.helpers import forecast_and_build, ingest, read, small_study
 from tsrate.config import load_companies
-from tsrate.forecasting import run_forecasts
-from tsrate.warehouse import connect
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.execute import run_forecasts
 
 pytestmark = pytest.mark.slow
 

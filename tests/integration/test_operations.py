@@ -1,7 +1,7 @@
 """Operations end to end: `tsrate run` killed (SIGKILL) at each stage, Parquet publishing, the lock.
 
 The kill test drives real `tsrate run` processes on a tiny study. Each is told by the test
-hook ``TSRATE_TEST_PAUSE_AT=<stage>`` (tsrate.testhooks) to stop at one stage, then killed
+hook ``TSRATE_TEST_PAUSE_AT=<stage>`` (tsrate.platform.stages) to stop at one stage, then killed
 there; the published snapshot must stay byte-identical and queryable, and the run after the
 kills must produce the marts of an uninterrupted run. Child processes talk to the test's
 Prefect API (no ephemeral server start per process).
@@ -279,7 +279,7 @@ def test_writes_hold_the_prefect_writer_slot_when_the_limit_exists(tmp_path, pre
     from prefect import flow
     from prefect.client.orchestration import get_client
 
-    from tsrate.locking import WRITER_LIMIT, ensure_writer_limit, warehouse_writer
+    from tsrate.platform.locking import WRITER_LIMIT, ensure_writer_limit, warehouse_writer
 
     def active_slots() -> int | None:
         with get_client(sync_client=True) as client:
@@ -315,10 +315,14 @@ def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_
     from flows.forecast import forecast_flow
     from tests.integration.helpers import ingest
     from tsrate.config import Study, load_companies
-    from tsrate.distributed import dask_task_runner, partition_folder, write_partition_file
-    from tsrate.forecasting import load_series, make_batch, plan_partitions
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.forecast.distributed import (
+        dask_task_runner,
+        partition_folder,
+        write_partition_file,
+    )
+    from tsrate.robustness.forecast.execute import load_series, make_batch, plan_partitions
     from tsrate.systems.registry import resolve_systems
-    from tsrate.warehouse import connect
 
     overrides = {**OVERRIDES, "systems": "naive,biased,random"}
     partitions = 2 * 3 * 2
@@ -535,7 +539,7 @@ def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_
     import re
 
     from tests.integration.helpers import forecast_and_build, ingest, small_study
-    from tsrate import dbt
+    from tsrate.platform import dbt_runner as dbt
 
     warehouse, target = tmp_path / "tsrate.duckdb", tmp_path / "target"
     ingest(warehouse, ["AAPL", "MSFT"])

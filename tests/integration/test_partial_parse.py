@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tsrate import dbt
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
 from tsrate.suites import SUITES
-from tsrate.warehouse import connect
 
 pytestmark = pytest.mark.slow
 
@@ -69,8 +69,8 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
 
     from tests.integration.helpers import ERROR_MARTS, ingest, small_study
     from tsrate.config import load_companies
-    from tsrate.dbt_child import TEST_CACHE
-    from tsrate.forecasting import finish_run, run_forecasts
+    from tsrate.platform.dbt_child import TEST_CACHE
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT"])
@@ -108,7 +108,7 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkey
 
     from tests.integration.helpers import forecast_and_build, ingest, small_study
     from tsrate.config import project_dir
-    from tsrate.dbt_child import BUILD_RESULTS, UNIT_TEST_PASS
+    from tsrate.platform.dbt_child import BUILD_RESULTS, UNIT_TEST_PASS
 
     project = tmp_path / "project"
     project.mkdir()

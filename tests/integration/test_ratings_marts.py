@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 from tests.integration.rating_properties import assert_ratings_never_mislead
-from tsrate import dbt
-from tsrate.assignments import treatment_assignments
 from tsrate.config import Study, load_companies, project_vars
-from tsrate.forecasting import finish_run, run_forecasts
-from tsrate.ratings import assign_ratings, snap_to_zero
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import connect, store_prices
+from tsrate.methods.causal.assignment import treatment_assignments
+from tsrate.methods.ratings import assign_ratings, snap_to_zero
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+from tsrate.robustness.sources import load_skfolio_sp500
 
 pytestmark = pytest.mark.slow
 

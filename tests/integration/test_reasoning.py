@@ -14,10 +14,10 @@ from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
-from tsrate import dbt
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
 from tsrate.suites.reasoning.dataset import DatasetError
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
-from tsrate.warehouse import connect
 
 pytestmark = pytest.mark.slow
 

@@ -28,15 +28,15 @@ from tests.integration.browser import Chromium, decode_png, find_chromium
 from tests.integration.helpers import forecast_and_build, ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
-from tsrate.publish import publish
-from tsrate.report import (
+from tsrate.html.svg import PALETTE
+from tsrate.platform.publish import publish
+from tsrate.robustness.report.render import (
     PAPER_OUTCOME,
     SHAKY_SHARE,
     TRACE_WINDOWS_PER_SYSTEM,
     format_number,
     format_share,
 )
-from tsrate.svg import PALETTE
 
 pytestmark = pytest.mark.slow
 

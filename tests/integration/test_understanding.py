@@ -11,10 +11,10 @@ from scipy import stats
 from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
-from tsrate import dbt
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
 from tsrate.suites.understanding.formats import FORMATS
 from tsrate.suites.understanding.tasks import TASKS
-from tsrate.warehouse import connect
 
 pytestmark = pytest.mark.slow
 

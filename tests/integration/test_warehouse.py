@@ -28,8 +28,8 @@ from tests.integration.helpers import (
 )
 from tsrate import TsrateError
 from tsrate.config import load_companies, project_dir
-from tsrate.forecasting import run_forecasts
-from tsrate.warehouse import connect
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.execute import run_forecasts
 
 pytestmark = pytest.mark.slow
 METRICS = ["max_abs_residual", "smape", "mase", "sign_accuracy"]
@@ -246,8 +246,8 @@ KILL_SCRIPT = textwrap.dedent(
     import sys
     from tests.integration.helpers import small_study
     from tsrate.config import load_companies
-    from tsrate.forecasting import run_forecasts
-    from tsrate.warehouse import connect
+    from tsrate.robustness.forecast.execute import run_forecasts
+    from tsrate.platform.warehouse import connect
 
     if __name__ == "__main__":
         study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"])
@@ -318,7 +318,7 @@ def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path):
     build of an existing warehouse, and nothing stored is lost."""
     import shutil
 
-    from tsrate import dbt
+    from tsrate.platform import dbt_runner as dbt
 
     warehouse, run_id, _ = built
     old = tmp_path / "old.duckdb"

@@ -1,4 +1,4 @@
-"""Unit tests for tsrate.causal: confounded assignment, PSM effects (APE/PIE), worst case."""
+"""Unit tests for tsrate.methods.causal.estimators: confounded assignment, PSM effects (APE/PIE), worst case."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.causal import (
+from tsrate.methods.causal.estimators import (
     ASSIGNMENT_COLUMNS,
     DISTRIBUTION_COLUMNS,
     EFFECT_COLUMNS,

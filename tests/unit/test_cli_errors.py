@@ -153,7 +153,7 @@ def test_without_debug_log_records_carry_no_traceback(caplog):
 def test_only_recoverable_io_is_retried():
     from flows.ingest import download_prices, read_prices, recoverable
     from tsrate import TsrateError
-    from tsrate.sources import PriceValidationError
+    from tsrate.robustness.sources import PriceValidationError
 
     assert read_prices.retries == 0  # a file or the bundled sample: a failure is final
     assert download_prices.retries == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from tsrate.config import project_dir
-from tsrate.dbt_child import MODEL_LIBRARIES
+from tsrate.platform.dbt_child import MODEL_LIBRARIES
 
 
 def test_the_libraries_imported_ahead_are_those_of_the_core_python_models():
@@ -23,7 +23,7 @@ def test_a_child_started_ahead_is_kept_when_asked_again_and_stopped_when_discard
     """`tsrate run` starts the build's dbt child before importing Prefect and the flows; the
     pipeline asks again: the waiting child is kept (not killed and restarted), a different
     selection gets its own child, and discard_prepared stops both."""
-    from tsrate import dbt
+    from tsrate.platform import dbt_runner as dbt
 
     warehouse = tmp_path / "w.duckdb"
     target = tmp_path / "target"

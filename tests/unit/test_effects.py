@@ -1,6 +1,6 @@
 """Unit tests for the study-level APE/PIE pipeline: derived distributions, repeated draws,
-both outcomes, scores with spread (tsrate.causal.study_distributions / draw_seed,
-tsrate.effects, tsrate.stats.wrs_pair_table)."""
+both outcomes, scores with spread (tsrate.methods.causal.estimators.study_distributions / draw_seed,
+tsrate.methods.causal.effects, tsrate.methods.wrs.wrs_pair_table)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from tsrate.causal import (
+from tsrate.methods.causal.effects import EFFECTS_COLUMNS, effect_scores, study_effects
+from tsrate.methods.causal.estimators import (
     DISTRIBUTION_COLUMNS,
     assign_treatments,
     distribution_problems,
@@ -20,9 +21,8 @@ from tsrate.causal import (
     study_distributions,
     treatment_draws,
 )
-from tsrate.effects import EFFECTS_COLUMNS, effect_scores, study_effects
-from tsrate.marts_io import Units, outcome_grid
-from tsrate.stats import wrs_pair_table
+from tsrate.methods.wrs import wrs_pair_table
+from tsrate.platform.marts_io import Units, outcome_grid
 
 PERTS = ["P0", "P1", "P2", "P3"]
 COMPANIES = pd.DataFrame(

@@ -11,10 +11,16 @@ import numpy as np
 import pytest
 
 from tests.integration.helpers import ingest, small_study
-from tsrate import forecasting
 from tsrate.config import load_companies
-from tsrate.forecasting import LazyBatches, Partition, load_series, make_batch, run_forecasts
-from tsrate.warehouse import connect
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast import execute as forecasting
+from tsrate.robustness.forecast.execute import (
+    LazyBatches,
+    Partition,
+    load_series,
+    make_batch,
+    run_forecasts,
+)
 
 
 @pytest.fixture(scope="module")

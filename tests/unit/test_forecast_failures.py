@@ -17,10 +17,11 @@ import hashlib
 import pytest
 
 from tests.integration.helpers import ingest, read, small_study
-from tsrate import TsrateError, dbt
+from tsrate import TsrateError
 from tsrate.config import load_companies
-from tsrate.forecasting import finish_run, run_forecasts, run_problems
-from tsrate.warehouse import connect
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts, run_problems
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
 

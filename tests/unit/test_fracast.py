@@ -9,12 +9,12 @@ import pytest
 
 from tsrate import TsrateError
 from tsrate.config import Study
-from tsrate.perturbations import perturb_series
-from tsrate.sources import load_skfolio_sp500
+from tsrate.inputs.perturbations import perturb_series
+from tsrate.inputs.windows import contexts, futures, window_end_positions
+from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems import fracast_model
 from tsrate.systems.base import ForecastBatch, check_forecasts
 from tsrate.systems.fracast_model import FracastSystem
-from tsrate.windows import contexts, futures, window_end_positions
 
 N, D, WINDOWS = 80, 20, 6
 
@@ -209,7 +209,7 @@ def test_prefix_encoder_refuses_a_model_it_does_not_reproduce():
 
 def test_encoder_reaches_the_partition_keys(monkeypatch, aapl):
     """Forecasts of the two encoders never share a stored partition (input_key)."""
-    from tsrate.forecasting import TickerSeries, input_key
+    from tsrate.robustness.forecast.execute import TickerSeries, input_key
 
     monkeypatch.setattr(fracast_model, "_fracast_version", lambda: "0.1.0")
     study = Study.from_mapping(

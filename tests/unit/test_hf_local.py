@@ -131,7 +131,7 @@ VISION_CHAT_TEMPLATE = (
     "{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}{{ '\\n' }}{% endfor %}"
     "{% if add_generation_prompt %}assistant:{% endif %}"
 )
-PLOT_SIDE = 128  # tsrate.images.IMAGE_SIZE: the processor keeps the plot's pixels as they are
+PLOT_SIDE = 128  # tsrate.inputs.images.IMAGE_SIZE: the processor keeps the plot's pixels as they are
 PATCH = 32  # 4 × 4 patches: 16 image tokens
 
 

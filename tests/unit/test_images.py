@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from tsrate import TsrateError
-from tsrate import images as im
-from tsrate import sentiment as st
-from tsrate.perturbations import (
+from tsrate.inputs import images as im
+from tsrate.inputs import sentiment as st
+from tsrate.inputs.perturbations import (
     SENTIMENT_STRIPE_HEIGHT,
     input_series,
     perturb_images,

@@ -13,16 +13,16 @@ import pytest
 
 from tests.unit.test_imports import RAW_TABLES, STUDY, snapshot, write_csv
 from tsrate import TsrateError
-from tsrate.forecasting import load_series
-from tsrate.imports import (
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.blackbox.predictions import (
     ImportValidationError,
     import_forecasts,
     read_metadata,
     registered_systems,
     system_metadata,
 )
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import connect, store_prices
+from tsrate.robustness.forecast.execute import load_series
+from tsrate.robustness.sources import load_skfolio_sp500
 
 METADATA = {
     "display_name": "My model (imported)",

@@ -14,11 +14,11 @@ import pytest
 
 from tsrate import TsrateError
 from tsrate.config import Study
-from tsrate.forecasting import load_series
-from tsrate.imports import ImportValidationError, import_forecasts
-from tsrate.sources import load_skfolio_sp500
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
+from tsrate.robustness.forecast.execute import load_series
+from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.registry import load_systems_seed
-from tsrate.warehouse import connect, store_prices
 
 STUDY = Study.from_mapping(
     dict(

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from tsrate.cli import main
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import PriceHistoryConflict, connect, store_prices
+from tsrate.platform.warehouse import PriceHistoryConflict, connect, store_prices
+from tsrate.robustness.sources import load_skfolio_sp500
 
 TICKERS = ["AAPL", "JPM"]
 

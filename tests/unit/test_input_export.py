@@ -14,12 +14,12 @@ from tests.unit.test_imports import EXTERNAL_ROW
 from tests.unit.test_llm_image import decode_png
 from tsrate import TsrateError
 from tsrate.config import Study
-from tsrate.forecasting import load_series, make_batch
-from tsrate.imports import ImportValidationError, import_forecasts
-from tsrate.input_export import export_inputs, read_manifest, study_from_manifest
-from tsrate.sources import load_skfolio_sp500
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.blackbox.export import export_inputs, read_manifest, study_from_manifest
+from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
+from tsrate.robustness.forecast.execute import load_series, make_batch
+from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.registry import load_systems_seed
-from tsrate.warehouse import connect, store_prices
 
 STUDY = Study.from_mapping(
     dict(

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.ratings import REASON_LONE_NO_IDEAL
+from tsrate.methods.ratings import REASON_LONE_NO_IDEAL
 from tsrate.suites.interpretability.datasets import generate
 from tsrate.suites.interpretability.marts import correctness_table, rating_scores, rating_table
 from tsrate.suites.interpretability.measures import (

@@ -1,6 +1,6 @@
 """Numeric+image LLM systems against the local chat-completions server: the request carries
 the window's line plot as a valid PNG of the configured size, and P4–P6 perturb that image
-exactly as tsrate.perturbations does for ViT-num-spec."""
+exactly as tsrate.inputs.perturbations does for ViT-num-spec."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from tsrate.config import Study
-from tsrate.images import IMAGE_SIZE, line_plot_images
-from tsrate.perturbations import SENTIMENT_STRIPE_HEIGHT, perturb_images
-from tsrate.sentiment import LinePlotSentiment, LinePlotSettings
+from tsrate.inputs.images import IMAGE_SIZE, line_plot_images
+from tsrate.inputs.perturbations import SENTIMENT_STRIPE_HEIGHT, perturb_images
+from tsrate.inputs.sentiment import LinePlotSentiment, LinePlotSettings
 from tsrate.systems import llm
 from tsrate.systems.llm import LlmSystem
 from tsrate.systems.registry import resolve_systems

@@ -19,14 +19,14 @@ import yaml
 
 from tsrate import TsrateError
 from tsrate.config import project_dir
-from tsrate.locking import WarehouseBusy, lock_path, writer_lock
-from tsrate.publish import export_parquet, publish
-from tsrate.serve import ScheduleConfig, build_deployments, deployment_parameters
+from tsrate.platform.locking import WarehouseBusy, lock_path, writer_lock
+from tsrate.platform.publish import export_parquet, publish
+from tsrate.platform.serve import ScheduleConfig, build_deployments, deployment_parameters
 
 HOLDER = textwrap.dedent(
     """
     import sys
-    from tsrate.locking import writer_lock
+    from tsrate.platform.locking import writer_lock
 
     with writer_lock(sys.argv[1]):
         print("locked", flush=True)
@@ -93,7 +93,7 @@ def test_the_lock_is_reentrant_within_a_process_and_released_after(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys; from tsrate.locking import writer_lock\n"
+            "import sys; from tsrate.platform.locking import writer_lock\n"
             "with writer_lock(sys.argv[1]): print('ok')",
             str(warehouse),
         ],
@@ -228,7 +228,7 @@ def test_export_writes_the_snapshot_for_bi_and_refuses_foreign_folders(tmp_path)
 
 
 def test_the_pause_hook_does_nothing_unless_asked(monkeypatch):
-    from tsrate.testhooks import pause_point
+    from tsrate.platform.stages import pause_point
 
     monkeypatch.delenv("TSRATE_TEST_PAUSE_AT", raising=False)
     started = time.monotonic()
@@ -241,7 +241,7 @@ def test_the_pause_hook_does_nothing_unless_asked(monkeypatch):
 def test_the_pause_hook_pauses_at_its_stage(tmp_path):
     marker = tmp_path / "paused"
     process = subprocess.Popen(
-        [sys.executable, "-c", "from tsrate.testhooks import pause_point; pause_point('ingest')"],
+        [sys.executable, "-c", "from tsrate.platform.stages import pause_point; pause_point('ingest')"],
         env=dict(
             os.environ,
             TSRATE_TEST_PAUSE_AT="ingest",
@@ -313,7 +313,7 @@ def test_prefect_yaml_matches_the_served_deployments():
 def _partition_and_batch():
     import numpy as np
 
-    from tsrate.forecasting import Partition
+    from tsrate.robustness.forecast.execute import Partition
     from tsrate.systems.base import ForecastBatch
 
     dates = np.array(["2022-10-03", "2022-10-04", "2022-10-05"], dtype="datetime64[D]")
@@ -334,7 +334,7 @@ def test_partition_files_round_trip_and_are_checked(tmp_path):
 
     import numpy as np
 
-    from tsrate.distributed import read_partition_file, write_partition_file
+    from tsrate.robustness.forecast.distributed import read_partition_file, write_partition_file
 
     partition, batch = _partition_and_batch()
     forecasts = np.arange(6, dtype=float).reshape(3, 2) + 0.25
@@ -361,7 +361,11 @@ def test_partition_files_round_trip_and_are_checked(tmp_path):
 
 
 def test_dask_address_resolution_and_bad_addresses(monkeypatch):
-    from tsrate.distributed import DASK_ADDRESS, dask_task_runner, resolve_dask_address
+    from tsrate.robustness.forecast.distributed import (
+        DASK_ADDRESS,
+        dask_task_runner,
+        resolve_dask_address,
+    )
 
     monkeypatch.delenv(DASK_ADDRESS, raising=False)
     assert resolve_dask_address(None) is None  # the default: the local process pool
@@ -414,7 +418,7 @@ def test_the_dbt_child_dies_with_its_parent(tmp_path):
         """
         import os, subprocess, sys, time
         child = subprocess.Popen([sys.executable, "-c",
-            "import os, sys, time; from tsrate.dbt_child import die_with_parent; "
+            "import os, sys, time; from tsrate.platform.dbt_child import die_with_parent; "
             "die_with_parent(int(sys.argv[1])); print('armed', flush=True); time.sleep(120)",
             str(os.getpid())], stdout=subprocess.PIPE, text=True)
         assert child.stdout.readline().strip() == "armed"
@@ -444,7 +448,7 @@ def test_partition_files_carry_window_failures(tmp_path):
     import numpy as np
 
     failures_module = pytest.importorskip("tsrate.systems.failures")
-    from tsrate.distributed import read_partition_file, write_partition_file
+    from tsrate.robustness.forecast.distributed import read_partition_file, write_partition_file
 
     partition, batch = _partition_and_batch()
     values = np.arange(6, dtype=float).reshape(3, 2)
@@ -501,7 +505,7 @@ def _runs_table(path: Path, rows: list[tuple[str, str, str]]) -> None:
 
 
 def test_unfinished_runs_are_closed_interrupted_and_finished_ones_kept(tmp_path):
-    from tsrate.warehouse import close_interrupted_runs
+    from tsrate.platform.warehouse import close_interrupted_runs
 
     path = tmp_path / "runs.duckdb"
     states = ["running", "forecasted", "building", "publishing", "succeeded", "build_failed"]
@@ -527,7 +531,7 @@ def test_unfinished_runs_are_closed_interrupted_and_finished_ones_kept(tmp_path)
 
 
 def test_the_build_picks_the_newest_buildable_run_and_says_why_newer_ones_are_not(tmp_path):
-    from tsrate.warehouse import buildable_run
+    from tsrate.platform.warehouse import buildable_run
 
     path = tmp_path / "runs.duckdb"
     _runs_table(
@@ -553,7 +557,7 @@ def test_the_build_picks_the_newest_buildable_run_and_says_why_newer_ones_are_no
 
 
 def test_progress_counts_done_and_weighs_the_eta_by_each_systems_cost():
-    from tsrate.progress import Progress, duration
+    from tsrate.platform.progress import Progress, duration
 
     now = [0.0]
     lines = []
@@ -579,7 +583,7 @@ def test_steps_run_in_process_keep_their_retries_and_retry_conditions(monkeypatc
     from prefect import flow, task
     from prefect.context import FlowRunContext
 
-    from tsrate.orchestration import call, run_flow
+    from tsrate.platform.orchestration import call, run_flow
 
     calls = []
 

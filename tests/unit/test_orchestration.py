@@ -10,7 +10,7 @@ import textwrap
 import duckdb
 import pandas as pd
 
-from tsrate.orchestration import call
+from tsrate.platform.orchestration import call
 
 
 def test_call_runs_plain_functions_and_task_functions_outside_a_flow():
@@ -43,7 +43,7 @@ def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
                 seen.append(record.getMessage())
         logging.getLogger().addHandler(Catch())
         logging.getLogger().setLevel(logging.INFO)
-        from tsrate.orchestration import call
+        from tsrate.platform.orchestration import call
         from flows.ingest import ingest_flow
         stored = call(ingest_flow, source="file", path={str(csv)!r}, warehouse={str(warehouse)!r})
         print(stored)

@@ -12,9 +12,9 @@ import pytest
 
 from tsrate import TsrateError
 from tsrate.cli import main
-from tsrate.locking import WarehouseBusy, writer_lock
-from tsrate.publish import publish
-from tsrate.query import live_reader, read_statement, run_query
+from tsrate.platform.locking import WarehouseBusy, writer_lock
+from tsrate.platform.publish import publish
+from tsrate.platform.query import live_reader, read_statement, run_query
 
 ROWS = 2500
 
@@ -239,7 +239,7 @@ def test_a_refused_statement_is_reported_before_pandas_is_imported(tmp_path):
     code = (
         "import sys\n"
         "from tsrate import TsrateError\n"
-        "from tsrate.query import query\n"
+        "from tsrate.platform.query import query\n"
         "try:\n"
         f"    query('drop table marts.scores', warehouse={str(tmp_path / 'w.duckdb')!r})\n"
         "except TsrateError as exc:\n"

@@ -1,4 +1,4 @@
-"""Unit tests for tsrate.ratings: Algorithms 4-5 against the paper's Tables 5-6, bootstrap."""
+"""Unit tests for tsrate.methods.ratings: Algorithms 4-5 against the paper's Tables 5-6, bootstrap."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.rating_properties import rating_problems
-from tsrate.ratings import (
+from tsrate.methods.ratings import (
     BOOTSTRAP_COLUMNS,
     NOISE,
     RATING_COLUMNS,

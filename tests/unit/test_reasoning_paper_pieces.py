@@ -223,12 +223,12 @@ def test_the_command_line_passes_the_papers_options_to_the_flow(monkeypatch, cap
     distractors) and one greedy forecast reply; a sample count below 1 is refused."""
     import argparse
 
-    import tsrate.orchestration
+    import tsrate.platform.orchestration
     from tsrate.suites.reasoning.cli import add_run_arguments, run_from_args
 
     calls = []
     monkeypatch.setattr(
-        tsrate.orchestration, "run_flow", lambda flow, **kw: calls.append(kw) or "rsn-x"
+        tsrate.platform.orchestration, "run_flow", lambda flow, **kw: calls.append(kw) or "rsn-x"
     )
     parser = argparse.ArgumentParser()
     add_run_arguments(parser)

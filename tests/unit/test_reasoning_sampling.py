@@ -208,8 +208,8 @@ def test_answers_of_sampled_requests_keep_their_sample(monkeypatch):
 def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
     import duckdb
 
+    from tsrate.platform.warehouse import connect
     from tsrate.suites.reasoning import storage
-    from tsrate.warehouse import connect
 
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
@@ -297,9 +297,9 @@ def test_local_model_samples_are_stored_seeded_and_resumed(tmp_path, monkeypatch
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from tests.unit.test_hf_local import NUMBERS, save_bigram_model
+    from tsrate.platform.warehouse import connect
     from tsrate.suites.reasoning.scenarios import GeneratorConfig
     from tsrate.suites.reasoning.suite import RunConfig, build_answerers, run_suite
-    from tsrate.warehouse import connect
 
     folder = save_bigram_model(tmp_path / "bigram", NUMBERS)
     monkeypatch.setenv("TSRATE_TINY_SAMPLER_MODEL_PATH", str(folder))

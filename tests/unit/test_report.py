@@ -10,7 +10,16 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from tsrate.report import (
+from tsrate.html.svg import (
+    RADAR_FLOOR,
+    Point,
+    Series,
+    bar_chart,
+    nice_max,
+    radar_chart,
+    radar_positions,
+)
+from tsrate.robustness.report.render import (
     ReportData,
     build_report,
     format_number,
@@ -18,7 +27,6 @@ from tsrate.report import (
     reading_paragraph,
     study_section,
 )
-from tsrate.svg import RADAR_FLOOR, Point, Series, bar_chart, nice_max, radar_chart, radar_positions
 
 SVG = "{http://www.w3.org/2000/svg}"
 RUN = "r1"
@@ -372,7 +380,7 @@ def test_loading_a_missing_or_foreign_snapshot_names_the_problem(tmp_path):
     import duckdb
 
     from tsrate import TsrateError
-    from tsrate.report import load_report_data, write_report
+    from tsrate.robustness.report.render import load_report_data, write_report
 
     missing = tmp_path / "published" / "tsrate.duckdb"
     with pytest.raises(TsrateError, match="no published snapshot at .*tsrate.duckdb"):
@@ -390,7 +398,7 @@ def test_loading_a_missing_or_foreign_snapshot_names_the_problem(tmp_path):
 
 
 def test_format_share_rounds_down_so_a_printed_60_percent_is_never_shaky():
-    from tsrate.report import format_share, is_shaky
+    from tsrate.robustness.report.render import format_share, is_shaky
 
     assert format_share(0.599) == "59 %"
     assert format_share(0.6) == "60 %"
@@ -404,7 +412,7 @@ def test_format_share_rounds_down_so_a_printed_60_percent_is_never_shaky():
 
 
 def test_shaky_threshold_is_sixty_percent():
-    from tsrate.report import SHAKY_SHARE, is_shaky
+    from tsrate.robustness.report.render import SHAKY_SHARE, is_shaky
 
     assert SHAKY_SHARE == 0.6
     assert is_shaky(0.5999) and is_shaky(0.0)
@@ -426,7 +434,7 @@ def _stability(data: ReportData, shares: dict) -> pd.DataFrame:
 
 
 def test_every_rating_shows_its_share_and_interval_and_shaky_ones_are_flagged():
-    from tsrate.report import rating_tables_section
+    from tsrate.robustness.report.render import rating_tables_section
 
     data = _data()
     data.stability = _stability(data, {("smape", "P1", "bad"): 0.55, ("mase", "P2", "good"): 0.6})
@@ -464,7 +472,7 @@ def test_every_rating_shows_its_share_and_interval_and_shaky_ones_are_flagged():
 
 
 def test_ratings_without_a_stability_mart_say_so():
-    from tsrate.report import rating_tables_section
+    from tsrate.robustness.report.render import rating_tables_section
 
     html = rating_tables_section(_data())
     assert "has no <code>marts.rating_stability</code>" in html
@@ -472,7 +480,7 @@ def test_ratings_without_a_stability_mart_say_so():
 
 
 def test_table_2_is_a_real_table_with_one_column_per_system_and_perturbation():
-    from tsrate.report import summary_section
+    from tsrate.robustness.report.render import summary_section
 
     html = summary_section(_data())
     assert "{" not in re.sub(r"<[^>]+>", "", html)  # no dict-like text
@@ -489,7 +497,7 @@ def test_table_2_is_a_real_table_with_one_column_per_system_and_perturbation():
 
 
 def test_radar_rank_positions_space_systems_evenly_whatever_an_outlier_does():
-    from tsrate.svg import radar_rank_positions
+    from tsrate.html.svg import radar_rank_positions
 
     assert radar_rank_positions([1.0, 3.0, 2.0]) == pytest.approx(
         [1.0, RADAR_FLOOR, (1 + RADAR_FLOOR) / 2]
@@ -514,7 +522,7 @@ def test_choose_trace_windows_hand_worked():
     b: X 0.8 (taken), W 0.3, Z 0.3 (tie: W's ticker AAA < Z's ZZZ), V nan -> W, Z
     c: Y 0.7 (taken), X 0.2 (taken), W 0.1 (taken), Z 0.05 (taken) -> nothing left
     """
-    from tsrate.report import choose_trace_windows
+    from tsrate.robustness.report.render import choose_trace_windows
 
     d1, d2 = pd.Timestamp("2022-01-03"), pd.Timestamp("2022-01-04")
     cells = {
@@ -557,7 +565,7 @@ def test_choose_trace_windows_hand_worked():
 
 
 def test_trace_y_range_pads_the_clean_prices():
-    from tsrate.report import trace_y_range
+    from tsrate.robustness.report.render import trace_y_range
 
     # range 10 > 20 % of the mean level 105 (21)? no: the pad is 21
     assert trace_y_range([100.0, 110.0]) == pytest.approx((79.0, 131.0))
@@ -567,7 +575,7 @@ def test_trace_y_range_pads_the_clean_prices():
 
 
 def test_line_chart_clips_outliers_onto_the_edge_and_says_so():
-    from tsrate.svg import Line, line_chart
+    from tsrate.html.svg import Line, line_chart
 
     svg = line_chart(
         "t",
@@ -596,7 +604,7 @@ def test_line_chart_clips_outliers_onto_the_edge_and_says_so():
 
 
 def test_forecast_plots_are_drawn_for_the_chosen_windows():
-    from tsrate.report import forecasts_section
+    from tsrate.robustness.report.render import forecasts_section
 
     window = pd.Timestamp("2022-03-01")
     traces = pd.DataFrame(
@@ -649,7 +657,7 @@ def _flagged_data() -> ReportData:
     """_data() with the flags of the marts: WRS company under P0 does not separate systems
     (at the paper's outcome only), the APE company scores under P1 are not separable, and
     MASE under P2 has a null rating with its reason; plus the scale-free outcome's ratings."""
-    from tsrate.report import PAPER_OUTCOME
+    from tsrate.robustness.report.render import PAPER_OUTCOME
 
     data = _data()
     ratings = data.ratings.copy()
@@ -697,7 +705,7 @@ def _rows(html: str) -> list[str]:
 
 
 def test_scores_that_do_not_separate_systems_are_flagged_at_their_outcome():
-    from tsrate.report import PAPER_OUTCOME, rating_tables_section
+    from tsrate.robustness.report.render import PAPER_OUTCOME, rating_tables_section
 
     html = rating_tables_section(_flagged_data())
     flags = [a for t, a in _tags(html) if t == "em" and "no-separation" in a.get("class", "")]
@@ -720,7 +728,7 @@ def test_scores_that_do_not_separate_systems_are_flagged_at_their_outcome():
 
 
 def test_systems_within_their_spread_are_marked_not_separable():
-    from tsrate.report import rating_tables_section
+    from tsrate.robustness.report.render import rating_tables_section
 
     html = rating_tables_section(_flagged_data())
     paper, scale_free = html.split('data-outcome="relative_max_abs_residual"')
@@ -744,7 +752,7 @@ def test_systems_within_their_spread_are_marked_not_separable():
 
 
 def test_a_null_rating_shows_its_reason():
-    from tsrate.report import rating_tables_section
+    from tsrate.robustness.report.render import rating_tables_section
 
     html = rating_tables_section(_flagged_data())
     row = next(r for r in _rows(html) if "MASE" in r and "<td>P2</td>" in r)
@@ -758,7 +766,7 @@ def test_a_null_rating_shows_its_reason():
 
 
 def test_the_scale_free_outcome_has_its_own_labelled_table():
-    from tsrate.report import PAPER_OUTCOME, rating_tables_section
+    from tsrate.robustness.report.render import PAPER_OUTCOME, rating_tables_section
 
     data = _flagged_data()
     html = rating_tables_section(data)
@@ -789,7 +797,7 @@ def test_the_scale_free_outcome_has_its_own_labelled_table():
 
 
 def test_a_report_without_flags_or_other_outcomes_has_none():
-    from tsrate.report import rating_tables_section
+    from tsrate.robustness.report.render import rating_tables_section
 
     html = rating_tables_section(_data())
     assert 'class="flag' not in html and "data-outcome" not in html
@@ -806,7 +814,7 @@ def test_cell_lookups_find_the_rows_a_boolean_mask_finds():
     integer keys, and a frame changed after it was indexed (a new frame object)."""
     import random
 
-    from tsrate.report import _first_row, _value
+    from tsrate.robustness.report.render import _first_row, _value
 
     rng = random.Random(7)
     systems = ["naive", "arima", None, "fracast"]

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from tsrate.cli import main
-from tsrate.images import vit_num_spec_images
-from tsrate.perturbations import SENTIMENT_STRIPE_HEIGHT
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import connect, store_prices
+from tsrate.inputs.images import vit_num_spec_images
+from tsrate.inputs.perturbations import SENTIMENT_STRIPE_HEIGHT
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.sources import load_skfolio_sp500
 
 pytest.importorskip("torch")
 pytest.importorskip("pywt")
@@ -30,7 +30,7 @@ DATE = "2022-06-01"
 
 
 def decode_png(path) -> np.ndarray:
-    """An 8-bit RGB PNG written without row filters (as tsrate.images.write_png writes) →
+    """An 8-bit RGB PNG written without row filters (as tsrate.inputs.images.write_png writes) →
     (H, W, 3) uint8; fails on anything else."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from tsrate import TsrateError
-from tsrate.publish import SNAPSHOT_STORAGE_VERSION, publish
+from tsrate.platform.publish import SNAPSHOT_STORAGE_VERSION, publish
 
 #: DuckDB's storage format numbers: what ``v1.0.0`` writes, what DuckDB 1.x reads.
 STORAGE_FORMAT_V1_0 = 64

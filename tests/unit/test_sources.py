@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.sources import (
+from tsrate.robustness.sources import (
     PriceValidationError,
     load_skfolio_sp500,
     load_yfinance,
@@ -249,7 +249,7 @@ def test_the_skfolio_sample_read_from_its_file_equals_skfolios_own_loader():
     and SciPy): the frame must be exactly what ``load_sp500_dataset`` returns."""
     from skfolio.datasets import load_sp500_dataset
 
-    from tsrate.sources import _skfolio_sp500_wide
+    from tsrate.robustness.sources import _skfolio_sp500_wide
 
     ours, theirs = _skfolio_sp500_wide(), load_sp500_dataset()
     pd.testing.assert_frame_equal(ours, theirs, check_exact=True)

@@ -1,4 +1,4 @@
-"""Unit tests for tsrate.stability: robustness scores on date resamples.
+"""Unit tests for tsrate.methods.stability: robustness scores on date resamples.
 
 Every resampled score is checked against the published estimator applied to PHYSICALLY
 replicated rows (a date drawn m times -> its windows copied m times), and the score with
@@ -11,15 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.causal import grid_perturbation_effects, worst_case
-from tsrate.ratings import bootstrap_summary, date_multiplicities
-from tsrate.stability import (
+from tsrate.methods.causal.estimators import grid_perturbation_effects, worst_case
+from tsrate.methods.ratings import bootstrap_summary, date_multiplicities
+from tsrate.methods.stability import (
     aggregate_distributions,
     date_positions,
     effects_resampled,
     wrs_resampled,
 )
-from tsrate.stats import weighted_rejection_pairs, weighted_rejection_scores
+from tsrate.methods.wrs import weighted_rejection_pairs, weighted_rejection_scores
 
 LEVELS = pd.DataFrame({"confidence": [0.95, 0.75, 0.60], "weight": [1.0, 0.8, 0.6]})
 COMPANIES = pd.DataFrame(
@@ -214,8 +214,8 @@ def test_bootstrap_summary_shares_and_point_rating() -> None:
 def test_matched_rows_equals_matched_from_strata_row_by_row() -> None:
     """The vectorised matching agrees with the reference on random strata, including rows
     whose strata lack an arm and equal shares in different strata (ties to average)."""
-    from tsrate.causal import _matched_from_strata
-    from tsrate.stability import _matched_rows
+    from tsrate.methods.causal.estimators import _matched_from_strata
+    from tsrate.methods.stability import _matched_rows
 
     rng = np.random.default_rng(4)
     rows, strata = 400, 7

@@ -1,4 +1,4 @@
-"""Unit tests for tsrate.stats: Student t-test, WRS (Algorithm 1), user-study statistics."""
+"""Unit tests for tsrate.methods.wrs: Student t-test, WRS (Algorithm 1), user-study statistics."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from tsrate.stats import (
+from tsrate.methods.wrs import (
     PAIR_COLUMNS,
     WRS_COLUMNS,
     one_sample_t_right,
@@ -415,10 +415,10 @@ def test_wrs_scores_do_not_depend_on_summation_order() -> None:
 
 
 def test_user_study_tests_recompute_against_scipy() -> None:
-    """tsrate.user_study (the user_study_tests mart): one-sample right-tailed t from the
+    """tsrate.methods.user_study (the user_study_tests mart): one-sample right-tailed t from the
     seed's summaries equals scipy's t distribution; the paired test reproduces its t."""
     from tsrate.config import project_dir
-    from tsrate.user_study import user_study_tests
+    from tsrate.methods.user_study import user_study_tests
 
     summary = pd.read_csv(project_dir() / "seeds" / "user_study_summary.csv")
     out = user_study_tests(summary).set_index("test_id")
@@ -436,14 +436,14 @@ def test_user_study_tests_recompute_against_scipy() -> None:
 
 
 def test_the_t_distribution_functions_equal_scipy_stats_everywhere():
-    """tsrate.stats computes t tails and quantiles with scipy.special (scipy.stats' import
+    """tsrate.methods.wrs computes t tails and quantiles with scipy.special (scipy.stats' import
     is paid by every dbt build): the values must be scipy.stats.t's, bit for bit, edges
     included (infinite and missing arguments, invalid degrees of freedom, q = 0 and 1)."""
     import itertools
 
     from scipy import stats as scipy_stats
 
-    from tsrate.stats import _t_cdf, _t_ppf, _t_sf
+    from tsrate.methods.wrs import _t_cdf, _t_ppf, _t_sf
 
     def same(a, b):
         return (np.isnan(a) and np.isnan(b)) or a == b

@@ -1,7 +1,7 @@
 """The study check of ``tsrate run``: every problem kind on its own line, before Prefect starts.
 
 Each test builds a real (temporary) project copy, warehouse or price file and asks
-:func:`tsrate.study_check.check_study` about one broken study; the last tests run the CLI in a
+:func:`tsrate.robustness.study.check_study` about one broken study; the last tests run the CLI in a
 fresh interpreter and look at what it imported.
 """
 
@@ -19,15 +19,15 @@ import pandas as pd
 import pytest
 
 from tsrate.config import project_dir
-from tsrate.imports import register_system, system_metadata
-from tsrate.study_check import (
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.blackbox.predictions import register_system, system_metadata
+from tsrate.robustness.study import (
     StudyCheckError,
     check_study,
     did_you_mean,
     require_valid_study,
     skfolio_trading_days,
 )
-from tsrate.warehouse import connect, store_prices
 
 #: a valid small study on the default tickers (the bundled sample holds them)
 SMALL = dict(
@@ -284,7 +284,7 @@ def test_tsrate_run_fails_before_prefect_is_imported(tmp_path):
 def _forecast_tiny_run(warehouse: Path, status: str) -> str:
     """A real (tiny) forecast run of the naive system, left with ``status``."""
     from tsrate.config import Study, load_companies
-    from tsrate.forecasting import finish_run, run_forecasts
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
     study = Study.from_mapping(
         {**SMALL, "study_start": "2022-10-01", "systems": "naive", "perturbations": "P0"}
@@ -323,7 +323,7 @@ def test_build_without_a_warehouse_or_a_forecast_run_refuses(tmp_path, monkeypat
 
 
 def test_build_refuses_runs_whose_forecasts_are_incomplete(tmp_path, monkeypatch, capsys):
-    from tsrate.study_check import run_to_build
+    from tsrate.robustness.study import run_to_build
 
     warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
     run_id = _forecast_tiny_run(warehouse, "interrupted")
@@ -336,7 +336,7 @@ def test_build_refuses_runs_whose_forecasts_are_incomplete(tmp_path, monkeypatch
     code, err = _build(warehouse, monkeypatch, capsys, "--run-id", "nope")
     assert err == ["tsrate: error: no run 'nope' in raw.runs; see `tsrate runs`"]
     with connect(warehouse) as con:
-        from tsrate.forecasting import finish_run
+        from tsrate.robustness.forecast.execute import finish_run
 
         finish_run(con, run_id, "forecasted")
     assert run_to_build(warehouse) == run_id == run_to_build(warehouse, run_id)
@@ -398,9 +398,9 @@ def test_an_unknown_distribution_source_gets_a_did_you_mean(project, warehouse):
 def test_the_default_check_imports_neither_pandas_nor_the_estimators(tmp_path):
     probe = (
         "import sys\n"
-        "from tsrate.study_check import check_study\n"
+        "from tsrate.robustness.study import check_study\n"
         "check_study({'study_tickers': 'AAPL,MSFT'}, 'skfolio', None, sys.argv[1])\n"
-        "print(sorted(m for m in ('pandas', 'sklearn', 'tsrate.causal') if m in sys.modules))\n"
+        "print(sorted(m for m in ('pandas', 'sklearn', 'tsrate.methods.causal.estimators') if m in sys.modules))\n"
     )
     env = {
         **os.environ,

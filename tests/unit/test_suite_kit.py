@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from tsrate import TsrateError
-from tsrate.ratings import ratings_frame
+from tsrate.methods.ratings import ratings_frame
+from tsrate.platform.warehouse import connect
 from tsrate.suites import SUITES
 from tsrate.suites.lifecycle import (
     ensure_suite_tables,
@@ -19,7 +20,6 @@ from tsrate.suites.lifecycle import (
 )
 from tsrate.suites.publishing import unbuilt_suite_marts
 from tsrate.suites.rating import RatingSpecError, load_rating_specs, rate_scores
-from tsrate.warehouse import connect
 
 
 def _specs(**directions: bool) -> pd.DataFrame:
@@ -210,7 +210,7 @@ def test_marts_of_suites_without_a_succeeded_run_are_not_published(tmp_path):
 
 
 def test_a_core_publish_leaves_out_never_run_suites_and_keeps_built_ones(tmp_path):
-    from tsrate.publish import publish
+    from tsrate.platform.publish import publish
 
     warehouse = tmp_path / "w.duckdb"
     with connect(warehouse) as con:

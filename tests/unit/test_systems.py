@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from tsrate.config import Study
-from tsrate.perturbations import perturb_series
-from tsrate.sources import load_skfolio_sp500
+from tsrate.inputs.perturbations import perturb_series
+from tsrate.inputs.windows import contexts, futures, window_end_positions
+from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.arima import ArimaSystem
 from tsrate.systems.base import ForecastBatch, ForecastOutputError, check_forecasts
 from tsrate.systems.biased import BiasedSystem
 from tsrate.systems.naive import NaiveSystem
 from tsrate.systems.registry import resolve_systems, system_infos
 from tsrate.systems.uniform_random import UniformRandomSystem
-from tsrate.windows import contexts, futures, window_end_positions
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from tsrate import TsrateError
 from tsrate.config import Study, project_vars
-from tsrate.warehouse import connect
+from tsrate.platform.warehouse import connect
 
 pytest.importorskip("torch")
 vit = pytest.importorskip("tsrate.systems.vit_num_spec")

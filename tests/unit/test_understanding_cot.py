@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from tsrate import TsrateError
+from tsrate.platform.warehouse import connect
 from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.cli import add_run_arguments, overrides_from_args, prompts_text
@@ -32,7 +33,6 @@ from tsrate.suites.understanding.tasks import (
     parse_cot_answer,
     parse_reply,
 )
-from tsrate.warehouse import connect
 
 COT_LINE = 'Then end your reply with one final line that starts with "Answer:"'
 

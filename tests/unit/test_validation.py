@@ -12,9 +12,9 @@ import pytest
 from tsrate import TsrateError
 from tsrate.cli import main
 from tsrate.config import Study
-from tsrate.input_export import export_inputs, inside
-from tsrate.sources import load_skfolio_sp500
-from tsrate.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.blackbox.export import export_inputs, inside
+from tsrate.robustness.sources import load_skfolio_sp500
 
 GOOD_ROW = "AAPL,2022-12-29,130.0\n"
 BAD_FILES = {

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from tsrate import TsrateError
-from tsrate.sentiment import LinePlotSentiment, LinePlotSettings
+from tsrate.inputs.sentiment import LinePlotSentiment, LinePlotSettings
+from tsrate.inputs.windows import contexts as window_contexts
 from tsrate.systems.base import ForecastBatch
-from tsrate.windows import contexts as window_contexts
 
 torch = pytest.importorskip("torch")
 vit = pytest.importorskip("tsrate.systems.vit_num_spec")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from tsrate import TsrateError
-from tsrate.perturbations import perturb_series
-from tsrate.windows import contexts, futures, window_end_positions
+from tsrate.inputs.perturbations import perturb_series
+from tsrate.inputs.windows import contexts, futures, window_end_positions
 
 
 def test_window_count_matches_study_year():

@@ -16,7 +16,7 @@ Conventions (stated once, used by every suite mart that carries an interval):
   ``ALPHA`` before the multiple-test correction, Cohen's h);
 * rating stability: items are resampled with replacement (the same draw for every system,
   since every system answers the same items), each metric re-scored and re-rated with
-  :func:`tsrate.ratings.assign_ratings` in the direction and with the ideal of the
+  :func:`tsrate.methods.ratings.assign_ratings` in the direction and with the ideal of the
   suite's rating spec (``seeds/suite_rating_specs.csv``); ``share_at_rating`` = share of
   resamples that give the published rating, and ``ci_low`` / ``ci_high`` the percentile
   95 % interval of the rated score over the same resamples (:func:`resampled_interval`;
@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
-from tsrate.ratings import assign_ratings
+from tsrate.methods.ratings import assign_ratings
 
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 200
@@ -150,7 +150,7 @@ def stability_shares(
 ) -> dict[str, float]:
     """Share of resamples at each system's published rating. ``published``: system ->
     published rating (None = unrated: share NaN); ``resampled``: per resample, system ->
-    raw score, re-rated with :func:`tsrate.ratings.assign_ratings` by the rule that rated the
+    raw score, re-rated with :func:`tsrate.methods.ratings.assign_ratings` by the rule that rated the
     published scores (the metric's ``ideal``, None = none, and ``higher_is_better``, both
     from the suite's rating spec: a lone or all-tied resample is rated by its distance from
     the ideal, or left unrated without one). A non-finite score leaves the system out of

@@ -12,7 +12,7 @@ Every suite run is one row of ``raw.suite_runs`` (grain: suite run), whatever th
   suite's staging view turns into typed columns; ``message`` — why it failed.
 
 :func:`ensure_suite_tables` creates ``raw.suite_runs`` and every registered suite's raw tables
-(one definition each, in ``tsrate.suites.<name>.schema``); :func:`tsrate.warehouse.connect`
+(one definition each, in ``tsrate.suites.<name>.schema``); :func:`tsrate.platform.warehouse.connect`
 calls it, so every raw table exists once the warehouse is initialised and the staging
 views read their sources plainly. Warehouses written before this table existed kept one
 ``raw.<prefix>_suite_runs`` table per suite: their rows are copied in once (the old tables
@@ -162,7 +162,7 @@ def end_suite_run(
 ) -> None:
     """Open the warehouse and record the suite run's ``status`` (with ``error``'s text, cut
     to 500 characters, as the message of a failure)."""
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
 
     with connect(warehouse) as con:
         finish_suite_run(con, suite_run_id, status, None if error is None else str(error)[:500])

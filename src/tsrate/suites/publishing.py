@@ -2,7 +2,7 @@
 
 :func:`finish_suite` builds the suite's dbt models (``tag:<suite>``) for one suite run,
 records the run ``succeeded`` (or ``build_failed``, and re-raises), publishes the live marts
-into the published snapshot with :func:`tsrate.publish.publish` (the same atomic rename as
+into the published snapshot with :func:`tsrate.platform.publish.publish` (the same atomic rename as
 the core; ``published_runs`` gets a row whose ``run_id`` is the suite run id and whose
 ``study`` is null) and writes the suite's report from that snapshot.
 
@@ -85,10 +85,10 @@ def finish_suite(
 ) -> Path:
     """Build, record, publish and report one suite run (see the module docstring); return
     the report's path. The caller holds the warehouse writer lock."""
-    from tsrate import dbt
-    from tsrate.publish import publish, published_path
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.platform.publish import publish, published_path
+    from tsrate.platform.warehouse import connect
     from tsrate.suites.lifecycle import finish_suite_run
-    from tsrate.warehouse import connect
 
     suite = get_suite(suite) if isinstance(suite, str) else suite
     warehouse = Path(warehouse)
@@ -128,7 +128,7 @@ def add_report_action(subparsers: argparse._SubParsersAction, suite: Suite) -> N
 
     def report_from_args(args: argparse.Namespace) -> int:
         from tsrate.config import warehouse_path
-        from tsrate.publish import published_path
+        from tsrate.platform.publish import published_path
 
         warehouse = warehouse_path()
         snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse)
@@ -154,8 +154,8 @@ def run_and_publish(
     import time
 
     from tsrate.config import warehouse_path
-    from tsrate.locking import warehouse_writer
-    from tsrate.progress import run_logger
+    from tsrate.platform.locking import warehouse_writer
+    from tsrate.platform.progress import run_logger
 
     log = run_logger().info
 
@@ -182,7 +182,7 @@ def write_html(output: Path, text: str) -> Path:
 
 def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFrame]:
     """Run each named query on ``snapshot`` (read-only) and return the frames by name."""
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
 
     with connect(snapshot, read_only=True) as con:
         return {name: con.execute(sql).df() for name, sql in queries.items()}

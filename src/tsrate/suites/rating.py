@@ -3,7 +3,7 @@
 A suite's rated metrics, and which direction is better, are its *rating spec*: the rows of
 the seed ``seeds/suite_rating_specs.csv`` (suite, metric, higher_is_better, ideal), which SQL
 users read as ``seeds.suite_rating_specs``. :func:`rate_scores` rates every group of ``keys``
-(e.g. suite run x metric x task) with :func:`tsrate.ratings.ratings_frame` on ``levels``
+(e.g. suite run x metric x task) with :func:`tsrate.methods.ratings.ratings_frame` on ``levels``
 levels and returns the key columns, the system column and every column ``ratings_frame``
 returns (raw_score, rating, rating_levels, higher_is_better, rank, ...), whatever their
 number. Non-finite scores (undefined metrics) are left out before rating; a metric the
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.ratings import ratings_frame
+from tsrate.methods.ratings import ratings_frame
 
 SPEC_COLUMNS = ["suite", "metric", "higher_is_better", "ideal"]
 
@@ -68,7 +68,7 @@ def rate_scores(
     ``keys`` + metric, with the directions of ``suite``'s rating spec (``specs``: the seed's
     rows; default: read the seed file). Output: ``keys`` (with ``metric`` where ``keys``
     names it, else after them), ``system`` and the rating columns of
-    :func:`tsrate.ratings.ratings_frame`, sorted by the keys, then rank."""
+    :func:`tsrate.methods.ratings.ratings_frame`, sorted by the keys, then rank."""
     order = list(keys) if "metric" in keys else [*keys, "metric"]
     keys = [k for k in keys if k != "metric"]
     needed = {*keys, "metric", system, "raw_score"}

@@ -50,8 +50,8 @@ import numpy as np
 
 from tsrate import TsrateError
 from tsrate.config import project_vars
-from tsrate.images import IMAGE_SIZE
-from tsrate.sentiment import SentimentSystem
+from tsrate.inputs.images import IMAGE_SIZE
+from tsrate.inputs.sentiment import SentimentSystem
 from tsrate.systems._settings import int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
@@ -214,7 +214,7 @@ class HfLocalSystem:
     def sentiment(self) -> SentimentSystem:
         """P6's sentiment system (numeric+image only): the project default, built lazily."""
         if self._sentiment is None:
-            from tsrate.sentiment import default_sentiment_system
+            from tsrate.inputs.sentiment import default_sentiment_system
 
             self._sentiment = default_sentiment_system(self.context_length)
         return self._sentiment

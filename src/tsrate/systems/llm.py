@@ -67,9 +67,9 @@ import numpy as np
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, project_vars, warehouse_path
-from tsrate.images import IMAGE_SIZE, line_plot_images, write_png
-from tsrate.perturbations import perturb_images
-from tsrate.sentiment import SentimentSystem
+from tsrate.inputs.images import IMAGE_SIZE, line_plot_images, write_png
+from tsrate.inputs.perturbations import perturb_images
+from tsrate.inputs.sentiment import SentimentSystem
 from tsrate.systems._settings import float_setting, int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts, WindowFailure
@@ -158,7 +158,7 @@ def prompt_digest(with_image: bool = False) -> str:
 
 def png_data_url(image: np.ndarray) -> str:
     """One (H × W × 3) uint8 image as a ``data:image/png;base64,…`` URL (via
-    :func:`tsrate.images.write_png`)."""
+    :func:`tsrate.inputs.images.write_png`)."""
     with tempfile.TemporaryDirectory(prefix="tsrate-png-") as folder:
         data = write_png(Path(folder) / "plot.png", image).read_bytes()
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
@@ -172,7 +172,7 @@ def window_images(
 ) -> np.ndarray:
     """The line plots (windows × size × size × 3) a numeric+image LLM receives: drawn from
     the (numerically perturbed) contexts, then P4–P6 applied to the image exactly as for
-    ViT-num-spec (:func:`tsrate.perturbations.perturb_images`; P6's stripe from
+    ViT-num-spec (:func:`tsrate.inputs.perturbations.perturb_images`; P6's stripe from
     ``sentiment`` reading the context)."""
     images = line_plot_images(contexts, size, size)
     labels = None
@@ -428,7 +428,7 @@ class LlmSystem:
     def sentiment(self) -> SentimentSystem:
         """P6's sentiment system (numeric+image only): the project default, built lazily."""
         if self._sentiment is None:
-            from tsrate.sentiment import default_sentiment_system
+            from tsrate.inputs.sentiment import default_sentiment_system
 
             self._sentiment = default_sentiment_system(self.context_length)
         return self._sentiment

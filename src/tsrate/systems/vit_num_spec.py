@@ -1,5 +1,5 @@
 """ViT-num-spec (paper S_v1 / S_v2): a vision transformer reading the numeric-stripe +
-wavelet-spectrogram image of a window (:func:`tsrate.images.vit_num_spec_images`) and
+wavelet-spectrogram image of a window (:func:`tsrate.inputs.images.vit_num_spec_images`) and
 predicting the d-step horizon, trained by tsrate.
 
 Model: 16 × 16 non-overlapping patches of the 128 × 128 RGB image (64 tokens) projected to
@@ -13,8 +13,8 @@ value, y_k = (x_{t+k} − x_t) / σ, where x_t is the last context value (after 
 values) and σ the context's standard deviation (the same σ that standardises the image);
 forecasts are x_t + σ · ŷ_k. Inputs are the (possibly perturbed) context as the system
 receives it; P4–P6 leave the numbers unchanged and the system perturbs its own image
-(:func:`tsrate.perturbations.perturb_images`); P6 asks the default sentiment system
-(:mod:`tsrate.sentiment`) for each window's label.
+(:func:`tsrate.inputs.perturbations.perturb_images`); P6 asks the default sentiment system
+(:mod:`tsrate.inputs.sentiment`) for each window's label.
 
 Training (each variant, on clean images): the closes of the training tickers (var
 ``vit_training_tickers``; empty = every ticker of the bundled S&P 500 sample EXCEPT the
@@ -53,9 +53,9 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.images import IMAGE_SIZE, fill_missing, standardise, vit_num_spec_images
-from tsrate.perturbations import perturb_images
-from tsrate.sentiment import (
+from tsrate.inputs.images import IMAGE_SIZE, fill_missing, standardise, vit_num_spec_images
+from tsrate.inputs.perturbations import perturb_images
+from tsrate.inputs.sentiment import (
     SentimentSystem,
     default_sentiment_system,
     model_cache_dir,
@@ -131,7 +131,7 @@ class TrainingSettings:
 
 def training_prices(settings: TrainingSettings) -> pd.DataFrame:
     """The training tickers' closes over the training period, from the bundled sample."""
-    from tsrate.sources import load_skfolio_sp500
+    from tsrate.robustness.sources import load_skfolio_sp500
 
     prices = load_skfolio_sp500(list(settings.tickers))
     dates = pd.to_datetime(prices["price_date"]).dt.date
@@ -628,7 +628,7 @@ def create(
     study, companies, variant: str | None = None, cache_dir: Path | None = None
 ) -> VitNumSpecSystem:
     """Registry entry point: ``tsrate.systems.vit_num_spec:<system_id>``; ``cache_dir``: the
-    model folder (default :func:`tsrate.sentiment.model_cache_dir`)."""
+    model folder (default :func:`tsrate.inputs.sentiment.model_cache_dir`)."""
     if variant is None:
         raise TsrateError(
             "name the ViT-num-spec variant in the systems seed: "
@@ -659,12 +659,12 @@ def show_input(
     """The exact image ``system_id`` received for ``ticker``'s window ending ``window_end``
     (YYYY-MM-DD) under ``perturbation_id`` in ``study`` on the warehouse ``con``: the
     ticker's whole partition is built as ``tsrate run`` builds it
-    (:func:`tsrate.forecasting.make_batch`, then the system's own
+    (:func:`tsrate.robustness.forecast.execute.make_batch`, then the system's own
     :meth:`VitNumSpecSystem.model_images` over the batch, so P6's sentiment stripe is the
     one the run drew) and the window's image picked out. Errors name what is wrong."""
     from tsrate.config import _as_date
-    from tsrate.forecasting import load_series, make_batch
-    from tsrate.perturbations import PERTURBATIONS
+    from tsrate.inputs.perturbations import PERTURBATIONS
+    from tsrate.robustness.forecast.execute import load_series, make_batch
     from tsrate.systems.registry import create_system, load_systems_seed
 
     seed = load_systems_seed().set_index("system_id")

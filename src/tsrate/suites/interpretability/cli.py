@@ -49,7 +49,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.interpretability import interpretability_flow
-    from tsrate.orchestration import run_flow
+    from tsrate.platform.orchestration import run_flow
 
     if args.seeds is not None and not args.seeds:
         raise TsrateError("--seeds names no seed")

@@ -34,10 +34,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from tsrate.platform.warehouse import transaction
 from tsrate.suites.interpretability.datasets import Dataset
 from tsrate.suites.interpretability.training import TrainResult
 from tsrate.suites.lifecycle import insert_frame
-from tsrate.warehouse import transaction
 
 
 def _now() -> dt.datetime:

@@ -382,7 +382,7 @@ def run_units(
     """Train every unit not stored yet (in ``workers`` processes) and store each in its own
     transaction as soon as it finishes; return (suite_run_id, trained, reused). Only this
     process writes the warehouse. The suite run ends in status ``trained``."""
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
 
     plan = pd.DataFrame(
         [

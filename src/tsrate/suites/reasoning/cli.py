@@ -113,7 +113,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.reasoning import reasoning_flow
-    from tsrate.orchestration import run_flow
+    from tsrate.platform.orchestration import run_flow
 
     suite_run_id = run_flow(
         reasoning_flow,

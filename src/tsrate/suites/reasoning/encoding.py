@@ -32,7 +32,7 @@ option for choice prompts (a numeric option about the level stays readable, whic
 LLMTime's rescaling hides; the paper found no difference, its Table A.3).
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
-Plot (``plot``): a line plot image (:func:`tsrate.images.line_plot_images`, the same
+Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
 drawing as the robustness suite's numeric+image LLMs) sent as a PNG data URL; for
 vision-language models on the choice tasks only.
 
@@ -224,7 +224,7 @@ def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarra
 
 def plot_data_url(*series: np.ndarray, size: int = 128) -> list[str]:
     """One line-plot PNG data URL per series (y axis scaled per image, no labels)."""
-    from tsrate.images import line_plot_images
+    from tsrate.inputs.images import line_plot_images
     from tsrate.systems.llm import png_data_url
 
     urls = []

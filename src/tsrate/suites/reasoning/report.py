@@ -1,6 +1,6 @@
 """The reasoning report: accuracy per task against chance (with and without the series)
 and forecast error with and without context, as inline SVG bar charts
-(:mod:`tsrate.svg`) and tables, in one offline HTML file.
+(:mod:`tsrate.html.svg`) and tables, in one offline HTML file.
 
 :func:`render_report` is pure (frames in, HTML out); :func:`write_report` reads the marts
 (``rsn_*``) from a DuckDB file read-only and writes the file atomically.
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrate.html.svg import PALETTE, Point, Series, bar_chart
 from tsrate.suites.publishing import html_page, read_marts, write_html
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
-from tsrate.svg import PALETTE, Point, Series, bar_chart
 
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:

@@ -33,10 +33,10 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
+from tsrate.platform.warehouse import transaction
 from tsrate.suites.lifecycle import insert_frame
 from tsrate.suites.reasoning.answerers import Request, Response
 from tsrate.suites.reasoning.items import Item
-from tsrate.warehouse import transaction
 
 
 def _now() -> dt.datetime:

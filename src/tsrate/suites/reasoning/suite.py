@@ -125,7 +125,7 @@ def run_suite(
     answerers: Sequence | None = None,
 ) -> tuple[str, int, int]:
     """Ask every pending prompt; return (suite_run_id, answered now, reused)."""
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
 
     items = load_items(config)
     answerers = list(answerers) if answerers is not None else build_answerers(config)

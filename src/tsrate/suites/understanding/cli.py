@@ -71,7 +71,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 
 def run_from_args(args: argparse.Namespace) -> int:
     from flows.understanding import understanding_flow
-    from tsrate.orchestration import run_flow
+    from tsrate.platform.orchestration import run_flow
 
     if args.cot_parser and args.prompting == "zero_shot":
         raise TsrateError(

@@ -1,7 +1,7 @@
 """The understanding report: polar charts of the paper's Figure 2 and the format table of its
 Table 4, in one offline HTML file.
 
-:func:`polar_chart` is pure (numbers in, SVG out) and, unlike :func:`tsrate.svg.radar_chart`
+:func:`polar_chart` is pure (numbers in, SVG out) and, unlike :func:`tsrate.html.svg.radar_chart`
 (which rescales each axis so the best system sits on the rim), draws scores on an ABSOLUTE
 0-1 radius, as Figure 2 does: F1 or accuracy 1 on the rim, 0 at the centre.
 :func:`write_report` reads the suite's marts (``und_*``) read-only and writes the HTML.
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsrate.html.svg import colour_for, esc
+from tsrate.platform.warehouse import connect
 from tsrate.suites import intervals
 from tsrate.suites.publishing import html_page, write_html
 from tsrate.suites.understanding import generators as g
-from tsrate.svg import colour_for, esc
-from tsrate.warehouse import connect
 
 
 def polar_chart(
@@ -206,7 +206,7 @@ def length_curve_charts(curves: pd.DataFrame) -> list[str]:
     tooltip gives the bin's Wilson 95 % interval, :func:`with_pooled_wilson`)."""
     if curves.empty:
         return ["<p>none</p>"]
-    from tsrate.svg import Point, Series, bar_chart
+    from tsrate.html.svg import Point, Series, bar_chart
 
     curves = with_pooled_wilson(curves)
     has_interval = "ci_low" in curves.columns

@@ -36,10 +36,10 @@ import json
 import duckdb
 import pandas as pd
 
+from tsrate.platform.warehouse import transaction
 from tsrate.suites.lifecycle import insert_frame
 from tsrate.suites.understanding.generators import GENERATOR_VERSION, Sample
 from tsrate.suites.understanding.tasks import Parsed, Prompt
-from tsrate.warehouse import transaction
 
 
 def _now() -> dt.datetime:

@@ -234,7 +234,7 @@ def run_suite(
 
     A system that cannot run here (no endpoint configured, no checkpoint) is an error
     naming the reason, never skipped."""
-    from tsrate.warehouse import connect
+    from tsrate.platform.warehouse import connect
 
     for system, _ in systems:
         available = system.availability()

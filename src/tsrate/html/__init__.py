@@ -1,0 +1,1 @@
+"""HTML shared by every report: the page shell, atomic writes, charts."""

@@ -1,0 +1,2 @@
+"""The paper's causal method: confounder distributions, treatment assignment, propensity-score
+matching, and the APE / PIE effect estimates."""

@@ -1,0 +1,416 @@
+"""Robustness scores recomputed on block-bootstrap resamples of the window dates.
+
+The rating-stability mart (``rating_stability``) asks how firm a rating is when the windows
+had been different. Overlapping stride-1 windows are not independent, so whole blocks of
+consecutive window dates are resampled (:func:`tsrate.methods.ratings.date_multiplicities`) and
+every metric is recomputed on each resample with the date's multiplicity as a frequency
+weight: a date drawn m times counts all its windows m times, exactly as if the rows had
+been copied m times. This module does that for the robustness metrics:
+
+* :func:`wrs_resampled` -- the Weighted Rejection Score (paper eq. 1) from weighted group
+  summaries: per resample the pooled two-sided Student t-test of every pair is recomputed
+  from n, mean and variance of the resampled windows, vectorised over resamples and pairs.
+* :func:`effects_resampled` -- APE_o, APE_m and PIE % (paper eqs. 2-3) per distribution
+  and treatment with the closed-form stratified matching of :mod:`tsrate.methods.causal.estimators` (the
+  confounder's propensity is the stratum's treated share), from weighted per-stratum counts
+  and outcome sums; the treatment draws (``treatment_assignments``) stay fixed, only the
+  windows are resampled.
+* :func:`aggregate_distributions` -- the worst case over the distributions of a confounder,
+  per resample, as ``perturbation_effect_scores`` does on the original data.
+
+With all multiplicities equal to one, each function reproduces the published score
+(tests compare with :func:`tsrate.methods.wrs.weighted_rejection_pairs` and
+:func:`tsrate.methods.causal.estimators.grid_perturbation_effects`, and integer multiplicities with those
+functions applied to physically replicated rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from tsrate.methods.causal.estimators import _check_method
+from tsrate.methods.wrs import WRS_DECIMALS, _pair_indices, _t_ppf, _validate_confidence_levels
+
+__all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
+
+#: Resamples processed at once (bounds memory: resamples x pairs arrays).
+CHUNK = 32
+
+
+def date_positions(values: pd.Series | np.ndarray, dates: np.ndarray) -> np.ndarray:
+    """Position of every value in the sorted ``dates`` (datetime64[D]); raises if absent."""
+    days = pd.to_datetime(np.asarray(values)).to_numpy().astype("datetime64[D]")
+    dates = np.asarray(dates).astype("datetime64[D]")
+    pos = np.searchsorted(dates, days)
+    inside = pos < dates.size
+    found = inside & (dates[np.minimum(pos, max(dates.size - 1, 0))] == days)
+    if not found.all():
+        raise ValueError(f"window date {days[~found][0]} is not among the resampled dates")
+    return pos.astype(np.int64)
+
+
+def wrs_resampled(
+    window_errors: pd.DataFrame,
+    group_column: str,
+    confidence_levels: pd.DataFrame,
+    within_column: str | None,
+    dates: np.ndarray,
+    multiplicities: np.ndarray,
+    outcome: str = "max_abs_residual",
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """WRS per system x perturbation on the original windows and on every resample.
+
+    ``window_errors``: rows with ``system_id, perturbation_id, window_end_date``,
+    ``group_column`` (and ``within_column``) and a finite ``outcome``; ``dates``: the sorted
+    distinct window dates that index the columns of ``multiplicities`` (resamples x dates).
+    The analyses are those of :func:`tsrate.methods.wrs.weighted_rejection_pairs` (every pair of
+    groups, or pairs sharing ``within_column``), same test (pooled Student, two-sided,
+    ``p < 1 - confidence``), same weights; the score is the sum over pairs and levels,
+    rounded to :data:`tsrate.methods.wrs.WRS_DECIMALS`.
+
+    Returns ``(keys, point, boot)``: ``keys`` one row per system x perturbation with at
+    least one pair (sorted), ``point`` (keys,) the score on the original data, ``boot``
+    (resamples x keys), NaN where a group has fewer than two resampled windows.
+    """
+    needed = ["system_id", "perturbation_id", "window_end_date", group_column, outcome]
+    if within_column is not None:
+        needed.append(within_column)
+    missing = set(needed) - set(window_errors.columns)
+    if missing:
+        raise ValueError(f"window_errors lacks columns {sorted(missing)}")
+    levels = _validate_confidence_levels(confidence_levels)
+    y = window_errors[outcome].to_numpy(dtype=float)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"window_errors has NaN/infinite {outcome!r} values")
+    keys = ["system_id", "perturbation_id"]
+    if within_column is not None:
+        keys.append(within_column)
+    group_keys = [*keys, group_column]
+    frame = window_errors[group_keys].copy()
+    for key in group_keys:
+        frame[key] = frame[key].astype(str)
+    if within_column is not None:
+        spans = frame.groupby(group_column)[within_column].nunique()
+        if (spans > 1).any():
+            raise ValueError(
+                f"{group_column} values {sorted(spans[spans > 1].index)} appear under more "
+                f"than one {within_column}"
+            )
+    gid, groups = _group_codes(frame, group_keys)
+    n_groups = len(groups)
+    day = date_positions(window_errors["window_end_date"], dates)
+    n_dates = np.asarray(dates).size
+
+    counts = np.bincount(gid, minlength=n_groups).astype(float)
+    centre = np.bincount(gid, weights=y, minlength=n_groups) / counts
+    vmin = np.full(n_groups, np.inf)
+    vmax = np.full(n_groups, -np.inf)
+    np.minimum.at(vmin, gid, y)
+    np.maximum.at(vmax, gid, y)
+    constant = vmin == vmax
+    yc = y - centre[gid]
+    cell = day * n_groups + gid
+    size = n_dates * n_groups
+    cnt = np.bincount(cell, minlength=size).reshape(n_dates, n_groups).astype(float)
+    s1 = np.bincount(cell, weights=yc, minlength=size).reshape(n_dates, n_groups)
+    s2 = np.bincount(cell, weights=yc * yc, minlength=size).reshape(n_dates, n_groups)
+
+    # Pairs: groups sharing the keys (rows of `groups` are sorted by them).
+    block = groups[keys[0]].astype(str)
+    for key in keys[1:]:
+        block = block + "\x1f" + groups[key].astype(str)
+    block = block.to_numpy()
+    new_block = np.ones(n_groups, dtype=bool)
+    new_block[1:] = block[1:] != block[:-1]
+    starts = np.flatnonzero(new_block)
+    sizes = np.diff(np.append(starts, n_groups))
+    ia, ib = _pair_indices(starts, sizes)
+    # Each pair belongs to a system x perturbation: score = sum over its pairs.
+    sp = groups["system_id"] + "\x1f" + groups["perturbation_id"]
+    sp_codes, sp_values = pd.factorize(sp.to_numpy()[ia], sort=True)
+    out_keys = pd.DataFrame(
+        [v.split("\x1f") for v in sp_values], columns=["system_id", "perturbation_id"]
+    )
+    alpha = 1.0 - levels["confidence"].to_numpy(dtype=float)
+    weight = levels["weight"].to_numpy(dtype=float)
+    block_starts = np.flatnonzero(np.diff(sp_codes, prepend=-1))
+    w_all = np.asarray(multiplicities, dtype=float)
+    if w_all.ndim != 2 or w_all.shape[1] != n_dates:
+        raise ValueError("multiplicities must be (resamples x dates)")
+    if not np.array_equal(w_all, np.round(w_all)) or (w_all < 0).any():
+        raise ValueError("multiplicities must be counts (non-negative integers)")
+    # dof = n_a + n_b - 2 is an integer below twice the largest resampled group size:
+    # tabulate the two-sided critical |t| of every level once per dof.
+    largest = float(np.max(w_all.max(axis=0, initial=1.0) @ cnt, initial=1.0))
+    largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
+    top_dof = int(2 * largest)
+    table = np.full((top_dof + 1, alpha.size), np.nan)
+    table[1:] = _t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
+
+    def critical(dof: np.ndarray) -> np.ndarray:
+        """Two-sided critical |t| per level for every dof (dof x levels); NaN for dof < 1."""
+        return table[np.clip(np.nan_to_num(dof), 0, top_dof).astype(np.int64)]
+
+    def scores(w: np.ndarray) -> np.ndarray:
+        n = w @ cnt
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_c = (w @ s1) / n
+            var = np.maximum((w @ s2 - n * mean_c * mean_c) / (n - 1), 0.0)
+        mean = np.where(constant, vmin, mean_c + centre)
+        var = np.where(constant, 0.0, var)
+        n_a, n_b = n[:, ia], n[:, ib]
+        # The pooled two-sided Student test of tsrate.methods.wrs, decided by |t| > t_crit (the
+        # same as p < 1 - confidence) with critical values tabulated per integer dof.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dof = n_a + n_b - 2.0
+            pooled = ((n_a - 1.0) * var[:, ia] + (n_b - 1.0) * var[:, ib]) / dof
+            diff = mean[:, ia] - mean[:, ib]
+            t = np.abs(diff) / np.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
+        degenerate = pooled == 0.0
+        t = np.where(degenerate, np.where(diff == 0.0, 0.0, np.inf), t)
+        per_pair = ((t[:, :, None] > critical(dof)) * weight).sum(axis=2)
+        undefined = (n_a < 2) | (n_b < 2)
+        per_pair = np.where(undefined, np.nan, per_pair)
+        if per_pair.shape[1] == 0:
+            return np.zeros((w.shape[0], len(out_keys)))
+        total = np.add.reduceat(per_pair, block_starts, axis=1)
+        return np.round(total, WRS_DECIMALS)
+
+    point = scores(np.ones((1, n_dates)))[0]
+    boot = np.concatenate(
+        [scores(w_all[i : i + CHUNK]) for i in range(0, w_all.shape[0], CHUNK)]
+        or [np.zeros((0, len(out_keys)))]
+    )
+    return out_keys, point, boot
+
+
+def _group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Group number of every row (groups sorted by the key values) and the group table."""
+    codes = frame.groupby(keys, sort=True).ngroup().to_numpy(dtype=np.int64)
+    groups = frame.drop_duplicates(keys).sort_values(keys).reset_index(drop=True)
+    return codes, groups
+
+
+def effects_resampled(
+    grids: Sequence[np.ndarray],
+    labels: Sequence[str],
+    assigned: np.ndarray,
+    strata: Sequence[np.ndarray],
+    day_of_unit: np.ndarray,
+    multiplicities: np.ndarray,
+    control: str = "P0",
+    estimand: str = "ATE",
+    *,
+    selected: np.ndarray | None = None,
+    tie_tolerance: float = 1e-12,
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """APE_m and PIE % of several systems, every distribution and treatment, per resample.
+
+    ``grids``: one (units x labels) outcome matrix per system (its full grid of window
+    errors, as :func:`tsrate.methods.causal.estimators.grid_perturbation_effects` takes it); ``assigned``
+    (distributions x units): the label index each unit drew (-1: no draw); ``strata``: the
+    confounder code of every unit, one array per distribution; ``day_of_unit``: the position
+    of every unit's window date among the columns of ``multiplicities`` (resamples x dates).
+
+    Per resample every unit is weighted by its date's multiplicity and, per treatment, the
+    estimators of :func:`tsrate.methods.causal.estimators.perturbation_effects` (``propensity="share"``) are
+    evaluated on weighted per-stratum counts and sums: APE_o = weighted mean of the treated
+    minus weighted mean of the controls; APE_m = closed-form stratified matching (strata
+    without one arm matched to the nearest propensity); PIE % = | |APE_o| - |APE_m| | x 100.
+
+    ``selected`` (systems x distributions x treatments, bool; default all) limits the work
+    to the chosen entries; the others stay NaN.
+
+    Returns ``(treatments, ape_matched, pie_percent)`` with arrays shaped (systems x
+    resamples x distributions x treatments); NaN where an arm is empty in a resample.
+    """
+    estimand = _check_method(estimand, "share")
+    labels = [str(label) for label in labels]
+    if control not in labels:
+        raise ValueError(f"labels lack the control {control!r}")
+    control_code = labels.index(control)
+    treatments = [label for label in labels if label != control]
+    treatment_codes = [labels.index(t) for t in treatments]
+    n_labels = len(labels)
+    w = np.asarray(multiplicities, dtype=float)
+    assigned = np.asarray(assigned)
+    if assigned.ndim != 2:
+        raise ValueError("assigned must be (distributions x units)")
+    n_draws, n_units = assigned.shape
+    if len(strata) != n_draws:
+        raise ValueError("strata must hold one array per distribution")
+    day_of_unit = np.asarray(day_of_unit, dtype=np.int64)
+    if day_of_unit.shape != (n_units,) or w.ndim != 2:
+        raise ValueError("day_of_unit must be (units,) and multiplicities (resamples x dates)")
+    n_dates = w.shape[1]
+    grids = [np.asarray(g, dtype=float) for g in grids]
+    for g in grids:
+        if g.shape != (n_units, n_labels):
+            raise ValueError("every grid must be (units x labels)")
+    n_res = w.shape[0]
+    n_sys, n_treat = len(grids), len(treatments)
+    if selected is None:
+        selected = np.ones((n_sys, n_draws, n_treat), dtype=bool)
+    selected = np.asarray(selected, dtype=bool)
+    if selected.shape != (n_sys, n_draws, n_treat):
+        raise ValueError("selected must be (systems x distributions x treatments)")
+    shape = (n_sys, n_res, n_draws, n_treat)
+    ape = np.full(shape, np.nan)
+    pie = np.full(shape, np.nan)
+    for d in range(n_draws):
+        pair_sys, pair_treat = np.nonzero(selected[:, d, :])
+        if pair_sys.size == 0:
+            continue
+        codes = assigned[d].astype(np.int64)
+        observed = np.flatnonzero(codes >= 0)
+        stratum = np.asarray(strata[d], dtype=np.int64)
+        n_strata = int(stratum.max()) + 1 if stratum.size else 0
+        width = n_strata * n_labels
+        cell = day_of_unit[observed] * width + stratum[observed] * n_labels + codes[observed]
+        size = n_dates * width
+        cnt = np.bincount(cell, minlength=size).reshape(n_dates, width).astype(float)
+        counts = (w @ cnt).reshape(n_res, n_strata, n_labels)
+        totals = {}
+        for s in np.unique(pair_sys):
+            y = grids[s][observed, codes[observed]]
+            if not np.all(np.isfinite(y)):
+                raise ValueError("observed has NaN/infinite outcome values")
+            sums = np.bincount(cell, weights=y, minlength=size).reshape(n_dates, width)
+            totals[s] = (w @ sums).reshape(n_res, n_strata, n_labels)
+        # Rows = selected (system, treatment) pair x resample; columns = strata.
+        t_codes = np.asarray(treatment_codes)[pair_treat]
+        n_t = np.concatenate([counts[:, :, c] for c in t_codes])
+        sum_t = np.concatenate([totals[s][:, :, c] for s, c in zip(pair_sys, t_codes, strict=True)])
+        n_c = np.concatenate([counts[:, :, control_code]] * pair_sys.size)
+        sum_c = np.concatenate([totals[s][:, :, control_code] for s in pair_sys])
+        a_m = _matched_rows(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
+        a_m = a_m.reshape(pair_sys.size, n_res)
+        p_m = np.abs(np.abs(a_o.reshape(pair_sys.size, n_res)) - np.abs(a_m)) * 100.0
+        ape[pair_sys, :, d, pair_treat] = a_m
+        pie[pair_sys, :, d, pair_treat] = p_m
+    return treatments, ape, pie
+
+
+def _matched_rows(
+    n_t: np.ndarray,
+    sum_t: np.ndarray,
+    n_c: np.ndarray,
+    sum_c: np.ndarray,
+    estimand: str,
+    tol: float,
+) -> np.ndarray:
+    """APE_m of :func:`tsrate.methods.causal.estimators._matched_from_strata` for every row of (rows x strata)
+    weighted counts and outcome sums, vectorised over rows: exact stratification where every
+    present stratum holds both arms, nearest-propensity matching across strata otherwise
+    (:func:`_nearest_rows`). NaN where an arm is empty."""
+    has_t, has_c = n_t > 0, n_c > 0
+    present = has_t | has_c
+    empty_arm = ~has_t.any(axis=1) | ~has_c.any(axis=1)
+    overlap = np.all(~present | (has_t & has_c), axis=1)
+    both = has_t & has_c
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y0 = np.where(both, sum_c / n_c, 0.0)
+        y1 = np.where(both, sum_t / n_t, 0.0)
+        rest = np.flatnonzero(~overlap & ~empty_arm)
+        if rest.size:
+            score = n_t[rest] / (n_t[rest] + n_c[rest])
+            y0[rest] = _nearest_rows(score, has_t[rest], has_c[rest], sum_c[rest], n_c[rest], tol)
+            y1[rest] = _nearest_rows(score, has_c[rest], has_t[rest], sum_t[rest], n_t[rest], tol)
+        treated_total = np.where(has_t, sum_t - n_t * y0, 0.0).sum(axis=1)
+        if estimand == "ATT":
+            result = treated_total / n_t.sum(axis=1)
+        else:
+            control_total = np.where(has_c, n_c * y1 - sum_c, 0.0).sum(axis=1)
+            result = (treated_total + control_total) / (n_t.sum(axis=1) + n_c.sum(axis=1))
+    return np.where(empty_arm, np.nan, result)
+
+
+def _nearest_rows(
+    score: np.ndarray,
+    query: np.ndarray,
+    pool: np.ndarray,
+    pool_sums: np.ndarray,
+    pool_counts: np.ndarray,
+    tol: float,
+) -> np.ndarray:
+    """Row-wise :func:`tsrate.methods.causal.estimators._nearest_weighted_means`: for every query stratum
+    (``query`` mask) of every row, the pooled mean outcome of the row's pool strata whose
+    score lies within the minimal distance (+ ``tol``) of its score.
+
+    Each row is sorted by score once; the nearest pool stratum at or left of / right of
+    every position comes from running maxima / minima of pool positions, and the pool
+    strata tied with it (scores within ``tol`` of their neighbour) from runs of equal
+    scores and row-wise prefix sums. Every row must hold a pool stratum.
+    """
+    rows, width = score.shape
+    present = query | pool
+    key = np.where(present, score, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")
+    sorted_score = np.take_along_axis(key, order, axis=1)
+    in_pool = np.take_along_axis(pool, order, axis=1)
+    sums = np.where(in_pool, np.take_along_axis(pool_sums, order, axis=1), 0.0)
+    counts = np.where(in_pool, np.take_along_axis(pool_counts, order, axis=1), 0.0)
+    zero = np.zeros((rows, 1))
+    cum_sums = np.concatenate([zero, np.cumsum(sums, axis=1)], axis=1)
+    cum_counts = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
+    position = np.broadcast_to(np.arange(width), (rows, width))
+    # Nearest pool position at or before / at or after each position (-1 / width: none).
+    left = np.maximum.accumulate(np.where(in_pool, position, -1), axis=1)
+    right = np.minimum.accumulate(np.where(in_pool, position, width)[:, ::-1], axis=1)[:, ::-1]
+    # Runs of tied scores: first and last position of the run holding each position.
+    with np.errstate(invalid="ignore"):
+        new_run = np.ones((rows, width), dtype=bool)
+        new_run[:, 1:] = ~(np.abs(sorted_score[:, 1:] - sorted_score[:, :-1]) <= tol)
+    run_start = np.maximum.accumulate(np.where(new_run, position, 0), axis=1)
+    run_end_flag = np.ones((rows, width), dtype=bool)
+    run_end_flag[:, :-1] = new_run[:, 1:]
+    run_end = np.minimum.accumulate(np.where(run_end_flag, position, width)[:, ::-1], axis=1)
+    run_end = run_end[:, ::-1]
+
+    row_index = np.arange(rows)[:, None]
+    q_sorted = np.take_along_axis(query, order, axis=1)
+    has_left, has_right = left >= 0, right < width
+    left_c, right_c = np.maximum(left, 0), np.minimum(right, width - 1)
+    with np.errstate(invalid="ignore"):
+        d_left = np.where(has_left, sorted_score - sorted_score[row_index, left_c], np.inf)
+        d_right = np.where(has_right, sorted_score[row_index, right_c] - sorted_score, np.inf)
+    d_min = np.minimum(d_left, d_right)
+    take_left = has_left & (d_left <= d_min + tol)
+    take_right = has_right & (d_right <= d_min + tol)
+    l_lo, l_hi = run_start[row_index, left_c], run_end[row_index, left_c] + 1
+    r_lo, r_hi = run_start[row_index, right_c], run_end[row_index, right_c] + 1
+    same_run = take_left & take_right & (l_lo == r_lo)
+    take_right &= ~same_run
+
+    def window(lo: np.ndarray, hi: np.ndarray, take: np.ndarray, cum: np.ndarray) -> np.ndarray:
+        return np.where(take, cum[row_index, hi] - cum[row_index, lo], 0.0)
+
+    total = window(l_lo, l_hi, take_left, cum_sums) + window(r_lo, r_hi, take_right, cum_sums)
+    n = window(l_lo, l_hi, take_left, cum_counts) + window(r_lo, r_hi, take_right, cum_counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_sorted = np.where(q_sorted, total / n, 0.0)
+    out = np.zeros((rows, width))
+    np.put_along_axis(out, order, mean_sorted, axis=1)
+    return out
+
+
+def aggregate_distributions(values: np.ndarray, how: str) -> np.ndarray:
+    """Aggregate the last axis (distributions) as ``tsrate.methods.causal.estimators.worst_case`` does:
+    ``max_abs``, ``max``, ``mean`` or ``mean_abs``, skipping NaN (all NaN -> NaN)."""
+    if how not in {"max_abs", "max", "mean", "mean_abs"}:
+        raise ValueError("how must be 'max_abs', 'max', 'mean' or 'mean_abs'")
+    v = np.abs(values) if how in {"max_abs", "mean_abs"} else np.asarray(values, dtype=float)
+    defined = np.isfinite(v).any(axis=-1)
+    filled = np.where(np.isfinite(v), v, -np.inf if how.startswith("max") else 0.0)
+    if how.startswith("max"):
+        out = filled.max(axis=-1)
+    else:
+        n = np.isfinite(v).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = filled.sum(axis=-1) / n
+    return np.where(defined, out, np.nan)

@@ -1,0 +1,461 @@
+"""Entry point of the dbt child process: die with the parent, then run dbt.
+
+If the parent (``tsrate run``) is killed — SIGKILL, the OOM killer — an orphaned dbt would
+keep writing the live warehouse and hold DuckDB's lock, so the next run could not start.
+On Linux the child asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``).
+Run as ``python -m tsrate.platform.dbt_child <dbt args>`` with ``TSRATE_DBT_PARENT_PID`` set.
+
+``python -m tsrate.platform.dbt_child tsrate-build [--select SEL] [--exclude SEL ...] <dbt flags>``
+is tsrate's own build, the same guarantees as ``dbt build`` at a fraction of its per-node
+cost:
+
+1. ``dbt parse`` once (partial parse kept in the target folder), the manifest reused below;
+   with ``TSRATE_DBT_WAIT_FOR_GO`` set, the child then waits for a line on stdin (the env
+   vars of the build, e.g. its run id): ``tsrate run`` starts it while the forecasts run,
+   so dbt's start and parse are off the build's critical path (:func:`tsrate.platform.dbt_runner.prepare_build`);
+2. ``dbt build --exclude resource_type:test``: seeds, models (contracts enforced), unit tests
+   (a full build skips them when they passed in this target folder with the same
+   :func:`_unit_test_key`; ``TSRATE_ALWAYS_UNIT_TESTS=1`` runs them anyway);
+3. the selected data tests are compiled by dbt (``dbt compile``; the compiled SQL is cached
+   in the target folder and reused while nothing it depends on changed: the tests, macros,
+   relation names, vars, dbt's version) and their SQL is run here in ONE DuckDB connection, wrapped exactly as dbt's ``get_test_sql`` wraps it (the test's
+   ``fail_calc``, ``warn_if``, ``error_if`` and ``limit``): a test fails or warns when dbt's
+   would, and every failure is reported by test name with its failing-row count.
+
+Tests that store their failures (``store_failures``) need dbt's own materialization; when the
+selection holds any, the step falls back to a plain ``dbt build``. The DuckDB file is closed
+before this process exits (dbt-duckdb keeps it open with ``keep_open``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+PARENT_PID = "TSRATE_DBT_PARENT_PID"
+_PR_SET_PDEATHSIG = 1
+#: first word of a summary line the parent prints even when dbt's log goes to a file
+SUMMARY = "tsrate-dbt:"
+#: compiled data-test SQL of the last compile, in dbt's target folder, with its cache key
+TEST_CACHE = "tsrate_data_tests.json"
+#: Per data test: unique_id, status (pass, warn, fail, error), failing rows; in the target folder.
+DATA_TEST_RESULTS = "data_test_results.json"
+#: dbt's run_results.json of the build step (models, seeds, unit tests), kept before compiling.
+BUILD_RESULTS = "build_run_results.json"
+#: Key of the unit tests' last pass in the target folder (:func:`_unit_test_key`).
+UNIT_TEST_PASS = "tsrate_unit_tests_passed.json"
+#: Set (1): a full build runs the unit tests even when nothing they depend on changed.
+ALWAYS_UNIT_TESTS = "TSRATE_ALWAYS_UNIT_TESTS"
+#: Set: ``tsrate-build`` parses, then waits for one line on stdin (a JSON object of env vars
+#: for the build, e.g. the run id) before it builds; an empty line or EOF ends it (exit 3).
+WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
+
+
+def die_with_parent(parent_pid: int | None) -> None:
+    """Be killed when the parent dies; exit now if it already has (it raced us)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _say(text: str) -> None:
+    print(f"{SUMMARY} {text}", flush=True)
+
+
+def _close_dbt_connection() -> None:
+    """dbt-duckdb keeps the DuckDB database open (``keep_open``) in a class attribute and
+    ``close_all_connections`` only forgets it: close it, so the file is released now."""
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:  # pragma: no cover - dbt-duckdb is a dependency
+        return
+    with DuckDBConnectionManager._LOCK:
+        env = DuckDBConnectionManager._ENV
+        DuckDBConnectionManager._ENV = None
+    if env is not None:
+        env.close()
+
+
+def _test_sql(node) -> str:  # noqa: ANN001 - a dbt test node
+    """dbt's ``default__get_test_sql`` around the compiled test SQL."""
+    config = node.config
+    limit = f"\nlimit {config.limit}" if config.limit is not None else ""
+    return (
+        f"select {config.fail_calc} as failures, "
+        f"{config.fail_calc} {config.warn_if} as should_warn, "
+        f"{config.fail_calc} {config.error_if} as should_error "
+        f"from (\n{node.compiled_code}{limit}\n) dbt_internal_test"
+    )
+
+
+def run_data_tests(nodes: list, warehouse: str, memory_limit: str) -> int:
+    """Run the compiled data tests in one connection; print failures; return how many errored."""
+    import duckdb
+
+    started = time.perf_counter()
+    con = duckdb.connect(warehouse, config={"memory_limit": memory_limit})
+    passed = warned = 0
+    errors: list[str] = []
+    records: list[dict] = []  # target/data_test_results.json: what dbt's run_results says
+    try:
+        for node in nodes:
+            try:
+                failures, should_warn, should_error = con.execute(_test_sql(node)).fetchone()
+            except duckdb.Error as exc:
+                errors.append(f"ERROR {node.name}: {str(exc).splitlines()[0]}")
+                records.append({"unique_id": node.unique_id, "status": "error", "failures": None})
+                continue
+            if node.config.severity.lower() == "error" and should_error:
+                errors.append(
+                    f"FAIL {node.name}: {failures} failing rows ({node.original_file_path})"
+                )
+                status = "fail"
+            elif should_warn:
+                warned += 1
+                _say(f"WARN {node.name}: {failures} failing rows ({node.original_file_path})")
+                status = "warn"
+            else:
+                passed += 1
+                status = "pass"
+            records.append({"unique_id": node.unique_id, "status": status, "failures": failures})
+    finally:
+        con.close()
+    results = _target_path() / DATA_TEST_RESULTS
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps({"results": records}, indent=1))
+    for line in errors:
+        _say(line)
+    _say(
+        f"data tests: {len(nodes)} run in one connection in {time.perf_counter() - started:.1f}s: "
+        f"PASS={passed} WARN={warned} FAIL={len(errors)}"
+    )
+    return len(errors)
+
+
+def _selection(select: str | None, exclude: list[str]) -> list[str]:
+    args = []
+    if select:  # a partial build runs only tests whose every parent is selected
+        args += ["--select", select, "--indirect-selection", "cautious"]
+    if exclude:
+        args += ["--exclude", *exclude]
+    return args
+
+
+def _summarise_build(result) -> tuple[int, float]:  # noqa: ANN001 - dbt RunExecutionResult
+    """Print one line of counts and the failures by name; return (failures, Python seconds)."""
+    counts: dict[str, int] = {}
+    failed = []
+    python_seconds = 0.0
+    for item in result.results:
+        kind = item.node.resource_type
+        kind = getattr(kind, "value", kind)
+        counts[kind] = counts.get(kind, 0) + 1
+        status = str(getattr(item.status, "value", item.status))
+        if status in ("error", "fail", "runtime error"):
+            message = (item.message or "").strip().splitlines()
+            failed.append(
+                f"{status.upper()} {kind} {item.node.name}: {message[0] if message else ''}"
+            )
+        if getattr(item.node, "language", None) == "python":
+            python_seconds += item.execution_time or 0.0
+    for line in failed:
+        _say(line)
+    _say(
+        "built "
+        + ", ".join(f"{n} {kind}s" for kind, n in sorted(counts.items()))
+        + f" ({len(failed)} failed; Python models' own time {python_seconds:.1f}s)"
+    )
+    return len(failed), python_seconds
+
+
+def _target_path() -> Path:
+    return Path(os.environ.get("DBT_TARGET_PATH") or "target")
+
+
+def _cache_key(manifest, wanted: list[str]) -> str:  # noqa: ANN001 - a dbt Manifest
+    """Everything a data test's compiled SQL depends on: the tests (SQL, arguments, config,
+    references), every macro's code, every relation's name, the command-line vars and the
+    dbt version. Generic and singular tests here read no database state when compiled."""
+    from dbt.version import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    for unique_id in sorted(wanted):
+        node = manifest.nodes[unique_id]
+        meta = node.test_metadata.to_dict() if getattr(node, "test_metadata", None) else None
+        part = [unique_id, node.raw_code, meta, node.config.to_dict(), node.depends_on.nodes]
+        digest.update(json.dumps(part, sort_keys=True, default=str).encode())
+    for collection in (manifest.nodes, manifest.sources):
+        for name in sorted(collection):
+            digest.update(f"{name}|{getattr(collection[name], 'relation_name', '')}".encode())
+    _hash_macros_and_vars(digest, manifest)
+    digest.update(json.dumps(manifest.state_check.project_hashes, default=str).encode())
+    return digest.hexdigest()
+
+
+def _hash_macros_and_vars(digest, manifest) -> None:  # noqa: ANN001 - hashlib, dbt Manifest
+    """Every macro's code and the command-line vars, into ``digest`` (both cache keys)."""
+    for name in sorted(manifest.macros):
+        digest.update(f"{name}|{manifest.macros[name].macro_sql}".encode())
+    digest.update(str(manifest.state_check.vars_hash.checksum).encode())
+
+
+def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 - a dbt Manifest
+    """The selected test nodes with ``compiled_code`` from the cache of the last compile when
+    nothing they depend on changed (:func:`_cache_key`); ``None`` when they need compiling."""
+    try:
+        stored = json.loads((_target_path() / TEST_CACHE).read_text())
+    except (OSError, ValueError):
+        return None
+    if stored.get("key") != _cache_key(manifest, wanted) or not set(wanted) <= set(
+        stored.get("sql", {})
+    ):
+        return None
+    nodes = []
+    for unique_id in wanted:
+        node = manifest.nodes[unique_id]
+        node.compiled_code = stored["sql"][unique_id]
+        nodes.append(node)
+    _say(f"data tests unchanged since their last compile: {len(nodes)} reused")
+    return nodes
+
+
+def _compile_tests(  # noqa: ANN001
+    runner, manifest, wanted, selection, common, quiet: bool = False
+) -> list | None:
+    """The selected test nodes compiled by ``dbt compile`` (then cached for the next build)."""
+    cache = _target_path() / TEST_CACHE
+    compiled = runner.invoke(
+        ["compile", *(selection if "--select" in selection else
+                      ["--select", "resource_type:test", *selection]), *common]
+    )  # fmt: skip
+    if not compiled.success:
+        if not quiet:
+            _say(f"compiling the data tests failed: {compiled.exception}")
+        return None
+    nodes = [r.node for r in compiled.result.results if r.node.unique_id in set(wanted)]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_name(cache.name + ".partial")
+    partial.write_text(
+        json.dumps({"key": _cache_key(manifest, wanted),
+                    "sql": {n.unique_id: n.compiled_code for n in nodes}})
+    )  # fmt: skip
+    os.replace(partial, cache)
+    _say(f"compiled {len(nodes)} data tests")
+    return nodes
+
+
+def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
+    """Compile the data tests before the go, while the parent may still write the warehouse.
+
+    dbt compile connects to the profile's database (it lists the relations it caches), and
+    the live file must not be opened before the go: the profile points at an empty
+    throwaway file of the same name for this one step (same database name, so the same
+    compiled SQL: relation names come from the parsed manifest, and no test here reads
+    database state when compiled, see :func:`_cache_key`). ``None`` (compiled after the
+    build, as without a child started ahead) when dbt could not compile them so."""
+    import tempfile
+
+    live = os.environ["TSRATE_WAREHOUSE"]
+    step = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tsrate-compile-") as folder:
+        os.environ["TSRATE_WAREHOUSE"] = str(Path(folder) / Path(live).name)
+        try:
+            tests = _compile_tests(runner, manifest, wanted, selection, common, quiet=True)
+        finally:
+            _close_dbt_connection()  # the throwaway file's connection, not kept for the build
+            os.environ["TSRATE_WAREHOUSE"] = live
+    if tests is not None:
+        _say(f"{len(tests)} data tests compiled ahead in {time.perf_counter() - step:.1f}s")
+    return tests
+
+
+#: What the core Python models import (python_models/intermediate, python_models/marts):
+#: imported while a child started ahead waits, so the build does not pay pandas, SciPy and
+#: PyArrow's import (seconds on a loaded machine) on its first Python models.
+MODEL_LIBRARIES = (
+    "tsrate.methods.causal.assignment",
+    "tsrate.methods.causal.estimators",
+    "tsrate.robustness.marts.ratings",
+    "tsrate.methods.causal.effects",
+    "tsrate.platform.marts_io",
+    "tsrate.robustness.marts.stability",
+    "tsrate.methods.wrs",
+    "tsrate.methods.user_study",
+)
+
+
+def _import_model_libraries() -> None:
+    import importlib
+
+    for name in MODEL_LIBRARIES:
+        importlib.import_module(name)
+
+
+def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Manifest
+    """Everything a unit test's outcome depends on: the unit tests (fixtures, overrides,
+    config), every model's, seed's and macro's code and config, the sources' names, the
+    vars, the column types of every relation in the warehouse (dbt types the fixtures'
+    rows by the input relations' columns), and the dbt, dbt-duckdb and DuckDB versions.
+    A unit test reads no warehouse rows, so with this key unchanged it gives the same
+    result. Reads the warehouse's catalog: call it after the go."""
+    import duckdb
+    from dbt.adapters.duckdb.__version__ import version as duckdb_adapter
+    from dbt.version import __version__
+
+    digest = hashlib.sha256(f"{__version__}|{duckdb_adapter}|{duckdb.__version__}".encode())
+    volatile = {"created_at", "_event_status"}
+    for name in sorted(manifest.unit_tests):
+        node = manifest.unit_tests[name].to_dict()
+        part = {k: v for k, v in node.items() if k not in volatile}
+        digest.update(json.dumps([name, part], sort_keys=True, default=str).encode())
+    for name in sorted(manifest.nodes):
+        node = manifest.nodes[name]
+        columns = {c: getattr(v, "data_type", None) for c, v in node.columns.items()}
+        parents = getattr(node.depends_on, "nodes", [])
+        part = [name, node.raw_code, node.config.to_dict(), columns, parents]
+        digest.update(json.dumps(part, sort_keys=True, default=str).encode())
+    for name in sorted(manifest.sources):
+        digest.update(f"{name}|{manifest.sources[name].relation_name}".encode())
+    _hash_macros_and_vars(digest, manifest)
+    con = duckdb.connect(warehouse, read_only=True)
+    try:
+        catalog = con.execute(
+            "select schema_name, table_name, column_name, data_type from duckdb_columns() "
+            "where database_name = current_database() order by all"
+        ).fetchall()
+    finally:
+        con.close()
+    digest.update(json.dumps(catalog, default=str).encode())
+    return digest.hexdigest()
+
+
+def _unit_tests_passed(manifest, warehouse: str) -> bool:  # noqa: ANN001 - a dbt Manifest
+    """Whether the unit tests passed in this target folder with today's key (computed only
+    when a pass is recorded: a first build does not pay for it twice)."""
+    try:
+        stored = json.loads((_target_path() / UNIT_TEST_PASS).read_text()).get("key")
+    except (OSError, ValueError):
+        return False
+    return stored == _unit_test_key(manifest, warehouse)
+
+
+def tsrate_build(argv: list[str]) -> int:
+    """Parse, build without data tests, run the data tests in one connection (see module doc)."""
+    from dbt.cli.main import dbtRunner
+
+    parser = argparse.ArgumentParser(prog="tsrate-build")
+    parser.add_argument("--select")
+    parser.add_argument("--exclude", nargs="*", default=[])
+    options, common = parser.parse_known_args(argv)
+    selection = _selection(options.select, options.exclude)
+
+    started = time.perf_counter()
+    parsed = dbtRunner().invoke(["parse", *common])
+    if not parsed.success:
+        _say(f"dbt parse failed: {parsed.exception}")
+        return 2
+    manifest = parsed.result
+    _say(f"parsed the project in {time.perf_counter() - started:.1f}s")
+    runner = dbtRunner(manifest=manifest)
+    stores = [
+        n.name
+        for n in manifest.nodes.values()
+        if n.resource_type == "test" and (n.config.store_failures or n.config.store_failures_as)
+    ]
+    tests = wanted = None
+    if not stores:  # the data tests are selected (and found compiled) before the build:
+        step = time.perf_counter()  # neither reads the database, so a child started
+        listed = runner.invoke(  # ahead does it while it waits
+            ["ls", "--resource-type", "test", *selection, "--output", "json",
+             "--output-keys", "unique_id", "--quiet", *common]
+        )  # fmt: skip
+        if not listed.success:
+            _say(f"selecting the data tests failed: {listed.exception}")
+            return 2
+        wanted = [json.loads(item)["unique_id"] for item in listed.result]
+        tests = _cached_tests(manifest, wanted)  # None: compiled after the build
+        if tests is not None:
+            _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
+        elif os.environ.get(WAIT_FOR_GO):  # a child started ahead has the time to compile
+            tests = _compile_tests_ahead(runner, manifest, wanted, selection, common)
+    if os.environ.get(WAIT_FOR_GO):  # started ahead (tsrate.platform.dbt_runner.prepare_build): wait here
+        _import_model_libraries()
+        go = sys.stdin.readline()
+        if not go.strip():  # the parent closed stdin: the build is not wanted
+            return 3
+        os.environ.update(json.loads(go))  # read by env_var() when the models run
+        _say("build started (dbt was started and parsed ahead)")
+    try:
+        if stores:  # dbt's own test materialization is needed to store failures
+            _say(f"tests {stores[:3]} store failures: plain dbt build")
+            result = runner.invoke(["build", *selection, *common])
+            return 0 if _summarise_build(result.result)[0] == 0 and result.success else 1
+        step = time.perf_counter()
+        # a full build skips the unit tests when nothing their outcome depends on changed
+        # since they last passed here (partial builds and TSRATE_ALWAYS_UNIT_TESTS run them)
+        keyed = not options.select and not os.environ.get(ALWAYS_UNIT_TESTS)
+        skip_units = keyed and _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
+        excluded = ["resource_type:test", *(["resource_type:unit_test"] if skip_units else [])]
+        built = runner.invoke(
+            ["build", *_selection(options.select, [*excluded, *options.exclude]), *common]
+        )
+        if built.result is None:
+            _say(f"dbt build failed: {built.exception}")
+            return 2
+        failed, _ = _summarise_build(built.result)
+        if skip_units:
+            _say(
+                f"{len(manifest.unit_tests)} unit tests not re-run: they passed here with the "
+                "same models, fixtures, macros, column types and versions "
+                f"({ALWAYS_UNIT_TESTS}=1 runs them)"
+            )
+        _say(f"models, seeds and unit tests in {time.perf_counter() - step:.1f}s")
+        # keep the build's run_results (models, unit tests): compiling the tests overwrites it
+        run_results = _target_path() / "run_results.json"
+        if run_results.exists():
+            shutil.copyfile(run_results, _target_path() / BUILD_RESULTS)
+        passed_file = _target_path() / UNIT_TEST_PASS
+        if failed or not built.success:
+            passed_file.unlink(missing_ok=True)
+            return 1
+        if keyed and not skip_units:  # they ran, and every one passed:
+            _close_dbt_connection()  # the key of the catalog as this build left it
+            key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
+            passed_file.write_text(json.dumps({"key": key}))
+        if tests is None:
+            step = time.perf_counter()
+            tests = _compile_tests(runner, manifest, wanted, selection, common)
+            if tests is None:
+                return 2
+            _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
+    finally:
+        _close_dbt_connection()
+    warehouse = os.environ["TSRATE_WAREHOUSE"]  # set by tsrate.platform.dbt_runner.run_dbt, as profiles.yml reads
+    memory = os.environ.get("TSRATE_DUCKDB_MEMORY_LIMIT", "4GB")
+    return 1 if run_data_tests(tests, warehouse, memory) else 0
+
+
+if __name__ == "__main__":
+    parent = os.environ.get(PARENT_PID)
+    die_with_parent(int(parent) if parent else None)
+    if len(sys.argv) > 1 and sys.argv[1] == "tsrate-build":
+        code = tsrate_build(sys.argv[2:])  # every DuckDB handle is closed by now
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # skip the interpreter's teardown of dbt's modules (seconds)
+    try:
+        from dbt.cli.main import cli  # what `python -m dbt.cli.main` runs
+
+        cli()
+    finally:
+        _close_dbt_connection()

@@ -1,0 +1,291 @@
+"""Run dbt against the warehouse in a child process.
+
+A child process is the surest way to honour DuckDB's single-writer rule: when dbt exits,
+the file is released, whatever the adapter kept open (the child also closes dbt-duckdb's
+``keep_open`` connection itself). Output is streamed line by line: the build's summary
+lines to the caller (a Prefect logger in flows), dbt's full log to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tsrate import TsrateError
+from tsrate.config import project_dir, warehouse_path
+from tsrate.platform.dbt_child import SUMMARY
+from tsrate.platform.stages import dbt_line_hook
+
+log = logging.getLogger("tsrate.platform.dbt_runner")
+
+
+class DbtError(TsrateError):
+    """dbt exited non-zero; the message carries the tail of its output."""
+
+
+def verbose_default() -> bool:
+    """``tsrate --verbose`` (env ``TSRATE_VERBOSE=1``): stream dbt's whole log live."""
+    return os.environ.get("TSRATE_VERBOSE", "") not in ("", "0", "false")
+
+
+def log_folder(warehouse: Path | None = None) -> Path:
+    """``<warehouse folder>/logs``: where the full dbt log of each build is written."""
+    return Path(warehouse or warehouse_path()).resolve().parent / "logs"
+
+
+def _command(
+    args: Sequence[str],
+    dbt_vars: dict | None,
+    warehouse: Path | None,
+    target_path: Path | None,
+    env_vars: dict[str, str] | None,
+) -> tuple[list[str], dict[str, str], Path]:
+    """The dbt child's command line, environment and working folder."""
+    project = project_dir()
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    env = dict(os.environ)
+    env["TSRATE_WAREHOUSE"] = str(warehouse)
+    env["DBT_PROFILES_DIR"] = str(project)
+    env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    env.setdefault("DO_NOT_TRACK", "1")
+    env.update(env_vars or {})
+    if target_path is not None:
+        env["DBT_TARGET_PATH"] = str(target_path)
+    env["TSRATE_DBT_PARENT_PID"] = str(os.getpid())  # the child dies with us (crash safety)
+    command = [sys.executable, "-m", "tsrate.platform.dbt_child", *args, "--project-dir", str(project)]
+    command += ["--no-use-colors", "--no-use-colors-file"]  # no ANSI codes in any log
+    if target_path is not None:
+        command += ["--log-path", str(Path(target_path) / "logs")]
+    if dbt_vars:
+        command += ["--vars", json.dumps(dbt_vars)]
+    return command, env, project
+
+
+def _start(command: list[str], env: dict[str, str], cwd: Path, stdin: int | None = None):
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
+
+
+def run_dbt(
+    args: Sequence[str],
+    dbt_vars: dict | None = None,
+    warehouse: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    target_path: Path | None = None,
+    env_vars: dict[str, str] | None = None,
+    log_file: Path | None = None,
+    verbose: bool = True,
+) -> list[str]:
+    """Run ``dbt <args>`` in the project; return its output lines or raise :class:`DbtError`.
+
+    Every line goes to ``log_file`` (when given, without colour codes); ``on_line`` gets the
+    summary lines of tsrate's build always and dbt's own lines only when ``verbose``.
+    ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
+    the files reading it, so the partial parse survives).
+    """
+    command, env, project = _command(args, dbt_vars, warehouse, target_path, env_vars)
+    started = time.perf_counter()
+    return _follow(_start(command, env, project), args, on_line, log_file, verbose, started)
+
+
+def _follow(
+    process: subprocess.Popen,
+    args: Sequence[str],
+    on_line: Callable[[str], None] | None,
+    log_file: Path | None,
+    verbose: bool,
+    started: float,
+) -> list[str]:
+    """Stream a started dbt child's lines (see :func:`run_dbt`) until it exits."""
+    say = on_line or log.info
+    hook = dbt_line_hook()  # tests only (tsrate.platform.stages); None otherwise
+    lines: list[str] = []
+    handle = None
+    if log_file is not None:
+        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        handle = open(log_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        assert process.stdout is not None
+        try:
+            for line in process.stdout:
+                line = line.rstrip()
+                lines.append(line)
+                if handle is not None:
+                    handle.write(line + "\n")
+                    handle.flush()
+                if hook is not None:
+                    hook(line)
+                if line.startswith(SUMMARY):
+                    say(line[len(SUMMARY) :].strip())
+                elif verbose and line.strip():
+                    say(line)
+            code = process.wait()
+        except BaseException:  # Ctrl-C, SIGTERM: stop dbt now, as a SIGKILL of us would
+            process.kill()
+            process.wait()
+            raise
+    finally:
+        if handle is not None:
+            handle.close()
+    if code != 0:
+        summary = [line[len(SUMMARY) :].strip() for line in lines if line.startswith(SUMMARY)]
+        tail = "\n".join(summary[-20:] if summary else lines[-40:])
+        where = f"\nfull dbt log: {log_file}" if log_file is not None else ""
+        raise DbtError(
+            f"dbt {' '.join(args)} failed (exit {code}) after "
+            f"{time.perf_counter() - started:.1f}s:\n{tail}{where}"
+        )
+    return lines
+
+
+def core_exclusions() -> list[str]:
+    """The suites' tags: `tsrate run`/`build` build the robustness core; each suite builds its own."""
+    from tsrate.suites import SUITES
+
+    return [f"tag:{suite.dbt_tag}" for suite in SUITES.values()]
+
+
+#: Build children started ahead by :func:`prepare_build`, by (warehouse, select, target path).
+_PREPARED: dict[tuple[str, str | None, str | None], tuple[subprocess.Popen, float]] = {}
+
+
+def _build_args(select: str | None) -> list[str]:
+    args = ["tsrate-build", "--exclude", *core_exclusions()]
+    if select:
+        args += ["--select", select]
+    return args
+
+
+def _key(warehouse: Path, select: str | None, target_path: Path | None) -> tuple:
+    return (str(warehouse), select, str(target_path) if target_path is not None else None)
+
+
+def prepare_build(
+    warehouse: Path | None = None,
+    select: str | None = None,
+    target_path: Path | None = None,
+) -> None:
+    """Start the dbt child of a later :func:`build` now: it imports dbt and parses the
+    project (seconds; no database access), then waits. ``tsrate run`` calls this before its
+    forecasts, so the build that follows them starts at its first model. The child is used
+    by the next :func:`build` with the same warehouse, ``select`` and ``target_path``, or
+    stopped by :func:`discard_prepared` (and dies with this process in any case). A child
+    already started for the same arguments and still waiting is kept (``tsrate run``
+    starts it before importing Prefect and the flows; the pipeline asks again)."""
+    from tsrate.platform.dbt_child import WAIT_FOR_GO
+
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    key = _key(warehouse, select, target_path)
+    waiting = _PREPARED.get(key)
+    if waiting is not None and waiting[0].poll() is None:
+        return
+    discard_prepared(key)
+    command, env, project = _command(
+        _build_args(select), None, warehouse, target_path, {WAIT_FOR_GO: "1"}
+    )
+    _PREPARED[key] = (_start(command, env, project, stdin=subprocess.PIPE), time.perf_counter())
+
+
+def discard_prepared(key: tuple | None = None) -> None:
+    """Stop the children :func:`prepare_build` started (``key``: only that one)."""
+    for name in [key] if key is not None else list(_PREPARED):
+        entry = _PREPARED.pop(name, None)
+        if entry is None:
+            continue
+        process = entry[0]
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def build(
+    run_id: str | None = None,
+    warehouse: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    select: str | None = None,
+    target_path: Path | None = None,
+    verbose: bool | None = None,
+) -> list[str]:
+    """Build and test the core models for ``run_id`` (default: the latest forecasted run).
+
+    tsrate's build (:mod:`tsrate.platform.dbt_child`): seeds, models and unit tests by ``dbt build``,
+    then every selected data test's compiled SQL in one DuckDB connection, failures named.
+    Suite models (their tags) are left to each suite's own build. The run id reaches dbt as
+    env ``TSRATE_RUN_ID`` so dbt's partial parse is kept between runs. dbt's full log goes
+    to ``<warehouse folder>/logs/``; ``verbose`` (default: ``tsrate --verbose``) streams it.
+    A child started ahead by :func:`prepare_build` for the same arguments is used when
+    it is still waiting (else a new one is started).
+
+    First brings the raw schema up to date (tables added by newer tsrate versions are
+    created empty), so a warehouse written by an older version still builds.
+    """
+    from tsrate.platform.warehouse import connect
+
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    with connect(warehouse):
+        pass
+    args = _build_args(select)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"
+    verbose = verbose_default() if verbose is None else verbose
+    env_vars = {"TSRATE_RUN_ID": run_id or "latest"}
+    prepared = _PREPARED.pop(_key(warehouse, select, target_path), None)
+    if prepared is not None:
+        process = prepared[0]
+        try:
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(env_vars) + "\n")
+            process.stdin.close()
+        except (BrokenPipeError, OSError):  # it died while waiting: build afresh below
+            process.kill()
+            process.wait()
+            log.info("the dbt child started ahead had exited: starting a new one")
+        else:
+            return _follow(process, args, on_line, log_file, verbose, time.perf_counter())
+    return run_dbt(
+        args, None, warehouse, on_line, target_path, env_vars=env_vars, log_file=log_file,
+        verbose=verbose,
+    )  # fmt: skip
+
+
+def docs(
+    warehouse: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    target_path: Path | None = None,
+) -> Path:
+    """``dbt docs generate --static`` into ``target_path`` (default ``<warehouse dir>/docs``).
+
+    The site documents every model, column, test and exposure, with the catalog (column
+    types) read from the live warehouse; ``static_index.html`` is one self-contained file
+    that opens offline. Returns the folder. Needs a built warehouse and no running writer.
+    """
+    warehouse = Path(warehouse or warehouse_path()).resolve()
+    if not warehouse.exists():
+        raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` before `tsrate docs`")
+    target = Path(target_path or warehouse.parent / "docs").resolve()
+    run_dbt(
+        ["docs", "generate", "--static"],
+        None,
+        warehouse,
+        on_line,
+        target,
+        env_vars={"TSRATE_RUN_ID": "latest"},
+    )
+    return target

@@ -1,0 +1,215 @@
+"""One writer at a time on the live warehouse: a file lock on this machine, a Prefect slot across workers.
+
+DuckDB refuses a second read-write process with a terse lock error, often minutes into a run.
+tsrate takes its own lock first, so a second writer learns at once who holds the warehouse
+(pid, host, command, since when) and either fails fast or waits, as its caller chose.
+
+* :func:`writer_lock` — an exclusive ``flock`` on ``<warehouse>.lock`` beside the DuckDB file.
+  The kernel drops it when the holder dies (even by SIGKILL), so a crash never leaves a stale
+  lock. Re-entrant within one process (the pipeline holds it while its sub-flows take it again).
+* :func:`prefect_writer_slot` — one slot of the Prefect global concurrency limit
+  ``tsrate-warehouse-writer`` (limit 1), so runs on different workers queue in Prefect's UI.
+  ``tsrate serve`` creates the limit; where it does not exist (a plain local run) the file lock
+  alone guards the warehouse. Slots are leased and renewed while the holder lives, so a killed
+  holder frees its slot when the lease runs out (``WRITER_LEASE_SECONDS``).
+* :func:`warehouse_writer` — both, file lock first: use it around every warehouse write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from tsrate import TsrateError
+
+try:  # POSIX; elsewhere the Prefect slot and DuckDB's own lock remain
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger("tsrate.platform.locking")
+
+WRITER_LIMIT = "tsrate-warehouse-writer"
+WRITER_LEASE_SECONDS = 60.0
+
+_guard = threading.Lock()
+_held_files: dict[str, tuple[int, int]] = {}  # resolved lock path -> (fd, depth)
+_held_slots: dict[str, int] = {}  # limit name -> depth
+
+
+class WarehouseBusy(TsrateError):
+    """Another process holds the warehouse writer lock."""
+
+
+def lock_path(warehouse: str | Path) -> Path:
+    """``<warehouse>.lock``: the lock file beside the DuckDB file (``tsrate.duckdb.lock``)."""
+    warehouse = Path(warehouse)
+    return warehouse.with_name(warehouse.name + ".lock")
+
+
+def _holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+        info = json.loads(text)
+        return f"pid {info['pid']} on {info['host']} since {info['since']} ({info['command']})"
+    except (OSError, ValueError, KeyError):
+        return "another process"
+
+
+@contextlib.contextmanager
+def writer_lock(
+    warehouse: str | Path, timeout: float = 0.0, say: Callable[[str], None] | None = None
+) -> Iterator[Path]:
+    """Hold the exclusive writer lock of ``warehouse`` for the block.
+
+    ``timeout``: seconds to wait for a busy lock (0: fail at once) before raising
+    :class:`WarehouseBusy`, whose message names the holder.
+    """
+    path = lock_path(warehouse).resolve()
+    key = str(path)
+    with _guard:
+        if key in _held_files:  # this process holds it already
+            fd, depth = _held_files[key]
+            _held_files[key] = (fd, depth + 1)
+            reentered = True
+        else:
+            reentered = False
+    if reentered:
+        try:
+            yield path
+        finally:
+            with _guard:
+                fd, depth = _held_files[key]
+                _held_files[key] = (fd, depth - 1)
+        return
+    if fcntl is None:  # pragma: no cover - Windows
+        yield path
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + max(0.0, timeout)
+    announced = False
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = _holder(fd)
+                if time.monotonic() >= deadline:
+                    waited = f" after waiting {timeout:.0f}s" if timeout > 0 else ""
+                    raise WarehouseBusy(
+                        f"the warehouse {Path(warehouse)} is being written by {holder}{waited}; "
+                        "one writer at a time. Wait for it to finish (or pass a lock timeout to "
+                        f"wait); readers use the published snapshot. Lock file: {path}"
+                    ) from None
+                if not announced:
+                    (say or log.info)(
+                        f"waiting up to {timeout:.0f}s for the warehouse writer lock held by {holder}"
+                    )
+                    announced = True
+                time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
+    except BaseException:
+        os.close(fd)
+        raise
+    info = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv)[:300] or sys.executable,
+    }
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(info).encode(), 0)
+    with _guard:
+        _held_files[key] = (fd, 1)
+    try:
+        yield path
+    finally:
+        with _guard:
+            _held_files.pop(key, None)
+        try:
+            os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def ensure_writer_limit() -> None:
+    """Create (or reset to 1) the Prefect global concurrency limit ``tsrate-warehouse-writer``."""
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        client.upsert_global_concurrency_limit_by_name(WRITER_LIMIT, 1)
+
+
+def _writer_limit_exists() -> bool:
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_global_concurrency_limit_by_name(WRITER_LIMIT)
+        except ObjectNotFound:
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
+    """Hold the one slot of ``tsrate-warehouse-writer`` when that limit exists; yield whether held.
+
+    Only inside a Prefect flow run (outside one there is no API to ask). Re-entrant.
+    """
+    from prefect.context import FlowRunContext
+
+    with _guard:
+        depth = _held_slots.get(WRITER_LIMIT, 0)
+        if depth:
+            _held_slots[WRITER_LIMIT] = depth + 1
+    if depth:
+        try:
+            yield True
+        finally:
+            with _guard:
+                _held_slots[WRITER_LIMIT] -= 1
+        return
+    if FlowRunContext.get() is None or not _writer_limit_exists():
+        yield False
+        return
+    from prefect.concurrency.sync import concurrency
+
+    with concurrency(
+        WRITER_LIMIT,
+        occupy=1,
+        timeout_seconds=timeout,
+        lease_duration=WRITER_LEASE_SECONDS,
+        strict=True,
+        # a missed lease renewal (an API hiccup) must not abort a long write: the file lock
+        # still guards the warehouse on this machine
+        raise_on_lease_renewal_failure=False,
+    ):
+        with _guard:
+            _held_slots[WRITER_LIMIT] = 1
+        try:
+            yield True
+        finally:
+            with _guard:
+                _held_slots.pop(WRITER_LIMIT, None)
+
+
+@contextlib.contextmanager
+def warehouse_writer(
+    warehouse: str | Path, timeout: float = 0.0, say: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """The file lock, then the Prefect slot: wrap every write to the live warehouse in this."""
+    with writer_lock(warehouse, timeout, say):
+        with prefect_writer_slot(timeout=max(timeout, WRITER_LEASE_SECONDS * 2)):
+            yield

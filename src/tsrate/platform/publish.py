@@ -1,0 +1,302 @@
+"""Publish the marts of a successful run as a read-only snapshot for readers and BI tools.
+
+The live warehouse has one writer at a time (DuckDB's rule), so dashboards must not read it.
+After each successful build the marts and seeds are copied into a new DuckDB file, which
+then replaces ``published/tsrate.duckdb`` by an atomic rename: a reader sees the previous
+snapshot or the new one, never a half-built state, and never blocks a run. Table and
+column descriptions (dbt persist_docs comments) travel with the tables.
+
+The same tables are written as Parquet for BI tools that read files
+(``published/parquet/<schema>/<table>.parquet``). ``published/parquet`` is a symbolic link
+to one finished folder per run under ``published/parquet-runs/``; it is swapped by an atomic
+rename of a new link, so a reader sees every file of one run. The previous run's folder is
+kept for readers still in it; older ones are removed.
+
+Readable by DuckDB 1.x: the snapshot is written with DuckDB's storage compatibility version
+:data:`SNAPSHOT_STORAGE_VERSION` (``v1.0.0``, storage format 64), which every DuckDB client
+from 1.0 on opens (the 1.x CLI, Python, JDBC and ODBC drivers that BI tools bundle, and
+2.x). DuckDB 2.x's own default format (69) is refused by 1.x clients ("can only read
+64-68"). Override with ``TSRATE_SNAPSHOT_STORAGE_VERSION`` (e.g. ``latest``) when every
+reader is 2.x.
+
+Crash safety: everything is written under temporary names first (``*.partial``); a kill at
+any point leaves the previous snapshot and Parquet untouched, and the next publish removes
+the leftovers. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
+exactly between them leaves Parquet one run ahead of the DuckDB file until the next
+publish. Callers hold the warehouse writer lock (:mod:`tsrate.platform.locking`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from tsrate import TsrateError
+from tsrate.platform.stages import pause_point
+from tsrate.platform.warehouse import duckdb_settings
+
+PUBLISHED_SCHEMAS = ("marts", "seeds")
+SNAPSHOT_NAME = "tsrate.duckdb"
+PARQUET_LINK = "parquet"
+PARQUET_VERSIONS = "parquet-runs"
+#: DuckDB storage compatibility version of the published snapshot: readable from DuckDB 1.0 on.
+SNAPSHOT_STORAGE_VERSION = "v1.0.0"
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishResult:
+    path: Path
+    run_id: str
+    row_counts: dict[str, int]
+    parquet_path: Path | None = None
+
+
+def published_path(warehouse: Path) -> Path:
+    """``<warehouse folder>/published/tsrate.duckdb`` (override with TSRATE_PUBLISHED)."""
+    override = os.environ.get("TSRATE_PUBLISHED")
+    return Path(override) if override else Path(warehouse).parent / "published" / SNAPSHOT_NAME
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def parquet_path(snapshot: Path) -> Path:
+    """``published/parquet``: the link BI tools read Parquet through (beside the snapshot)."""
+    return Path(snapshot).parent / PARQUET_LINK
+
+
+def remove_leftovers(target: Path) -> list[Path]:
+    """Delete ``*.partial`` files and folders of publishes that were killed; return them."""
+    removed = []
+    versions = target.parent / PARQUET_VERSIONS
+    candidates = [*target.parent.glob(f".{target.name}.*.partial")]
+    candidates += [*target.parent.glob(f".{PARQUET_LINK}.*.partial")]
+    if versions.is_dir():
+        candidates += [*versions.glob(".*.partial")]
+    for path in candidates:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def publish(
+    warehouse: Path, run_id: str, target: Path | None = None, parquet: bool = True
+) -> PublishResult:
+    """Copy marts and seeds of the live ``warehouse`` into a snapshot swapped in atomically.
+
+    With ``parquet`` the same tables land as Parquet under ``published/parquet`` too.
+    """
+    warehouse = Path(warehouse)
+    target = Path(target or published_path(warehouse))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(target)
+    staging = target.with_name(f".{target.name}.{run_id}.partial")
+    versions = target.parent / PARQUET_VERSIONS
+    version = versions / run_id
+    parquet_staging = versions / f".{run_id}.partial"
+    try:
+        con = duckdb.connect(str(staging), config=snapshot_settings())
+    except duckdb.InvalidInputException as exc:
+        raise TsrateError(
+            f"cannot write the snapshot: {str(exc).splitlines()[0]} (check "
+            "TSRATE_SNAPSHOT_STORAGE_VERSION, e.g. v1.0.0 or latest)"
+        ) from None
+    try:
+        counts = _copy_tables(con, warehouse)
+        study = con.execute("select study from live.raw.runs where run_id = ?", [run_id]).fetchone()
+        con.execute("detach live")
+        con.execute(
+            "create table published_runs (run_id varchar, published_at timestamp, "
+            "study json, row_counts json, parquet_path varchar)"
+        )
+        if target.exists():
+            con.execute(f"attach {_literal(target)} as previous (read_only)")
+            # by name: snapshots published before the Parquet export lack parquet_path
+            con.execute("insert into published_runs by name select * from previous.published_runs")
+            con.execute("detach previous")
+        con.execute(
+            "insert into published_runs values (?, ?, ?, ?, ?)",
+            [
+                run_id,
+                dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                study[0] if study else None,
+                json.dumps(counts),
+                f"{PARQUET_VERSIONS}/{run_id}" if parquet else None,
+            ],
+        )
+        con.execute(
+            "comment on table published_runs is 'One row per publication of this snapshot: "
+            "the run whose marts it holds, when, its study, row counts and its Parquet folder "
+            "(relative to the snapshot folder; null: not exported).'"
+        )
+        con.execute("checkpoint")
+        if parquet:
+            shutil.rmtree(version, ignore_errors=True)  # a half-swapped earlier try of this run
+            write_parquet(con, parquet_staging)
+            os.replace(parquet_staging, version)
+    except BaseException:
+        con.close()
+        staging.unlink(missing_ok=True)
+        shutil.rmtree(parquet_staging, ignore_errors=True)
+        raise
+    con.close()
+    pause_point("publish")  # test hook: everything written, nothing swapped in yet
+    if parquet:
+        _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / run_id, run_id)
+    os.replace(staging, target)  # atomic on one filesystem: readers see old or new
+    if parquet:
+        _prune_versions(versions, keep={run_id, *_previous_run(target, run_id)})
+    return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
+
+
+def snapshot_settings() -> dict[str, str]:
+    """Connection settings of the snapshot being written: tsrate's, plus the storage
+    compatibility version (``TSRATE_SNAPSHOT_STORAGE_VERSION``, default
+    :data:`SNAPSHOT_STORAGE_VERSION`)."""
+    version = os.environ.get("TSRATE_SNAPSHOT_STORAGE_VERSION") or SNAPSHOT_STORAGE_VERSION
+    return {**duckdb_settings(), "storage_compatibility_version": version}
+
+
+def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, int]:
+    """Copy marts and seeds (with their comments) from ``warehouse`` attached as ``live``."""
+    con.execute(f"attach {_literal(warehouse)} as live (read_only)")
+    relations = con.execute(
+        "select schema_name, table_name, comment from duckdb_tables() "
+        "where database_name = 'live' and schema_name in (select unnest($schemas)) "
+        "union all "
+        "select schema_name, view_name, comment from duckdb_views() "
+        "where database_name = 'live' and schema_name in (select unnest($schemas)) "
+        "order by 1, 2",
+        {"schemas": list(PUBLISHED_SCHEMAS)},
+    ).fetchall()
+    # marts of a suite that never succeeded are empty leftovers: leave them out
+    from tsrate.suites.publishing import unbuilt_suite_marts
+
+    unbuilt = unbuilt_suite_marts(con)
+    relations = [r for r in relations if not (r[0] == "marts" and r[1] in unbuilt)]
+    if not any(schema == "marts" for schema, _, _ in relations):
+        raise TsrateError(f"{warehouse} holds no marts to publish; run `tsrate build` first")
+    counts: dict[str, int] = {}
+    for schema, name, comment in relations:
+        qualified = f"{_quote(schema)}.{_quote(name)}"
+        con.execute(f"create schema if not exists {_quote(schema)}")
+        con.execute(f"create table {qualified} as select * from live.{qualified}")
+        if comment:
+            con.execute(f"comment on table {qualified} is {_literal(comment)}")
+        for column, column_comment in con.execute(
+            "select column_name, comment from duckdb_columns() where database_name = 'live' "
+            "and schema_name = ? and table_name = ? and comment is not null",
+            [schema, name],
+        ).fetchall():
+            con.execute(
+                f"comment on column {qualified}.{_quote(column)} is {_literal(column_comment)}"
+            )
+        counts[f"{schema}.{name}"] = con.execute(f"select count(*) from {qualified}").fetchone()[0]
+    return counts
+
+
+def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
+    """Write every published table of ``con`` to ``folder/<schema>/<table>.parquet``.
+
+    Also ``published_runs.parquet`` and ``manifest.json`` (tables, row counts, descriptions).
+    """
+    folder = Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    tables = con.execute(
+        "select schema_name, table_name, comment from duckdb_tables() "
+        "where database_name = current_database() order by 1, 2"
+    ).fetchall()
+    written = []
+    manifest = {}
+    for schema, name, comment in tables:
+        relative = Path(name + ".parquet") if schema == "main" else Path(schema, name + ".parquet")
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con.execute(f"copy {_quote(schema)}.{_quote(name)} to {_literal(path)} (format parquet)")
+        rows = con.execute(f"select count(*) from {_quote(schema)}.{_quote(name)}").fetchone()[0]
+        manifest[str(relative)] = {"rows": rows, "description": comment}
+        written.append(path)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return written
+
+
+def _swap_link(link: Path, destination: Path, run_id: str) -> None:
+    """Point ``link`` at ``destination`` by renaming a new link over it (atomic)."""
+    if link.exists() and not link.is_symlink():
+        raise TsrateError(
+            f"{link} is a real folder, not the link tsrate swaps; move it away and publish again"
+        )
+    temporary = link.with_name(f".{link.name}.{run_id}.partial")
+    temporary.unlink(missing_ok=True)
+    os.symlink(destination, temporary, target_is_directory=True)
+    os.replace(temporary, link)
+
+
+def _previous_run(target: Path, run_id: str) -> list[str]:
+    """The run published before ``run_id`` in ``target`` (kept for readers still in it)."""
+    con = duckdb.connect(str(target), read_only=True)
+    try:
+        row = con.execute(
+            "select run_id from published_runs where run_id <> ? and parquet_path is not null "
+            "order by published_at desc limit 1",
+            [run_id],
+        ).fetchone()
+    finally:
+        con.close()
+    return [row[0]] if row else []
+
+
+def _prune_versions(versions: Path, keep: set[str]) -> None:
+    for folder in versions.iterdir():
+        if folder.is_dir() and not folder.name.startswith(".") and folder.name not in keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def export_parquet(snapshot: Path, destination: Path) -> list[Path]:
+    """Write the tables of a published ``snapshot`` as Parquet into ``destination`` (for BI).
+
+    Reads the snapshot read-only (never blocks a run). The folder is written beside
+    ``destination`` under a temporary name and renamed into place; a previous export there
+    (a folder holding ``manifest.json``) is replaced, anything else is refused.
+    """
+    snapshot, destination = Path(snapshot), Path(destination)
+    if not snapshot.exists():
+        raise TsrateError(f"no published snapshot at {snapshot} yet: finish a `tsrate run` first")
+    if destination.exists() and not (destination / "manifest.json").exists():
+        raise TsrateError(
+            f"{destination} exists and is not an earlier tsrate export; choose a new folder"
+        )
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    staging = destination.with_name(f".{destination.name}.partial")
+    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        written = write_parquet(con, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        con.close()
+    if destination.exists():
+        old = destination.with_name(f".{destination.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(destination, old)
+        os.replace(staging, destination)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, destination)
+    return [destination / path.relative_to(staging) for path in written]
+
+
+def _literal(value: object) -> str:
+    return "'" + str(value).replace("'", "''") + "'"

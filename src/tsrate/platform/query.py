@@ -1,0 +1,233 @@
+"""``tsrate query``: one read-only SQL statement against the published snapshot (or the live
+warehouse), on a connection that cannot touch anything else.
+
+Guarantees, in the order they are applied:
+
+1. **One read statement.** The text is parsed with DuckDB's own parser
+   (``duckdb.extract_statements``); exactly one statement of type ``SELECT`` is accepted.
+   That covers ``select``, ``with ... select``, ``from t``, ``values``, ``describe``,
+   ``show``, ``summarize`` and set operations; everything else (``copy``, ``export``,
+   ``attach``, ``set``, ``pragma``, ``call``, ``install``/``load``, DDL, DML, transactions,
+   two statements, nothing at all) is refused before a database is opened.
+2. **A sealed connection.** The file is opened ``read_only`` with the settings of
+   :data:`SEALED_SETTINGS` given at connect time, so they hold before any user SQL runs:
+   ``enable_external_access=false`` (no file, URL or extension access: ``read_text``,
+   ``read_csv``, ``glob``, ``read_parquet``, replacement scans of paths all fail),
+   extension auto-install and auto-load off, and ``lock_configuration=true`` (no ``SET``
+   or ``RESET`` can undo the above or raise the memory limit).
+3. **Bounded output and time.** At most ``limit`` rows are fetched (default
+   :data:`DEFAULT_LIMIT`; the result says when more exist) and the query is interrupted
+   after ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`; DuckDB's ``interrupt()``
+   from a timer thread).
+4. **Never in a writer's way.** The published snapshot is replaced by an atomic rename, so
+   reading it never blocks a run. The live warehouse (``live=True``) is read only while
+   holding the *shared* side of the writer lock file (:func:`tsrate.platform.locking.lock_path`):
+   while a run or another writer holds the lock, the query is refused at once; while the
+   query holds it, a writer cannot start (it fails at once, or waits with a lock timeout)
+   rather than failing half-way because DuckDB found a reader on its file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from tsrate import TsrateError
+from tsrate.platform.locking import lock_path
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: DuckDB's own file lock remains
+    fcntl = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:  # pandas loads only when a query returns rows (0.3 s before a refusal)
+    import pandas as pd
+
+#: Rows printed unless ``--limit`` says otherwise.
+DEFAULT_LIMIT = 1000
+#: Seconds a query may run unless ``--timeout`` says otherwise.
+DEFAULT_TIMEOUT = 60.0
+#: Settings every query connection is opened with (before any user SQL runs).
+SEALED_SETTINGS = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_persistent_secrets": False,
+    "lock_configuration": True,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryResult:
+    """The first ``limit`` rows of a query; ``truncated``: more rows exist."""
+
+    frame: pd.DataFrame
+    truncated: bool
+    limit: int
+    source: Path
+
+
+def read_statement(sql: str) -> str:
+    """The one ``SELECT``-type statement of ``sql``; raise :class:`TsrateError` otherwise."""
+    hint = (
+        "tsrate query runs one read-only statement: select, with ... select, from, values, "
+        "describe, show or summarize"
+    )
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise TsrateError(f"the SQL does not parse: {_first_line(exc)}") from None
+    if not statements:
+        raise TsrateError(f"no SQL statement given; {hint}")
+    if len(statements) > 1:
+        raise TsrateError(f"{len(statements)} statements given; {hint}")
+    statement = statements[0]
+    if statement.type != duckdb.StatementType.SELECT:
+        kind = str(statement.type).rsplit(".", 1)[-1]
+        raise TsrateError(f"{kind} statements are refused; {hint}")
+    return statement.query
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def open_sealed(path: Path, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    """``path`` opened read-only with :data:`SEALED_SETTINGS` (and tsrate's memory limit)."""
+    from tsrate.platform.warehouse import duckdb_settings
+
+    path = Path(path)
+    if not path.is_file():
+        raise TsrateError(f"no DuckDB database at {path}")
+    config: dict[str, object] = {**duckdb_settings(), **SEALED_SETTINGS}
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    try:
+        return duckdb.connect(str(path), read_only=True, config=config)
+    except duckdb.Error as exc:
+        message = _first_line(exc)
+        if "lock" in message.lower():
+            raise TsrateError(
+                f"{path} is open for writing by another program (DuckDB: {message}); "
+                "query the published snapshot instead"
+            ) from None
+        raise TsrateError(
+            f"{path} cannot be opened as a DuckDB database (DuckDB: {message}); is it a "
+            "tsrate warehouse or snapshot, written by this DuckDB version or an older one?"
+        ) from None
+
+
+@contextlib.contextmanager
+def live_reader(warehouse: Path) -> Iterator[None]:
+    """Hold the shared side of the writer lock of ``warehouse``; refuse while a writer holds it."""
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    path = lock_path(warehouse)
+    if not path.parent.is_dir():
+        raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` first")
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            from tsrate.platform.locking import _holder
+
+            raise TsrateError(
+                f"the live warehouse {warehouse} is being written by {_holder(fd)}; a --live "
+                "query would get in its way. Query the published snapshot (drop --live), or "
+                "wait for the writer to finish"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # releases the shared lock
+
+
+def run_query(
+    path: Path,
+    sql: str,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float | None = DEFAULT_TIMEOUT,
+) -> QueryResult:
+    """Check ``sql`` (:func:`read_statement`) and run it on ``path`` opened sealed."""
+    if limit < 1:
+        raise TsrateError(f"--limit must be 1 or more, got {limit}")
+    if timeout is not None and timeout <= 0:
+        raise TsrateError(f"--timeout must be more than 0 seconds, got {timeout}")
+    statement = read_statement(sql)
+    con = open_sealed(path)
+    timer = threading.Timer(timeout, con.interrupt) if timeout else None
+    try:
+        if timer:
+            timer.daemon = True
+            timer.start()
+        try:
+            relation = con.sql(statement)
+            frame = relation.limit(limit + 1).df()
+        except duckdb.InterruptException:
+            raise TsrateError(
+                f"the query was stopped after {timeout:g} s; narrow it, or allow more time "
+                "with --timeout SECONDS"
+            ) from None
+        except duckdb.Error as exc:
+            raise TsrateError(f"query failed: {_first_line(exc)}") from None
+    finally:
+        if timer:
+            timer.cancel()
+        con.close()
+    truncated = len(frame) > limit
+    return QueryResult(frame.head(limit), truncated, limit, Path(path))
+
+
+def query(
+    sql: str,
+    live: bool = False,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    warehouse: Path | None = None,
+) -> QueryResult:
+    """Run ``sql`` on the published snapshot, or with ``live`` on the live warehouse."""
+    read_statement(sql)  # refuse before touching any file (or importing pandas)
+    from tsrate.config import warehouse_path
+    from tsrate.platform.publish import published_path
+
+    warehouse = Path(warehouse or warehouse_path())
+    if not live:
+        snapshot = published_path(warehouse)
+        if not snapshot.exists():
+            raise TsrateError(
+                f"no published snapshot at {snapshot} yet: finish a `tsrate run`, or query the "
+                "live warehouse with --live"
+            )
+        return run_query(snapshot, sql, limit, timeout)
+    if not warehouse.exists():
+        raise TsrateError(
+            f"no warehouse at {warehouse}: run `tsrate run` (or `tsrate ingest`) first"
+        )
+    with live_reader(warehouse):
+        return run_query(warehouse, sql, limit, timeout)
+
+
+def format_result(result: QueryResult) -> str:
+    """The rows as a text table; a last line says when the output was cut at ``limit``."""
+    if result.frame.empty:
+        return f"(no rows; columns: {', '.join(map(str, result.frame.columns))})"
+    import pandas as pd
+
+    with pd.option_context("display.max_columns", 50, "display.width", 200):
+        text = result.frame.to_string(index=False)
+    if result.truncated:
+        text += (
+            f"\n(first {result.limit} rows shown; the result has more: add a LIMIT or an "
+            "aggregate, pass --limit N, or use `tsrate export` for whole tables)"
+        )
+    return text

@@ -1,0 +1,229 @@
+"""Scheduled runs: the Prefect deployments behind ``tsrate serve``.
+
+Two deployments of the pipeline flow, scheduled by cron from the ``vars:`` of
+``dbt_project.yml`` (``nightly_cron``, ``weekly_cron``, ``schedule_timezone``):
+
+* ``tsrate-nightly`` — refresh prices (``nightly_price_source``) and forecast every
+  partition not stored yet (finished ones are reused), without the rating build;
+* ``tsrate-weekly`` — the full rating: forecasts, dbt build, publish, report.
+
+Neither deployment fixes the study: each run reads the study from ``dbt_project.yml`` when it
+starts, so editing the config changes the next scheduled run without redeploying. Both wait
+up to ``writer_lock_timeout_s`` for another writer, hold the Prefect global concurrency
+limit ``tsrate-warehouse-writer`` (created here, limit 1), and run one at a time per
+deployment. ``prefect.yaml`` at the repository root describes the same deployments for
+``prefect deploy`` onto a work pool.
+
+Schedules need a Prefect server with its services (the scheduler creates the runs):
+``tsrate serve`` uses the one ``PREFECT_API_URL`` names, else starts its own
+(:func:`owned_prefect_server`: ``prefect server start`` with the UI, on a free local port,
+killed with ``tsrate serve``) and says where its UI is. ``nightly_rating: true`` (var) or
+``tsrate serve --nightly-rating`` makes the nightly deployment a full rating too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tsrate import TsrateError
+from tsrate.config import project_vars
+
+if TYPE_CHECKING:
+    from prefect.deployments.runner import RunnerDeployment
+
+PRICE_SOURCES = ("skfolio", "yahoo")
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduleConfig:
+    """The operations vars of ``dbt_project.yml``."""
+
+    nightly_cron: str = "0 2 * * 2-6"
+    weekly_cron: str = "0 5 * * 6"
+    timezone: str = "UTC"
+    nightly_price_source: str = "skfolio"
+    lock_timeout_s: float = 3600.0
+    nightly_rating: bool = False
+
+    @classmethod
+    def from_vars(cls, values: dict[str, Any] | None = None) -> ScheduleConfig:
+        """Read ``nightly_cron``, ``weekly_cron``, ``schedule_timezone``,
+        ``nightly_price_source`` and ``writer_lock_timeout_s`` (defaults above)."""
+        values = project_vars() if values is None else values
+        config = cls(
+            nightly_cron=str(values.get("nightly_cron", cls.nightly_cron)),
+            weekly_cron=str(values.get("weekly_cron", cls.weekly_cron)),
+            timezone=str(values.get("schedule_timezone", cls.timezone)),
+            nightly_price_source=str(values.get("nightly_price_source", cls.nightly_price_source)),
+            lock_timeout_s=float(values.get("writer_lock_timeout_s", cls.lock_timeout_s)),
+            nightly_rating=str(values.get("nightly_rating", False)).lower() in ("true", "1"),
+        )
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        """Raise a :class:`TsrateError` naming the var that is wrong."""
+        from prefect.client.schemas.schedules import CronSchedule
+        from pydantic import ValidationError
+
+        for name in ("nightly_cron", "weekly_cron"):
+            try:
+                CronSchedule(cron=getattr(self, name), timezone=self.timezone)
+            except ValidationError as exc:
+                problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                raise TsrateError(f"{name} / schedule_timezone: {problem}") from None
+        if self.nightly_price_source not in PRICE_SOURCES:
+            raise TsrateError(
+                f"nightly_price_source: {self.nightly_price_source!r}; use one of {PRICE_SOURCES}"
+            )
+        if self.lock_timeout_s < 0:
+            raise TsrateError(f"writer_lock_timeout_s must be >= 0, got {self.lock_timeout_s}")
+
+
+def deployment_parameters(config: ScheduleConfig) -> dict[str, dict[str, Any]]:
+    """Pipeline-flow parameters of each deployment, by deployment name."""
+    return {
+        "tsrate-nightly": {
+            "source": config.nightly_price_source,
+            "rate": config.nightly_rating,
+            "lock_timeout": config.lock_timeout_s,
+        },
+        "tsrate-weekly": {"source": "auto", "rate": True, "lock_timeout": config.lock_timeout_s},
+    }
+
+
+def build_deployments(config: ScheduleConfig | None = None) -> list[RunnerDeployment]:
+    """The nightly and weekly deployments of the pipeline flow (not yet served)."""
+    from prefect.schedules import Cron
+
+    from flows.pipeline import pipeline_flow
+
+    config = config or ScheduleConfig.from_vars()
+    parameters = deployment_parameters(config)
+    crons = {"tsrate-nightly": config.nightly_cron, "tsrate-weekly": config.weekly_cron}
+    descriptions = {
+        "tsrate-nightly": (
+            "Refresh prices, forecast new partitions and rate (nightly_rating)."
+            if config.nightly_rating
+            else "Refresh prices and forecast new partitions (no rating build)."
+        ),
+        "tsrate-weekly": "Full rating: forecasts, dbt build, publish the snapshot, report.",
+    }
+    return [
+        pipeline_flow.to_deployment(
+            name=name,
+            schedules=[Cron(crons[name], timezone=config.timezone)],
+            parameters=parameters[name],
+            concurrency_limit=1,
+            description=descriptions[name],
+            tags=["tsrate"],
+        )
+        for name in ("tsrate-nightly", "tsrate-weekly")
+    ]
+
+
+def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN001
+    """Serve both deployments (blocks until stopped), on the Prefect server ``PREFECT_API_URL``
+    names or, without one, on a server started here (with its UI) and stopped with us."""
+    from prefect.settings import PREFECT_API_URL
+
+    config = config or ScheduleConfig.from_vars()
+    if PREFECT_API_URL.value():
+        say(f"serving on the Prefect API {PREFECT_API_URL.value()}")
+        _serve(config)
+        return
+    with owned_prefect_server(ui=True) as url:
+        say(f"started a Prefect server for the schedules; UI and runs: {url.removesuffix('/api')}")
+        _serve(config)
+
+
+def _serve(config: ScheduleConfig) -> None:
+    from prefect import serve as prefect_serve
+
+    from tsrate.platform.locking import ensure_writer_limit
+
+    deployments = build_deployments(config)
+    ensure_writer_limit()
+    prefect_serve(*deployments)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # runs in the forked child, before exec
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+@contextlib.contextmanager
+def owned_prefect_server(
+    ui: bool = False, timeout: float = 120.0, log_file: Path | None = None
+) -> Iterator[str]:
+    """A ``prefect server start`` (its services, the UI when ``ui``) on a free local port, for
+    this process only: ``PREFECT_API_URL`` points at it inside the block; it is stopped when
+    the block ends and killed by the kernel if this process dies (``PR_SET_PDEATHSIG``), so a
+    killed command leaves no server behind. Yields the API URL."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from tsrate import TsrateError
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
+    command += ["--port", str(port)] + ([] if ui else ["--no-ui"])
+    env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    env.pop("PREFECT_API_URL", None)
+    output = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115
+    process = subprocess.Popen(
+        command, env=env, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+    )
+    try:
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise TsrateError(
+                    f"the Prefect server exited at start (code {process.returncode}); start "
+                    "one yourself (`prefect server start`) and set PREFECT_API_URL"
+                )
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise TsrateError(
+                    f"the Prefect server did not answer within {timeout:.0f}s; start one "
+                    "yourself (`prefect server start`) and set PREFECT_API_URL"
+                )
+            time.sleep(0.2)
+        with temporary_settings({PREFECT_API_URL: url}):
+            os.environ["PREFECT_API_URL"] = url  # for child processes (flow runs of serve)
+            try:
+                yield url
+            finally:
+                os.environ.pop("PREFECT_API_URL", None)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if output is not subprocess.DEVNULL:
+            output.close()

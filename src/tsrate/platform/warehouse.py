@@ -1,0 +1,476 @@
+"""Warehouse I/O: the raw schema of the live DuckDB file and transactional writes into it.
+
+Raw tables are the only tables Python writes; dbt builds everything else from them.
+Every write is one transaction, so a failure (or a kill) leaves the previous state intact.
+DuckDB allows one read-write process at a time: open, write, close — never hold the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.robustness.sources import DEFAULT_MAX_GAP_DAYS
+
+RAW_DDL = """
+create schema if not exists raw;
+
+create table if not exists raw.prices (
+    ticker varchar not null,
+    price_date date not null,
+    close double not null check (close > 0),
+    source varchar not null,
+    loaded_at timestamp not null,
+    primary key (ticker, price_date)
+);
+
+create table if not exists raw.runs (
+    run_id varchar primary key,
+    started_at timestamp not null,
+    finished_at timestamp,
+    status varchar not null,
+    study_hash varchar not null,
+    study json not null,
+    tickers varchar[] not null,
+    systems varchar[] not null,
+    perturbations varchar[] not null,
+    study_start date not null,
+    study_end date not null,
+    context_length integer not null,
+    horizon integer not null,
+    stride integer not null,
+    perturbation_phase integer not null,
+    message varchar
+);
+
+create table if not exists raw.windows (
+    run_id varchar not null,
+    ticker varchar not null,
+    window_index integer not null,
+    window_end_date date not null,
+    context_start_date date not null,
+    horizon_end_date date not null,
+    primary key (run_id, ticker, window_end_date)
+);
+
+create table if not exists raw.perturbed_inputs (
+    run_id varchar not null,
+    ticker varchar not null,
+    perturbation_id varchar not null,
+    price_date date not null,
+    position integer not null,
+    clean_value double not null,
+    input_value double,
+    is_perturbed boolean not null,
+    primary key (run_id, ticker, perturbation_id, price_date)
+);
+
+create table if not exists raw.forecast_partitions (
+    partition_key varchar primary key,
+    input_key varchar not null,
+    run_id varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    perturbation_id varchar not null,
+    n_windows integer not null,
+    n_rows bigint not null,
+    seconds double not null,
+    finished_at timestamp not null
+);
+
+create table if not exists raw.run_partitions (
+    run_id varchar not null,
+    partition_key varchar not null,
+    reused boolean not null,
+    primary key (run_id, partition_key)
+);
+
+create table if not exists raw.forecasts (
+    run_id varchar not null,
+    partition_key varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    perturbation_id varchar not null,
+    horizon_step integer not null,
+    forecast double not null
+);
+
+create table if not exists raw.run_skipped_systems (
+    run_id varchar not null,
+    system_id varchar not null,
+    reason varchar not null,
+    recorded_at timestamp not null,
+    primary key (run_id, system_id)
+);
+
+create table if not exists raw.forecast_failures (
+    run_id varchar not null,
+    partition_key varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    perturbation_id varchar not null,
+    reason varchar not null,
+    raw_text varchar not null,
+    recorded_at timestamp not null,
+    primary key (partition_key, window_end_date)
+);
+
+create table if not exists raw.sentiments (
+    run_id varchar not null,
+    sentiment_system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    sentiment integer not null check (sentiment in (-1, 0, 1)),
+    stripe_intensity integer not null,
+    probability_negative double not null,
+    probability_neutral double not null,
+    probability_positive double not null,
+    trend_score double not null,
+    trend_label integer not null check (trend_label in (-1, 0, 1)),
+    primary key (run_id, sentiment_system_id, ticker, window_end_date)
+);
+
+create table if not exists raw.model_checkpoints (
+    system_id varchar not null,
+    checkpoint_key varchar not null,
+    checkpoint_path varchar not null,
+    model_size varchar,
+    train_start date,
+    train_end date,
+    first_window_end date,
+    last_window_end date,
+    tickers varchar not null,
+    training_windows integer,
+    validation_windows integer,
+    best_epoch integer,
+    validation_loss double,
+    device varchar,
+    training_seconds double,
+    git_revision varchar not null,
+    settings_json varchar not null,
+    trained_at timestamp not null,
+    registered_at timestamp not null,
+    primary key (system_id, checkpoint_key)
+);
+"""
+
+
+def duckdb_settings() -> dict[str, str]:
+    """DuckDB settings of every connection tsrate opens itself (dbt's come from profiles.yml).
+
+    ``memory_limit``: ``TSRATE_DUCKDB_MEMORY_LIMIT``, default 4GB, as in profiles.yml. DuckDB's
+    own default is 80 % of RAM, and its buffer pool grows to it on big copies: publishing 100
+    tickers x 10 years peaked at 10 GB without a limit. Beyond the limit DuckDB spills to a
+    temporary folder beside the database file.
+    """
+    return {"memory_limit": os.environ.get("TSRATE_DUCKDB_MEMORY_LIMIT") or "4GB"}
+
+
+@contextlib.contextmanager
+def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the warehouse, make sure the raw schema exists, and always close it."""
+    path = Path(path)
+    if read_only and not path.exists():
+        raise TsrateError(f"no warehouse at {path}: run `tsrate run` (or `tsrate ingest`) first")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(path), read_only=read_only, config=duckdb_settings())
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise TsrateError(
+                f"the warehouse {path} is in use by another process (DuckDB allows one writer); "
+                "wait for it to finish"
+            ) from exc
+        raise
+    try:
+        if not read_only:
+            con.execute(RAW_DDL)
+            from tsrate.robustness.blackbox.predictions import IMPORTED_SYSTEMS_DDL
+            from tsrate.suites.lifecycle import ensure_suite_tables
+
+            con.execute(IMPORTED_SYSTEMS_DDL)  # read by stg_systems: exists before any import
+
+            ensure_suite_tables(con)  # every suite's raw tables exist once initialised
+        yield con
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All-or-nothing: commit on success, roll back on any exception."""
+    con.execute("begin transaction")
+    try:
+        yield con
+    except BaseException:
+        con.execute("rollback")
+        raise
+    con.execute("commit")
+
+
+#: Two closes of one (ticker, date) closer than this, relative, are the same value (float noise).
+SAME_CLOSE_RELATIVE = 1e-12
+
+
+@dataclasses.dataclass(frozen=True)
+class PriceChanges:
+    """What storing a price file does to one ticker's stored history.
+
+    ``added``: dates not stored before; ``unchanged``: stored dates the file repeats with the
+    same close; ``changed``: stored dates the file gives another close; ``removed``: stored
+    dates the file lacks (only ``replace`` removes them); ``stored``: rows after the write.
+    """
+
+    ticker: str
+    added: int
+    unchanged: int
+    changed: int
+    removed: int
+    stored: int
+
+
+def describe_price_changes(changes: dict[str, PriceChanges], replace: bool = False) -> str:
+    """One line: totals of added / unchanged / replaced / removed rows, and the tickers."""
+    total = {
+        key: sum(getattr(c, key) for c in changes.values())
+        for key in ("added", "unchanged", "changed", "removed")
+    }
+    parts = [f"{total['added']:,} new rows", f"{total['unchanged']:,} already stored"]
+    if replace:
+        parts += [f"{total['changed']:,} replaced", f"{total['removed']:,} removed"]
+    tickers = ", ".join(sorted(changes))
+    return f"{'; '.join(parts)} for {len(changes)} ticker(s) ({tickers})"
+
+
+class PriceHistoryConflict(TsrateError):
+    """A price file that would change or shrink stored history without ``replace``."""
+
+
+def store_prices(
+    con: duckdb.DuckDBPyConnection,
+    prices: pd.DataFrame,
+    source: str,
+    replace: bool = False,
+    max_gap_days: int = DEFAULT_MAX_GAP_DAYS,
+) -> dict[str, PriceChanges]:
+    """Store validated ``prices`` (``ticker, price_date, close``) in one transaction.
+
+    Default (merge): each ticker's new dates are added and overlapping dates must repeat
+    the stored close (relative difference at most :data:`SAME_CLOSE_RELATIVE`); a changed
+    close, or new dates more than ``max_gap_days`` away from the stored history (a hole in
+    the merged series), raises :class:`PriceHistoryConflict` naming the counts, and nothing
+    is written. ``replace``: the file becomes the whole stored history of each of its
+    tickers (changed closes replaced, stored dates it lacks removed). Tickers not in
+    ``prices`` are untouched either way. Returns the :class:`PriceChanges` per ticker.
+    """
+    frame = prices[["ticker", "price_date", "close"]].copy()
+    frame["price_date"] = pd.to_datetime(frame["price_date"]).dt.date
+    frame["source"] = source
+    frame["loaded_at"] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    with transaction(con):
+        con.register("incoming_prices", frame)
+        try:
+            changes = _price_changes(con)
+            if not replace:
+                _refuse_conflicts(con, changes, source, max_gap_days)
+                con.execute(
+                    "insert into raw.prices select i.ticker, i.price_date, i.close, i.source, "
+                    "i.loaded_at from incoming_prices i anti join raw.prices p "
+                    "on p.ticker = i.ticker and p.price_date = i.price_date"
+                )
+            else:
+                con.execute(
+                    "delete from raw.prices where ticker in "
+                    "(select distinct ticker from incoming_prices)"
+                )
+                con.execute(
+                    "insert into raw.prices select ticker, price_date, close, source, loaded_at "
+                    "from incoming_prices"
+                )
+        finally:
+            con.unregister("incoming_prices")
+    result = {}
+    for ticker, (added, unchanged, changed, removed, incoming, before) in changes.items():
+        stored = incoming if replace else before + added
+        result[ticker] = PriceChanges(
+            ticker, added, unchanged, changed, removed if replace else 0, stored
+        )
+    return result
+
+
+def _price_changes(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, ...]]:
+    """Per incoming ticker: added, unchanged, changed, removed-by-replace, incoming, stored."""
+    rows = con.execute(
+        """
+        with incoming as (select ticker, price_date, close from incoming_prices),
+        stored as (
+            select ticker, price_date, close from raw.prices
+            where ticker in (select distinct ticker from incoming)
+        ),
+        paired as (
+            select coalesce(i.ticker, s.ticker) as ticker, i.close as new_close,
+                   s.close as old_close
+            from incoming i full outer join stored s
+              on i.ticker = s.ticker and i.price_date = s.price_date
+        )
+        select ticker,
+            count(*) filter (where old_close is null) as added,
+            count(*) filter (where new_close is not null and old_close is not null
+                and abs(new_close - old_close) <= $tol * greatest(abs(new_close), abs(old_close)))
+                as unchanged,
+            count(*) filter (where new_close is not null and old_close is not null
+                and abs(new_close - old_close) > $tol * greatest(abs(new_close), abs(old_close)))
+                as changed,
+            count(*) filter (where new_close is null) as removed,
+            count(new_close) as incoming,
+            count(old_close) as stored
+        from paired group by ticker order by ticker
+        """,
+        {"tol": SAME_CLOSE_RELATIVE},
+    ).fetchall()
+    return {row[0]: tuple(int(v) for v in row[1:]) for row in rows}
+
+
+def _refuse_conflicts(
+    con: duckdb.DuckDBPyConnection,
+    changes: dict[str, tuple[int, ...]],
+    source: str,
+    max_gap_days: int,
+) -> None:
+    problems = []
+    changed = {t: c for t, c in changes.items() if c[2]}
+    if changed:
+        first = con.execute(
+            "select i.ticker, i.price_date, p.close, i.close from incoming_prices i "
+            "join raw.prices p on p.ticker = i.ticker and p.price_date = i.price_date "
+            "where abs(i.close - p.close) > $tol * greatest(abs(i.close), abs(p.close)) "
+            "order by i.ticker, i.price_date limit 1",
+            {"tol": SAME_CLOSE_RELATIVE},
+        ).fetchone()
+        listed = ", ".join(f"{t} {c[2]:,}" for t, c in changed.items())
+        problems.append(
+            f"{sum(c[2] for c in changed.values()):,} stored close(s) would be replaced by "
+            f"different values ({listed}; first: {first[0]} {first[1]} stored {first[2]!r}, "
+            f"file {first[3]!r})"
+        )
+    gaps = con.execute(
+        """
+        with i as (select ticker, min(price_date) lo, max(price_date) hi
+                   from incoming_prices group by ticker),
+        s as (select ticker, min(price_date) lo, max(price_date) hi
+              from raw.prices where ticker in (select ticker from i) group by ticker)
+        select i.ticker, greatest(date_diff('day', s.hi, i.lo), date_diff('day', i.hi, s.lo))
+        from i join s using (ticker)
+        where greatest(date_diff('day', s.hi, i.lo), date_diff('day', i.hi, s.lo)) > $gap
+        order by 1
+        """,
+        {"gap": max_gap_days},
+    ).fetchall()
+    for ticker, days in gaps:
+        problems.append(
+            f"{ticker}: the file's dates are {days:,} days away from the stored history "
+            f"(more than {max_gap_days}): merging would leave a hole in the series"
+        )
+    if not problems:
+        return
+    replace_counts = "; ".join(
+        f"{t}: {c[2]:,} replaced, {c[3]:,} removed, {c[0]:,} added"
+        for t, c in changes.items()
+        if c[2] or c[3] or t in {g[0] for g in gaps}
+    )
+    raise PriceHistoryConflict(
+        f"{source}: would change stored price history, nothing was stored: "
+        f"{'; '.join(problems)}. To make the file the whole stored history of its tickers, "
+        f"ingest again with --replace ({replace_counts})"
+    )
+
+
+def load_prices(
+    con: duckdb.DuckDBPyConnection, tickers: list[str], start: dt.date, end: dt.date
+) -> pd.DataFrame:
+    """Stored closes of ``tickers`` between ``start`` and ``end`` (inclusive), long format."""
+    stored = {row[0] for row in con.execute("select distinct ticker from raw.prices").fetchall()}
+    unknown = sorted(set(tickers) - stored)
+    if unknown:
+        raise TsrateError(
+            f"unknown ticker(s) {unknown}: not in raw.prices "
+            f"(it holds {sorted(stored) or 'nothing yet'}); ingest them first with `tsrate ingest`"
+        )
+    return con.execute(
+        "select ticker, price_date, close from raw.prices "
+        "where ticker in (select unnest($tickers)) and price_date between $start and $end "
+        "order by ticker, price_date",
+        {"tickers": tickers, "start": start, "end": end},
+    ).df()
+
+
+# --- Run states (raw.runs.status) ---------------------------------------------------------
+#: a run's life: running (forecasting) -> forecasted -> building -> publishing -> succeeded;
+#: or failed / build_failed / publish_failed / interrupted (its process stopped mid-way).
+#: ``forecasted`` is a finished state too (the nightly refresh stops there).
+UNFINISHED_STATUSES = ("running", "building", "publishing")
+#: runs whose forecasts are complete, so the marts can be built for them
+BUILDABLE_STATUSES = ("forecasted", "succeeded", "publish_failed")
+
+
+def set_run_status(
+    con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None = None
+) -> None:
+    """Move a run to an in-progress state (``building``, ``publishing``); not finished yet."""
+    con.execute(
+        "update raw.runs set status = $status, message = $message where run_id = $run_id",
+        {"status": status, "message": message, "run_id": run_id},
+    )
+
+
+def close_interrupted_runs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Mark every run left in an in-progress state ``interrupted``; return (run_id, state).
+
+    Call it only while holding the warehouse writer lock: then no process that could be
+    running one is alive (the lock dies with its holder), so these runs were stopped.
+    """
+    stale = con.execute(
+        "select run_id, status from raw.runs where status in "
+        f"({', '.join(repr(s) for s in UNFINISHED_STATUSES)}) order by started_at"
+    ).fetchall()
+    for run_id, status in stale:
+        con.execute(
+            "update raw.runs set status = 'interrupted', finished_at = now()::timestamp, "
+            "message = $message where run_id = $run_id",
+            {
+                "run_id": run_id,
+                "message": f"the process stopped while the run was {status} (killed or "
+                "interrupted); its stored forecast partitions are reused by the next run",
+            },
+        )
+    return [(run_id, status) for run_id, status in stale]
+
+
+def buildable_run(con: duckdb.DuckDBPyConnection) -> tuple[str, list[str]]:
+    """(the newest run whose marts can be built, notes on newer runs that cannot).
+
+    Raises :class:`TsrateError` naming the newest run and why it failed when none can build.
+    """
+    rows = con.execute(
+        "select run_id, status, coalesce(message, '') from raw.runs "
+        "order by started_at desc, run_id desc"
+    ).fetchall()
+    notes = []
+    for run_id, status, message in rows:
+        if status in BUILDABLE_STATUSES:
+            return run_id, notes
+        first = message.strip().splitlines()[0][:300] if message.strip() else "no message"
+        notes.append(f"run {run_id} is {status}: {first}")
+    if not rows:
+        raise TsrateError("no run in raw.runs yet: start one with `tsrate run`")
+    raise TsrateError(f"no run can be built: {notes[0]}; see `tsrate runs`")

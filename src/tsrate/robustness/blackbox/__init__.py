@@ -1,0 +1,1 @@
+"""Rating a model tsrate cannot run: export its inputs, import its predictions."""

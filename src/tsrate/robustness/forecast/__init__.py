@@ -1,0 +1,1 @@
+"""Forecasting a study: partitions (system x ticker x perturbation), batches, workers."""

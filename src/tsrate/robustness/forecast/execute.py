@@ -1,0 +1,712 @@
+"""Plan and run the forecasts of a study, partition by partition.
+
+A partition is one (system × ticker × perturbation): every window of that ticker, forecast
+by that system on inputs under that perturbation. Its ``input_key`` hashes everything that
+determines its forecasts (system settings, window shape, perturbation spacing, the ticker's
+clean prices); a finished partition with the same key is reused by later runs, so a killed
+or repeated run does no duplicate work. Each partition lands in one transaction (its
+forecast rows plus its ``raw.forecast_partitions`` record), so a partition is either fully
+stored or absent.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import dataclasses
+import datetime as dt
+import hashlib
+import logging
+import multiprocessing
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.inputs.perturbations import PERTURBATIONS, input_series
+from tsrate.inputs.sentiment import record_run_sentiments
+from tsrate.inputs.windows import contexts, futures, window_end_positions
+from tsrate.platform.progress import Progress
+from tsrate.platform.stages import pause_point
+from tsrate.platform.warehouse import load_prices, transaction
+from tsrate.systems.base import ForecastBatch, check_forecasts
+from tsrate.systems.failures import PartialForecasts, WindowFailure, check_partial_forecasts
+from tsrate.systems.registry import create_system, load_systems_seed, resolve_systems
+
+log = logging.getLogger("tsrate.robustness.forecast.execute")
+
+
+@dataclasses.dataclass(frozen=True)
+class TickerSeries:
+    ticker: str
+    dates: np.ndarray  # datetime64[D], study period
+    clean: np.ndarray
+    end_positions: np.ndarray
+
+    @property
+    def window_end_dates(self) -> np.ndarray:
+        return self.dates[self.end_positions]
+
+
+@dataclasses.dataclass(frozen=True)
+class Partition:
+    system_id: str
+    ticker: str
+    perturbation_id: str
+    input_key: str
+
+
+@dataclasses.dataclass
+class RunSummary:
+    run_id: str
+    partitions: int = 0
+    reused: int = 0
+    computed: int = 0
+    forecast_rows: int = 0
+    seconds: float = 0.0
+    per_system_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: systems the study names that cannot run here: system_id -> reason (raw.run_skipped_systems)
+    skipped_systems: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: windows without a forecast (raw.forecast_failures) per system, in computed and reused
+    #: partitions of the run
+    failed_windows: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def describe_problems(self) -> list[str]:
+        """One line per skipped system and per system with failed windows (for logs/CLI)."""
+        lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
+        lines += [
+            f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
+            "are left out of every system's scores, see marts.forecast_failures_summary)"
+            for s, n in sorted(self.failed_windows.items())
+        ]
+        return lines
+
+
+def new_run_id() -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def unavailable_systems(study: Study, companies: pd.DataFrame) -> dict[str, str]:
+    """The study's systems that are implemented but cannot run here, with the reason
+    (``availability()``, or the error building them). Unknown or unimplemented systems are
+    not listed: :func:`resolve_systems` rejects them (a typo must fail the run)."""
+    seed = load_systems_seed().set_index("system_id")
+    unavailable = {}
+    for system_id in study.systems:
+        if system_id not in seed.index or not seed.loc[system_id, "implementation"]:
+            continue
+        try:
+            system = create_system(seed.loc[system_id, "implementation"], study, companies)
+            availability = system.availability()
+        except TsrateError as exc:
+            unavailable[system_id] = str(exc)
+            continue
+        if not availability.available:
+            unavailable[system_id] = availability.reason
+    return unavailable
+
+
+def failed_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
+    """Windows without a forecast per system, over the partitions the run uses."""
+    return dict(
+        con.execute(
+            "select system_id, count(*)::integer from raw.forecast_failures "
+            "where partition_key in (select partition_key from raw.run_partitions "
+            "where run_id = ?) group by system_id order by system_id",
+            [run_id],
+        ).fetchall()
+    )
+
+
+def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """What a stored run skipped or failed, one line each (empty when nothing)."""
+    skipped = dict(
+        con.execute(
+            "select system_id, reason from raw.run_skipped_systems where run_id = ?", [run_id]
+        ).fetchall()
+    )
+    stored = RunSummary(run_id, skipped_systems=skipped, failed_windows=failed_windows(con, run_id))
+    return stored.describe_problems()
+
+
+def load_series(con: duckdb.DuckDBPyConnection, study: Study) -> dict[str, TickerSeries]:
+    """The study-period series of each ticker with its window end positions."""
+    prices = load_prices(con, list(study.tickers), study.start, study.end)
+    series = {}
+    for ticker in study.tickers:
+        rows = prices[prices["ticker"] == ticker]
+        if rows.empty:
+            raise TsrateError(f"{ticker}: no prices between {study.start} and {study.end}")
+        try:
+            ends = window_end_positions(
+                len(rows), study.context_length, study.horizon, study.stride
+            )
+        except TsrateError as exc:
+            raise TsrateError(f"{ticker} ({study.start} to {study.end}): {exc}") from exc
+        series[ticker] = TickerSeries(
+            ticker,
+            pd.to_datetime(rows["price_date"]).to_numpy().astype("datetime64[D]"),
+            rows["close"].to_numpy(dtype=float),
+            ends,
+        )
+    return series
+
+
+def input_key(
+    system_id: str, fingerprint: str, study: Study, series: TickerSeries, perturbation_id: str
+) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        system_id,
+        fingerprint,
+        series.ticker,
+        perturbation_id,
+        study.context_length,
+        study.horizon,
+        study.stride,
+        study.perturbation_phase,
+        str(series.dates[0]),
+        str(series.dates[-1]),
+    ):
+        digest.update(f"{part}|".encode())
+    digest.update(np.round(series.clean, 10).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def plan_partitions(
+    study: Study, series: dict[str, TickerSeries], systems: dict
+) -> list[Partition]:
+    unknown = sorted(set(study.perturbations) - set(PERTURBATIONS))
+    if unknown:
+        raise TsrateError(f"unknown perturbation(s) {unknown}; known: {sorted(PERTURBATIONS)}")
+    partitions = []
+    for system_id, (system, accepted) in systems.items():
+        fingerprint = system.fingerprint()
+        for ticker, ticker_series in series.items():
+            for perturbation_id in study.perturbations:
+                if perturbation_id in accepted:
+                    key = input_key(system_id, fingerprint, study, ticker_series, perturbation_id)
+                    partitions.append(Partition(system_id, ticker, perturbation_id, key))
+    return partitions
+
+
+def make_batch(study: Study, series: TickerSeries, perturbation_id: str) -> ForecastBatch:
+    inputs, _ = input_series(
+        series.clean, perturbation_id, study.context_length, study.perturbation_phase
+    )
+    return ForecastBatch(
+        ticker=series.ticker,
+        perturbation_id=perturbation_id,
+        window_end_dates=series.window_end_dates,
+        contexts=contexts(inputs, series.end_positions, study.context_length),
+        horizon=study.horizon,
+        clean_futures=futures(series.clean, series.end_positions, study.horizon),
+        study_range=(float(series.clean.min()), float(series.clean.max())),
+    )
+
+
+_WORKER_SYSTEMS: dict[str, object] = {}
+
+
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _single_threaded_children() -> Iterator[None]:
+    """Workers inherit one BLAS thread each. With a process per core, OpenBLAS's own threads
+    oversubscribe the cores and busy-wait (measured: ARIMA fits 40x slower on 2 cores).
+    Set through the environment because each BLAS copy (numpy's, scipy's) reads it when loaded."""
+    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+    os.environ.update({name: "1" for name in _THREAD_VARIABLES})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _llm_cache_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """LLM replies are cached beside the warehouse being written (``<its folder>/cache/llm``),
+    unless ``TSRATE_LLM_CACHE_DIR`` says otherwise. Set through the environment so spawned
+    workers (which build their own systems) see it too."""
+    name = "TSRATE_LLM_CACHE_DIR"
+    path = con.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchone()[0]
+    if os.environ.get(name) or not path:
+        yield
+        return
+    os.environ[name] = str(Path(path).resolve().parent / "cache" / "llm")
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
+def _forecast_partition(
+    study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch
+):
+    """Worker entry point: build (once per process) the system and forecast one batch."""
+    study = Study.from_json(study_json)
+    cache_key = f"{system_id}|{study_json}"
+    if cache_key not in _WORKER_SYSTEMS:
+        _WORKER_SYSTEMS.clear()
+        _WORKER_SYSTEMS[cache_key] = resolve_systems(
+            dataclasses.replace(study, systems=(system_id,)), companies
+        )[system_id][0]
+    system = _WORKER_SYSTEMS[cache_key]
+    started = time.perf_counter()
+    output = system.predict(batch)
+    seconds = time.perf_counter() - started
+    if isinstance(output, PartialForecasts):
+        return check_partial_forecasts(system_id, batch, output), seconds
+    return check_forecasts(system_id, batch, output), seconds
+
+
+def start_run(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    series: dict[str, TickerSeries],
+    run_id: str,
+    skipped_systems: dict[str, str] | None = None,
+) -> None:
+    """Record the run, its windows, the perturbed inputs and the systems it skips (with
+    the reason), in one transaction."""
+    windows = []
+    inputs = []
+    for ticker, s in series.items():
+        n, d = study.context_length, study.horizon
+        windows.append(
+            pd.DataFrame(
+                {
+                    "run_id": run_id,
+                    "ticker": ticker,
+                    "window_index": np.arange(len(s.end_positions), dtype=np.int32),
+                    "window_end_date": s.dates[s.end_positions],
+                    "context_start_date": s.dates[s.end_positions - n + 1],
+                    "horizon_end_date": s.dates[s.end_positions + d],
+                }
+            )
+        )
+        for perturbation_id in study.perturbations:
+            values, mask = input_series(s.clean, perturbation_id, n, study.perturbation_phase)
+            inputs.append(
+                pd.DataFrame(
+                    {
+                        "run_id": run_id,
+                        "ticker": ticker,
+                        "perturbation_id": perturbation_id,
+                        "price_date": s.dates,
+                        "position": np.arange(len(s.dates), dtype=np.int32),
+                        "clean_value": s.clean,
+                        "input_value": values,
+                        "is_perturbed": mask,
+                    }
+                )
+            )
+    window_frame = pd.concat(windows, ignore_index=True)
+    input_frame = pd.concat(inputs, ignore_index=True)
+    with transaction(con):
+        con.execute(
+            "insert into raw.runs values ($run_id, now()::timestamp, null, 'running', $hash, $study, "
+            "$tickers, $systems, $perturbations, $start, $end, $n, $d, $stride, $phase, null)",
+            {
+                "run_id": run_id,
+                "hash": study.study_hash,
+                "study": study.to_json(),
+                "tickers": list(study.tickers),
+                "systems": list(study.systems),
+                "perturbations": list(study.perturbations),
+                "start": study.start,
+                "end": study.end,
+                "n": study.context_length,
+                "d": study.horizon,
+                "stride": study.stride,
+                "phase": study.perturbation_phase,
+            },
+        )
+        con.register("new_windows", window_frame)
+        con.register("new_inputs", input_frame)
+        con.execute("insert into raw.windows select * from new_windows")
+        con.execute("insert into raw.perturbed_inputs select * from new_inputs")
+        con.unregister("new_windows")
+        con.unregister("new_inputs")
+        if skipped_systems:
+            con.executemany(
+                "insert into raw.run_skipped_systems values (?, ?, ?, now()::timestamp)",
+                [(run_id, system, reason) for system, reason in sorted(skipped_systems.items())],
+            )
+
+
+def finish_run(
+    con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None = None
+) -> None:
+    con.execute(
+        "update raw.runs set status = $status, finished_at = now()::timestamp, message = $message "
+        "where run_id = $run_id",
+        {"status": status, "message": message, "run_id": run_id},
+    )
+
+
+def store_partition(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    partition: Partition,
+    partition_key: str,
+    window_end_dates: np.ndarray,
+    forecasts_array: np.ndarray | PartialForecasts,
+    seconds: float,
+) -> int:
+    """Store one partition in one transaction; failed windows (a :class:`PartialForecasts`)
+    go to ``raw.forecast_failures`` with their raw output and reason, not to
+    ``raw.forecasts``. Returns the forecast rows stored."""
+    failures: tuple[WindowFailure, ...] = ()
+    if isinstance(forecasts_array, PartialForecasts):
+        failures = forecasts_array.failures
+        forecasts_array = forecasts_array.values
+    n_windows, horizon = forecasts_array.shape
+    frame = pd.DataFrame(
+        {
+            "run_id": run_id,
+            "partition_key": partition_key,
+            "system_id": partition.system_id,
+            "ticker": partition.ticker,
+            "window_end_date": np.repeat(window_end_dates, horizon),
+            "perturbation_id": partition.perturbation_id,
+            "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), n_windows),
+            "forecast": forecasts_array.reshape(-1),
+        }
+    )
+    if failures:
+        failed_dates = {window_end_dates[f.row] for f in failures}
+        frame = frame[~frame["window_end_date"].isin(failed_dates)]
+    with transaction(con):
+        if failures:
+            con.executemany(
+                "insert into raw.forecast_failures values "
+                "(?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+                [
+                    (
+                        run_id,
+                        partition_key,
+                        partition.system_id,
+                        partition.ticker,
+                        pd.Timestamp(window_end_dates[f.row]).date(),
+                        partition.perturbation_id,
+                        f.reason,
+                        f.raw_text,
+                    )
+                    for f in failures
+                ],
+            )
+        con.register("new_forecasts", frame)
+        con.execute("insert into raw.forecasts select * from new_forecasts")
+        con.unregister("new_forecasts")
+        con.execute(
+            "insert into raw.forecast_partitions values ($key, $input_key, $run_id, $system, $ticker, "
+            "$perturbation, $n_windows, $n_rows, $seconds, now()::timestamp)",
+            {
+                "key": partition_key,
+                "input_key": partition.input_key,
+                "run_id": run_id,
+                "system": partition.system_id,
+                "ticker": partition.ticker,
+                "perturbation": partition.perturbation_id,
+                "n_windows": n_windows,
+                "n_rows": len(frame),
+                "seconds": seconds,
+            },
+        )
+        con.execute(
+            "insert into raw.run_partitions values ($run_id, $key, false)",
+            {"run_id": run_id, "key": partition_key},
+        )
+    return len(frame)
+
+
+#: Computes partitions elsewhere (e.g. a Dask cluster, see tsrate.robustness.forecast.distributed): called with
+#: (study JSON, companies, partitions to compute, their batches), it yields each partition with
+#: its (forecasts array [windows × horizon], seconds) as it finishes, in any order.
+PartitionExecutor = Callable[
+    [str, pd.DataFrame, list[Partition], Mapping[Partition, ForecastBatch]],
+    Iterable[tuple[Partition, tuple[np.ndarray, float]]],
+]
+
+#: Partitions handed to the local process pool at a time, per worker. Each in-flight
+#: partition holds its batch (contexts and clean futures) in the parent and in the queue.
+IN_FLIGHT_PER_WORKER = 4
+#: model milliseconds per window of a system, measured on the default study (one core);
+#: orders the work, costliest first. A system may say its own (``ms_per_window``, e.g.
+#: fracast: ~8 with its prefix encoder, ~37 with fracast's full pass); unlisted ones count 0.
+SYSTEM_COST = {"arima": 15.0, "fracast": 8.0}
+
+
+def system_cost(system_id: str, system: object) -> float:
+    """Milliseconds per window of ``system`` (its ``ms_per_window``, else SYSTEM_COST)."""
+    own = getattr(system, "ms_per_window", None)
+    return float(own) if own is not None else SYSTEM_COST.get(system_id, 0.0)
+
+
+def order_partitions(todo: list[Partition], systems: dict) -> list[Partition]:
+    """Costliest system first, so the pool stays busy to the end (longest-processing-time
+    order); each system's partitions stay together (a worker keeps one system loaded, and
+    fracast's prefix cache with it)."""
+    cost = {system_id: system_cost(system_id, systems[system_id][0]) for system_id in systems}
+    return sorted(
+        todo, key=lambda p: (-cost[p.system_id], p.system_id, p.ticker, p.perturbation_id)
+    )
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Worker initializer: be killed by the kernel when the parent dies (Linux), so a
+    SIGKILLed run leaves no forecast worker behind; exit now if the parent is gone already."""
+    from tsrate.platform.dbt_child import die_with_parent as _die
+
+    _die(parent_pid)
+
+
+def _stop_resource_tracker() -> None:
+    """Stop multiprocessing's resource tracker, which the pool started and which would
+    otherwise live as long as this process (and outlive it by seconds if it is killed)."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        with contextlib.suppress(Exception):
+            stop()
+
+
+def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill a process pool's workers at once and drop its queued work."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(timeout=2)
+
+
+class LazyBatches(Mapping):
+    """The batch of each partition, built when first asked for and kept until
+    :meth:`release`: a study's batches are built one partition at a time instead of all at
+    once (500 tickers x 10 years x 12 partitions per ticker held 12 GB of batches before the
+    first forecast)."""
+
+    def __init__(self, study: Study, series: dict[str, TickerSeries], todo: list[Partition]):
+        self._study = study
+        self._series = series
+        self._todo = {p: None for p in todo}
+        self._built: dict[Partition, ForecastBatch] = {}
+
+    def __getitem__(self, partition: Partition) -> ForecastBatch:
+        if partition not in self._todo:
+            raise KeyError(partition)
+        batch = self._built.get(partition)
+        if batch is None:
+            batch = make_batch(
+                self._study, self._series[partition.ticker], partition.perturbation_id
+            )
+            self._built[partition] = batch
+        return batch
+
+    def __iter__(self) -> Iterator[Partition]:
+        return iter(self._todo)
+
+    def __len__(self) -> int:
+        return len(self._todo)
+
+    def release(self, partition: Partition) -> None:
+        """Forget a stored partition's batch (it is rebuilt if asked for again)."""
+        self._built.pop(partition, None)
+
+    @property
+    def n_held(self) -> int:
+        return len(self._built)
+
+
+def run_forecasts(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    companies: pd.DataFrame,
+    run_id: str | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    executor: PartitionExecutor | None = None,
+) -> RunSummary:
+    """Forecast every partition of the study, reusing finished ones unless ``force``.
+
+    Partitions are computed by ``executor`` when given, else by a local process pool of
+    ``workers``; either way each lands in the warehouse in its own transaction.
+    """
+    with _llm_cache_beside(con):
+        return _run_forecasts(con, study, companies, run_id, force, workers, progress, executor)
+
+
+def _run_forecasts(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    companies: pd.DataFrame,
+    run_id: str | None,
+    force: bool,
+    workers: int | None,
+    progress: Callable[[str], None] | None,
+    executor: PartitionExecutor | None,
+) -> RunSummary:
+    say = progress or log.info
+    started = time.perf_counter()
+    skipped = unavailable_systems(study, companies)
+    runnable = tuple(s for s in study.systems if s not in skipped)
+    if not runnable:
+        raise TsrateError(
+            "none of the run's systems can run here: "
+            + "; ".join(f"{s}: {reason}" for s, reason in skipped.items())
+        )
+    systems = resolve_systems(dataclasses.replace(study, systems=runnable), companies)
+    for system_id, reason in skipped.items():
+        say(f"skipping system {system_id!r}: {reason}")
+    series = load_series(con, study)
+    partitions = plan_partitions(study, series, systems)
+    run_id = run_id or new_run_id()
+    start_run(con, study, series, run_id, skipped)
+    record_run_sentiments(con, study, series, run_id, say)  # P6's sentiment labels, if any
+    summary = RunSummary(run_id, partitions=len(partitions), skipped_systems=skipped)
+
+    finished = dict(
+        con.execute(
+            "select input_key, arg_max(partition_key, finished_at) from raw.forecast_partitions group by input_key"
+        ).fetchall()
+    )
+    todo = []
+    reused_keys = []
+    for partition in partitions:
+        if not force and partition.input_key in finished:
+            reused_keys.append(finished[partition.input_key])
+        else:
+            todo.append(partition)
+    if reused_keys:
+        with transaction(con):
+            con.executemany(
+                "insert into raw.run_partitions values (?, ?, true) on conflict do nothing",
+                [(run_id, key) for key in reused_keys],
+            )
+    summary.reused = len(reused_keys)
+    say(
+        f"run {run_id}: {len(partitions)} partitions "
+        f"({len(series)} tickers × systems {list(systems)} × {list(study.perturbations)}); "
+        f"{summary.reused} reused, {len(todo)} to compute"
+    )
+
+    for system_id in sorted({p.system_id for p in todo}):
+        prepare = getattr(systems[system_id][0], "prepare", None)
+        if prepare is not None:  # train or load once here, so parallel workers only load
+            prepare(say)
+        register = getattr(systems[system_id][0], "register_checkpoint", None)
+        if register is not None:  # here, in the process owning the warehouse connection
+            with transaction(con):
+                register(con)
+
+    todo = order_partitions(todo, systems)
+    study_json = study.to_json()
+    batches = LazyBatches(study, series, todo)
+    workers = max(1, workers or os.cpu_count() or 1)
+    progress_bar = Progress([p.system_id for p in todo], say)
+
+    def record(partition: Partition, result: tuple[np.ndarray, float]) -> None:
+        forecasts_array, seconds = result
+        # a forced recompute appends a new partition beside the old one (raw is append-only)
+        key = partition.input_key
+        if key in finished:
+            key = f"{key}-{run_id}"
+        summary.forecast_rows += store_partition(
+            con,
+            run_id,
+            partition,
+            key,
+            batches[partition].window_end_dates,
+            forecasts_array,
+            seconds,
+        )
+        summary.computed += 1
+        if summary.computed == 1:
+            pause_point("inference")  # test hook: one partition stored, the rest not yet
+        summary.per_system_seconds[partition.system_id] = (
+            summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
+        )
+        progress_bar.update(
+            partition.system_id,
+            f"{partition.system_id} {partition.ticker} {partition.perturbation_id}: "
+            f"{batches[partition].n_windows} windows in {seconds:.1f}s",
+            seconds,
+        )
+        batches.release(partition)
+
+    if executor is not None and todo:
+        for partition, result in executor(study_json, companies, todo, batches):
+            record(partition, result)
+    elif workers == 1 or len(todo) <= 1:
+        for partition in todo:
+            record(
+                partition,
+                _forecast_partition(study_json, companies, partition.system_id, batches[partition]),
+            )
+    elif todo:
+        context = multiprocessing.get_context("spawn")
+        with (
+            _single_threaded_children(),
+            concurrent.futures.ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=context,
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            ) as pool,
+        ):
+            # a bounded number of partitions in flight: each holds its batch until stored
+            waiting = iter(todo)
+            in_flight: dict[concurrent.futures.Future, Partition] = {}
+
+            def submit_next() -> None:
+                partition = next(waiting, None)
+                if partition is not None:
+                    future = pool.submit(
+                        _forecast_partition,
+                        study_json,
+                        companies,
+                        partition.system_id,
+                        batches[partition],
+                    )
+                    in_flight[future] = partition
+
+            try:
+                for _ in range(workers * IN_FLIGHT_PER_WORKER):
+                    submit_next()
+                while in_flight:
+                    done, _ = concurrent.futures.wait(
+                        in_flight, return_when=concurrent.futures.FIRST_COMPLETED
+                    )
+                    for future in done:
+                        record(in_flight.pop(future), future.result())
+                        submit_next()
+            except BaseException:
+                # stop now (Ctrl-C, SIGTERM, a failed partition): kill the workers rather
+                # than wait for the partitions they hold; nothing of theirs is stored yet
+                _kill_pool(pool)
+                raise
+        _stop_resource_tracker()
+    summary.failed_windows = failed_windows(con, run_id)
+    summary.seconds = time.perf_counter() - started
+    return summary

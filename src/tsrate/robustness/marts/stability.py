@@ -1,0 +1,342 @@
+"""How stable the ratings are: a moving-block bootstrap over window dates (the library
+behind the dbt model ``rating_stability``).
+
+Per run the ordered window dates are resampled in blocks
+(tsrate.methods.ratings.date_multiplicities, one seed for every metric, so every metric sees the
+same alternative histories) and each rated metric is recomputed per resample:
+
+* accuracy (smape, mase, sign_accuracy): the mean over windows
+  (tsrate.methods.ratings.block_bootstrap_ratings);
+* wrs_industry / wrs_company: the Student t-tests of every pair re-run on the resampled
+  windows (tsrate.methods.stability.wrs_resampled);
+* ape_* / pie_*: APE_m and PIE % per distribution re-estimated on the resampled windows with
+  the treatment draws of treatment_assignments fixed, then the worst case over the
+  confounder's distributions (tsrate.methods.stability.effects_resampled, aggregate_distributions).
+  With the max aggregation only the `bootstrap_effect_distributions` distributions that
+  were worst on the original data (by |APE_m| and by PIE %) are re-estimated per system,
+  treatment and confounder (0 = all; exact whenever a confounder has no more).
+
+raw_score and rating are those of the published marts (robustness_scores, accuracy_scores)
+in the default view (the paper's outcome, var robustness_outcome). APE/PIE point scores are
+means over var treatment_draws draws; their resamples keep draw 0 (treatment_assignments)
+fixed, so with several draws the shares describe the date noise of one draw.
+Tunables come from python_models/marts/rating_stability.yml.
+"""
+
+import numpy as np
+import pandas as pd
+
+from tsrate.methods.causal.estimators import CONTROL, DISTRIBUTION_AGGREGATIONS, confounder_column
+from tsrate.methods.ratings import (
+    BOOTSTRAP_COLUMNS,
+    block_bootstrap_ratings,
+    bootstrap_summary,
+    date_multiplicities,
+)
+from tsrate.methods.stability import (
+    aggregate_distributions,
+    date_positions,
+    effects_resampled,
+    wrs_resampled,
+)
+from tsrate.methods.wrs import WRS_ANALYSES
+from tsrate.platform.marts_io import Units, assignment_matrix, outcome_grid
+
+ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
+AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
+COLUMNS = [
+    "run_id",
+    "metric",
+    *BOOTSTRAP_COLUMNS,
+    "higher_is_better",
+    "block_length",
+    "bootstrap_seed",
+    "confidence",
+]
+
+#: Column types of the table (stable even when it is empty).
+TEXT = ["run_id", "metric", "system_id", "perturbation_id"]
+INTEGER = ["rating_level", "rating_levels", "n_resamples", "n_valid"]
+INTEGER += ["block_length", "bootstrap_seed"]
+NUMBER = ["raw_score", "ci_low", "ci_high", "share", "confidence"]
+SCHEMA = {
+    **dict.fromkeys(TEXT, "string"),
+    **dict.fromkeys(INTEGER, "int64"),
+    **dict.fromkeys(NUMBER, "float64"),
+    "higher_is_better": "bool",
+    "rating": "Int64",  # null where marts.ratings has none (lone or tied, no ideal)
+}
+
+
+def _robustness_point(scores: pd.DataFrame, metric: str, keys: pd.DataFrame) -> np.ndarray:
+    """The published raw score (robustness_scores) of every system x perturbation in keys."""
+    published = scores.loc[scores["metric"] == metric].set_index(["system_id", "perturbation_id"])
+    index = pd.MultiIndex.from_frame(keys[["system_id", "perturbation_id"]].astype(str))
+    return published["raw_score"].reindex(index).to_numpy(dtype=float)
+
+
+def _robustness_maximum(scores: pd.DataFrame, metric: str, keys: pd.DataFrame) -> np.ndarray:
+    """The known worst value (WRS: max_score) of every system x perturbation in keys."""
+    published = scores.loc[scores["metric"] == metric].set_index(["system_id", "perturbation_id"])
+    index = pd.MultiIndex.from_frame(keys[["system_id", "perturbation_id"]].astype(str))
+    return published["max_score"].reindex(index).to_numpy(dtype=float)
+
+
+def _summaries(
+    metric: str,
+    keys: pd.DataFrame,
+    point: np.ndarray,
+    boot: np.ndarray,
+    levels: int,
+    confidence: float,
+    maximum: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """bootstrap_summary over the groups with a published (finite) point score; the rating
+    rule of marts.ratings (ideal 0 for robustness metrics, WRS's max_score as worst value)."""
+    keep = np.isfinite(point)
+    keys = keys.loc[keep].reset_index(drop=True)
+    worst = None if maximum is None else maximum[keep]
+    out = bootstrap_summary(
+        keys, point[keep], boot[:, keep], levels, confidence, ideal=0.0, maximum=worst
+    )
+    out.insert(0, "metric", metric)
+    return out
+
+
+def wrs_stability(
+    errors: pd.DataFrame,
+    scores: pd.DataFrame,
+    confidence_levels: pd.DataFrame,
+    dates: np.ndarray,
+    weights: np.ndarray,
+    outcome: str,
+    levels: int,
+    confidence: float,
+) -> list[pd.DataFrame]:
+    """wrs_industry and wrs_company on every resample (the analyses of wrs_pairs)."""
+    frames = []
+    for analysis, (group_column, within_column) in WRS_ANALYSES.items():
+        keys, _, boot = wrs_resampled(
+            errors, group_column, confidence_levels, within_column, dates, weights, outcome
+        )
+        metric = f"wrs_{analysis}"
+        point = _robustness_point(scores, metric, keys)
+        maximum = _robustness_maximum(scores, metric, keys)
+        frames.append(_summaries(metric, keys, point, boot, levels, confidence, maximum))
+    return frames
+
+
+def _worst_distributions(
+    effects: pd.DataFrame,
+    run_id: str,
+    system_ids: list[str],
+    distribution_ids: pd.Series,
+    treatments: list[str],
+    top_k: int,
+) -> np.ndarray:
+    """(systems x distributions x treatments) mask of the distributions to resample: per
+    system, treatment and confounder the ``top_k`` with the largest |APE_m| and the
+    ``top_k`` with the largest PIE % on the original data (perturbation_effects); every
+    distribution when ``top_k`` is 0."""
+    shape = (len(system_ids), len(distribution_ids), len(treatments))
+    if top_k <= 0:
+        return np.ones(shape, dtype=bool)
+    selected = np.zeros(shape, dtype=bool)
+    run = effects.loc[effects["run_id"].astype(str) == run_id]
+    system_of = {s: i for i, s in enumerate(system_ids)}
+    distribution_of = {d: i for i, d in enumerate(distribution_ids)}
+    treatment_of = {t: i for i, t in enumerate(treatments)}
+    run = run.loc[
+        run["system_id"].isin(system_of)
+        & run["distribution_id"].isin(distribution_of)
+        & run["perturbation_id"].isin(treatment_of)
+    ].assign(abs_ape=lambda f: f["ape_matched"].abs())
+    keys = ["system_id", "perturbation_id", "confounder"]
+    for column in ("abs_ape", "pie_percent"):
+        ranked = run.sort_values(
+            [*keys, column, "distribution_id"], ascending=[True] * 3 + [False, True]
+        )
+        top = ranked.groupby(keys, sort=False).head(top_k)
+        selected[
+            top["system_id"].map(system_of).to_numpy(),
+            top["distribution_id"].map(distribution_of).to_numpy(),
+            top["perturbation_id"].map(treatment_of).to_numpy(),
+        ] = True
+    return selected
+
+
+def effect_stability(
+    errors: pd.DataFrame,
+    effects: pd.DataFrame,
+    top_k: int,
+    scores: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    assignments,
+    run_id: str,
+    dates: np.ndarray,
+    weights: np.ndarray,
+    outcome: str,
+    estimand: str,
+    aggregation: str,
+    levels: int,
+    confidence: float,
+) -> list[pd.DataFrame]:
+    """ape_* and pie_* on every resample: the treatment draws of treatment_assignments
+    stay fixed, the windows are resampled, and the worst case over each confounder's
+    distributions is taken per resample (perturbation_effect_scores' aggregation)."""
+    ape_how, pie_how = AGGREGATIONS[aggregation]
+    if aggregation != "max":
+        top_k = 0  # a mean needs every distribution
+    usable = perturbation_sets.loc[
+        (perturbation_sets["run_id"] == run_id) & perturbation_sets["has_effects"].astype(bool)
+    ]
+    units = Units(errors)
+    day_of_unit = date_positions(units.days[units.day_of_unit], dates)
+    collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
+    for perturbation_set, systems in usable.groupby("perturbation_set", sort=True):
+        labels = sorted(str(perturbation_set).split())
+        meta, matrix = assignment_matrix(assignments, run_id, str(perturbation_set), units, labels)
+        if meta.empty:
+            continue
+        confounders = meta["confounder"].astype(str).replace({"ticker": "company"}).to_numpy()
+        strata = [units.strata[confounder_column(c)] for c in confounders]
+        system_ids = sorted(systems["system_id"].astype(str))
+        grids = [
+            outcome_grid(errors.loc[errors["system_id"] == s], units, labels, outcome, s)
+            for s in system_ids
+        ]
+        treatments = [label for label in labels if label != CONTROL]
+        selected = _worst_distributions(
+            effects, run_id, system_ids, meta["distribution_id"].astype(str), treatments, top_k
+        )
+        treatments, ape, pie = effects_resampled(
+            grids,
+            labels,
+            matrix,
+            strata,
+            day_of_unit,
+            weights,
+            CONTROL,
+            estimand,
+            selected=selected,
+        )
+        keys = pd.DataFrame(
+            [(s, t) for s in system_ids for t in treatments],
+            columns=["system_id", "perturbation_id"],
+        )
+        for confounder in sorted(set(confounders)):
+            chosen = confounders == confounder
+            for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
+                # (systems x resamples x distributions x treatments) -> (resamples x keys)
+                worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
+                boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
+                collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
+    frames = []
+    for metric, parts in sorted(collected.items()):
+        keys = pd.concat([k for k, _ in parts], ignore_index=True)
+        boot = np.concatenate([b for _, b in parts], axis=1)
+        point = _robustness_point(scores, metric, keys)
+        frames.append(_summaries(metric, keys, point, boot, levels, confidence))
+    return frames
+
+
+def rating_stability(
+    window_errors: pd.DataFrame,
+    robustness_scores: pd.DataFrame,
+    effects: pd.DataFrame,
+    confidence_levels: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    assignments,
+    settings: dict,
+) -> pd.DataFrame:
+    """One row per run, metric, system, perturbation and rating level.
+
+    Every metric of a run uses the same seed and the same ordered window dates, hence the
+    same resampled histories. The block length is capped at the number of dates.
+    """
+    levels = int(settings["rating_levels"])
+    n_resamples = int(settings["bootstrap_resamples"])
+    seed = int(settings["bootstrap_seed"])
+    confidence = float(settings["bootstrap_confidence"])
+    outcome = str(settings["robustness_outcome"])
+    aggregation = str(settings["distribution_aggregation"])
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(
+            f"distribution_aggregation must be one of {sorted(AGGREGATIONS)} (got {aggregation!r})"
+        )
+    frames = []
+    for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
+        run_id = str(run_id)
+        dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
+        used_block = max(1, min(int(settings["bootstrap_block_length"]), dates.size))
+        weights = date_multiplicities(dates.size, used_block, n_resamples, seed)
+        run_frames = []
+        for metric in ACCURACY_METRICS:
+            values = errors[["system_id", "perturbation_id", "window_end_date", metric]]
+            values = values.rename(columns={metric: "value"})
+            # accuracy metrics have no ideal in marts.ratings: a lone or all-tied group is
+            # not rated (rating null), so not here either
+            boot = block_bootstrap_ratings(
+                values,
+                levels,
+                n_resamples,
+                used_block,
+                seed,
+                "mean",
+                confidence=confidence,
+                ideal=None,
+            )
+            boot.insert(0, "metric", metric)
+            run_frames.append(boot)
+        scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
+        errors = errors.assign(
+            system_id=errors["system_id"].astype(str),
+            perturbation_id=errors["perturbation_id"].astype(str),
+        )
+        run_frames += wrs_stability(
+            errors, scores, confidence_levels, dates, weights, outcome, levels, confidence
+        )
+        run_frames += effect_stability(
+            errors,
+            effects,
+            int(settings["bootstrap_effect_distributions"]),
+            scores,
+            perturbation_sets,
+            assignments,
+            run_id,
+            dates,
+            weights,
+            outcome,
+            str(settings["matching_estimand"]),
+            aggregation,
+            levels,
+            confidence,
+        )
+        for boot in run_frames:
+            boot.insert(0, "run_id", run_id)
+            boot["higher_is_better"] = boot["metric"] == "sign_accuracy"
+            boot["block_length"] = used_block
+            boot["bootstrap_seed"] = seed
+            boot["confidence"] = confidence
+            frames.append(boot)
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
+    out = pd.concat(frames, ignore_index=True)[COLUMNS]
+    out["rating"] = out["rating"].astype("Int64").mask(out["rating"] == 0)
+    out = out.astype(SCHEMA)
+    return out.sort_values(
+        ["run_id", "metric", "perturbation_id", "system_id", "rating_level"], kind="stable"
+    ).reset_index(drop=True)
+
+
+SETTINGS = [
+    "rating_levels",
+    "bootstrap_resamples",
+    "bootstrap_block_length",
+    "bootstrap_seed",
+    "bootstrap_confidence",
+    "robustness_outcome",
+    "matching_estimand",
+    "distribution_aggregation",
+    "bootstrap_effect_distributions",
+]

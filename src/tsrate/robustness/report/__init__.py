@@ -1,0 +1,1 @@
+"""The core's HTML rating report, read from the published snapshot."""

@@ -1,0 +1,531 @@
+"""Check a whole study before anything runs: one line per problem, in about a second.
+
+``tsrate run`` calls :func:`require_valid_study` before it imports Prefect, dbt or any model,
+so a typo (``--systems arma``) costs a second, not a server start and minutes of ARIMA. The
+check collects every problem it finds instead of stopping at the first:
+
+- dates: ``study_start`` / ``study_end`` are dates and start < end;
+- the window shape: ``context_length`` >= 3, ``horizon`` and ``stride`` >= 1,
+  ``perturbation_phase`` in [0, context_length);
+- perturbations: each is a row of ``seeds/perturbations.csv``; ``P0`` (the control) is there;
+- systems: each is a row of ``seeds/systems.csv`` with an ``implementation`` (a system
+  registered by ``tsrate import`` is named as such: its forecasts come from a file, so
+  ``tsrate run`` cannot make them); model availability (weights, endpoints) is left to the
+  forecast step, which needs the model's own imports;
+- tickers: no duplicates; each has a ``seeds/companies.csv`` row, a non-empty
+  ``biased_offset`` when ``biased`` is a system, and prices: stored in ``raw.prices`` or in the
+  source the run will ingest (``auto``: stored or the bundled skfolio sample; ``skfolio``: the
+  sample; ``file``: the file; ``none``: stored only; ``yahoo`` is not checked offline);
+- trading days: each ticker has at least ``context_length + horizon`` trading days inside
+  [start, end] (one window), counted in the prices the run would use.
+- confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; with
+  ``seed``, the override ``seeds/confounder_distributions.csv`` passes
+  :func:`tsrate.methods.causal.estimators.distribution_problems` for the study's companies (columns, unique ids,
+  known confounders, positive weights, an industry and a company distribution of the study).
+
+A near miss (``arma``, ``APPL``, ``P7``) gets a did-you-mean from :mod:`difflib`.
+Only yaml and duckdb are imported (no pandas unless a price file is read or var
+``confounder_distributions`` is ``seed``, no Prefect, dbt or
+torch); the seeds and skfolio's bundled CSV file are read with the csv module, without
+importing skfolio.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import difflib
+import gzip
+import importlib.util
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tsrate import TsrateError
+from tsrate.config import Study, project_dir, project_vars, warehouse_path
+
+#: the CLI flag that sets each study var (for the hints)
+FLAGS = {
+    "study_tickers": "--tickers",
+    "study_start": "--start",
+    "study_end": "--end",
+    "systems": "--systems",
+    "perturbations": "--perturbations",
+    "context_length": "--context-length",
+    "horizon": "--horizon",
+    "stride": "--stride",
+    "perturbation_phase": "--phase",
+    "random_seed": "--seed",
+}
+SOURCES = ("auto", "skfolio", "file", "yahoo", "none")
+
+
+class StudyCheckError(TsrateError):
+    """The study has problems; ``problems`` holds one line each."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        super().__init__(
+            f"the study has {count}; nothing was run:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` for the closest candidate (difflib ratio >= 0.6), else ``""``.
+
+    Case is ignored when comparing; the suggestion keeps the candidate's spelling.
+    """
+    by_key = {str(c).lower(): str(c) for c in candidates}
+    close = difflib.get_close_matches(str(word).lower(), list(by_key), n=1, cutoff=0.6)
+    return f" (did you mean {by_key[close[0]]!r}?)" if close else ""
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part for part in value.replace(",", " ").split() if part]
+    return [str(part).strip() for part in value]
+
+
+def _flag(name: str) -> str:
+    return f" ({FLAGS[name]})" if name in FLAGS else ""
+
+
+def _date(values: Mapping[str, Any], name: str, problems: list[str]) -> dt.date | None:
+    value = values.get(name)
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        problems.append(f"{name}{_flag(name)}: {value!r} is not a date like 2022-12-28")
+        return None
+
+
+def _int(values: Mapping[str, Any], name: str, default: int, problems: list[str]) -> int | None:
+    value = values.get(name, default)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        problems.append(f"{name}{_flag(name)}: {value!r} is not a whole number")
+        return None
+
+
+# ----------------------------------------------------------------------------- prices
+
+
+def skfolio_sample_path() -> Path | None:
+    """skfolio's bundled ``sp500_dataset.csv.gz``, located without importing skfolio."""
+    spec = importlib.util.find_spec("skfolio")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / "datasets" / "data" / "sp500_dataset.csv.gz"
+        if path.exists():
+            return path
+    return None
+
+
+def skfolio_trading_days(start: dt.date | None, end: dt.date | None) -> dict[str, int] | None:
+    """Trading days with a close in [start, end] per ticker of the bundled sample.
+
+    With no valid period every ticker maps to -1 (present, days unknown); None when
+    skfolio's file cannot be found.
+    """
+    path = skfolio_sample_path()
+    if path is None:
+        return None
+    with gzip.open(path, "rt", newline="") as handle:
+        rows = csv.reader(handle)
+        tickers = next(rows)[1:]
+        if start is None or end is None:
+            return {t: -1 for t in tickers}
+        first, last = start.isoformat(), end.isoformat()
+        counts = dict.fromkeys(tickers, 0)
+        for row in rows:
+            if first <= row[0][:10] <= last:  # ISO dates compare as text
+                for ticker, close in zip(tickers, row[1:], strict=False):
+                    if close.strip():
+                        counts[ticker] += 1
+        return counts
+
+
+def read_seed(path: Path) -> list[dict[str, str]]:
+    """A seed CSV as a list of rows (text values; empty cells are '')."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def file_trading_days(
+    path: str | Path, start: dt.date | None, end: dt.date | None, problems: list[str]
+) -> dict[str, int]:
+    """Trading days per ticker of a price file (read and validated as ``tsrate ingest`` does)."""
+    from tsrate.robustness.sources import PriceValidationError, read_price_file
+
+    try:
+        prices = read_price_file(path)
+    except PriceValidationError as exc:
+        problems.extend(f"--file {exc.source}: {problem}" for problem in exc.problems)
+        return {}
+    if start is None or end is None:
+        return {str(t): -1 for t in prices["ticker"].unique()}
+    import pandas as pd
+
+    dates = pd.to_datetime(prices["price_date"])
+    inside = prices[(dates >= pd.Timestamp(start)) & (dates <= pd.Timestamp(end))]
+    counts = {str(t): 0 for t in prices["ticker"].unique()}
+    counts.update({str(t): int(n) for t, n in inside.groupby("ticker").size().items()})
+    return counts
+
+
+def stored_state(
+    warehouse: Path, start: dt.date | None, end: dt.date | None
+) -> tuple[dict[str, int] | None, set[str]]:
+    """(trading days per stored ticker in [start, end], systems registered by import).
+
+    An absent warehouse stores nothing; one held by a writer (DuckDB's lock) cannot be read:
+    None, and the checks that need it are skipped (the run itself waits for or reports the
+    lock).
+    """
+    if not Path(warehouse).exists():
+        return {}, set()
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(warehouse), read_only=True)
+    except duckdb.Error:
+        return None, set()
+    try:
+        tables = {
+            f"{schema}.{name}"
+            for schema, name in con.execute(
+                "select schema_name, table_name from duckdb_tables()"
+            ).fetchall()
+        }
+        days: dict[str, int] = {}
+        if "raw.prices" in tables:
+            if start is None or end is None:
+                rows = con.execute("select distinct ticker, -1 from raw.prices").fetchall()
+            else:
+                rows = con.execute(
+                    "select ticker, count(*) filter (where price_date between ? and ?) "
+                    "from raw.prices group by ticker",
+                    [start, end],
+                ).fetchall()
+            days = {str(t): int(n) for t, n in rows}
+        registered: set[str] = set()
+        if "raw.imported_systems" in tables:
+            registered = {
+                str(r[0])
+                for r in con.execute(
+                    "select distinct system_id from raw.imported_systems"
+                ).fetchall()
+            }
+        return days, registered
+    finally:
+        con.close()
+
+
+# ----------------------------------------------------------------------------- the check
+
+
+def check_study(
+    overrides: Mapping[str, Any] | None = None,
+    source: str = "auto",
+    path: str | Path | None = None,
+    warehouse: Path | None = None,
+    project: Path | None = None,
+) -> list[str]:
+    """Every problem of the study (``dbt_project.yml`` vars, then ``overrides``), one line each.
+
+    ``source`` / ``path``: where ``tsrate run`` will take missing prices from (see the module
+    docstring); ``warehouse``: the live file (default: :func:`tsrate.config.warehouse_path`).
+    An empty list means the study can run.
+    """
+    project = Path(project) if project else project_dir()
+    values = project_vars()
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    problems: list[str] = []
+
+    start = _date(values, "study_start", problems)
+    end = _date(values, "study_end", problems)
+    if start and end and start >= end:
+        problems.append(f"study start {start} is not before its end {end} (--start, --end)")
+        start = end = None
+    context = _int(values, "context_length", 80, problems)
+    horizon = _int(values, "horizon", 20, problems)
+    stride = _int(values, "stride", 1, problems)
+    phase = _int(values, "perturbation_phase", 0, problems)
+    _int(values, "random_seed", 42, problems)
+    for name, value, least in (
+        ("context_length", context, 3),
+        ("horizon", horizon, 1),
+        ("stride", stride, 1),
+    ):
+        if value is not None and value < least:
+            problems.append(f"{name}{_flag(name)} must be at least {least}, got {value}")
+    if context is not None and phase is not None and context >= 3 and not 0 <= phase < context:
+        problems.append(
+            f"perturbation_phase (--phase) must lie in [0, {context}) (context_length), got {phase}"
+        )
+
+    # perturbations
+    perturbations = _as_list(values.get("perturbations", ["P0", "P1", "P2", "P3"]))
+    known_perturbations = [
+        row["perturbation_id"] for row in read_seed(project / "seeds" / "perturbations.csv")
+    ]
+    _duplicates("perturbations", "--perturbations", perturbations, problems)
+    for perturbation in dict.fromkeys(perturbations):
+        if perturbation not in known_perturbations:
+            problems.append(
+                f"unknown perturbation {perturbation!r}{did_you_mean(perturbation, known_perturbations)}; "
+                f"known: {', '.join(known_perturbations)} (--perturbations, seeds/perturbations.csv)"
+            )
+    if "P0" not in perturbations:
+        problems.append("the perturbations must include the control P0 (--perturbations)")
+
+    # systems
+    systems = _as_list(values.get("systems", ["naive", "arima", "random", "biased"]))
+    seed = {row["system_id"]: row for row in read_seed(project / "seeds" / "systems.csv")}
+    _duplicates("systems", "--systems", systems, problems)
+    if not systems:
+        problems.append("the study names no systems (--systems)")
+
+    # prices: stored, and the source the run ingests from
+    warehouse = Path(warehouse) if warehouse else warehouse_path()
+    stored, registered = stored_state(warehouse, start, end)
+    for system_id in dict.fromkeys(systems):
+        if system_id in seed:
+            if not (seed[system_id].get("implementation") or "").strip():
+                problems.append(
+                    f"system {system_id!r} cannot run in this version: "
+                    f"{seed[system_id].get('description', '')} "
+                    "(see `tsrate systems`)"
+                )
+        elif system_id in registered:
+            problems.append(
+                f"system {system_id!r} was registered by `tsrate import`: its forecasts come "
+                "from a predictions file, so `tsrate run` cannot make them; import them with "
+                "`tsrate import FILE --system " + system_id + "`"
+            )
+        else:
+            problems.append(
+                f"unknown system {system_id!r}"
+                f"{did_you_mean(system_id, [*seed, *registered])}; "
+                "see `tsrate systems` (--systems, seeds/systems.csv)"
+            )
+
+    tickers = [t.upper() for t in _as_list(values.get("study_tickers"))]
+    if not tickers:
+        problems.append("the study names no tickers (--tickers)")
+    _duplicates("tickers", "--tickers", tickers, problems)
+    companies = {
+        row["ticker"].strip().upper(): row for row in read_seed(project / "seeds" / "companies.csv")
+    }
+
+    if source not in SOURCES:
+        problems.append(f"unknown price source {source!r}; use one of {', '.join(SOURCES)}")
+    if source == "file" and not path:
+        problems.append("source 'file' needs a price file (--file PATH)")
+    available, label = _available(source, path, stored, start, end, problems)
+
+    needed = None if context is None or horizon is None else context + horizon
+    for ticker in dict.fromkeys(tickers):
+        candidates = set(companies) | set(available or {})
+        if ticker not in companies:
+            problems.append(
+                f"ticker {ticker!r} has no row in seeds/companies.csv{did_you_mean(ticker, candidates)}: "
+                "add ticker,company_name,industry,biased_offset"
+            )
+        elif "biased" in systems and not (companies[ticker].get("biased_offset") or "").strip():
+            problems.append(
+                f"ticker {ticker!r} has no biased_offset in seeds/companies.csv, which the "
+                "'biased' system adds to the actual future; fill it in or drop biased (--systems)"
+            )
+        if available is None:  # prices cannot be checked (yahoo, or the warehouse is locked)
+            continue
+        if ticker not in available:
+            problems.append(
+                f"no prices for ticker {ticker!r} in {label}"
+                f"{did_you_mean(ticker, available)}; ingest them first (`tsrate ingest FILE`, "
+                "or `tsrate run --file FILE`)"
+            )
+        elif needed is not None and 0 <= available[ticker] < needed:
+            problems.append(
+                f"ticker {ticker!r} has {available[ticker]} trading days in {start}..{end}, "
+                f"fewer than context_length + horizon = {needed} for one window: widen the "
+                "period (--start, --end) or shorten the window (--context-length, --horizon)"
+            )
+    problems.extend(_distribution_problems(values, project, tickers, companies))
+    return problems
+
+
+#: values of var confounder_distributions (tsrate.methods.causal.estimators.study_distributions ``source``)
+DISTRIBUTION_SOURCES = ("derived", "seed")
+
+
+def _distribution_problems(
+    values: Mapping[str, Any],
+    project: Path,
+    tickers: list[str],
+    companies: Mapping[str, Mapping[str, str]],
+) -> list[str]:
+    """Problems of var ``confounder_distributions``: an unknown value, or (``seed``) an
+    override that :func:`tsrate.methods.causal.estimators.distribution_problems` rejects for the study's
+    companies (the tickers with a companies row; the others are reported above).
+
+    ``derived`` needs nothing and imports nothing; only ``seed`` imports pandas and
+    :mod:`tsrate.methods.causal.estimators` (the default check stays light).
+    """
+    source = str(values.get("confounder_distributions", "derived") or "derived").strip()
+    if source not in DISTRIBUTION_SOURCES:
+        return [
+            f"unknown confounder_distributions {source!r}"
+            f"{did_you_mean(source, DISTRIBUTION_SOURCES)}; use 'derived' (from the study) "
+            "or 'seed' (seeds/confounder_distributions.csv) in dbt_project.yml vars"
+        ]
+    if source == "derived":
+        return []
+    import pandas as pd
+
+    from tsrate.methods.causal.estimators import distribution_problems
+
+    seed_path = project / "seeds" / "confounder_distributions.csv"
+    if not seed_path.exists():
+        return [
+            "confounder_distributions: seed needs seeds/confounder_distributions.csv, which "
+            "is missing (hint: var confounder_distributions: derived)"
+        ]
+    rows = read_seed(seed_path)
+    with open(seed_path, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), [])
+    distributions = pd.DataFrame(rows, columns=header)
+    study = pd.DataFrame(
+        [
+            {"ticker": ticker, "industry": (companies[ticker].get("industry") or "").strip()}
+            for ticker in dict.fromkeys(tickers)
+            if ticker in companies
+        ],
+        columns=["ticker", "industry"],
+    )
+    if study.empty:
+        return []  # no study company to check against (reported as ticker problems)
+    # name the file to edit: "confounder_distributions DI1: ..." -> "seeds/confounder_...csv DI1: ..."
+    return [
+        "seeds/confounder_distributions.csv" + problem.removeprefix("confounder_distributions")
+        for problem in distribution_problems(distributions, study)
+    ]
+
+
+def _duplicates(name: str, flag: str, items: list[str], problems: list[str]) -> None:
+    twice = sorted({item for item in items if items.count(item) > 1})
+    if twice:
+        problems.append(f"the study names {name} twice: {', '.join(twice)} ({flag})")
+
+
+def _available(
+    source: str,
+    path: str | Path | None,
+    stored: dict[str, int] | None,
+    start: dt.date | None,
+    end: dt.date | None,
+    problems: list[str],
+) -> tuple[dict[str, int] | None, str]:
+    """Trading days per ticker the run will have, and where they come from (for messages).
+
+    None when it cannot be known before the run (Yahoo; the warehouse locked by a writer).
+    """
+    if source == "yahoo":
+        return None, "Yahoo Finance"
+    if source == "file":
+        if not path:
+            return None, "the price file"
+        from_file = file_trading_days(path, start, end, problems)
+        if stored is None:
+            return None, "the price file"
+        return {**stored, **from_file}, f"the warehouse or {path}"
+    if stored is None:
+        return None, "the warehouse"
+    if source == "none":
+        return stored, "the warehouse (--source none ingests nothing)"
+    sample = skfolio_trading_days(start, end) or {}
+    if source == "skfolio":
+        return sample, "the bundled skfolio S&P 500 sample (--source skfolio)"
+    return {**sample, **stored}, "the warehouse or the bundled skfolio S&P 500 sample"
+
+
+def require_valid_study(
+    overrides: Mapping[str, Any] | None = None,
+    source: str = "auto",
+    path: str | Path | None = None,
+    warehouse: Path | None = None,
+) -> Study:
+    """The study, or :class:`StudyCheckError` listing every problem of :func:`check_study`."""
+    problems = check_study(overrides, source, path, warehouse)
+    if problems:
+        raise StudyCheckError(problems)
+    return Study.from_vars(dict(overrides or {}))
+
+
+# ----------------------------------------------------------------------------- tsrate build
+
+#: run statuses whose forecasts are complete (the build can describe them)
+FORECASTED = ("forecasted", "succeeded", "build_failed", "publish_failed")
+
+
+def run_to_build(warehouse: Path, run_id: str | None = None) -> str:
+    """The run ``tsrate build`` will describe, or a one-line :class:`TsrateError` with a hint.
+
+    ``run_id`` None: the newest run whose forecasts are complete with status ``forecasted``
+    or ``succeeded`` (what the dbt var ``run_id: latest`` selects). A named run must exist
+    and have complete forecasts (any status of :data:`FORECASTED`). Without such a run the
+    build would make empty marts, so it is refused.
+    """
+    import duckdb
+
+    warehouse = Path(warehouse)
+    if not warehouse.exists():
+        raise TsrateError(
+            f"no warehouse at {warehouse}: nothing to build; `tsrate run` forecasts the study "
+            "and builds the marts"
+        )
+    try:
+        con = duckdb.connect(str(warehouse), read_only=True)
+    except duckdb.Error as exc:
+        raise TsrateError(f"cannot read the warehouse {warehouse}: {exc}") from exc
+    try:
+        has_runs = con.execute(
+            "select count(*) from duckdb_tables() where schema_name = 'raw' and table_name = 'runs'"
+        ).fetchone()[0]
+        runs = (
+            con.execute(
+                "select run_id, status from raw.runs order by started_at desc, run_id desc"
+            ).fetchall()
+            if has_runs
+            else []
+        )
+    finally:
+        con.close()
+    status = dict(runs)
+    if run_id is not None:
+        if run_id not in status:
+            raise TsrateError(f"no run {run_id!r} in raw.runs; see `tsrate runs`")
+        if status[run_id] not in FORECASTED:
+            raise TsrateError(
+                f"run {run_id!r} is {status[run_id]!r}: its forecasts are incomplete, so its "
+                "marts would be empty or partial; finish it with `tsrate run` (finished "
+                "partitions are reused) or pick another with --run-id (see `tsrate runs`)"
+            )
+        return run_id
+    for candidate, candidate_status in runs:
+        if candidate_status in ("forecasted", "succeeded"):
+            return candidate
+    newest = f" (the newest, {runs[0][0]}, is {runs[0][1]!r})" if runs else ""
+    raise TsrateError(
+        f"no forecast run to build marts for in {warehouse}{newest}: `tsrate run` forecasts "
+        "the study and builds, `tsrate import FILE --system ID` rates a model's predictions"
+    )
