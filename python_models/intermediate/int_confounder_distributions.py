@@ -1,12 +1,12 @@
 """The confounder distributions of the study (paper section 4.2; DESIGN.md method decisions).
 
-Thin wrapper over tsrate.methods.causal.estimators.study_distributions: derived from the study's companies (the
+Thin wrapper over tsrate.methods.causal.distributions.study_distributions: derived from the study's companies (the
 selected run's windows) (var confounder_distributions: derived, bounded by max_company_distributions),
 or the confounder_distributions seed restricted to the study (var confounder_distributions:
 seed). Tunables come from int_confounder_distributions.yml.
 """
 
-from tsrate.methods.causal.estimators import study_distributions
+from tsrate.methods.causal.distributions import study_distributions
 
 
 def model(dbt, session):

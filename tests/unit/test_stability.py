@@ -211,11 +211,11 @@ def test_bootstrap_summary_shares_and_point_rating() -> None:
     assert out.groupby("system_id")["rating"].first().tolist() == [1, 2, 3]
 
 
-def test_matched_rows_equals_matched_from_strata_row_by_row() -> None:
-    """The vectorised matching agrees with the reference on random strata, including rows
-    whose strata lack an arm and equal shares in different strata (ties to average)."""
-    from tsrate.methods.causal.estimators import _matched_from_strata
-    from tsrate.methods.stability import _matched_rows
+def test_matched_effects_equals_unit_level_matching_row_by_row() -> None:
+    """The one matching implementation (per-stratum sums, vectorised over rows) agrees with
+    unit-level nearest-propensity matching on random strata, including rows whose strata
+    lack an arm and equal shares in different strata (ties to average)."""
+    from tsrate.methods.causal.matching import matched_effects
 
     rng = np.random.default_rng(4)
     rows, strata = 400, 7
@@ -227,11 +227,29 @@ def test_matched_rows_equals_matched_from_strata_row_by_row() -> None:
     n_t[:, 3], n_c[:, 3] = n_t[:, 4], n_c[:, 4]  # equal shares in two strata
     sum_t = n_t * rng.normal(2.0, 1.0, size=(rows, strata))
     sum_c = n_c * rng.normal(1.0, 1.0, size=(rows, strata))
+
+    def unit_level(r: int, estimand: str) -> float:
+        """Every unit at its stratum's outcome mean, matched by brute force to all units of
+        the other arm at the minimal propensity distance (the stratum's treated share)."""
+        share = n_t[r] / np.where(n_t[r] + n_c[r] > 0, n_t[r] + n_c[r], 1.0)
+        units = []  # (score, treated, outcome)
+        for s in range(strata):
+            units += [(share[s], True, sum_t[r, s] / n_t[r, s])] * int(n_t[r, s])
+            units += [(share[s], False, sum_c[r, s] / n_c[r, s])] * int(n_c[r, s])
+        effects = []
+        for score, treated, y in units:
+            pool = [(abs(score - o_s), o_y) for o_s, o_t, o_y in units if o_t != treated]
+            nearest = min(d for d, _ in pool)
+            match = np.mean([o_y for d, o_y in pool if d <= nearest + 1e-12])
+            if treated or estimand == "ATE":
+                effects.append(y - match if treated else match - y)
+        return float(np.mean(effects))
+
     for estimand in ("ATE", "ATT"):
-        got = _matched_rows(n_t, sum_t, n_c, sum_c, estimand, 1e-12)
+        got = matched_effects(n_t, sum_t, n_c, sum_c, estimand, 1e-12)
         for r in range(rows):
             if n_t[r].sum() == 0 or n_c[r].sum() == 0:
                 assert np.isnan(got[r])
                 continue
-            ref = _matched_from_strata(n_t[r], sum_t[r], n_c[r], sum_c[r], estimand, 1e-12)
+            ref = unit_level(r, estimand)
             assert got[r] == pytest.approx(ref, rel=1e-10, abs=1e-12), (estimand, r)

@@ -11,7 +11,7 @@ been copied m times. This module does that for the robustness metrics:
   summaries: per resample the pooled two-sided Student t-test of every pair is recomputed
   from n, mean and variance of the resampled windows, vectorised over resamples and pairs.
 * :func:`effects_resampled` -- APE_o, APE_m and PIE % (paper eqs. 2-3) per distribution
-  and treatment with the closed-form stratified matching of :mod:`tsrate.methods.causal.estimators` (the
+  and treatment with the closed-form stratified matching of :func:`tsrate.methods.causal.matching.matched_effects` (the
   confounder's propensity is the stratum's treated share), from weighted per-stratum counts
   and outcome sums; the treatment draws (``treatment_assignments``) stay fixed, only the
   windows are resampled.
@@ -31,8 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tsrate.methods.causal.estimators import _check_method
-from tsrate.methods.wrs import WRS_DECIMALS, _pair_indices, _t_ppf, _validate_confidence_levels
+from tsrate.methods.causal.matching import check_method, matched_effects
+from tsrate.methods.wrs import WRS_DECIMALS, pair_indices, t_ppf, validate_confidence_levels
 
 __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
 
@@ -81,7 +81,7 @@ def wrs_resampled(
     missing = set(needed) - set(window_errors.columns)
     if missing:
         raise ValueError(f"window_errors lacks columns {sorted(missing)}")
-    levels = _validate_confidence_levels(confidence_levels)
+    levels = validate_confidence_levels(confidence_levels)
     y = window_errors[outcome].to_numpy(dtype=float)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"window_errors has NaN/infinite {outcome!r} values")
@@ -127,7 +127,7 @@ def wrs_resampled(
     new_block[1:] = block[1:] != block[:-1]
     starts = np.flatnonzero(new_block)
     sizes = np.diff(np.append(starts, n_groups))
-    ia, ib = _pair_indices(starts, sizes)
+    ia, ib = pair_indices(starts, sizes)
     # Each pair belongs to a system x perturbation: score = sum over its pairs.
     sp = groups["system_id"] + "\x1f" + groups["perturbation_id"]
     sp_codes, sp_values = pd.factorize(sp.to_numpy()[ia], sort=True)
@@ -148,7 +148,7 @@ def wrs_resampled(
     largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
     top_dof = int(2 * largest)
     table = np.full((top_dof + 1, alpha.size), np.nan)
-    table[1:] = _t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
+    table[1:] = t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
 
     def critical(dof: np.ndarray) -> np.ndarray:
         """Two-sided critical |t| per level for every dof (dof x levels); NaN for dof < 1."""
@@ -227,7 +227,7 @@ def effects_resampled(
     Returns ``(treatments, ape_matched, pie_percent)`` with arrays shaped (systems x
     resamples x distributions x treatments); NaN where an arm is empty in a resample.
     """
-    estimand = _check_method(estimand, "share")
+    estimand = check_method(estimand, "share")
     labels = [str(label) for label in labels]
     if control not in labels:
         raise ValueError(f"labels lack the control {control!r}")
@@ -286,7 +286,7 @@ def effects_resampled(
         sum_t = np.concatenate([totals[s][:, :, c] for s, c in zip(pair_sys, t_codes, strict=True)])
         n_c = np.concatenate([counts[:, :, control_code]] * pair_sys.size)
         sum_c = np.concatenate([totals[s][:, :, control_code] for s in pair_sys])
-        a_m = _matched_rows(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
+        a_m = matched_effects(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
         with np.errstate(invalid="ignore", divide="ignore"):
             a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
         a_m = a_m.reshape(pair_sys.size, n_res)
@@ -294,109 +294,6 @@ def effects_resampled(
         ape[pair_sys, :, d, pair_treat] = a_m
         pie[pair_sys, :, d, pair_treat] = p_m
     return treatments, ape, pie
-
-
-def _matched_rows(
-    n_t: np.ndarray,
-    sum_t: np.ndarray,
-    n_c: np.ndarray,
-    sum_c: np.ndarray,
-    estimand: str,
-    tol: float,
-) -> np.ndarray:
-    """APE_m of :func:`tsrate.methods.causal.estimators._matched_from_strata` for every row of (rows x strata)
-    weighted counts and outcome sums, vectorised over rows: exact stratification where every
-    present stratum holds both arms, nearest-propensity matching across strata otherwise
-    (:func:`_nearest_rows`). NaN where an arm is empty."""
-    has_t, has_c = n_t > 0, n_c > 0
-    present = has_t | has_c
-    empty_arm = ~has_t.any(axis=1) | ~has_c.any(axis=1)
-    overlap = np.all(~present | (has_t & has_c), axis=1)
-    both = has_t & has_c
-    with np.errstate(invalid="ignore", divide="ignore"):
-        y0 = np.where(both, sum_c / n_c, 0.0)
-        y1 = np.where(both, sum_t / n_t, 0.0)
-        rest = np.flatnonzero(~overlap & ~empty_arm)
-        if rest.size:
-            score = n_t[rest] / (n_t[rest] + n_c[rest])
-            y0[rest] = _nearest_rows(score, has_t[rest], has_c[rest], sum_c[rest], n_c[rest], tol)
-            y1[rest] = _nearest_rows(score, has_c[rest], has_t[rest], sum_t[rest], n_t[rest], tol)
-        treated_total = np.where(has_t, sum_t - n_t * y0, 0.0).sum(axis=1)
-        if estimand == "ATT":
-            result = treated_total / n_t.sum(axis=1)
-        else:
-            control_total = np.where(has_c, n_c * y1 - sum_c, 0.0).sum(axis=1)
-            result = (treated_total + control_total) / (n_t.sum(axis=1) + n_c.sum(axis=1))
-    return np.where(empty_arm, np.nan, result)
-
-
-def _nearest_rows(
-    score: np.ndarray,
-    query: np.ndarray,
-    pool: np.ndarray,
-    pool_sums: np.ndarray,
-    pool_counts: np.ndarray,
-    tol: float,
-) -> np.ndarray:
-    """Row-wise :func:`tsrate.methods.causal.estimators._nearest_weighted_means`: for every query stratum
-    (``query`` mask) of every row, the pooled mean outcome of the row's pool strata whose
-    score lies within the minimal distance (+ ``tol``) of its score.
-
-    Each row is sorted by score once; the nearest pool stratum at or left of / right of
-    every position comes from running maxima / minima of pool positions, and the pool
-    strata tied with it (scores within ``tol`` of their neighbour) from runs of equal
-    scores and row-wise prefix sums. Every row must hold a pool stratum.
-    """
-    rows, width = score.shape
-    present = query | pool
-    key = np.where(present, score, np.inf)
-    order = np.argsort(key, axis=1, kind="stable")
-    sorted_score = np.take_along_axis(key, order, axis=1)
-    in_pool = np.take_along_axis(pool, order, axis=1)
-    sums = np.where(in_pool, np.take_along_axis(pool_sums, order, axis=1), 0.0)
-    counts = np.where(in_pool, np.take_along_axis(pool_counts, order, axis=1), 0.0)
-    zero = np.zeros((rows, 1))
-    cum_sums = np.concatenate([zero, np.cumsum(sums, axis=1)], axis=1)
-    cum_counts = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
-    position = np.broadcast_to(np.arange(width), (rows, width))
-    # Nearest pool position at or before / at or after each position (-1 / width: none).
-    left = np.maximum.accumulate(np.where(in_pool, position, -1), axis=1)
-    right = np.minimum.accumulate(np.where(in_pool, position, width)[:, ::-1], axis=1)[:, ::-1]
-    # Runs of tied scores: first and last position of the run holding each position.
-    with np.errstate(invalid="ignore"):
-        new_run = np.ones((rows, width), dtype=bool)
-        new_run[:, 1:] = ~(np.abs(sorted_score[:, 1:] - sorted_score[:, :-1]) <= tol)
-    run_start = np.maximum.accumulate(np.where(new_run, position, 0), axis=1)
-    run_end_flag = np.ones((rows, width), dtype=bool)
-    run_end_flag[:, :-1] = new_run[:, 1:]
-    run_end = np.minimum.accumulate(np.where(run_end_flag, position, width)[:, ::-1], axis=1)
-    run_end = run_end[:, ::-1]
-
-    row_index = np.arange(rows)[:, None]
-    q_sorted = np.take_along_axis(query, order, axis=1)
-    has_left, has_right = left >= 0, right < width
-    left_c, right_c = np.maximum(left, 0), np.minimum(right, width - 1)
-    with np.errstate(invalid="ignore"):
-        d_left = np.where(has_left, sorted_score - sorted_score[row_index, left_c], np.inf)
-        d_right = np.where(has_right, sorted_score[row_index, right_c] - sorted_score, np.inf)
-    d_min = np.minimum(d_left, d_right)
-    take_left = has_left & (d_left <= d_min + tol)
-    take_right = has_right & (d_right <= d_min + tol)
-    l_lo, l_hi = run_start[row_index, left_c], run_end[row_index, left_c] + 1
-    r_lo, r_hi = run_start[row_index, right_c], run_end[row_index, right_c] + 1
-    same_run = take_left & take_right & (l_lo == r_lo)
-    take_right &= ~same_run
-
-    def window(lo: np.ndarray, hi: np.ndarray, take: np.ndarray, cum: np.ndarray) -> np.ndarray:
-        return np.where(take, cum[row_index, hi] - cum[row_index, lo], 0.0)
-
-    total = window(l_lo, l_hi, take_left, cum_sums) + window(r_lo, r_hi, take_right, cum_sums)
-    n = window(l_lo, l_hi, take_left, cum_counts) + window(r_lo, r_hi, take_right, cum_counts)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_sorted = np.where(q_sorted, total / n, 0.0)
-    out = np.zeros((rows, width))
-    np.put_along_axis(out, order, mean_sorted, axis=1)
-    return out
 
 
 def aggregate_distributions(values: np.ndarray, how: str) -> np.ndarray:

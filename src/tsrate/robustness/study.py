@@ -20,7 +20,7 @@ check collects every problem it finds instead of stopping at the first:
   [start, end] (one window), counted in the prices the run would use.
 - confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; with
   ``seed``, the override ``seeds/confounder_distributions.csv`` passes
-  :func:`tsrate.methods.causal.estimators.distribution_problems` for the study's companies (columns, unique ids,
+  :func:`tsrate.methods.causal.distributions.distribution_problems` for the study's companies (columns, unique ids,
   known confounders, positive weights, an industry and a company distribution of the study).
 
 A near miss (``arma``, ``APPL``, ``P7``) gets a did-you-mean from :mod:`difflib`.
@@ -364,7 +364,7 @@ def check_study(
     return problems
 
 
-#: values of var confounder_distributions (tsrate.methods.causal.estimators.study_distributions ``source``)
+#: values of var confounder_distributions (tsrate.methods.causal.distributions.study_distributions ``source``)
 DISTRIBUTION_SOURCES = ("derived", "seed")
 
 
@@ -375,11 +375,11 @@ def _distribution_problems(
     companies: Mapping[str, Mapping[str, str]],
 ) -> list[str]:
     """Problems of var ``confounder_distributions``: an unknown value, or (``seed``) an
-    override that :func:`tsrate.methods.causal.estimators.distribution_problems` rejects for the study's
+    override that :func:`tsrate.methods.causal.distributions.distribution_problems` rejects for the study's
     companies (the tickers with a companies row; the others are reported above).
 
     ``derived`` needs nothing and imports nothing; only ``seed`` imports pandas and
-    :mod:`tsrate.methods.causal.estimators` (the default check stays light).
+    :mod:`tsrate.methods.causal.distributions` (the default check stays light).
     """
     source = str(values.get("confounder_distributions", "derived") or "derived").strip()
     if source not in DISTRIBUTION_SOURCES:
@@ -392,7 +392,7 @@ def _distribution_problems(
         return []
     import pandas as pd
 
-    from tsrate.methods.causal.estimators import distribution_problems
+    from tsrate.methods.causal.distributions import distribution_problems
 
     seed_path = project / "seeds" / "confounder_distributions.csv"
     if not seed_path.exists():

@@ -1,7 +1,7 @@
 """The ``treatment_assignments`` mart: confounded treatment assignment (paper section 4.2,
 RQ2/RQ3; DESIGN.md method decisions) -- draw 0, the paper's single draw.
 
-Built on tsrate.methods.causal.estimators.treatment_draws (the draws of assign_treatments as codes):
+Built on tsrate.methods.causal.distributions.treatment_draws (the draws of assign_treatments as codes):
 for every confounder distribution of int_confounder_distributions and every perturbation set of
 system_perturbation_sets, each window (ticker x window_end_date of window_errors) draws one
 perturbation. Tunables come from python_models/marts/treatment_assignments.yml.
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pandas as pd
 import pyarrow as pa
 
-from tsrate.methods.causal.estimators import ASSIGNMENT_COLUMNS, treatment_draws
+from tsrate.methods.causal.distributions import ASSIGNMENT_COLUMNS, treatment_draws
 
 COLUMNS = ["run_id", "perturbation_set", *ASSIGNMENT_COLUMNS]
 #: Column types (window_end_date holds datetime.date values, stored as DATE).

@@ -5,9 +5,9 @@ The library behind the dbt models ``perturbation_effects`` and ``perturbation_ef
 
 Conventions
 -----------
-* Distributions come from :func:`tsrate.methods.causal.estimators.study_distributions` (derived from the study
+* Distributions come from :func:`tsrate.methods.causal.distributions.study_distributions` (derived from the study
   by default). Every distribution's treatment draw is repeated ``draws`` times (var
-  ``treatment_draws``): draw r uses :func:`tsrate.methods.causal.estimators.draw_seed` ``(seed, id, r)``, so draw 0
+  ``treatment_draws``): draw r uses :func:`tsrate.methods.causal.distributions.draw_seed` ``(seed, id, r)``, so draw 0
   is the paper's single draw (the one stored in ``treatment_assignments``) and
   ``draws = 1`` reproduces it exactly.
 * Per draw, APE_o, APE_m and PIE % are estimated (:func:`tsrate.methods.causal.estimators.grid_perturbation_effects`);
@@ -32,13 +32,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from tsrate.methods.causal.distributions import CONTROL, confounder_column, treatment_draws
 from tsrate.methods.causal.estimators import (
-    CONTROL,
     DISTRIBUTION_AGGREGATIONS,
     EFFECT_COLUMNS,
-    confounder_column,
     grid_perturbation_effects,
-    treatment_draws,
     worst_case,
 )
 from tsrate.methods.ratings import snap_to_zero
@@ -91,7 +89,7 @@ def draw_matrix(
     """(distributions, (draws x distributions) x units matrix of codes into ``labels``).
 
     ``units``: ticker, industry, window_end_date sorted by (ticker, window_end_date) -- the
-    order of :class:`tsrate.platform.marts_io.Units` and of :func:`tsrate.methods.causal.estimators.treatment_draws`.
+    order of :class:`tsrate.platform.marts_io.Units` and of :func:`tsrate.methods.causal.distributions.treatment_draws`.
     Row ``r * D + d`` holds draw r of distribution d (distributions in id order; those whose
     favoured value matches no unit are dropped).
     """
@@ -156,7 +154,7 @@ def study_effects(
     ``window_errors``: run_id, system_id, ticker, industry, window_end_date, perturbation_id
     and every column named in ``outcomes``; ``perturbation_sets``: system_perturbation_sets
     (run_id, system_id, perturbation_set, has_effects); ``distributions``:
-    :data:`tsrate.methods.causal.estimators.DISTRIBUTION_COLUMNS`. Each system's windows get the perturbation
+    :data:`tsrate.methods.causal.distributions.DISTRIBUTION_COLUMNS`. Each system's windows get the perturbation
     drawn for its perturbation set, ``draws`` times (see the module conventions).
 
     ``strata`` (var ``effect_strata``): what APE_m matches on. ``"confounder"`` (default, the

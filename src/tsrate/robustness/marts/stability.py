@@ -26,7 +26,8 @@ Tunables come from python_models/marts/rating_stability.yml.
 import numpy as np
 import pandas as pd
 
-from tsrate.methods.causal.estimators import CONTROL, DISTRIBUTION_AGGREGATIONS, confounder_column
+from tsrate.methods.causal.distributions import CONTROL, confounder_column
+from tsrate.methods.causal.estimators import DISTRIBUTION_AGGREGATIONS
 from tsrate.methods.ratings import (
     BOOTSTRAP_COLUMNS,
     block_bootstrap_ratings,

@@ -1,0 +1,278 @@
+"""Propensity-score matching on a discrete confounder (paper section 3.2, eq. 2: APE_m).
+
+The one matching implementation of tsrate: :func:`matched_effects` is what
+:func:`tsrate.methods.causal.estimators.perturbation_effects` (one row) and the
+block-bootstrap resampling of :func:`tsrate.methods.stability.effects_resampled` (one row per
+system x treatment x resample) evaluate.
+
+Conventions
+-----------
+* Matching is 1-nearest-neighbour on the propensity score, with replacement, AVERAGING TIES
+  (every pool unit at the minimal distance, within ``tol``, is a match).
+* The propensity of a discrete confounder is computed in closed form by default: the
+  unpenalised one-hot logistic regression's maximum-likelihood fit IS the stratum's treated
+  share (:func:`stratum_propensity`), so matching reduces to per-stratum counts and sums
+  (:func:`matched_effects`). :func:`propensity_scores` keeps the scikit-learn fit and
+  :func:`matched_logistic` the unit-level matching as the reference.
+* Effects are ``treated minus control``; the estimand is ``"ATE"`` (every unit matched) or
+  ``"ATT"`` (treated units only).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "check_method",
+    "matched_effects",
+    "matched_logistic",
+    "nearest_neighbour_means",
+    "nearest_weighted_means",
+    "propensity_scores",
+    "stratum_propensity",
+]
+
+
+def propensity_scores(
+    strata: np.ndarray, treated: np.ndarray, *, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Logistic propensity P(treated | stratum) for a discrete confounder.
+
+    ``strata`` are integer codes 0..S-1 per unit, ``treated`` booleans. The model is
+    scikit-learn ``LogisticRegression`` on the one-hot stratum (one column per stratum, no
+    intercept, so the model is identified) and UNPENALISED (``C=np.inf``, lbfgs): its maximum
+    likelihood fit is the stratum's treated share. It is fitted on the 2S distinct
+    (stratum, arm) rows with the arm counts as sample weights -- the same likelihood as
+    fitting every unit, at a fraction of the cost. A stratum with only one arm has no finite
+    MLE; lbfgs then stops with the propensity close to 0 or 1 (the convergence warning is
+    silenced; :func:`tsrate.methods.causal.estimators.perturbation_effects` reports such strata).
+
+    Returns ``(per_stratum, per_unit)`` propensities. Units of one stratum get bit-identical
+    scores, which makes the tie handling of the matching exact. :func:`stratum_propensity`
+    is the closed form of the same maximum-likelihood fit (used by default).
+    """
+    # imported here: sklearn costs about a second to import, and the study check imports
+    # this module (distribution_problems) before every run
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    strata = np.asarray(strata, dtype=np.int64)
+    treated = np.asarray(treated, dtype=bool)
+    n_strata = int(strata.max()) + 1 if strata.size else 0
+    counts = np.zeros((n_strata, 2))
+    np.add.at(counts, (strata, treated.astype(np.int64)), 1.0)
+    rows_s, rows_t = np.nonzero(counts)
+    x = np.zeros((rows_s.size, n_strata))
+    x[np.arange(rows_s.size), rows_s] = 1.0
+    model = LogisticRegression(
+        C=np.inf, fit_intercept=False, solver="lbfgs", max_iter=1000, tol=1e-10, random_state=seed
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(x, rows_t, sample_weight=counts[rows_s, rows_t])
+    per_stratum = model.predict_proba(np.eye(n_strata))[:, 1]
+    return per_stratum, per_stratum[strata]
+
+
+def stratum_propensity(n_treated: np.ndarray, n_control: np.ndarray) -> np.ndarray:
+    """Closed-form propensity of a discrete confounder: the stratum's treated share.
+
+    The unpenalised logistic regression of :func:`propensity_scores` (one-hot stratum, no
+    intercept) has one free coefficient per stratum, so its likelihood factorises by stratum
+    and each stratum's maximum-likelihood propensity is ``n_T,s / (n_T,s + n_C,s)`` -- the
+    value lbfgs converges to (to its tolerance, about 1e-8). A stratum with one arm gets
+    exactly 1 or 0 (lbfgs stops close to it). Strata of equal share get bit-identical scores
+    (``n / d`` is correctly rounded), so the tie rule of the matching sees them as tied.
+    """
+    n_treated = np.asarray(n_treated, dtype=float)
+    n_control = np.asarray(n_control, dtype=float)
+    return n_treated / (n_treated + n_control)
+
+
+def nearest_weighted_means(
+    query: np.ndarray,
+    pool_scores: np.ndarray,
+    pool_sums: np.ndarray,
+    pool_counts: np.ndarray,
+    tol: float,
+) -> np.ndarray:
+    """:func:`nearest_neighbour_means` with pool entries that stand for several units: entry
+    j holds ``pool_counts[j]`` units whose outcomes sum to ``pool_sums[j]`` (all at score
+    ``pool_scores[j]``). Result: mean outcome of all units at the minimal distance."""
+    if pool_scores.size == 0:
+        raise ValueError("cannot match: the other arm is empty")
+    uniq, inv = np.unique(pool_scores, return_inverse=True)
+    sums = np.bincount(inv, weights=pool_sums, minlength=uniq.size)
+    cnts = np.bincount(inv, weights=pool_counts, minlength=uniq.size)
+    csum = np.concatenate([[0.0], np.cumsum(sums)])
+    ccnt = np.concatenate([[0.0], np.cumsum(cnts)])
+    pos = np.searchsorted(uniq, query)
+    left = np.clip(pos - 1, 0, uniq.size - 1)
+    right = np.clip(pos, 0, uniq.size - 1)
+    d_left = np.where(pos > 0, np.abs(query - uniq[left]), np.inf)
+    d_right = np.where(pos < uniq.size, np.abs(uniq[right] - query), np.inf)
+    d_min = np.minimum(d_left, d_right)
+    lo = np.searchsorted(uniq, query - d_min - tol, side="left")
+    hi = np.searchsorted(uniq, query + d_min + tol, side="right")
+    return (csum[hi] - csum[lo]) / (ccnt[hi] - ccnt[lo])
+
+
+def nearest_neighbour_means(
+    query: np.ndarray, pool_scores: np.ndarray, pool_values: np.ndarray, *, tol: float = 1e-12
+) -> np.ndarray:
+    """1-nearest-neighbour matching on a score, with replacement, AVERAGING TIES.
+
+    For each query score, the pool units at the minimal absolute distance (within ``tol``)
+    are all matches and the result is the mean of their values. With a discrete confounder
+    a whole stratum shares one score, so this returns the stratum's mean instead of the
+    value of whichever unit happens to come first. Vectorised over distinct pool scores
+    (sort + prefix sums), O((n_query + n_pool) log n_pool).
+    """
+    pool_values = np.asarray(pool_values, dtype=float)
+    return nearest_weighted_means(
+        np.asarray(query, dtype=float),
+        np.asarray(pool_scores, dtype=float),
+        pool_values,
+        np.ones(pool_values.shape),
+        tol,
+    )
+
+
+def matched_logistic(
+    y: np.ndarray, t: np.ndarray, strata: np.ndarray, estimand: str, tol: float, seed: int
+) -> float:
+    """APE_m with the fitted logistic propensity and unit-level matching (the reference
+    implementation behind ``propensity="logistic"``)."""
+    _, codes = np.unique(strata, return_inverse=True)
+    _, e = propensity_scores(codes, t, seed=seed)
+    y0_for_treated = nearest_neighbour_means(e[t], e[~t], y[~t], tol=tol)
+    effect_treated = y[t] - y0_for_treated
+    if estimand == "ATT":
+        return float(effect_treated.mean())
+    y1_for_control = nearest_neighbour_means(e[~t], e[t], y[t], tol=tol)
+    return float((effect_treated.sum() + (y1_for_control - y[~t]).sum()) / y.size)
+
+
+def check_method(estimand: str, propensity: str) -> str:
+    """The estimand in upper case (``"ATE"`` or ``"ATT"``); raises on an unknown one or an
+    unknown ``propensity`` (``"share"`` or ``"logistic"``)."""
+    estimand = estimand.upper()
+    if estimand not in {"ATE", "ATT"}:
+        raise ValueError(f"estimand must be 'ATE' or 'ATT' (got {estimand!r})")
+    if propensity not in {"share", "logistic"}:
+        raise ValueError(f"propensity must be 'share' or 'logistic' (got {propensity!r})")
+    return estimand
+
+
+def matched_effects(
+    n_t: np.ndarray,
+    sum_t: np.ndarray,
+    n_c: np.ndarray,
+    sum_c: np.ndarray,
+    estimand: str,
+    tol: float,
+) -> np.ndarray:
+    """APE_m from per-stratum counts and outcome sums of the two arms, one estimate per row.
+
+    ``n_t``, ``sum_t``, ``n_c``, ``sum_c``: (rows x strata) unit counts (or frequency
+    weights) and outcome sums of the treated and control arm. The propensity is the closed
+    form of :func:`stratum_propensity`: every unit of a stratum has the stratum's score, so
+    matching a treated unit means taking the mean control outcome of the strata at the
+    nearest score (its own stratum, at distance 0, when it has controls; with every stratum
+    of EQUAL score, which changes nothing: pooling strata of equal propensity gives the same
+    sum as stratifying them, for ATE and ATT alike) -- and likewise for control units. So
+    the per-unit sums of the matching collapse to per-stratum sums. A row where every
+    present stratum holds both arms is exact stratification, computed directly; the other
+    rows match across strata to the nearest propensity (:func:`_nearest_rows`, ties
+    averaged within ``tol``). Vectorised over rows. NaN where an arm is empty."""
+    has_t, has_c = n_t > 0, n_c > 0
+    present = has_t | has_c
+    empty_arm = ~has_t.any(axis=1) | ~has_c.any(axis=1)
+    overlap = np.all(~present | (has_t & has_c), axis=1)
+    both = has_t & has_c
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y0 = np.where(both, sum_c / n_c, 0.0)
+        y1 = np.where(both, sum_t / n_t, 0.0)
+        rest = np.flatnonzero(~overlap & ~empty_arm)
+        if rest.size:
+            score = n_t[rest] / (n_t[rest] + n_c[rest])
+            y0[rest] = _nearest_rows(score, has_t[rest], has_c[rest], sum_c[rest], n_c[rest], tol)
+            y1[rest] = _nearest_rows(score, has_c[rest], has_t[rest], sum_t[rest], n_t[rest], tol)
+        treated_total = np.where(has_t, sum_t - n_t * y0, 0.0).sum(axis=1)
+        if estimand == "ATT":
+            result = treated_total / n_t.sum(axis=1)
+        else:
+            control_total = np.where(has_c, n_c * y1 - sum_c, 0.0).sum(axis=1)
+            result = (treated_total + control_total) / (n_t.sum(axis=1) + n_c.sum(axis=1))
+    return np.where(empty_arm, np.nan, result)
+
+
+def _nearest_rows(
+    score: np.ndarray,
+    query: np.ndarray,
+    pool: np.ndarray,
+    pool_sums: np.ndarray,
+    pool_counts: np.ndarray,
+    tol: float,
+) -> np.ndarray:
+    """Row-wise :func:`nearest_weighted_means`: for every query stratum
+    (``query`` mask) of every row, the pooled mean outcome of the row's pool strata whose
+    score lies within the minimal distance (+ ``tol``) of its score.
+
+    Each row is sorted by score once; the nearest pool stratum at or left of / right of
+    every position comes from running maxima / minima of pool positions, and the pool
+    strata tied with it (scores within ``tol`` of their neighbour) from runs of equal
+    scores and row-wise prefix sums. Every row must hold a pool stratum.
+    """
+    rows, width = score.shape
+    present = query | pool
+    key = np.where(present, score, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")
+    sorted_score = np.take_along_axis(key, order, axis=1)
+    in_pool = np.take_along_axis(pool, order, axis=1)
+    sums = np.where(in_pool, np.take_along_axis(pool_sums, order, axis=1), 0.0)
+    counts = np.where(in_pool, np.take_along_axis(pool_counts, order, axis=1), 0.0)
+    zero = np.zeros((rows, 1))
+    cum_sums = np.concatenate([zero, np.cumsum(sums, axis=1)], axis=1)
+    cum_counts = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
+    position = np.broadcast_to(np.arange(width), (rows, width))
+    # Nearest pool position at or before / at or after each position (-1 / width: none).
+    left = np.maximum.accumulate(np.where(in_pool, position, -1), axis=1)
+    right = np.minimum.accumulate(np.where(in_pool, position, width)[:, ::-1], axis=1)[:, ::-1]
+    # Runs of tied scores: first and last position of the run holding each position.
+    with np.errstate(invalid="ignore"):
+        new_run = np.ones((rows, width), dtype=bool)
+        new_run[:, 1:] = ~(np.abs(sorted_score[:, 1:] - sorted_score[:, :-1]) <= tol)
+    run_start = np.maximum.accumulate(np.where(new_run, position, 0), axis=1)
+    run_end_flag = np.ones((rows, width), dtype=bool)
+    run_end_flag[:, :-1] = new_run[:, 1:]
+    run_end = np.minimum.accumulate(np.where(run_end_flag, position, width)[:, ::-1], axis=1)
+    run_end = run_end[:, ::-1]
+
+    row_index = np.arange(rows)[:, None]
+    q_sorted = np.take_along_axis(query, order, axis=1)
+    has_left, has_right = left >= 0, right < width
+    left_c, right_c = np.maximum(left, 0), np.minimum(right, width - 1)
+    with np.errstate(invalid="ignore"):
+        d_left = np.where(has_left, sorted_score - sorted_score[row_index, left_c], np.inf)
+        d_right = np.where(has_right, sorted_score[row_index, right_c] - sorted_score, np.inf)
+    d_min = np.minimum(d_left, d_right)
+    take_left = has_left & (d_left <= d_min + tol)
+    take_right = has_right & (d_right <= d_min + tol)
+    l_lo, l_hi = run_start[row_index, left_c], run_end[row_index, left_c] + 1
+    r_lo, r_hi = run_start[row_index, right_c], run_end[row_index, right_c] + 1
+    same_run = take_left & take_right & (l_lo == r_lo)
+    take_right &= ~same_run
+
+    def window(lo: np.ndarray, hi: np.ndarray, take: np.ndarray, cum: np.ndarray) -> np.ndarray:
+        return np.where(take, cum[row_index, hi] - cum[row_index, lo], 0.0)
+
+    total = window(l_lo, l_hi, take_left, cum_sums) + window(r_lo, r_hi, take_right, cum_sums)
+    n = window(l_lo, l_hi, take_left, cum_counts) + window(r_lo, r_hi, take_right, cum_counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_sorted = np.where(q_sorted, total / n, 0.0)
+    out = np.zeros((rows, width))
+    np.put_along_axis(out, order, mean_sorted, axis=1)
+    return out
