@@ -28,12 +28,14 @@ renamed as (
 select * from renamed
 {% endmacro %}
 
-{#- The suite run a suite's marts describe (at most one row): env TSRATE_<RUN_VAR> (what a
-    suite's build sets, e.g. TSRATE_UND_SUITE_RUN_ID), else the dbt var `run_var`, or for
-    'latest' the newest run in status `ready_status` or succeeded. The env var is read only
-    when the model runs (`execute`), never while dbt parses: a new suite run id then keeps
-    dbt's partial parse (a changed --vars value re-parses the whole project). -#}
-{% macro select_suite_run(suite_runs_model, run_var, ready_status) %}
+{#- The run a layer of marts describes (at most one row): env TSRATE_<RUN_VAR> (what a
+    build sets, e.g. TSRATE_UND_SUITE_RUN_ID, or TSRATE_RUN_ID for the core), else the dbt var
+    `run_var`, or for 'latest' the newest run in status `ready_status` or succeeded.
+    `id_column` / `status_column` name the run's id and status (a suite run's by default; the
+    core's runs: run_id, run_status). The env var is read only when the model runs
+    (`execute`), never while dbt parses: a new run id then keeps dbt's partial parse (a
+    changed --vars value re-parses the whole project). -#}
+{% macro select_suite_run(suite_runs_model, run_var, ready_status, id_column='suite_run_id', status_column='suite_run_status') %}
 {%- set requested = (env_var('TSRATE_' ~ run_var | upper, '') if execute else '') or var(run_var, 'latest') -%}
 with
 
@@ -45,10 +47,10 @@ final as (
     select *
     from suite_runs
     {% if requested == 'latest' %}
-    where suite_run_status in ('{{ ready_status }}', 'succeeded')
-    qualify row_number() over (order by started_at desc, suite_run_id desc) = 1
+    where {{ status_column }} in ('{{ ready_status }}', 'succeeded')
+    qualify row_number() over (order by started_at desc, {{ id_column }} desc) = 1
     {% else %}
-    where suite_run_id = '{{ requested }}'
+    where {{ id_column }} = '{{ requested }}'
     {% endif %}
 )
 

@@ -1,4 +1,5 @@
-"""One rating helper for every suite: rate a long score table by its key columns.
+"""The rating kit of every suite: rate a long score table by its key columns, and the
+rating and rating-stability tables the suites publish.
 
 A suite's rated metrics, and which direction is better, are its *rating spec*: the rows of
 the seed ``seeds/suite_rating_specs.csv`` (suite, metric, higher_is_better, ideal), which SQL
@@ -12,6 +13,7 @@ spec does not list is an error.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Sequence
 
@@ -20,6 +22,7 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.methods.ratings import ratings_frame
+from tsrate.suites import intervals
 
 SPEC_COLUMNS = ["suite", "metric", "higher_is_better", "ideal"]
 
@@ -124,3 +127,156 @@ def rate_scores(
     for position, key in enumerate(keys):
         empty.insert(position, key, pd.Series(dtype="string"))
     return empty[[*order, system, *[c for c in empty.columns if c not in {*order, system}]]]
+
+
+# --------------------------------------------------------------------------------------
+# The rating table and the rating-stability table every suite publishes
+# --------------------------------------------------------------------------------------
+
+#: Columns of a suite's rating-stability table after its group keys and system column
+#: (``ci_low`` / ``ci_high`` only where the suite publishes intervals), before its counts.
+STABILITY_VALUES = ["raw_score", "rating", "rating_levels", "rating_reason", "share_at_rating"]
+STABILITY_TYPES = {
+    "raw_score": "float64",
+    "rating": "Int64",
+    "rating_levels": "int64",
+    "rating_reason": "string",
+    "share_at_rating": "float64",
+    "ci_low": "float64",
+    "ci_high": "float64",
+}
+
+
+def rating_table(
+    scores: pd.DataFrame,
+    suite: str,
+    keys: Sequence[str],
+    system: str,
+    levels: int,
+    specs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """A suite's ratings: :func:`rate_scores`, plus the rows a suite holds back.
+
+    Rows of ``scores`` with a non-null ``unrated_reason`` (optional column; e.g. attention
+    too close to uniform to rate) are not compared with the others: they come back with a
+    null rating and rank and that text as ``rating_reason`` (undefined scores left out),
+    sorted after the rated rows of their group. Without such rows this is
+    :func:`rate_scores` itself."""
+    held = (
+        scores["unrated_reason"].notna()
+        if "unrated_reason" in scores.columns
+        else pd.Series(False, index=scores.index)
+    )
+    rated = rate_scores(scores[~held], suite, keys, system, levels, specs)
+    unrated = scores[held]
+    unrated = unrated[np.isfinite(pd.to_numeric(unrated["raw_score"], errors="coerce"))]
+    if unrated.empty:
+        return rated
+    order = list(keys) if "metric" in keys else [*keys, "metric"]
+    directions = suite_spec(suite, specs)["higher_is_better"]
+    extra = pd.DataFrame(
+        {
+            **{k: unrated[k].to_numpy() for k in order},
+            system: unrated[system].to_numpy(),
+            "raw_score": unrated["raw_score"].astype(float).to_numpy(),
+            "rating": pd.array([None] * len(unrated), dtype="Int64"),
+            "rating_levels": int(levels),
+            "higher_is_better": [bool(directions[m]) for m in unrated["metric"]],
+            "rank": pd.array([None] * len(unrated), dtype="Int64"),
+            "rating_reason": unrated["unrated_reason"].to_numpy(dtype=object),
+        }
+    )
+    extra = extra[[c for c in rated.columns if c in extra.columns]]
+    out = pd.concat([rated, extra], ignore_index=True)
+    return out.sort_values([*order, "rank", system], na_position="last", kind="stable")[
+        rated.columns
+    ].reset_index(drop=True)
+
+
+def metric_rule(spec: pd.DataFrame, metric: str) -> tuple[float | None, bool]:
+    """``(ideal, higher_is_better)`` of ``metric`` in a suite's rating spec (:func:`suite_spec`):
+    the rule that rated its published scores (no ideal and lower-is-better where the spec
+    does not list the metric)."""
+    if metric not in spec.index:
+        return None, False
+    ideal = spec.loc[metric, "ideal"]
+    return (None if pd.isna(ideal) else float(ideal)), bool(spec.loc[metric, "higher_is_better"])
+
+
+def group_rng(seed: int, *parts: object) -> np.random.Generator:
+    """The bootstrap generator of one rated group: seeded by ``seed`` and the first four
+    bytes of sha256 of the group's key values joined by ``|`` (stable across processes)."""
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:4]
+    return np.random.default_rng([seed, int.from_bytes(digest, "little")])
+
+
+def stability_records(
+    key: dict[str, object],
+    published_rows: pd.DataFrame,
+    system: str,
+    draws: list[dict[str, float]],
+    levels: int,
+    rule: tuple[float | None, bool],
+    counts: dict[str, int],
+    *,
+    interval: bool = True,
+) -> list[dict[str, object]]:
+    """The rating-stability rows of one rated group.
+
+    ``published_rows``: the group's rows of the suite's ratings (``system``, raw_score,
+    rating, rating_reason); ``draws``: per resample, system -> re-scored value;
+    ``rule``: :func:`metric_rule`. ``share_at_rating`` is
+    :func:`tsrate.suites.intervals.stability_shares` (NaN for an unrated system or without
+    resamples); with ``interval``, ``ci_low`` / ``ci_high`` are the percentile interval of
+    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`).
+    ``key`` (the group's columns) leads every row and ``counts`` (n_resamples, n_items, ...)
+    ends it."""
+    ideal, higher = rule
+    published = {
+        getattr(row, system): None if pd.isna(row.rating) else int(row.rating)
+        for row in published_rows.itertuples(index=False)
+    }
+    shares = intervals.stability_shares(
+        published, draws, levels, ideal=ideal, higher_is_better=higher
+    )
+    records = []
+    for row in published_rows.itertuples(index=False):
+        name = getattr(row, system)
+        reason = getattr(row, "rating_reason", None)
+        record = {
+            **key,
+            system: name,
+            "raw_score": float(row.raw_score),
+            "rating": published[name],
+            "rating_levels": int(levels),
+            "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
+            "share_at_rating": shares[name],
+        }
+        if interval:
+            values = [d.get(name, np.nan) for d in draws]
+            record["ci_low"], record["ci_high"] = intervals.resampled_interval(values)
+        records.append({**record, **counts})
+    return records
+
+
+def stability_table(
+    records: list[dict[str, object]],
+    keys: Sequence[str],
+    system: str,
+    counts: Sequence[str],
+    *,
+    interval: bool = True,
+) -> pd.DataFrame:
+    """The rating-stability table of :func:`stability_records` rows: ``keys``, ``system``,
+    :data:`STABILITY_VALUES` (+ ``ci_low``, ``ci_high`` with ``interval``), ``counts``, typed
+    (keys and system as strings, counts as integers)."""
+    values = [*STABILITY_VALUES, *(["ci_low", "ci_high"] if interval else [])]
+    columns = [*keys, system, *values, *counts]
+    out = pd.DataFrame.from_records(records, columns=columns)
+    return out.astype(
+        {
+            **dict.fromkeys([*keys, system], "string"),
+            **{c: STABILITY_TYPES[c] for c in values},
+            **dict.fromkeys(counts, "int64"),
+        }
+    )

@@ -16,13 +16,18 @@ beta_auroc_margin, beta_std); the model is the rated system. Near-uniform attent
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 
 from tsrate.suites.interpretability.measures import correctness_with_chance
-from tsrate.suites.rating import rate_scores, suite_spec
+from tsrate.suites.rating import (
+    group_rng,
+    metric_rule,
+    stability_records,
+    stability_table,
+    suite_spec,
+)
+from tsrate.suites.rating import rating_table as kit_rating_table
 
 #: permuted ground truths per run for the chance level
 CHANCE_PERMUTATIONS = 100
@@ -174,39 +179,13 @@ def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Ratings per (suite run, metric, variant) by the kit's
-    :func:`tsrate.suites.rating.rate_scores` with the suite's rows of the rating specs
+    :func:`tsrate.suites.rating.rating_table` with the suite's rows of the rating specs
     (``specs``: default the seed file). ``scores``: suite_run_id, metric, variant_id,
     model_id, raw_score and optionally unrated_reason. Undefined scores are left out; rows
     with an ``unrated_reason`` are not compared with the others and come back with a null
     rating and rank and that text as ``rating_reason``."""
     keys = ["suite_run_id", "metric", "variant_id"]
-    if "unrated_reason" in scores.columns:
-        held = scores["unrated_reason"].notna()
-    else:
-        held = pd.Series(False, index=scores.index)
-    rated = rate_scores(scores[~held], "interpretability", keys, "model_id", levels, specs)
-    unrated = scores[held]
-    unrated = unrated[np.isfinite(pd.to_numeric(unrated["raw_score"], errors="coerce"))]
-    if unrated.empty:
-        return rated
-    directions = suite_spec("interpretability", specs)["higher_is_better"]
-    extra = pd.DataFrame(
-        {
-            **{k: unrated[k].to_numpy() for k in keys},
-            "model_id": unrated["model_id"].to_numpy(),
-            "raw_score": unrated["raw_score"].astype(float).to_numpy(),
-            "rating": pd.array([None] * len(unrated), dtype="Int64"),
-            "rating_levels": int(levels),
-            "higher_is_better": [bool(directions[m]) for m in unrated["metric"]],
-            "rank": pd.array([None] * len(unrated), dtype="Int64"),
-            "rating_reason": unrated["unrated_reason"].to_numpy(dtype=object),
-        }
-    )
-    extra = extra[[c for c in rated.columns if c in extra.columns]]
-    out = pd.concat([rated, extra], ignore_index=True)
-    return out.sort_values([*keys, "rank", "model_id"], na_position="last", kind="stable")[
-        rated.columns
-    ].reset_index(drop=True)
+    return kit_rating_table(scores, "interpretability", keys, "model_id", levels, specs)
 
 
 def _seed_matrix(frame: pd.DataFrame, value: str, seeds: list) -> pd.DataFrame:
@@ -240,8 +219,6 @@ def rating_stability_table(
     share; so does every model of a variant trained on fewer than two seeds (one seed
     cannot be resampled). Columns: suite_run_id, metric, variant_id, model_id, raw_score,
     rating, rating_levels, rating_reason, share_at_rating, n_resamples, n_seeds."""
-    from tsrate.suites import intervals
-
     spec = suite_spec("interpretability", specs)
     beta = attention[attention["attention"] == "beta"]
     records = []
@@ -268,8 +245,7 @@ def rating_stability_table(
             .to_numpy(dtype=float)
             for model_id, part in cells.groupby("model_id")
         }
-        digest = hashlib.sha256(f"{suite_run_id}|{variant_id}".encode()).digest()[:4]
-        rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+        rng = group_rng(seed, suite_run_id, variant_id)
         draws = (
             [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
             if len(seeds) > 1
@@ -279,60 +255,23 @@ def rating_stability_table(
             # a null published rating has a null share; leaving those models out of the
             # re-rating also keeps the near-uniform ones out, as rating_table does (a
             # compared model is null only when every compared model is)
-            published = {
-                r.model_id: int(r.rating)
-                for r in rows.itertuples(index=False)
-                if not pd.isna(r.rating)
-            }
-            compared = list(published)
-            resampled = []
-            for pick in draws:
-                values = {}
-                for model_id in compared:
-                    values[model_id] = _resampled_score(metric, model_id, pick, scores, cell_cube)
-                resampled.append(values)
-            ideal = spec.loc[metric, "ideal"] if metric in spec.index else None
-            shares = (
-                intervals.stability_shares(
-                    published,
-                    resampled,
-                    levels,
-                    ideal=None if ideal is None or pd.isna(ideal) else float(ideal),
-                    higher_is_better=bool(spec.loc[metric, "higher_is_better"]),
-                )
-                if draws
-                else {}
+            compared = [r.model_id for r in rows.itertuples(index=False) if not pd.isna(r.rating)]
+            resampled = [
+                {m: _resampled_score(metric, m, pick, scores, cell_cube) for m in compared}
+                for pick in draws
+            ]
+            records += stability_records(
+                {"suite_run_id": suite_run_id, "metric": metric, "variant_id": variant_id},
+                rows,
+                "model_id",
+                resampled,
+                levels,
+                metric_rule(spec, metric),
+                {"n_resamples": len(draws), "n_seeds": len(seeds)},
+                interval=False,
             )
-            for r in rows.itertuples(index=False):
-                records.append(
-                    {
-                        "suite_run_id": suite_run_id,
-                        "metric": metric,
-                        "variant_id": variant_id,
-                        "model_id": r.model_id,
-                        "raw_score": r.raw_score,
-                        "rating": r.rating,
-                        "rating_levels": int(levels),
-                        "rating_reason": r.rating_reason,
-                        "share_at_rating": shares.get(r.model_id, float("nan")),
-                        "n_resamples": len(draws),
-                        "n_seeds": len(seeds),
-                    }
-                )
-    columns = [
-        "suite_run_id",
-        "metric",
-        "variant_id",
-        "model_id",
-        "raw_score",
-        "rating",
-        "rating_levels",
-        "rating_reason",
-        "share_at_rating",
-        "n_resamples",
-        "n_seeds",
-    ]
-    return pd.DataFrame.from_records(records, columns=columns)
+    keys = ["suite_run_id", "metric", "variant_id"]
+    return stability_table(records, keys, "model_id", ["n_resamples", "n_seeds"], interval=False)
 
 
 def _resampled_score(metric, model_id, pick, scores, cell_cube) -> float:

@@ -41,7 +41,16 @@ import numpy as np
 import pandas as pd
 
 from tsrate.suites import intervals
-from tsrate.suites.rating import rate_scores, suite_spec
+from tsrate.suites.rating import (
+    group_rng,
+    metric_rule,
+    stability_records,
+    stability_table,
+    suite_spec,
+)
+from tsrate.suites.rating import (
+    rating_table as kit_rating_table,
+)
 from tsrate.suites.reasoning.sampling import crps_ensemble, median_forecast
 
 FORECAST_COLUMNS = [
@@ -294,26 +303,9 @@ def rating_table(
     """Ratings per (suite run, metric, task). ``scores``: suite_run_id, metric, task,
     system_id, raw_score (undefined scores are left out); ``specs``: the rating specs
     (default: the seed file)."""
-    return rate_scores(
+    return kit_rating_table(
         scores, "reasoning", ["suite_run_id", "metric", "task"], "system_id", levels, specs
     )
-
-
-STABILITY_COLUMNS = [
-    "suite_run_id",
-    "metric",
-    "task",
-    "system_id",
-    "raw_score",
-    "rating",
-    "rating_levels",
-    "rating_reason",
-    "share_at_rating",
-    "ci_low",
-    "ci_high",
-    "n_resamples",
-    "n_items",
-]
 
 
 def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
@@ -398,8 +390,7 @@ def rating_stability_table(
         wide = block.pivot_table(
             index="item_id", columns="system_id", values="value", aggfunc="mean"
         )
-        digest = hashlib.sha256(f"{suite_run_id}|{metric}|{task}".encode()).digest()[:4]
-        rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+        rng = group_rng(seed, suite_run_id, metric, task)
         matrix = wide.to_numpy(dtype=float)
         draws = []
         for _ in range(resamples):
@@ -407,51 +398,14 @@ def rating_stability_table(
             with np.errstate(invalid="ignore"):
                 means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
             draws.append(dict(zip(wide.columns, means, strict=True)))
-        published = {
-            row.system_id: None if pd.isna(row.rating) else int(row.rating)
-            for row in published_rows.itertuples(index=False)
-        }
-        ideal = spec.loc[metric, "ideal"] if metric in spec.index else None
-        shares = intervals.stability_shares(
-            published,
+        records += stability_records(
+            {"suite_run_id": suite_run_id, "metric": metric, "task": task},
+            published_rows,
+            "system_id",
             draws,
             levels,
-            ideal=None if ideal is None or pd.isna(ideal) else float(ideal),
-            higher_is_better=bool(spec.loc[metric, "higher_is_better"])
-            if metric in spec.index
-            else False,
+            metric_rule(spec, metric),
+            {"n_resamples": resamples, "n_items": len(matrix)},
         )
-        for row in published_rows.itertuples(index=False):
-            reason = getattr(row, "rating_reason", None)
-            low, high = intervals.resampled_interval([d.get(row.system_id, np.nan) for d in draws])
-            records.append(
-                {
-                    "suite_run_id": suite_run_id,
-                    "metric": metric,
-                    "task": task,
-                    "system_id": row.system_id,
-                    "raw_score": float(row.raw_score),
-                    "rating": None if pd.isna(row.rating) else int(row.rating),
-                    "rating_levels": levels,
-                    "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
-                    "share_at_rating": shares[row.system_id],
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n_resamples": resamples,
-                    "n_items": len(matrix),
-                }
-            )
-    out = pd.DataFrame.from_records(records, columns=STABILITY_COLUMNS)
-    return out.astype(
-        {
-            "raw_score": "float64",
-            "rating": "Int64",
-            "rating_levels": "int64",
-            "rating_reason": "string",
-            "share_at_rating": "float64",
-            "ci_low": "float64",
-            "ci_high": "float64",
-            "n_resamples": "int64",
-            "n_items": "int64",
-        }
-    )
+    keys = ["suite_run_id", "metric", "task"]
+    return stability_table(records, keys, "system_id", ["n_resamples", "n_items"])

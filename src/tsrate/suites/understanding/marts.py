@@ -53,7 +53,16 @@ import numpy as np
 import pandas as pd
 
 from tsrate.suites import intervals
-from tsrate.suites.rating import rate_scores, suite_spec
+from tsrate.suites.rating import (
+    group_rng,
+    metric_rule,
+    stability_records,
+    stability_table,
+    suite_spec,
+)
+from tsrate.suites.rating import (
+    rating_table as kit_rating_table,
+)
 from tsrate.suites.understanding.tasks import Parsed, f1_macro, score_answer
 
 NUMERIC_TASKS = ("retrieval", "arithmetic_min", "arithmetic_max")
@@ -355,7 +364,7 @@ def rating_table(
         mean = frame.groupby(group, as_index=False)["raw_score"].mean()
         parts.append(mean.assign(metric=metric))
     frame = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
-    return rate_scores(
+    return kit_rating_table(
         frame,
         "understanding",
         ["suite_run_id", "metric", "prompting", "feature"],
@@ -363,30 +372,6 @@ def rating_table(
         levels,
         specs,
     )
-
-
-STABILITY_COLUMNS = [
-    "suite_run_id",
-    "prompting",
-    "metric",
-    "feature",
-    "system_id",
-    "raw_score",
-    "rating",
-    "rating_levels",
-    "rating_reason",
-    "share_at_rating",
-    "ci_low",
-    "ci_high",
-    "n_resamples",
-    "n_prompts",
-]
-
-
-def _reason(row) -> str | None:
-    """The ``rating_reason`` of a published rating row (None where it has none)."""
-    value = getattr(row, "rating_reason", None)
-    return None if value is None or pd.isna(value) else str(value)
 
 
 def _groups(column: str, block: pd.DataFrame) -> list[tuple]:
@@ -467,9 +452,6 @@ def rating_stability_table(
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
     records = []
     for metric, (tasks, column) in RATED_METRICS.items():
-        ideal = spec.loc[metric, "ideal"] if metric in spec.index else None
-        ideal = None if ideal is None or pd.isna(ideal) else float(ideal)
-        higher = bool(spec.loc[metric, "higher_is_better"]) if metric in spec.index else False
         part = scored[scored["task"].isin(tasks)]
         for (suite_run_id, prompting, feature), block in part.groupby(
             ["suite_run_id", "prompting", "feature"]
@@ -487,67 +469,29 @@ def rating_stability_table(
             block = block.assign(_prompt_index=block["prompt_key"].map(index))
             labels = sorted({c for k in keys for c in class_sets.get(k, ())})
             systems = {s: _groups(column, b) for s, b in block.groupby("system_id")}
-            published = {
-                row.system_id: None if pd.isna(row.rating) else int(row.rating)
-                for row in published_rows.itertuples(index=False)
-            }
-            rng = np.random.default_rng(
-                [seed, _bootstrap_seed(*_seed_parts((suite_run_id, prompting, metric, feature), 1))]
-            )
+            rng = group_rng(seed, *_seed_parts((suite_run_id, prompting, metric, feature), 1))
             draws = []
             for _ in range(resamples):
                 weights = np.bincount(rng.integers(0, len(keys), len(keys)), minlength=len(keys))
                 draws.append(
                     {
                         s: _metric_value(column, systems[s], weights, labels)
-                        for s in published
+                        for s in published_rows["system_id"]
                         if s in systems
                     }
                 )
-            shares = intervals.stability_shares(
-                published, draws, levels, ideal=ideal, higher_is_better=higher
+            group = {"suite_run_id": suite_run_id, "prompting": prompting}
+            records += stability_records(
+                {**group, "metric": metric, "feature": feature},
+                published_rows,
+                "system_id",
+                draws,
+                levels,
+                metric_rule(spec, metric),
+                {"n_resamples": resamples, "n_prompts": len(keys)},
             )
-            for row in published_rows.itertuples(index=False):
-                low, high = intervals.resampled_interval(
-                    [d.get(row.system_id, np.nan) for d in draws]
-                )
-                records.append(
-                    {
-                        "suite_run_id": suite_run_id,
-                        "prompting": prompting,
-                        "metric": metric,
-                        "feature": feature,
-                        "system_id": row.system_id,
-                        "raw_score": float(row.raw_score),
-                        "rating": None if pd.isna(row.rating) else int(row.rating),
-                        "rating_levels": levels,
-                        "rating_reason": _reason(row),
-                        "share_at_rating": shares[row.system_id],
-                        "ci_low": low,
-                        "ci_high": high,
-                        "n_resamples": resamples,
-                        "n_prompts": len(keys),
-                    }
-                )
-    out = pd.DataFrame.from_records(records, columns=STABILITY_COLUMNS)
-    return out.astype(
-        {
-            "suite_run_id": "string",
-            "prompting": "string",
-            "metric": "string",
-            "feature": "string",
-            "system_id": "string",
-            "raw_score": "float64",
-            "rating": "Int64",
-            "rating_levels": "int64",
-            "rating_reason": "string",
-            "share_at_rating": "float64",
-            "ci_low": "float64",
-            "ci_high": "float64",
-            "n_resamples": "int64",
-            "n_prompts": "int64",
-        }
-    )
+    keys = ["suite_run_id", "prompting", "metric", "feature"]
+    return stability_table(records, keys, "system_id", ["n_resamples", "n_prompts"])
 
 
 POSITION_COLUMNS = [
