@@ -41,16 +41,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate.suites import intervals
-from tsrate.suites.rating import (
-    group_rng,
-    metric_rule,
-    stability_records,
-    stability_table,
-    suite_spec,
-)
-from tsrate.suites.rating import (
-    rating_table as kit_rating_table,
-)
+from tsrate.suites import rating as kit
 from tsrate.suites.reasoning.sampling import crps_ensemble, median_forecast
 
 FORECAST_COLUMNS = [
@@ -303,7 +294,7 @@ def rating_table(
     """Ratings per (suite run, metric, task). ``scores``: suite_run_id, metric, task,
     system_id, raw_score (undefined scores are left out); ``specs``: the rating specs
     (default: the seed file)."""
-    return kit_rating_table(
+    return kit.rating_table(
         scores, "reasoning", ["suite_run_id", "metric", "task"], "system_id", levels, specs
     )
 
@@ -377,7 +368,7 @@ def rating_stability_table(
     ``rating_stability``), so every rated score -- series_gap and context_gain included --
     carries an interval. ``rating_levels`` and ``rating_reason`` are copied from
     ``ratings``."""
-    spec = suite_spec("reasoning", specs)
+    spec = kit.suite_spec("reasoning", specs)
     records = []
     for (suite_run_id, metric, task), block in values.groupby(["suite_run_id", "metric", "task"]):
         published_rows = ratings[
@@ -390,7 +381,7 @@ def rating_stability_table(
         wide = block.pivot_table(
             index="item_id", columns="system_id", values="value", aggfunc="mean"
         )
-        rng = group_rng(seed, suite_run_id, metric, task)
+        rng = kit.group_rng(seed, suite_run_id, metric, task)
         matrix = wide.to_numpy(dtype=float)
         draws = []
         for _ in range(resamples):
@@ -398,14 +389,14 @@ def rating_stability_table(
             with np.errstate(invalid="ignore"):
                 means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
             draws.append(dict(zip(wide.columns, means, strict=True)))
-        records += stability_records(
+        records += kit.stability_records(
             {"suite_run_id": suite_run_id, "metric": metric, "task": task},
             published_rows,
             "system_id",
             draws,
             levels,
-            metric_rule(spec, metric),
+            kit.metric_rule(spec, metric),
             {"n_resamples": resamples, "n_items": len(matrix)},
         )
     keys = ["suite_run_id", "metric", "task"]
-    return stability_table(records, keys, "system_id", ["n_resamples", "n_items"])
+    return kit.stability_table(records, keys, "system_id", ["n_resamples", "n_items"])

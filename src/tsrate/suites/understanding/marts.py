@@ -53,16 +53,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate.suites import intervals
-from tsrate.suites.rating import (
-    group_rng,
-    metric_rule,
-    stability_records,
-    stability_table,
-    suite_spec,
-)
-from tsrate.suites.rating import (
-    rating_table as kit_rating_table,
-)
+from tsrate.suites import rating as kit
 from tsrate.suites.understanding.tasks import Parsed, f1_macro, score_answer
 
 NUMERIC_TASKS = ("retrieval", "arithmetic_min", "arithmetic_max")
@@ -364,7 +355,7 @@ def rating_table(
         mean = frame.groupby(group, as_index=False)["raw_score"].mean()
         parts.append(mean.assign(metric=metric))
     frame = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
-    return kit_rating_table(
+    return kit.rating_table(
         frame,
         "understanding",
         ["suite_run_id", "metric", "prompting", "feature"],
@@ -448,7 +439,7 @@ def rating_stability_table(
     (:func:`tsrate.suites.intervals.resampled_interval`; like the core's
     ``rating_stability``): the interval of the rated score itself (a mean over formats).
     ``rating_levels`` and ``rating_reason`` are copied from ``ratings``."""
-    spec = suite_spec("understanding", specs)
+    spec = kit.suite_spec("understanding", specs)
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
     records = []
     for metric, (tasks, column) in RATED_METRICS.items():
@@ -469,7 +460,7 @@ def rating_stability_table(
             block = block.assign(_prompt_index=block["prompt_key"].map(index))
             labels = sorted({c for k in keys for c in class_sets.get(k, ())})
             systems = {s: _groups(column, b) for s, b in block.groupby("system_id")}
-            rng = group_rng(seed, *_seed_parts((suite_run_id, prompting, metric, feature), 1))
+            rng = kit.group_rng(seed, *_seed_parts((suite_run_id, prompting, metric, feature), 1))
             draws = []
             for _ in range(resamples):
                 weights = np.bincount(rng.integers(0, len(keys), len(keys)), minlength=len(keys))
@@ -481,17 +472,17 @@ def rating_stability_table(
                     }
                 )
             group = {"suite_run_id": suite_run_id, "prompting": prompting}
-            records += stability_records(
+            records += kit.stability_records(
                 {**group, "metric": metric, "feature": feature},
                 published_rows,
                 "system_id",
                 draws,
                 levels,
-                metric_rule(spec, metric),
+                kit.metric_rule(spec, metric),
                 {"n_resamples": resamples, "n_prompts": len(keys)},
             )
     keys = ["suite_run_id", "prompting", "metric", "feature"]
-    return stability_table(records, keys, "system_id", ["n_resamples", "n_prompts"])
+    return kit.stability_table(records, keys, "system_id", ["n_resamples", "n_prompts"])
 
 
 POSITION_COLUMNS = [
