@@ -443,7 +443,7 @@ def test_the_t_distribution_functions_equal_scipy_stats_everywhere():
 
     from scipy import stats as scipy_stats
 
-    from tsrate.methods.wrs import _t_cdf, _t_ppf, _t_sf
+    from tsrate.methods.wrs import _t_cdf, t_ppf, _t_sf
 
     def same(a, b):
         return (np.isnan(a) and np.isnan(b)) or a == b
@@ -455,12 +455,12 @@ def test_the_t_distribution_functions_equal_scipy_stats_everywhere():
         assert same(float(_t_sf(x, dof)), float(scipy_stats.t.sf(x, dof))), (dof, x)
         assert same(float(_t_cdf(x, dof)), float(scipy_stats.t.cdf(x, dof))), (dof, x)
     for dof, q in itertools.product(dofs, qs):
-        assert same(float(_t_ppf(q, dof)), float(scipy_stats.t.ppf(q, dof))), (dof, q)
+        assert same(float(t_ppf(q, dof)), float(scipy_stats.t.ppf(q, dof))), (dof, q)
     grid = np.linspace(-8, 8, 401)
     assert np.array_equal(_t_sf(grid, 13), scipy_stats.t.sf(grid, 13))
     levels = np.array([0.9, 0.95, 0.99])
     dof_grid = np.arange(1, 300)[:, None]
     assert np.array_equal(
-        _t_ppf(1 - (1 - levels[None, :]) / 2, dof_grid),
+        t_ppf(1 - (1 - levels[None, :]) / 2, dof_grid),
         scipy_stats.t.ppf(1 - (1 - levels[None, :]) / 2, dof_grid),
     )

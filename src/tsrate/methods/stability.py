@@ -31,8 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tsrate.methods.causal.estimators import _check_method
-from tsrate.methods.wrs import WRS_DECIMALS, _pair_indices, _t_ppf, _validate_confidence_levels
+from tsrate.methods.causal.estimators import check_method
+from tsrate.methods.wrs import WRS_DECIMALS, pair_indices, t_ppf, validate_confidence_levels
 
 __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
 
@@ -81,7 +81,7 @@ def wrs_resampled(
     missing = set(needed) - set(window_errors.columns)
     if missing:
         raise ValueError(f"window_errors lacks columns {sorted(missing)}")
-    levels = _validate_confidence_levels(confidence_levels)
+    levels = validate_confidence_levels(confidence_levels)
     y = window_errors[outcome].to_numpy(dtype=float)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"window_errors has NaN/infinite {outcome!r} values")
@@ -127,7 +127,7 @@ def wrs_resampled(
     new_block[1:] = block[1:] != block[:-1]
     starts = np.flatnonzero(new_block)
     sizes = np.diff(np.append(starts, n_groups))
-    ia, ib = _pair_indices(starts, sizes)
+    ia, ib = pair_indices(starts, sizes)
     # Each pair belongs to a system x perturbation: score = sum over its pairs.
     sp = groups["system_id"] + "\x1f" + groups["perturbation_id"]
     sp_codes, sp_values = pd.factorize(sp.to_numpy()[ia], sort=True)
@@ -148,7 +148,7 @@ def wrs_resampled(
     largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
     top_dof = int(2 * largest)
     table = np.full((top_dof + 1, alpha.size), np.nan)
-    table[1:] = _t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
+    table[1:] = t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
 
     def critical(dof: np.ndarray) -> np.ndarray:
         """Two-sided critical |t| per level for every dof (dof x levels); NaN for dof < 1."""
@@ -227,7 +227,7 @@ def effects_resampled(
     Returns ``(treatments, ape_matched, pie_percent)`` with arrays shaped (systems x
     resamples x distributions x treatments); NaN where an arm is empty in a resample.
     """
-    estimand = _check_method(estimand, "share")
+    estimand = check_method(estimand, "share")
     labels = [str(label) for label in labels]
     if control not in labels:
         raise ValueError(f"labels lack the control {control!r}")

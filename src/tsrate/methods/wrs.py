@@ -88,7 +88,7 @@ def _t_cdf(t, dof):  # noqa: ANN001, ANN202 - as scipy.stats.t.cdf
     return _special.stdtr(dof, np.asarray(t, dtype=float))
 
 
-def _t_ppf(q, dof):  # noqa: ANN001, ANN202 - as scipy.stats.t.ppf (stdtrit(df, 0) is +inf)
+def t_ppf(q, dof):  # noqa: ANN001, ANN202 - as scipy.stats.t.ppf (stdtrit(df, 0) is +inf)
     q = np.asarray(q, dtype=float)
     quantile = _special.stdtrit(dof, q)
     return np.where((q == 0.0) & ~np.isnan(quantile), -np.inf, quantile)
@@ -192,7 +192,7 @@ def student_t_test(
 # --------------------------------------------------------------------------------------
 
 
-def _validate_confidence_levels(confidence_levels: pd.DataFrame) -> pd.DataFrame:
+def validate_confidence_levels(confidence_levels: pd.DataFrame) -> pd.DataFrame:
     missing = {"confidence", "weight"} - set(confidence_levels.columns)
     if missing:
         raise ValueError(f"confidence_levels lacks columns {sorted(missing)}")
@@ -257,7 +257,7 @@ def _t_tests_from_summaries(
     return t, dof, p
 
 
-def _pair_indices(block_starts: np.ndarray, block_sizes: np.ndarray) -> tuple[np.ndarray, ...]:
+def pair_indices(block_starts: np.ndarray, block_sizes: np.ndarray) -> tuple[np.ndarray, ...]:
     """Row indices (a, b) of every unordered pair inside each block, in the order of
     ``itertools.combinations`` over the block's rows, blocks in order."""
     firsts: list[np.ndarray] = []
@@ -332,7 +332,7 @@ def weighted_rejection_pairs(
     missing = needed - set(window_errors.columns)
     if missing:
         raise ValueError(f"window_errors lacks columns {sorted(missing)}")
-    levels = _validate_confidence_levels(confidence_levels)
+    levels = validate_confidence_levels(confidence_levels)
 
     frame = window_errors[sorted(needed)]
     values = frame[outcome].to_numpy(dtype=float)
@@ -371,7 +371,7 @@ def weighted_rejection_pairs(
         sizes = np.diff(np.append(starts, len(summary)))
     else:
         starts = sizes = np.zeros(0, dtype=np.int64)
-    ia, ib = _pair_indices(starts, sizes)
+    ia, ib = pair_indices(starts, sizes)
 
     n = summary["n"].to_numpy(dtype=np.int64)
     mean = summary["mean"].to_numpy(dtype=float)
@@ -394,7 +394,7 @@ def weighted_rejection_pairs(
     n_pairs = ia.size
     # t_critical depends on (dof, level) only: one ppf per distinct dof and level.
     dofs, dof_index = np.unique(dof, return_inverse=True)
-    critical = _t_ppf(1.0 - alpha[None, :] / 2.0, dofs[:, None]).reshape(dofs.size, n_levels)
+    critical = t_ppf(1.0 - alpha[None, :] / 2.0, dofs[:, None]).reshape(dofs.size, n_levels)
 
     def per_pair(column: str) -> np.ndarray:
         return np.repeat(summary[column].to_numpy(dtype=object)[ia], n_levels)

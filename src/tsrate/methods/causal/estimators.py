@@ -774,7 +774,7 @@ _EFFECT_TYPES = {
 }
 
 
-def _check_method(estimand: str, propensity: str) -> str:
+def check_method(estimand: str, propensity: str) -> str:
     estimand = estimand.upper()
     if estimand not in {"ATE", "ATT"}:
         raise ValueError(f"estimand must be 'ATE' or 'ATT' (got {estimand!r})")
@@ -876,7 +876,7 @@ def perturbation_effects(
     :func:`grid_perturbation_effects` computes the same for many distributions at once from
     a (unit x perturbation) outcome matrix.
     """
-    estimand = _check_method(estimand, propensity)
+    estimand = check_method(estimand, propensity)
     column = confounder_column(confounder)
     unit_columns = list(unit_columns)
     needed = {"perturbation_id", column, outcome}
@@ -960,7 +960,7 @@ def grid_perturbation_effects(
     (``propensity="share"``), same checks. Returns :data:`EFFECT_COLUMNS` with a leading
     ``draw`` column (the row of ``assigned``; 0 for a 1-D ``assigned``).
     """
-    estimand = _check_method(estimand, "share")
+    estimand = check_method(estimand, "share")
     outcomes = np.asarray(outcomes, dtype=float)
     labels = np.asarray([str(p) for p in perturbations], dtype=object)
     if outcomes.ndim != 2 or outcomes.shape[1] != labels.size:
