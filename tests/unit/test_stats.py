@@ -443,7 +443,7 @@ def test_the_t_distribution_functions_equal_scipy_stats_everywhere():
 
     from scipy import stats as scipy_stats
 
-    from tsrate.methods.wrs import _t_cdf, t_ppf, _t_sf
+    from tsrate.methods.wrs import _t_cdf, _t_sf, t_ppf
 
     def same(a, b):
         return (np.isnan(a) and np.isnan(b)) or a == b

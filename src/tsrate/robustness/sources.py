@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import importlib.util
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,6 +55,18 @@ class PriceValidationError(TsrateError):
         super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
 
 
+def skfolio_sample_path() -> Path | None:
+    """skfolio's bundled ``sp500_dataset.csv.gz``, located without importing skfolio."""
+    spec = importlib.util.find_spec("skfolio")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / "datasets" / "data" / "sp500_dataset.csv.gz"
+        if path.exists():
+            return path
+    return None
+
+
 def _skfolio_sp500_wide() -> pd.DataFrame:
     """skfolio's S&P 500 sample as ``load_sp500_dataset`` returns it (dates x tickers).
 
@@ -61,8 +74,6 @@ def _skfolio_sp500_wide() -> pd.DataFrame:
     ``import skfolio`` imports scikit-learn and SciPy (1.2 s, the most of an ingest); else
     through skfolio's own loader."""
     import gzip
-
-    from tsrate.robustness.study import skfolio_sample_path
 
     path = skfolio_sample_path()
     if path is None:
