@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import importlib.util
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
+from tsrate.robustness.sample import skfolio_sample_path
 
 PRICE_COLUMNS = ["ticker", "price_date", "close"]
 #: What a ticker may look like (after trimming and upper-casing).
@@ -53,18 +53,6 @@ class PriceValidationError(TsrateError):
         self.problems = list(problems)
         # one line (the CLI prints one line per error; Prefect logs repeat it)
         super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
-
-
-def skfolio_sample_path() -> Path | None:
-    """skfolio's bundled ``sp500_dataset.csv.gz``, located without importing skfolio."""
-    spec = importlib.util.find_spec("skfolio")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "datasets" / "data" / "sp500_dataset.csv.gz"
-        if path.exists():
-            return path
-    return None
 
 
 def _skfolio_sp500_wide() -> pd.DataFrame:

@@ -42,6 +42,7 @@ from typing import Any
 
 from tsrate import TsrateError
 from tsrate.config import Study, project_dir, project_vars, warehouse_path
+from tsrate.robustness.sample import skfolio_sample_path
 
 #: the CLI flag that sets each study var (for the hints)
 FLAGS = {
@@ -123,8 +124,6 @@ def skfolio_trading_days(start: dt.date | None, end: dt.date | None) -> dict[str
     With no valid period every ticker maps to -1 (present, days unknown); None when
     skfolio's file cannot be found.
     """
-    from tsrate.robustness.sources import skfolio_sample_path  # sources loads pandas: on use
-
     path = skfolio_sample_path()
     if path is None:
         return None
