@@ -1,7 +1,7 @@
 """Pipeline flow behind ``tsrate run``: ingest (when needed), forecast, build, publish.
 
-``tsrate run`` calls :func:`run_pipeline`: with a Prefect API configured (``PREFECT_API_URL``:
-``tsrate serve``'s server, ``prefect server start``, a deployment run) the flows are
+``tsrate run`` starts :func:`pipeline_flow` by its entrypoint, as ``prefect.yaml`` names it:
+with a Prefect API configured (``PREFECT_API_URL``: ``tsrate serve``'s server, ``prefect server start``, a deployment run) the flows are
 orchestrated and recorded there; without one they run in this process as plain functions,
 so no temporary Prefect server is started per command (it cost 10-50 s per run and could
 outlive a killed run). ``TSRATE_PREFECT=always`` orchestrates anyway (a temporary server,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -25,7 +24,6 @@ from tsrate.config import Study, warehouse_path
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import warehouse_writer
 from tsrate.platform.orchestration import call as _call
-from tsrate.platform.orchestration import run_flow
 from tsrate.platform.progress import phase, run_logger
 from tsrate.platform.publish import publish
 from tsrate.platform.warehouse import close_interrupted_runs, connect, set_run_status
@@ -52,13 +50,6 @@ def _close_interrupted_runs(warehouse: str) -> list[tuple[str, str]]:
     """
     with connect(warehouse) as con:
         return close_interrupted_runs(con)
-
-
-def run_pipeline(**parameters: Any) -> str:
-    """``pipeline_flow`` as ``tsrate run`` runs it: orchestrated when a Prefect API is
-    configured (or ``TSRATE_PREFECT=always``, or the Dask path), in-process otherwise."""
-    dask = resolve_dask_address(parameters.get("dask_address"))
-    return run_flow(pipeline_flow, needs_prefect=bool(dask), **parameters)
 
 
 @flow(name="tsrate-pipeline")

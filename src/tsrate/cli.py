@@ -78,9 +78,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         # second, so this is most of what stands before the build's first model
         dbt.prepare_build(warehouse_path(), args.select)
         try:
-            from flows.pipeline import run_pipeline
+            from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
+            from tsrate.platform.orchestration import run_flow
+            from tsrate.robustness.forecast.distributed import resolve_dask_address
 
-            run_id = run_pipeline(
+            # orchestrated when a Prefect API is configured (or TSRATE_PREFECT=always, or
+            # the Dask path), in this process as a plain function otherwise
+            run_id = run_flow(
+                load_entrypoint(PIPELINE_FLOW),
+                needs_prefect=bool(resolve_dask_address(args.dask)),
                 overrides=_study_overrides(args),
                 source=source,
                 path=path,
@@ -210,11 +216,11 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from flows.train_vit import train_vit_flow
+    from tsrate.platform.entrypoints import TRAIN_VIT_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
 
     paths = run_flow(
-        train_vit_flow,
+        load_entrypoint(TRAIN_VIT_FLOW),
         system=args.system,
         force=args.force,
         overrides=_study_overrides(args),

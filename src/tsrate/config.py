@@ -138,8 +138,8 @@ class Study:
 
         return cls(
             tickers=tuple(t.upper() for t in as_tuple(values["study_tickers"])),
-            start=_as_date(values["study_start"], "study_start"),
-            end=_as_date(values["study_end"], "study_end"),
+            start=as_date(values["study_start"], "study_start"),
+            end=as_date(values["study_end"], "study_end"),
             context_length=int(values.get("context_length", 80)),
             horizon=int(values.get("horizon", 20)),
             stride=int(values.get("stride", 1)),
@@ -182,7 +182,7 @@ class Study:
         return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
 
 
-def _as_date(value: Any, name: str) -> dt.date:
+def as_date(value: Any, name: str) -> dt.date:
     if isinstance(value, dt.datetime):
         return value.date()
     if isinstance(value, dt.date):

@@ -10,7 +10,7 @@ import pytest
 from tsrate import TsrateError
 from tsrate.methods.ratings import ratings_frame
 from tsrate.platform.warehouse import connect
-from tsrate.suites import SUITES
+from tsrate.suites import SUITES, unbuilt_suite_marts
 from tsrate.suites.lifecycle import (
     ensure_suite_tables,
     finish_suite_run,
@@ -18,7 +18,6 @@ from tsrate.suites.lifecycle import (
     start_suite_run,
     suite_run_status,
 )
-from tsrate.suites.publishing import unbuilt_suite_marts
 from tsrate.suites.rating import RatingSpecError, load_rating_specs, rate_scores
 
 

@@ -141,7 +141,7 @@ def standardise(contexts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return (filled - mean[:, None]) / std[:, None], mean, std
 
 
-def _resample_matrix(length: int, columns: int) -> np.ndarray:
+def resample_matrix(length: int, columns: int) -> np.ndarray:
     """(length × columns) linear-interpolation matrix from ``length`` samples to ``columns``."""
     targets = np.linspace(0.0, length - 1, columns)
     lower = np.clip(np.floor(targets).astype(int), 0, length - 2)
@@ -211,7 +211,7 @@ def vit_num_spec_images(contexts: np.ndarray, size: int = IMAGE_SIZE) -> np.ndar
         raise TsrateError(f"the ViT-num-spec image is {IMAGE_SIZE} × {IMAGE_SIZE}, got {size}")
     standardised, _, _ = standardise(contexts)
     n_windows, length = standardised.shape
-    to_columns = _resample_matrix(length, IMAGE_SIZE).astype(np.float32)
+    to_columns = resample_matrix(length, IMAGE_SIZE).astype(np.float32)
     stripe = (standardised.astype(np.float32) @ to_columns + STRIPE_CLIP) / (2 * STRIPE_CLIP)
     magnitudes = cwt_magnitudes(standardised).reshape(-1, length) @ to_columns
     magnitudes = magnitudes.reshape(n_windows, SPECTROGRAM_ROWS, IMAGE_SIZE)
@@ -236,7 +236,7 @@ def line_plot_images(
     filled = fill_missing(contexts)
     n_windows, length = filled.shape
     plot_width = width - 2 * margin
-    columns = filled @ _resample_matrix(length, plot_width)
+    columns = filled @ resample_matrix(length, plot_width)
     low = columns.min(axis=1, keepdims=True)
     span = columns.max(axis=1, keepdims=True) - low
     relative = np.where(span > 1e-12, (columns - low) / np.where(span > 1e-12, span, 1.0), 0.5)

@@ -305,10 +305,10 @@ class LinePlotSentiment:
 
 def _resize_bilinear(images: np.ndarray, size: int) -> np.ndarray:
     """(windows × H × W × 3) uint8 → (windows × size × size × 3) float32 in [0, 1]."""
-    from tsrate.inputs.images import _resample_matrix
+    from tsrate.inputs.images import resample_matrix
 
-    rows = _resample_matrix(images.shape[1], size).astype(np.float32)
-    columns = _resample_matrix(images.shape[2], size).astype(np.float32)
+    rows = resample_matrix(images.shape[1], size).astype(np.float32)
+    columns = resample_matrix(images.shape[2], size).astype(np.float32)
     scaled = images.astype(np.float32) / 255.0
     return np.einsum("bhwc,hi,wj->bijc", scaled, rows, columns)
 

@@ -56,7 +56,7 @@ def lock_path(warehouse: str | Path) -> Path:
     return warehouse.with_name(warehouse.name + ".lock")
 
 
-def _holder(fd: int) -> str:
+def lock_holder(fd: int) -> str:
     try:
         text = os.pread(fd, 4096, 0).decode(errors="replace").strip()
         info = json.loads(text)
@@ -104,7 +104,7 @@ def writer_lock(
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                holder = _holder(fd)
+                holder = lock_holder(fd)
                 if time.monotonic() >= deadline:
                     waited = f" after waiting {timeout:.0f}s" if timeout > 0 else ""
                     raise WarehouseBusy(

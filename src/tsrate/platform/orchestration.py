@@ -40,7 +40,7 @@ def run_flow(flow: Any, needs_prefect: bool = False, **parameters: Any) -> Any:
     if prefect_api_configured():
         return flow(**parameters)
     if mode == "always" or needs_prefect:
-        from tsrate.platform.serve import owned_prefect_server
+        from tsrate.platform.prefect_server import owned_prefect_server
 
         with owned_prefect_server(ui=False):
             return flow(**parameters)

@@ -40,6 +40,7 @@ import duckdb
 from tsrate import TsrateError
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import duckdb_settings
+from tsrate.suites import unbuilt_suite_marts  # the registry: a leaf module
 
 PUBLISHED_SCHEMAS = ("marts", "seeds")
 SNAPSHOT_NAME = "tsrate.duckdb"
@@ -180,8 +181,6 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
         {"schemas": list(PUBLISHED_SCHEMAS)},
     ).fetchall()
     # marts of a suite that never succeeded are empty leftovers: leave them out
-    from tsrate.suites.publishing import unbuilt_suite_marts
-
     unbuilt = unbuilt_suite_marts(con)
     relations = [r for r in relations if not (r[0] == "marts" and r[1] in unbuilt)]
     if not any(schema == "marts" for schema, _, _ in relations):

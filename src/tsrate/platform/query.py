@@ -140,10 +140,10 @@ def live_reader(warehouse: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            from tsrate.platform.locking import _holder
+            from tsrate.platform.locking import lock_holder
 
             raise TsrateError(
-                f"the live warehouse {warehouse} is being written by {_holder(fd)}; a --live "
+                f"the live warehouse {warehouse} is being written by {lock_holder(fd)}; a --live "
                 "query would get in its way. Query the published snapshot (drop --live), or "
                 "wait for the writer to finish"
             ) from None

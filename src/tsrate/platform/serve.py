@@ -16,24 +16,14 @@ deployment. ``prefect.yaml`` at the repository root describes the same deploymen
 
 Schedules need a Prefect server with its services (the scheduler creates the runs):
 ``tsrate serve`` uses the one ``PREFECT_API_URL`` names, else starts its own
-(:func:`owned_prefect_server`: ``prefect server start`` with the UI, on a free local port,
+(:func:`tsrate.platform.prefect_server.owned_prefect_server`: ``prefect server start`` with the UI, on a free local port,
 killed with ``tsrate serve``) and says where its UI is. ``nightly_rating: true`` (var) or
 ``tsrate serve --nightly-rating`` makes the nightly deployment a full rating too.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tsrate import TsrateError
@@ -107,7 +97,9 @@ def build_deployments(config: ScheduleConfig | None = None) -> list[RunnerDeploy
     """The nightly and weekly deployments of the pipeline flow (not yet served)."""
     from prefect.schedules import Cron
 
-    from flows.pipeline import pipeline_flow
+    from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
+
+    pipeline_flow = load_entrypoint(PIPELINE_FLOW)
 
     config = config or ScheduleConfig.from_vars()
     parameters = deployment_parameters(config)
@@ -143,6 +135,8 @@ def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN
         say(f"serving on the Prefect API {PREFECT_API_URL.value()}")
         _serve(config)
         return
+    from tsrate.platform.prefect_server import owned_prefect_server
+
     with owned_prefect_server(ui=True) as url:
         say(f"started a Prefect server for the schedules; UI and runs: {url.removesuffix('/api')}")
         _serve(config)
@@ -156,74 +150,3 @@ def _serve(config: ScheduleConfig) -> None:
     deployments = build_deployments(config)
     ensure_writer_limit()
     prefect_serve(*deployments)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _die_with_parent() -> None:  # runs in the forked child, before exec
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
-@contextlib.contextmanager
-def owned_prefect_server(
-    ui: bool = False, timeout: float = 120.0, log_file: Path | None = None
-) -> Iterator[str]:
-    """A ``prefect server start`` (its services, the UI when ``ui``) on a free local port, for
-    this process only: ``PREFECT_API_URL`` points at it inside the block; it is stopped when
-    the block ends and killed by the kernel if this process dies (``PR_SET_PDEATHSIG``), so a
-    killed command leaves no server behind. Yields the API URL."""
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    from tsrate import TsrateError
-
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
-    command += ["--port", str(port)] + ([] if ui else ["--no-ui"])
-    env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false")
-    env.pop("PREFECT_API_URL", None)
-    output = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115
-    process = subprocess.Popen(
-        command, env=env, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
-    )
-    try:
-        import httpx
-
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise TsrateError(
-                    f"the Prefect server exited at start (code {process.returncode}); start "
-                    "one yourself (`prefect server start`) and set PREFECT_API_URL"
-                )
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise TsrateError(
-                    f"the Prefect server did not answer within {timeout:.0f}s; start one "
-                    "yourself (`prefect server start`) and set PREFECT_API_URL"
-                )
-            time.sleep(0.2)
-        with temporary_settings({PREFECT_API_URL: url}):
-            os.environ["PREFECT_API_URL"] = url  # for child processes (flow runs of serve)
-            try:
-                yield url
-            finally:
-                os.environ.pop("PREFECT_API_URL", None)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if output is not subprocess.DEVNULL:
-            output.close()

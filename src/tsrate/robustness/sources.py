@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
+from tsrate.robustness.sample import skfolio_sample_path
 
 PRICE_COLUMNS = ["ticker", "price_date", "close"]
 #: What a ticker may look like (after trimming and upper-casing).
@@ -61,8 +62,6 @@ def _skfolio_sp500_wide() -> pd.DataFrame:
     ``import skfolio`` imports scikit-learn and SciPy (1.2 s, the most of an ingest); else
     through skfolio's own loader."""
     import gzip
-
-    from tsrate.robustness.study import skfolio_sample_path
 
     path = skfolio_sample_path()
     if path is None:

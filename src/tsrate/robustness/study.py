@@ -36,13 +36,13 @@ import csv
 import datetime as dt
 import difflib
 import gzip
-import importlib.util
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tsrate import TsrateError
 from tsrate.config import Study, project_dir, project_vars, warehouse_path
+from tsrate.robustness.sample import skfolio_sample_path
 
 #: the CLI flag that sets each study var (for the hints)
 FLAGS = {
@@ -118,18 +118,6 @@ def _int(values: Mapping[str, Any], name: str, default: int, problems: list[str]
 # ----------------------------------------------------------------------------- prices
 
 
-def skfolio_sample_path() -> Path | None:
-    """skfolio's bundled ``sp500_dataset.csv.gz``, located without importing skfolio."""
-    spec = importlib.util.find_spec("skfolio")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "datasets" / "data" / "sp500_dataset.csv.gz"
-        if path.exists():
-            return path
-    return None
-
-
 def skfolio_trading_days(start: dt.date | None, end: dt.date | None) -> dict[str, int] | None:
     """Trading days with a close in [start, end] per ticker of the bundled sample.
 
@@ -164,7 +152,7 @@ def file_trading_days(
     path: str | Path, start: dt.date | None, end: dt.date | None, problems: list[str]
 ) -> dict[str, int]:
     """Trading days per ticker of a price file (read and validated as ``tsrate ingest`` does)."""
-    from tsrate.robustness.sources import PriceValidationError, read_price_file
+    from tsrate.robustness.sources import PriceValidationError, read_price_file  # pandas: on use
 
     try:
         prices = read_price_file(path)

@@ -19,8 +19,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+from typing import TYPE_CHECKING
 
 from tsrate import TsrateError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,3 +107,32 @@ def get_suite(name: str) -> Suite:
     if name not in SUITES:
         raise TsrateError(f"unknown suite {name!r}: choose from {', '.join(sorted(SUITES))}")
     return SUITES[name]
+
+
+def unbuilt_suite_marts(con: DuckDBPyConnection, database: str = "live") -> set[str]:
+    """Names of the ``marts`` relations of ``database`` that belong to a suite without a
+    ``succeeded`` run (their marts are empty or stale leftovers: not published)."""
+    exists = con.execute(
+        "select count(*) from duckdb_tables() where database_name = ? "
+        "and schema_name = 'raw' and table_name = 'suite_runs'",
+        [database],
+    ).fetchone()[0]
+    built: set[str] = set()
+    if exists:
+        built = {
+            row[0]
+            for row in con.execute(
+                f"select distinct suite from {database}.raw.suite_runs where status = 'succeeded'"
+            ).fetchall()
+        }
+    relations = [
+        row[0]
+        for row in con.execute(
+            "select table_name from duckdb_tables() where database_name = ? "
+            "and schema_name = 'marts' union all select view_name from duckdb_views() "
+            "where database_name = ? and schema_name = 'marts'",
+            [database, database],
+        ).fetchall()
+    ]
+    prefixes = [f"{s.prefix}_" for s in SUITES.values() if s.name not in built]
+    return {name for name in relations if name.startswith(tuple(prefixes))}

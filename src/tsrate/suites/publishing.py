@@ -7,7 +7,7 @@ the core; ``published_runs`` gets a row whose ``run_id`` is the suite run id and
 ``study`` is null) and writes the suite's report from that snapshot.
 
 The snapshot holds the marts of a suite only once the suite has a ``succeeded`` run
-(:func:`unbuilt_suite_marts`): a warehouse whose suite never ran publishes no empty
+(:func:`tsrate.suites.unbuilt_suite_marts`): a warehouse whose suite never ran publishes no empty
 ``<prefix>_*`` marts. Every publish (core or suite) copies the live marts, so the core's
 publish keeps the latest suite results and a suite's publish keeps the core's.
 
@@ -22,45 +22,15 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.suites import SUITES, Suite, get_suite
+from tsrate.suites import Suite, get_suite
 
 
 def report_path(warehouse: Path, suite: str) -> Path:
     """``<warehouse folder>/reports/<suite>.html``, the default report of a suite."""
     return Path(warehouse).parent / "reports" / f"{suite}.html"
-
-
-def unbuilt_suite_marts(con: duckdb.DuckDBPyConnection, database: str = "live") -> set[str]:
-    """Names of the ``marts`` relations of ``database`` that belong to a suite without a
-    ``succeeded`` run (their marts are empty or stale leftovers: not published)."""
-    exists = con.execute(
-        "select count(*) from duckdb_tables() where database_name = ? "
-        "and schema_name = 'raw' and table_name = 'suite_runs'",
-        [database],
-    ).fetchone()[0]
-    built: set[str] = set()
-    if exists:
-        built = {
-            row[0]
-            for row in con.execute(
-                f"select distinct suite from {database}.raw.suite_runs where status = 'succeeded'"
-            ).fetchall()
-        }
-    relations = [
-        row[0]
-        for row in con.execute(
-            "select table_name from duckdb_tables() where database_name = ? "
-            "and schema_name = 'marts' union all select view_name from duckdb_views() "
-            "where database_name = ? and schema_name = 'marts'",
-            [database, database],
-        ).fetchall()
-    ]
-    prefixes = [f"{s.prefix}_" for s in SUITES.values() if s.name not in built]
-    return {name for name in relations if name.startswith(tuple(prefixes))}
 
 
 def write_suite_report(suite: Suite | str, snapshot: Path, output: Path) -> Path:

@@ -596,13 +596,13 @@ def settings_from_vars(
     """The variant's training settings from ``dbt_project.yml`` vars (see the module doc);
     ``tickers`` are the study's (excluded from training); with ``study_period`` a training
     period overlapping it is an error (it would leak the study's market into the weights)."""
-    from tsrate.config import _as_date
+    from tsrate.config import as_date
 
     if system_id not in VARIANTS:
         raise TsrateError(f"unknown ViT-num-spec variant {system_id!r}; known: {sorted(VARIANTS)}")
     start_var, end_var, start_default, end_default = VARIANTS[system_id]
-    train_start = _as_date(variables.get(start_var, start_default), start_var)
-    train_end = _as_date(variables.get(end_var, end_default), end_var)
+    train_start = as_date(variables.get(start_var, start_default), start_var)
+    train_end = as_date(variables.get(end_var, end_default), end_var)
     if study_period is not None and train_start <= study_period[1] and train_end >= study_period[0]:
         raise TsrateError(
             f"{system_id}: training period {train_start}..{train_end} overlaps the study period "
@@ -662,7 +662,7 @@ def show_input(
     (:func:`tsrate.robustness.forecast.execute.make_batch`, then the system's own
     :meth:`VitNumSpecSystem.model_images` over the batch, so P6's sentiment stripe is the
     one the run drew) and the window's image picked out. Errors name what is wrong."""
-    from tsrate.config import _as_date
+    from tsrate.config import as_date
     from tsrate.inputs.perturbations import PERTURBATIONS
     from tsrate.robustness.forecast.execute import load_series, make_batch
     from tsrate.systems.registry import create_system, load_systems_seed
@@ -691,7 +691,7 @@ def show_input(
             f"{ticker} is not a study ticker (study: {list(study.tickers)}); pass --tickers to "
             "show a window of another study"
         )
-    day = _as_date(window_end, "--date")
+    day = as_date(window_end, "--date")
     system = create_system(implementation, study, companies)
     series = load_series(con, dataclasses.replace(study, tickers=(ticker,)))[ticker]
     batch = make_batch(study, series, perturbation_id)

@@ -178,10 +178,10 @@ def forecast_partition_file(
     reuse_file: bool = True,
 ) -> str:
     """Worker side: forecast one partition into its file (or keep the file already there)."""
-    from tsrate.robustness.forecast.execute import _forecast_partition
+    from tsrate.robustness.forecast.execute import forecast_partition
 
     path = partition_file(folder, partition.input_key)
     if reuse_file and path.exists():
         return str(path)
-    forecasts, seconds = _forecast_partition(study_json, companies, partition.system_id, batch)
+    forecasts, seconds = forecast_partition(study_json, companies, partition.system_id, batch)
     return str(write_partition_file(folder, partition, batch.window_end_dates, forecasts, seconds))

@@ -255,7 +255,7 @@ def _llm_cache_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         os.environ.pop(name, None)
 
 
-def _forecast_partition(
+def forecast_partition(
     study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch
 ):
     """Worker entry point: build (once per process) the system and forecast one batch."""
@@ -662,7 +662,7 @@ def _run_forecasts(
         for partition in todo:
             record(
                 partition,
-                _forecast_partition(study_json, companies, partition.system_id, batches[partition]),
+                forecast_partition(study_json, companies, partition.system_id, batches[partition]),
             )
     elif todo:
         context = multiprocessing.get_context("spawn")
@@ -683,7 +683,7 @@ def _run_forecasts(
                 partition = next(waiting, None)
                 if partition is not None:
                     future = pool.submit(
-                        _forecast_partition,
+                        forecast_partition,
                         study_json,
                         companies,
                         partition.system_id,

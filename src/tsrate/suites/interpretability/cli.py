@@ -48,13 +48,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    from flows.interpretability import interpretability_flow
+    from tsrate.platform.entrypoints import INTERPRETABILITY_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
 
     if args.seeds is not None and not args.seeds:
         raise TsrateError("--seeds names no seed")
     suite_run_id = run_flow(
-        interpretability_flow,
+        load_entrypoint(INTERPRETABILITY_FLOW),
         config_name=args.config,
         datasets=args.datasets,
         models=args.models,

@@ -112,11 +112,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    from flows.reasoning import reasoning_flow
+    from tsrate.platform.entrypoints import REASONING_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
 
     suite_run_id = run_flow(
-        reasoning_flow,
+        load_entrypoint(REASONING_FLOW),
         import_path=args.import_path,
         llms=args.llm,
         references=not args.no_references,

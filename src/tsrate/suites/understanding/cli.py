@@ -70,7 +70,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    from flows.understanding import understanding_flow
+    from tsrate.platform.entrypoints import UNDERSTANDING_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
 
     if args.cot_parser and args.prompting == "zero_shot":
@@ -78,7 +78,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             "--cot-parser reads chain-of-thought replies: add --prompting cot or --prompting both"
         )
     suite_run_id = run_flow(
-        understanding_flow,
+        load_entrypoint(UNDERSTANDING_FLOW),
         config_name=args.config,
         llm=list(args.llm),
         references=not args.no_reference,
