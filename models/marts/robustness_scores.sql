@@ -29,6 +29,7 @@ wrs_rows as (
         cast(null as double) as oracle_score,
         cast(null as double) as score_spread,
         cast(null as integer) as n_draws,
+        cast(null as integer) as n_draws_left_out,
         'sum' as aggregation,
         cast(null as varchar) as estimand,
     from wrs
@@ -51,6 +52,7 @@ effect_rows as (
         oracle_score,
         score_spread,
         n_draws,
+        n_draws_left_out,
         aggregation,
         estimand,
     from effect_scores
@@ -110,6 +112,7 @@ final as (
         cast(oracle_rank_correlation as double) as oracle_rank_correlation,
         cast(score_spread as double) as score_spread,
         cast(n_draws as integer) as n_draws,
+        cast(n_draws_left_out as integer) as n_draws_left_out,
         cast(n_systems as integer) as n_systems,
         cast(n_systems < 2 or group_max > group_min as boolean) as separates_systems,
         cast(case

@@ -67,7 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.file:
         source, path = "file", args.file
     # every problem of the study, in about a second, before Prefect or any model is imported
-    require_valid_study(_study_overrides(args), source, path)
+    require_valid_study(_study_overrides(args), source, path, warn=print)
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):

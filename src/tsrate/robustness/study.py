@@ -36,7 +36,7 @@ import csv
 import datetime as dt
 import difflib
 import gzip
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -227,12 +227,14 @@ def check_study(
     path: str | Path | None = None,
     warehouse: Path | None = None,
     project: Path | None = None,
+    warnings: list[str] | None = None,
 ) -> list[str]:
     """Every problem of the study (``dbt_project.yml`` vars, then ``overrides``), one line each.
 
     ``source`` / ``path``: where ``tsrate run`` will take missing prices from (see the module
     docstring); ``warehouse``: the live file (default: :func:`tsrate.config.warehouse_path`).
-    An empty list means the study can run.
+    An empty list means the study can run. ``warnings`` (when given) receives lines that do
+    not stop the run (:func:`empty_arm_warning`).
     """
     project = Path(project) if project else project_dir()
     values = project_vars()
@@ -349,6 +351,23 @@ def check_study(
                 "period (--start, --end) or shorten the window (--context-length, --horizon)"
             )
     problems.extend(_distribution_problems(values, project, tickers, companies))
+    if warnings is not None and not problems and available and needed and stride:
+        windows = {
+            t: (available[t] - needed) // stride + 1
+            for t in dict.fromkeys(tickers)
+            if available.get(t, -1) >= needed
+        }
+        industry_of = {t: (companies[t].get("industry") or "").strip() for t in windows}
+        treatments = len([p for p in dict.fromkeys(perturbations) if p != "P0"])
+        line = empty_arm_warning(
+            windows,
+            industry_of,
+            treatments,
+            _int(values, "treatment_draws", 16, []) or 1,
+            _int(values, "max_company_distributions", 24, []) or 0,
+        )
+        if windows and line:
+            warnings.append(line)
     return problems
 
 
@@ -451,12 +470,83 @@ def require_valid_study(
     source: str = "auto",
     path: str | Path | None = None,
     warehouse: Path | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Study:
-    """The study, or :class:`StudyCheckError` listing every problem of :func:`check_study`."""
-    problems = check_study(overrides, source, path, warehouse)
+    """The study, or :class:`StudyCheckError` listing every problem of :func:`check_study`.
+
+    ``warn`` receives one line per warning (:func:`empty_arm_warning`: a study too small for
+    its treatment draws); warnings never stop the run.
+    """
+    warnings: list[str] = []
+    problems = check_study(overrides, source, path, warehouse, warnings=warnings)
     if problems:
         raise StudyCheckError(problems)
+    for line in warnings:
+        if warn is not None:
+            warn(f"warning: {line}")
     return Study.from_vars(dict(overrides or {}))
+
+
+#: expected draws with an empty arm above which the study check warns
+EMPTY_ARM_WARNING = 0.05
+
+
+def expected_empty_arm_draws(
+    windows_by_ticker: Mapping[str, int],
+    industry_of: Mapping[str, str],
+    treatments: int,
+    draws: int,
+    max_company_distributions: int = 24,
+    treated_weight: float = 2.0,
+    control_weight: float = 1.0,
+) -> float:
+    """Expected number of (distribution, draw) pairs whose draw leaves an arm empty.
+
+    The derived distributions (one per industry, one per company up to the bound) favour
+    their value: a favoured window draws P0 with probability c / (c + k t) and each
+    treatment t / (c + k t), every other window uniformly 1 / (k + 1) (c = control_weight,
+    t = treated_weight, k = ``treatments``). An arm is empty with probability
+    prod_i (1 - p_i) over the windows; the union over the k + 1 arms is bounded above by the
+    sum (exact enough for a warning). Pure arithmetic, no pandas: the check stays fast.
+    """
+    if treatments < 1 or draws < 1:
+        return 0.0
+    uniform = 1.0 / (treatments + 1)
+    favoured_total = control_weight + treatments * treated_weight
+    arms = [control_weight / favoured_total] + [treated_weight / favoured_total] * treatments
+    tickers = sorted(windows_by_ticker)
+    industries = sorted({industry_of[t] for t in tickers})
+    groups = [[t for t in tickers if industry_of[t] == i] for i in industries]
+    companies = [[t] for t in tickers][: max(0, int(max_company_distributions))]
+    expected = 0.0
+    for favoured in [*groups, *companies]:
+        n_favoured = sum(windows_by_ticker[t] for t in favoured)
+        n_other = sum(windows_by_ticker.values()) - n_favoured
+        p_empty = sum(min(1.0, (1 - arm) ** n_favoured * (1 - uniform) ** n_other) for arm in arms)
+        expected += min(1.0, p_empty) * draws
+    return expected
+
+
+def empty_arm_warning(
+    windows_by_ticker: Mapping[str, int],
+    industry_of: Mapping[str, str],
+    treatments: int,
+    draws: int,
+    max_company_distributions: int = 24,
+) -> str | None:
+    """One line when a study is too small for its treatment draws, else None."""
+    expected = expected_empty_arm_draws(
+        windows_by_ticker, industry_of, treatments, draws, max_company_distributions
+    )
+    if expected < EMPTY_ARM_WARNING:
+        return None
+    fewest = min(windows_by_ticker.values())
+    return (
+        f"the study is small for its {draws} treatment draws: with {fewest} windows per "
+        f"ticker about {expected:.1f} draws are expected to leave an arm empty (no window "
+        "drawn P0 or a treatment); they are left out of the APE/PIE means and counted in "
+        "marts.robustness_scores.n_draws_left_out (widen the period or lower --stride)"
+    )
 
 
 # ----------------------------------------------------------------------------- tsrate build

@@ -14,6 +14,13 @@ Conventions
   the published value is their MEAN over draws and the spread their sample standard
   deviation over draws (ddof = 1; NaN for one draw). PIE % is averaged per draw
   (mean of | |APE_o,r| - |APE_m,r| | x 100), not recomputed from the mean APEs.
+* A draw that leaves an arm empty (no window drawn the control P0, or none drawn the
+  treatment) cannot estimate that effect: it is LEFT OUT of that distribution's mean for
+  that treatment, never an error. ``n_draws`` counts the draws used and
+  ``n_draws_left_out`` those left out (``draws = n_draws + n_draws_left_out``); a
+  (distribution, treatment) whose every draw is left out has no row. Leaving a draw out
+  conditions the mean on both arms being non-empty; where no draw is empty (the default
+  study) the estimate is exactly that of every draw.
 * The oracle (true effect: every window ran under every perturbation) is kept beside the
   estimate: ``ape_oracle`` (mean over draws; the ATE oracle is the same in every draw) and
   ``matching_error = ape_matched - ape_oracle``.
@@ -66,10 +73,12 @@ EFFECTS_COLUMNS = [
     "ape_observational_sd",
     "ape_matched_sd",
     "pie_percent_sd",
+    "n_draws_left_out",
 ]
 _TEXT = ["run_id", "system_id", "distribution_id", "confounder", "favored_value"]
 _TEXT += ["perturbation_set", "perturbation_id", "estimand", "outcome"]
 _INTEGER = ["n_treated", "n_control", "strata_without_overlap", "n_strata", "n_draws"]
+_INTEGER += ["n_draws_left_out"]
 _NUMBER = ["ape_observational", "ape_matched", "ape_oracle", "matching_error", "pie_percent"]
 _NUMBER += ["ape_observational_sd", "ape_matched_sd", "pie_percent_sd"]
 EFFECTS_SCHEMA = {
@@ -112,13 +121,17 @@ def draw_matrix(
     return frame.reset_index(drop=True), np.vstack(rows)
 
 
-def summarise_draws(per_draw: pd.DataFrame, n_distributions: int) -> pd.DataFrame:
+def summarise_draws(
+    per_draw: pd.DataFrame, n_distributions: int, draws: int | None = None
+) -> pd.DataFrame:
     """Mean and spread over draws of :func:`grid_perturbation_effects` rows.
 
     ``per_draw`` has a ``draw`` column numbering rows ``r * n_distributions + d``. Returns
     one row per (distribution index ``d``, perturbation_id) with the means (counts rounded
     to integers), ``*_sd`` (sample standard deviation, ddof = 1; NaN for one draw), the max
-    of the overlap counts and ``n_draws``.
+    of the overlap counts, ``n_draws`` (draws with both arms) and ``n_draws_left_out``
+    (``draws - n_draws``: draws of the distribution without this treatment's row because an
+    arm was empty; 0 when ``draws`` is None).
     """
     frame = per_draw.copy()
     frame["d"] = frame["draw"] % n_distributions
@@ -132,6 +145,8 @@ def summarise_draws(per_draw: pd.DataFrame, n_distributions: int) -> pd.DataFram
         out[column] = grouped[column].max()
     out["estimand"] = grouped["estimand"].first()
     out["n_draws"] = grouped.size().astype("int64")
+    left_out = 0 if draws is None else int(draws) - out["n_draws"]
+    out["n_draws_left_out"] = pd.Series(left_out, index=out.index).astype("int64")
     for column in ("ape_observational", "ape_matched", "pie_percent"):
         out[f"{column}_sd"] = grouped[column].std(ddof=1)
     # one draw: the mean IS that draw (bit for bit), as the paper's single draw
@@ -190,17 +205,28 @@ def study_effects(
                     raise ValueError(f"run {run_id}: unknown confounder {confounder!r}")
                 codes.append(units.strata[column])
             codes = codes * int(draws)
+            # draws without a control window estimate nothing: left out (module conventions)
+            kept = np.flatnonzero((matrix == labels.index(CONTROL)).any(axis=1))
+            if kept.size == 0:
+                continue
             for system_id in sorted(systems["system_id"]):
                 system_errors = errors.loc[errors["system_id"] == system_id]
                 for outcome in outcomes:
                     grid = outcome_grid(system_errors, units, labels, outcome, system_id)
                     try:
                         per_draw = grid_perturbation_effects(
-                            grid, labels, matrix, codes, CONTROL, estimand, outcome=outcome
+                            grid,
+                            labels,
+                            matrix[kept],
+                            [codes[i] for i in kept],
+                            CONTROL,
+                            estimand,
+                            outcome=outcome,
                         )
                     except ValueError as err:
                         raise ValueError(f"run {run_id}, system {system_id!r}: {err}") from err
-                    effects = summarise_draws(per_draw, n_dist)
+                    per_draw["draw"] = kept[per_draw["draw"].to_numpy()]
+                    effects = summarise_draws(per_draw, n_dist, draws)
                     for column in _NUMBER:  # floating noise of 0 is stored as 0
                         effects[column] = snap_to_zero(effects[column].to_numpy())
                     d = effects.pop("d").to_numpy()
@@ -236,6 +262,7 @@ SCORE_COLUMNS = [
     "raw_score",
     "score_spread",
     "n_draws",
+    "n_draws_left_out",
     "oracle_score",
     "n_distributions",
     "worst_distribution_id",
@@ -247,7 +274,7 @@ _SCORE_TEXT += ["metric", "worst_distribution_id", "aggregation", "estimand"]
 SCORE_SCHEMA = {
     **dict.fromkeys(_SCORE_TEXT, "string"),
     **dict.fromkeys(["raw_score", "score_spread", "oracle_score"], "float64"),
-    **dict.fromkeys(["n_distributions", "n_draws"], "int64"),
+    **dict.fromkeys(["n_distributions", "n_draws", "n_draws_left_out"], "int64"),
 }
 
 
@@ -276,7 +303,8 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     worst case); ``mean`` -- their means. ``score_spread``: the standard error over draws of
     the score, i.e. the standard deviation over draws (see :func:`_spread`) divided by
     sqrt(n_draws), because the score rated is the mean of the draws (NaN for one draw); ``oracle_score`` aggregates |ape_oracle| the same way (APE
-    rows; NaN for PIE, which has no oracle).
+    rows; NaN for PIE, which has no oracle). ``n_draws_left_out``: draws left out of the
+    distributions' means because an arm was empty, summed over the distributions.
     """
     if aggregation not in DISTRIBUTION_AGGREGATIONS:
         raise ValueError(
@@ -289,6 +317,9 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     effects = effects.copy()
     effects["confounder"] = effects["confounder"].replace({"ticker": "company"})
     n_draws = effects.groupby(SCORE_KEYS, sort=True)["n_draws"].max().rename("n_draws")
+    if "n_draws_left_out" not in effects.columns:  # rows from before draws were left out
+        effects["n_draws_left_out"] = 0
+    left_out = effects.groupby(SCORE_KEYS, sort=True)["n_draws_left_out"].sum()
 
     ape = worst_case(effects, SCORE_KEYS, "ape_matched", ape_how).rename(
         columns={"ape_matched": "raw_score"}
@@ -319,6 +350,7 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     out = out.rename(columns={"n_values": "n_distributions"})
     out["metric"] = out["measure"] + "_" + out["confounder"]
     out = out.merge(n_draws.reset_index(), on=SCORE_KEYS, how="left")
+    out = out.merge(left_out.reset_index(), on=SCORE_KEYS, how="left")
     # The rated score is a MEAN over draws: its spread is the standard error over draws.
     out["score_spread"] = out["score_spread"] / np.sqrt(out["n_draws"].astype(float))
     estimands = effects.groupby(SCORE_KEYS)["estimand"].first().rename("estimand").reset_index()
