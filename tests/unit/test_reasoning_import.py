@@ -239,7 +239,12 @@ def test_the_evaluation_files_five_categories_import_as_their_own_categories(tmp
         (lambda r: r.update(label=4), r"field 'label': 4 is outside the 4 options"),
         (lambda r: r.update(label="maybe"), r"field 'label': 'maybe' is not one of the options"),
         (lambda r: r.pop("option_2"), r"field 'option_0': numbered options must run"),
-        (lambda r: r.update(options=OPTIONS), r"field 'options': give options or option_0"),
+        (
+            lambda r: r.update(options=[*OPTIONS[:3], "many visitors"]),
+            r":1: field 'options': options and option_0, option_1, option_2, option_3 of item "
+            r"'q-explanation' differ",
+        ),
+        (lambda r: r.update(options=OPTIONS[:3]), r"field 'options': options and option_0"),
         (lambda r: r.pop("label"), r"field 'answer_index': missing \(give answer_index"),
     ],
 )
@@ -248,3 +253,15 @@ def test_bad_answer_shapes_are_rejected(tmp_path, change, expected):
     change(row)
     with pytest.raises(DatasetError, match=expected):
         import_items(write(tmp_path / "bad.jsonl", [row]))
+
+
+@pytest.mark.parametrize("answer", [{"label": 2}, {"answer_index": 2}, {"label": "no change"}])
+def test_public_question_files_with_options_and_option_fields_import(tmp_path, answer):
+    """The public question files carry ``options`` and ``option_0..3`` (the same texts) with
+    ``label`` or ``answer_index``: they import as published."""
+    row = {k: v for k, v in evaluation_row("explanation", 0).items() if k != "label"}
+    row.update(options=[f" {o}" for o in OPTIONS], **answer)  # stray blanks: the same texts
+    items = import_items(write(tmp_path / "public.jsonl", [row]))
+    assert [item.options for item in items] == [tuple(OPTIONS)]
+    assert items[0].answer_index == 2
+    assert "ignored_fields" not in items[0].params  # options: used, not ignored

@@ -8,7 +8,8 @@ their fields:
   texts), ``metadata`` (object), ``series`` (list of at least :data:`MIN_LENGTH` finite
   numbers); optional ``category`` (the scenario's domain).
 - **question**: ``category``, ``question`` (text), the options (``options``, a list of 2-10
-  distinct texts, or ``option_0``, ``option_1``, ... as separate fields), the answer and the
+  distinct texts, or ``option_0``, ``option_1``, ... as separate fields, or both when they
+  hold the same texts, as the public question files do), the answer and the
   series it asks about: its own ``series`` or the ``uuid`` of a series row of the same file.
   The answer, in any of the shapes the reference repository (behavioral-data/TSandLanguage)
   writes or reads: ``answer_index`` (its MCQ builders), ``label_index`` (its QA writer's
@@ -339,11 +340,24 @@ def normal_category(text: str) -> str:
 
 
 def _options(row: dict, line: int, problems: _Problems):
-    """``options`` (a list) or ``option_0``, ``option_1``, ... (contiguous from 0)."""
+    """``options`` (a list) or ``option_0``, ``option_1``, ... (contiguous from 0), or both
+    when they agree (the public question files carry both, with the same texts)."""
     numbered = sorted((f for f in row if f.startswith("option_")), key=lambda f: (len(f), f))
     if "options" in row and numbered:
-        problems.add(line, "options", "give options or option_0.., not both")
-        return None
+        listed = row["options"]
+        fields = [row[f] for f in numbered]
+        if not isinstance(listed, list) or [_strip(o) for o in listed] != [
+            _strip(o) for o in fields
+        ]:
+            item = f" of item {row['uuid']!r}" if isinstance(row.get("uuid"), str) else ""
+            problems.add(
+                line,
+                "options",
+                f"options and {', '.join(numbered)}{item} differ; give one of them, or both "
+                "with the same texts",
+            )
+            return None
+        numbered = []  # the same texts: validated once, as ``options``
     if "options" in row:
         options = row["options"]
         field = "options"
@@ -370,6 +384,10 @@ def _options(row: dict, line: int, problems: _Problems):
         problems.add(line, field, "options repeat")
         return None
     return options
+
+
+def _strip(value):
+    return value.strip() if isinstance(value, str) else value
 
 
 def _answer(row: dict, options, line: int, problems: _Problems):
