@@ -23,12 +23,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from tsrate.html.svg import PALETTE
 
 from tests.integration.browser import Chromium, decode_png, find_chromium
 from tests.integration.helpers import forecast_and_build, ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
-from tsrate.html.svg import PALETTE
 from tsrate.platform.publish import publish
 from tsrate.robustness.report.render import (
     PAPER_OUTCOME,

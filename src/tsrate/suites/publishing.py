@@ -172,12 +172,9 @@ def run_and_publish(
 
 def write_html(output: Path, text: str) -> Path:
     """Write a report atomically (temporary file, then rename): a reader never sees half."""
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(output)
-    return output
+    from tsrate.html.page import write_page
+
+    return write_page(output, text)
 
 
 def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFrame]:
@@ -188,9 +185,10 @@ def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFram
         return {name: con.execute(sql).df() for name, sql in queries.items()}
 
 
-def html_page(title: str, body: str, style: str) -> str:
-    """A self-contained HTML page (UTF-8, inline ``style``): every suite report's envelope."""
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
-        f"<style>{style}</style></head><body>{body}</body></html>"
-    )
+def html_page(title: str, body: str, style: str = "") -> str:
+    """Every suite report's envelope: the one page shell of :mod:`tsrate.html.page` (shared
+    style, inlined chart libraries when ``body`` holds a chart); ``body`` brings its own
+    ``<h1>``."""
+    from tsrate.html.page import page
+
+    return page(title=title, heading="", sections=[body], style=style)
