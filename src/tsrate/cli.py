@@ -364,7 +364,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     result = write_report(snapshot, Path(args.output) if args.output else None)
     print(
         f"report of run {result.run_id} written to {result.path} "
-        f"({result.n_charts} charts, also as SVG files in {result.charts_dir})"
+        f"({result.n_charts} charts, Vega-Lite specs also in {result.charts_dir})"
     )
     return 0
 
