@@ -759,3 +759,33 @@ def test_the_browser_check_sees_errors_when_there_are_some(tmp_path):
         browser.open(page.as_uri())
         errors = browser.errors()
     assert any("undefinedFunction" in error for error in errors)
+
+
+def test_seeds_carry_their_yaml_descriptions_as_comments(reported):
+    """persist_docs on seeds: every documented seed column is commented, live and published."""
+    import yaml
+
+    expected = {}
+    for path in (project_dir() / "seeds").glob("*.yml"):
+        for seed in (yaml.safe_load(path.read_text()) or {}).get("seeds", []):
+            for column in seed.get("columns", []):
+                if column.get("description"):
+                    expected[(seed["name"], column["name"])] = " ".join(
+                        column["description"].split()
+                    )
+    assert expected
+    for database in (reported["warehouse"], reported["snapshot"]):
+        con = duckdb.connect(str(database), read_only=True)
+        try:
+            stored = {
+                (table, column): " ".join((comment or "").split())
+                for table, column, comment in con.execute(
+                    "select table_name, column_name, comment from duckdb_columns() "
+                    "where schema_name = 'seeds'"
+                ).fetchall()
+            }
+        finally:
+            con.close()
+        present = {key: text for key, text in expected.items() if key in stored}
+        assert {"systems", "perturbations", "companies"} <= {table for table, _ in present}
+        assert {key: stored[key] for key in present} == present, database
