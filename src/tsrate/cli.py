@@ -352,10 +352,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from tsrate.platform.query import format_result, query
+    from tsrate.platform.query import format_result, query, truncation_note
 
     result = query(args.sql, live=args.live, limit=args.limit, timeout=args.timeout or None)
-    print(format_result(result))
+    print(format_result(result, args.format))
+    if args.format != "table" and result.truncated:  # stdout stays machine-readable
+        print(truncation_note(result), file=sys.stderr)
     return 0
 
 
@@ -370,7 +372,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     result = write_report(snapshot, Path(args.output) if args.output else None)
     print(
         f"report of run {result.run_id} written to {result.path} "
-        f"({result.n_charts} charts, also as SVG files in {result.charts_dir})"
+        f"({result.n_charts} charts, Vega-Lite specs also in {result.charts_dir})"
     )
     return 0
 
@@ -464,6 +466,16 @@ def _add_verbose_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_lock_timeout(parser: argparse.ArgumentParser) -> None:
+    """``--lock-timeout SECONDS``: how long a writing command waits for the writer lock."""
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=0.0,
+        help="seconds to wait while another process writes the warehouse (default: fail at once)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -521,6 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="make the file the whole stored history of its tickers: changed closes are "
         "replaced and stored dates it lacks removed (default: add new dates only, refuse changes)",
     )
+    _add_lock_timeout(ingest)
     ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
 
     imported = sub.add_parser(
@@ -542,6 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imported.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_study_flags(imported)
+    _add_lock_timeout(imported)
     imported.set_defaults(func=cmd_import, writes_warehouse=True)
 
     predictions = sub.add_parser(
@@ -566,6 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not forecast the study's own systems into the same run",
     )
     predictions.add_argument("--no-build", action="store_true", help="store only; build later")
+    _add_lock_timeout(predictions)
     predictions.set_defaults(func=cmd_import, writes_warehouse=True)
 
     export_inputs = sub.add_parser(
@@ -619,6 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="rebuild the dbt marts")
     build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
     _add_verbose_flag(build)
+    _add_lock_timeout(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
 
     systems = sub.add_parser("systems", help="list systems and their availability")
@@ -650,6 +666,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=60.0,
         help="seconds before the query is stopped (default 60; 0: no limit)",
+    )
+    query.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="output: an aligned text table (NULL empty; default), CSV (NULL empty) or JSON "
+        "(an array of objects, NULL as null); csv/json print the row-limit note on stderr",
     )
     query.set_defaults(func=cmd_query)
 
@@ -781,9 +804,15 @@ def main(argv: list[str] | None = None) -> int:
                 from tsrate.config import warehouse_path
                 from tsrate.platform.locking import writer_lock
 
-                with writer_lock(warehouse_path()):
+                with writer_lock(warehouse_path(), getattr(args, "lock_timeout", 0.0) or 0.0):
                     return args.func(args)
             return args.func(args)
+    except BrokenPipeError:
+        # the reader went away (`tsrate query ... | head`): stop quietly, as Unix tools do;
+        # stdout goes to /dev/null so the interpreter's last flush cannot complain again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         signame = exc.args[0] if exc.args else "SIGINT"
         print(

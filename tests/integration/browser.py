@@ -88,7 +88,7 @@ class Chromium:
         self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session=self.session)
         self.send(
             "Emulation.setDeviceMetricsOverride",
@@ -185,6 +185,30 @@ class Chromium:
             params["clip"] = {**clip, "scale": 1}
         data = self.send("Page.captureScreenshot", params, session=self.session)["data"]
         return base64.b64decode(data)
+
+    def requests(self) -> list[str]:
+        """URLs of every request the page made (Network.requestWillBeSent), in order."""
+        return [
+            event["params"]["request"]["url"]
+            for event in self.events
+            if event["method"] == "Network.requestWillBeSent"
+        ]
+
+    def network_requests(self) -> list[str]:
+        """Requests that would leave the machine (anything but file:, data:, about:, blob:)."""
+        local = ("file:", "data:", "about:", "blob:")
+        return [url for url in self.requests() if not url.startswith(local)]
+
+    def wait_until(self, expression: str, timeout: float = 30) -> object:
+        """Poll a JavaScript expression until it is truthy; its value (TimeoutError if not)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"never true: {expression}")
+            time.sleep(0.2)
 
     def errors(self) -> list[str]:
         """Console errors, failed loads and uncaught exceptions seen so far."""

@@ -15,7 +15,6 @@ import json
 import math
 import re
 import shutil
-import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from tests.integration.browser import Chromium, decode_png, find_chromium
 from tests.integration.helpers import forecast_and_build, ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
-from tsrate.html.svg import PALETTE
+from tsrate.html.charts import PALETTE, chart_rows, page_specs
 from tsrate.platform.publish import publish
 from tsrate.robustness.report.render import (
     PAPER_OUTCOME,
@@ -189,7 +188,7 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
     html = reported["output"].read_text()
     traced = _traced(html)
     assert len(traced) > 300
-    marts = {item["data-mart"] for item in traced}
+    marts = {item["data-mart"] for item in traced} | {row["mart"] for row in chart_rows(html)}
     assert {
         "marts.ratings",
         "marts.system_summary",
@@ -202,8 +201,17 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
         "marts.forecast_traces",
         "marts.window_inputs",
     } <= marts
+    plotted = chart_rows(html)  # every plotted number names its mart row too
+    assert len(plotted) > 100
+    assert {"marts.ratings", "marts.forecast_traces", "marts.window_inputs"} <= {
+        row["mart"] for row in plotted
+    }
     con = duckdb.connect(str(reported["snapshot"]), read_only=True)
     try:
+        for row in plotted:
+            item = {"data-mart": row["mart"], "data-column": row["column"],
+                    "data-where": row["where"], "data-agg": row.get("agg", "")}  # fmt: skip
+            assert math.isclose(row["value"], _mart_value(con, item), rel_tol=1e-12), row
         for item in traced:
             expected = _mart_value(con, item)
             assert math.isclose(float(item["data-value"]), expected, rel_tol=1e-12), item
@@ -220,7 +228,7 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
         con.close()
 
 
-def test_report_has_every_section_and_its_charts_as_svg_files(reported):
+def test_report_has_every_section_and_its_charts_as_vega_lite_specs(reported):
     html = reported["output"].read_text()
     for heading in (
         "Reading the results",
@@ -241,27 +249,28 @@ def test_report_has_every_section_and_its_charts_as_svg_files(reported):
         assert f"{row.system_id} ({row.display_name})" in plain
     # random is relabelled multi-modal here, so P4-P6 are simply not in the study
     assert "P4Centre pixel black" in plain and "not in this study" in plain
-    charts = sorted((reported["output"].parent / "report-charts").glob("*.svg"))
-    names = {chart.name for chart in charts}
+    charts = sorted((reported["output"].parent / "report-charts").glob("*.vl.json"))
+    names = {chart.name.removesuffix(".vl.json") for chart in charts}
     assert {
-        "radar-robustness-p1.svg",
-        "radar-robustness-average.svg",
-        "radar-accuracy-p0.svg",
-        "radar-accuracy-average.svg",
-        "confounders-wrs.svg",
-        "confounders-ape.svg",
-        "confounders-pie.svg",
-        "groups-all-systems-foundation.svg",
-        "groups-all-systems-modality.svg",
-        "groups-all-systems-purpose.svg",
-        "groups-all-systems-architecture.svg",
-        "modality-pair-demo.svg",
+        "radar-robustness-p1",
+        "radar-robustness-average",
+        "radar-accuracy-p0",
+        "radar-accuracy-average",
+        "confounders-wrs",
+        "confounders-ape",
+        "confounders-pie",
+        "groups-all-systems-foundation",
+        "groups-all-systems-modality",
+        "groups-all-systems-purpose",
+        "groups-all-systems-architecture",
+        "modality-pair-demo",
     } <= names
     forecasts = [n for n in names if n.startswith("forecast-")]
     assert len(forecasts) == TRACE_WINDOWS_PER_SYSTEM * len(STUDY.systems)
-    assert html.count("<svg") == len(charts)
+    specs = page_specs(html)
+    assert set(specs) == names  # each spec file is the page's own chart
     for chart in charts:
-        ET.parse(chart)  # each file is well-formed standalone SVG
+        assert json.loads(chart.read_text()) == specs[chart.name.removesuffix(".vl.json")]
     assert not re.search(r"(src|href)=\"https?:", html)
 
 
@@ -319,7 +328,7 @@ def test_forecast_plots_show_where_each_system_strays_most(reported):
         expected += [(system, *c) for c in picked]
     html = reported["output"].read_text()
     shown = re.findall(
-        r'data-chart="forecast-([a-z]+)-(\d{4}-\d{2}-\d{2})-(p\d)\.svg".*?'
+        r'data-chart="forecast-([a-z]+)-(\d{4}-\d{2}-\d{2})-(p\d)".*?'
         r"Chosen for <b>([^<]+)</b>",
         html,
         flags=re.S,
@@ -633,10 +642,17 @@ def _palette_pixels(image: np.ndarray, colour: str, tolerance: int = 12) -> int:
 
 @needs_chromium
 def test_report_renders_in_chromium_without_console_errors(reported):
+    html_text = reported["output"].read_text()
+    n_specs = len(page_specs(html_text))
     with Chromium(CHROMIUM) as browser:
         browser.open(reported["output"].as_uri())
+        charts = browser.wait_until(
+            "window.tsrateCharts && window.tsrateCharts.rendered + "
+            "window.tsrateCharts.failed.length === window.tsrateCharts.total && "
+            "window.tsrateCharts"
+        )
         boxes = browser.evaluate(
-            "Array.from(document.querySelectorAll('svg.chart')).map(svg => {"
+            "Array.from(document.querySelectorAll('.vega-chart svg')).map(svg => {"
             " const r = svg.getBoundingClientRect();"
             " return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })"
         )
@@ -647,12 +663,6 @@ def test_report_renders_in_chromium_without_console_errors(reported):
             decode_png(browser.screenshot({"x": x, "y": y, "width": w, "height": h}))
             for x, y, w, h in (boxes[0], boxes[-1])
         ]
-        # clicking a legend entry hides that series (the page's only script)
-        hidden = browser.evaluate(
-            "(() => { const item = document.querySelector('svg.chart .legend-item');"
-            " item.dispatchEvent(new MouseEvent('click', {bubbles: true}));"
-            " return item.closest('svg').querySelectorAll('.series.hidden').length; })()"
-        )
         stability = browser.evaluate(
             "(() => { const all = Array.from(document.querySelectorAll('#ratings .share'));"
             " const shaky = all.filter(e => e.classList.contains('shaky'));"
@@ -667,19 +677,25 @@ def test_report_renders_in_chromium_without_console_errors(reported):
             " getComputedStyle(e).backgroundColor]; })"
         )
         plots = browser.evaluate(
-            "Array.from(document.querySelectorAll('#forecasts svg.chart')).map(svg => {"
+            "Array.from(document.querySelectorAll('#forecasts .vega-chart svg')).map(svg => {"
             " const r = svg.getBoundingClientRect();"
             " return [r.left + scrollX, r.top + scrollY, r.width, r.height,"
-            " svg.querySelectorAll('polyline').length]; })"
+            " svg.querySelectorAll('.mark-line path').length]; })"
         )
         x, y, w, h, _ = plots[0]
         plot = decode_png(browser.screenshot({"x": x, "y": y, "width": w, "height": h}))
+        width = browser.evaluate("document.documentElement.scrollWidth")
         errors = browser.errors()
+        network = browser.network_requests()
     assert errors == []
-    assert len(flags) == len(_traced(reported["output"].read_text(), "data-text-mart"))
+    assert network == []  # the libraries are inlined: nothing is fetched
+    assert charts["failed"] == [] and charts["rendered"] == charts["total"] == n_specs
+    assert len(boxes) == n_specs  # every spec became an SVG
+    assert width <= 1300
+    assert len(flags) == len(_traced(html_text, "data-text-mart"))
     assert flags and all(w > 20 and h > 5 for w, h, _ in flags)  # every flag on screen
     assert all(bg != "rgba(0, 0, 0, 0)" for _, _, bg in flags)  # and highlighted
-    n_ratings = reported["output"].read_text().count('data-column="share"')
+    n_ratings = html_text.count('data-column="share"')
     assert stability[0] == stability[1] == n_ratings  # every rating's share is on screen
     if stability[2]:
         assert stability[3] == "rgb(255, 225, 179)"  # shaky ones are highlighted
@@ -687,13 +703,52 @@ def test_report_renders_in_chromium_without_console_errors(reported):
     assert all(w > 300 and h > 200 and lines >= 3 for _, _, w, h, lines in plots)
     assert len(np.unique(plot.reshape(-1, 3), axis=0)) > 20
     assert _palette_pixels(plot, "#222222", tolerance=20) > 30  # the actual series
-    assert len(boxes) == reported["output"].read_text().count("<svg")
     assert all(w > 200 and h > 150 for _, _, w, h in boxes)
-    assert hidden == 1
     for image in shots:
         assert len(np.unique(image.reshape(-1, 3), axis=0)) > 20  # not blank
         assert _palette_pixels(image, PALETTE[0]) > 50  # the first series' colour is drawn
         assert _palette_pixels(image, PALETTE[1]) > 50
+
+
+@needs_chromium
+def test_the_verdict_numbers_equal_the_marts(reported):
+    """The verdict's best and worst system, their gap and the shaky counts, recomputed
+    from the snapshot (pandas), and the verdict is the first section on screen."""
+    con = duckdb.connect(str(reported["snapshot"]), read_only=True)
+    try:
+        summary = con.execute("select * from marts.system_summary").df()
+        judged = con.execute(
+            "select r.system_id, s.share from marts.ratings r join marts.rating_stability s "
+            "using (run_id, metric, perturbation_id, system_id) where s.rating_level = r.rating"
+            + _outcome_clause(con, "ratings", "r")
+            + _outcome_clause(con, "rating_stability", "s")
+        ).df()
+    finally:
+        con.close()
+    robust = summary[summary["metric"].str.startswith(("wrs", "ape", "pie"))]
+    means = robust.groupby("system_id")["avg_rating"].mean().sort_values(kind="stable")
+    best, worst = means.index[0], means.index[-1]
+    leader = judged[judged["system_id"] == best]
+    expected = {
+        "robustness_gap": means.iloc[-1] - means.iloc[0],
+        "leader_shaky": float((leader["share"] < SHAKY_SHARE).sum()),
+        "leader_ratings": float(len(leader)),
+        "shaky": float((judged["share"] < SHAKY_SHARE).sum()),
+        "ratings": float(len(judged)),
+    }
+    with Chromium(CHROMIUM) as browser:
+        browser.open(reported["output"].as_uri())
+        shown = browser.evaluate(
+            "Object.fromEntries(Array.from(document.querySelectorAll('#verdict .derived'))"
+            ".map(e => [e.dataset.derived, parseFloat(e.dataset.value)]))"
+        )
+        text = browser.evaluate("document.querySelector('#verdict .verdict').innerText")
+        first = browser.evaluate("document.querySelector('section').id")
+    assert first == "verdict"
+    assert shown.keys() == expected.keys()
+    for name, value in expected.items():
+        assert math.isclose(shown[name], value, rel_tol=1e-9), name
+    assert f"{best} is the most robust" in text and f"{worst} the least" in text
 
 
 @needs_chromium
@@ -704,3 +759,33 @@ def test_the_browser_check_sees_errors_when_there_are_some(tmp_path):
         browser.open(page.as_uri())
         errors = browser.errors()
     assert any("undefinedFunction" in error for error in errors)
+
+
+def test_seeds_carry_their_yaml_descriptions_as_comments(reported):
+    """persist_docs on seeds: every documented seed column is commented, live and published."""
+    import yaml
+
+    expected = {}
+    for path in (project_dir() / "seeds").glob("*.yml"):
+        for seed in (yaml.safe_load(path.read_text()) or {}).get("seeds", []):
+            for column in seed.get("columns", []):
+                if column.get("description"):
+                    expected[(seed["name"], column["name"])] = " ".join(
+                        column["description"].split()
+                    )
+    assert expected
+    for database in (reported["warehouse"], reported["snapshot"]):
+        con = duckdb.connect(str(database), read_only=True)
+        try:
+            stored = {
+                (table, column): " ".join((comment or "").split())
+                for table, column, comment in con.execute(
+                    "select table_name, column_name, comment from duckdb_columns() "
+                    "where schema_name = 'seeds'"
+                ).fetchall()
+            }
+        finally:
+            con.close()
+        present = {key: text for key, text in expected.items() if key in stored}
+        assert {"systems", "perturbations", "companies"} <= {table for table, _ in present}
+        assert {key: stored[key] for key in present} == present, database

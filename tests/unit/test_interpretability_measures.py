@@ -203,21 +203,23 @@ def test_near_uniform_attention_is_left_out_of_the_comparison_and_says_why():
     assert rated.loc[("test_mse", "seq2graph"), "rating"] == 2
 
 
-def test_heatmap_svg_draws_one_cell_per_entry_and_greys_missing_ones():
-    import xml.etree.ElementTree as ET
+def test_heatmap_spec_has_one_cell_per_entry_and_greys_missing_ones():
+    from tsrate.html.charts import page_specs, spec_rows
+    from tsrate.suites.interpretability.report import heatmap_figure, heatmap_spec
 
-    from tsrate.suites.interpretability.report import heatmap_svg
-
-    svg = heatmap_svg(np.array([[0.0, 1.0], [np.nan, 0.5]]), "d4 <beta>")
-    root = ET.fromstring(svg)  # well-formed, title escaped
-    cells = [e for e in root.iter() if e.tag.endswith("rect")]
+    spec = heatmap_spec(np.array([[0.0, 1.0], [np.nan, 0.5]]), "d4 <beta>", top=1.0)
+    cells = list(spec_rows(spec))
     assert len(cells) == 4
-    values = {(c.get("data-row"), c.get("data-col")): c.get("data-value") for c in cells}
-    assert values[("0", "1")] == "1" and values[("1", "1")] == "0.5"
-    fills = {(c.get("data-row"), c.get("data-col")): c.get("fill") for c in cells}
-    assert fills[("1", "0")] == "#eeeeee" and fills[("0", "0")] == "rgb(255,255,255)"
+    values = {(c["row"], c["col"]): c.get("value") for c in cells}
+    assert values[(0, 1)] == 1.0 and values[(1, 1)] == 0.5 and values[(1, 0)] is None
+    assert [c["missing"] for c in cells] == [False, False, True, False]
+    assert spec["encoding"]["color"]["condition"]["value"] == "#eeeeee"
+    assert spec["encoding"]["color"]["scale"]["domain"] == [0, 1.0]
+    # the title survives the page's escaping (a spec inside <script>)
+    html = heatmap_figure(np.eye(2), "d4 </script> beta")
+    assert list(page_specs(html).values())[0]["title"]["text"] == "d4 </script> beta"
     with pytest.raises(ValueError, match="2-D"):
-        heatmap_svg(np.zeros(3), "bad")
+        heatmap_spec(np.zeros(3), "bad")
 
 
 def _truths():
@@ -342,7 +344,7 @@ def test_report_trends_section_says_when_a_sweep_cannot_show_a_trend():
     assert "cannot show" not in paper
     # one row per temperature, in order, with the margin over chance
     assert paper.index(">2.269<") < paper.index(">2.75<")
-    assert "mean_margin" in paper
+    assert "Mean margin" in paper  # human column names
 
 
 def test_rated_scores_leave_near_uniform_attention_unrated():

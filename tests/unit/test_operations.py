@@ -143,10 +143,9 @@ def test_publish_swaps_the_parquet_link_and_records_it(tmp_path):
         history = pd.read_parquet(link / "published_runs.parquet")
         assert history["run_id"].tolist() == runs[:index]
         manifest = json.loads((link / "manifest.json").read_text())
-        assert manifest["marts/scores.parquet"] == {
-            "rows": index * 10,
-            "description": "One row per item.",
-        }
+        entry = manifest["marts/scores.parquet"]
+        assert (entry["rows"], entry["description"]) == (index * 10, "One row per item.")
+        assert set(entry["columns"]) == {"run_id", "item", "score"}  # the data dictionary
     con = duckdb.connect(str(published / "tsrate.duckdb"), read_only=True)
     try:
         recorded = con.execute(

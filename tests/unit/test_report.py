@@ -1,24 +1,16 @@
-"""The report's SVG and HTML builders, as pure functions over small hand-made frames."""
+"""The report's HTML builders, as pure functions over small hand-made frames (the chart
+builders themselves: tests/unit/test_charts.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
 
-from tsrate.html.svg import (
-    RADAR_FLOOR,
-    Point,
-    Series,
-    bar_chart,
-    nice_max,
-    radar_chart,
-    radar_positions,
-)
+from tsrate.html.charts import RANK_FLOOR, chart_rows, page_specs, rank_positions, spec_rows
 from tsrate.robustness.report.render import (
     ReportData,
     build_report,
@@ -28,84 +20,8 @@ from tsrate.robustness.report.render import (
     study_section,
 )
 
-SVG = "{http://www.w3.org/2000/svg}"
 RUN = "r1"
 ROBUSTNESS = ["wrs_industry", "wrs_company", "ape_industry", "ape_company", "pie_industry"]
-
-
-# ----------------------------------------------------------------------------- svg
-
-
-def test_radar_positions_put_the_best_on_the_rim_and_the_worst_at_the_floor():
-    assert radar_positions([1.0, 3.0, 2.0]) == pytest.approx(
-        [1.0, RADAR_FLOOR, (1 + RADAR_FLOOR) / 2]
-    )
-    assert radar_positions([1.0, 3.0], higher_is_better=True) == pytest.approx([RADAR_FLOOR, 1.0])
-    assert radar_positions([5.0, 5.0]) == [1.0, 1.0]
-    assert radar_positions([None, 2.0, 4.0]) == pytest.approx([None, 1.0, RADAR_FLOOR])
-    assert radar_positions([None, float("nan")]) == [None, None]
-
-
-def _series(name: str, values: list[float | None], colour: str = "#0072B2") -> Series:
-    return Series(
-        name,
-        [Point(v, f"{name}: {v}", {"data-value": repr(v)}) for v in values],
-        colour,
-    )
-
-
-def test_radar_chart_is_valid_svg_with_one_shape_and_a_point_per_value():
-    svg = radar_chart(
-        "Robustness · P1",
-        ["a", "b", "c", "d"],
-        [_series("s1", [1.0, 2.0, 3.0, 4.0]), _series("s2", [2.0, None, 1.0, 0.5], "#D55E00")],
-        higher_is_better=[False, False, False, True],
-    )
-    root = ET.fromstring(svg)
-    assert root.tag == f"{SVG}svg"
-    assert root.find(f"{SVG}title").text == "Robustness · P1"
-    groups = [g for g in root.iter(f"{SVG}g") if g.get("class") == "series"]
-    assert [g.get("data-series") for g in groups] == ["s1", "s2"]
-    assert len(groups[0].findall(f"{SVG}circle")) == 4
-    assert len(groups[1].findall(f"{SVG}circle")) == 3  # the missing value is not drawn
-    assert groups[1].find(f"{SVG}polygon").get("stroke") == "#D55E00"
-    assert groups[0].find(f"{SVG}circle").get("data-value") == "1.0"
-    legend = [g.get("data-series") for g in root.iter(f"{SVG}g") if g.get("class") == "legend-item"]
-    assert legend == ["s1", "s2"]
-
-
-def test_radar_chart_escapes_names_and_rejects_bad_shapes():
-    svg = radar_chart("<t>", ["a&b", "c", "d"], [_series('x"<y>', [1.0, 2.0, 3.0])])
-    ET.fromstring(svg)  # still well-formed
-    assert "a&amp;b" in svg
-    with pytest.raises(ValueError, match="at least 3 axes"):
-        radar_chart("t", ["a", "b"], [_series("s", [1.0, 2.0])])
-    with pytest.raises(ValueError, match="3 points for 4 axes"):
-        radar_chart("t", ["a", "b", "c", "d"], [_series("s", [1.0, 2.0, 3.0])])
-
-
-def test_bar_chart_draws_bars_proportional_to_their_values():
-    svg = bar_chart(
-        "WRS",
-        ["naive", "all"],
-        [_series("industry", [2.0, 4.0]), _series("company", [1.0, None], "#D55E00")],
-    )
-    root = ET.fromstring(svg)
-    bars = [r for r in root.iter(f"{SVG}rect") if r.get("data-value")]
-    heights = {r.get("data-value"): float(r.get("height")) for r in bars}
-    assert len(bars) == 3  # the missing value has no bar
-    assert heights["4.0"] == pytest.approx(2 * heights["2.0"])
-    assert heights["2.0"] == pytest.approx(2 * heights["1.0"])
-    with pytest.raises(ValueError, match=">= 0"):
-        bar_chart("t", ["a"], [_series("s", [-1.0])])
-
-
-def test_nice_max_rounds_up_to_a_readable_axis_top():
-    assert nice_max(3.2) == 5
-    assert nice_max(4491) == 5000
-    assert nice_max(0.0123) == pytest.approx(0.02)
-    assert nice_max(2.0) == 2
-    assert nice_max(0) == 1
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -269,27 +185,46 @@ def _tags(html: str) -> list[tuple[str, dict]]:
     return parser.tags
 
 
-def test_report_is_self_contained_and_every_chart_is_well_formed_svg():
+def test_report_is_self_contained_and_every_chart_is_a_vega_lite_spec():
     report = build_report(_data(), generated_at="now")
     tags = _tags(report.html)
     assert not [t for t, a in tags if t in ("link", "img", "iframe")]
     assert not [a for t, a in tags if t == "script" and a.get("src")]
     assert not re.search(r"(src|href)=\"https?:", report.html)
-    assert "@import" not in report.html and "url(" not in report.html
+    # outside the inlined libraries (whose code names url( and @import), no fetch either;
+    # the browser test checks that the page makes no request at all
+    outside = re.sub(r"<script>.*?</script>", "", report.html, flags=re.S)
+    assert "@import" not in outside and "url(" not in outside
     expected = {
-        "radar-robustness-p1.svg",
-        "radar-robustness-p2.svg",
-        "radar-robustness-average.svg",
-        "radar-accuracy-p0.svg",
-        "radar-accuracy-average.svg",
-        "confounders-ape.svg",
+        "radar-robustness-p1",
+        "radar-robustness-p2",
+        "radar-robustness-average",
+        "radar-accuracy-p0",
+        "radar-accuracy-average",
+        "confounders-ape",
     }
     assert expected <= set(report.charts)
-    assert "radar-robustness-p0.svg" not in report.charts  # P0 has only WRS: 2 axes
-    for name, svg in report.charts.items():
-        ET.fromstring(svg)
-        assert svg in report.html, name  # inline as well as a file
-    assert report.html.count("<svg") == len(report.charts)
+    assert "radar-robustness-p0" not in report.charts  # P0 has only WRS: 2 axes
+    specs = page_specs(report.html)
+    assert specs == report.charts  # every chart is in the page, spec for spec
+    for spec in specs.values():
+        assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/v6")
+    assert "<svg" not in outside  # drawn by Vega in the browser, not by hand
+    assert "vegaEmbed" in report.html  # the libraries are inlined
+
+
+def test_verdict_comes_first_and_names_best_and_worst_with_the_gap():
+    report = build_report(_data(), generated_at="now")
+    assert report.html.index('id="verdict"') < report.html.index('id="study"')
+    verdict = re.search(r'<section id="verdict">(.*?)</section>', report.html, re.S).group(1)
+    plain = re.sub(r"<[^>]+>", "", verdict)
+    # good: rating 1 everywhere, bad: 3 everywhere -> a gap of 2 levels
+    assert "good is the most robust" in plain and "bad the least" in plain
+    assert "a gap of 2.00 rating levels" in plain
+    assert "lowest mean SMAPE" in plain
+    overview = re.search(r'<section id="overview">(.*?)</section>', report.html, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", overview, re.S)
+    assert len(rows) == 3 and "good" in rows[1] and "bad" in rows[2]
 
 
 def test_every_number_in_the_report_names_its_mart():
@@ -468,7 +403,8 @@ def test_every_rating_shows_its_share_and_interval_and_shaky_ones_are_flagged():
     assert html.count("⚠</span>") == 1
     plain = re.sub(r"<[^>]+>", "", html)
     assert f"1 of {len(data.ratings)} ratings are shaky" in plain
-    assert "bad · SMAPE · P1" in plain and "55 % ⚠" in plain
+    assert "bad · SMAPE · P1" not in plain  # shown in place, not as a list
+    assert "55 % ⚠" in plain
 
 
 def test_ratings_without_a_stability_mart_say_so():
@@ -497,19 +433,12 @@ def test_table_2_is_a_real_table_with_one_column_per_system_and_perturbation():
 
 
 def test_radar_rank_positions_space_systems_evenly_whatever_an_outlier_does():
-    from tsrate.html.svg import radar_rank_positions
-
-    assert radar_rank_positions([1.0, 3.0, 2.0]) == pytest.approx(
-        [1.0, RADAR_FLOOR, (1 + RADAR_FLOOR) / 2]
-    )
-    # an outlier moves only itself: min-max would put 1 and 2 together on the rim
-    assert radar_rank_positions([1.0, 1000.0, 2.0]) == radar_rank_positions([1.0, 3.0, 2.0])
-    assert radar_positions([1.0, 1000.0, 2.0])[2] > 0.99
-    assert radar_rank_positions([1.0, 3.0], higher_is_better=True) == pytest.approx(
-        [RADAR_FLOOR, 1.0]
-    )
-    assert radar_rank_positions([2.0, 2.0, 5.0]) == pytest.approx([1.0, 1.0, RADAR_FLOOR])
-    assert radar_rank_positions([4.0, None, float("nan")]) == [1.0, None, None]
+    assert rank_positions([1.0, 3.0, 2.0]) == pytest.approx([1.0, RANK_FLOOR, (1 + RANK_FLOOR) / 2])
+    # an outlier moves only itself
+    assert rank_positions([1.0, 1000.0, 2.0]) == rank_positions([1.0, 3.0, 2.0])
+    assert rank_positions([1.0, 3.0], higher_is_better=True) == pytest.approx([RANK_FLOOR, 1.0])
+    assert rank_positions([2.0, 2.0, 5.0]) == pytest.approx([1.0, 1.0, RANK_FLOOR])
+    assert rank_positions([4.0, None, float("nan")]) == [1.0, None, None]
 
 
 # ----------------------------------------------------------------------------- forecasts
@@ -574,35 +503,6 @@ def test_trace_y_range_pads_the_clean_prices():
     assert trace_y_range([]) is None
 
 
-def test_line_chart_clips_outliers_onto_the_edge_and_says_so():
-    from tsrate.html.svg import Line, line_chart
-
-    svg = line_chart(
-        "t",
-        [
-            Line("actual", [-1, 0, 1, 2], [Point(10.0), Point(11.0), Point(12.0), Point(11.0)]),
-            Line("biased", [1, 2], [Point(500.0, "b1"), Point(None)], "#D55E00"),
-            Line("naive", [1, 2], [Point(11.0, attrs={"data-value": "11.0"}), Point(11.0)]),
-        ],
-        y_range=(5.0, 20.0),
-    )
-    root = ET.fromstring(svg)
-    series = {g.get("data-series"): g for g in root.iter(f"{SVG}g") if g.get("class") == "series"}
-    assert len(series["actual"].findall(f"{SVG}circle")) == 4
-    clipped = series["biased"].findall(f"{SVG}polygon")
-    assert len(clipped) == 1 and clipped[0].get("class") == "clipped"
-    assert clipped[0].find(f"{SVG}title").text == "b1 (off scale)"
-    ys = [float(v) for v in clipped[0].get("points").replace(",", " ").split()[1::2]]
-    top = min(float(c.get("cy")) for c in series["actual"].findall(f"{SVG}circle"))
-    assert min(ys) < top  # on the top edge, above every actual
-    legend = [t.text for g in root.iter(f"{SVG}g") if g.get("class") == "legend-item"
-              for t in g.iter(f"{SVG}text")]  # fmt: skip
-    assert legend == ["actual", "biased (off scale)", "naive"]
-    assert series["naive"].find(f"{SVG}circle").get("data-value") == "11.0"
-    with pytest.raises(ValueError, match="nothing to draw"):
-        line_chart("t", [Line("x", [1], [Point(None)])])
-
-
 def test_forecast_plots_are_drawn_for_the_chosen_windows():
     from tsrate.robustness.report.render import forecasts_section
 
@@ -629,18 +529,19 @@ def test_forecast_plots_are_drawn_for_the_chosen_windows():
               disagreement=0.1)]
     )  # fmt: skip
     data = _data(trace_windows=chosen, traces=traces, contexts=contexts)
-    charts: dict[str, str] = {}
+    charts: dict[str, dict] = {}
     html = forecasts_section(data, charts)
-    assert list(charts) == ["forecast-aaa-2022-03-01-p1.svg"]
-    root = ET.fromstring(charts["forecast-aaa-2022-03-01-p1.svg"])
-    names = [g.get("data-series") for g in root.iter(f"{SVG}g") if g.get("class") == "series"]
+    assert list(charts) == ["forecast-aaa-2022-03-01-p1"]
+    rows = list(spec_rows(charts["forecast-aaa-2022-03-01-p1"]))
+    names = list(dict.fromkeys(r["line"] for r in rows if "line" in r))
     assert names == ["actual", "input (P1)", "good", "bad"]
-    traced = [e for e in root.iter() if e.get("data-mart")]
+    traced = [r for r in rows if "mart" in r]
     # 3 context values + 2 actuals, 3 inputs, 2 forecasts per system
     assert len(traced) == 3 + 2 + 3 + 2 * 2
-    forecast = [e for e in traced if e.get("data-column") == "forecast"]
-    assert {json.loads(e.get("data-where"))["system_id"] for e in forecast} == {"good", "bad"}
-    assert json.loads(forecast[0].get("data-where"))["window_end_date"] == "2022-03-01"
+    assert len(chart_rows(html)) == len(traced)
+    forecast = [r for r in traced if r["column"] == "forecast"]
+    assert {json.loads(r["where"])["system_id"] for r in forecast} == {"good", "bad"}
+    assert json.loads(forecast[0]["where"])["window_end_date"] == "2022-03-01"
     assert "Chosen for <b>bad</b>" in html
     empty = forecasts_section(_data(), {})
     assert "No window has forecasts of two or more systems" in empty

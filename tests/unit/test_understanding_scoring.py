@@ -454,7 +454,7 @@ def test_report_shows_confusion_matrices_length_curves_and_small_cells(three_sys
         .assign(length_bin_end=lambda f: f["length_bin_start"] + 29)
     )
     charts = length_curve_charts(curves)
-    assert len(charts) == 1 and "<svg" in charts[0] and "und_analyst" in charts[0]
+    assert len(charts) == 1 and "vega-spec" in charts[0] and "und_analyst" in charts[0]
     # with the bins' correct counts (as write_report reads them), each bar and the folded
     # table carry the Wilson interval of the bin's pooled prompts, as statsmodels gives it
     from tsrate.suites.understanding.report import length_curve_table_html, with_pooled_wilson
@@ -471,7 +471,18 @@ def test_report_shows_confusion_matrices_length_curves_and_small_cells(three_sys
         assert (row.ci_low, row.ci_high) == pytest.approx(expected, abs=1e-12)
     first = pooled.iloc[0]
     label = f"{first.accuracy:.2f} [{first.ci_low:.2f}, {first.ci_high:.2f}] ({first.n} prompts)"
-    assert label in length_curve_charts(counted)[0]
+    from tsrate.html.charts import page_specs, spec_rows
+    from tsrate.suites.understanding.report import MIN_CHART_PROMPTS
+
+    drawn = [
+        row
+        for spec in page_specs(length_curve_charts(counted)[0]).values()
+        for row in spec_rows(spec)
+    ]
+    # a bin below the chart's minimum n is not drawn (its numbers stay in the table)
+    small = counted[counted["n"] < MIN_CHART_PROMPTS]
+    assert len(drawn) == len(counted) - len(small)
+    assert (label in [r["label"] for r in drawn]) == (first.n >= MIN_CHART_PROMPTS)
     assert f"[{first.ci_low:.2f}, {first.ci_high:.2f}]" in length_curve_table_html(counted)
     bias = position_bias_table(
         score_table(

@@ -109,8 +109,9 @@ def writer_lock(
                     waited = f" after waiting {timeout:.0f}s" if timeout > 0 else ""
                     raise WarehouseBusy(
                         f"the warehouse {Path(warehouse)} is being written by {holder}{waited}; "
-                        "one writer at a time. Wait for it to finish (or pass a lock timeout to "
-                        f"wait); readers use the published snapshot. Lock file: {path}"
+                        "one writer at a time. Wait for it to finish (or pass --lock-timeout "
+                        "SECONDS to wait; `tsrate serve`: writer_lock_timeout_s); readers use "
+                        f"the published snapshot. Lock file: {path}"
                     ) from None
                 if not announced:
                     (say or log.info)(

@@ -207,7 +207,10 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
 def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
     """Write every published table of ``con`` to ``folder/<schema>/<table>.parquet``.
 
-    Also ``published_runs.parquet`` and ``manifest.json`` (tables, row counts, descriptions).
+    Also ``published_runs.parquet`` and ``manifest.json`` (tables, row counts, descriptions,
+    and a data dictionary: every column's type and description). Each Parquet file carries
+    its table's description and its columns' (JSON) as key-value metadata, keys
+    ``description`` and ``column_descriptions``.
     """
     folder = Path(folder)
     shutil.rmtree(folder, ignore_errors=True)
@@ -222,9 +225,28 @@ def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
         relative = Path(name + ".parquet") if schema == "main" else Path(schema, name + ".parquet")
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        con.execute(f"copy {_quote(schema)}.{_quote(name)} to {_literal(path)} (format parquet)")
+        columns = {
+            column: {"type": kind, "description": text}
+            for column, kind, text in con.execute(
+                "select column_name, data_type, comment from duckdb_columns() "
+                "where database_name = current_database() and schema_name = ? "
+                "and table_name = ? order by column_index",
+                [schema, name],
+            ).fetchall()
+        }
+        # the descriptions travel inside the file too (Parquet key-value metadata):
+        # `description` (the table's) and `column_descriptions` (JSON: column -> text)
+        described = {c: v["description"] for c, v in columns.items() if v["description"]}
+        metadata = (
+            f"description: {_literal(comment or '')}, "
+            f"column_descriptions: {_literal(json.dumps(described, sort_keys=True))}"
+        )
+        con.execute(
+            f"copy {_quote(schema)}.{_quote(name)} to {_literal(path)} "
+            f"(format parquet, kv_metadata {{{metadata}}})"
+        )
         rows = con.execute(f"select count(*) from {_quote(schema)}.{_quote(name)}").fetchone()[0]
-        manifest[str(relative)] = {"rows": rows, "description": comment}
+        manifest[str(relative)] = {"rows": rows, "description": comment, "columns": columns}
         written.append(path)
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
     return written

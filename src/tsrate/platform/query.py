@@ -217,17 +217,32 @@ def query(
         return run_query(warehouse, sql, limit, timeout)
 
 
-def format_result(result: QueryResult) -> str:
-    """The rows as a text table; a last line says when the output was cut at ``limit``."""
-    if result.frame.empty:
-        return f"(no rows; columns: {', '.join(map(str, result.frame.columns))})"
+def truncation_note(result: QueryResult) -> str:
+    """The line saying the output stopped at ``limit`` rows."""
+    return (
+        f"(first {result.limit} rows shown; the result has more: add a LIMIT or an "
+        "aggregate, pass --limit N, or use `tsrate export` for whole tables)"
+    )
+
+
+def format_result(result: QueryResult, fmt: str = "table") -> str:
+    """The rows as ``fmt``: ``table`` (aligned text, NULL empty, a last line when cut at
+    ``limit``), ``csv`` (header row, NULL empty) or ``json`` (an array of objects, NULL as
+    null, dates ISO 8601). csv and json carry no note: the caller prints it elsewhere."""
+    frame = result.frame
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
+    if fmt == "json":
+        return frame.to_json(orient="records", date_format="iso", force_ascii=False)
+    if fmt != "table":
+        raise TsrateError(f"unknown format {fmt!r}: use table, csv or json")
+    if frame.empty:
+        return f"(no rows; columns: {', '.join(map(str, frame.columns))})"
     import pandas as pd
 
+    shown = frame.astype(object).where(frame.notna(), "")  # NULL, NaN, NaT, <NA> -> empty
     with pd.option_context("display.max_columns", 50, "display.width", 200):
-        text = result.frame.to_string(index=False)
+        text = shown.to_string(index=False)
     if result.truncated:
-        text += (
-            f"\n(first {result.limit} rows shown; the result has more: add a LIMIT or an "
-            "aggregate, pass --limit N, or use `tsrate export` for whole tables)"
-        )
+        text += "\n" + truncation_note(result)
     return text

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,14 +64,23 @@ def finish_suite(
     suite = get_suite(suite) if isinstance(suite, str) else suite
     warehouse = Path(warehouse)
     try:
-        dbt.run_dbt(
+        # like the core's build: dbt's full log to logs/, only its summary on screen
+        # (every line with `tsrate --verbose`)
+        log_file = dbt.log_folder(warehouse) / f"dbt-build-{suite_run_id}.log"
+        lines = dbt.run_dbt(
             ["build", "--select", f"tag:{suite.dbt_tag}", "--indirect-selection", "cautious"],
             None,
             str(warehouse),
             on_line,
             target_path,
             env_vars={suite.run_env: suite_run_id},  # not --vars: keeps dbt's partial parse
+            log_file=log_file,
+            verbose=dbt.verbose_default(),
         )
+        if not dbt.verbose_default():
+            for line in build_summary(lines):
+                (on_line or print)(line)
+            (on_line or print)(f"full dbt log: {log_file}")
     except TsrateError:
         with connect(warehouse) as con:
             finish_suite_run(con, suite_run_id, "build_failed")
@@ -140,14 +150,26 @@ def run_and_publish(
     return suite_run_id
 
 
+#: dbt's closing lines of a build: "Finished running ..." and "Done. PASS=... TOTAL=..."
+_SUMMARY_LINE = re.compile(r"(Finished running .*|Done\. PASS=.*|Completed with .*)$")
+
+
+def build_summary(lines: list[str]) -> list[str]:
+    """The summary of a dbt build's output: its closing totals (and warnings' count), as
+    the core's build prints (the full log stays in ``logs/``)."""
+    found = []
+    for line in lines:
+        match = _SUMMARY_LINE.search(line)
+        if match:
+            found.append(match.group(1).strip())
+    return found or lines[-3:]
+
+
 def write_html(output: Path, text: str) -> Path:
     """Write a report atomically (temporary file, then rename): a reader never sees half."""
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(output)
-    return output
+    from tsrate.html.page import write_page
+
+    return write_page(output, text)
 
 
 def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFrame]:
@@ -158,9 +180,10 @@ def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFram
         return {name: con.execute(sql).df() for name, sql in queries.items()}
 
 
-def html_page(title: str, body: str, style: str) -> str:
-    """A self-contained HTML page (UTF-8, inline ``style``): every suite report's envelope."""
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
-        f"<style>{style}</style></head><body>{body}</body></html>"
-    )
+def html_page(title: str, body: str, style: str = "") -> str:
+    """Every suite report's envelope: the one page shell of :mod:`tsrate.html.page` (shared
+    style, inlined chart libraries when ``body`` holds a chart); ``body`` brings its own
+    ``<h1>``."""
+    from tsrate.html.page import page
+
+    return page(title=title, heading="", sections=[body], style=style)

@@ -18,72 +18,84 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsrate.html.charts import chart_name, figure
+from tsrate.html.page import frame_table
 from tsrate.suites.publishing import html_page, read_marts, write_html
+from tsrate.suites.verdict import summary_table_html, verdict_html
 
+#: a heatmap's cell side in pixels (smaller for large matrices)
 CELL = 22
 
 
-def _shade(value: float, top: float) -> str:
-    if not np.isfinite(value):
-        return "#eeeeee"
-    level = 0.0 if top <= 0 else max(0.0, min(1.0, value / top))
-    grey = int(round(255 - level * (255 - 33)))
-    blue = int(round(255 - level * (255 - 102)))
-    return f"rgb({grey},{grey},{blue})"
-
-
-def heatmap_svg(
+def heatmap_spec(
     matrix: np.ndarray,
     title: str,
     std: np.ndarray | None = None,
     top: float | None = None,
     first_col: int = 0,
-) -> str:
-    """A (rows x columns) heatmap as a self-contained SVG; NaN cells are grey.
+) -> dict:
+    """A (rows x columns) heatmap as a Vega-Lite spec; NaN cells are drawn grey.
 
-    Row i, column j holds ``matrix[i, j]``; ``top`` is the value drawn darkest (default the
-    matrix maximum); column labels start at ``first_col`` (1 for lags). Each cell carries
-    ``data-row``, ``data-col`` (0-based) and ``data-value``.
-    """
+    Row i, column j holds ``matrix[i, j]`` (one data row per cell: ``row``, ``col``
+    (0-based), ``label_col`` (from ``first_col``: 1 for lags), ``value``, ``std``);
+    ``top`` is the value drawn darkest (default the matrix maximum)."""
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2:
         raise ValueError("a heatmap needs a 2-D matrix")
-    rows, cols = matrix.shape
+    n_rows, n_cols = matrix.shape
     finite = matrix[np.isfinite(matrix)]
     top = float(top if top is not None else (finite.max() if finite.size else 1.0))
-    cell = CELL if max(rows, cols) <= 20 else max(4, 440 // max(rows, cols))
-    left, head = 28, 34
-    width, height = left + cols * cell + 8, head + rows * cell + 8
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">',
-        f'<text x="{left}" y="14" font-size="12" font-family="sans-serif">{html.escape(title)}</text>',
-    ]
-    for i in range(rows):
-        for j in range(cols):
+    cell = CELL if max(n_rows, n_cols) <= 20 else max(4, 440 // max(n_rows, n_cols))
+    cells = []
+    for i in range(n_rows):
+        for j in range(n_cols):
             value = matrix[i, j]
-            tip = f"target {i}, source {j}: {value:.3f}"
+            row = {
+                "row": i,
+                "col": j,
+                "label_col": j + first_col,
+                "missing": not np.isfinite(value),
+            }
+            if np.isfinite(value):
+                row["value"] = float(value)
             if std is not None and np.isfinite(std[i, j]):
-                tip += f" (std {std[i, j]:.3f})"
-            parts.append(
-                f'<rect x="{left + j * cell}" y="{head + i * cell}" width="{cell}" '
-                f'height="{cell}" fill="{_shade(value, top)}" stroke="#ffffff" '
-                f'data-row="{i}" data-col="{j}" data-value="{value:.6g}">'
-                f"<title>{html.escape(tip)}</title></rect>"
-            )
-    if max(rows, cols) <= 20:
-        for i in range(rows):
-            parts.append(
-                f'<text x="{left - 4}" y="{head + i * cell + cell * 0.7}" font-size="10" '
-                f'text-anchor="end" font-family="sans-serif">{i}</text>'
-            )
-        for j in range(cols):
-            parts.append(
-                f'<text x="{left + j * cell + cell / 2}" y="{head - 4}" font-size="10" '
-                f'text-anchor="middle" font-family="sans-serif">{j + first_col}</text>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)
+                row["std"] = float(std[i, j])
+            cells.append(row)
+    tooltip = [{"field": "row", "type": "ordinal", "title": "target"},
+               {"field": "label_col", "type": "ordinal", "title": "source" if not first_col else "lag"},
+               {"field": "value", "type": "quantitative", "format": ".3g"}]  # fmt: skip
+    if std is not None:
+        tooltip.append({"field": "std", "type": "quantitative", "format": ".3g", "title": "std"})
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.4.1.json",
+        "title": {"text": title, "anchor": "start", "fontSize": 12},
+        "data": {"values": cells},
+        "width": cell * n_cols,
+        "height": cell * n_rows,
+        "mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5},
+        "encoding": {
+            "x": {"field": "label_col", "type": "ordinal", "title": None},
+            "y": {"field": "row", "type": "ordinal", "title": None},
+            "color": {
+                "condition": {"test": "datum.missing", "value": "#eeeeee"},
+                "field": "value",
+                "type": "quantitative",
+                "scale": {"domain": [0, top if top > 0 else 1], "range": ["#ffffff", "#212166"]},
+                "legend": None,
+            },
+            "tooltip": tooltip,
+        },
+    }
+
+
+_PANELS: list[int] = [0]
+
+
+def heatmap_figure(matrix: np.ndarray, title: str, **options) -> str:
+    """:func:`heatmap_spec` as a figure of the page (a unique chart name per panel)."""
+    _PANELS[0] += 1
+    name = f"heatmap-{_PANELS[0]}-{chart_name(title)}"
+    return figure(name, heatmap_spec(matrix, title, **options), "", css="heatmap")
 
 
 def _matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -131,13 +143,27 @@ RATING_TABLE = (
 
 
 def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="", border=0)
+    if isinstance(frame.columns, pd.MultiIndex):  # a pivot: "mean_value · measure" headers
+        frame = frame.copy()
+        frame.columns = [" · ".join(str(p) for p in c if str(p)) for c in frame.columns]
+    return frame_table(frame, digits=4)
 
 
 def render_report(data: dict[str, pd.DataFrame]) -> str:
     """The HTML report from the frames of :func:`_read` (pure)."""
     cells, scores = data["cells"], data["scores"]
-    sections = ["<h1>Interpretability suite</h1>"]
+    _PANELS[0] = 0
+    ratings = data.get("ratings", pd.DataFrame())
+    sections = [
+        "<h1>Interpretability suite</h1>",
+        verdict_html(
+            ratings,
+            "how well their attention recovers the true influences (and their test error)",
+            "<code>marts.interp_ratings</code>, <code>marts.interp_rating_stability</code>",
+            system="model_id",
+        ),
+        summary_table_html(ratings, system="model_id"),
+    ]
     if scores.empty:
         sections.append(
             "<p>No interpretability suite run in these marts yet: run "
@@ -162,14 +188,14 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         first = block[block["attention"] == "beta"]
         if not first.empty:
             one = first[first["model_id"] == first["model_id"].iloc[0]]
-            sections.append(heatmap_svg(_matrix(one, "true_weight"), "truth", top=1.0))
+            sections.append(heatmap_figure(_matrix(one, "true_weight"), "truth", top=1.0))
         for model_id, part in block.groupby("model_id", sort=True):
             for kind, label in (("beta", "mean beta"), ("tcdf_picks", "share of runs picked")):
                 panel = part[part["attention"] == kind]
                 if panel.empty:
                     continue
                 sections.append(
-                    heatmap_svg(
+                    heatmap_figure(
                         _matrix(panel, "mean_value"),
                         f"{model_id}: {label}",
                         std=_matrix(panel, "std_value"),
@@ -184,13 +210,13 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
                 sections.append("<div>")
                 one = own[own["model_id"] == own["model_id"].iloc[0]]
                 sections.append(
-                    heatmap_svg(
+                    heatmap_figure(
                         _lag_matrix(one, "true_weight"), "truth: own lags", top=1.0, first_col=1
                     )
                 )
                 for model_id, part in own.groupby("model_id", sort=True):
                     sections.append(
-                        heatmap_svg(
+                        heatmap_figure(
                             _lag_matrix(part, "mean_value"),
                             f"{model_id}: alpha on own series",
                             std=_lag_matrix(part, "std_value"),
@@ -221,7 +247,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             "the published rating (marts.interp_rating_stability); with few seeds it is "
             "coarse, and empty with one seed or without a published rating.</p>"
         )
-    style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
+    style = ".heatmap{display:inline-block;margin:4px}"
     return html_page("tsrate interpretability", "".join(sections), style)
 
 

@@ -1,6 +1,6 @@
 """The reasoning report: accuracy per task against chance (with and without the series)
-and forecast error with and without context, as inline SVG bar charts
-(:mod:`tsrate.html.svg`) and tables, in one offline HTML file.
+and forecast error with and without context, as Vega-Lite bar charts
+(:mod:`tsrate.html.charts`) and tables, in one offline HTML file that opens with a verdict.
 
 :func:`render_report` is pure (frames in, HTML out); :func:`write_report` reads the marts
 (``rsn_*``) from a DuckDB file read-only and writes the file atomically.
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tsrate.html.svg import PALETTE, Point, Series, bar_chart
+from tsrate.html.charts import PALETTE, Point, Series, bar_chart, chart_name, figure
+from tsrate.html.page import details, frame_table
 from tsrate.suites.publishing import html_page, read_marts, write_html
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
+from tsrate.suites.verdict import summary_table_html, verdict_html
 
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:
@@ -116,8 +118,10 @@ def crps_section(forecasts: pd.DataFrame) -> str:
     )
 
 
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, float_format=lambda x: f"{x:.3g}", na_rep="", border=0)
+def _table(frame: pd.DataFrame, summary: str = "") -> str:
+    """A frame with human headers; behind a toggle when ``summary`` names it."""
+    out = frame_table(frame)
+    return details(summary, out) if summary else out
 
 
 def _bars(
@@ -134,7 +138,7 @@ def _bars(
                 Point(value, f"{name} · {label}: {value:.3g}" if value is not None else "")
             )
         series.append(Series(label, points, PALETTE[index % len(PALETTE)]))
-    return bar_chart(title, categories, series, y_label=y_label)
+    return figure(chart_name(title), bar_chart(title, categories, series, y_label=y_label), "")
 
 
 CONDITION_LABELS = {
@@ -186,7 +190,21 @@ def perturbation_section(frame: pd.DataFrame) -> str:
 def render_report(data: dict[str, pd.DataFrame]) -> str:
     """The HTML report from the frames of :func:`_read` (pure)."""
     tasks, forecasts = data["tasks"], data["forecasts"]
-    sections = ["<h1>Reasoning suite</h1>"]
+    ratings = data.get("ratings", pd.DataFrame())
+    stability = data.get("stability", pd.DataFrame())
+    judged = ratings
+    if not ratings.empty and not stability.empty and "share_at_rating" in stability:
+        keys = [k for k in ("suite_run_id", "metric", "task", "system_id") if k in stability]
+        judged = ratings.merge(stability[[*keys, "share_at_rating"]], on=keys, how="left")
+    sections = [
+        "<h1>Reasoning suite</h1>",
+        verdict_html(
+            judged,
+            "the reasoning tasks and context-aided forecasting",
+            "<code>marts.rsn_ratings</code>, <code>marts.rsn_rating_stability</code>",
+        ),
+        summary_table_html(judged),
+    ]
     if tasks.empty and forecasts.empty:
         sections.append(
             "<p>No reasoning suite run in these marts yet: run "
@@ -206,7 +224,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         if block["accuracy_without_series"].notna().any():
             columns["without the series"] = "accuracy_without_series"
         sections.append(_bars(f"{task}: accuracy", block, "system_id", columns, "accuracy"))
-        sections.append(_table(block.drop(columns=["suite_run_id"])))
+        sections.append(_table(block.drop(columns=["suite_run_id"]), f"{task}: the numbers"))
     if not forecasts.empty:
         sections.append("<h2>Context-aided forecasting</h2>")
         wide = forecasts.pivot_table(
@@ -222,7 +240,9 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         columns["predict median"] = "baseline_mae"
         sections.append(_bars("normalised MAE", wide, "system_id", columns, "MAE"))
         sections.append(crps_section(forecasts))
-        sections.append(_table(forecasts.drop(columns=["suite_run_id"])))
+        sections.append(
+            _table(forecasts.drop(columns=["suite_run_id"]), "Forecast errors: the numbers")
+        )
         if not data["context"].empty:
             sections.append(
                 "<p>context_rule reads the generator's parameters: an oracle, an upper "
@@ -245,9 +265,8 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         if not stability.empty:
             wanted = [c for c in ("ci_low", "ci_high", "share_at_rating") if c in stability]
             ratings = ratings.merge(stability[[*keys, *wanted]], on=keys, how="left")
-        sections.append(_table(ratings))
-    style = "body{font-family:sans-serif;max-width:1200px;margin:auto}svg{margin:4px}"
-    return html_page("tsrate reasoning", "".join(sections), style)
+        sections.append(_table(ratings, "Every rating"))
+    return html_page("tsrate reasoning", "".join(sections))
 
 
 def write_report(warehouse: Path, output: Path) -> Path:

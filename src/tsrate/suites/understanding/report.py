@@ -1,9 +1,9 @@
-"""The understanding report: polar charts of the paper's Figure 2 and the format table of its
-Table 4, in one offline HTML file.
+"""The understanding report: the paper's Figure 2 as absolute-scale profile charts and the
+format table of its Table 4, in one offline HTML file that opens with a verdict.
 
-:func:`polar_chart` is pure (numbers in, SVG out) and, unlike :func:`tsrate.html.svg.radar_chart`
-(which rescales each axis so the best system sits on the rim), draws scores on an ABSOLUTE
-0-1 radius, as Figure 2 does: F1 or accuracy 1 on the rim, 0 at the centre.
+:func:`profile_figure` draws scores on an ABSOLUTE 0-1 scale, as Figure 2 does (F1 or
+accuracy 1 at the top, 0 at the bottom), from Vega-Lite (:mod:`tsrate.html.charts`), and
+never from a cell of fewer than MIN_CHART_PROMPTS prompts (named under the chart).
 :func:`write_report` reads the suite's marts (``und_*``) read-only and writes the HTML.
 Where a suite run holds both prompting styles, every chart and table shows a chain-of-thought
 system as its own entry (``<system> · cot``) and a section compares zero-shot with
@@ -13,90 +13,61 @@ chain-of-thought scores per system and task (:func:`prompting_table_html`).
 from __future__ import annotations
 
 import html
-import math
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from tsrate.html.svg import colour_for, esc
+from tsrate.html.charts import (
+    Point,
+    Series,
+    bar_chart,
+    chart_name,
+    colour_for,
+    enough,
+    esc,
+    figure,
+    score_chart,
+)
+from tsrate.html.page import frame_table
 from tsrate.platform.warehouse import connect
 from tsrate.suites import intervals
 from tsrate.suites.publishing import html_page, write_html
 from tsrate.suites.understanding import generators as g
+from tsrate.suites.verdict import summary_table_html, verdict_html
+
+#: a chart is drawn only from cells of at least this many prompts (smaller ones are listed)
+MIN_CHART_PROMPTS = 20
 
 
-def polar_chart(
-    title: str, axes: Sequence[str], series: Mapping[str, Sequence[float | None]], size: int = 320
-) -> str:
-    """Scores in [0, 1] per axis for each named series, on an absolute radius (rings at
-    0.25, 0.5, 0.75, 1). Missing values (None/NaN) are skipped. Needs 3+ axes."""
-    if len(axes) < 3:
-        raise ValueError(f"a polar chart needs at least 3 axes, got {list(axes)}")
-    for name, values in series.items():
-        if len(values) != len(axes):
-            raise ValueError(f"series {name!r} has {len(values)} values for {len(axes)} axes")
-    margin, legend = 90, 160
-    width, height = size + 2 * margin + legend, size + 2 * margin - 40
-    cx, cy, radius = margin + size / 2, margin - 20 + size / 2, size / 2
-    angles = [-math.pi / 2 + 2 * math.pi * i / len(axes) for i in range(len(axes))]
-
-    def xy(angle: float, r: float) -> tuple[float, float]:
-        return cx + radius * r * math.cos(angle), cy + radius * r * math.sin(angle)
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" role="img" '
-        f'aria-label="{esc(title)}"><title>{esc(title)}</title>',
-        f'<text x="{width / 2:.1f}" y="18" font-size="13" font-weight="bold" text-anchor="middle">{esc(title)}</text>',
-        '<g stroke="#cccccc" fill="none">',
-    ]
-    for ring in (0.25, 0.5, 0.75, 1.0):
-        pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(a, ring) for a in angles))
-        parts.append(f'<polygon points="{pts}"/>')
-    for angle in angles:
-        x, y = xy(angle, 1.0)
-        parts.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{x:.1f}" y2="{y:.1f}"/>')
-    parts.append("</g>")
-    for ring in (0.5, 1.0):
-        parts.append(
-            f'<text x="{cx + 3:.1f}" y="{cy - radius * ring + 10:.1f}" font-size="9" fill="#888">{ring:g}</text>'
-        )
-    for angle, name in zip(angles, axes, strict=True):
-        x, y = xy(angle, 1.12)
-        anchor = "middle" if abs(math.cos(angle)) < 0.3 else ("start" if x > cx else "end")
-        parts.append(
-            f'<text x="{x:.1f}" y="{y + 4:.1f}" font-size="11" text-anchor="{anchor}">{esc(name)}</text>'
-        )
-    for index, (name, values) in enumerate(series.items()):
-        colour = colour_for(index)
-        coords = []
-        parts.append(f'<g class="series" data-series="{esc(name)}">')
-        for angle, axis, value in zip(angles, axes, values, strict=True):
-            if value is None or not math.isfinite(float(value)):
-                continue
-            r = min(1.0, max(0.0, float(value)))
-            x, y = xy(angle, r)
-            coords.append((x, y))
-            parts.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}" data-value="{float(value):.4f}">'
-                f"<title>{esc(name)} · {esc(axis)}: {float(value):.3f}</title></circle>"
+def profile_figure(title: str, table: pd.DataFrame, counts: pd.DataFrame | None = None) -> str:
+    """A system x axis table of scores in [0, 1] as an absolute-scale profile chart
+    (:func:`tsrate.html.charts.score_chart`); cells with fewer than MIN_CHART_PROMPTS
+    prompts (``counts``, same shape) are left out and named under the chart."""
+    axes = [str(c) for c in table.columns]
+    dropped = []
+    series = []
+    for index, system in enumerate(table.index):
+        points = []
+        for axis in table.columns:
+            value = table.loc[system, axis]
+            n = None if counts is None else counts.loc[system, axis]
+            if counts is not None and not enough(n, MIN_CHART_PROMPTS):
+                if not pd.isna(value):
+                    dropped.append(f"{system} · {axis} (n = {0 if pd.isna(n) else int(n)})")
+                value = None
+            label = (
+                f"{system} · {axis}: {value:.3f}"
+                if value is not None and not pd.isna(value)
+                else ""
             )
-        if len(coords) >= 3:
-            pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
-            parts.insert(
-                len(parts) - len(coords),
-                f'<polygon points="{pts}" fill="{colour}" fill-opacity="0.12" stroke="{colour}" stroke-width="2"/>',
-            )
-        parts.append("</g>")
-        ly = 50 + 18 * index
-        lx = size + 2 * margin + 5
-        parts.append(
-            f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{colour}"/>'
-            f'<text x="{lx + 17}" y="{ly}" font-size="11">{esc(name)}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+            if counts is not None and value is not None and not pd.isna(value):
+                label += f" (n = {int(counts.loc[system, axis])})"
+            points.append(Point(None if value is None or pd.isna(value) else float(value), label))
+        series.append(Series(str(system), points, colour_for(index)))
+    caption = f"Cells of fewer than {MIN_CHART_PROMPTS} prompts are not drawn" + (
+        ": " + esc("; ".join(dropped)) + "." if dropped else " (none here)."
+    )
+    return figure(chart_name(title), score_chart(title, axes, series), caption)
 
 
 def _figure2(scores: pd.DataFrame) -> list[str]:
@@ -111,13 +82,10 @@ def _figure2(scores: pd.DataFrame) -> list[str]:
         table = detection.pivot_table(
             index="system_id", columns="feature", values="f1", aggfunc="mean"
         )
-        out.append(
-            polar_chart(
-                "Feature detection (F1)",
-                list(table.columns),
-                {s: list(table.loc[s]) for s in table.index},
-            )
-        )
+        counts = detection.pivot_table(
+            index="system_id", columns="feature", values="n_prompts", aggfunc="sum"
+        ).reindex_like(table)
+        out.append(profile_figure("Feature detection (F1)", table, counts))
     numeric = chosen[chosen["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])]
     numeric = numeric[~numeric["feature"].isin(list(g.POSITION))]
     if not numeric.empty:
@@ -128,12 +96,13 @@ def _figure2(scores: pd.DataFrame) -> list[str]:
         table = numeric.pivot_table(
             index="system_id", columns="axis", values="accuracy", aggfunc="mean"
         )
+        counts = numeric.pivot_table(
+            index="system_id", columns="axis", values="n_prompts", aggfunc="sum"
+        ).reindex_like(table)
         if table.shape[1] >= 3:
             out.append(
-                polar_chart(
-                    "Information retrieval and arithmetic reasoning (accuracy)",
-                    list(table.columns),
-                    {s: list(table.loc[s]) for s in table.index},
+                profile_figure(
+                    "Information retrieval and arithmetic reasoning (accuracy)", table, counts
                 )
             )
     return out
@@ -206,8 +175,6 @@ def length_curve_charts(curves: pd.DataFrame) -> list[str]:
     tooltip gives the bin's Wilson 95 % interval, :func:`with_pooled_wilson`)."""
     if curves.empty:
         return ["<p>none</p>"]
-    from tsrate.html.svg import Point, Series, bar_chart
-
     curves = with_pooled_wilson(curves)
     has_interval = "ci_low" in curves.columns
 
@@ -223,7 +190,9 @@ def length_curve_charts(curves: pd.DataFrame) -> list[str]:
             by_bin = {(r.length_bin_start, r.length_bin_end): r for r in mine.itertuples()}
             points = [
                 Point(
-                    float(by_bin[b].accuracy) if b in by_bin else None,
+                    float(by_bin[b].accuracy)
+                    if b in by_bin and enough(by_bin[b].n, MIN_CHART_PROMPTS)
+                    else None,
                     f"{system} · {b[0]}-{b[1]} days: "
                     + (
                         f"{by_bin[b].accuracy:.2f}{interval(by_bin[b])} ({by_bin[b].n} prompts)"
@@ -234,8 +203,13 @@ def length_curve_charts(curves: pd.DataFrame) -> list[str]:
                 for b in bins
             ]
             series.append(Series(system, points, colour_for(index)))
+        title = f"{task}: accuracy by series length"
         out.append(
-            bar_chart(f"{task}: accuracy by series length", labels, series, y_label="accuracy")
+            figure(
+                chart_name(title),
+                bar_chart(title, labels, series, y_label="accuracy"),
+                f"Bins of fewer than {MIN_CHART_PROMPTS} prompts are not drawn (see the table).",
+            )
         )
     return out
 
@@ -294,7 +268,7 @@ def usable_table_html(usable: pd.DataFrame) -> str:
         "unusable</li>"
         for system, row in totals.iterrows()
     )
-    return f"<ul>{lines}</ul>" + usable.to_html(index=False, float_format=lambda v: f"{v:.2f}")
+    return f"<ul>{lines}</ul>" + frame_table(usable)
 
 
 def interval_table_html(scores: pd.DataFrame) -> str:
@@ -462,6 +436,11 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
             "group by all order by all"
         )
+        judged = read(
+            "select r.*, s.share_at_rating from marts.und_ratings r "
+            "left join marts.und_rating_stability s "
+            "using (suite_run_id, prompting, metric, feature, system_id)"
+        )
         usable = read(
             "select prompting, system_id, task, sum(n_prompts) as n_prompts, "
             "sum(n_unparsed) as n_unusable, "
@@ -473,10 +452,17 @@ def write_report(warehouse: Path, output: Path) -> Path:
         label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)
     )
     suite_runs = sorted(scores["suite_run_id"].unique()) if not scores.empty else []
+    judged = label_prompting(judged)
     sections = [
         "<h1>Time-series understanding</h1>",
+        verdict_html(
+            judged,
+            "the understanding tasks (per metric and feature)",
+            "<code>marts.und_ratings</code>, <code>marts.und_rating_stability</code>",
+        ),
+        summary_table_html(judged),
         f"<p>Suite run: {html.escape(', '.join(suite_runs) or 'none')}. Charts: the csv "
-        "format; scores on an absolute 0-1 radius (paper Figure 2).</p>",
+        "format; scores on an absolute 0-1 scale (paper Figure 2).</p>",
         "<p>References, not models: und_analyst reads the series back out of the prompt's "
         "own table and applies standard statistics (on retrieval and min/max all but an "
         "oracle: an upper bound); und_random answers at chance.</p>",
@@ -514,15 +500,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h2>Ratings (mean rating over features, with stability)</h2>",
         "<p>mean_share_at_rating: share of prompt resamples that give the published rating "
         "(1 = firm).</p>",
-        ratings.to_html(index=False, float_format=lambda v: f"{v:.2f}")
-        if not ratings.empty
-        else "<p>none</p>",
+        frame_table(ratings) if not ratings.empty else "<p>none</p>",
         "<p>Each rated score (mean over formats) with the percentile 95 % interval of the "
         "same prompt resamples.</p>",
         rated_scores_html(rated),
     ]
-    style = (
-        "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1200px}"
-        "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}"
-    )
-    return write_html(output, html_page("tsrate understanding", "".join(sections), style))
+    return write_html(output, html_page("tsrate understanding", "".join(sections)))

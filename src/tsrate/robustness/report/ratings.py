@@ -1,0 +1,327 @@
+"""The rating tables (Tables 5-6 with uncertainty): each rating, its raw score, its
+bootstrap interval and share, flags shown in place, and the partial order."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from tsrate.html.charts import esc
+from tsrate.html.page import details
+from tsrate.robustness.report.data import (
+    ACCURACY_METRICS,
+    METRIC_LABELS,
+    OUTCOME_LABELS,
+    PAPER_OUTCOME,
+    ROBUSTNESS_METRICS,
+    SHAKY_SHARE,
+    ReportData,
+)
+from tsrate.robustness.report.numbers import (
+    _first_row,
+    _flag,
+    _source,
+    _system_order,
+    _table,
+    _text,
+    is_shaky,
+    num,
+    provenance,
+)
+
+
+def _partial_order(block: pd.DataFrame) -> str:
+    """``a < b = c``: systems by ascending raw score (ties share a rank), ids only."""
+    parts, previous = [], None
+    for row in block.sort_values(["rank", "system_id"]).itertuples():
+        if previous is not None:
+            parts.append(" = " if row.rank == previous else " &lt; ")
+        parts.append(esc(row.system_id))
+        previous = row.rank
+    return "".join(parts)
+
+
+def _stability_of(data: ReportData, metric: str, perturbation: str, system: str):
+    """The rating_stability row at the published rating, or None."""
+    frame = data.stability
+    if frame.empty:
+        return None
+    where = {"metric": metric, "perturbation_id": perturbation, "system_id": system}
+    position = _first_row(frame, where)
+    return None if position is None else frame.iloc[position]
+
+
+def separation_flag(
+    data: ReportData, metric: str, perturbation: str, outcome: str = PAPER_OUTCOME
+) -> str:
+    """The robustness_scores flag of a metric x perturbation x outcome whose score does not
+    separate systems on this study (every system at the same extreme or the same score):
+    its ``separation_reason``, marked with ``separates_systems`` (false); "" otherwise."""
+    frame = data.separation
+    if frame.empty:
+        return ""
+    match = frame[
+        (frame["metric"] == metric)
+        & (frame["perturbation_id"] == perturbation)
+        & (frame["outcome"] == outcome)
+    ]
+    if match.empty or pd.isna(match["separates_systems"].iloc[0]):
+        return ""
+    if bool(match["separates_systems"].iloc[0]):
+        return ""
+    where = {
+        "run_id": data.run_id,
+        "metric": metric,
+        "perturbation_id": perturbation,
+        "outcome": outcome,
+    }
+    reason = _text(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
+    # the flag is the same on every system's row: max over them is that one value
+    marks = provenance("robustness_scores", "separates_systems", where, 0.0, agg="max")
+    return '<br><span class="flag-mark">⊘</span> ' + _flag(
+        "no-separation", reason, "robustness_scores", "separation_reason", where, **marks
+    )
+
+
+def rating_notes(row, key: Mapping[str, object]) -> str:
+    """Under a rating: its ``rating_reason`` (a null rating, or one given by the score's
+    absolute value) and, when ``separable`` is false, its ``separation_reason``."""
+    notes = ""
+    reason = _text(getattr(row, "rating_reason", None))
+    if reason:
+        notes += "<br>" + _flag("rating-reason", reason, "ratings", "rating_reason", key)
+    separable = getattr(row, "separable", None)
+    if separable is not None and not pd.isna(separable) and not bool(separable):
+        why = _text(getattr(row, "separation_reason", None)) or "not separable"
+        marks = provenance("ratings", "separable", key, 0.0)
+        notes += '<br><span class="flag-mark">≈</span> ' + _flag(
+            "not-separable", why, "ratings", "separation_reason", key, **marks
+        )
+    return notes
+
+
+def _rating_level(row, key: Mapping[str, object]) -> str:
+    """The rating (coloured good to poor; grey 'no rating' when null) and the raw score."""
+    rating = None if pd.isna(row.rating) else float(row.rating)
+    if rating is None:
+        tone = "none"
+    else:
+        levels = int(row.rating_levels)
+        goodness = rating if row.higher_is_better else levels + 1 - rating
+        tone = "good" if goodness == levels else ("poor" if goodness == 1 else "mid")
+    return (
+        f'<span class="rating {tone}">{num(rating, "ratings", "rating", key, integer=True)}'
+        f"</span> {num(row.raw_score, 'ratings', 'raw_score', key)}"
+    )
+
+
+def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
+    """One rating: the level (coloured), the raw score, its bootstrap interval and the share
+    of resamples at the published level, flagged ⚠ when shaky (< SHAKY_SHARE); then its
+    rating_reason and, when not separable from another system, why (:func:`rating_notes`)."""
+    key = {**where, "system_id": row.system_id}
+    cell = _rating_level(row, key)
+    notes = rating_notes(row, key)
+    stable = _stability_of(data, row.metric, row.perturbation_id, row.system_id)
+    if stable is None:
+        return (
+            cell + ' <span class="share missing" title="no rating_stability row">–</span>' + notes
+        )
+    at = {**key, "rating_level": int(stable["rating"])}
+    interval = (
+        f'<span class="ci">[{num(stable["ci_low"], "rating_stability", "ci_low", at)} – '
+        f"{num(stable['ci_high'], 'rating_stability', 'ci_high', at)}]</span>"
+    )
+    share = num(stable["share"], "rating_stability", "share", at, percent=True)
+    shaky = is_shaky(stable["share"])
+    flag = (
+        ' <span class="shaky-flag" title="shaky: under 60 % of resamples">⚠</span>' if shaky else ""
+    )
+    css = "share shaky" if shaky else "share"
+    return f'{cell}<br>{interval} <span class="{css}">{share}{flag}</span>{notes}'
+
+
+def rating_tables_section(data: ReportData) -> str:
+    """Tables 5-6 with uncertainty: per metric and perturbation, each system's rating, raw
+    score, bootstrap interval and the share of resamples at its rating (marts.ratings,
+    marts.rating_stability), and the partial order."""
+    ratings = data.ratings
+    if ratings.empty:
+        return '<section id="ratings"><h2>Ratings</h2><p>No ratings.</p></section>'
+    systems = _system_order(data)
+    confidence = (
+        f"{float(data.stability['confidence'].iloc[0]):.0%}" if not data.stability.empty else "95%"
+    )
+    parts = ['<section id="ratings"><h2>Ratings per metric and perturbation (Tables 5–6)</h2>']
+    parts.append(
+        "<p>Each cell: the rating (1 = lowest raw score, which is best for every metric except "
+        "sign accuracy; colours show good green to poor red), the raw score, its "
+        f"{esc(confidence)} bootstrap interval [low – high], and the share of bootstrap "
+        "resamples (moving blocks of window dates) that give the system the same rating. "
+        f"<b>⚠ marks a shaky rating</b>: under {SHAKY_SHARE:.0%} of resamples agree, so it "
+        "rests on the particular windows of this study. Partial order: systems by ascending "
+        "raw score, ties share a rank.</p>"
+        '<p class="note">Robustness ratings are for the paper\'s outcome (R^max in price units) '
+        "unless labelled otherwise. <b>⊘</b> under a partial order: the score does not "
+        "separate systems on this study (every system at the same extreme or the same score; "
+        "<code>marts.robustness_scores.separates_systems</code>), so its ratings say nothing "
+        "about which system is better. <b>≈</b> under a rating: the APE/PIE score differs from "
+        "another system's by less than their spread over treatment draws, so the two are not "
+        "separable (<code>marts.ratings.separable</code>). A rating without a level (–) or "
+        "rated by its distance from the ideal value shows why "
+        "(<code>marts.ratings.rating_reason</code>).</p>" + separation_summary(data)
+    )
+    if data.stability.empty:
+        parts.append(
+            '<p class="note">This snapshot has no <code>marts.rating_stability</code>: '
+            "intervals and shares are missing.</p>"
+        )
+    else:
+        judged = ratings.merge(
+            data.stability[["metric", "perturbation_id", "system_id", "share"]],
+            on=["metric", "perturbation_id", "system_id"],
+        )
+        shaky = judged[judged["share"].map(is_shaky)]
+        parts.append(
+            f'<p class="stability-summary"><b>{len(shaky)} of {len(judged)}</b> ratings are '
+            f"shaky (fewer than {SHAKY_SHARE:.0%} of resamples at the published rating); "
+            "each is marked ⚠ in its cell" + ".</p>"
+        )
+    for family, metrics in (("Robustness", ROBUSTNESS_METRICS), ("Accuracy", ACCURACY_METRICS)):
+        rows = []
+        robust = family == "Robustness"
+        for metric in metrics:
+            subset = ratings[ratings["metric"] == metric]
+            for perturbation in sorted(set(subset["perturbation_id"])):
+                block = subset[subset["perturbation_id"] == perturbation]
+                where = {"run_id": data.run_id, "metric": metric, "perturbation_id": perturbation}
+                by_system = {row.system_id: row for row in block.itertuples()}
+                arrow = "↑" if bool(block["higher_is_better"].iloc[0]) else "↓"
+                rows.append(
+                    [
+                        f"{esc(METRIC_LABELS.get(metric, metric))} {arrow}",
+                        esc(perturbation),
+                        *[
+                            rating_cell(data, by_system[s], where) if s in by_system else "–"
+                            for s in systems
+                        ],
+                        f'<span class="order">{_partial_order(block)}</span>'
+                        + (separation_flag(data, metric, perturbation) if robust else ""),
+                    ]
+                )
+        if rows:
+            heading = f"{family} — {OUTCOME_LABELS[PAPER_OUTCOME]}" if robust else family
+            parts.append(
+                details(
+                    f'<h3 style="display:inline">{esc(heading)}</h3> ({len(rows)} rows)',
+                    _table(
+                        [
+                            "Metric",
+                            "P",
+                            *[f"<code>{esc(s)}</code>" for s in systems],
+                            "Partial order",
+                        ],
+                        rows,
+                        css="ratings",
+                    ),
+                    open_=len(systems) <= 4,
+                )
+            )
+    parts.append(
+        _source(
+            "ratings",
+            "rating_stability",
+            "robustness_scores",
+            extra="the same orders as text: <code>marts.partial_orders</code>",
+        )
+    )
+    parts.append(outcome_ratings_block(data))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def separation_summary(data: ReportData) -> str:
+    """One line counting the flags of the paper's outcome: scores that do not separate
+    systems, ratings not separable within their spread, ratings with a reason."""
+    ratings, frame = data.ratings, data.separation
+    flat = 0
+    if not frame.empty:
+        rated = set(zip(ratings["metric"], ratings["perturbation_id"], strict=True))
+        paper = frame[
+            (frame["outcome"] == PAPER_OUTCOME) & ~frame["separates_systems"].astype(bool)
+        ]
+        flat = sum(
+            (m, p) in rated for m, p in zip(paper["metric"], paper["perturbation_id"], strict=True)
+        )
+    close = 0
+    if "separable" in ratings.columns:
+        close = int(
+            ratings["separable"].map(lambda v: v is not None and not pd.isna(v) and not v).sum()
+        )
+    reasons = 0
+    if "rating_reason" in ratings.columns:
+        reasons = int(ratings["rating_reason"].map(lambda v: _text(v) is not None).sum())
+    return (
+        '<p class="separation-summary">Flags at the paper\'s outcome: metric × perturbation '
+        f"scores that do not separate systems on this study (⊘): <b>{flat}</b>; ratings not "
+        "separable from another system's within their spread over treatment draws (≈): "
+        f"<b>{close}</b>; ratings with a rating reason: <b>{reasons}</b>.</p>"
+    )
+
+
+def outcome_ratings_block(data: ReportData) -> str:
+    """The robustness ratings at the other outcomes (the scale-free R^max / price level), in
+    a compact table: rating and raw score per system, flags and reasons as in the main one."""
+    frame = data.outcome_ratings
+    if frame.empty:
+        return ""
+    systems = _system_order(data)
+    systems += sorted(set(frame["system_id"]) - set(systems))
+    parts = []
+    for outcome in sorted(set(frame["outcome"])):
+        rows = []
+        for metric in ROBUSTNESS_METRICS:
+            subset = frame[(frame["outcome"] == outcome) & (frame["metric"] == metric)]
+            for perturbation in sorted(set(subset["perturbation_id"])):
+                block = subset[subset["perturbation_id"] == perturbation]
+                where = {
+                    "run_id": data.run_id,
+                    "metric": metric,
+                    "perturbation_id": perturbation,
+                    "outcome": outcome,
+                }
+                by_system = {row.system_id: row for row in block.itertuples()}
+                cells = []
+                for system in systems:
+                    row = by_system.get(system)
+                    if row is None:
+                        cells.append("–")
+                        continue
+                    key = {**where, "system_id": system}
+                    cells.append(_rating_level(row, key) + rating_notes(row, key))
+                rows.append(
+                    [
+                        f"{esc(METRIC_LABELS.get(metric, metric))} ↓",
+                        esc(perturbation),
+                        *cells,
+                        f'<span class="order">{_partial_order(block)}</span>'
+                        + separation_flag(data, metric, perturbation, outcome),
+                    ]
+                )
+        if not rows:
+            continue
+        label = OUTCOME_LABELS.get(outcome, outcome)
+        parts.append(
+            f'<h3 class="outcome" data-outcome="{esc(outcome)}">Robustness — {esc(label)}</h3>'
+            '<p class="note">The same metrics on a scale-free outcome, so that price levels '
+            "do not decide WRS and APE (compare its ⊘ flags with the table above). Rating and "
+            "raw score only; bootstrap shares are computed for the paper's outcome.</p>"
+            + _table(
+                ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
+                rows,
+                css="ratings outcome-ratings",
+            )
+            + _source("ratings", "robustness_scores", extra=f"outcome = '{esc(outcome)}'")
+        )
+    return "".join(parts)

@@ -1,0 +1,574 @@
+"""The report's text sections: the verdict, the study, and Table 2 (means per system and
+perturbation). Each is a function of :class:`ReportData` returning HTML."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from tsrate.html.charts import esc
+from tsrate.html.page import section
+from tsrate.robustness.report.data import (
+    ACCURACY_METRICS,
+    METRIC_LABELS,
+    ROBUSTNESS_METRICS,
+    SHAKY_SHARE,
+    ReportData,
+)
+from tsrate.robustness.report.numbers import (
+    _perturbation_order,
+    _source,
+    _system_order,
+    _table,
+    format_number,
+    is_shaky,
+    num,
+)
+
+
+def study_section(data: ReportData) -> str:
+    """The study: data, period, window shape, companies, systems, perturbations, and gaps."""
+    study = data.study
+    tickers = list(study.get("tickers", []))
+    companies = data.companies
+    if not companies.empty:
+        companies = companies[companies["ticker"].isin(tickers)]
+    company_rows = []
+    for ticker in tickers:
+        row = companies[companies["ticker"] == ticker] if not companies.empty else pd.DataFrame()
+        name = row["company_name"].iloc[0] if not row.empty else "(not in the companies seed)"
+        industry = row["industry"].iloc[0] if not row.empty else ""
+        windows = data.windows[data.windows["ticker"] == ticker]
+        n_windows = (
+            num(
+                float(windows["n_windows"].iloc[0]),
+                "window_errors",
+                "window_end_date",
+                {"run_id": data.run_id, "ticker": ticker},
+                agg="count_distinct",
+                integer=True,
+            )
+            if not windows.empty
+            else "0"
+        )
+        company_rows.append([esc(ticker), esc(name), esc(industry), n_windows])
+    rated = _system_order(data)
+    systems = data.systems.set_index("system_id") if not data.systems.empty else pd.DataFrame()
+    system_rows = []
+    for system_id in rated:
+        info = systems.loc[system_id] if system_id in systems.index else None
+
+        def field(name: str, info=info) -> str:
+            if info is None or pd.isna(info.get(name)):
+                return ""
+            return esc(info.get(name))
+
+        system_rows.append(
+            [
+                f"<code>{esc(system_id)}</code>",
+                field("display_name"),
+                field("paper_symbol"),
+                field("modality"),
+                field("family"),
+                field("purpose"),
+                field("architecture"),
+                field("is_foundation_model"),
+            ]
+        )
+    unavailable_rows = []
+    requested = list(study.get("systems", []))
+    for system_id in requested:
+        if system_id not in rated:
+            unavailable_rows.append(
+                [f"<code>{esc(system_id)}</code>", "in this study but has no ratings in the run"]
+            )
+    if not data.systems.empty:
+        empty = data.systems["implementation"].isna() | (
+            data.systems["implementation"].astype(str).str.strip() == ""
+        )
+        for row in data.systems[empty].itertuples():
+            if row.system_id in rated:
+                continue  # rated from imported predictions
+            unavailable_rows.append(
+                [
+                    f"<code>{esc(row.system_id)}</code> ({esc(row.display_name)})",
+                    f"not runnable in this version: {esc(row.description)}",
+                ]
+            )
+        for row in data.systems[~empty].itertuples():
+            if row.system_id in rated or row.system_id in requested:
+                continue
+            unavailable_rows.append(
+                [
+                    f"<code>{esc(row.system_id)}</code> ({esc(row.display_name)})",
+                    "not in this study (var systems; <code>tsrate systems</code> says whether it "
+                    f"can run here): {esc(row.description)}",
+                ]
+            )
+    perturbation_rows = []
+    studied = set(study.get("perturbations", []))
+    rated_perturbations = set(_perturbation_order(data))
+    takes_images = False
+    if not data.systems.empty:
+        takes_images = bool(
+            data.systems[data.systems["system_id"].isin(rated)]["modality"]
+            .astype(str)
+            .str.contains("image")
+            .any()
+        )
+    for row in data.perturbations.itertuples() if not data.perturbations.empty else []:
+        if row.perturbation_id in rated_perturbations:
+            status = "rated"
+        elif row.perturbation_id in studied:
+            status = "in the study but not rated"
+        elif row.modality == "image" and not takes_images:
+            status = "unavailable: acts on image inputs, and no rated system takes images"
+        else:
+            status = "not in this study (var perturbations)"
+        perturbation_rows.append(
+            [
+                esc(row.perturbation_id),
+                esc(row.name),
+                esc(row.family),
+                esc(row.modality),
+                esc(row.description),
+                esc(status),
+            ]
+        )
+    shape = (
+        f"context n = {esc(study.get('context_length', '?'))} trading days, horizon d = "
+        f"{esc(study.get('horizon', '?'))}, stride {esc(study.get('stride', '?'))}, "
+        f"perturbation phase {esc(study.get('perturbation_phase', '?'))}, seed "
+        f"{esc(study.get('seed', '?'))}"
+    )
+    parts = [
+        '<section id="study"><h2>The study</h2>',
+        f"<p>Run <code>{esc(data.run_id)}</code>, published {esc(data.published_at[:19])} UTC to "
+        f"<code>{esc(data.snapshot_name)}</code>. Daily closing prices of "
+        f"{len(tickers)} companies, study period {esc(study.get('start', '?'))} to "
+        f"{esc(study.get('end', '?'))}; {shape}. A window is named by its last context day "
+        "(the forecast origin); the target is always the clean future.</p>",
+        "<h3>Companies</h3>",
+        _table(["Ticker", "Company", "Industry", "Windows"], company_rows),
+        _source(
+            "window_errors", extra="windows per ticker; names from <code>seeds.companies</code>"
+        ),
+        "<h3>Systems rated</h3>",
+        _table(
+            [
+                "System",
+                "Name",
+                "Paper",
+                "Modality",
+                "Family",
+                "Purpose",
+                "Architecture",
+                "Foundation",
+            ],
+            system_rows,
+        ),
+        _source("ratings", extra="metadata from <code>marts.system_catalog</code>"),
+        "<h3>Systems not rated in this run</h3>",
+        _table(["System", "Why"], unavailable_rows)
+        if unavailable_rows
+        else "<p>Every system of the seed was rated.</p>",
+        '<p class="source">Source: <code>seeds.systems</code> (empty <code>implementation</code>) '
+        "and the run's study.</p>",
+        "<h3>Perturbations</h3>",
+        _table(
+            ["Id", "Name", "Family", "Modality", "What it does", "In this run"], perturbation_rows
+        ),
+        '<p class="source">Source: <code>seeds.perturbations</code>, <code>marts.ratings</code>.</p>',
+        "</section>",
+    ]
+    return "".join(parts)
+
+
+def reading_paragraph(data: ReportData) -> str:
+    """One paragraph reading the results, every number a traceable mart value."""
+    summary, per_perturbation = data.system_summary, data.perturbation_summary
+    sentences: list[str] = []
+    run = {"run_id": data.run_id}
+    if summary.empty:
+        return "<p>No ratings in this run.</p>"
+    systems = _system_order(data)
+    robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
+    if not robustness.empty:
+        means = robustness.groupby("system_id")["avg_rating"].mean().sort_values()
+        best_value, worst_value = means.iloc[0], means.iloc[-1]
+        best = [s for s in systems if s in means.index and math.isclose(means[s], best_value)]
+        worst = [s for s in systems if s in means.index and math.isclose(means[s], worst_value)]
+        metrics = sorted(set(robustness["metric"]))
+
+        def rating_of(system: str) -> str:
+            return num(
+                float(means[system]),
+                "system_summary",
+                "avg_rating",
+                {**run, "system_id": system, "metric": metrics},
+                agg="avg",
+            )
+
+        sentences.append(
+            f"Across {len(systems)} rated systems, the most robust is "
+            + " and ".join(f"<b>{esc(s)}</b> (mean robustness rating {rating_of(s)})" for s in best)
+            + ", the least robust "
+            + " and ".join(f"<b>{esc(s)}</b> ({rating_of(s)})" for s in worst)
+            + " on a 1 (best) to "
+            + num(
+                float(summary["rating_levels"].max()),
+                "system_summary",
+                "rating_levels",
+                run,
+                agg="max",
+                integer=True,
+            )
+            + f" scale, averaged over the {len(metrics)} robustness metrics and the perturbations."
+        )
+    ape = per_perturbation[per_perturbation["metric"].isin(["ape_industry", "ape_company"])]
+    if not ape.empty:
+        means = ape.groupby("perturbation_id")["avg_raw_score"].mean().sort_values()
+        worst = means.index[-1]
+        sentences.append(
+            f"The perturbation that hurts most is <b>{esc(worst)}</b>: its mean perturbation "
+            "effect (APE, industry and company confounders, over systems) is "
+            + num(
+                float(means[worst]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": worst, "metric": ["ape_company", "ape_industry"]},
+                agg="avg",
+            )
+            + " price units"
+            + (
+                ", against "
+                + num(
+                    float(means.iloc[0]),
+                    "perturbation_summary",
+                    "avg_raw_score",
+                    {
+                        **run,
+                        "perturbation_id": means.index[0],
+                        "metric": ["ape_company", "ape_industry"],
+                    },
+                    agg="avg",
+                )
+                + f" for the mildest, {esc(means.index[0])}"
+                if len(means) > 1
+                else ""
+            )
+            + "."
+        )
+    smape = per_perturbation[per_perturbation["metric"] == "smape"].set_index("perturbation_id")
+    treated = smape.drop(index="P0", errors="ignore")
+    if "P0" in smape.index and not treated.empty:
+        worst = treated["avg_raw_score"].idxmax()
+        sentences.append(
+            f"For accuracy, <b>{esc(worst)}</b> raises the mean SMAPE over systems most: from "
+            + num(
+                float(smape.loc["P0", "avg_raw_score"]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": "P0", "metric": "smape"},
+            )
+            + " on clean inputs to "
+            + num(
+                float(smape.loc[worst, "avg_raw_score"]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": worst, "metric": "smape"},
+            )
+            + "."
+        )
+    accuracy = summary[summary["metric"] == "smape"].set_index("system_id")
+    if not accuracy.empty:
+        best = accuracy["avg_raw_score"].idxmin()
+        sentences.append(
+            f"The most accurate system by SMAPE is <b>{esc(best)}</b> ("
+            + num(
+                float(accuracy.loc[best, "avg_raw_score"]),
+                "system_summary",
+                "avg_raw_score",
+                {**run, "system_id": best, "metric": "smape"},
+            )
+            + " averaged over perturbations)."
+        )
+    overall = data.confounder_comparison
+    if not overall.empty:
+        rows = overall[(overall["grouped_by"] == "all") & overall["measure"].isin(["ape", "pie"])]
+        for row in rows.sort_values("measure").itertuples():
+            if pd.isna(row.industry_avg) or pd.isna(row.company_avg):
+                continue
+            where = {**run, "grouped_by": "all", "measure": row.measure, "system_id": None}
+            where["perturbation_id"] = None
+            sentences.append(
+                f"With {row.measure.upper()}, "
+                + (
+                    "industry as the confounder shows more bias than company"
+                    if row.industry_avg > row.company_avg
+                    else "company as the confounder shows at least as much bias as industry"
+                )
+                + " ("
+                + num(row.industry_avg, "confounder_comparison", "industry_avg", where)
+                + " vs "
+                + num(row.company_avg, "confounder_comparison", "company_avg", where)
+                + ")."
+            )
+    return (
+        '<section id="reading"><h2>Reading the results</h2><p class="reading">'
+        + " ".join(sentences)
+        + "</p>"
+        + _source(
+            "system_summary",
+            "perturbation_summary",
+            "confounder_comparison",
+            extra="hover a number to see the mart row it comes from",
+        )
+        + "</section>"
+    )
+
+
+def summary_section(data: ReportData) -> str:
+    """Table 2: each metric averaged per system and per perturbation, as two tables (rows:
+    metrics; columns: systems, perturbations); the best value of each row in bold."""
+    summary, per_perturbation = data.system_summary, data.perturbation_summary
+    if summary.empty:
+        return ""
+    systems = [s for s in _system_order(data) if s in set(summary["system_id"])]
+    systems += sorted(set(summary["system_id"]) - set(systems))
+    perturbations = (
+        sorted(set(per_perturbation["perturbation_id"])) if not per_perturbation.empty else []
+    )
+    system_rows, perturbation_rows = [], []
+    for metric in (*ROBUSTNESS_METRICS, *ACCURACY_METRICS):
+        by_system = summary[summary["metric"] == metric]
+        if by_system.empty:
+            continue
+        higher = bool(by_system["higher_is_better"].iloc[0])
+        label = esc(METRIC_LABELS.get(metric, metric)) + (" ↑" if higher else " ↓")
+        run = {"run_id": data.run_id, "metric": metric}
+
+        def cells(frame, key, names, mart, run=run, higher=higher):
+            values = {
+                getattr(r, key): r.avg_raw_score
+                for r in frame.itertuples()
+                if not pd.isna(r.avg_raw_score)
+            }
+            best = (max if higher else min)(values.values()) if values else None
+            out = []
+            for name in names:
+                if name not in values:
+                    out.append("–")
+                    continue
+                text = num(values[name], mart, "avg_raw_score", {**run, key: name})
+                out.append(f'<b class="best">{text}</b>' if values[name] == best else text)
+            return out
+
+        system_rows.append([label, *cells(by_system, "system_id", systems, "system_summary")])
+        by_perturbation = per_perturbation[per_perturbation["metric"] == metric]
+        perturbation_rows.append(
+            [
+                label,
+                *cells(by_perturbation, "perturbation_id", perturbations, "perturbation_summary"),
+            ]
+        )
+    return (
+        '<section id="summary"><h2>Comparison across systems and perturbations (Table 2)</h2>'
+        "<p>Plain means of the raw scores (↓ lower is better, ↑ higher is better); the best "
+        "of each row in bold.</p><h3>Per system (mean over perturbations)</h3>"
+        + _table(
+            ["Metric", *[f"<code>{esc(s)}</code>" for s in systems]], system_rows, css="table2"
+        )
+        + _source("system_summary")
+        + "<h3>Per perturbation (mean over systems)</h3>"
+        + _table(["Metric", *map(esc, perturbations)], perturbation_rows, css="table2")
+        + _source("perturbation_summary")
+        + "</section>"
+    )
+
+
+def _mean_robustness(data: ReportData) -> tuple[pd.Series, list[str]]:
+    """Each system's mean avg_rating over the robustness metrics (ascending: best first)."""
+    summary = data.system_summary
+    robustness = (
+        summary[summary["metric"].isin(ROBUSTNESS_METRICS)] if not summary.empty else summary
+    )
+    if robustness.empty:
+        return pd.Series(dtype=float), []
+    means = robustness.groupby("system_id")["avg_rating"].mean().dropna()
+    order = {s: i for i, s in enumerate(_system_order(data))}
+    ranked = sorted(means.index, key=lambda s: (means[s], order.get(s, len(order)), s))
+    return means.loc[ranked], sorted(set(robustness["metric"]))
+
+
+def shaky_counts(data: ReportData) -> pd.DataFrame:
+    """Per system: its published ratings (n_ratings) and how many are shaky (n_shaky)."""
+    if data.stability.empty or data.ratings.empty:
+        return pd.DataFrame(columns=["system_id", "n_ratings", "n_shaky"])
+    judged = data.ratings.merge(
+        data.stability[["metric", "perturbation_id", "system_id", "share"]],
+        on=["metric", "perturbation_id", "system_id"],
+    )
+    judged = judged.assign(shaky=judged["share"].map(is_shaky))
+    return (
+        judged.groupby("system_id")
+        .agg(n_ratings=("shaky", "size"), n_shaky=("shaky", "sum"))
+        .reset_index()
+    )
+
+
+def derived(name: str, value: float, text: str) -> str:
+    """A number computed from several mart values (a gap, a count): ``data-derived`` names
+    it; the browser test recomputes it from the snapshot."""
+    return f'<span class="derived" data-derived="{esc(name)}" data-value="{value!r}">{esc(text)}</span>'
+
+
+def verdict_section(data: ReportData) -> str:
+    """The verdict, first on the page: the most and least robust system and by how much,
+    the most and least accurate by SMAPE, and how firm the leader's ratings are."""
+    means, metrics = _mean_robustness(data)
+    run = {"run_id": data.run_id}
+    if means.empty:
+        return section("verdict", "Verdict", "<p>No ratings in this run.</p>")
+
+    def rating_of(system: str) -> str:
+        where = {**run, "system_id": system, "metric": metrics}
+        return num(float(means[system]), "system_summary", "avg_rating", where, agg="avg")
+
+    levels = num(
+        float(data.system_summary["rating_levels"].max()),
+        "system_summary",
+        "rating_levels",
+        run,
+        agg="max",
+        integer=True,
+    )
+    best, worst = means.index[0], means.index[-1]
+    sentences = []
+    if len(means) == 1:
+        sentences.append(
+            f"Only <b>{esc(best)}</b> is rated in this run (mean robustness rating "
+            f"{rating_of(best)} on a 1 (best) to {levels} scale): there is nothing to compare."
+        )
+    else:
+        gap = float(means[worst] - means[best])
+        sentences.append(
+            f"Of {len(means)} rated systems, <b>{esc(best)}</b> is the most robust (mean "
+            f"robustness rating {rating_of(best)} on a 1 (best) to {levels} scale, over "
+            f"{len(metrics)} robustness metrics and the perturbations) and <b>{esc(worst)}</b> "
+            f"the least ({rating_of(worst)}): a gap of "
+            + derived("robustness_gap", gap, format_number(gap))
+            + " rating levels."
+        )
+    smape = data.system_summary[data.system_summary["metric"] == "smape"].dropna(
+        subset=["avg_raw_score"]
+    )
+    if len(smape) >= 2:
+        ordered = smape.sort_values(["avg_raw_score", "system_id"])
+        top, bottom = ordered.iloc[0], ordered.iloc[-1]
+
+        def smape_of(row) -> str:
+            where = {**run, "system_id": row.system_id, "metric": "smape"}
+            return num(float(row.avg_raw_score), "system_summary", "avg_raw_score", where)
+
+        sentences.append(
+            f"By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE "
+            f"({smape_of(top)}) and <b>{esc(bottom.system_id)}</b> the highest "
+            f"({smape_of(bottom)})."
+        )
+    counts = shaky_counts(data)
+    if counts.empty:
+        sentences.append(
+            "How firm these ratings are is unknown: the snapshot has no bootstrap shares "
+            "(<code>marts.rating_stability</code>)."
+        )
+    else:
+        mine = counts[counts["system_id"] == best]
+        total, shaky = int(counts["n_ratings"].sum()), int(counts["n_shaky"].sum())
+        if not mine.empty:
+            n, k = int(mine["n_ratings"].iloc[0]), int(mine["n_shaky"].iloc[0])
+            sentences.append(
+                f"How firm: {derived('leader_shaky', float(k), str(k))} of "
+                f"{esc(best)}'s {derived('leader_ratings', float(n), str(n))} ratings are "
+                f"shaky (under {SHAKY_SHARE:.0%} of bootstrap resamples of the window dates "
+                f"give the published level), and {derived('shaky', float(shaky), str(shaky))} "
+                f"of all {derived('ratings', float(total), str(total))}; ⚠ marks each one in "
+                "the tables below."
+            )
+    body = (
+        '<p class="verdict">'
+        + " ".join(sentences)
+        + "</p>"
+        + _source(
+            "system_summary",
+            "rating_stability",
+            extra="hover a number to see the mart row it comes from",
+        )
+    )
+    return section("verdict", "Verdict", body)
+
+
+def overview_section(data: ReportData) -> str:
+    """One row per system, best first: mean robustness rating, mean SMAPE, MASE and sign
+    accuracy, and its shaky ratings; the per-metric detail is in the rating tables."""
+    means, metrics = _mean_robustness(data)
+    summary = data.system_summary
+    if means.empty:
+        return ""
+    names = {}
+    if not data.systems.empty and "display_name" in data.systems:
+        names = dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
+    counts = shaky_counts(data).set_index("system_id")
+    run = {"run_id": data.run_id}
+    rows = []
+    for rank, system in enumerate(means.index, start=1):
+        cells = [
+            str(rank),
+            f"<code>{esc(system)}</code>",
+            esc(names.get(system, "") if isinstance(names.get(system), str) else ""),
+            num(
+                float(means[system]),
+                "system_summary",
+                "avg_rating",
+                {**run, "system_id": system, "metric": metrics},
+                agg="avg",
+            ),
+        ]
+        for metric in ACCURACY_METRICS:
+            match = summary[(summary["system_id"] == system) & (summary["metric"] == metric)]
+            value = None if match.empty else match["avg_raw_score"].iloc[0]
+            cells.append(
+                num(
+                    None if value is None or pd.isna(value) else float(value),
+                    "system_summary",
+                    "avg_raw_score",
+                    {**run, "system_id": system, "metric": metric},
+                )
+            )
+        if system in counts.index:
+            k, n = int(counts.loc[system, "n_shaky"]), int(counts.loc[system, "n_ratings"])
+            cells.append(f"{k} of {n}" + (" ⚠" if k else ""))
+        else:
+            cells.append("–")
+        rows.append(cells)
+    header = [
+        "Rank",
+        "System",
+        "Name",
+        "Robustness rating (mean, 1 = best)",
+        *[
+            f"{esc(METRIC_LABELS.get(m, m))} (mean) {'↑' if m == 'sign_accuracy' else '↓'}"
+            for m in ACCURACY_METRICS
+        ],
+        "Shaky ratings",
+    ]
+    body = (
+        "<p>Systems ranked by their mean robustness rating (each robustness metric's rating "
+        "averaged over perturbations, then over the metrics); accuracy columns are mean raw "
+        "scores over perturbations. Per-metric ratings, intervals and flags: "
+        '<a href="#ratings">Ratings</a>.</p>'
+        + _table(header, rows, css="summary")
+        + _source("system_summary", "rating_stability")
+    )
+    return section("overview", "Summary", body)

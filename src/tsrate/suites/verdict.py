@@ -1,0 +1,125 @@
+"""The verdict every suite report opens with: best and worst system, by how much, how firm.
+
+Read from the suite's ratings (one row per rated score: ``system_id``, ``rating``,
+``rating_levels``, ``higher_is_better``; optional ``share_at_rating`` from its stability
+mart). Convention: a rating's *goodness* is 0 for the worst level and 1 for the best
+(``rating`` counts up with the raw score, so goodness = (rating - 1) / (levels - 1) when
+higher is better, (levels - rating) / (levels - 1) otherwise); a system's score is its mean
+goodness over its rated scores. A rating is shaky when under 60 % of the resamples give its
+level (the core report's threshold). Numbers derived here are ``<span class="derived"
+data-derived=... data-value=...>`` so a test can recompute them from the marts.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from tsrate.html.charts import esc
+
+#: a rating is shaky below this share of resamples at its level (as in the core report)
+SHAKY_SHARE = 0.6
+
+
+def goodness(ratings: pd.DataFrame) -> pd.Series:
+    """Each rating's goodness in [0, 1] (1 = the best level); NaN for a null rating."""
+    levels = ratings["rating_levels"].astype(float)
+    rating = pd.to_numeric(ratings["rating"], errors="coerce").astype(float)
+    span = (levels - 1).where(levels > 1)
+    higher = ratings["higher_is_better"].astype(bool)
+    up = (rating - 1) / span
+    return up.where(higher, 1 - up).where(span.notna(), 1.0).where(rating.notna())
+
+
+def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFrame:
+    """Per system: mean goodness, rated scores, shaky ones; best first (ties by name)."""
+    frame = ratings.assign(goodness=goodness(ratings)).dropna(subset=["goodness"])
+    if "share_at_rating" in frame:
+        share = pd.to_numeric(frame["share_at_rating"], errors="coerce")
+        frame = frame.assign(shaky=share.lt(SHAKY_SHARE) & share.notna())
+    else:
+        frame = frame.assign(shaky=False)
+    out = (
+        frame.groupby(system)
+        .agg(mean_goodness=("goodness", "mean"), n_ratings=("goodness", "size"),
+             n_shaky=("shaky", "sum"))
+        .reset_index()
+    )  # fmt: skip
+    return out.sort_values(["mean_goodness", system], ascending=[False, True]).reset_index(
+        drop=True
+    )
+
+
+def _derived(name: str, value: float, text: str) -> str:
+    return (
+        f'<span class="derived" data-derived="{esc(name)}" data-value="{float(value)!r}">'
+        f"{esc(text)}</span>"
+    )
+
+
+def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "system_id") -> str:
+    """The verdict section (``<section id="verdict">``) for a suite's ``ratings``.
+
+    ``what``: what the scores rate ("the reasoning tasks"); ``source``: the marts read."""
+    head = '<section id="verdict"><h2>Verdict</h2><p class="verdict">'
+    tail = f'</p><p class="source">Source: {source}.</p></section>'
+    if ratings is None or ratings.empty or "rating" not in ratings:
+        return head + "No rated scores in these marts yet." + tail
+    scores = system_scores(ratings, system)
+    if scores.empty:
+        return head + "No system has a rating yet (every rating is null)." + tail
+    has_shares = "share_at_rating" in ratings and ratings["share_at_rating"].notna().any()
+    best, worst = scores.iloc[0], scores.iloc[-1]
+
+    def pct(row, name: str) -> str:
+        value = 100 * float(row.mean_goodness)
+        return _derived(name, value, f"{value:.0f} %")
+
+    n_scores = int(scores["n_ratings"].sum())
+    if len(scores) == 1:
+        text = (
+            f"Only <b>{esc(best[system])}</b> is rated on {what} "
+            f"({pct(best, 'best_goodness')} of the way from the worst to the best level): "
+            "nothing to compare."
+        )
+    else:
+        gap = 100 * float(best.mean_goodness - worst.mean_goodness)
+        text = (
+            f"Of {len(scores)} systems rated on {what} ({n_scores} rated scores), "
+            f"<b>{esc(best[system])}</b> does best (mean goodness {pct(best, 'best_goodness')}: "
+            "0 % = the worst rating level on every score, 100 % = the best) and "
+            f"<b>{esc(worst[system])}</b> worst ({pct(worst, 'worst_goodness')}), "
+            f"{_derived('gap', gap, f'{gap:.0f}')} points apart."
+        )
+    if has_shares:
+        k, n = int(best.n_shaky), int(best.n_ratings)
+        total = int(scores["n_shaky"].sum())
+        text += (
+            f" How firm: {_derived('leader_shaky', k, str(k))} of {esc(best[system])}'s "
+            f"{_derived('leader_ratings', n, str(n))} ratings are shaky (under "
+            f"{SHAKY_SHARE:.0%} of resamples give the published level), "
+            f"{_derived('shaky', total, str(total))} of all {n_scores}."
+        )
+    else:
+        text += " How firm: unknown (no resampled shares in these marts)."
+    return head + text + tail
+
+
+def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
+    """One row per system, best first: mean goodness, rated scores, shaky ratings."""
+    from tsrate.html.page import table
+
+    scores = system_scores(ratings, system) if ratings is not None and not ratings.empty else None
+    if scores is None or scores.empty:
+        return ""
+    rows = [
+        [str(i), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",
+         str(int(r.n_ratings)), f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "")]
+        for i, (_, r) in enumerate(scores.iterrows(), start=1)
+    ]  # fmt: skip
+    header = ["Rank", "System", "Mean goodness (100 % = best level)", "Rated scores",
+              "Shaky ratings"]  # fmt: skip
+    return (
+        '<section id="overview"><h2>Summary</h2>'
+        + table(header, rows, css="summary")
+        + ("</section>")
+    )

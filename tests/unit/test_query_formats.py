@@ -1,0 +1,104 @@
+"""`tsrate query --format table|csv|json`: NULL empty or null, and quiet on a closed pipe."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tsrate import cli
+from tsrate.platform.publish import published_path
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch) -> Path:
+    live = tmp_path / "warehouse" / "tsrate.duckdb"
+    snapshot = published_path(live)
+    snapshot.parent.mkdir(parents=True)
+    con = duckdb.connect(str(snapshot))
+    con.execute("create schema marts")
+    con.execute(
+        "create table marts.t as select * from (values (1, 'a', 1.5, date '2022-01-03'), "
+        "(2, null, null, null)) v(id, name, score, day)"
+    )
+    con.execute("create table marts.big as select range as i from range(200000)")
+    con.close()
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(live))
+    return live
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = cli.main(["query", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table_shows_null_as_empty(warehouse, capsys):
+    code, out, _ = _run(capsys, "from marts.t order by id")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["id", "name", "score", "day"]
+    assert lines[2].split() == ["2"]  # every NULL blank: no NaN, <NA>, None or NaT
+    for token in ("NaN", "<NA>", "None", "NaT"):
+        assert token not in out
+
+
+def test_csv_reads_back_with_null_empty(warehouse, capsys):
+    code, out, err = _run(capsys, "from marts.t order by id", "--format", "csv")
+    assert code == 0 and err == ""
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows == [
+        {"id": "1", "name": "a", "score": "1.5", "day": "2022-01-03"},
+        {"id": "2", "name": "", "score": "", "day": ""},
+    ]
+
+
+def test_json_is_an_array_with_null(warehouse, capsys):
+    code, out, _ = _run(capsys, "from marts.t order by id", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert rows[1] == {"id": 2, "name": None, "score": None, "day": None}
+    assert rows[0]["day"].startswith("2022-01-03")
+
+
+def test_csv_keeps_the_row_limit_note_off_stdout(warehouse, capsys):
+    code, out, err = _run(capsys, "from marts.big", "--format", "csv", "--limit", "5")
+    assert code == 0
+    assert out.splitlines() == ["i", "0", "1", "2", "3", "4"]
+    assert "first 5 rows shown" in err
+
+
+def test_a_closed_pipe_ends_quietly(warehouse):
+    """`tsrate query ... | head -1`: the reader leaves early; no 'unexpected BrokenPipeError'."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tsrate.cli", "query", "from marts.big", "--limit", "200000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout.readline().split() == [b"i"]
+    process.stdout.close()  # what `head -1` does after its line
+    stderr = process.stderr.read().decode()
+    code = process.wait(timeout=60)
+    assert stderr == ""
+    assert code == 141  # 128 + SIGPIPE, as a Unix tool killed by the closed pipe
+
+
+def test_every_writing_command_takes_a_lock_timeout():
+    parser = cli.build_parser()
+    for command in (
+        ["ingest"],
+        ["import", "x.csv", "--system", "s"],
+        ["import-predictions", "x.csv", "--manifest", "m.json", "--system", "s"],
+        ["build"],
+    ):
+        args = parser.parse_args([*command, "--lock-timeout", "7"])
+        assert args.lock_timeout == 7.0, command

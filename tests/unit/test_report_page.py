@@ -1,0 +1,83 @@
+"""The page shell, the human column names and the suite verdict (pure functions)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from tsrate.html.page import frame_table, human, page
+from tsrate.suites.publishing import build_summary
+from tsrate.suites.verdict import goodness, system_scores, verdict_html
+
+
+def test_human_headers_read_as_words():
+    assert human("share_at_rating") == "Share at rating"
+    assert human("mae_ci_low") == "MAE CI low"
+    assert human("system_id") == "System"
+    assert human("accuracy_pct") == "Accuracy %"
+
+
+def test_frame_table_shows_null_as_empty_and_escapes():
+    html = frame_table(pd.DataFrame({"system_id": ["<a>", "b"], "raw_score": [0.123456, None]}))
+    assert "<th>System</th><th>Raw score</th>" in html
+    assert "&lt;a&gt;" in html and "<td>0.123</td>" in html and "<td></td>" in html
+    assert "nan" not in html.lower().replace("nan(", "")
+
+
+def test_page_inlines_the_chart_libraries_only_when_there_is_a_chart():
+    plain = page("t", "T", ["<p>x</p>"])
+    assert "vegaEmbed(" in plain  # the render script is tiny and always there
+    assert len(plain) < 10_000  # but no 0.9 MB bundle for a page without charts
+    from tsrate.html.charts import figure
+
+    charted = page("t", "T", [figure("c", {"mark": "bar", "data": {"values": []}}, "")])
+    assert len(charted) > 500_000 and "<script src" not in charted
+
+
+def test_goodness_is_zero_at_the_worst_level_and_one_at_the_best():
+    ratings = pd.DataFrame(
+        {
+            "system_id": ["a", "b", "a", "b"],
+            "rating": [1, 3, 1, 3],
+            "rating_levels": [3, 3, 3, 3],
+            "higher_is_better": [False, False, True, True],
+        }
+    )
+    # lower is better: rating 1 is the best level; higher is better: rating 3 is
+    assert goodness(ratings).tolist() == [1.0, 0.0, 0.0, 1.0]
+    scores = system_scores(ratings).set_index("system_id")
+    assert scores.loc["a", "mean_goodness"] == scores.loc["b", "mean_goodness"] == 0.5
+
+
+def test_suite_verdict_names_best_worst_gap_and_shaky_counts():
+    ratings = pd.DataFrame(
+        {
+            "system_id": ["good", "bad", "good", "bad"],
+            "rating": [1, 3, 1, 2],
+            "rating_levels": [3, 3, 3, 3],
+            "higher_is_better": [False, False, False, False],
+            "share_at_rating": [0.9, 0.5, 0.55, 0.95],
+        }
+    )
+    html = verdict_html(ratings, "the tasks", "x")
+    assert "<b>good</b> does best" in html and "<b>bad</b> worst" in html
+    # good: goodness 1, 1 -> 100 %; bad: 0, 0.5 -> 25 %; 75 points apart
+    assert 'data-derived="gap" data-value="75.0"' in html
+    assert 'data-derived="leader_shaky" data-value="1.0"' in html
+    assert 'data-derived="shaky" data-value="2.0"' in html
+    assert "No rated scores" in verdict_html(pd.DataFrame(), "the tasks", "x")
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (
+            ["00:01:02  1 of 550 PASS x", "00:01:03  Finished running 5 models in 3.2s.",
+             "00:01:03  Done. PASS=548 WARN=2 ERROR=0 SKIP=0 TOTAL=550"],
+            ["Finished running 5 models in 3.2s.", "Done. PASS=548 WARN=2 ERROR=0 SKIP=0 TOTAL=550"],
+        ),
+        (["a", "b", "c", "d"], ["b", "c", "d"]),
+    ],
+)  # fmt: skip
+def test_a_suite_build_prints_dbt_s_summary_not_every_line(lines, expected):
+    assert build_summary(lines) == expected
