@@ -2,7 +2,7 @@
 intervals) per run, scope, metric and system. Thin wrapper over
 tsrate.robustness.marts.leaderboard.leaderboard; tunables in int_leaderboard_scored.yml."""
 
-from tsrate.robustness.marts.leaderboard import leaderboard
+from tsrate.robustness.marts.leaderboard import leaderboard, scoped_tasks
 
 
 def model(dbt, session):
@@ -14,5 +14,5 @@ def model(dbt, session):
             "int_leaderboard_scored: set config leaderboard_baseline, "
             "leaderboard_bootstrap_resamples and leaderboard_bootstrap_seed"
         )
-    task_errors = dbt.ref("int_leaderboard_task_errors").df()
-    return leaderboard(task_errors, str(baseline), int(resamples), int(seed))
+    tasks = scoped_tasks(dbt.ref("leaderboard_tasks").df())
+    return leaderboard(tasks, str(baseline), int(resamples), int(seed))

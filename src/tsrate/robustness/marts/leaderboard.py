@@ -78,6 +78,20 @@ def _intervals(
     return skill_low, skill_high, win_low, win_high
 
 
+def scoped_tasks(tasks: pd.DataFrame) -> pd.DataFrame:
+    """``leaderboard_tasks`` rows (run_id, metric, ticker, perturbation_id, system_id,
+    test_error) → the same rows once for scope ``all`` and once for their perturbation's
+    scope, with ``task_id`` and ``block_id`` (the ticker: the bootstrap's block)."""
+    tasks = tasks.assign(
+        task_id=tasks["ticker"].astype(str) + " " + tasks["perturbation_id"].astype(str),
+        block_id=tasks["ticker"].astype(str),
+    )
+    return pd.concat(
+        [tasks.assign(scope="all"), tasks.assign(scope=tasks["perturbation_id"].astype(str))],
+        ignore_index=True,
+    )
+
+
 def leaderboard(
     task_errors: pd.DataFrame,
     baseline: str = BASELINE,
@@ -85,7 +99,8 @@ def leaderboard(
     seed: int = 123,
 ) -> pd.DataFrame:
     """Rows of the ``leaderboard`` mart from ``task_errors`` (run_id, scope, metric, task_id,
-    block_id, system_id, test_error): one row per (run, scope, metric, system)."""
+    block_id, system_id, test_error; see :func:`scoped_tasks`): one row per (run, scope,
+    metric, system)."""
     rows = []
     for (run_id, scope, metric), group in task_errors.groupby(
         ["run_id", "scope", "metric"], sort=True, observed=True
