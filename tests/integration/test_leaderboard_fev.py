@@ -23,7 +23,7 @@ from tsrate.platform.warehouse import connect
 from tsrate.robustness.fev_export import export_fev
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
-SELECT = "+leaderboard +leaderboard_tasks"
+SELECT = "+leaderboard +leaderboard_tasks +probabilistic_scores"
 
 FEV_LEADERBOARD = """
 import json, sys, fev
@@ -135,3 +135,20 @@ def test_fev_leaderboard_on_the_export_gives_the_marts_scores(built):
             assert skill == pytest.approx(row.skill_score, abs=1e-12), (metric, row.system_id)
             assert win_rate == pytest.approx(row.win_rate, abs=1e-12), (metric, row.system_id)
             assert failures == row.num_failures
+
+
+def test_the_report_sections_show_the_marts_numbers(built):
+    from tsrate.robustness.report.probabilistic import leaderboard_section, probabilistic_section
+    from tsrate.robustness.report.render import num
+
+    warehouse, _, _ = built
+    board = read(warehouse, "select * from marts.leaderboard")
+    html = leaderboard_section(board, num)
+    seasonal = board[(board["scope"] == "all") & (board["metric"] == "mase")]
+    seasonal = seasonal.set_index("system_id").loc["random"]
+    assert f'data-value="{float(seasonal["skill_score"])!r}"' in html
+    assert 'data-mart="marts.leaderboard"' in html and "no quantile forecasts" in html
+    scores = read(warehouse, "select * from marts.probabilistic_scores")
+    html = probabilistic_section(scores, num)
+    assert 'data-mart="marts.probabilistic_scores"' in html
+    assert html.count("<tr>") == 1 + scores.groupby(["system_id", "perturbation_id"]).ngroups

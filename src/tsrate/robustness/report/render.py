@@ -36,6 +36,7 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.html.svg import Line, Point, Series, bar_chart, colour_for, esc, line_chart, radar_chart
+from tsrate.robustness.report.probabilistic import leaderboard_section, probabilistic_section
 
 REPORT_NAME = "report.html"
 ROBUSTNESS_METRICS = (
@@ -138,6 +139,9 @@ class ReportData:
     separation: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     #: marts.ratings at the robustness outcomes other than the paper's (the scale-free one)
     outcome_ratings: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.probabilistic_scores and marts.leaderboard (empty: a snapshot without them)
+    probabilistic_scores: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    leaderboard: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,6 +278,8 @@ def load_report_data(snapshot: Path) -> ReportData:
             contexts=contexts,
             separation=separation,
             outcome_ratings=outcome_ratings,
+            probabilistic_scores=mart("probabilistic_scores"),
+            leaderboard=mart("leaderboard"),
         )
     finally:
         con.close()
@@ -1845,6 +1851,8 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         forecasts_section(data, charts),
         confounder_section(data, charts),
         group_section(data, charts),
+        probabilistic_section(data.probabilistic_scores, num),
+        leaderboard_section(data.leaderboard, num),
     ]
     nav = "".join(
         f'<a href="#{anchor}">{label}</a>'
@@ -1857,6 +1865,8 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
             ("forecasts", "Forecasts"),
             ("confounders", "Confounders"),
             ("groups", "Groups"),
+            ("probabilistic", "Probabilistic"),
+            ("leaderboard", "Leaderboard"),
         )
     )
     page = (
