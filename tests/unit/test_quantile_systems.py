@@ -94,3 +94,26 @@ def test_a_window_with_only_some_quantiles_is_refused(walk):
         check_quantiles("x", batch, quantiles)
     with pytest.raises(ForecastOutputError, match="quantile shape"):
         check_quantiles("x", batch, quantiles[:, :, :5])
+
+
+def test_partition_files_carry_quantiles_and_failures(tmp_path):
+    """The distributed path (partition files) brings quantiles back level by level."""
+    from tsrate.robustness.forecast.distributed import read_partition_file, write_partition_file
+    from tsrate.robustness.forecast.execute import Partition
+    from tsrate.systems.base import QuantileForecasts
+    from tsrate.systems.failures import PartialForecasts, WindowFailure
+
+    dates = np.array(["2022-01-03", "2022-01-04", "2022-01-05"], dtype="datetime64[D]")
+    batch = ForecastBatch("AAPL", "P1", dates, np.ones((3, 4)), 2, np.ones((3, 2)), (1.0, 2.0))
+    partition = Partition("naive", "AAPL", "P1", "k" * 32)
+    point = np.arange(6, dtype=float).reshape(3, 2)
+    point[1] = np.nan
+    quantiles = np.arange(54, dtype=float).reshape(3, 2, 9)
+    quantiles[1] = np.nan
+    sent = QuantileForecasts(PartialForecasts(point, (WindowFailure(1, "bad", "x"),)), quantiles)
+    path = write_partition_file(tmp_path, partition, dates, sent, 0.5)
+    back, _ = read_partition_file(path, partition, batch)
+    assert isinstance(back, QuantileForecasts)
+    np.testing.assert_array_equal(back.quantiles, quantiles)
+    assert [f.row for f in back.point.failures] == [1]
+    np.testing.assert_array_equal(back.point.values, point)
