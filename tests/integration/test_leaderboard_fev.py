@@ -23,7 +23,7 @@ from tsrate.platform.warehouse import connect
 from tsrate.robustness.fev_export import export_fev
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
-SELECT = "+leaderboard +leaderboard_tasks +probabilistic_scores"
+SELECT = "+leaderboard +leaderboard_tasks +probabilistic_scores +run_provenance"
 
 FEV_LEADERBOARD = """
 import json, sys, fev
@@ -152,3 +152,17 @@ def test_the_report_sections_show_the_marts_numbers(built):
     html = probabilistic_section(scores, num)
     assert 'data-mart="marts.probabilistic_scores"' in html
     assert html.count("<tr>") == 1 + scores.groupby(["system_id", "perturbation_id"]).ngroups
+
+
+def test_the_export_and_the_report_carry_provenance(built):
+    import pandas as pd
+
+    from tsrate.robustness.report.probabilistic import provenance_section
+
+    warehouse, root, written = built
+    provenance = read(warehouse, "select * from marts.run_provenance")
+    exported = pd.read_csv(root / "fev" / "mase.csv")
+    fingerprint = provenance["price_rows_fingerprint"].iloc[0]
+    assert (exported["tsrate_price_rows_fingerprint"] == fingerprint).all()
+    html = provenance_section(provenance)
+    assert fingerprint[:16] in html and "Trained on" in html

@@ -16,7 +16,7 @@ from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
 LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 COLUMNS = [f"q{round(level * 100)}" for level in LEVELS]
-SELECT = "+window_quantile_scores +probabilistic_scores +quantile_calibration"
+SELECT = "+window_quantile_scores +probabilistic_scores +quantile_calibration +run_provenance"
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +141,31 @@ def test_calibration_shares_by_hand(built):
         assert row.n_steps == len(group)
     # the random system's quantiles are its own range's: q90 sits at 90 % of the range
     assert marts["quantile_level"].round(6).isin(LEVELS).all()
+
+
+def test_run_provenance_fingerprints_the_price_rows_and_states_training_data(built):
+    import hashlib
+
+    import duckdb
+
+    import tsrate
+
+    warehouse, run_id, study = built
+    provenance = read(warehouse, "select * from marts.run_provenance").set_index("system_id")
+    assert sorted(provenance.index) == sorted(study.systems)
+    prices = read(
+        warehouse,
+        "select ticker, price_date, close from raw.prices where ticker in ('AAPL', 'JPM') "
+        "and price_date between ? and ? order by ticker, price_date",
+        [study.start, study.end],
+    )
+    digest = hashlib.sha256()
+    for row in prices.itertuples():
+        digest.update(f"{row.ticker}|{row.price_date.date()}|{round(row.close, 10)}\n".encode())
+    assert (provenance["price_rows_fingerprint"] == digest.hexdigest()).all()
+    assert (provenance["price_rows"] == len(prices)).all()
+    assert (provenance["tsrate_version"] == tsrate.__version__).all()
+    assert (provenance["duckdb_version"] == duckdb.__version__).all()
+    assert provenance["git_revision"].notna().all() or provenance["git_reason"].notna().all()
+    assert provenance.loc["arima", "training_data"].startswith("none")
+    assert (provenance["partitions"] == 2 * 2).all()

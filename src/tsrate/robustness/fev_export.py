@@ -92,6 +92,11 @@ def export_fev(snapshot: Path, destination: Path) -> list[Path]:
                 f"{snapshot} has no leaderboard_tasks mart: rebuild with `tsrate build` and publish"
             )
         tasks = con.execute("select * from marts.leaderboard_tasks").df()
+        provenance = (
+            con.execute("select * from marts.run_provenance").df()
+            if "run_provenance" in tables
+            else pd.DataFrame()
+        )
         run = con.execute(
             "select study from published_runs order by published_at desc limit 1"
         ).fetchone()
@@ -100,6 +105,12 @@ def export_fev(snapshot: Path, destination: Path) -> list[Path]:
     study_json = run[0] if run else None
     study = json.loads(study_json) if study_json else {}
     summaries = fev_summaries(tasks, study, study_fingerprint(study_json))
+    if not provenance.empty:  # code and data fingerprints travel with every record
+        carried = provenance.set_index("system_id")[
+            ["git_revision", "price_rows_fingerprint", "partitions_fingerprint", "training_data"]
+        ].add_prefix("tsrate_")
+        for metric, frame in summaries.items():
+            summaries[metric] = frame.join(carried, on="model_name")
     destination = Path(destination)
     destination.mkdir(parents=True, exist_ok=True)
     written = []

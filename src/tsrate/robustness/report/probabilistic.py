@@ -114,3 +114,34 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
         "above; <code>tsrate export --format fev</code> gives the same to fev.</p></section>"
     )
     return "".join(parts)
+
+
+def provenance_section(provenance: pd.DataFrame) -> str:
+    """The code, data and settings behind the run, per system (marts.run_provenance)."""
+    parts = ['<section id="provenance"><h2>Provenance and training data</h2>']
+    if provenance.empty:
+        parts.append("<p>No provenance in this snapshot.</p></section>")
+        return "".join(parts)
+    first = provenance.iloc[0]
+    revision = first["git_revision"] if isinstance(first["git_revision"], str) else None
+    parts.append(
+        f"<p>tsrate {esc(first['tsrate_version'])} at "
+        f"{esc(revision or 'no git revision (' + str(first['git_reason']) + ')')}; dbt "
+        f"{esc(first['dbt_version'])}, DuckDB {esc(first['duckdb_version'])}; "
+        f"{esc(str(first['price_rows']))} price rows, fingerprint "
+        f"<code>{esc(str(first['price_rows_fingerprint'])[:16])}</code>.</p>"
+    )
+    rows = []
+    for row in provenance.sort_values("system_id").itertuples():
+        statement = row.training_data if isinstance(row.training_data, str) else None
+        rows.append(
+            [
+                esc(row.system_id),
+                esc(str(row.partitions)),
+                f"<code>{esc(str(row.partitions_fingerprint)[:16])}</code>",
+                esc(statement or f"unknown: {row.training_data_reason}"),
+            ]
+        )
+    parts.append(_table(["System", "Partitions", "Settings fingerprint", "Trained on"], rows))
+    parts.append('<p class="source">Source: <code>marts.run_provenance</code>.</p></section>')
+    return "".join(parts)

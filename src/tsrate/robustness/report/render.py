@@ -36,7 +36,11 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.html.svg import Line, Point, Series, bar_chart, colour_for, esc, line_chart, radar_chart
-from tsrate.robustness.report.probabilistic import leaderboard_section, probabilistic_section
+from tsrate.robustness.report.probabilistic import (
+    leaderboard_section,
+    probabilistic_section,
+    provenance_section,
+)
 
 REPORT_NAME = "report.html"
 ROBUSTNESS_METRICS = (
@@ -142,6 +146,7 @@ class ReportData:
     #: marts.probabilistic_scores and marts.leaderboard (empty: a snapshot without them)
     probabilistic_scores: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     leaderboard: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    run_provenance: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,6 +285,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             outcome_ratings=outcome_ratings,
             probabilistic_scores=mart("probabilistic_scores"),
             leaderboard=mart("leaderboard"),
+            run_provenance=mart("run_provenance"),
         )
     finally:
         con.close()
@@ -1853,6 +1859,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         group_section(data, charts),
         probabilistic_section(data.probabilistic_scores, num),
         leaderboard_section(data.leaderboard, num),
+        provenance_section(data.run_provenance),
     ]
     nav = "".join(
         f'<a href="#{anchor}">{label}</a>'
@@ -1867,6 +1874,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
             ("groups", "Groups"),
             ("probabilistic", "Probabilistic"),
             ("leaderboard", "Leaderboard"),
+            ("provenance", "Provenance"),
         )
     )
     page = (
