@@ -55,3 +55,21 @@ def test_without_the_baseline_every_score_is_null_with_the_reason():
     board = leaderboard(tasks({"a": [1.0], "b": [2.0]}), n_resamples=0)
     assert board["skill_score"].isna().all()
     assert board["reason"].str.contains("baseline seasonal_naive is not in the run").all()
+
+
+def test_block_bootstrap_intervals_equal_a_plain_resampling_loop():
+    from tsrate.robustness.marts.leaderboard import _intervals, skill_scores
+
+    relative = np.random.default_rng(0).uniform(0.5, 2.0, size=(12, 3))
+    blocks = np.repeat(np.array(["A", "B", "C", "D"]), 3)
+    rng = np.random.default_rng(7)
+    skills, wins = [], []
+    for drawn in rng.integers(0, 4, size=(50, 4)):  # the same draws, resample by resample
+        rows = np.concatenate([np.flatnonzero(blocks == "ABCD"[i]) for i in drawn])
+        skills.append(skill_scores(relative[rows]))
+        wins.append(win_rates(relative[rows]))
+    low, high, win_low, win_high = _intervals(relative, blocks, 50, 7)
+    np.testing.assert_allclose(low, np.quantile(skills, 0.025, axis=0))
+    np.testing.assert_allclose(high, np.quantile(skills, 0.975, axis=0))
+    np.testing.assert_allclose(win_low, np.quantile(wins, 0.025, axis=0))
+    np.testing.assert_allclose(win_high, np.quantile(wins, 0.975, axis=0))

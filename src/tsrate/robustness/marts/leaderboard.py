@@ -64,17 +64,25 @@ def skill_scores(errors: np.ndarray) -> np.ndarray:
 def _intervals(
     relative: np.ndarray, blocks: np.ndarray, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """2.5 % and 97.5 % quantiles of skill score and win rate over block-bootstrap resamples:
+    each resample draws len(blocks) blocks with replacement and takes all of a drawn block's
+    tasks. Vectorised: a resample is the count of times each task is drawn, and both
+    statistics are count-weighted means over tasks (of log relative errors; of pairwise wins)."""
     rng = np.random.default_rng(seed)
-    unique = np.unique(blocks)
-    members = [np.flatnonzero(blocks == block) for block in unique]
-    skills, wins = [], []
-    for _ in range(n_resamples):
-        drawn = rng.integers(0, len(unique), size=len(unique))
-        rows = np.concatenate([members[i] for i in drawn])
-        skills.append(skill_scores(relative[rows]))
-        wins.append(win_rates(relative[rows]))
-    skill_low, skill_high = np.quantile(np.array(skills), [0.025, 0.975], axis=0)
-    win_low, win_high = np.quantile(np.array(wins), [0.025, 0.975], axis=0)
+    unique, block_of_task = np.unique(blocks, return_inverse=True)
+    drawn = rng.integers(0, len(unique), size=(n_resamples, len(unique)))
+    block_counts = np.stack([np.bincount(row, minlength=len(unique)) for row in drawn])
+    task_counts = block_counts[:, block_of_task].astype(float)  # resamples x tasks
+    weights = task_counts / task_counts.sum(axis=1, keepdims=True)
+    skills = 1.0 - np.exp(weights @ np.log(relative))
+    a, b = relative[:, :, None], relative[:, None, :]
+    pairwise = (a < b) + 0.5 * (a == b)  # tasks x systems x systems
+    n_systems = relative.shape[1]
+    wins = (weights @ pairwise.reshape(len(relative), -1)).reshape(-1, n_systems, n_systems)
+    wins[:, np.arange(n_systems), np.arange(n_systems)] = np.nan
+    win_rate = np.nanmean(wins, axis=2) if n_systems > 1 else np.full((n_resamples, 1), np.nan)
+    skill_low, skill_high = np.quantile(skills, [0.025, 0.975], axis=0)
+    win_low, win_high = np.quantile(win_rate, [0.025, 0.975], axis=0)
     return skill_low, skill_high, win_low, win_high
 
 
