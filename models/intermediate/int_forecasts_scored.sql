@@ -100,6 +100,7 @@ with_previous as (
 final as (
     select
         run_id,
+        partition_key,
         system_id,
         ticker,
         window_end_date,

@@ -435,6 +435,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     from tsrate.platform.publish import export_parquet, published_path
 
     snapshot = published_path(warehouse_path())
+    if getattr(args, "format", "parquet") == "fev":
+        from tsrate.robustness.fev_export import export_fev
+
+        written = export_fev(snapshot, args.destination)
+        print(f"wrote {len(written)} fev evaluation summaries of {snapshot} to {args.destination}")
+        return 0
     written = export_parquet(snapshot, args.destination)
     print(f"wrote {len(written)} Parquet files of {snapshot} to {args.destination}")
     return 0
@@ -680,6 +686,13 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="write the published marts and seeds as Parquet files (for BI tools)"
     )
     export.add_argument("destination", help="folder to write (replaced if an earlier export)")
+    export.add_argument(
+        "--format",
+        choices=["parquet", "fev"],
+        default="parquet",
+        help="parquet: every mart and seed (default); fev: fev evaluation summaries, one CSV "
+        "per error metric, that fev.leaderboard() reads",
+    )
     export.set_defaults(func=cmd_export)
 
     serve = sub.add_parser(

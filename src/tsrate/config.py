@@ -98,7 +98,7 @@ class Study:
     stride: int = 1
     perturbation_phase: int = 0
     perturbations: tuple[str, ...] = ("P0", "P1", "P2", "P3")
-    systems: tuple[str, ...] = ("naive", "arima", "random", "biased")
+    systems: tuple[str, ...] = ("naive", "seasonal_naive", "arima", "random", "biased")
     seed: int = 42
     arima_order: tuple[int, int, int] = (1, 1, 1)
 
@@ -145,7 +145,9 @@ class Study:
             stride=int(values.get("stride", 1)),
             perturbation_phase=int(values.get("perturbation_phase", 0)),
             perturbations=as_tuple(values.get("perturbations", ("P0", "P1", "P2", "P3"))),
-            systems=as_tuple(values.get("systems", ("naive", "arima", "random", "biased"))),
+            systems=as_tuple(
+                values.get("systems", ("naive", "seasonal_naive", "arima", "random", "biased"))
+            ),
             seed=int(values.get("random_seed", 42)),
             arima_order=tuple(int(x) for x in values.get("arima_order", (1, 1, 1))),  # type: ignore[arg-type]
         )

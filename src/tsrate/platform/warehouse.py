@@ -104,6 +104,25 @@ create table if not exists raw.forecasts (
     forecast double not null
 );
 
+create table if not exists raw.forecast_quantiles (
+    run_id varchar not null,
+    partition_key varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    perturbation_id varchar not null,
+    horizon_step integer not null,
+    q10 double not null,
+    q20 double not null,
+    q30 double not null,
+    q40 double not null,
+    q50 double not null,
+    q60 double not null,
+    q70 double not null,
+    q80 double not null,
+    q90 double not null
+);
+
 create table if not exists raw.run_skipped_systems (
     run_id varchar not null,
     system_id varchar not null,

@@ -279,7 +279,9 @@ def check_study(
         problems.append("the perturbations must include the control P0 (--perturbations)")
 
     # systems
-    systems = _as_list(values.get("systems", ["naive", "arima", "random", "biased"]))
+    systems = _as_list(
+        values.get("systems", ["naive", "seasonal_naive", "arima", "random", "biased"])
+    )
     seed = {row["system_id"]: row for row in read_seed(project / "seeds" / "systems.csv")}
     _duplicates("systems", "--systems", systems, problems)
     if not systems:

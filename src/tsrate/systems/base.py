@@ -8,6 +8,7 @@ and the companies seed, and it says whether it can run here (:class:`Availabilit
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Protocol
 
 import numpy as np
@@ -54,6 +55,9 @@ class ForecastSystem(Protocol):
 
     def predict(self, batch: ForecastBatch) -> np.ndarray: ...
 
+    # Optional: ``predict_quantiles(batch) -> QuantileForecasts`` for a system that gives a
+    # predictive distribution; the forecasting loop then stores its quantiles too.
+
 
 class ForecastOutputError(TsrateError):
     """A system returned something that is not a finite (windows × horizon) array."""
@@ -77,3 +81,66 @@ def check_forecasts(system_id: str, batch: ForecastBatch, output: object) -> np.
             f"ending {batch.window_end_dates[row]}"
         )
     return array
+
+
+#: The quantile levels tsrate stores beside point forecasts (fev's default levels).
+QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantileForecasts:
+    """Point forecasts with quantile forecasts beside them.
+
+    ``point`` is what ``predict`` would return without quantiles (an array, or partial
+    forecasts); ``quantiles`` is (windows × horizon × len(QUANTILE_LEVELS)), level by level
+    as :data:`QUANTILE_LEVELS`. A window whose quantiles are all NaN has none (e.g. ARIMA's
+    fallback windows); it gets null probabilistic metrics, never a made-up interval.
+    Quantiles are stored as the system gives them (not re-sorted).
+    """
+
+    point: object
+    quantiles: np.ndarray
+
+
+def check_quantiles(system_id: str, batch: ForecastBatch, quantiles: object) -> np.ndarray:
+    """Validate a quantile array: (windows × horizon × levels); per window all finite or all NaN."""
+    where = f"system {system_id!r}, ticker {batch.ticker}, perturbation {batch.perturbation_id}"
+    try:
+        array = np.asarray(quantiles, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ForecastOutputError(f"{where}: quantiles are not numeric ({exc})") from exc
+    expected = (batch.n_windows, batch.horizon, len(QUANTILE_LEVELS))
+    if array.shape != expected:
+        raise ForecastOutputError(f"{where}: quantile shape {array.shape}, expected {expected}")
+    finite = np.isfinite(array).reshape(batch.n_windows, -1)
+    mixed = finite.any(axis=1) & ~finite.all(axis=1)
+    if mixed.any():
+        row = int(np.flatnonzero(mixed)[0])
+        raise ForecastOutputError(
+            f"{where}: the window ending {batch.window_end_dates[row]} has some but not all "
+            "quantiles finite (a window has all its quantiles or none)"
+        )
+    return array
+
+
+def empirical_change_quantiles(contexts: np.ndarray, lags: np.ndarray) -> np.ndarray:
+    """Quantiles of the context's own ``lag``-step changes, per window and horizon step.
+
+    The rule of the naive baselines: a point forecast that repeats the value ``lag`` steps
+    back from the target gets, at each level q, ``point + quantile_q(x[t] - x[t - lag])``
+    over every pair of observed context values ``lag`` apart (numpy's default linear
+    interpolation). Returns (windows × horizon × levels) offsets to add to the point
+    forecasts; a window with no such pair gets NaN (no quantiles).
+    """
+    contexts = np.asarray(contexts, dtype=float)
+    n_windows = contexts.shape[0]
+    out = np.full((n_windows, len(lags), len(QUANTILE_LEVELS)), np.nan)
+    levels = np.asarray(QUANTILE_LEVELS)
+    for step, lag in enumerate(np.asarray(lags, dtype=int)):
+        if lag >= contexts.shape[1]:
+            continue
+        changes = contexts[:, lag:] - contexts[:, :-lag]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing row: NaN, no quantiles
+            out[:, step, :] = np.nanquantile(changes, levels, axis=1).T
+    return out

@@ -3,6 +3,10 @@
 Offsets come from the ``biased_offset`` column of the companies seed (defaults: 0 for AAPL,
 200 for MSFT, larger for the others), so the residual depends only on the company:
 maximal statistical bias across companies, and no perturbation effect at all.
+
+Quantiles: Biased draws nothing, so its distribution is a point mass at its forecast: every
+quantile equals the point forecast (an interval of width 0, which covers the truth only
+where the offset is 0).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tsrate import TsrateError
-from tsrate.systems.base import Availability, ForecastBatch
+from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
 
 
 class BiasedSystem:
@@ -24,6 +28,10 @@ class BiasedSystem:
 
     def availability(self) -> Availability:
         return Availability(True, "built in (offsets from seeds/companies.csv)")
+
+    def predict_quantiles(self, batch: ForecastBatch) -> QuantileForecasts:
+        point = self.predict(batch)
+        return QuantileForecasts(point, np.repeat(point[:, :, None], len(QUANTILE_LEVELS), axis=2))
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         if batch.ticker not in self.offsets:

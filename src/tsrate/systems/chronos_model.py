@@ -18,7 +18,8 @@ What the system does with our windows:
   (``torch.quantile`` at 0.5: the mean of the two middle samples when the count is even).
   A horizon longer than the model's prediction length is rolled forward on the median
   by the pipeline (with a warning from chronos). A Chronos-Bolt checkpoint is accepted
-  too: it predicts quantiles directly, and its 0.5 quantile is used.
+  too: it predicts quantiles directly, and its 0.5 quantile is used. The quantiles at
+  levels 0.1 … 0.9 (of the samples, or Bolt's own) are stored beside the median.
 - Seeded: ``torch.manual_seed(seed)`` at the start of every partition (one ticker under
   one perturbation), so forecasts do not depend on which partitions a worker ran before.
   Samples are drawn batch by batch, so the batch size and device change the draws and are
@@ -49,7 +50,7 @@ import numpy as np
 
 from tsrate import TsrateError
 from tsrate.systems._settings import int_setting, setting
-from tsrate.systems.base import Availability, ForecastBatch
+from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
 
 DEFAULT_MODEL = "amazon/chronos-t5-small"
 INSTALL_HINT = (
@@ -203,7 +204,11 @@ class ChronosSystem:
         )
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:
-        return self.forecast(np.asarray(batch.contexts, dtype=float), batch.horizon)
+        return self.predict_quantiles(batch).point
+
+    def predict_quantiles(self, batch: ForecastBatch) -> QuantileForecasts:
+        quantiles = self.forecast_quantiles(np.asarray(batch.contexts, dtype=float), batch.horizon)
+        return QuantileForecasts(quantiles[:, :, QUANTILE_LEVELS.index(0.5)], quantiles)
 
     # -- model -----------------------------------------------------------------------------
 
@@ -254,6 +259,11 @@ class ChronosSystem:
 
     def forecast(self, contexts: np.ndarray, horizon: int) -> np.ndarray:
         """Median forecasts (rows × horizon) of ``contexts`` (rows × time, NaN = missing)."""
+        return self.forecast_quantiles(contexts, horizon)[:, :, QUANTILE_LEVELS.index(0.5)]
+
+    def forecast_quantiles(self, contexts: np.ndarray, horizon: int) -> np.ndarray:
+        """Quantile forecasts (rows × horizon × QUANTILE_LEVELS): of the seeded samples
+        (``torch.quantile``, linear interpolation), or Chronos-Bolt's own quantiles."""
         import torch
         from chronos import ChronosPipeline
 
@@ -261,14 +271,17 @@ class ChronosSystem:
         sampled = isinstance(pipeline, ChronosPipeline)
         options = {"num_samples": self.num_samples} if sampled else {}
         torch.manual_seed(self.seed)
-        out = np.empty((len(contexts), horizon))
+        out = np.empty((len(contexts), horizon, len(QUANTILE_LEVELS)))
         with torch.no_grad():
             for start in range(0, len(contexts), self.batch_size):
                 chunk = torch.tensor(contexts[start : start + self.batch_size], dtype=torch.float32)
                 quantiles, _ = pipeline.predict_quantiles(
-                    chunk, prediction_length=int(horizon), quantile_levels=[0.5], **options
+                    chunk,
+                    prediction_length=int(horizon),
+                    quantile_levels=list(QUANTILE_LEVELS),
+                    **options,
                 )
-                out[start : start + len(chunk)] = quantiles[:, :, 0].float().numpy()
+                out[start : start + len(chunk)] = quantiles.float().numpy()
         return out
 
 

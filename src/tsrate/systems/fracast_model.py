@@ -14,7 +14,8 @@ offline. What the model does with our windows (read from fracast 0.1.0's source)
   periodogram (season detection) uses the window's mean of observed values there. So no
   filling is done here; NaN passes through unchanged.
 - Output: 9 quantiles (0.1 … 0.9) over a native 48-step block; longer horizons roll
-  forward on the median. The point forecast here is the median (0.5 quantile).
+  forward on the median. The point forecast here is the median (0.5 quantile); all 9
+  quantiles are stored beside it (a fallback window has none).
 - Deterministic: no sampling, eval mode, no-grad; on CPU the result does not depend on
   the batch size (so the batch size is not part of the fingerprint). It runs on ``cuda``
   when torch sees a GPU, else on the CPU.
@@ -52,7 +53,7 @@ import os
 import numpy as np
 
 from tsrate import TsrateError
-from tsrate.systems.base import Availability, ForecastBatch
+from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
 
 INSTALL_HINT = (
     "install the CPU build of torch first, then fracast: "
@@ -163,8 +164,12 @@ class FracastSystem:
         )
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:
+        return self.predict_quantiles(batch).point
+
+    def predict_quantiles(self, batch: ForecastBatch) -> QuantileForecasts:
         contexts = np.asarray(batch.contexts, dtype=float)
         out = np.empty((batch.n_windows, batch.horizon))
+        quantiles = np.full((batch.n_windows, batch.horizon, len(QUANTILE_LEVELS)), np.nan)
         finite = np.isfinite(contexts)
         usable = finite.sum(axis=1) >= MIN_FINITE
         for row in np.flatnonzero(~usable):
@@ -173,8 +178,9 @@ class FracastSystem:
             out[row] = observed[-1] if len(observed) else np.nan
         rows = np.flatnonzero(usable)
         if len(rows):
-            out[rows] = self.forecast(contexts[rows], batch.horizon)
-        return out
+            quantiles[rows] = self.forecast_quantiles(contexts[rows], batch.horizon)
+            out[rows] = quantiles[rows][:, :, QUANTILE_LEVELS.index(0.5)]
+        return QuantileForecasts(out, quantiles)
 
     # -- model -----------------------------------------------------------------------------
 
@@ -224,16 +230,25 @@ class FracastSystem:
 
     def forecast(self, contexts: np.ndarray, horizon: int) -> np.ndarray:
         """Median forecasts (rows × horizon) of ``contexts`` (rows × time, NaN = missing)."""
+        return self.forecast_quantiles(contexts, horizon)[:, :, QUANTILE_LEVELS.index(0.5)]
+
+    def forecast_quantiles(self, contexts: np.ndarray, horizon: int) -> np.ndarray:
+        """Quantile forecasts (rows × horizon × QUANTILE_LEVELS) of ``contexts``."""
         import torch
 
         model = self.fast_model if self.encoder == "prefix" else self.model
-        median = int(np.argmin(np.abs(np.asarray(model.quantiles) - 0.5)))
-        out = np.empty((len(contexts), horizon))
+        native = np.asarray(model.quantiles, dtype=float)
+        columns = [int(np.argmin(np.abs(native - level))) for level in QUANTILE_LEVELS]
+        if not np.allclose(native[columns], QUANTILE_LEVELS):
+            raise TsrateError(
+                f"fracast's quantile levels {native.tolist()} do not include {QUANTILE_LEVELS}"
+            )
+        out = np.empty((len(contexts), horizon, len(QUANTILE_LEVELS)))
         with torch.no_grad():
             for start in range(0, len(contexts), self.batch_size):
                 chunk = contexts[start : start + self.batch_size]
                 quantiles = model.forecast_batch(chunk, horizon=int(horizon))
-                out[start : start + len(chunk)] = quantiles[:, :, median]
+                out[start : start + len(chunk)] = np.asarray(quantiles)[:, :, columns]
         return out
 
 

@@ -1,10 +1,20 @@
-"""Naive last value: repeat the last observed (non-missing) input over the horizon."""
+"""Naive last value: repeat the last observed (non-missing) input over the horizon.
+
+Quantiles (the rule of :func:`tsrate.systems.base.empirical_change_quantiles`): at step h,
+the point forecast plus the empirical quantiles of the context's own h-step changes
+x[t] - x[t-h], so the interval widens with the horizon as the series' own moves do.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tsrate.systems.base import Availability, ForecastBatch
+from tsrate.systems.base import (
+    Availability,
+    ForecastBatch,
+    QuantileForecasts,
+    empirical_change_quantiles,
+)
 
 
 class NaiveSystem:
@@ -15,6 +25,11 @@ class NaiveSystem:
 
     def availability(self) -> Availability:
         return Availability(True, "built in")
+
+    def predict_quantiles(self, batch: ForecastBatch) -> QuantileForecasts:
+        point = self.predict(batch)
+        offsets = empirical_change_quantiles(batch.contexts, np.arange(1, batch.horizon + 1))
+        return QuantileForecasts(point, point[:, :, None] + offsets)
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         values = batch.contexts

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from tsrate import TsrateError
 from tsrate.config import project_vars
-from tsrate.systems.base import ForecastBatch
+from tsrate.systems.base import ForecastBatch, QuantileForecasts
 
 DASK_ADDRESS = "TSRATE_DASK_ADDRESS"
 PARTITION_DIR = "TSRATE_PARTITION_DIR"
@@ -97,8 +97,11 @@ def write_partition_file(
 
     ``forecasts`` is an array, or partial forecasts (``.values`` array, ``.failures`` of
     windows without a forecast, as tsrate.systems.failures defines); failures travel in the
-    file's metadata.
+    file's metadata. Quantile forecasts (``.point`` and ``.quantiles``, as
+    tsrate.systems.base.QuantileForecasts) travel as one column per level.
     """
+    quantiles = getattr(forecasts, "quantiles", None)
+    forecasts = getattr(forecasts, "point", forecasts)
     failures = [dataclasses.asdict(f) for f in getattr(forecasts, "failures", ())]
     forecasts = np.asarray(getattr(forecasts, "values", forecasts), dtype=float)
     n_windows, horizon = forecasts.shape
@@ -111,6 +114,10 @@ def write_partition_file(
             "forecast": pa.array(forecasts.reshape(-1).astype(float)),
         }
     )
+    if quantiles is not None:
+        quantiles = np.asarray(quantiles, dtype=float).reshape(n_windows * horizon, -1)
+        for level, column in enumerate(quantiles.T):
+            table = table.append_column(f"quantile_{level}", pa.array(column))
     meta = {
         "input_key": partition.input_key,
         "system_id": partition.system_id,
@@ -165,7 +172,13 @@ def read_partition_file(
         from tsrate.systems.failures import PartialForecasts, WindowFailure
 
         failures = tuple(WindowFailure(**failure) for failure in meta["failures"])
-        return PartialForecasts(forecasts, failures), float(meta["seconds"])
+        forecasts = PartialForecasts(forecasts, failures)
+    columns = sorted(
+        (c for c in frame.columns if c.startswith("quantile_")), key=lambda c: int(c[9:])
+    )
+    if columns:
+        quantiles = frame[columns].to_numpy(dtype=float).reshape(n_windows, horizon, len(columns))
+        forecasts = QuantileForecasts(forecasts, quantiles)
     return forecasts, float(meta["seconds"])
 
 

@@ -36,7 +36,13 @@ from tsrate.inputs.windows import contexts, futures, window_end_positions
 from tsrate.platform.progress import Progress
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import load_prices, transaction
-from tsrate.systems.base import ForecastBatch, check_forecasts
+from tsrate.systems.base import (
+    QUANTILE_LEVELS,
+    ForecastBatch,
+    QuantileForecasts,
+    check_forecasts,
+    check_quantiles,
+)
 from tsrate.systems.failures import PartialForecasts, WindowFailure, check_partial_forecasts
 from tsrate.systems.registry import create_system, load_systems_seed, resolve_systems
 
@@ -267,12 +273,46 @@ def forecast_partition(
             dataclasses.replace(study, systems=(system_id,)), companies
         )[system_id][0]
     system = _WORKER_SYSTEMS[cache_key]
+    predict_quantiles = getattr(system, "predict_quantiles", None)
     started = time.perf_counter()
-    output = system.predict(batch)
+    output = predict_quantiles(batch) if predict_quantiles is not None else system.predict(batch)
     seconds = time.perf_counter() - started
+    quantiles = None
+    if isinstance(output, QuantileForecasts):
+        quantiles = check_quantiles(system_id, batch, output.quantiles)
+        output = output.point
     if isinstance(output, PartialForecasts):
-        return check_partial_forecasts(system_id, batch, output), seconds
-    return check_forecasts(system_id, batch, output), seconds
+        checked = check_partial_forecasts(system_id, batch, output)
+    else:
+        checked = check_forecasts(system_id, batch, output)
+    if quantiles is not None:
+        return QuantileForecasts(checked, quantiles), seconds
+    return checked, seconds
+
+
+#: the columns of raw.forecast_quantiles holding each level (q10 = the 0.1 quantile)
+QUANTILE_COLUMNS = tuple(f"q{round(level * 100)}" for level in QUANTILE_LEVELS)
+
+
+def quantile_frame(
+    window_end_dates: np.ndarray, quantiles: np.ndarray, skip_rows: Iterable[int] = ()
+) -> pd.DataFrame:
+    """Long-by-step, wide-by-level rows of a (windows × horizon × levels) quantile array,
+    leaving out windows without quantiles (all NaN) and the rows in ``skip_rows``."""
+    n_windows, horizon, _ = quantiles.shape
+    keep = np.isfinite(quantiles).reshape(n_windows, -1).all(axis=1)
+    keep[list(skip_rows)] = False
+    rows = np.flatnonzero(keep)
+    frame = pd.DataFrame(
+        {
+            "window_end_date": np.repeat(np.asarray(window_end_dates)[rows], horizon),
+            "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), len(rows)),
+        }
+    )
+    values = quantiles[rows].reshape(-1, len(QUANTILE_LEVELS))
+    for column, level_values in zip(QUANTILE_COLUMNS, values.T, strict=True):
+        frame[column] = level_values
+    return frame
 
 
 def start_run(
@@ -371,7 +411,12 @@ def store_partition(
 ) -> int:
     """Store one partition in one transaction; failed windows (a :class:`PartialForecasts`)
     go to ``raw.forecast_failures`` with their raw output and reason, not to
-    ``raw.forecasts``. Returns the forecast rows stored."""
+    ``raw.forecasts``; quantiles (a :class:`QuantileForecasts`) go to
+    ``raw.forecast_quantiles`` for the windows that have them. Returns the forecast rows stored."""
+    quantiles = None
+    if isinstance(forecasts_array, QuantileForecasts):
+        quantiles = forecasts_array.quantiles
+        forecasts_array = forecasts_array.point
     failures: tuple[WindowFailure, ...] = ()
     if isinstance(forecasts_array, PartialForecasts):
         failures = forecasts_array.failures
@@ -414,6 +459,17 @@ def store_partition(
         con.register("new_forecasts", frame)
         con.execute("insert into raw.forecasts select * from new_forecasts")
         con.unregister("new_forecasts")
+        if quantiles is not None:
+            levels = quantile_frame(window_end_dates, quantiles, [f.row for f in failures])
+            if len(levels):
+                levels.insert(0, "run_id", run_id)
+                levels.insert(1, "partition_key", partition_key)
+                levels.insert(2, "system_id", partition.system_id)
+                levels.insert(3, "ticker", partition.ticker)
+                levels.insert(5, "perturbation_id", partition.perturbation_id)
+                con.register("new_quantiles", levels)
+                con.execute("insert into raw.forecast_quantiles select * from new_quantiles")
+                con.unregister("new_quantiles")
         con.execute(
             "insert into raw.forecast_partitions values ($key, $input_key, $run_id, $system, $ticker, "
             "$perturbation, $n_windows, $n_rows, $seconds, now()::timestamp)",

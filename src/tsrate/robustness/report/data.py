@@ -142,6 +142,10 @@ class ReportData:
     separation: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     #: marts.ratings at the robustness outcomes other than the paper's (the scale-free one)
     outcome_ratings: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.probabilistic_scores and marts.leaderboard (empty: a snapshot without them)
+    probabilistic_scores: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    leaderboard: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    run_provenance: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,6 +279,9 @@ def load_report_data(snapshot: Path) -> ReportData:
             contexts=contexts,
             separation=separation,
             outcome_ratings=outcome_ratings,
+            probabilistic_scores=mart("probabilistic_scores"),
+            leaderboard=mart("leaderboard"),
+            run_provenance=mart("run_provenance"),
         )
     finally:
         con.close()

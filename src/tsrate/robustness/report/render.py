@@ -61,6 +61,11 @@ from tsrate.robustness.report.numbers import (  # noqa: F401
     num,
     provenance,
 )
+from tsrate.robustness.report.probabilistic import (
+    leaderboard_section,
+    probabilistic_section,
+    provenance_section,
+)
 from tsrate.robustness.report.ratings import (  # noqa: F401
     rating_cell,
     rating_tables_section,
@@ -96,6 +101,9 @@ NAV = (
     ("forecasts", "Forecasts"),
     ("confounders", "Confounders"),
     ("groups", "Groups"),
+    ("probabilistic", "Probabilistic"),
+    ("leaderboard", "Leaderboard"),
+    ("provenance", "Provenance"),
 )
 
 
@@ -115,6 +123,9 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         forecasts_section(data, charts),
         confounder_section(data, charts),
         group_section(data, charts),
+        probabilistic_section(data.probabilistic_scores, num),
+        leaderboard_section(data.leaderboard, num),
+        provenance_section(data.run_provenance),
     ]
     subtitle = (
         f"Run <code>{data.run_id}</code> · generated {generated_at} from the published "

@@ -1,0 +1,123 @@
+"""Evaluation summaries in fev's format, so ``fev.leaderboard()`` reads tsrate's results.
+
+One CSV per error metric (``mase.csv``, ``smape.csv``, ``wql.csv``, ``crps.csv``), one record
+per system and task of the published ``leaderboard_tasks`` mart, with fev 0.10's columns:
+the task definition (``dataset_path`` names tsrate and the study's fingerprint,
+``dataset_config`` the task, ``horizon``, context lengths, ``seasonality`` 1 as tsrate's MASE
+scale, ``eval_metric``, ``quantile_levels``), ``model_name`` (the system id),
+``test_error``, timings, ``trained_on_this_dataset`` (null: unknown unless a system states
+it) and ``num_forecasts`` (windows), plus tsrate's run id and version. ``fev_version`` is the
+summary format written (0.10.0); fev refuses summaries without it. A system without any
+error for a metric (no quantile forecasts for WQL/CRPS) is left out of that file, as fev
+expects a result or a failure per task; tasks where it failed stay as empty ``test_error``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from tsrate import TsrateError, __version__
+from tsrate.systems.base import QUANTILE_LEVELS
+
+#: the fev summary format written
+FEV_FORMAT_VERSION = "0.10.0"
+#: fev's metric names for tsrate's per-window metrics
+FEV_METRIC_NAMES = {"mase": "MASE", "smape": "SMAPE", "wql": "WQL", "crps": "CRPS"}
+
+
+def study_fingerprint(study_json: str | None) -> str:
+    """A short hash of the study definition (tickers, period, window shape, perturbations)."""
+    return hashlib.sha256((study_json or "").encode()).hexdigest()[:16]
+
+
+def fev_summaries(tasks: pd.DataFrame, study: dict, fingerprint: str) -> dict[str, pd.DataFrame]:
+    """``leaderboard_tasks`` rows → one fev summary frame per metric."""
+    out = {}
+    for metric, group in tasks.groupby("metric", sort=True):
+        has_error = group.groupby("system_id")["test_error"].transform(lambda s: s.notna().any())
+        group = group[has_error]
+        if group.empty:
+            continue
+        out[str(metric)] = pd.DataFrame(
+            {
+                "dataset_path": f"tsrate/{fingerprint}",
+                "dataset_config": group["task_id"].to_numpy(),
+                "horizon": int(study.get("horizon", 0)) or None,
+                "initial_cutoff": str(study.get("start", "")) or None,
+                "min_context_length": int(study.get("context_length", 0)) or None,
+                "max_context_length": int(study.get("context_length", 0)) or None,
+                "seasonality": 1,
+                "eval_metric": FEV_METRIC_NAMES.get(str(metric), str(metric).upper()),
+                "extra_metrics": "[]",
+                "quantile_levels": json.dumps(list(QUANTILE_LEVELS)),
+                "id_column": "ticker",
+                "timestamp_column": "price_date",
+                "target": "close",
+                "generate_univariate_targets_from": None,
+                "known_dynamic_columns": "[]",
+                "past_dynamic_columns": "[]",
+                "static_columns": "[]",
+                "model_name": group["system_id"].to_numpy(),
+                "test_error": group["test_error"].to_numpy(),
+                "training_time_s": None,
+                "inference_time_s": group["inference_time_s"].to_numpy(),
+                "trained_on_this_dataset": None,
+                "num_forecasts": group["n_windows"].to_numpy(),
+                "fev_version": FEV_FORMAT_VERSION,
+                "tsrate_run_id": group["run_id"].to_numpy(),
+                "tsrate_version": __version__,
+                "tsrate_metric": str(metric),
+            }
+        )
+    return out
+
+
+def export_fev(snapshot: Path, destination: Path) -> list[Path]:
+    """Write the published snapshot's task errors as fev evaluation summaries (CSV per metric)."""
+    if not Path(snapshot).exists():
+        raise TsrateError(f"no published snapshot at {snapshot}: run `tsrate run` first")
+    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        tables = {
+            row[0]
+            for row in con.execute("select table_name from information_schema.tables").fetchall()
+        }
+        if "leaderboard_tasks" not in tables:
+            raise TsrateError(
+                f"{snapshot} has no leaderboard_tasks mart: rebuild with `tsrate build` and publish"
+            )
+        tasks = con.execute("select * from marts.leaderboard_tasks").df()
+        provenance = (
+            con.execute("select * from marts.run_provenance").df()
+            if "run_provenance" in tables
+            else pd.DataFrame()
+        )
+        run = con.execute(
+            "select study from published_runs order by published_at desc limit 1"
+        ).fetchone()
+    finally:
+        con.close()
+    study_json = run[0] if run else None
+    study = json.loads(study_json) if study_json else {}
+    summaries = fev_summaries(tasks, study, study_fingerprint(study_json))
+    if not provenance.empty:  # code and data fingerprints travel with every record
+        carried = provenance.set_index("system_id")[
+            ["git_revision", "price_rows_fingerprint", "partitions_fingerprint", "training_data"]
+        ].add_prefix("tsrate_")
+        for metric, frame in summaries.items():
+            summaries[metric] = frame.join(carried, on="model_name")
+    destination = Path(destination)
+    destination.mkdir(parents=True, exist_ok=True)
+    written = []
+    for metric, frame in summaries.items():
+        path = destination / f"{metric}.csv"
+        partial = path.with_name(f".{path.name}.partial")
+        frame.to_csv(partial, index=False)
+        partial.replace(path)
+        written.append(path)
+    return written

@@ -1,0 +1,115 @@
+"""Which code, data and settings produced a run's marts, and what each system was trained on.
+
+One row per system of the run: tsrate's version and git revision (null with the reason when
+the project is not a git checkout), the dbt and DuckDB versions of the build, a fingerprint
+of the price rows the run used (sha256 of the run's tickers' (ticker, date, close) rows over
+the study period, closes to 10 decimals, in ticker and date order), the study's hash, a
+fingerprint of the system's partitions (sha256 of their sorted input keys, which hash the
+system's forecast-changing settings and weights name with the data), and a training-data
+statement (null with the reason where it is not known).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from tsrate import __version__
+
+#: what is known of each built-in system's training data
+TRAINING_STATEMENTS = {
+    "naive": "none: repeats the window's own last value (no training)",
+    "seasonal_naive": "none: repeats the window's own last week (no training)",
+    "arima": "none: fitted on each window's own context only",
+    "random": "none: draws within the study's own price range (peeks at the study by design)",
+    "biased": "none: the actual future plus a fixed offset (peeks at the truth by design)",
+}
+UNKNOWN_TRAINING = "not stated: the system's training corpus and cutoff are not recorded here"
+
+PROVENANCE_COLUMNS = [
+    "run_id",
+    "system_id",
+    "tsrate_version",
+    "git_revision",
+    "git_reason",
+    "dbt_version",
+    "duckdb_version",
+    "study_hash",
+    "price_rows",
+    "price_rows_fingerprint",
+    "partitions",
+    "partitions_fingerprint",
+    "training_data",
+    "training_data_reason",
+]
+
+
+def git_revision(project: Path) -> tuple[str | None, str | None]:
+    """(revision, None) of the project's checkout, or (None, why not)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(project), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"git is not available ({exc})"
+    if done.returncode != 0:
+        return None, "the project is not a git checkout"
+    return done.stdout.strip(), None
+
+
+def fingerprint_rows(prices: pd.DataFrame) -> str:
+    ordered = prices.sort_values(["ticker", "price_date"])
+    digest = hashlib.sha256()
+    for ticker, day, close in ordered[["ticker", "price_date", "close"]].itertuples(index=False):
+        digest.update(f"{ticker}|{pd.Timestamp(day).date()}|{round(float(close), 10)}\n".encode())
+    return digest.hexdigest()
+
+
+def run_provenance(
+    runs: pd.DataFrame,
+    prices: pd.DataFrame,
+    partitions: pd.DataFrame,
+    versions: dict[str, str],
+    project: Path,
+) -> pd.DataFrame:
+    """``runs``: int_runs_selected; ``prices``: ticker, price_date, close; ``partitions``:
+    run_id, system_id, input_key of the run's partitions; ``versions``: dbt and duckdb."""
+    revision, git_reason = git_revision(project)
+    rows = []
+    for run in runs.itertuples():
+        tickers = list(run.tickers)
+        used = prices[
+            prices["ticker"].isin(tickers)
+            & (pd.to_datetime(prices["price_date"]) >= pd.Timestamp(run.study_start))
+            & (pd.to_datetime(prices["price_date"]) <= pd.Timestamp(run.study_end))
+        ]
+        price_fingerprint = fingerprint_rows(used)
+        mine = partitions[partitions["run_id"] == run.run_id]
+        for system_id in sorted(mine["system_id"].unique()):
+            keys = sorted(mine.loc[mine["system_id"] == system_id, "input_key"])
+            statement = TRAINING_STATEMENTS.get(system_id)
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "system_id": system_id,
+                    "tsrate_version": __version__,
+                    "git_revision": revision,
+                    "git_reason": git_reason,
+                    "dbt_version": versions.get("dbt"),
+                    "duckdb_version": versions.get("duckdb"),
+                    "study_hash": run.study_hash,
+                    "price_rows": len(used),
+                    "price_rows_fingerprint": price_fingerprint,
+                    "partitions": len(keys),
+                    "partitions_fingerprint": hashlib.sha256("\n".join(keys).encode()).hexdigest(),
+                    "training_data": statement,
+                    "training_data_reason": None if statement else UNKNOWN_TRAINING,
+                }
+            )
+    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)

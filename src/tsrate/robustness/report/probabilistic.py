@@ -1,0 +1,147 @@
+"""Report sections for the probabilistic metrics and the fev-style leaderboard: tables first
+(charts can follow the report's chart convention). Each number is traceable to its mart row
+through the ``num`` formatter the page passes in (tsrate.robustness.report.render.num)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+from tsrate.html.charts import esc
+
+PROBABILISTIC_METRICS = ("wql", "crps", "msis", "coverage_80")
+LEADERBOARD_METRICS = ("mase", "smape", "wql", "crps")
+
+
+def _value(value: object) -> float | None:
+    """A mart value as ``num`` takes it: None for null (NaN or pandas' NA)."""
+    return None if pd.isna(value) else float(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def probabilistic_section(scores: pd.DataFrame, num: Callable[..., str]) -> str:
+    """Mean WQL, CRPS, MSIS and 80 % coverage per system and perturbation
+    (marts.probabilistic_scores); systems without quantile forecasts say why."""
+    parts = ['<section id="probabilistic"><h2>Probabilistic forecasts (quantiles 0.1–0.9)</h2>']
+    if scores.empty:
+        parts.append("<p>No probabilistic scores in this snapshot.</p></section>")
+        return "".join(parts)
+    rows = []
+    for (system, perturbation), group in scores.groupby(["system_id", "perturbation_id"]):
+        by_metric = group.set_index("metric")
+        cells = [esc(system), esc(perturbation)]
+        reason = None
+        for metric in PROBABILISTIC_METRICS:
+            if metric not in by_metric.index:
+                cells.append("–")
+                continue
+            row = by_metric.loc[metric]
+            where = {"system_id": system, "perturbation_id": perturbation, "metric": metric}
+            cells.append(num(_value(row["mean"]), "probabilistic_scores", "mean", where))
+            reason = reason or (row["reason"] if isinstance(row["reason"], str) else None)
+        cells.append(esc(reason or ""))
+        rows.append(cells)
+    parts.append(
+        _table(["System", "Perturbation", "WQL", "CRPS", "MSIS", "80 % coverage", "Note"], rows)
+    )
+    parts.append(
+        '<p class="source">Source: <code>marts.probabilistic_scores</code> — means over windows; '
+        "WQL as fev, CRPS from the 9 quantiles (price units), MSIS of the 10–90 % interval "
+        "scaled like MASE, coverage ideal 0.8; per-level shares in "
+        "<code>marts.quantile_calibration</code> (docs/probabilistic.md).</p></section>"
+    )
+    return "".join(parts)
+
+
+def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
+    """fev's skill score and win rate (with block-bootstrap intervals) over all tasks, per
+    error metric (marts.leaderboard, scope all)."""
+    parts = ['<section id="leaderboard"><h2>Leaderboard (fev conventions)</h2>']
+    board = board[board["scope"] == "all"] if not board.empty else board
+    if board.empty:
+        parts.append("<p>No leaderboard in this snapshot.</p></section>")
+        return "".join(parts)
+    for metric in LEADERBOARD_METRICS:
+        block = board[board["metric"] == metric]
+        if block.empty:
+            continue
+        block = block.sort_values("skill_score", ascending=False, na_position="last")
+        rows = []
+        for row in block.itertuples():
+            where = {"scope": "all", "metric": metric, "system_id": row.system_id}
+            rows.append(
+                [
+                    esc(row.system_id),
+                    num(_value(row.skill_score), "leaderboard", "skill_score", where),
+                    num(_value(row.skill_score_lower), "leaderboard", "skill_score_lower", where)
+                    + " – "
+                    + num(_value(row.skill_score_upper), "leaderboard", "skill_score_upper", where),
+                    num(_value(row.win_rate), "leaderboard", "win_rate", where),
+                    num(_value(row.average_rank), "leaderboard", "average_rank", where),
+                    num(_value(row.n_tasks), "leaderboard", "n_tasks", where, integer=True),
+                    num(
+                        _value(row.num_failures), "leaderboard", "num_failures", where, integer=True
+                    ),
+                    esc(row.reason if isinstance(row.reason, str) else ""),
+                ]
+            )
+        parts.append(f"<h3>{esc(metric.upper())}</h3>")
+        parts.append(
+            _table(
+                [
+                    "System",
+                    "Skill score",
+                    "95 % interval",
+                    "Win rate",
+                    "Mean rank",
+                    "Tasks",
+                    "Failures",
+                    "Note",
+                ],
+                rows,
+            )
+        )
+    parts.append(
+        '<p class="source">Source: <code>marts.leaderboard</code> — a task is one ticker under '
+        "one perturbation; relative error vs seasonal naive clipped to [0.01, 100]; skill score "
+        "= 1 − geometric mean; intervals resample tickers. Read beside the L-level ratings "
+        "above; <code>tsrate export --format fev</code> gives the same to fev.</p></section>"
+    )
+    return "".join(parts)
+
+
+def provenance_section(provenance: pd.DataFrame) -> str:
+    """The code, data and settings behind the run, per system (marts.run_provenance)."""
+    parts = ['<section id="provenance"><h2>Provenance and training data</h2>']
+    if provenance.empty:
+        parts.append("<p>No provenance in this snapshot.</p></section>")
+        return "".join(parts)
+    first = provenance.iloc[0]
+    revision = first["git_revision"] if isinstance(first["git_revision"], str) else None
+    parts.append(
+        f"<p>tsrate {esc(first['tsrate_version'])} at "
+        f"{esc(revision or 'no git revision (' + str(first['git_reason']) + ')')}; dbt "
+        f"{esc(first['dbt_version'])}, DuckDB {esc(first['duckdb_version'])}; "
+        f"{esc(str(first['price_rows']))} price rows, fingerprint "
+        f"<code>{esc(str(first['price_rows_fingerprint'])[:16])}</code>.</p>"
+    )
+    rows = []
+    for row in provenance.sort_values("system_id").itertuples():
+        statement = row.training_data if isinstance(row.training_data, str) else None
+        rows.append(
+            [
+                esc(row.system_id),
+                esc(str(row.partitions)),
+                f"<code>{esc(str(row.partitions_fingerprint)[:16])}</code>",
+                esc(statement or f"unknown: {row.training_data_reason}"),
+            ]
+        )
+    parts.append(_table(["System", "Partitions", "Settings fingerprint", "Trained on"], rows))
+    parts.append('<p class="source">Source: <code>marts.run_provenance</code>.</p></section>')
+    return "".join(parts)
