@@ -715,7 +715,7 @@ def test_cell_lookups_find_the_rows_a_boolean_mask_finds():
     integer keys, and a frame changed after it was indexed (a new frame object)."""
     import random
 
-    from tsrate.robustness.report.render import _first_row, _value
+    from tsrate.robustness.report.render import first_row, float_value
 
     rng = random.Random(7)
     systems = ["naive", "arima", None, "fracast"]
@@ -737,9 +737,9 @@ def test_cell_lookups_find_the_rows_a_boolean_mask_finds():
         for key, value in where.items():
             mask &= frame[key] == value
         expected = frame.index[mask.to_numpy()]
-        got = _first_row(frame, where)
+        got = first_row(frame, where)
         assert got == (int(expected[0]) if len(expected) else None), where
-        value = _value(frame, "score", **where)
+        value = float_value(frame, "score", **where)
         if got is None or pd.isna(frame["score"].iat[got]):
             assert value is None
         else:
@@ -750,6 +750,6 @@ def test_cell_lookups_find_the_rows_a_boolean_mask_finds():
         (changed["system_id"] == "naive") & (changed["metric"] == "smape") & (changed["step"] == 3)
     )
     hits = changed.index[mask.to_numpy()]
-    assert _first_row(changed, where) == (int(hits[0]) if len(hits) else None)
+    assert first_row(changed, where) == (int(hits[0]) if len(hits) else None)
     # float keys take the mask path: 1.0 finds the rows the mask finds
-    assert _first_row(frame, {"step": 1.0}) == int(frame.index[frame["step"] == 1][0])
+    assert first_row(frame, {"step": 1.0}) == int(frame.index[frame["step"] == 1][0])

@@ -38,15 +38,15 @@ from tsrate.robustness.report.data import (
     context_tail_length,
 )
 from tsrate.robustness.report.numbers import (
-    _colours,
-    _perturbation_order,
-    _source,
-    _system_order,
-    _table,
-    _value,
+    float_value,
     format_number,
     num,
+    perturbation_order,
     provenance,
+    source_note,
+    system_colours,
+    system_order,
+    table_html,
 )
 
 
@@ -85,8 +85,8 @@ def _radar_for(
 
 def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
     """Figures 5-6: robustness and accuracy radars per perturbation and averaged."""
-    systems = _system_order(data)
-    colours = _colours(systems)
+    systems = system_order(data)
+    colours = system_colours(systems)
     ratings, summary = data.ratings, data.system_summary
     parts = ['<section id="radars"><h2>Robustness and accuracy by rank (Figures 5–6)</h2>']
     parts.append(
@@ -103,10 +103,10 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
         ("Accuracy", ACCURACY_METRICS, "Figure 6"),
     ):
         parts.append(f'<h3>{family} ({paper_figure})</h3><div class="grid">')
-        for perturbation in _perturbation_order(data):
+        for perturbation in perturbation_order(data):
 
             def value_of(system: str, metric: str, perturbation=perturbation):
-                value = _value(
+                value = float_value(
                     ratings,
                     "raw_score",
                     system_id=system,
@@ -136,7 +136,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
                 )
 
         def average_of(system: str, metric: str):
-            value = _value(summary, "avg_raw_score", system_id=system, metric=metric)
+            value = float_value(summary, "avg_raw_score", system_id=system, metric=metric)
             where = {"run_id": data.run_id, "metric": metric, "system_id": system}
             return value, (
                 provenance("system_summary", "avg_raw_score", where, value)
@@ -160,7 +160,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
         '<p class="note">P0 is the control: APE and PIE measure the other perturbations '
         "against it, so P0 has only its WRS (see the rating tables) and no robustness radar.</p>"
     )
-    parts.append(_source("ratings", "system_summary"))
+    parts.append(source_note("ratings", "system_summary"))
     parts.append("</section>")
     return "".join(parts)
 
@@ -307,8 +307,8 @@ def forecasts_section(data: ReportData, charts: dict[str, dict]) -> str:
         "line.</p>"
         '<div class="grid">'
     )
-    systems = _system_order(data) or sorted(set(data.traces["system_id"]))
-    colours = _colours(systems)
+    systems = system_order(data) or sorted(set(data.traces["system_id"]))
+    colours = system_colours(systems)
     for chosen in data.trace_windows.itertuples():
         spec = forecast_chart(data, chosen, colours)
         if spec is None:
@@ -327,7 +327,7 @@ def forecasts_section(data: ReportData, charts: dict[str, dict]) -> str:
             )
         )
     parts.append("</div>")
-    parts.append(_source("forecast_traces", "window_inputs"))
+    parts.append(source_note("forecast_traces", "window_inputs"))
     parts.append("</section>")
     return "".join(parts)
 
@@ -344,7 +344,7 @@ def confounder_section(data: ReportData, charts: dict[str, dict]) -> str:
         "confounder (APE, PIE), per system and over all systems; lower is better, so the "
         'taller bar shows more bias.</p><div class="grid">'
     )
-    systems = _system_order(data)
+    systems = system_order(data)
     colours = {"industry": colour_for(0), "company": colour_for(1)}
     labels = {"wrs": "WRS", "ape": "APE (price units)", "pie": "PIE %"}
     rows = []
@@ -409,8 +409,8 @@ def confounder_section(data: ReportData, charts: dict[str, dict]) -> str:
                 ]
             )
     parts.append("</div>")
-    parts.append(_table(["Measure", "Industry", "Company", "More bias"], rows))
-    parts.append(_source("confounder_comparison"))
+    parts.append(table_html(["Measure", "Industry", "Company", "More bias"], rows))
+    parts.append(source_note("confounder_comparison"))
     parts.append("</section>")
     return "".join(parts)
 
@@ -449,7 +449,7 @@ def group_section(data: ReportData, charts: dict[str, dict]) -> str:
             colours = {g: colour_for(i) for i, g in enumerate(groups)}
 
             def value_of(group: str, metric: str, rows=rows, comparison=comparison, scope=scope):
-                value = _value(rows, "avg_raw_score", group_name=group, metric=metric)
+                value = float_value(rows, "avg_raw_score", group_name=group, metric=metric)
                 where = {
                     "run_id": data.run_id,
                     "system_scope": scope,
@@ -498,11 +498,11 @@ def group_section(data: ReportData, charts: dict[str, dict]) -> str:
             )
             tables.append(
                 f"<p><b>{esc(title)}</b>{note}</p>"
-                + _table(["Metric", *map(esc, groups)], table_rows)
+                + table_html(["Metric", *map(esc, groups)], table_rows)
             )
         parts.append("</div>")
         parts.extend(tables)
-    parts.append(_source("group_comparisons"))
+    parts.append(source_note("group_comparisons"))
     parts.append(modality_pairs_block(data, charts))
     parts.append("</section>")
     return "".join(parts)
@@ -530,7 +530,7 @@ def modality_pairs_block(data: ReportData, charts: dict[str, dict]) -> str:
             )
             + "</p>"
         )
-        parts.append(_source("modality_pairs"))
+        parts.append(source_note("modality_pairs"))
         return "".join(parts)
     parts.append('<div class="grid">')
     metrics = (*ROBUSTNESS_METRICS, *ACCURACY_METRICS)
@@ -548,7 +548,7 @@ def modality_pairs_block(data: ReportData, charts: dict[str, dict]) -> str:
         }
 
         def value_of(system: str, metric: str, subset=subset, columns=columns, base=base):
-            value = _value(subset, columns[system], metric=metric)
+            value = float_value(subset, columns[system], metric=metric)
             where = {"run_id": data.run_id, "base_model": base, "metric": metric}
             return value, (
                 provenance("modality_pairs", columns[system], where, value)
@@ -589,7 +589,7 @@ def modality_pairs_block(data: ReportData, charts: dict[str, dict]) -> str:
             )
     parts.append("</div>")
     parts.append(
-        _table(["Model", "Metric", "Numeric", "Numeric+image", "Better", "Perturbations"], rows)
+        table_html(["Model", "Metric", "Numeric", "Numeric+image", "Better", "Perturbations"], rows)
     )
-    parts.append(_source("modality_pairs"))
+    parts.append(source_note("modality_pairs"))
     return "".join(parts)

@@ -90,7 +90,7 @@ def num(
     return f'<span class="num"{rendered}>{esc(text)}</span>'
 
 
-def _source(*marts: str, extra: str = "") -> str:
+def source_note(*marts: str, extra: str = "") -> str:
     names = ", ".join(f"<code>marts.{esc(m)}</code>" for m in marts)
     return f'<p class="source">Source: {names}{(" — " + extra) if extra else ""}.</p>'
 
@@ -99,10 +99,10 @@ def _source(*marts: str, extra: str = "") -> str:
 #: report looks up hundreds of cells in the same few marts (a boolean mask per cell cost
 #: ~0.5 s of a 0.85 s report). Cleared by :func:`build_report`; the frame is kept beside
 #: its index so an id is never reused while its entry lives.
-_FIRST_ROWS: dict[tuple[int, tuple[str, ...]], tuple[pd.DataFrame, dict[tuple, int]]] = {}
+FIRST_ROWS: dict[tuple[int, tuple[str, ...]], tuple[pd.DataFrame, dict[tuple, int]]] = {}
 
 
-def _first_row(frame: pd.DataFrame, where: Mapping[str, object]) -> int | None:
+def first_row(frame: pd.DataFrame, where: Mapping[str, object]) -> int | None:
     """Position of the first row of ``frame`` whose columns equal ``where`` (None: no row).
 
     The same rows as ``frame[(frame[k] == v) & ...]``: text and integer keys are looked up
@@ -118,22 +118,22 @@ def _first_row(frame: pd.DataFrame, where: Mapping[str, object]) -> int | None:
             mask &= frame[key] == value
         hits = mask.to_numpy().nonzero()[0]
         return int(hits[0]) if len(hits) else None
-    entry = _FIRST_ROWS.get((id(frame), keys))
+    entry = FIRST_ROWS.get((id(frame), keys))
     if entry is None or entry[0] is not frame:
-        if len(_FIRST_ROWS) > 256:
-            _FIRST_ROWS.clear()
+        if len(FIRST_ROWS) > 256:
+            FIRST_ROWS.clear()
         index: dict[tuple, int] = {}
         for position, row in enumerate(zip(*(frame[k].tolist() for k in keys), strict=True)):
             index.setdefault(row, position)  # a null key never equals a text or int key
         entry = (frame, index)
-        _FIRST_ROWS[(id(frame), keys)] = entry
+        FIRST_ROWS[(id(frame), keys)] = entry
     return entry[1].get(values)
 
 
-def _value(frame: pd.DataFrame, column: str, **where: object) -> float | None:
+def float_value(frame: pd.DataFrame, column: str, **where: object) -> float | None:
     if frame.empty:
         return None
-    position = _first_row(frame, where)
+    position = first_row(frame, where)
     if position is None:
         return None
     value = frame[column].iat[position]
@@ -142,7 +142,7 @@ def _value(frame: pd.DataFrame, column: str, **where: object) -> float | None:
     return float(value)
 
 
-def _system_order(data: ReportData) -> list[str]:
+def system_order(data: ReportData) -> list[str]:
     """Rated systems in seed order (unknown ones last, alphabetically)."""
     rated = set(data.ratings["system_id"]) if not data.ratings.empty else set()
     seed_order = list(data.systems["system_id"]) if not data.systems.empty else []
@@ -150,28 +150,28 @@ def _system_order(data: ReportData) -> list[str]:
     return ordered + sorted(rated - set(ordered))
 
 
-def _perturbation_order(data: ReportData) -> list[str]:
+def perturbation_order(data: ReportData) -> list[str]:
     if data.ratings.empty:
         return []
     return sorted(set(data.ratings["perturbation_id"]))
 
 
-def _colours(systems: Sequence[str]) -> dict[str, str]:
+def system_colours(systems: Sequence[str]) -> dict[str, str]:
     return {system: colour_for(i) for i, system in enumerate(systems)}
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], css: str = "") -> str:
+def table_html(header: Sequence[str], rows: Sequence[Sequence[str]], css: str = "") -> str:
     return _page_table(header, rows, css=css)
 
 
-def _text(value) -> str | None:
+def text_html(value) -> str | None:
     """A text cell of a mart row, or None (null, NaN, empty)."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None
     return str(value).strip() or None
 
 
-def _flag(css: str, text: str, mart: str, column: str, where: Mapping[str, object], **attrs) -> str:
+def flag_html(css: str, text: str, mart: str, column: str, where: Mapping[str, object], **attrs) -> str:
     """A flag whose text is ``marts.<mart>.<column>`` at ``where`` (``data-text-*``; the
     integration test re-reads it) plus any ``data-*`` ``attrs`` (e.g. a boolean's provenance)."""
     attrs = {

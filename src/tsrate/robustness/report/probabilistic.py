@@ -14,12 +14,12 @@ PROBABILISTIC_METRICS = ("wql", "crps", "msis", "coverage_80")
 LEADERBOARD_METRICS = ("mase", "smape", "wql", "crps")
 
 
-def _value(value: object) -> float | None:
+def float_value(value: object) -> float | None:
     """A mart value as ``num`` takes it: None for null (NaN or pandas' NA)."""
     return None if pd.isna(value) else float(value)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def table_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -43,12 +43,12 @@ def probabilistic_section(scores: pd.DataFrame, num: Callable[..., str]) -> str:
                 continue
             row = by_metric.loc[metric]
             where = {"system_id": system, "perturbation_id": perturbation, "metric": metric}
-            cells.append(num(_value(row["mean"]), "probabilistic_scores", "mean", where))
+            cells.append(num(float_value(row["mean"]), "probabilistic_scores", "mean", where))
             reason = reason or (row["reason"] if isinstance(row["reason"], str) else None)
         cells.append(esc(reason or ""))
         rows.append(cells)
     parts.append(
-        _table(["System", "Perturbation", "WQL", "CRPS", "MSIS", "80 % coverage", "Note"], rows)
+        table_html(["System", "Perturbation", "WQL", "CRPS", "MSIS", "80 % coverage", "Note"], rows)
     )
     parts.append(
         '<p class="source">Source: <code>marts.probabilistic_scores</code> — means over windows; '
@@ -78,22 +78,22 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
             rows.append(
                 [
                     esc(row.system_id),
-                    num(_value(row.skill_score), "leaderboard", "skill_score", where),
-                    num(_value(row.skill_score_lower), "leaderboard", "skill_score_lower", where)
+                    num(float_value(row.skill_score), "leaderboard", "skill_score", where),
+                    num(float_value(row.skill_score_lower), "leaderboard", "skill_score_lower", where)
                     + " – "
-                    + num(_value(row.skill_score_upper), "leaderboard", "skill_score_upper", where),
-                    num(_value(row.win_rate), "leaderboard", "win_rate", where),
-                    num(_value(row.average_rank), "leaderboard", "average_rank", where),
-                    num(_value(row.n_tasks), "leaderboard", "n_tasks", where, integer=True),
+                    + num(float_value(row.skill_score_upper), "leaderboard", "skill_score_upper", where),
+                    num(float_value(row.win_rate), "leaderboard", "win_rate", where),
+                    num(float_value(row.average_rank), "leaderboard", "average_rank", where),
+                    num(float_value(row.n_tasks), "leaderboard", "n_tasks", where, integer=True),
                     num(
-                        _value(row.num_failures), "leaderboard", "num_failures", where, integer=True
+                        float_value(row.num_failures), "leaderboard", "num_failures", where, integer=True
                     ),
                     esc(row.reason if isinstance(row.reason, str) else ""),
                 ]
             )
         parts.append(f"<h3>{esc(metric.upper())}</h3>")
         parts.append(
-            _table(
+            table_html(
                 [
                     "System",
                     "Skill score",
@@ -142,6 +142,6 @@ def provenance_section(provenance: pd.DataFrame) -> str:
                 esc(statement or f"unknown: {row.training_data_reason}"),
             ]
         )
-    parts.append(_table(["System", "Partitions", "Settings fingerprint", "Trained on"], rows))
+    parts.append(table_html(["System", "Partitions", "Settings fingerprint", "Trained on"], rows))
     parts.append('<p class="source">Source: <code>marts.run_provenance</code>.</p></section>')
     return "".join(parts)

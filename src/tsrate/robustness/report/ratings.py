@@ -19,15 +19,15 @@ from tsrate.robustness.report.data import (
     ReportData,
 )
 from tsrate.robustness.report.numbers import (
-    _first_row,
-    _flag,
-    _source,
-    _system_order,
-    _table,
-    _text,
+    first_row,
+    flag_html,
     is_shaky,
     num,
     provenance,
+    source_note,
+    system_order,
+    table_html,
+    text_html,
 )
 
 
@@ -48,7 +48,7 @@ def _stability_of(data: ReportData, metric: str, perturbation: str, system: str)
     if frame.empty:
         return None
     where = {"metric": metric, "perturbation_id": perturbation, "system_id": system}
-    position = _first_row(frame, where)
+    position = first_row(frame, where)
     return None if position is None else frame.iloc[position]
 
 
@@ -76,10 +76,10 @@ def separation_flag(
         "perturbation_id": perturbation,
         "outcome": outcome,
     }
-    reason = _text(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
+    reason = text_html(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
     # the flag is the same on every system's row: max over them is that one value
     marks = provenance("robustness_scores", "separates_systems", where, 0.0, agg="max")
-    return '<br><span class="flag-mark">⊘</span> ' + _flag(
+    return '<br><span class="flag-mark">⊘</span> ' + flag_html(
         "no-separation", reason, "robustness_scores", "separation_reason", where, **marks
     )
 
@@ -88,14 +88,14 @@ def rating_notes(row, key: Mapping[str, object]) -> str:
     """Under a rating: its ``rating_reason`` (a null rating, or one given by the score's
     absolute value) and, when ``separable`` is false, its ``separation_reason``."""
     notes = ""
-    reason = _text(getattr(row, "rating_reason", None))
+    reason = text_html(getattr(row, "rating_reason", None))
     if reason:
-        notes += "<br>" + _flag("rating-reason", reason, "ratings", "rating_reason", key)
+        notes += "<br>" + flag_html("rating-reason", reason, "ratings", "rating_reason", key)
     separable = getattr(row, "separable", None)
     if separable is not None and not pd.isna(separable) and not bool(separable):
-        why = _text(getattr(row, "separation_reason", None)) or "not separable"
+        why = text_html(getattr(row, "separation_reason", None)) or "not separable"
         marks = provenance("ratings", "separable", key, 0.0)
-        notes += '<br><span class="flag-mark">≈</span> ' + _flag(
+        notes += '<br><span class="flag-mark">≈</span> ' + flag_html(
             "not-separable", why, "ratings", "separation_reason", key, **marks
         )
     return notes
@@ -149,7 +149,7 @@ def rating_tables_section(data: ReportData) -> str:
     ratings = data.ratings
     if ratings.empty:
         return '<section id="ratings"><h2>Ratings</h2><p>No ratings.</p></section>'
-    systems = _system_order(data)
+    systems = system_order(data)
     confidence = (
         f"{float(data.stability['confidence'].iloc[0]):.0%}" if not data.stability.empty else "95%"
     )
@@ -215,7 +215,7 @@ def rating_tables_section(data: ReportData) -> str:
             parts.append(
                 details(
                     f'<h3 style="display:inline">{esc(heading)}</h3> ({len(rows)} rows)',
-                    _table(
+                    table_html(
                         [
                             "Metric",
                             "P",
@@ -229,7 +229,7 @@ def rating_tables_section(data: ReportData) -> str:
                 )
             )
     parts.append(
-        _source(
+        source_note(
             "ratings",
             "rating_stability",
             "robustness_scores",
@@ -261,7 +261,7 @@ def separation_summary(data: ReportData) -> str:
         )
     reasons = 0
     if "rating_reason" in ratings.columns:
-        reasons = int(ratings["rating_reason"].map(lambda v: _text(v) is not None).sum())
+        reasons = int(ratings["rating_reason"].map(lambda v: text_html(v) is not None).sum())
     return (
         '<p class="separation-summary">Flags at the paper\'s outcome: metric × perturbation '
         f"scores that do not separate systems on this study (⊘): <b>{flat}</b>; ratings not "
@@ -276,7 +276,7 @@ def outcome_ratings_block(data: ReportData) -> str:
     frame = data.outcome_ratings
     if frame.empty:
         return ""
-    systems = _system_order(data)
+    systems = system_order(data)
     systems += sorted(set(frame["system_id"]) - set(systems))
     parts = []
     for outcome in sorted(set(frame["outcome"])):
@@ -317,11 +317,11 @@ def outcome_ratings_block(data: ReportData) -> str:
             '<p class="note">The same metrics on a scale-free outcome, so that price levels '
             "do not decide WRS and APE (compare its ⊘ flags with the table above). Rating and "
             "raw score only; bootstrap shares are computed for the paper's outcome.</p>"
-            + _table(
+            + table_html(
                 ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
                 rows,
                 css="ratings outcome-ratings",
             )
-            + _source("ratings", "robustness_scores", extra=f"outcome = '{esc(outcome)}'")
+            + source_note("ratings", "robustness_scores", extra=f"outcome = '{esc(outcome)}'")
         )
     return "".join(parts)

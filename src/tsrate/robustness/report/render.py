@@ -52,9 +52,9 @@ from tsrate.robustness.report.figures import (  # noqa: F401
     trace_y_range,
 )
 from tsrate.robustness.report.numbers import (  # noqa: F401
-    _FIRST_ROWS,
-    _first_row,
-    _value,
+    FIRST_ROWS,
+    first_row,
+    float_value,
     format_number,
     format_share,
     is_shaky,
@@ -110,7 +110,7 @@ NAV = (
 def build_report(data: ReportData, generated_at: str | None = None) -> Report:
     """The whole HTML page and its charts (name -> Vega-Lite spec), from ``data`` alone."""
     generated_at = generated_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    _FIRST_ROWS.clear()
+    FIRST_ROWS.clear()
     charts: dict[str, dict] = {}
     sections = [
         verdict_section(data),

@@ -17,13 +17,13 @@ from tsrate.robustness.report.data import (
     ReportData,
 )
 from tsrate.robustness.report.numbers import (
-    _perturbation_order,
-    _source,
-    _system_order,
-    _table,
     format_number,
     is_shaky,
     num,
+    perturbation_order,
+    source_note,
+    system_order,
+    table_html,
 )
 
 
@@ -53,7 +53,7 @@ def study_section(data: ReportData) -> str:
             else "0"
         )
         company_rows.append([esc(ticker), esc(name), esc(industry), n_windows])
-    rated = _system_order(data)
+    rated = system_order(data)
     systems = data.systems.set_index("system_id") if not data.systems.empty else pd.DataFrame()
     system_rows = []
     for system_id in rated:
@@ -108,7 +108,7 @@ def study_section(data: ReportData) -> str:
             )
     perturbation_rows = []
     studied = set(study.get("perturbations", []))
-    rated_perturbations = set(_perturbation_order(data))
+    rated_perturbations = set(perturbation_order(data))
     takes_images = False
     if not data.systems.empty:
         takes_images = bool(
@@ -150,12 +150,12 @@ def study_section(data: ReportData) -> str:
         f"{esc(study.get('end', '?'))}; {shape}. A window is named by its last context day "
         "(the forecast origin); the target is always the clean future.</p>",
         "<h3>Companies</h3>",
-        _table(["Ticker", "Company", "Industry", "Windows"], company_rows),
-        _source(
+        table_html(["Ticker", "Company", "Industry", "Windows"], company_rows),
+        source_note(
             "window_errors", extra="windows per ticker; names from <code>seeds.companies</code>"
         ),
         "<h3>Systems rated</h3>",
-        _table(
+        table_html(
             [
                 "System",
                 "Name",
@@ -168,15 +168,15 @@ def study_section(data: ReportData) -> str:
             ],
             system_rows,
         ),
-        _source("ratings", extra="metadata from <code>marts.system_catalog</code>"),
+        source_note("ratings", extra="metadata from <code>marts.system_catalog</code>"),
         "<h3>Systems not rated in this run</h3>",
-        _table(["System", "Why"], unavailable_rows)
+        table_html(["System", "Why"], unavailable_rows)
         if unavailable_rows
         else "<p>Every system of the seed was rated.</p>",
         '<p class="source">Source: <code>seeds.systems</code> (empty <code>implementation</code>) '
         "and the run's study.</p>",
         "<h3>Perturbations</h3>",
-        _table(
+        table_html(
             ["Id", "Name", "Family", "Modality", "What it does", "In this run"], perturbation_rows
         ),
         '<p class="source">Source: <code>seeds.perturbations</code>, <code>marts.ratings</code>.</p>',
@@ -192,7 +192,7 @@ def reading_paragraph(data: ReportData) -> str:
     run = {"run_id": data.run_id}
     if summary.empty:
         return "<p>No ratings in this run.</p>"
-    systems = _system_order(data)
+    systems = system_order(data)
     robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
     if not robustness.empty:
         means = robustness.groupby("system_id")["avg_rating"].mean().sort_values()
@@ -319,7 +319,7 @@ def reading_paragraph(data: ReportData) -> str:
         '<section id="reading"><h2>Reading the results</h2><p class="reading">'
         + " ".join(sentences)
         + "</p>"
-        + _source(
+        + source_note(
             "system_summary",
             "perturbation_summary",
             "confounder_comparison",
@@ -335,7 +335,7 @@ def summary_section(data: ReportData) -> str:
     summary, per_perturbation = data.system_summary, data.perturbation_summary
     if summary.empty:
         return ""
-    systems = [s for s in _system_order(data) if s in set(summary["system_id"])]
+    systems = [s for s in system_order(data) if s in set(summary["system_id"])]
     systems += sorted(set(summary["system_id"]) - set(systems))
     perturbations = (
         sorted(set(per_perturbation["perturbation_id"])) if not per_perturbation.empty else []
@@ -377,13 +377,13 @@ def summary_section(data: ReportData) -> str:
         '<section id="summary"><h2>Comparison across systems and perturbations (Table 2)</h2>'
         "<p>Plain means of the raw scores (↓ lower is better, ↑ higher is better); the best "
         "of each row in bold.</p><h3>Per system (mean over perturbations)</h3>"
-        + _table(
+        + table_html(
             ["Metric", *[f"<code>{esc(s)}</code>" for s in systems]], system_rows, css="table2"
         )
-        + _source("system_summary")
+        + source_note("system_summary")
         + "<h3>Per perturbation (mean over systems)</h3>"
-        + _table(["Metric", *map(esc, perturbations)], perturbation_rows, css="table2")
-        + _source("perturbation_summary")
+        + table_html(["Metric", *map(esc, perturbations)], perturbation_rows, css="table2")
+        + source_note("perturbation_summary")
         + "</section>"
     )
 
@@ -397,7 +397,7 @@ def _mean_robustness(data: ReportData) -> tuple[pd.Series, list[str]]:
     if robustness.empty:
         return pd.Series(dtype=float), []
     means = robustness.groupby("system_id")["avg_rating"].mean().dropna()
-    order = {s: i for i, s in enumerate(_system_order(data))}
+    order = {s: i for i, s in enumerate(system_order(data))}
     ranked = sorted(means.index, key=lambda s: (means[s], order.get(s, len(order)), s))
     return means.loc[ranked], sorted(set(robustness["metric"]))
 
@@ -500,7 +500,7 @@ def verdict_section(data: ReportData) -> str:
         '<p class="verdict">'
         + " ".join(sentences)
         + "</p>"
-        + _source(
+        + source_note(
             "system_summary",
             "rating_stability",
             extra="hover a number to see the mart row it comes from",
@@ -568,7 +568,7 @@ def overview_section(data: ReportData) -> str:
         "averaged over perturbations, then over the metrics); accuracy columns are mean raw "
         "scores over perturbations. Per-metric ratings, intervals and flags: "
         '<a href="#ratings">Ratings</a>.</p>'
-        + _table(header, rows, css="summary")
-        + _source("system_summary", "rating_stability")
+        + table_html(header, rows, css="summary")
+        + source_note("system_summary", "rating_stability")
     )
     return section("overview", "Summary", body)
