@@ -1,11 +1,16 @@
 {#- One row per system, perturbation and quantile level of the selected run: the share of
     forecast steps whose clean actual is at or below the quantile forecast at that level
     (a calibrated system's share equals the level), pooled over every step of every window
-    with quantile forecasts. -#}
+    with quantile forecasts. A system without quantile forecasts keeps its rows, with null
+    shares, n_steps = 0 and the reason (as probabilistic_scores). -#}
 with
 
 steps as (
     select * from {{ ref('int_forecast_quantiles_scored') }}
+),
+
+windows as (
+    select * from {{ ref('window_quantile_scores') }}
 ),
 
 long as (
@@ -17,21 +22,47 @@ long as (
     into name level_column value quantile_value
 ),
 
-final as (
+shares as (
     select
         run_id,
         system_id,
         perturbation_id,
-        cast(substr(level_column, 2)::integer / 100.0 as double) as quantile_level,
-        cast(avg(case when actual <= quantile_value then 1.0 else 0.0 end) as double)
-            as observed_share,
-        cast(
-            avg(case when actual <= quantile_value then 1.0 else 0.0 end)
-            - substr(level_column, 2)::integer / 100.0 as double
-        ) as calibration_error,
-        cast(count(*) as integer) as n_steps,
+        substr(level_column, 2)::integer as level_pct,
+        avg(case when actual <= quantile_value then 1.0 else 0.0 end) as observed_share,
+        count(*) as n_steps,
     from long
     group by run_id, system_id, perturbation_id, level_column
+),
+
+{#- every (system, perturbation) of the run, with or without quantiles, at every level -#}
+grid as (
+    select
+        run_id,
+        system_id,
+        perturbation_id,
+        levels.level_pct,
+        min(probabilistic_reason) as reason,
+    from windows
+    cross join (values (10), (20), (30), (40), (50), (60), (70), (80), (90)) as levels (level_pct)
+    group by run_id, system_id, perturbation_id, levels.level_pct
+),
+
+final as (
+    select
+        grid.run_id,
+        grid.system_id,
+        grid.perturbation_id,
+        cast(grid.level_pct / 100.0 as double) as quantile_level,
+        cast(shares.observed_share as double) as observed_share,
+        cast(shares.observed_share - grid.level_pct / 100.0 as double) as calibration_error,
+        cast(coalesce(shares.n_steps, 0) as integer) as n_steps,
+        cast(case when shares.n_steps is null then grid.reason end as varchar) as reason,
+    from grid
+    left join shares
+        on shares.run_id = grid.run_id
+        and shares.system_id = grid.system_id
+        and shares.perturbation_id = grid.perturbation_id
+        and shares.level_pct = grid.level_pct
 )
 
 select * from final

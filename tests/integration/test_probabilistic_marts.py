@@ -127,8 +127,13 @@ def test_a_system_without_quantiles_gets_nulls_and_a_reason(built):
 def test_calibration_shares_by_hand(built):
     warehouse, run_id, study = built
     steps = stored_steps(warehouse, run_id, study)
-    marts = read(warehouse, "select * from marts.quantile_calibration")
-    assert len(marts) == 4 * 2 * 9
+    every = read(warehouse, "select * from marts.quantile_calibration")
+    # biased gives no quantiles: its rows stay, with null shares, n_steps = 0 and the reason
+    unscored = every[every["system_id"] == "biased"]
+    assert len(unscored) == 2 * 9 and (unscored["n_steps"] == 0).all()
+    assert unscored["observed_share"].isna().all() and unscored["reason"].notna().all()
+    marts = every[every["system_id"] != "biased"]
+    assert len(marts) == 4 * 2 * 9 and marts["reason"].isna().all()
     for row in marts.itertuples():
         group = steps[
             (steps["system_id"] == row.system_id)

@@ -234,7 +234,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     report = (tmp_path / "reports" / "reasoning.html").read_text()
     assert "<svg" in report and "Context-aided forecasting" in report and suite_run_id in report
     assert "Perturbed questions (paper Section 5.3)" in report
-    assert "<th>ci_low</th>" in report and "<th>ci_high</th>" in report  # ratings table
+    assert "<th>CI low</th>" in report and "<th>CI high</th>" in report  # ratings table
     assert "Context combinations (paper Figure A.5)" in report
     for column in ("mae_gain_ci_low", "mae_gain_ci_high", "accuracy_drop_ci_low"):
         assert f"<th>{column}</th>" in report, column

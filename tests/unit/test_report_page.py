@@ -15,6 +15,7 @@ def test_human_headers_read_as_words():
     assert human("mae_ci_low") == "MAE CI low"
     assert human("system_id") == "System"
     assert human("accuracy_pct") == "Accuracy %"
+    assert human("mse_gain") == "MSE gain" and human("wql") == "WQL"
 
 
 def test_frame_table_shows_null_as_empty_and_escapes():

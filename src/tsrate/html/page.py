@@ -144,7 +144,9 @@ def write_page(path: Path, text: str) -> Path:
 
 #: words a column name spells in short (``ci_low`` -> "CI low")
 _WORDS = {"ci": "CI", "mae": "MAE", "mape": "MAPE", "crps": "CRPS", "f1": "F1", "n": "n",
-          "id": "", "pct": "%", "p": "p", "minmax": "min-max", "cot": "CoT"}  # fmt: skip
+          "id": "", "pct": "%", "p": "p", "minmax": "min-max", "cot": "CoT", "mse": "MSE",
+          "rmse": "RMSE", "mase": "MASE", "smape": "SMAPE", "wql": "WQL", "msis": "MSIS",
+          "wrs": "WRS", "ape": "APE", "pie": "PIE", "llm": "LLM"}  # fmt: skip
 
 
 def human(column: str) -> str:

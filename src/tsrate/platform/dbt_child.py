@@ -283,14 +283,17 @@ def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | 
 #: imported while a child started ahead waits, so the build does not pay pandas, SciPy and
 #: PyArrow's import (seconds on a loaded machine) on its first Python models.
 MODEL_LIBRARIES = (
+    "tsrate.config",
     "tsrate.methods.causal.assignment",
-    "tsrate.methods.causal.estimators",
-    "tsrate.robustness.marts.ratings",
+    "tsrate.methods.causal.distributions",
     "tsrate.methods.causal.effects",
-    "tsrate.platform.marts_io",
-    "tsrate.robustness.marts.stability",
-    "tsrate.methods.wrs",
     "tsrate.methods.user_study",
+    "tsrate.methods.wrs",
+    "tsrate.platform.marts_io",
+    "tsrate.robustness.marts.leaderboard",
+    "tsrate.robustness.marts.provenance",
+    "tsrate.robustness.marts.ratings",
+    "tsrate.robustness.marts.stability",
 )
 
 
