@@ -14,6 +14,7 @@ from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
 from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
+from tsrate.html.page import human
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.suites.reasoning.dataset import DatasetError
@@ -237,7 +238,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert "<th>CI low</th>" in report and "<th>CI high</th>" in report  # ratings table
     assert "Context combinations (paper Figure A.5)" in report
     for column in ("mae_gain_ci_low", "mae_gain_ci_high", "accuracy_drop_ci_low"):
-        assert f"<th>{column}</th>" in report, column
+        assert f"<th>{human(column)}</th>" in report, column
     assert_suite_published(warehouse, "reasoning", suite_run_id, tmp_path)
 
     # 3. resumable: a second run asks nothing new (every prompt hash has a response)
