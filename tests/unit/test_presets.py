@@ -64,7 +64,9 @@ def test_the_paper_preset_is_the_papers_study():
     assert (paper["context_length"], paper["horizon"]) == (80, 20)
     assert paper["perturbations"] == [f"P{i}" for i in range(7)]
     assert {"arima", "random", "biased"} <= set(paper["systems"])
-    seed_systems = {row["system_id"]: row for row in read_seed(project_dir() / "seeds" / "systems.csv")}
+    seed_systems = {
+        row["system_id"]: row for row in read_seed(project_dir() / "seeds" / "systems.csv")
+    }
     assert all(seed_systems[s]["paper_symbol"] for s in paper["systems"])  # only the paper's
     # every paper ticker has a companies row (the study check needs it); the Biased offsets
     # are the paper's 0 and 200 for the two technology companies
