@@ -113,3 +113,34 @@ def test_ratings_sit_beside_the_papers(built):
     )
     assert len(rated) > 20
     assert (rated["tsrate_rating"].fillna(-1) == rated["rating"].fillna(-1)).all()
+
+
+def test_preset_paper_runs_from_a_price_file(tmp_path, monkeypatch, capsys):
+    """`tsrate run --preset paper --file PRICES.csv`: the paper's tickers and period reach the
+    run and the comparison mart (systems and perturbations narrowed to keep it quick)."""
+    from tsrate import cli
+
+    days = pd.bdate_range("2023-03-28", "2024-04-22")
+    rng = np.random.default_rng(3)
+    pd.concat(
+        pd.DataFrame(
+            {"ticker": t, "date": days.strftime("%Y-%m-%d"),
+             "close": 80 + np.cumsum(rng.normal(0, 1, len(days)))}
+        )
+        for t in PAPER_TICKERS
+    ).to_csv(tmp_path / "prices.csv", index=False)  # fmt: skip
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    status = cli.main(
+        ["run", "--preset", "paper", "--file", str(tmp_path / "prices.csv"),
+         "--systems", "random,biased", "--perturbations", "P0,P1", "--select", "+paper_comparison"]
+    )  # fmt: skip
+    assert status == 0, capsys.readouterr().err
+    runs = read(warehouse, "select tickers, study_start, study_end, context_length from raw.runs")
+    assert list(runs["tickers"][0]) == PAPER_TICKERS
+    assert str(runs["study_start"][0])[:10] == "2023-03-28"
+    assert str(runs["study_end"][0])[:10] == "2024-04-22"
+    assert int(runs["context_length"][0]) == 80
+    mart = read(warehouse, "select * from marts.paper_comparison")
+    assert len(mart) and mart["same_study"].all()
+    assert set(mart["system_id"]) == {"random", "biased"}

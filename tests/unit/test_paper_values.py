@@ -196,3 +196,32 @@ def test_table_6_ratings_follow_the_mean_in_all_but_two_rows():
     p4 = {r["paper_symbol"]: r for r in groups[("sign_accuracy", "P4")]}
     assert float(p4["S_r"]["value"]) > float(p4["S_g^ni"]["value"])
     assert int(p4["S_r"]["paper_rating"]) < int(p4["S_g^ni"]["paper_rating"])
+
+
+def test_paper_architecture_is_set_exactly_where_table_1_differs():
+    """Table 1's "Purpose & Arch." column against the systems seed's true architecture."""
+    table_1 = {}
+    for line in PAPER.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if len(cells) == 5 and cells[1] in ("Multi", "Uni"):
+            table_1[cells[0]] = cells[3].rsplit(",", 1)[1].strip()
+    labels = {"Decoder": "decoder-only", "Encoder": "encoder-only", "Enc-Dec": "encoder-decoder"}
+    models = {
+        "Gemini 1.5 Flash": ["gemini_numeric", "gemini_numeric_image"],
+        "Phi-3-vision": ["phi3_numeric", "phi3_numeric_image"],
+        "MOMENT-large": ["moment"],
+        "Chronos-T5-small": ["chronos"],
+        "ViT-num-spec": ["vit_num_spec_precovid", "vit_num_spec_covid"],
+    }
+    assert set(table_1) == set(models)
+    with open(project_dir() / "seeds" / "systems.csv", newline="", encoding="utf-8") as handle:
+        systems = {r["system_id"]: r for r in csv.DictReader(handle)}
+    for model, ids in models.items():
+        paper = labels[table_1[model]]
+        for system_id in ids:
+            row = systems[system_id]
+            expected = "" if row["architecture"] == paper else paper
+            assert row["paper_architecture"] == expected, system_id
+    assert systems["phi3_numeric"]["architecture"] == "decoder-only"  # the true one stays
+    assert systems["phi3_numeric"]["paper_architecture"] == "encoder-decoder"
+    assert {r["paper_architecture"] for r in systems.values()} == {"", "encoder-decoder"}

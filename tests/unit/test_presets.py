@@ -137,3 +137,27 @@ def test_named_systems_are_kept_and_the_study_check_passes(tmp_path):
     )
     assert values["systems"] == "random,biased"
     assert check_study(values, "file", full, warehouse=warehouse) == []
+
+
+def test_unavailable_optional_systems_are_left_out_and_named(tmp_path, monkeypatch):
+    from tsrate.systems import registry
+    from tsrate.systems.base import Availability
+    from tsrate.systems.registry import SystemInfo
+
+    available = {"arima", "random", "biased", "vit_num_spec_precovid"}
+    infos = [
+        SystemInfo(s, s, ("P0",), "m", Availability(s in available, f"{s} reason"))
+        for s in PRESETS["paper"]["systems"]
+    ]
+    monkeypatch.setattr(registry, "system_infos", lambda study, companies=None: infos)
+    full = _price_file(tmp_path / "full.csv", PAPER_TICKERS, "2023-03-28", "2024-04-22")
+    said: list[str] = []
+    values = resolve_preset("paper", {}, "file", full, tmp_path / "absent.duckdb", said.append)
+    assert values["systems"] == ["arima", "random", "biased", "vit_num_spec_precovid"]
+    left_out = [line for line in said if line.startswith("preset: leaving out")]
+    assert [line.split()[3].rstrip(":") for line in left_out] == [
+        "chronos",
+        "moment",
+        "vit_num_spec_covid",
+    ]
+    assert "chronos reason" in left_out[0]
