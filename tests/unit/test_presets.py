@@ -107,7 +107,7 @@ def test_offline_refusal_is_one_line_fast_and_imports_nothing_heavy(tmp_path):
     assert line.startswith("tsrate: error: preset 'paper' needs daily closes of ")
     for ticker in PAPER_TICKERS:
         assert ticker in line
-    assert "2023-03-28..2024-04-22" in line
+    assert "2023-03-28..2024-04-22 (at least 100 trading days each), not found in the " in line
     assert "--file PRICES.csv" in line and "--source yahoo" in line
     assert not (tmp_path / "absent.duckdb").exists()  # nothing written
 

@@ -130,9 +130,15 @@ def require_preset_prices(
     if not missing:
         return
     period = f"{values['study_start']}..{values['study_end']}"
+    needed = int(values.get("context_length", 80)) + int(values.get("horizon", 20))
+    where = {
+        "file": f"the warehouse or {path}",
+        "none": "the warehouse (--source none ingests nothing)",
+        "skfolio": "the bundled S&P sample (it ends 2022-12-28)",
+    }.get(source, "the warehouse or the bundled S&P sample (it ends 2022-12-28)")
     raise PresetPricesError(
-        f"preset {name!r} needs daily closes of {', '.join(missing)} over {period}, which "
-        "are neither in the warehouse nor in the bundled S&P sample (it ends 2022-12-28)",
+        f"preset {name!r} needs daily closes of {', '.join(missing)} over {period} (at least "
+        f"{needed} trading days each), not found in {where}",
         f"supply them with `tsrate run --preset {name} --file PRICES.csv` (columns "
         "ticker,date,close), or online with `--source yahoo`",
     )
