@@ -22,6 +22,7 @@ final as (
         implementation,
         description,
         base_model,
+        paper_architecture,
         origin,
     from systems
 )

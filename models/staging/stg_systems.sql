@@ -32,6 +32,7 @@ from_seed as (
         cast(implementation as varchar) as implementation,
         cast(description as varchar) as description,
         cast(base_model as varchar) as base_model,
+        cast(paper_architecture as varchar) as paper_architecture,
         cast('seed' as varchar) as origin,
     from seeded
 ),
@@ -50,6 +51,7 @@ from_imports as (
         cast(null as varchar) as implementation,
         cast(description as varchar) as description,
         cast(base_model as varchar) as base_model,
+        cast(null as varchar) as paper_architecture,
         cast('imported' as varchar) as origin,
     from latest_registration
     where system_id not in (select system_id from seeded)

@@ -66,8 +66,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
+    overrides = _study_overrides(args)
+    if args.preset:  # a named study (tsrate.robustness.presets) under the flags; prices first
+        from tsrate.robustness.presets import resolve_preset
+
+        overrides = resolve_preset(args.preset, overrides, source, path, warehouse_path(), print)
     # every problem of the study, in about a second, before Prefect or any model is imported
-    require_valid_study(_study_overrides(args), source, path, warn=print)
+    require_valid_study(overrides, source, path, warn=print)
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):
@@ -87,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             run_id = run_flow(
                 load_entrypoint(PIPELINE_FLOW),
                 needs_prefect=bool(resolve_dask_address(args.dask)),
-                overrides=_study_overrides(args),
+                overrides=overrides,
                 source=source,
                 path=path,
                 force=args.force,
@@ -500,6 +505,12 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="run the study end to end (ingest when needed, forecast, build)"
     )
     _add_study_flags(run)
+    run.add_argument(
+        "--preset",
+        choices=["paper"],
+        help="a named study under the flags above: paper = the robustness paper's tickers, "
+        "period, window, perturbations and systems (tsrate.robustness.presets)",
+    )
     run.add_argument(
         "--source",
         default="auto",

@@ -46,7 +46,7 @@ STUDY = small_study(
 REPORT_MARTS = (
     "+group_comparisons +modality_pairs +confounder_comparison +perturbation_summary "
     "+rating_stability +forecast_traces window_errors +window_inputs systems perturbations "
-    "companies"
+    "companies +paper_comparison"
 )
 RELABEL = {
     # system_id: (modality, family, purpose, architecture, is_foundation_model, base_model)
@@ -217,7 +217,8 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
             assert math.isclose(float(item["data-value"]), expected, rel_tol=1e-12), item
             if item["tag"] == "span":
                 integer = (
-                    item["data-column"] in ("rating", "rating_levels")
+                    item["data-column"]
+                    in ("rating", "rating_levels", "paper_rating", "tsrate_rating")
                     or item.get("data-agg") == "count_distinct"
                 )
                 if item.get("data-format") == "percent":
@@ -231,6 +232,10 @@ def test_every_number_in_the_report_equals_its_mart_value(reported):
 def test_report_has_every_section_and_its_charts_as_vega_lite_specs(reported):
     html = reported["output"].read_text()
     for heading in (
+        "This study and the paper's",
+        "in the shape of Table 2",
+        "in the shape of Tables 5–6",
+        "The paper's printed numbers beside this run's",
         "Reading the results",
         "The study",
         "Table 2",

@@ -146,6 +146,8 @@ class ReportData:
     probabilistic_scores: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     leaderboard: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     run_provenance: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.paper_comparison: the paper's printed values beside the run's (empty: none)
+    paper_comparison: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -282,6 +284,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             probabilistic_scores=mart("probabilistic_scores"),
             leaderboard=mart("leaderboard"),
             run_provenance=mart("run_provenance"),
+            paper_comparison=mart("paper_comparison"),
         )
     finally:
         con.close()

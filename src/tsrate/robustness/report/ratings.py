@@ -153,7 +153,7 @@ def rating_tables_section(data: ReportData) -> str:
     confidence = (
         f"{float(data.stability['confidence'].iloc[0]):.0%}" if not data.stability.empty else "95%"
     )
-    parts = ['<section id="ratings"><h2>Ratings per metric and perturbation (Tables 5–6)</h2>']
+    parts = ['<section id="ratings"><h2>Ratings per metric and perturbation, in the shape of Tables 5–6</h2>']
     parts.append(
         "<p>Each cell: the rating (1 = lowest raw score, which is best for every metric except "
         "sign accuracy; colours show good green to poor red), the raw score, its "

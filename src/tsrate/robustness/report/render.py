@@ -6,9 +6,11 @@
 works offline: no CDN, no fonts or images to fetch; charts are Vega-Lite specs rendered by
 the Vega libraries inlined in the page (:mod:`tsrate.html.page`).
 
-The page, top to bottom: the verdict (who is best and worst, by how much, how firm), a
-compact summary table (one row per system), then the study, Table 2, the rating tables
-(behind a toggle each), the charts and the group comparisons.
+The page, top to bottom: what the study is and how it differs from the paper's
+(:mod:`.paper`), the verdict (who is best and worst, by how much, how firm), a compact
+summary table (one row per system), then the study, the averages in the shape of Table 2,
+the rating tables (behind a toggle each), the charts, the group comparisons and the paper's
+printed numbers beside the run's (:mod:`.paper`).
 
 Modules: :mod:`.data` loads (:func:`load_report_data`), :mod:`.numbers` prints traceable
 numbers, :mod:`.sections` (verdict, study, summary, Table 2), :mod:`.ratings` (rating
@@ -61,6 +63,7 @@ from tsrate.robustness.report.numbers import (  # noqa: F401
     num,
     provenance,
 )
+from tsrate.robustness.report.paper import paper_comparison_section, paper_study_section
 from tsrate.robustness.report.probabilistic import (
     leaderboard_section,
     probabilistic_section,
@@ -92,15 +95,17 @@ STYLE = """
 """
 
 NAV = (
+    ("paper-study", "This study"),
     ("verdict", "Verdict"),
     ("overview", "Summary"),
     ("study", "Study"),
-    ("summary", "Table 2"),
+    ("summary", "Averages"),
     ("ratings", "Ratings"),
     ("radars", "Rank charts"),
     ("forecasts", "Forecasts"),
     ("confounders", "Confounders"),
     ("groups", "Groups"),
+    ("paper", "Paper's numbers"),
     ("probabilistic", "Probabilistic"),
     ("leaderboard", "Leaderboard"),
     ("provenance", "Provenance"),
@@ -113,6 +118,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
     FIRST_ROWS.clear()
     charts: dict[str, dict] = {}
     sections = [
+        paper_study_section(data),
         verdict_section(data),
         overview_section(data),
         reading_paragraph(data),
@@ -123,6 +129,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         forecasts_section(data, charts),
         confounder_section(data, charts),
         group_section(data, charts),
+        paper_comparison_section(data),
         probabilistic_section(data.probabilistic_scores, num),
         leaderboard_section(data.leaderboard, num),
         provenance_section(data.run_provenance),

@@ -374,7 +374,7 @@ def summary_section(data: ReportData) -> str:
             ]
         )
     return (
-        '<section id="summary"><h2>Comparison across systems and perturbations (Table 2)</h2>'
+        '<section id="summary"><h2>Comparison across systems and perturbations, in the shape of Table 2</h2>'
         "<p>Plain means of the raw scores (↓ lower is better, ↑ higher is better); the best "
         "of each row in bold.</p><h3>Per system (mean over perturbations)</h3>"
         + table_html(
