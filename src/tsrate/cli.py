@@ -171,12 +171,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=lambda message: print(message, flush=True),
             metadata=metadata,
         )
+    study_id = summary.study_id
     print(
         f"imported {summary.forecast_rows} forecasts of {args.system!r} as run {summary.run_id} "
-        f"({summary.partitions} partitions, {summary.reused} already stored)"
+        f"of study {study_id} ({summary.partitions} partitions, {summary.reused} already stored)"
     )
     if args.no_build:
-        print(f"score it with: tsrate build --run-id {summary.run_id}")
+        print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
     dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
     result = publish(warehouse, summary.run_id)
@@ -270,14 +271,19 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
     from tsrate.platform import dbt_runner as dbt
     from tsrate.platform.warehouse import buildable_run, close_interrupted_runs, connect
     from tsrate.robustness.forecast.execute import finish_run
+    from tsrate.robustness.studies import ensure_studies, newest_complete_run, resolve_study
     from tsrate.robustness.study import run_to_build
 
     with connect(warehouse) as con:  # under the writer lock (main)
         for run_id, state in close_interrupted_runs(con):
             print(f"run {run_id} was stopped while {state}: marked interrupted")
         failure = None
+        ensure_studies(con)
+        study_id = resolve_study(con, getattr(args, "study", None))
         if args.run_id:
             run_id = args.run_id
+        elif study_id:
+            run_id, notes = newest_complete_run(con, study_id), []
         else:
             try:
                 run_id, notes = buildable_run(con)
@@ -293,9 +299,10 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
             why = "" if failure.startswith("no run in raw.runs") else f"; {failure}"
             raise TsrateError(f"{exc}{why}") from None
         raise TsrateError(failure)
-    print(f"building the marts of run {run_id}")
+    scope = "run" if args.run_id else "study"
+    print(f"building the marts of run {run_id}" + (" only" if args.run_id else " and its study"))
     try:
-        dbt.build(run_id=run_id, on_line=print)
+        dbt.build(run_id=run_id, on_line=print, study_id=study_id, scope=scope)
     except dbt.DbtError as exc:
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
@@ -317,6 +324,36 @@ def cmd_systems(args: argparse.Namespace) -> int:
             f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
             f"{info.display_name}: {info.availability.reason}"
         )
+    _print_imported_systems()
+    return 0
+
+
+def _print_imported_systems() -> None:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import imported_system_lines
+
+    if not warehouse_path().exists():
+        return
+    with connect(warehouse_path(), read_only=True) as con:
+        lines = imported_system_lines(con)
+    if lines:
+        print("imported systems (rated in their study's marts):")
+        for line in lines:
+            print(f"  {line}")
+
+
+def cmd_studies(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import describe_studies
+
+    if not warehouse_path().exists():
+        print(f"no study yet: no warehouse at {warehouse_path()}; `tsrate run` defines one")
+        return 0
+    with connect(warehouse_path()) as con:
+        for line in describe_studies(con):
+            print(line)
     return 0
 
 
@@ -638,7 +675,14 @@ def build_parser() -> argparse.ArgumentParser:
     show_input.set_defaults(func=cmd_show_input)
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
-    build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
+    build.add_argument(
+        "--run-id", help="describe this run's own systems only (the single-run view)"
+    )
+    build.add_argument(
+        "--study",
+        help="study to describe (name or id, see `tsrate studies`; default: the study of "
+        "the newest run): every system with complete forecasts for it",
+    )
     _add_verbose_flag(build)
     _add_lock_timeout(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
@@ -650,6 +694,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print a language-model system's prompt, rendered for a sample window",
     )
     systems.set_defaults(func=cmd_systems)
+    studies = sub.add_parser("studies", help="list studies with their systems and last update")
+    studies.set_defaults(func=cmd_studies, writes_warehouse=True)
     runs = sub.add_parser("runs", help="list recorded runs")
     runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
     runs.set_defaults(func=cmd_runs)

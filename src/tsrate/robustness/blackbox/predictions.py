@@ -160,6 +160,7 @@ class ImportSummary(RunSummary):
     source: str = ""
     file_sha256: str = ""
     baselines: RunSummary | None = None
+    study_id: str = ""
 
 
 def import_forecasts(
@@ -222,7 +223,7 @@ def import_forecasts(
             progress=say,
         )
     else:
-        start_run(con, dataclasses.replace(study, systems=()), series, run_id)
+        start_run(con, dataclasses.replace(study, systems=()), series, run_id, None, companies)
     con.execute(
         "update raw.runs set systems = list_append(systems, $system) where run_id = $run_id",
         {"system": system_id, "run_id": run_id},
@@ -262,6 +263,9 @@ def import_forecasts(
             f"registered system {system_id!r} ({registration['display_name']}) "
             "in raw.imported_systems"
         )
+    from tsrate.robustness.studies import record_import
+
+    summary.study_id = record_import(con, run_id, system_id, source, file_sha256)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started

@@ -1,0 +1,98 @@
+"""Systems accumulate in a study: a model imported black-box stays in the marts after a
+later `tsrate run` of the same study, beside the systems that run forecast.
+
+Real dbt builds of the project as it is (the imported system is registered with metadata).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from tests.integration.helpers import ingest, read
+from tests.integration.test_import_metadata import (
+    METADATA_YAML,
+    STUDY,
+    prediction_file,
+    tsrate_cli,
+)
+from tsrate.config import Study, load_companies
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.predictions import import_forecasts
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+pytestmark = pytest.mark.slow
+
+#: what the rating marts and the error marts need
+SELECT = "+ratings +window_errors +run_provenance"
+LATER = Study.from_mapping(
+    dict(
+        study_tickers=list(STUDY.tickers),
+        study_start=str(STUDY.start),
+        study_end=str(STUDY.end),
+        context_length=STUDY.context_length,
+        horizon=STUDY.horizon,
+        systems=["naive", "seasonal_naive"],
+    )
+)
+
+
+def build(warehouse, tmp_path, **kwargs):
+    dbt.build(
+        warehouse=warehouse, target_path=tmp_path / "target", on_line=lambda _: None,
+        select=SELECT, **kwargs,
+    )  # fmt: skip
+
+
+def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path):
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "JPM"])
+    predictions, n_windows = prediction_file(warehouse, tmp_path)
+    metadata = yaml.safe_load(METADATA_YAML)
+    with connect(warehouse) as con:
+        imported = import_forecasts(
+            con, predictions, "external_llm", STUDY, workers=1, metadata=metadata
+        )
+    build(warehouse, tmp_path, run_id=imported.run_id)
+    query = "select * from marts.window_errors where system_id = 'external_llm' order by all"
+    at_import = read(warehouse, query)
+    assert len(at_import) == n_windows * len(STUDY.perturbations)
+
+    # a later run of the same study forecasts only the baselines (one more than before)
+    with connect(warehouse) as con:
+        later = run_forecasts(con, LATER, load_companies(), workers=1, progress=lambda _: None)
+        finish_run(con, later.run_id, "forecasted")
+        study_ids = con.execute(
+            "select distinct study_id from raw.runs where run_id in (?, ?)",
+            [imported.run_id, later.run_id],
+        ).fetchall()
+    assert study_ids == [(imported.study_id,)]  # systems do not change the study
+
+    build(warehouse, tmp_path)  # the newest run's study, as `tsrate run` / `tsrate build`
+    ratings = read(warehouse, "select distinct run_id, system_id from marts.ratings")
+    assert set(ratings["system_id"]) == {"naive", "seasonal_naive", "external_llm"}
+    assert set(ratings["run_id"]) == {later.run_id}
+    after = read(warehouse, query)
+    # the imported forecasts are the file's: actuals + 1 on every window, as at import
+    np.testing.assert_allclose(after["max_abs_residual"], 1.0, rtol=0, atol=1e-9)
+    same = ["ticker", "window_end_date", "perturbation_id", "mae", "max_abs_residual"]
+    shared = [c for c in same if c in after.columns]
+    assert after[shared].equals(at_import[shared])
+    provenance = read(warehouse, "select system_id from marts.run_provenance")
+    assert "external_llm" in set(provenance["system_id"])
+
+    # the single-run view (`tsrate build --run-id`): only the run's own systems
+    build(warehouse, tmp_path, run_id=later.run_id, scope="run")
+    ratings = read(warehouse, "select distinct system_id from marts.ratings")
+    assert set(ratings["system_id"]) == {"naive", "seasonal_naive"}
+
+    listed = tsrate_cli(warehouse, "systems")
+    assert listed.returncode == 0, listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.strip().startswith("external_llm "))
+    assert predictions.name in line and imported.study_id in line and imported.run_id in line
+    studies = tsrate_cli(warehouse, "studies")
+    assert studies.returncode == 0, studies.stderr
+    assert imported.study_id in studies.stdout
+    assert "external_llm, naive, seasonal_naive" in studies.stdout
