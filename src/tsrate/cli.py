@@ -67,10 +67,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.file:
         source, path = "file", args.file
     # every problem of the study, in about a second, before Prefect or any model is imported
-    require_valid_study(_study_overrides(args), source, path, warn=print)
+    companies = getattr(args, "companies", None)
+    require_valid_study(_study_overrides(args), source, path, warn=print, companies_path=companies)
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):
+        _store_companies(path, companies)
         from tsrate.platform import dbt_runner as dbt
 
         # dbt's child imports dbt and parses (no database access) while this process
@@ -101,6 +103,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     _print_run_problems(run_id)
     return 0
+
+
+def _store_companies(price_file: str | None, companies: str | None) -> None:
+    """Company metadata of a price file's columns and of --companies, stored for the study."""
+    if not (price_file or companies):
+        return
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.companies import store_file_companies
+
+    with connect(warehouse_path()) as con:
+        for line in store_file_companies(con, price_file, companies):
+            print(line)
 
 
 def _print_run_problems(run_id: str) -> None:
@@ -142,6 +157,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         changes = store_prices(con, prices, str(label), replace=args.replace)
     verb = "replaced the stored history with" if args.replace else "stored"
     print(f"{verb} {describe_price_changes(changes, args.replace)} from {label} in {warehouse}")
+    _store_companies(args.path, args.companies)
     return 0
 
 
@@ -185,6 +201,16 @@ def cmd_import(args: argparse.Namespace) -> int:
         finish_run(con, summary.run_id, "succeeded")
     print(f"run {summary.run_id} rated and published to {result.path}")
     return 0
+
+
+def _add_companies_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--companies",
+        metavar="FILE",
+        help="company metadata (CSV/Parquet: ticker,company_name,industry[,biased_offset]) "
+        "for tickers outside seeds/companies.csv; a price file's own company_name/industry "
+        "columns are read too",
+    )
 
 
 def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
@@ -544,6 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="price source; auto ingests the bundled sample when study tickers are missing",
     )
     run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
+    _add_companies_flag(run)
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
     run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
     run.add_argument(
@@ -576,6 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="make the file the whole stored history of its tickers: changed closes are "
         "replaced and stored dates it lacks removed (default: add new dates only, refuse changes)",
     )
+    _add_companies_flag(ingest)
     _add_lock_timeout(ingest)
     ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
 

@@ -152,3 +152,5 @@ def test_a_run_joins_the_study_of_its_definition(tmp_path):
     by_hand = {"AAPL": ("Apple Inc.", "Technology", 0.0), "JPM": ("JPMorgan", "Banking", 500.0)}
     assert row[0] == expected_id(STUDY, by_hand)
     assert [c["industry"] for c in json.loads(row[1])] == ["Technology", "Banking"]
+    with connect(warehouse, read_only=True) as con:  # no stray study of the seed's companies
+        assert con.execute("select count(*) from raw.studies").fetchone()[0] == 1

@@ -259,8 +259,10 @@ def attach_run(
     name: str | None = None,
     companies_source: str = "seeds/companies.csv",
 ) -> str:
-    """Register the run's study and set ``raw.runs.study_id`` of ``run_id``; its id."""
-    ensure_studies(con)
+    """Register the run's study and set ``raw.runs.study_id`` of ``run_id``; its id.
+
+    Call :func:`ensure_studies` before inserting the run (not here: it would assign the
+    new run, still without a study, the seed's companies)."""
     study_id = register_study(con, study, companies, name, companies_source)
     con.execute("update raw.runs set study_id = ? where run_id = ?", [study_id, run_id])
     return study_id
@@ -398,3 +400,20 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
             f"run {row['run_id']}, {when}"
         )
     return lines
+
+
+def stored_company_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """raw.company_metadata's newest non-empty values per ticker (no pandas)."""
+    exists = con.execute(
+        "select count(*) from duckdb_tables() where schema_name = 'raw' "
+        "and table_name = 'company_metadata'"
+    ).fetchone()[0]
+    if not exists:
+        return []
+    columns = ("company_name", "industry", "biased_offset")
+    rows = con.execute(
+        "select ticker, "
+        + ", ".join(f"arg_max({c}, loaded_at) filter (where {c} is not null)" for c in columns)
+        + " from raw.company_metadata group by ticker"
+    ).fetchall()
+    return [dict(zip(("ticker", *columns), row, strict=True)) for row in rows]

@@ -62,9 +62,10 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.config import Study, load_companies
+from tsrate.config import Study
 from tsrate.inputs.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
 from tsrate.platform.warehouse import transaction
+from tsrate.robustness.companies import study_companies
 from tsrate.robustness.forecast.execute import (
     Partition,
     RunSummary,
@@ -217,13 +218,21 @@ def import_forecasts(
         summary.baselines = run_forecasts(
             con,
             study,
-            load_companies() if companies is None else companies,
+            study_companies(con) if companies is None else companies,
             run_id=run_id,
             workers=workers,
             progress=say,
         )
     else:
-        start_run(con, dataclasses.replace(study, systems=()), series, run_id, None, companies)
+        no_systems = dataclasses.replace(study, systems=())
+        start_run(
+            con,
+            no_systems,
+            series,
+            run_id,
+            None,
+            study_companies(con) if companies is None else companies,
+        )
     con.execute(
         "update raw.runs set systems = list_append(systems, $system) where run_id = $run_id",
         {"system": system_id, "run_id": run_id},
