@@ -76,9 +76,7 @@ def separation_flag(
         "perturbation_id": perturbation,
         "outcome": outcome,
     }
-    reason = (
-        text_html(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
-    )
+    reason = text_html(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
     # the flag is the same on every system's row: max over them is that one value
     marks = provenance("robustness_scores", "separates_systems", where, 0.0, agg="max")
     return '<br><span class="flag-mark">⊘</span> ' + flag_html(
