@@ -94,14 +94,17 @@ def test_a_new_ticker_study_runs_from_the_price_files_columns(tmp_path):
     assert tracked_state() == before  # no tracked file was edited
 
 
-def test_companies_file_defines_the_metadata_of_a_price_file_without_it(tmp_path):
+def test_companies_file_defines_the_metadata_and_an_impossible_metric_has_a_reason(tmp_path):
     warehouse = tmp_path / "tsrate.duckdb"
     bare = tmp_path / "bare.csv"
     prices(False).to_csv(bare, index=False)
     companies = tmp_path / "companies.csv"
+    # one company per industry: wrs_company (companies inside one industry) cannot exist
+    industries = {"ZZA": "Widgets", "ZZB": "Tools", "ZZC": "Gadgets"}
     pd.DataFrame(
-        [{"ticker": t, "company_name": n, "industry": i} for t, (n, i) in COMPANIES.items()]
-    ).to_csv(companies, index=False)
+        [{"ticker": t, "company_name": n, "industry": industries[t]}
+         for t, (n, _) in COMPANIES.items()]
+    ).to_csv(companies, index=False)  # fmt: skip
     stored = tsrate(warehouse, "ingest", str(bare), "--companies", str(companies))
     assert stored.returncode == 0, stored.stderr
     assert "company metadata of 3 ticker(s)" in stored.stdout
@@ -110,6 +113,26 @@ def test_companies_file_defines_the_metadata_of_a_price_file_without_it(tmp_path
 
     assert check_study(dict(_flags()), "none", warehouse=warehouse) == []
     assert check_study(dict(_flags()), "none", warehouse=tmp_path / "other.duckdb") != []
+
+    result = tsrate(warehouse, "run", "--source", "none", *STUDY)
+    assert result.returncode == 0, result.stderr[-3000:]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        rows = con.execute(
+            "select metric, count(*), count(raw_score), any_value(score_reason) "
+            "from marts.robustness_scores where measure = 'wrs' group by 1 order by 1"
+        ).fetchall()
+        labelled = con.execute(
+            "select distinct ticker, industry from marts.window_errors order by 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert labelled == sorted(industries.items())
+    (company, n_company, scored_company, reason), (industry, n_industry, scored, none) = rows
+    assert (company, industry) == ("wrs_company", "wrs_industry")
+    # every system x perturbation x outcome of wrs_industry has a wrs_company row, unscored
+    assert n_company == n_industry == scored and scored_company == 0 and none is None
+    assert "no industry of the study has two companies" in reason
 
 
 def _flags() -> dict:
