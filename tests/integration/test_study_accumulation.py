@@ -6,6 +6,8 @@ Real dbt builds of the project as it is (the imported system is registered with 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import yaml
@@ -96,3 +98,34 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
     assert studies.returncode == 0, studies.stderr
     assert imported.study_id in studies.stdout
     assert "external_llm, naive, seasonal_naive" in studies.stdout
+
+
+def test_a_warehouse_of_the_previous_release_builds_with_its_history(tmp_path):
+    """Runs written before studies existed (no raw.studies, no raw.runs.study_id) join their
+    study at the next build, nothing lost, and the study's systems are rated together."""
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL", "JPM"])
+    with connect(warehouse) as con:
+        only_random = dataclasses.replace(STUDY, systems=("random",))
+        first = run_forecasts(con, only_random, load_companies(), workers=1, progress=print)
+        finish_run(con, first.run_id, "succeeded")
+        later = run_forecasts(con, LATER, load_companies(), workers=1, progress=lambda _: None)
+        finish_run(con, later.run_id, "succeeded")
+        # back to the previous release's shape
+        con.execute("drop table raw.studies")
+        con.execute("drop table raw.study_imports")
+        con.execute("alter table raw.runs drop column study_id")
+        before = con.execute("select * from raw.runs order by run_id").fetchall()
+        n_forecasts = con.execute("select count(*) from raw.forecasts").fetchone()[0]
+
+    build(warehouse, tmp_path)
+
+    with connect(warehouse, read_only=True) as con:
+        after = con.execute("select * exclude (study_id) from raw.runs order by run_id").fetchall()
+        assigned = con.execute("select distinct study_id from raw.runs").fetchall()
+        assert con.execute("select count(*) from raw.forecasts").fetchone()[0] == n_forecasts
+    assert after == before and len(assigned) == 1 and assigned[0][0] is not None
+    ratings = read(warehouse, "select distinct run_id, system_id from marts.ratings")
+    # random comes from the older run: both runs were assigned the same study
+    assert set(ratings["system_id"]) == {"random", "naive", "seasonal_naive"}
+    assert set(ratings["run_id"]) == {later.run_id}
