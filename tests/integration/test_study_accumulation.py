@@ -76,6 +76,9 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
     ratings = read(warehouse, "select distinct run_id, system_id from marts.ratings")
     assert set(ratings["system_id"]) == {"naive", "seasonal_naive", "external_llm"}
     assert set(ratings["run_id"]) == {later.run_id}
+    together = read(warehouse, "select distinct study_id, systems_rated_together, n_systems "
+                               "from marts.ratings")  # fmt: skip
+    assert together.values.tolist() == [[imported.study_id, "external_llm naive seasonal_naive", 3]]
     after = read(warehouse, query)
     # the imported forecasts are the file's: actuals + 1 on every window, as at import
     np.testing.assert_allclose(after["max_abs_residual"], 1.0, rtol=0, atol=1e-9)

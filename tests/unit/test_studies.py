@@ -154,3 +154,16 @@ def test_a_run_joins_the_study_of_its_definition(tmp_path):
     assert [c["industry"] for c in json.loads(row[1])] == ["Technology", "Banking"]
     with connect(warehouse, read_only=True) as con:  # no stray study of the seed's companies
         assert con.execute("select count(*) from raw.studies").fetchone()[0] == 1
+
+
+def test_the_report_names_the_study_and_the_systems_rated_together():
+    from tsrate.robustness.report.ratings import rated_together_note
+
+    ratings = pd.DataFrame(
+        {"study_id": "abc123", "system_id": ["naive", "mine", "naive", "mine", "arima"],
+         "n_systems": [3, 3, 2, 2, 3]}
+    )  # fmt: skip
+    note = rated_together_note(ratings)
+    assert "abc123" in note and "3 systems rated together" in note
+    assert "arima, mine, naive" in note and "down to 2" in note
+    assert rated_together_note(ratings.drop(columns="study_id")) == ""
