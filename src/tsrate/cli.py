@@ -231,8 +231,20 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.blackbox.export import export_inputs
 
-    study = Study.from_vars(_study_overrides(args))
+    overrides = _study_overrides(args)
+    flags = any(value is not None for value in overrides.values())
+    if args.study and flags:
+        raise TsrateError("--study names a stored study: give it or the study flags, not both")
     with connect(warehouse_path(), read_only=True) as con:
+        study = None
+        if not flags:  # the current study: --study NAME, else the newest run's
+            from tsrate.robustness.studies import current_study
+
+            study = current_study(con, args.study)
+            if study is not None:
+                origin = f"--study {args.study}" if args.study else "the newest run"
+                print(f"exporting the study of {origin}")
+        study = study or Study.from_vars(overrides)
         summary = export_inputs(con, study, args.folder, args.images)
     print(
         f"wrote {summary.input_rows} input values of {summary.windows} windows "
@@ -665,6 +677,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="also write line-plot PNGs of the first N windows of each ticker x perturbation",
+    )
+    export_inputs.add_argument(
+        "--study",
+        help="a stored study (name or id, see `tsrate studies`); default without study "
+        "flags: the study of the newest run",
     )
     _add_study_flags(export_inputs)
     export_inputs.set_defaults(func=cmd_export_inputs)

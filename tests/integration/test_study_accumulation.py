@@ -7,6 +7,7 @@ Real dbt builds of the project as it is (the imported system is registered with 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -101,6 +102,12 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
     assert studies.returncode == 0, studies.stderr
     assert imported.study_id in studies.stdout
     assert "external_llm, naive, seasonal_naive" in studies.stdout
+    # export-inputs without study flags exports the current study, not dbt_project.yml's
+    exported = tsrate_cli(warehouse, "export-inputs", str(tmp_path / "export"))
+    assert exported.returncode == 0, exported.stderr
+    assert "the study of the newest run" in exported.stdout
+    manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
+    assert Study.from_json(json.dumps(manifest["study"])) == LATER
 
 
 def test_a_warehouse_of_the_previous_release_builds_with_its_history(tmp_path):

@@ -167,3 +167,21 @@ def test_the_report_names_the_study_and_the_systems_rated_together():
     assert "abc123" in note and "3 systems rated together" in note
     assert "arima, mine, naive" in note and "down to 2" in note
     assert rated_together_note(ratings.drop(columns="study_id")) == ""
+
+
+def test_the_current_study_is_the_newest_runs_without_its_imported_systems(tmp_path):
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute(OLD_RUNS_DDL)
+    other = Study.from_mapping({**_values(STUDY), "stride": 3})
+    assert studies.current_study(con) is None
+    _old_run(con, "r1", other, "2026-01-01")
+    imported = Study.from_mapping({**_values(STUDY), "systems": ["naive", "ext"]})
+    _old_run(con, "r2", imported, "2026-01-02")
+    current = studies.current_study(con)  # read before any migration: no study tables yet
+    assert (current.stride, current.systems) == (1, ("naive", "ext"))
+    studies.ensure_studies(con)
+    con.execute("insert into raw.study_imports values ('r2', 's', 'ext', 'f.csv', 'x', now())")
+    assert studies.current_study(con).systems == ("naive",)
+    named = studies.list_studies(con)[-1]["study_name"]  # r1's study, updated first
+    assert studies.current_study(con, named).stride == 3
+    con.close()

@@ -22,6 +22,7 @@ an older warehouse is lost.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -417,3 +418,39 @@ def stored_company_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         + " from raw.company_metadata group by ticker"
     ).fetchall()
     return [dict(zip(("ticker", *columns), row, strict=True)) for row in rows]
+
+
+def current_study(con: duckdb.DuckDBPyConnection, study: str | None = None) -> Study | None:
+    """The study named ``study`` (name or id), else the study of the newest run with complete
+    forecasts, as its newest such run defined it (with that run's systems); None when the
+    warehouse has no such run. Reads only (a read-only connection will do)."""
+    if not _has_table(con, "runs"):
+        if study is not None:
+            raise TsrateError(f"no study {study!r}: no run yet; `tsrate run` defines one")
+        return None
+    if study is not None:
+        if not (_has_column(con, "runs", "study_id") and _has_table(con, "studies")):
+            raise TsrateError(
+                f"no study {study!r}: this warehouse has no studies yet (`tsrate studies` "
+                "assigns its runs theirs)"
+            )
+        study_id = resolve_study(con, study)
+        row = con.execute(
+            f"select study from raw.runs where study_id = ? and status in {COMPLETE!r} "
+            "order by started_at desc, run_id desc limit 1",
+            [study_id],
+        ).fetchone()
+        if row is None:
+            raise TsrateError(f"study {study!r} has no run with complete forecasts yet")
+    else:
+        row = con.execute(
+            f"select study from raw.runs where status in {COMPLETE!r} "
+            "order by started_at desc, run_id desc limit 1"
+        ).fetchone()
+    if row is None:
+        return None
+    found = Study.from_json(row[0])
+    imported = set()
+    if _has_table(con, "study_imports"):  # an import run lists its imported system too
+        imported = {r[0] for r in con.execute("select system_id from raw.study_imports").fetchall()}
+    return dataclasses.replace(found, systems=tuple(s for s in found.systems if s not in imported))
