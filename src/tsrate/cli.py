@@ -318,6 +318,10 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
         failure = None
         ensure_studies(con)
         study_id = resolve_study(con, getattr(args, "study", None))
+        if args.run_id and study_id:
+            raise TsrateError(
+                "--run-id builds one run's own systems, --study a whole study: give one"
+            )
         if args.run_id:
             run_id = args.run_id
         elif study_id:
