@@ -19,10 +19,11 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.futures import as_completed
 
-from tsrate.config import Study, load_companies, warehouse_path
+from tsrate.config import Study, warehouse_path
 from tsrate.platform.locking import warehouse_writer
 from tsrate.platform.progress import run_logger
 from tsrate.platform.warehouse import connect
+from tsrate.robustness.companies import study_companies
 from tsrate.robustness.forecast.distributed import (
     forecast_partition_file,
     partition_folder,
@@ -116,7 +117,7 @@ def forecast_flow(
             summary = run_forecasts(
                 con,
                 study,
-                load_companies(),
+                study_companies(con),  # the seed + stored metadata (tsrate.robustness.companies)
                 run_id=run_id,
                 force=force,
                 workers=workers,

@@ -85,7 +85,7 @@ selected_run as (
 ),
 
 run_partitions as (
-    select * from {{ ref('stg_run_partitions') }}
+    select * from {{ ref('int_run_partitions_selected') }}
 ),
 
 partitions as (

@@ -8,9 +8,14 @@ systems as (
     select * from {{ ref('stg_systems') }}
 ),
 
+selected_run as (
+    select run_id, study_id from {{ ref('int_runs_selected') }}
+),
+
 final as (
     select
         cast(assigned.run_id as varchar) as run_id,
+        cast(selected_run.study_id as varchar) as study_id,
         cast(assigned.metric as varchar) as metric,
         cast(assigned.metric_family as varchar) as metric_family,
         cast(assigned.outcome as varchar) as outcome,
@@ -26,6 +31,9 @@ final as (
         cast(count(*) over (
             partition by assigned.run_id, assigned.metric, assigned.perturbation_id, assigned.outcome
         ) as integer) as n_systems,
+        cast(array_to_string(list_sort(list(assigned.system_id) over (
+            partition by assigned.run_id, assigned.metric, assigned.perturbation_id, assigned.outcome
+        )), ' ') as varchar) as systems_rated_together,
         cast(assigned.rating_reason as varchar) as rating_reason,
         cast(assigned.score_spread as double) as score_spread,
         cast(assigned.separable as boolean) as separable,
@@ -33,6 +41,8 @@ final as (
     from assigned
     left join systems
         on systems.system_id = assigned.system_id
+    left join selected_run
+        on selected_run.run_id = assigned.run_id
 )
 
 select * from final

@@ -32,7 +32,52 @@ wrs_rows as (
         cast(null as integer) as n_draws_left_out,
         'sum' as aggregation,
         cast(null as varchar) as estimand,
+        cast(null as varchar) as score_reason,
     from wrs
+),
+
+{#- A WRS metric the study's shape cannot produce (wrs_industry needs two industries,
+    wrs_company an industry with two companies: wrs_pairs then has no pair) still appears,
+    for every system x perturbation x outcome of the run's other WRS metric, with a null
+    score and the reason, never silently missing. -#}
+wrs_keys as (
+    select distinct run_id, system_id, perturbation_id, outcome from wrs_rows
+),
+
+wrs_metrics as (
+    select * from (values
+        ('wrs_industry', 'industry', 'not defined for this study: wrs_industry compares industries, and the study has fewer than two (give its tickers industries with --companies or the price file''s industry column)'),
+        ('wrs_company', 'company', 'not defined for this study: wrs_company compares companies inside one industry, and no industry of the study has two companies')
+    ) as metrics (metric, confounder, reason)
+),
+
+missing_wrs_rows as (
+    select
+        wrs_keys.run_id,
+        wrs_keys.system_id,
+        wrs_keys.perturbation_id,
+        wrs_keys.outcome,
+        wrs_metrics.metric,
+        'wrs' as measure,
+        wrs_metrics.confounder,
+        cast(null as double) as raw_score,
+        cast(null as double) as max_score,
+        cast(null as integer) as n_pairs,
+        cast(null as integer) as n_distributions,
+        cast(null as varchar) as worst_distribution_id,
+        cast(null as double) as oracle_score,
+        cast(null as double) as score_spread,
+        cast(null as integer) as n_draws,
+        cast(null as integer) as n_draws_left_out,
+        'sum' as aggregation,
+        cast(null as varchar) as estimand,
+        wrs_metrics.reason as score_reason,
+    from wrs_keys
+    cross join wrs_metrics
+    where not exists (
+        select 1 from wrs_rows
+        where wrs_rows.run_id = wrs_keys.run_id and wrs_rows.metric = wrs_metrics.metric
+    )
 ),
 
 effect_rows as (
@@ -55,11 +100,14 @@ effect_rows as (
         n_draws_left_out,
         aggregation,
         estimand,
+        cast(null as varchar) as score_reason,
     from effect_scores
 ),
 
 unioned as (
     select * from wrs_rows
+    union all
+    select * from missing_wrs_rows
     union all
     select * from effect_rows
 ),
@@ -114,8 +162,10 @@ final as (
         cast(n_draws as integer) as n_draws,
         cast(n_draws_left_out as integer) as n_draws_left_out,
         cast(n_systems as integer) as n_systems,
-        cast(n_systems < 2 or group_max > group_min as boolean) as separates_systems,
+        cast(coalesce(n_systems < 2 or group_max > group_min, false) as boolean)
+            as separates_systems,
         cast(case
+            when score_reason is not null then score_reason
             when n_systems >= 2 and group_max = group_min and measure = 'wrs'
                 and group_max >= max_score - 1e-9
                 then 'does not separate systems on this study: every system at the maximum WRS'
@@ -126,6 +176,7 @@ final as (
         end as varchar) as separation_reason,
         cast(aggregation as varchar) as aggregation,
         cast(estimand as varchar) as estimand,
+        cast(score_reason as varchar) as score_reason,
     from per_group
 )
 

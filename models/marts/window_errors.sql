@@ -5,7 +5,7 @@ steps as (
 ),
 
 companies as (
-    select * from {{ ref('companies') }}
+    select * from {{ ref('int_companies_selected') }}
 ),
 
 windows as (

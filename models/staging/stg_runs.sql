@@ -12,6 +12,10 @@ renamed as (
         cast(status as varchar) as run_status,
         cast(study_hash as varchar) as study_hash,
         cast(study as json) as study,
+        {#- raw.runs.study_id is added by tsrate.robustness.studies.ensure_studies at the
+            writing edges; a warehouse not yet migrated treats each run as its own study. #}
+        {%- set run_columns = adapter.get_columns_in_relation(source('raw', 'runs')) | map(attribute='name') | map('lower') | list if execute else [] %}
+        cast({{ 'study_id' if 'study_id' in run_columns else 'run_id' }} as varchar) as study_id,
         tickers,
         systems,
         perturbations,

@@ -20,7 +20,7 @@ def model(dbt, session):
     # the study's tickers (every window of the selected run) with their industry, as in
     # window_errors; read from the intermediate layer (an intermediate model reads no marts)
     tickers = dbt.ref("int_windows_located").select("ticker").distinct().df()
-    industries = dbt.ref("companies").df()[["ticker", "industry"]]
+    industries = dbt.ref("int_companies_selected").df()[["ticker", "industry"]]
     companies = tickers.merge(industries, on="ticker", how="left")
     return study_distributions(
         companies,

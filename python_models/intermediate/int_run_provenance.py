@@ -13,7 +13,7 @@ from tsrate.robustness.marts.provenance import run_provenance
 def model(dbt, session):
     runs = dbt.ref("int_runs_selected").df()
     prices = dbt.ref("stg_prices").df()
-    run_partitions = dbt.ref("stg_run_partitions").df()
+    run_partitions = dbt.ref("int_run_partitions_selected").df()[["run_id", "partition_key"]]
     partitions = dbt.ref("stg_forecast_partitions").df()
     used = run_partitions.merge(partitions, on="partition_key")[
         ["run_id", "system_id", "input_key"]

@@ -72,10 +72,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         overrides = resolve_preset(args.preset, overrides, source, path, warehouse_path(), print)
     # every problem of the study, in about a second, before Prefect or any model is imported
-    require_valid_study(overrides, source, path, warn=print)
+    companies = getattr(args, "companies", None)
+    require_valid_study(overrides, source, path, warn=print, companies_path=companies)
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):
+        _store_companies(path, companies)
         from tsrate.platform import dbt_runner as dbt
 
         # dbt's child imports dbt and parses (no database access) while this process
@@ -106,6 +108,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     _print_run_problems(run_id)
     return 0
+
+
+def _store_companies(price_file: str | None, companies: str | None) -> None:
+    """Company metadata of a price file's columns and of --companies, stored for the study."""
+    if not (price_file or companies):
+        return
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.companies import store_file_companies
+
+    with connect(warehouse_path()) as con:
+        for line in store_file_companies(con, price_file, companies):
+            print(line)
 
 
 def _print_run_problems(run_id: str) -> None:
@@ -147,6 +162,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         changes = store_prices(con, prices, str(label), replace=args.replace)
     verb = "replaced the stored history with" if args.replace else "stored"
     print(f"{verb} {describe_price_changes(changes, args.replace)} from {label} in {warehouse}")
+    _store_companies(args.path, args.companies)
     return 0
 
 
@@ -176,12 +192,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=lambda message: print(message, flush=True),
             metadata=metadata,
         )
+    study_id = summary.study_id
     print(
         f"imported {summary.forecast_rows} forecasts of {args.system!r} as run {summary.run_id} "
-        f"({summary.partitions} partitions, {summary.reused} already stored)"
+        f"of study {study_id} ({summary.partitions} partitions, {summary.reused} already stored)"
     )
     if args.no_build:
-        print(f"score it with: tsrate build --run-id {summary.run_id}")
+        print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
     dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
     result = publish(warehouse, summary.run_id)
@@ -189,6 +206,16 @@ def cmd_import(args: argparse.Namespace) -> int:
         finish_run(con, summary.run_id, "succeeded")
     print(f"run {summary.run_id} rated and published to {result.path}")
     return 0
+
+
+def _add_companies_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--companies",
+        metavar="FILE",
+        help="company metadata (CSV/Parquet: ticker,company_name,industry[,biased_offset]) "
+        "for tickers outside seeds/companies.csv; a price file's own company_name/industry "
+        "columns are read too",
+    )
 
 
 def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
@@ -209,8 +236,20 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.blackbox.export import export_inputs
 
-    study = Study.from_vars(_study_overrides(args))
+    overrides = _study_overrides(args)
+    flags = any(value is not None for value in overrides.values())
+    if args.study and flags:
+        raise TsrateError("--study names a stored study: give it or the study flags, not both")
     with connect(warehouse_path(), read_only=True) as con:
+        study = None
+        if not flags:  # the current study: --study NAME, else the newest run's
+            from tsrate.robustness.studies import current_study
+
+            study = current_study(con, args.study)
+            if study is not None:
+                origin = f"--study {args.study}" if args.study else "the newest run"
+                print(f"exporting the study of {origin}")
+        study = study or Study.from_vars(overrides)
         summary = export_inputs(con, study, args.folder, args.images)
     print(
         f"wrote {summary.input_rows} input values of {summary.windows} windows "
@@ -275,14 +314,23 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
     from tsrate.platform import dbt_runner as dbt
     from tsrate.platform.warehouse import buildable_run, close_interrupted_runs, connect
     from tsrate.robustness.forecast.execute import finish_run
+    from tsrate.robustness.studies import ensure_studies, newest_complete_run, resolve_study
     from tsrate.robustness.study import run_to_build
 
     with connect(warehouse) as con:  # under the writer lock (main)
         for run_id, state in close_interrupted_runs(con):
             print(f"run {run_id} was stopped while {state}: marked interrupted")
         failure = None
+        ensure_studies(con)
+        study_id = resolve_study(con, getattr(args, "study", None))
+        if args.run_id and study_id:
+            raise TsrateError(
+                "--run-id builds one run's own systems, --study a whole study: give one"
+            )
         if args.run_id:
             run_id = args.run_id
+        elif study_id:
+            run_id, notes = newest_complete_run(con, study_id), []
         else:
             try:
                 run_id, notes = buildable_run(con)
@@ -298,9 +346,10 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
             why = "" if failure.startswith("no run in raw.runs") else f"; {failure}"
             raise TsrateError(f"{exc}{why}") from None
         raise TsrateError(failure)
-    print(f"building the marts of run {run_id}")
+    scope = "run" if args.run_id else "study"
+    print(f"building the marts of run {run_id}" + (" only" if args.run_id else " and its study"))
     try:
-        dbt.build(run_id=run_id, on_line=print)
+        dbt.build(run_id=run_id, on_line=print, study_id=study_id, scope=scope)
     except dbt.DbtError as exc:
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
@@ -322,6 +371,36 @@ def cmd_systems(args: argparse.Namespace) -> int:
             f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
             f"{info.display_name}: {info.availability.reason}"
         )
+    _print_imported_systems()
+    return 0
+
+
+def _print_imported_systems() -> None:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import imported_system_lines
+
+    if not warehouse_path().exists():
+        return
+    with connect(warehouse_path(), read_only=True) as con:
+        lines = imported_system_lines(con)
+    if lines:
+        print("imported systems (rated in their study's marts):")
+        for line in lines:
+            print(f"  {line}")
+
+
+def cmd_studies(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import describe_studies
+
+    if not warehouse_path().exists():
+        print(f"no study yet: no warehouse at {warehouse_path()}; `tsrate run` defines one")
+        return 0
+    with connect(warehouse_path()) as con:
+        for line in describe_studies(con):
+            print(line)
     return 0
 
 
@@ -518,6 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="price source; auto ingests the bundled sample when study tickers are missing",
     )
     run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
+    _add_companies_flag(run)
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
     run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
     run.add_argument(
@@ -550,6 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="make the file the whole stored history of its tickers: changed closes are "
         "replaced and stored dates it lacks removed (default: add new dates only, refuse changes)",
     )
+    _add_companies_flag(ingest)
     _add_lock_timeout(ingest)
     ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
 
@@ -612,6 +693,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="also write line-plot PNGs of the first N windows of each ticker x perturbation",
     )
+    export_inputs.add_argument(
+        "--study",
+        help="a stored study (name or id, see `tsrate studies`); default without study "
+        "flags: the study of the newest run",
+    )
     _add_study_flags(export_inputs)
     export_inputs.set_defaults(func=cmd_export_inputs)
 
@@ -649,7 +735,14 @@ def build_parser() -> argparse.ArgumentParser:
     show_input.set_defaults(func=cmd_show_input)
 
     build = sub.add_parser("build", help="rebuild the dbt marts")
-    build.add_argument("--run-id", help="run to describe (default: latest forecasted run)")
+    build.add_argument(
+        "--run-id", help="describe this run's own systems only (the single-run view)"
+    )
+    build.add_argument(
+        "--study",
+        help="study to describe (name or id, see `tsrate studies`; default: the study of "
+        "the newest run): every system with complete forecasts for it",
+    )
     _add_verbose_flag(build)
     _add_lock_timeout(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
@@ -661,6 +754,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print a language-model system's prompt, rendered for a sample window",
     )
     systems.set_defaults(func=cmd_systems)
+    studies = sub.add_parser("studies", help="list studies with their systems and last update")
+    studies.set_defaults(func=cmd_studies, writes_warehouse=True)
     runs = sub.add_parser("runs", help="list recorded runs")
     runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
     runs.set_defaults(func=cmd_runs)

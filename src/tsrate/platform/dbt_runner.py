@@ -58,7 +58,14 @@ def _command(
     if target_path is not None:
         env["DBT_TARGET_PATH"] = str(target_path)
     env["TSRATE_DBT_PARENT_PID"] = str(os.getpid())  # the child dies with us (crash safety)
-    command = [sys.executable, "-m", "tsrate.platform.dbt_child", *args, "--project-dir", str(project)]
+    command = [
+        sys.executable,
+        "-m",
+        "tsrate.platform.dbt_child",
+        *args,
+        "--project-dir",
+        str(project),
+    ]
     command += ["--no-use-colors", "--no-use-colors-file"]  # no ANSI codes in any log
     if target_path is not None:
         command += ["--log-path", str(Path(target_path) / "logs")]
@@ -222,8 +229,15 @@ def build(
     select: str | None = None,
     target_path: Path | None = None,
     verbose: bool | None = None,
+    study_id: str | None = None,
+    scope: str = "study",
 ) -> list[str]:
     """Build and test the core models for ``run_id`` (default: the latest forecasted run).
+
+    ``scope`` ``study`` (default): the marts rate every system of the run's study, each from
+    the newest run of the study holding it (an imported system stays rated after later runs);
+    ``run``: the run's own partitions only. ``study_id``: only runs of this study are
+    candidates for ``run_id`` None (env ``TSRATE_STUDY_ID``, ``TSRATE_RUN_SCOPE``).
 
     tsrate's build (:mod:`tsrate.platform.dbt_child`): seeds, models and unit tests by ``dbt build``,
     then every selected data test's compiled SQL in one DuckDB connection, failures named.
@@ -239,13 +253,19 @@ def build(
     from tsrate.platform.warehouse import connect
 
     warehouse = Path(warehouse or warehouse_path()).resolve()
-    with connect(warehouse):
-        pass
+    from tsrate.robustness.studies import ensure_studies
+
+    with connect(warehouse) as con:
+        ensure_studies(con)  # a warehouse of an older release: its runs join their studies
     args = _build_args(select)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"
     verbose = verbose_default() if verbose is None else verbose
-    env_vars = {"TSRATE_RUN_ID": run_id or "latest"}
+    env_vars = {
+        "TSRATE_RUN_ID": run_id or "latest",
+        "TSRATE_STUDY_ID": study_id or "latest",
+        "TSRATE_RUN_SCOPE": scope,
+    }
     prepared = _PREPARED.pop(_key(warehouse, select, target_path), None)
     if prepared is not None:
         process = prepared[0]

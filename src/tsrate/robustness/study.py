@@ -228,8 +228,13 @@ def check_study(
     warehouse: Path | None = None,
     project: Path | None = None,
     warnings: list[str] | None = None,
+    companies_path: str | Path | None = None,
 ) -> list[str]:
     """Every problem of the study (``dbt_project.yml`` vars, then ``overrides``), one line each.
+
+    Company metadata: the companies seed, then rows stored in the warehouse
+    (``raw.company_metadata``), then the price file's ``company_name`` / ``industry`` /
+    ``biased_offset`` columns (``source`` file), then ``companies_path`` (``--companies``).
 
     ``source`` / ``path``: where ``tsrate run`` will take missing prices from (see the module
     docstring); ``warehouse``: the live file (default: :func:`tsrate.config.warehouse_path`).
@@ -315,9 +320,12 @@ def check_study(
     if not tickers:
         problems.append("the study names no tickers (--tickers)")
     _duplicates("tickers", "--tickers", tickers, problems)
-    companies = {
+    seed_companies = {
         row["ticker"].strip().upper(): row for row in read_seed(project / "seeds" / "companies.csv")
     }
+    companies = _company_rows(
+        seed_companies, warehouse, path if source == "file" else None, companies_path, problems
+    )
 
     if source not in SOURCES:
         problems.append(f"unknown price source {source!r}; use one of {', '.join(SOURCES)}")
@@ -327,11 +335,15 @@ def check_study(
 
     needed = None if context is None or horizon is None else context + horizon
     for ticker in dict.fromkeys(tickers):
-        candidates = set(companies) | set(available or {})
-        if ticker not in companies:
+        if not (companies.get(ticker, {}).get("industry") or "").strip():
+            known = [c for c, row in companies.items() if c != ticker and row.get("industry")]
+            mean = did_you_mean(ticker, known)  # a typo of a known company?
+            where = f"the price file {path}" if source == "file" and path else "the price file"
             problems.append(
-                f"ticker {ticker!r} has no row in seeds/companies.csv{did_you_mean(ticker, candidates)}: "
-                "add ticker,company_name,industry,biased_offset"
+                f"ticker {ticker!r} has no row in seeds/companies.csv{mean} and no industry: "
+                f"add company_name,industry columns to {where} (--file), or pass --companies "
+                "FILE with columns ticker,company_name,industry (seeds/companies.csv covers "
+                "only the bundled sample)"
             )
         elif "biased" in systems and not (companies[ticker].get("biased_offset") or "").strip():
             problems.append(
@@ -430,6 +442,57 @@ def _distribution_problems(
     ]
 
 
+def _company_rows(
+    seed: dict[str, dict[str, str]],
+    warehouse: Path,
+    price_file: str | Path | None,
+    companies_path: str | Path | None,
+    problems: list[str],
+) -> dict[str, dict[str, str]]:
+    """Company rows per ticker: the seed, then stored, price-file and --companies values
+    (later sources win per non-empty value). pandas is imported only for a file."""
+    rows = {ticker: dict(row) for ticker, row in seed.items()}
+
+    def merge(ticker: str, values: Mapping[str, Any]) -> None:
+        into = rows.setdefault(ticker, {"ticker": ticker})
+        for key in ("company_name", "industry", "biased_offset"):
+            value = values.get(key)
+            if value is not None and str(value).strip() and str(value) != "nan":
+                into[key] = str(value)
+
+    if Path(warehouse).exists():
+        import duckdb
+
+        try:
+            con = duckdb.connect(str(warehouse), read_only=True)
+        except duckdb.Error:
+            con = None
+        if con is not None:
+            try:
+                from tsrate.robustness.studies import stored_company_rows
+
+                for row in stored_company_rows(con):
+                    merge(row["ticker"], row)
+            finally:
+                con.close()
+    for label, reader, file in (
+        ("--file", "companies_in_price_file", price_file),
+        ("--companies", "read_companies_file", companies_path),
+    ):
+        if not file:
+            continue
+        from tsrate.robustness import companies  # pandas: only for a file
+
+        try:
+            frame = getattr(companies, reader)(file)
+        except (TsrateError, OSError, ValueError) as exc:
+            problems.append(str(exc) if str(exc).startswith(label) else f"{label} {exc}")
+            continue
+        for row in [] if frame is None else frame.to_dict("records"):
+            merge(row["ticker"], row)
+    return rows
+
+
 def _duplicates(name: str, flag: str, items: list[str], problems: list[str]) -> None:
     twice = sorted({item for item in items if items.count(item) > 1})
     if twice:
@@ -473,6 +536,7 @@ def require_valid_study(
     path: str | Path | None = None,
     warehouse: Path | None = None,
     warn: Callable[[str], None] | None = None,
+    companies_path: str | Path | None = None,
 ) -> Study:
     """The study, or :class:`StudyCheckError` listing every problem of :func:`check_study`.
 
@@ -480,7 +544,9 @@ def require_valid_study(
     its treatment draws); warnings never stop the run.
     """
     warnings: list[str] = []
-    problems = check_study(overrides, source, path, warehouse, warnings=warnings)
+    problems = check_study(
+        overrides, source, path, warehouse, warnings=warnings, companies_path=companies_path
+    )
     if problems:
         raise StudyCheckError(problems)
     for line in warnings:

@@ -62,9 +62,10 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.config import Study, load_companies
+from tsrate.config import Study
 from tsrate.inputs.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
 from tsrate.platform.warehouse import transaction
+from tsrate.robustness.companies import study_companies
 from tsrate.robustness.forecast.execute import (
     Partition,
     RunSummary,
@@ -160,6 +161,7 @@ class ImportSummary(RunSummary):
     source: str = ""
     file_sha256: str = ""
     baselines: RunSummary | None = None
+    study_id: str = ""
 
 
 def import_forecasts(
@@ -216,13 +218,21 @@ def import_forecasts(
         summary.baselines = run_forecasts(
             con,
             study,
-            load_companies() if companies is None else companies,
+            study_companies(con) if companies is None else companies,
             run_id=run_id,
             workers=workers,
             progress=say,
         )
     else:
-        start_run(con, dataclasses.replace(study, systems=()), series, run_id)
+        no_systems = dataclasses.replace(study, systems=())
+        start_run(
+            con,
+            no_systems,
+            series,
+            run_id,
+            None,
+            study_companies(con) if companies is None else companies,
+        )
     con.execute(
         "update raw.runs set systems = list_append(systems, $system) where run_id = $run_id",
         {"system": system_id, "run_id": run_id},
@@ -262,6 +272,9 @@ def import_forecasts(
             f"registered system {system_id!r} ({registration['display_name']}) "
             "in raw.imported_systems"
         )
+    from tsrate.robustness.studies import record_import
+
+    summary.study_id = record_import(con, run_id, system_id, source, file_sha256)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started

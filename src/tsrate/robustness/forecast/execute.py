@@ -321,9 +321,15 @@ def start_run(
     series: dict[str, TickerSeries],
     run_id: str,
     skipped_systems: dict[str, str] | None = None,
+    companies: pd.DataFrame | None = None,
 ) -> None:
     """Record the run, its windows, the perturbed inputs and the systems it skips (with
-    the reason), in one transaction."""
+    the reason), in one transaction; the run joins its study (:mod:`tsrate.robustness.studies`,
+    defined with ``companies``' metadata, default the companies seed)."""
+    from tsrate.config import load_companies
+    from tsrate.robustness.studies import attach_run, ensure_studies
+
+    ensure_studies(con)
     windows = []
     inputs = []
     for ticker, s in series.items():
@@ -360,8 +366,11 @@ def start_run(
     input_frame = pd.concat(inputs, ignore_index=True)
     with transaction(con):
         con.execute(
-            "insert into raw.runs values ($run_id, now()::timestamp, null, 'running', $hash, $study, "
-            "$tickers, $systems, $perturbations, $start, $end, $n, $d, $stride, $phase, null)",
+            "insert into raw.runs (run_id, started_at, finished_at, status, study_hash, study, "
+            "tickers, systems, perturbations, study_start, study_end, context_length, horizon, "
+            "stride, perturbation_phase, message) values ($run_id, now()::timestamp, null, "
+            "'running', $hash, $study, $tickers, $systems, $perturbations, $start, $end, $n, $d, "
+            "$stride, $phase, null)",
             {
                 "run_id": run_id,
                 "hash": study.study_hash,
@@ -383,6 +392,7 @@ def start_run(
         con.execute("insert into raw.perturbed_inputs select * from new_inputs")
         con.unregister("new_windows")
         con.unregister("new_inputs")
+        attach_run(con, run_id, study, load_companies() if companies is None else companies)
         if skipped_systems:
             con.executemany(
                 "insert into raw.run_skipped_systems values (?, ?, ?, now()::timestamp)",
@@ -638,7 +648,7 @@ def _run_forecasts(
     series = load_series(con, study)
     partitions = plan_partitions(study, series, systems)
     run_id = run_id or new_run_id()
-    start_run(con, study, series, run_id, skipped)
+    start_run(con, study, series, run_id, skipped, companies)
     record_run_sentiments(con, study, series, run_id, say)  # P6's sentiment labels, if any
     summary = RunSummary(run_id, partitions=len(partitions), skipped_systems=skipped)
 

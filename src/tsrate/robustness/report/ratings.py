@@ -154,6 +154,7 @@ def rating_tables_section(data: ReportData) -> str:
         f"{float(data.stability['confidence'].iloc[0]):.0%}" if not data.stability.empty else "95%"
     )
     parts = ['<section id="ratings"><h2>Ratings per metric and perturbation, in the shape of Tables 5–6</h2>']
+    parts.append(rated_together_note(ratings))
     parts.append(
         "<p>Each cell: the rating (1 = lowest raw score, which is best for every metric except "
         "sign accuracy; colours show good green to poor red), the raw score, its "
@@ -239,6 +240,28 @@ def rating_tables_section(data: ReportData) -> str:
     parts.append(outcome_ratings_block(data))
     parts.append("</section>")
     return "".join(parts)
+
+
+def rated_together_note(ratings: pd.DataFrame) -> str:
+    """One paragraph: the study rated and the systems rated together (ratings are relative
+    to that set); empty for a snapshot without marts.ratings.study_id."""
+    if "study_id" not in ratings.columns or ratings.empty:
+        return ""
+    studies = sorted({str(v) for v in ratings["study_id"].dropna()})
+    systems = sorted({str(v) for v in ratings["system_id"].dropna()})
+    fewer = ""
+    if "n_systems" in ratings.columns and int(ratings["n_systems"].min()) < len(systems):
+        fewer = (
+            f" Some metrics rate fewer (down to {int(ratings['n_systems'].min())}): see "
+            "<code>marts.ratings.systems_rated_together</code>."
+        )
+    return (
+        f'<p class="note">Study <code>{esc(", ".join(studies) or "?")}</code> '
+        f"(<code>tsrate studies</code>): <b>{len(systems)} systems rated together</b> "
+        f"({esc(', '.join(systems))}), from any run or import of the study, the newest per "
+        "system. Ratings are relative to this set: adding or removing a system can move "
+        f"them.{fewer}</p>"
+    )
 
 
 def separation_summary(data: ReportData) -> str:

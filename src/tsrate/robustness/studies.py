@@ -1,0 +1,456 @@
+"""Studies as stored entities: ``raw.studies``, and the study every run and import belongs to.
+
+A study is what decides the forecasts' inputs and targets: its tickers with their company
+metadata (company name, industry, ``biased_offset``), the period, the window shape
+(``context_length`` n, ``horizon`` d, ``stride``, ``perturbation_phase``), the perturbations
+and the settings that change forecasts (``random_seed``, ``arima_order``). Its **systems are
+not part of it**: systems join a study (a run forecasts some, an import adds one) and stay in
+it, so the marts of a study rate every system that has complete forecasts for it.
+
+The id is the first 16 hex digits of the SHA-256 of :func:`study_definition` as canonical
+JSON (sorted keys, no spaces; tickers and perturbations sorted), so the same definition
+always gets the same id, whichever run or import meets it first. A name is given at
+registration (``default`` for the study of ``dbt_project.yml``'s vars with the companies
+seed, else ``study-<first 8 digits of the id>``).
+
+:func:`ensure_studies` is called at the writing edges (a run's start, an import, a build):
+it creates ``raw.studies`` and ``raw.study_imports``, adds ``study_id`` to ``raw.runs`` when a
+warehouse from an older release lacks it, and assigns every run without a study the study of
+its stored definition (``raw.runs.study``) with the companies seed's metadata, so nothing of
+an older warehouse is lost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from tsrate import TsrateError
+from tsrate.config import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STUDIES_DDL = """
+create schema if not exists raw;
+
+create table if not exists raw.studies (
+    study_id varchar primary key,
+    study_name varchar not null,
+    definition json not null,
+    tickers varchar[] not null,
+    study_start date not null,
+    study_end date not null,
+    context_length integer not null,
+    horizon integer not null,
+    stride integer not null,
+    perturbation_phase integer not null,
+    perturbations varchar[] not null,
+    companies json not null,
+    companies_source varchar not null,
+    created_at timestamp not null
+);
+
+create table if not exists raw.study_imports (
+    run_id varchar primary key,
+    study_id varchar not null,
+    system_id varchar not null,
+    source varchar not null,
+    file_sha256 varchar not null,
+    imported_at timestamp not null
+);
+"""
+
+COMPANY_FIELDS = ("company_name", "industry", "biased_offset")
+
+
+def _text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _offset(value: Any) -> float | None:
+    text = _text(value)
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def company_rows(study: Study, companies: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """The study's tickers (sorted) with their metadata from ``companies`` (None: unknown)."""
+    by_ticker: dict[str, Mapping[str, Any]] = {}
+    if companies is not None and len(companies):
+        for row in companies.to_dict("records"):
+            by_ticker[str(row.get("ticker", "")).strip().upper()] = row
+    rows = []
+    for ticker in sorted(study.tickers):
+        row = by_ticker.get(ticker, {})
+        rows.append(
+            {
+                "ticker": ticker,
+                "company_name": _text(row.get("company_name")),
+                "industry": _text(row.get("industry")),
+                "biased_offset": _offset(row.get("biased_offset")),
+            }
+        )
+    return rows
+
+
+def study_definition(study: Study, companies: pd.DataFrame | None) -> dict[str, Any]:
+    """What defines the study (never its systems), as a JSON-ready dict."""
+    return {
+        "tickers": sorted(study.tickers),
+        "companies": company_rows(study, companies),
+        "start": study.start.isoformat(),
+        "end": study.end.isoformat(),
+        "context_length": study.context_length,
+        "horizon": study.horizon,
+        "stride": study.stride,
+        "perturbation_phase": study.perturbation_phase,
+        "perturbations": sorted(study.perturbations),
+        "random_seed": study.seed,
+        "arima_order": list(study.arima_order),
+    }
+
+
+def canonical_json(definition: Mapping[str, Any]) -> str:
+    return json.dumps(definition, sort_keys=True, separators=(",", ":"))
+
+
+def study_id_of(definition: Mapping[str, Any]) -> str:
+    """16 hex digits of the SHA-256 of the canonical JSON of ``definition``."""
+    return hashlib.sha256(canonical_json(definition).encode()).hexdigest()[:16]
+
+
+def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_columns() where schema_name = 'raw' "
+            "and table_name = ? and column_name = ?",
+            [table, column],
+        ).fetchone()[0]
+    )
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_tables() where schema_name = 'raw' and table_name = ?",
+            [table],
+        ).fetchone()[0]
+    )
+
+
+def _default_name(definition: Mapping[str, Any], study_id: str) -> str:
+    """``default`` for the vars' study with the companies seed, else ``study-<id8>``."""
+    from tsrate.config import load_companies
+
+    try:
+        default = Study.from_vars()
+        if study_id_of(study_definition(default, load_companies())) == study_id:
+            return "default"
+    except (TsrateError, OSError, KeyError, ValueError):
+        pass
+    return f"study-{study_id[:8]}"
+
+
+def register_study(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    companies: pd.DataFrame | None,
+    name: str | None = None,
+    companies_source: str = "seeds/companies.csv",
+) -> str:
+    """The id of ``study`` with ``companies``' metadata, stored in ``raw.studies`` if new.
+
+    ``name``: give the study this name (refused when another study has it); a known study
+    keeps its name unless ``name`` is given.
+    """
+    con.execute(STUDIES_DDL)
+    definition = study_definition(study, companies)
+    study_id = study_id_of(definition)
+    if name is not None:
+        taken = con.execute(
+            "select study_id from raw.studies where study_name = ? and study_id <> ?",
+            [name, study_id],
+        ).fetchone()
+        if taken:
+            raise TsrateError(
+                f"study name {name!r} is taken by study {taken[0]} (another definition); "
+                "pick another --study-name, see `tsrate studies`"
+            )
+    known = con.execute(
+        "select study_name from raw.studies where study_id = ?", [study_id]
+    ).fetchone()
+    if known:
+        if name is not None and name != known[0]:
+            con.execute(
+                "update raw.studies set study_name = ? where study_id = ?", [name, study_id]
+            )
+        return study_id
+    name = name or _default_name(definition, study_id)
+    if con.execute("select 1 from raw.studies where study_name = ?", [name]).fetchone():
+        name = f"study-{study_id[:8]}"
+    con.execute(
+        "insert into raw.studies values ($id, $name, $definition, $tickers, $start, $end, "
+        "$n, $d, $stride, $phase, $perturbations, $companies, $source, now()::timestamp)",
+        {
+            "id": study_id,
+            "name": name,
+            "definition": canonical_json(definition),
+            "tickers": definition["tickers"],
+            "start": study.start,
+            "end": study.end,
+            "n": study.context_length,
+            "d": study.horizon,
+            "stride": study.stride,
+            "phase": study.perturbation_phase,
+            "perturbations": definition["perturbations"],
+            "companies": json.dumps(definition["companies"]),
+            "source": companies_source,
+        },
+    )
+    return study_id
+
+
+def ensure_studies(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Create the study tables, add ``raw.runs.study_id`` when missing, and assign every run
+    without a study the study of its stored definition (companies from the seed).
+
+    Returns the (run_id, study_id) pairs assigned now (empty once migrated).
+    """
+    con.execute(STUDIES_DDL)
+    if not _has_table(con, "runs"):
+        return []
+    if not _has_column(con, "runs", "study_id"):
+        con.execute("alter table raw.runs add column study_id varchar")
+    orphans = con.execute(
+        "select run_id, study from raw.runs where study_id is null order by started_at, run_id"
+    ).fetchall()
+    if not orphans:
+        return []
+    from tsrate.config import load_companies
+
+    companies = load_companies()
+    assigned = []
+    for run_id, text in orphans:
+        study = Study.from_json(text)
+        study_id = register_study(con, study, companies)
+        con.execute("update raw.runs set study_id = ? where run_id = ?", [study_id, run_id])
+        assigned.append((run_id, study_id))
+    return assigned
+
+
+def attach_run(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    study: Study,
+    companies: pd.DataFrame | None,
+    name: str | None = None,
+    companies_source: str = "seeds/companies.csv",
+) -> str:
+    """Register the run's study and set ``raw.runs.study_id`` of ``run_id``; its id.
+
+    Call :func:`ensure_studies` before inserting the run (not here: it would assign the
+    new run, still without a study, the seed's companies)."""
+    study_id = register_study(con, study, companies, name, companies_source)
+    con.execute("update raw.runs set study_id = ? where run_id = ?", [study_id, run_id])
+    return study_id
+
+
+def record_import(
+    con: duckdb.DuckDBPyConnection, run_id: str, system_id: str, source: str, file_sha256: str
+) -> str:
+    """Record an import (its run's study, the system, the file); the study id."""
+    ensure_studies(con)
+    row = con.execute("select study_id from raw.runs where run_id = ?", [run_id]).fetchone()
+    if row is None or row[0] is None:
+        raise TsrateError(f"run {run_id!r} has no study; see `tsrate runs`")
+    con.execute(
+        "insert into raw.study_imports values (?, ?, ?, ?, ?, now()::timestamp) "
+        "on conflict do nothing",
+        [run_id, row[0], system_id, source, file_sha256],
+    )
+    return str(row[0])
+
+
+def resolve_study(con: duckdb.DuckDBPyConnection, study: str | None) -> str | None:
+    """The id of the study named ``study`` (a name, an id or an id prefix of 4+ digits);
+    None for None. Raises a one-line :class:`TsrateError` naming the known studies."""
+    if study is None:
+        return None
+    rows = con.execute("select study_id, study_name from raw.studies").fetchall()
+    exact = [sid for sid, name in rows if study in (sid, name)]
+    prefix = [sid for sid, _ in rows if len(study) >= 4 and sid.startswith(study)]
+    found = exact or prefix
+    if len(found) == 1:
+        return found[0]
+    known = ", ".join(name for _, name in sorted(rows, key=lambda r: r[1])) or "none yet"
+    if found:
+        raise TsrateError(f"study {study!r} is ambiguous (ids {found}); give more of the id")
+    raise TsrateError(f"no study {study!r}; known studies: {known} (see `tsrate studies`)")
+
+
+#: run statuses whose forecasts are complete (as tsrate.robustness.study.FORECASTED)
+COMPLETE = ("forecasted", "succeeded", "build_failed", "publish_failed")
+
+
+def list_studies(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Each study with its systems (from runs with complete forecasts) and last update."""
+    ensure_studies(con)
+    rows = con.execute(
+        f"""
+        select s.study_id, s.study_name, s.tickers, s.study_start, s.study_end,
+               s.context_length, s.horizon, s.stride, s.perturbations,
+               count(r.run_id) as n_runs,
+               max(coalesce(r.finished_at, r.started_at)) as last_update,
+               list_sort(list_distinct(flatten(list(r.systems) filter (
+                   where r.status in {COMPLETE!r})))) as systems
+        from raw.studies s left join raw.runs r using (study_id)
+        group by all order by last_update desc nulls last, s.study_name
+        """
+    ).fetchall()
+    keys = (
+        "study_id", "study_name", "tickers", "start", "end", "context_length", "horizon",
+        "stride", "perturbations", "n_runs", "last_update", "systems",
+    )  # fmt: skip
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """One line per study for ``tsrate studies``."""
+    lines = []
+    for s in list_studies(con):
+        when = s["last_update"].strftime("%Y-%m-%d %H:%M") if s["last_update"] else "never"
+        systems = ", ".join(s["systems"] or []) or "no complete run"
+        lines.append(
+            f"{s['study_name']}  {s['study_id']}  {len(s['tickers'])} tickers "
+            f"({' '.join(s['tickers'])}) {s['start']}..{s['end']} n={s['context_length']} "
+            f"d={s['horizon']} stride={s['stride']} [{' '.join(s['perturbations'])}]  "
+            f"{s['n_runs']} runs, last {when}  systems: {systems}"
+        )
+    return lines or ["no study yet: `tsrate run` defines one"]
+
+
+def imported_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Each imported system with its origin (file, study, run, when), newest import first.
+
+    Reads only (a read-only connection will do): nothing before the first recorded import."""
+    if not (_has_table(con, "study_imports") and _has_table(con, "studies")):
+        return []
+    rows = con.execute(
+        """
+        select i.system_id, i.source, i.file_sha256, i.run_id, i.study_id, s.study_name,
+               i.imported_at
+        from raw.study_imports i left join raw.studies s using (study_id)
+        order by i.imported_at desc, i.run_id desc
+        """
+    ).fetchall()
+    keys = ("system_id", "source", "file_sha256", "run_id", "study_id", "study_name", "imported_at")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def study_of_newest_run(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The study of the newest run with complete forecasts (None without one)."""
+    ensure_studies(con)
+    row = con.execute(
+        f"select study_id from raw.runs where status in {COMPLETE!r} "
+        "order by started_at desc, run_id desc limit 1"
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def newest_complete_run(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    """The newest run of ``study_id`` with status forecasted or succeeded, or a one-line
+    :class:`TsrateError` with a hint."""
+    row = con.execute(
+        "select run_id from raw.runs where study_id = ? and status in ('forecasted', "
+        "'succeeded') order by started_at desc, run_id desc limit 1",
+        [study_id],
+    ).fetchone()
+    if row is None:
+        raise TsrateError(
+            f"study {study_id} has no run with complete forecasts: `tsrate run` with its "
+            "options forecasts it (see `tsrate studies`)"
+        )
+    return str(row[0])
+
+
+def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """One line per imported system (its newest import) for ``tsrate systems``."""
+    lines, seen = [], set()
+    for row in imported_systems(con):
+        if row["system_id"] in seen:
+            continue
+        seen.add(row["system_id"])
+        when = row["imported_at"].strftime("%Y-%m-%d %H:%M")
+        lines.append(
+            f"{row['system_id']}  imported from {row['source']} (sha256 "
+            f"{row['file_sha256'][:12]}) into study {row['study_name']} ({row['study_id']}), "
+            f"run {row['run_id']}, {when}"
+        )
+    return lines
+
+
+def stored_company_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """raw.company_metadata's newest non-empty values per ticker (no pandas)."""
+    exists = con.execute(
+        "select count(*) from duckdb_tables() where schema_name = 'raw' "
+        "and table_name = 'company_metadata'"
+    ).fetchone()[0]
+    if not exists:
+        return []
+    columns = ("company_name", "industry", "biased_offset")
+    rows = con.execute(
+        "select ticker, "
+        + ", ".join(f"arg_max({c}, loaded_at) filter (where {c} is not null)" for c in columns)
+        + " from raw.company_metadata group by ticker"
+    ).fetchall()
+    return [dict(zip(("ticker", *columns), row, strict=True)) for row in rows]
+
+
+def current_study(con: duckdb.DuckDBPyConnection, study: str | None = None) -> Study | None:
+    """The study named ``study`` (name or id), else the study of the newest run with complete
+    forecasts, as its newest such run defined it (with that run's systems); None when the
+    warehouse has no such run. Reads only (a read-only connection will do)."""
+    if not _has_table(con, "runs"):
+        if study is not None:
+            raise TsrateError(f"no study {study!r}: no run yet; `tsrate run` defines one")
+        return None
+    if study is not None:
+        if not (_has_column(con, "runs", "study_id") and _has_table(con, "studies")):
+            raise TsrateError(
+                f"no study {study!r}: this warehouse has no studies yet (`tsrate studies` "
+                "assigns its runs theirs)"
+            )
+        study_id = resolve_study(con, study)
+        row = con.execute(
+            f"select study from raw.runs where study_id = ? and status in {COMPLETE!r} "
+            "order by started_at desc, run_id desc limit 1",
+            [study_id],
+        ).fetchone()
+        if row is None:
+            raise TsrateError(f"study {study!r} has no run with complete forecasts yet")
+    else:
+        row = con.execute(
+            f"select study from raw.runs where status in {COMPLETE!r} "
+            "order by started_at desc, run_id desc limit 1"
+        ).fetchone()
+    if row is None:
+        return None
+    found = Study.from_json(row[0])
+    imported = set()
+    if _has_table(con, "study_imports"):  # an import run lists its imported system too
+        imported = {r[0] for r in con.execute("select system_id from raw.study_imports").fetchall()}
+    return dataclasses.replace(found, systems=tuple(s for s in found.systems if s not in imported))
