@@ -236,11 +236,12 @@ def build(
     First brings the raw schema up to date (tables added by newer tsrate versions are
     created empty), so a warehouse written by an older version still builds.
     """
+    from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.platform.warehouse import connect
 
     warehouse = Path(warehouse or warehouse_path()).resolve()
-    with connect(warehouse):
-        pass
+    with connect(warehouse) as con:
+        create_raw_tables(con)
     args = _build_args(select)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"

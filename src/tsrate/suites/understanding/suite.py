@@ -234,6 +234,7 @@ def run_suite(
 
     A system that cannot run here (no endpoint configured, no checkpoint) is an error
     naming the reason, never skipped."""
+    from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.platform.warehouse import connect
 
     for system, _ in systems:
@@ -254,6 +255,7 @@ def run_suite(
     )
     suite_run_id = new_suite_run_id("understanding")
     with connect(warehouse) as con:
+        create_raw_tables(con)  # a suite run is a writing edge
         new_series = storage.store_series(con, samples)
         new_prompts = storage.store_prompts(con, prompts)
         storage.start_suite_run(
