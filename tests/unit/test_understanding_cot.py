@@ -25,15 +25,9 @@ from tsrate.suites.understanding.marts import (
     score_table,
     task_scores,
 )
+from tsrate.suites.understanding.scoring import parse_answer, parse_cot_answer, parse_reply
 from tsrate.suites.understanding.suite import resolve_config
-from tsrate.suites.understanding.tasks import (
-    TASKS,
-    build_prompts,
-    load_template,
-    parse_answer,
-    parse_cot_answer,
-    parse_reply,
-)
+from tsrate.suites.understanding.tasks import TASKS, build_prompts, load_template
 
 COT_LINE = 'Then end your reply with one final line that starts with "Answer:"'
 

@@ -39,7 +39,8 @@ import pandas as pd
 from tsrate.platform.warehouse import transaction
 from tsrate.suites.lifecycle import insert_frame
 from tsrate.suites.understanding.generators import GENERATOR_VERSION, Sample
-from tsrate.suites.understanding.tasks import Parsed, Prompt
+from tsrate.suites.understanding.scoring import Parsed
+from tsrate.suites.understanding.tasks import Prompt
 
 
 def _now() -> dt.datetime:

@@ -21,7 +21,8 @@ from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.formats import FORMATS
-from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts, parse_reply
+from tsrate.suites.understanding.scoring import parse_reply
+from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts
 
 ALL_DATASETS = (*g.UNIVARIATE, *g.MULTIVARIATE, *g.POSITION)
 REFERENCE_SYSTEMS = ("und_analyst", "und_random")
