@@ -22,7 +22,6 @@ LONG_MODULE_EXCEPTIONS = {
     "tsrate.cli": "command bodies still to move into the stage modules",
     "tsrate.robustness.blackbox.predictions": "manifest checks and storage still to separate",
     "tsrate.robustness.forecast.execute": "plan (partitions) and execute still to separate",
-    "tsrate.suites.reasoning.scenarios": "one module per scenario family still to split",
 }
 # Known debt: import cycles not broken yet (none left). The test fails on any cycle not listed
 # here, and on a listed one that is gone (then delete it here); the list only shrinks.
