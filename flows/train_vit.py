@@ -24,6 +24,7 @@ from tsrate.config import Study, load_companies, warehouse_path
 from tsrate.platform.locking import warehouse_writer
 from tsrate.platform.orchestration import call
 from tsrate.platform.progress import run_logger
+from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect, transaction
 
 
@@ -96,6 +97,7 @@ def train_vit_flow(
         for variant in variants_to_train(system)
     ]
     with warehouse_writer(warehouse, lock_timeout, logger.info), connect(warehouse) as con:
+        create_raw_tables(con)  # registering checkpoints is a writing edge
         with transaction(con):
             for row in rows:
                 store_checkpoint_row(con, row)

@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.import_study import STUDY
 from tests.integration.helpers import ingest, read
-from tsrate.config import Study, project_dir
+from tsrate.config import project_dir
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -28,16 +29,6 @@ pytestmark = pytest.mark.slow
 
 STUDY_FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
                "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
-STUDY = Study.from_mapping(
-    dict(
-        study_tickers=["AAPL", "JPM"],
-        study_start="2022-09-01",
-        study_end="2022-12-28",
-        context_length=30,
-        horizon=5,
-        systems=["naive"],
-    )
-)
 METADATA_YAML = """\
 display_name: External LLM (imported)
 modality: numeric

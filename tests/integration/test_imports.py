@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.import_study import STUDY
 from tests.integration.helpers import ingest, read
-from tsrate.config import Study, project_dir
+from tsrate.config import project_dir
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -22,16 +23,6 @@ from tsrate.robustness.forecast.execute import load_series
 
 pytestmark = pytest.mark.slow
 
-STUDY = Study.from_mapping(
-    dict(
-        study_tickers=["AAPL", "JPM"],
-        study_start="2022-09-01",
-        study_end="2022-12-28",
-        context_length=30,
-        horizon=5,
-        systems=["naive"],
-    )
-)
 #: The seed row of the imported system: every column of seeds/systems.csv, by name.
 SEED_VALUES = {
     "system_id": "external_demo",

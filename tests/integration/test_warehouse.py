@@ -307,10 +307,28 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built):
     pd.testing.assert_frame_equal(resumed, reference)
 
 
+def _another_process_can_write(warehouse) -> tuple[bool, str]:
+    """Open ``warehouse`` read-write from a fresh process (DuckDB's lock is per process: this
+    process's own connections never block its own opens, so the check must be elsewhere)."""
+    probe = "import sys, duckdb; duckdb.connect(sys.argv[1]).close()"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(warehouse)], capture_output=True, text=True, timeout=60
+    )
+    return done.returncode == 0, done.stderr.strip()[-300:]
+
+
 def test_dbt_releases_the_file(built):
+    """After the build no process (dbt's pre-started child included) holds the warehouse."""
     warehouse, _, _ = built
-    con = duckdb.connect(str(warehouse))  # read-write: fails if anything still holds it
-    con.close()
+    free, why = _another_process_can_write(warehouse)
+    assert free, f"the warehouse is still held after dbt finished: {why}"
+    # the probe itself can fail: while this process holds the file, another cannot open it
+    held = duckdb.connect(str(warehouse))
+    try:
+        free_while_held, why = _another_process_can_write(warehouse)
+    finally:
+        held.close()
+    assert not free_while_held and "lock" in why.lower(), why
 
 
 def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path):

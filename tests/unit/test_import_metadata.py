@@ -11,9 +11,10 @@ import json
 import pandas as pd
 import pytest
 
-from tests.unit.test_imports import RAW_TABLES, STUDY, snapshot, write_csv
+from tests.import_study import STUDY
+from tests.unit.test_imports import RAW_TABLES, snapshot, write_csv
 from tsrate import TsrateError
-from tsrate.platform.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import (
     ImportValidationError,
     import_forecasts,
@@ -21,8 +22,6 @@ from tsrate.robustness.blackbox.predictions import (
     registered_systems,
     system_metadata,
 )
-from tsrate.robustness.forecast.execute import load_series
-from tsrate.robustness.sources import load_skfolio_sp500
 
 METADATA = {
     "display_name": "My model (imported)",
@@ -34,36 +33,6 @@ METADATA = {
     "accepted_perturbations": "P0 P1 P2 P3",
     "description": "Forecasts of my model, made elsewhere.",
 }
-
-
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    path = tmp_path_factory.mktemp("import-metadata") / "tsrate.duckdb"
-    with connect(path) as con:
-        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
-    return path
-
-
-@pytest.fixture(scope="module")
-def good(warehouse):
-    """The study's full grid (as tests/unit/test_imports.py): clean actuals + 1.0."""
-    with connect(warehouse) as con:
-        series = load_series(con, STUDY)
-    frames = [
-        pd.DataFrame(
-            {
-                "ticker": ticker,
-                "window_end_date": pd.to_datetime(s.window_end_dates).strftime("%Y-%m-%d"),
-                "perturbation_id": perturbation_id,
-                "horizon_step": step,
-                "forecast": s.clean[s.end_positions + step] + 1.0,
-            }
-        )
-        for ticker, s in series.items()
-        for perturbation_id in STUDY.perturbations
-        for step in range(1, STUDY.horizon + 1)
-    ]
-    return pd.concat(frames, ignore_index=True)
 
 
 def registrations(warehouse) -> pd.DataFrame:

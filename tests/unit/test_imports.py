@@ -12,24 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.import_study import STUDY
 from tsrate import TsrateError
-from tsrate.config import Study
-from tsrate.platform.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
-from tsrate.robustness.forecast.execute import load_series
-from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.registry import load_systems_seed
 
-STUDY = Study.from_mapping(
-    dict(
-        study_tickers=["AAPL", "JPM"],
-        study_start="2022-09-01",
-        study_end="2022-12-28",
-        context_length=30,
-        horizon=5,
-        systems=["naive"],
-    )
-)
 RAW_TABLES = [
     "prices",
     "runs",
@@ -58,39 +46,6 @@ EXTERNAL_ROW = dict(
 def seed():
     seed = load_systems_seed()
     return pd.concat([seed, pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
-
-
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    path = tmp_path_factory.mktemp("imports") / "tsrate.duckdb"
-    with connect(path) as con:
-        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
-    return path
-
-
-@pytest.fixture(scope="module")
-def good(warehouse):
-    """The study's full grid: clean actuals + 1.0 (a sorted frame)."""
-    with connect(warehouse) as con:
-        series = load_series(con, STUDY)
-    frames = []
-    for ticker, s in series.items():
-        for perturbation_id in STUDY.perturbations:
-            for step in range(1, STUDY.horizon + 1):
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "ticker": ticker,
-                            "window_end_date": pd.to_datetime(s.window_end_dates).strftime(
-                                "%Y-%m-%d"
-                            ),
-                            "perturbation_id": perturbation_id,
-                            "horizon_step": step,
-                            "forecast": s.clean[s.end_positions + step] + 1.0,
-                        }
-                    )
-                )
-    return pd.concat(frames, ignore_index=True)
 
 
 def snapshot(warehouse) -> dict[str, pd.DataFrame]:

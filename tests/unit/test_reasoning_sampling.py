@@ -209,6 +209,7 @@ def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
     import duckdb
 
     from tsrate.platform.warehouse import connect
+    from tsrate.suites.lifecycle import start_suite_run
     from tsrate.suites.reasoning import storage
 
     path = tmp_path / "old.duckdb"
@@ -228,6 +229,7 @@ def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
     answerer = LanguageModelAnswerer(FakeModel(), forecast_samples=2)
     requests = answerer.requests([FORECAST])
     with connect(path) as con:
+        start_suite_run(con, "reasoning", "run", {}, {})  # the writing edge upgrades the schema
         storage.store_prompts(
             con, "run", requests, {"m": "language_model"}, {"m": answerer.fingerprint()}
         )

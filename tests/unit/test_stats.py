@@ -1,4 +1,5 @@
-"""Unit tests for tsrate.methods.wrs: Student t-test, WRS (Algorithm 1), user-study statistics."""
+"""Unit tests for tsrate.methods.wrs (Student t-test, WRS: Algorithm 1) and the user-study
+statistics of tsrate.methods.user_study."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from tsrate.methods.wrs import (
-    PAIR_COLUMNS,
-    WRS_COLUMNS,
+from tsrate.methods.user_study import (
     one_sample_t_right,
     one_sample_t_right_from_summary,
     paired_t,
     paired_t_from_summary,
     spearman,
+)
+from tsrate.methods.wrs import (
+    PAIR_COLUMNS,
+    WRS_COLUMNS,
     student_t_test,
     weighted_rejection_pairs,
     weighted_rejection_scores,
@@ -443,8 +446,9 @@ def test_the_t_distribution_functions_equal_scipy_stats_everywhere():
 
     from scipy import stats as scipy_stats
 
-    from tsrate.methods.wrs import _t_cdf, _t_sf
+    from tsrate.methods.wrs import t_cdf as _t_cdf
     from tsrate.methods.wrs import t_ppf as _t_ppf
+    from tsrate.methods.wrs import t_sf as _t_sf
 
     def same(a, b):
         return (np.isnan(a) and np.isnan(b)) or a == b

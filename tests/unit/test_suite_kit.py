@@ -9,6 +9,7 @@ import pytest
 
 from tsrate import TsrateError
 from tsrate.methods.ratings import ratings_frame
+from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect
 from tsrate.suites import SUITES, unbuilt_suite_marts
 from tsrate.suites.lifecycle import (
@@ -47,8 +48,10 @@ def _independent_ratings(scores: dict[str, float], levels: int) -> dict[str, int
     return {s: rating[v] for s, v in scores.items()}
 
 
-def test_every_warehouse_has_every_suite_raw_table(tmp_path):
+def test_the_raw_schema_has_every_suite_raw_table_and_connect_creates_none(tmp_path):
     with connect(tmp_path / "w.duckdb") as con:
+        assert not con.execute("select * from duckdb_tables()").fetchall()  # connect only opens
+        create_raw_tables(con)
         tables = {
             r[0]
             for r in con.execute(

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from tsrate import TsrateError
+from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect
 from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
@@ -24,15 +25,9 @@ from tsrate.suites.understanding.marts import (
     score_table,
     task_scores,
 )
+from tsrate.suites.understanding.scoring import parse_answer, parse_cot_answer, parse_reply
 from tsrate.suites.understanding.suite import resolve_config
-from tsrate.suites.understanding.tasks import (
-    TASKS,
-    build_prompts,
-    load_template,
-    parse_answer,
-    parse_cot_answer,
-    parse_reply,
-)
+from tsrate.suites.understanding.tasks import TASKS, build_prompts, load_template
 
 COT_LINE = 'Then end your reply with one final line that starts with "Answer:"'
 
@@ -314,6 +309,7 @@ def test_an_old_warehouse_gains_the_prompting_column(tmp_path):
     )
     con.close()
     with connect(path) as con:
+        create_raw_tables(con)  # what every writing edge (a suite run's start) does first
         rows = con.execute("select prompt_key, prompting from raw.und_prompts").fetchall()
         responses = con.execute(
             "select response_key, parsed_by, parser, parser_text from raw.und_responses"

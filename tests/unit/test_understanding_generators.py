@@ -276,7 +276,7 @@ def test_stationary_ar1_coefficient_and_fat_tail_degrees_of_freedom():
     from statsmodels.tsa.ar_model import AutoReg
 
     rng = np.random.default_rng(3)
-    x = g._ar1(rng, 20_000, 0.4, 2.0)
+    x = g.ar1(rng, 20_000, 0.4, 2.0)
     fit = AutoReg(x, lags=1).fit()
     assert fit.params[1] == pytest.approx(0.4, abs=0.02)
     assert np.sqrt(fit.sigma2) == pytest.approx(2.0, rel=0.05)

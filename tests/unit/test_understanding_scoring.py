@@ -32,7 +32,8 @@ from tsrate.suites.understanding.marts import (
     score_table,
     task_scores,
 )
-from tsrate.suites.understanding.tasks import build_prompts, parse_answer
+from tsrate.suites.understanding.scoring import parse_answer
+from tsrate.suites.understanding.tasks import build_prompts
 
 #: The suite's rating directions (seeds/suite_rating_specs.csv).
 HIGHER_IS_BETTER = suite_spec("understanding")["higher_is_better"].to_dict()
@@ -547,7 +548,7 @@ def test_search_task_and_sinusoidal_set_of_appendix_e1():
 
 
 def test_each_task_scored_by_hand():
-    from tsrate.suites.understanding.tasks import score_answer
+    from tsrate.suites.understanding.scoring import score_answer
 
     def score(task, expected, reply, options=()):
         return score_answer(task, expected, parse_answer(task, reply, options), 2)

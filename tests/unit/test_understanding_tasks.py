@@ -15,15 +15,9 @@ from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnaly
 from tsrate.suites.understanding.cli import prompts_text
 from tsrate.suites.understanding.formats import FORMATS
 from tsrate.suites.understanding.marts import rating_table, score_table, task_scores
+from tsrate.suites.understanding.scoring import f1_macro, parse_answer, score_answer
 from tsrate.suites.understanding.suite import SMALL, generate_all, plan_prompts, resolve_config
-from tsrate.suites.understanding.tasks import (
-    TASKS,
-    build_prompts,
-    f1_macro,
-    parse_answer,
-    score_answer,
-    templates,
-)
+from tsrate.suites.understanding.tasks import TASKS, build_prompts, templates
 
 CLASSES = ("fixed", "varying_amplitude", "shifting", "multiple")
 

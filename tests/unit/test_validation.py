@@ -12,6 +12,7 @@ import pytest
 from tsrate import TsrateError
 from tsrate.cli import main
 from tsrate.config import Study
+from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.blackbox.export import export_inputs, inside
 from tsrate.robustness.sources import load_skfolio_sp500
@@ -83,6 +84,7 @@ def test_export_never_writes_outside_its_folder(tmp_path):
     warehouse.parent.mkdir()
     evil = "../../EVIL"
     with connect(warehouse) as con:
+        create_raw_tables(con)  # the tables an older tsrate made
         prices = load_skfolio_sp500(["AAPL"])
         prices = prices[prices["price_date"] >= pd.Timestamp("2022-06-01").date()]
         con.register("p", prices.assign(ticker=evil))

@@ -250,12 +250,14 @@ def build(
     First brings the raw schema up to date (tables added by newer tsrate versions are
     created empty), so a warehouse written by an older version still builds.
     """
+    from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.platform.warehouse import connect
 
     warehouse = Path(warehouse or warehouse_path()).resolve()
     from tsrate.robustness.studies import ensure_studies
 
     with connect(warehouse) as con:
+        create_raw_tables(con)
         ensure_studies(con)  # a warehouse of an older release: its runs join their studies
     args = _build_args(select)
     stamp = time.strftime("%Y%m%dT%H%M%S")

@@ -1,6 +1,8 @@
-"""Warehouse I/O: the raw schema of the live DuckDB file and transactional writes into it.
+"""Warehouse I/O: opening the live DuckDB file and transactional writes into its raw tables.
 
-Raw tables are the only tables Python writes; dbt builds everything else from them.
+Raw tables are the only tables Python writes; dbt builds everything else from them. Their
+definitions and creation live in :mod:`tsrate.platform.raw_schema`, called at the writing
+edges (here: :func:`store_prices` and :func:`close_interrupted_runs`), not in :func:`connect`.
 Every write is one transaction, so a failure (or a kill) leaves the previous state intact.
 DuckDB allows one read-write process at a time: open, write, close — never hold the file.
 """
@@ -18,170 +20,8 @@ import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
+from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.robustness.sources import DEFAULT_MAX_GAP_DAYS
-
-RAW_DDL = """
-create schema if not exists raw;
-
-create table if not exists raw.prices (
-    ticker varchar not null,
-    price_date date not null,
-    close double not null check (close > 0),
-    source varchar not null,
-    loaded_at timestamp not null,
-    primary key (ticker, price_date)
-);
-
-create table if not exists raw.runs (
-    run_id varchar primary key,
-    started_at timestamp not null,
-    finished_at timestamp,
-    status varchar not null,
-    study_hash varchar not null,
-    study json not null,
-    tickers varchar[] not null,
-    systems varchar[] not null,
-    perturbations varchar[] not null,
-    study_start date not null,
-    study_end date not null,
-    context_length integer not null,
-    horizon integer not null,
-    stride integer not null,
-    perturbation_phase integer not null,
-    message varchar
-);
-
-create table if not exists raw.windows (
-    run_id varchar not null,
-    ticker varchar not null,
-    window_index integer not null,
-    window_end_date date not null,
-    context_start_date date not null,
-    horizon_end_date date not null,
-    primary key (run_id, ticker, window_end_date)
-);
-
-create table if not exists raw.perturbed_inputs (
-    run_id varchar not null,
-    ticker varchar not null,
-    perturbation_id varchar not null,
-    price_date date not null,
-    position integer not null,
-    clean_value double not null,
-    input_value double,
-    is_perturbed boolean not null,
-    primary key (run_id, ticker, perturbation_id, price_date)
-);
-
-create table if not exists raw.forecast_partitions (
-    partition_key varchar primary key,
-    input_key varchar not null,
-    run_id varchar not null,
-    system_id varchar not null,
-    ticker varchar not null,
-    perturbation_id varchar not null,
-    n_windows integer not null,
-    n_rows bigint not null,
-    seconds double not null,
-    finished_at timestamp not null
-);
-
-create table if not exists raw.run_partitions (
-    run_id varchar not null,
-    partition_key varchar not null,
-    reused boolean not null,
-    primary key (run_id, partition_key)
-);
-
-create table if not exists raw.forecasts (
-    run_id varchar not null,
-    partition_key varchar not null,
-    system_id varchar not null,
-    ticker varchar not null,
-    window_end_date date not null,
-    perturbation_id varchar not null,
-    horizon_step integer not null,
-    forecast double not null
-);
-
-create table if not exists raw.forecast_quantiles (
-    run_id varchar not null,
-    partition_key varchar not null,
-    system_id varchar not null,
-    ticker varchar not null,
-    window_end_date date not null,
-    perturbation_id varchar not null,
-    horizon_step integer not null,
-    q10 double not null,
-    q20 double not null,
-    q30 double not null,
-    q40 double not null,
-    q50 double not null,
-    q60 double not null,
-    q70 double not null,
-    q80 double not null,
-    q90 double not null
-);
-
-create table if not exists raw.run_skipped_systems (
-    run_id varchar not null,
-    system_id varchar not null,
-    reason varchar not null,
-    recorded_at timestamp not null,
-    primary key (run_id, system_id)
-);
-
-create table if not exists raw.forecast_failures (
-    run_id varchar not null,
-    partition_key varchar not null,
-    system_id varchar not null,
-    ticker varchar not null,
-    window_end_date date not null,
-    perturbation_id varchar not null,
-    reason varchar not null,
-    raw_text varchar not null,
-    recorded_at timestamp not null,
-    primary key (partition_key, window_end_date)
-);
-
-create table if not exists raw.sentiments (
-    run_id varchar not null,
-    sentiment_system_id varchar not null,
-    ticker varchar not null,
-    window_end_date date not null,
-    sentiment integer not null check (sentiment in (-1, 0, 1)),
-    stripe_intensity integer not null,
-    probability_negative double not null,
-    probability_neutral double not null,
-    probability_positive double not null,
-    trend_score double not null,
-    trend_label integer not null check (trend_label in (-1, 0, 1)),
-    primary key (run_id, sentiment_system_id, ticker, window_end_date)
-);
-
-create table if not exists raw.model_checkpoints (
-    system_id varchar not null,
-    checkpoint_key varchar not null,
-    checkpoint_path varchar not null,
-    model_size varchar,
-    train_start date,
-    train_end date,
-    first_window_end date,
-    last_window_end date,
-    tickers varchar not null,
-    training_windows integer,
-    validation_windows integer,
-    best_epoch integer,
-    validation_loss double,
-    device varchar,
-    training_seconds double,
-    git_revision varchar not null,
-    settings_json varchar not null,
-    trained_at timestamp not null,
-    registered_at timestamp not null,
-    primary key (system_id, checkpoint_key)
-);
-"""
 
 
 def duckdb_settings() -> dict[str, str]:
@@ -197,7 +37,8 @@ def duckdb_settings() -> dict[str, str]:
 
 @contextlib.contextmanager
 def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Open the warehouse, make sure the raw schema exists, and always close it."""
+    """Open the warehouse and always close it (the writing edges create the raw tables:
+    :func:`tsrate.platform.raw_schema.create_raw_tables`)."""
     path = Path(path)
     if read_only and not path.exists():
         raise TsrateError(f"no warehouse at {path}: run `tsrate run` (or `tsrate ingest`) first")
@@ -212,14 +53,6 @@ def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDB
             ) from exc
         raise
     try:
-        if not read_only:
-            con.execute(RAW_DDL)
-            from tsrate.robustness.blackbox.predictions import IMPORTED_SYSTEMS_DDL
-            from tsrate.suites.lifecycle import ensure_suite_tables
-
-            con.execute(IMPORTED_SYSTEMS_DDL)  # read by stg_systems: exists before any import
-
-            ensure_suite_tables(con)  # every suite's raw tables exist once initialised
         yield con
     finally:
         con.close()
@@ -292,6 +125,7 @@ def store_prices(
     tickers (changed closes replaced, stored dates it lacks removed). Tickers not in
     ``prices`` are untouched either way. Returns the :class:`PriceChanges` per ticker.
     """
+    create_raw_tables(con)  # ingest is a writing edge: the first write to a new warehouse
     frame = prices[["ticker", "price_date", "close"]].copy()
     frame["price_date"] = pd.to_datetime(frame["price_date"]).dt.date
     frame["source"] = source
@@ -458,6 +292,7 @@ def close_interrupted_runs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, st
     Call it only while holding the warehouse writer lock: then no process that could be
     running one is alive (the lock dies with its holder), so these runs were stopped.
     """
+    create_raw_tables(con)  # a run or build starts here, under the writer lock
     stale = con.execute(
         "select run_id, status from raw.runs where status in "
         f"({', '.join(repr(s) for s in UNFINISHED_STATUSES)}) order by started_at"

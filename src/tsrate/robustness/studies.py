@@ -33,39 +33,11 @@ import duckdb
 
 from tsrate import TsrateError
 from tsrate.config import Study
+from tsrate.platform.raw_schema import STUDIES_DDL
 
 if TYPE_CHECKING:
     import pandas as pd
 
-STUDIES_DDL = """
-create schema if not exists raw;
-
-create table if not exists raw.studies (
-    study_id varchar primary key,
-    study_name varchar not null,
-    definition json not null,
-    tickers varchar[] not null,
-    study_start date not null,
-    study_end date not null,
-    context_length integer not null,
-    horizon integer not null,
-    stride integer not null,
-    perturbation_phase integer not null,
-    perturbations varchar[] not null,
-    companies json not null,
-    companies_source varchar not null,
-    created_at timestamp not null
-);
-
-create table if not exists raw.study_imports (
-    run_id varchar primary key,
-    study_id varchar not null,
-    system_id varchar not null,
-    source varchar not null,
-    file_sha256 varchar not null,
-    imported_at timestamp not null
-);
-"""
 
 COMPANY_FIELDS = ("company_name", "industry", "biased_offset")
 

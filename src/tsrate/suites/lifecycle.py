@@ -12,9 +12,9 @@ Every suite run is one row of ``raw.suite_runs`` (grain: suite run), whatever th
   suite's staging view turns into typed columns; ``message`` — why it failed.
 
 :func:`ensure_suite_tables` creates ``raw.suite_runs`` and every registered suite's raw tables
-(one definition each, in ``tsrate.suites.<name>.schema``); :func:`tsrate.platform.warehouse.connect`
-calls it, so every raw table exists once the warehouse is initialised and the staging
-views read their sources plainly. Warehouses written before this table existed kept one
+(one definition each, in ``tsrate.suites.<name>.schema``, collected by
+:mod:`tsrate.platform.raw_schema`); each suite run creates them at its start (with every other
+raw table), so the staging views read their sources plainly. Warehouses written before this table existed kept one
 ``raw.<prefix>_suite_runs`` table per suite: their rows are copied in once (the old tables
 stay, untouched).
 """
@@ -22,7 +22,6 @@ stay, untouched).
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import json
 import uuid
 from pathlib import Path
@@ -31,74 +30,17 @@ import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
-
-SUITE_RUNS_DDL = """
-create schema if not exists raw;
-
-create table if not exists raw.suite_runs (
-    suite varchar not null,
-    suite_run_id varchar primary key,
-    started_at timestamp not null,
-    finished_at timestamp,
-    status varchar not null,
-    config json not null,
-    details json not null,
-    message varchar
-);
-"""
+from tsrate.platform.raw_schema import create_raw_tables, create_suite_tables
 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
-def suite_raw_ddl() -> str:
-    """``raw.suite_runs`` plus the raw tables of every registered suite."""
-    from tsrate.suites import SUITES
-
-    parts = [SUITE_RUNS_DDL]
-    parts += [importlib.import_module(s.schema_module).DDL for s in SUITES.values()]
-    return "\n".join(parts)
-
-
 def ensure_suite_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create every suite raw table when missing (idempotent) and copy in the rows of the
     per-suite run tables of older warehouses."""
-    con.execute(suite_raw_ddl())
-    _migrate_legacy_runs(con)
-
-
-def _migrate_legacy_runs(con: duckdb.DuckDBPyConnection) -> None:
-    from tsrate.suites import SUITES
-
-    legacy = {
-        name
-        for (name,) in con.execute(
-            "select table_name from duckdb_tables() where schema_name = 'raw' "
-            "and table_name like '%\\_suite\\_runs' escape '\\' and table_name <> 'suite_runs'"
-        ).fetchall()
-    }
-    common = {"suite_run_id", "started_at", "finished_at", "status", "config", "message"}
-    for suite in SUITES.values():
-        table = f"{suite.prefix}_suite_runs"
-        if table not in legacy:
-            continue
-        columns = [
-            row[0]
-            for row in con.execute(
-                "select column_name from duckdb_columns() where schema_name = 'raw' "
-                "and table_name = ? order by column_index",
-                [table],
-            ).fetchall()
-        ]
-        extra = [c for c in columns if c not in common]
-        details = "json_object(" + ", ".join(f"'{c}', old.{c}" for c in extra) + ")"
-        con.execute(
-            f"insert into raw.suite_runs select '{suite.name}', old.suite_run_id, "
-            f"old.started_at, old.finished_at, old.status, cast(old.config as json), "
-            f"{details if extra else 'json_object()'}, old.message from raw.{table} as old "
-            "where old.suite_run_id not in (select suite_run_id from raw.suite_runs)"
-        )
+    create_suite_tables(con)
 
 
 def new_suite_run_id(suite: str) -> str:
@@ -117,11 +59,13 @@ def start_suite_run(
     config: dict,
     details: dict,
 ) -> None:
-    """Record a suite run in status ``running``. Runs inside the caller's transaction when
-    there is one, so a suite can store its plan in the same transaction."""
+    """Record a suite run in status ``running``, creating any missing raw table first. Runs
+    inside the caller's transaction when there is one, so a suite can store its plan in the
+    same transaction."""
     from tsrate.suites import get_suite
 
     get_suite(suite)
+    create_raw_tables(con)  # a suite run's start is a writing edge
     con.execute(
         "insert into raw.suite_runs values (?, ?, ?, null, 'running', ?, ?, null)",
         [

@@ -64,6 +64,7 @@ import pandas as pd
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.inputs.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
+from tsrate.platform.raw_schema import IMPORTED_SYSTEMS_DDL, create_raw_tables
 from tsrate.platform.warehouse import transaction
 from tsrate.robustness.companies import study_companies
 from tsrate.robustness.forecast.execute import (
@@ -118,25 +119,6 @@ MAX_ABS_FORECAST = 10 * MAX_CLOSE
 #: Longest text of a metadata value (``description``: 2000).
 MAX_METADATA_TEXT = 200
 
-IMPORTED_SYSTEMS_DDL = """
-create schema if not exists raw;
-create table if not exists raw.imported_systems (
-    system_id varchar not null,
-    display_name varchar not null,
-    paper_symbol varchar,
-    modality varchar not null,
-    family varchar not null,
-    purpose varchar,
-    architecture varchar,
-    is_foundation_model boolean,
-    accepted_perturbations varchar not null,
-    description varchar not null,
-    base_model varchar,
-    source varchar not null,
-    registered_at timestamp not null
-);
-"""
-
 
 class ImportValidationError(TsrateError):
     """A prediction file that cannot be imported, with every problem found listed."""
@@ -188,6 +170,7 @@ def import_forecasts(
     an earlier import. Marks the run ``forecasted``; score it with
     ``tsrate.platform.dbt_runner.build(run_id=summary.run_id)``.
     """
+    create_raw_tables(con)  # an import is a writing edge
     started = time.perf_counter()
     say = progress or (lambda message: None)
     path = Path(path)

@@ -34,6 +34,7 @@ from tsrate.inputs.perturbations import PERTURBATIONS, input_series
 from tsrate.inputs.sentiment import record_run_sentiments
 from tsrate.inputs.windows import contexts, futures, window_end_positions
 from tsrate.platform.progress import Progress
+from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import load_prices, transaction
 from tsrate.systems.base import (
@@ -633,6 +634,7 @@ def _run_forecasts(
     progress: Callable[[str], None] | None,
     executor: PartitionExecutor | None,
 ) -> RunSummary:
+    create_raw_tables(con)  # a forecast run is a writing edge
     say = progress or log.info
     started = time.perf_counter()
     skipped = unavailable_systems(study, companies)

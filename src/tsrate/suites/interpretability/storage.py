@@ -1,7 +1,7 @@
 """Raw tables of the interpretability suite, on the same DuckDB file as the rest of tsrate.
 
-Defined once in :mod:`.schema` and created when the warehouse is initialised
-(:func:`tsrate.suites.lifecycle.ensure_suite_tables`), so dbt's staging views read them
+Defined once in :mod:`.schema` and created with every raw table at each writing edge
+(:func:`tsrate.platform.raw_schema.create_raw_tables`), so dbt's staging views read them
 plainly and the robustness build never depends on this suite having run.
 
 Grain and write rules (append-only, like every raw table of tsrate):

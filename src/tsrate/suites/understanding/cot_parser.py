@@ -5,12 +5,12 @@ length"), behind the strict rule, never instead of it.
 Order of parsing a chain-of-thought reply (``prompting`` = ``cot``):
 
 1. the reply's last ``Answer:`` line, read by the task's strict parser
-   (:func:`.tasks.parse_cot_answer`) -- ``parsed_by`` = ``regex``;
+   (:func:`.scoring.parse_cot_answer`) -- ``parsed_by`` = ``regex``;
 2. only when that fails and ``--cot-parser BACKEND:ID`` is given: the parser model is shown
    the question (the prompt after the series block, without the chain-of-thought
    instruction: it never sees the series, so it cannot answer by itself) and the reply, with
    the template ``prompts/cot_parser.txt``, and asked for the reply's final answer only; its
-   extraction is read by the same strict parser (:func:`.tasks.parse_answer`) --
+   extraction is read by the same strict parser (:func:`.scoring.parse_answer`) --
    ``parsed_by`` = ``llm``, its text kept in ``raw.und_responses.parser_text`` and the parser
    (id and fingerprint) in ``parser``;
 3. otherwise the reply is unparseable (the reason names both failures) and counts wrong.
@@ -24,13 +24,8 @@ from __future__ import annotations
 import re
 
 from tsrate import TsrateError
-from tsrate.suites.understanding.tasks import (
-    COT_TEMPLATE,
-    Parsed,
-    Prompt,
-    load_template,
-    parse_answer,
-)
+from tsrate.suites.understanding.scoring import Parsed, parse_answer
+from tsrate.suites.understanding.tasks import COT_TEMPLATE, Prompt, load_template
 from tsrate.systems.base import Availability
 
 PARSER_TEMPLATE = "cot_parser"

@@ -9,7 +9,7 @@ here -- scores, ratings (each prompting style rated on its own: a system's zero-
 chain-of-thought answers are two comparisons, never one), rating stability and position bias.
 
 ``score_table``: every answer scored against its prompt's expected answer with
-:func:`.tasks.score_answer` (unparseable = wrong, never guessed). Numeric tasks (retrieval,
+:func:`.scoring.score_answer` (unparseable = wrong, never guessed). Numeric tasks (retrieval,
 min, max) with a truth other than 0 carry ``abs_pct_error`` for EVERY answer: a parsed answer
 its own error; an unusable one (unparseable or missing) the **penalty**
 :func:`penalty_error` = the largest absolute percentage error any system's parsed answer had
@@ -23,7 +23,7 @@ whose answers are all unusable ranks last (or tied last) on every error metric i
 model extracted, :mod:`.cot_parser`), ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
 unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
 classification: macro F1 over the task's classes, an unparseable answer a miss for its true
-class, :func:`.tasks.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
+class, :func:`.scoring.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
 absolute percentage error over every prompt whose truth is not 0, penalties included) with a
 bootstrap interval, ``mape_parsed`` (the parsed answers only, for reference: never rated),
 ``date_accuracy`` (min/max: the date right, over all prompts), ``accuracy_two_step``
@@ -54,7 +54,7 @@ import pandas as pd
 
 from tsrate.suites import intervals
 from tsrate.suites import rating as kit
-from tsrate.suites.understanding.tasks import Parsed, f1_macro, score_answer
+from tsrate.suites.understanding.scoring import Parsed, f1_macro, score_answer
 
 NUMERIC_TASKS = ("retrieval", "arithmetic_min", "arithmetic_max")
 #: Least penalty (%) for an unusable numeric answer: the error of answering 0.
@@ -388,7 +388,7 @@ def _groups(column: str, block: pd.DataFrame) -> list[tuple]:
 
 
 def _weighted_f1(truth, predicted, weights, labels) -> float:
-    """:func:`.tasks.f1_macro` with each prompt counted ``weights`` times."""
+    """:func:`.scoring.f1_macro` with each prompt counted ``weights`` times."""
     scores = []
     for label in labels:
         t, p = truth == label, predicted == label

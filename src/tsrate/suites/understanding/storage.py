@@ -1,7 +1,7 @@
 """Raw tables of the understanding suite, on the same DuckDB file as the rest of tsrate.
 
-Defined once in :mod:`.schema` and created when the warehouse is initialised
-(:func:`tsrate.suites.lifecycle.ensure_suite_tables`), so the suite's staging views read them
+Defined once in :mod:`.schema` and created with every raw table at each writing edge
+(:func:`tsrate.platform.raw_schema.create_raw_tables`), so the suite's staging views read them
 plainly and every other build never depends on this suite having run.
 
 Grain and write rules (append-only):
@@ -39,7 +39,8 @@ import pandas as pd
 from tsrate.platform.warehouse import transaction
 from tsrate.suites.lifecycle import insert_frame
 from tsrate.suites.understanding.generators import GENERATOR_VERSION, Sample
-from tsrate.suites.understanding.tasks import Parsed, Prompt
+from tsrate.suites.understanding.scoring import Parsed
+from tsrate.suites.understanding.tasks import Prompt
 
 
 def _now() -> dt.datetime:

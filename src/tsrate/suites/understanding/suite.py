@@ -21,7 +21,8 @@ from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.formats import FORMATS
-from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts, parse_reply
+from tsrate.suites.understanding.scoring import parse_reply
+from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts
 
 ALL_DATASETS = (*g.UNIVARIATE, *g.MULTIVARIATE, *g.POSITION)
 REFERENCE_SYSTEMS = ("und_analyst", "und_random")
@@ -234,6 +235,7 @@ def run_suite(
 
     A system that cannot run here (no endpoint configured, no checkpoint) is an error
     naming the reason, never skipped."""
+    from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.platform.warehouse import connect
 
     for system, _ in systems:
@@ -254,6 +256,7 @@ def run_suite(
     )
     suite_run_id = new_suite_run_id("understanding")
     with connect(warehouse) as con:
+        create_raw_tables(con)  # a suite run is a writing edge
         new_series = storage.store_series(con, samples)
         new_prompts = storage.store_prompts(con, prompts)
         storage.start_suite_run(
