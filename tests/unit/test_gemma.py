@@ -29,7 +29,9 @@ from tests.unit.test_llm import D, make_batch  # noqa: E402
 SHA = "ab" * 32
 
 
-def save_tiny_gemma(folder: Path, seed: int = 0) -> Path:
+def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False) -> Path:
+    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
+    tied head mostly repeats its last token, an untied one writes varied replies."""
     import torch
     from tokenizers import Tokenizer, decoders, models
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
@@ -58,6 +60,7 @@ def save_tiny_gemma(folder: Path, seed: int = 0) -> Path:
         bos_token_id=vocab["<eos>"],
         pad_token_id=vocab["<eos>"],
         initializer_range=0.5,  # logits far apart: no argmax ties between the two paths
+        tie_word_embeddings=tied,
     )
     torch.manual_seed(seed)
     model = Gemma3ForCausalLM(config)
@@ -67,13 +70,14 @@ def save_tiny_gemma(folder: Path, seed: int = 0) -> Path:
 
 
 class CountingConverter:
-    def __init__(self, fail: bool = False):
+    def __init__(self, fail: bool = False, tied: bool = False):
         self.calls = 0
         self.fail = fail
+        self.tied = tied
 
     def __call__(self, folder: Path) -> None:
         self.calls += 1
-        save_tiny_gemma(folder)
+        save_tiny_gemma(folder, tied=self.tied)
         if self.fail:
             raise RuntimeError("conversion killed")
 
@@ -207,14 +211,32 @@ def test_restricted_head_greedy_equals_masked_full_head_greedy(cache):
         torch.testing.assert_close(cut[..., allowed], full[..., allowed], rtol=1e-6, atol=1e-6)
         assert (cut[..., others].amax(-1) < cut[..., allowed].amin(-1)).all()
         replies = system.generate(texts, max_new_tokens=40)
-    assert model.get_output_embeddings() is original  # the tied full head is back
-    assert original.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    assert model.get_output_embeddings() is original  # the full head is back
     unrestricted = system.generate(texts[:1], max_new_tokens=40)[0]
     assert set(unrestricted) - numeric_decoding.NUMERIC_CHARACTERS  # the mask matters here
     for text, reply in zip(texts, replies, strict=True):
         reference = masked_greedy(model, tokenizer, text, allowed, 40)
         assert reply == tokenizer.decode(reference, skip_special_tokens=True)
         assert set(reply) <= numeric_decoding.NUMERIC_CHARACTERS
+
+
+def test_restricted_head_puts_a_tied_head_back(cache):
+    system = tiny_system(CountingConverter(tied=True))
+    system.load()
+    model = system._model
+    original = model.get_output_embeddings()
+    assert original.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    with numeric_decoding.restricted_head(model, system.numeric_ids()):
+        assert model.get_output_embeddings() is not original
+    assert model.get_output_embeddings() is original
+    assert original.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+
+
+def test_batched_forecasts_equal_one_window_at_a_time(cache):
+    batch = make_batch()  # prompts of different lengths: the batch is left-padded
+    one = tiny_system(CountingConverter(), batch_size=1).forecast_replies(batch)
+    three = tiny_system(CountingConverter(), batch_size=3).forecast_replies(batch)
+    assert len(set(one)) == 3 and three == one
 
 
 def test_forecast_replies_stop_once_the_horizon_is_written(cache):
