@@ -278,3 +278,19 @@ def test_unparseable_replies_are_failure_rows_with_the_raw_text(cache):
     for failure, reply in zip(out.failures, replies, strict=True):
         assert failure.raw_text == reply and len(reply) <= 3
         assert failure.reason.startswith("unparseable reply: ")
+
+
+def test_the_suites_open_the_packaged_model_as_hf_local_gemma3_270m(cache):
+    from tsrate.systems.language import open_language_model
+
+    model = open_language_model("hf_local:gemma3_270m")
+    assert isinstance(model, gemma.GemmaSystem) and model._model is None
+    assert model.availability().available
+
+
+def test_suite_chats_use_the_full_head(cache):
+    system = tiny_system(CountingConverter(), max_new_tokens=20)
+    chats = [[{"role": "user", "content": "Is the trend increasing?"}]]
+    reply = system.complete_all(chats)[0]
+    assert reply == system.generate([prompt_text(system._tokenizer, chats[0])])[0]
+    assert set(reply) - numeric_decoding.NUMERIC_CHARACTERS  # not only number tokens
