@@ -86,6 +86,13 @@ def test_packaged_gemma_forecasts_short_windows_through_the_core(tmp_path, monke
         summary = run_forecasts(con, study, load_companies(), workers=1, progress=lambda m: None)
     assert summary.computed == 0 and summary.reused == summary.partitions == 4
     assert summary.failed_windows.get("gemma3_270m", 0) == len(failures)
+    # a forced recompute re-parses the stored replies (<warehouse dir>/cache/llm)
+    with connect(warehouse) as con:
+        forced = run_forecasts(
+            con, study, load_companies(), force=True, workers=1, progress=lambda m: None
+        )
+    assert forced.computed == 4
+    assert forced.failed_windows.get("gemma3_270m", 0) == len(failures)
 
 
 def refuse_to_load(self) -> None:  # noqa: ANN001

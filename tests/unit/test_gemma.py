@@ -85,6 +85,7 @@ class CountingConverter:
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", "off")  # each test decodes afresh
     return tmp_path / "cache"
 
 
@@ -294,3 +295,18 @@ def test_suite_chats_use_the_full_head(cache):
     reply = system.complete_all(chats)[0]
     assert reply == system.generate([prompt_text(system._tokenizer, chats[0])])[0]
     assert set(reply) - numeric_decoding.NUMERIC_CHARACTERS  # not only number tokens
+
+
+def test_forecast_replies_are_cached_so_a_rerun_does_not_load_the_model(cache, monkeypatch):
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", str(cache.parent / "llm"))
+    batch = make_batch()
+    first = tiny_system(CountingConverter()).predict(batch)
+    files = list((cache.parent / "llm").rglob("*.json"))
+    assert len(files) == batch.n_windows
+    monkeypatch.setattr(gemma.GemmaSystem, "load", refuse)
+    again = tiny_system(refuse).predict(batch)
+    assert type(again) is type(first)
+    np.testing.assert_array_equal(getattr(again, "values", again), getattr(first, "values", first))
+    # another decoding setting is another key: the model would be asked
+    with pytest.raises(AssertionError, match="must not convert or load"):
+        tiny_system(refuse, max_new_tokens=100).predict(batch)

@@ -45,7 +45,7 @@ from tsrate import TsrateError
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
 from tsrate.systems.hf_local import HfLocalSystem, HfSettings, load_settings, prompt_text
-from tsrate.systems.llm import parse_replies, prompt_digest
+from tsrate.systems.llm import ResponseCache, cache_dir_setting, parse_replies, prompt_digest
 from tsrate.systems.numeric_decoding import (
     numeric_token_cap,
     numeric_token_ids,
@@ -227,14 +227,38 @@ class GemmaSystem(HfLocalSystem):
         return self._numeric_ids
 
     def forecast_replies(self, batch: ForecastBatch) -> list[str]:
-        """Each window's reply, decoded greedily over the numeric tokens only."""
-        self.load()
-        texts = [prompt_text(self._tokenizer, m) for m in self.prompts(batch)]
+        """Each window's reply, decoded greedily over the numeric tokens only. Replies are
+        kept in the LLM response cache (``<warehouse dir>/cache/llm``, as the endpoint
+        systems' replies; ``TSRATE_LLM_CACHE_DIR=off`` disables it), keyed by the
+        fingerprint, the chat and the horizon, so a forced rerun or a changed parser
+        reads them back without loading the model."""
+        messages = self.prompts(batch)
         cap = numeric_token_cap(batch.contexts, batch.horizon, self.settings.decimals)
-        with restricted_head(self._model, self.numeric_ids()):
-            return self.generate(
-                texts, max_new_tokens=cap, stopping=stopping_for(self._tokenizer, batch.horizon)
+        folder = cache_dir_setting()
+        cache = ResponseCache(folder) if folder else None
+        fingerprint = self.fingerprint()
+        keys = [
+            ResponseCache.key(
+                {"system": fingerprint, "messages": m, "horizon": batch.horizon, "cap": cap}
             )
+            for m in messages
+        ]
+        replies = [cache.get(k) if cache else None for k in keys]
+        todo = [row for row, reply in enumerate(replies) if reply is None]
+        if todo:
+            self.load()
+            texts = [prompt_text(self._tokenizer, messages[row]) for row in todo]
+            with restricted_head(self._model, self.numeric_ids()):
+                fresh = self.generate(
+                    texts,
+                    max_new_tokens=cap,
+                    stopping=stopping_for(self._tokenizer, batch.horizon),
+                )
+            for row, reply in zip(todo, fresh, strict=True):
+                replies[row] = reply
+                if cache:
+                    cache.put(keys[row], reply, self.system_id)
+        return replies
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.forecast_replies(batch), batch.horizon)
