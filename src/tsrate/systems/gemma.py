@@ -47,6 +47,9 @@ from tsrate.systems.failures import PartialForecasts
 from tsrate.systems.hf_local import HfLocalSystem, HfSettings, load_settings, prompt_text
 from tsrate.systems.llm import ResponseCache, cache_dir_setting, parse_replies, prompt_digest
 from tsrate.systems.numeric_decoding import (
+    LEAD_IN_TOKENS,
+    lead_in,
+    lead_in_stopping,
     numeric_token_cap,
     numeric_token_ids,
     restricted_head,
@@ -62,7 +65,7 @@ INSTALL_HINT = (
 #: written last into a converted checkpoint: its presence means the folder is complete
 READY_FILE = "tsrate_gemma.json"
 #: the decoding rule of ``predict``, part of the fingerprint
-FORECAST_DECODING = "greedy-numeric-head;stop=horizon"
+FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon"
 
 
 def cache_root() -> Path:
@@ -248,17 +251,30 @@ class GemmaSystem(HfLocalSystem):
         if todo:
             self.load()
             texts = [prompt_text(self._tokenizer, messages[row]) for row in todo]
-            with restricted_head(self._model, self.numeric_ids()):
-                fresh = self.generate(
-                    texts,
-                    max_new_tokens=cap,
-                    stopping=stopping_for(self._tokenizer, batch.horizon),
-                )
+            fresh = self.constrained_replies(texts, batch.horizon, cap)
             for row, reply in zip(todo, fresh, strict=True):
                 replies[row] = reply
                 if cache:
                     cache.put(keys[row], reply, self.system_id)
         return replies
+
+    def constrained_replies(self, texts: list[str], horizon: int, cap: int) -> list[str]:
+        """Greedy replies in two phases: the model's own free-text lead-in over the full
+        head (up to :data:`~tsrate.systems.numeric_decoding.LEAD_IN_TOKENS` tokens, ending at
+        its first line, none when it starts with a number), then the numbers over the
+        numeric head, continuing from the prompt and the lead-in."""
+        self.load()
+        openings = self.generate(
+            texts, max_new_tokens=LEAD_IN_TOKENS, stopping=lead_in_stopping(self._tokenizer)
+        )
+        leads = [lead_in(opening)[0] for opening in openings]
+        with restricted_head(self._model, self.numeric_ids()):
+            numbers = self.generate(
+                [text + lead for text, lead in zip(texts, leads, strict=True)],
+                max_new_tokens=cap,
+                stopping=stopping_for(self._tokenizer, horizon),
+            )
+        return [lead + rest for lead, rest in zip(leads, numbers, strict=True)]
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.forecast_replies(batch), batch.horizon)

@@ -147,15 +147,40 @@ class ForecastComplete:
         return torch.tensor([self.done(r) for r in replies], device=input_ids.device)
 
 
-def stopping_for(tokenizer: Any, horizon: int) -> Any:
-    """``prompt length → StoppingCriteriaList([ForecastComplete])`` (``HfLocalSystem.generate``)."""
+#: the most tokens of free text (full head) a reply may open with before its numbers
+LEAD_IN_TOKENS = 24
+_NUMBER_START = frozenset("0123456789+-.")
 
+
+def lead_in(reply: str) -> tuple[str, bool]:
+    """The free-text opening of a reply (full-head decoding) and whether it is complete.
+
+    A reply that starts with a number (after whitespace) has no lead-in; else its lead-in is
+    its first non-empty line with the newline ("The next 20 closing prices are:\n"); a
+    reply with neither yet is incomplete (the whole text so far)."""
+    stripped = reply.lstrip()
+    if stripped and stripped[0] in _NUMBER_START:
+        return "", True
+    line_end = reply.find("\n", len(reply) - len(stripped))
+    if stripped and line_end >= 0:
+        return reply[: line_end + 1], True
+    return reply, False
+
+
+class LeadInComplete(ForecastComplete):
+    """A stopping criterion: a row is done once its lead-in is (:func:`lead_in`)."""
+
+    def done(self, reply: str) -> bool:
+        return lead_in(reply)[1]
+
+
+def _criteria(kind: type, tokenizer: Any, horizon: int) -> Any:
     def build(prompt_length: int) -> Any:
         from transformers import StoppingCriteria, StoppingCriteriaList
 
         class _Stop(StoppingCriteria):
             def __init__(self) -> None:
-                self.inner = ForecastComplete(tokenizer, prompt_length, horizon)
+                self.inner = kind(tokenizer, prompt_length, horizon)
 
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
                 return self.inner(input_ids, scores)
@@ -163,3 +188,13 @@ def stopping_for(tokenizer: Any, horizon: int) -> Any:
         return StoppingCriteriaList([_Stop()])
 
     return build
+
+
+def stopping_for(tokenizer: Any, horizon: int) -> Any:
+    """``prompt length → StoppingCriteriaList([ForecastComplete])`` (``HfLocalSystem.generate``)."""
+    return _criteria(ForecastComplete, tokenizer, horizon)
+
+
+def lead_in_stopping(tokenizer: Any) -> Any:
+    """``prompt length → StoppingCriteriaList([LeadInComplete])``."""
+    return _criteria(LeadInComplete, tokenizer, 0)
