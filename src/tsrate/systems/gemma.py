@@ -14,7 +14,8 @@ The system is :class:`tsrate.systems.hf_local.HfLocalSystem` over that folder: t
 prompts, chat template, parser, ``raw.forecast_failures`` rows, batching
 (``TSRATE_HF_BATCH_SIZE``), device (cuda in bfloat16 when torch sees a GPU, else CPU
 float32) and seeded sampling (``sample_all``). One thing differs when it forecasts
-(``predict``): greedy decoding is **constrained to the answer format**, digits, separators,
+(``predict``): after the model's own opening line (full head, see
+:meth:`GemmaSystem.constrained_replies`), greedy decoding is **constrained to the answer format**, digits, separators,
 sign, point, newline and end of sequence (:mod:`tsrate.systems.numeric_decoding`), through an
 output head cut to those rows: the same tokens as masked full-head greedy decoding at a
 fraction of the memory traffic per token. Each window's new tokens are capped by
