@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first (a local wheel here); with a GPU, install your CUDA build of torch instead
 	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/pip install --quiet -e ".[dev,fracast,chronos,llm,images,dask]"
+	$(BIN)/pip install --quiet -e ".[dev,fracast,chronos,llm,images,dask,gemma]"
 	touch $@
 
 run: setup            ## the main job on the default study (bundled S&P sample -> marts)

