@@ -241,6 +241,19 @@ def create_suite_tables(con: duckdb.DuckDBPyConnection) -> None:
     migrate_legacy_suite_runs(con)
 
 
+# company metadata a study brings (price-file columns or --companies; tsrate.robustness.companies)
+COMPANIES_DDL = """
+create schema if not exists raw;
+create table if not exists raw.company_metadata (
+    ticker varchar not null,
+    company_name varchar,
+    industry varchar,
+    biased_offset double,
+    source varchar not null,
+    loaded_at timestamp not null
+);
+"""
+
 # the stored studies (tsrate.robustness.studies registers them and migrates older runs)
 STUDIES_DDL = """
 create schema if not exists raw;
@@ -279,6 +292,7 @@ def create_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(CORE_DDL)
     con.execute(IMPORTED_SYSTEMS_DDL)
     con.execute(STUDIES_DDL)
+    con.execute(COMPANIES_DDL)
     create_suite_tables(con)
 
 

@@ -24,19 +24,9 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.config import load_companies
+from tsrate.platform.raw_schema import COMPANIES_DDL
 
 COMPANY_COLUMNS = ("company_name", "industry", "biased_offset")
-COMPANIES_DDL = """
-create schema if not exists raw;
-create table if not exists raw.company_metadata (
-    ticker varchar not null,
-    company_name varchar,
-    industry varchar,
-    biased_offset double,
-    source varchar not null,
-    loaded_at timestamp not null
-);
-"""
 
 
 def _read_table(path: Path) -> pd.DataFrame:
