@@ -128,7 +128,7 @@ def assignment_matrix(
         .reset_index(drop=True)
     )
     matrix = np.full((len(meta), units.size), -1, dtype=np.int8)
-    if units.size == 0:
+    if units.size == 0 or meta.empty:  # no draws: DuckDB has no ENUM of zero values
         return meta, matrix
     # The strings are turned into small integers by DuckDB (ENUM casts), in parallel.
     first_day = str(units.days[0])

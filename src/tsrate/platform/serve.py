@@ -23,7 +23,9 @@ killed with ``tsrate serve``) and says where its UI is. ``nightly_rating: true``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import signal
 from typing import TYPE_CHECKING, Any
 
 from tsrate import TsrateError
@@ -149,4 +151,44 @@ def _serve(config: ScheduleConfig) -> None:
 
     deployments = build_deployments(config)
     ensure_writer_limit()
-    prefect_serve(*deployments)
+    with _signal_recorder() as received:
+        try:
+            prefect_serve(*deployments)
+        except SystemExit:  # Prefect's Runner exits 0 on a SIGTERM before it has started
+            if not received:
+                raise
+    if received:
+        # prefect.serve swallows the KeyboardInterrupt of a SIGINT, and its Runner replaces our
+        # SIGTERM handler with a graceful stop; both return normally. Re-raise, so that the
+        # CLI exits 130 (SIGINT) or 143 (SIGTERM), not 0
+        raise KeyboardInterrupt(received[0])
+
+
+@contextlib.contextmanager
+def _signal_recorder():  # noqa: ANN202 - yields the list of signal names received
+    """Record SIGINT/SIGTERM (by name) while still stopping with KeyboardInterrupt."""
+    received: list[str] = []
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+        received.append(signal.Signals(signum).name)
+        signal.signal(signum, signal.SIG_DFL)  # a second signal kills at once
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    from prefect.runner import Runner
+
+    graceful = Runner.handle_sigterm
+
+    def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN001 - a Runner
+        received.append("SIGTERM")
+        graceful(self, *args, **kwargs)
+
+    for sig in previous:
+        signal.signal(sig, stop)
+    Runner.handle_sigterm = handle_sigterm  # the Runner installs it as its SIGTERM handler
+    try:
+        yield received
+    finally:
+        Runner.handle_sigterm = graceful
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -181,25 +181,32 @@ class ChronosSystem:
         )
 
     def availability(self) -> Availability:
-        try:
-            import torch
-        except ImportError:
+        """Whether torch, chronos and the weights are here, without importing torch or chronos
+        (seconds) unless a CUDA device was asked for: the workers import them to forecast."""
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
             return Availability(False, f"torch is not installed; {INSTALL_HINT}")
-        try:
-            import chronos  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("chronos") is None:
             return Availability(False, f"chronos-forecasting is not installed; {INSTALL_HINT}")
         try:
             directory = resolve_checkpoint(self.model_name)
         except ChronosUnavailable as exc:
             return Availability(False, str(exc))
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            return Availability(
-                False, f"device {self.device!r} was asked for but torch sees no CUDA GPU"
-            )
+        if self._device is None:
+            where = "cuda (bfloat16) when torch sees a GPU, else cpu (float32)"
+        else:
+            if self.device.startswith("cuda"):
+                import torch
+
+                if not torch.cuda.is_available():
+                    return Availability(
+                        False, f"device {self.device!r} was asked for but torch sees no CUDA GPU"
+                    )
+            where = f"{self.device} ({self.dtype_name})"
         return Availability(
             True,
-            f"{self.model_name} from {directory} on {self.device} ({self.dtype_name}), "
+            f"{self.model_name} from {directory} on {where}, "
             f"median of {self.num_samples} samples",
         )
 

@@ -190,15 +190,26 @@ class VitNumSpecSystem:
         return f"vit_num_spec;model={self.key};image=v1;sentiment={self.sentiment.fingerprint()}"
 
     def availability(self) -> Availability:
-        try:
-            import pywt  # noqa: F401
-            import torch
-        except ImportError as exc:
+        """Whether torch and PyWavelets are installed, without importing torch (seconds) unless
+        a CUDA device was asked for; ``prepare`` and the workers import it."""
+        import importlib.util
+
+        missing = [name for name in ("pywt", "torch") if importlib.util.find_spec(name) is None]
+        if missing:
             return Availability(
-                False, f"needs torch and PyWavelets (pip install torch==2.13.0 PyWavelets): {exc}"
+                False,
+                "needs torch and PyWavelets (pip install torch==2.13.0 PyWavelets): "
+                f"{', '.join(missing)} not installed",
             )
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            return Availability(False, f"device {self.device!r} asked for but no CUDA GPU")
+        if self._device is None:
+            device = "cuda when torch sees a GPU, else cpu"
+        else:
+            device = self.device
+            if device.startswith("cuda"):
+                import torch
+
+                if not torch.cuda.is_available():
+                    return Availability(False, f"device {device!r} asked for but no CUDA GPU")
         try:
             path = self.checkpoint_path
         except TsrateError as exc:
@@ -206,7 +217,7 @@ class VitNumSpecSystem:
         state = "trained" if path.exists() else "trains on first run (cached)"
         return Availability(
             True,
-            f"{self.settings.size} ViT on {self.device}, trained on {list(self.settings.tickers)} "
+            f"{self.settings.size} ViT on {device}, trained on {list(self.settings.tickers)} "
             f"{self.settings.train_start}..{self.settings.train_end}; {state}",
         )
 

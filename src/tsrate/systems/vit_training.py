@@ -243,7 +243,20 @@ def train(
 
 
 def sample_tickers() -> list[str]:
-    """Every ticker of the bundled S&P 500 sample (skfolio), sorted."""
+    """Every ticker of the bundled S&P 500 sample (skfolio), sorted: read from the header of
+    skfolio's bundled CSV (importing skfolio pulls in scikit-learn, about a second), falling
+    back to skfolio's loader when that file is not where this version keeps it."""
+    import gzip
+    import importlib.util
+
+    spec = importlib.util.find_spec("skfolio")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "datasets" / "data" / "sp500_dataset.csv.gz"
+        if path.is_file():
+            with gzip.open(path, "rt") as handle:
+                header = handle.readline().strip().split(",")
+            if header[:1] == ["Date"] and len(header) > 1:
+                return sorted(header[1:])
     from skfolio.datasets import load_sp500_dataset
 
     return sorted(str(column) for column in load_sp500_dataset().columns)
