@@ -207,9 +207,16 @@ class GemmaSystem(HfLocalSystem):
             if (self.path / READY_FILE).is_file()
             else "de-quantized once on first use (minutes), then cached"
         )
+        # the device without importing torch (seconds): `tsrate systems` stays light
+        device = (
+            "cuda when torch sees a GPU, else cpu"
+            if self.settings.device == "auto"
+            else self.settings.device
+        )
         return Availability(
             True,
-            f"packaged Gemma 3 270M ({state} in {self.path}) on {self.device} (greedy; forecasts over number tokens only)",
+            f"packaged Gemma 3 270M ({state} in {self.path}) on {device} "
+            "(greedy; forecasts over number tokens only)",
         )
 
     def load(self) -> None:
