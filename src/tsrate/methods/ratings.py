@@ -225,9 +225,9 @@ def assign_ratings(
     contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
     rating. A single system, or systems that all share one score (one distinct value), are
     rated by their absolute value (:func:`absolute_rating`) when the metric has an ``ideal``
-    (default 0: the paper's single-system case, 1 if the score is 0, else ``levels``; with a
-    known ``maximum`` the slice of [ideal, maximum] holding it) -- rating everyone "1 = best"
-    because nobody differs would hide that all are maximally biased. With ``ideal=None``
+    (default 0): 1 at the ideal; with a known ``maximum`` the slice of [ideal, maximum]
+    holding it; otherwise ``None`` (no scale to rate on) -- never "1 = best" merely because
+    nobody differs. With ``ideal=None``
     (a metric without an ideal value) such systems get ``None``. An empty mapping gives
     ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
     system). Keys keep the input order.
