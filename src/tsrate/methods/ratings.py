@@ -73,8 +73,13 @@ REASON_TIED_NO_IDEAL = (
 )
 REASON_LONE_IDEAL = "only one system rated: rated by its distance from the ideal value"
 REASON_TIED_IDEAL = "all systems tied: rated by their distance from the ideal value"
-REASON_NO_SCALE = (
-    "away from the ideal value and the metric has no known worst value: no scale to rate on"
+REASON_LONE_NO_SCALE = (
+    "only one system rated, away from the ideal value, and the metric has no known worst value:"
+    " no scale to rate on"
+)
+REASON_TIED_NO_SCALE = (
+    "all systems tied, away from the ideal value, and the metric has no known worst value:"
+    " no scale to rate on"
 )
 
 #: Output columns of :func:`block_bootstrap_ratings` (one row per system x perturbation x level).
@@ -346,7 +351,7 @@ def ratings_frame(
             if metric_ideal is None:
                 reason = REASON_LONE_NO_IDEAL if lone else REASON_TIED_NO_IDEAL
             elif any(value is None for value in rating.values()):
-                reason = REASON_NO_SCALE
+                reason = REASON_LONE_NO_SCALE if lone else REASON_TIED_NO_SCALE
             else:
                 reason = REASON_LONE_IDEAL if lone else REASON_TIED_IDEAL
         separable: dict[str, object] = {}
