@@ -87,6 +87,19 @@ def _start(command: list[str], env: dict[str, str], cwd: Path, stdin: int | None
     )
 
 
+def ensure_raw_schema(warehouse: Path | str | None = None) -> None:
+    """Bring the raw schema up to date before dbt reads it: every raw table created when
+    missing (a warehouse where a suite never ran, or written by an older release) and runs
+    of an older release assigned their study."""
+    from tsrate.platform.raw_schema import create_raw_tables
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import ensure_studies
+
+    with connect(Path(warehouse or warehouse_path()).resolve()) as con:
+        create_raw_tables(con)
+        ensure_studies(con)  # a warehouse of an older release: its runs join their studies
+
+
 def run_dbt(
     args: Sequence[str],
     dbt_vars: dict | None = None,
@@ -104,6 +117,8 @@ def run_dbt(
     ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
     the files reading it, so the partial parse survives).
     """
+    if args and args[0] in ("build", "run"):
+        ensure_raw_schema(warehouse)  # the models read raw.*, which connect() no longer creates
     command, env, project = _command(args, dbt_vars, warehouse, target_path, env_vars)
     started = time.perf_counter()
     return _follow(_start(command, env, project), args, on_line, log_file, verbose, started)
@@ -250,15 +265,8 @@ def build(
     First brings the raw schema up to date (tables added by newer tsrate versions are
     created empty), so a warehouse written by an older version still builds.
     """
-    from tsrate.platform.raw_schema import create_raw_tables
-    from tsrate.platform.warehouse import connect
-
     warehouse = Path(warehouse or warehouse_path()).resolve()
-    from tsrate.robustness.studies import ensure_studies
-
-    with connect(warehouse) as con:
-        create_raw_tables(con)
-        ensure_studies(con)  # a warehouse of an older release: its runs join their studies
+    ensure_raw_schema(warehouse)
     args = _build_args(select)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"
