@@ -456,10 +456,9 @@ def main() -> None:
         # the marts and their tests also read models outside window_errors+ (stg_systems: the
         # seed plus raw.imported_systems; int_confounder_distributions, ...): create the raw
         # tables, then build every ancestor of the selection that window_errors does not feed
-        from tsrate.platform.warehouse import connect
+        from tsrate.platform.dbt_runner import ensure_raw_schema
 
-        with connect(base):
-            pass
+        ensure_raw_schema(base)
         upstream = ["run", "--select", "@window_errors", "--exclude", "window_errors+"]
         staged = run_dbt(project, base, target, upstream)
         print(f"dbt run of the other upstream models: {staged['wall_s']:.1f} s (not timed)")

@@ -266,9 +266,11 @@ def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_
         tables = {
             r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
         }
-        assert {"rsn_items", "suite_runs"} <= tables  # created when the warehouse opens
-        assert con.execute("select count(*) from raw.rsn_items").fetchone()[0] == 0
-        assert con.execute("select count(*) from raw.suite_runs").fetchone()[0] == 0
+        # raw tables are created at the writing edge (platform.raw_schema): a refused file may
+        # leave them absent, or created and empty, never holding a row of it
+        for table in ("rsn_items", "suite_runs"):
+            if table in tables:
+                assert con.execute(f"select count(*) from raw.{table}").fetchone()[0] == 0
 
     good = write(tmp_path / "tsqa.jsonl", good_rows())
     reasoning_flow(import_path=good, warehouse=str(warehouse), target_path=str(tmp_path / "target"))

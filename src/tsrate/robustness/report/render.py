@@ -95,8 +95,8 @@ STYLE = """
 """
 
 NAV = (
-    ("paper-study", "This study"),
     ("verdict", "Verdict"),
+    ("paper-study", "This study"),
     ("overview", "Summary"),
     ("study", "Study"),
     ("summary", "Averages"),
@@ -118,8 +118,8 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
     FIRST_ROWS.clear()
     charts: dict[str, dict] = {}
     sections = [
+        verdict_section(data),  # the verdict first; then what this study is beside the paper's
         paper_study_section(data),
-        verdict_section(data),
         overview_section(data),
         reading_paragraph(data),
         study_section(data),
