@@ -74,7 +74,7 @@ def main() -> None:
     con = duckdb.connect(args.warehouse, read_only=True)
     try:
         errors = con.execute("select * from marts.window_errors").df()
-        sets = con.execute("select * from marts.system_perturbation_sets").df()
+        sets = con.execute("select * from intermediate.int_perturbation_sets_derived").df()
         built = con.execute("select * from marts.robustness_scores").df()
     finally:
         con.close()

@@ -58,13 +58,16 @@ EXCLUDE = "window_errors"
 #: Every model the selection builds, with its schema (rows are counted after each build).
 MARTS = [
     "marts.accuracy_scores",
-    "marts.system_perturbation_sets",
+    "intermediate.int_perturbation_sets_derived",
+    "intermediate.int_wrs_pairs_tested",
     "marts.wrs_pairs",
-    "marts.wrs",
+    "intermediate.int_wrs_scores_summed",
     "intermediate.int_confounder_distributions",
+    "intermediate.int_treatments_assigned",
     "marts.treatment_assignments",
+    "intermediate.int_perturbation_effects_estimated",
     "marts.perturbation_effects",
-    "marts.perturbation_effect_scores",
+    "intermediate.int_perturbation_effects_aggregated",
     "marts.robustness_scores",
     "intermediate.int_ratings_assigned",
     "marts.ratings",
@@ -72,7 +75,9 @@ MARTS = [
     "marts.system_summary",
     "marts.perturbation_summary",
     "marts.confounder_comparison",
+    "intermediate.int_ratings_bootstrapped",
     "marts.rating_stability",
+    "intermediate.int_user_study_tests_recomputed",
     "marts.user_study_tests",
 ]
 PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "python_models", "seeds", "macros"]

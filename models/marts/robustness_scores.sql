@@ -5,11 +5,11 @@
 with
 
 wrs as (
-    select * from {{ ref('wrs') }}
+    select * from {{ ref('int_wrs_scores_summed') }}
 ),
 
 effect_scores as (
-    select * from {{ ref('perturbation_effect_scores') }}
+    select * from {{ ref('int_perturbation_effects_aggregated') }}
 ),
 
 wrs_rows as (

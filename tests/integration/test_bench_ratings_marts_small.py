@@ -32,5 +32,6 @@ def test_scale_benchmark_builds_the_marts_at_a_small_size():
     assert "ERROR=" not in out or "ERROR=0" in out, out[-3000:]
     rows = dict(re.findall(r"^\s+(\w+\.\w+)\s+([\d,]+)\s*$", out, flags=re.M))
     # 10 tickers x 3 systems: every one of them has scores, ratings and summaries
-    for mart in ("marts.accuracy_scores", "marts.wrs", "marts.ratings", "marts.system_summary"):
+    wrs = "intermediate.int_wrs_scores_summed"
+    for mart in ("marts.accuracy_scores", wrs, "marts.ratings", "marts.system_summary"):
         assert int(rows[mart].replace(",", "")) > 0, (mart, rows)

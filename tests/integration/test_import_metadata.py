@@ -148,7 +148,7 @@ def test_registered_system_is_rated_in_every_mart(tmp_path):
         ("purpose", "general-purpose"),
         ("architecture", "decoder-only"),
     }
-    sets = read(warehouse, "select * from marts.system_perturbation_sets "
+    sets = read(warehouse, "select * from intermediate.int_perturbation_sets_derived "
                            "where system_id = 'external_llm'")  # fmt: skip
     assert sets[["perturbation_set", "n_treatments", "is_in_systems_seed"]].values.tolist() == [
         ["P0 P1 P2 P3", 3, True]

@@ -27,7 +27,7 @@ TINY_VARS = {
     "sentiment_training_walks": 300,
     "sentiment_epochs": 2,
 }
-SELECT = "+window_errors +accuracy_scores +ratings +system_perturbation_sets stg_sentiments stg_model_checkpoints"
+SELECT = "+window_errors +accuracy_scores +ratings +int_perturbation_sets_derived stg_sentiments stg_model_checkpoints"
 
 
 def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypatch):
@@ -84,7 +84,7 @@ def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypa
     assert set(accuracy["perturbation_id"]) == {"P0", "P4", "P5", "P6"}
     sets = read(
         warehouse,
-        "select system_id, perturbation_set from marts.system_perturbation_sets where run_id = ?",
+        "select system_id, perturbation_set from intermediate.int_perturbation_sets_derived where run_id = ?",
         [run_id],
     ).set_index("system_id")["perturbation_set"]
     assert sets["vit_num_spec_covid"] == "P0 P4 P5 P6" and sets["naive"] == "P0"

@@ -306,7 +306,7 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     # the draw is the model's function at var causal_seed, and another seed changes it
     inputs = [
         _read(warehouse, "select * from marts.window_errors"),
-        _read(warehouse, "select * from marts.system_perturbation_sets"),
+        _read(warehouse, "select * from intermediate.int_perturbation_sets_derived"),
         _read(warehouse, "select * from intermediate.int_confounder_distributions"),
     ]
     keys = ["distribution_id", "perturbation_set", "ticker", "window_end_date"]

@@ -43,3 +43,28 @@ def test_ingest_is_a_writing_edge(tmp_path):
         store_prices(con, load_skfolio_sp500(["AAPL"]), "skfolio")
         assert _raw_tables(con) == _raw_tables_in_the_source()
         assert con.execute("select count(distinct ticker) from raw.prices").fetchone()[0] == 1
+
+
+def test_a_build_drops_the_marts_an_older_release_left_and_keeps_the_others(tmp_path):
+    """Issue 26 moved wrs, perturbation_effect_scores and system_perturbation_sets out of
+    marts; dbt never drops a table whose model is gone, so the build's first step does, or
+    publish would keep copying them with an old run's rows."""
+    from tsrate.config import project_dir
+    from tsrate.platform.dbt_runner import RETIRED_MARTS, ensure_raw_schema
+
+    models = {p.stem for p in project_dir().glob("*models/**/*") if p.suffix in {".sql", ".py"}}
+    assert not models & set(RETIRED_MARTS)  # never a live model's table
+    warehouse = tmp_path / "old.duckdb"
+    with connect(warehouse) as con:
+        con.execute("create schema marts")
+        for name in (*RETIRED_MARTS, "ratings"):
+            con.execute(f"create table marts.{name} as select 1 as x")
+    ensure_raw_schema(warehouse)
+    with connect(warehouse, read_only=True) as con:
+        left = {
+            r[0]
+            for r in con.execute(
+                "select table_name from duckdb_tables() where schema_name = 'marts'"
+            ).fetchall()
+        }
+    assert left == {"ratings"}

@@ -279,7 +279,7 @@ def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | 
     return tests
 
 
-#: What the core Python models import (python_models/intermediate, python_models/marts):
+#: What the core Python models import (python_models/intermediate):
 #: imported while a child started ahead waits, so the build does not pay pandas, SciPy and
 #: PyArrow's import (seconds on a loaded machine) on its first Python models.
 MODEL_LIBRARIES = (

@@ -87,10 +87,18 @@ def _start(command: list[str], env: dict[str, str], cwd: Path, stdin: int | None
     )
 
 
+#: Marts of an older release that are no longer models: pipeline steps that moved to the
+#: intermediate schema (issue 26: int_wrs_scores_summed, int_perturbation_effects_aggregated,
+#: int_perturbation_sets_derived). dbt never drops a table whose model is gone, so a
+#: warehouse built by that release would keep publishing them with stale rows.
+RETIRED_MARTS = ("wrs", "perturbation_effect_scores", "system_perturbation_sets")
+
+
 def ensure_raw_schema(warehouse: Path | str | None = None) -> None:
     """Bring the raw schema up to date before dbt reads it: every raw table created when
-    missing (a warehouse where a suite never ran, or written by an older release) and runs
-    of an older release assigned their study."""
+    missing (a warehouse where a suite never ran, or written by an older release), runs
+    of an older release assigned their study, and that release's retired marts dropped
+    (:data:`RETIRED_MARTS`)."""
     from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.studies import ensure_studies
@@ -98,6 +106,8 @@ def ensure_raw_schema(warehouse: Path | str | None = None) -> None:
     with connect(Path(warehouse or warehouse_path()).resolve()) as con:
         create_raw_tables(con)
         ensure_studies(con)  # a warehouse of an older release: its runs join their studies
+        for name in RETIRED_MARTS:
+            con.execute(f"drop table if exists marts.{name}")
 
 
 def run_dbt(

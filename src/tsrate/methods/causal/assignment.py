@@ -4,7 +4,7 @@ RQ2/RQ3; DESIGN.md method decisions) -- draw 0, the paper's single draw.
 Built on tsrate.methods.causal.distributions.treatment_draws (the draws of assign_treatments as codes):
 for every confounder distribution of int_confounder_distributions and every perturbation set of
 system_perturbation_sets, each window (ticker x window_end_date of window_errors) draws one
-perturbation. Tunables come from python_models/marts/treatment_assignments.yml.
+perturbation. Tunables come from python_models/intermediate/int_treatments_assigned.yml.
 
 The table has distributions x perturbation sets x windows rows (hundreds of millions for a
 study of 500 companies), so the model streams it to DuckDB as Arrow record batches, one

@@ -2,7 +2,7 @@
 
 Thin wrapper over tsrate.robustness.marts.stability.rating_stability (see there for the method), on
 the default view of the marts (the paper's outcome, var robustness_outcome). Tunables come
-from rating_stability.yml.
+from int_ratings_bootstrapped.yml; the public mart rating_stability selects from it.
 """
 
 from tsrate.platform.marts_io import read_columns
@@ -24,7 +24,7 @@ def model(dbt, session):
     }
     unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
     if unset:
-        raise ValueError(f"rating_stability: set config {unset} (vars of the same names)")
+        raise ValueError(f"int_ratings_bootstrapped: set config {unset} (vars of the same names)")
     outcome = str(settings["robustness_outcome"])
     columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
     columns += ["window_end_date", *ACCURACY_METRICS]
@@ -33,14 +33,14 @@ def model(dbt, session):
     return rating_stability(
         read_columns(dbt.ref("window_errors"), columns),
         dbt.ref("robustness_scores").filter("is_default_outcome").df(),
-        dbt.ref("perturbation_effects")
+        dbt.ref("int_perturbation_effects_estimated")
         .filter(f"outcome = '{outcome}'")
         .select(
             "run_id, system_id, distribution_id, confounder, perturbation_id, ape_matched, pie_percent"
         )
         .df(),
         dbt.ref("confidence_levels").df(),
-        dbt.ref("system_perturbation_sets").df(),
-        dbt.ref("treatment_assignments"),
+        dbt.ref("int_perturbation_sets_derived").df(),
+        dbt.ref("int_treatments_assigned"),
         settings,
     )

@@ -2,7 +2,7 @@
 
 Thin wrapper over tsrate.methods.wrs.wrs_pair_table: both analyses (industry pairs; company pairs
 inside an industry) for every outcome of var robustness_outcomes. Tunables come from
-wrs_pairs.yml.
+int_wrs_pairs_tested.yml; the public mart wrs_pairs selects from it.
 """
 
 from tsrate.methods.wrs import wrs_pair_table
@@ -14,7 +14,9 @@ def model(dbt, session):
     configured = dbt.config.get("robustness_outcomes")
     outcomes = str(configured or "").split()
     if not outcomes:
-        raise ValueError("wrs_pairs: set config robustness_outcomes (var robustness_outcomes)")
+        raise ValueError(
+            "int_wrs_pairs_tested: set config robustness_outcomes (var robustness_outcomes)"
+        )
     columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry", *outcomes]
     window_errors = read_columns(dbt.ref("window_errors"), columns)
     return wrs_pair_table(window_errors, dbt.ref("confidence_levels").df(), outcomes)

@@ -4,7 +4,8 @@ Algorithm 3).
 Thin wrapper over tsrate.methods.causal.effects.study_effects: the confounded treatment draw is repeated
 var treatment_draws times (draw 0 = treatment_assignments), APE_o / APE_m / PIE % are
 estimated per draw for every outcome of var robustness_outcomes and published as mean and
-spread beside the oracle effect. Tunables come from perturbation_effects.yml.
+spread beside the oracle effect. Tunables come from int_perturbation_effects_estimated.yml; the public mart
+perturbation_effects selects from it.
 """
 
 from tsrate.methods.causal.effects import study_effects
@@ -21,13 +22,13 @@ def model(dbt, session):
     strata = dbt.config.get("effect_strata")
     if not outcomes or not estimand or seed is None or draws is None or not strata:
         raise ValueError(
-            "perturbation_effects: set config robustness_outcomes, matching_estimand, "
+            "int_perturbation_effects_estimated: set config robustness_outcomes, matching_estimand, "
             "causal_seed, treatment_draws and effect_strata (vars of the same names)"
         )
     columns = ["run_id", "system_id", "ticker", "industry", "window_end_date", "perturbation_id"]
     return study_effects(
         read_columns(dbt.ref("window_errors"), [*columns, *outcomes]),
-        dbt.ref("system_perturbation_sets").df(),
+        dbt.ref("int_perturbation_sets_derived").df(),
         dbt.ref("int_confounder_distributions").df(),
         int(seed),
         draws=int(draws),

@@ -2,7 +2,8 @@
 distribution of int_confounder_distributions, for every perturbation set.
 
 Thin wrapper over tsrate.methods.causal.assignment.assignment_batches, streamed to DuckDB as Arrow record
-batches one distribution at a time. Tunables come from treatment_assignments.yml.
+batches one distribution at a time. Tunables come from int_treatments_assigned.yml; the public mart
+treatment_assignments selects from it.
 """
 
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from tsrate.methods.causal.assignment import ARROW_SCHEMA, assignment_batches
 def model(dbt, session):
     seed = dbt.config.get("causal_seed")
     if seed is None:
-        raise ValueError("treatment_assignments: set config causal_seed (var causal_seed)")
+        raise ValueError("int_treatments_assigned: set config causal_seed (var causal_seed)")
     units = (
         dbt.ref("window_errors")
         .select("run_id, ticker, industry, window_end_date")
@@ -23,7 +24,7 @@ def model(dbt, session):
         .to_arrow_table()
         .to_pandas(date_as_object=False)
     )
-    perturbation_sets = dbt.ref("system_perturbation_sets").df()
+    perturbation_sets = dbt.ref("int_perturbation_sets_derived").df()
     distributions = dbt.ref("int_confounder_distributions").df()
     batches = assignment_batches(units, perturbation_sets, distributions, int(seed))
     first = next(batches, None)

@@ -1,6 +1,7 @@
 """The user-study statistics of the paper (section 5.4, Tables 3-4) from their summaries.
 
-Thin wrapper over tsrate.methods.user_study.user_study_tests applied to the user_study_summary seed.
+Thin wrapper over tsrate.methods.user_study.user_study_tests applied to the user_study_summary seed; the
+public mart user_study_tests selects from it.
 """
 
 from tsrate.methods.user_study import user_study_tests
