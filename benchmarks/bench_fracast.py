@@ -34,7 +34,8 @@ import numpy as np
 
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect, store_prices
-from tsrate.robustness.forecast.execute import load_series, make_batch, run_forecasts
+from tsrate.robustness.forecast.execute import run_forecasts
+from tsrate.robustness.forecast.plan import load_series, make_batch
 from tsrate.robustness.sources import load_skfolio_sp500
 
 ALL_SYSTEMS = ("naive", "arima", "random", "biased", "fracast")

@@ -27,7 +27,7 @@ import numpy as np
 
 from tsrate.config import Study
 from tsrate.platform.warehouse import connect, store_prices
-from tsrate.robustness.forecast.execute import load_series, make_batch
+from tsrate.robustness.forecast.plan import load_series, make_batch
 from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.gemma import GemmaSystem
 from tsrate.systems.hf_local import prompt_text

@@ -30,13 +30,13 @@ from tsrate.robustness.forecast.distributed import (
     read_partition_file,
 )
 from tsrate.robustness.forecast.execute import (
-    Partition,
     PartitionExecutor,
     RunSummary,
     finish_run,
     new_run_id,
     run_forecasts,
 )
+from tsrate.robustness.forecast.plan import Partition
 from tsrate.systems.base import ForecastBatch
 
 #: Partitions submitted to the task runner at a time (Dask or Prefect's own). Each holds its

@@ -23,7 +23,7 @@ from tsrate.config import project_dir
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
-from tsrate.robustness.forecast.execute import load_series
+from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
 

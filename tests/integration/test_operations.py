@@ -321,7 +321,7 @@ def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_
         partition_folder,
         write_partition_file,
     )
-    from tsrate.robustness.forecast.execute import load_series, make_batch, plan_partitions
+    from tsrate.robustness.forecast.plan import load_series, make_batch, plan_partitions
     from tsrate.systems.registry import resolve_systems
 
     overrides = {**OVERRIDES, "systems": "naive,biased,random"}

@@ -9,7 +9,7 @@ import pytest
 
 from tests.import_study import STUDY
 from tsrate.platform.warehouse import connect, store_prices
-from tsrate.robustness.forecast.execute import load_series
+from tsrate.robustness.forecast.plan import load_series
 from tsrate.robustness.sources import load_skfolio_sp500
 
 

@@ -20,8 +20,6 @@ MAX_LINES = 700
 # checks), so the list only shrinks; a module not listed here fails at once.
 LONG_MODULE_EXCEPTIONS = {
     "tsrate.cli": "command bodies still to move into the stage modules",
-    "tsrate.robustness.blackbox.predictions": "manifest checks and storage still to separate",
-    "tsrate.robustness.forecast.execute": "plan (partitions) and execute still to separate",
 }
 # Known debt: import cycles not broken yet (none left). The test fails on any cycle not listed
 # here, and on a listed one that is gone (then delete it here); the list only shrinks.

@@ -14,13 +14,8 @@ from tests.integration.helpers import ingest, small_study
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast import execute as forecasting
-from tsrate.robustness.forecast.execute import (
-    LazyBatches,
-    Partition,
-    load_series,
-    make_batch,
-    run_forecasts,
-)
+from tsrate.robustness.forecast.execute import LazyBatches, run_forecasts
+from tsrate.robustness.forecast.plan import Partition, load_series, make_batch
 
 
 @pytest.fixture(scope="module")

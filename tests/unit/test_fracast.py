@@ -209,7 +209,7 @@ def test_prefix_encoder_refuses_a_model_it_does_not_reproduce():
 
 def test_encoder_reaches_the_partition_keys(monkeypatch, aapl):
     """Forecasts of the two encoders never share a stored partition (input_key)."""
-    from tsrate.robustness.forecast.execute import TickerSeries, input_key
+    from tsrate.robustness.forecast.plan import TickerSeries, input_key
 
     monkeypatch.setattr(fracast_model, "_fracast_version", lambda: "0.1.0")
     study = Study.from_mapping(

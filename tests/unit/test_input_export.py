@@ -17,7 +17,7 @@ from tsrate.config import Study
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.blackbox.export import export_inputs, read_manifest, study_from_manifest
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
-from tsrate.robustness.forecast.execute import load_series, make_batch
+from tsrate.robustness.forecast.plan import load_series, make_batch
 from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.registry import load_systems_seed
 

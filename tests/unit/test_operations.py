@@ -312,7 +312,7 @@ def test_prefect_yaml_matches_the_served_deployments():
 def _partition_and_batch():
     import numpy as np
 
-    from tsrate.robustness.forecast.execute import Partition
+    from tsrate.robustness.forecast.plan import Partition
     from tsrate.systems.base import ForecastBatch
 
     dates = np.array(["2022-10-03", "2022-10-04", "2022-10-05"], dtype="datetime64[D]")

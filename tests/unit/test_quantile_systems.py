@@ -99,7 +99,7 @@ def test_a_window_with_only_some_quantiles_is_refused(walk):
 def test_partition_files_carry_quantiles_and_failures(tmp_path):
     """The distributed path (partition files) brings quantiles back level by level."""
     from tsrate.robustness.forecast.distributed import read_partition_file, write_partition_file
-    from tsrate.robustness.forecast.execute import Partition
+    from tsrate.robustness.forecast.plan import Partition
     from tsrate.systems.base import QuantileForecasts
     from tsrate.systems.failures import PartialForecasts, WindowFailure
 

@@ -325,12 +325,12 @@ def show_input(
     """The exact image ``system_id`` received for ``ticker``'s window ending ``window_end``
     (YYYY-MM-DD) under ``perturbation_id`` in ``study`` on the warehouse ``con``: the
     ticker's whole partition is built as ``tsrate run`` builds it
-    (:func:`tsrate.robustness.forecast.execute.make_batch`, then the system's own
+    (:func:`tsrate.robustness.forecast.plan.make_batch`, then the system's own
     :meth:`VitNumSpecSystem.model_images` over the batch, so P6's sentiment stripe is the
     one the run drew) and the window's image picked out. Errors name what is wrong."""
     from tsrate.config import as_date
     from tsrate.inputs.perturbations import PERTURBATIONS
-    from tsrate.robustness.forecast.execute import load_series, make_batch
+    from tsrate.robustness.forecast.plan import load_series, make_batch
     from tsrate.systems.registry import create_system, load_systems_seed
 
     seed = load_systems_seed().set_index("system_id")

@@ -39,7 +39,7 @@ import pandas as pd
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.inputs.images import write_png
-from tsrate.robustness.forecast.execute import TickerSeries, load_series, make_batch
+from tsrate.robustness.forecast.plan import TickerSeries, load_series, make_batch
 
 MANIFEST = "manifest.json"
 INPUTS = "inputs.parquet"

@@ -1,4 +1,4 @@
-"""Plan and run the forecasts of a study, partition by partition.
+"""Run the forecasts of a study, partition by partition (planned in forecast.plan).
 
 A partition is one (system × ticker × perturbation): every window of that ticker, forecast
 by that system on inputs under that perturbation. Its ``input_key`` hashes everything that
@@ -15,7 +15,6 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import datetime as dt
-import hashlib
 import logging
 import multiprocessing
 import os
@@ -30,13 +29,21 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.config import Study
-from tsrate.inputs.perturbations import PERTURBATIONS, input_series
+from tsrate.inputs.perturbations import input_series
 from tsrate.inputs.sentiment import record_run_sentiments
-from tsrate.inputs.windows import contexts, futures, window_end_positions
 from tsrate.platform.progress import Progress
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import pause_point
-from tsrate.platform.warehouse import load_prices, transaction
+from tsrate.platform.warehouse import transaction
+from tsrate.robustness.forecast.plan import (
+    Partition,
+    TickerSeries,
+    load_series,
+    make_batch,
+    order_partitions,
+    plan_partitions,
+    unavailable_systems,
+)
 from tsrate.systems.base import (
     QUANTILE_LEVELS,
     ForecastBatch,
@@ -45,29 +52,9 @@ from tsrate.systems.base import (
     check_quantiles,
 )
 from tsrate.systems.failures import PartialForecasts, WindowFailure, check_partial_forecasts
-from tsrate.systems.registry import create_system, load_systems_seed, resolve_systems
+from tsrate.systems.registry import resolve_systems
 
 log = logging.getLogger("tsrate.robustness.forecast.execute")
-
-
-@dataclasses.dataclass(frozen=True)
-class TickerSeries:
-    ticker: str
-    dates: np.ndarray  # datetime64[D], study period
-    clean: np.ndarray
-    end_positions: np.ndarray
-
-    @property
-    def window_end_dates(self) -> np.ndarray:
-        return self.dates[self.end_positions]
-
-
-@dataclasses.dataclass(frozen=True)
-class Partition:
-    system_id: str
-    ticker: str
-    perturbation_id: str
-    input_key: str
 
 
 @dataclasses.dataclass
@@ -101,26 +88,6 @@ def new_run_id() -> str:
     return f"{stamp}-{uuid.uuid4().hex[:8]}"
 
 
-def unavailable_systems(study: Study, companies: pd.DataFrame) -> dict[str, str]:
-    """The study's systems that are implemented but cannot run here, with the reason
-    (``availability()``, or the error building them). Unknown or unimplemented systems are
-    not listed: :func:`resolve_systems` rejects them (a typo must fail the run)."""
-    seed = load_systems_seed().set_index("system_id")
-    unavailable = {}
-    for system_id in study.systems:
-        if system_id not in seed.index or not seed.loc[system_id, "implementation"]:
-            continue
-        try:
-            system = create_system(seed.loc[system_id, "implementation"], study, companies)
-            availability = system.availability()
-        except TsrateError as exc:
-            unavailable[system_id] = str(exc)
-            continue
-        if not availability.available:
-            unavailable[system_id] = availability.reason
-    return unavailable
-
-
 def failed_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
     """Windows without a forecast per system, over the partitions the run uses."""
     return dict(
@@ -142,82 +109,6 @@ def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
     )
     stored = RunSummary(run_id, skipped_systems=skipped, failed_windows=failed_windows(con, run_id))
     return stored.describe_problems()
-
-
-def load_series(con: duckdb.DuckDBPyConnection, study: Study) -> dict[str, TickerSeries]:
-    """The study-period series of each ticker with its window end positions."""
-    prices = load_prices(con, list(study.tickers), study.start, study.end)
-    series = {}
-    for ticker in study.tickers:
-        rows = prices[prices["ticker"] == ticker]
-        if rows.empty:
-            raise TsrateError(f"{ticker}: no prices between {study.start} and {study.end}")
-        try:
-            ends = window_end_positions(
-                len(rows), study.context_length, study.horizon, study.stride
-            )
-        except TsrateError as exc:
-            raise TsrateError(f"{ticker} ({study.start} to {study.end}): {exc}") from exc
-        series[ticker] = TickerSeries(
-            ticker,
-            pd.to_datetime(rows["price_date"]).to_numpy().astype("datetime64[D]"),
-            rows["close"].to_numpy(dtype=float),
-            ends,
-        )
-    return series
-
-
-def input_key(
-    system_id: str, fingerprint: str, study: Study, series: TickerSeries, perturbation_id: str
-) -> str:
-    digest = hashlib.sha256()
-    for part in (
-        system_id,
-        fingerprint,
-        series.ticker,
-        perturbation_id,
-        study.context_length,
-        study.horizon,
-        study.stride,
-        study.perturbation_phase,
-        str(series.dates[0]),
-        str(series.dates[-1]),
-    ):
-        digest.update(f"{part}|".encode())
-    digest.update(np.round(series.clean, 10).tobytes())
-    return digest.hexdigest()[:32]
-
-
-def plan_partitions(
-    study: Study, series: dict[str, TickerSeries], systems: dict
-) -> list[Partition]:
-    unknown = sorted(set(study.perturbations) - set(PERTURBATIONS))
-    if unknown:
-        raise TsrateError(f"unknown perturbation(s) {unknown}; known: {sorted(PERTURBATIONS)}")
-    partitions = []
-    for system_id, (system, accepted) in systems.items():
-        fingerprint = system.fingerprint()
-        for ticker, ticker_series in series.items():
-            for perturbation_id in study.perturbations:
-                if perturbation_id in accepted:
-                    key = input_key(system_id, fingerprint, study, ticker_series, perturbation_id)
-                    partitions.append(Partition(system_id, ticker, perturbation_id, key))
-    return partitions
-
-
-def make_batch(study: Study, series: TickerSeries, perturbation_id: str) -> ForecastBatch:
-    inputs, _ = input_series(
-        series.clean, perturbation_id, study.context_length, study.perturbation_phase
-    )
-    return ForecastBatch(
-        ticker=series.ticker,
-        perturbation_id=perturbation_id,
-        window_end_dates=series.window_end_dates,
-        contexts=contexts(inputs, series.end_positions, study.context_length),
-        horizon=study.horizon,
-        clean_futures=futures(series.clean, series.end_positions, study.horizon),
-        study_range=(float(series.clean.min()), float(series.clean.max())),
-    )
 
 
 _WORKER_SYSTEMS: dict[str, object] = {}
@@ -514,26 +405,6 @@ PartitionExecutor = Callable[
 #: Partitions handed to the local process pool at a time, per worker. Each in-flight
 #: partition holds its batch (contexts and clean futures) in the parent and in the queue.
 IN_FLIGHT_PER_WORKER = 4
-#: model milliseconds per window of a system, measured on the default study (one core);
-#: orders the work, costliest first. A system may say its own (``ms_per_window``, e.g.
-#: fracast: ~8 with its prefix encoder, ~37 with fracast's full pass); unlisted ones count 0.
-SYSTEM_COST = {"arima": 15.0, "fracast": 8.0}
-
-
-def system_cost(system_id: str, system: object) -> float:
-    """Milliseconds per window of ``system`` (its ``ms_per_window``, else SYSTEM_COST)."""
-    own = getattr(system, "ms_per_window", None)
-    return float(own) if own is not None else SYSTEM_COST.get(system_id, 0.0)
-
-
-def order_partitions(todo: list[Partition], systems: dict) -> list[Partition]:
-    """Costliest system first, so the pool stays busy to the end (longest-processing-time
-    order); each system's partitions stay together (a worker keeps one system loaded, and
-    fracast's prefix cache with it)."""
-    cost = {system_id: system_cost(system_id, systems[system_id][0]) for system_id in systems}
-    return sorted(
-        todo, key=lambda p: (-cost[p.system_id], p.system_id, p.ticker, p.perturbation_id)
-    )
 
 
 def die_with_parent(parent_pid: int) -> None:

@@ -1,0 +1,286 @@
+"""Systems registered by an import: their metadata (the systems seed's columns), its
+checks, and the append-only ``raw.imported_systems`` that stores them.
+
+``tsrate import-predictions FILE --system NAME --metadata ...`` registers a system that is not
+a row of the systems seed: the seed's columns (:data:`METADATA_KEYS`) from a YAML/JSON file
+or ``key=value`` pairs (:func:`read_metadata`), checked by :func:`system_metadata`, stored by
+:func:`register_system` (the latest registration of an id wins). The import itself is
+:mod:`tsrate.robustness.blackbox.predictions`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.inputs.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
+from tsrate.platform.raw_schema import IMPORTED_SYSTEMS_DDL
+from tsrate.platform.warehouse import transaction
+
+#: The columns of the systems seed a registration may set (``system_id`` is ``--system``;
+#: ``implementation`` is always empty: tsrate rates the imported predictions).
+METADATA_KEYS = (
+    "display_name",
+    "paper_symbol",
+    "modality",
+    "family",
+    "purpose",
+    "architecture",
+    "is_foundation_model",
+    "accepted_perturbations",
+    "description",
+    "base_model",
+)
+MODALITIES = ("numeric", "numeric+image")
+PURPOSES = ("time-series", "general-purpose")
+ARCHITECTURES = ("encoder-only", "decoder-only", "encoder-decoder", "statistical", "none")
+#: A registered system id: 1 to 64 lower-case letters, digits, '_', '.' or '-'.
+SYSTEM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+#: Longest text of a metadata value (``description``: 2000).
+MAX_METADATA_TEXT = 200
+
+
+def check_known_system(
+    system_id: str,
+    seed: pd.DataFrame,
+    study: Study,
+    baselines: bool,
+    registered: pd.DataFrame | None = None,
+) -> tuple[str, ...]:
+    """The accepted perturbations of a known system (seed row, else registration)."""
+    registered = empty_registrations() if registered is None else registered
+    known = seed if system_id in set(seed["system_id"]) else registered
+    if system_id not in set(known["system_id"]):
+        raise TsrateError(
+            f"unknown system {system_id!r}: register it with this import, e.g. "
+            f"`--metadata display_name='My model' modality=numeric family=foundation` "
+            "(or a YAML/JSON file of the systems seed's columns), or add a row for it to "
+            "seeds/systems.csv with an empty implementation column, e.g. "
+            f"`{system_id},My model,,numeric,foundation,time-series,decoder-only,true,"
+            "P0 P1 P2 P3,,Predictions imported from files.` (dbt rates only systems it knows)"
+        )
+    if baselines and system_id in study.systems:
+        raise TsrateError(
+            f"system {system_id!r} is one of the study's own systems {list(study.systems)}, "
+            "which the run forecasts itself; import under another system id"
+        )
+    row = known[known["system_id"] == system_id].iloc[0]
+    return tuple(str(row.get("accepted_perturbations", "") or "").split())
+
+
+def check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baselines: bool) -> None:
+    """A system id this import may register: not a seed row, well formed, not the study's own."""
+    if system_id in set(seed["system_id"]):
+        raise TsrateError(
+            f"system {system_id!r} is a row of seeds/systems.csv: its metadata comes from "
+            "there; import without --metadata, or register the predictions under a new id"
+        )
+    if not SYSTEM_ID.match(system_id):
+        shown = system_id if len(system_id) <= 80 else system_id[:77] + "..."
+        raise TsrateError(
+            f"system id {shown!r} ({len(system_id)} characters): use 1 to 64 lower-case "
+            "letters, digits, '_', '.' or '-', starting with a letter or digit (e.g. my_model)"
+        )
+    if baselines and system_id in study.systems:
+        raise TsrateError(
+            f"system {system_id!r} is one of the study's own systems {list(study.systems)}; "
+            "import under another system id"
+        )
+
+
+def read_metadata(items: Sequence[str]) -> dict[str, Any]:
+    """``--metadata`` arguments as one mapping: each item is a ``.yaml``/``.yml``/``.json``
+    file holding a mapping, or a ``key=value`` pair; later items override earlier ones."""
+    merged: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if sep and "/" not in key and not Path(item).is_file():
+            key = key.strip()
+            if not key:
+                raise TsrateError(f"--metadata {item!r}: a key=value pair needs a key")
+            merged[key] = value.strip()
+            continue
+        merged.update(_metadata_file(Path(item)))
+    return merged
+
+
+def _metadata_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise TsrateError(
+            f"--metadata {str(path)!r}: not a file and not a key=value pair "
+            "(e.g. modality=numeric, or a .yaml/.json file)"
+        )
+    suffix = path.suffix.lower()
+    if suffix not in {".yaml", ".yml", ".json"}:
+        raise TsrateError(f"metadata file {path}: use .yaml, .yml or .json, not {suffix!r}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - any json / yaml parse error
+        raise TsrateError(f"metadata file {path} cannot be read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise TsrateError(
+            f"metadata file {path} must hold a mapping of the systems seed's columns "
+            f"({', '.join(METADATA_KEYS)}), got {type(data).__name__}"
+        )
+    return {str(key): value for key, value in data.items()}
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"true", "yes", "1"}:
+        return True
+    if text in {"false", "no", "0"}:
+        return False
+    return None
+
+
+def system_metadata(
+    system_id: str,
+    metadata: Mapping[str, Any],
+    file_perturbations: Sequence[str] = (),
+    file_name: str = "a file",
+) -> dict[str, Any]:
+    """The seed-style row of a system registered with ``metadata``, defaults filled in
+    (``display_name`` = the id, ``modality`` numeric, ``family`` imported,
+    ``accepted_perturbations`` = the file's perturbations, ``description`` "Predictions
+    imported from <file>."; ``purpose``, ``architecture``, ``is_foundation_model``,
+    ``paper_symbol``, ``base_model`` empty). Raises :class:`TsrateError` listing every
+    problem: unknown keys, values that are not text, a bad modality / purpose /
+    architecture / is_foundation_model, unknown perturbation ids, image perturbations
+    (P4–P6) on a numeric system, and perturbations of the file it does not accept."""
+    problems = []
+    unknown = sorted(set(metadata) - set(METADATA_KEYS))
+    if unknown:
+        hint = ""
+        if "system_id" in unknown:
+            hint = " (the system id is --system)"
+        elif "implementation" in unknown:
+            hint = " (an imported system has none: tsrate rates its predictions)"
+        problems.append(f"unknown key(s) {unknown}{hint}; allowed: {', '.join(METADATA_KEYS)}")
+    values: dict[str, Any] = {}
+    for key in METADATA_KEYS:
+        value = metadata.get(key)
+        if key == "accepted_perturbations" and isinstance(value, list | tuple):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, dict | list | tuple):
+            problems.append(f"{key} must be a single value, got {value!r}")
+            value = None
+        if isinstance(value, str):
+            value = value.strip()
+            longest = 10 * MAX_METADATA_TEXT if key == "description" else MAX_METADATA_TEXT
+            if len(value) > longest:
+                problems.append(f"{key} is {len(value)} characters long (at most {longest})")
+            if not value.isprintable():
+                problems.append(f"{key} {value[:40]!r} holds control characters")
+        values[key] = None if value in (None, "") else value
+
+    row: dict[str, Any] = {"system_id": system_id}
+    for key in ("display_name", "paper_symbol", "family", "description", "base_model"):
+        row[key] = None if values[key] is None else str(values[key])
+    row["display_name"] = row["display_name"] or system_id
+    row["family"] = row["family"] or "imported"
+    row["description"] = row["description"] or f"Predictions imported from {file_name}."
+
+    modality = str(values["modality"] or "numeric")
+    if modality not in MODALITIES:
+        problems.append(f"modality {modality!r} is not one of {', '.join(MODALITIES)}")
+    row["modality"] = modality
+    for key, allowed in (("purpose", PURPOSES), ("architecture", ARCHITECTURES)):
+        value = values[key]
+        if value is not None and str(value) not in allowed:
+            problems.append(f"{key} {value!r} is not one of {', '.join(allowed)}")
+        row[key] = None if value is None else str(value)
+    foundation = values["is_foundation_model"]
+    row["is_foundation_model"] = None if foundation is None else _as_bool(foundation)
+    if foundation is not None and row["is_foundation_model"] is None:
+        problems.append(f"is_foundation_model {foundation!r} is not true or false")
+
+    given = values["accepted_perturbations"]
+    accepted = str(given).replace(",", " ").split() if given is not None else []
+    accepted = [p.upper() for p in accepted] or sorted(file_perturbations)
+    unknown_ids = [p for p in accepted if p not in PERTURBATIONS]
+    if unknown_ids:
+        problems.append(
+            f"accepted_perturbations: unknown perturbation id(s) {unknown_ids}; "
+            f"known: {', '.join(PERTURBATIONS)}"
+        )
+    image_ids = [p for p in accepted if p in IMAGE_PERTURBATIONS]
+    if image_ids and modality == "numeric":
+        problems.append(
+            f"accepted_perturbations {image_ids} perturb the image input, but modality is "
+            "numeric: set modality=numeric+image or leave them out"
+        )
+    not_accepted = [p for p in file_perturbations if p not in accepted]
+    if not_accepted:
+        problems.append(
+            f"the file has perturbation(s) {not_accepted} that accepted_perturbations "
+            f"({' '.join(accepted)}) leaves out"
+        )
+    row["accepted_perturbations"] = " ".join(sorted(set(accepted), key=accepted.index))
+    if problems:
+        raise TsrateError(
+            f"metadata of system {system_id!r} rejected, nothing was stored: " + "; ".join(problems)
+        )
+    return row
+
+
+def empty_registrations() -> pd.DataFrame:
+    return pd.DataFrame(columns=["system_id", *METADATA_KEYS])
+
+
+def registered_systems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The latest registration of every system in ``raw.imported_systems`` (none when the
+    table does not exist yet)."""
+    exists = con.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'raw' and table_name = 'imported_systems'"
+    ).fetchone()[0]
+    if not exists:
+        return empty_registrations()
+    return con.execute(
+        "select * exclude (source, registered_at) from raw.imported_systems "
+        "qualify row_number() over (partition by system_id order by registered_at desc) = 1 "
+        "order by system_id"
+    ).df()
+
+
+def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str) -> bool:
+    """Append ``row`` (from :func:`system_metadata`) to ``raw.imported_systems`` unless the
+    system's latest registration already says exactly that; True when a row was written."""
+    con.execute(IMPORTED_SYSTEMS_DDL)
+    latest = registered_systems(con)
+    latest = latest[latest["system_id"] == row["system_id"]]
+    if not latest.empty:
+        stored = latest.iloc[0].to_dict()
+        same = all(
+            (None if pd.isna(stored[key]) else stored[key]) == row[key] for key in METADATA_KEYS
+        )
+        if same:
+            return False
+    columns = ["system_id", *METADATA_KEYS, "source", "registered_at"]
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    values = [row[key] for key in ["system_id", *METADATA_KEYS]] + [source, now]
+    with transaction(con):
+        con.execute(
+            f"insert into raw.imported_systems ({', '.join(columns)}) "
+            f"values ({', '.join('?' for _ in columns)})",
+            values,
+        )
+    return True

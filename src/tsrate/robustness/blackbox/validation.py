@@ -1,0 +1,328 @@
+"""Reading and checking a prediction file before anything is stored.
+
+:func:`read_prediction_file` reads a CSV (values as text) or Parquet file;
+:func:`validate_predictions` checks it against the study's grid (every window x step of each
+(ticker, perturbation) the file covers) and the rules of
+:mod:`tsrate.robustness.blackbox.predictions`, listing every problem in one
+:class:`ImportValidationError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.robustness.forecast.plan import TickerSeries
+from tsrate.robustness.sources import (
+    MAX_CLOSE,
+    bad_ticker,
+    header_problems,
+    mixed_zone_problem,
+    parquet_type_problems,
+    ticker_rule,
+)
+
+IMPORT_COLUMNS = ["ticker", "window_end_date", "perturbation_id", "horizon_step", "forecast"]
+#: Rows quoted per problem in an error message.
+MAX_EXAMPLES = 5
+
+#: Largest forecast size accepted: ten times the largest plausible close
+#: (:data:`tsrate.robustness.sources.MAX_CLOSE`); larger values are a unit or overflow error, and
+#: would overflow the squared errors of the scores.
+MAX_ABS_FORECAST = 10 * MAX_CLOSE
+
+
+class ImportValidationError(TsrateError):
+    """A prediction file that cannot be imported, with every problem found listed."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = list(problems)
+        # one line (the CLI prints one line per error; Prefect logs repeat it)
+        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
+
+
+def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
+    """The file as a frame (CSV values as text) with a 1-based ``_line`` column, and its sha256."""
+    source = str(path)
+    if not path.exists():
+        raise ImportValidationError(source, ["file does not exist"])
+    if path.stat().st_size == 0:
+        raise ImportValidationError(source, ["file is empty"])
+    suffix = path.suffix.lower()
+    if suffix not in {".csv", ".txt", ".parquet"}:
+        raise ImportValidationError(
+            source, [f"unknown file type {suffix!r}; use .csv (with a header) or .parquet"]
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+            first_line = 1  # row numbers
+        else:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+            first_line = 2  # line 1 is the header
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
+        repeated = _safe_header_problems(path, suffix)
+        raise ImportValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+    repeated = _safe_header_problems(path, suffix)
+    if repeated:
+        raise ImportValidationError(source, repeated)
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ImportValidationError(
+            source,
+            [
+                f"missing column(s) {missing}; expected a header with {IMPORT_COLUMNS}, "
+                f"found {list(frame.columns)}"
+            ],
+        )
+    if frame.empty:
+        raise ImportValidationError(source, ["no forecast rows (only a header)"])
+    if suffix == ".parquet":
+        wrong = parquet_type_problems(
+            frame, ["horizon_step", "forecast"], ["window_end_date"], ["ticker", "perturbation_id"]
+        )
+        if wrong:
+            raise ImportValidationError(source, wrong)
+    frame = frame[IMPORT_COLUMNS].reset_index(drop=True)
+    frame["_line"] = np.arange(first_line, first_line + len(frame))
+    return frame, digest
+
+
+def _safe_header_problems(path: Path, suffix: str) -> list[str]:
+    try:
+        return header_problems(path, suffix)
+    except Exception:  # noqa: BLE001 - an unreadable header is reported by the reader's error
+        return []
+
+
+def validate_predictions(
+    frame: pd.DataFrame,
+    source: str,
+    study: Study,
+    series: dict[str, TickerSeries],
+    system_id: str,
+    accepted: tuple[str, ...] = (),
+) -> dict[tuple[str, str], np.ndarray]:
+    """Check every row against the study; return the (windows × horizon) grid per partition.
+
+    Raises :class:`ImportValidationError` listing every problem found.
+    """
+    what = "row" if source.lower().endswith(".parquet") else "line"
+    parsed, problems = _parse(frame, what)
+    if problems:
+        raise ImportValidationError(source, problems)
+    problems = _check_against_study(parsed, what, study, series, system_id, accepted)
+    if problems:
+        raise ImportValidationError(source, problems)
+    problems = _check_duplicates(parsed, what)
+    if problems:
+        raise ImportValidationError(source, problems)
+    grids, problems = _grids(parsed, study, series)
+    if problems:
+        raise ImportValidationError(source, problems)
+    return grids
+
+
+def _lines(frame: pd.DataFrame, mask: pd.Series, what: str) -> str:
+    """'lines 3, 7 and 2 more' for the rows under ``mask``."""
+    lines = frame.loc[mask, "_line"].tolist()
+    shown = ", ".join(str(n) for n in lines[:MAX_EXAMPLES])
+    more = f" and {len(lines) - MAX_EXAMPLES} more" if len(lines) > MAX_EXAMPLES else ""
+    return f"{what}{'s' if len(lines) > 1 else ''} {shown}{more}"
+
+
+def _first(frame: pd.DataFrame, mask: pd.Series, column: str) -> str:
+    return repr(frame.loc[mask, column].iloc[0])
+
+
+def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
+    problems = []
+    out = pd.DataFrame({"_line": frame["_line"]})
+
+    for column in ("ticker", "perturbation_id"):
+        text = frame[column].astype("string").str.strip().str.upper()
+        blank = text.isna() | (text == "")
+        if blank.any():
+            problems.append(f"{_lines(frame, blank, what)}: {column} is empty")
+        out[column] = text.fillna("")
+    malformed = (out["ticker"] != "") & out["ticker"].map(bad_ticker)
+    if malformed.any():
+        first = str(out.loc[malformed, "ticker"].iloc[0])
+        problems.append(
+            f"{_lines(frame, malformed, what)}: malformed ticker (first: "
+            f"{(first if len(first) <= 40 else first[:40] + '...')!r}); {ticker_rule()}"
+        )
+
+    raw_dates = frame["window_end_date"]
+    if pd.api.types.is_datetime64_any_dtype(raw_dates):
+        dates = pd.to_datetime(raw_dates)
+    else:
+        try:
+            dates = pd.to_datetime(
+                raw_dates.astype("string").str.strip(), errors="coerce", format="ISO8601"
+            )
+        except (ValueError, TypeError) as exc:
+            if "timezone" not in str(exc).lower() and "tz" not in str(exc).lower():
+                raise
+            first = int(frame["_line"].iloc[0])
+            return out, [f"window_end_date: {mixed_zone_problem(raw_dates, what, first)}"]
+    if dates.dt.tz is not None:
+        dates = dates.dt.tz_localize(None)
+    not_date = dates.isna() | (dates.notna() & (dates != dates.dt.normalize()))
+    if not_date.any():
+        problems.append(
+            f"{_lines(frame, not_date, what)}: window_end_date is not a date like 2022-10-14 "
+            f"(first: {_first(frame, not_date, 'window_end_date')})"
+        )
+    out["window_end_date"] = dates.dt.normalize()
+
+    steps = pd.to_numeric(frame["horizon_step"], errors="coerce")
+    not_int = steps.isna() | ~np.isfinite(steps) | (steps != np.round(steps))
+    if not_int.any():
+        problems.append(
+            f"{_lines(frame, not_int, what)}: horizon_step is not a whole number "
+            f"(first: {_first(frame, not_int, 'horizon_step')})"
+        )
+    out["horizon_step"] = steps.where(~not_int, 0).astype("int64")
+
+    raw_forecasts = frame["forecast"]
+    values = pd.to_numeric(raw_forecasts, errors="coerce").astype(float)
+    if pd.api.types.is_numeric_dtype(raw_forecasts):
+        unparseable = pd.Series(False, index=frame.index)
+    else:
+        text = raw_forecasts.astype("string").str.strip().str.lower()
+        spelled_missing = text.isna() | text.isin(["", "nan", "+nan", "-nan", "na", "null"])
+        unparseable = values.isna() & ~spelled_missing
+    if unparseable.any():
+        problems.append(
+            f"{_lines(frame, unparseable, what)}: forecast is not a number "
+            f"(first: {_first(frame, unparseable, 'forecast')})"
+        )
+    non_finite = ~np.isfinite(values) & ~unparseable
+    if non_finite.any():
+        problems.append(
+            f"{_lines(frame, non_finite, what)}: forecast is missing or not finite "
+            f"(first: {_first(frame, non_finite, 'forecast')}); every forecast must be a finite number"
+        )
+    too_large = np.isfinite(values) & (np.abs(values) > MAX_ABS_FORECAST)
+    if too_large.any():
+        problems.append(
+            f"{_lines(frame, too_large, what)}: forecast outside -{MAX_ABS_FORECAST:g} to "
+            f"{MAX_ABS_FORECAST:g} (first: {_first(frame, too_large, 'forecast')}); a price "
+            "forecast that large is a unit or overflow error"
+        )
+    out["forecast"] = values
+    return out, problems
+
+
+def _check_against_study(
+    parsed: pd.DataFrame,
+    what: str,
+    study: Study,
+    series: dict[str, TickerSeries],
+    system_id: str,
+    accepted: tuple[str, ...],
+) -> list[str]:
+    problems = []
+    unknown = ~parsed["ticker"].isin(list(study.tickers))
+    if unknown.any():
+        names = sorted(set(parsed.loc[unknown, "ticker"]))
+        problems.append(
+            f"{_lines(parsed, unknown, what)}: ticker(s) {names} are not in the study "
+            f"(its tickers: {list(study.tickers)})"
+        )
+    outside = ~parsed["perturbation_id"].isin(list(study.perturbations))
+    if outside.any():
+        names = sorted(set(parsed.loc[outside, "perturbation_id"]))
+        problems.append(
+            f"{_lines(parsed, outside, what)}: perturbation(s) {names} are not in the study "
+            f"(its perturbations: {list(study.perturbations)})"
+        )
+    if accepted:
+        refused = ~outside & ~parsed["perturbation_id"].isin(list(accepted))
+        if refused.any():
+            names = sorted(set(parsed.loc[refused, "perturbation_id"]))
+            problems.append(
+                f"{_lines(parsed, refused, what)}: perturbation(s) {names} are not accepted by "
+                f"system {system_id!r} (systems seed: {' '.join(accepted)})"
+            )
+    bad_step = (parsed["horizon_step"] < 1) | (parsed["horizon_step"] > study.horizon)
+    if bad_step.any():
+        problems.append(
+            f"{_lines(parsed, bad_step, what)}: horizon_step outside 1..{study.horizon} "
+            f"(first: {parsed.loc[bad_step, 'horizon_step'].iloc[0]})"
+        )
+    windows = pd.concat(
+        [
+            pd.DataFrame({"ticker": ticker, "window_end_date": pd.to_datetime(s.window_end_dates)})
+            for ticker, s in series.items()
+        ],
+        ignore_index=True,
+    )
+    windows["_is_window"] = True
+    located = parsed[["ticker", "window_end_date"]].merge(
+        windows, on=["ticker", "window_end_date"], how="left"
+    )
+    not_window = ~unknown & located["_is_window"].isna().to_numpy()
+    if not_window.any():
+        first = parsed.loc[not_window].iloc[0]
+        s = series[first["ticker"]]
+        problems.append(
+            f"{_lines(parsed, not_window, what)}: window_end_date is not a window of the study "
+            f"(first: {first['ticker']} {first['window_end_date'].date()}; {first['ticker']}'s "
+            f"windows end on the trading days {s.window_end_dates[0]} to "
+            f"{s.window_end_dates[-1]}, context {study.context_length}, horizon "
+            f"{study.horizon}, stride {study.stride})"
+        )
+    return problems
+
+
+def _check_duplicates(parsed: pd.DataFrame, what: str) -> list[str]:
+    key = ["ticker", "window_end_date", "perturbation_id", "horizon_step"]
+    repeated = parsed.duplicated(key, keep="first")
+    if not repeated.any():
+        return []
+    first = parsed.loc[repeated].iloc[0]
+    same = (parsed[key] == first[key]).all(axis=1)
+    return [
+        f"{_lines(parsed, repeated, what)}: duplicate (ticker, window_end_date, perturbation_id, "
+        f"horizon_step); first: {first['ticker']} {first['window_end_date'].date()} "
+        f"{first['perturbation_id']} step {first['horizon_step']} on {_lines(parsed, same, what)}"
+    ]
+
+
+def _grids(
+    parsed: pd.DataFrame, study: Study, series: dict[str, TickerSeries]
+) -> tuple[dict[tuple[str, str], np.ndarray], list[str]]:
+    grids = {}
+    problems = []
+    d = study.horizon
+    for (ticker, perturbation_id), rows in parsed.groupby(["ticker", "perturbation_id"]):
+        ends = pd.to_datetime(series[ticker].window_end_dates)
+        grid = np.full((len(ends), d), np.nan)
+        window = ends.get_indexer(pd.DatetimeIndex(rows["window_end_date"]))
+        grid[window, rows["horizon_step"].to_numpy() - 1] = rows["forecast"].to_numpy()
+        missing = np.isnan(grid)
+        if missing.any():
+            examples = []
+            for row in np.flatnonzero(missing.any(axis=1))[:MAX_EXAMPLES]:
+                steps = np.flatnonzero(missing[row]) + 1
+                label = "all steps" if len(steps) == d else f"steps {steps.tolist()}"
+                examples.append(f"{ends[row].date()} ({label})")
+            n_windows = int(missing.any(axis=1).sum())
+            more = f", and {n_windows - len(examples)} more" if n_windows > len(examples) else ""
+            problems.append(
+                f"{ticker} {perturbation_id}: incomplete grid, {int(missing.sum())} of "
+                f"{grid.size} forecasts (windows × steps 1..{d}) missing, in {n_windows} of "
+                f"{len(ends)} windows: {'; '.join(examples)}{more}"
+            )
+        grids[(ticker, perturbation_id)] = grid
+    return grids, problems
