@@ -13,6 +13,12 @@ tsrate report     write the HTML rating report from the published snapshot
 tsrate docs       build the dbt docs site (models, columns, tests, lineage)
 tsrate export DIR write the published marts and seeds as Parquet (for BI tools)
 tsrate serve      serve the scheduled Prefect deployments (nightly refresh, weekly rating)
+
+This module holds the parser (every command and option, in ``build_parser``) and ``main``
+(one error line, ``--debug``, signals); the commands' bodies are in :mod:`tsrate.commands`
+(``pipeline``: the commands that write the warehouse; ``reading``: the ones that read or
+serve it). Each body imports what it needs when it runs, so ``tsrate --help`` and
+``tsrate systems`` start light.
 """
 
 from __future__ import annotations
@@ -27,21 +33,25 @@ import traceback
 from collections.abc import Iterator
 
 from tsrate import TsrateError
-
-
-def _study_overrides(args: argparse.Namespace) -> dict:
-    return {
-        "study_tickers": args.tickers,
-        "study_start": args.start,
-        "study_end": args.end,
-        "systems": args.systems,
-        "perturbations": args.perturbations,
-        "context_length": args.context_length,
-        "horizon": args.horizon,
-        "stride": args.stride,
-        "perturbation_phase": args.phase,
-        "random_seed": args.seed,
-    }
+from tsrate.commands.pipeline import (
+    cmd_build,
+    cmd_export_inputs,
+    cmd_import,
+    cmd_ingest,
+    cmd_run,
+    cmd_show_input,
+    cmd_train,
+)
+from tsrate.commands.reading import (
+    cmd_docs,
+    cmd_export,
+    cmd_query,
+    cmd_report,
+    cmd_runs,
+    cmd_serve,
+    cmd_studies,
+    cmd_systems,
+)
 
 
 def _add_study_flags(parser: argparse.ArgumentParser) -> None:
@@ -56,156 +66,6 @@ def _add_study_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--stride", type=int, help="days between windows")
     group.add_argument("--phase", type=int, help="first perturbed position (then every n-th)")
     group.add_argument("--seed", type=int, help="random seed")
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.platform.locking import writer_lock
-    from tsrate.robustness.study import require_valid_study
-
-    source, path = args.source, None
-    if args.file:
-        source, path = "file", args.file
-    overrides = _study_overrides(args)
-    if args.preset:  # a named study (tsrate.robustness.presets) under the flags; prices first
-        from tsrate.robustness.presets import resolve_preset
-
-        overrides = resolve_preset(args.preset, overrides, source, path, warehouse_path(), print)
-    # every problem of the study, in about a second, before Prefect or any model is imported
-    companies = getattr(args, "companies", None)
-    require_valid_study(overrides, source, path, warn=print, companies_path=companies)
-    # then the writer lock, before Prefect and the flows are even imported: a busy
-    # warehouse is reported at once (the flows take the same lock again, re-entrantly)
-    with writer_lock(warehouse_path(), args.lock_timeout, print):
-        _store_companies(path, companies)
-        from tsrate.platform import dbt_runner as dbt
-
-        # dbt's child imports dbt and parses (no database access) while this process
-        # imports Prefect and the flows: on a rerun the forecasts take a fraction of a
-        # second, so this is most of what stands before the build's first model
-        dbt.prepare_build(warehouse_path(), args.select)
-        try:
-            from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
-            from tsrate.platform.orchestration import run_flow
-            from tsrate.robustness.forecast.distributed import resolve_dask_address
-
-            # orchestrated when a Prefect API is configured (or TSRATE_PREFECT=always, or
-            # the Dask path), in this process as a plain function otherwise
-            run_id = run_flow(
-                load_entrypoint(PIPELINE_FLOW),
-                needs_prefect=bool(resolve_dask_address(args.dask)),
-                overrides=overrides,
-                source=source,
-                path=path,
-                force=args.force,
-                workers=args.workers,
-                lock_timeout=args.lock_timeout,
-                select=args.select,
-                dask_address=args.dask,
-            )
-        finally:
-            dbt.discard_prepared()  # unused (a failure before the build): stop it now
-    print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
-    _print_run_problems(run_id)
-    return 0
-
-
-def _store_companies(price_file: str | None, companies: str | None) -> None:
-    """Company metadata of a price file's columns and of --companies, stored for the study."""
-    if not (price_file or companies):
-        return
-    from tsrate.config import warehouse_path
-    from tsrate.platform.warehouse import connect
-    from tsrate.robustness.companies import store_file_companies
-
-    with connect(warehouse_path()) as con:
-        for line in store_file_companies(con, price_file, companies):
-            print(line)
-
-
-def _print_run_problems(run_id: str) -> None:
-    """Skipped systems and windows without a forecast (also logged by the forecast flow)."""
-    import duckdb
-
-    from tsrate.config import warehouse_path
-    from tsrate.platform.warehouse import connect
-    from tsrate.robustness.forecast.execute import run_problems
-
-    try:
-        with connect(warehouse_path(), read_only=True) as con:
-            problems = run_problems(con, run_id)
-    except (TsrateError, duckdb.Error) as exc:
-        print(f"(could not read what run {run_id} skipped: {exc}; see the run's log)")
-        return
-    for line in problems:
-        print(f"warning: {line}")
-    if problems:
-        print("details: staging.stg_run_skipped_systems, marts.forecast_failures_summary")
-
-
-def cmd_ingest(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.platform.warehouse import connect, describe_price_changes, store_prices
-    from tsrate.robustness.sources import load_skfolio_sp500, load_yfinance, read_price_file
-
-    tickers = [t.strip().upper() for t in args.tickers.split(",")] if args.tickers else None
-    if args.path:
-        prices, label = read_price_file(args.path), args.path
-    elif args.source == "yahoo":
-        if not (tickers and args.start and args.end):
-            raise TsrateError("--source yahoo needs --tickers, --start and --end")
-        prices, label = load_yfinance(tickers, args.start, args.end), "yahoo"
-    else:
-        prices, label = load_skfolio_sp500(tickers), "skfolio"
-    warehouse = warehouse_path()
-    with connect(warehouse) as con:
-        changes = store_prices(con, prices, str(label), replace=args.replace)
-    verb = "replaced the stored history with" if args.replace else "stored"
-    print(f"{verb} {describe_price_changes(changes, args.replace)} from {label} in {warehouse}")
-    _store_companies(args.path, args.companies)
-    return 0
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    from tsrate.config import Study, warehouse_path
-    from tsrate.platform import dbt_runner as dbt
-    from tsrate.platform.publish import publish
-    from tsrate.platform.warehouse import connect
-    from tsrate.robustness.blackbox.predictions import import_forecasts, read_metadata
-    from tsrate.robustness.forecast.execute import finish_run
-
-    manifest = getattr(args, "manifest", None)
-    metadata = read_metadata(args.metadata) if args.metadata else None
-    study = None if manifest else Study.from_vars(_study_overrides(args))
-    warehouse = warehouse_path()
-    with connect(warehouse) as con:
-        if manifest:  # import-predictions: the exported study, checked
-            from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
-
-            study = study_from_manifest(con, read_manifest(manifest))
-        summary = import_forecasts(
-            con,
-            args.path,
-            args.system,
-            study,
-            baselines=not args.no_baselines,
-            progress=lambda message: print(message, flush=True),
-            metadata=metadata,
-        )
-    study_id = summary.study_id
-    print(
-        f"imported {summary.forecast_rows} forecasts of {args.system!r} as run {summary.run_id} "
-        f"of study {study_id} ({summary.partitions} partitions, {summary.reused} already stored)"
-    )
-    if args.no_build:
-        print(f"the marts are stale until you run: tsrate build --study {study_id}")
-        return 0
-    dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
-    result = publish(warehouse, summary.run_id)
-    with connect(warehouse) as con:
-        finish_run(con, summary.run_id, "succeeded")
-    print(f"run {summary.run_id} rated and published to {result.path}")
-    return 0
 
 
 def _add_companies_flag(parser: argparse.ArgumentParser) -> None:
@@ -229,246 +89,6 @@ def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
         "architecture, is_foundation_model, accepted_perturbations, description, "
         "paper_symbol, base_model); put FILE before this flag",
     )
-
-
-def cmd_export_inputs(args: argparse.Namespace) -> int:
-    from tsrate.config import Study, warehouse_path
-    from tsrate.platform.warehouse import connect
-    from tsrate.robustness.blackbox.export import export_inputs
-
-    overrides = _study_overrides(args)
-    flags = any(value is not None for value in overrides.values())
-    if args.study and flags:
-        raise TsrateError("--study names a stored study: give it or the study flags, not both")
-    with connect(warehouse_path(), read_only=True) as con:
-        study = None
-        if not flags:  # the current study: --study NAME, else the newest run's
-            from tsrate.robustness.studies import current_study
-
-            study = current_study(con, args.study)
-            if study is not None:
-                origin = f"--study {args.study}" if args.study else "the newest run"
-                print(f"exporting the study of {origin}")
-        study = study or Study.from_vars(overrides)
-        summary = export_inputs(con, study, args.folder, args.images)
-    print(
-        f"wrote {summary.input_rows} input values of {summary.windows} windows "
-        f"x {len(study.perturbations)} perturbations ({summary.images} images) to "
-        f"{summary.folder}; see {summary.folder}/manifest.json"
-    )
-    return 0
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    from tsrate.platform.entrypoints import TRAIN_VIT_FLOW, load_entrypoint
-    from tsrate.platform.orchestration import run_flow
-
-    paths = run_flow(
-        load_entrypoint(TRAIN_VIT_FLOW),
-        system=args.system,
-        force=args.force,
-        overrides=_study_overrides(args),
-        lock_timeout=args.lock_timeout,
-    )
-    for path in paths:
-        print(f"checkpoint {path} (+ .json metadata), registered in raw.model_checkpoints")
-    return 0
-
-
-def cmd_show_input(args: argparse.Namespace) -> int:
-    from tsrate.config import Study, load_companies, warehouse_path
-    from tsrate.inputs.images import write_png
-    from tsrate.platform.warehouse import connect
-    from tsrate.systems.vit_num_spec import show_input
-
-    study = Study.from_vars(_study_overrides(args))
-    with connect(warehouse_path(), read_only=True) as con:
-        image = show_input(
-            con, study, load_companies(), args.system, args.ticker, args.date, args.perturbation
-        )
-    output = args.output or (
-        f"{args.system}-{args.ticker.upper()}-{args.date}-{args.perturbation}.png"
-    )
-    print(f"wrote {write_png(output, image)} ({image.shape[1]} x {image.shape[0]} RGB)")
-    return 0
-
-
-def cmd_build(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.platform import dbt_runner as dbt
-    from tsrate.robustness.study import run_to_build
-
-    warehouse = warehouse_path()
-    if not warehouse.exists() or args.run_id:
-        # no warehouse, or a named run without complete forecasts: refuse in one line
-        run_to_build(warehouse, args.run_id)
-    # dbt's child imports dbt and parses (no database access) while the run is chosen
-    dbt.prepare_build(warehouse)
-    try:
-        return _build_run(args, warehouse)
-    finally:
-        dbt.discard_prepared()  # unused: no run could build
-
-
-def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path
-    from tsrate.platform import dbt_runner as dbt
-    from tsrate.platform.warehouse import buildable_run, close_interrupted_runs, connect
-    from tsrate.robustness.forecast.execute import finish_run
-    from tsrate.robustness.studies import ensure_studies, newest_complete_run, resolve_study
-    from tsrate.robustness.study import run_to_build
-
-    with connect(warehouse) as con:  # under the writer lock (main)
-        for run_id, state in close_interrupted_runs(con):
-            print(f"run {run_id} was stopped while {state}: marked interrupted")
-        failure = None
-        ensure_studies(con)
-        study_id = resolve_study(con, getattr(args, "study", None))
-        if args.run_id and study_id:
-            raise TsrateError(
-                "--run-id builds one run's own systems, --study a whole study: give one"
-            )
-        if args.run_id:
-            run_id = args.run_id
-        elif study_id:
-            run_id, notes = newest_complete_run(con, study_id), []
-        else:
-            try:
-                run_id, notes = buildable_run(con)
-            except TsrateError as exc:
-                failure, notes = str(exc), []
-            for note in notes:
-                print(f"skipping {note}")
-    if failure is not None:
-        # no run can build: say so with the study check's words, and why the newest failed
-        try:
-            run_to_build(warehouse)
-        except TsrateError as exc:
-            why = "" if failure.startswith("no run in raw.runs") else f"; {failure}"
-            raise TsrateError(f"{exc}{why}") from None
-        raise TsrateError(failure)
-    scope = "run" if args.run_id else "study"
-    print(f"building the marts of run {run_id}" + (" only" if args.run_id else " and its study"))
-    try:
-        dbt.build(run_id=run_id, on_line=print, study_id=study_id, scope=scope)
-    except dbt.DbtError as exc:
-        with connect(warehouse) as con:
-            finish_run(con, run_id, "build_failed", str(exc)[-2000:])
-        raise
-    return 0
-
-
-def cmd_systems(args: argparse.Namespace) -> int:
-    from tsrate.config import Study
-    from tsrate.systems.registry import system_infos
-
-    if args.show_prompt:
-        return _show_prompt(args.show_prompt, Study.from_vars())
-    infos = system_infos(Study.from_vars())
-    width = max(len(i.system_id) for i in infos)
-    for info in infos:
-        mark = "available  " if info.availability.available else "unavailable"
-        print(
-            f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
-            f"{info.display_name}: {info.availability.reason}"
-        )
-    _print_imported_systems()
-    return 0
-
-
-def _print_imported_systems() -> None:
-    from tsrate.config import warehouse_path
-    from tsrate.platform.warehouse import connect
-    from tsrate.robustness.studies import imported_system_lines
-
-    if not warehouse_path().exists():
-        return
-    with connect(warehouse_path(), read_only=True) as con:
-        lines = imported_system_lines(con)
-    if lines:
-        print("imported systems (rated in their study's marts):")
-        for line in lines:
-            print(f"  {line}")
-
-
-def cmd_studies(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.platform.warehouse import connect
-    from tsrate.robustness.studies import describe_studies
-
-    if not warehouse_path().exists():
-        print(f"no study yet: no warehouse at {warehouse_path()}; `tsrate run` defines one")
-        return 0
-    with connect(warehouse_path()) as con:
-        for line in describe_studies(con):
-            print(line)
-    return 0
-
-
-def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.Study
-    from tsrate.config import load_companies
-    from tsrate.systems.llm import describe_messages, sample_batch
-    from tsrate.systems.registry import create_system, load_systems_seed
-
-    seed = load_systems_seed().set_index("system_id")
-    if system_id not in seed.index:
-        raise TsrateError(f"unknown system {system_id!r}; known systems: {sorted(seed.index)}")
-    implementation = seed.loc[system_id, "implementation"]
-    system = create_system(implementation, study, load_companies()) if implementation else None
-    if not hasattr(system, "prompts"):
-        raise TsrateError(f"system {system_id!r} is not a language model: it has no prompt")
-    batch = sample_batch(study.context_length, study.horizon)
-    print(f"# {system_id}: prompt for a sample window of {study.context_length} values")
-    print(describe_messages(system.prompts(batch)[0]))
-    return 0
-
-
-def cmd_runs(args: argparse.Namespace) -> int:
-    from tsrate.platform.query import format_result, query
-
-    result = query(
-        "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
-        "study_end from raw.runs order by started_at desc",
-        live=True,
-        limit=args.limit,
-    )
-    print(format_result(result))
-    return 0
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    from tsrate.platform.query import format_result, query, truncation_note
-
-    result = query(args.sql, live=args.live, limit=args.limit, timeout=args.timeout or None)
-    print(format_result(result, args.format))
-    if args.format != "table" and result.truncated:  # stdout stays machine-readable
-        print(truncation_note(result), file=sys.stderr)
-    return 0
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from tsrate.config import warehouse_path
-    from tsrate.platform.publish import published_path
-    from tsrate.robustness.report.render import write_report
-
-    snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse_path())
-    result = write_report(snapshot, Path(args.output) if args.output else None)
-    print(
-        f"report of run {result.run_id} written to {result.path} "
-        f"({result.n_charts} charts, Vega-Lite specs also in {result.charts_dir})"
-    )
-    return 0
-
-
-def cmd_docs(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from tsrate.platform import dbt_runner as dbt
-
-    site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
-    print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
-    return 0
 
 
 class _SuiteParser(argparse.ArgumentParser):
@@ -512,39 +132,6 @@ def _add_suite_commands(sub) -> None:
     names = suite.add_subparsers(dest="suite_name", required=True, parser_class=_SuiteParser)
     for entry in SUITES.values():
         names.add_parser(entry.name, help=entry.summary).suite_entry = entry
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from tsrate.config import warehouse_path
-    from tsrate.platform.publish import export_parquet, published_path
-
-    snapshot = published_path(warehouse_path())
-    if getattr(args, "format", "parquet") == "fev":
-        from tsrate.robustness.fev_export import export_fev
-
-        written = export_fev(snapshot, args.destination)
-        print(f"wrote {len(written)} fev evaluation summaries of {snapshot} to {args.destination}")
-        return 0
-    written = export_parquet(snapshot, args.destination)
-    print(f"wrote {len(written)} Parquet files of {snapshot} to {args.destination}")
-    return 0
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from tsrate.platform.serve import ScheduleConfig, build_deployments, serve
-
-    config = ScheduleConfig.from_vars()
-    if args.nightly_rating:
-        import dataclasses
-
-        config = dataclasses.replace(config, nightly_rating=True)
-    if args.dry_run:
-        for deployment in build_deployments(config):
-            crons = ", ".join(s.schedule.cron for s in deployment.schedules)
-            print(f"{deployment.name}: cron {crons} ({config.timezone}) {deployment.parameters}")
-        return 0
-    serve(config)
-    return 0
 
 
 def _add_verbose_flag(parser: argparse.ArgumentParser) -> None:

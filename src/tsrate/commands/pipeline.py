@@ -1,0 +1,289 @@
+"""The bodies of the commands that write the warehouse: ``run``, ``ingest``, ``import`` /
+``import-predictions``, ``export-inputs``, ``train``, ``show-input``, ``build``.
+
+Their options are defined in :func:`tsrate.cli.build_parser`; each body imports what it needs
+when it runs (a command's start stays light).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tsrate import TsrateError
+from tsrate.commands import study_overrides
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.locking import writer_lock
+    from tsrate.robustness.study import require_valid_study
+
+    source, path = args.source, None
+    if args.file:
+        source, path = "file", args.file
+    overrides = study_overrides(args)
+    if args.preset:  # a named study (tsrate.robustness.presets) under the flags; prices first
+        from tsrate.robustness.presets import resolve_preset
+
+        overrides = resolve_preset(args.preset, overrides, source, path, warehouse_path(), print)
+    # every problem of the study, in about a second, before Prefect or any model is imported
+    companies = getattr(args, "companies", None)
+    require_valid_study(overrides, source, path, warn=print, companies_path=companies)
+    # then the writer lock, before Prefect and the flows are even imported: a busy
+    # warehouse is reported at once (the flows take the same lock again, re-entrantly)
+    with writer_lock(warehouse_path(), args.lock_timeout, print):
+        _store_companies(path, companies)
+        from tsrate.platform import dbt_runner as dbt
+
+        # dbt's child imports dbt and parses (no database access) while this process
+        # imports Prefect and the flows: on a rerun the forecasts take a fraction of a
+        # second, so this is most of what stands before the build's first model
+        dbt.prepare_build(warehouse_path(), args.select)
+        try:
+            from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
+            from tsrate.platform.orchestration import run_flow
+            from tsrate.robustness.forecast.distributed import resolve_dask_address
+
+            # orchestrated when a Prefect API is configured (or TSRATE_PREFECT=always, or
+            # the Dask path), in this process as a plain function otherwise
+            run_id = run_flow(
+                load_entrypoint(PIPELINE_FLOW),
+                needs_prefect=bool(resolve_dask_address(args.dask)),
+                overrides=overrides,
+                source=source,
+                path=path,
+                force=args.force,
+                workers=args.workers,
+                lock_timeout=args.lock_timeout,
+                select=args.select,
+                dask_address=args.dask,
+            )
+        finally:
+            dbt.discard_prepared()  # unused (a failure before the build): stop it now
+    print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
+    _print_run_problems(run_id)
+    return 0
+
+
+def _store_companies(price_file: str | None, companies: str | None) -> None:
+    """Company metadata of a price file's columns and of --companies, stored for the study."""
+    if not (price_file or companies):
+        return
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.companies import store_file_companies
+
+    with connect(warehouse_path()) as con:
+        for line in store_file_companies(con, price_file, companies):
+            print(line)
+
+
+def _print_run_problems(run_id: str) -> None:
+    """Skipped systems and windows without a forecast (also logged by the forecast flow)."""
+    import duckdb
+
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.forecast.execute import run_problems
+
+    try:
+        with connect(warehouse_path(), read_only=True) as con:
+            problems = run_problems(con, run_id)
+    except (TsrateError, duckdb.Error) as exc:
+        print(f"(could not read what run {run_id} skipped: {exc}; see the run's log)")
+        return
+    for line in problems:
+        print(f"warning: {line}")
+    if problems:
+        print("details: staging.stg_run_skipped_systems, marts.forecast_failures_summary")
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect, describe_price_changes, store_prices
+    from tsrate.robustness.sources import load_skfolio_sp500, load_yfinance, read_price_file
+
+    tickers = [t.strip().upper() for t in args.tickers.split(",")] if args.tickers else None
+    if args.path:
+        prices, label = read_price_file(args.path), args.path
+    elif args.source == "yahoo":
+        if not (tickers and args.start and args.end):
+            raise TsrateError("--source yahoo needs --tickers, --start and --end")
+        prices, label = load_yfinance(tickers, args.start, args.end), "yahoo"
+    else:
+        prices, label = load_skfolio_sp500(tickers), "skfolio"
+    warehouse = warehouse_path()
+    with connect(warehouse) as con:
+        changes = store_prices(con, prices, str(label), replace=args.replace)
+    verb = "replaced the stored history with" if args.replace else "stored"
+    print(f"{verb} {describe_price_changes(changes, args.replace)} from {label} in {warehouse}")
+    _store_companies(args.path, args.companies)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from tsrate.config import Study, warehouse_path
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.platform.publish import publish
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.blackbox.predictions import import_forecasts, read_metadata
+    from tsrate.robustness.forecast.execute import finish_run
+
+    manifest = getattr(args, "manifest", None)
+    metadata = read_metadata(args.metadata) if args.metadata else None
+    study = None if manifest else Study.from_vars(study_overrides(args))
+    warehouse = warehouse_path()
+    with connect(warehouse) as con:
+        if manifest:  # import-predictions: the exported study, checked
+            from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
+
+            study = study_from_manifest(con, read_manifest(manifest))
+        summary = import_forecasts(
+            con,
+            args.path,
+            args.system,
+            study,
+            baselines=not args.no_baselines,
+            progress=lambda message: print(message, flush=True),
+            metadata=metadata,
+        )
+    study_id = summary.study_id
+    print(
+        f"imported {summary.forecast_rows} forecasts of {args.system!r} as run {summary.run_id} "
+        f"of study {study_id} ({summary.partitions} partitions, {summary.reused} already stored)"
+    )
+    if args.no_build:
+        print(f"the marts are stale until you run: tsrate build --study {study_id}")
+        return 0
+    dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
+    result = publish(warehouse, summary.run_id)
+    with connect(warehouse) as con:
+        finish_run(con, summary.run_id, "succeeded")
+    print(f"run {summary.run_id} rated and published to {result.path}")
+    return 0
+
+
+def cmd_export_inputs(args: argparse.Namespace) -> int:
+    from tsrate.config import Study, warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.blackbox.export import export_inputs
+
+    overrides = study_overrides(args)
+    flags = any(value is not None for value in overrides.values())
+    if args.study and flags:
+        raise TsrateError("--study names a stored study: give it or the study flags, not both")
+    with connect(warehouse_path(), read_only=True) as con:
+        study = None
+        if not flags:  # the current study: --study NAME, else the newest run's
+            from tsrate.robustness.studies import current_study
+
+            study = current_study(con, args.study)
+            if study is not None:
+                origin = f"--study {args.study}" if args.study else "the newest run"
+                print(f"exporting the study of {origin}")
+        study = study or Study.from_vars(overrides)
+        summary = export_inputs(con, study, args.folder, args.images)
+    print(
+        f"wrote {summary.input_rows} input values of {summary.windows} windows "
+        f"x {len(study.perturbations)} perturbations ({summary.images} images) to "
+        f"{summary.folder}; see {summary.folder}/manifest.json"
+    )
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from tsrate.platform.entrypoints import TRAIN_VIT_FLOW, load_entrypoint
+    from tsrate.platform.orchestration import run_flow
+
+    paths = run_flow(
+        load_entrypoint(TRAIN_VIT_FLOW),
+        system=args.system,
+        force=args.force,
+        overrides=study_overrides(args),
+        lock_timeout=args.lock_timeout,
+    )
+    for path in paths:
+        print(f"checkpoint {path} (+ .json metadata), registered in raw.model_checkpoints")
+    return 0
+
+
+def cmd_show_input(args: argparse.Namespace) -> int:
+    from tsrate.config import Study, load_companies, warehouse_path
+    from tsrate.inputs.images import write_png
+    from tsrate.platform.warehouse import connect
+    from tsrate.systems.vit_num_spec import show_input
+
+    study = Study.from_vars(study_overrides(args))
+    with connect(warehouse_path(), read_only=True) as con:
+        image = show_input(
+            con, study, load_companies(), args.system, args.ticker, args.date, args.perturbation
+        )
+    output = args.output or (
+        f"{args.system}-{args.ticker.upper()}-{args.date}-{args.perturbation}.png"
+    )
+    print(f"wrote {write_png(output, image)} ({image.shape[1]} x {image.shape[0]} RGB)")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.robustness.study import run_to_build
+
+    warehouse = warehouse_path()
+    if not warehouse.exists() or args.run_id:
+        # no warehouse, or a named run without complete forecasts: refuse in one line
+        run_to_build(warehouse, args.run_id)
+    # dbt's child imports dbt and parses (no database access) while the run is chosen
+    dbt.prepare_build(warehouse)
+    try:
+        return _build_run(args, warehouse)
+    finally:
+        dbt.discard_prepared()  # unused: no run could build
+
+
+def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.platform.warehouse import buildable_run, close_interrupted_runs, connect
+    from tsrate.robustness.forecast.execute import finish_run
+    from tsrate.robustness.studies import ensure_studies, newest_complete_run, resolve_study
+    from tsrate.robustness.study import run_to_build
+
+    with connect(warehouse) as con:  # under the writer lock (main)
+        for run_id, state in close_interrupted_runs(con):
+            print(f"run {run_id} was stopped while {state}: marked interrupted")
+        failure = None
+        ensure_studies(con)
+        study_id = resolve_study(con, getattr(args, "study", None))
+        if args.run_id and study_id:
+            raise TsrateError(
+                "--run-id builds one run's own systems, --study a whole study: give one"
+            )
+        if args.run_id:
+            run_id = args.run_id
+        elif study_id:
+            run_id, notes = newest_complete_run(con, study_id), []
+        else:
+            try:
+                run_id, notes = buildable_run(con)
+            except TsrateError as exc:
+                failure, notes = str(exc), []
+            for note in notes:
+                print(f"skipping {note}")
+    if failure is not None:
+        # no run can build: say so with the study check's words, and why the newest failed
+        try:
+            run_to_build(warehouse)
+        except TsrateError as exc:
+            why = "" if failure.startswith("no run in raw.runs") else f"; {failure}"
+            raise TsrateError(f"{exc}{why}") from None
+        raise TsrateError(failure)
+    scope = "run" if args.run_id else "study"
+    print(f"building the marts of run {run_id}" + (" only" if args.run_id else " and its study"))
+    try:
+        dbt.build(run_id=run_id, on_line=print, study_id=study_id, scope=scope)
+    except dbt.DbtError as exc:
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "build_failed", str(exc)[-2000:])
+        raise
+    return 0

@@ -1,0 +1,160 @@
+"""The bodies of the commands that read the warehouse or serve it: ``systems``, ``studies``,
+``runs``, ``query``, ``report``, ``docs``, ``export``, ``serve``.
+
+Their options are defined in :func:`tsrate.cli.build_parser`; each body imports what it needs
+when it runs (``tsrate systems`` must start in under 2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tsrate import TsrateError
+
+
+def cmd_systems(args: argparse.Namespace) -> int:
+    from tsrate.config import Study
+    from tsrate.systems.registry import system_infos
+
+    if args.show_prompt:
+        return _show_prompt(args.show_prompt, Study.from_vars())
+    infos = system_infos(Study.from_vars())
+    width = max(len(i.system_id) for i in infos)
+    for info in infos:
+        mark = "available  " if info.availability.available else "unavailable"
+        print(
+            f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
+            f"{info.display_name}: {info.availability.reason}"
+        )
+    _print_imported_systems()
+    return 0
+
+
+def _print_imported_systems() -> None:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import imported_system_lines
+
+    if not warehouse_path().exists():
+        return
+    with connect(warehouse_path(), read_only=True) as con:
+        lines = imported_system_lines(con)
+    if lines:
+        print("imported systems (rated in their study's marts):")
+        for line in lines:
+            print(f"  {line}")
+
+
+def cmd_studies(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.studies import describe_studies
+
+    if not warehouse_path().exists():
+        print(f"no study yet: no warehouse at {warehouse_path()}; `tsrate run` defines one")
+        return 0
+    with connect(warehouse_path()) as con:
+        for line in describe_studies(con):
+            print(line)
+    return 0
+
+
+def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.Study
+    from tsrate.config import load_companies
+    from tsrate.systems.llm import describe_messages, sample_batch
+    from tsrate.systems.registry import create_system, load_systems_seed
+
+    seed = load_systems_seed().set_index("system_id")
+    if system_id not in seed.index:
+        raise TsrateError(f"unknown system {system_id!r}; known systems: {sorted(seed.index)}")
+    implementation = seed.loc[system_id, "implementation"]
+    system = create_system(implementation, study, load_companies()) if implementation else None
+    if not hasattr(system, "prompts"):
+        raise TsrateError(f"system {system_id!r} is not a language model: it has no prompt")
+    batch = sample_batch(study.context_length, study.horizon)
+    print(f"# {system_id}: prompt for a sample window of {study.context_length} values")
+    print(describe_messages(system.prompts(batch)[0]))
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from tsrate.platform.query import format_result, query
+
+    result = query(
+        "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
+        "study_end from raw.runs order by started_at desc",
+        live=True,
+        limit=args.limit,
+    )
+    print(format_result(result))
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from tsrate.platform.query import format_result, query, truncation_note
+
+    result = query(args.sql, live=args.live, limit=args.limit, timeout=args.timeout or None)
+    print(format_result(result, args.format))
+    if args.format != "table" and result.truncated:  # stdout stays machine-readable
+        print(truncation_note(result), file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tsrate.config import warehouse_path
+    from tsrate.platform.publish import published_path
+    from tsrate.robustness.report.render import write_report
+
+    snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse_path())
+    result = write_report(snapshot, Path(args.output) if args.output else None)
+    print(
+        f"report of run {result.run_id} written to {result.path} "
+        f"({result.n_charts} charts, Vega-Lite specs also in {result.charts_dir})"
+    )
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tsrate.platform import dbt_runner as dbt
+
+    site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
+    print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.publish import export_parquet, published_path
+
+    snapshot = published_path(warehouse_path())
+    if getattr(args, "format", "parquet") == "fev":
+        from tsrate.robustness.fev_export import export_fev
+
+        written = export_fev(snapshot, args.destination)
+        print(f"wrote {len(written)} fev evaluation summaries of {snapshot} to {args.destination}")
+        return 0
+    written = export_parquet(snapshot, args.destination)
+    print(f"wrote {len(written)} Parquet files of {snapshot} to {args.destination}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from tsrate.platform.serve import ScheduleConfig, build_deployments, serve
+
+    config = ScheduleConfig.from_vars()
+    if args.nightly_rating:
+        import dataclasses
+
+        config = dataclasses.replace(config, nightly_rating=True)
+    if args.dry_run:
+        for deployment in build_deployments(config):
+            crons = ", ".join(s.schedule.cron for s in deployment.schedules)
+            print(f"{deployment.name}: cron {crons} ({config.timezone}) {deployment.parameters}")
+        return 0
+    serve(config)
+    return 0
