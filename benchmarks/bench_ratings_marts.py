@@ -2,9 +2,9 @@
 
 Times ``dbt build`` of every model downstream of ``window_errors`` (the WRS, treatment,
 perturbation-effect, score, rating and summary marts, their data tests and unit tests) plus
-``user_study_tests``, on a temporary DuckDB warehouse, in a child process; reports the wall
-time, the peak resident memory of that process (``wait4`` max RSS: dbt runs its Python models
-in-process, so this covers pandas and DuckDB alike) and the rows of every output mart.
+``user_study_tests`` and its step, on a temporary DuckDB warehouse, in a child process; reports
+the wall time, the peak resident memory of that process (``wait4`` max RSS: dbt runs its Python
+models in-process, so this covers pandas and DuckDB alike) and the rows of every output mart.
 
 Two modes:
 
@@ -53,7 +53,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-SELECT = "window_errors+ user_study_tests"
+SELECT = "window_errors+ int_user_study_tests_recomputed+"
 EXCLUDE = "window_errors"
 #: Every model the selection builds, with its schema (rows are counted after each build).
 MARTS = [
