@@ -1,35 +1,17 @@
 """Every CLI failure is one line ``tsrate: error: ...``; ``--debug`` adds the traceback.
 
-Runs the real ``tsrate`` entry point in child processes, as a user does."""
+Runs the entry point's function (``tsrate.cli.main``) in this process; a real ``tsrate``
+child process, as a user starts it, is checked in tests/integration/test_cli_entry_point.py."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
 
 from tsrate.cli import main, one_line
-from tsrate.config import project_dir
-
-#: The children import this checkout (src/ first), not an installed copy.
-PYTHONPATH = os.pathsep.join([str(project_dir() / "src"), str(project_dir())])
-
-
-def _tsrate(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tsrate.cli", *args],
-        env=dict(os.environ, PYTHONPATH=PYTHONPATH, TSRATE_PROJECT_DIR=str(project_dir()), **env),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture
@@ -90,23 +72,38 @@ def bad_inputs(tmp_path):
     return tmp_path, cases
 
 
-def test_bad_inputs_print_one_line_and_a_traceback_only_with_debug(bad_inputs):
+def _in_process(argv: list[str], env: dict[str, str], monkeypatch, capsys):
+    """``tsrate.cli.main(argv)`` in this process with ``env`` set: (status, stdout, stderr)."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    capsys.readouterr()  # drop what came before
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_bad_inputs_print_one_line_and_a_traceback_only_with_debug(bad_inputs, monkeypatch, capsys):
+    """Every case in-process through the entry point's function (``main``); the same check
+    through a real ``python -m tsrate.cli`` child is in
+    tests/integration/test_cli_entry_point.py."""
     cwd, cases = bad_inputs
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("TSRATE_DEBUG", raising=False)
     for name, argv, env, expected in cases:
-        quiet = _tsrate(*argv, env=env, cwd=cwd)
-        assert quiet.returncode in (1, 2), (name, quiet.stdout, quiet.stderr)
-        assert "Traceback" not in quiet.stderr + quiet.stdout, (name, quiet.stderr)
-        last = quiet.stderr.strip().splitlines()[-1]
-        assert last.startswith("tsrate: error: "), (name, quiet.stderr)
+        status, out, err = _in_process(argv, env, monkeypatch, capsys)
+        assert status in (1, 2), (name, out, err)
+        assert "Traceback" not in err + out, (name, err)
+        last = err.strip().splitlines()[-1]
+        assert last.startswith("tsrate: error: "), (name, err)
         assert expected in last, (name, last)
-        errors = [line for line in quiet.stderr.splitlines() if "error" in line.lower()]
-        assert errors == [last], (name, quiet.stderr)  # nothing else says "error"
-        loud = _tsrate("--debug", *argv, env=env, cwd=cwd)
-        assert loud.returncode == quiet.returncode, name
-        assert "Traceback (most recent call last)" in loud.stderr, (name, loud.stderr)
-        assert loud.stderr.strip().splitlines()[-1] == last, name
-    debug_after = _tsrate(*cases[0][1], "--debug", env=cases[0][2], cwd=cwd)
-    assert "Traceback" in debug_after.stderr  # --debug works after the command too
+        errors = [line for line in err.splitlines() if "error" in line.lower()]
+        assert errors == [last], (name, err)  # nothing else says "error"
+        loud_status, _, loud = _in_process(["--debug", *argv], env, monkeypatch, capsys)
+        assert loud_status == status, name
+        assert "Traceback (most recent call last)" in loud, (name, loud)
+        assert loud.strip().splitlines()[-1] == last, name
+    _, _, debug_after = _in_process([*cases[0][1], "--debug"], cases[0][2], monkeypatch, capsys)
+    assert "Traceback" in debug_after  # --debug works after the command too
 
 
 def test_one_line_joins_listed_problems():

@@ -1,0 +1,57 @@
+"""The real ``tsrate`` entry point, in a child process as a user starts it: a failure is one
+line ``tsrate: error: ...`` on stderr (log lines included: nothing else says "error"), and
+``--debug``, before or after the command, adds the traceback. Every other bad input is
+checked in-process through the same function (tests/unit/test_cli_errors.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tsrate.config import project_dir
+
+#: The children import this checkout (src/ first), not an installed copy.
+PYTHONPATH = os.pathsep.join([str(project_dir() / "src"), str(project_dir())])
+
+
+def _tsrate(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tsrate.cli", *args],
+        env=dict(os.environ, PYTHONPATH=PYTHONPATH, TSRATE_PROJECT_DIR=str(project_dir()), **env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_child_prints_one_line_and_a_traceback_only_with_debug(tmp_path):
+    junk = tmp_path / "junk.duckdb"
+    junk.write_bytes(b"not a database, just text\n" * 400)
+    zones = tmp_path / "zones.csv"
+    zones.write_text(
+        "ticker,date,close\nAAPL,2022-01-03T00:00:00+00:00,10\nAAPL,2022-01-04T00:00:00-05:00,11\n"
+    )
+    prices = tmp_path / "prices.csv"
+    prices.write_text("ticker,date,close\nAAPL,2022-01-03,10\nAAPL,2022-01-04,11\n")
+    warehouse = {"TSRATE_WAREHOUSE": str(tmp_path / "wh" / "tsrate.duckdb")}
+    cases = [
+        ("ingest into junk", ["ingest", str(prices)], {"TSRATE_WAREHOUSE": str(junk)}, "DuckDB: "),
+        ("mixed time zones", ["ingest", str(zones)], warehouse, "the dates mix time zones"),
+    ]
+    for name, argv, env, expected in cases:
+        quiet = _tsrate(*argv, env=env, cwd=tmp_path)
+        assert quiet.returncode == 2, (name, quiet.stdout, quiet.stderr)
+        assert "Traceback" not in quiet.stderr + quiet.stdout, (name, quiet.stderr)
+        last = quiet.stderr.strip().splitlines()[-1]
+        assert last.startswith("tsrate: error: ") and expected in last, (name, quiet.stderr)
+        errors = [line for line in quiet.stderr.splitlines() if "error" in line.lower()]
+        assert errors == [last], (name, quiet.stderr)  # nothing else says "error"
+        loud = _tsrate("--debug", *argv, env=env, cwd=tmp_path)
+        assert loud.returncode == quiet.returncode, name
+        assert "Traceback (most recent call last)" in loud.stderr, (name, loud.stderr)
+        assert loud.stderr.strip().splitlines()[-1] == last, name
+    debug_after = _tsrate(*cases[1][1], "--debug", env=cases[1][2], cwd=tmp_path)
+    assert "Traceback" in debug_after.stderr  # --debug works after the command too
