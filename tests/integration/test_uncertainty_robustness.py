@@ -25,7 +25,7 @@ LEVELS = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 COLUMNS = [f"q{round(level * 100)}" for level in LEVELS]
 OUTCOMES = ["wql", "coverage_error_80"]
 WITH_QUANTILES = ["naive", "seasonal_naive", "arima", "random"]
-SELECT = "+ratings +uncertainty_effects +rating_leave_one_out"
+SELECT = "+ratings +uncertainty_effects +rating_leave_one_out +window_leakage +run_provenance"
 
 
 @pytest.fixture(scope="module")
@@ -243,3 +243,121 @@ def test_ratings_on_probabilistic_outcomes_follow_the_raw_scores(built):
         assert {s: int(got.loc[s, "rating"]) for s in expected} == expected
         ordered = got.sort_values("raw_score")
         assert ordered["rating"].is_monotonic_increasing
+
+
+def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(built):
+    """mean_change = mean over windows of outcome(P3) - outcome(P0); the interval is a t
+    interval (scipy) over clusters = a ticker's windows whose origins lie in the same stretch
+    of `horizon` trading days, from the first window's origin."""
+    warehouse, run_id, study = built
+    errors = independent_outcomes(warehouse, run_id, study)
+    prices = read(warehouse, "select ticker, price_date from raw.prices order by 1, 2")
+    day = {
+        (t, pd.Timestamp(d)): i
+        for t, g in prices.groupby("ticker")
+        for i, d in enumerate(g["price_date"])
+    }
+    errors["day"] = [
+        day[(t, d)] for t, d in zip(errors["ticker"], errors["window_end_date"], strict=True)
+    ]
+    first = errors.groupby("ticker")["day"].transform("min")
+    errors["cluster"] = (
+        errors["ticker"] + ":" + ((errors["day"] - first) // study.horizon).astype(str)
+    )
+    effects = read(warehouse, "select * from marts.uncertainty_effects")
+    keys = ["system_id", "ticker", "window_end_date", "cluster"]
+    for outcome in OUTCOMES:
+        wide = errors.pivot_table(index=keys, columns="perturbation_id", values=outcome)
+        wide["change"] = wide["P3"] - wide["P0"]
+        for system in WITH_QUANTILES:
+            mine = wide.loc[system]
+            clusters = mine.groupby(level="cluster")["change"].mean()
+            if stats.sem(clusters) == 0:  # every cluster the same: the interval is a point
+                low = high = clusters.mean()
+            else:
+                low, high = stats.t.interval(
+                    0.95, len(clusters) - 1, loc=clusters.mean(), scale=stats.sem(clusters)
+                )
+            got = effects[(effects["system_id"] == system) & (effects["outcome"] == outcome)]
+            assert len(got) == 1
+            row = got.iloc[0]
+            assert row["mean_change"] == pytest.approx(mine["change"].mean(), abs=1e-12)
+            assert row["n_clusters"] == len(clusters) >= 2
+            assert row["change_ci_low"] == pytest.approx(low, rel=1e-6, abs=1e-12)
+            assert row["change_ci_high"] == pytest.approx(high, rel=1e-6, abs=1e-12)
+            assert bool(row["beyond_noise"]) == bool(low > 0 or high < 0)
+    biased = effects[effects["system_id"] == "biased"]
+    assert len(biased) == 2 and biased["mean_change"].isna().all()
+    assert biased["reason"].str.contains("no quantile forecasts").all()
+
+
+def test_leave_one_out_equals_a_direct_recomputation(built):
+    """Every published rating re-rated by tsrate.methods.ratings.ratings_frame with each
+    other system removed, from marts.ratings' raw scores and robustness_scores' max_score."""
+    from tsrate.methods.ratings import ratings_frame
+    from tsrate.robustness.marts.ratings import CORE_IDEALS
+
+    warehouse, _, _ = built
+    ratings = read(warehouse, "select * from marts.ratings where raw_score is not null")
+    maxima = read(
+        warehouse,
+        "select metric, perturbation_id, system_id, outcome, max_score from marts.robustness_scores",
+    )
+    ratings = ratings.merge(
+        maxima, on=["metric", "perturbation_id", "system_id", "outcome"], how="left"
+    )
+    loo = read(warehouse, "select * from marts.rating_leave_one_out")
+    assert len(loo) == len(ratings)
+    ratings["outcome_key"] = ratings["outcome"].fillna("")
+    loo["outcome_key"] = loo["outcome"].fillna("")
+    checked = 0
+    for outcome, block in ratings.groupby("outcome_key"):
+        higher = block.groupby("metric")["higher_is_better"].first().to_dict()
+        for gone in sorted(set(block["system_id"])):
+            rest = block[block["system_id"] != gone]
+            again = ratings_frame(
+                rest, 3, higher, ideal=CORE_IDEALS, maximum_column="max_score"
+            ).set_index(["metric", "perturbation_id", "system_id"])["rating"]
+            for row in rest.itertuples():
+                new = again.loc[(row.metric, row.perturbation_id, row.system_id)]
+                same = (pd.isna(new) and pd.isna(row.rating)) or new == row.rating
+                check = loo[
+                    (loo["outcome_key"] == outcome)
+                    & (loo["metric"] == row.metric)
+                    & (loo["perturbation_id"] == row.perturbation_id)
+                    & (loo["system_id"] == row.system_id)
+                ].iloc[0]
+                named = str(check["changed_by_removing"] or "")
+                assert (f"{gone} (" in named) == (not same), (row, gone)
+                checked += 1
+    assert checked > 100
+
+
+def test_the_report_shows_the_uncertainty_effects_leave_one_out_and_leakage(built):
+    from tsrate.robustness.report.numbers import num
+    from tsrate.robustness.report.probabilistic import provenance_section
+    from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
+
+    warehouse, _, _ = built
+    effects = read(warehouse, "select * from marts.uncertainty_effects")
+    html = uncertainty_section(effects, num)
+    assert html.count("<tr>") == 2 + len(effects)  # a header row per outcome's table
+    assert 'data-mart="marts.uncertainty_effects"' in html
+    assert html.count("no quantile forecasts") == 2  # biased, at both outcomes
+    verdicts = effects["beyond_noise"].dropna()
+    assert html.count("beyond noise)") == int(verdicts.astype(bool).sum())
+    loo = read(warehouse, "select * from marts.rating_leave_one_out where outcome is null")
+    html = leave_one_out_section(loo, num)
+    changing = int(loo["changes_if_one_removed"].sum())
+    assert f"Of {len(loo)} ratings, {changing} change" in html
+    assert html.count("<tr>") == (1 + changing if changing else 0)
+    provenance = read(warehouse, "select * from marts.run_provenance")
+    leakage = read(
+        warehouse,
+        "select system_id, count(*) as n_windows, "
+        "count(*) filter (where in_training_data) as n_flagged, "
+        "count(in_training_data) as n_known, min(leakage_basis) as leakage_basis, "
+        "min(leakage_reason) as leakage_reason from marts.window_leakage group by 1",
+    )
+    html = provenance_section(provenance, leakage)
+    assert html.count("windows (no training)") == len(leakage) == len(provenance)

@@ -19,7 +19,8 @@ import pandas as pd
 
 from tsrate import __version__
 
-#: what is known of each built-in system's training data
+#: what is known of each built-in system's training data; a statement starting "none:" means the
+#: system trains on nothing (window_leakage reads it: its windows cannot leak)
 TRAINING_STATEMENTS = {
     "naive": "none: repeats the window's own last value (no training)",
     "seasonal_naive": "none: repeats the window's own last week (no training)",

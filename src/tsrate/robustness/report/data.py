@@ -154,6 +154,8 @@ class ReportData:
     #: at the paper's outcome and the accuracy metrics (empty: a snapshot without them)
     uncertainty_effects: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     leave_one_out: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.window_leakage summed per system (n_windows, n_flagged, n_known, basis, reason)
+    leakage: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,6 +274,16 @@ def load_report_data(snapshot: Path) -> ReportData:
                 "order by outcome, system_id, perturbation_id",
                 [run_id],
             ).df()
+        leakage = pd.DataFrame()
+        if "marts.window_leakage" in tables:
+            leakage = con.execute(
+                "select system_id, count(*) as n_windows, "
+                "count(*) filter (where in_training_data) as n_flagged, "
+                "count(in_training_data) as n_known, min(leakage_basis) as leakage_basis, "
+                "min(leakage_reason) as leakage_reason "
+                "from marts.window_leakage where run_id = ? group by system_id",
+                [run_id],
+            ).df()
         return ReportData(
             run_id=run_id,
             published_at=published_at,
@@ -300,6 +312,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             paper_comparison=mart("paper_comparison"),
             uncertainty_effects=uncertainty,
             leave_one_out=mart("rating_leave_one_out"),
+            leakage=leakage,
         )
     finally:
         con.close()

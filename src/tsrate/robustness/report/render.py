@@ -137,7 +137,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         probabilistic_section(data.probabilistic_scores, num),
         uncertainty_section(data.uncertainty_effects, num),
         leaderboard_section(data.leaderboard, num),
-        provenance_section(data.run_provenance),
+        provenance_section(data.run_provenance, data.leakage),
     ]
     subtitle = (
         f"Run <code>{data.run_id}</code> · generated {generated_at} from the published "
