@@ -327,8 +327,20 @@ def test_leave_one_out_equals_a_direct_recomputation(built):
                     & (loo["perturbation_id"] == row.perturbation_id)
                     & (loo["system_id"] == row.system_id)
                 ].iloc[0]
-                named = str(check["changed_by_removing"] or "")
-                assert (f"{gone} (" in named) == (not same), (row, gone)
+                text = check["changed_by_removing"]
+                named = [] if pd.isna(text) else [n.split(" (")[0] for n in text.split(", ")]
+                group = block[
+                    (block["metric"] == row.metric)
+                    & (block["perturbation_id"] == row.perturbation_id)
+                ]
+                assert (gone in named) == (not same), (
+                    gone,
+                    row.system_id,
+                    row.rating,
+                    new,
+                    check.to_dict(),
+                    group[["system_id", "raw_score", "rating", "max_score"]].to_dict("records"),
+                )
                 checked += 1
     assert checked > 100
 
