@@ -75,3 +75,7 @@ def test_the_small_study_builds_and_publishes_with_its_empty_arm_draws_counted(t
     assert left_out > 0 and scores[0] > 0  # some were left out, and the scores say so
     assert scores[1] == 0  # no score silently missing its value
     assert rated > 0
+    # the report names the comparison's relativity, the uncertainty effects and leakage
+    html = (published[0].parent / "report.html").read_text()
+    for section in ('id="leave-one-out"', 'id="uncertainty"', "Windows inside its training data"):
+        assert section in html, section
