@@ -48,6 +48,13 @@ PROVENANCE_COLUMNS = [
 ]
 
 
+PROVENANCE_SCHEMA = {
+    **{column: "string" for column in PROVENANCE_COLUMNS},
+    "price_rows": "Int64",
+    "partitions": "Int64",
+}
+
+
 def git_revision(project: Path) -> tuple[str | None, str | None]:
     """(revision, None) of the project's checkout, or (None, why not)."""
     try:
@@ -113,4 +120,6 @@ def run_provenance(
                     "training_data_reason": None if statement else UNKNOWN_TRAINING,
                 }
             )
-    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
+    # typed even when empty (no run): an empty object column reaches DuckDB as type NULL,
+    # which dbt's unit-test fixtures of readers (window_leakage) cannot be cast to
+    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS).astype(PROVENANCE_SCHEMA)
