@@ -206,7 +206,8 @@ def write_window_errors(
                 industry varchar, window_end_date date, perturbation_id varchar,
                 max_abs_residual double, last_context_value double,
                 relative_max_abs_residual double, mean_residual double, smape double,
-                mase double, sign_accuracy double, n_steps integer
+                mase double, sign_accuracy double, n_steps integer, wql double,
+                coverage_error_80 double
             )
             """
         )
@@ -232,6 +233,10 @@ def write_window_errors(
                 smape = np.clip(0.8 * max_abs / level[tick], 0.0, 2.0)
                 mase = max_abs / (daily_vol[tick] * rng.uniform(0.8, 1.2, n_units))
                 sign = 100.0 * rng.binomial(20, hit_rate, n_units) / 20.0
+                # the probabilistic outcomes: WQL grows with the error relative to the price,
+                # the 80 % interval covers fewer steps as the perturbation's effect grows
+                wql = 0.3 * max_abs / level[tick] * rng.lognormal(0.0, 0.2, n_units)
+                covered = rng.binomial(20, np.clip(0.8 - 0.1 * effect, 0.05, 1.0), n_units)
                 frame = pd.DataFrame(
                     {
                         "run_id": RUN_ID,
@@ -249,6 +254,8 @@ def write_window_errors(
                         "mase": mase,
                         "sign_accuracy": sign,
                         "n_steps": np.full(n_units, 20, dtype=np.int32),
+                        "wql": wql,
+                        "coverage_error_80": np.abs(covered / 20.0 - 0.8),
                     }
                 )
                 con.register("chunk", frame)
@@ -259,7 +266,7 @@ def write_window_errors(
                         cast(industry as varchar), cast(window_end_date as date),
                         perturbation_id, max_abs_residual, last_context_value,
                         relative_max_abs_residual, mean_residual, smape, mase,
-                        sign_accuracy, n_steps
+                        sign_accuracy, n_steps, wql, coverage_error_80
                     from chunk
                     """
                 )

@@ -5,7 +5,8 @@ with
 
 ratings as (
     {#- the default view: the paper's outcome (and every accuracy metric) -#}
-    select * from {{ ref('ratings') }} where is_default_outcome
+    {#- scores that could not be computed (null raw_score, 'not rated: ...') are not averaged -#}
+    select * from {{ ref('ratings') }} where is_default_outcome and raw_score is not null
 ),
 
 systems as (

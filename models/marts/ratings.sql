@@ -12,6 +12,42 @@ selected_run as (
     select run_id, study_id from {{ ref('int_runs_selected') }}
 ),
 
+{#- Robustness scores that could not be computed (a metric the study's shape cannot
+    produce, or a system not analysed on an outcome, e.g. wql without quantile forecasts)
+    are not rated, but appear with a null rating and the score's reason, never silently
+    missing. They do not count among the systems rated together. -#}
+unscored as (
+    select * from {{ ref('robustness_scores') }}
+    where raw_score is null and score_reason is not null
+),
+
+rated_and_unrated as (
+    select
+        run_id, metric, metric_family, outcome, is_default_outcome, perturbation_id,
+        system_id, raw_score, rating, rating_levels, higher_is_better, rank, rating_reason,
+        score_spread, separable, separation_reason,
+    from assigned
+    union all
+    select
+        unscored.run_id,
+        unscored.metric,
+        'robustness' as metric_family,
+        unscored.outcome,
+        unscored.is_default_outcome,
+        unscored.perturbation_id,
+        unscored.system_id,
+        cast(null as double) as raw_score,
+        cast(null as integer) as rating,
+        {{ var('rating_levels') }} as rating_levels,
+        unscored.higher_is_better,
+        cast(null as integer) as rank,
+        'not rated: ' || unscored.score_reason as rating_reason,
+        cast(null as double) as score_spread,
+        cast(null as boolean) as separable,
+        cast(null as varchar) as separation_reason,
+    from unscored
+),
+
 final as (
     select
         cast(assigned.run_id as varchar) as run_id,
@@ -28,17 +64,19 @@ final as (
         cast(assigned.rating_levels as integer) as rating_levels,
         cast(assigned.higher_is_better as boolean) as higher_is_better,
         cast(assigned.rank as integer) as rank,
-        cast(count(*) over (
+        cast(count(assigned.raw_score) over (
             partition by assigned.run_id, assigned.metric, assigned.perturbation_id, assigned.outcome
         ) as integer) as n_systems,
-        cast(array_to_string(list_sort(list(assigned.system_id) over (
+        cast(array_to_string(list_sort(list(assigned.system_id) filter (
+            where assigned.raw_score is not null
+        ) over (
             partition by assigned.run_id, assigned.metric, assigned.perturbation_id, assigned.outcome
         )), ' ') as varchar) as systems_rated_together,
         cast(assigned.rating_reason as varchar) as rating_reason,
         cast(assigned.score_spread as double) as score_spread,
         cast(assigned.separable as boolean) as separable,
         cast(assigned.separation_reason as varchar) as separation_reason,
-    from assigned
+    from rated_and_unrated as assigned
     left join systems
         on systems.system_id = assigned.system_id
     left join selected_run

@@ -12,6 +12,10 @@ effect_scores as (
     select * from {{ ref('int_perturbation_effects_aggregated') }}
 ),
 
+window_errors as (
+    select * from {{ ref('window_errors') }}
+),
+
 wrs_rows as (
     select
         run_id,
@@ -104,12 +108,86 @@ effect_rows as (
     from effect_scores
 ),
 
-unioned as (
+scored as (
     select * from wrs_rows
     union all
     select * from missing_wrs_rows
     union all
     select * from effect_rows
+),
+
+{#- A system is analysed on an outcome only when every one of its windows has it (the
+    probabilistic outcomes wql and coverage_error_80 need quantile forecasts). A system
+    left out of an outcome still appears, for every metric x perturbation that the other
+    outcomes give it, with a null score and the reason, never silently missing. -#}
+outcome_gaps as (
+    {%- for outcome in var('robustness_outcomes') %}
+    select
+        run_id,
+        system_id,
+        '{{ outcome }}' as outcome,
+        count(*) as n_windows,
+        count(*) filter (where not isfinite({{ outcome }}) or {{ outcome }} is null) as n_missing,
+    from window_errors
+    group by run_id, system_id
+    {%- if not loop.last %}
+    union all
+    {%- endif %}
+    {%- endfor %}
+),
+
+metric_keys as (
+    select distinct run_id, system_id, perturbation_id, metric, measure, confounder, aggregation
+    from scored
+),
+
+missing_outcome_rows as (
+    select
+        metric_keys.run_id,
+        metric_keys.system_id,
+        metric_keys.perturbation_id,
+        outcome_gaps.outcome,
+        metric_keys.metric,
+        metric_keys.measure,
+        metric_keys.confounder,
+        cast(null as double) as raw_score,
+        cast(null as double) as max_score,
+        cast(null as integer) as n_pairs,
+        cast(null as integer) as n_distributions,
+        cast(null as varchar) as worst_distribution_id,
+        cast(null as double) as oracle_score,
+        cast(null as double) as score_spread,
+        cast(null as integer) as n_draws,
+        cast(null as integer) as n_draws_left_out,
+        metric_keys.aggregation,
+        cast(null as varchar) as estimand,
+        case
+            when outcome_gaps.outcome in ('wql', 'coverage_error_80')
+                and outcome_gaps.n_missing = outcome_gaps.n_windows
+                then 'not analysed on ' || outcome_gaps.outcome || ': the system gives no quantile forecasts (or they were not stored for this run)'
+            else 'not analysed on ' || outcome_gaps.outcome || ': ' || outcome_gaps.n_missing
+                || ' of the system''s ' || outcome_gaps.n_windows
+                || ' windows have no value, and a system is compared only over all of its windows'
+        end as score_reason,
+    from metric_keys
+    inner join outcome_gaps
+        on outcome_gaps.run_id = metric_keys.run_id
+        and outcome_gaps.system_id = metric_keys.system_id
+        and outcome_gaps.n_missing > 0
+    where not exists (
+        select 1 from scored
+        where scored.run_id = metric_keys.run_id
+            and scored.system_id = metric_keys.system_id
+            and scored.perturbation_id = metric_keys.perturbation_id
+            and scored.metric = metric_keys.metric
+            and scored.outcome = outcome_gaps.outcome
+    )
+),
+
+unioned as (
+    select * from scored
+    union all
+    select * from missing_outcome_rows
 ),
 
 {#- Average ranks (ties share the mean of their positions) of the estimate and of the
@@ -130,7 +208,7 @@ ranked as (
 per_group as (
     select
         *,
-        count(*) over per_score as n_systems,
+        count(raw_score) over per_score as n_systems,
         min(raw_score) over per_score as group_min,
         max(raw_score) over per_score as group_max,
         corr(score_rank, oracle_rank) filter (where oracle_score is not null) over per_score
@@ -162,7 +240,7 @@ final as (
         cast(n_draws as integer) as n_draws,
         cast(n_draws_left_out as integer) as n_draws_left_out,
         cast(n_systems as integer) as n_systems,
-        cast(coalesce(n_systems < 2 or group_max > group_min, false) as boolean)
+        cast(n_systems > 0 and coalesce(n_systems < 2 or group_max > group_min, false) as boolean)
             as separates_systems,
         cast(case
             when score_reason is not null then score_reason

@@ -12,6 +12,10 @@ windows as (
     select * from {{ ref('int_windows_located') }}
 ),
 
+quantile_metrics as (
+    select * from {{ ref('int_window_quantile_metrics') }}
+),
+
 per_window as (
     select
         run_id,
@@ -50,12 +54,24 @@ final as (
         per_window.mase,
         per_window.sign_accuracy,
         cast(per_window.n_steps as integer) as n_steps,
+        {#- The probabilistic outcomes of the robustness analysis (var robustness_outcomes):
+            the window's WQL and the absolute miscalibration of its 80 % interval,
+            |coverage_80 - 0.8| (lower is better for both); null when the system gave no
+            quantile forecasts for the window. -#}
+        cast(quantile_metrics.wql as double) as wql,
+        cast(quantile_metrics.coverage_error_80 as double) as coverage_error_80,
     from per_window
     left join companies on companies.ticker = per_window.ticker
     left join windows
         on windows.run_id = per_window.run_id
         and windows.ticker = per_window.ticker
         and windows.window_end_date = per_window.window_end_date
+    left join quantile_metrics
+        on quantile_metrics.run_id = per_window.run_id
+        and quantile_metrics.system_id = per_window.system_id
+        and quantile_metrics.ticker = per_window.ticker
+        and quantile_metrics.window_end_date = per_window.window_end_date
+        and quantile_metrics.perturbation_id = per_window.perturbation_id
 )
 
 select * from final

@@ -11,24 +11,8 @@ window_errors as (
     select * from {{ ref('window_errors') }}
 ),
 
-steps as (
-    select * from {{ ref('int_forecast_quantiles_scored') }}
-),
-
 per_window as (
-    select
-        run_id,
-        system_id,
-        ticker,
-        window_end_date,
-        perturbation_id,
-        2.0 * sum(quantile_loss_sum) / (9.0 * nullif(sum(abs(actual)), 0)) as wql,
-        2.0 * sum(quantile_loss_sum) / (9.0 * count(*)) as crps,
-        avg(interval_score_80) / nullif(any_value(mase_scale), 0) as msis,
-        avg(case when is_covered_80 then 1.0 else 0.0 end) as coverage_80,
-        count(*) as n_quantile_steps,
-    from steps
-    group by run_id, system_id, ticker, window_end_date, perturbation_id
+    select * from {{ ref('int_window_quantile_metrics') }}
 ),
 
 systems_with_quantiles as (

@@ -23,7 +23,7 @@ from tsrate.platform.warehouse import connect
 from tsrate.robustness.fev_export import export_fev
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
-SELECT = "+leaderboard +leaderboard_tasks +probabilistic_scores +run_provenance"
+SELECT = "+leaderboard +leaderboard_tasks +probabilistic_scores +run_provenance +window_leakage"
 
 FEV_LEADERBOARD = """
 import json, sys, fev
@@ -164,5 +164,9 @@ def test_the_export_and_the_report_carry_provenance(built):
     exported = pd.read_csv(root / "fev" / "mase.csv")
     fingerprint = provenance["price_rows_fingerprint"].iloc[0]
     assert (exported["tsrate_price_rows_fingerprint"] == fingerprint).all()
+    # no system of this study trains on anything: no window can leak (marts.window_leakage)
+    leakage = read(warehouse, "select * from marts.window_leakage")
+    assert len(leakage) and not leakage["in_training_data"].astype(bool).any()
+    assert (exported["trained_on_this_dataset"].astype(str) == "False").all()
     html = provenance_section(provenance)
     assert fingerprint[:16] in html and "Trained on" in html

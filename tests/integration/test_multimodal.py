@@ -27,7 +27,7 @@ TINY_VARS = {
     "sentiment_training_walks": 300,
     "sentiment_epochs": 2,
 }
-SELECT = "+window_errors +accuracy_scores +ratings +int_perturbation_sets_derived stg_sentiments stg_model_checkpoints"
+SELECT = "+window_errors +accuracy_scores +ratings +int_perturbation_sets_derived stg_sentiments stg_model_checkpoints +window_leakage"
 
 
 def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypatch):
@@ -106,6 +106,15 @@ def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypa
     registered = read(warehouse, "select * from staging.stg_model_checkpoints")
     assert list(registered["checkpoint_path"]) == [str(checkpoints[0])]
     assert registered["tickers"][0] == "KO,XOM" and registered["git_revision"][0]
+    # leakage is decided from the checkpoint's own tickers and dates: KO and XOM are not
+    # study tickers, so no window of the ViT lies in its training data
+    leakage = read(
+        warehouse,
+        "select * from marts.window_leakage where system_id = 'vit_num_spec_covid'",
+    )
+    assert len(leakage) and (leakage["leakage_basis"] == "checkpoint").all()
+    assert (leakage["checkpoint_key"] == registered["checkpoint_key"][0]).all()
+    assert not leakage["in_training_data"].astype(bool).any()
     stamp = checkpoints[0].stat().st_mtime_ns
     with connect(warehouse) as con:
         summary = run_forecasts(con, study, load_companies(), workers=2, progress=lambda m: None)

@@ -154,7 +154,7 @@ def test_ratings_agree_with_assign_ratings_on_robustness_scores(built):
     )
     assert (ratings["rating_levels"] == 3).all()
     assert len(ratings) == len(scores)
-    assert set(scores["outcome"]) == {"max_abs_residual", "relative_max_abs_residual"}
+    assert set(scores["outcome"]) == set(project_vars()["robustness_outcomes"])
     for (metric, perturbation, outcome), block in scores.groupby(
         ["metric", "perturbation_id", "outcome"]
     ):
@@ -179,7 +179,7 @@ def test_draws_spread_oracle_and_separation_in_the_marts(built):
     )
     assert (effects["n_draws"] == draws).all() and draws > 1
     assert effects["ape_matched_sd"].notna().all()
-    assert set(effects["outcome"]) == {"max_abs_residual", "relative_max_abs_residual"}
+    assert set(effects["outcome"]) == set(project_vars()["robustness_outcomes"])
     scores = _read(warehouse, "select * from marts.robustness_scores where run_id = ?", [run_id])
     effect_rows = scores[scores["measure"] != "wrs"]
     assert effect_rows["score_spread"].notna().all() and (effect_rows["n_draws"] == draws).all()

@@ -430,7 +430,13 @@ def test_the_report_flags_every_score_and_rating_its_marts_flag(reported):
         }
     finally:
         con.close()
-    assert outcomes == {None, PAPER_OUTCOME, "relative_max_abs_residual"}
+    assert outcomes == {
+        None,
+        PAPER_OUTCOME,
+        "relative_max_abs_residual",
+        "wql",
+        "coverage_error_80",
+    }
     html = reported["output"].read_text()
 
     def shown(css: str, columns: tuple[str, ...]) -> list[tuple]:

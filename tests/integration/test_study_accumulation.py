@@ -78,8 +78,19 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
     assert set(ratings["system_id"]) == {"naive", "seasonal_naive", "external_llm"}
     assert set(ratings["run_id"]) == {later.run_id}
     together = read(warehouse, "select distinct study_id, systems_rated_together, n_systems "
-                               "from marts.ratings")  # fmt: skip
+                               "from marts.ratings where raw_score is not null and "
+                               "(outcome is null or outcome not in ('wql', 'coverage_error_80'))"
+                               )  # fmt: skip
     assert together.values.tolist() == [[imported.study_id, "external_llm naive seasonal_naive", 3]]
+    # the import has no quantile columns: at the probabilistic outcomes it is not rated, with
+    # the reason, and not among the systems rated together
+    probabilistic = read(warehouse, "select * from marts.ratings "
+                                    "where outcome in ('wql', 'coverage_error_80')")  # fmt: skip
+    unrated = probabilistic[probabilistic["system_id"] == "external_llm"]
+    assert len(unrated) and unrated["rating"].isna().all()
+    assert unrated["rating_reason"].str.contains("gives no quantile forecasts").all()
+    rated = probabilistic[probabilistic["raw_score"].notna()]
+    assert set(rated["systems_rated_together"]) == {"naive seasonal_naive"}
     after = read(warehouse, query)
     # the imported forecasts are the file's: actuals + 1 on every window, as at import
     np.testing.assert_allclose(after["max_abs_residual"], 1.0, rtol=0, atol=1e-9)

@@ -419,3 +419,42 @@ def test_scores_within_floating_noise_of_zero_are_stored_as_zero() -> None:
     assert biased["raw_score"] == 0.0 and biased["oracle_score"] == 0.0
     naive = out[(out.system_id == "naive") & (out.measure == "ape")].iloc[0]
     assert naive["raw_score"] == 1.2
+
+
+# ------------------------------------------------- outcomes some systems do not have
+
+
+def test_a_system_without_an_outcome_is_left_out_of_it_and_the_others_unchanged() -> None:
+    """wql is null for every window of 'none' (no quantile forecasts) and for one window of
+    'gap': both are left out of WRS and APE/PIE at wql (never a score over part of the
+    windows), kept at max_abs_residual; 'good' gets exactly the scores it gets alone."""
+    errors = window_errors(n_dates=20, systems=("good", "none", "gap"))
+    errors["wql"] = errors["relative_max_abs_residual"] * 0.5
+    errors.loc[errors["system_id"] == "none", "wql"] = np.nan
+    errors.loc[errors[errors["system_id"] == "gap"].index[:1], "wql"] = np.nan
+    outcomes = ["max_abs_residual", "wql"]
+    levels = pd.DataFrame({"confidence": [0.95, 0.75, 0.6], "weight": [1.0, 0.8, 0.6]})
+    pairs = wrs_pair_table(errors, levels, outcomes)
+    at_wql = pairs[pairs["outcome"] == "wql"]
+    assert set(at_wql["system_id"]) == {"good"}
+    assert set(pairs.loc[pairs["outcome"] == "max_abs_residual", "system_id"]) == {
+        "good",
+        "none",
+        "gap",
+    }
+    alone = wrs_pair_table(errors[errors["system_id"] == "good"], levels, ["wql"])
+    pd.testing.assert_frame_equal(at_wql.reset_index(drop=True), alone)
+
+    dists = study_distributions(COMPANIES).head(3)
+    got = study_effects(errors, perturbation_sets(errors), dists, 9, draws=3, outcomes=outcomes)
+    assert set(got.loc[got["outcome"] == "wql", "system_id"]) == {"good"}
+    assert set(got.loc[got["outcome"] == "max_abs_residual", "system_id"]) == {
+        "good",
+        "none",
+        "gap",
+    }
+    good = errors[errors["system_id"] == "good"]
+    single = study_effects(good, perturbation_sets(good), dists, 9, draws=3, outcomes=["wql"])
+    pd.testing.assert_frame_equal(
+        got[got["outcome"] == "wql"].reset_index(drop=True), single.reset_index(drop=True)
+    )

@@ -73,3 +73,24 @@ def test_block_bootstrap_intervals_equal_a_plain_resampling_loop():
     np.testing.assert_allclose(high, np.quantile(skills, 0.975, axis=0))
     np.testing.assert_allclose(win_low, np.quantile(wins, 0.025, axis=0))
     np.testing.assert_allclose(win_high, np.quantile(wins, 0.975, axis=0))
+
+
+def test_trained_on_this_dataset_from_the_leakage_flags():
+    """fev's flag per system: True when any window leaks, False when every window is known
+    not to, None (unknown) when some window is unknown and none leaks."""
+    import pandas as pd
+
+    from tsrate.robustness.fev_export import trained_on_this_dataset
+
+    flags = pd.DataFrame(
+        {
+            "system_id": ["vit", "vit", "naive", "naive", "chronos", "mixed", "mixed"],
+            "in_training_data": [True, False, False, False, None, False, None],
+        }
+    )
+    assert trained_on_this_dataset(flags) == {
+        "vit": True,
+        "naive": False,
+        "chronos": None,
+        "mixed": None,
+    }

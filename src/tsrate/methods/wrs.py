@@ -43,6 +43,7 @@ __all__ = [
     "weighted_rejection_scores",
     "PAIR_COLUMNS",
     "WRS_COLUMNS",
+    "complete_systems",
     "wrs_pair_table",
     "wrs_table",
 ]
@@ -544,17 +545,33 @@ WRS_TABLE_SCHEMA: dict[str, str] = {
 }
 
 
+def complete_systems(window_errors: pd.DataFrame, outcome: str) -> np.ndarray:
+    """Row mask: the rows of systems whose every window has a finite ``outcome`` (the
+    robustness analyses compare a system on an outcome only over all of its windows)."""
+    finite = np.isfinite(pd.to_numeric(window_errors[outcome], errors="coerce").to_numpy(float))
+    gaps = pd.Series(~finite, index=window_errors.index).groupby(
+        window_errors["system_id"].to_numpy(), sort=False
+    )
+    return ~gaps.transform("any").to_numpy(dtype=bool)
+
+
 def wrs_pair_table(
     window_errors: pd.DataFrame, confidence_levels: pd.DataFrame, outcomes: Sequence[str]
 ) -> pd.DataFrame:
     """Both WRS analyses (:data:`WRS_ANALYSES`) of every run and outcome, stacked:
-    :func:`weighted_rejection_pairs` with ``run_id``, ``analysis`` and ``outcome`` in front."""
+    :func:`weighted_rejection_pairs` with ``run_id``, ``analysis`` and ``outcome`` in front.
+
+    A system is analysed on an outcome only when every one of its windows has a finite value
+    of it (:func:`complete_systems`): a system without quantile forecasts has no ``wql`` /
+    ``coverage_error_80`` rows here, and robustness_scores lists it with a null score and the
+    reason, never a score over part of its windows."""
     frames = []
     for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
         for outcome in outcomes:
+            complete = errors.loc[complete_systems(errors, str(outcome))]
             for analysis, (group_column, within_column) in WRS_ANALYSES.items():
                 pairs = weighted_rejection_pairs(
-                    errors, group_column, confidence_levels, within_column, str(outcome)
+                    complete, group_column, confidence_levels, within_column, str(outcome)
                 )
                 pairs.insert(0, "outcome", str(outcome))
                 pairs.insert(0, "analysis", analysis)

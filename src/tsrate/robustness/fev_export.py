@@ -5,8 +5,9 @@ per system and task of the published ``leaderboard_tasks`` mart, with fev 0.10's
 the task definition (``dataset_path`` names tsrate and the study's fingerprint,
 ``dataset_config`` the task, ``horizon``, context lengths, ``seasonality`` 1 as tsrate's MASE
 scale, ``eval_metric``, ``quantile_levels``), ``model_name`` (the system id),
-``test_error``, timings, ``trained_on_this_dataset`` (null: unknown unless a system states
-it) and ``num_forecasts`` (windows), plus tsrate's run id and version. ``fev_version`` is the
+``test_error``, timings, ``trained_on_this_dataset`` (from the ``window_leakage`` mart: true
+when any window of the system lies inside its training data, false when none can, empty when
+unknown) and ``num_forecasts`` (windows), plus tsrate's run id and version. ``fev_version`` is the
 summary format written (0.10.0); fev refuses summaries without it. A system without any
 error for a metric (no quantile forecasts for WQL/CRPS) is left out of that file, as fev
 expects a result or a failure per task; tasks where it failed stay as empty ``test_error``.
@@ -35,8 +36,31 @@ def study_fingerprint(study_json: str | None) -> str:
     return hashlib.sha256((study_json or "").encode()).hexdigest()[:16]
 
 
-def fev_summaries(tasks: pd.DataFrame, study: dict, fingerprint: str) -> dict[str, pd.DataFrame]:
-    """``leaderboard_tasks`` rows → one fev summary frame per metric."""
+def trained_on_this_dataset(leakage: pd.DataFrame) -> dict[str, bool | None]:
+    """system -> fev's ``trained_on_this_dataset`` from ``window_leakage`` rows: True when any
+    window is in the system's training data, False when every window is known not to be,
+    None (unknown) otherwise."""
+    out: dict[str, bool | None] = {}
+    for system, flags in leakage.groupby("system_id")["in_training_data"]:
+        known = flags.dropna().astype(bool)
+        if known.any():
+            out[str(system)] = True
+        elif len(known) == len(flags) and len(flags):
+            out[str(system)] = False
+        else:
+            out[str(system)] = None
+    return out
+
+
+def fev_summaries(
+    tasks: pd.DataFrame,
+    study: dict,
+    fingerprint: str,
+    trained: dict[str, bool | None] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """``leaderboard_tasks`` rows → one fev summary frame per metric; ``trained``: system →
+    trained_on_this_dataset (:func:`trained_on_this_dataset`; absent: unknown)."""
+    trained = trained or {}
     out = {}
     for metric, group in tasks.groupby("metric", sort=True):
         has_error = group.groupby("system_id")["test_error"].transform(lambda s: s.notna().any())
@@ -66,7 +90,9 @@ def fev_summaries(tasks: pd.DataFrame, study: dict, fingerprint: str) -> dict[st
                 "test_error": group["test_error"].to_numpy(),
                 "training_time_s": None,
                 "inference_time_s": group["inference_time_s"].to_numpy(),
-                "trained_on_this_dataset": None,
+                "trained_on_this_dataset": [
+                    trained.get(str(system)) for system in group["system_id"]
+                ],
                 "num_forecasts": group["n_windows"].to_numpy(),
                 "fev_version": FEV_FORMAT_VERSION,
                 "tsrate_run_id": group["run_id"].to_numpy(),
@@ -97,6 +123,11 @@ def export_fev(snapshot: Path, destination: Path) -> list[Path]:
             if "run_provenance" in tables
             else pd.DataFrame()
         )
+        leakage = (
+            con.execute("select system_id, in_training_data from marts.window_leakage").df()
+            if "window_leakage" in tables
+            else pd.DataFrame(columns=["system_id", "in_training_data"])
+        )
         run = con.execute(
             "select study from published_runs order by published_at desc limit 1"
         ).fetchone()
@@ -104,7 +135,9 @@ def export_fev(snapshot: Path, destination: Path) -> list[Path]:
         con.close()
     study_json = run[0] if run else None
     study = json.loads(study_json) if study_json else {}
-    summaries = fev_summaries(tasks, study, study_fingerprint(study_json))
+    summaries = fev_summaries(
+        tasks, study, study_fingerprint(study_json), trained_on_this_dataset(leakage)
+    )
     if not provenance.empty:  # code and data fingerprints travel with every record
         carried = provenance.set_index("system_id")[
             ["git_revision", "price_rows_fingerprint", "partitions_fingerprint", "training_data"]

@@ -29,7 +29,12 @@ Conventions
   (:func:`tsrate.methods.ratings.snap_to_zero`).
 * Outcomes: each name is a window_errors column (``max_abs_residual`` = the paper's R^max in
   price units; ``relative_max_abs_residual`` = R^max divided by the window's last clean
-  context value). All outcomes are computed in one pass, one row per outcome.
+  context value; ``wql`` = the window's weighted quantile loss and ``coverage_error_80`` =
+  |coverage of the 80 % interval - 0.8|, both lower is better and null without quantile
+  forecasts). All outcomes are computed in one pass, one row per outcome. A system is
+  analysed on an outcome only when every one of its windows has a finite value of it;
+  otherwise it has no row for that outcome (robustness_scores then gives it a null score
+  and the reason), never an estimate over part of its windows.
 """
 
 from __future__ import annotations
@@ -212,6 +217,9 @@ def study_effects(
             for system_id in sorted(systems["system_id"]):
                 system_errors = errors.loc[errors["system_id"] == system_id]
                 for outcome in outcomes:
+                    values = pd.to_numeric(system_errors[outcome], errors="coerce")
+                    if not np.isfinite(values.to_numpy(dtype=float)).all():
+                        continue  # not analysed on this outcome (module conventions)
                     grid = outcome_grid(system_errors, units, labels, outcome, system_id)
                     try:
                         per_draw = grid_perturbation_effects(

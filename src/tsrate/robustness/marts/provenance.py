@@ -19,7 +19,8 @@ import pandas as pd
 
 from tsrate import __version__
 
-#: what is known of each built-in system's training data
+#: what is known of each built-in system's training data; a statement starting "none:" means the
+#: system trains on nothing (window_leakage reads it: its windows cannot leak)
 TRAINING_STATEMENTS = {
     "naive": "none: repeats the window's own last value (no training)",
     "seasonal_naive": "none: repeats the window's own last week (no training)",
@@ -45,6 +46,13 @@ PROVENANCE_COLUMNS = [
     "training_data",
     "training_data_reason",
 ]
+
+
+PROVENANCE_SCHEMA = {
+    **{column: "string" for column in PROVENANCE_COLUMNS},
+    "price_rows": "Int64",
+    "partitions": "Int64",
+}
 
 
 def git_revision(project: Path) -> tuple[str | None, str | None]:
@@ -112,4 +120,6 @@ def run_provenance(
                     "training_data_reason": None if statement else UNKNOWN_TRAINING,
                 }
             )
-    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
+    # typed even when empty (no run): an empty object column reaches DuckDB as type NULL,
+    # which dbt's unit-test fixtures of readers (window_leakage) cannot be cast to
+    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS).astype(PROVENANCE_SCHEMA)

@@ -99,6 +99,8 @@ OUTCOME_LABELS = {
     "window, in price units",
     "relative_max_abs_residual": "the scale-free outcome: R^max divided by the window's last "
     "clean context value",
+    "wql": "the probabilistic outcome: the window's weighted quantile loss (WQL)",
+    "coverage_error_80": "the calibration outcome: |coverage of the 80 % interval − 0.8|",
 }
 
 
@@ -148,6 +150,12 @@ class ReportData:
     run_provenance: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     #: marts.paper_comparison: the paper's printed values beside the run's (empty: none)
     paper_comparison: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.uncertainty_effects (every probabilistic outcome) and marts.rating_leave_one_out
+    #: at the paper's outcome and the accuracy metrics (empty: a snapshot without them)
+    uncertainty_effects: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    leave_one_out: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.window_leakage summed per system (n_windows, n_flagged, n_known, basis, reason)
+    leakage: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,6 +267,23 @@ def load_report_data(snapshot: Path) -> ReportData:
                 "and outcome <> ? order by outcome, metric, perturbation_id, system_id",
                 [run_id, PAPER_OUTCOME],
             ).df()
+        uncertainty = pd.DataFrame()
+        if "marts.uncertainty_effects" in tables:
+            uncertainty = con.execute(
+                "select * from marts.uncertainty_effects where run_id = ? "
+                "order by outcome, system_id, perturbation_id",
+                [run_id],
+            ).df()
+        leakage = pd.DataFrame()
+        if "marts.window_leakage" in tables:
+            leakage = con.execute(
+                "select system_id, count(*) as n_windows, "
+                "count(*) filter (where in_training_data) as n_flagged, "
+                "count(in_training_data) as n_known, min(leakage_basis) as leakage_basis, "
+                "min(leakage_reason) as leakage_reason "
+                "from marts.window_leakage where run_id = ? group by system_id",
+                [run_id],
+            ).df()
         return ReportData(
             run_id=run_id,
             published_at=published_at,
@@ -285,6 +310,9 @@ def load_report_data(snapshot: Path) -> ReportData:
             leaderboard=mart("leaderboard"),
             run_provenance=mart("run_provenance"),
             paper_comparison=mart("paper_comparison"),
+            uncertainty_effects=uncertainty,
+            leave_one_out=mart("rating_leave_one_out"),
+            leakage=leakage,
         )
     finally:
         con.close()

@@ -116,8 +116,21 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
     return "".join(parts)
 
 
-def provenance_section(provenance: pd.DataFrame) -> str:
-    """The code, data and settings behind the run, per system (marts.run_provenance)."""
+def leakage_cell(leakage: pd.DataFrame | None, system: str) -> str:
+    """'k of n windows' in the system's training data (marts.window_leakage), or why unknown."""
+    if leakage is None or leakage.empty or system not in set(leakage["system_id"]):
+        return "–"
+    row = leakage[leakage["system_id"] == system].iloc[0]
+    if int(row["n_known"]) < int(row["n_windows"]):
+        return esc(f"unknown: {row['leakage_reason']}")
+    text = f"{int(row['n_flagged'])} of {int(row['n_windows'])} windows ({row['leakage_basis']})"
+    return f"<b>{esc(text)}</b>" if int(row["n_flagged"]) else esc(text)
+
+
+def provenance_section(provenance: pd.DataFrame, leakage: pd.DataFrame | None = None) -> str:
+    """The code, data and settings behind the run, per system (marts.run_provenance), and
+    how many of its windows lie inside its training data (marts.window_leakage, summed per
+    system: n_windows, n_flagged, n_known, leakage_basis, leakage_reason)."""
     parts = ['<section id="provenance"><h2>Provenance and training data</h2>']
     if provenance.empty:
         parts.append("<p>No provenance in this snapshot.</p></section>")
@@ -140,8 +153,24 @@ def provenance_section(provenance: pd.DataFrame) -> str:
                 esc(str(row.partitions)),
                 f"<code>{esc(str(row.partitions_fingerprint)[:16])}</code>",
                 esc(statement or f"unknown: {row.training_data_reason}"),
+                leakage_cell(leakage, row.system_id),
             ]
         )
-    parts.append(table_html(["System", "Partitions", "Settings fingerprint", "Trained on"], rows))
-    parts.append('<p class="source">Source: <code>marts.run_provenance</code>.</p></section>')
+    parts.append(
+        table_html(
+            [
+                "System",
+                "Partitions",
+                "Settings fingerprint",
+                "Trained on",
+                "Windows inside its training data",
+            ],
+            rows,
+        )
+    )
+    parts.append(
+        '<p class="source">Source: <code>marts.run_provenance</code>, '
+        "<code>marts.window_leakage</code> (a window leaks when one of its target days is in "
+        "the system's training data; exact for checkpoints tsrate trained).</p></section>"
+    )
     return "".join(parts)

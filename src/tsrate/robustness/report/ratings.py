@@ -34,7 +34,8 @@ from tsrate.robustness.report.numbers import (
 def _partial_order(block: pd.DataFrame) -> str:
     """``a < b = c``: systems by ascending raw score (ties share a rank), ids only."""
     parts, previous = [], None
-    for row in block.sort_values(["rank", "system_id"]).itertuples():
+    ranked = block[block["rank"].notna()]  # a score that could not be computed has no rank
+    for row in ranked.sort_values(["rank", "system_id"]).itertuples():
         if previous is not None:
             parts.append(" = " if row.rank == previous else " &lt; ")
         parts.append(esc(row.system_id))
@@ -293,6 +294,19 @@ def separation_summary(data: ReportData) -> str:
     )
 
 
+#: what the compact table of each other outcome shows
+OUTCOME_NOTES = {
+    "": "The same metrics on a scale-free outcome, so that price levels do not decide WRS "
+    "and APE (compare its ⊘ flags with the table above).",
+    "wql": "The same metrics on each window's WQL: how a perturbation or a group changes the "
+    "quality of the quantile forecasts (lower is better); systems without quantile "
+    "forecasts are not rated, with the reason.",
+    "coverage_error_80": "The same metrics on each window's |coverage of the 80 % interval − "
+    "0.8|: how a perturbation or a group moves the interval away from calibration (lower is "
+    "better); systems without quantile forecasts are not rated, with the reason.",
+}
+
+
 def outcome_ratings_block(data: ReportData) -> str:
     """The robustness ratings at the other outcomes (the scale-free R^max / price level), in
     a compact table: rating and raw score per system, flags and reasons as in the main one."""
@@ -337,8 +351,7 @@ def outcome_ratings_block(data: ReportData) -> str:
         label = OUTCOME_LABELS.get(outcome, outcome)
         parts.append(
             f'<h3 class="outcome" data-outcome="{esc(outcome)}">Robustness — {esc(label)}</h3>'
-            '<p class="note">The same metrics on a scale-free outcome, so that price levels '
-            "do not decide WRS and APE (compare its ⊘ flags with the table above). Rating and "
+            f'<p class="note">{esc(OUTCOME_NOTES.get(outcome, OUTCOME_NOTES[""]))} Rating and '
             "raw score only; bootstrap shares are computed for the paper's outcome.</p>"
             + table_html(
                 ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],

@@ -74,6 +74,7 @@ from tsrate.robustness.report.ratings import (  # noqa: F401
     rating_tables_section,
     separation_flag,
 )
+from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
 from tsrate.robustness.report.sections import (  # noqa: F401
     overview_section,
     reading_paragraph,
@@ -101,12 +102,14 @@ NAV = (
     ("study", "Study"),
     ("summary", "Averages"),
     ("ratings", "Ratings"),
+    ("leave-one-out", "Leave one out"),
     ("radars", "Rank charts"),
     ("forecasts", "Forecasts"),
     ("confounders", "Confounders"),
     ("groups", "Groups"),
     ("paper", "Paper's numbers"),
     ("probabilistic", "Probabilistic"),
+    ("uncertainty", "Uncertainty"),
     ("leaderboard", "Leaderboard"),
     ("provenance", "Provenance"),
 )
@@ -125,14 +128,16 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         study_section(data),
         summary_section(data),
         rating_tables_section(data),
+        leave_one_out_section(data.leave_one_out, num),
         radar_section(data, charts),
         forecasts_section(data, charts),
         confounder_section(data, charts),
         group_section(data, charts),
         paper_comparison_section(data),
         probabilistic_section(data.probabilistic_scores, num),
+        uncertainty_section(data.uncertainty_effects, num),
         leaderboard_section(data.leaderboard, num),
-        provenance_section(data.run_provenance),
+        provenance_section(data.run_provenance, data.leakage),
     ]
     subtitle = (
         f"Run <code>{data.run_id}</code> · generated {generated_at} from the published "

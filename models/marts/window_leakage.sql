@@ -1,0 +1,77 @@
+{#- Leakage flags: does a window's truth lie inside a system's training data? One row per
+    run, system and window (ticker x origin) of window_errors. Rules (docs/probabilistic.md,
+    "Provenance and leakage"):
+    - a system trained by tsrate with a registered checkpoint (raw.model_checkpoints: the
+      ViT's tickers and training period are known exactly; the system's newest checkpoint):
+      in_training_data = the window's ticker is one of the checkpoint's training tickers AND
+      one of its target days (after the origin, up to horizon_end_date) lies inside the
+      training period [train_start, train_end];
+    - a system whose training statement (run_provenance.training_data) starts 'none:' (no
+      training: naive, seasonal naive, ARIMA, random, biased): false;
+    - any other system (pretrained foundation models, LLMs, imported predictions): null, with
+      the reason -- what it was trained on is not recorded, so leakage cannot be ruled out. -#}
+with
+
+window_errors as (
+    select * from {{ ref('window_errors') }}
+),
+
+windows as (
+    select * from {{ ref('int_windows_located') }}
+),
+
+provenance as (
+    select * from {{ ref('int_run_provenance') }}
+),
+
+checkpoints as (
+    select * from {{ ref('stg_model_checkpoints') }}
+    qualify row_number() over (partition by system_id order by registered_at desc, checkpoint_key) = 1
+),
+
+system_windows as (
+    select distinct run_id, system_id, ticker, window_end_date from window_errors
+),
+
+final as (
+    select
+        cast(system_windows.run_id as varchar) as run_id,
+        cast(system_windows.system_id as varchar) as system_id,
+        cast(system_windows.ticker as varchar) as ticker,
+        cast(system_windows.window_end_date as date) as window_end_date,
+        cast(windows.horizon_end_date as date) as horizon_end_date,
+        cast(case
+            when checkpoints.system_id is not null then
+                list_contains(string_split(checkpoints.tickers, ','), system_windows.ticker)
+                and system_windows.window_end_date < checkpoints.train_end
+                and windows.horizon_end_date >= checkpoints.train_start
+            when provenance.training_data like 'none:%' then false
+        end as boolean) as in_training_data,
+        cast(case
+            when checkpoints.system_id is not null then 'checkpoint'
+            when provenance.training_data like 'none:%' then 'no training'
+            else 'unknown'
+        end as varchar) as leakage_basis,
+        cast(checkpoints.checkpoint_key as varchar) as checkpoint_key,
+        cast(case
+            when checkpoints.system_id is not null then null
+            when provenance.training_data like 'none:%' then null
+            when provenance.training_data is not null then
+                'training data stated without tickers and dates (' || provenance.training_data
+                || '): whether it covers this window is not known'
+            else 'what the system was trained on is not recorded (pretrained weights, an LLM or '
+                || 'imported predictions): leakage cannot be ruled out'
+        end as varchar) as leakage_reason,
+    from system_windows
+    left join windows
+        on windows.run_id = system_windows.run_id
+        and windows.ticker = system_windows.ticker
+        and windows.window_end_date = system_windows.window_end_date
+    left join checkpoints
+        on checkpoints.system_id = system_windows.system_id
+    left join provenance
+        on provenance.run_id = system_windows.run_id
+        and provenance.system_id = system_windows.system_id
+)
+
+select * from final

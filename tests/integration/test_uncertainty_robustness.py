@@ -1,0 +1,375 @@
+"""The robustness of uncertainty (issue 27 item 3): WQL and the 80 % interval's absolute
+miscalibration are outcomes of the robustness analysis, beside R^max, on a real warehouse.
+
+Every number is recomputed independently from raw.forecast_quantiles and raw.prices only:
+the per-window outcomes by hand (pinball loss, coverage), WRS with scipy's Student t-test
+over industries and companies, the APE oracle as the mean paired difference over every
+window, and the ratings with tsrate.methods.ratings.assign_ratings. A system without
+quantile forecasts appears with a null score, a null rating and the reason."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from tests.integration.helpers import ingest, read, small_study
+from tsrate.config import load_companies
+from tsrate.methods.ratings import assign_ratings
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+LEVELS = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+COLUMNS = [f"q{round(level * 100)}" for level in LEVELS]
+OUTCOMES = ["wql", "coverage_error_80"]
+WITH_QUANTILES = ["naive", "seasonal_naive", "arima", "random"]
+SELECT = "+ratings +uncertainty_effects +rating_leave_one_out +window_leakage +run_provenance"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("uncertainty")
+    warehouse = root / "w.duckdb"
+    study = small_study(
+        study_tickers=["AAPL", "MSFT", "JPM"],
+        study_start="2022-06-01",
+        study_end="2022-10-31",
+        context_length=30,
+        horizon=6,
+        perturbations=["P0", "P3"],
+        systems=[*WITH_QUANTILES, "biased"],
+    )
+    ingest(warehouse, list(study.tickers))
+    with connect(warehouse) as con:
+        summary = run_forecasts(con, study, load_companies(), workers=1, progress=lambda m: None)
+        finish_run(con, summary.run_id, "forecasted")
+        # a system whose partitions hold no quantiles (as an import without quantile columns)
+        con.execute("delete from raw.forecast_quantiles where system_id = 'biased'")
+    dbt.build(
+        run_id=summary.run_id,
+        warehouse=warehouse,
+        target_path=root / "target",
+        on_line=lambda line: None,
+        select=SELECT,
+    )
+    return warehouse, summary.run_id, study
+
+
+def independent_outcomes(warehouse, run_id, study) -> pd.DataFrame:
+    """Per window: WQL and |coverage_80 - 0.8| from the stored quantiles and prices."""
+    quantiles = read(
+        warehouse,
+        "select q.* from raw.forecast_quantiles q join raw.run_partitions p using (partition_key) "
+        "where p.run_id = ?",
+        [run_id],
+    )
+    prices = read(warehouse, "select ticker, price_date, close from raw.prices order by 1, 2")
+    rows = []
+    for ticker, group in quantiles.groupby("ticker"):
+        mine = prices[prices["ticker"] == ticker]
+        closes = mine["close"].to_numpy()
+        position = {pd.Timestamp(d): i for i, d in enumerate(mine["price_date"])}
+        keys = ["system_id", "perturbation_id", "window_end_date"]
+        for (system, perturbation, end), window in group.groupby(keys):
+            steps = window["horizon_step"].to_numpy()
+            actual = closes[position[pd.Timestamp(end)] + steps]
+            q = window[COLUMNS].to_numpy(dtype=float)
+            diff = actual[:, None] - q
+            pinball = np.maximum(LEVELS * diff, (LEVELS - 1) * diff).sum()
+            covered = (actual >= q[:, 0]) & (actual <= q[:, -1])
+            rows.append(
+                {
+                    "system_id": system,
+                    "ticker": ticker,
+                    "window_end_date": pd.Timestamp(end),
+                    "perturbation_id": perturbation,
+                    "wql": 2 * pinball / (len(LEVELS) * np.abs(actual).sum()),
+                    "coverage_error_80": abs(covered.mean() - 0.8),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_window_outcomes_equal_an_independent_computation(built):
+    warehouse, run_id, study = built
+    ours = read(warehouse, "select * from marts.window_errors")
+    ours["window_end_date"] = pd.to_datetime(ours["window_end_date"])
+    expected = independent_outcomes(warehouse, run_id, study)
+    keys = ["system_id", "ticker", "window_end_date", "perturbation_id"]
+    merged = ours.merge(expected, on=keys, how="left", suffixes=("", "_expected"))
+    with_q = merged[merged["system_id"].isin(WITH_QUANTILES)]
+    assert len(with_q) == len(expected) > 0
+    for outcome in OUTCOMES:
+        np.testing.assert_allclose(with_q[outcome], with_q[f"{outcome}_expected"], rtol=1e-9)
+    biased = merged[merged["system_id"] == "biased"]
+    assert len(biased) > 0 and biased[OUTCOMES].isna().all().all()
+
+
+def test_wrs_on_probabilistic_outcomes_equals_scipy(built):
+    warehouse, run_id, study = built
+    errors = independent_outcomes(warehouse, run_id, study)
+    companies = load_companies().set_index("ticker")["industry"]
+    errors["industry"] = errors["ticker"].map(companies)
+    levels = read(warehouse, "select confidence, weight from seeds.confidence_levels")
+    scores = read(
+        warehouse,
+        "select * from marts.robustness_scores where measure = 'wrs' and outcome in ?",
+        [OUTCOMES],
+    )
+    checked = 0
+    for outcome in OUTCOMES:
+        for system in WITH_QUANTILES:
+            for perturbation in ("P0", "P3"):
+                mine = errors[
+                    (errors["system_id"] == system) & (errors["perturbation_id"] == perturbation)
+                ]
+                expected = {}
+                # industries: Technology vs Financials; companies: AAPL vs MSFT (Technology)
+                for metric, a, b, column in (
+                    ("wrs_industry", "Financials", "Technology", "industry"),
+                    ("wrs_company", "AAPL", "MSFT", "ticker"),
+                ):
+                    x = mine.loc[mine[column] == a, outcome].to_numpy()
+                    y = mine.loc[mine[column] == b, outcome].to_numpy()
+                    if np.ptp(np.concatenate([x, y])) == 0:
+                        p = 1.0
+                    else:
+                        p = stats.ttest_ind(x, y, equal_var=True).pvalue
+                        p = 0.0 if np.isnan(p) else p
+                    expected[metric] = sum(
+                        w
+                        for c, w in zip(levels["confidence"], levels["weight"], strict=True)
+                        if p < 1 - c
+                    )
+                for metric, value in expected.items():
+                    got = scores[
+                        (scores["outcome"] == outcome)
+                        & (scores["system_id"] == system)
+                        & (scores["perturbation_id"] == perturbation)
+                        & (scores["metric"] == metric)
+                    ]
+                    assert len(got) == 1, (outcome, system, perturbation, metric)
+                    assert got["raw_score"].iloc[0] == pytest.approx(value, abs=1e-9)
+                    checked += 1
+    assert checked == 2 * len(WITH_QUANTILES) * 2 * 2
+
+
+def test_ape_oracle_on_probabilistic_outcomes_is_the_mean_paired_difference(built):
+    """Every window ran under P0 and P3, so the ATE oracle of every distribution is the mean
+    over all windows of outcome(P3) - outcome(P0); oracle_score is its absolute value. The
+    estimate is a mean over treatment draws with its spread."""
+    warehouse, run_id, study = built
+    errors = independent_outcomes(warehouse, run_id, study)
+    scores = read(
+        warehouse,
+        "select * from marts.robustness_scores where measure = 'ape' and outcome in ?",
+        [OUTCOMES],
+    )
+    keys = ["system_id", "ticker", "window_end_date"]
+    for outcome in OUTCOMES:
+        wide = errors.pivot_table(index=keys, columns="perturbation_id", values=outcome)
+        for system in WITH_QUANTILES:
+            diff = wide.loc[system]
+            oracle = abs((diff["P3"] - diff["P0"]).mean())
+            got = scores[(scores["outcome"] == outcome) & (scores["system_id"] == system)]
+            assert set(got["metric"]) == {"ape_industry", "ape_company"}
+            np.testing.assert_allclose(got["oracle_score"], oracle, rtol=1e-9, atol=1e-12)
+            assert (got["raw_score"] >= 0).all()
+            assert (got["n_draws"] + got["n_draws_left_out"] > 1).all()
+            assert got["score_spread"].notna().all()
+
+
+def test_system_without_quantiles_is_null_with_the_reason(built):
+    warehouse, _, _ = built
+    scores = read(
+        warehouse,
+        "select * from marts.robustness_scores where system_id = 'biased' and outcome in ?",
+        [OUTCOMES],
+    )
+    metrics = read(
+        warehouse,
+        "select distinct metric, perturbation_id from marts.robustness_scores "
+        "where system_id = 'biased' and outcome = 'max_abs_residual'",
+    )
+    assert len(scores) == 2 * len(metrics) > 0
+    assert scores["raw_score"].isna().all()
+    assert scores["score_reason"].str.contains("gives no quantile forecasts").all()
+    ratings = read(
+        warehouse,
+        "select * from marts.ratings where outcome in ? and metric_family = 'robustness'",
+        [OUTCOMES],
+    )
+    biased = ratings[ratings["system_id"] == "biased"]
+    assert len(biased) == len(scores)
+    assert biased["rating"].isna().all() and biased["rank"].isna().all()
+    assert biased["rating_reason"].str.startswith("not rated: not analysed on").all()
+    rated = ratings[ratings["system_id"] != "biased"]
+    assert (rated["n_systems"] == len(WITH_QUANTILES)).all()
+    assert not rated["systems_rated_together"].str.contains("biased").any()
+
+
+def test_ratings_on_probabilistic_outcomes_follow_the_raw_scores(built):
+    """Each (metric, perturbation, outcome) re-rated directly with assign_ratings from the
+    robustness scores; a better (lower) raw score never gets a worse rating."""
+    warehouse, _, _ = built
+    ratings = read(
+        warehouse,
+        "select * from marts.ratings where outcome in ? and raw_score is not null",
+        [OUTCOMES],
+    )
+    scores = read(
+        warehouse,
+        "select * from marts.robustness_scores where outcome in ? and raw_score is not null",
+        [OUTCOMES],
+    )
+    assert set(ratings["outcome"]) == set(OUTCOMES)
+    for (metric, perturbation, outcome), block in scores.groupby(
+        ["metric", "perturbation_id", "outcome"]
+    ):
+        maximum = block["max_score"].max() if block["max_score"].notna().any() else None
+        expected = assign_ratings(
+            dict(zip(block["system_id"], block["raw_score"], strict=True)),
+            3,
+            ideal=0.0,
+            maximum=maximum,
+        )
+        got = ratings[
+            (ratings["metric"] == metric)
+            & (ratings["perturbation_id"] == perturbation)
+            & (ratings["outcome"] == outcome)
+        ].set_index("system_id")
+        assert {s: int(got.loc[s, "rating"]) for s in expected} == expected
+        ordered = got.sort_values("raw_score")
+        assert ordered["rating"].is_monotonic_increasing
+
+
+def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(built):
+    """mean_change = mean over windows of outcome(P3) - outcome(P0); the interval is a t
+    interval (scipy) over clusters = a ticker's windows whose origins lie in the same stretch
+    of `horizon` trading days, from the first window's origin."""
+    warehouse, run_id, study = built
+    errors = independent_outcomes(warehouse, run_id, study)
+    prices = read(warehouse, "select ticker, price_date from raw.prices order by 1, 2")
+    day = {
+        (t, pd.Timestamp(d)): i
+        for t, g in prices.groupby("ticker")
+        for i, d in enumerate(g["price_date"])
+    }
+    errors["day"] = [
+        day[(t, d)] for t, d in zip(errors["ticker"], errors["window_end_date"], strict=True)
+    ]
+    first = errors.groupby("ticker")["day"].transform("min")
+    errors["cluster"] = (
+        errors["ticker"] + ":" + ((errors["day"] - first) // study.horizon).astype(str)
+    )
+    effects = read(warehouse, "select * from marts.uncertainty_effects")
+    keys = ["system_id", "ticker", "window_end_date", "cluster"]
+    for outcome in OUTCOMES:
+        wide = errors.pivot_table(index=keys, columns="perturbation_id", values=outcome)
+        wide["change"] = wide["P3"] - wide["P0"]
+        for system in WITH_QUANTILES:
+            mine = wide.loc[system]
+            clusters = mine.groupby(level="cluster")["change"].mean()
+            if stats.sem(clusters) == 0:  # every cluster the same: the interval is a point
+                low = high = clusters.mean()
+            else:
+                low, high = stats.t.interval(
+                    0.95, len(clusters) - 1, loc=clusters.mean(), scale=stats.sem(clusters)
+                )
+            got = effects[(effects["system_id"] == system) & (effects["outcome"] == outcome)]
+            assert len(got) == 1
+            row = got.iloc[0]
+            assert row["mean_change"] == pytest.approx(mine["change"].mean(), abs=1e-12)
+            assert row["n_clusters"] == len(clusters) >= 2
+            assert row["change_ci_low"] == pytest.approx(low, rel=1e-6, abs=1e-12)
+            assert row["change_ci_high"] == pytest.approx(high, rel=1e-6, abs=1e-12)
+            assert bool(row["beyond_noise"]) == bool(low > 0 or high < 0)
+    biased = effects[effects["system_id"] == "biased"]
+    assert len(biased) == 2 and biased["mean_change"].isna().all()
+    assert biased["reason"].str.contains("no quantile forecasts").all()
+
+
+def test_leave_one_out_equals_a_direct_recomputation(built):
+    """Every published rating re-rated by tsrate.methods.ratings.ratings_frame with each
+    other system removed, from marts.ratings' raw scores and robustness_scores' max_score."""
+    from tsrate.methods.ratings import ratings_frame
+    from tsrate.robustness.marts.ratings import CORE_IDEALS
+
+    warehouse, _, _ = built
+    ratings = read(warehouse, "select * from marts.ratings where raw_score is not null")
+    maxima = read(
+        warehouse,
+        "select metric, perturbation_id, system_id, outcome, max_score from marts.robustness_scores",
+    )
+    ratings = ratings.merge(
+        maxima, on=["metric", "perturbation_id", "system_id", "outcome"], how="left"
+    )
+    loo = read(warehouse, "select * from marts.rating_leave_one_out")
+    assert len(loo) == len(ratings)
+    ratings["outcome_key"] = ratings["outcome"].fillna("")
+    loo["outcome_key"] = loo["outcome"].fillna("")
+    checked = 0
+    for outcome, block in ratings.groupby("outcome_key"):
+        higher = block.groupby("metric")["higher_is_better"].first().to_dict()
+        for gone in sorted(set(block["system_id"])):
+            rest = block[block["system_id"] != gone]
+            again = ratings_frame(
+                rest, 3, higher, ideal=CORE_IDEALS, maximum_column="max_score"
+            ).set_index(["metric", "perturbation_id", "system_id"])["rating"]
+            for row in rest.itertuples():
+                new = again.loc[(row.metric, row.perturbation_id, row.system_id)]
+                same = (pd.isna(new) and pd.isna(row.rating)) or new == row.rating
+                check = loo[
+                    (loo["outcome_key"] == outcome)
+                    & (loo["metric"] == row.metric)
+                    & (loo["perturbation_id"] == row.perturbation_id)
+                    & (loo["system_id"] == row.system_id)
+                ].iloc[0]
+                text = check["changed_by_removing"]
+                named = [] if pd.isna(text) else [n.split(" (")[0] for n in text.split(", ")]
+                group = block[
+                    (block["metric"] == row.metric)
+                    & (block["perturbation_id"] == row.perturbation_id)
+                ]
+                assert (gone in named) == (not same), (
+                    gone,
+                    row.system_id,
+                    row.rating,
+                    new,
+                    check.to_dict(),
+                    group[["system_id", "raw_score", "rating", "max_score"]].to_dict("records"),
+                )
+                checked += 1
+    assert checked > 100
+
+
+def test_the_report_shows_the_uncertainty_effects_leave_one_out_and_leakage(built):
+    from tsrate.robustness.report.numbers import num
+    from tsrate.robustness.report.probabilistic import provenance_section
+    from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
+
+    warehouse, _, _ = built
+    effects = read(warehouse, "select * from marts.uncertainty_effects")
+    html = uncertainty_section(effects, num)
+    assert html.count("<tr>") == 2 + len(effects)  # a header row per outcome's table
+    assert 'data-mart="marts.uncertainty_effects"' in html
+    assert html.count("no quantile forecasts") == 2  # biased, at both outcomes
+    verdicts = effects["beyond_noise"].dropna()
+    assert html.count("beyond noise)") == int(verdicts.astype(bool).sum())
+    loo = read(warehouse, "select * from marts.rating_leave_one_out where outcome is null")
+    html = leave_one_out_section(loo, num)
+    changing = int(loo["changes_if_one_removed"].sum())
+    assert f"Of {len(loo)} ratings, {changing} change" in html
+    assert html.count("<tr>") == (1 + changing if changing else 0)
+    provenance = read(warehouse, "select * from marts.run_provenance")
+    leakage = read(
+        warehouse,
+        "select system_id, count(*) as n_windows, "
+        "count(*) filter (where in_training_data) as n_flagged, "
+        "count(in_training_data) as n_known, min(leakage_basis) as leakage_basis, "
+        "min(leakage_reason) as leakage_reason from marts.window_leakage group by 1",
+    )
+    html = provenance_section(provenance, leakage)
+    assert html.count("windows (no training)") == len(leakage) == len(provenance)
