@@ -152,8 +152,9 @@ def stability_shares(
     published rating (None = unrated: share NaN); ``resampled``: per resample, system ->
     raw score, re-rated with :func:`tsrate.methods.ratings.assign_ratings` by the rule that rated the
     published scores (the metric's ``ideal``, None = none, and ``higher_is_better``, both
-    from the suite's rating spec: a lone or all-tied resample is rated by its distance from
-    the ideal, or left unrated without one). A non-finite score leaves the system out of
+    from the suite's rating spec: a lone or all-tied resample at the ideal is rated 1, one
+    away from it is rated by its distance only where the metric's worst value is known, and
+    is left unrated otherwise). A non-finite score leaves the system out of
     that resample, which then does not count for it; nor does a resample that leaves it
     unrated."""
     hits = dict.fromkeys(published, 0)
