@@ -12,7 +12,10 @@ metric x perturbation / task / feature x outcome ...):
   frame has that column);
 * a group whose systems all tie (or a lone system) has a reason when the frame carries
   ``rating_reason``;
-* no raw score sits within floating noise of 0 without being 0 (|x| <= 1e-12 x max(1, scale)).
+* no raw score sits within floating noise of 0 without being 0 (|x| <= 1e-12 x max(1, scale));
+* a lone system or an all-tied group on a metric with an ideal (0) but no known worst value
+  (:data:`UNBOUNDED_METRICS`: MAE, MSE, CRPS, MASE, WQL ...) is not rated unless its score is
+  the ideal 0 (issue 25 item 4): there is no scale to put it on.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 NOISE = 1e-12
+#: Metric names (lower-cased) with ideal 0 and no known worst value.
+UNBOUNDED_METRICS = frozenset({"mae", "mse", "rmse", "crps", "mase", "wql", "smape", "mape"})
 
 
 def rating_problems(
@@ -56,7 +61,13 @@ def rating_problems(
                 if not isinstance(reasons[i], str) or not reasons[i].strip():
                     problems.append(f"{key}: a null rating without a rating_reason")
                     break
-            if len(block) >= 1 and np.unique(x[finite]).size == 1:
+            metric = str(block["metric"].iloc[0]).lower() if "metric" in block.columns else ""
+            single = np.unique(x[finite]).size == 1
+            if single and metric in UNBOUNDED_METRICS and (rated & finite & (x != 0)).any():
+                problems.append(
+                    f"{key}: a lone or all-tied group on {metric} (no known worst value) is rated"
+                )
+            if len(block) >= 1 and single:
                 if not all(isinstance(v, str) and v.strip() for v in reasons[finite]):
                     problems.append(f"{key}: a lone or all-tied group without a rating_reason")
         keep = rated & finite

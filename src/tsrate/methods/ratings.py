@@ -73,6 +73,14 @@ REASON_TIED_NO_IDEAL = (
 )
 REASON_LONE_IDEAL = "only one system rated: rated by its distance from the ideal value"
 REASON_TIED_IDEAL = "all systems tied: rated by their distance from the ideal value"
+REASON_LONE_NO_SCALE = (
+    "only one system rated, away from the ideal value, and the metric has no known worst value:"
+    " no scale to rate on"
+)
+REASON_TIED_NO_SCALE = (
+    "all systems tied, away from the ideal value, and the metric has no known worst value:"
+    " no scale to rate on"
+)
 
 #: Output columns of :func:`block_bootstrap_ratings` (one row per system x perturbation x level).
 BOOTSTRAP_COLUMNS: list[str] = [
@@ -144,14 +152,15 @@ def absolute_rating(
     maximum: float | None = None,
     *,
     higher_is_better: bool = False,
-) -> int:
+) -> int | None:
     """The rating a score earns by its absolute value (lone system, or all systems tied).
 
     ``maximum`` is the known WORST value of the metric (WRS: ``max_score``), if any.
     Lower-is-better metrics (rating 1 = best): at the ideal (within :data:`NOISE`) -> 1; with
     a known worst value: the index (1-based) of the equal-width slice of [ideal, worst] holding
     the value, ``ceil(L * |value - ideal| / |worst - ideal|)`` clipped to 1..L (the worst value
-    earns L); without one, any value away from the ideal -> L. Higher-is-better metrics
+    earns L); without one (MAE, MSE, CRPS, ...), a value away from the ideal has no scale to be
+    rated on -> ``None`` (not rated). Higher-is-better metrics
     (rating L = best, the sign-accuracy convention) get the mirrored level ``L + 1 - that``,
     so the ideal always earns the best rating.
     """
@@ -160,7 +169,7 @@ def absolute_rating(
     if distance <= NOISE * max(1.0, abs(float(ideal))):
         level = 1
     elif maximum is None or not math.isfinite(float(maximum)) or float(maximum) == float(ideal):
-        level = levels
+        return None
     else:
         fraction = distance / abs(float(maximum) - float(ideal))
         level = int(min(levels, max(1, math.ceil(levels * fraction - 1e-9))))
@@ -221,9 +230,9 @@ def assign_ratings(
     contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
     rating. A single system, or systems that all share one score (one distinct value), are
     rated by their absolute value (:func:`absolute_rating`) when the metric has an ``ideal``
-    (default 0: the paper's single-system case, 1 if the score is 0, else ``levels``; with a
-    known ``maximum`` the slice of [ideal, maximum] holding it) -- rating everyone "1 = best"
-    because nobody differs would hide that all are maximally biased. With ``ideal=None``
+    (default 0): 1 at the ideal; with a known ``maximum`` the slice of [ideal, maximum]
+    holding it; otherwise ``None`` (no scale to rate on) -- never "1 = best" merely because
+    nobody differs. With ``ideal=None``
     (a metric without an ideal value) such systems get ``None``. An empty mapping gives
     ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
     system). Keys keep the input order.
@@ -341,6 +350,8 @@ def ratings_frame(
             lone = len(mapping) == 1
             if metric_ideal is None:
                 reason = REASON_LONE_NO_IDEAL if lone else REASON_TIED_NO_IDEAL
+            elif any(value is None for value in rating.values()):
+                reason = REASON_LONE_NO_SCALE if lone else REASON_TIED_NO_SCALE
             else:
                 reason = REASON_LONE_IDEAL if lone else REASON_TIED_IDEAL
         separable: dict[str, object] = {}
@@ -431,10 +442,10 @@ def rate_matrix(
         with np.errstate(invalid="ignore", divide="ignore"):
             sliced = np.clip(np.ceil(levels * distance / span - 1e-9), 1, levels)
         known = np.isfinite(span) & (span > 0)
-        single = np.where(known, np.nan_to_num(sliced, nan=levels), levels).astype(np.int64)
+        single = np.where(known, np.nan_to_num(sliced, nan=levels), 0).astype(np.int64)
         single = np.where(distance <= NOISE * max(1.0, abs(float(ideal))), 1, single)
         if higher_is_better:
-            single = levels + 1 - single
+            single = np.where(single > 0, levels + 1 - single, 0)
     sorted_ratings = np.where(n_distinct == 1, single, group)
     sorted_ratings = np.where(finite, sorted_ratings, 0)
     np.put_along_axis(ratings, order, sorted_ratings, axis=1)
