@@ -383,8 +383,10 @@ def _random_scores(rng: np.random.Generator) -> pd.DataFrame:
             values = np.where(rng.random(n) < 0.5, pool, rng.normal(2.0, 3.0, n))
             if rng.random() < 0.2:
                 values[:] = values[0]  # all tied
+            # only WRS has a known worst value (as robustness_scores.max_score)
+            worst = 7.2 if metric.startswith("wrs") else np.nan
             for i, v in enumerate(values):
-                rows.append((metric, pert, f"s{i}", float(v), 7.2))
+                rows.append((metric, pert, f"s{i}", float(v), worst))
     return pd.DataFrame(
         rows, columns=["metric", "perturbation_id", "system_id", "raw_score", "max_score"]
     )

@@ -147,14 +147,16 @@ def stability_shares(
     *,
     ideal: float | None = None,
     higher_is_better: bool = False,
+    maximum: float | None = None,
 ) -> dict[str, float]:
     """Share of resamples at each system's published rating. ``published``: system ->
     published rating (None = unrated: share NaN); ``resampled``: per resample, system ->
-    raw score, re-rated with :func:`tsrate.methods.ratings.assign_ratings` by the rule that rated the
-    published scores (the metric's ``ideal``, None = none, and ``higher_is_better``, both
-    from the suite's rating spec: a lone or all-tied resample at the ideal is rated 1, one
-    away from it is rated by its distance only where the metric's worst value is known, and
-    is left unrated otherwise). A non-finite score leaves the system out of
+    raw score, re-rated with :func:`tsrate.methods.ratings.assign_ratings` by the rule that
+    rated the published scores (the metric's ``ideal``, None = none, ``higher_is_better``
+    and its known worst value ``maximum``, None = unbounded, all from the suite's rating
+    spec: a lone or all-tied resample at the ideal gets the best rating, one away from it is
+    rated by its distance only where the worst value is known, and is left unrated
+    otherwise). A non-finite score leaves the system out of
     that resample, which then does not count for it; nor does a resample that leaves it
     unrated."""
     hits = dict.fromkeys(published, 0)
@@ -163,7 +165,9 @@ def stability_shares(
         finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
         if not finite:
             continue
-        again = assign_ratings(finite, levels, ideal=ideal, higher_is_better=higher_is_better)
+        again = assign_ratings(
+            finite, levels, ideal=ideal, maximum=maximum, higher_is_better=higher_is_better
+        )
         for system, value in again.items():
             if published[system] is None or value is None:
                 continue
