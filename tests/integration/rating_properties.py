@@ -104,3 +104,44 @@ def assert_ratings_never_mislead(
     """``AssertionError`` listing every violated property of :func:`rating_problems`."""
     problems = rating_problems(frame, group_by, score=score, rating=rating)
     assert not problems, "\n".join(problems)
+
+
+def interval_problems(
+    frame: pd.DataFrame,
+    group_by: Sequence[str],
+    *,
+    score: str = "raw_score",
+    low: str = "ci_low",
+    high: str = "ci_high",
+) -> list[str]:
+    """Properties of every rating-stability mart with intervals (core and suites): each
+    published raw score lies inside its own interval (ci_low <= raw_score <= ci_high, where
+    the row has an interval), and no interval end sits within floating noise of 0 without
+    being 0 (|x| <= 1e-12 x max(1, largest |raw score| or |end| of the group))."""
+    problems: list[str] = []
+    for key, block in frame.groupby(list(group_by), sort=True, dropna=False):
+        x = block[score].astype(float).to_numpy()
+        lo = block[low].astype(float).to_numpy()
+        hi = block[high].astype(float).to_numpy()
+        has = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(x)
+        outside = has & ((x < lo) | (x > hi))
+        if outside.any():
+            i = np.flatnonzero(outside)[0]
+            who = block.iloc[i].get("system_id", block.iloc[i].get("model_id", i))
+            problems.append(
+                f"{key}: {outside.sum()} raw score(s) outside their interval, e.g. {who}: "
+                f"{x[i]!r} not in [{lo[i]!r}, {hi[i]!r}]"
+            )
+        values = np.concatenate([x, lo, hi])
+        finite = np.isfinite(values)
+        scale = max(1.0, float(np.max(np.abs(values[finite])))) if finite.any() else 1.0
+        tiny = finite & (values != 0) & (np.abs(values) <= NOISE * scale)
+        if tiny.any():
+            problems.append(f"{key}: interval ends within floating noise of 0 are not 0")
+    return problems
+
+
+def assert_scores_inside_intervals(frame: pd.DataFrame, group_by: Sequence[str], **names) -> None:
+    """``AssertionError`` listing every violated property of :func:`interval_problems`."""
+    problems = interval_problems(frame, group_by, **names)
+    assert not problems, "\n".join(problems)

@@ -161,6 +161,9 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert stability.loc[has_rating, "share_at_rating"].dropna().between(0, 1).all()
     assert stability.loc[has_rating, "share_at_rating"].notna().any()
     assert_ratings_never_mislead(stability, group_by=["suite_run_id", "metric", "variant_id"])
+    # interp_rating_stability publishes shares only (no interval: seeds, not items, are
+    # resampled), so there is no interval to hold the published score
+    assert "ci_low" not in stability.columns
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
     report = (tmp_path / "reports" / "interpretability.html").read_text()
     assert report.index("<h2>d4</h2>") < report.index("<h2>d2</h2>")  # dataset 4 first

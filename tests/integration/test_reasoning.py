@@ -11,7 +11,10 @@ import pytest
 from scipy import stats
 
 from tests.integration.helpers import read
-from tests.integration.rating_properties import assert_ratings_never_mislead
+from tests.integration.rating_properties import (
+    assert_ratings_never_mislead,
+    assert_scores_inside_intervals,
+)
 from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
 from tsrate.html.page import human
@@ -234,6 +237,8 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert ratings.loc[~unscaled, "rating"].between(1, 3).all()
     assert_ratings_never_mislead(ratings, GROUP)
     assert_ratings_never_mislead(stability, GROUP)
+    # every published score lies inside its own interval; no near-zero noise in the ends
+    assert_scores_inside_intervals(stability, GROUP)
     per_group = ratings.groupby(["metric", "task"])["system_id"].transform("size")
     assert (ratings["n_systems"] == per_group).all()  # reads like marts.ratings
     report = (tmp_path / "reports" / "reasoning.html").read_text()

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.methods.ratings import ratings_frame
+from tsrate.methods.ratings import interval_holding_the_point, ratings_frame, snap_to_zero
 from tsrate.suites import intervals
 
 SPEC_COLUMNS = ["suite", "metric", "higher_is_better", "ideal"]
@@ -241,13 +241,25 @@ def stability_records(
 
     ``published_rows``: the group's rows of the suite's ratings (``system``, raw_score,
     rating, rating_reason); ``draws``: per resample, system -> re-scored value;
-    ``rule``: :func:`metric_rule`. ``share_at_rating`` is
+    ``rule``: :func:`metric_rule`. Resampled values within floating noise of 0 are 0
+    (:func:`tsrate.methods.ratings.snap_to_zero` per resample), and so are interval ends.
+    ``share_at_rating`` is
     :func:`tsrate.suites.intervals.stability_shares` (NaN for an unrated system or without
     resamples); with ``interval``, ``ci_low`` / ``ci_high`` are the percentile interval of
-    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`).
+    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`),
+    widened to the published score where it lies outside
+    (:func:`tsrate.methods.ratings.interval_holding_the_point`).
     ``key`` (the group's columns) leads every row and ``counts`` (n_resamples, n_items, ...)
     ends it."""
     ideal, higher, worst = (*rule, None)[:3]
+    # floating noise of 0 is 0 in every resample, as in the published scores
+    # (tsrate.methods.ratings.snap_to_zero over the group's systems)
+    draws = [
+        dict(zip(d, snap_to_zero(np.fromiter(d.values(), dtype=float, count=len(d))), strict=True))
+        if d
+        else d
+        for d in draws
+    ]
     published = {
         getattr(row, system): None if pd.isna(row.rating) else int(row.rating)
         for row in published_rows.itertuples(index=False)
@@ -270,8 +282,17 @@ def stability_records(
         }
         if interval:
             values = [d.get(name, np.nan) for d in draws]
-            record["ci_low"], record["ci_high"] = intervals.resampled_interval(values)
+            low, high = intervals.resampled_interval(values)
+            # widened to the published score where it lies outside (the core's rule)
+            ends = interval_holding_the_point(np.array([record["raw_score"]]), [low], [high])
+            record["ci_low"], record["ci_high"] = float(ends[0, 0]), float(ends[1, 0])
         records.append({**record, **counts})
+    if interval and records:
+        # interval ends within floating noise of 0 are 0 (scale: the group's scores and ends)
+        ends = np.array([[r["raw_score"], r["ci_low"], r["ci_high"]] for r in records])
+        scale = float(np.max(np.abs(ends[np.isfinite(ends)]), initial=0.0))
+        for r in records:
+            r["ci_low"], r["ci_high"] = snap_to_zero([r["ci_low"], r["ci_high"]], scale=scale)
     return records
 
 
