@@ -12,11 +12,13 @@ of the group holding its score. Consequences:
 * a single system, or a group where every system has the same score, is rated by its
   absolute value where the metric has an IDEAL value (0 for WRS, APE, PIE): at the ideal ->
   the best level; when the metric's maximum is also known (WRS: ``max_score``), the level
-  of the equal-width slice of [ideal, maximum] holding the value; otherwise (no maximum)
-  any other value -> the worst level. Where the metric has no ideal (e.g. MAE) such a
-  group cannot be rated: rating null, with a ``rating_reason``;
+  of the equal-width slice of [ideal, maximum] holding the value; otherwise (no known
+  worst value) any other value has no scale and is not rated (null, with a
+  ``rating_reason``). Where the metric has no ideal (e.g. MAE in the core) such a group
+  cannot be rated either: rating null, with a ``rating_reason``;
 * raw scores within floating noise of 0 are stored as 0: |x| <= ``NOISE`` (1e-12) x
-  max(1, largest |x| of the metric x perturbation) (:func:`snap_to_zero`);
+  max(1, largest |x| of the metric x perturbation) (:func:`tsrate.methods.noise.snap_to_zero`,
+  the one rule for every mart, resamples and interval ends included);
 * ``higher_is_better`` does not change the rating, it tells the reader how to interpret it
   (true only for sign accuracy: there rating L is best; for every other metric rating 1 is
   best).
@@ -32,6 +34,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+# the floating-noise rule lives in tsrate.methods.noise; re-exported here for its users
+from tsrate.methods.noise import NOISE, snap_rows_to_zero, snap_to_zero  # noqa: F401
 
 __all__ = [
     "NOISE",
@@ -63,8 +68,6 @@ RATING_COLUMNS: list[str] = [
     "rating_reason",
 ]
 
-#: Relative floating-noise bound of :func:`snap_to_zero`.
-NOISE = 1e-12
 
 #: ``rating_reason`` texts (the rating is null, or rated by its absolute value).
 REASON_LONE_NO_IDEAL = "only one system rated and the metric has no ideal value: nothing to compare"
@@ -129,22 +132,6 @@ def _group_of_distinct_index(d: np.ndarray, n_distinct: np.ndarray, levels: int)
     return np.where(d < big, d // (q + 1), r + (d - big) // safe_q)
 
 
-def snap_to_zero(values: np.ndarray | Sequence[float], *, scale: float | None = None) -> np.ndarray:
-    """Values within floating noise of 0 become exactly 0.
-
-    Rule: ``|x| <= NOISE * max(1, scale)`` -> 0, where ``scale`` defaults to the largest
-    finite |x| of ``values`` (one metric x perturbation), and ``NOISE = 1e-12``. E.g. an APE of
-    1.8e-14 beside APEs of order 1 is stored as 0. NaN stays NaN.
-    """
-    x = np.array(values, dtype=float, copy=True)
-    finite = np.isfinite(x)
-    if scale is None:
-        scale = float(np.max(np.abs(x[finite]))) if finite.any() else 0.0
-    bound = NOISE * max(1.0, float(scale))
-    x[finite & (np.abs(x) <= bound)] = 0.0
-    return x
-
-
 def interval_holding_the_point(
     point: np.ndarray, low: np.ndarray, high: np.ndarray
 ) -> np.ndarray:
@@ -165,19 +152,6 @@ def interval_holding_the_point(
     return np.vstack(
         [np.where(known, np.fmin(low, point), low), np.where(known, np.fmax(high, point), high)]
     )
-
-
-def snap_rows_to_zero(values: np.ndarray) -> np.ndarray:
-    """:func:`snap_to_zero` applied to every row of a 2-D array on its own (each row one
-    metric x perturbation, e.g. one bootstrap resample of the systems' scores): the rule the
-    published scores follow, applied to each resample."""
-    x = np.array(values, dtype=float, copy=True)
-    if x.size == 0:
-        return x
-    finite = np.isfinite(x)
-    scale = np.max(np.where(finite, np.abs(x), 0.0), axis=1, keepdims=True)
-    x[finite & (np.abs(x) <= NOISE * np.maximum(1.0, scale))] = 0.0
-    return x
 
 
 def absolute_rating(
