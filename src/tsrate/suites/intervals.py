@@ -19,8 +19,9 @@ Conventions (stated once, used by every suite mart that carries an interval):
   :func:`tsrate.methods.ratings.assign_ratings` in the direction and with the ideal of the
   suite's rating spec (``seeds/suite_rating_specs.csv``); ``share_at_rating`` = share of
   resamples that give the published rating, and ``ci_low`` / ``ci_high`` the percentile
-  95 % interval of the rated score over the same resamples (:func:`resampled_interval`;
-  both like the core's ``marts.rating_stability``).
+  95 % interval of the rated score over the same resamples (:func:`resampled_interval`),
+  widened to the published score where it misses it, floating noise of 0 as 0 (both like
+  the core's ``marts.rating_stability``; :func:`tsrate.suites.rating.stability_records`).
 """
 
 from __future__ import annotations
