@@ -130,7 +130,9 @@ def _slow_scores(errors, distributions, weights_of_date, *, draws=DRAWS):
     for system in ("flat", "moved"):
         rows = errors[errors["system_id"] == system]
         grid = rows.pivot_table(
-            index=["ticker", "window_end_date"], columns="perturbation_id", values="max_abs_residual"
+            index=["ticker", "window_end_date"],
+            columns="perturbation_id",
+            values="max_abs_residual",
         )
         for treatment in ("P1", "P2"):
             per_dist: dict[str, list[tuple[float, float]]] = {}
@@ -245,3 +247,19 @@ def test_an_interval_that_misses_its_point_is_widened_to_it_only_there():
     assert a["ci_high"] == pytest.approx(np.quantile(boot[:, 0], 0.975))
     # 'b' is unchanged: the plain percentile interval
     assert [b["ci_low"], b["ci_high"]] == pytest.approx(np.quantile(boot[:, 1], [0.025, 0.975]))
+
+
+def test_chunked_products_give_the_same_resamples(monkeypatch):
+    # one distribution per matrix product (the chunking used on large studies) changes nothing
+    import tsrate.methods.stability as methods
+
+    errors, sets, distributions, dates = _inputs()
+    effects, _ = _published(errors, sets, distributions)
+    weights = date_multiplicities(dates.size, 4, 5, seed=4)
+    args = (errors, effects, 0, sets, distributions, "r1", dates, weights, SETTINGS)
+    whole = effect_resamples(*args)
+    monkeypatch.setattr(methods, "CHUNK_COLUMNS", 1)
+    chunked = effect_resamples(*args)
+    for metric, (keys, boot) in whole.items():
+        pd.testing.assert_frame_equal(chunked[metric][0], keys)
+        np.testing.assert_allclose(chunked[metric][1], boot, rtol=1e-12)  # BLAS blocking
