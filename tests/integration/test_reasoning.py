@@ -230,10 +230,17 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     gains = stability[stability["metric"].isin(["series_gap", "context_gain"])]
     assert set(gains["metric"]) == {"series_gap", "context_gain"}
     assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])
-    # a lone context_rule on MAE/MSE (no known worst value) is not rated, and says why
-    unscaled = ratings["rating"].isna()
-    assert ratings.loc[unscaled, "metric"].isin(["mae", "mse", "crps"]).all()
+    # a lone context_rule on MAE/MSE (no known worst value) is not rated, and says why; a
+    # lone or all-tied series_gap / context_gain (no ideal) is not rated either
+    unrated = ratings["rating"].isna()
+    shown = ratings.loc[unrated, ["metric", "task", "system_id", "raw_score", "rating_reason"]]
+    unscaled = unrated & ratings["metric"].isin(["mae", "mse", "crps"])
+    no_ideal = unrated & ratings["metric"].isin(["series_gap", "context_gain"])
+    assert (unscaled | no_ideal)[unrated].all(), shown
     assert ratings.loc[unscaled, "rating_reason"].str.contains("no known worst value").all()
+    assert ratings.loc[no_ideal, "rating_reason"].str.contains("no ideal value").all(), shown
+    size = ratings.groupby(GROUP)["raw_score"].transform("nunique")
+    assert (size[unrated] == 1).all(), shown  # only lone or all-tied groups are unrated
     assert ratings.loc[~unscaled, "rating"].between(1, 3).all()
     assert_ratings_never_mislead(ratings, GROUP)
     assert_ratings_never_mislead(stability, GROUP)
