@@ -21,6 +21,9 @@ def model(dbt, session):
         "matching_estimand": dbt.config.get("matching_estimand"),
         "distribution_aggregation": dbt.config.get("distribution_aggregation"),
         "bootstrap_effect_distributions": dbt.config.get("bootstrap_effect_distributions"),
+        "causal_seed": dbt.config.get("causal_seed"),
+        "treatment_draws": dbt.config.get("treatment_draws"),
+        "effect_strata": dbt.config.get("effect_strata"),
     }
     unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
     if unset:
@@ -41,6 +44,6 @@ def model(dbt, session):
         .df(),
         dbt.ref("confidence_levels").df(),
         dbt.ref("int_perturbation_sets_derived").df(),
-        dbt.ref("int_treatments_assigned"),
+        dbt.ref("int_confounder_distributions").df(),
         settings,
     )

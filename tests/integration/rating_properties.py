@@ -12,7 +12,12 @@ metric x perturbation / task / feature x outcome ...):
   frame has that column);
 * a group whose systems all tie (or a lone system) has a reason when the frame carries
   ``rating_reason``;
-* no raw score sits within floating noise of 0 without being 0 (|x| <= 1e-12 x max(1, scale)).
+* no raw score sits within floating noise of 0 without being 0 (|x| <= 1e-12 x max(1, scale));
+* a lone system or an all-tied group on a metric with an ideal (0) but no known worst value
+  (:data:`UNBOUNDED_METRICS`: the core's APE and PIE, the suites' MAE, MSE, CRPS, MAPE, test
+  MSE ...) is not rated unless its score is the ideal 0 (issue 25 item 4): there is no scale
+  to put it on. The list is written out here, not read from the code or the rating spec, so
+  a metric that loses its "no worst value" status in the code fails the test.
 """
 
 from __future__ import annotations
@@ -23,6 +28,17 @@ import numpy as np
 import pandas as pd
 
 NOISE = 1e-12
+#: Metric names (lower-cased) with ideal 0 and no known worst value, in every rating mart.
+UNBOUNDED_METRICS = frozenset(
+    {
+        # generic error names
+        "mae", "mse", "rmse", "crps", "mase", "wql", "mape",
+        # core (marts.ratings, marts.rating_stability): effects have no worst value
+        "ape_company", "ape_industry", "pie_company", "pie_industry",
+        # understanding, reasoning (mae, mse, crps above), interpretability
+        "retrieval_mape", "arithmetic_mape", "test_mse", "test_mse_cv", "beta_std",
+    }
+)  # fmt: skip
 
 
 def rating_problems(
@@ -56,7 +72,13 @@ def rating_problems(
                 if not isinstance(reasons[i], str) or not reasons[i].strip():
                     problems.append(f"{key}: a null rating without a rating_reason")
                     break
-            if len(block) >= 1 and np.unique(x[finite]).size == 1:
+            metric = str(block["metric"].iloc[0]).lower() if "metric" in block.columns else ""
+            single = np.unique(x[finite]).size == 1
+            if single and metric in UNBOUNDED_METRICS and (rated & finite & (x != 0)).any():
+                problems.append(
+                    f"{key}: a lone or all-tied group on {metric} (no known worst value) is rated"
+                )
+            if len(block) >= 1 and single:
                 if not all(isinstance(v, str) and v.strip() for v in reasons[finite]):
                     problems.append(f"{key}: a lone or all-tied group without a rating_reason")
         keep = rated & finite
@@ -81,4 +103,45 @@ def assert_ratings_never_mislead(
 ) -> None:
     """``AssertionError`` listing every violated property of :func:`rating_problems`."""
     problems = rating_problems(frame, group_by, score=score, rating=rating)
+    assert not problems, "\n".join(problems)
+
+
+def interval_problems(
+    frame: pd.DataFrame,
+    group_by: Sequence[str],
+    *,
+    score: str = "raw_score",
+    low: str = "ci_low",
+    high: str = "ci_high",
+) -> list[str]:
+    """Properties of every rating-stability mart with intervals (core and suites): each
+    published raw score lies inside its own interval (ci_low <= raw_score <= ci_high, where
+    the row has an interval), and no interval end sits within floating noise of 0 without
+    being 0 (|x| <= 1e-12 x max(1, largest |raw score| or |end| of the group))."""
+    problems: list[str] = []
+    for key, block in frame.groupby(list(group_by), sort=True, dropna=False):
+        x = block[score].astype(float).to_numpy()
+        lo = block[low].astype(float).to_numpy()
+        hi = block[high].astype(float).to_numpy()
+        has = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(x)
+        outside = has & ((x < lo) | (x > hi))
+        if outside.any():
+            i = np.flatnonzero(outside)[0]
+            who = block.iloc[i].get("system_id", block.iloc[i].get("model_id", i))
+            problems.append(
+                f"{key}: {outside.sum()} raw score(s) outside their interval, e.g. {who}: "
+                f"{x[i]!r} not in [{lo[i]!r}, {hi[i]!r}]"
+            )
+        values = np.concatenate([x, lo, hi])
+        finite = np.isfinite(values)
+        scale = max(1.0, float(np.max(np.abs(values[finite])))) if finite.any() else 1.0
+        tiny = finite & (values != 0) & (np.abs(values) <= NOISE * scale)
+        if tiny.any():
+            problems.append(f"{key}: interval ends within floating noise of 0 are not 0")
+    return problems
+
+
+def assert_scores_inside_intervals(frame: pd.DataFrame, group_by: Sequence[str], **names) -> None:
+    """``AssertionError`` listing every violated property of :func:`interval_problems`."""
+    problems = interval_problems(frame, group_by, **names)
     assert not problems, "\n".join(problems)

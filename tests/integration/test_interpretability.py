@@ -8,7 +8,9 @@ import pytest
 
 from tests.integration.helpers import read
 from tests.integration.rating_properties import assert_ratings_never_mislead
+from tests.integration.report_trace import printed_numbers, trace_problems
 from tests.integration.suite_publish import assert_suite_published
+from tsrate.html.charts import chart_rows
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 
@@ -161,11 +163,31 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert stability.loc[has_rating, "share_at_rating"].dropna().between(0, 1).all()
     assert stability.loc[has_rating, "share_at_rating"].notna().any()
     assert_ratings_never_mislead(stability, group_by=["suite_run_id", "metric", "variant_id"])
+    # interp_rating_stability publishes shares only (no interval: seeds, not items, are
+    # resampled), so there is no interval to hold the published score
+    assert "ci_low" not in stability.columns
     duckdb.connect(str(warehouse)).close()  # nobody holds the file any more
     report = (tmp_path / "reports" / "interpretability.html").read_text()
     assert report.index("<h2>d4</h2>") < report.index("<h2>d2</h2>")  # dataset 4 first
     assert "imv_tensor: mean beta" in report and "tcdf: share of runs picked" in report
     assert "share_at_rating" in report
+    # Table 2 and Figures 14-17 from the marts, every number equal to its mart row
+    scores = read(warehouse, "select * from marts.interp_prediction_scores where in_main_study")
+    sens = read(warehouse, "select * from marts.interp_sensitivity")
+    marts = {"interp_prediction_scores": scores, "interp_sensitivity": sens}
+    assert trace_problems(report, marts) == []
+    assert "in the shape of the paper's Table 2" in report
+    printed = [n for n in printed_numbers(report) if n["mart"].endswith("prediction_scores")]
+    assert len(printed) == scores[["test_mse_mean", "test_mse_std"]].notna().sum().sum()
+    plotted = [r for r in chart_rows(report) if r["mart"] == "marts.interp_sensitivity"]
+    # every sensitivity row is a point: sigma's figure plots relative_error_per_sigma
+    drawn = np.where(
+        sens["study"] == "sensitivity_sigma",
+        sens["relative_error_per_sigma"],
+        sens["relative_error"],
+    )
+    assert len(plotted) == np.isfinite(drawn.astype(float)).sum() > 0
+    assert "Figure 14: dataset 2" in report
 
     # 3. a rerun trains nothing: every unit is reused, and a new suite run records that
     again = interpretability_flow(

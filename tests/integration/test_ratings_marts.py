@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.integration.rating_properties import assert_ratings_never_mislead
+from tests.integration.rating_properties import (
+    assert_ratings_never_mislead,
+    assert_scores_inside_intervals,
+)
 from tsrate.config import Study, load_companies, project_vars
 from tsrate.methods.causal.assignment import treatment_assignments
 from tsrate.methods.ratings import assign_ratings, snap_to_zero
@@ -273,11 +276,33 @@ def test_rating_stability_covers_every_rated_metric(built):
     # Biased's residual is constant within a company, so no resample can give it a
     # company-confounded effect; with industry as confounder the effect stays away from 0.
     biased = robust.loc[robust["system_id"] == "biased"].set_index(["metric", "perturbation_id"])
-    assert biased.loc["ape_company", "ci_high"].max() == pytest.approx(0.0, abs=1e-9)
+    # exactly 0: floating noise is 0 in the interval ends as in the published score
+    assert (biased.loc["ape_company", ["ci_low", "ci_high"]].to_numpy() == 0.0).all()
     assert (biased.loc["ape_industry", "ci_low"] > 0).all()
     # WRS intervals move with the windows for some system (the resampling is not inert)
     wrs = robust.loc[robust["metric"].str.startswith("wrs")]
     assert (wrs["ci_high"] - wrs["ci_low"]).max() > 0
+
+
+def test_every_published_score_lies_inside_its_own_interval(built):
+    # the bootstrap resamples the published estimator (APE/PIE: the mean over every treatment
+    # draw, then the worst case), so each published raw score lies in its percentile interval
+    warehouse, run_id, _ = built
+    point = _read(
+        warehouse,
+        "select * from marts.rating_stability where run_id = ? and rating_level = 1",
+        [run_id],
+    )
+    assert_scores_inside_intervals(point, ["metric", "perturbation_id"])
+    assert point["ci_low"].notna().all()
+    # an interval is widened to its point (an end equal to the point) only for the worst
+    # cases over distributions (APE, PIE), and rarely; WRS and sign accuracy take few
+    # values, so an end may equal the point there without any widening
+    continuous = ~point["metric"].str.match(r"(wrs_|sign_accuracy)")
+    widened = continuous & (point["ci_high"] > point["ci_low"]) & (point["raw_score"] != 0)
+    widened &= (point["ci_low"] == point["raw_score"]) | (point["ci_high"] == point["raw_score"])
+    assert point.loc[widened, "metric"].str.match(r"(ape|pie)_").all()
+    assert widened.mean() <= 0.1, point.loc[widened, ["metric", "perturbation_id", "system_id"]]
 
 
 def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):

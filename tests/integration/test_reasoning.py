@@ -11,7 +11,10 @@ import pytest
 from scipy import stats
 
 from tests.integration.helpers import read
-from tests.integration.rating_properties import assert_ratings_never_mislead
+from tests.integration.rating_properties import (
+    assert_ratings_never_mislead,
+    assert_scores_inside_intervals,
+)
 from tests.integration.suite_publish import assert_suite_published
 from tests.unit.test_reasoning_import import good_rows, write
 from tsrate.html.page import human
@@ -227,9 +230,22 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     gains = stability[stability["metric"].isin(["series_gap", "context_gain"])]
     assert set(gains["metric"]) == {"series_gap", "context_gain"}
     assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])
-    assert ratings["rating"].between(1, 3).all()
+    # a lone context_rule on MAE/MSE (no known worst value) is not rated, and says why; a
+    # lone or all-tied series_gap / context_gain (no ideal) is not rated either
+    unrated = ratings["rating"].isna()
+    shown = ratings.loc[unrated, ["metric", "task", "system_id", "raw_score", "rating_reason"]]
+    unscaled = unrated & ratings["metric"].isin(["mae", "mse", "crps"])
+    no_ideal = unrated & ratings["metric"].isin(["series_gap", "context_gain"])
+    assert (unscaled | no_ideal)[unrated].all(), shown
+    assert ratings.loc[unscaled, "rating_reason"].str.contains("no known worst value").all()
+    assert ratings.loc[no_ideal, "rating_reason"].str.contains("no ideal value").all(), shown
+    size = ratings.groupby(GROUP)["raw_score"].transform("nunique")
+    assert (size[unrated] == 1).all(), shown  # only lone or all-tied groups are unrated
+    assert ratings.loc[~unscaled, "rating"].between(1, 3).all()
     assert_ratings_never_mislead(ratings, GROUP)
     assert_ratings_never_mislead(stability, GROUP)
+    # every published score lies inside its own interval; no near-zero noise in the ends
+    assert_scores_inside_intervals(stability, GROUP)
     per_group = ratings.groupby(["metric", "task"])["system_id"].transform("size")
     assert (ratings["n_systems"] == per_group).all()  # reads like marts.ratings
     report = (tmp_path / "reports" / "reasoning.html").read_text()

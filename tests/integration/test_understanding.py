@@ -9,7 +9,10 @@ import pytest
 from scipy import stats
 
 from tests.integration.helpers import read
-from tests.integration.rating_properties import assert_ratings_never_mislead
+from tests.integration.rating_properties import (
+    assert_ratings_never_mislead,
+    assert_scores_inside_intervals,
+)
 from tests.integration.suite_publish import assert_suite_published
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
@@ -229,6 +232,8 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     )
     assert_ratings_never_mislead(ratings, GROUP)
     assert_ratings_never_mislead(stability, GROUP)
+    # every published score lies inside its own interval; no near-zero noise in the ends
+    assert_scores_inside_intervals(stability, GROUP)
     retrieval = ratings[ratings["metric"] == "retrieval_accuracy"].set_index(
         ["feature", "system_id"]
     )

@@ -197,8 +197,10 @@ def test_near_uniform_attention_is_left_out_of_the_comparison_and_says_why():
     flat = rated.loc[("beta_spearman_margin", "seq2graph")]
     assert pd.isna(flat["rating"]) and pd.isna(flat["rank"]) and flat["raw_score"] == 0.5
     assert "0.995" in flat["rating_reason"]
-    # beta_std: the two peaked models tie -> rated by the ideal 0 (lower is better)
-    assert rated.loc[("beta_std", "imv_tensor"), "rating"] == 2
+    # beta_std: the two peaked models tie away from the ideal 0, and beta_std has no worst
+    # value: no scale to rate them on -> unrated, and the reason says so (issue 25 item 4)
+    assert pd.isna(rated.loc[("beta_std", "imv_tensor"), "rating"])
+    assert "no known worst value" in rated.loc[("beta_std", "imv_tensor"), "rating_reason"]
     assert pd.isna(rated.loc[("beta_std", "seq2graph"), "rating"])
     assert rated.loc[("test_mse", "seq2graph"), "rating"] == 2
 
@@ -379,6 +381,8 @@ def test_rated_scores_leave_near_uniform_attention_unrated():
     rated = rating_table(scores.reset_index(), 3).set_index(["model_id", "metric"])
     assert pd.isna(rated.loc[("s2g", "beta_auroc_margin"), "rating"])
     assert pd.isna(rated.loc[("s2g", "beta_std"), "rating"])
-    assert pd.notna(rated.loc[("s2g", "test_mse"), "rating"])
-    assert pd.notna(rated.loc[("imv", "beta_std"), "rating"])  # lone, rated by the ideal 0
+    # test_mse is rated whatever beta is: here both models tie at 0.1, away from the ideal 0
+    # of a metric without a worst value, so both are unrated for that reason (not beta's)
+    assert "no known worst value" in rated.loc[("s2g", "test_mse"), "rating_reason"]
+    assert "no known worst value" in rated.loc[("imv", "beta_std"), "rating_reason"]  # lone
     assert NEAR_UNIFORM_ENTROPY == 0.99

@@ -195,18 +195,19 @@ def test_rating_rules() -> None:
     }  # fmt: skip
     # fewer distinct scores than levels: top levels stay empty
     assert assign_ratings({"a": 5.0, "b": 7.0, "c": 5.0}, 3) == {"a": 1, "b": 2, "c": 1}
-    # one distinct score is the single-system case (DESIGN extension): all maximally
-    # biased systems must not all look "best"
-    assert assign_ratings({"a": 5.0, "b": 5.0}, 3) == {"a": 3, "b": 3}
+    # one distinct score is the single-system case: off the ideal with no known worst value
+    # there is no scale -> not rated (issue 25 item 4), never "1 = best"
+    assert assign_ratings({"a": 5.0, "b": 5.0}, 3) == {"a": None, "b": None}
     assert assign_ratings({"a": 0.0, "b": 0.0}, 3) == {"a": 1, "b": 1}
     assert rate_matrix(np.array([[7.2, 7.2, 7.2], [0.0, 0.0, np.nan]]), 3).tolist() == [
-        [3, 3, 3],
+        [0, 0, 0],
         [1, 1, 0],
     ]
-    # single system: 1 if its score is 0, else L
+    # single system: 1 if its score is the ideal 0, else (no known worst value) not rated
     assert assign_ratings({"only": 0.0}, 5) == {"only": 1}
-    assert assign_ratings({"only": 0.3}, 5) == {"only": 5}
-    assert assign_ratings({"only": -2.0}) == {"only": 3}
+    assert assign_ratings({"only": 0.3}, 5) == {"only": None}
+    assert assign_ratings({"only": -2.0}) == {"only": None}
+    assert assign_ratings({"only": 7.2}, 3, maximum=7.2) == {"only": 3}
     assert assign_ratings({}) == {}
     assert assign_ratings({"a": 3.0, "b": 1.0, "c": 2.0}, 1) == {"a": 1, "b": 1, "c": 1}
     # 7 distinct into 3: array_split sizes 3/2/2
@@ -276,7 +277,7 @@ def test_rate_matrix_matches_assign_ratings() -> None:
             x[rng.integers(0, n)] = np.nan
         got = rate_matrix(x[None, :], levels)[0]
         expected = assign_ratings({i: x[i] for i in range(n) if np.isfinite(x[i])}, levels)
-        assert [int(v) for v in got] == [expected.get(i, 0) for i in range(n)]
+        assert [int(v) for v in got] == [expected.get(i) or 0 for i in range(n)]
 
 
 def test_moving_block_indices() -> None:
@@ -382,8 +383,10 @@ def _random_scores(rng: np.random.Generator) -> pd.DataFrame:
             values = np.where(rng.random(n) < 0.5, pool, rng.normal(2.0, 3.0, n))
             if rng.random() < 0.2:
                 values[:] = values[0]  # all tied
+            # only WRS has a known worst value (as robustness_scores.max_score)
+            worst = 7.2 if metric.startswith("wrs") else np.nan
             for i, v in enumerate(values):
-                rows.append((metric, pert, f"s{i}", float(v), 7.2))
+                rows.append((metric, pert, f"s{i}", float(v), worst))
     return pd.DataFrame(
         rows, columns=["metric", "perturbation_id", "system_id", "raw_score", "max_score"]
     )
@@ -453,7 +456,9 @@ def test_lone_and_tied_groups_are_rated_by_their_absolute_value_only_with_an_ide
     assert got[("wrs_company", "P1", "a")] == 1
     assert got[("wrs_company", "P2", "a")] == 2
     assert got[("ape_company", "P1", "a")] == 1
-    assert got[("ape_company", "P2", "a")] == 3 and got[("ape_company", "P2", "b")] == 3
+    # APE has an ideal but no known worst value: tied off the ideal -> not rated, and why
+    assert pd.isna(got[("ape_company", "P2", "a")]) and pd.isna(got[("ape_company", "P2", "b")])
+    assert "no known worst value" in out.loc[("ape_company", "P2", "a"), "rating_reason"]
     for key in [("mae", "P1", "a"), ("mae", "P2", "a"), ("mae", "P2", "b")]:
         assert pd.isna(got[key])
     assert "only one system" in out.loc[("mae", "P1", "a"), "rating_reason"]
@@ -472,7 +477,7 @@ def test_absolute_rating_slices_of_the_known_range() -> None:
         3,
         3,
     ]
-    assert absolute_rating(0.0, 5, 0.0) == 1 and absolute_rating(1e-3, 5, 0.0) == 5
+    assert absolute_rating(0.0, 5, 0.0) == 1 and absolute_rating(1e-3, 5, 0.0) is None
     assert absolute_rating(5e-13, 3, 0.0) == 1  # within noise of the ideal
 
 
@@ -544,3 +549,44 @@ def test_rate_matrix_follows_the_lone_and_tied_rules_of_assign_ratings() -> None
                 for i in range(n):
                     want = expected.get(i)
                     assert got[i] == (0 if want is None else want), (x, ideal, higher)
+
+
+def test_no_known_worst_value_gives_no_rating_and_a_reason() -> None:
+    # MAE-like metric (ideal 0, no worst value): a lone system or an all-tied group off the
+    # ideal has no scale -> null rating with the no-scale reason; at the ideal it is still 1.
+    assert absolute_rating(0.4, 3, 0.0) is None
+    assert absolute_rating(0.4, 3, 0.0, higher_is_better=True) is None
+    assert assign_ratings({"ctx": 0.4}, 3, ideal=0.0) == {"ctx": None}
+    assert assign_ratings({"a": 0.4, "b": 0.4}, 3, ideal=0.0) == {"a": None, "b": None}
+    scores = pd.DataFrame(
+        {
+            "metric": ["mae", "mae", "mae"],
+            "perturbation_id": ["P0", "P1", "P1"],
+            "system_id": ["ctx", "a", "b"],
+            "raw_score": [0.4, 0.0, 0.0],
+        }
+    )
+    out = ratings_frame(scores, 3, {"mae": False}, ideal={"mae": 0.0}).set_index(
+        ["perturbation_id", "system_id"]
+    )
+    assert pd.isna(out.loc[("P0", "ctx"), "rating"])
+    assert "no known worst value" in out.loc[("P0", "ctx"), "rating_reason"]
+    assert out.loc[("P1", "a"), "rating"] == 1  # tied at the ideal: still rated best
+    matrix = rate_matrix(np.array([[0.4, np.nan], [0.4, 0.4]]), 3, ideal=0.0)
+    assert matrix.tolist() == [[0, 0], [0, 0]]
+
+
+def test_rating_property_flags_a_rated_lone_system_without_a_scale() -> None:
+    frame = pd.DataFrame(
+        {
+            "metric": ["mae"],
+            "system_id": ["context_rule"],
+            "raw_score": [0.4],
+            "rating": pd.array([3], dtype="Int64"),
+            "rating_levels": [3],
+            "rating_reason": ["only one system rated"],
+        }
+    )
+    assert any("no known worst value" in p for p in rating_problems(frame, ["metric"]))
+    frame["rating"] = pd.array([None], dtype="Int64")
+    assert rating_problems(frame, ["metric"]) == []

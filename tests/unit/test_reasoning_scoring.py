@@ -139,11 +139,13 @@ def test_rating_stability_over_items():
 
 
 def test_rating_stability_re_rates_by_the_rule_of_the_published_ratings():
-    """Each resample is re-rated like rsn_ratings: direction and ideal of the rating spec.
-    A lone system with accuracy 0.5 is rated 1 (away from the ideal 1 of a higher-is-better
-    metric: the worst); a resample where it scores 1 earns L, so the share is the share of
-    resamples not at the ideal, counted by hand. A lone system on series_gap (no ideal) is
-    unrated: its share is null and the reason is kept."""
+    """Each resample is re-rated like rsn_ratings: direction, ideal and worst value of the
+    rating spec. A lone system is rated by the slice of [ideal 1, worst 0] holding its
+    accuracy (L = 3, mirrored as higher is better): 0.5 is 0.5 from the ideal -> slice 2 ->
+    rating 2. Over 6 items a resample's accuracy is k/6: k = 2 (0.667 from the ideal) and
+    k = 3 (0.5) fall in slice 2; k <= 1 in slice 3, k >= 4 in slice 1 -- so the share is
+    the share of resamples that drew 2 or 3 correct items, counted by hand. A lone system on
+    series_gap (no ideal) is unrated: its share is null and the reason is kept."""
     correct = [1.0, 0.0] * 3  # 6 items, accuracy 0.5
     values = pd.DataFrame(
         {
@@ -160,16 +162,16 @@ def test_rating_stability_re_rates_by_the_rule_of_the_published_ratings():
     ].mean()
     published = rating_table(scores.rename(columns={"value": "raw_score"}), 3)
     rated = published.set_index("metric")
-    assert rated.loc["accuracy", "rating"] == 1  # lone, accuracy 0.5 < ideal 1: the worst
+    assert rated.loc["accuracy", "rating"] == 2  # lone, accuracy 0.5: the middle slice
     assert pd.isna(rated.loc["series_gap", "rating"])  # lone, no ideal: unrated
     assert "no ideal" in rated.loc["series_gap", "rating_reason"]
     stability = rating_stability_table(values, published, 3, resamples=200, seed=3)
     stability = stability.set_index("metric")
-    # by hand: the same item draws; a resample is "at the ideal" when it drew only correct items
+    # by hand: the same item draws; rated 2 when 2 or 3 of the 6 drawn items are correct
     digest = hashlib.sha256(b"run|accuracy|qa_single").digest()[:4]
     rng = np.random.default_rng([3, int.from_bytes(digest, "little")])
     draws = [rng.integers(0, 6, 6) for _ in range(200)]
-    expected = np.mean([not np.all(np.array(correct)[d] == 1.0) for d in draws])
+    expected = np.mean([np.array(correct)[d].sum() in (2.0, 3.0) for d in draws])
     assert stability.loc["accuracy", "share_at_rating"] == pytest.approx(expected)
     # the rated score's interval: the 2.5 / 97.5 % quantiles of the same resampled means
     means = [np.array(correct)[d].mean() for d in draws]

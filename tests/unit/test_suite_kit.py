@@ -391,3 +391,55 @@ def test_mean_t_interval_macro_equals_scipy():
         x = block["x"].to_numpy()
         expected = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
         np.testing.assert_allclose(got.loc[group, ["low", "high"]], expected, rtol=0, atol=1e-9)
+
+
+def test_the_worst_value_of_a_suite_metric_gives_a_lone_system_its_scale():
+    # Hand-worked on L = 3: accuracy (ideal 1, worst 0, higher is better): a lone 0.9 sits in
+    # the first third of [1, 0] from the ideal -> level 1 -> mirrored to rating 3 (best);
+    # 0.5 -> level ceil(1.5) = 2 -> rating 2; 0.1 -> level 3 -> rating 1. MAE (ideal 0, no
+    # worst): a lone 0.4 has no scale -> null with the no-scale reason; 0 -> rating 1.
+    specs = pd.DataFrame(
+        {
+            "suite": "reasoning",
+            "metric": ["accuracy", "mae"],
+            "higher_is_better": [True, False],
+            "ideal": [1.0, 0.0],
+            "worst": [0.0, np.nan],
+        }
+    )
+    scores = pd.DataFrame(
+        {
+            "task": ["a", "b", "c", "d", "e"],
+            "metric": ["accuracy", "accuracy", "accuracy", "mae", "mae"],
+            "system_id": "only",
+            "raw_score": [0.9, 0.5, 0.1, 0.4, 0.0],
+        }
+    )
+    out = rate_scores(scores, "reasoning", ["task"], "system_id", 3, specs).set_index("task")
+    assert out["rating"].tolist()[:3] == [3, 2, 1]
+    assert pd.isna(out.loc["d", "rating"]) and "no known worst value" in out.loc["d", "rating_reason"]
+    assert out.loc["e", "rating"] == 1
+    # without the worst column every metric is unbounded: the lone accuracies lose their scale
+    unscaled = rate_scores(scores, "reasoning", ["task"], "system_id", 3, specs.drop(columns="worst"))
+    assert unscaled.set_index("task").loc[["a", "b", "c"], "rating"].isna().all()
+    # the stability rule carries the worst value too
+    from tsrate.suites.rating import metric_rule, suite_spec
+
+    spec = suite_spec("reasoning", specs)
+    assert metric_rule(spec, "accuracy") == (1.0, True, 0.0)
+    assert metric_rule(spec, "mae") == (0.0, False, None)
+
+
+def test_unbounded_suite_metrics_are_those_the_property_test_knows():
+    # every metric of the seed with an ideal but no worst value is in the property test's
+    # hand-written list (so a lone system on it must be unrated in the marts), and every
+    # bounded one has its worst value at the other end of [0, 1]
+    from tests.integration.rating_properties import UNBOUNDED_METRICS
+
+    specs = load_rating_specs()
+    ideal = specs["ideal"].notna()
+    unbounded = set(specs.loc[ideal & specs["worst"].isna(), "metric"])
+    assert unbounded and unbounded <= UNBOUNDED_METRICS
+    bounded = specs[specs["worst"].notna()]
+    assert (bounded["worst"] == 1 - bounded["ideal"]).all()
+    assert set(bounded["metric"]).isdisjoint(UNBOUNDED_METRICS)

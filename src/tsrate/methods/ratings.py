@@ -12,11 +12,13 @@ of the group holding its score. Consequences:
 * a single system, or a group where every system has the same score, is rated by its
   absolute value where the metric has an IDEAL value (0 for WRS, APE, PIE): at the ideal ->
   the best level; when the metric's maximum is also known (WRS: ``max_score``), the level
-  of the equal-width slice of [ideal, maximum] holding the value; otherwise (no maximum)
-  any other value -> the worst level. Where the metric has no ideal (e.g. MAE) such a
-  group cannot be rated: rating null, with a ``rating_reason``;
+  of the equal-width slice of [ideal, maximum] holding the value; otherwise (no known
+  worst value) any other value has no scale and is not rated (null, with a
+  ``rating_reason``). Where the metric has no ideal (e.g. MAE in the core) such a group
+  cannot be rated either: rating null, with a ``rating_reason``;
 * raw scores within floating noise of 0 are stored as 0: |x| <= ``NOISE`` (1e-12) x
-  max(1, largest |x| of the metric x perturbation) (:func:`snap_to_zero`);
+  max(1, largest |x| of the metric x perturbation) (:func:`tsrate.methods.noise.snap_to_zero`,
+  the one rule for every mart, resamples and interval ends included);
 * ``higher_is_better`` does not change the rating, it tells the reader how to interpret it
   (true only for sign accuracy: there rating L is best; for every other metric rating 1 is
   best).
@@ -32,6 +34,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+# the floating-noise rule lives in tsrate.methods.noise; re-exported here for its users
+from tsrate.methods.noise import NOISE, snap_rows_to_zero, snap_to_zero  # noqa: F401
 
 __all__ = [
     "NOISE",
@@ -63,8 +68,6 @@ RATING_COLUMNS: list[str] = [
     "rating_reason",
 ]
 
-#: Relative floating-noise bound of :func:`snap_to_zero`.
-NOISE = 1e-12
 
 #: ``rating_reason`` texts (the rating is null, or rated by its absolute value).
 REASON_LONE_NO_IDEAL = "only one system rated and the metric has no ideal value: nothing to compare"
@@ -73,6 +76,14 @@ REASON_TIED_NO_IDEAL = (
 )
 REASON_LONE_IDEAL = "only one system rated: rated by its distance from the ideal value"
 REASON_TIED_IDEAL = "all systems tied: rated by their distance from the ideal value"
+REASON_LONE_NO_SCALE = (
+    "only one system rated, away from the ideal value, and the metric has no known worst value:"
+    " no scale to rate on"
+)
+REASON_TIED_NO_SCALE = (
+    "all systems tied, away from the ideal value, and the metric has no known worst value:"
+    " no scale to rate on"
+)
 
 #: Output columns of :func:`block_bootstrap_ratings` (one row per system x perturbation x level).
 BOOTSTRAP_COLUMNS: list[str] = [
@@ -121,20 +132,26 @@ def _group_of_distinct_index(d: np.ndarray, n_distinct: np.ndarray, levels: int)
     return np.where(d < big, d // (q + 1), r + (d - big) // safe_q)
 
 
-def snap_to_zero(values: np.ndarray | Sequence[float], *, scale: float | None = None) -> np.ndarray:
-    """Values within floating noise of 0 become exactly 0.
+def interval_holding_the_point(
+    point: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> np.ndarray:
+    """(2 x n) interval ends: the percentile interval ``[low, high]`` of the resampled
+    published estimator, extended to the published ``point`` where it lies outside.
 
-    Rule: ``|x| <= NOISE * max(1, scale)`` -> 0, where ``scale`` defaults to the largest
-    finite |x| of ``values`` (one metric x perturbation), and ``NOISE = 1e-12``. E.g. an APE of
-    1.8e-14 beside APEs of order 1 is stored as 0. NaN stays NaN.
-    """
-    x = np.array(values, dtype=float, copy=True)
-    finite = np.isfinite(x)
-    if scale is None:
-        scale = float(np.max(np.abs(x[finite]))) if finite.any() else 0.0
-    bound = NOISE * max(1.0, float(scale))
-    x[finite & (np.abs(x) <= bound)] = 0.0
-    return x
+    Why: for a worst case over distributions (APE = max |APE_m|, PIE = max PIE %) near 0,
+    the bootstrap distribution is biased upward (a maximum of absolute values of noisy
+    estimates grows with the noise), so every resample can exceed the published score even
+    though the resamples compute exactly its estimator; the percentile interval then
+    misses its own number. The interval is widened to the number, never shifted: where the
+    percentile interval holds the point (every accuracy and WRS score, almost every APE and
+    PIE) it is unchanged, and an end equal to the point shows where it was widened. NaN
+    ends (no valid resample) stay NaN."""
+    point = np.asarray(point, dtype=float)
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    known = np.isfinite(point) & np.isfinite(low) & np.isfinite(high)
+    return np.vstack(
+        [np.where(known, np.fmin(low, point), low), np.where(known, np.fmax(high, point), high)]
+    )
 
 
 def absolute_rating(
@@ -144,14 +161,15 @@ def absolute_rating(
     maximum: float | None = None,
     *,
     higher_is_better: bool = False,
-) -> int:
+) -> int | None:
     """The rating a score earns by its absolute value (lone system, or all systems tied).
 
     ``maximum`` is the known WORST value of the metric (WRS: ``max_score``), if any.
     Lower-is-better metrics (rating 1 = best): at the ideal (within :data:`NOISE`) -> 1; with
     a known worst value: the index (1-based) of the equal-width slice of [ideal, worst] holding
     the value, ``ceil(L * |value - ideal| / |worst - ideal|)`` clipped to 1..L (the worst value
-    earns L); without one, any value away from the ideal -> L. Higher-is-better metrics
+    earns L); without one (MAE, MSE, CRPS, ...), a value away from the ideal has no scale to be
+    rated on -> ``None`` (not rated). Higher-is-better metrics
     (rating L = best, the sign-accuracy convention) get the mirrored level ``L + 1 - that``,
     so the ideal always earns the best rating.
     """
@@ -160,7 +178,7 @@ def absolute_rating(
     if distance <= NOISE * max(1.0, abs(float(ideal))):
         level = 1
     elif maximum is None or not math.isfinite(float(maximum)) or float(maximum) == float(ideal):
-        level = levels
+        return None
     else:
         fraction = distance / abs(float(maximum) - float(ideal))
         level = int(min(levels, max(1, math.ceil(levels * fraction - 1e-9))))
@@ -221,9 +239,9 @@ def assign_ratings(
     contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
     rating. A single system, or systems that all share one score (one distinct value), are
     rated by their absolute value (:func:`absolute_rating`) when the metric has an ``ideal``
-    (default 0: the paper's single-system case, 1 if the score is 0, else ``levels``; with a
-    known ``maximum`` the slice of [ideal, maximum] holding it) -- rating everyone "1 = best"
-    because nobody differs would hide that all are maximally biased. With ``ideal=None``
+    (default 0): 1 at the ideal; with a known ``maximum`` the slice of [ideal, maximum]
+    holding it; otherwise ``None`` (no scale to rate on) -- never "1 = best" merely because
+    nobody differs. With ``ideal=None``
     (a metric without an ideal value) such systems get ``None``. An empty mapping gives
     ``{}``. Raises ``ValueError`` for ``levels < 1`` or a non-finite score (naming the
     system). Keys keep the input order.
@@ -341,6 +359,8 @@ def ratings_frame(
             lone = len(mapping) == 1
             if metric_ideal is None:
                 reason = REASON_LONE_NO_IDEAL if lone else REASON_TIED_NO_IDEAL
+            elif any(value is None for value in rating.values()):
+                reason = REASON_LONE_NO_SCALE if lone else REASON_TIED_NO_SCALE
             else:
                 reason = REASON_LONE_IDEAL if lone else REASON_TIED_IDEAL
         separable: dict[str, object] = {}
@@ -431,10 +451,10 @@ def rate_matrix(
         with np.errstate(invalid="ignore", divide="ignore"):
             sliced = np.clip(np.ceil(levels * distance / span - 1e-9), 1, levels)
         known = np.isfinite(span) & (span > 0)
-        single = np.where(known, np.nan_to_num(sliced, nan=levels), levels).astype(np.int64)
+        single = np.where(known, np.nan_to_num(sliced, nan=levels), 0).astype(np.int64)
         single = np.where(distance <= NOISE * max(1.0, abs(float(ideal))), 1, single)
         if higher_is_better:
-            single = levels + 1 - single
+            single = np.where(single > 0, levels + 1 - single, 0)
     sorted_ratings = np.where(n_distinct == 1, single, group)
     sorted_ratings = np.where(finite, sorted_ratings, 0)
     np.put_along_axis(ratings, order, sorted_ratings, axis=1)
@@ -515,14 +535,18 @@ def bootstrap_summary(
     ``groups`` has ``system_id`` and ``perturbation_id`` per column of ``point`` (G,) and
     ``boot`` (resamples x G; NaN = undefined in that resample). Systems are rated per
     perturbation with :func:`rate_matrix` on the point scores and on every resample;
-    ``ci_low``/``ci_high`` are percentile bounds at ``confidence``; ``share`` the fraction of
-    valid resamples giving each rating level.
+    ``ci_low``/``ci_high`` are percentile bounds at ``confidence``, extended to the point
+    score where it lies outside them (:func:`interval_holding_the_point`); ``share`` the
+    fraction of valid resamples giving each rating level. Floating noise of 0 is 0 throughout
+    (:func:`snap_to_zero`, per perturbation as the published scores): in every resample
+    (:func:`snap_rows_to_zero`) before it is rated, and in the interval ends (scale: the
+    largest |point| or |end| of the perturbation).
     """
     levels = _check_levels(levels)
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie strictly between 0 and 1")
     point = np.asarray(point, dtype=float)
-    boot = np.asarray(boot, dtype=float)
+    boot = np.array(boot, dtype=float, copy=True)
     n_groups = len(groups)
     if point.shape != (n_groups,) or boot.ndim != 2 or boot.shape[1] != n_groups:
         raise ValueError("point must be (groups,) and boot (resamples x groups)")
@@ -531,6 +555,7 @@ def bootstrap_summary(
     boot_rating = np.zeros(boot.shape, dtype=np.int64)
     for pert in pd.unique(pert_of_group):
         cols = np.flatnonzero(pert_of_group == pert)
+        boot[:, cols] = snap_rows_to_zero(boot[:, cols])
         worst = None if maximum is None else np.asarray(maximum, dtype=float)[cols]
         rule = {"ideal": ideal, "maximum": worst, "higher_is_better": higher_is_better}
         point_rating[cols] = rate_matrix(point[None, cols], levels, **rule)[0]
@@ -544,6 +569,12 @@ def bootstrap_summary(
         ok = n_valid > 0
         if ok.any():
             ci[:, ok] = np.nanquantile(boot[:, ok], [tail, 1.0 - tail], axis=0)
+    ci = interval_holding_the_point(point, ci[0], ci[1])
+    for pert in pd.unique(pert_of_group):
+        cols = np.flatnonzero(pert_of_group == pert)
+        ends = np.concatenate([point[cols], ci[:, cols].ravel()])
+        scale = float(np.max(np.abs(ends[np.isfinite(ends)]), initial=0.0))
+        ci[:, cols] = snap_to_zero(ci[:, cols], scale=scale)
     level_range = np.arange(1, levels + 1)
     counts = (boot_rating[:, :, None] == level_range[None, None, :]).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -38,6 +38,9 @@ __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_di
 
 #: Resamples processed at once (bounds memory: resamples x pairs arrays).
 CHUNK = 32
+#: Stacked (stratum x label) cells per matrix product of :func:`effects_resampled` (bounds
+#: memory: dates x columns and resamples x columns arrays).
+CHUNK_COLUMNS = 8192
 
 
 def date_positions(values: pd.Series | np.ndarray, dates: np.ndarray) -> np.ndarray:
@@ -260,39 +263,62 @@ def effects_resampled(
     shape = (n_sys, n_res, n_draws, n_treat)
     ape = np.full(shape, np.nan)
     pie = np.full(shape, np.nan)
-    for d in range(n_draws):
-        pair_sys, pair_treat = np.nonzero(selected[:, d, :])
-        if pair_sys.size == 0:
-            continue
-        codes = assigned[d].astype(np.int64)
-        observed = np.flatnonzero(codes >= 0)
-        stratum = np.asarray(strata[d], dtype=np.int64)
-        n_strata = int(stratum.max()) + 1 if stratum.size else 0
-        width = n_strata * n_labels
-        cell = day_of_unit[observed] * width + stratum[observed] * n_labels + codes[observed]
-        size = n_dates * width
-        cnt = np.bincount(cell, minlength=size).reshape(n_dates, width).astype(float)
-        counts = (w @ cnt).reshape(n_res, n_strata, n_labels)
-        totals = {}
-        for s in np.unique(pair_sys):
-            y = grids[s][observed, codes[observed]]
-            if not np.all(np.isfinite(y)):
-                raise ValueError("observed has NaN/infinite outcome values")
-            sums = np.bincount(cell, weights=y, minlength=size).reshape(n_dates, width)
-            totals[s] = (w @ sums).reshape(n_res, n_strata, n_labels)
-        # Rows = selected (system, treatment) pair x resample; columns = strata.
-        t_codes = np.asarray(treatment_codes)[pair_treat]
-        n_t = np.concatenate([counts[:, :, c] for c in t_codes])
-        sum_t = np.concatenate([totals[s][:, :, c] for s, c in zip(pair_sys, t_codes, strict=True)])
-        n_c = np.concatenate([counts[:, :, control_code]] * pair_sys.size)
-        sum_c = np.concatenate([totals[s][:, :, control_code] for s in pair_sys])
-        a_m = matched_effects(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
-        a_m = a_m.reshape(pair_sys.size, n_res)
-        p_m = np.abs(np.abs(a_o.reshape(pair_sys.size, n_res)) - np.abs(a_m)) * 100.0
-        ape[pair_sys, :, d, pair_treat] = a_m
-        pie[pair_sys, :, d, pair_treat] = p_m
+    # The weighted counts and outcome sums of every selected distribution are one matrix
+    # product per chunk of distributions (multiplicities x stacked per-date cells): a few
+    # large products instead of one small product per distribution and system.
+    todo = [d for d in range(n_draws) if selected[:, d, :].any()]
+    start = 0
+    while start < len(todo):
+        blocks: list[np.ndarray] = []
+        plans = []
+        columns = 0
+        stop = start
+        while stop < len(todo) and (stop == start or columns < CHUNK_COLUMNS):
+            d = todo[stop]
+            pair_sys, pair_treat = np.nonzero(selected[:, d, :])
+            codes = assigned[d].astype(np.int64)
+            observed = np.flatnonzero(codes >= 0)
+            stratum = np.asarray(strata[d], dtype=np.int64)
+            n_strata = int(stratum.max()) + 1 if stratum.size else 0
+            width = n_strata * n_labels
+            cell = day_of_unit[observed] * width + stratum[observed] * n_labels + codes[observed]
+            size = n_dates * width
+            offsets = {-1: columns}
+            blocks.append(np.bincount(cell, minlength=size).reshape(n_dates, width))
+            columns += width
+            for s in np.unique(pair_sys):
+                y = grids[s][observed, codes[observed]]
+                if not np.all(np.isfinite(y)):
+                    raise ValueError("observed has NaN/infinite outcome values")
+                offsets[int(s)] = columns
+                blocks.append(np.bincount(cell, weights=y, minlength=size).reshape(n_dates, width))
+                columns += width
+            plans.append((d, pair_sys, pair_treat, n_strata, width, offsets))
+            stop += 1
+        product = w @ np.concatenate(blocks, axis=1).astype(float)
+        for d, pair_sys, pair_treat, n_strata, width, offsets in plans:
+            cells = {
+                key: product[:, first : first + width].reshape(n_res, n_strata, n_labels)
+                for key, first in offsets.items()
+            }
+            counts = cells[-1]
+            totals = {int(s): cells[int(s)] for s in np.unique(pair_sys)}
+            # Rows = selected (system, treatment) pair x resample; columns = strata.
+            t_codes = np.asarray(treatment_codes)[pair_treat]
+            n_t = np.concatenate([counts[:, :, c] for c in t_codes])
+            sum_t = np.concatenate(
+                [totals[int(s)][:, :, c] for s, c in zip(pair_sys, t_codes, strict=True)]
+            )
+            n_c = np.concatenate([counts[:, :, control_code]] * pair_sys.size)
+            sum_c = np.concatenate([totals[int(s)][:, :, control_code] for s in pair_sys])
+            a_m = matched_effects(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
+            a_m = a_m.reshape(pair_sys.size, n_res)
+            p_m = np.abs(np.abs(a_o.reshape(pair_sys.size, n_res)) - np.abs(a_m)) * 100.0
+            ape[pair_sys, :, d, pair_treat] = a_m
+            pie[pair_sys, :, d, pair_treat] = p_m
+        start = stop
     return treatments, ape, pie
 
 

@@ -19,8 +19,9 @@ Conventions (stated once, used by every suite mart that carries an interval):
   :func:`tsrate.methods.ratings.assign_ratings` in the direction and with the ideal of the
   suite's rating spec (``seeds/suite_rating_specs.csv``); ``share_at_rating`` = share of
   resamples that give the published rating, and ``ci_low`` / ``ci_high`` the percentile
-  95 % interval of the rated score over the same resamples (:func:`resampled_interval`;
-  both like the core's ``marts.rating_stability``).
+  95 % interval of the rated score over the same resamples (:func:`resampled_interval`),
+  widened to the published score where it misses it, floating noise of 0 as 0 (both like
+  the core's ``marts.rating_stability``; :func:`tsrate.suites.rating.stability_records`).
 """
 
 from __future__ import annotations
@@ -147,13 +148,16 @@ def stability_shares(
     *,
     ideal: float | None = None,
     higher_is_better: bool = False,
+    maximum: float | None = None,
 ) -> dict[str, float]:
     """Share of resamples at each system's published rating. ``published``: system ->
     published rating (None = unrated: share NaN); ``resampled``: per resample, system ->
-    raw score, re-rated with :func:`tsrate.methods.ratings.assign_ratings` by the rule that rated the
-    published scores (the metric's ``ideal``, None = none, and ``higher_is_better``, both
-    from the suite's rating spec: a lone or all-tied resample is rated by its distance from
-    the ideal, or left unrated without one). A non-finite score leaves the system out of
+    raw score, re-rated with :func:`tsrate.methods.ratings.assign_ratings` by the rule that
+    rated the published scores (the metric's ``ideal``, None = none, ``higher_is_better``
+    and its known worst value ``maximum``, None = unbounded, all from the suite's rating
+    spec: a lone or all-tied resample at the ideal gets the best rating, one away from it is
+    rated by its distance only where the worst value is known, and is left unrated
+    otherwise). A non-finite score leaves the system out of
     that resample, which then does not count for it; nor does a resample that leaves it
     unrated."""
     hits = dict.fromkeys(published, 0)
@@ -162,7 +166,9 @@ def stability_shares(
         finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
         if not finite:
             continue
-        again = assign_ratings(finite, levels, ideal=ideal, higher_is_better=higher_is_better)
+        again = assign_ratings(
+            finite, levels, ideal=ideal, maximum=maximum, higher_is_better=higher_is_better
+        )
         for system, value in again.items():
             if published[system] is None or value is None:
                 continue

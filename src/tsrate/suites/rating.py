@@ -2,8 +2,8 @@
 rating and rating-stability tables the suites publish.
 
 A suite's rated metrics, and which direction is better, are its *rating spec*: the rows of
-the seed ``seeds/suite_rating_specs.csv`` (suite, metric, higher_is_better, ideal), which SQL
-users read as ``seeds.suite_rating_specs``. :func:`rate_scores` rates every group of ``keys``
+the seed ``seeds/suite_rating_specs.csv`` (suite, metric, higher_is_better, ideal, worst), which
+SQL users read as ``seeds.suite_rating_specs``. :func:`rate_scores` rates every group of ``keys``
 (e.g. suite run x metric x task) with :func:`tsrate.methods.ratings.ratings_frame` on ``levels``
 levels and returns the key columns, the system column and every column ``ratings_frame``
 returns (raw_score, rating, rating_levels, higher_is_better, rank, ...), whatever their
@@ -21,10 +21,12 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.methods.ratings import ratings_frame
+from tsrate.methods.ratings import interval_holding_the_point, ratings_frame, snap_to_zero
 from tsrate.suites import intervals
 
 SPEC_COLUMNS = ["suite", "metric", "higher_is_better", "ideal"]
+#: Optional spec column: the metric's worst possible score (null / absent: unbounded).
+WORST = "worst"
 
 
 class RatingSpecError(TsrateError, ValueError):
@@ -42,7 +44,8 @@ def load_rating_specs() -> pd.DataFrame:
 
 
 def suite_spec(suite: str, specs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The spec rows of ``suite`` (metric, higher_is_better, ideal), indexed by metric."""
+    """The spec rows of ``suite`` (metric, higher_is_better, ideal, worst), indexed by metric
+    (``worst`` null where the spec has no such column: every metric unbounded)."""
     specs = load_rating_specs() if specs is None else specs
     missing = set(SPEC_COLUMNS) - set(specs.columns)
     if missing:
@@ -52,7 +55,11 @@ def suite_spec(suite: str, specs: pd.DataFrame | None = None) -> pd.DataFrame:
         raise RatingSpecError(
             f"no rating spec for suite {suite!r}: add its metrics to seeds/suite_rating_specs.csv"
         )
-    return rows.set_index("metric")[["higher_is_better", "ideal"]]
+    rows = rows.set_index("metric")
+    worst = rows[WORST] if WORST in rows.columns else pd.Series(np.nan, index=rows.index)
+    return rows[["higher_is_better", "ideal"]].assign(
+        **{WORST: pd.to_numeric(worst, errors="coerce").astype(float)}
+    )
 
 
 def _accepts_ideal() -> bool:
@@ -92,6 +99,9 @@ def rate_scores(
     extra = {}
     if _accepts_ideal():
         extra["ideal"] = {m: float(v) for m, v in spec["ideal"].items() if pd.notna(v)}
+        # the worst value gives a lone / all-tied group away from the ideal its scale
+        frame = frame.assign(**{WORST: frame["metric"].map(spec[WORST]).astype(float)})
+        extra["maximum_column"] = WORST
     parts = []
     # ratings_frame rates per (metric, perturbation_id): each group of keys is one call,
     # with the system column in its system slot and a constant in the perturbation slot.
@@ -103,6 +113,7 @@ def rate_scores(
                     "perturbation_id": "",
                     "system_id": block[system].to_numpy(),
                     "raw_score": block["raw_score"].to_numpy(),
+                    **({WORST: block[WORST].to_numpy()} if WORST in block.columns else {}),
                 }
             ),
             levels,
@@ -118,7 +129,7 @@ def rate_scores(
         out = pd.concat(parts, ignore_index=True)
         return out[[*order, system, *[c for c in out.columns if c not in {*order, system}]]]
     empty = ratings_frame(
-        pd.DataFrame(columns=["metric", "perturbation_id", "system_id", "raw_score"]),
+        pd.DataFrame(columns=["metric", "perturbation_id", "system_id", "raw_score", WORST]),
         levels,
         directions,
         **extra,
@@ -193,14 +204,19 @@ def rating_table(
     ].reset_index(drop=True)
 
 
-def metric_rule(spec: pd.DataFrame, metric: str) -> tuple[float | None, bool]:
-    """``(ideal, higher_is_better)`` of ``metric`` in a suite's rating spec (:func:`suite_spec`):
-    the rule that rated its published scores (no ideal and lower-is-better where the spec
-    does not list the metric)."""
+def metric_rule(spec: pd.DataFrame, metric: str) -> tuple[float | None, bool, float | None]:
+    """``(ideal, higher_is_better, worst)`` of ``metric`` in a suite's rating spec
+    (:func:`suite_spec`): the rule that rated its published scores (no ideal, lower-is-better
+    and no worst value where the spec does not list the metric)."""
     if metric not in spec.index:
-        return None, False
+        return None, False, None
     ideal = spec.loc[metric, "ideal"]
-    return (None if pd.isna(ideal) else float(ideal)), bool(spec.loc[metric, "higher_is_better"])
+    worst = spec.loc[metric, WORST] if WORST in spec.columns else np.nan
+    return (
+        None if pd.isna(ideal) else float(ideal),
+        bool(spec.loc[metric, "higher_is_better"]),
+        None if pd.isna(worst) else float(worst),
+    )
 
 
 def group_rng(seed: int, *parts: object) -> np.random.Generator:
@@ -216,7 +232,7 @@ def stability_records(
     system: str,
     draws: list[dict[str, float]],
     levels: int,
-    rule: tuple[float | None, bool],
+    rule: tuple[float | None, bool] | tuple[float | None, bool, float | None],
     counts: dict[str, int],
     *,
     interval: bool = True,
@@ -225,19 +241,31 @@ def stability_records(
 
     ``published_rows``: the group's rows of the suite's ratings (``system``, raw_score,
     rating, rating_reason); ``draws``: per resample, system -> re-scored value;
-    ``rule``: :func:`metric_rule`. ``share_at_rating`` is
+    ``rule``: :func:`metric_rule`. Resampled values within floating noise of 0 are 0
+    (:func:`tsrate.methods.ratings.snap_to_zero` per resample), and so are interval ends.
+    ``share_at_rating`` is
     :func:`tsrate.suites.intervals.stability_shares` (NaN for an unrated system or without
     resamples); with ``interval``, ``ci_low`` / ``ci_high`` are the percentile interval of
-    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`).
+    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`),
+    widened to the published score where it lies outside
+    (:func:`tsrate.methods.ratings.interval_holding_the_point`).
     ``key`` (the group's columns) leads every row and ``counts`` (n_resamples, n_items, ...)
     ends it."""
-    ideal, higher = rule
+    ideal, higher, worst = (*rule, None)[:3]
+    # floating noise of 0 is 0 in every resample, as in the published scores
+    # (tsrate.methods.ratings.snap_to_zero over the group's systems)
+    draws = [
+        dict(zip(d, snap_to_zero(np.fromiter(d.values(), dtype=float, count=len(d))), strict=True))
+        if d
+        else d
+        for d in draws
+    ]
     published = {
         getattr(row, system): None if pd.isna(row.rating) else int(row.rating)
         for row in published_rows.itertuples(index=False)
     }
     shares = intervals.stability_shares(
-        published, draws, levels, ideal=ideal, higher_is_better=higher
+        published, draws, levels, ideal=ideal, higher_is_better=higher, maximum=worst
     )
     records = []
     for row in published_rows.itertuples(index=False):
@@ -254,8 +282,17 @@ def stability_records(
         }
         if interval:
             values = [d.get(name, np.nan) for d in draws]
-            record["ci_low"], record["ci_high"] = intervals.resampled_interval(values)
+            low, high = intervals.resampled_interval(values)
+            # widened to the published score where it lies outside (the core's rule)
+            ends = interval_holding_the_point(np.array([record["raw_score"]]), [low], [high])
+            record["ci_low"], record["ci_high"] = float(ends[0, 0]), float(ends[1, 0])
         records.append({**record, **counts})
+    if interval and records:
+        # interval ends within floating noise of 0 are 0 (scale: the group's scores and ends)
+        ends = np.array([[r["raw_score"], r["ci_low"], r["ci_high"]] for r in records])
+        scale = float(np.max(np.abs(ends[np.isfinite(ends)]), initial=0.0))
+        for r in records:
+            r["ci_low"], r["ci_high"] = snap_to_zero([r["ci_low"], r["ci_high"]], scale=scale)
     return records
 
 

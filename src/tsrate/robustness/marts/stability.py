@@ -9,17 +9,20 @@ same alternative histories) and each rated metric is recomputed per resample:
   (tsrate.methods.ratings.block_bootstrap_ratings);
 * wrs_industry / wrs_company: the Student t-tests of every pair re-run on the resampled
   windows (tsrate.methods.stability.wrs_resampled);
-* ape_* / pie_*: APE_m and PIE % per distribution re-estimated on the resampled windows with
-  the treatment draws of treatment_assignments fixed, then the worst case over the
-  confounder's distributions (tsrate.methods.stability.effects_resampled, aggregate_distributions).
+* ape_* / pie_*: the published estimator on the resampled windows: APE_m and PIE % of every
+  treatment draw (var treatment_draws, the draws of perturbation_effects, held fixed) of
+  every distribution, averaged over the draws, then the worst case over the confounder's
+  distributions (tsrate.methods.stability.effects_resampled, mean_over_draws,
+  aggregate_distributions).
   With the max aggregation only the `bootstrap_effect_distributions` distributions that
   were worst on the original data (by |APE_m| and by PIE %) are re-estimated per system,
   treatment and confounder (0 = all; exact whenever a confounder has no more).
 
 raw_score and rating are those of the published marts (robustness_scores, accuracy_scores)
-in the default view (the paper's outcome, var robustness_outcome). APE/PIE point scores are
-means over var treatment_draws draws; their resamples keep draw 0 (treatment_assignments)
-fixed, so with several draws the shares describe the date noise of one draw.
+in the default view (the paper's outcome, var robustness_outcome); every resampled metric is
+the published estimator, so with every multiplicity 1 it gives the published score, and the
+interval describes that score. Resampled scores within floating noise of 0 are 0, and so are
+interval ends (tsrate.methods.ratings.bootstrap_summary, the rule of snap_to_zero).
 Tunables come from python_models/marts/rating_stability.yml.
 """
 
@@ -27,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate.methods.causal.distributions import CONTROL, confounder_column
+from tsrate.methods.causal.effects import draw_matrix
 from tsrate.methods.causal.estimators import DISTRIBUTION_AGGREGATIONS
 from tsrate.methods.ratings import (
     BOOTSTRAP_COLUMNS,
@@ -41,7 +45,7 @@ from tsrate.methods.stability import (
     wrs_resampled,
 )
 from tsrate.methods.wrs import WRS_ANALYSES
-from tsrate.platform.marts_io import Units, assignment_matrix, outcome_grid
+from tsrate.platform.marts_io import Units, outcome_grid
 
 ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
 AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
@@ -166,25 +170,52 @@ def _worst_distributions(
     return selected
 
 
-def effect_stability(
+def draw_strata(units: Units, confounders: np.ndarray, strata: str) -> list[np.ndarray]:
+    """The stratum code of every unit for each distribution, as ``perturbation_effects``
+    matches it (var ``effect_strata``: the distribution's confounder, or the company)."""
+    return [
+        units.strata["ticker" if strata == "company" else confounder_column(c)]
+        for c in confounders
+    ]
+
+
+def mean_over_draws(values: np.ndarray, n_draws: int) -> np.ndarray:
+    """(systems x resamples x (draws x distributions) x treatments) -> the mean over draws
+    (systems x resamples x distributions x treatments), skipping draws left out (NaN: an
+    empty arm), as ``perturbation_effects`` publishes the mean of the draws that estimate."""
+    n_sys, n_res, rows, n_treat = values.shape
+    per_draw = values.reshape(n_sys, n_res, n_draws, rows // n_draws, n_treat)
+    finite = np.isfinite(per_draw)
+    count = finite.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(finite, per_draw, 0.0).sum(axis=2) / np.where(count > 0, count, np.nan)
+
+
+def effect_resamples(
     errors: pd.DataFrame,
     effects: pd.DataFrame,
     top_k: int,
-    scores: pd.DataFrame,
     perturbation_sets: pd.DataFrame,
-    assignments,
+    distributions: pd.DataFrame,
     run_id: str,
     dates: np.ndarray,
     weights: np.ndarray,
-    outcome: str,
-    estimand: str,
-    aggregation: str,
-    levels: int,
-    confidence: float,
-) -> list[pd.DataFrame]:
-    """ape_* and pie_* on every resample: the treatment draws of treatment_assignments
-    stay fixed, the windows are resampled, and the worst case over each confounder's
-    distributions is taken per resample (perturbation_effect_scores' aggregation)."""
+    settings: dict,
+) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+    """ape_* and pie_* on every resample (metric -> (keys: system_id, perturbation_id;
+    resamples x keys)), by the estimator ``perturbation_effect_scores`` publishes: every one
+    of the var ``treatment_draws`` treatment draws of every distribution
+    (:func:`tsrate.methods.causal.effects.draw_matrix`, seeded by var ``causal_seed`` as
+    ``perturbation_effects``), matched on the strata of var ``effect_strata``, is re-estimated
+    on the resampled windows; APE_m and PIE % are averaged over the draws that estimate
+    (:func:`mean_over_draws`), then the worst case over each confounder's distributions is
+    taken per resample. With every multiplicity 1 this is the published score (before
+    floating noise is snapped to 0)."""
+    outcome = str(settings["robustness_outcome"])
+    estimand = str(settings["matching_estimand"])
+    aggregation = str(settings["distribution_aggregation"])
+    seed, n_draws = int(settings["causal_seed"]), int(settings["treatment_draws"])
+    strata_rule = str(settings["effect_strata"])
     ape_how, pie_how = AGGREGATIONS[aggregation]
     if aggregation != "max":
         top_k = 0  # a mean needs every distribution
@@ -196,11 +227,11 @@ def effect_stability(
     collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
     for perturbation_set, systems in usable.groupby("perturbation_set", sort=True):
         labels = sorted(str(perturbation_set).split())
-        meta, matrix = assignment_matrix(assignments, run_id, str(perturbation_set), units, labels)
+        meta, matrix = draw_matrix(units.frame, distributions, labels, seed, n_draws)
         if meta.empty:
             continue
         confounders = meta["confounder"].astype(str).replace({"ticker": "company"}).to_numpy()
-        strata = [units.strata[confounder_column(c)] for c in confounders]
+        strata = draw_strata(units, confounders, strata_rule) * n_draws
         system_ids = sorted(systems["system_id"].astype(str))
         grids = [
             outcome_grid(errors.loc[errors["system_id"] == s], units, labels, outcome, s)
@@ -210,6 +241,10 @@ def effect_stability(
         selected = _worst_distributions(
             effects, run_id, system_ids, meta["distribution_id"].astype(str), treatments, top_k
         )
+        # the same distributions in every draw; a draw without a control window estimates
+        # nothing (perturbation_effects leaves it out)
+        selected = np.tile(selected, (1, n_draws, 1))
+        selected &= (matrix == labels.index(CONTROL)).any(axis=1)[None, :, None]
         treatments, ape, pie = effects_resampled(
             grids,
             labels,
@@ -221,6 +256,7 @@ def effect_stability(
             estimand,
             selected=selected,
         )
+        ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
         keys = pd.DataFrame(
             [(s, t) for s in system_ids for t in treatments],
             columns=["system_id", "perturbation_id"],
@@ -232,10 +268,35 @@ def effect_stability(
                 worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
                 boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
                 collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
+    return {
+        metric: (
+            pd.concat([k for k, _ in parts], ignore_index=True),
+            np.concatenate([b for _, b in parts], axis=1),
+        )
+        for metric, parts in sorted(collected.items())
+    }
+
+
+def effect_stability(
+    errors: pd.DataFrame,
+    effects: pd.DataFrame,
+    top_k: int,
+    scores: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    distributions: pd.DataFrame,
+    run_id: str,
+    dates: np.ndarray,
+    weights: np.ndarray,
+    settings: dict,
+    levels: int,
+    confidence: float,
+) -> list[pd.DataFrame]:
+    """The bootstrap summaries of :func:`effect_resamples` around the published scores."""
+    resamples = effect_resamples(
+        errors, effects, top_k, perturbation_sets, distributions, run_id, dates, weights, settings
+    )
     frames = []
-    for metric, parts in sorted(collected.items()):
-        keys = pd.concat([k for k, _ in parts], ignore_index=True)
-        boot = np.concatenate([b for _, b in parts], axis=1)
+    for metric, (keys, boot) in resamples.items():
         point = _robustness_point(scores, metric, keys)
         frames.append(_summaries(metric, keys, point, boot, levels, confidence))
     return frames
@@ -247,7 +308,7 @@ def rating_stability(
     effects: pd.DataFrame,
     confidence_levels: pd.DataFrame,
     perturbation_sets: pd.DataFrame,
-    assignments,
+    distributions: pd.DataFrame,
     settings: dict,
 ) -> pd.DataFrame:
     """One row per run, metric, system, perturbation and rating level.
@@ -303,13 +364,11 @@ def rating_stability(
             int(settings["bootstrap_effect_distributions"]),
             scores,
             perturbation_sets,
-            assignments,
+            distributions,
             run_id,
             dates,
             weights,
-            outcome,
-            str(settings["matching_estimand"]),
-            aggregation,
+            settings,
             levels,
             confidence,
         )
@@ -340,4 +399,7 @@ SETTINGS = [
     "matching_estimand",
     "distribution_aggregation",
     "bootstrap_effect_distributions",
+    "causal_seed",
+    "treatment_draws",
+    "effect_strata",
 ]

@@ -1,6 +1,7 @@
-"""The interpretability report: heatmaps of mean beta against the ground truth (paper
-Figures 4, 6, 9, 11, 12), TCDF's retrieval shares, correctness and ratings, in one offline
-HTML file.
+"""The interpretability report: prediction errors in the shape of Table 2 and the
+sensitivity curves of Figures 14-17 (:mod:`.paper_shapes`), heatmaps of mean beta against
+the ground truth (paper Figures 4, 6, 9, 11, 12), TCDF's retrieval shares, correctness and
+ratings, in one offline HTML file.
 
 :func:`heatmap_svg` is pure (matrix in, SVG out). :func:`write_report` reads the suite's
 marts (``interp_*``) from a DuckDB file read-only and writes the HTML. Heatmap convention
@@ -20,6 +21,7 @@ import pandas as pd
 
 from tsrate.html.charts import chart_name, figure
 from tsrate.html.page import frame_table
+from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
 from tsrate.suites.publishing import html_page, read_marts, write_html
 from tsrate.suites.verdict import summary_table_html, verdict_html
 
@@ -121,6 +123,7 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "where attention = 'alpha' and source_index = target_index",
         "correctness": "select * from marts.interp_correctness where in_main_study",
         "scores": "select * from marts.interp_prediction_scores where in_main_study",
+        "sensitivity": "select * from marts.interp_sensitivity",
         "ratings": "select r.*, s.share_at_rating, s.n_seeds from marts.interp_ratings r "
         "left join marts.interp_rating_stability s "
         "using (suite_run_id, metric, variant_id, model_id)",
@@ -177,6 +180,8 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             "mean beta over seeds (std in the tooltip), the truth panel the "
             "normalised true influence.</p>"
         )
+        sections.append(table_2_html(scores))
+        sections.append(sensitivity_html(data.get("sensitivity", pd.DataFrame())))
     variants = list(dict.fromkeys(scores.sort_values("dataset_id")["variant_id"]))
     # dataset 4 first: the headline case (IMV-LSTM on two mutually driving series)
     variants.sort(key=lambda v: (v != "d4",))
