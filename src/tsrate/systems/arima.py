@@ -32,7 +32,7 @@ import numpy as np
 from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
 
 #: warm vs cold fits: the median over windows of the relative forecast difference is below
-#: this (measured ~0.2-0.3 %: the ridge of the likelihood)
+#: this (measured: 0.000 % over 240 windows, 0.33 % on AAPL P0 alone: the likelihood's ridge)
 WARM_MEDIAN_TOLERANCE = 0.01
 #: ... and every window's below this (measured up to ~7 %: another point of the ridge, which
 #: cold fits reach too, up to ~6 % from the best optimum found)
