@@ -218,6 +218,14 @@ def check_interval() -> float:
         ) from None
 
 
+def gone_line(url: str, detail: str) -> str:
+    """The one line ``tsrate serve`` ends with when its Prefect server has gone."""
+    return (
+        f"the Prefect server at {url} stopped answering ({detail}); no schedule runs without "
+        "it: restart tsrate serve (it starts its own server unless PREFECT_API_URL is set)"
+    )
+
+
 @contextlib.contextmanager
 def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yields list[str]
     """Check the Prefect server's health every ``interval`` seconds in a thread; after
@@ -236,11 +244,7 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
         while not stop.wait(interval):
             failures = 0 if server_answers(url, timeout=min(5.0, interval * 2)) else failures + 1
             if failures >= SERVER_CHECK_FAILURES:
-                gone.append(
-                    f"the Prefect server at {url} stopped answering ({failures} health checks "
-                    f"{interval:g}s apart failed); no schedule runs without it: restart "
-                    "tsrate serve (it starts its own server unless PREFECT_API_URL is set)"
-                )
+                gone.append(gone_line(url, f"{failures} health checks {interval:g}s apart failed"))
                 _thread.interrupt_main(signal.SIGINT)
                 if not stop.wait(SERVER_GONE_GRACE_S):
                     sys.stderr.write(f"tsrate: error: {gone[0]}\n")
@@ -272,6 +276,11 @@ def _serve(config: ScheduleConfig, url: str) -> None:
         except KeyboardInterrupt:
             if not gone:
                 raise
+        except Exception as exc:  # the runner's own calls to a server that has gone
+            if not gone and server_answers(url, timeout=2):
+                raise
+            if not gone:
+                gone.append(gone_line(url, f"{type(exc).__name__} from the runner"))
     if gone:
         raise TsrateError(gone[0])
     if received:
