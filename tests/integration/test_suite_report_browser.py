@@ -107,6 +107,11 @@ def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
         overview_right = browser.evaluate(
             "document.querySelector('#overview table').getBoundingClientRect().right"
         )
+        cut = browser.evaluate(  # Vega ends a truncated title or label with an ellipsis
+            "Array.from(document.querySelectorAll('.vega-chart svg text'))"
+            ".filter(t => t.textContent.includes('\u2026')).map(t => t.textContent)"
+        )
+        n_texts = browser.evaluate("document.querySelectorAll('.vega-chart svg text').length")
         errors = browser.errors()
         network = browser.network_requests()
     expected = by_hand(data)
@@ -119,3 +124,4 @@ def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
     assert charts["failed"] == [] and charts["rendered"] == len(page_specs(page)) >= 4
     assert page_width <= 1280 and overview_right <= 1280
     assert sorted(names) == SYSTEMS  # untruncated, every system in the summary
+    assert n_texts > 50 and cut == []  # titles, axis and legend labels drawn whole
