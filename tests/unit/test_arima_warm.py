@@ -1,6 +1,6 @@
 """ARIMA's warm starts (issue 29): each window's fit starts from the previous window's
 estimates. Checked against statsmodels' own fits, window by window, on real prices (the
-bundled skfolio S&P 500 closes of AAPL and JPM, the default study's 80-day windows, stride 1,
+bundled skfolio S&P 500 closes of AAPL, JPM and MSFT, the default study's 80-day windows, stride 1,
 20-day horizon): cold = the system as it was, warm within the stated tolerance of it."""
 
 from __future__ import annotations
@@ -36,17 +36,23 @@ def batch(ticker: str, perturbation: str = "P0") -> ForecastBatch:
 
 
 def statsmodels_chain(batch: ForecastBatch, warm: bool) -> np.ndarray:
-    """Independent of the system: SARIMAX fits, each started cold or from the last one."""
+    """Independent of the system: SARIMAX fits, each started cold or from the last one; a warm
+    fit with |AR| or |MA| above 1/1.02 (a root within 1.02 of the unit circle) is refitted
+    cold and the better log-likelihood kept, and such estimates are not passed on."""
     from statsmodels.tsa.statespace.sarimax import SARIMAX
 
+    edge = 1 / 1.02
     out, start = [], None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for context in batch.contexts:
-            fitted = SARIMAX(context, order=(1, 1, 1), concentrate_scale=True).fit(
-                disp=False, start_params=start
-            )
-            start = np.asarray(fitted.params) if warm else None
+            model = SARIMAX(context, order=(1, 1, 1), concentrate_scale=True)
+            fitted = model.fit(disp=False, start_params=start)
+            if start is not None and np.max(np.abs(fitted.params)) > edge:
+                cold = model.fit(disp=False)
+                fitted = cold if cold.llf > fitted.llf else fitted
+            params = np.asarray(fitted.params)
+            start = params if warm and np.max(np.abs(params)) <= edge else None
             out.append(np.asarray(fitted.forecast(H)))
     return np.array(out)
 
@@ -61,9 +67,11 @@ def one_blas_thread():
         yield
 
 
-@pytest.fixture(scope="module", params=["AAPL", "JPM"])
+@pytest.fixture(scope="module", params=[("AAPL", "P0"), ("JPM", "P0"), ("MSFT", "P1")])
 def fits(request, one_blas_thread):
-    b = batch(request.param)
+    """MSFT P1: a zeroed value drives the MA root to the unit circle, where warm starts
+    stuck before the boundary rule (median 7 %, max 355 % from the cold fits)."""
+    b = batch(*request.param)
     return b, ArimaSystem(warm_start=False).predict(b), ArimaSystem().predict(b)
 
 
