@@ -6,7 +6,10 @@
 * :class:`Progress` — ``[45/120] 38% fracast MRK P1 ... ETA 1m05s``. On a terminal it is one
   line redrawn in place (a bar); in logs, plain lines. The ETA weighs the work left by what
   each system's finished partitions cost so far (a fracast partition costs more than a
-  naive one), converted to wall time by the wall/compute ratio observed so far.
+  naive one); a system none of whose partitions has finished is priced by its prior (the
+  scheduler's measured ms per window) scaled to the seconds the finished systems took per
+  prior unit. Compute converts to wall time by the wall/compute ratio since the workers'
+  start-up (first imports, model loads) ended.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 log = logging.getLogger("tsrate.run")
 
@@ -69,6 +72,7 @@ class Progress:
         say: Callable[[str], None],
         tty: bool | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        prior: Mapping[str, float] | None = None,
     ) -> None:
         self.total = len(pending)
         self.pending = list(pending)
@@ -78,18 +82,37 @@ class Progress:
         self.clock = clock
         self.started = clock()
         self.cost: dict[str, list[float]] = {}
+        #: relative cost of one item per group (e.g. model ms per window), in any unit
+        self.prior = dict(prior or {})
+        #: when the workers began computing: the start, less their start-up (first imports,
+        #: model loads), estimated from the first item as its finish time less its compute
+        self.compute_started: float | None = None
+
+    def group_cost(self, group: str) -> float:
+        """Expected compute seconds of one more item of ``group``: its own mean once one has
+        finished; before that its prior scaled by seconds per prior unit observed on the groups
+        seen so far; without a prior (or nothing priced seen yet), the overall mean."""
+        if group in self.cost:
+            return sum(self.cost[group]) / len(self.cost[group])
+        priced = [g for g in self.cost if self.prior.get(g, 0.0) > 0]
+        if group in self.prior and priced:
+            seconds = sum(sum(self.cost[g]) for g in priced)
+            units = sum(self.prior[g] * len(self.cost[g]) for g in priced)
+            return self.prior[group] * seconds / units
+        spent = [s for costs in self.cost.values() for s in costs]
+        return sum(spent) / len(spent)
 
     def eta(self) -> float | None:
-        """Seconds of wall time left, or None before anything finished."""
-        spent = [s for costs in self.cost.values() for s in costs]
-        if not spent:
+        """Seconds of wall time left, or None before anything finished: the compute left (each
+        pending item at :meth:`group_cost`) times the wall/compute ratio since the workers'
+        start-up ended (a first run's imports and model loads are paid once, not per item)."""
+        spent = sum(s for costs in self.cost.values() for s in costs)
+        if not self.cost:
             return None
-        overall = sum(spent) / len(spent)
-        left = sum(
-            (sum(self.cost[g]) / len(self.cost[g])) if g in self.cost else overall
-            for g in self.pending
-        )
-        wall_per_compute = (self.clock() - self.started) / max(sum(spent), 1e-9)
+        each = {g: self.group_cost(g) for g in set(self.pending)}
+        left = sum(each[g] for g in self.pending)
+        began = self.started if self.compute_started is None else self.compute_started
+        wall_per_compute = (self.clock() - began) / max(spent, 1e-9)
         return left * wall_per_compute
 
     def line(self, label: str) -> str:
@@ -102,7 +125,11 @@ class Progress:
         self.done += 1
         with contextlib.suppress(ValueError):
             self.pending.remove(group)
-        self.cost.setdefault(group, []).append(max(seconds, 0.0))
+        seconds = max(seconds, 0.0)
+        if self.compute_started is None:
+            now = self.clock()
+            self.compute_started = min(now, max(self.started, now - seconds))
+        self.cost.setdefault(group, []).append(seconds)
         text = self.line(label)
         if self.tty:
             width = 24

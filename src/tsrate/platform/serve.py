@@ -19,13 +19,26 @@ Schedules need a Prefect server with its services (the scheduler creates the run
 (:func:`tsrate.platform.prefect_server.owned_prefect_server`: ``prefect server start`` with the UI, on a free local port,
 killed with ``tsrate serve``) and says where its UI is. ``nightly_rating: true`` (var) or
 ``tsrate serve --nightly-rating`` makes the nightly deployment a full rating too.
+
+The suites can be scheduled too, each off unless its cron var is set (``understanding_cron``,
+``reasoning_cron``, ``interpretability_cron``; e.g. ``"0 8 * * 0"``): a deployment
+``tsrate-<suite>`` of the suite's flow with its default (small) configuration, building and
+publishing its marts, waiting up to ``writer_lock_timeout_s`` for the warehouse.
+
+While serving, the Prefect server is asked for its health every ``TSRATE_SERVER_CHECK_S``
+seconds (default 10); after three failed checks in a row (and at once if it does not answer
+at the start) ``tsrate serve`` stops with one line naming the server, instead of running on
+without a scheduler.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import signal
+import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 from tsrate import TsrateError
@@ -35,6 +48,12 @@ if TYPE_CHECKING:
     from prefect.deployments.runner import RunnerDeployment
 
 PRICE_SOURCES = ("skfolio", "yahoo")
+#: the suites ``tsrate serve`` can schedule: var of the cron, flow entrypoint (name)
+SUITES = ("understanding", "reasoning", "interpretability")
+#: failed health checks in a row after which the Prefect server counts as gone
+SERVER_CHECK_FAILURES = 3
+#: seconds a serve whose server is gone gets to stop before it is ended outright
+SERVER_GONE_GRACE_S = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +66,8 @@ class ScheduleConfig:
     nightly_price_source: str = "skfolio"
     lock_timeout_s: float = 3600.0
     nightly_rating: bool = False
+    #: cron per suite (``<suite>_cron`` vars); empty: the suite is not scheduled
+    suite_crons: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_vars(cls, values: dict[str, Any] | None = None) -> ScheduleConfig:
@@ -60,6 +81,11 @@ class ScheduleConfig:
             nightly_price_source=str(values.get("nightly_price_source", cls.nightly_price_source)),
             lock_timeout_s=float(values.get("writer_lock_timeout_s", cls.lock_timeout_s)),
             nightly_rating=str(values.get("nightly_rating", False)).lower() in ("true", "1"),
+            suite_crons=tuple(
+                (suite, str(values[f"{suite}_cron"]).strip())
+                for suite in SUITES
+                if str(values.get(f"{suite}_cron") or "").strip()
+            ),
         )
         config.validate()
         return config
@@ -69,9 +95,11 @@ class ScheduleConfig:
         from prefect.client.schemas.schedules import CronSchedule
         from pydantic import ValidationError
 
-        for name in ("nightly_cron", "weekly_cron"):
+        crons = {"nightly_cron": self.nightly_cron, "weekly_cron": self.weekly_cron}
+        crons.update({f"{suite}_cron": cron for suite, cron in self.suite_crons})
+        for name, cron in crons.items():
             try:
-                CronSchedule(cron=getattr(self, name), timezone=self.timezone)
+                CronSchedule(cron=cron, timezone=self.timezone)
             except ValidationError as exc:
                 problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
                 raise TsrateError(f"{name} / schedule_timezone: {problem}") from None
@@ -92,13 +120,19 @@ def deployment_parameters(config: ScheduleConfig) -> dict[str, dict[str, Any]]:
             "lock_timeout": config.lock_timeout_s,
         },
         "tsrate-weekly": {"source": "auto", "rate": True, "lock_timeout": config.lock_timeout_s},
+        **{
+            f"tsrate-{suite}": {"lock_timeout": config.lock_timeout_s}
+            for suite, _ in config.suite_crons
+        },
     }
 
 
 def build_deployments(config: ScheduleConfig | None = None) -> list[RunnerDeployment]:
-    """The nightly and weekly deployments of the pipeline flow (not yet served)."""
+    """The nightly and weekly deployments of the pipeline flow, and one per suite whose cron
+    is set (not yet served)."""
     from prefect.schedules import Cron
 
+    from tsrate.platform import entrypoints
     from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
 
     pipeline_flow = load_entrypoint(PIPELINE_FLOW)
@@ -114,7 +148,7 @@ def build_deployments(config: ScheduleConfig | None = None) -> list[RunnerDeploy
         ),
         "tsrate-weekly": "Full rating: forecasts, dbt build, publish the snapshot, report.",
     }
-    return [
+    deployments = [
         pipeline_flow.to_deployment(
             name=name,
             schedules=[Cron(crons[name], timezone=config.timezone)],
@@ -125,38 +159,130 @@ def build_deployments(config: ScheduleConfig | None = None) -> list[RunnerDeploy
         )
         for name in ("tsrate-nightly", "tsrate-weekly")
     ]
+    for suite, cron in config.suite_crons:
+        suite_flow = load_entrypoint(getattr(entrypoints, f"{suite.upper()}_FLOW"))
+        deployments.append(
+            suite_flow.to_deployment(
+                name=f"tsrate-{suite}",
+                schedules=[Cron(cron, timezone=config.timezone)],
+                parameters=parameters[f"tsrate-{suite}"],
+                concurrency_limit=1,
+                description=f"The {suite} suite (default configuration): answers, marts, report.",
+                tags=["tsrate", "suite"],
+            )
+        )
+    return deployments
 
 
 def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN001
-    """Serve both deployments (blocks until stopped), on the Prefect server ``PREFECT_API_URL``
+    """Serve the deployments (blocks until stopped), on the Prefect server ``PREFECT_API_URL``
     names or, without one, on a server started here (with its UI) and stopped with us."""
     from prefect.settings import PREFECT_API_URL
 
     config = config or ScheduleConfig.from_vars()
     if PREFECT_API_URL.value():
-        say(f"serving on the Prefect API {PREFECT_API_URL.value()}")
-        _serve(config)
+        url = str(PREFECT_API_URL.value())
+        if not server_answers(url):
+            raise TsrateError(
+                f"the Prefect server at {url} does not answer; start it (`prefect server "
+                "start`) or unset PREFECT_API_URL so that tsrate serve starts its own"
+            )
+        say(f"serving on the Prefect API {url}")
+        _serve(config, url)
         return
     from tsrate.platform.prefect_server import owned_prefect_server
 
     with owned_prefect_server(ui=True) as url:
         say(f"started a Prefect server for the schedules; UI and runs: {url.removesuffix('/api')}")
-        _serve(config)
+        _serve(config, url)
 
 
-def _serve(config: ScheduleConfig) -> None:
+def server_answers(url: str, timeout: float = 5.0) -> bool:
+    """Whether the Prefect API at ``url`` answers its health check."""
+    import httpx
+
+    try:
+        return httpx.get(f"{url.rstrip('/')}/health", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def check_interval() -> float:
+    """Seconds between health checks of the Prefect server (``TSRATE_SERVER_CHECK_S``)."""
+    try:
+        return max(0.1, float(os.environ.get("TSRATE_SERVER_CHECK_S", "10")))
+    except ValueError:
+        raise TsrateError(
+            f"TSRATE_SERVER_CHECK_S must be a number of seconds, got "
+            f"{os.environ['TSRATE_SERVER_CHECK_S']!r}"
+        ) from None
+
+
+def gone_line(url: str, detail: str) -> str:
+    """The one line ``tsrate serve`` ends with when its Prefect server has gone."""
+    return (
+        f"the Prefect server at {url} stopped answering ({detail}); no schedule runs without "
+        "it: restart tsrate serve (it starts its own server unless PREFECT_API_URL is set)"
+    )
+
+
+@contextlib.contextmanager
+def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yields list[str]
+    """Check the Prefect server's health every ``interval`` seconds in a thread; after
+    :data:`SERVER_CHECK_FAILURES` failures in a row, record why (the yielded list) and
+    interrupt the main thread as a Ctrl-C would. If the process has not ended
+    :data:`SERVER_GONE_GRACE_S` later (a Runner stuck on the dead API), it prints the line
+    and ends outright (status 1)."""
+    import _thread
+
+    interval = check_interval() if interval is None else interval
+    gone: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        failures = 0
+        while not stop.wait(interval):
+            failures = 0 if server_answers(url, timeout=min(5.0, interval * 2)) else failures + 1
+            if failures >= SERVER_CHECK_FAILURES:
+                gone.append(gone_line(url, f"{failures} health checks {interval:g}s apart failed"))
+                _thread.interrupt_main(signal.SIGINT)
+                if not stop.wait(SERVER_GONE_GRACE_S):
+                    sys.stderr.write(f"tsrate: error: {gone[0]}\n")
+                    sys.stderr.flush()
+                    os._exit(1)
+                return
+
+    thread = threading.Thread(target=watch, name="tsrate-server-watch", daemon=True)
+    thread.start()
+    try:
+        yield gone
+    finally:
+        stop.set()
+
+
+def _serve(config: ScheduleConfig, url: str) -> None:
     from prefect import serve as prefect_serve
 
     from tsrate.platform.locking import ensure_writer_limit
 
     deployments = build_deployments(config)
     ensure_writer_limit()
-    with _signal_recorder() as received:
+    with _signal_recorder() as received, server_watch(url) as gone:
         try:
             prefect_serve(*deployments)
         except SystemExit:  # Prefect's Runner exits 0 on a SIGTERM before it has started
             if not received:
                 raise
+        except KeyboardInterrupt:
+            if not gone:
+                raise
+        except Exception as exc:  # the runner's own calls to a server that has gone
+            if not gone and server_answers(url, timeout=2):
+                raise
+            if not gone:
+                gone.append(gone_line(url, f"{type(exc).__name__} from the runner"))
+    if gone:
+        raise TsrateError(gone[0])
     if received:
         # prefect.serve swallows the KeyboardInterrupt of a SIGINT, and its Runner replaces our
         # SIGTERM handler with a graceful stop; both return normally. Re-raise, so that the

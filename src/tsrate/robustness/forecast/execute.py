@@ -563,7 +563,11 @@ def _run_forecasts(
     study_json = study.to_json()
     batches = LazyBatches(study, series, todo)
     workers = max(1, workers or os.cpu_count() or 1)
-    progress_bar = Progress([p.system_id for p in todo], say)
+    progress_bar = Progress(
+        [p.system_id for p in todo],
+        say,
+        prior={s: system_cost(s, systems[s][0]) for s in systems},  # unseen systems' cost
+    )
 
     def record(partition: Partition, result: tuple[np.ndarray, float]) -> None:
         forecasts_array, seconds = result

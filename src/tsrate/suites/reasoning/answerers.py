@@ -292,7 +292,8 @@ class ForecastReference:
             elif self.system_id == "arima":
                 from tsrate.systems.arima import ArimaSystem
 
-                self._system = ArimaSystem()
+                # the items are unrelated series, not overlapping windows: fit each cold
+                self._system = ArimaSystem(warm_start=False)
             else:
                 from tsrate.systems.fracast_model import FracastSystem
 

@@ -1,0 +1,127 @@
+"""The reasoning suite's report with ten systems in headless Chromium at 1,280 px (issue 29):
+it opens with the verdict, whose numbers match a recomputation from the mart frames by hand
+(goodness = how far each rating is from the worst level, mean per system); every Vega-Lite
+chart renders from the inlined libraries with no console error and no request; nothing
+overflows sideways; system names are not truncated.
+
+Built from hand-made mart frames (no suite run, no dbt), so it runs in seconds; the suites'
+integration tests build the real marts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.integration.browser import Chromium, find_chromium
+from tsrate.html.charts import page_specs
+from tsrate.html.page import write_page
+from tsrate.suites.reasoning.report import render_report
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary")
+RUN = "rsn-10"
+SYSTEMS = [f"language_model_with_a_long_name_{i:02d}" for i in range(10)]
+TASKS = ["which_change", "qa_perturbed", "etiological"]
+
+
+def ten_systems() -> dict[str, pd.DataFrame]:
+    rng = np.random.default_rng(5)
+    tasks = pd.DataFrame(
+        [dict(suite_run_id=RUN, task=t, system_id=s, n_items=40, n_unanswered=int(i % 3),
+              n_unparseable=int(i % 2), accuracy=float(rng.uniform(0.2, 0.9)),
+              chance_level=0.25, accuracy_without_series=float(rng.uniform(0.2, 0.6)),
+              n_items_without_series=40, n_unparseable_without_series=0)
+         for t in TASKS for i, s in enumerate(SYSTEMS)]
+    )  # fmt: skip
+    forecasts = pd.DataFrame(
+        [dict(suite_run_id=RUN, system_id=s, condition=c, mae=float(rng.uniform(0.5, 2)),
+              baseline_mae=1.0, n_items=30, n_unanswered=0, n_unparseable=int(i == 3))
+         for i, s in enumerate(SYSTEMS) for c in ("without_context", "with_context")]
+    )  # fmt: skip
+    rows = []
+    for metric, higher in (("accuracy", True), ("mae", False)):
+        for task in TASKS:
+            scores = rng.uniform(0, 1, len(SYSTEMS))
+            order = pd.Series(scores).rank(ascending=not higher, method="min").astype(int)
+            for system, score, rank in zip(SYSTEMS, scores, order, strict=True):
+                rows.append(dict(suite_run_id=RUN, metric=metric, task=task, system_id=system,
+                                 raw_score=float(score), rank=int(rank),
+                                 rating=int(1 + (score > 0.33) + (score > 0.66)),
+                                 rating_levels=3, higher_is_better=higher))  # fmt: skip
+    ratings = pd.DataFrame(rows)
+    stability = ratings[["suite_run_id", "metric", "task", "system_id"]].assign(
+        share_at_rating=rng.uniform(0.3, 1.0, len(ratings)),
+        ci_low=ratings["raw_score"] - 0.1,
+        ci_high=ratings["raw_score"] + 0.1,
+    )
+    return dict(tasks=tasks, forecasts=forecasts, context=pd.DataFrame(), ratings=ratings,
+                stability=stability)  # fmt: skip
+
+
+def by_hand(data: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """The verdict's numbers from the frames, without tsrate.suites.verdict."""
+    frame = data["ratings"].merge(data["stability"], on=["suite_run_id", "metric", "task",
+                                                         "system_id"])  # fmt: skip
+    up = (frame["rating"] - 1) / (frame["rating_levels"] - 1)
+    frame["goodness"] = np.where(frame["higher_is_better"], up, 1 - up)
+    frame["shaky"] = frame["share_at_rating"] < 0.6
+    per = frame.groupby("system_id").agg(g=("goodness", "mean"), shaky=("shaky", "sum"),
+                                         n=("goodness", "size"))  # fmt: skip
+    per = per.reset_index().sort_values(["g", "system_id"], ascending=[False, True])
+    best, worst = per.iloc[0], per.iloc[-1]
+    return {
+        "best": best.system_id,
+        "worst": worst.system_id,
+        "best_goodness": 100 * best.g,
+        "worst_goodness": 100 * worst.g,
+        "gap": 100 * (best.g - worst.g),
+        "leader_shaky": float(best.shaky),
+        "leader_ratings": float(best.n),
+        "shaky": float(frame["shaky"].sum()),
+    }
+
+
+def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
+    data = ten_systems()
+    page = render_report(data)
+    path = write_page(tmp_path / "reasoning.html", page)
+    with Chromium(CHROMIUM, width=1280, height=900) as browser:
+        browser.open(path.as_uri())
+        charts = browser.wait_until(
+            "window.tsrateCharts && window.tsrateCharts.rendered + "
+            "window.tsrateCharts.failed.length === window.tsrateCharts.total && "
+            "window.tsrateCharts"
+        )
+        first = browser.evaluate("document.querySelector('h1 ~ section, section').id")
+        derived = browser.evaluate(
+            "Object.fromEntries(Array.from(document.querySelectorAll('#verdict .derived'))"
+            ".map(e => [e.dataset.derived, parseFloat(e.dataset.value)]))"
+        )
+        verdict = browser.evaluate("document.querySelector('#verdict .verdict').innerText")
+        page_width = browser.evaluate("document.documentElement.scrollWidth")
+        names = browser.evaluate(
+            "Array.from(document.querySelectorAll('#overview code')).map(e => e.innerText)"
+        )
+        overview_right = browser.evaluate(
+            "document.querySelector('#overview table').getBoundingClientRect().right"
+        )
+        cut = browser.evaluate(  # Vega ends a truncated title or label with an ellipsis
+            "Array.from(document.querySelectorAll('.vega-chart svg text'))"
+            ".filter(t => t.textContent.includes('\u2026')).map(t => t.textContent)"
+        )
+        n_texts = browser.evaluate("document.querySelectorAll('.vega-chart svg text').length")
+        errors = browser.errors()
+        network = browser.network_requests()
+    expected = by_hand(data)
+    assert first == "verdict"
+    for name in ("best_goodness", "worst_goodness", "gap", "leader_shaky", "leader_ratings",
+                 "shaky"):  # fmt: skip
+        assert derived[name] == pytest.approx(expected[name]), name
+    assert f"{expected['best']} does best" in verdict and f"{expected['worst']} worst" in verdict
+    assert errors == [] and network == []
+    assert charts["failed"] == [] and charts["rendered"] == len(page_specs(page)) >= 4
+    assert page_width <= 1280 and overview_right <= 1280
+    assert sorted(names) == SYSTEMS  # untruncated, every system in the summary
+    assert n_texts > 50 and cut == []  # titles, axis and legend labels drawn whole
