@@ -94,3 +94,26 @@ def test_the_option_and_its_default():
         parser.parse_args(["--sample", "0"])
     with pytest.raises(TsrateError, match="sample must be 0"):
         resolve_config("small", {"sample": -1})
+
+
+def test_a_local_models_zero_shot_replies_are_capped_and_chain_of_thought_is_not(
+    tmp_path, monkeypatch, prompts
+):
+    """A local model pays for every token on a CPU: zero-shot answers (the answer alone) get
+    at most ZERO_SHOT_NEW_TOKENS, chain of thought the model's setting; the cap is part of
+    the fingerprint, so stored answers of another cap are not reused."""
+    from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+    from tsrate.suites.understanding.suite import ZERO_SHOT_NEW_TOKENS, LanguageModelAnswerer
+
+    save_bigram_model(tmp_path / "garbage", GARBAGE)  # writes 'x' for ever: never stops early
+    monkeypatch.setenv("TSRATE_TINY_GARBAGE_MODEL_PATH", str(tmp_path / "garbage"))
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "50")
+    answerer = LanguageModelAnswerer("hf_local:tiny_garbage")
+    question = question_key(prompts[0])
+    pair = [p for p in prompts if question_key(p) == question]
+    cot_first = sorted(pair, key=lambda p: p.prompting)  # cot, then zero_shot
+    replies = answerer.answer_all(cot_first)
+    # one character per token: 50 for chain of thought, the cap for zero-shot, in order
+    assert [len(r) for r in replies] == [50, ZERO_SHOT_NEW_TOKENS]
+    assert set("".join(replies)) == {"x"}
+    assert f"zero_shot_new_tokens={ZERO_SHOT_NEW_TOKENS}" in answerer.fingerprint()

@@ -138,9 +138,17 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
 # --------------------------------------------------------------------------------------
 
 
+#: new tokens a local (``hf_local``) model may write for a zero-shot answer: the templates
+#: ask for the answer alone (a date, a number, a label: under 16 tokens), and a CPU pays for
+#: every token of a reply that rambles on; chain-of-thought replies keep the model's
+#: setting (``TSRATE_HF_MAX_NEW_TOKENS``, default 256)
+ZERO_SHOT_NEW_TOKENS = 32
+
+
 class LanguageModelAnswerer:
     """A :mod:`tsrate.systems.language` model answering prompts (its own concurrency,
-    retries and response cache)."""
+    retries and response cache). A local model's zero-shot replies are capped at
+    :data:`ZERO_SHOT_NEW_TOKENS` new tokens (named in the fingerprint)."""
 
     def __init__(self, spec: str):
         from tsrate.systems.language import open_language_model, parse_spec
@@ -148,15 +156,28 @@ class LanguageModelAnswerer:
         self.backend, _ = parse_spec(spec)
         self.model = open_language_model(spec)
         self.system_id = self.model.system_id
+        self.capped = self.backend == "hf_local"
 
     def fingerprint(self) -> str:
-        return self.model.fingerprint()
+        fingerprint = self.model.fingerprint()
+        if self.capped:
+            fingerprint += f";zero_shot_new_tokens={ZERO_SHOT_NEW_TOKENS}"
+        return fingerprint
 
     def availability(self):
         return self.model.availability()
 
     def answer_all(self, prompts: list[Prompt]) -> list[str]:
-        return self.model.complete_all([p.chat() for p in prompts])
+        if not self.capped:
+            return self.model.complete_all([p.chat() for p in prompts])
+        replies: list[str] = [""] * len(prompts)
+        for prompting in sorted({p.prompting for p in prompts}):
+            rows = [i for i, p in enumerate(prompts) if p.prompting == prompting]
+            cap = ZERO_SHOT_NEW_TOKENS if prompting == "zero_shot" else None
+            texts = self.model.complete_all([prompts[i].chat() for i in rows], max_new_tokens=cap)
+            for i, text in zip(rows, texts, strict=True):
+                replies[i] = text
+        return replies
 
 
 def open_systems(llm_specs: Sequence[str] = (), references: bool = True, random_seed: int = 0):
