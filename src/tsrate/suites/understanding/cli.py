@@ -14,7 +14,7 @@ from tsrate.suites.commandline import (
 
 #: ``--sample`` without N: questions (each asked zero-shot and, with ``--prompting both``,
 #: with chain of thought) that gemma3_270m answers in about 10 minutes on 2 cores
-DEFAULT_SAMPLE = 24
+DEFAULT_SAMPLE = 16
 
 
 def _sample_size(text: str) -> int:
