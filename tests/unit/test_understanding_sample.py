@@ -117,3 +117,13 @@ def test_a_local_models_zero_shot_replies_are_capped_and_chain_of_thought_is_not
     assert [len(r) for r in replies] == [50, ZERO_SHOT_NEW_TOKENS]
     assert set("".join(replies)) == {"x"}
     assert f"zero_shot_new_tokens={ZERO_SHOT_NEW_TOKENS}" in answerer.fingerprint()
+
+
+def test_the_default_sample_is_the_fewest_that_hold_the_default_configuration():
+    config = resolve_config("small", {"promptings": ["zero_shot", "cot"]})
+    plan = plan_prompts(config, generate_all(config))
+    chosen = sample_prompts(plan, cli.DEFAULT_SAMPLE, config.data_seed)
+    assert {p.feature for p in chosen} == {p.feature for p in plan}
+    assert {p.task for p in chosen} == {p.task for p in plan}
+    with pytest.raises(TsrateError, match=f"give --sample {cli.DEFAULT_SAMPLE} or more"):
+        sample_prompts(plan, cli.DEFAULT_SAMPLE - 1, config.data_seed)
