@@ -36,3 +36,20 @@ def test_an_endpoint_model_is_not_capped(monkeypatch):
     model = open_language_model("endpoint:some_llm")
     assert not takes_token_cap(model)
     assert "choice_new_tokens" not in LanguageModelAnswerer(model).fingerprint()
+
+
+def test_a_run_can_ask_some_tasks_only():
+    import pytest
+
+    from tsrate import TsrateError
+    from tsrate.suites.reasoning.suite import RunConfig, load_items
+
+    generator = GeneratorConfig(seed=11, scenarios=4, forecasts=1, length=40)
+    every = load_items(RunConfig(generator=generator))
+    some = load_items(RunConfig(generator=generator, tasks=("etiological", "qa_single")))
+    assert {i.task for i in some} == {"etiological", "qa_single"}
+    assert [i.item_id for i in some] == [
+        i.item_id for i in every if i.task in ("etiological", "qa_single")
+    ]
+    with pytest.raises(TsrateError, match=r"unknown tasks \['etiology'\]"):
+        load_items(RunConfig(generator=generator, tasks=("etiology",)))
