@@ -43,6 +43,7 @@ def reasoning_flow(
     lock_timeout: float = 0.0,
     target_path: str | None = None,
     chunk_size: int = 16,
+    tasks: list[str] | None = None,
 ) -> str:
     """Run the reasoning suite; return its suite run id.
 
@@ -52,7 +53,8 @@ def reasoning_flow(
     fracast (True, the default: every forecasting item; or at most that many items; 0: none);
     ``forecast_samples``: sampled replies per forecast prompt of a language model (1: one
     greedy reply; 20: the paper's LLMTime setting, median forecast and CRPS) at
-    ``forecast_temperature`` (None: the reference's for the encoding, 0.7 for llmtime_gpt).
+    ``forecast_temperature`` (None: the reference's for the encoding, 0.7 for llmtime_gpt);
+    ``tasks``: only these tasks' items (None: every task).
     """
     try:
         generator_config = GeneratorConfig(**(generator or {}))
@@ -69,6 +71,7 @@ def reasoning_flow(
         forecast_samples=forecast_samples,
         forecast_temperature=forecast_temperature,
         chunk_size=chunk_size,
+        tasks=tuple(tasks) if tasks else None,
     )
 
     def work(store: str) -> str:

@@ -1,5 +1,9 @@
-"""The real packaged Gemma 3 270M through the core path: a few short windows forecast by
-``run_forecasts`` into a real warehouse and built into ``marts.window_errors``.
+"""The real packaged Gemma 3 270M through every language-model path: a few short windows
+forecast by ``run_forecasts`` into a real warehouse and built into ``marts.window_errors``;
+a few understanding questions and reasoning items answered, stored and built into the
+suites' marts and reports. Each path's rerun reads the stored replies without loading the
+model. New tokens are capped (``TSRATE_HF_MAX_NEW_TOKENS``) in the suite tests to keep the
+test short on a CPU.
 
 Needs the ``gemma`` extra (``make setup`` installs it; under ``CI=true`` a missing package
 fails instead of skipping). The first run ever de-quantizes the GGUF into the cache
@@ -17,6 +21,7 @@ import pytest
 
 from tests.integration.helpers import forecast_and_build, ingest, read, small_study
 from tsrate.config import load_companies
+from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import run_forecasts
 from tsrate.systems import gemma
@@ -97,3 +102,104 @@ def test_packaged_gemma_forecasts_short_windows_through_the_core(tmp_path, monke
 
 def refuse_to_load(self) -> None:  # noqa: ANN001
     raise AssertionError("a rerun must not load the model")
+
+
+@pytest.mark.slow
+def test_packaged_gemma_answers_understanding_questions_into_the_marts(tmp_path, monkeypatch):
+    from tsrate.suites.understanding.report import write_report
+    from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
+
+    assert not MISSING, f"{MISSING[0]} is not installed under CI: {gemma.INSTALL_HINT}"
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "24")
+    warehouse = tmp_path / "tsrate.duckdb"
+    config = resolve_config(
+        "small",
+        {
+            "train": 1,
+            "validation": 1,
+            "test": 2,
+            "max_length": 40,
+            "datasets": ["trend"],
+            "formats": ["csv"],
+            "tasks": ["detection", "classification"],
+        },
+    )
+    systems = open_systems(["hf_local:gemma3_270m"], references=True)
+    suite_run_id, counts = run_suite(warehouse, config, systems, progress=lambda _: None)
+    asked, reused = counts["gemma3_270m"]
+    assert asked >= 2 and reused == 0
+    replies = read(
+        warehouse,
+        "select raw_text, parse_ok from raw.und_responses where system_id = 'gemma3_270m'",
+    )
+    assert len(replies) == asked and replies["raw_text"].str.len().gt(0).all()
+    # rescoring reads the stored replies: a rerun asks nothing and never loads the model
+    monkeypatch.setattr(gemma.GemmaSystem, "load", refuse_to_load)
+    _, again = run_suite(
+        warehouse, config, open_systems(["hf_local:gemma3_270m"]), progress=lambda _: None
+    )
+    assert again["gemma3_270m"] == (0, asked)
+    dbt.run_dbt(
+        ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"],
+        {"und_suite_run_id": suite_run_id},
+        warehouse,
+        lambda _: None,
+        tmp_path / "target",
+    )
+    scores = read(warehouse, "select * from marts.und_scores where system_id = 'gemma3_270m'")
+    assert scores["n_prompts"].sum() == asked
+    assert scores["n_unparsed"].sum() == (~replies["parse_ok"]).sum()
+    ratings = read(warehouse, "select distinct system_id from marts.und_ratings")
+    assert {"gemma3_270m", "und_random", "und_analyst"} <= set(ratings["system_id"])
+    report = write_report(warehouse, tmp_path / "understanding.html").read_text()
+    assert "<h2>Against chance</h2>" in report and "gemma3_270m" in report
+
+
+@pytest.mark.slow
+def test_packaged_gemma_answers_reasoning_items_into_the_marts(tmp_path, monkeypatch):
+    from tsrate.suites.reasoning.report import write_report
+    from tsrate.suites.reasoning.scenarios import GeneratorConfig
+    from tsrate.suites.reasoning.suite import RunConfig, run_suite
+
+    assert not MISSING, f"{MISSING[0]} is not installed under CI: {gemma.INSTALL_HINT}"
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "24")
+    warehouse = tmp_path / "tsrate.duckdb"
+    config = RunConfig(
+        generator=GeneratorConfig(seed=11, scenarios=4, forecasts=1, length=40),
+        llms=("hf_local:gemma3_270m",),
+        fracast=0,
+        tasks=("etiological", "qa_single"),  # 10 prompts: short on a CPU
+    )
+    suite_run_id, asked, reused = run_suite(warehouse, config, progress=lambda _: None)
+    assert reused == 0
+    replies = read(
+        warehouse,
+        "select i.task, p.condition, r.raw_text, r.parse_ok from raw.rsn_responses r "
+        "join raw.rsn_prompts p using (prompt_hash) join raw.rsn_items i using (item_id) "
+        "where r.system_id = 'gemma3_270m'",
+    )
+    assert set(replies["task"]) == {"etiological", "qa_single"}
+    assert set(replies["condition"]) == {"with_series", "without_series"}
+    assert replies["raw_text"].notna().all()
+    # rescoring reads the stored replies: a rerun asks nothing and never loads the model
+    monkeypatch.setattr(gemma.GemmaSystem, "load", refuse_to_load)
+    _, asked_again, reused_again = run_suite(warehouse, config, progress=lambda _: None)
+    assert asked_again == 0 and reused_again == asked
+    dbt.run_dbt(
+        ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"],
+        {"rsn_suite_run_id": suite_run_id},
+        warehouse,
+        lambda _: None,
+        tmp_path / "target",
+    )
+    tasks = read(warehouse, "select * from marts.rsn_task_accuracy where system_id = 'gemma3_270m'")
+    assert {"etiological", "qa_single"} <= set(tasks["task"])
+    assert tasks["chance_level"].notna().all()
+    assert (
+        tasks["n_unparseable"].sum() + tasks["n_unparseable_without_series"].fillna(0).sum()
+        == (~replies["parse_ok"]).sum()
+    )
+    ratings = read(warehouse, "select distinct system_id from marts.rsn_ratings")
+    assert {"gemma3_270m", "random"} <= set(ratings["system_id"])
+    report = write_report(warehouse, tmp_path / "reasoning.html").read_text()
+    assert "gemma3_270m" in report

@@ -389,15 +389,21 @@ class HfLocalSystem:
             replies.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
         return replies
 
-    def complete_all(self, prompts: list[list[dict]]) -> list[str]:
+    def complete_all(
+        self, prompts: list[list[dict]], max_new_tokens: int | None = None
+    ) -> list[str]:
         """The greedy reply of every chat (any task, not only forecasting), in order. A
-        vision-language model also reads the chats' ``image_url`` parts (data URLs)."""
+        vision-language model also reads the chats' ``image_url`` parts (data URLs).
+        ``max_new_tokens``: a cap below the setting (a caller that knows its answers are
+        short; the caller's fingerprint must name it)."""
         self.load()
         if self._processor is None:
-            return self.generate([prompt_text(self._tokenizer, m) for m in prompts])
+            return self.generate(
+                [prompt_text(self._tokenizer, m) for m in prompts], max_new_tokens=max_new_tokens
+            )
         chats = [vision_chat(m) for m in prompts]
         texts = [vision_prompt_text(self._processor, messages) for messages, _ in chats]
-        return self.generate(texts, [images for _, images in chats])
+        return self.generate(texts, [images for _, images in chats], max_new_tokens=max_new_tokens)
 
     def sample_all(
         self, prompts: list[list[dict]], indices: list[list[int]], temperature: float

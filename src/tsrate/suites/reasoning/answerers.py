@@ -109,7 +109,26 @@ def _request(answerer, item: Item, condition: str, encoding=None, messages=None,
     )
 
 
+#: new tokens a local model may write for a choice answer ("Answer with the letter of one
+#: option only"): a CPU pays for every token of a reply that rambles on; forecasts keep the
+#: model's setting (``TSRATE_HF_MAX_NEW_TOKENS``)
+CHOICE_NEW_TOKENS = 16
+
+
+def takes_token_cap(model) -> bool:
+    """Whether ``model.complete_all`` takes ``max_new_tokens`` (a local ``hf_local`` model)."""
+    import inspect
+
+    complete_all = getattr(model, "complete_all", None)
+    return complete_all is not None and (
+        "max_new_tokens" in inspect.signature(complete_all).parameters
+    )
+
+
 class LanguageModelAnswerer:
+    """A language model answering every task; a local model's choice replies are capped at
+    :data:`CHOICE_NEW_TOKENS` new tokens (named in the fingerprint)."""
+
     kind = "language_model"
 
     def __init__(
@@ -145,6 +164,7 @@ class LanguageModelAnswerer:
         self.forecast_encoding = forecast_encoding
         self.forecast_samples = forecast_samples
         self.forecast_temperature = float(forecast_temperature)
+        self.capped = takes_token_cap(model)
         self._fingerprint: str | None = None
 
     def fingerprint(self) -> str:
@@ -153,6 +173,8 @@ class LanguageModelAnswerer:
                 f"{self.model.fingerprint()};choice={self.choice_encoding};"
                 f"forecast={self.forecast_encoding};templates={templates_digest()}"
             )
+            if self.capped:
+                self._fingerprint += f";choice_new_tokens={CHOICE_NEW_TOKENS}"
         return self._fingerprint
 
     def availability(self):
@@ -199,7 +221,15 @@ class LanguageModelAnswerer:
         started = time.perf_counter()
         replies: dict[str, str | None] = {}
         greedy = [r for r in requests if r.sample_index is None]
-        if greedy:
+        if greedy and self.capped:
+            for part, cap in (
+                ([r for r in greedy if r.item.task != "forecast"], CHOICE_NEW_TOKENS),
+                ([r for r in greedy if r.item.task == "forecast"], None),
+            ):
+                if part:
+                    texts = self.model.complete_all([r.messages for r in part], max_new_tokens=cap)
+                    replies.update((r.prompt_hash, t) for r, t in zip(part, texts, strict=True))
+        elif greedy:
             texts = self.model.complete_all([r.messages for r in greedy])
             replies.update((r.prompt_hash, t) for r, t in zip(greedy, texts, strict=True))
         groups: dict[str, list[Request]] = {}

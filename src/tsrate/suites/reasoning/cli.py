@@ -108,6 +108,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "of other scenarios drawn at random, an equivalent one redrawn) or contrastive "
         "(captions that differ visibly and fit the series worse: easier)",
     )
+    parser.add_argument(
+        "--tasks",
+        type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
+        metavar="T1,T2",
+        help="only these tasks' items (etiological, qa_single, qa_two, qa_perturbed, "
+        "forecast; default: all), e.g. for a slow local model",
+    )
     add_control_arguments(parser, store_only="answer and store only")
 
 
@@ -134,6 +141,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         },
         build=not args.no_build,
         lock_timeout=args.lock_timeout,
+        tasks=args.tasks,
     )
     print(
         f"suite run {suite_run_id} done. Try: tsrate query "

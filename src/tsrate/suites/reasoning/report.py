@@ -49,6 +49,44 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
     return data
 
 
+def chance_verdict(ci_low: float, ci_high: float, chance: float) -> str:
+    """``above chance`` / ``below chance`` when the Wilson 95 % interval of the accuracy
+    leaves out the chance level (the interval inverts the score test of ``p = chance``, so
+    this is that test at 5 %), else ``not distinguishable from chance``."""
+    if pd.notna(ci_low) and ci_low > chance:
+        return "above chance"
+    if pd.notna(ci_high) and ci_high < chance:
+        return "below chance"
+    return "not distinguishable from chance"
+
+
+def chance_section(tasks: pd.DataFrame) -> str:
+    """Every system and choice task with the series: accuracy, its Wilson 95 % interval,
+    the chance level (1 / options) and :func:`chance_verdict`."""
+    if tasks.empty:
+        return ""
+    rows = []
+    for row in tasks.sort_values(["task", "system_id"]).itertuples(index=False):
+        verdict = chance_verdict(row.accuracy_ci_low, row.accuracy_ci_high, row.chance_level)
+        shown = html.escape(verdict)
+        if verdict != "not distinguishable from chance":
+            shown = f"<b>{shown}</b>"
+        rows.append(
+            f"<tr><td>{html.escape(str(row.task))}</td><td>{html.escape(str(row.system_id))}"
+            f"</td><td>{row.n_items}</td><td>{row.accuracy:.2f} [{row.accuracy_ci_low:.2f}, "
+            f"{row.accuracy_ci_high:.2f}]</td><td>{row.chance_level:.2f}</td>"
+            f"<td>{row.n_unanswered + row.n_unparseable}</td><td>{shown}</td></tr>"
+        )
+    return (
+        "<h2>Against chance</h2><p>Accuracy with the series (an unusable reply is wrong) "
+        "with its Wilson 95 % interval against the chance level 1 / options: above or "
+        "below chance when the interval leaves it out, else not distinguishable.</p>"
+        "<table><tr><th>task</th><th>system</th><th>items</th><th>accuracy [95 %]</th>"
+        "<th>chance</th><th>unusable</th><th>verdict</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
 def unusable_lines(tasks: pd.DataFrame, forecasts: pd.DataFrame) -> str:
     """Per system: how many of its answers were unusable (unanswered or unparseable), over
     every choice prompt (with and without the series) and every forecast."""
@@ -218,6 +256,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             "standard deviation; min-max with its range in the mae_minmax columns).</p>"
         )
     sections.append(unusable_lines(tasks, forecasts))
+    sections.append(chance_section(tasks))
     for task, block in tasks.groupby("task", sort=True):
         sections.append(f"<h2>{html.escape(str(task))}</h2>")
         columns = {"with the series": "accuracy", "chance": "chance_level"}

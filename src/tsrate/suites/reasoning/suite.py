@@ -49,6 +49,9 @@ class RunConfig:
     forecast_samples: int = 1  # 1: one greedy reply; the paper's LLMTime setting is 20
     forecast_temperature: float | None = None  # None: the reference's for the encoding
     chunk_size: int = 16
+    #: the tasks to ask (None: every task; e.g. ("etiological", "qa_single") for a slow
+    #: local model), checked against :data:`~tsrate.suites.reasoning.tasks.CONDITIONS`
+    tasks: tuple[str, ...] | None = None
 
     @property
     def source(self) -> str:
@@ -69,6 +72,15 @@ def load_items(config: RunConfig) -> list[Item]:
         items = generate_items(config.generator)
     if not items:
         raise TsrateError("the dataset yields no items")
+    if config.tasks is not None:
+        from tsrate.suites.reasoning.tasks import CONDITIONS
+
+        unknown = sorted(set(config.tasks) - set(CONDITIONS))
+        if unknown:
+            raise TsrateError(f"unknown tasks {unknown}: choose from {', '.join(CONDITIONS)}")
+        items = [item for item in items if item.task in config.tasks]
+        if not items:
+            raise TsrateError(f"the dataset has no item of the tasks {', '.join(config.tasks)}")
     return items
 
 

@@ -350,6 +350,103 @@ def position_bias_html(bias: pd.DataFrame) -> str:
     )
 
 
+#: the chance reference every other system is held against
+CHANCE_SYSTEM = "und_random"
+
+
+def chance_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per system (other than und_random), prompting style and task: the share of prompts
+    answered right (unusable replies count as wrong), pooled over features and formats,
+    with its Wilson 95 % interval, beside und_random's share on the same questions, the
+    two-sided p-value of the two-proportion z test and a verdict: ``above chance`` /
+    ``below chance`` (p < 0.05) or ``not distinguishable from chance``. Empty without
+    und_random's answers."""
+    columns = [
+        "prompting",
+        "system_id",
+        "task",
+        "n_prompts",
+        "accuracy",
+        "ci_low",
+        "ci_high",
+        "chance_accuracy",
+        "chance_n",
+        "p_value",
+        "verdict",
+    ]
+    if scores.empty or CHANCE_SYSTEM not in set(scores["system_id"]):
+        return pd.DataFrame(columns=columns)
+    usable = scores[scores["accuracy"].notna()].copy()
+    usable["n_correct"] = (usable["accuracy"] * usable["n_prompts"]).round()
+    pooled = usable.groupby(["prompting", "system_id", "task"], as_index=False)[
+        ["n_correct", "n_prompts"]
+    ].sum()
+    chance = pooled[pooled["system_id"] == CHANCE_SYSTEM].set_index(["prompting", "task"])
+    rows = []
+    for row in pooled[pooled["system_id"] != CHANCE_SYSTEM].itertuples(index=False):
+        # und_random answers every question the same way in each prompting style: its
+        # zero-shot answers are the chance level of the chain-of-thought questions too
+        key = (row.prompting, row.task)
+        if key not in chance.index:
+            key = ("zero_shot", row.task)
+        if key not in chance.index:
+            continue
+        k0, n0 = chance.loc[key, "n_correct"], chance.loc[key, "n_prompts"]
+        k, n = row.n_correct, row.n_prompts
+        low, high = intervals.wilson_interval(k, n)
+        p = intervals.two_proportion_p(k, n, k0, n0)
+        if p < intervals.ALPHA:
+            verdict = "above chance" if k / n > k0 / n0 else "below chance"
+        else:
+            verdict = "not distinguishable from chance"
+        rows.append(
+            [
+                row.prompting,
+                row.system_id,
+                row.task,
+                int(n),
+                k / n,
+                float(low),
+                float(high),
+                k0 / n0,
+                int(n0),
+                p,
+                verdict,
+            ]
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def chance_table_html(scores: pd.DataFrame) -> str:
+    """:func:`chance_table` as a section: one row per system, prompting and task."""
+    table = chance_table(scores)
+    if table.empty:
+        return ""
+    rows = []
+    for row in table.itertuples(index=False):
+        system = row.system_id + (" · cot" if row.prompting == "cot" else "")
+        verdict = html.escape(row.verdict)
+        if row.verdict != "not distinguishable from chance":
+            verdict = f"<b>{verdict}</b>"
+        rows.append(
+            f"<tr><td>{html.escape(system)}</td><td>{html.escape(row.task)}</td>"
+            f"<td>{row.n_prompts}</td><td>{row.accuracy:.2f} [{row.ci_low:.2f}, "
+            f"{row.ci_high:.2f}]</td><td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
+            f"<td>{row.p_value:.3g}</td><td>{verdict}</td></tr>"
+        )
+    return (
+        "<h2>Against chance</h2>"
+        f"<p>Share of questions answered right (an unusable reply is wrong), pooled over "
+        f"features and formats, with its Wilson 95 % interval, beside {CHANCE_SYSTEM}'s "
+        "share on the same questions; two-sided two-proportion z test, p &lt; 0.05 for a "
+        "verdict. A small sample (<code>--sample</code>) is often not distinguishable from "
+        "chance: read the interval.</p>"
+        "<table><tr><th>system</th><th>task</th><th>prompts</th><th>accuracy [95 %]</th>"
+        f"<th>{CHANCE_SYSTEM} (prompts)</th><th>p</th><th>verdict</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
 def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows of a mart with ``system_id`` renamed ``<system> · cot`` for chain-of-thought
     rows, so that zero-shot and chain-of-thought answers are never pooled in a chart or
@@ -448,6 +545,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "group by all order by system_id, prompting desc, task"
         )
     comparison = prompting_table_html(scores)
+    against_chance = chance_table_html(scores)
     scores, table, bias, confusion, curves, usable, rated = (
         label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)
     )
@@ -461,6 +559,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "<code>marts.und_ratings</code>, <code>marts.und_rating_stability</code>",
         ),
         summary_table_html(judged),
+        against_chance,
         f"<p>Suite run: {html.escape(', '.join(suite_runs) or 'none')}. Charts: the csv "
         "format; scores on an absolute 0-1 scale (paper Figure 2).</p>",
         "<p>References, not models: und_analyst reads the series back out of the prompt's "

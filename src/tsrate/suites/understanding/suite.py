@@ -53,6 +53,9 @@ class SuiteConfig:
     random_seed: int
     batch_size: int
     promptings: tuple[str, ...] = ("zero_shot",)
+    #: questions to ask (each in every prompting style), drawn stratified by
+    #: :func:`sample_prompts`; 0: every question of the configuration
+    sample: int = 0
 
     def to_dict(self) -> dict:
         return json.loads(json.dumps(dataclasses.asdict(self), default=list))
@@ -122,6 +125,8 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
         raise TsrateError("the configuration names no dataset")
     if not config.promptings:
         raise TsrateError("the configuration names no prompting: zero_shot and/or cot")
+    if config.sample < 0:
+        raise TsrateError(f"sample must be 0 (every question) or positive (got {config.sample})")
     for key in ("train", "validation", "test", "position_per_cell", "batch_size"):
         if getattr(config, key) < (1 if key in ("test", "batch_size") else 0):
             raise TsrateError(f"{key} must be positive (got {getattr(config, key)})")
@@ -133,9 +138,17 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
 # --------------------------------------------------------------------------------------
 
 
+#: new tokens a local (``hf_local``) model may write for a zero-shot answer: the templates
+#: ask for the answer alone (a date, a number, a label: under 16 tokens), and a CPU pays for
+#: every token of a reply that rambles on; chain-of-thought replies keep the model's
+#: setting (``TSRATE_HF_MAX_NEW_TOKENS``, default 256)
+ZERO_SHOT_NEW_TOKENS = 32
+
+
 class LanguageModelAnswerer:
     """A :mod:`tsrate.systems.language` model answering prompts (its own concurrency,
-    retries and response cache)."""
+    retries and response cache). A local model's zero-shot replies are capped at
+    :data:`ZERO_SHOT_NEW_TOKENS` new tokens (named in the fingerprint)."""
 
     def __init__(self, spec: str):
         from tsrate.systems.language import open_language_model, parse_spec
@@ -143,15 +156,28 @@ class LanguageModelAnswerer:
         self.backend, _ = parse_spec(spec)
         self.model = open_language_model(spec)
         self.system_id = self.model.system_id
+        self.capped = self.backend == "hf_local"
 
     def fingerprint(self) -> str:
-        return self.model.fingerprint()
+        fingerprint = self.model.fingerprint()
+        if self.capped:
+            fingerprint += f";zero_shot_new_tokens={ZERO_SHOT_NEW_TOKENS}"
+        return fingerprint
 
     def availability(self):
         return self.model.availability()
 
     def answer_all(self, prompts: list[Prompt]) -> list[str]:
-        return self.model.complete_all([p.chat() for p in prompts])
+        if not self.capped:
+            return self.model.complete_all([p.chat() for p in prompts])
+        replies: list[str] = [""] * len(prompts)
+        for prompting in sorted({p.prompting for p in prompts}):
+            rows = [i for i, p in enumerate(prompts) if p.prompting == prompting]
+            cap = ZERO_SHOT_NEW_TOKENS if prompting == "zero_shot" else None
+            texts = self.model.complete_all([prompts[i].chat() for i in rows], max_new_tokens=cap)
+            for i, text in zip(rows, texts, strict=True):
+                replies[i] = text
+        return replies
 
 
 def open_systems(llm_specs: Sequence[str] = (), references: bool = True, random_seed: int = 0):
@@ -220,6 +246,73 @@ def plan_prompts(
     return list(keys.values())
 
 
+def question_key(prompt: Prompt) -> tuple:
+    """What a question is, whatever its prompting style: its series, task, feature, format,
+    expected answer and options (the chain-of-thought prompt of a question differs from the
+    zero-shot one only by the appended instruction)."""
+    return (
+        prompt.series_key,
+        prompt.dataset,
+        prompt.task,
+        prompt.feature,
+        prompt.format,
+        json.dumps(prompt.expected, sort_keys=True, default=str),
+        tuple(prompt.options),
+        prompt.quadrant,
+    )
+
+
+def sample_prompts(prompts: Sequence[Prompt], n: int, seed: int) -> list[Prompt]:
+    """``n`` questions drawn stratified over (feature, task) cells, every prompting style
+    of each chosen question kept (so zero-shot and chain of thought answer the same
+    questions), in the order of ``prompts``.
+
+    The draw is seeded and independent of the systems asked: first, until every feature
+    and every task of ``prompts`` is present, the cell holding the most features and tasks
+    not yet present (ties: the seeded order of cells); then one question per cell in turn
+    (the seeded order), each cell's questions in a seeded random order. ``n`` smaller than
+    what covers every feature and task is refused, naming the number needed."""
+    import numpy as np
+
+    questions: dict[tuple, list[Prompt]] = {}
+    for p in prompts:
+        questions.setdefault(question_key(p), []).append(p)
+    if n >= len(questions):
+        return list(prompts)
+    rng = np.random.default_rng([seed, 28])
+    cells: dict[tuple[str, str], list[tuple]] = {}
+    for key, group in questions.items():
+        cells.setdefault((group[0].feature, group[0].task), []).append(key)
+    order = sorted(cells)
+    order = [order[i] for i in rng.permutation(len(order))]
+    queues = {}
+    for cell in order:
+        keys = sorted(cells[cell], key=repr)
+        queues[cell] = [keys[i] for i in rng.permutation(len(keys))]
+    missing_features = {f for f, _ in order}
+    missing_tasks = {t for _, t in order}
+    chosen: list[tuple] = []
+    while missing_features or missing_tasks:
+        cell = max(
+            order,
+            key=lambda c: (c[0] in missing_features) + (c[1] in missing_tasks),
+        )
+        chosen.append(queues[cell].pop(0))
+        missing_features.discard(cell[0])
+        missing_tasks.discard(cell[1])
+    if n < len(chosen):
+        raise TsrateError(
+            f"a sample of {n} questions cannot hold every feature and task: give --sample "
+            f"{len(chosen)} or more"
+        )
+    while len(chosen) < n:
+        for cell in order:
+            if queues[cell] and len(chosen) < n:
+                chosen.append(queues[cell].pop(0))
+    keep = set(chosen)
+    return [p for p in prompts if question_key(p) in keep]
+
+
 def run_suite(
     warehouse: Path | str,
     config: SuiteConfig,
@@ -250,9 +343,14 @@ def run_suite(
     generated = generate_all(config)
     samples = [s for splits in generated.values() for split in splits.values() for s in split]
     prompts = plan_prompts(config, generated)
+    planned = len(prompts)
+    if config.sample:
+        prompts = sample_prompts(prompts, config.sample, config.data_seed)
     progress(
         f"generated {len(samples)} series in {len(generated)} datasets; "
-        f"{len(prompts)} prompts ({time.perf_counter() - started:.1f}s)"
+        f"{len(prompts)} prompts"
+        + (f" (a stratified sample of {planned})" if len(prompts) < planned else "")
+        + f" ({time.perf_counter() - started:.1f}s)"
     )
     suite_run_id = new_suite_run_id("understanding")
     with connect(warehouse) as con:
