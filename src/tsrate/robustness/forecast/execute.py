@@ -42,6 +42,7 @@ from tsrate.robustness.forecast.plan import (
     make_batch,
     order_partitions,
     plan_partitions,
+    system_cost,
     unavailable_systems,
 )
 from tsrate.systems.base import (
