@@ -43,7 +43,10 @@ def test_serve_exit_status_follows_the_signal(monkeypatch, capsys, signum, statu
 
     monkeypatch.setattr(prefect, "serve", _swallowing_serve(signum))
     monkeypatch.setattr("tsrate.platform.locking.ensure_writer_limit", lambda: None)
-    monkeypatch.setattr(serve_module, "serve", lambda config: serve_module._serve(config))
+    # _serve's health watch first checks after TSRATE_SERVER_CHECK_S (10 s): the signal comes first
+    monkeypatch.setattr(
+        serve_module, "serve", lambda config: serve_module._serve(config, "http://127.0.0.1:9/api")
+    )
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         assert cli.main(["serve"]) == 128 + int(signum) == status
