@@ -1,4 +1,4 @@
-"""ARIMA warm starts against statsmodels' cold fits, window by window (issue 29).
+"""ARIMA warm starts against statsmodels' cold fits, window by window.
 
 Every window of the default study (or the ``--tickers`` / ``--perturbations`` / first
 ``--windows`` given) is fitted twice with the ARIMA system's settings (``SARIMAX(order,

@@ -16,7 +16,7 @@ The machine is shared: the load (``/proc/loadavg``) is printed before and after 
 
     .venv/bin/python benchmarks/bench_default_run.py [REPEATS]
 
-``loads`` mode (issue 29): a first run and a steady-state run at each background load, and
+``loads`` mode: a first run and a steady-state run at each background load, and
 the overhead above the model compute as a ratio (targets: <= 15 % first, <= 10 % steady):
 
 * first run: a fresh warehouse and a fresh dbt target folder (no manifest, no partial

@@ -1,4 +1,4 @@
-{#- How relative each rating is (issue 30 item 4): the rating with one other system removed,
+{#- How relative each rating is: the rating with one other system removed,
     or one new system added at any place among the scores, by the rating rule itself
     (int_rating_leave_one_out). -#}
 with

@@ -88,7 +88,7 @@ def _start(command: list[str], env: dict[str, str], cwd: Path, stdin: int | None
 
 
 #: Marts of an older release that are no longer models: pipeline steps that moved to the
-#: intermediate schema (issue 26: int_wrs_scores_summed, int_perturbation_effects_aggregated,
+#: intermediate schema (int_wrs_scores_summed, int_perturbation_effects_aggregated,
 #: int_perturbation_sets_derived). dbt never drops a table whose model is gone, so a
 #: warehouse built by that release would keep publishing them with stale rows.
 RETIRED_MARTS = ("wrs", "perturbation_effect_scores", "system_perturbation_sets")
