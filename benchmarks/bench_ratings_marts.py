@@ -17,6 +17,8 @@ Two modes:
   levels and per-system x company offsets (statistical bias), per-system skill, a market
   volatility shared by all tickers on a date, industry effects, perturbation effects that
   differ by system, lognormal noise.
+  The copy's ``int_confounder_distributions`` reads the study's tickers from that table (the
+  synthetic warehouse has no windows upstream), so every causal mart is built and measured.
 * ``--default-study [PATH]``: copies a warehouse already built for the default study
   (default /tmp/t1.duckdb: 6 tickers x 153 windows x P0-P3 x 4 systems) and times the same
   selection on it (target: under 30 s on 2 cores).
@@ -102,6 +104,20 @@ def copy_project(dest: Path) -> Path:
         else:
             shutil.copy2(src, dest / name)
     return dest
+
+
+def tickers_from_window_errors(project: Path) -> None:
+    """In the synthetic copy, ``int_confounder_distributions`` reads the study's tickers from
+    ``window_errors`` instead of ``int_windows_located``: the synthetic warehouse has no
+    windows or prices upstream, so it would derive no distribution and every treatment,
+    APE/PIE and stability mart would be built empty (unmeasured). The same tickers either
+    way: window_errors holds every window of the study."""
+    model = project / "python_models" / "intermediate" / "int_confounder_distributions.py"
+    text = model.read_text()
+    ref = 'dbt.ref("int_windows_located")'
+    if ref not in text:
+        raise SystemExit(f"{model.name} no longer reads {ref}: update the benchmark")
+    model.write_text(text.replace(ref, 'dbt.ref("window_errors")'))
 
 
 def set_memory_limit(project: Path, limit: str) -> None:
@@ -462,6 +478,7 @@ def main() -> None:
         else:
             companies, systems = synthetic_study(args.tickers, args.industries, args.systems)
             write_seeds(project, companies, systems)
+            tickers_from_window_errors(project)
             header = ""
         seeded = run_dbt(project, base, target, ["seed"])
         print(f"dbt seed: {seeded['wall_s']:.1f} s (not in the timings below)", flush=True)

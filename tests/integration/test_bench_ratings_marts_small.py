@@ -33,5 +33,13 @@ def test_scale_benchmark_builds_the_marts_at_a_small_size():
     rows = dict(re.findall(r"^\s+(\w+\.\w+)\s+([\d,]+)\s*$", out, flags=re.M))
     # 10 tickers x 3 systems: every one of them has scores, ratings and summaries
     wrs = "intermediate.int_wrs_scores_summed"
-    for mart in ("marts.accuracy_scores", wrs, "marts.ratings", "marts.system_summary"):
+    marts = ("marts.accuracy_scores", wrs, "marts.ratings", "marts.system_summary")
+    # and the causal marts: confounder distributions, treatment draws, APE/PIE, stability
+    causal = (
+        "intermediate.int_confounder_distributions",
+        "marts.treatment_assignments",
+        "marts.perturbation_effects",
+        "marts.rating_stability",
+    )
+    for mart in marts + causal:
         assert int(rows[mart].replace(",", "")) > 0, (mart, rows)
