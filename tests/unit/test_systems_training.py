@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -110,3 +111,25 @@ def test_without_system_rows_every_system_is_unknown():
     out = provenance_of(None)
     assert out["training_data"].isna().all()
     assert (out["training_data_reason"] == UNKNOWN_TRAINING).all()
+
+
+def test_the_report_shows_the_cutoff_beside_the_statement():
+    from tsrate.robustness.report.probabilistic import provenance_section
+
+    provenance = provenance_of(
+        pd.DataFrame(
+            [
+                dict(
+                    system_id="gemma",
+                    training_corpus="web text",
+                    training_cutoff=pd.Timestamp("2024-08-31"),
+                    training_reason=None,
+                )
+            ]
+        )  # fmt: skip
+    )
+    html = provenance_section(provenance)
+    assert "web text; data up to 2024-08-31" in html
+    assert escape(f"unknown: {UNKNOWN_TRAINING}") in html  # the systems without a row
+    older = provenance.drop(columns="training_cutoff")  # a snapshot from before the column
+    assert "web text</td>" in provenance_section(older)
