@@ -1,4 +1,5 @@
-"""Benchmark: scale check of a whole ``tsrate run`` on a synthetic study (issue #7, item 5).
+"""Benchmark: scale check of a whole ``tsrate run`` on a synthetic study: how wall time and
+memory grow with the number of tickers and years, stage by stage.
 
 For each size of a ladder (``TICKERSxYEARS``), writes seeded geometric random walks of daily
 closes on business days (per ticker: annual drift ~ N(7 %, 5 %), annual volatility

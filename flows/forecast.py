@@ -37,6 +37,7 @@ from tsrate.robustness.forecast.execute import (
     run_forecasts,
 )
 from tsrate.robustness.forecast.plan import Partition
+from tsrate.robustness.study import flow_study
 from tsrate.systems.base import ForecastBatch
 
 #: Partitions submitted to the task runner at a time (Dask or Prefect's own). Each holds its
@@ -98,13 +99,15 @@ def forecast_flow(
     warehouse: str | None = None,
     run_id: str | None = None,
     lock_timeout: float = 0.0,
+    study: Study | None = None,
 ) -> RunSummary:
-    """Forecast the study (``dbt_project.yml`` vars + ``overrides``); returns the run summary.
+    """Forecast the study; returns the run summary. ``study``: the typed study (the pipeline
+    flow passes the one it made); without it, ``dbt_project.yml`` vars + ``overrides``.
 
     Holds the warehouse writer lock (``lock_timeout``: seconds to wait for it; 0: fail).
     """
     logger = run_logger()
-    study = Study.from_vars(overrides)
+    study = flow_study(study, overrides)
     warehouse = warehouse or str(warehouse_path())
     run_id = run_id or new_run_id()
     executor = None

@@ -30,6 +30,7 @@ from tsrate.platform.warehouse import close_interrupted_runs, connect, set_run_s
 from tsrate.robustness.forecast.distributed import dask_task_runner, resolve_dask_address
 from tsrate.robustness.forecast.execute import finish_run, new_run_id
 from tsrate.robustness.report.render import write_report
+from tsrate.robustness.study import flow_study
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -64,8 +65,14 @@ def pipeline_flow(
     rate: bool = True,
     select: str | None = None,
     dask_address: str | None = None,
+    study: Study | None = None,
 ) -> str:
     """Run the whole study end to end; return the run id whose marts were built.
+
+    ``study``: the study, typed and checked by the caller (``tsrate run`` checks it once);
+    without it, ``dbt_project.yml`` vars + ``overrides`` (a scheduled deployment reads the
+    config when it starts). Either way it is made once, here, and the typed study is what
+    every step (the forecast flow included) receives.
 
     ``source``: ``auto`` ingests the bundled skfolio sample only when a study ticker has no
     stored prices; ``skfolio``/``file``/``yahoo`` always ingest first; ``none`` never does.
@@ -77,6 +84,7 @@ def pipeline_flow(
     the local process pool.
     """
     logger = run_logger()
+    study = flow_study(study, overrides)
     warehouse = warehouse or str(warehouse_path())
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         for run_id, state in _close_interrupted_runs(warehouse):
@@ -86,12 +94,12 @@ def pipeline_flow(
                 state,
             )
         return _run_pipeline(
-            overrides, source, path, force, workers, warehouse, rate, select, dask_address
+            study, source, path, force, workers, warehouse, rate, select, dask_address
         )
 
 
 def _run_pipeline(
-    overrides: dict | None,
+    study: Study,
     source: str,
     path: str | None,
     force: bool,
@@ -107,14 +115,14 @@ def _run_pipeline(
         dbt.prepare_build(Path(warehouse), select)
     try:
         return _run_steps(
-            overrides, source, path, force, workers, warehouse, rate, select, dask_address
+            study, source, path, force, workers, warehouse, rate, select, dask_address
         )
     finally:
         dbt.discard_prepared()  # unused: no rating, or a failure before the build
 
 
 def _run_steps(
-    overrides: dict | None,
+    study: Study,
     source: str,
     path: str | None,
     force: bool,
@@ -126,7 +134,6 @@ def _run_steps(
 ) -> str:
     logger = run_logger()
     started = time.perf_counter()
-    study = Study.from_vars(overrides)
     if source == "auto":
         missing = _missing_tickers(warehouse, study.tickers)
         if missing:
@@ -153,7 +160,7 @@ def _run_steps(
     with phase("forecast", logger.info):
         _call(
             forecast,
-            overrides=overrides,
+            study=study,
             force=force,
             workers=workers,
             warehouse=warehouse,

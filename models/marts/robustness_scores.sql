@@ -2,6 +2,19 @@
     APE / PIE (confounding) of every system, perturbation and outcome, with how far each
     score can be trusted: its spread over treatment draws, how it tracks the oracle effect,
     and whether the score separates systems at all. -#}
+{#- The columns of a row that has no score (a metric the study cannot produce, an outcome a
+    system is not analysed on): one list for both, so their shapes cannot drift apart. -#}
+{%- set no_score -%}
+cast(null as double) as raw_score,
+        cast(null as double) as max_score,
+        cast(null as integer) as n_pairs,
+        cast(null as integer) as n_distributions,
+        cast(null as varchar) as worst_distribution_id,
+        cast(null as double) as oracle_score,
+        cast(null as double) as score_spread,
+        cast(null as integer) as n_draws,
+        cast(null as integer) as n_draws_left_out,
+{%- endset %}
 with
 
 wrs as (
@@ -64,15 +77,7 @@ missing_wrs_rows as (
         wrs_metrics.metric,
         'wrs' as measure,
         wrs_metrics.confounder,
-        cast(null as double) as raw_score,
-        cast(null as double) as max_score,
-        cast(null as integer) as n_pairs,
-        cast(null as integer) as n_distributions,
-        cast(null as varchar) as worst_distribution_id,
-        cast(null as double) as oracle_score,
-        cast(null as double) as score_spread,
-        cast(null as integer) as n_draws,
-        cast(null as integer) as n_draws_left_out,
+        {{ no_score }}
         'sum' as aggregation,
         cast(null as varchar) as estimand,
         wrs_metrics.reason as score_reason,
@@ -150,15 +155,7 @@ missing_outcome_rows as (
         metric_keys.metric,
         metric_keys.measure,
         metric_keys.confounder,
-        cast(null as double) as raw_score,
-        cast(null as double) as max_score,
-        cast(null as integer) as n_pairs,
-        cast(null as integer) as n_distributions,
-        cast(null as varchar) as worst_distribution_id,
-        cast(null as double) as oracle_score,
-        cast(null as double) as score_spread,
-        cast(null as integer) as n_draws,
-        cast(null as integer) as n_draws_left_out,
+        {{ no_score }}
         metric_keys.aggregation,
         cast(null as varchar) as estimand,
         case

@@ -19,6 +19,7 @@ final as (
         cast(partitions as integer) as partitions,
         cast(partitions_fingerprint as varchar) as partitions_fingerprint,
         cast(training_data as varchar) as training_data,
+        cast(training_cutoff as date) as training_cutoff,
         cast(training_data_reason as varchar) as training_data_reason,
     from provenance
 )

@@ -15,8 +15,8 @@ window_errors as (
     select * from {{ ref('window_errors') }}
 ),
 
-quantile_scores as (
-    select * from {{ ref('window_quantile_scores') }}
+quantile_metrics as (
+    select * from {{ ref('int_window_quantile_metrics') }}
 ),
 
 windows as (
@@ -44,19 +44,19 @@ clustered as (
         ) as varchar) as cluster_id,
         window_errors.wql,
         window_errors.coverage_error_80,
-        quantile_scores.coverage_80,
+        quantile_metrics.coverage_80,
     from window_errors
     inner join selected_run on selected_run.run_id = window_errors.run_id
     inner join windows
         on windows.run_id = window_errors.run_id
         and windows.ticker = window_errors.ticker
         and windows.window_end_date = window_errors.window_end_date
-    left join quantile_scores
-        on quantile_scores.run_id = window_errors.run_id
-        and quantile_scores.system_id = window_errors.system_id
-        and quantile_scores.ticker = window_errors.ticker
-        and quantile_scores.window_end_date = window_errors.window_end_date
-        and quantile_scores.perturbation_id = window_errors.perturbation_id
+    left join quantile_metrics
+        on quantile_metrics.run_id = window_errors.run_id
+        and quantile_metrics.system_id = window_errors.system_id
+        and quantile_metrics.ticker = window_errors.ticker
+        and quantile_metrics.window_end_date = window_errors.window_end_date
+        and quantile_metrics.perturbation_id = window_errors.perturbation_id
 ),
 
 paired as (

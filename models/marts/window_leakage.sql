@@ -6,10 +6,14 @@
       in_training_data = the window's ticker is one of the checkpoint's training tickers AND
       one of its target days (after the origin, up to horizon_end_date) lies inside the
       training period [train_start, train_end];
-    - a system whose training statement (run_provenance.training_data) starts 'none:' (no
-      training: naive, seasonal naive, ARIMA, random, biased): false;
-    - any other system (pretrained foundation models, LLMs, imported predictions): null, with
-      the reason -- what it was trained on is not recorded, so leakage cannot be ruled out. -#}
+    - a system whose training statement (run_provenance.training_data, from the systems
+      seed) starts 'none:' (no training: naive, seasonal naive, ARIMA, random, biased): false;
+    - a system with a stated training cutoff (run_provenance.training_cutoff: the last day
+      its training data can cover) whose window's origin is on or after it: every target day
+      lies after the cutoff, so false ('after cutoff');
+    - any other window (pretrained foundation models and LLMs before their cutoff or without
+      one, imported predictions): null, with the reason -- the stated corpus names no tickers
+      and dates, or nothing is stated, so leakage cannot be ruled out. -#}
 with
 
 window_errors as (
@@ -46,21 +50,27 @@ final as (
                 and system_windows.window_end_date < checkpoints.train_end
                 and windows.horizon_end_date >= checkpoints.train_start
             when provenance.training_data like 'none:%' then false
+            when system_windows.window_end_date >= provenance.training_cutoff then false
         end as boolean) as in_training_data,
         cast(case
             when checkpoints.system_id is not null then 'checkpoint'
             when provenance.training_data like 'none:%' then 'no training'
+            when system_windows.window_end_date >= provenance.training_cutoff then 'after cutoff'
             else 'unknown'
         end as varchar) as leakage_basis,
         cast(checkpoints.checkpoint_key as varchar) as checkpoint_key,
         cast(case
             when checkpoints.system_id is not null then null
             when provenance.training_data like 'none:%' then null
+            when system_windows.window_end_date >= provenance.training_cutoff then null
             when provenance.training_data is not null then
                 'training data stated without tickers and dates (' || provenance.training_data
                 || '): whether it covers this window is not known'
+                || coalesce('; a target day is on or before its cutoff '
+                    || strftime(provenance.training_cutoff, '%Y-%m-%d'), '')
             else 'what the system was trained on is not recorded (pretrained weights, an LLM or '
                 || 'imported predictions): leakage cannot be ruled out'
+                || coalesce(' (' || provenance.training_data_reason || ')', '')
         end as varchar) as leakage_reason,
     from system_windows
     left join windows

@@ -33,6 +33,9 @@ from_seed as (
         cast(description as varchar) as description,
         cast(base_model as varchar) as base_model,
         cast(paper_architecture as varchar) as paper_architecture,
+        cast(training_corpus as varchar) as training_corpus,
+        cast(training_cutoff as date) as training_cutoff,
+        cast(training_reason as varchar) as training_reason,
         cast('seed' as varchar) as origin,
     from seeded
 ),
@@ -52,6 +55,10 @@ from_imports as (
         cast(description as varchar) as description,
         cast(base_model as varchar) as base_model,
         cast(null as varchar) as paper_architecture,
+        cast(null as varchar) as training_corpus,
+        cast(null as date) as training_cutoff,
+        cast('imported predictions: their training data is not recorded' as varchar)
+            as training_reason,
         cast('imported' as varchar) as origin,
     from latest_registration
     where system_id not in (select system_id from seeded)

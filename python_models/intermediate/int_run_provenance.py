@@ -1,5 +1,6 @@
-"""Provenance of the selected run per system (code, data and settings fingerprints,
-training-data statements). Thin wrapper over tsrate.robustness.marts.provenance."""
+"""Provenance of the selected run per system (code, data and settings fingerprints; training
+data and cutoff from the systems seed via stg_systems). Thin wrapper over
+tsrate.robustness.marts.provenance."""
 
 from pathlib import Path
 
@@ -18,5 +19,6 @@ def model(dbt, session):
     used = run_partitions.merge(partitions, on="partition_key")[
         ["run_id", "system_id", "input_key"]
     ]
+    systems = dbt.ref("stg_systems").df()
     versions = {"dbt": dbt_version, "duckdb": duckdb.__version__}
-    return run_provenance(runs, prices, used, versions, Path(project_dir()))
+    return run_provenance(runs, prices, used, versions, Path(project_dir()), systems)

@@ -168,5 +168,8 @@ def test_the_export_and_the_report_carry_provenance(built):
     leakage = read(warehouse, "select * from marts.window_leakage")
     assert len(leakage) and not leakage["in_training_data"].astype(bool).any()
     assert (exported["trained_on_this_dataset"].astype(str) == "False").all()
+    # what each system was trained on travels with its records: 'none:' without a cutoff
+    assert exported["tsrate_training_data"].str.startswith("none:").all()
+    assert "tsrate_training_cutoff" in exported and exported["tsrate_training_cutoff"].isna().all()
     html = provenance_section(provenance)
     assert fingerprint[:16] in html and "Trained on" in html

@@ -1,5 +1,10 @@
-"""`tsrate serve` on a real Prefect server that dies while it serves (issue 29): serve
-notices within a few health checks and exits with one line, instead of running on."""
+"""`tsrate serve` on a real Prefect server that dies while it serves: serve notices within
+a few health checks and exits with one line and status 2, instead of running on.
+
+Prefect's Runner, told to stop, first pauses its deployments through the API; on a dead
+server its client retries with backoff, so serve may end by the graceful path or by the
+outright end after the grace period, whichever comes first: both give the same line and the
+same status (on a slow machine the outright end is the usual one)."""
 
 from __future__ import annotations
 
@@ -9,13 +14,10 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from tsrate.config import project_dir
 from tsrate.platform.prefect_server import owned_prefect_server
 
 
-@pytest.mark.xfail(reason="failed in the post-merge CI run, cause not yet read (issue 29, open)", strict=False)
 def test_serve_exits_with_one_line_when_its_prefect_server_dies(tmp_path):
     log = tmp_path / "serve.log"
     env = dict(

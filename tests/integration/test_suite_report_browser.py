@@ -1,8 +1,10 @@
-"""The reasoning suite's report with ten systems in headless Chromium at 1,280 px (issue 29):
+"""The reasoning suite's report with ten systems in headless Chromium at 1,280 px:
 it opens with the verdict, whose numbers match a recomputation from the mart frames by hand
-(goodness = how far each rating is from the worst level, mean per system); every Vega-Lite
-chart renders from the inlined libraries with no console error and no request; nothing
-overflows sideways; system names are not truncated.
+(goodness = how far each rating is from the worst level, mean per system); its 'Against
+chance' table calls each accuracy above, below or not distinguishable from chance as the
+score test of p = chance at 5 % does (statsmodels, independently of the mart's Wilson
+interval); every Vega-Lite chart renders from the inlined libraries with no console error
+and no request; nothing overflows sideways; system names are not truncated.
 
 Built from hand-made mart frames (no suite run, no dbt), so it runs in seconds; the suites'
 integration tests build the real marts.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from tests.integration.browser import Chromium, find_chromium
 from tsrate.html.charts import page_specs
@@ -26,13 +29,25 @@ SYSTEMS = [f"language_model_with_a_long_name_{i:02d}" for i in range(10)]
 TASKS = ["which_change", "qa_perturbed", "etiological"]
 
 
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """rsn_task_accuracy's accuracy_ci_low / _high: the Wilson 95 % interval."""
+    return proportion_confint(k, n, alpha=0.05, method="wilson")
+
+
 def ten_systems() -> dict[str, pd.DataFrame]:
     rng = np.random.default_rng(5)
+    n = 40
+    # correct answers out of 40 at chance 0.25: from clearly below (3) to clearly above (36)
+    correct = {(t, s): int(rng.integers(3, 37)) for t in TASKS for s in SYSTEMS}
     tasks = pd.DataFrame(
-        [dict(suite_run_id=RUN, task=t, system_id=s, n_items=40, n_unanswered=int(i % 3),
-              n_unparseable=int(i % 2), accuracy=float(rng.uniform(0.2, 0.9)),
-              chance_level=0.25, accuracy_without_series=float(rng.uniform(0.2, 0.6)),
-              n_items_without_series=40, n_unparseable_without_series=0)
+        [dict(suite_run_id=RUN, task=t, system_id=s, system_kind="language_model", n_items=n,
+              n_unanswered=int(i % 3), n_unparseable=int(i % 2),
+              accuracy=correct[t, s] / n,
+              accuracy_ci_low=wilson(correct[t, s], n)[0],
+              accuracy_ci_high=wilson(correct[t, s], n)[1],
+              chance_level=0.25, above_chance=correct[t, s] / n - 0.25,
+              accuracy_without_series=float(rng.uniform(0.2, 0.6)),
+              n_items_without_series=n, n_unparseable_without_series=0)
          for t in TASKS for i, s in enumerate(SYSTEMS)]
     )  # fmt: skip
     forecasts = pd.DataFrame(
@@ -83,7 +98,22 @@ def by_hand(data: dict[str, pd.DataFrame]) -> dict[str, float]:
     }
 
 
-@pytest.mark.xfail(reason="after the gemma merge the reasoning report's frame lost accuracy_ci_low (its chance section renamed the columns); fix the test's recomputation (issue 29, open)", strict=False)
+def against_chance_by_hand(tasks: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Each (task, system)'s verdict from the score test of p = chance at 5 %."""
+    out = {}
+    for row in tasks.itertuples(index=False):
+        k = round(row.accuracy * row.n_items)
+        _, p = proportions_ztest(k, row.n_items, value=row.chance_level,
+                                 prop_var=row.chance_level)  # fmt: skip
+        if p >= 0.05:
+            out[row.task, row.system_id] = "not distinguishable from chance"
+        else:
+            out[row.task, row.system_id] = (
+                "above chance" if row.accuracy > row.chance_level else "below chance"
+            )
+    return out
+
+
 def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
     data = ten_systems()
     page = render_report(data)
@@ -113,6 +143,13 @@ def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
             ".filter(t => t.textContent.includes('\u2026')).map(t => t.textContent)"
         )
         n_texts = browser.evaluate("document.querySelectorAll('.vega-chart svg text').length")
+        chance_rows = browser.evaluate(  # the table right after the 'Against chance' heading
+            "(() => { const h = Array.from(document.querySelectorAll('h2'))"
+            ".find(e => e.innerText.trim() === 'Against chance');"
+            " let t = h.nextElementSibling; while (t.tagName !== 'TABLE') t = t.nextElementSibling;"
+            " return Array.from(t.querySelectorAll('tr')).slice(1)"
+            ".map(r => Array.from(r.cells).map(c => c.innerText)); })()"
+        )
         errors = browser.errors()
         network = browser.network_requests()
     expected = by_hand(data)
@@ -126,3 +163,12 @@ def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
     assert page_width <= 1280 and overview_right <= 1280
     assert sorted(names) == SYSTEMS  # untruncated, every system in the summary
     assert n_texts > 50 and cut == []  # titles, axis and legend labels drawn whole
+    chance = against_chance_by_hand(data["tasks"])
+    shown = {(r[0], r[1]): r[-1] for r in chance_rows}
+    assert shown == chance
+    assert set(chance.values()) == {"above chance", "below chance",
+                                    "not distinguishable from chance"}  # fmt: skip
+    for row in data["tasks"].itertuples(index=False):  # accuracy [low, high] as the mart has it
+        cells = next(r for r in chance_rows if (r[0], r[1]) == (row.task, row.system_id))
+        assert cells[3] == (f"{row.accuracy:.2f} [{row.accuracy_ci_low:.2f}, "
+                            f"{row.accuracy_ci_high:.2f}]")  # fmt: skip

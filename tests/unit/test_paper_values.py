@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import os
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -18,10 +19,33 @@ import pytest
 
 from tsrate.config import project_dir
 
-PAPER = Path("/work/shared/papers/robustness-rating.txt")
 SEED = project_dir() / "seeds" / "paper_values.csv"
+PAPER_NAME = "robustness-rating.txt"
 
-pytestmark = pytest.mark.skipif(not PAPER.exists(), reason="the paper's text is not here")
+
+def find_paper() -> Path | None:
+    """The paper's text: ``$TSRATE_PAPERS_DIR/robustness-rating.txt``, else
+    ``shared/papers/robustness-rating.txt`` in a folder above the repository (the checkout
+    sits beside ``shared/``, or a worktree one level deeper); None when absent (a clone
+    elsewhere, e.g. CI, has no copy of the paper)."""
+    override = os.environ.get("TSRATE_PAPERS_DIR")
+    if override:
+        candidate = Path(override) / PAPER_NAME
+        return candidate if candidate.is_file() else None
+    for folder in project_dir().resolve().parents:
+        candidate = folder / "shared" / "papers" / PAPER_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+PAPER = find_paper() or Path(PAPER_NAME)
+
+pytestmark = pytest.mark.skipif(
+    not PAPER.is_file(),
+    reason=f"the paper's text ({PAPER_NAME}) is not beside this checkout: put it in "
+    "shared/papers/ above the repository or set TSRATE_PAPERS_DIR",
+)
 
 
 def _rows() -> list[dict[str, str]]:

@@ -28,7 +28,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides = resolve_preset(args.preset, overrides, source, path, warehouse_path(), print)
     # every problem of the study, in about a second, before Prefect or any model is imported
     companies = getattr(args, "companies", None)
-    require_valid_study(overrides, source, path, warn=print, companies_path=companies)
+    study = require_valid_study(overrides, source, path, warn=print, companies_path=companies)
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly)
     with writer_lock(warehouse_path(), args.lock_timeout, print):
@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             run_id = run_flow(
                 load_entrypoint(PIPELINE_FLOW),
                 needs_prefect=bool(resolve_dask_address(args.dask)),
-                overrides=overrides,
+                study=study,  # checked and typed once, here: the flows take it as it is
                 source=source,
                 path=path,
                 force=args.force,

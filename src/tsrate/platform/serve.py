@@ -54,6 +54,9 @@ SUITES = ("understanding", "reasoning", "interpretability")
 SERVER_CHECK_FAILURES = 3
 #: seconds a serve whose server is gone gets to stop before it is ended outright
 SERVER_GONE_GRACE_S = 30.0
+#: exit status of a serve whose server is gone, however it stops (the CLI's status for an
+#: error the user can act on)
+SERVER_GONE_STATUS = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,8 +234,10 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
     """Check the Prefect server's health every ``interval`` seconds in a thread; after
     :data:`SERVER_CHECK_FAILURES` failures in a row, record why (the yielded list) and
     interrupt the main thread as a Ctrl-C would. If the process has not ended
-    :data:`SERVER_GONE_GRACE_S` later (a Runner stuck on the dead API), it prints the line
-    and ends outright (status 1)."""
+    :data:`SERVER_GONE_GRACE_S` later (a Runner stuck on the dead API: its own stop, pausing
+    the deployments, calls the API and retries), it prints the same line and ends outright
+    with the same status as the CLI's (2: an error the user can act on, restart serve), so
+    the exit does not depend on how long Prefect's client retries."""
     import _thread
 
     interval = check_interval() if interval is None else interval
@@ -249,7 +254,7 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
                 if not stop.wait(SERVER_GONE_GRACE_S):
                     sys.stderr.write(f"tsrate: error: {gone[0]}\n")
                     sys.stderr.flush()
-                    os._exit(1)
+                    os._exit(SERVER_GONE_STATUS)
                 return
 
     thread = threading.Thread(target=watch, name="tsrate-server-watch", daemon=True)

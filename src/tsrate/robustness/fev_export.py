@@ -139,9 +139,10 @@ def export_fev(snapshot: Path, destination: Path) -> list[Path]:
         tasks, study, study_fingerprint(study_json), trained_on_this_dataset(leakage)
     )
     if not provenance.empty:  # code and data fingerprints travel with every record
-        carried = provenance.set_index("system_id")[
-            ["git_revision", "price_rows_fingerprint", "partitions_fingerprint", "training_data"]
-        ].add_prefix("tsrate_")
+        wanted = ["git_revision", "price_rows_fingerprint", "partitions_fingerprint",
+                  "training_data", "training_cutoff"]  # fmt: skip
+        present = [c for c in wanted if c in provenance]  # an older snapshot lacks the cutoff
+        carried = provenance.set_index("system_id")[present].add_prefix("tsrate_")
         for metric, frame in summaries.items():
             summaries[metric] = frame.join(carried, on="model_name")
     destination = Path(destination)

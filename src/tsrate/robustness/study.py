@@ -555,6 +555,27 @@ def require_valid_study(
     return Study.from_vars(dict(overrides or {}))
 
 
+def flow_study(
+    study: Study | Mapping[str, Any] | None, overrides: Mapping[str, Any] | None
+) -> Study:
+    """The one typed study a flow works on, made once at the flow's edge: ``study`` as given
+    (``tsrate run`` checked it with :func:`require_valid_study`; a deployment or API run
+    may hand its fields as a mapping, as :meth:`Study.to_json` writes them), else
+    ``dbt_project.yml`` vars + ``overrides`` (a scheduled run reads the config when it
+    starts). Both at once is an error: which one wins would be a guess."""
+    if study is not None and overrides:
+        raise TsrateError(
+            "a flow got both a study and study overrides: pass one (the study, already checked)"
+        )
+    if isinstance(study, Study):
+        return study
+    if study is not None:
+        import json
+
+        return Study.from_json(json.dumps(dict(study), default=str))
+    return Study.from_vars(dict(overrides or {}))
+
+
 #: expected draws with an empty arm above which the study check warns
 EMPTY_ARM_WARNING = 0.05
 

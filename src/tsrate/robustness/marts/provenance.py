@@ -5,8 +5,10 @@ the project is not a git checkout), the dbt and DuckDB versions of the build, a 
 of the price rows the run used (sha256 of the run's tickers' (ticker, date, close) rows over
 the study period, closes to 10 decimals, in ticker and date order), the study's hash, a
 fingerprint of the system's partitions (sha256 of their sorted input keys, which hash the
-system's forecast-changing settings and weights name with the data), and a training-data
-statement (null with the reason where it is not known).
+system's forecast-changing settings and weights name with the data), and what the system was
+trained on and up to which day, from the systems seed's ``training_corpus``,
+``training_cutoff`` and ``training_reason`` (null with the reason where not known; a system
+outside the seed, e.g. imported predictions, is unknown).
 """
 
 from __future__ import annotations
@@ -19,16 +21,11 @@ import pandas as pd
 
 from tsrate import __version__
 
-#: what is known of each built-in system's training data; a statement starting "none:" means the
-#: system trains on nothing (window_leakage reads it: its windows cannot leak)
-TRAINING_STATEMENTS = {
-    "naive": "none: repeats the window's own last value (no training)",
-    "seasonal_naive": "none: repeats the window's own last week (no training)",
-    "arima": "none: fitted on each window's own context only",
-    "random": "none: draws within the study's own price range (peeks at the study by design)",
-    "biased": "none: the actual future plus a fixed offset (peeks at the truth by design)",
-}
+#: the reason for a system the systems' rows do not describe
 UNKNOWN_TRAINING = "not stated: the system's training corpus and cutoff are not recorded here"
+#: the systems' columns read (stg_systems, from the systems seed): a corpus starting "none:"
+#: means the system trains on nothing (window_leakage reads it: its windows cannot leak)
+TRAINING_COLUMNS = ["system_id", "training_corpus", "training_cutoff", "training_reason"]
 
 PROVENANCE_COLUMNS = [
     "run_id",
@@ -44,6 +41,7 @@ PROVENANCE_COLUMNS = [
     "partitions",
     "partitions_fingerprint",
     "training_data",
+    "training_cutoff",
     "training_data_reason",
 ]
 
@@ -52,6 +50,7 @@ PROVENANCE_SCHEMA = {
     **{column: "string" for column in PROVENANCE_COLUMNS},
     "price_rows": "Int64",
     "partitions": "Int64",
+    "training_cutoff": "datetime64[ns]",
 }
 
 
@@ -79,16 +78,41 @@ def fingerprint_rows(prices: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
+def _text(value: object) -> str | None:
+    return None if value is None or pd.isna(value) or not str(value).strip() else str(value)
+
+
+def training_by_system(
+    systems: pd.DataFrame | None,
+) -> dict[str, tuple[str | None, pd.Timestamp | None, str | None]]:
+    """system -> (training corpus, cutoff, reason) from the systems' rows; an empty corpus or
+    cutoff without a reason gets :data:`UNKNOWN_TRAINING` (a null always says why)."""
+    if systems is None or systems.empty:
+        return {}
+    out = {}
+    for row in systems[TRAINING_COLUMNS].itertuples(index=False):
+        corpus, reason = _text(row.training_corpus), _text(row.training_reason)
+        cutoff = None if pd.isna(row.training_cutoff) else pd.Timestamp(row.training_cutoff)
+        if (corpus is None or cutoff is None) and reason is None:
+            reason = UNKNOWN_TRAINING
+        out[str(row.system_id)] = (corpus, cutoff, reason)
+    return out
+
+
 def run_provenance(
     runs: pd.DataFrame,
     prices: pd.DataFrame,
     partitions: pd.DataFrame,
     versions: dict[str, str],
     project: Path,
+    systems: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """``runs``: int_runs_selected; ``prices``: ticker, price_date, close; ``partitions``:
-    run_id, system_id, input_key of the run's partitions; ``versions``: dbt and duckdb."""
+    run_id, system_id, input_key of the run's partitions; ``versions``: dbt and duckdb;
+    ``systems``: stg_systems' :data:`TRAINING_COLUMNS` (a system absent from it, or no
+    frame, is unknown with :data:`UNKNOWN_TRAINING`)."""
     revision, git_reason = git_revision(project)
+    training = training_by_system(systems)
     rows = []
     for run in runs.itertuples():
         tickers = list(run.tickers)
@@ -101,7 +125,7 @@ def run_provenance(
         mine = partitions[partitions["run_id"] == run.run_id]
         for system_id in sorted(mine["system_id"].unique()):
             keys = sorted(mine.loc[mine["system_id"] == system_id, "input_key"])
-            statement = TRAINING_STATEMENTS.get(system_id)
+            corpus, cutoff, reason = training.get(system_id, (None, None, UNKNOWN_TRAINING))
             rows.append(
                 {
                     "run_id": run.run_id,
@@ -116,8 +140,9 @@ def run_provenance(
                     "price_rows_fingerprint": price_fingerprint,
                     "partitions": len(keys),
                     "partitions_fingerprint": hashlib.sha256("\n".join(keys).encode()).hexdigest(),
-                    "training_data": statement,
-                    "training_data_reason": None if statement else UNKNOWN_TRAINING,
+                    "training_data": corpus,
+                    "training_cutoff": cutoff,
+                    "training_data_reason": reason,
                 }
             )
     # typed even when empty (no run): an empty object column reaches DuckDB as type NULL,

@@ -147,6 +147,9 @@ def provenance_section(provenance: pd.DataFrame, leakage: pd.DataFrame | None = 
     rows = []
     for row in provenance.sort_values("system_id").itertuples():
         statement = row.training_data if isinstance(row.training_data, str) else None
+        cutoff = getattr(row, "training_cutoff", None)  # absent from older snapshots
+        if statement and cutoff is not None and not pd.isna(cutoff):
+            statement += f"; data up to {pd.Timestamp(cutoff).date()}"
         rows.append(
             [
                 esc(row.system_id),

@@ -1,0 +1,107 @@
+"""Open a report in headless Chromium at 1,280 px and read back what a reader sees, and
+recompute a suite report's verdict from the marts by hand (without tsrate.suites.verdict).
+
+Shared by the suite reports' browser tests; the page conventions are those of
+tsrate.html (``window.tsrateCharts`` counts rendered and failed Vega-Lite charts, the
+verdict's numbers are ``<span class="derived" data-derived=... data-value=...>``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.integration.browser import Chromium
+
+#: a rating is shaky below this share of resamples at its level (the reports' threshold,
+#: written here again so that a change there fails the tests)
+SHAKY = 0.6
+
+
+def seen_in_browser(chromium: str, path: Path, width: int = 1280) -> dict:
+    """Open ``path`` and return: charts (window.tsrateCharts), the first section's id, the
+    verdict's derived numbers and text, the page's and the summary table's right edge, the
+    summary's system names, chart texts cut with an ellipsis, console errors and requests."""
+    with Chromium(chromium, width=width, height=900) as browser:
+        browser.open(Path(path).as_uri())
+        charts = browser.wait_until(
+            "window.tsrateCharts && window.tsrateCharts.rendered + "
+            "window.tsrateCharts.failed.length === window.tsrateCharts.total && "
+            "window.tsrateCharts"
+        )
+        seen = {
+            "charts": charts,
+            "first": browser.evaluate("document.querySelector('h1 ~ section, section').id"),
+            "derived": browser.evaluate(
+                "Object.fromEntries(Array.from(document.querySelectorAll('#verdict .derived'))"
+                ".map(e => [e.dataset.derived, parseFloat(e.dataset.value)]))"
+            ),
+            "verdict": browser.evaluate("document.querySelector('#verdict .verdict').innerText"),
+            "page_width": browser.evaluate("document.documentElement.scrollWidth"),
+            "overview_right": browser.evaluate(
+                "document.querySelector('#overview table').getBoundingClientRect().right"
+            ),
+            "names": browser.evaluate(
+                "Array.from(document.querySelectorAll('#overview code')).map(e => e.innerText)"
+            ),
+            "svg_texts": browser.evaluate(
+                "document.querySelectorAll('.vega-chart svg text').length"
+            ),
+            "cut": browser.evaluate(  # Vega ends a truncated title or label with an ellipsis
+                "Array.from(document.querySelectorAll('.vega-chart svg text'))"
+                ".filter(t => t.textContent.includes('\u2026')).map(t => t.textContent)"
+            ),
+            "errors": browser.errors(),
+            "network": browser.network_requests(),
+        }
+    return seen
+
+
+def verdict_by_hand(judged: pd.DataFrame, system: str = "system_id") -> dict:
+    """The verdict's numbers from rating rows (rating, rating_levels, higher_is_better,
+    share_at_rating): goodness 0 at the worst level and 1 at the best, mean per system over
+    its non-null ratings; best first, ties by name."""
+    frame = judged[judged["rating"].notna()].copy()
+    levels = frame["rating_levels"].astype(float)
+    up = (frame["rating"].astype(float) - 1) / (levels - 1).where(levels > 1)
+    frame["goodness"] = np.where(
+        levels > 1, np.where(frame["higher_is_better"].astype(bool), up, 1 - up), 1.0
+    )
+    share = pd.to_numeric(frame["share_at_rating"], errors="coerce")
+    frame["shaky"] = share.lt(SHAKY) & share.notna()
+    per = frame.groupby(system).agg(g=("goodness", "mean"), shaky=("shaky", "sum"),
+                                    n=("goodness", "size"))  # fmt: skip
+    per = per.reset_index().sort_values(["g", system], ascending=[False, True])
+    best, worst = per.iloc[0], per.iloc[-1]
+    return {
+        "systems": sorted(per[system]),
+        "best": best[system],
+        "worst": worst[system],
+        "best_goodness": 100 * best.g,
+        "worst_goodness": 100 * worst.g,
+        "gap": 100 * (best.g - worst.g),
+        "leader_shaky": float(best.shaky),
+        "leader_ratings": float(best.n),
+        "shaky": float(frame["shaky"].sum()),
+    }
+
+
+def assert_reads_well(seen: dict, expected: dict, n_charts: int) -> None:
+    """Every check of a suite report in the browser against ``verdict_by_hand``'s numbers."""
+    assert seen["errors"] == [] and seen["network"] == []
+    charts = seen["charts"]
+    assert charts["failed"] == [] and charts["rendered"] == charts["total"] == n_charts >= 1
+    assert seen["first"] == "verdict"
+    names = ["best_goodness", "gap", "leader_shaky", "leader_ratings", "shaky"]
+    if expected["best"] != expected["worst"]:
+        names.append("worst_goodness")
+    for name in names:
+        assert seen["derived"][name] == pytest.approx(expected[name]), (name, seen["derived"])
+    assert f"{expected['best']} does best" in seen["verdict"], seen["verdict"]
+    assert f"{expected['worst']} worst" in seen["verdict"], seen["verdict"]
+    assert seen["page_width"] <= 1280 and seen["overview_right"] <= 1280
+    assert sorted(seen["names"]) == expected["systems"]  # untruncated, every system
+    assert seen["svg_texts"] > 10 and seen["cut"] == []
