@@ -16,7 +16,7 @@ import pytest
 from tests.integration.browser import find_chromium
 from tests.integration.helpers import read
 from tests.integration.report_in_browser import assert_reads_well, seen_in_browser, verdict_by_hand
-from tsrate.html.charts import page_specs
+from tsrate.html.charts import check_specs, page_specs
 from tsrate.platform import dbt_runner as dbt
 
 CHROMIUM = find_chromium()
@@ -66,3 +66,4 @@ def test_interpretability_report_reads_well_in_a_browser(tmp_path):
     assert expected["systems"] == ["imv_tensor", "tcdf"]
     seen = seen_in_browser(CHROMIUM, path)
     assert_reads_well(seen, expected, n_charts=len(page_specs(path.read_text())))
+    assert check_specs(path.read_text()) == len(page_specs(path.read_text()))

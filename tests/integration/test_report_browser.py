@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, find_chromium
-from tsrate.html.charts import page_specs
+from tsrate.html.charts import check_specs, page_specs
 from tsrate.html.page import write_page
 from tsrate.robustness.report.render import ReportData, build_report
 
@@ -113,6 +113,7 @@ def test_ten_systems_fit_1280_px_and_every_chart_renders_offline(tmp_path):
         network = browser.network_requests()
     assert errors == [] and network == []
     assert charts["failed"] == [] and charts["rendered"] == len(page_specs(report.html)) > 5
+    assert check_specs(report.html) == len(page_specs(report.html))
     assert page_width <= 1280  # nothing overflows the page sideways
     right, n_rows, names = summary
     assert right <= 1280 and n_rows == 10 and sorted(names) == SYSTEMS  # untruncated ids

@@ -18,7 +18,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from tests.integration.browser import Chromium, find_chromium
-from tsrate.html.charts import page_specs
+from tsrate.html.charts import check_specs, page_specs
 from tsrate.html.page import write_page
 from tsrate.suites.reasoning.report import render_report
 
@@ -160,6 +160,7 @@ def test_reasoning_report_opens_with_a_true_verdict_and_fits_1280_px(tmp_path):
     assert f"{expected['best']} does best" in verdict and f"{expected['worst']} worst" in verdict
     assert errors == [] and network == []
     assert charts["failed"] == [] and charts["rendered"] == len(page_specs(page)) >= 4
+    assert check_specs(page) == len(page_specs(page))
     assert page_width <= 1280 and overview_right <= 1280
     assert sorted(names) == SYSTEMS  # untruncated, every system in the summary
     assert n_texts > 50 and cut == []  # titles, axis and legend labels drawn whole

@@ -10,7 +10,15 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from tsrate.html.charts import RANK_FLOOR, chart_rows, page_specs, rank_positions, spec_rows
+from tsrate.html.charts import (
+    RANK_FLOOR,
+    chart_rows,
+    check_specs,
+    figure,
+    page_specs,
+    rank_positions,
+    spec_rows,
+)
 from tsrate.robustness.report.render import (
     ReportData,
     build_report,
@@ -211,6 +219,22 @@ def test_report_is_self_contained_and_every_chart_is_a_vega_lite_spec():
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/v6")
     assert "<svg" not in outside  # drawn by Vega in the browser, not by hand
     assert "vegaEmbed" in report.html  # the libraries are inlined
+    # specs are not validated while the report is written (it ends every run): here each
+    # one is, against the Vega-Lite schema
+    assert check_specs(report.html) == len(specs)
+
+
+def test_the_spec_check_names_an_invalid_chart():
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "data": {"values": [{"x": 1, "y": 2}]},
+        "mark": {"type": "line"},
+        "encoding": {"x": {"field": "x", "type": "quantitative"}},
+    }
+    assert check_specs(figure("fine", spec, "a valid chart")) == 1
+    planted = {**spec, "mark": {"type": "lnie"}}
+    with pytest.raises(ValueError, match="chart 'planted' is not a valid Vega-Lite spec"):
+        check_specs(figure("fine", spec, "") + figure("planted", planted, ""))
 
 
 def test_verdict_comes_first_and_names_best_and_worst_with_the_gap():
