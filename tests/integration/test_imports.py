@@ -62,7 +62,7 @@ def project(tmp_path, monkeypatch):
     return copy
 
 
-def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
+def test_imported_system_is_scored_beside_the_baselines(project, tmp_path, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     with connect(warehouse) as con:
@@ -92,7 +92,7 @@ def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
-        target_path=tmp_path / "target",
+        target_path=dbt_target,
         on_line=lambda line: None,
         select="+window_errors +ratings",
     )
