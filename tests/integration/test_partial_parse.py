@@ -1,4 +1,5 @@
-"""A new run id (core or suite) reaches dbt's SQL without costing a re-parse.
+"""A new run id (core or suite), or another warehouse of the same file name, reaches dbt
+without costing a re-parse; and the dbt child started ahead of a build.
 
 tsrate passes the run the marts describe as env vars (``TSRATE_RUN_ID``,
 ``TSRATE_<PREFIX>_SUITE_RUN_ID``), read by the models only when they run: dbt's partial
@@ -187,8 +188,6 @@ def test_a_child_started_ahead_is_kept_when_asked_again_and_stopped_when_discard
     """`tsrate run` starts the build's dbt child before importing Prefect and the flows; the
     pipeline asks again: the waiting child is kept (not killed and restarted), a different
     selection gets its own child, and discard_prepared stops both."""
-    from tsrate.platform import dbt_runner as dbt
-
     warehouse = tmp_path / "w.duckdb"
     target = tmp_path / "target"
     try:
