@@ -62,7 +62,7 @@ def project(tmp_path, monkeypatch):
     return copy
 
 
-def test_imported_system_is_scored_beside_the_baselines(project, tmp_path, dbt_target):
+def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     with connect(warehouse) as con:
@@ -92,7 +92,7 @@ def test_imported_system_is_scored_beside_the_baselines(project, tmp_path, dbt_t
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
-        target_path=dbt_target,
+        target_path=tmp_path / "target",  # its own: a copy of the project is not the parse shared
         on_line=lambda line: None,
         select="+window_errors +ratings",
     )
