@@ -19,3 +19,28 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def dbt_target(tmp_path_factory):
+    """One dbt target folder for every build of the session that only passes one through.
+
+    dbt keeps its parse there (partial parse): a later build of another warehouse of the
+    same file name (``tsrate.duckdb``: the profile names the file alone, see
+    ``tsrate.platform.dbt_runner._command``) and without ``--vars`` skips the full parse of
+    the project. A test that reads the target's files, builds a copy of the project or
+    passes ``--vars`` keeps its own folder."""
+    return tmp_path_factory.mktemp("dbt-target")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dbt_target_for_commands(dbt_target):
+    """Builds that name no target (``tsrate run`` in a child process, flows) use the
+    session's folder too, not the developer's ``target/`` in the project."""
+    previous = os.environ.get("DBT_TARGET_PATH")
+    os.environ["DBT_TARGET_PATH"] = str(dbt_target)
+    yield
+    if previous is None:
+        os.environ.pop("DBT_TARGET_PATH", None)
+    else:
+        os.environ["DBT_TARGET_PATH"] = previous

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 import numpy as np
@@ -38,6 +39,43 @@ def ingest(warehouse: Path, tickers: list[str]) -> None:
 
 #: The error marts and everything they need; tests of those marts skip the rating models.
 ERROR_MARTS = "+window_errors +accuracy_scores +window_inputs systems perturbations"
+
+
+#: The quantile study the probabilistic, uncertainty and leaderboard tests read (one
+#: warehouse for the session, :func:`tests.integration.conftest.quantile_run`): three
+#: companies in two industries (AAPL, MSFT Technology; JPM Financials), P0 and P3, every
+#: system that gives quantile forecasts and ``biased``, whose quantiles are deleted (a system
+#: without quantile forecasts, as one stored before they were kept).
+QUANTILE_STUDY = dict(
+    study_tickers=["AAPL", "MSFT", "JPM"],
+    study_start="2022-06-01",
+    study_end="2022-10-31",
+    context_length=30,
+    horizon=6,
+    perturbations=["P0", "P3"],
+    systems=["naive", "seasonal_naive", "arima", "random", "biased"],
+)
+#: The systems of :data:`QUANTILE_STUDY` that give quantile forecasts.
+WITH_QUANTILES = ["naive", "seasonal_naive", "arima", "random"]
+#: Every mart the quantile study's tests read, and what they need.
+QUANTILE_MARTS = (
+    "+window_quantile_scores +probabilistic_scores +quantile_calibration +run_provenance "
+    "+ratings +uncertainty_effects +rating_leave_one_out +window_leakage "
+    "+leaderboard +leaderboard_tasks"
+)
+
+
+#: The stored quantile levels and their columns in raw.forecast_quantiles.
+QUANTILE_LEVELS = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+QUANTILE_COLUMNS = [f"q{round(level * 100)}" for level in QUANTILE_LEVELS]
+
+
+class BuiltRun(NamedTuple):
+    """A forecasted and built warehouse that tests only read."""
+
+    warehouse: Path
+    run_id: str
+    study: Study
 
 
 def forecast_and_build(
@@ -125,3 +163,26 @@ def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
                 )
             )
     return pd.DataFrame(rows)
+
+
+def quantile_steps(warehouse: Path, run_id: str, study: Study) -> pd.DataFrame:
+    """Every stored quantile forecast step of ``run_id`` with its clean actual ``y`` and its
+    window's MASE ``scale``, from raw.forecast_quantiles and raw.prices only."""
+    quantiles = read(
+        warehouse,
+        "select q.* from raw.forecast_quantiles q join raw.run_partitions p using (partition_key) "
+        "where p.run_id = ?",
+        [run_id],
+    )
+    prices = read(warehouse, "select ticker, price_date, close from raw.prices order by 1, 2")
+    frames = []
+    for ticker, group in quantiles.groupby("ticker"):
+        closes = prices.loc[prices["ticker"] == ticker, "close"].to_numpy()
+        dates = pd.to_datetime(prices.loc[prices["ticker"] == ticker, "price_date"])
+        position = {d: i for i, d in enumerate(dates)}
+        end = np.array([position[pd.Timestamp(d)] for d in group["window_end_date"]])
+        group = group.assign(y=closes[end + group["horizon_step"].to_numpy()])
+        n = study.context_length
+        scale = {e: np.mean(np.abs(np.diff(closes[e - n + 1 : e + 1]))) for e in set(end)}
+        frames.append(group.assign(scale=[scale[e] for e in end]))
+    return pd.concat(frames, ignore_index=True)

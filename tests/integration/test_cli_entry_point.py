@@ -1,7 +1,8 @@
 """The real ``tsrate`` entry point, in a child process as a user starts it: a failure is one
 line ``tsrate: error: ...`` on stderr (log lines included: nothing else says "error"), and
 ``--debug``, before or after the command, adds the traceback. Every other bad input is
-checked in-process through the same function (tests/unit/test_cli_errors.py)."""
+checked in-process through the same function (tests/unit/test_cli_errors.py). A reader that
+closes the pipe early (`| head -1`) ends the command quietly."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
+
 from tsrate.config import project_dir
+from tsrate.platform.publish import published_path
 
 #: The children import this checkout (src/ first), not an installed copy.
 PYTHONPATH = os.pathsep.join([str(project_dir() / "src"), str(project_dir())])
@@ -55,3 +59,26 @@ def test_a_child_prints_one_line_and_a_traceback_only_with_debug(tmp_path):
         assert loud.stderr.strip().splitlines()[-1] == last, name
     debug_after = _tsrate(*cases[1][1], "--debug", env=cases[1][2], cwd=tmp_path)
     assert "Traceback" in debug_after.stderr  # --debug works after the command too
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """`tsrate query ... | head -1`: the reader leaves early; no 'unexpected BrokenPipeError'."""
+    live = tmp_path / "warehouse" / "tsrate.duckdb"
+    snapshot = published_path(live)  # what `tsrate query` reads
+    snapshot.parent.mkdir(parents=True)
+    con = duckdb.connect(str(snapshot))
+    con.execute("create schema marts")
+    con.execute("create table marts.big as select range as i from range(200000)")
+    con.close()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tsrate.cli", "query", "from marts.big", "--limit", "200000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=PYTHONPATH, TSRATE_WAREHOUSE=str(live)),
+    )
+    assert process.stdout.readline().split() == [b"i"]
+    process.stdout.close()  # what `head -1` does after its line
+    stderr = process.stderr.read().decode()
+    code = process.wait(timeout=60)
+    assert stderr == ""
+    assert code == 141  # 128 + SIGPIPE, as a Unix tool killed by the closed pipe

@@ -1,4 +1,6 @@
-"""Building the CLI's parser stays light: no suite module, no NumPy, pandas, DuckDB or Prefect.
+"""Commands stay light: building the CLI's parser imports no suite module, no NumPy, pandas,
+DuckDB or Prefect; a refused study, query or preset is reported before Prefect, dbt or
+pandas is imported.
 
 Every command (and every error the parser or a validation reports) pays the parser's
 imports first; a suite module pulls NumPy and more. Each check runs in a fresh interpreter
@@ -10,12 +12,16 @@ import json
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from tsrate.config import project_dir
 from tsrate.suites import SUITES
 
+#: The paper preset's companies (tests/unit/test_presets.py checks the preset holds them).
+PAPER_TICKERS = ["META", "GOOG", "PFE", "MRK", "WFC", "C"]
 PYTHONPATH = os.pathsep.join([str(project_dir() / "src"), str(project_dir())])
 HEAVY = ("numpy", "pandas", "duckdb", "prefect", "torch", "flows")
 
@@ -80,3 +86,123 @@ def test_an_unknown_suite_action_is_a_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "invalid choice: 'fly'" in result.stderr and "report" in result.stderr
+
+
+PROBE = """
+import sys
+from tsrate.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(m for m in ("prefect", "dbt", "torch", "flows.pipeline", "skfolio") if m in sys.modules)
+print("exit", code, "heavy", heavy)
+"""
+
+
+def _run_cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "TSRATE_WAREHOUSE": str(tmp_path / "absent" / "tsrate.duckdb"),
+        "PYTHONPATH": PYTHONPATH,
+    }
+    env.pop("TSRATE_PROJECT_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project_dir(),
+        timeout=120,
+    )
+
+
+def test_tsrate_run_fails_before_prefect_is_imported(tmp_path):
+    done = _run_cli(["run", "--systems", "arma"], tmp_path)
+    assert done.stdout.strip() == "exit 2 heavy []", done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        "tsrate: error: the study has 1 problem; nothing was run:",
+        "  - unknown system 'arma' (did you mean 'arima'?); see `tsrate systems` "
+        "(--systems, seeds/systems.csv)",
+    ]
+    assert not (tmp_path / "absent").exists()  # the check writes nothing
+
+
+def test_the_default_check_imports_neither_pandas_nor_the_estimators(tmp_path):
+    probe = (
+        "import sys\n"
+        "from tsrate.robustness.study import check_study\n"
+        "check_study({'study_tickers': 'AAPL,MSFT'}, 'skfolio', None, sys.argv[1])\n"
+        "print(sorted(m for m in ('pandas', 'sklearn', 'tsrate.methods.causal.estimators') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH}
+    env.pop("TSRATE_PROJECT_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "absent.duckdb")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project_dir(),
+        timeout=120,
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_refused_statement_is_reported_before_pandas_is_imported(tmp_path):
+    """The statement is checked first: a refusal costs no pandas import (0.3 s). In a fresh
+    interpreter, since this test process has pandas loaded already."""
+    code = (
+        "import sys\n"
+        "from tsrate import TsrateError\n"
+        "from tsrate.platform.query import query\n"
+        "try:\n"
+        f"    query('drop table marts.scores', warehouse={str(tmp_path / 'w.duckdb')!r})\n"
+        "except TsrateError as exc:\n"
+        "    print('refused:', exc)\n"
+        "print('pandas loaded:', 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, PYTHONPATH=PYTHONPATH),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "refused: DROP statements are refused" in out
+    assert "pandas loaded: False" in out
+
+
+def _env(warehouse: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TSRATE_WAREHOUSE"] = str(warehouse)
+    env["PYTHONPATH"] = str(project_dir() / "src")
+    env.pop("TSRATE_DEBUG", None)
+    return env
+
+
+def test_offline_refusal_is_one_line_fast_and_imports_nothing_heavy(tmp_path):
+    code = (
+        "import sys, json\n"
+        "from tsrate.cli import main\n"
+        "status = main(['run', '--preset', 'paper'])\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'prefect', 'dbt', 'torch', 'statsmodels'})\n"
+        "print(json.dumps({'status': status, 'heavy': heavy}))\n"
+    )
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_env(tmp_path / "absent.duckdb"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    elapsed = time.perf_counter() - started
+    assert elapsed < 2.0, elapsed
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"status": 2, "heavy": []}
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert line.startswith("tsrate: error: preset 'paper' needs daily closes of ")
+    for ticker in PAPER_TICKERS:
+        assert ticker in line
+    assert "2023-03-28..2024-04-22 (at least 100 trading days each), not found in the " in line
+    assert "--file PRICES.csv" in line and "--source yahoo" in line
+    assert not (tmp_path / "absent.duckdb").exists()  # nothing written

@@ -17,7 +17,6 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     from flows.pipeline import pipeline_flow
 
     warehouse = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
     overrides = {
         "study_tickers": "AAPL,PFE",
         "study_start": "2022-09-01",
@@ -69,7 +68,7 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
     assert read(snapshot, "select run_id from published_runs")["run_id"].tolist() == [run_id]
 
 
-def test_publish_swaps_atomically_under_an_open_reader(tmp_path):
+def test_publish_swaps_atomically_under_an_open_reader(tmp_path, dbt_target):
     from tests.integration.helpers import forecast_and_build, ingest, small_study
     from tsrate.platform.publish import publish
 
@@ -77,14 +76,14 @@ def test_publish_swaps_atomically_under_an_open_reader(tmp_path):
     ingest(warehouse, ["AAPL", "MSFT"])
     tickers = ["AAPL", "MSFT"]
     study = small_study(study_tickers=tickers, systems=["naive"], perturbations=["P0"])
-    first = forecast_and_build(warehouse, study, tmp_path / "target")
+    first = forecast_and_build(warehouse, study, dbt_target)
     snapshot = publish(warehouse, first).path
     reader = duckdb.connect(str(snapshot), read_only=True)  # a dashboard holding the old file
     try:
         study_two = small_study(
             study_tickers=tickers, systems=["naive", "biased"], perturbations=["P0"]
         )
-        second = forecast_and_build(warehouse, study_two, tmp_path / "target")
+        second = forecast_and_build(warehouse, study_two, dbt_target)
         publish(warehouse, second)  # neither blocked by the reader nor visible to it
         old = reader.execute("select distinct system_id from marts.window_errors").fetchall()
         assert {row[0] for row in old} == {"naive"}

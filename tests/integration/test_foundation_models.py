@@ -18,7 +18,7 @@ HORIZON = 5
 
 
 @pytest.mark.slow
-def test_chronos_and_llm_are_rated_beside_a_baseline(tmp_path, monkeypatch):
+def test_chronos_and_llm_are_rated_beside_a_baseline(tmp_path, monkeypatch, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     monkeypatch.setenv("TSRATE_CHRONOS_MODEL", str(make_checkpoint(tmp_path / "chronos")))
@@ -34,7 +34,7 @@ def test_chronos_and_llm_are_rated_beside_a_baseline(tmp_path, monkeypatch):
     )
     with ChatServer(TinyDigitLM()) as server:
         monkeypatch.setenv("TSRATE_PHI3_NUMERIC_BASE_URL", server.base_url)
-        run_id = forecast_and_build(warehouse, study, tmp_path / "target", workers=1)
+        run_id = forecast_and_build(warehouse, study, dbt_target, workers=1)
     counts = read(
         warehouse,
         "select system_id, perturbation_id, count(*) as n from marts.window_errors "

@@ -24,6 +24,7 @@ from tsrate.config import load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import run_forecasts
+from tsrate.suites import SUITES
 from tsrate.systems import gemma
 
 MISSING = gemma.missing_packages()
@@ -34,7 +35,7 @@ HORIZON = 5
 
 
 @pytest.mark.slow
-def test_packaged_gemma_forecasts_short_windows_through_the_core(tmp_path, monkeypatch):
+def test_packaged_gemma_forecasts_short_windows_through_the_core(tmp_path, monkeypatch, dbt_target):
     assert not MISSING, f"{MISSING[0]} is not installed under CI: {gemma.INSTALL_HINT}"
     assert importlib.util.find_spec(gemma.GGUF_PACKAGE) is not None
     system = gemma.GemmaSystem()
@@ -52,7 +53,7 @@ def test_packaged_gemma_forecasts_short_windows_through_the_core(tmp_path, monke
         perturbations=["P0", "P3"],
         systems=["naive", "gemma3_270m"],
     )
-    run_id = forecast_and_build(warehouse, study, tmp_path / "target", workers=1)
+    run_id = forecast_and_build(warehouse, study, dbt_target, workers=1)
     windows = int(
         read(warehouse, "select count(*) as n from raw.windows where run_id = ?", [run_id])["n"][0]
     )
@@ -105,7 +106,9 @@ def refuse_to_load(self) -> None:  # noqa: ANN001
 
 
 @pytest.mark.slow
-def test_packaged_gemma_answers_understanding_questions_into_the_marts(tmp_path, monkeypatch):
+def test_packaged_gemma_answers_understanding_questions_into_the_marts(
+    tmp_path, monkeypatch, dbt_target
+):
     from tsrate.suites.understanding.report import write_report
     from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
 
@@ -141,10 +144,11 @@ def test_packaged_gemma_answers_understanding_questions_into_the_marts(tmp_path,
     assert again["gemma3_270m"] == (0, asked)
     dbt.run_dbt(
         ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"],
-        {"und_suite_run_id": suite_run_id},
+        None,
         warehouse,
         lambda _: None,
-        tmp_path / "target",
+        dbt_target,
+        {SUITES["understanding"].run_env: suite_run_id},  # not --vars: keeps the shared parse
     )
     scores = read(warehouse, "select * from marts.und_scores where system_id = 'gemma3_270m'")
     assert scores["n_prompts"].sum() == asked
@@ -156,7 +160,7 @@ def test_packaged_gemma_answers_understanding_questions_into_the_marts(tmp_path,
 
 
 @pytest.mark.slow
-def test_packaged_gemma_answers_reasoning_items_into_the_marts(tmp_path, monkeypatch):
+def test_packaged_gemma_answers_reasoning_items_into_the_marts(tmp_path, monkeypatch, dbt_target):
     from tsrate.suites.reasoning.report import write_report
     from tsrate.suites.reasoning.scenarios import GeneratorConfig
     from tsrate.suites.reasoning.suite import RunConfig, run_suite
@@ -187,10 +191,11 @@ def test_packaged_gemma_answers_reasoning_items_into_the_marts(tmp_path, monkeyp
     assert asked_again == 0 and reused_again == asked
     dbt.run_dbt(
         ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"],
-        {"rsn_suite_run_id": suite_run_id},
+        None,
         warehouse,
         lambda _: None,
-        tmp_path / "target",
+        dbt_target,
+        {SUITES["reasoning"].run_env: suite_run_id},  # not --vars: keeps the shared parse
     )
     tasks = read(warehouse, "select * from marts.rsn_task_accuracy where system_id = 'gemma3_270m'")
     assert {"etiological", "qa_single"} <= set(tasks["task"])

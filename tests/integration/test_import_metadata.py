@@ -110,7 +110,7 @@ def test_cli_registers_with_a_metadata_file_and_pairs(tmp_path):
     ]
 
 
-def test_registered_system_is_rated_in_every_mart(tmp_path):
+def test_registered_system_is_rated_in_every_mart(tmp_path, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     predictions, n_windows = prediction_file(warehouse, tmp_path)
@@ -120,9 +120,7 @@ def test_registered_system_is_rated_in_every_mart(tmp_path):
             con, predictions, "external_llm", STUDY, workers=1, metadata=metadata
         ).run_id
 
-    dbt.build(
-        run_id=run_id, warehouse=warehouse, target_path=tmp_path / "target", on_line=lambda _: None
-    )
+    dbt.build(run_id=run_id, warehouse=warehouse, target_path=dbt_target, on_line=lambda _: None)
 
     systems = read(warehouse, "select * from staging.stg_systems where system_id = 'external_llm'")
     assert systems[["display_name", "origin", "modality"]].values.tolist() == [

@@ -92,7 +92,7 @@ def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
-        target_path=tmp_path / "target",
+        target_path=tmp_path / "target",  # its own: a copy of the project is not the parse shared
         on_line=lambda line: None,
         select="+window_errors +ratings",
     )

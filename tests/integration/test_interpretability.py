@@ -13,6 +13,7 @@ from tests.integration.suite_publish import assert_suite_published
 from tsrate.html.charts import chart_rows
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
+from tsrate.suites import SUITES
 
 pytestmark = pytest.mark.slow
 
@@ -26,17 +27,19 @@ TINY = {
     "sensitivity_models": ("imv_tensor",),
 }
 SELECT = ["build", "--select", "tag:interpretability", "--indirect-selection", "cautious"]
+#: the env var naming the suite run the marts describe (not --vars: keeps dbt's parse)
+RUN_ENV = SUITES["interpretability"].run_env
 
 
-def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
+def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness, dbt_target):
     from flows.interpretability import interpretability_flow
 
     warehouse = tmp_path / "tsrate.duckdb"
-    target = tmp_path / "target"
+    target = dbt_target
     # 1. the suite's dbt models build on a warehouse where the suite never ran (no raw.interp_*)
     with connect(warehouse):
         pass
-    dbt.run_dbt(SELECT, {"interp_suite_run_id": "latest"}, warehouse, lambda _: None, target)
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, target, {RUN_ENV: "latest"})
     assert read(warehouse, "select count(*) n from marts.interp_ratings")["n"][0] == 0
 
     # 2. a tiny real run: datasets 2 and 4, IMV-LSTM (Tensor) and TCDF, 2 seeds
@@ -205,7 +208,9 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert read(warehouse, "select count(*) n from raw.interp_runs")["n"][0] == 11
 
 
-def test_small_configuration_beats_chance_on_datasets_2_and_4(tmp_path, prefect_harness):
+def test_small_configuration_beats_chance_on_datasets_2_and_4(
+    tmp_path, prefect_harness, dbt_target
+):
     """The small configuration as shipped (only the models and datasets narrowed): a model's
     edge AUROC beats its chance level (source-permuted ground truth) on datasets 2 and 4 in
     every seed, and that margin is what gets rated."""
@@ -217,7 +222,7 @@ def test_small_configuration_beats_chance_on_datasets_2_and_4(tmp_path, prefect_
         models=["imv_tensor"],
         sensitivity=False,
         warehouse=str(warehouse),
-        target_path=str(tmp_path / "target"),
+        target_path=str(dbt_target),
         workers=2,
     )
     margins = read(

@@ -15,15 +15,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.integration.helpers import ingest, read, small_study
-from tsrate.config import load_companies
-from tsrate.platform import dbt_runner as dbt
+from tests.integration.helpers import read
 from tsrate.platform.publish import publish
-from tsrate.platform.warehouse import connect
 from tsrate.robustness.fev_export import export_fev
-from tsrate.robustness.forecast.execute import finish_run, run_forecasts
-
-SELECT = "+leaderboard +leaderboard_tasks +probabilistic_scores +run_provenance +window_leakage"
 
 FEV_LEADERBOARD = """
 import json, sys, fev
@@ -39,44 +33,25 @@ print(json.dumps({"version": fev.__version__, "boards": out}))
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def fev_export(quantile_run, tmp_path_factory):
+    """The session's quantile study (conftest.py) published and exported for fev here."""
     root = tmp_path_factory.mktemp("leaderboard")
-    warehouse = root / "w.duckdb"
-    study = small_study(
-        study_tickers=["AAPL", "MSFT", "JPM", "BAC"],
-        study_start="2022-06-01",
-        study_end="2022-09-15",
-        context_length=30,
-        horizon=5,
-        perturbations=["P0", "P2"],
-        systems=["naive", "seasonal_naive", "random", "biased"],
-    )
-    ingest(warehouse, list(study.tickers))
-    with connect(warehouse) as con:
-        summary = run_forecasts(con, study, load_companies(), workers=1, progress=lambda m: None)
-        finish_run(con, summary.run_id, "forecasted")
-        con.execute("delete from raw.forecast_quantiles where system_id = 'biased'")
-    dbt.build(
-        run_id=summary.run_id,
-        warehouse=warehouse,
-        target_path=root / "target",
-        on_line=lambda line: None,
-        select=SELECT,
-    )
-    publish(warehouse, summary.run_id, target=root / "published.duckdb", parquet=False)
+    publish(quantile_run.warehouse, quantile_run.run_id, target=root / "published.duckdb",
+            parquet=False)  # fmt: skip
     written = export_fev(root / "published.duckdb", root / "fev")
-    return warehouse, root, written
+    return root, written
 
 
-def test_leaderboard_follows_fevs_rules_by_hand(built):
-    warehouse, _, _ = built
+def test_leaderboard_follows_fevs_rules_by_hand(quantile_run):
+    warehouse, _, study = quantile_run
+    n_tasks = len(study.tickers) * len(study.perturbations)  # a ticker under a perturbation
     tasks = read(warehouse, "select * from marts.leaderboard_tasks where metric = 'mase'")
     pivot = tasks.pivot(index="task_id", columns="system_id", values="test_error")
     relative = pivot.divide(pivot["seasonal_naive"], axis=0).clip(0.01, 100)
     board = read(
         warehouse, "select * from marts.leaderboard where scope = 'all' and metric = 'mase'"
     ).set_index("system_id")
-    assert len(relative) == 4 * 2
+    assert len(relative) == n_tasks
     for system in relative.columns:
         expected_skill = 1 - np.exp(np.log(relative[system]).mean())
         assert board.loc[system, "skill_score"] == pytest.approx(expected_skill)
@@ -86,7 +61,7 @@ def test_leaderboard_follows_fevs_rules_by_hand(built):
             for o in others
         ]
         assert board.loc[system, "win_rate"] == pytest.approx(np.mean(wins))
-        assert board.loc[system, "n_tasks"] == 8
+        assert board.loc[system, "n_tasks"] == n_tasks
         low, high = board.loc[system, ["skill_score_lower", "skill_score_upper"]]
         assert low <= board.loc[system, "skill_score"] + 1e-12 <= high + 2e-12
     assert board.loc["seasonal_naive", "skill_score"] == pytest.approx(0.0)
@@ -94,17 +69,19 @@ def test_leaderboard_follows_fevs_rules_by_hand(built):
     np.testing.assert_allclose(board.loc[ranks.index, "average_rank"], ranks)
 
 
-def test_a_system_without_quantiles_is_left_out_of_wql_with_a_reason(built):
-    warehouse, _, _ = built
+def test_a_system_without_quantiles_is_left_out_of_wql_with_a_reason(quantile_run):
+    warehouse, _, study = quantile_run
     board = read(warehouse, "select * from marts.leaderboard where metric = 'wql'")
     biased = board[board["system_id"] == "biased"]
-    assert len(biased) == 3 and biased["skill_score"].isna().all()
+    assert len(biased) == 1 + len(study.perturbations)  # scope all, then each perturbation
+    assert biased["skill_score"].isna().all()
     assert biased["reason"].str.contains("no quantile forecasts").all()
     assert board[board["system_id"] != "biased"]["skill_score"].notna().all()
 
 
-def test_fev_leaderboard_on_the_export_gives_the_marts_scores(built):
-    warehouse, root, written = built
+def test_fev_leaderboard_on_the_export_gives_the_marts_scores(quantile_run, fev_export):
+    warehouse = quantile_run.warehouse
+    _, written = fev_export
     assert sorted(p.name for p in written) == ["crps.csv", "mase.csv", "smape.csv", "wql.csv"]
     python = os.environ.get("TSRATE_FEV_PYTHON")
     if not python:
@@ -137,11 +114,11 @@ def test_fev_leaderboard_on_the_export_gives_the_marts_scores(built):
             assert failures == row.num_failures
 
 
-def test_the_report_sections_show_the_marts_numbers(built):
+def test_the_report_sections_show_the_marts_numbers(quantile_run):
     from tsrate.robustness.report.probabilistic import leaderboard_section, probabilistic_section
     from tsrate.robustness.report.render import num
 
-    warehouse, _, _ = built
+    warehouse = quantile_run.warehouse
     board = read(warehouse, "select * from marts.leaderboard")
     html = leaderboard_section(board, num)
     seasonal = board[(board["scope"] == "all") & (board["metric"] == "mase")]
@@ -154,12 +131,13 @@ def test_the_report_sections_show_the_marts_numbers(built):
     assert html.count("<tr>") == 1 + scores.groupby(["system_id", "perturbation_id"]).ngroups
 
 
-def test_the_export_and_the_report_carry_provenance(built):
+def test_the_export_and_the_report_carry_provenance(quantile_run, fev_export):
     import pandas as pd
 
     from tsrate.robustness.report.probabilistic import provenance_section
 
-    warehouse, root, written = built
+    warehouse = quantile_run.warehouse
+    root, _ = fev_export
     provenance = read(warehouse, "select * from marts.run_provenance")
     exported = pd.read_csv(root / "fev" / "mase.csv")
     fingerprint = provenance["price_rows_fingerprint"].iloc[0]

@@ -30,7 +30,7 @@ TINY_VARS = {
 SELECT = "+window_errors +accuracy_scores +ratings +int_perturbation_sets_derived stg_sentiments stg_model_checkpoints +window_leakage"
 
 
-def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypatch):
+def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypatch, dbt_target):
     monkeypatch.setenv("TSRATE_MODEL_DIR", str(tmp_path / "models"))
     monkeypatch.setenv("TSRATE_MULTIMODAL_VARS", json.dumps(TINY_VARS))
     warehouse = tmp_path / "tsrate.duckdb"
@@ -40,7 +40,7 @@ def test_vit_study_with_image_perturbations_reaches_the_marts(tmp_path, monkeypa
         perturbations=["P0", "P4", "P5", "P6"],
         systems=["vit_num_spec_covid", "naive", "random"],
     )
-    run_id = forecast_and_build(warehouse, study, tmp_path / "target", select=SELECT)
+    run_id = forecast_and_build(warehouse, study, dbt_target, select=SELECT)
 
     windows = read(warehouse, "select count(*) as n from raw.windows where run_id = ?", [run_id])
     n_windows = int(windows["n"][0])

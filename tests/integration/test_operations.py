@@ -533,7 +533,7 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
     assert _wait_gone(children, 10.0) == {}, "the Prefect server outlived tsrate serve"
 
 
-def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_path):
+def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_path, dbt_target):
     """tsrate's build runs the data tests' SQL itself: the same tests as dbt's own
     ``dbt test``, failing on the same ones, each named; a passing build passes them all."""
     import re
@@ -541,7 +541,7 @@ def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_
     from tests.integration.helpers import forecast_and_build, ingest, small_study
     from tsrate.platform import dbt_runner as dbt
 
-    warehouse, target = tmp_path / "tsrate.duckdb", tmp_path / "target"
+    warehouse, target = tmp_path / "tsrate.duckdb", dbt_target
     ingest(warehouse, ["AAPL", "MSFT"])
     study = small_study(
         study_tickers=["AAPL", "MSFT"], systems=["naive", "biased"], perturbations=["P0", "P1"]

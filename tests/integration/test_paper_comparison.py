@@ -21,7 +21,7 @@ PAPER_TICKERS = ["META", "GOOG", "PFE", "MRK", "WFC", "C"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, dbt_target):
     root = tmp_path_factory.mktemp("paper_comparison")
     warehouse = root / "tsrate.duckdb"
     days = pd.bdate_range("2023-03-28", "2024-04-22")
@@ -49,7 +49,7 @@ def built(tmp_path_factory):
         perturbations=["P0", "P1", "P2"],
         systems=["random", "biased", "naive"],
     )
-    run_id = forecast_and_build(warehouse, study, root / "target", select="+paper_comparison")
+    run_id = forecast_and_build(warehouse, study, dbt_target, select="+paper_comparison")
     return warehouse, run_id
 
 

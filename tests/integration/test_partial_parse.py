@@ -1,4 +1,5 @@
-"""A new run id (core or suite) reaches dbt's SQL without costing a re-parse.
+"""A new run id (core or suite), or another warehouse of the same file name, reaches dbt
+without costing a re-parse; and the dbt child started ahead of a build.
 
 tsrate passes the run the marts describe as env vars (``TSRATE_RUN_ID``,
 ``TSRATE_<PREFIX>_SUITE_RUN_ID``), read by the models only when they run: dbt's partial
@@ -55,6 +56,39 @@ def test_a_new_run_id_is_compiled_in_without_a_reparse(tmp_path):
     latest, _ = _compile(warehouse, target, "latest", "")
     assert "row_number() over (order by started_at desc" in latest
     assert "run-two" not in latest and "und-two" not in latest
+
+
+def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_path):
+    """dbt hashes the profile's path into its partial parse: the child runs in the
+    warehouse's folder and the profile names the file alone, so a build of another
+    warehouse of the same name into the same target folder skips the parse. Each build
+    still reads and writes its own file: the staging view of each holds its own prices
+    (the data tests ran on it), and the first file is untouched by the second build."""
+    from tests.integration.helpers import ingest, read
+
+    target = tmp_path / "target"
+    log = target / "logs" / "dbt.log"
+    first, second = tmp_path / "a" / "tsrate.duckdb", tmp_path / "b" / "tsrate.duckdb"
+    first.parent.mkdir()
+    second.parent.mkdir()
+    ingest(first, ["AAPL", "MSFT"])
+    ingest(second, ["JPM"])
+    lines: list[str] = []
+    dbt.build(warehouse=first, on_line=lines.append, select="stg_prices", target_path=target)
+    assert "Starting full parse" in log.read_text()  # the first build of this target parses
+    log.unlink()
+    dbt.build(warehouse=second, on_line=lines.append, select="stg_prices", target_path=target)
+    text = log.read_text()
+    assert "no changes found, skipping parsing" in text, text[-3000:]
+    assert "Unable to do partial parsing" not in text, text[-3000:]
+    assert any("PASS=" in line and "FAIL=0" in line for line in lines), lines
+
+    def tickers(warehouse: Path) -> set[str]:
+        return set(read(warehouse, "select distinct ticker from staging.stg_prices")["ticker"])
+
+    assert tickers(first) == {"AAPL", "MSFT"}
+    assert tickers(second) == {"JPM"}
+    assert not (tmp_path / "tsrate.duckdb").exists() and not (target / "tsrate.duckdb").exists()
 
 
 def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_file(tmp_path):
@@ -148,3 +182,34 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkey
         dbt.build(run_id, warehouse, lines.append, None, target)
     assert any("int_windows_located_mase_scale" in line for line in lines), lines
     assert not (target / UNIT_TEST_PASS).exists()
+
+
+def test_a_child_started_ahead_is_kept_when_asked_again_and_stopped_when_discarded(tmp_path):
+    """`tsrate run` starts the build's dbt child before importing Prefect and the flows; the
+    pipeline asks again: the waiting child is kept (not killed and restarted), a different
+    selection gets its own child, and discard_prepared stops both."""
+    warehouse = tmp_path / "w.duckdb"
+    target = tmp_path / "target"
+    try:
+        dbt.prepare_build(warehouse, None, target)
+        first = dbt._PREPARED[dbt._key(warehouse.resolve(), None, target)][0]
+        dbt.prepare_build(warehouse, None, target)
+        again = dbt._PREPARED[dbt._key(warehouse.resolve(), None, target)][0]
+        assert again is first and first.poll() is None
+        dbt.prepare_build(warehouse, "window_errors", target)
+        other = dbt._PREPARED[dbt._key(warehouse.resolve(), "window_errors", target)][0]
+        assert other is not first
+    finally:
+        dbt.discard_prepared()
+    assert first.poll() is not None and other.poll() is not None
+    assert not dbt._PREPARED
+    # a child that has exited is replaced
+    dbt.prepare_build(warehouse, None, target)
+    try:
+        dead = dbt._PREPARED[dbt._key(warehouse.resolve(), None, target)][0]
+        dead.kill()
+        dead.wait()
+        dbt.prepare_build(warehouse, None, target)
+        assert dbt._PREPARED[dbt._key(warehouse.resolve(), None, target)][0] is not dead
+    finally:
+        dbt.discard_prepared()

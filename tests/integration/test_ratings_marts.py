@@ -61,7 +61,7 @@ def _quiet(line: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, dbt_target):
     root = tmp_path_factory.mktemp("ratings_marts")
     warehouse = root / "tsrate.duckdb"
     with connect(warehouse) as con:
@@ -70,9 +70,7 @@ def built(tmp_path_factory):
             con, STUDY, load_companies(), workers=1, progress=lambda message: None
         )
         finish_run(con, summary.run_id, "forecasted")
-    dbt.build(
-        run_id=summary.run_id, warehouse=warehouse, target_path=root / "target", on_line=_quiet
-    )
+    dbt.build(run_id=summary.run_id, warehouse=warehouse, target_path=dbt_target, on_line=_quiet)
     return warehouse, summary.run_id, root
 
 
@@ -324,7 +322,7 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
         {"run_id": run_id},
         warehouse,
         _quiet,
-        root / "target",
+        root / "target",  # its own: --vars would cost the shared folder's parse
     )
     pd.testing.assert_frame_equal(_read(warehouse, query), first)
 

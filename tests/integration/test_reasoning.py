@@ -20,6 +20,7 @@ from tests.unit.test_reasoning_import import good_rows, write
 from tsrate.html.page import human
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
+from tsrate.suites import SUITES
 from tsrate.suites.reasoning.dataset import DatasetError
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
 
@@ -27,6 +28,8 @@ pytestmark = pytest.mark.slow
 
 TINY = {"seed": 11, "scenarios": 8, "forecasts": 4, "length": 60}
 SELECT = ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"]
+#: the env var naming the suite run the marts describe (not --vars: keeps dbt's parse)
+RUN_ENV = SUITES["reasoning"].run_env
 MARTS = (
     "rsn_accuracy",
     "rsn_task_accuracy",
@@ -67,15 +70,15 @@ def t_interval(differences, clip: tuple[float, float] | None = None) -> tuple[fl
     return (max(clip[0], low), min(clip[1], high)) if clip else (low, high)
 
 
-def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
+def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, dbt_target):
     from flows.reasoning import reasoning_flow
 
     warehouse = tmp_path / "tsrate.duckdb"
-    target = tmp_path / "target"
+    target = dbt_target
     # 1. the suite's models build on a warehouse where it never ran (its raw tables empty)
     with connect(warehouse):
         pass
-    dbt.run_dbt(SELECT, {"rsn_suite_run_id": "latest"}, warehouse, lambda _: None, target)
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, target, {RUN_ENV: "latest"})
     assert count(warehouse, "marts.rsn_ratings") == 0
 
     # 2. the offline run: procedural items, random + forecasting references (2 fracast items)
@@ -269,7 +272,9 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness):
     assert linked["n"][0] == responses
 
 
-def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_harness):
+def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(
+    tmp_path, prefect_harness, dbt_target
+):
     from flows.reasoning import reasoning_flow
 
     warehouse = tmp_path / "tsrate.duckdb"
@@ -289,7 +294,7 @@ def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_
                 assert con.execute(f"select count(*) from raw.{table}").fetchone()[0] == 0
 
     good = write(tmp_path / "tsqa.jsonl", good_rows())
-    reasoning_flow(import_path=good, warehouse=str(warehouse), target_path=str(tmp_path / "target"))
+    reasoning_flow(import_path=good, warehouse=str(warehouse), target_path=str(dbt_target))
     items = read(warehouse, "select task, source, params from raw.rsn_items")
     assert (items["source"] == "import").all()
     assert sorted(items["task"].value_counts().items()) == [
@@ -313,7 +318,7 @@ def test_import_fills_the_marts_and_a_bad_file_leaves_nothing(tmp_path, prefect_
 
 
 def test_language_model_through_a_local_server_fills_the_same_marts(
-    tmp_path, monkeypatch, prefect_harness
+    tmp_path, monkeypatch, prefect_harness, dbt_target
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from flows.reasoning import reasoning_flow
@@ -339,7 +344,7 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
             generator=TINY,
             llms=["endpoint:qa_llm"],
             warehouse=str(warehouse),
-            target_path=str(tmp_path / "target"),
+            target_path=str(dbt_target),
         )
         asked = len(server.payloads)
         assert server.max_in_flight >= 2  # the endpoint's concurrency
@@ -397,7 +402,9 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
     assert_ratings_never_mislead(read(warehouse, "select * from marts.rsn_rating_stability"), GROUP)
 
 
-def test_a_language_model_answering_garbage_ranks_last(tmp_path, monkeypatch, prefect_harness):
+def test_a_language_model_answering_garbage_ranks_last(
+    tmp_path, monkeypatch, prefect_harness, dbt_target
+):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from flows.reasoning import reasoning_flow
     from tests.unit.test_llm import ChatServer
@@ -411,7 +418,7 @@ def test_a_language_model_answering_garbage_ranks_last(tmp_path, monkeypatch, pr
             generator=TINY,
             llms=["endpoint:qa_llm"],
             warehouse=str(warehouse),
-            target_path=str(tmp_path / "target"),
+            target_path=str(dbt_target),
         )
     errors = read(warehouse, "select * from marts.rsn_forecast_errors where system_id = 'qa_llm'")
     assert (errors["n_scored"] == 0).all() and (errors["coverage"] == 0).all()

@@ -21,7 +21,7 @@ LEVELS = (100.0, None, 300.0)  # sample 1 is unparseable: the median of samples 
 
 
 def test_sampled_forecasts_give_median_and_crps_in_the_marts(
-    tmp_path, monkeypatch, prefect_harness
+    tmp_path, monkeypatch, prefect_harness, dbt_target
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from flows.reasoning import reasoning_flow
@@ -50,7 +50,7 @@ def test_sampled_forecasts_give_median_and_crps_in_the_marts(
             forecast_samples=N,
             warehouse=str(warehouse),
         )
-        reasoning_flow(**options, fracast=0, target_path=str(tmp_path / "target"))
+        reasoning_flow(**options, fracast=0, target_path=str(dbt_target))
         forecasts = [p for p in server.payloads if "Continue the series" in str(p["messages"])]
         assert len(forecasts) == 3 * 6  # one request per chat (6 conditions): n = 3
         assert {p["n"] for p in forecasts} == {N} and {p["temperature"] for p in forecasts} == {0.7}

@@ -42,14 +42,14 @@ LATER = Study.from_mapping(
 )
 
 
-def build(warehouse, tmp_path, **kwargs):
+def build(warehouse, target, **kwargs):
     dbt.build(
-        warehouse=warehouse, target_path=tmp_path / "target", on_line=lambda _: None,
+        warehouse=warehouse, target_path=target, on_line=lambda _: None,
         select=SELECT, **kwargs,
     )  # fmt: skip
 
 
-def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path):
+def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     predictions, n_windows = prediction_file(warehouse, tmp_path)
@@ -58,7 +58,7 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
         imported = import_forecasts(
             con, predictions, "external_llm", STUDY, workers=1, metadata=metadata
         )
-    build(warehouse, tmp_path, run_id=imported.run_id)
+    build(warehouse, dbt_target, run_id=imported.run_id)
     query = "select * from marts.window_errors where system_id = 'external_llm' order by all"
     at_import = read(warehouse, query)
     assert len(at_import) == n_windows * len(STUDY.perturbations)
@@ -73,7 +73,7 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
         ).fetchall()
     assert study_ids == [(imported.study_id,)]  # systems do not change the study
 
-    build(warehouse, tmp_path)  # the newest run's study, as `tsrate run` / `tsrate build`
+    build(warehouse, dbt_target)  # the newest run's study, as `tsrate run` / `tsrate build`
     ratings = read(warehouse, "select distinct run_id, system_id from marts.ratings")
     assert set(ratings["system_id"]) == {"naive", "seasonal_naive", "external_llm"}
     assert set(ratings["run_id"]) == {later.run_id}
@@ -101,7 +101,7 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
     assert "external_llm" in set(provenance["system_id"])
 
     # the single-run view (`tsrate build --run-id`): only the run's own systems
-    build(warehouse, tmp_path, run_id=later.run_id, scope="run")
+    build(warehouse, dbt_target, run_id=later.run_id, scope="run")
     ratings = read(warehouse, "select distinct system_id from marts.ratings")
     assert set(ratings["system_id"]) == {"naive", "seasonal_naive"}
 
@@ -121,7 +121,7 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path)
     assert Study.from_json(json.dumps(manifest["study"])) == LATER
 
 
-def test_a_warehouse_of_the_previous_release_builds_with_its_history(tmp_path):
+def test_a_warehouse_of_the_previous_release_builds_with_its_history(tmp_path, dbt_target):
     """Runs written before studies existed (no raw.studies, no raw.runs.study_id) join their
     study at the next build, nothing lost, and the study's systems are rated together."""
     warehouse = tmp_path / "tsrate.duckdb"
@@ -139,7 +139,7 @@ def test_a_warehouse_of_the_previous_release_builds_with_its_history(tmp_path):
         before = con.execute("select * from raw.runs order by run_id").fetchall()
         n_forecasts = con.execute("select count(*) from raw.forecasts").fetchone()[0]
 
-    build(warehouse, tmp_path)
+    build(warehouse, dbt_target)
 
     with connect(warehouse, read_only=True) as con:
         after = con.execute("select * exclude (study_id) from raw.runs order by run_id").fetchall()

@@ -1,5 +1,6 @@
 """The robustness of uncertainty (issue 27 item 3): WQL and the 80 % interval's absolute
-miscalibration are outcomes of the robustness analysis, beside R^max, on a real warehouse.
+miscalibration are outcomes of the robustness analysis, beside R^max, on a real warehouse
+(the session's quantile study, ``quantile_run`` in conftest.py).
 
 Every number is recomputed independently from raw.forecast_quantiles and raw.prices only:
 the per-window outcomes by hand (pinball loss, coverage), WRS with scipy's Student t-test
@@ -14,86 +15,47 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from tests.integration.helpers import ingest, read, small_study
+from tests.integration.helpers import (
+    QUANTILE_COLUMNS,
+    QUANTILE_LEVELS,
+    WITH_QUANTILES,
+    quantile_steps,
+    read,
+)
 from tsrate.config import load_companies
 from tsrate.methods.ratings import assign_ratings
-from tsrate.platform import dbt_runner as dbt
-from tsrate.platform.warehouse import connect
-from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
-LEVELS = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
-COLUMNS = [f"q{round(level * 100)}" for level in LEVELS]
+LEVELS = QUANTILE_LEVELS
+COLUMNS = QUANTILE_COLUMNS
 OUTCOMES = ["wql", "coverage_error_80"]
-WITH_QUANTILES = ["naive", "seasonal_naive", "arima", "random"]
-SELECT = "+ratings +uncertainty_effects +rating_leave_one_out +window_leakage +run_provenance"
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("uncertainty")
-    warehouse = root / "w.duckdb"
-    study = small_study(
-        study_tickers=["AAPL", "MSFT", "JPM"],
-        study_start="2022-06-01",
-        study_end="2022-10-31",
-        context_length=30,
-        horizon=6,
-        perturbations=["P0", "P3"],
-        systems=[*WITH_QUANTILES, "biased"],
-    )
-    ingest(warehouse, list(study.tickers))
-    with connect(warehouse) as con:
-        summary = run_forecasts(con, study, load_companies(), workers=1, progress=lambda m: None)
-        finish_run(con, summary.run_id, "forecasted")
-        # a system whose partitions hold no quantiles (as an import without quantile columns)
-        con.execute("delete from raw.forecast_quantiles where system_id = 'biased'")
-    dbt.build(
-        run_id=summary.run_id,
-        warehouse=warehouse,
-        target_path=root / "target",
-        on_line=lambda line: None,
-        select=SELECT,
-    )
-    return warehouse, summary.run_id, study
 
 
 def independent_outcomes(warehouse, run_id, study) -> pd.DataFrame:
     """Per window: WQL and |coverage_80 - 0.8| from the stored quantiles and prices."""
-    quantiles = read(
-        warehouse,
-        "select q.* from raw.forecast_quantiles q join raw.run_partitions p using (partition_key) "
-        "where p.run_id = ?",
-        [run_id],
-    )
-    prices = read(warehouse, "select ticker, price_date, close from raw.prices order by 1, 2")
+    steps = quantile_steps(warehouse, run_id, study)
     rows = []
-    for ticker, group in quantiles.groupby("ticker"):
-        mine = prices[prices["ticker"] == ticker]
-        closes = mine["close"].to_numpy()
-        position = {pd.Timestamp(d): i for i, d in enumerate(mine["price_date"])}
-        keys = ["system_id", "perturbation_id", "window_end_date"]
-        for (system, perturbation, end), window in group.groupby(keys):
-            steps = window["horizon_step"].to_numpy()
-            actual = closes[position[pd.Timestamp(end)] + steps]
-            q = window[COLUMNS].to_numpy(dtype=float)
-            diff = actual[:, None] - q
-            pinball = np.maximum(LEVELS * diff, (LEVELS - 1) * diff).sum()
-            covered = (actual >= q[:, 0]) & (actual <= q[:, -1])
-            rows.append(
-                {
-                    "system_id": system,
-                    "ticker": ticker,
-                    "window_end_date": pd.Timestamp(end),
-                    "perturbation_id": perturbation,
-                    "wql": 2 * pinball / (len(LEVELS) * np.abs(actual).sum()),
-                    "coverage_error_80": abs(covered.mean() - 0.8),
-                }
-            )
+    keys = ["system_id", "ticker", "perturbation_id", "window_end_date"]
+    for (system, ticker, perturbation, end), window in steps.groupby(keys):
+        actual = window["y"].to_numpy()
+        q = window[COLUMNS].to_numpy(dtype=float)
+        diff = actual[:, None] - q
+        pinball = np.maximum(LEVELS * diff, (LEVELS - 1) * diff).sum()
+        covered = (actual >= q[:, 0]) & (actual <= q[:, -1])
+        rows.append(
+            {
+                "system_id": system,
+                "ticker": ticker,
+                "window_end_date": pd.Timestamp(end),
+                "perturbation_id": perturbation,
+                "wql": 2 * pinball / (len(LEVELS) * np.abs(actual).sum()),
+                "coverage_error_80": abs(covered.mean() - 0.8),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def test_window_outcomes_equal_an_independent_computation(built):
-    warehouse, run_id, study = built
+def test_window_outcomes_equal_an_independent_computation(quantile_run):
+    warehouse, run_id, study = quantile_run
     ours = read(warehouse, "select * from marts.window_errors")
     ours["window_end_date"] = pd.to_datetime(ours["window_end_date"])
     expected = independent_outcomes(warehouse, run_id, study)
@@ -107,8 +69,8 @@ def test_window_outcomes_equal_an_independent_computation(built):
     assert len(biased) > 0 and biased[OUTCOMES].isna().all().all()
 
 
-def test_wrs_on_probabilistic_outcomes_equals_scipy(built):
-    warehouse, run_id, study = built
+def test_wrs_on_probabilistic_outcomes_equals_scipy(quantile_run):
+    warehouse, run_id, study = quantile_run
     errors = independent_outcomes(warehouse, run_id, study)
     companies = load_companies().set_index("ticker")["industry"]
     errors["industry"] = errors["ticker"].map(companies)
@@ -156,11 +118,11 @@ def test_wrs_on_probabilistic_outcomes_equals_scipy(built):
     assert checked == 2 * len(WITH_QUANTILES) * 2 * 2
 
 
-def test_ape_oracle_on_probabilistic_outcomes_is_the_mean_paired_difference(built):
+def test_ape_oracle_on_probabilistic_outcomes_is_the_mean_paired_difference(quantile_run):
     """Every window ran under P0 and P3, so the ATE oracle of every distribution is the mean
     over all windows of outcome(P3) - outcome(P0); oracle_score is its absolute value. The
     estimate is a mean over treatment draws with its spread."""
-    warehouse, run_id, study = built
+    warehouse, run_id, study = quantile_run
     errors = independent_outcomes(warehouse, run_id, study)
     scores = read(
         warehouse,
@@ -181,8 +143,8 @@ def test_ape_oracle_on_probabilistic_outcomes_is_the_mean_paired_difference(buil
             assert got["score_spread"].notna().all()
 
 
-def test_system_without_quantiles_is_null_with_the_reason(built):
-    warehouse, _, _ = built
+def test_system_without_quantiles_is_null_with_the_reason(quantile_run):
+    warehouse, _, _ = quantile_run
     scores = read(
         warehouse,
         "select * from marts.robustness_scores where system_id = 'biased' and outcome in ?",
@@ -210,10 +172,10 @@ def test_system_without_quantiles_is_null_with_the_reason(built):
     assert not rated["systems_rated_together"].str.contains("biased").any()
 
 
-def test_ratings_on_probabilistic_outcomes_follow_the_raw_scores(built):
+def test_ratings_on_probabilistic_outcomes_follow_the_raw_scores(quantile_run):
     """Each (metric, perturbation, outcome) re-rated directly with assign_ratings from the
     robustness scores; a better (lower) raw score never gets a worse rating."""
-    warehouse, _, _ = built
+    warehouse, _, _ = quantile_run
     ratings = read(
         warehouse,
         "select * from marts.ratings where outcome in ? and raw_score is not null",
@@ -245,11 +207,11 @@ def test_ratings_on_probabilistic_outcomes_follow_the_raw_scores(built):
         assert ordered["rating"].is_monotonic_increasing
 
 
-def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(built):
+def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(quantile_run):
     """mean_change = mean over windows of outcome(P3) - outcome(P0); the interval is a t
     interval (scipy) over clusters = a ticker's windows whose origins lie in the same stretch
     of `horizon` trading days, from the first window's origin."""
-    warehouse, run_id, study = built
+    warehouse, run_id, study = quantile_run
     errors = independent_outcomes(warehouse, run_id, study)
     prices = read(warehouse, "select ticker, price_date from raw.prices order by 1, 2")
     day = {
@@ -291,13 +253,13 @@ def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(
     assert biased["reason"].str.contains("no quantile forecasts").all()
 
 
-def test_leave_one_out_equals_a_direct_recomputation(built):
+def test_leave_one_out_equals_a_direct_recomputation(quantile_run):
     """Every published rating re-rated by tsrate.methods.ratings.ratings_frame with each
     other system removed, from marts.ratings' raw scores and robustness_scores' max_score."""
     from tsrate.methods.ratings import ratings_frame
     from tsrate.robustness.marts.ratings import CORE_IDEALS
 
-    warehouse, _, _ = built
+    warehouse, _, _ = quantile_run
     ratings = read(warehouse, "select * from marts.ratings where raw_score is not null")
     maxima = read(
         warehouse,
@@ -345,12 +307,12 @@ def test_leave_one_out_equals_a_direct_recomputation(built):
     assert checked > 100
 
 
-def test_the_report_shows_the_uncertainty_effects_leave_one_out_and_leakage(built):
+def test_the_report_shows_the_uncertainty_effects_leave_one_out_and_leakage(quantile_run):
     from tsrate.robustness.report.numbers import num
     from tsrate.robustness.report.probabilistic import provenance_section
     from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
 
-    warehouse, _, _ = built
+    warehouse, _, _ = quantile_run
     effects = read(warehouse, "select * from marts.uncertainty_effects")
     html = uncertainty_section(effects, num)
     assert html.count("<tr>") == 2 + len(effects)  # a header row per outcome's table

@@ -16,6 +16,7 @@ from tests.integration.rating_properties import (
 from tests.integration.suite_publish import assert_suite_published
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
+from tsrate.suites import SUITES
 from tsrate.suites.understanding.formats import FORMATS
 from tsrate.suites.understanding.tasks import TASKS
 
@@ -23,6 +24,8 @@ pytestmark = pytest.mark.slow
 
 GROUP = ["suite_run_id", "metric", "prompting", "feature"]  # one rated group of und_ratings
 SELECT = ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"]
+#: the env var naming the suite run the marts describe (not --vars: keeps dbt's parse)
+RUN_ENV = SUITES["understanding"].run_env
 TINY = {
     "train": 1,
     "validation": 1,
@@ -74,15 +77,15 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return proportion_confint(k, n, alpha=0.05, method="wilson")
 
 
-def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
+def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness, dbt_target):
     from flows.understanding import understanding_flow
 
     warehouse = tmp_path / "tsrate.duckdb"
-    target = tmp_path / "target"
+    target = dbt_target
     # 1. the suite's models build on a warehouse where it never ran (no raw.und_* tables)
     with connect(warehouse):
         pass
-    dbt.run_dbt(SELECT, {"und_suite_run_id": "latest"}, warehouse, lambda _: None, target)
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, target, {RUN_ENV: "latest"})
     assert read(warehouse, "select count(*) n from marts.und_ratings")["n"][0] == 0
 
     # 2. the offline run: statistical analyst and random answerer, every task and format
@@ -259,13 +262,15 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness):
     assert read(warehouse, "select count(*) n from raw.und_responses")["n"][0] == n_responses
 
 
-def test_zero_shot_and_chain_of_thought_fill_the_marts_side_by_side(tmp_path, prefect_harness):
+def test_zero_shot_and_chain_of_thought_fill_the_marts_side_by_side(
+    tmp_path, prefect_harness, dbt_target
+):
     """``--prompting both``: every question asked zero-shot and with the CoT instruction;
     the offline references reply in the CoT form and the marts keep the styles apart."""
     from flows.understanding import understanding_flow
 
     warehouse = tmp_path / "tsrate.duckdb"
-    target = tmp_path / "target"
+    target = dbt_target
     overrides = {
         **TINY,
         "formats": ["csv", "json"],
@@ -365,7 +370,12 @@ def test_cot_parser_model_reads_replies_without_an_answer_line(tmp_path, monkeyp
         cot_parser=CotParser("hf_local:tiny_yes"),
     )
     dbt.run_dbt(
-        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
+        # plain dbt's --vars (own target folder: a var costs the shared one's parse)
+        SELECT,
+        {"und_suite_run_id": suite_run_id},
+        warehouse,
+        lambda _: None,
+        tmp_path / "target",
     )
     raw = read(
         warehouse,
@@ -394,7 +404,9 @@ def test_cot_parser_model_reads_replies_without_an_answer_line(tmp_path, monkeyp
     assert unparsed["parse_error"].str.contains("the parser model's extraction: ").all()
 
 
-def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_path, monkeypatch):
+def test_language_model_through_a_local_chat_server_fills_the_same_marts(
+    tmp_path, monkeypatch, dbt_target
+):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from tests.unit.test_llm import ChatServer
     from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
@@ -436,9 +448,7 @@ def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_pat
             progress=lambda _: None,
         )
         assert again["und_chat"] == (0, asked) and len(server.payloads) == asked
-    dbt.run_dbt(
-        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
-    )
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, {RUN_ENV: suite_run_id})
     scores = read(warehouse, "select * from marts.und_scores").set_index(
         ["task", "feature", "format"]
     )
@@ -474,7 +484,9 @@ def test_language_model_through_a_local_chat_server_fills_the_same_marts(tmp_pat
     assert_ratings_never_mislead(read(warehouse, "select * from marts.und_rating_stability"), GROUP)
 
 
-def test_a_system_answering_garbage_ranks_last_and_the_report_says_so(tmp_path, monkeypatch):
+def test_a_system_answering_garbage_ranks_last_and_the_report_says_so(
+    tmp_path, monkeypatch, dbt_target
+):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from tests.unit.test_llm import ChatServer
     from tsrate.suites.understanding.report import write_report
@@ -491,9 +503,7 @@ def test_a_system_answering_garbage_ranks_last_and_the_report_says_so(tmp_path, 
         monkeypatch.setenv("TSRATE_UND_CHAT_MODEL", "garbage")
         systems = open_systems(["endpoint:und_chat"], references=True)
         suite_run_id, _ = run_suite(warehouse, config, systems, progress=lambda _: None)
-    dbt.run_dbt(
-        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
-    )
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, {RUN_ENV: suite_run_id})
     scores = read(warehouse, "select * from marts.und_scores where system_id = 'und_chat'")
     assert (scores["n_unparsed"] == scores["n_prompts"]).all() and (scores["coverage"] == 0).all()
     ratings = read(warehouse, "select * from marts.und_ratings")

@@ -36,11 +36,11 @@ METRICS = ["max_abs_residual", "smape", "mase", "sign_accuracy"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, dbt_target):
     root = tmp_path_factory.mktemp("warehouse")
     warehouse = root / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT", "JPM", "BAC"])
-    run_id = forecast_and_build(warehouse, small_study(), root / "target")
+    run_id = forecast_and_build(warehouse, small_study(), dbt_target)
     return warehouse, run_id, root
 
 
@@ -130,13 +130,13 @@ def test_each_perturbed_window_shows_exactly_one_perturbed_input(built):
     assert missing["n"][0] == 0
 
 
-def test_rerun_reuses_every_partition_and_duplicates_nothing(built):
+def test_rerun_reuses_every_partition_and_duplicates_nothing(built, dbt_target):
     warehouse, first_run, root = built
     before = read(warehouse, "select count(*) n from raw.forecasts")["n"][0]
     marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(
         columns="run_id"
     )
-    second_run = forecast_and_build(warehouse, small_study(), root / "target")
+    second_run = forecast_and_build(warehouse, small_study(), dbt_target)
     assert read(warehouse, "select count(*) n from raw.forecasts")["n"][0] == before
     reused = read(warehouse, "select reused from raw.run_partitions where run_id = ?", [second_run])
     assert len(reused) == 64 and reused["reused"].all()
@@ -145,13 +145,13 @@ def test_rerun_reuses_every_partition_and_duplicates_nothing(built):
     pd.testing.assert_frame_equal(marts_after.drop(columns="run_id"), marts_before)
 
 
-def test_force_recomputes_appends_and_gives_the_same_marts(built):
+def test_force_recomputes_appends_and_gives_the_same_marts(built, dbt_target):
     warehouse, _, root = built
     before = read(warehouse, "select count(*) n from raw.forecasts")["n"][0]
     marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(
         columns="run_id"
     )
-    forced_run = forecast_and_build(warehouse, small_study(), root / "target", force=True)
+    forced_run = forecast_and_build(warehouse, small_study(), dbt_target, force=True)
     assert read(warehouse, "select count(*) n from raw.forecasts")["n"][0] == 2 * before
     reused = read(warehouse, "select reused from raw.run_partitions where run_id = ?", [forced_run])
     assert len(reused) == 64 and not reused["reused"].any()
@@ -161,11 +161,11 @@ def test_force_recomputes_appends_and_gives_the_same_marts(built):
     pd.testing.assert_frame_equal(marts_after, marts_before)
 
 
-def test_another_company_set_through_config_alone(tmp_path):
+def test_another_company_set_through_config_alone(tmp_path, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["KO", "PEP", "XOM", "CVX"])
     study = small_study(study_tickers=["KO", "PEP", "XOM", "CVX"], systems=["naive", "biased"])
-    forecast_and_build(warehouse, study, tmp_path / "target")
+    forecast_and_build(warehouse, study, dbt_target)
     errors = read(
         warehouse, "select ticker, industry, count(*) n from marts.window_errors group by all"
     )
@@ -258,7 +258,7 @@ KILL_SCRIPT = textwrap.dedent(
 )
 
 
-def test_killed_run_resumes_without_duplicates(tmp_path, built):
+def test_killed_run_resumes_without_duplicates(tmp_path, built, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     script = tmp_path / "kill_me.py"
@@ -283,7 +283,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built):
     stored = read(warehouse, "select count(*) n from raw.forecast_partitions")["n"][0]
     assert 3 <= stored < 16
     study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"])
-    run_id = forecast_and_build(warehouse, study, tmp_path / "target", workers=1)
+    run_id = forecast_and_build(warehouse, study, dbt_target, workers=1)
     reused = read(
         warehouse,
         "select count_if(reused) r, count(*) n from raw.run_partitions where run_id = ?",
@@ -331,7 +331,7 @@ def test_dbt_releases_the_file(built):
     assert not free_while_held and "lock" in why.lower(), why
 
 
-def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path):
+def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path, dbt_target):
     """Upgrades: a seed that gained a column and raw tables added later must not break the
     build of an existing warehouse, and nothing stored is lost."""
     import shutil
@@ -339,7 +339,8 @@ def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path):
     from tsrate.platform import dbt_runner as dbt
 
     warehouse, run_id, _ = built
-    old = tmp_path / "old.duckdb"
+    old = tmp_path / "old" / "tsrate.duckdb"  # the file name keeps dbt's shared parse
+    old.parent.mkdir()
     shutil.copy(warehouse, old)
     con = duckdb.connect(str(old))
     try:
@@ -352,7 +353,7 @@ def test_a_warehouse_of_an_older_version_still_builds(built, tmp_path):
     dbt.build(
         run_id=run_id,
         warehouse=old,
-        target_path=tmp_path / "target",
+        target_path=dbt_target,
         on_line=lambda _: None,
         select=ERROR_MARTS,
     )

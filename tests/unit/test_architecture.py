@@ -196,34 +196,81 @@ def test_no_module_is_too_long():
     assert not fixed, f"no longer over {MAX_LINES} lines: delete from LONG_MODULE_EXCEPTIONS: {fixed}"
 
 
-# Known debt: unit test modules that still start a process (a fresh interpreter to check what a
-# command imports, a real pipe, another Python's environment). Each must still do so (a test
-# checks), so the list only shrinks; a unit module not listed here that starts one fails.
-SUBPROCESS_EXCEPTIONS = {
-    "test_moment": "runs momentfm in its own environment's Python",
-    "test_operations": "pause points and signals of real child processes",
-    "test_orchestration": "ingest and a suite run from the command line, without a server",
-    "test_presets": "the offline refusal imports nothing heavy (fresh interpreter)",
-    "test_query": "a refused statement is reported before pandas is imported",
-    "test_query_formats": "a closed pipe ends quietly",
-    "test_study_check": "the study check runs before Prefect and pandas are imported",
-}
+# Known debt: unit test modules that still start a process (none left). Each entry must still
+# do so (a test checks), so the list only shrinks; a unit module not listed here that starts
+# one fails.
+SUBPROCESS_EXCEPTIONS: dict[str, str] = {}
+#: Modules whose import means a test can start a process.
+PROCESS_MODULES = ("subprocess", "multiprocessing")
+#: tsrate.platform.dbt_runner's functions that start a dbt child process.
+DBT_CHILD_STARTERS = {"run_dbt", "prepare_build", "build", "docs"}
 
 
 def _starts_a_process(path: Path) -> bool:
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import) and any(a.name == "subprocess" for a in node.names):
+    """Whether a test module imports a process module, or calls one of the dbt runner's
+    functions that start a child (through ``dbt_runner`` or a name imported from it)."""
+    tree = ast.parse(path.read_text())
+    runner_aliases: set[str] = set()
+    starters: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in PROCESS_MODULES:
+                    return True
+                if alias.name == "tsrate.platform.dbt_runner":
+                    runner_aliases.add(alias.asname or alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if module.split(".")[0] in PROCESS_MODULES:
+                return True
+            for alias in node.names:
+                if module == "tsrate.platform" and alias.name == "dbt_runner":
+                    runner_aliases.add(alias.asname or alias.name)
+                elif module == "tsrate.platform.dbt_runner" and alias.name in DBT_CHILD_STARTERS:
+                    starters.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in starters:
             return True
-        if isinstance(node, ast.ImportFrom) and node.module == "subprocess":
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in DBT_CHILD_STARTERS
+            and isinstance(func.value, ast.Name)
+            and func.value.id in runner_aliases
+        ):
             return True
     return False
 
 
 def test_unit_tests_start_no_processes():
     """A unit test runs in this process; one that starts a child (the CLI as a user runs it,
-    a fresh interpreter) is an integration test (tests/integration/)."""
+    a fresh interpreter, a dbt build, a process pool it imports) is an integration test
+    (tests/integration/)."""
     starting = {p.stem for p in (ROOT / "tests" / "unit").glob("*.py") if _starts_a_process(p)}
     unexpected = sorted(starting - set(SUBPROCESS_EXCEPTIONS))
     assert not unexpected, f"unit tests that start processes (move them to integration): {unexpected}"
     fixed = sorted(set(SUBPROCESS_EXCEPTIONS) - starting)
     assert not fixed, f"no longer start a process: delete from SUBPROCESS_EXCEPTIONS: {fixed}"
+
+
+def test_the_process_guard_sees_each_way_a_test_starts_one(tmp_path):
+    """The guard's probe on small sources: every way named above is seen; reading the dbt
+    runner's constants or a function of the same name elsewhere is not."""
+    cases = {
+        "import subprocess": True,
+        "from subprocess import run": True,
+        "import multiprocessing.pool": True,
+        "from tsrate.platform import dbt_runner as dbt\ndbt.build(None)": True,
+        "import tsrate.platform.dbt_runner as runner\nrunner.run_dbt(['parse'])": True,
+        "from tsrate.platform.dbt_runner import prepare_build\nprepare_build()": True,
+        "from tsrate.platform.dbt_runner import RETIRED_MARTS, ensure_raw_schema\n"
+        "ensure_raw_schema()": False,
+        "from tsrate.platform import dbt_runner as dbt\ndbt.log_folder()": False,
+        "def build():\n    pass\nbuild()": False,
+    }
+    for number, (source, starts) in enumerate(cases.items()):
+        path = tmp_path / f"case{number}.py"
+        path.write_text(source + "\n")
+        assert _starts_a_process(path) == starts, source

@@ -1,14 +1,10 @@
-"""Operations without Prefect or dbt: the writer lock across processes, the publish step's
-Parquet export on a real DuckDB file, the test hook, the schedule config and prefect.yaml."""
+"""Operations without Prefect or dbt, in this process: the publish step's Parquet export on
+a real DuckDB file, the test hook, the schedule config and prefect.yaml. (The writer lock
+between processes: tests/integration/test_writer_lock_processes.py.)"""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -19,89 +15,8 @@ import yaml
 
 from tsrate import TsrateError
 from tsrate.config import project_dir
-from tsrate.platform.locking import WarehouseBusy, lock_path, writer_lock
 from tsrate.platform.publish import export_parquet, publish
 from tsrate.platform.serve import ScheduleConfig, build_deployments, deployment_parameters
-
-HOLDER = textwrap.dedent(
-    """
-    import sys
-    from tsrate.platform.locking import writer_lock
-
-    with writer_lock(sys.argv[1]):
-        print("locked", flush=True)
-        sys.stdin.read()  # hold until the test closes stdin (or kills us)
-    """
-)
-
-
-@pytest.fixture
-def holder(tmp_path):
-    """Another process holding the writer lock of ``tmp_path/tsrate.duckdb``."""
-    warehouse = tmp_path / "tsrate.duckdb"
-    process = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(warehouse)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(project_dir())),
-    )
-    assert process.stdout.readline().strip() == "locked"
-    yield warehouse, process
-    if process.poll() is None:
-        process.kill()
-    process.wait()
-
-
-def test_a_second_writer_fails_fast_naming_the_holder(holder):
-    warehouse, process = holder
-    started = time.monotonic()
-    with pytest.raises(WarehouseBusy, match=f"pid {process.pid}") as caught:
-        with writer_lock(warehouse):
-            pytest.fail("two writers held the lock")
-    assert time.monotonic() - started < 2
-    assert "one writer at a time" in str(caught.value)
-    assert str(lock_path(warehouse)) in str(caught.value)
-
-
-def test_a_waiting_writer_says_so_and_gets_the_lock_when_the_holder_ends(holder):
-    warehouse, process = holder
-    said = []
-    with pytest.raises(WarehouseBusy, match="after waiting 1s"):
-        with writer_lock(warehouse, timeout=1, say=said.append):
-            pass
-    assert said and f"pid {process.pid}" in said[0]
-    process.stdin.close()  # the holder finishes
-    with writer_lock(warehouse, timeout=30):
-        assert process.wait(timeout=10) == 0
-
-
-def test_a_killed_holder_leaves_no_stale_lock(holder):
-    warehouse, process = holder
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=10)
-    with writer_lock(warehouse):
-        pass
-
-
-def test_the_lock_is_reentrant_within_a_process_and_released_after(tmp_path):
-    warehouse = tmp_path / "tsrate.duckdb"
-    with writer_lock(warehouse), writer_lock(warehouse):
-        info = json.loads(lock_path(warehouse).read_text())
-        assert info["pid"] == os.getpid()
-    probe = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from tsrate.platform.locking import writer_lock\n"
-            "with writer_lock(sys.argv[1]): print('ok')",
-            str(warehouse),
-        ],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(project_dir())),
-    )
-    assert probe.stdout.strip() == "ok", probe.stderr
 
 
 def _tiny_warehouse(path: Path, run_id: str, rows: int) -> None:
@@ -237,27 +152,6 @@ def test_the_pause_hook_does_nothing_unless_asked(monkeypatch):
     assert time.monotonic() - started < 0.5
 
 
-def test_the_pause_hook_pauses_at_its_stage(tmp_path):
-    marker = tmp_path / "paused"
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from tsrate.platform.stages import pause_point; pause_point('ingest')"],
-        env=dict(
-            os.environ,
-            TSRATE_TEST_PAUSE_AT="ingest",
-            TSRATE_TEST_PAUSE_FILE=str(marker),
-            TSRATE_TEST_PAUSE_SECONDS="30",
-            PYTHONPATH=str(project_dir()),
-        ),
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert "TSRATE_TEST_PAUSED ingest" in process.stderr.readline()
-    assert marker.read_text().split() == ["ingest", str(process.pid)]
-    assert process.poll() is None  # still sleeping
-    process.kill()
-    process.wait()
-
-
 def test_schedules_and_parameters_come_from_config():
     config = ScheduleConfig.from_vars(
         {
@@ -380,16 +274,6 @@ def test_dask_address_resolution_and_bad_addresses(monkeypatch):
     assert local.cluster_kwargs["env"]["OMP_NUM_THREADS"] == "1"
 
 
-def test_cli_writers_refuse_a_held_warehouse(holder, monkeypatch, capsys):
-    from tsrate.cli import main
-
-    warehouse, process = holder
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
-    assert main(["ingest", "--tickers", "AAPL"]) == 2
-    assert f"is being written by pid {process.pid}" in capsys.readouterr().err
-    assert not warehouse.exists()  # nothing was opened, let alone written
-
-
 def test_cli_export_and_serve_dry_run(tmp_path, monkeypatch, capsys):
     from tsrate.cli import main
 
@@ -410,39 +294,6 @@ def test_cli_export_and_serve_dry_run(tmp_path, monkeypatch, capsys):
     assert f"tsrate-weekly: cron {config.weekly_cron}" in printed
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_the_dbt_child_dies_with_its_parent(tmp_path):
-    """A killed `tsrate run` must not leave dbt running (writing, holding DuckDB's lock)."""
-    parent_script = textwrap.dedent(
-        """
-        import os, subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c",
-            "import os, sys, time; from tsrate.platform.dbt_child import die_with_parent; "
-            "die_with_parent(int(sys.argv[1])); print('armed', flush=True); time.sleep(120)",
-            str(os.getpid())], stdout=subprocess.PIPE, text=True)
-        assert child.stdout.readline().strip() == "armed"
-        print(child.pid, flush=True)
-        time.sleep(120)
-        """
-    )
-    parent = subprocess.Popen(
-        [sys.executable, "-c", parent_script],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(project_dir())),
-    )
-    child_pid = int(parent.stdout.readline())
-    os.kill(parent.pid, signal.SIGKILL)
-    parent.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    while Path(f"/proc/{child_pid}").exists():
-        status = Path(f"/proc/{child_pid}/status").read_text()
-        if "State:\tZ" in status:  # dead, waiting to be reaped
-            break
-        assert time.monotonic() < deadline, "the child outlived its killed parent"
-        time.sleep(0.05)
-
-
 def test_partition_files_carry_window_failures(tmp_path):
     import numpy as np
 
@@ -459,33 +310,6 @@ def test_partition_files_carry_window_failures(tmp_path):
     assert isinstance(back, failures_module.PartialForecasts) and seconds == 2.0
     assert back.failures == (failure,)
     np.testing.assert_array_equal(back.values, values)  # NaN rows included
-
-
-def test_tsrate_run_refuses_a_held_warehouse_before_importing_prefect(holder):
-    """The writer lock is checked before Prefect (seconds to import) is even loaded."""
-    warehouse, process = holder
-    script = (
-        "import sys, time\n"
-        "from tsrate.cli import main\n"
-        "started = time.perf_counter()\n"
-        "code = main(['run', '--systems', 'naive'])\n"
-        "print(code, 'prefect' in sys.modules, round(time.perf_counter() - started, 2))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env=dict(
-            os.environ,
-            PYTHONPATH=f"{project_dir() / 'src'}{os.pathsep}{project_dir()}",
-            TSRATE_WAREHOUSE=str(warehouse),
-        ),
-        timeout=120,
-    )
-    code, prefect_loaded, _seconds = result.stdout.split()
-    assert (code, prefect_loaded) == ("2", "False"), result.stderr
-    assert f"is being written by pid {process.pid}" in result.stderr
-    assert "Traceback" not in result.stderr
 
 
 def _runs_table(path: Path, rows: list[tuple[str, str, str]]) -> None:

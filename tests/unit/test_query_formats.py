@@ -1,13 +1,11 @@
-"""`tsrate query --format table|csv|json`: NULL empty or null, and quiet on a closed pipe."""
+"""`tsrate query --format table|csv|json`: NULL empty or null. (Quiet on a closed pipe:
+tests/integration/test_cli_entry_point.py.)"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -73,23 +71,6 @@ def test_csv_keeps_the_row_limit_note_off_stdout(warehouse, capsys):
     assert code == 0
     assert out.splitlines() == ["i", "0", "1", "2", "3", "4"]
     assert "first 5 rows shown" in err
-
-
-def test_a_closed_pipe_ends_quietly(warehouse):
-    """`tsrate query ... | head -1`: the reader leaves early; no 'unexpected BrokenPipeError'."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tsrate.cli", "query", "from marts.big", "--limit", "200000"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert process.stdout.readline().split() == [b"i"]
-    process.stdout.close()  # what `head -1` does after its line
-    stderr = process.stderr.read().decode()
-    code = process.wait(timeout=60)
-    assert stderr == ""
-    assert code == 141  # 128 + SIGPIPE, as a Unix tool killed by the closed pipe
 
 
 def test_every_writing_command_takes_a_lock_timeout():

@@ -8,10 +8,7 @@ fresh interpreter and look at what it imported.
 from __future__ import annotations
 
 import csv
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -239,45 +236,6 @@ def test_did_you_mean_ignores_case_and_keeps_the_spelling():
     assert did_you_mean("zzz", ["AAPL"]) == ""
 
 
-# ----------------------------------------------------------------------------- before Prefect
-
-PROBE = """
-import sys
-from tsrate.cli import main
-code = main(sys.argv[1:])
-heavy = sorted(m for m in ("prefect", "dbt", "torch", "flows.pipeline", "skfolio") if m in sys.modules)
-print("exit", code, "heavy", heavy)
-"""
-
-
-def _run_cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "TSRATE_WAREHOUSE": str(tmp_path / "absent" / "tsrate.duckdb"),
-        "PYTHONPATH": os.pathsep.join([str(project_dir() / "src"), str(project_dir())]),
-    }
-    env.pop("TSRATE_PROJECT_DIR", None)
-    return subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=project_dir(),
-        timeout=120,
-    )
-
-
-def test_tsrate_run_fails_before_prefect_is_imported(tmp_path):
-    done = _run_cli(["run", "--systems", "arma"], tmp_path)
-    assert done.stdout.strip() == "exit 2 heavy []", done.stdout + done.stderr
-    assert done.stderr.splitlines() == [
-        "tsrate: error: the study has 1 problem; nothing was run:",
-        "  - unknown system 'arma' (did you mean 'arima'?); see `tsrate systems` "
-        "(--systems, seeds/systems.csv)",
-    ]
-    assert not (tmp_path / "absent").exists()  # the check writes nothing
-
-
 # ----------------------------------------------------------------------------- tsrate build
 
 
@@ -395,24 +353,3 @@ def test_an_unknown_distribution_source_gets_a_did_you_mean(project, warehouse):
     assert "unknown confounder_distributions 'seeds' (did you mean 'seed'?)" in line
 
 
-def test_the_default_check_imports_neither_pandas_nor_the_estimators(tmp_path):
-    probe = (
-        "import sys\n"
-        "from tsrate.robustness.study import check_study\n"
-        "check_study({'study_tickers': 'AAPL,MSFT'}, 'skfolio', None, sys.argv[1])\n"
-        "print(sorted(m for m in ('pandas', 'sklearn', 'tsrate.methods.causal.estimators') if m in sys.modules))\n"
-    )
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(project_dir() / "src"), str(project_dir())]),
-    }
-    env.pop("TSRATE_PROJECT_DIR", None)
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(tmp_path / "absent.duckdb")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=project_dir(),
-        timeout=120,
-    )
-    assert done.stdout.strip() == "[]", done.stdout + done.stderr

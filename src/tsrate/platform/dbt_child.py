@@ -57,6 +57,10 @@ ALWAYS_UNIT_TESTS = "TSRATE_ALWAYS_UNIT_TESTS"
 #: Set: ``tsrate-build`` parses, then waits for one line on stdin (a JSON object of env vars
 #: for the build, e.g. the run id) before it builds; an empty line or EOF ends it (exit 3).
 WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
+#: The warehouse as profiles.yml names it for dbt: the file's name, this process running in
+#: the file's folder (so dbt's partial parse survives a change of warehouse); tsrate's own
+#: code here reads the absolute ``TSRATE_WAREHOUSE``. Set by :mod:`tsrate.platform.dbt_runner`.
+PROFILE_WAREHOUSE = "TSRATE_DBT_WAREHOUSE"
 
 
 def die_with_parent(parent_pid: int | None) -> None:
@@ -179,7 +183,10 @@ def _summarise_build(result) -> tuple[int, float]:  # noqa: ANN001 - dbt RunExec
 
 
 def _target_path() -> Path:
-    return Path(os.environ.get("DBT_TARGET_PATH") or "target")
+    """dbt's target folder (a relative one is the project's, as dbt reads it: this process
+    runs in the warehouse's folder, see :data:`PROFILE_WAREHOUSE`)."""
+    project = Path(os.environ.get("TSRATE_PROJECT_DIR") or ".")
+    return project / (os.environ.get("DBT_TARGET_PATH") or "target")
 
 
 def _cache_key(manifest, wanted: list[str]) -> str:  # noqa: ANN001 - a dbt Manifest
@@ -265,15 +272,19 @@ def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | 
     build, as without a child started ahead) when dbt could not compile them so."""
     import tempfile
 
-    live = os.environ["TSRATE_WAREHOUSE"]
+    live = os.environ.get(PROFILE_WAREHOUSE)  # what profiles.yml reads first
     step = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tsrate-compile-") as folder:
-        os.environ["TSRATE_WAREHOUSE"] = str(Path(folder) / Path(live).name)
+        name = Path(os.environ["TSRATE_WAREHOUSE"]).name
+        os.environ[PROFILE_WAREHOUSE] = str(Path(folder) / name)
         try:
             tests = _compile_tests(runner, manifest, wanted, selection, common, quiet=True)
         finally:
             _close_dbt_connection()  # the throwaway file's connection, not kept for the build
-            os.environ["TSRATE_WAREHOUSE"] = live
+            if live is None:
+                os.environ.pop(PROFILE_WAREHOUSE, None)
+            else:
+                os.environ[PROFILE_WAREHOUSE] = live
     if tests is not None:
         _say(f"{len(tests)} data tests compiled ahead in {time.perf_counter() - step:.1f}s")
     return tests

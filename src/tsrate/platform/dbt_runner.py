@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, warehouse_path
-from tsrate.platform.dbt_child import SUMMARY
+from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, SUMMARY
 from tsrate.platform.stages import dbt_line_hook
 
 log = logging.getLogger("tsrate.platform.dbt_runner")
@@ -39,6 +39,13 @@ def log_folder(warehouse: Path | None = None) -> Path:
     return Path(warehouse or warehouse_path()).resolve().parent / "logs"
 
 
+def target_folder(target_path: Path | str | None = None) -> Path:
+    """dbt's target folder, absolute: ``target_path``, else env ``DBT_TARGET_PATH``, else the
+    project's ``target/`` (a relative one is the project's, as dbt reads it)."""
+    chosen = target_path or os.environ.get("DBT_TARGET_PATH") or "target"
+    return (project_dir() / chosen).resolve()
+
+
 def _command(
     args: Sequence[str],
     dbt_vars: dict | None,
@@ -46,17 +53,26 @@ def _command(
     target_path: Path | None,
     env_vars: dict[str, str] | None,
 ) -> tuple[list[str], dict[str, str], Path]:
-    """The dbt child's command line, environment and working folder."""
+    """The dbt child's command line, environment and working folder.
+
+    The child runs in the warehouse's folder and profiles.yml names the file by its name
+    alone (:data:`PROFILE_WAREHOUSE`): dbt hashes the profile's ``path`` and ``database``
+    into its partial-parse state, so with an absolute path every other warehouse would
+    cost a full parse (seconds to a minute); with the name, every warehouse called
+    ``tsrate.duckdb`` keeps the parse of the last build in the same target folder. Every
+    other path the child gets is absolute."""
     project = project_dir()
     warehouse = Path(warehouse or warehouse_path()).resolve()
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    env["TSRATE_WAREHOUSE"] = str(warehouse)
+    env["TSRATE_WAREHOUSE"] = str(warehouse)  # what tsrate's own code in the child reads
+    env[PROFILE_WAREHOUSE] = warehouse.name
+    env["TSRATE_PROJECT_DIR"] = str(project)
     env["DBT_PROFILES_DIR"] = str(project)
     env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     env.setdefault("DO_NOT_TRACK", "1")
     env.update(env_vars or {})
-    if target_path is not None:
-        env["DBT_TARGET_PATH"] = str(target_path)
+    env["DBT_TARGET_PATH"] = str(target_folder(target_path))
     env["TSRATE_DBT_PARENT_PID"] = str(os.getpid())  # the child dies with us (crash safety)
     command = [
         sys.executable,
@@ -68,10 +84,10 @@ def _command(
     ]
     command += ["--no-use-colors", "--no-use-colors-file"]  # no ANSI codes in any log
     if target_path is not None:
-        command += ["--log-path", str(Path(target_path) / "logs")]
+        command += ["--log-path", str(target_folder(target_path) / "logs")]
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars)]
-    return command, env, project
+    return command, env, warehouse.parent
 
 
 def _start(command: list[str], env: dict[str, str], cwd: Path, stdin: int | None = None):
@@ -129,9 +145,9 @@ def run_dbt(
     """
     if args and args[0] in ("build", "run"):
         ensure_raw_schema(warehouse)  # the models read raw.*, which connect() no longer creates
-    command, env, project = _command(args, dbt_vars, warehouse, target_path, env_vars)
+    command, env, cwd = _command(args, dbt_vars, warehouse, target_path, env_vars)
     started = time.perf_counter()
-    return _follow(_start(command, env, project), args, on_line, log_file, verbose, started)
+    return _follow(_start(command, env, cwd), args, on_line, log_file, verbose, started)
 
 
 def _follow(
@@ -226,10 +242,10 @@ def prepare_build(
     if waiting is not None and waiting[0].poll() is None:
         return
     discard_prepared(key)
-    command, env, project = _command(
+    command, env, cwd = _command(
         _build_args(select), None, warehouse, target_path, {WAIT_FOR_GO: "1"}
     )
-    _PREPARED[key] = (_start(command, env, project, stdin=subprocess.PIPE), time.perf_counter())
+    _PREPARED[key] = (_start(command, env, cwd, stdin=subprocess.PIPE), time.perf_counter())
 
 
 def discard_prepared(key: tuple | None = None) -> None:

@@ -165,12 +165,12 @@ def test_a_run_with_no_available_system_fails_clearly(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_failed_windows_leave_the_marts_for_every_system(failed_run, tmp_path):
+def test_failed_windows_leave_the_marts_for_every_system(failed_run, dbt_target):
     warehouse, summary, _ = failed_run
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
-        target_path=tmp_path / "target",
+        target_path=dbt_target,
         on_line=lambda line: None,
         select="+window_errors +forecast_failures_summary +perturbation_effects "
         "stg_run_skipped_systems systems perturbations",

@@ -1,0 +1,79 @@
+"""Flows run in process from the command line (no Prefect API): a fresh interpreter shows
+that no Prefect server, temporary or other, is started for them, and what they store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pandas as pd
+
+
+def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
+    """`tsrate run --file` ingests through flows.ingest outside any flow run: the file is
+    read and stored, and no Prefect server (temporary or other) is started for it."""
+    dates = pd.bdate_range("2022-01-03", periods=30)
+    frame = pd.DataFrame(
+        {"date": dates.strftime("%Y-%m-%d"), "ticker": "AAPL", "close": range(100, 130)}
+    )
+    csv = tmp_path / "prices.csv"
+    frame.to_csv(csv, index=False)
+    warehouse = tmp_path / "w.duckdb"
+    script = textwrap.dedent(
+        f"""
+        import logging, sys
+        seen = []
+        class Catch(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+        logging.getLogger().addHandler(Catch())
+        logging.getLogger().setLevel(logging.INFO)
+        from tsrate.platform.orchestration import call
+        from flows.ingest import ingest_flow
+        stored = call(ingest_flow, source="file", path={str(csv)!r}, warehouse={str(warehouse)!r})
+        print(stored)
+        print(any("temporary server" in line for line in seen))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["TSRATE_PREFECT"] = "auto"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2] == "{'AAPL': 30}"
+    assert lines[-1] == "False"
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert con.execute("select count(*), sum(close) from raw.prices").fetchone() == (
+            30,
+            sum(range(100, 130)),
+        )
+    finally:
+        con.close()
+
+
+def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
+    """`tsrate suite reasoning run` without a Prefect API runs its flow and its task as
+    plain functions (no temporary Prefect server), logging to the tsrate.run logger."""
+    warehouse = tmp_path / "w.duckdb"
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(TSRATE_PREFECT="auto", TSRATE_WAREHOUSE=str(warehouse))
+    command = [sys.executable, "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
+               "4", "--forecasts", "2", "--fracast", "0", "--no-build"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = done.stdout + done.stderr
+    assert "temporary server" not in output
+    assert "tsrate.run" in output and "prompts answered" in output  # the task's own log line
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        status = con.execute("select status from raw.suite_runs").fetchall()
+        answered = con.execute("select count(*) from raw.rsn_responses").fetchone()[0]
+    finally:
+        con.close()
+    assert len(status) == 1 and answered > 0
