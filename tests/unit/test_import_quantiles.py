@@ -258,3 +258,52 @@ def test_export_manifest_names_the_quantile_columns():
 
     assert list(validation.QUANTILE_COLUMNS) == FILE_COLUMNS
     assert export.QUANTILE_COLUMNS is validation.QUANTILE_COLUMNS
+
+
+def test_cli_import_predictions_with_a_manifest(warehouse, with_quantiles, tmp_path):
+    """Through `tsrate export-inputs` and `tsrate import-predictions --manifest`: crossing
+    quantiles are one `tsrate: error:` line and store nothing; the good file stores them."""
+    import os
+    import subprocess
+    import sys
+
+    from tsrate.config import project_dir
+
+    def tsrate(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "tsrate.cli", *args],
+            env=dict(os.environ, TSRATE_WAREHOUSE=str(warehouse)),
+            cwd=project_dir(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    flags = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+             "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
+    exported = tsrate("export-inputs", str(tmp_path / "export"), *flags)
+    assert exported.returncode == 0, exported.stderr
+    frame = with_quantiles.copy()
+    frame[["forecast", *FILE_COLUMNS]] += 0.5  # points no other test imported
+    crossed = frame.copy()
+    crossed.loc[2, "q0.7"] = crossed.loc[2, "q0.8"] + 1.0
+    args = ["--system", "cli_q", "--manifest", str(tmp_path / "export"), "--no-baselines",
+            "--no-build", "--metadata", "family=foundation"]  # fmt: skip
+    before = snapshot(warehouse)
+    bad = tsrate("import-predictions", str(write_csv(tmp_path, crossed, "bad.csv")), *args)
+    assert bad.returncode == 2, bad.stderr
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tsrate: error:"), bad.stderr
+    assert "line 4" in lines[0] and "quantiles cross" in lines[0], bad.stderr
+    after = snapshot(warehouse)
+    for table in RAW_TABLES:
+        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
+
+    good = tsrate("import-predictions", str(write_csv(tmp_path, frame, "good.csv")), *args)
+    assert good.returncode == 0, good.stderr
+    with connect(warehouse) as con:
+        stored = con.execute(
+            "select count(*), sum(q70) from raw.forecast_quantiles where system_id = 'cli_q'"
+        ).fetchone()
+    assert stored[0] == len(frame)
+    np.testing.assert_allclose(stored[1], frame["q0.7"].sum(), rtol=1e-12)
