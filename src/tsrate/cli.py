@@ -225,7 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
         "import", help="rate a model black-box from a file of its predictions (CSV/Parquet)"
     )
     imported.add_argument(
-        "path", help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast"
+        "path",
+        help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast "
+        "[, q0.1 ... q0.9: optional quantiles, all nine or none]",
     )
     imported.add_argument(
         "--system",
@@ -248,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="import predictions made on `tsrate export-inputs` files, checked against its manifest",
     )
     predictions.add_argument(
-        "path", help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast"
+        "path",
+        help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast "
+        "[, q0.1 ... q0.9: optional quantiles, all nine or none]",
     )
     predictions.add_argument(
         "--system",

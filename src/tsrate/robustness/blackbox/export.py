@@ -10,7 +10,10 @@
   first N windows of each ticker × perturbation): the line plot the numeric+image language
   models receive, with P4–P6 applied (see :func:`tsrate.systems.llm.window_images`).
 - ``manifest.json``, written last: the study, per ticker its window end dates and a hash of
-  its clean prices, the horizon, the file hashes, and the prediction format expected back.
+  its clean prices, the horizon, the file hashes, and the prediction format expected back
+  (``predictions.columns``, and the optional ``predictions.quantile_columns``: the manifest
+  is written before any prediction exists, so it cannot say whether a file has quantiles;
+  the file's columns decide, and these are the names the import reads).
 
 The export is built in a temporary sibling folder and renamed into place, so ``DIR`` is
 either complete or absent; an existing non-empty ``DIR`` is refused.
@@ -39,6 +42,7 @@ import pandas as pd
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.inputs.images import write_png
+from tsrate.robustness.blackbox.validation import QUANTILE_COLUMNS
 from tsrate.robustness.forecast.plan import TickerSeries, load_series, make_batch
 
 MANIFEST = "manifest.json"
@@ -133,6 +137,8 @@ def export_inputs(
             "images": images,
             "predictions": {
                 "columns": PREDICTION_COLUMNS,
+                "quantile_columns": list(QUANTILE_COLUMNS),
+                "quantiles": "optional: all of quantile_columns (fev's levels 0.1..0.9) or none",
                 "rows": "one per ticker x window_end_date x perturbation_id x horizon_step",
                 "horizon_step": f"1..{study.horizon} (1 = the trading day after window_end_date)",
                 "import": "tsrate import-predictions FILE --system NAME --manifest DIR",

@@ -5,6 +5,13 @@ The file (CSV with a header, or Parquet) holds one row per forecast::
     ticker,window_end_date,perturbation_id,horizon_step,forecast
     AAPL,2022-10-14,P0,1,138.2
 
+Optionally with quantile forecasts at fev's default levels, the nine columns ``q0.1`` …
+``q0.9`` (all or none per file; the file's columns decide; checks in
+:mod:`tsrate.robustness.blackbox.validation`). They are stored in ``raw.forecast_quantiles``
+(``q10`` … ``q90``) beside the point forecasts, in the same transaction, as the built-in
+systems' quantiles are, so the probabilistic marts score them; without them the system's
+probabilistic metrics are null with the reason.
+
 ``window_end_date`` names a window of the study (the date of its last context value, the
 forecast origin); ``horizon_step`` runs 1..horizon (step 1 is the next trading day). For each
 (ticker, perturbation) the file covers, every window of the study × every step must be
@@ -89,6 +96,7 @@ from tsrate.robustness.forecast.execute import (
     store_partition,
 )
 from tsrate.robustness.forecast.plan import Partition, TickerSeries, input_key, load_series
+from tsrate.systems.base import QuantileForecasts
 from tsrate.systems.registry import load_systems_seed
 
 #: The import's public names: the ones defined here, and those of its two halves that
@@ -248,9 +256,17 @@ def imported_input_key(
     study: Study,
     series: TickerSeries,
     perturbation_id: str,
-    forecasts_array: np.ndarray,
+    forecasts_array: np.ndarray | QuantileForecasts,
 ) -> str:
-    """The pipeline's input key with the forecasts' own hash as the system's fingerprint."""
+    """The pipeline's input key with the forecasts' own hash as the system's fingerprint
+    (with the quantiles' bytes after the point forecasts' when the file has them, so the
+    same points imported with and without quantiles are different partitions)."""
+    quantiles = None
+    if isinstance(forecasts_array, QuantileForecasts):
+        forecasts_array, quantiles = forecasts_array.point, forecasts_array.quantiles
     content = hashlib.sha256(np.ascontiguousarray(forecasts_array, dtype=float).tobytes())
+    if quantiles is not None:
+        content.update(b";quantiles;")
+        content.update(np.ascontiguousarray(quantiles, dtype=float).tobytes())
     fingerprint = f"imported;forecasts-sha256={content.hexdigest()}"
     return input_key(system_id, fingerprint, study, series, perturbation_id)

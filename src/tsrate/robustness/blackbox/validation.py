@@ -5,11 +5,20 @@
 (ticker, perturbation) the file covers) and the rules of
 :mod:`tsrate.robustness.blackbox.predictions`, listing every problem in one
 :class:`ImportValidationError`.
+
+Optional quantile forecasts: the nine columns :data:`QUANTILE_COLUMNS` (``q0.1`` … ``q0.9``,
+fev's default levels), all or none per file; the file's columns decide whether it has them.
+Rejected: a partial set, a column naming another level (``q0.05``, ``q10``, ``quantile_0.5``:
+:data:`QUANTILE_LIKE`), a value that is not a finite number (or larger than
+:data:`MAX_ABS_FORECAST`), and quantiles that cross (a level above the next by more than
+:data:`QUANTILE_TOLERANCE` × max(1, |value|)). Quantiles within the tolerance are stored as
+given, as the built-in systems' are (never re-sorted).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +35,18 @@ from tsrate.robustness.sources import (
     parquet_type_problems,
     ticker_rule,
 )
+from tsrate.systems.base import QUANTILE_LEVELS, QuantileForecasts
 
 IMPORT_COLUMNS = ["ticker", "window_end_date", "perturbation_id", "horizon_step", "forecast"]
+#: The optional quantile columns, level by level as :data:`tsrate.systems.base.QUANTILE_LEVELS`
+#: (fev's default 0.1 … 0.9): ``q`` + the level, ``q0.1`` … ``q0.9``. All nine or none.
+QUANTILE_COLUMNS = tuple(f"q{level:g}" for level in QUANTILE_LEVELS)
+#: A column whose name says it holds a quantile (``q0.05``, ``q10``, ``quantile_0.5``, ``q50%``);
+#: one that is not in :data:`QUANTILE_COLUMNS` is a level off the expected grid.
+QUANTILE_LIKE = re.compile(r"^(q|quantile)[_-]?(\d+(\.\d*)?|\.\d+)%?$")
+#: How far a quantile may lie above the next level's, relative to max(1, |value|): the
+#: rounding of the file's writer, not a crossing.
+QUANTILE_TOLERANCE = 1e-9
 #: Rows quoted per problem in an error message.
 MAX_EXAMPLES = 5
 
@@ -83,17 +102,44 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
                 f"found {list(frame.columns)}"
             ],
         )
+    quantiles = quantile_columns(list(frame.columns), source)
     if frame.empty:
         raise ImportValidationError(source, ["no forecast rows (only a header)"])
     if suffix == ".parquet":
         wrong = parquet_type_problems(
-            frame, ["horizon_step", "forecast"], ["window_end_date"], ["ticker", "perturbation_id"]
+            frame,
+            ["horizon_step", "forecast", *quantiles],
+            ["window_end_date"],
+            ["ticker", "perturbation_id"],
         )
         if wrong:
             raise ImportValidationError(source, wrong)
-    frame = frame[IMPORT_COLUMNS].reset_index(drop=True)
+    frame = frame[IMPORT_COLUMNS + quantiles].reset_index(drop=True)
     frame["_line"] = np.arange(first_line, first_line + len(frame))
     return frame, digest
+
+
+def quantile_columns(columns: list[str], source: str) -> list[str]:
+    """The file's quantile columns: all of :data:`QUANTILE_COLUMNS` or none; a partial set or
+    a column at another level raises :class:`ImportValidationError`."""
+    problems = []
+    off_grid = [c for c in columns if QUANTILE_LIKE.match(c) and c not in QUANTILE_COLUMNS]
+    expected = f"{', '.join(QUANTILE_COLUMNS)} (fev's default levels 0.1 to 0.9)"
+    if off_grid:
+        problems.append(
+            f"quantile column(s) {off_grid} are not at the expected levels; name the quantile "
+            f"columns {expected}, or leave quantiles out"
+        )
+    present = [c for c in QUANTILE_COLUMNS if c in columns]
+    if present and len(present) < len(QUANTILE_COLUMNS):
+        absent = [c for c in QUANTILE_COLUMNS if c not in columns]
+        problems.append(
+            f"partial set of quantile columns: {present} without {absent}; give all nine "
+            f"({expected}) or none"
+        )
+    if problems:
+        raise ImportValidationError(source, problems)
+    return present
 
 
 def _safe_header_problems(path: Path, suffix: str) -> list[str]:
@@ -110,8 +156,10 @@ def validate_predictions(
     series: dict[str, TickerSeries],
     system_id: str,
     accepted: tuple[str, ...] = (),
-) -> dict[tuple[str, str], np.ndarray]:
-    """Check every row against the study; return the (windows × horizon) grid per partition.
+) -> dict[tuple[str, str], np.ndarray | QuantileForecasts]:
+    """Check every row against the study; return the (windows × horizon) grid per partition,
+    as a :class:`QuantileForecasts` (windows × horizon × levels beside it) when the file
+    has quantile columns.
 
     Raises :class:`ImportValidationError` listing every problem found.
     """
@@ -220,7 +268,63 @@ def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
             "forecast that large is a unit or overflow error"
         )
     out["forecast"] = values
+    quantiles = [c for c in QUANTILE_COLUMNS if c in frame.columns]
+    if quantiles:
+        problems.extend(_parse_quantiles(frame, out, quantiles, what))
     return out, problems
+
+
+def _parse_quantiles(
+    frame: pd.DataFrame, out: pd.DataFrame, columns: list[str], what: str
+) -> list[str]:
+    """Parse the quantile columns into ``out``; the problems of all nine, one per kind."""
+    unparseable = pd.DataFrame(False, index=frame.index, columns=columns)
+    values = pd.DataFrame(index=frame.index, columns=columns, dtype=float)
+    for column in columns:
+        raw = frame[column]
+        values[column] = pd.to_numeric(raw, errors="coerce").astype(float)
+        if not pd.api.types.is_numeric_dtype(raw):
+            text = raw.astype("string").str.strip().str.lower()
+            spelled_missing = text.isna() | text.isin(["", "nan", "+nan", "-nan", "na", "null"])
+            unparseable[column] = values[column].isna() & ~spelled_missing
+    non_finite = ~np.isfinite(values.to_numpy()) & ~unparseable.to_numpy()
+    too_large = np.isfinite(values.to_numpy()) & (np.abs(values.to_numpy()) > MAX_ABS_FORECAST)
+    problems = []
+    for mask, problem, hint in (
+        (unparseable.to_numpy(), "quantile is not a number", "every quantile must be a number"),
+        (
+            non_finite,
+            "quantile is missing or not finite",
+            "give all nine quantiles on every row, or leave the quantile columns out",
+        ),
+        (
+            too_large,
+            f"quantile outside -{MAX_ABS_FORECAST:g} to {MAX_ABS_FORECAST:g}",
+            "a quantile that large is a unit or overflow error",
+        ),
+    ):
+        rows = pd.Series(mask.any(axis=1), index=frame.index)
+        if rows.any():
+            row, col = np.argwhere(mask)[0]
+            first = f"{columns[col]} = {frame[columns[col]].iloc[row]!r}"
+            problems.append(f"{_lines(frame, rows, what)}: {problem} (first: {first}); {hint}")
+    q = values.to_numpy()
+    lower, upper = q[:, :-1], q[:, 1:]
+    allowed = QUANTILE_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(lower), np.abs(upper)))
+    with np.errstate(invalid="ignore"):
+        crossed = (lower - upper) > allowed
+    rows = pd.Series(crossed.any(axis=1), index=frame.index)
+    if rows.any():
+        row, col = np.argwhere(crossed)[0]
+        problems.append(
+            f"{_lines(frame, rows, what)}: quantiles cross (first: {columns[col]} = "
+            f"{q[row, col]:g} > {columns[col + 1]} = {q[row, col + 1]:g}); each level's "
+            f"quantile must be at most the next level's (tolerance {QUANTILE_TOLERANCE:g} "
+            "relative)"
+        )
+    for column in columns:
+        out[column] = values[column]
+    return problems
 
 
 def _check_against_study(
@@ -301,15 +405,21 @@ def _check_duplicates(parsed: pd.DataFrame, what: str) -> list[str]:
 
 def _grids(
     parsed: pd.DataFrame, study: Study, series: dict[str, TickerSeries]
-) -> tuple[dict[tuple[str, str], np.ndarray], list[str]]:
-    grids = {}
+) -> tuple[dict[tuple[str, str], np.ndarray | QuantileForecasts], list[str]]:
+    grids: dict[tuple[str, str], np.ndarray | QuantileForecasts] = {}
     problems = []
     d = study.horizon
+    quantile_columns = [c for c in QUANTILE_COLUMNS if c in parsed.columns]
     for (ticker, perturbation_id), rows in parsed.groupby(["ticker", "perturbation_id"]):
         ends = pd.to_datetime(series[ticker].window_end_dates)
         grid = np.full((len(ends), d), np.nan)
         window = ends.get_indexer(pd.DatetimeIndex(rows["window_end_date"]))
-        grid[window, rows["horizon_step"].to_numpy() - 1] = rows["forecast"].to_numpy()
+        steps = rows["horizon_step"].to_numpy() - 1
+        grid[window, steps] = rows["forecast"].to_numpy()
+        if quantile_columns:
+            levels = np.full((len(ends), d, len(quantile_columns)), np.nan)
+            levels[window, steps] = rows[quantile_columns].to_numpy(dtype=float)
+            grids[(ticker, perturbation_id)] = QuantileForecasts(grid, levels)
         missing = np.isnan(grid)
         if missing.any():
             examples = []
@@ -324,5 +434,6 @@ def _grids(
                 f"{grid.size} forecasts (windows × steps 1..{d}) missing, in {n_windows} of "
                 f"{len(ends)} windows: {'; '.join(examples)}{more}"
             )
-        grids[(ticker, perturbation_id)] = grid
+        if not quantile_columns:
+            grids[(ticker, perturbation_id)] = grid
     return grids, problems
