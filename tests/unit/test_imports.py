@@ -26,6 +26,7 @@ RAW_TABLES = [
     "forecast_partitions",
     "run_partitions",
     "forecasts",
+    "forecast_quantiles",
 ]
 EXTERNAL_ROW = dict(
     system_id="external_demo",
