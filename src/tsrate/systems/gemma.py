@@ -67,6 +67,28 @@ INSTALL_HINT = (
 READY_FILE = "tsrate_gemma.json"
 #: the decoding rule of ``predict``, part of the fingerprint
 FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon"
+#: the decoding rule of :meth:`GemmaSystem.choice_replies`, part of an answerer's fingerprint
+CHOICE_DECODING = "greedy-over-admissible-answers;cot=reasoning-then-answer-line"
+
+#: Gemma 3's chat format (the instruction-tuned models' template, without the ``<bos>``,
+#: which the tokenizer adds): a system message opens the first user turn, the assistant is
+#: ``model``. The packaged GGUF carries no chat template, so its converted tokenizer has
+#: none; without this a chat would be plain text, which the model continues (it restates
+#: the question) instead of answering.
+GEMMA_CHAT_TEMPLATE = (  # no whitespace control: every character below is meant
+    "{% if messages[0]['role'] == 'system' %}"
+    "{% set first = messages[0]['content'] | trim + '\n\n' %}"
+    "{% set rest = messages[1:] %}"
+    "{% else %}{% set first = '' %}{% set rest = messages %}{% endif %}"
+    "{% for m in rest %}"
+    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+    "{{ first if loop.first else '' }}{{ m['content'] | trim }}<end_of_turn>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+#: the token that ends a model turn in that format: generation stops there too
+END_OF_TURN = "<end_of_turn>"
+CHAT_FORMAT = "gemma-turns"
 
 
 def cache_root() -> Path:
@@ -193,8 +215,9 @@ class GemmaSystem(HfLocalSystem):
     def fingerprint(self) -> str:
         s = self.settings
         return (
-            f"gemma3_270m;checkpoint={self.checkpoint_id()};{FORECAST_DECODING};"
-            f"max_new_tokens={s.max_new_tokens};decimals={s.decimals};prompt={prompt_digest()}"
+            f"gemma3_270m;checkpoint={self.checkpoint_id()};chat={CHAT_FORMAT};"
+            f"{FORECAST_DECODING};max_new_tokens={s.max_new_tokens};decimals={s.decimals};"
+            f"prompt={prompt_digest()}"
         )
 
     def availability(self) -> Availability:
@@ -227,14 +250,18 @@ class GemmaSystem(HfLocalSystem):
             raise TsrateError(f"system {self.system_id!r} is unavailable: {available.reason}")
         ensure_checkpoint(self.gguf_sha256(), self._convert, self.path)
         super().load()
+        use_gemma_turns(self._tokenizer, self._model)
+
+    def eos_ids(self) -> list[int]:
+        """The ids that end a reply (end of sequence and, in the chat format, end of turn)."""
+        self.load()
+        eos = self._model.generation_config.eos_token_id
+        return [int(e) for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
 
     def numeric_ids(self) -> list[int]:
         """The token ids a forecast reply may use (computed once per loaded model)."""
         if self._numeric_ids is None:
-            self.load()
-            eos = self._model.generation_config.eos_token_id
-            eos_ids = eos if isinstance(eos, list) else [eos]
-            self._numeric_ids = numeric_token_ids(self._tokenizer, eos_ids)
+            self._numeric_ids = numeric_token_ids(self._tokenizer, self.eos_ids())
         return self._numeric_ids
 
     def forecast_replies(self, batch: ForecastBatch) -> list[str]:
@@ -286,6 +313,57 @@ class GemmaSystem(HfLocalSystem):
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.forecast_replies(batch), batch.horizon)
+
+    def choice_replies(
+        self,
+        prompts: list[list[dict]],
+        answers: list[list[str]],
+        reasoning_tokens: int | None = None,
+    ) -> list[str]:
+        """Greedy replies to closed questions, each over its admissible ``answers`` only
+        (:mod:`tsrate.systems.choice_decoding`; the texts exactly as the parser should read
+        them, e.g. from :func:`~tsrate.systems.choice_decoding.admissible`), through an
+        output head cut to their tokens.
+
+        ``reasoning_tokens`` (chain of thought): first the model's own reply over the full
+        head, up to that many new tokens (it ends at its end of turn), cut before its first
+        ``Answer:`` line; then ``\nAnswer:`` and the answer decoded over the admissible
+        answers, continuing from the prompt and the reasoning. The reply is the reasoning,
+        the answer line and the answer. Named :data:`CHOICE_DECODING` in fingerprints."""
+        from tsrate.systems.choice_decoding import ChoiceTrie, reasoning_before_answer
+
+        self.load()
+        texts = [prompt_text(self._tokenizer, m) for m in prompts]
+        leads = [""] * len(texts)
+        if reasoning_tokens:
+            thoughts = self.generate(texts, max_new_tokens=reasoning_tokens)
+            leads = [reasoning_before_answer(t) + "\nAnswer:" for t in thoughts]
+            leads = [lead.lstrip("\n") if lead == "\nAnswer:" else lead for lead in leads]
+        eos = self.eos_ids()
+        tries = [ChoiceTrie.of(self._tokenizer, options, eos) for options in answers]
+        allowed = sorted({t for trie in tries for t in trie.tokens()})
+        longest = max(len(seq) for trie in tries for seq in trie.sequences)
+        with restricted_head(self._model, allowed):
+            picked = self.generate(
+                [text + lead for text, lead in zip(texts, leads, strict=True)],
+                max_new_tokens=longest + 1,
+                choices=tries,
+            )
+        return [lead + answer for lead, answer in zip(leads, picked, strict=True)]
+
+
+def use_gemma_turns(tokenizer, model) -> None:  # noqa: ANN001
+    """Give a tokenizer without a chat template Gemma 3's (:data:`GEMMA_CHAT_TEMPLATE`) and
+    make the model's end of turn end a reply, when its vocabulary has the turn tokens."""
+    vocab = tokenizer.get_vocab()
+    if getattr(tokenizer, "chat_template", None) or END_OF_TURN not in vocab:
+        return
+    tokenizer.chat_template = GEMMA_CHAT_TEMPLATE
+    config = model.generation_config
+    eos = config.eos_token_id
+    ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
+    if vocab[END_OF_TURN] not in ids:
+        config.eos_token_id = [*ids, vocab[END_OF_TURN]]
 
 
 def create(study, companies, system_id: str | None = None) -> GemmaSystem:  # noqa: ANN001

@@ -361,33 +361,61 @@ class HfLocalSystem:
         images: list[list[Any]] | None = None,
         max_new_tokens: int | None = None,
         stopping: Any = None,
+        choices: list[Any] | None = None,
     ) -> list[str]:
         """Greedy continuations of ``texts`` (new tokens only, special tokens dropped);
         ``images``: each text's images, for a vision-language model. ``max_new_tokens``
         (at most the setting) and ``stopping`` (prompt length → a transformers
         ``StoppingCriteriaList``) let a caller stop a reply early (e.g. once it holds the
-        forecast's numbers)."""
+        forecast's numbers). ``choices``: one
+        :class:`~tsrate.systems.choice_decoding.ChoiceTrie` per text, each reply decoded
+        over its admissible answers only (then ``max_new_tokens`` is not clipped to the
+        setting: the answers bound the reply).
+
+        Text-only prompts are grouped by length before batching (shortest first, replies
+        returned in the order of ``texts``): a batch is padded to its longest prompt, so
+        mixing a short prompt with a long one would pay the long one's prefill twice.
+        Greedy replies do not depend on the grouping (left padding, masked)."""
         import torch
 
         self.load()
         tokenizer, model = self._tokenizer, self._model
         limit = min(max_new_tokens or self.settings.max_new_tokens, self.settings.max_new_tokens)
-        replies: list[str] = []
-        for start in range(0, len(texts), self.settings.batch_size):
-            chunk = texts[start : start + self.settings.batch_size]
-            chunk_images = images[start : start + len(chunk)] if images else None
+        if choices is not None and max_new_tokens:
+            limit = max_new_tokens
+        order = list(range(len(texts)))
+        if self._processor is None and len(texts) > self.settings.batch_size:
+            lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
+            order.sort(key=lambda i: (lengths[i], i))
+        replies: list[str | None] = [None] * len(texts)
+        for start in range(0, len(order), self.settings.batch_size):
+            rows = order[start : start + self.settings.batch_size]
+            chunk = [texts[i] for i in rows]
+            chunk_images = [images[i] for i in rows] if images else None
             encoded = self.encode(chunk, chunk_images)
+            prompt_length = encoded["input_ids"].shape[1]
+            extra = {}
+            if choices is not None:
+                from tsrate.systems.choice_decoding import prefix_function
+
+                extra["prefix_allowed_tokens_fn"] = prefix_function(
+                    [choices[i] for i in rows], prompt_length
+                )
             with torch.no_grad():
                 output = model.generate(
                     **encoded,
                     do_sample=False,
                     max_new_tokens=limit,
                     pad_token_id=tokenizer.pad_token_id,
-                    stopping_criteria=stopping(encoded["input_ids"].shape[1]) if stopping else None,
+                    stopping_criteria=stopping(prompt_length) if stopping else None,
+                    **extra,
                 )
-            new_tokens = output[:, encoded["input_ids"].shape[1] :]
-            replies.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
-        return replies
+            new_tokens = output[:, prompt_length:]
+            for i, text in zip(
+                rows, tokenizer.batch_decode(new_tokens, skip_special_tokens=True), strict=True
+            ):
+                replies[i] = text
+        return [r if r is not None else "" for r in replies]
 
     def complete_all(
         self, prompts: list[list[dict]], max_new_tokens: int | None = None
