@@ -193,6 +193,10 @@ class HfLocalSystem:
     """A causal or vision-language model from a local checkpoint, forecasting window by
     window (``with_image``: the numeric+image prompt with the window's line plot)."""
 
+    #: batch text prompts grouped by length (:meth:`generate`); False only to measure
+    #: what the grouping saves (benchmarks/bench_gemma_suites.py)
+    group_by_length = True
+
     def __init__(
         self,
         system_id: str,
@@ -384,7 +388,11 @@ class HfLocalSystem:
         if choices is not None and max_new_tokens:
             limit = max_new_tokens
         order = list(range(len(texts)))
-        if self._processor is None and len(texts) > self.settings.batch_size:
+        if (
+            self.group_by_length
+            and self._processor is None
+            and len(texts) > self.settings.batch_size
+        ):
             lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
             order.sort(key=lambda i: (lengths[i], i))
         replies: list[str | None] = [None] * len(texts)
