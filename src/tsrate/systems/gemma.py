@@ -21,8 +21,12 @@ output head cut to those rows: the same tokens as masked full-head greedy decodi
 fraction of the memory traffic per token. Each window's new tokens are capped by
 :func:`~tsrate.systems.numeric_decoding.numeric_token_cap` and a reply stops once it holds
 the horizon's numbers. Answers to other chats (``complete_all``: the understanding and
-reasoning suites) use the full head. The fingerprint names the GGUF by its sha256 and the
-decoding rule, so forecasts are recomputed when either changes.
+reasoning suites) use the full head, except closed questions (yes/no, labels, option
+letters: :meth:`GemmaSystem.choice_replies`, greedy over the admissible answers only,
+through a head cut to their tokens). The packaged GGUF has no chat template: the tokenizer
+gets Gemma 3's turn format (:data:`GEMMA_CHAT_TEMPLATE`) and a reply ends at
+``<end_of_turn>`` too. The fingerprint names the GGUF by its sha256, the chat format and
+the decoding rule, so forecasts are recomputed when any changes.
 
 The model's terms of use are Gemma's (https://ai.google.dev/gemma/terms).
 """
@@ -239,7 +243,8 @@ class GemmaSystem(HfLocalSystem):
         return Availability(
             True,
             f"packaged Gemma 3 270M ({state} in {self.path}) on {device} "
-            "(greedy; forecasts over number tokens only)",
+            "(greedy in Gemma's chat turns; forecasts over number tokens, closed suite "
+            "answers over their options)",
         )
 
     def load(self) -> None:
