@@ -496,3 +496,53 @@ def test_a_tokenizer_without_a_chat_template_gets_gemma_turns_and_stops_at_end_o
     plain = gemma.GemmaSystem(settings=settings, convert=CountingConverter(), gguf_sha256="cd" * 32)
     plain.load()
     assert plain._tokenizer.chat_template == CHAT_TEMPLATE
+
+
+def pattern_greedy(model, tokenizer, text: str, pattern: str, eos: list[int], limit: int) -> str:
+    """Independent reference for a character tokenizer: at each step every logit masked but
+    the characters after which the reply can still match ``pattern`` whole (``regex``
+    partial matching), and the end of sequence once it matches; argmax."""
+    import regex
+    import torch
+
+    vocab = tokenizer.get_vocab()
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    reply = ""
+    with torch.no_grad():
+        for _ in range(limit):
+            nxt = [c for c in gemma.PATTERN_CHARACTERS
+                   if regex.fullmatch(pattern, reply + c, partial=True)]  # fmt: skip
+            allowed = [vocab[c] for c in set(nxt)]
+            if regex.fullmatch(pattern, reply) or not nxt:
+                allowed += eos
+            mask = torch.full((model.config.vocab_size,), float("-inf"))
+            mask[allowed] = 0.0
+            token = int(torch.argmax(model(input_ids=ids).logits[0, -1] + mask))
+            if token in eos:
+                break
+            reply += tokenizer.decode([token])
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return reply
+
+
+#: a bounded value on a date: at most 20 characters, so a reply always ends whole
+DATE = r" ?-?\d{1,3}(\.\d{1,2})? on \d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+
+
+def test_numeric_answers_are_greedy_over_their_regular_form(cache):
+    import regex
+
+    system = tiny_system(CountingConverter(), batch_size=2)
+    chats = _closed_chats()
+    forms = [(r" ?-?\d+(\.\d+)?", 12), (DATE, 40), ["yes", "no"]]
+    replies = system.choice_replies(chats, forms)
+    model, tokenizer = system._model, system._tokenizer
+    for chat, form, reply in zip(chats[:2], forms, replies, strict=False):
+        text = prompt_text(tokenizer, chat)
+        assert reply == pattern_greedy(model, tokenizer, text, form[0], system.eos_ids(), form[1])
+        assert regex.fullmatch(form[0], reply, partial=True)
+        n_tokens = len(tokenizer(reply, add_special_tokens=False)["input_ids"])
+        assert regex.fullmatch(form[0], reply) or n_tokens == form[1]  # whole, or at the cap
+    assert replies[2] in ("yes", "no")
+    assert regex.fullmatch(DATE, replies[1])  # a whole "<value> on <date>"
+    assert " on " in replies[1] and not regex.fullmatch(DATE, "9.4535 on 2020-13-01")

@@ -77,8 +77,71 @@ class ChoiceTrie:
         """Every token an answer may hold, with the end-of-sequence ids."""
         return sorted({t for s in self.sequences for t in s} | set(self.eos_ids))
 
+    def max_tokens(self) -> int:
+        """New tokens enough for the longest answer and its end of sequence."""
+        return 1 + max(len(s) for s in self.sequences)
 
-def prefix_function(tries: Sequence[ChoiceTrie], prompt_length: int) -> Any:
+
+class PatternAnswer:
+    """An answer written in a regular form (a number; a number on a date): at each step the
+    tokens after which the reply can still become a whole match of ``pattern`` (the
+    ``regex`` module's partial matching), the end of sequence once it is one. Only tokens
+    made of ``characters`` are candidates (a small head); at most ``limit`` tokens before
+    the end of sequence (a reply cut there may not match whole: the parser judges it).
+    Same interface as :class:`ChoiceTrie`."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        pattern: str,
+        characters: str,
+        eos_ids: Sequence[int],
+        limit: int,
+    ):
+        import regex
+
+        from tsrate.systems.numeric_decoding import _token_surface
+
+        self.tokenizer = tokenizer
+        self.pattern = regex.compile(pattern)
+        self.eos_ids = sorted({int(e) for e in eos_ids})
+        self.limit = int(limit)
+        vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+        chars = set(characters)
+        self.candidates = [
+            i
+            for i, token in enumerate(vocabulary)
+            if token is not None
+            and (surface := _token_surface(token))
+            and set(surface) <= chars
+            and i not in self.eos_ids
+        ]
+
+    def _text(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def allowed(self, prefix: Sequence[int]) -> list[int]:
+        prefix = [int(t) for t in prefix]
+        if any(t in self.eos_ids for t in prefix) or len(prefix) >= self.limit:
+            return list(self.eos_ids)  # finished, or at the cap: the reply ends
+        text = self._text(prefix)
+        out = [
+            i
+            for i in self.candidates
+            if self.pattern.fullmatch(self._text([*prefix, i]), partial=True)
+        ]
+        if self.pattern.fullmatch(text) or not out:
+            out += self.eos_ids
+        return sorted(out)
+
+    def tokens(self) -> list[int]:
+        return sorted({*self.candidates, *self.eos_ids})
+
+    def max_tokens(self) -> int:
+        return self.limit + 1  # the end of sequence after the cap
+
+
+def prefix_function(tries: Sequence[ChoiceTrie | PatternAnswer], prompt_length: int) -> Any:
     """``generate``'s ``prefix_allowed_tokens_fn`` for a chunk whose row ``i`` answers from
     ``tries[i]``. ``prompt_length``: the padded prompt length, after which a row's tokens
     are its reply."""

@@ -72,7 +72,10 @@ READY_FILE = "tsrate_gemma.json"
 #: the decoding rule of ``predict``, part of the fingerprint
 FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon"
 #: the decoding rule of :meth:`GemmaSystem.choice_replies`, part of an answerer's fingerprint
-CHOICE_DECODING = "greedy-over-admissible-answers;cot=reasoning-then-answer-line"
+CHOICE_DECODING = "greedy-over-admissible-answers;numbers=pattern;cot=reasoning-then-answer-line"
+#: the characters a numeric answer (:class:`~tsrate.systems.choice_decoding.PatternAnswer`)
+#: is written with: a number, a date, the word "on" between them
+PATTERN_CHARACTERS = "0123456789.- on"
 
 #: Gemma 3's chat format (the instruction-tuned models' template, without the ``<bos>``,
 #: which the tokenizer adds): a system message opens the first user turn, the assistant is
@@ -322,20 +325,27 @@ class GemmaSystem(HfLocalSystem):
     def choice_replies(
         self,
         prompts: list[list[dict]],
-        answers: list[list[str]],
+        answers: list[list[str] | tuple[str, int]],
         reasoning_tokens: int | None = None,
     ) -> list[str]:
-        """Greedy replies to closed questions, each over its admissible ``answers`` only
-        (:mod:`tsrate.systems.choice_decoding`; the texts exactly as the parser should read
-        them, e.g. from :func:`~tsrate.systems.choice_decoding.admissible`), through an
-        output head cut to their tokens.
+        """Greedy replies to questions whose answer has a known form, each decoded over
+        that form only (:mod:`tsrate.systems.choice_decoding`) through an output head cut
+        to its tokens. ``answers[i]``: the admissible answers of a closed question (the
+        texts exactly as the parser should read them, e.g. from
+        :func:`~tsrate.systems.choice_decoding.admissible`), or ``(pattern, limit)``: a
+        regular expression every whole answer matches (a number, a number on a date), made
+        of :data:`PATTERN_CHARACTERS`, in at most ``limit`` new tokens.
 
         ``reasoning_tokens`` (chain of thought): first the model's own reply over the full
         head, up to that many new tokens (it ends at its end of turn), cut before its first
-        ``Answer:`` line; then ``\nAnswer:`` and the answer decoded over the admissible
-        answers, continuing from the prompt and the reasoning. The reply is the reasoning,
-        the answer line and the answer. Named :data:`CHOICE_DECODING` in fingerprints."""
-        from tsrate.systems.choice_decoding import ChoiceTrie, reasoning_before_answer
+        ``Answer:`` line; then ``\\nAnswer:`` and the answer decoded in its form,
+        continuing from the prompt and the reasoning. The reply is the reasoning, the
+        answer line and the answer. Named :data:`CHOICE_DECODING` in fingerprints."""
+        from tsrate.systems.choice_decoding import (
+            ChoiceTrie,
+            PatternAnswer,
+            reasoning_before_answer,
+        )
 
         self.load()
         texts = [prompt_text(self._tokenizer, m) for m in prompts]
@@ -345,16 +355,29 @@ class GemmaSystem(HfLocalSystem):
             leads = [reasoning_before_answer(t) + "\nAnswer:" for t in thoughts]
             leads = [lead.lstrip("\n") if lead == "\nAnswer:" else lead for lead in leads]
         eos = self.eos_ids()
-        tries = [ChoiceTrie.of(self._tokenizer, options, eos) for options in answers]
-        allowed = sorted({t for trie in tries for t in trie.tokens()})
-        longest = max(len(seq) for trie in tries for seq in trie.sequences)
-        with restricted_head(self._model, allowed):
-            picked = self.generate(
-                [text + lead for text, lead in zip(texts, leads, strict=True)],
-                max_new_tokens=longest + 1,
-                choices=tries,
-            )
-        return [lead + answer for lead, answer in zip(leads, picked, strict=True)]
+        forms = [
+            PatternAnswer(self._tokenizer, a[0], PATTERN_CHARACTERS, eos, a[1])
+            if isinstance(a, tuple)
+            else ChoiceTrie.of(self._tokenizer, a, eos)
+            for a in answers
+        ]
+        out = list(leads)
+        # one call per kind of form: a head cut to the few tokens of closed answers is not
+        # widened by the numeric ones
+        for kind in (ChoiceTrie, PatternAnswer):
+            rows = [i for i, form in enumerate(forms) if isinstance(form, kind)]
+            if not rows:
+                continue
+            allowed = sorted({t for i in rows for t in forms[i].tokens()})
+            with restricted_head(self._model, allowed):
+                picked = self.generate(
+                    [texts[i] + leads[i] for i in rows],
+                    max_new_tokens=max(forms[i].max_tokens() for i in rows),
+                    choices=[forms[i] for i in rows],
+                )
+            for i, answer in zip(rows, picked, strict=True):
+                out[i] = leads[i] + answer
+        return out
 
 
 def use_gemma_turns(tokenizer, model) -> None:  # noqa: ANN001

@@ -174,14 +174,35 @@ def closed_answers(prompt: Prompt) -> list[str] | None:
     return admissible(answers, reads_as)
 
 
+#: the regular form of a numeric answer, as the templates ask for it ("12.34";
+#: "12.34 on 2020-01-31"), each optionally after a space (a reply following ``Answer:``)
+NUMBER_PATTERN = r" ?-?\d+(\.\d+)?"
+NUMERIC_FORMS = {
+    "retrieval": NUMBER_PATTERN,
+    "arithmetic_min": NUMBER_PATTERN + r" on \d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+    "arithmetic_max": NUMBER_PATTERN + r" on \d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+}
+
+
+def answer_form(prompt: Prompt) -> list[str] | tuple[str, int]:
+    """What a model that decodes in an answer's form (``choice_replies``) is given: the
+    closed answers (:func:`closed_answers`), else the numeric task's regular form and its
+    new-token cap (:data:`ZERO_SHOT_NEW_TOKENS`)."""
+    closed = closed_answers(prompt)
+    if closed is not None:
+        return closed
+    return (NUMERIC_FORMS[prompt.task], ZERO_SHOT_NEW_TOKENS)
+
+
 class LanguageModelAnswerer:
     """A :mod:`tsrate.systems.language` model answering prompts (its own concurrency,
     retries and response cache). A local model's zero-shot replies are capped at
     :data:`ZERO_SHOT_NEW_TOKENS` new tokens (named in the fingerprint). A model that
-    decodes closed answers itself (``choice_replies``: the packaged Gemma) answers the
-    closed tasks (yes/no, labels, letters) greedily over their admissible answers only,
-    after its own reasoning for chain of thought (:data:`~tsrate.systems.gemma.CHOICE_DECODING`,
-    named in the fingerprint); its numeric answers stay free text."""
+    decodes in an answer's form itself (``choice_replies``: the packaged Gemma) answers
+    every task greedily in the task's form only (:func:`answer_form`: the closed tasks over
+    their admissible answers, the numeric ones over their regular form), after its own
+    reasoning for chain of thought (:data:`~tsrate.systems.gemma.CHOICE_DECODING`, named in
+    the fingerprint)."""
 
     def __init__(self, spec: str):
         from tsrate.systems.language import open_language_model, parse_spec
@@ -209,7 +230,7 @@ class LanguageModelAnswerer:
         if not self.capped:
             return self.model.complete_all([p.chat() for p in prompts])
         replies: list[str] = [""] * len(prompts)
-        closed = [closed_answers(p) if self.closed else None for p in prompts]
+        closed = [answer_form(p) if self.closed else None for p in prompts]
         for prompting in sorted({p.prompting for p in prompts}):
             rows = [
                 i for i, p in enumerate(prompts) if p.prompting == prompting and closed[i] is None
