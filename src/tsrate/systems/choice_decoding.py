@@ -19,6 +19,7 @@ fingerprint of whoever uses it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -82,6 +83,27 @@ class ChoiceTrie:
         return 1 + max(len(s) for s in self.sequences)
 
 
+#: per loaded tokenizer (weakly held: a new tokenizer at a reused address starts afresh)
+_CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def candidate_tokens(tokenizer: Any, characters: str) -> list[int]:
+    """Ids of the tokens whose text is made of ``characters`` only (a pass over the whole
+    vocabulary: computed once per loaded tokenizer and character set)."""
+    from tsrate.systems.numeric_decoding import _token_surface
+
+    known = _CANDIDATES.setdefault(tokenizer, {})
+    if characters not in known:
+        vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+        chars = set(characters)
+        known[characters] = [
+            i
+            for i, token in enumerate(vocabulary)
+            if token is not None and (surface := _token_surface(token)) and set(surface) <= chars
+        ]
+    return known[characters]
+
+
 class PatternAnswer:
     """An answer written in a regular form (a number; a number on a date): at each step the
     tokens after which the reply can still become a whole match of ``pattern`` (the
@@ -100,21 +122,12 @@ class PatternAnswer:
     ):
         import regex
 
-        from tsrate.systems.numeric_decoding import _token_surface
-
         self.tokenizer = tokenizer
         self.pattern = regex.compile(pattern)
         self.eos_ids = sorted({int(e) for e in eos_ids})
         self.limit = int(limit)
-        vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-        chars = set(characters)
         self.candidates = [
-            i
-            for i, token in enumerate(vocabulary)
-            if token is not None
-            and (surface := _token_surface(token))
-            and set(surface) <= chars
-            and i not in self.eos_ids
+            i for i in candidate_tokens(tokenizer, characters) if i not in self.eos_ids
         ]
 
     def _text(self, ids: Sequence[int]) -> str:
