@@ -90,7 +90,7 @@ _CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def candidate_tokens(tokenizer: Any, characters: str) -> list[int]:
     """Ids of the tokens whose text is made of ``characters`` only (a pass over the whole
     vocabulary: computed once per loaded tokenizer and character set)."""
-    from tsrate.systems.numeric_decoding import _token_surface
+    from tsrate.systems.numeric_decoding import token_surface
 
     known = _CANDIDATES.setdefault(tokenizer, {})
     if characters not in known:
@@ -99,7 +99,7 @@ def candidate_tokens(tokenizer: Any, characters: str) -> list[int]:
         known[characters] = [
             i
             for i, token in enumerate(vocabulary)
-            if token is not None and (surface := _token_surface(token)) and set(surface) <= chars
+            if token is not None and (surface := token_surface(token)) and set(surface) <= chars
         ]
     return known[characters]
 
