@@ -21,9 +21,10 @@ output head cut to those rows: the same tokens as masked full-head greedy decodi
 fraction of the memory traffic per token. Each window's new tokens are capped by
 :func:`~tsrate.systems.numeric_decoding.numeric_token_cap` and a reply stops once it holds
 the horizon's numbers. Answers to other chats (``complete_all``: the understanding and
-reasoning suites) use the full head, except closed questions (yes/no, labels, option
-letters: :meth:`GemmaSystem.choice_replies`, greedy over the admissible answers only,
-through a head cut to their tokens). The packaged GGUF has no chat template: the tokenizer
+reasoning suites) use the full head, except answers of a known form
+(:meth:`GemmaSystem.choice_replies`: yes/no, labels and option letters greedy over the
+admissible answers only, numbers and dates over their regular form, through a head cut to
+their tokens). The packaged GGUF has no chat template: the tokenizer
 gets Gemma 3's turn format (:data:`GEMMA_CHAT_TEMPLATE`) and a reply ends at
 ``<end_of_turn>`` too. The fingerprint names the GGUF by its sha256, the chat format and
 the decoding rule, so forecasts are recomputed when any changes.
