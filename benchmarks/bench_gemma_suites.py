@@ -9,9 +9,9 @@ is the shipped path: Gemma's chat turns, a stop at the end of turn, closed answe
 output head, chain of thought as free reasoning then the answer line, prompts batched by
 length. ``--path old`` is the path before those changes: plain-text prompts (no chat
 template), no end-of-turn stop, every answer free over the full head (zero-shot capped at
-32 new tokens), batches in plan order. Also prints the prefill tokens a batch pays (each
-batch padded to its longest prompt) in plan order and grouped by length, from the
-tokenizer alone. Prints the load average before and after every part.
+32 new tokens), batches in plan order. Also prints the prefill tokens the batches pay
+(each padded to its longest prompt) in plan order, sorted by length, and in
+``length_groups`` (the shipped batching), from the tokenizer alone. Prints the load average before and after every part.
 
     .venv/bin/python benchmarks/bench_gemma_suites.py --path new --prompting zero_shot
     .venv/bin/python benchmarks/bench_gemma_suites.py --path old --prompting zero_shot --tasks detection
@@ -29,11 +29,20 @@ def load() -> str:
 
 
 def padded(lengths: list[int], batch: int) -> int:
-    """Prefill tokens of batches of ``batch`` prompts, each padded to its longest."""
+    """Prefill tokens of batches of ``batch`` prompts in plan order, each padded to its
+    longest."""
     return sum(
         max(lengths[i : i + batch]) * len(lengths[i : i + batch])
         for i in range(0, len(lengths), batch)
     )
+
+
+def grouped(lengths: list[int], batch: int) -> tuple[int, int]:
+    """Prefill tokens and batches of :func:`tsrate.systems.hf_local.length_groups`."""
+    from tsrate.systems.hf_local import length_groups
+
+    groups = length_groups(lengths, batch)
+    return sum(max(lengths[i] for i in g) * len(g) for g in groups), len(groups)
 
 
 def main() -> None:
@@ -88,8 +97,9 @@ def main() -> None:
         print(
             f"{prompting}: {len(rows)} prompts, {sum(lengths) / len(lengths):.0f} tokens on "
             f"average, {max(lengths)} at most; prefill tokens at batch {size}: plan order "
-            f"{padded(lengths, size)}, grouped by length {padded(sorted(lengths), size)} "
-            f"(unpadded {sum(lengths)})"
+            f"{padded(lengths, size)}, sorted by length {padded(sorted(lengths), size)}, "
+            f"length_groups {grouped(lengths, size)[0]} in {grouped(lengths, size)[1]} "
+            f"batches (unpadded {sum(lengths)})"
         )
     wanted = set(filter(None, args.tasks.split(",")))
     promptings = ("zero_shot", "cot") if args.prompting == "both" else (args.prompting,)

@@ -124,6 +124,31 @@ def prompt_text(tokenizer: Any, messages: list[dict]) -> str:
     return "\n\n".join(m["content"] for m in messages) + "\n"
 
 
+#: a batch's prompts are at most this much longer than its shortest (share, plus tokens)
+PAD_SHARE, PAD_TOKENS = 0.10, 16
+
+
+def length_groups(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices of prompts with these token ``lengths`` in batches: shortest first, at most
+    ``batch_size`` a batch, and a new batch once a prompt is longer than the batch's first
+    by more than :data:`PAD_SHARE` of it plus :data:`PAD_TOKENS` (padding is prefill paid
+    for nothing: on the understanding sample, prompts of 400-3,750 tokens, batches of 8 in
+    plan order pay 41 % more prefill than the prompts hold). Prompts of similar length, e.g.
+    one window length's forecasts, still fill whole batches."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    groups: list[list[int]] = []
+    for i in order:
+        if (
+            groups
+            and len(groups[-1]) < batch_size
+            and lengths[i] <= lengths[groups[-1][0]] * (1 + PAD_SHARE) + PAD_TOKENS
+        ):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def decode_image_url(url: str) -> Any:
     """A ``data:image/…;base64,…`` URL (an image part of a chat) as an RGB ``PIL.Image``;
     nothing is downloaded, so any other URL is an error."""
@@ -376,10 +401,10 @@ class HfLocalSystem:
         over its admissible answers only (then ``max_new_tokens`` is not clipped to the
         setting: the answers bound the reply).
 
-        Text-only prompts are grouped by length before batching (shortest first, replies
-        returned in the order of ``texts``): a batch is padded to its longest prompt, so
-        mixing a short prompt with a long one would pay the long one's prefill twice.
-        Greedy replies do not depend on the grouping (left padding, masked)."""
+        Text-only prompts are batched by length (:func:`length_groups`; replies returned in
+        the order of ``texts``): a batch is padded to its longest prompt, so mixing a short
+        prompt with a long one would pay the long one's prefill for both. Greedy replies do
+        not depend on the grouping (left padding, masked)."""
         import torch
 
         self.load()
@@ -387,17 +412,15 @@ class HfLocalSystem:
         limit = min(max_new_tokens or self.settings.max_new_tokens, self.settings.max_new_tokens)
         if choices is not None and max_new_tokens:
             limit = max_new_tokens
-        order = list(range(len(texts)))
-        if (
-            self.group_by_length
-            and self._processor is None
-            and len(texts) > self.settings.batch_size
-        ):
+        chunks = [
+            list(range(start, min(start + self.settings.batch_size, len(texts))))
+            for start in range(0, len(texts), self.settings.batch_size)
+        ]
+        if self.group_by_length and self._processor is None and len(texts) > 1:
             lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
-            order.sort(key=lambda i: (lengths[i], i))
+            chunks = length_groups(lengths, self.settings.batch_size)
         replies: list[str | None] = [None] * len(texts)
-        for start in range(0, len(order), self.settings.batch_size):
-            rows = order[start : start + self.settings.batch_size]
+        for rows in chunks:
             chunk = [texts[i] for i in rows]
             chunk_images = [images[i] for i in rows] if images else None
             encoded = self.encode(chunk, chunk_images)
