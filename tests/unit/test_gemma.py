@@ -461,17 +461,27 @@ def test_a_tokenizer_without_a_chat_template_gets_gemma_turns_and_stops_at_end_o
         {"role": "system", "content": "You forecast.\n"},
         {"role": "user", "content": " Next values? "},
     ]
-    assert prompt_text(tokenizer, chat) == (
+    assert system.chat_text(chat) == (
         "<start_of_turn>user\nYou forecast.\n\nNext values?<end_of_turn>\n<start_of_turn>model\n"
     )
+    # forecasts keep the plain prompt (in turns the model restated the system message)
+    assert prompt_text(tokenizer, chat) == "You forecast.\n\n\n Next values? \n"
+    assert tokenizer.chat_template is None
+    texts = []
+    real = system.constrained_replies
+    system.constrained_replies = lambda t, h, c: texts.extend(t) or real(t, h, c)
+    batch = make_batch(1)
+    system.forecast_replies(batch)
+    assert texts == [prompt_text(tokenizer, system.prompts(batch)[0])]
+    assert "<start_of_turn>" not in texts[0]
     turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
     assert turn in system.eos_ids() and tokenizer.eos_token_id in system.eos_ids()
     assert turn in system.numeric_ids()
-    assert "chat=gemma-turns" in system.fingerprint()
+    assert "chat=gemma-turns-for-suite-chats;forecasts=plain" in system.fingerprint()
     # a reply ends at the model's end of turn: force one by making it the likeliest token
     import torch
 
-    encoded = tokenizer([prompt_text(tokenizer, chat)], return_tensors="pt")
+    encoded = tokenizer([system.chat_text(chat)], return_tensors="pt")
     logits_bias = torch.zeros(system._model.config.vocab_size)
     logits_bias[turn] = 1e4
 

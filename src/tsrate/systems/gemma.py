@@ -24,10 +24,11 @@ the horizon's numbers. Answers to other chats (``complete_all``: the understandi
 reasoning suites) use the full head, except answers of a known form
 (:meth:`GemmaSystem.choice_replies`: yes/no, labels and option letters greedy over the
 admissible answers only, numbers and dates over their regular form, through a head cut to
-their tokens). The packaged GGUF has no chat template: the tokenizer
-gets Gemma 3's turn format (:data:`GEMMA_CHAT_TEMPLATE`) and a reply ends at
-``<end_of_turn>`` too. The fingerprint names the GGUF by its sha256, the chat format and
-the decoding rule, so forecasts are recomputed when any changes.
+their tokens). The packaged GGUF has no chat template: suite chats are rendered in Gemma
+3's turn format (:data:`GEMMA_CHAT_TEMPLATE`; forecasts stay plain text, see
+:data:`CHAT_FORMAT`) and a reply ends at ``<end_of_turn>`` too. The fingerprint names the
+GGUF by its sha256, the chat format and the decoding rule, so forecasts are recomputed
+when any changes.
 
 The model's terms of use are Gemma's (https://ai.google.dev/gemma/terms).
 """
@@ -96,7 +97,11 @@ GEMMA_CHAT_TEMPLATE = (  # no whitespace control: every character below is meant
 )
 #: the token that ends a model turn in that format: generation stops there too
 END_OF_TURN = "<end_of_turn>"
-CHAT_FORMAT = "gemma-turns"
+#: Suite chats in Gemma's turns; forecast prompts stay plain text (``system``, a blank
+#: line, ``user``), as before: in turns the model's free lead-in restated the system message
+#: (≈ 23 more full-head tokens a window, +61 % forecast time at the same numbers,
+#: BENCHMARKS.md)
+CHAT_FORMAT = "gemma-turns-for-suite-chats;forecasts=plain"
 
 
 def cache_root() -> Path:
@@ -201,6 +206,7 @@ class GemmaSystem(HfLocalSystem):
         self._convert = convert
         self._gguf_sha256: str | None = None
         self._numeric_ids: list[int] | None = None
+        self._turns = False
         if gguf_sha256:
             self._bind(gguf_sha256)
 
@@ -259,7 +265,18 @@ class GemmaSystem(HfLocalSystem):
             raise TsrateError(f"system {self.system_id!r} is unavailable: {available.reason}")
         ensure_checkpoint(self.gguf_sha256(), self._convert, self.path)
         super().load()
-        use_gemma_turns(self._tokenizer, self._model)
+        self._turns = use_gemma_turns(self._tokenizer, self._model)
+
+    def chat_text(self, messages: list[dict]) -> str:
+        """A suite's chat in Gemma's turns when the tokenizer has no chat template of its
+        own (the packaged GGUF's); forecasts keep :func:`prompt_text` (see
+        :data:`CHAT_FORMAT`)."""
+        self.load()
+        if not self._turns:
+            return prompt_text(self._tokenizer, messages)
+        return self._tokenizer.apply_chat_template(
+            messages, chat_template=GEMMA_CHAT_TEMPLATE, tokenize=False, add_generation_prompt=True
+        )
 
     def eos_ids(self) -> list[int]:
         """The ids that end a reply (end of sequence and, in the chat format, end of turn)."""
@@ -349,7 +366,7 @@ class GemmaSystem(HfLocalSystem):
         )
 
         self.load()
-        texts = [prompt_text(self._tokenizer, m) for m in prompts]
+        texts = [self.chat_text(m) for m in prompts]
         leads = [""] * len(texts)
         if reasoning_tokens:
             thoughts = self.generate(texts, max_new_tokens=reasoning_tokens)
@@ -381,18 +398,19 @@ class GemmaSystem(HfLocalSystem):
         return out
 
 
-def use_gemma_turns(tokenizer, model) -> None:  # noqa: ANN001
-    """Give a tokenizer without a chat template Gemma 3's (:data:`GEMMA_CHAT_TEMPLATE`) and
-    make the model's end of turn end a reply, when its vocabulary has the turn tokens."""
+def use_gemma_turns(tokenizer, model) -> bool:  # noqa: ANN001
+    """Whether suite chats are rendered in Gemma 3's turns (:data:`GEMMA_CHAT_TEMPLATE`):
+    when the tokenizer has no chat template and its vocabulary has the turn tokens; then
+    the model's end of turn also ends a reply."""
     vocab = tokenizer.get_vocab()
     if getattr(tokenizer, "chat_template", None) or END_OF_TURN not in vocab:
-        return
-    tokenizer.chat_template = GEMMA_CHAT_TEMPLATE
+        return False
     config = model.generation_config
     eos = config.eos_token_id
     ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
     if vocab[END_OF_TURN] not in ids:
         config.eos_token_id = [*ids, vocab[END_OF_TURN]]
+    return True
 
 
 def create(study, companies, system_id: str | None = None) -> GemmaSystem:  # noqa: ANN001

@@ -448,6 +448,11 @@ class HfLocalSystem:
                 replies[i] = text
         return [r if r is not None else "" for r in replies]
 
+    def chat_text(self, messages: list[dict]) -> str:
+        """A text-only chat of the suites as the model reads it (:func:`prompt_text`; a
+        subclass may render chats in its own format)."""
+        return prompt_text(self._tokenizer, messages)
+
     def complete_all(
         self, prompts: list[list[dict]], max_new_tokens: int | None = None
     ) -> list[str]:
@@ -458,7 +463,7 @@ class HfLocalSystem:
         self.load()
         if self._processor is None:
             return self.generate(
-                [prompt_text(self._tokenizer, m) for m in prompts], max_new_tokens=max_new_tokens
+                [self.chat_text(m) for m in prompts], max_new_tokens=max_new_tokens
             )
         chats = [vision_chat(m) for m in prompts]
         texts = [vision_prompt_text(self._processor, messages) for messages, _ in chats]
@@ -482,7 +487,7 @@ class HfLocalSystem:
         out: list[list[str]] = []
         for messages, wanted in zip(prompts, indices, strict=True):
             if self._processor is None:
-                text, images = prompt_text(tokenizer, messages), None
+                text, images = self.chat_text(messages), None
             else:
                 converted, chat_images = vision_chat(messages)
                 text, images = vision_prompt_text(self._processor, converted), [chat_images]
