@@ -78,7 +78,7 @@ def main() -> None:
     )
     tokenizer = model._tokenizer
     if args.path == "old":
-        tokenizer.chat_template = None
+        model._turns = False  # chats as plain text (prompt_text's fallback)
         model._model.generation_config.eos_token_id = tokenizer.eos_token_id
         answerer.closed = False
         model.group_by_length = False
@@ -89,11 +89,9 @@ def main() -> None:
     def tokens(text: str) -> int:
         return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    from tsrate.systems.hf_local import prompt_text
-
     for prompting in ("zero_shot", "cot"):
         rows = [p for p in chosen if p.prompting == prompting]
-        lengths = [tokens(prompt_text(tokenizer, p.chat())) for p in rows]
+        lengths = [tokens(model.chat_text(p.chat())) for p in rows]
         print(
             f"{prompting}: {len(rows)} prompts, {sum(lengths) / len(lengths):.0f} tokens on "
             f"average, {max(lengths)} at most; prefill tokens at batch {size}: plan order "
@@ -121,7 +119,7 @@ def main() -> None:
                 for p, r in zip(rows, replies, strict=True)
             )
             new = sum(tokens(r) + 1 for r in replies)
-            prompt_tokens = sum(tokens(prompt_text(tokenizer, p.chat())) for p in rows)
+            prompt_tokens = sum(tokens(model.chat_text(p.chat())) for p in rows)
             print(
                 f"{prompting} | {task} | {len(rows)} | {prompt_tokens} | {new} | {wall:.1f} | "
                 f"{cpu:.1f} | {new / wall:.1f} | {len(rows) / wall:.3f} | {parsed}/{len(rows)} | "
