@@ -10,6 +10,8 @@ exactly as the system renders them. Parts, each printing the load average before
   token cap, stop once the horizon's numbers are written);
 
 for each ``--batch-sizes``. Prints new tokens, seconds, tokens/s and prompts/s.
+``--chat plain`` renders the prompts as plain text without the end-of-turn stop (the path
+before Gemma's chat turns), to compare with the shipped ``--chat gemma``.
 
     .venv/bin/python benchmarks/bench_gemma.py --windows 4 --batch-sizes 1,4 --threads 2
 """
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1,4")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--modes", default="full,numeric")
+    parser.add_argument("--chat", choices=("gemma", "plain"), default="gemma")
     args = parser.parse_args()
     import torch
 
@@ -74,6 +77,11 @@ def main() -> None:
     started = time.perf_counter()
     system.load()
     print(f"load: {time.perf_counter() - started:.1f} s (load avg {load()})")
+    if args.chat == "plain":
+        system._tokenizer.chat_template = None
+        system._model.generation_config.eos_token_id = system._tokenizer.eos_token_id
+    os.environ["TSRATE_LLM_CACHE_DIR"] = "off"  # measure the model, never the reply cache
+    print(f"chat: {args.chat}")
     texts = [prompt_text(system._tokenizer, m) for m in system.prompts(batch)]
     lengths = [len(system._tokenizer(t)["input_ids"]) for t in texts]
     print(f"prompts: {len(texts)}, tokens {min(lengths)}-{max(lengths)}, horizon {batch.horizon}")

@@ -136,6 +136,9 @@ def test_packaged_gemma_answers_understanding_questions_into_the_marts(
         "select raw_text, parse_ok from raw.und_responses where system_id = 'gemma3_270m'",
     )
     assert len(replies) == asked and replies["raw_text"].str.len().gt(0).all()
+    # detection and classification are closed questions: decoded over their admissible
+    # answers in Gemma's chat turns, every reply is one the strict parser reads
+    assert replies["parse_ok"].all(), replies.to_string()
     # rescoring reads the stored replies: a rerun asks nothing and never loads the model
     monkeypatch.setattr(gemma.GemmaSystem, "load", refuse_to_load)
     _, again = run_suite(
@@ -185,6 +188,7 @@ def test_packaged_gemma_answers_reasoning_items_into_the_marts(tmp_path, monkeyp
     assert set(replies["task"]) == {"etiological", "qa_single"}
     assert set(replies["condition"]) == {"with_series", "without_series"}
     assert replies["raw_text"].notna().all()
+    assert replies["parse_ok"].all(), replies.to_string()  # choice items: an option letter
     # rescoring reads the stored replies: a rerun asks nothing and never loads the model
     monkeypatch.setattr(gemma.GemmaSystem, "load", refuse_to_load)
     _, asked_again, reused_again = run_suite(warehouse, config, progress=lambda _: None)

@@ -29,9 +29,10 @@ from tests.unit.test_llm import D, make_batch  # noqa: E402
 SHA = "ab" * 32
 
 
-def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False) -> Path:
+def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool = False) -> Path:
     """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
-    tied head mostly repeats its last token, an untied one writes varied replies."""
+    tied head mostly repeats its last token, an untied one writes varied replies. ``turns``:
+    the tokenizer has Gemma's turn tokens and, like the packaged GGUF's, no chat template."""
     import torch
     from tokenizers import Tokenizer, decoders, models
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
@@ -39,12 +40,20 @@ def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False) -> Path:
     vocab = {c: i for i, c in enumerate(string.printable)}
     vocab["<eos>"] = len(vocab)
     vocab["<unk>"] = len(vocab)
+    special = ["<start_of_turn>", "<end_of_turn>"] if turns else []
+    for token in special:
+        vocab[token] = len(vocab)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
     backend.decoder = decoders.Fuse()
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, eos_token="<eos>", pad_token="<eos>", unk_token="<unk>"
+        tokenizer_object=backend,
+        eos_token="<eos>",
+        pad_token="<eos>",
+        unk_token="<unk>",
+        additional_special_tokens=special or None,
     )
-    tokenizer.chat_template = CHAT_TEMPLATE
+    if not turns:
+        tokenizer.chat_template = CHAT_TEMPLATE
     config = Gemma3TextConfig(
         vocab_size=len(vocab),
         hidden_size=32,
@@ -70,14 +79,15 @@ def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False) -> Path:
 
 
 class CountingConverter:
-    def __init__(self, fail: bool = False, tied: bool = False):
+    def __init__(self, fail: bool = False, tied: bool = False, turns: bool = False):
         self.calls = 0
         self.fail = fail
         self.tied = tied
+        self.turns = turns
 
     def __call__(self, folder: Path) -> None:
         self.calls += 1
-        save_tiny_gemma(folder, tied=self.tied)
+        save_tiny_gemma(folder, tied=self.tied, turns=self.turns)
         if self.fail:
             raise RuntimeError("conversion killed")
 
@@ -327,3 +337,222 @@ def test_forecast_replies_are_cached_so_a_rerun_does_not_load_the_model(cache, m
     # another decoding setting is another key: the model would be asked
     with pytest.raises(AssertionError, match="must not convert or load"):
         tiny_system(refuse, max_new_tokens=100).predict(batch)
+
+
+# -- closed answers, chat turns, batching by length ----------------------------------------------
+
+
+def trie_greedy(model, tokenizer, text: str, answers: list[str], eos: list[int]) -> str:
+    """Independent reference for a character tokenizer (one token per character): full
+    forward passes without a cache; at each step every logit masked but the next characters
+    of the answers the reply so far begins (and the end of sequence once the reply is a
+    whole answer, or nothing continues it); argmax; stop at an end of sequence."""
+    import torch
+
+    vocab = tokenizer.get_vocab()
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    reply = ""
+    with torch.no_grad():
+        for _ in range(1 + max(map(len, answers))):
+            nxt = {a[len(reply)] for a in answers if a.startswith(reply) and len(a) > len(reply)}
+            allowed = [vocab[c] for c in nxt]
+            if reply in answers or not nxt:
+                allowed += eos
+            mask = torch.full((model.config.vocab_size,), float("-inf"))
+            mask[allowed] = 0.0
+            token = int(torch.argmax(model(input_ids=ids).logits[0, -1] + mask))
+            if token in eos:
+                break
+            reply += tokenizer.decode([token])
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return reply
+
+
+CLOSED = [
+    ["yes", "no", "Yes", "No", " yes", " no"],
+    ["A", "B", "C", "D", " A", " B"],
+    ["increasing trend", "decreasing trend", "no trend", "trend"],
+]
+
+
+def _closed_chats() -> list[list[dict]]:
+    return [
+        [{"role": "user", "content": q}]
+        for q in ("Is there a trend? Answer yes or no.", "Pick A, B, C or D.", "Which trend?")
+    ]
+
+
+def test_closed_answers_are_greedy_over_the_admissible_answers_only(cache):
+    system = tiny_system(CountingConverter(), batch_size=2)
+    chats = _closed_chats()
+    replies = system.choice_replies(chats, CLOSED)
+    model, tokenizer = system._model, system._tokenizer
+    for chat, answers, reply in zip(chats, CLOSED, replies, strict=True):
+        assert reply in answers
+        text = prompt_text(tokenizer, chat)
+        assert reply == trie_greedy(model, tokenizer, text, answers, system.eos_ids())
+    # the restriction matters: the free replies are not answers
+    free = system.generate([prompt_text(tokenizer, c) for c in chats], max_new_tokens=8)
+    assert not set(free) & {a for answers in CLOSED for a in answers}
+
+
+def test_a_wrong_trie_would_fail_the_reference(cache):
+    """The reference check can fail: another answer set gives another reply somewhere."""
+    system = tiny_system(CountingConverter())
+    chats = _closed_chats()
+    replies = system.choice_replies(chats, CLOSED)
+    swapped = system.choice_replies(chats, [["maybe", "never"], ["E", "F"], ["flat"]])
+    assert all(a != b for a, b in zip(replies, swapped, strict=True))
+
+
+def test_chain_of_thought_reasons_freely_then_answers_from_the_admissible_set(cache):
+    from tsrate.systems.choice_decoding import reasoning_before_answer
+
+    system = tiny_system(CountingConverter(), max_new_tokens=12)
+    chats = _closed_chats()
+    replies = system.choice_replies(chats, CLOSED, reasoning_tokens=12)
+    model, tokenizer = system._model, system._tokenizer
+    for chat, answers, reply in zip(chats, CLOSED, replies, strict=True):
+        text = prompt_text(tokenizer, chat)
+        thought = system.generate([text], max_new_tokens=12)[0]
+        lead = reasoning_before_answer(thought) + "\nAnswer:"
+        assert reply.startswith(lead) and reply[len(lead) :] in answers
+        assert reply[len(lead) :] == trie_greedy(
+            model, tokenizer, text + lead, answers, system.eos_ids()
+        )
+
+
+def test_reasoning_is_cut_before_its_own_answer_line():
+    from tsrate.systems.choice_decoding import reasoning_before_answer
+
+    assert reasoning_before_answer("It rises.\n  answer: yes\nmore") == "It rises."
+    assert reasoning_before_answer("No line here \n") == "No line here"
+    assert reasoning_before_answer("The answer: is not a line start") == (
+        "The answer: is not a line start"
+    )
+
+
+def test_admissible_spellings_are_those_the_parser_reads_as_the_answer():
+    from tsrate.systems.choice_decoding import admissible, spellings
+
+    assert spellings("yes") == ["yes", " yes", "Yes", " Yes", "YES", " YES"]
+    letters = admissible(["A", "b"], lambda t: t.strip() if t.strip() in "ABCD" else None)
+    assert letters == ["A", " A"]  # "b" is not read as an answer; "a" not as "A"
+
+
+def test_batches_are_grouped_by_length_and_replies_keep_their_order(cache):
+    texts = ["ab", "a much longer prompt than the others", "xyz", "mid length text", "q"]
+    one = tiny_system(CountingConverter(), max_new_tokens=6, batch_size=1).generate(texts)
+    two = tiny_system(CountingConverter(), max_new_tokens=6, batch_size=2)
+    calls = []
+    real = two.encode
+    two.encode = lambda chunk, images=None: calls.append(list(chunk)) or real(chunk, images)
+    assert two.generate(texts) == one
+    assert len(set(one)) > 1  # the order is checkable
+    # shortest first: each batch holds prompts of neighbouring lengths
+    assert calls == [["q", "ab"], ["xyz", "mid length text"], [texts[1]]]
+
+
+def test_a_tokenizer_without_a_chat_template_gets_gemma_turns_and_stops_at_end_of_turn(cache):
+    system = tiny_system(CountingConverter(turns=True), max_new_tokens=30)
+    system.load()
+    tokenizer = system._tokenizer
+    chat = [
+        {"role": "system", "content": "You forecast.\n"},
+        {"role": "user", "content": " Next values? "},
+    ]
+    assert system.chat_text(chat) == (
+        "<start_of_turn>user\nYou forecast.\n\nNext values?<end_of_turn>\n<start_of_turn>model\n"
+    )
+    # forecasts keep the plain prompt (in turns the model restated the system message)
+    assert prompt_text(tokenizer, chat) == "You forecast.\n\n\n Next values? \n"
+    assert tokenizer.chat_template is None
+    texts = []
+    real = system.constrained_replies
+    system.constrained_replies = lambda t, h, c: texts.extend(t) or real(t, h, c)
+    batch = make_batch(1)
+    system.forecast_replies(batch)
+    assert texts == [prompt_text(tokenizer, system.prompts(batch)[0])]
+    assert "<start_of_turn>" not in texts[0]
+    turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
+    assert turn in system.eos_ids() and tokenizer.eos_token_id in system.eos_ids()
+    assert turn in system.numeric_ids()
+    assert "chat=gemma-turns-for-suite-chats;forecasts=plain" in system.fingerprint()
+    # a reply ends at the model's end of turn: force one by making it the likeliest token
+    import torch
+
+    encoded = tokenizer([system.chat_text(chat)], return_tensors="pt")
+    logits_bias = torch.zeros(system._model.config.vocab_size)
+    logits_bias[turn] = 1e4
+
+    class Push(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, hidden):
+            return self.inner(hidden) + logits_bias
+
+    original = system._model.get_output_embeddings()
+    system._model.set_output_embeddings(Push(original))
+    try:
+        with torch.no_grad():
+            out = system._model.generate(**encoded, do_sample=False, max_new_tokens=10)
+    finally:
+        system._model.set_output_embeddings(original)
+    assert out.shape[1] == encoded["input_ids"].shape[1] + 1  # stopped at once
+    # a tokenizer that has a chat template keeps it (another GGUF: another cached checkpoint)
+    settings = HfSettings("", max_new_tokens=5, device="cpu")
+    plain = gemma.GemmaSystem(settings=settings, convert=CountingConverter(), gguf_sha256="cd" * 32)
+    plain.load()
+    assert plain._tokenizer.chat_template == CHAT_TEMPLATE
+
+
+def pattern_greedy(model, tokenizer, text: str, pattern: str, eos: list[int], limit: int) -> str:
+    """Independent reference for a character tokenizer: at each step every logit masked but
+    the characters after which the reply can still match ``pattern`` whole (``regex``
+    partial matching), and the end of sequence once it matches; argmax."""
+    import regex
+    import torch
+
+    vocab = tokenizer.get_vocab()
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    reply = ""
+    with torch.no_grad():
+        for _ in range(limit):
+            nxt = [c for c in gemma.PATTERN_CHARACTERS
+                   if regex.fullmatch(pattern, reply + c, partial=True)]  # fmt: skip
+            allowed = [vocab[c] for c in set(nxt)]
+            if regex.fullmatch(pattern, reply) or not nxt:
+                allowed += eos
+            mask = torch.full((model.config.vocab_size,), float("-inf"))
+            mask[allowed] = 0.0
+            token = int(torch.argmax(model(input_ids=ids).logits[0, -1] + mask))
+            if token in eos:
+                break
+            reply += tokenizer.decode([token])
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return reply
+
+
+#: a bounded value on a date: at most 20 characters, so a reply always ends whole
+DATE = r" ?-?\d{1,3}(\.\d{1,2})? on \d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+
+
+def test_numeric_answers_are_greedy_over_their_regular_form(cache):
+    import regex
+
+    system = tiny_system(CountingConverter(), batch_size=2)
+    chats = _closed_chats()
+    forms = [(r" ?-?\d+(\.\d+)?", 12), (DATE, 40), ["yes", "no"]]
+    replies = system.choice_replies(chats, forms)
+    model, tokenizer = system._model, system._tokenizer
+    for chat, form, reply in zip(chats[:2], forms, replies, strict=False):
+        text = prompt_text(tokenizer, chat)
+        assert reply == pattern_greedy(model, tokenizer, text, form[0], system.eos_ids(), form[1])
+        assert regex.fullmatch(form[0], reply, partial=True)
+        n_tokens = len(tokenizer(reply, add_special_tokens=False)["input_ids"])
+        assert regex.fullmatch(form[0], reply) or n_tokens == form[1]  # whole, or at the cap
+    assert replies[2] in ("yes", "no")
+    assert regex.fullmatch(DATE, replies[1])  # a whole "<value> on <date>"
+    assert " on " in replies[1] and not regex.fullmatch(DATE, "9.4535 on 2020-13-01")

@@ -316,3 +316,24 @@ def test_a_text_only_checkpoint_in_numeric_image_mode_is_a_clear_error(tmp_path)
     system = HfLocalSystem("my_vlm", HfSettings(str(folder)), with_image=True)
     with pytest.raises(TsrateError, match="cannot load"):
         system.predict(make_batch(1))
+
+
+def test_length_groups_batch_neighbouring_lengths_with_little_padding():
+    from tsrate.systems.hf_local import PAD_SHARE, PAD_TOKENS, length_groups
+
+    # hand-worked: sorted 10, 12, 30, 100, 105, 400 with batch 3: 12 <= 10 * 1.1 + 16 = 27;
+    # 30 > 27 starts a batch; 100 > 30 * 1.1 + 16 = 49; 105 <= 126; 400 > 126
+    lengths = [100, 10, 400, 30, 12, 105]
+    assert length_groups(lengths, 3) == [[1, 4], [3], [0, 5], [2]]
+    assert length_groups(lengths, 1) == [[1], [4], [3], [0], [5], [2]]
+    # similar lengths (one window length's forecasts) fill whole batches, in their order
+    assert length_groups([736] * 5 + [737], 4) == [[0, 1, 2, 3], [4, 5]]
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        lengths = list(rng.integers(1, 4000, size=int(rng.integers(1, 40))))
+        groups = length_groups(lengths, 8)
+        assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+        for group in groups:
+            assert 1 <= len(group) <= 8
+            shortest = min(lengths[i] for i in group)
+            assert max(lengths[i] for i in group) <= shortest * (1 + PAD_SHARE) + PAD_TOKENS

@@ -53,3 +53,44 @@ def test_a_run_can_ask_some_tasks_only():
     ]
     with pytest.raises(TsrateError, match=r"unknown tasks \['etiology'\]"):
         load_items(RunConfig(generator=generator, tasks=("etiology",)))
+
+
+def test_the_packaged_gemma_answers_choice_items_over_their_letters(tmp_path, monkeypatch):
+    """hf_local:gemma3_270m (its cached checkpoint a tiny random Gemma made here): every
+    choice reply is one option letter the strict parser reads, the one the model ranks
+    highest among the letters (checked against masked full forward passes); forecasts stay
+    free text; the rule is in the fingerprint."""
+    import pytest
+
+    pytest.importorskip("torch")
+    from tests.unit.test_gemma import CountingConverter, trie_greedy
+    from tsrate.suites.reasoning.answerers import choice_answers
+    from tsrate.suites.reasoning.items import LETTERS
+    from tsrate.systems import gemma
+    from tsrate.systems.hf_local import prompt_text
+
+    if gemma.missing_packages():
+        pytest.skip(f"needs {gemma.missing_packages()}")
+    monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "6")
+    monkeypatch.setenv("TSRATE_HF_DEVICE", "cpu")
+    gemma.ensure_checkpoint(gemma.packaged_sha256(), CountingConverter())
+    answerer = LanguageModelAnswerer(open_language_model("hf_local:gemma3_270m"))
+    items = generate_items(GeneratorConfig(seed=11, scenarios=4, forecasts=1, length=40))
+    requests = answerer.requests(items)
+    forecast = next(r for r in requests if r.item.task == "forecast")
+    choices = [r for r in requests if r.item.task != "forecast"][:4]
+    responses = answerer.answer([forecast, *choices])
+    model = answerer.model
+    tokenizer = model._tokenizer
+    for request, response in zip(choices, responses[1:], strict=True):
+        assert response.parse_ok and response.raw_text.strip().upper() in LETTERS
+        assert response.choice == LETTERS.index(response.raw_text.strip().upper())
+        letters = choice_answers(request.item)
+        assert set(letters) >= set(LETTERS[: len(request.item.options)])
+        text = prompt_text(tokenizer, request.messages)
+        assert response.raw_text == trie_greedy(
+            model._model, tokenizer, text, letters, model.eos_ids()
+        )
+    assert responses[0].raw_text == model.complete_all([forecast.messages])[0]
+    assert ";closed=greedy-over-admissible-answers" in answerer.fingerprint()

@@ -21,8 +21,14 @@ output head cut to those rows: the same tokens as masked full-head greedy decodi
 fraction of the memory traffic per token. Each window's new tokens are capped by
 :func:`~tsrate.systems.numeric_decoding.numeric_token_cap` and a reply stops once it holds
 the horizon's numbers. Answers to other chats (``complete_all``: the understanding and
-reasoning suites) use the full head. The fingerprint names the GGUF by its sha256 and the
-decoding rule, so forecasts are recomputed when either changes.
+reasoning suites) use the full head, except answers of a known form
+(:meth:`GemmaSystem.choice_replies`: yes/no, labels and option letters greedy over the
+admissible answers only, numbers and dates over their regular form, through a head cut to
+their tokens). The packaged GGUF has no chat template: suite chats are rendered in Gemma
+3's turn format (:data:`GEMMA_CHAT_TEMPLATE`; forecasts stay plain text, see
+:data:`CHAT_FORMAT`) and a reply ends at ``<end_of_turn>`` too. The fingerprint names the
+GGUF by its sha256, the chat format and the decoding rule, so forecasts are recomputed
+when any changes.
 
 The model's terms of use are Gemma's (https://ai.google.dev/gemma/terms).
 """
@@ -67,6 +73,35 @@ INSTALL_HINT = (
 READY_FILE = "tsrate_gemma.json"
 #: the decoding rule of ``predict``, part of the fingerprint
 FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon"
+#: the decoding rule of :meth:`GemmaSystem.choice_replies`, part of an answerer's fingerprint
+CHOICE_DECODING = "greedy-over-admissible-answers;numbers=pattern;cot=reasoning-then-answer-line"
+#: the characters a numeric answer (:class:`~tsrate.systems.choice_decoding.PatternAnswer`)
+#: is written with: a number, a date, the word "on" between them
+PATTERN_CHARACTERS = "0123456789.- on"
+
+#: Gemma 3's chat format (the instruction-tuned models' template, without the ``<bos>``,
+#: which the tokenizer adds): a system message opens the first user turn, the assistant is
+#: ``model``. The packaged GGUF carries no chat template, so its converted tokenizer has
+#: none; without this a chat would be plain text, which the model continues (it restates
+#: the question) instead of answering.
+GEMMA_CHAT_TEMPLATE = (  # no whitespace control: every character below is meant
+    "{% if messages[0]['role'] == 'system' %}"
+    "{% set first = messages[0]['content'] | trim + '\n\n' %}"
+    "{% set rest = messages[1:] %}"
+    "{% else %}{% set first = '' %}{% set rest = messages %}{% endif %}"
+    "{% for m in rest %}"
+    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+    "{{ first if loop.first else '' }}{{ m['content'] | trim }}<end_of_turn>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+#: the token that ends a model turn in that format: generation stops there too
+END_OF_TURN = "<end_of_turn>"
+#: Suite chats in Gemma's turns; forecast prompts stay plain text (``system``, a blank
+#: line, ``user``), as before: in turns the model's free lead-in restated the system message
+#: (≈ 23 more full-head tokens a window, +61 % forecast time at the same numbers,
+#: BENCHMARKS.md)
+CHAT_FORMAT = "gemma-turns-for-suite-chats;forecasts=plain"
 
 
 def cache_root() -> Path:
@@ -171,6 +206,7 @@ class GemmaSystem(HfLocalSystem):
         self._convert = convert
         self._gguf_sha256: str | None = None
         self._numeric_ids: list[int] | None = None
+        self._turns = False
         if gguf_sha256:
             self._bind(gguf_sha256)
 
@@ -193,8 +229,9 @@ class GemmaSystem(HfLocalSystem):
     def fingerprint(self) -> str:
         s = self.settings
         return (
-            f"gemma3_270m;checkpoint={self.checkpoint_id()};{FORECAST_DECODING};"
-            f"max_new_tokens={s.max_new_tokens};decimals={s.decimals};prompt={prompt_digest()}"
+            f"gemma3_270m;checkpoint={self.checkpoint_id()};chat={CHAT_FORMAT};"
+            f"{FORECAST_DECODING};max_new_tokens={s.max_new_tokens};decimals={s.decimals};"
+            f"prompt={prompt_digest()}"
         )
 
     def availability(self) -> Availability:
@@ -216,7 +253,8 @@ class GemmaSystem(HfLocalSystem):
         return Availability(
             True,
             f"packaged Gemma 3 270M ({state} in {self.path}) on {device} "
-            "(greedy; forecasts over number tokens only)",
+            "(greedy in Gemma's chat turns; forecasts over number tokens, closed suite "
+            "answers over their options)",
         )
 
     def load(self) -> None:
@@ -227,14 +265,29 @@ class GemmaSystem(HfLocalSystem):
             raise TsrateError(f"system {self.system_id!r} is unavailable: {available.reason}")
         ensure_checkpoint(self.gguf_sha256(), self._convert, self.path)
         super().load()
+        self._turns = use_gemma_turns(self._tokenizer, self._model)
+
+    def chat_text(self, messages: list[dict]) -> str:
+        """A suite's chat in Gemma's turns when the tokenizer has no chat template of its
+        own (the packaged GGUF's); forecasts keep :func:`prompt_text` (see
+        :data:`CHAT_FORMAT`)."""
+        self.load()
+        if not self._turns:
+            return prompt_text(self._tokenizer, messages)
+        return self._tokenizer.apply_chat_template(
+            messages, chat_template=GEMMA_CHAT_TEMPLATE, tokenize=False, add_generation_prompt=True
+        )
+
+    def eos_ids(self) -> list[int]:
+        """The ids that end a reply (end of sequence and, in the chat format, end of turn)."""
+        self.load()
+        eos = self._model.generation_config.eos_token_id
+        return [int(e) for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
 
     def numeric_ids(self) -> list[int]:
         """The token ids a forecast reply may use (computed once per loaded model)."""
         if self._numeric_ids is None:
-            self.load()
-            eos = self._model.generation_config.eos_token_id
-            eos_ids = eos if isinstance(eos, list) else [eos]
-            self._numeric_ids = numeric_token_ids(self._tokenizer, eos_ids)
+            self._numeric_ids = numeric_token_ids(self._tokenizer, self.eos_ids())
         return self._numeric_ids
 
     def forecast_replies(self, batch: ForecastBatch) -> list[str]:
@@ -286,6 +339,78 @@ class GemmaSystem(HfLocalSystem):
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.forecast_replies(batch), batch.horizon)
+
+    def choice_replies(
+        self,
+        prompts: list[list[dict]],
+        answers: list[list[str] | tuple[str, int]],
+        reasoning_tokens: int | None = None,
+    ) -> list[str]:
+        """Greedy replies to questions whose answer has a known form, each decoded over
+        that form only (:mod:`tsrate.systems.choice_decoding`) through an output head cut
+        to its tokens. ``answers[i]``: the admissible answers of a closed question (the
+        texts exactly as the parser should read them, e.g. from
+        :func:`~tsrate.systems.choice_decoding.admissible`), or ``(pattern, limit)``: a
+        regular expression every whole answer matches (a number, a number on a date), made
+        of :data:`PATTERN_CHARACTERS`, in at most ``limit`` new tokens.
+
+        ``reasoning_tokens`` (chain of thought): first the model's own reply over the full
+        head, up to that many new tokens (it ends at its end of turn), cut before its first
+        ``Answer:`` line; then ``\\nAnswer:`` and the answer decoded in its form,
+        continuing from the prompt and the reasoning. The reply is the reasoning, the
+        answer line and the answer. Named :data:`CHOICE_DECODING` in fingerprints."""
+        from tsrate.systems.choice_decoding import (
+            ChoiceTrie,
+            PatternAnswer,
+            reasoning_before_answer,
+        )
+
+        self.load()
+        texts = [self.chat_text(m) for m in prompts]
+        leads = [""] * len(texts)
+        if reasoning_tokens:
+            thoughts = self.generate(texts, max_new_tokens=reasoning_tokens)
+            leads = [reasoning_before_answer(t) + "\nAnswer:" for t in thoughts]
+            leads = [lead.lstrip("\n") if lead == "\nAnswer:" else lead for lead in leads]
+        eos = self.eos_ids()
+        forms = [
+            PatternAnswer(self._tokenizer, a[0], PATTERN_CHARACTERS, eos, a[1])
+            if isinstance(a, tuple)
+            else ChoiceTrie.of(self._tokenizer, a, eos)
+            for a in answers
+        ]
+        out = list(leads)
+        # one call per kind of form: a head cut to the few tokens of closed answers is not
+        # widened by the numeric ones
+        for kind in (ChoiceTrie, PatternAnswer):
+            rows = [i for i, form in enumerate(forms) if isinstance(form, kind)]
+            if not rows:
+                continue
+            allowed = sorted({t for i in rows for t in forms[i].tokens()})
+            with restricted_head(self._model, allowed):
+                picked = self.generate(
+                    [texts[i] + leads[i] for i in rows],
+                    max_new_tokens=max(forms[i].max_tokens() for i in rows),
+                    choices=[forms[i] for i in rows],
+                )
+            for i, answer in zip(rows, picked, strict=True):
+                out[i] = leads[i] + answer
+        return out
+
+
+def use_gemma_turns(tokenizer, model) -> bool:  # noqa: ANN001
+    """Whether suite chats are rendered in Gemma 3's turns (:data:`GEMMA_CHAT_TEMPLATE`):
+    when the tokenizer has no chat template and its vocabulary has the turn tokens; then
+    the model's end of turn also ends a reply."""
+    vocab = tokenizer.get_vocab()
+    if getattr(tokenizer, "chat_template", None) or END_OF_TURN not in vocab:
+        return False
+    config = model.generation_config
+    eos = config.eos_token_id
+    ids = [e for e in (eos if isinstance(eos, list) else [eos]) if e is not None]
+    if vocab[END_OF_TURN] not in ids:
+        config.eos_token_id = [*ids, vocab[END_OF_TURN]]
+    return True
 
 
 def create(study, companies, system_id: str | None = None) -> GemmaSystem:  # noqa: ANN001

@@ -32,7 +32,7 @@ NUMERIC_CHARACTERS = frozenset("0123456789.,-+ \n")
 _BYTE_TOKEN = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
-def _token_surface(token: str) -> str:
+def token_surface(token: str) -> str:
     """A vocabulary entry as text, cheaply: SentencePiece's ``▁`` is a space, ``<0xNN>`` a byte."""
     byte = _BYTE_TOKEN.match(token)
     if byte:
@@ -49,7 +49,7 @@ def numeric_token_ids(tokenizer: Any, eos_ids: list[int] | tuple[int, ...] = ())
     candidates = [
         index
         for index, token in enumerate(vocabulary)
-        if token is not None and set(_token_surface(token)) <= NUMERIC_CHARACTERS
+        if token is not None and set(token_surface(token)) <= NUMERIC_CHARACTERS
     ]
     allowed = {
         index

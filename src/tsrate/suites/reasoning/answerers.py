@@ -125,9 +125,26 @@ def takes_token_cap(model) -> bool:
     )
 
 
+def choice_answers(item: Item) -> list[str]:
+    """The option letters of a choice item, in every spelling :func:`parse_choice` reads as
+    that option (:func:`tsrate.systems.choice_decoding.admissible`)."""
+    from tsrate.systems.choice_decoding import admissible
+
+    def reads_as(text: str) -> str | None:
+        try:
+            return LETTERS[parse_choice(text, len(item.options))]
+        except ReplyParseError:
+            return None
+
+    return admissible(LETTERS[: len(item.options)], reads_as)
+
+
 class LanguageModelAnswerer:
     """A language model answering every task; a local model's choice replies are capped at
-    :data:`CHOICE_NEW_TOKENS` new tokens (named in the fingerprint)."""
+    :data:`CHOICE_NEW_TOKENS` new tokens (named in the fingerprint). A model that decodes
+    closed answers itself (``choice_replies``: the packaged Gemma) answers the choice items
+    greedily over their option letters only (:data:`tsrate.systems.gemma.CHOICE_DECODING`,
+    named in the fingerprint)."""
 
     kind = "language_model"
 
@@ -165,6 +182,7 @@ class LanguageModelAnswerer:
         self.forecast_samples = forecast_samples
         self.forecast_temperature = float(forecast_temperature)
         self.capped = takes_token_cap(model)
+        self.closed = hasattr(model, "choice_replies")
         self._fingerprint: str | None = None
 
     def fingerprint(self) -> str:
@@ -175,6 +193,10 @@ class LanguageModelAnswerer:
             )
             if self.capped:
                 self._fingerprint += f";choice_new_tokens={CHOICE_NEW_TOKENS}"
+            if self.closed:
+                from tsrate.systems.gemma import CHOICE_DECODING
+
+                self._fingerprint += f";closed={CHOICE_DECODING}"
         return self._fingerprint
 
     def availability(self):
@@ -221,6 +243,13 @@ class LanguageModelAnswerer:
         started = time.perf_counter()
         replies: dict[str, str | None] = {}
         greedy = [r for r in requests if r.sample_index is None]
+        closed = [r for r in greedy if r.item.task != "forecast"] if self.closed else []
+        if closed:
+            texts = self.model.choice_replies(
+                [r.messages for r in closed], [choice_answers(r.item) for r in closed]
+            )
+            replies.update((r.prompt_hash, t) for r, t in zip(closed, texts, strict=True))
+            greedy = [r for r in greedy if r.item.task == "forecast"]
         if greedy and self.capped:
             for part, cap in (
                 ([r for r in greedy if r.item.task != "forecast"], CHOICE_NEW_TOKENS),

@@ -512,7 +512,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "order by system_id, prompting desc, dataset, task, quadrant"
         )
         ratings = read(
-            "select r.metric, r.prompting, r.system_id, avg(r.rating) as mean_rating, "
+            "select r.metric, r.prompting, r.higher_is_better, r.system_id, "
+            "avg(r.rating) as mean_rating, "
             "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features "
             "from marts.und_ratings r left join marts.und_rating_stability s "
             "using (suite_run_id, prompting, metric, feature, system_id) group by all "
@@ -597,8 +598,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<p>Rows: the true answer; columns: the system's answer, all formats pooled.</p>",
         confusion_html(confusion),
         "<h2>Ratings (mean rating over features, with stability)</h2>",
-        "<p>mean_share_at_rating: share of prompt resamples that give the published rating "
-        "(1 = firm).</p>",
+        "<p>Rating 1 holds the lowest raw score of its group: the best where higher_is_better "
+        "is false (errors), the worst where it is true, so compare ratings within a metric, "
+        "never averaged over metrics. mean_share_at_rating: share of prompt resamples that "
+        "give the published rating (1 = firm).</p>",
         frame_table(ratings) if not ratings.empty else "<p>none</p>",
         "<p>Each rated score (mean over formats) with the percentile 95 % interval of the "
         "same prompt resamples.</p>",

@@ -21,7 +21,7 @@ from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.formats import FORMATS
-from tsrate.suites.understanding.scoring import parse_reply
+from tsrate.suites.understanding.scoring import parse_answer, parse_reply
 from tsrate.suites.understanding.tasks import PROMPTINGS, TASKS, Prompt, build_prompts
 
 ALL_DATASETS = (*g.UNIVARIATE, *g.MULTIVARIATE, *g.POSITION)
@@ -145,10 +145,64 @@ def resolve_config(config_name: str, overrides: dict | None = None) -> SuiteConf
 ZERO_SHOT_NEW_TOKENS = 32
 
 
+#: the admissible answers of the closed tasks (classification: the prompt's options)
+CLOSED_ANSWERS = {
+    "detection": ("yes", "no"),
+    "search": ("yes", "no"),
+    "matching_intra": ("A", "B", "C", "D"),
+    "matching_cross": ("A", "B", "C", "D"),
+}
+
+
+def closed_answers(prompt: Prompt) -> list[str] | None:
+    """The replies a closed question admits, each in every spelling the strict parser reads
+    as that answer (:func:`tsrate.systems.choice_decoding.admissible`); None for the
+    numeric tasks (retrieval, arithmetic), whose answers are not a closed set."""
+    from tsrate.systems.choice_decoding import admissible
+
+    if prompt.task == "classification":
+        answers = tuple(prompt.options)
+    elif prompt.task in CLOSED_ANSWERS:
+        answers = CLOSED_ANSWERS[prompt.task]
+    else:
+        return None
+
+    def reads_as(text: str) -> str | None:
+        parsed = parse_answer(prompt.task, text, prompt.options)
+        return parsed.answer if parsed.ok else None
+
+    return admissible(answers, reads_as)
+
+
+#: the regular form of a numeric answer, as the templates ask for it ("12.34";
+#: "12.34 on 2020-01-31"), each optionally after a space (a reply following ``Answer:``)
+NUMBER_PATTERN = r" ?-?\d+(\.\d+)?"
+NUMERIC_FORMS = {
+    "retrieval": NUMBER_PATTERN,
+    "arithmetic_min": NUMBER_PATTERN + r" on \d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+    "arithmetic_max": NUMBER_PATTERN + r" on \d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",
+}
+
+
+def answer_form(prompt: Prompt) -> list[str] | tuple[str, int]:
+    """What a model that decodes in an answer's form (``choice_replies``) is given: the
+    closed answers (:func:`closed_answers`), else the numeric task's regular form and its
+    new-token cap (:data:`ZERO_SHOT_NEW_TOKENS`)."""
+    closed = closed_answers(prompt)
+    if closed is not None:
+        return closed
+    return (NUMERIC_FORMS[prompt.task], ZERO_SHOT_NEW_TOKENS)
+
+
 class LanguageModelAnswerer:
     """A :mod:`tsrate.systems.language` model answering prompts (its own concurrency,
     retries and response cache). A local model's zero-shot replies are capped at
-    :data:`ZERO_SHOT_NEW_TOKENS` new tokens (named in the fingerprint)."""
+    :data:`ZERO_SHOT_NEW_TOKENS` new tokens (named in the fingerprint). A model that
+    decodes in an answer's form itself (``choice_replies``: the packaged Gemma) answers
+    every task greedily in the task's form only (:func:`answer_form`: the closed tasks over
+    their admissible answers, the numeric ones over their regular form), after its own
+    reasoning for chain of thought (:data:`~tsrate.systems.gemma.CHOICE_DECODING`, named in
+    the fingerprint)."""
 
     def __init__(self, spec: str):
         from tsrate.systems.language import open_language_model, parse_spec
@@ -157,11 +211,16 @@ class LanguageModelAnswerer:
         self.model = open_language_model(spec)
         self.system_id = self.model.system_id
         self.capped = self.backend == "hf_local"
+        self.closed = hasattr(self.model, "choice_replies")
 
     def fingerprint(self) -> str:
         fingerprint = self.model.fingerprint()
         if self.capped:
             fingerprint += f";zero_shot_new_tokens={ZERO_SHOT_NEW_TOKENS}"
+        if self.closed:
+            from tsrate.systems.gemma import CHOICE_DECODING
+
+            fingerprint += f";closed={CHOICE_DECODING}"
         return fingerprint
 
     def availability(self):
@@ -171,12 +230,30 @@ class LanguageModelAnswerer:
         if not self.capped:
             return self.model.complete_all([p.chat() for p in prompts])
         replies: list[str] = [""] * len(prompts)
+        closed = [answer_form(p) if self.closed else None for p in prompts]
         for prompting in sorted({p.prompting for p in prompts}):
-            rows = [i for i, p in enumerate(prompts) if p.prompting == prompting]
+            rows = [
+                i for i, p in enumerate(prompts) if p.prompting == prompting and closed[i] is None
+            ]
             cap = ZERO_SHOT_NEW_TOKENS if prompting == "zero_shot" else None
-            texts = self.model.complete_all([prompts[i].chat() for i in rows], max_new_tokens=cap)
-            for i, text in zip(rows, texts, strict=True):
-                replies[i] = text
+            if rows:
+                texts = self.model.complete_all(
+                    [prompts[i].chat() for i in rows], max_new_tokens=cap
+                )
+                for i, text in zip(rows, texts, strict=True):
+                    replies[i] = text
+            rows = [
+                i
+                for i, p in enumerate(prompts)
+                if p.prompting == prompting and closed[i] is not None
+            ]
+            if rows:
+                reasoning = None if prompting == "zero_shot" else self.model.settings.max_new_tokens
+                texts = self.model.choice_replies(
+                    [prompts[i].chat() for i in rows], [closed[i] for i in rows], reasoning
+                )
+                for i, text in zip(rows, texts, strict=True):
+                    replies[i] = text
         return replies
 
 
