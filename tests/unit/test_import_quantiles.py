@@ -260,24 +260,28 @@ def test_export_manifest_names_the_quantile_columns():
     assert export.QUANTILE_COLUMNS is validation.QUANTILE_COLUMNS
 
 
-def test_cli_import_predictions_with_a_manifest(warehouse, with_quantiles, tmp_path):
-    """Through `tsrate export-inputs` and `tsrate import-predictions --manifest`: crossing
-    quantiles are one `tsrate: error:` line and store nothing; the good file stores them."""
-    import os
-    import subprocess
-    import sys
+def test_cli_import_predictions_with_a_manifest(
+    warehouse, with_quantiles, tmp_path, capsys, monkeypatch
+):
+    """Through `tsrate export-inputs` and `tsrate import-predictions --manifest` (the CLI's
+    main in this process): crossing quantiles are one `tsrate: error:` line and store
+    nothing; the good file stores them."""
+    from types import SimpleNamespace
 
+    from tsrate.cli import main
     from tsrate.config import project_dir
 
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    monkeypatch.chdir(project_dir())
+
     def tsrate(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "tsrate.cli", *args],
-            env=dict(os.environ, TSRATE_WAREHOUSE=str(warehouse)),
-            cwd=project_dir(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as stop:
+            code = stop.code
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
     flags = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
              "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
