@@ -40,6 +40,7 @@ __all__ = [
     "validate_confidence_levels",
     "student_t_test",
     "student_t_test_from_summary",
+    "text_array",
     "weighted_rejection_pairs",
     "weighted_rejection_scores",
     "PAIR_COLUMNS",

@@ -85,6 +85,7 @@ __all__ = [
     "propensity_scores",
     "stratum_propensity",
     "grid_perturbation_effects",
+    "grid_perturbation_effects_many",
     "nearest_neighbour_means",
     "perturbation_effects",
     "worst_case",
