@@ -49,6 +49,7 @@ from tsrate.methods.causal.estimators import (
     DISTRIBUTION_AGGREGATIONS,
     EFFECT_COLUMNS,
     grid_perturbation_effects,
+    grid_perturbation_effects_many,
     worst_case,
 )
 from tsrate.methods.ratings import snap_to_zero
@@ -214,15 +215,33 @@ def study_effects(
             kept = np.flatnonzero((matrix == labels.index(CONTROL)).any(axis=1))
             if kept.size == 0:
                 continue
+            # every system and outcome of the set under the same draws: one batched pass
+            jobs, grids = [], []
             for system_id in sorted(systems["system_id"]):
                 system_errors = errors.loc[errors["system_id"] == system_id]
                 for outcome in outcomes:
                     values = pd.to_numeric(system_errors[outcome], errors="coerce")
                     if not np.isfinite(values.to_numpy(dtype=float)).all():
                         continue  # not analysed on this outcome (module conventions)
-                    grid = outcome_grid(system_errors, units, labels, outcome, system_id)
+                    grids.append(outcome_grid(system_errors, units, labels, outcome, system_id))
+                    jobs.append((system_id, outcome))
+            if not jobs:
+                continue
+            try:
+                per_draws = grid_perturbation_effects_many(
+                    grids,
+                    labels,
+                    matrix[kept],
+                    [codes[i] for i in kept],
+                    CONTROL,
+                    estimand,
+                    outcomes=[outcome for _, outcome in jobs],
+                )
+            except ValueError:
+                # name the system in the message, as the one-grid call did
+                for (system_id, outcome), grid in zip(jobs, grids, strict=True):
                     try:
-                        per_draw = grid_perturbation_effects(
+                        grid_perturbation_effects(
                             grid,
                             labels,
                             matrix[kept],
@@ -233,18 +252,20 @@ def study_effects(
                         )
                     except ValueError as err:
                         raise ValueError(f"run {run_id}, system {system_id!r}: {err}") from err
-                    per_draw["draw"] = kept[per_draw["draw"].to_numpy()]
-                    effects = summarise_draws(per_draw, n_dist, draws)
-                    for column in _NUMBER:  # floating noise of 0 is stored as 0
-                        effects[column] = snap_to_zero(effects[column].to_numpy())
-                    d = effects.pop("d").to_numpy()
-                    for column in ("favored_value", "confounder", "distribution_id"):
-                        effects.insert(0, column, meta[column].astype(str).to_numpy()[d])
-                    effects.insert(0, "system_id", system_id)
-                    effects.insert(0, "run_id", str(run_id))
-                    effects["perturbation_set"] = perturbation_set
-                    effects["outcome"] = outcome
-                    frames.append(effects)
+                raise
+            for (system_id, outcome), per_draw in zip(jobs, per_draws, strict=True):
+                per_draw["draw"] = kept[per_draw["draw"].to_numpy()]
+                effects = summarise_draws(per_draw, n_dist, draws)
+                for column in _NUMBER:  # floating noise of 0 is stored as 0
+                    effects[column] = snap_to_zero(effects[column].to_numpy())
+                d = effects.pop("d").to_numpy()
+                for column in ("favored_value", "confounder", "distribution_id"):
+                    effects.insert(0, column, meta[column].astype(str).to_numpy()[d])
+                effects.insert(0, "system_id", system_id)
+                effects.insert(0, "run_id", str(run_id))
+                effects["perturbation_set"] = perturbation_set
+                effects["outcome"] = outcome
+                frames.append(effects)
     if not frames:
         return pd.DataFrame(columns=EFFECTS_COLUMNS).astype(EFFECTS_SCHEMA)
     out = pd.concat(frames, ignore_index=True)[EFFECTS_COLUMNS]

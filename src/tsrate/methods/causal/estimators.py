@@ -85,6 +85,7 @@ __all__ = [
     "propensity_scores",
     "stratum_propensity",
     "grid_perturbation_effects",
+    "grid_perturbation_effects_many",
     "nearest_neighbour_means",
     "perturbation_effects",
     "worst_case",
@@ -384,18 +385,54 @@ def grid_perturbation_effects(
     under the assigned perturbation: same conventions, closed-form propensity
     (``propensity="share"``), same checks. Returns :data:`EFFECT_COLUMNS` with a leading
     ``draw`` column (the row of ``assigned``; 0 for a 1-D ``assigned``).
+    :func:`grid_perturbation_effects_many` does the same for several grids at once.
     """
+    return grid_perturbation_effects_many(
+        [outcomes],
+        perturbations,
+        assigned,
+        strata,
+        control,
+        estimand,
+        tie_tolerance=tie_tolerance,
+        outcomes=[outcome],
+    )[0]
+
+
+def grid_perturbation_effects_many(
+    grids: Sequence[np.ndarray],
+    perturbations: Sequence[str],
+    assigned: np.ndarray,
+    strata: np.ndarray | Sequence[np.ndarray],
+    control: str = CONTROL,
+    estimand: str = "ATE",
+    *,
+    tie_tolerance: float = 1e-12,
+    outcomes: Sequence[str] | None = None,
+) -> list[pd.DataFrame]:
+    """:func:`grid_perturbation_effects` of several (units x perturbations) grids (systems,
+    outcomes) under the same draws: one frame per grid, each the same, bit for bit, as
+    ``grid_perturbation_effects(grid, ...)`` (``outcomes``: the outcome name of each grid,
+    for messages). What depends on the draw alone -- the arms' sort order, per-stratum
+    counts, overlap -- is computed once per draw for every grid; per grid only the outcome
+    gather, the per-stratum sums and the arm means remain, and APE_m of every grid is one
+    row-wise :func:`matched_effects` call per treatment."""
     estimand = check_method(estimand, "share")
-    outcomes = np.asarray(outcomes, dtype=float)
     labels = np.asarray([str(p) for p in perturbations], dtype=object)
-    if outcomes.ndim != 2 or outcomes.shape[1] != labels.size:
-        raise ValueError("outcomes must be a (units x perturbations) matrix")
+    grids = [np.asarray(g, dtype=float) for g in grids]
+    names = ["max_abs_residual"] * len(grids) if outcomes is None else [str(o) for o in outcomes]
+    if len(names) != len(grids):
+        raise ValueError("outcomes must name every grid")
+    for g in grids:
+        if g.ndim != 2 or g.shape[1] != labels.size:
+            raise ValueError("outcomes must be a (units x perturbations) matrix")
     if control not in set(labels):
         raise ValueError(f"full_grid has no outcomes for perturbation {control!r}")
     control_code = int(np.flatnonzero(labels == control)[0])
     assigned = np.asarray(assigned)
     draws = assigned[None, :] if assigned.ndim == 1 else assigned
-    if draws.ndim != 2 or draws.shape[1] != outcomes.shape[0]:
+    n_units = grids[0].shape[0] if grids else 0
+    if draws.ndim != 2 or any(g.shape[0] != draws.shape[1] for g in grids):
         raise ValueError("assigned must have one entry per unit (row of outcomes)")
     if isinstance(strata, np.ndarray) and strata.ndim == 1:
         per_draw = [strata] * draws.shape[0]
@@ -403,67 +440,146 @@ def grid_perturbation_effects(
         per_draw = list(strata)
     if len(per_draw) != draws.shape[0]:
         raise ValueError("strata must be one array, or one array per distribution")
-    n_units = outcomes.shape[0]
+    n_labels = labels.size
     unit_index = np.arange(n_units)
-    # True effect of every unit under every perturbation; the all-units ATE oracle is the
-    # same for every distribution that observes every unit.
-    with np.errstate(invalid="ignore"):
-        effect = outcomes - outcomes[:, [control_code]]
-    complete = np.isfinite(effect).all(axis=0)
-    all_units_oracle = {c: float(effect[:, c].mean()) for c in range(labels.size) if complete[c]}
-
-    frames_rows: list[dict[str, object]] = []
-    flat = outcomes.ravel()
+    effects, all_units_oracle, flats = [], [], []
+    for g in grids:
+        # True effect of every unit under every perturbation; the all-units ATE oracle is
+        # the same for every distribution that observes every unit.
+        with np.errstate(invalid="ignore"):
+            effect = g - g[:, [control_code]]
+        complete = np.isfinite(effect).all(axis=0)
+        effects.append(effect)
+        all_units_oracle.append(
+            {c: float(effect[:, c].mean()) for c in range(n_labels) if complete[c]}
+        )
+        flats.append(g.ravel())
+    label_order = sorted(range(n_labels), key=lambda c: str(labels[c]))
+    records: list[list[dict[str, object]]] = [[] for _ in grids]
     n_strata_of: dict[int, int] = {}
     for d in range(draws.shape[0]):
         codes = draws[d].astype(np.int64)
         observed = codes >= 0
         every_unit = bool(observed.all())
-        y = flat[unit_index * labels.size + (codes if every_unit else np.maximum(codes, 0))]
-        if not np.all(np.isfinite(y if every_unit else y[observed])):
-            raise ValueError(f"observed has NaN/infinite {outcome!r} values")
         stratum = np.asarray(per_draw[d], dtype=np.int64)
         if id(per_draw[d]) not in n_strata_of:
             n_strata_of[id(per_draw[d])] = int(stratum.max()) + 1 if stratum.size else 0
         n_strata = n_strata_of[id(per_draw[d])]
-
-        def oracle(
-            code: int,
-            treated: np.ndarray | None,
-            observed: np.ndarray = observed,
-            every_unit: bool = every_unit,
-        ) -> float:
-            if treated is None and every_unit and code in all_units_oracle:
-                return all_units_oracle[code]
-            keep = observed if treated is None else np.zeros(n_units, dtype=bool)
-            if treated is not None:
-                keep[np.flatnonzero(observed)[treated]] = True
-            diff = effect[keep, code]
-            if not np.all(np.isfinite(diff)):
-                raise ValueError(
-                    f"full_grid lacks a finite {outcome!r} under {labels[code]!r} or "
-                    f"{control!r} for some units (the counterfactual grid must be complete)"
+        flat_index = unit_index * n_labels + (codes if every_unit else np.maximum(codes, 0))
+        if every_unit:
+            obs_codes, obs_strata, obs_index = codes, stratum, flat_index
+        else:
+            obs_codes, obs_strata = codes[observed], stratum[observed]
+            obs_index = flat_index[observed]
+        ys = []
+        for k, flat in enumerate(flats):
+            y = flat[obs_index]
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"observed has NaN/infinite {names[k]!r} values")
+            ys.append(y)
+        # One stable sort groups each arm's units contiguously, in their original order (so
+        # the arm means are bit-identical to masked means); small codes sort by radix.
+        small = obs_codes.astype(np.int8) if n_labels < 127 else obs_codes
+        order = np.argsort(small, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(obs_codes, minlength=n_labels))])
+        # Per (perturbation, stratum): unit counts (shared) and outcome sums (per grid).
+        key = obs_codes * n_strata + obs_strata
+        counts = np.bincount(key, minlength=n_labels * n_strata).reshape(n_labels, n_strata)
+        n_control = int(bounds[control_code + 1] - bounds[control_code])
+        if n_control == 0:
+            raise ValueError(f"no unit is assigned the control {labels[control_code]!r}")
+        sums = [
+            np.bincount(key, weights=y, minlength=n_labels * n_strata).reshape(n_labels, n_strata)
+            for y in ys
+        ]
+        y_sorted = [y[order] for y in ys]
+        c0, c1 = bounds[control_code], bounds[control_code + 1]
+        mean_c = [ys_k[c0:c1].mean() for ys_k in y_sorted]
+        n_c = counts[control_code]
+        has_c = n_c > 0
+        for code in label_order:
+            if code == control_code or bounds[code + 1] <= bounds[code]:
+                continue
+            t0, t1 = bounds[code], bounds[code + 1]
+            n_t = counts[code]
+            has_t = n_t > 0
+            in_sub = has_t | has_c
+            width = int(in_sub.sum())
+            rows = len(grids)
+            ape_m = matched_effects(
+                np.broadcast_to(n_t[None, in_sub].astype(float), (rows, width)),
+                np.stack([s[code][in_sub] for s in sums]),
+                np.broadcast_to(n_c[None, in_sub].astype(float), (rows, width)),
+                np.stack([s[control_code][in_sub] for s in sums]),
+                estimand,
+                tie_tolerance,
+            )
+            treated = codes == code if estimand == "ATT" else None
+            if treated is not None and not every_unit:
+                treated = obs_codes == code
+            for k in range(rows):
+                ape_o = float(y_sorted[k][t0:t1].mean() - mean_c[k])
+                a_m = float(ape_m[k])
+                ape_oracle = _grid_oracle(
+                    effects[k],
+                    all_units_oracle[k],
+                    code,
+                    treated,
+                    observed,
+                    every_unit,
+                    names[k],
+                    labels,
+                    control,
                 )
-            return float(diff.mean())
-
-        rows = _effect_records(
-            y,
-            codes,
-            labels,
-            control_code,
-            stratum,
-            n_strata,
-            estimand,
-            tie_tolerance,
-            "share",
-            0,
-            oracle,
+                records[k].append(
+                    {
+                        "draw": d,
+                        "perturbation_id": str(labels[code]),
+                        "n_treated": int(t1 - t0),
+                        "n_control": n_control,
+                        "ape_observational": ape_o,
+                        "ape_matched": a_m,
+                        "ape_oracle": ape_oracle,
+                        "matching_error": a_m - ape_oracle,
+                        "pie_percent": abs(abs(ape_o) - abs(a_m)) * 100.0,
+                        "strata_without_overlap": int(np.sum(has_t[in_sub] != has_c[in_sub])),
+                        "n_strata": width,
+                        "estimand": estimand,
+                    }
+                )
+    return [
+        pd.DataFrame.from_records(rows, columns=["draw", *EFFECT_COLUMNS]).astype(
+            {"draw": "int64", **_EFFECT_TYPES}
         )
-        for row in rows:
-            row["draw"] = d
-        frames_rows.extend(rows)
-    out = pd.DataFrame.from_records(frames_rows, columns=["draw", *EFFECT_COLUMNS])
-    return out.astype({"draw": "int64", **_EFFECT_TYPES})
+        for rows in records
+    ]
+
+
+def _grid_oracle(
+    effect: np.ndarray,
+    all_units: dict[int, float],
+    code: int,
+    treated: np.ndarray | None,
+    observed: np.ndarray,
+    every_unit: bool,
+    outcome: str,
+    labels: np.ndarray,
+    control: str,
+) -> float:
+    """The true effect of ``code`` over the observed units (ATE; cached when every unit is
+    observed) or over the ``treated`` ones (ATT; a mask over the observed units)."""
+    if treated is None and every_unit and code in all_units:
+        return all_units[code]
+    keep = observed if treated is None else np.zeros(effect.shape[0], dtype=bool)
+    if treated is not None:
+        keep[np.flatnonzero(observed)[treated]] = True
+    diff = effect[keep, code]
+    if not np.all(np.isfinite(diff)):
+        raise ValueError(
+            f"full_grid lacks a finite {outcome!r} under {labels[code]!r} or "
+            f"{control!r} for some units (the counterfactual grid must be complete)"
+        )
+    return float(diff.mean())
 
 
 # --------------------------------------------------------------------------------------
