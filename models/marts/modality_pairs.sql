@@ -76,10 +76,10 @@ averaged as (
         multimodal_system_id,
         count(*) as n_perturbations,
         string_agg(perturbation_id, ' ' order by perturbation_id) as perturbation_ids,
-        avg(numeric_raw_score) as numeric_avg_raw_score,
-        avg(multimodal_raw_score) as multimodal_avg_raw_score,
-        avg(numeric_rating) as numeric_avg_rating,
-        avg(multimodal_rating) as multimodal_avg_rating,
+        avg(numeric_raw_score order by perturbation_id) as numeric_avg_raw_score,
+        avg(multimodal_raw_score order by perturbation_id) as multimodal_avg_raw_score,
+        avg(numeric_rating order by perturbation_id) as numeric_avg_rating,
+        avg(multimodal_rating order by perturbation_id) as multimodal_avg_rating,
         any_value(rating_levels) as rating_levels,
         bool_and(higher_is_better) as higher_is_better,
     from paired
@@ -104,7 +104,11 @@ final as (
         cast(rating_levels as integer) as rating_levels,
         cast(higher_is_better as boolean) as higher_is_better,
         cast(case
-            when multimodal_avg_raw_score = numeric_avg_raw_score then 'tie'
+            -- equal up to rounding (1e-9 relative): averages of the same scores summed in
+            -- another order differ in their last bits, and that is no difference
+            when abs(multimodal_avg_raw_score - numeric_avg_raw_score)
+                <= 1e-9 * greatest(abs(multimodal_avg_raw_score), abs(numeric_avg_raw_score))
+                then 'tie'
             when (multimodal_avg_raw_score > numeric_avg_raw_score) = higher_is_better
                 then 'numeric+image'
             else 'numeric'
