@@ -15,8 +15,8 @@ aggregated as (
         perturbation_id,
         grouping(system_id) as is_all_systems,
         grouping(perturbation_id) as is_all_perturbations,
-        avg(raw_score) filter (where confounder = 'industry') as industry_avg,
-        avg(raw_score) filter (where confounder = 'company') as company_avg,
+        avg(raw_score order by system_id, perturbation_id) filter (where confounder = 'industry') as industry_avg,
+        avg(raw_score order by system_id, perturbation_id) filter (where confounder = 'company') as company_avg,
         count(raw_score) filter (where confounder = 'industry') as n_industry_scores,
         count(raw_score) filter (where confounder = 'company') as n_company_scores,
     from scores
@@ -44,9 +44,13 @@ final as (
         cast(n_industry_scores as integer) as n_industry_scores,
         cast(n_company_scores as integer) as n_company_scores,
         cast(case
+            -- equal up to rounding (1e-9 relative) is a tie: the same scores summed in
+            -- another order differ in their last bits (the averages are summed in a fixed
+            -- order, so a rebuild gives the same bits)
+            when abs(industry_avg - company_avg)
+                <= 1e-9 * greatest(abs(industry_avg), abs(company_avg)) then 'tie'
             when industry_avg > company_avg then 'industry'
             when industry_avg < company_avg then 'company'
-            when industry_avg = company_avg then 'tie'
         end as varchar) as more_biased_confounder,
     from aggregated
 )
