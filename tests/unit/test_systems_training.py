@@ -57,7 +57,9 @@ def test_fracasts_statement_names_the_datasets_of_its_package_readme(seed):
     """Read independently from the installed wheel's metadata: every Hugging Face dataset its
     README lists for pretraining is in the seed's statement, and no other."""
     try:
-        readme = importlib.metadata.metadata("fracast").get_payload()
+        # the wheel's METADATA file as text (its body is the README): the parsed message's
+        # payload came back empty after other tests in one session
+        readme = importlib.metadata.distribution("fracast").read_text("METADATA") or ""
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("fracast is not installed")
     section = readme.split("## Public pretraining data", 1)[1].split("\n## ", 1)[0]
