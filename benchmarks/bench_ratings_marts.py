@@ -500,7 +500,9 @@ def main() -> None:
                 f"{n_windows} windows x {len(systems)} systems "
                 f"({', '.join(f'{n} x [{s}]' for s, n in sets.items())}); "
                 f"{args.industries} industries; {args.industries + args.tickers} confounder "
-                f"distributions; written in {time.perf_counter() - started:.1f} s"
+                f"distributions in the seed (the build's derived default keeps at most "
+                f"max_company_distributions of them); written in "
+                f"{time.perf_counter() - started:.1f} s"
             )
         if args.memory_limit:
             header += f"; DuckDB memory_limit {args.memory_limit}"
