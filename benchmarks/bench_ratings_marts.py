@@ -500,8 +500,9 @@ def main() -> None:
                 f"{n_windows} windows x {len(systems)} systems "
                 f"({', '.join(f'{n} x [{s}]' for s, n in sets.items())}); "
                 f"{args.industries} industries; {args.industries + args.tickers} confounder "
-                f"distributions in the seed (the build's derived default keeps at most "
-                f"max_company_distributions of them); written in "
+                f"distributions in the seed (the default var confounder_distributions: derived "
+                f"derives its own from the companies, bounded by max_company_distributions); "
+                f"written in "
                 f"{time.perf_counter() - started:.1f} s"
             )
         if args.memory_limit:
