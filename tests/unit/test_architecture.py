@@ -231,6 +231,15 @@ def _starts_a_process(path: Path) -> bool:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
+        # a worker pool of tsrate's own (run_forecasts(..., workers=2) and the like)
+        for keyword in node.keywords:
+            value = keyword.value
+            if (
+                keyword.arg == "workers"
+                and isinstance(value, ast.Constant | ast.Name)
+                and not (isinstance(value, ast.Constant) and value.value in (0, 1, None))
+            ):
+                return True
         func = node.func
         if isinstance(func, ast.Name) and func.id in starters:
             return True
@@ -269,6 +278,9 @@ def test_the_process_guard_sees_each_way_a_test_starts_one(tmp_path):
         "ensure_raw_schema()": False,
         "from tsrate.platform import dbt_runner as dbt\ndbt.log_folder()": False,
         "def build():\n    pass\nbuild()": False,
+        "run_forecasts(con, study, companies, workers=2)": True,
+        "for n in (1, 2):\n    run_forecasts(con, study, companies, workers=n)": True,
+        "run_forecasts(con, study, companies, workers=1)": False,
     }
     for number, (source, starts) in enumerate(cases.items()):
         path = tmp_path / f"case{number}.py"

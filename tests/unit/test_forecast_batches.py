@@ -1,8 +1,8 @@
 """Batches are built one partition at a time, and the pool keeps only a few in flight.
 
 A 500-ticker x 10-year study has 6,000 partitions; building every batch before the first
-forecast held 12 GB. These tests pin the lazy batches and show that bounding the pool's
-in-flight work (down to one partition per worker) forecasts exactly what one process does.
+forecast held 12 GB. These tests pin the lazy batches (the worker pool itself, which starts
+processes, is tested in tests/integration/test_forecast_pool.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests.integration.helpers import ingest, small_study
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast import execute as forecasting
-from tsrate.robustness.forecast.execute import LazyBatches, run_forecasts
+from tsrate.robustness.forecast.execute import LazyBatches
 from tsrate.robustness.forecast.plan import Partition, load_series, make_batch
 
 
@@ -51,35 +51,6 @@ def test_batches_are_built_on_demand_and_released(warehouse):
     np.testing.assert_array_equal(batches[todo[1]].contexts, expected.contexts)  # rebuilt alike
     with pytest.raises(KeyError):
         batches[Partition("naive", "MSFT", "P0", "k3")]
-
-
-def stored_forecasts(con, run_id):
-    return con.execute(
-        "select p.system_id, p.ticker, p.perturbation_id, f.window_end_date, f.horizon_step, "
-        "f.forecast from raw.forecasts f join raw.run_partitions r using (partition_key) "
-        "join raw.forecast_partitions p using (partition_key) where r.run_id = ? order by all",
-        [run_id],
-    ).df()
-
-
-def test_a_pool_with_one_partition_in_flight_per_worker_forecasts_like_one_process(
-    tmp_path, monkeypatch
-):
-    monkeypatch.setattr(forecasting, "IN_FLIGHT_PER_WORKER", 1)
-    results = []
-    for workers in (1, 2):
-        path = tmp_path / f"w{workers}" / "tsrate.duckdb"
-        ingest(path, ["AAPL", "JPM"])
-        messages = []
-        with connect(path) as con:
-            summary = run_forecasts(
-                con, study(), load_companies(), workers=workers, progress=messages.append
-            )
-            results.append(stored_forecasts(con, summary.run_id))
-        assert summary.computed == 2 * 3 * 4  # tickers x systems x perturbations
-        assert sum(m.startswith("[") for m in messages) == summary.computed
-    assert len(results[0]) > 0
-    np.testing.assert_array_equal(results[0].to_numpy(), results[1].to_numpy())
 
 
 @pytest.mark.parametrize(
