@@ -18,6 +18,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from tests.integration.browser import Chromium, find_chromium
+from tests.integration.report_in_browser import verdict_by_hand
 from tsrate.html.charts import check_specs, page_specs
 from tsrate.html.page import write_page
 from tsrate.suites.reasoning.report import render_report
@@ -79,23 +80,7 @@ def by_hand(data: dict[str, pd.DataFrame]) -> dict[str, float]:
     """The verdict's numbers from the frames, without tsrate.suites.verdict."""
     frame = data["ratings"].merge(data["stability"], on=["suite_run_id", "metric", "task",
                                                          "system_id"])  # fmt: skip
-    up = (frame["rating"] - 1) / (frame["rating_levels"] - 1)
-    frame["goodness"] = np.where(frame["higher_is_better"], up, 1 - up)
-    frame["shaky"] = frame["share_at_rating"] < 0.6
-    per = frame.groupby("system_id").agg(g=("goodness", "mean"), shaky=("shaky", "sum"),
-                                         n=("goodness", "size"))  # fmt: skip
-    per = per.reset_index().sort_values(["g", "system_id"], ascending=[False, True])
-    best, worst = per.iloc[0], per.iloc[-1]
-    return {
-        "best": best.system_id,
-        "worst": worst.system_id,
-        "best_goodness": 100 * best.g,
-        "worst_goodness": 100 * worst.g,
-        "gap": 100 * (best.g - worst.g),
-        "leader_shaky": float(best.shaky),
-        "leader_ratings": float(best.n),
-        "shaky": float(frame["shaky"].sum()),
-    }
+    return verdict_by_hand(frame)
 
 
 def against_chance_by_hand(tasks: pd.DataFrame) -> dict[tuple[str, str], str]:
