@@ -342,21 +342,21 @@ def test_forecast_replies_are_cached_so_a_rerun_does_not_load_the_model(cache, m
 # -- closed answers, chat turns, batching by length ----------------------------------------------
 
 
-def trie_greedy(model, tokenizer, text: str, answers: list[str], eos: list[int]) -> str:
-    """Independent reference for a character tokenizer (one token per character): full
-    forward passes without a cache; at each step every logit masked but the next characters
-    of the answers the reply so far begins (and the end of sequence once the reply is a
-    whole answer, or nothing continues it); argmax; stop at an end of sequence."""
+def character_greedy(model, tokenizer, text: str, next_characters, complete, eos, limit) -> str:
+    """Independent reference decoder for a character tokenizer (one token per character):
+    full forward passes without a cache; at each step every logit masked but the characters
+    ``next_characters(reply)`` allows (and the end of sequence once ``complete(reply)``, or
+    when nothing continues it); argmax; stop at an end of sequence or after ``limit`` steps."""
     import torch
 
     vocab = tokenizer.get_vocab()
     ids = tokenizer(text, return_tensors="pt")["input_ids"]
     reply = ""
     with torch.no_grad():
-        for _ in range(1 + max(map(len, answers))):
-            nxt = {a[len(reply)] for a in answers if a.startswith(reply) and len(a) > len(reply)}
+        for _ in range(limit):
+            nxt = set(next_characters(reply))
             allowed = [vocab[c] for c in nxt]
-            if reply in answers or not nxt:
+            if complete(reply) or not nxt:
                 allowed += eos
             mask = torch.full((model.config.vocab_size,), float("-inf"))
             mask[allowed] = 0.0
@@ -366,6 +366,22 @@ def trie_greedy(model, tokenizer, text: str, answers: list[str], eos: list[int])
             reply += tokenizer.decode([token])
             ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
     return reply
+
+
+def trie_greedy(model, tokenizer, text: str, answers: list[str], eos: list[int]) -> str:
+    """The next characters of the answers the reply so far begins; the end of sequence once
+    the reply is a whole answer."""
+    return character_greedy(
+        model,
+        tokenizer,
+        text,
+        lambda reply: [
+            a[len(reply)] for a in answers if a.startswith(reply) and len(a) > len(reply)
+        ],
+        lambda reply: reply in answers,
+        eos,
+        1 + max(map(len, answers)),
+    )
 
 
 CLOSED = [
@@ -509,30 +525,21 @@ def test_a_tokenizer_without_a_chat_template_gets_gemma_turns_and_stops_at_end_o
 
 
 def pattern_greedy(model, tokenizer, text: str, pattern: str, eos: list[int], limit: int) -> str:
-    """Independent reference for a character tokenizer: at each step every logit masked but
-    the characters after which the reply can still match ``pattern`` whole (``regex``
-    partial matching), and the end of sequence once it matches; argmax."""
+    """The characters after which the reply can still match ``pattern`` whole (``regex``
+    partial matching); the end of sequence once it matches."""
     import regex
-    import torch
 
-    vocab = tokenizer.get_vocab()
-    ids = tokenizer(text, return_tensors="pt")["input_ids"]
-    reply = ""
-    with torch.no_grad():
-        for _ in range(limit):
-            nxt = [c for c in gemma.PATTERN_CHARACTERS
-                   if regex.fullmatch(pattern, reply + c, partial=True)]  # fmt: skip
-            allowed = [vocab[c] for c in set(nxt)]
-            if regex.fullmatch(pattern, reply) or not nxt:
-                allowed += eos
-            mask = torch.full((model.config.vocab_size,), float("-inf"))
-            mask[allowed] = 0.0
-            token = int(torch.argmax(model(input_ids=ids).logits[0, -1] + mask))
-            if token in eos:
-                break
-            reply += tokenizer.decode([token])
-            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
-    return reply
+    return character_greedy(
+        model,
+        tokenizer,
+        text,
+        lambda reply: [
+            c for c in gemma.PATTERN_CHARACTERS if regex.fullmatch(pattern, reply + c, partial=True)
+        ],  # fmt: skip
+        lambda reply: bool(regex.fullmatch(pattern, reply)),
+        eos,
+        limit,
+    )
 
 
 #: a bounded value on a date: at most 20 characters, so a reply always ends whole
