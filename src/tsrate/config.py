@@ -7,6 +7,7 @@ values with flags. Companies and their industries come from ``seeds/companies.cs
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import hashlib
@@ -58,10 +59,21 @@ def warehouse_path() -> Path:
     return path
 
 
+#: ``dbt_project.yml``'s parsed ``vars:`` per (file, mtime, size): a command reads them for
+#: every system's settings (about 60 times for ``tsrate systems``: 1 s of YAML parsing)
+_VARS_CACHE: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
 def project_vars() -> dict[str, Any]:
-    """The ``vars:`` block of ``dbt_project.yml``: the study defaults."""
-    with open(project_dir() / "dbt_project.yml") as handle:
-        return dict(yaml.safe_load(handle).get("vars") or {})
+    """The ``vars:`` block of ``dbt_project.yml``: the study defaults (a fresh copy; the
+    file is parsed again whenever it changes)."""
+    path = project_dir() / "dbt_project.yml"
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _VARS_CACHE:
+        with open(path) as handle:
+            _VARS_CACHE[key] = dict(yaml.safe_load(handle).get("vars") or {})
+    return copy.deepcopy(_VARS_CACHE[key])
 
 
 def load_companies(path: Path | None = None) -> pd.DataFrame:

@@ -79,6 +79,7 @@ from tsrate.systems.vit_training import (
     TrainingWindows,
     checkpoint_row,
     prices_fingerprint,
+    remembered_key,
     sample_tickers,
     settings_from_vars,
     standardised_targets,
@@ -156,8 +157,18 @@ class VitNumSpecSystem:
     def key(self) -> str:
         """Hash of the training settings and the training prices (the checkpoint's name)."""
         if self._key is None:
-            self._key = settings_key(
-                dataclasses.asdict(self.settings), prices_fingerprint(self.prices)
+
+            def compute() -> str:
+                return settings_key(
+                    dataclasses.asdict(self.settings), prices_fingerprint(self.prices)
+                )
+
+            # prices given by the caller are always hashed; the bundled sample's key is
+            # remembered per file stamp (listing the systems reads no prices)
+            self._key = (
+                compute()
+                if self._prices is not None
+                else remembered_key(self.settings, self._cache_dir or model_cache_dir(), compute)
             )
         return self._key
 

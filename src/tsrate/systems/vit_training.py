@@ -83,6 +83,42 @@ def prices_fingerprint(prices: pd.DataFrame) -> bytes:
     return text.encode() + np.round(ordered["close"].to_numpy(dtype=float), 10).tobytes()
 
 
+def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[], str]) -> str:
+    """``compute()`` (a checkpoint key: a hash of the settings and the training prices),
+    remembered under ``folder/vit_num_spec/keys/`` per (settings, bundled sample file, its
+    size and mtime), so listing the systems does not read and check the sample again
+    (about 1 s per variant); prices from anywhere but the bundled file are always hashed."""
+    import hashlib
+
+    from tsrate.robustness.sample import skfolio_sample_path
+
+    sample = skfolio_sample_path()
+    if sample is None:
+        return compute()
+    stat = sample.stat()
+    stamp = json.dumps(
+        [dataclasses.asdict(settings), str(sample.resolve()), stat.st_size, stat.st_mtime_ns],
+        sort_keys=True,
+        default=str,
+    )
+    path = folder / "vit_num_spec" / "keys" / f"{hashlib.sha256(stamp.encode()).hexdigest()[:32]}"
+    try:
+        known = path.read_text().strip()
+    except OSError:
+        known = ""
+    if len(known) == 16 and all(c in "0123456789abcdef" for c in known):
+        return known
+    key = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{time.time_ns()}.tmp")
+        partial.write_text(key)
+        partial.replace(path)
+    except OSError:
+        pass  # a read-only cache folder: the key is computed each time, nothing else changes
+    return key
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainingWindows:
     contexts: np.ndarray  # windows × n
