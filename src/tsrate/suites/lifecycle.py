@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -128,3 +129,14 @@ def insert_frame(
         )
     finally:
         con.unregister("incoming_rows")
+
+
+def watch_model(answerer: object, progress: Callable[[str], None]) -> None:
+    """Let a suite's language-model answerer say how far a long call has got: a model with a
+    ``progress`` hook (a local ``hf_local`` model) reports after each of its batches,
+    prefixed with the answerer's id (a CPU-bound model may take minutes per suite chunk);
+    other answerers are left as they are."""
+    model = getattr(answerer, "model", None)
+    if model is not None and hasattr(model, "progress"):
+        system_id = getattr(answerer, "system_id", "model")
+        model.progress = lambda text: progress(f"{system_id}: {text}")

@@ -43,6 +43,8 @@ import io
 import json
 import os
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +223,9 @@ class HfLocalSystem:
     #: batch text prompts grouped by length (:meth:`generate`); False only to measure
     #: what the grouping saves (benchmarks/bench_gemma_suites.py)
     group_by_length = True
+    #: told ``"k/n replies of this call (s)"`` after each batch of a call with several batches
+    #: (the suites set it: a CPU-bound local model's call can take minutes); None: silent
+    progress: Callable[[str], None] | None = None
 
     def __init__(
         self,
@@ -420,6 +425,7 @@ class HfLocalSystem:
             lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
             chunks = length_groups(lengths, self.settings.batch_size)
         replies: list[str | None] = [None] * len(texts)
+        started, done = time.perf_counter(), 0
         for rows in chunks:
             chunk = [texts[i] for i in rows]
             chunk_images = [images[i] for i in rows] if images else None
@@ -446,6 +452,12 @@ class HfLocalSystem:
                 rows, tokenizer.batch_decode(new_tokens, skip_special_tokens=True), strict=True
             ):
                 replies[i] = text
+            done += len(rows)
+            if self.progress is not None and len(chunks) > 1:
+                self.progress(
+                    f"{done}/{len(texts)} replies of this call "
+                    f"({time.perf_counter() - started:.0f}s)"
+                )
         return [r if r is not None else "" for r in replies]
 
     def chat_text(self, messages: list[dict]) -> str:

@@ -27,6 +27,7 @@ from tsrate.suites.lifecycle import (
     finish_suite_run,
     new_suite_run_id,
     start_suite_run,
+    watch_model,
 )
 from tsrate.suites.reasoning import storage
 from tsrate.suites.reasoning.answerers import LanguageModelAnswerer, reference_answerers
@@ -176,6 +177,7 @@ def run_suite(
                     f"{answerer.system_id}: {total - len(pending)}/{total} answered earlier, reused"
                 )
             answered_now = 0
+            watch_model(answerer, progress)
             for chunk in chunks(pending, config.chunk_size):
                 responses = answerer.answer(chunk)
                 with connect(warehouse) as con:

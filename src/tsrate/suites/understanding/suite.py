@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tsrate import TsrateError
-from tsrate.suites.lifecycle import end_suite_run, new_suite_run_id
+from tsrate.suites.lifecycle import end_suite_run, new_suite_run_id, watch_model
 from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding import storage
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
@@ -456,6 +456,7 @@ def run_suite(
             reused = len(prompts) - len(pending)
             counts[system.system_id] = (len(pending), reused)
             progress(f"{system.system_id}: {reused} answers reused, {len(pending)} to ask")
+            watch_model(system, progress)
             unparsed = 0
             for start in range(0, len(pending), config.batch_size):
                 batch = pending[start : start + config.batch_size]
