@@ -450,10 +450,10 @@ def grid_perturbation_effects_many(
             effect = g - g[:, [control_code]]
         complete = np.isfinite(effect).all(axis=0)
         effects.append(effect)
-        flats.append(g.ravel())
         all_units_oracle.append(
             {c: float(effect[:, c].mean()) for c in range(n_labels) if complete[c]}
         )
+        flats.append(g.ravel())
     label_order = sorted(range(n_labels), key=lambda c: str(labels[c]))
     records: list[list[dict[str, object]]] = [[] for _ in grids]
     n_strata_of: dict[int, int] = {}
@@ -471,33 +471,28 @@ def grid_perturbation_effects_many(
         else:
             obs_codes, obs_strata = codes[observed], stratum[observed]
             obs_index = flat_index[observed]
+        ys = []
+        for k, flat in enumerate(flats):
+            y = flat[obs_index]
+            if not np.all(np.isfinite(y)):
+                raise ValueError(f"observed has NaN/infinite {names[k]!r} values")
+            ys.append(y)
         # One stable sort groups each arm's units contiguously, in their original order (so
         # the arm means are bit-identical to masked means); small codes sort by radix.
         small = obs_codes.astype(np.int8) if n_labels < 127 else obs_codes
         order = np.argsort(small, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(obs_codes, minlength=n_labels))])
-        # Every grid's observed outcomes in that order (one gather per grid).
-        sorted_index = obs_index[order]
-        y_sorted = []
-        for k, flat in enumerate(flats):
-            y = flat[sorted_index]
-            if not np.all(np.isfinite(y)):
-                raise ValueError(f"observed has NaN/infinite {names[k]!r} values")
-            y_sorted.append(y)
-        # Per (perturbation, stratum): unit counts (shared) and outcome sums (per grid). A
-        # cell holds one perturbation, so its units are summed in unit order as unsorted.
+        # Per (perturbation, stratum): unit counts (shared) and outcome sums (per grid).
         key = obs_codes * n_strata + obs_strata
         counts = np.bincount(key, minlength=n_labels * n_strata).reshape(n_labels, n_strata)
         n_control = int(bounds[control_code + 1] - bounds[control_code])
         if n_control == 0:
             raise ValueError(f"no unit is assigned the control {labels[control_code]!r}")
-        key_sorted = key[order]
         sums = [
-            np.bincount(key_sorted, weights=y, minlength=n_labels * n_strata).reshape(
-                n_labels, n_strata
-            )
-            for y in y_sorted
+            np.bincount(key, weights=y, minlength=n_labels * n_strata).reshape(n_labels, n_strata)
+            for y in ys
         ]
+        y_sorted = [y[order] for y in ys]
         c0, c1 = bounds[control_code], bounds[control_code + 1]
         mean_c = [ys_k[c0:c1].mean() for ys_k in y_sorted]
         n_c = counts[control_code]
