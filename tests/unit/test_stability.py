@@ -166,6 +166,35 @@ def test_effects_resampled_without_overlap_uses_nearest_stratum() -> None:
         np.testing.assert_allclose(ape[0, r, 0], ref["ape_matched"], rtol=1e-9)
 
 
+def test_effects_resampled_selected_entries_only() -> None:
+    """With ``selected`` only the chosen (system, distribution, treatment) entries are
+    estimated (the product then holds only the labels they need): each equals the estimator
+    on physically replicated rows, the others stay NaN."""
+    grids, assigned, strata, day, n_dates = grid_inputs(seed=3)
+    weights = np.vstack([np.ones(n_dates), date_multiplicities(n_dates, 4, 3, seed=6)])
+    selected = np.zeros((len(grids), assigned.shape[0], 2), dtype=bool)
+    selected[0, 0, 1] = True  # system 0 needs P2 (and P0) only in draw 0
+    selected[1, 0, 0] = True  # system 1 needs P1 in draw 0
+    selected[1, 2, :] = True  # both treatments of system 1 in draw 2 (company strata)
+    selected[0, 3, 0] = True
+    treatments, ape, pie = effects_resampled(
+        grids, PERTS, assigned, strata, day, weights, selected=selected
+    )
+    assert np.isnan(ape[~np.broadcast_to(selected[:, None], ape.shape)]).all()
+    for r in range(weights.shape[0]):
+        keep = np.repeat(np.arange(day.size), weights[r].astype(int)[day])
+        for s, d, t in zip(*np.nonzero(selected), strict=True):
+            ref = grid_perturbation_effects(
+                grids[s][keep], PERTS, assigned[d : d + 1, keep], strata[d][keep]
+            ).set_index("perturbation_id")
+            assert ape[s, r, d, t] == pytest.approx(
+                ref.loc[treatments[t], "ape_matched"], rel=1e-9, abs=1e-12
+            )
+            assert pie[s, r, d, t] == pytest.approx(
+                ref.loc[treatments[t], "pie_percent"], rel=1e-9, abs=1e-10
+            )
+
+
 def test_effects_resampled_validates_input() -> None:
     grids, assigned, strata, day, n_dates = grid_inputs(n_dates=5)
     weights = np.ones((1, n_dates))
@@ -214,21 +243,23 @@ def test_bootstrap_summary_shares_and_point_rating() -> None:
 def test_matched_effects_equals_unit_level_matching_row_by_row() -> None:
     """The one matching implementation (per-stratum sums, vectorised over rows) agrees with
     unit-level nearest-propensity matching on random strata, including rows whose strata
-    lack an arm and equal shares in different strata (ties to average)."""
+    lack an arm and equal shares in different strata (ties to average) -- called row by row
+    (rows x strata) and for several outcomes sharing the counts (outcomes x rows x strata),
+    which must give every outcome exactly its own two-dimensional result."""
     from tsrate.methods.causal.matching import matched_effects
 
     rng = np.random.default_rng(4)
-    rows, strata = 400, 7
+    rows, strata, outcomes = 400, 7, 3
     n_t = rng.integers(0, 4, size=(rows, strata)).astype(float)
     n_c = rng.integers(0, 4, size=(rows, strata)).astype(float)
     n_t[::5, 0] = n_c[::5, 0] = 0.0  # absent strata
     n_c[1::3, 1] = 0.0  # treated-only strata
     n_t[2::3, 2] = 0.0  # control-only strata
     n_t[:, 3], n_c[:, 3] = n_t[:, 4], n_c[:, 4]  # equal shares in two strata
-    sum_t = n_t * rng.normal(2.0, 1.0, size=(rows, strata))
-    sum_c = n_c * rng.normal(1.0, 1.0, size=(rows, strata))
+    sums_t = n_t * rng.normal(2.0, 1.0, size=(outcomes, rows, strata))
+    sums_c = n_c * rng.normal(1.0, 1.0, size=(outcomes, rows, strata))
 
-    def unit_level(r: int, estimand: str) -> float:
+    def unit_level(r: int, estimand: str, sum_t: np.ndarray, sum_c: np.ndarray) -> float:
         """Every unit at its stratum's outcome mean, matched by brute force to all units of
         the other arm at the minimal propensity distance (the stratum's treated share)."""
         share = n_t[r] / np.where(n_t[r] + n_c[r] > 0, n_t[r] + n_c[r], 1.0)
@@ -246,10 +277,14 @@ def test_matched_effects_equals_unit_level_matching_row_by_row() -> None:
         return float(np.mean(effects))
 
     for estimand in ("ATE", "ATT"):
-        got = matched_effects(n_t, sum_t, n_c, sum_c, estimand, 1e-12)
-        for r in range(rows):
-            if n_t[r].sum() == 0 or n_c[r].sum() == 0:
-                assert np.isnan(got[r])
-                continue
-            ref = unit_level(r, estimand)
-            assert got[r] == pytest.approx(ref, rel=1e-10, abs=1e-12), (estimand, r)
+        batched = matched_effects(n_t, sums_t, n_c, sums_c, estimand, 1e-12)
+        assert batched.shape == (outcomes, rows)
+        for k in range(outcomes):
+            got = matched_effects(n_t, sums_t[k], n_c, sums_c[k], estimand, 1e-12)
+            np.testing.assert_array_equal(batched[k], got)  # bit for bit, NaN included
+            for r in range(rows) if k == 0 else range(0, rows, 7):
+                if n_t[r].sum() == 0 or n_c[r].sum() == 0:
+                    assert np.isnan(got[r])
+                    continue
+                ref = unit_level(r, estimand, sums_t[k], sums_c[k])
+                assert got[r] == pytest.approx(ref, rel=1e-10, abs=1e-12), (estimand, k, r)

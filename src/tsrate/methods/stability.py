@@ -41,6 +41,10 @@ CHUNK = 32
 #: Stacked (stratum x label) cells per matrix product of :func:`effects_resampled` (bounds
 #: memory: dates x columns and resamples x columns arrays).
 CHUNK_COLUMNS = 8192
+#: Fewest columns of a product of :func:`effects_resampled` (narrower ones are padded with
+#: zero columns): OpenBLAS computes a product of fewer than 8 columns by another kernel,
+#: whose dot products can differ in the last bit from those of a wider product.
+MIN_COLUMNS = 64
 
 
 def date_positions(values: pd.Series | np.ndarray, dates: np.ndarray) -> np.ndarray:
@@ -264,60 +268,82 @@ def effects_resampled(
     ape = np.full(shape, np.nan)
     pie = np.full(shape, np.nan)
     # The weighted counts and outcome sums of every selected distribution are one matrix
-    # product per chunk of distributions (multiplicities x stacked per-date cells): a few
-    # large products instead of one small product per distribution and system.
+    # product per chunk of distributions: multiplicities (resamples x dates) times stacked
+    # per-date cells (dates x columns), a few large products instead of one small product
+    # per distribution and system. A column is one stratum of one (block, label) slab --
+    # block: the unit counts, or one system's outcome sums -- and only the labels a selected
+    # (system, treatment) needs get a slab (the control and the selected treatments). The
+    # cells are accumulated unit by unit into one reused buffer, in unit order, as
+    # np.bincount does (so the same values); every column of the product is the same dot
+    # product whatever the other columns are (BLAS computes each column alone once a
+    # product has MIN_COLUMNS columns or more: narrower ones are padded with zeros).
     todo = [d for d in range(n_draws) if selected[:, d, :].any()]
+    buffer = np.zeros(0)
     start = 0
     while start < len(todo):
-        blocks: list[np.ndarray] = []
         plans = []
         columns = 0
         stop = start
         while stop < len(todo) and (stop == start or columns < CHUNK_COLUMNS):
             d = todo[stop]
             pair_sys, pair_treat = np.nonzero(selected[:, d, :])
+            t_codes = np.asarray(treatment_codes, dtype=np.int64)[pair_treat]
             codes = assigned[d].astype(np.int64)
             observed = np.flatnonzero(codes >= 0)
             stratum = np.asarray(strata[d], dtype=np.int64)
             n_strata = int(stratum.max()) + 1 if stratum.size else 0
-            width = n_strata * n_labels
-            cell = day_of_unit[observed] * width + stratum[observed] * n_labels + codes[observed]
-            size = n_dates * width
-            offsets = {-1: columns}
-            blocks.append(np.bincount(cell, minlength=size).reshape(n_dates, width))
-            columns += width
-            for s in np.unique(pair_sys):
+            # (block, label) -> first column of its slab; block -1: the unit counts
+            slabs: dict[tuple[int, int], int] = {}
+            for label in sorted({control_code, *t_codes.tolist()}):
+                slabs[(-1, label)] = columns
+                columns += n_strata
+            values: dict[int, np.ndarray] = {}
+            for s in np.unique(pair_sys).tolist():
                 y = grids[s][observed, codes[observed]]
                 if not np.all(np.isfinite(y)):
                     raise ValueError("observed has NaN/infinite outcome values")
-                offsets[int(s)] = columns
-                blocks.append(np.bincount(cell, weights=y, minlength=size).reshape(n_dates, width))
-                columns += width
-            plans.append((d, pair_sys, pair_treat, n_strata, width, offsets))
+                values[s] = y
+                for label in sorted({control_code, *t_codes[pair_sys == s].tolist()}):
+                    slabs[(s, label)] = columns
+                    columns += n_strata
+            plans.append((d, pair_sys, pair_treat, t_codes, observed, n_strata, slabs, values))
             stop += 1
-        product = w @ np.concatenate(blocks, axis=1).astype(float)
-        for d, pair_sys, pair_treat, n_strata, width, offsets in plans:
-            cells = {
-                key: product[:, first : first + width].reshape(n_res, n_strata, n_labels)
-                for key, first in offsets.items()
-            }
-            counts = cells[-1]
-            totals = {int(s): cells[int(s)] for s in np.unique(pair_sys)}
-            # Rows = selected (system, treatment) pair x resample; columns = strata.
-            t_codes = np.asarray(treatment_codes)[pair_treat]
-            n_t = np.concatenate([counts[:, :, c] for c in t_codes])
-            sum_t = np.concatenate(
-                [totals[int(s)][:, :, c] for s, c in zip(pair_sys, t_codes, strict=True)]
-            )
-            n_c = np.concatenate([counts[:, :, control_code]] * pair_sys.size)
-            sum_c = np.concatenate([totals[int(s)][:, :, control_code] for s in pair_sys])
-            a_m = matched_effects(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                a_o = sum_t.sum(axis=1) / n_t.sum(axis=1) - sum_c.sum(axis=1) / n_c.sum(axis=1)
-            a_m = a_m.reshape(pair_sys.size, n_res)
-            p_m = np.abs(np.abs(a_o.reshape(pair_sys.size, n_res)) - np.abs(a_m)) * 100.0
-            ape[pair_sys, :, d, pair_treat] = a_m
-            pie[pair_sys, :, d, pair_treat] = p_m
+        width = max(columns, MIN_COLUMNS)
+        if buffer.size < n_dates * width:
+            buffer = np.zeros(n_dates * width)
+        cells = buffer[: n_dates * width]
+        cells.fill(0.0)
+        for d, _, _, _, observed, _, slabs, values in plans:
+            obs_codes = assigned[d][observed].astype(np.int64)
+            base = day_of_unit[observed] * width + np.asarray(strata[d], dtype=np.int64)[observed]
+            for block in [-1, *values]:
+                first = np.full(n_labels, -1, dtype=np.int64)
+                for (b, label), column in slabs.items():
+                    if b == block:
+                        first[label] = column
+                column = first[obs_codes]
+                keep = column >= 0
+                add = 1.0 if block == -1 else values[block][keep]
+                np.add.at(cells, base[keep] + column[keep], add)
+        product = w @ cells.reshape(n_dates, width)
+        for d, pair_sys, pair_treat, _, _, n_strata, slabs, _ in plans:
+            # (resamples x strata) weighted counts / outcome sums of one slab
+            cells_of = {key: product[:, first : first + n_strata] for key, first in slabs.items()}
+            # Per treatment: the counts are shared by its selected systems, the outcome sums
+            # are (systems x resamples x strata).
+            n_c = cells_of[(-1, control_code)]
+            for t in np.unique(pair_treat).tolist():
+                systems = pair_sys[pair_treat == t]
+                code = treatment_codes[t]
+                n_t = cells_of[(-1, code)]
+                sum_t = np.stack([cells_of[(s, code)] for s in systems.tolist()])
+                sum_c = np.stack([cells_of[(s, control_code)] for s in systems.tolist()])
+                a_m = matched_effects(n_t, sum_t, n_c, sum_c, estimand, tie_tolerance)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    mean_t = sum_t.sum(axis=-1) / n_t.sum(axis=-1)
+                    a_o = mean_t - sum_c.sum(axis=-1) / n_c.sum(axis=-1)
+                ape[systems, :, d, t] = a_m
+                pie[systems, :, d, t] = np.abs(np.abs(a_o) - np.abs(a_m)) * 100.0
         start = stop
     return treatments, ape, pie
 

@@ -177,7 +177,14 @@ def matched_effects(
     """APE_m from per-stratum counts and outcome sums of the two arms, one estimate per row.
 
     ``n_t``, ``sum_t``, ``n_c``, ``sum_c``: (rows x strata) unit counts (or frequency
-    weights) and outcome sums of the treated and control arm. The propensity is the closed
+    weights) and outcome sums of the treated and control arm. The sums may also carry a
+    leading axis of outcomes that share the counts -- ``sum_t``, ``sum_c`` (outcomes x rows x
+    strata) with ``n_t``, ``n_c`` (rows x strata) -- and the result is then (outcomes x rows),
+    each entry the same, bit for bit, as the two-dimensional call on that outcome's rows:
+    what depends on the counts alone (overlap, propensity order, nearest strata) is
+    worked out once for all outcomes.
+
+    The propensity is the closed
     form of :func:`stratum_propensity`: every unit of a stratum has the stratum's score, so
     matching a treated unit means taking the mean control outcome of the strata at the
     nearest score (its own stratum, at distance 0, when it has controls; with every stratum
@@ -187,6 +194,12 @@ def matched_effects(
     present stratum holds both arms is exact stratification, computed directly; the other
     rows match across strata to the nearest propensity (:func:`_nearest_rows`, ties
     averaged within ``tol``). Vectorised over rows. NaN where an arm is empty."""
+    n_t, n_c = np.asarray(n_t), np.asarray(n_c)
+    sum_t, sum_c = np.asarray(sum_t), np.asarray(sum_c)
+    if n_t.ndim != 2 or n_c.shape != n_t.shape:
+        raise ValueError("n_t and n_c must be (rows x strata) arrays of one shape")
+    if sum_t.shape != sum_c.shape or sum_t.shape[-2:] != n_t.shape or sum_t.ndim not in (2, 3):
+        raise ValueError("sum_t and sum_c must be ([outcomes x] rows x strata) like n_t")
     has_t, has_c = n_t > 0, n_c > 0
     present = has_t | has_c
     empty_arm = ~has_t.any(axis=1) | ~has_c.any(axis=1)
@@ -198,13 +211,17 @@ def matched_effects(
         rest = np.flatnonzero(~overlap & ~empty_arm)
         if rest.size:
             score = n_t[rest] / (n_t[rest] + n_c[rest])
-            y0[rest] = _nearest_rows(score, has_t[rest], has_c[rest], sum_c[rest], n_c[rest], tol)
-            y1[rest] = _nearest_rows(score, has_c[rest], has_t[rest], sum_t[rest], n_t[rest], tol)
-        treated_total = np.where(has_t, sum_t - n_t * y0, 0.0).sum(axis=1)
+            y0[..., rest, :] = _nearest_rows(
+                score, has_t[rest], has_c[rest], sum_c[..., rest, :], n_c[rest], tol
+            )
+            y1[..., rest, :] = _nearest_rows(
+                score, has_c[rest], has_t[rest], sum_t[..., rest, :], n_t[rest], tol
+            )
+        treated_total = np.where(has_t, sum_t - n_t * y0, 0.0).sum(axis=-1)
         if estimand == "ATT":
             result = treated_total / n_t.sum(axis=1)
         else:
-            control_total = np.where(has_c, n_c * y1 - sum_c, 0.0).sum(axis=1)
+            control_total = np.where(has_c, n_c * y1 - sum_c, 0.0).sum(axis=-1)
             result = (treated_total + control_total) / (n_t.sum(axis=1) + n_c.sum(axis=1))
     return np.where(empty_arm, np.nan, result)
 
@@ -221,6 +238,10 @@ def _nearest_rows(
     (``query`` mask) of every row, the pooled mean outcome of the row's pool strata whose
     score lies within the minimal distance (+ ``tol``) of its score.
 
+    ``pool_sums`` is (rows x strata) like the other arguments, or (outcomes x rows x
+    strata): outcomes sharing the scores and counts, matched to the same strata (the result
+    has the shape of ``pool_sums``).
+
     Each row is sorted by score once; the nearest pool stratum at or left of / right of
     every position comes from running maxima / minima of pool positions, and the pool
     strata tied with it (scores within ``tol`` of their neighbour) from runs of equal
@@ -232,10 +253,11 @@ def _nearest_rows(
     order = np.argsort(key, axis=1, kind="stable")
     sorted_score = np.take_along_axis(key, order, axis=1)
     in_pool = np.take_along_axis(pool, order, axis=1)
-    sums = np.where(in_pool, np.take_along_axis(pool_sums, order, axis=1), 0.0)
+    gathered = np.take_along_axis(pool_sums, np.broadcast_to(order, pool_sums.shape), axis=-1)
+    sums = np.where(in_pool, gathered, 0.0)
     counts = np.where(in_pool, np.take_along_axis(pool_counts, order, axis=1), 0.0)
+    cum_sums = np.concatenate([np.zeros(sums.shape[:-1] + (1,)), np.cumsum(sums, axis=-1)], axis=-1)
     zero = np.zeros((rows, 1))
-    cum_sums = np.concatenate([zero, np.cumsum(sums, axis=1)], axis=1)
     cum_counts = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
     position = np.broadcast_to(np.arange(width), (rows, width))
     # Nearest pool position at or before / at or after each position (-1 / width: none).
@@ -267,12 +289,14 @@ def _nearest_rows(
     take_right &= ~same_run
 
     def window(lo: np.ndarray, hi: np.ndarray, take: np.ndarray, cum: np.ndarray) -> np.ndarray:
-        return np.where(take, cum[row_index, hi] - cum[row_index, lo], 0.0)
+        upper = np.take_along_axis(cum, np.broadcast_to(hi, cum.shape[:-1] + hi.shape[1:]), -1)
+        lower = np.take_along_axis(cum, np.broadcast_to(lo, cum.shape[:-1] + lo.shape[1:]), -1)
+        return np.where(take, upper - lower, 0.0)
 
     total = window(l_lo, l_hi, take_left, cum_sums) + window(r_lo, r_hi, take_right, cum_sums)
     n = window(l_lo, l_hi, take_left, cum_counts) + window(r_lo, r_hi, take_right, cum_counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_sorted = np.where(q_sorted, total / n, 0.0)
-    out = np.zeros((rows, width))
-    np.put_along_axis(out, order, mean_sorted, axis=1)
+    out = np.zeros(mean_sorted.shape)
+    np.put_along_axis(out, np.broadcast_to(order, out.shape), mean_sorted, axis=-1)
     return out
