@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -185,7 +186,7 @@ def test_offline_refusal_is_one_line_fast_and_imports_nothing_heavy(tmp_path):
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'prefect', 'dbt', 'torch', 'statsmodels'})\n"
         "print(json.dumps({'status': status, 'heavy': heavy}))\n"
     )
-    started = time.perf_counter()
+    started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, "-c", code],
         env=_env(tmp_path / "absent.duckdb"),
@@ -194,7 +195,14 @@ def test_offline_refusal_is_one_line_fast_and_imports_nothing_heavy(tmp_path):
         timeout=60,
     )
     elapsed = time.perf_counter() - started
-    assert elapsed < 2.0, elapsed
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # Fast = the refusal's own work (interpreter start included: about 0.25 s of CPU on a
+    # quiet 2-core box) under 2 s of CPU. Wall time follows the machine's load (other jobs
+    # beside the suite made the old 2 s wall limit flaky), so it only bounds waiting (a
+    # network attempt, a timeout) at 5 s, about 15x the quiet 0.3 s.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 2.0, cpu
+    assert elapsed < 5.0, elapsed
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"status": 2, "heavy": []}
     lines = done.stderr.strip().splitlines()
