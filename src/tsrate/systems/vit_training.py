@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import subprocess
 import time
@@ -88,8 +89,6 @@ def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[
     remembered under ``folder/vit_num_spec/keys/`` per (settings, bundled sample file, its
     size and mtime), so listing the systems does not read and check the sample again
     (about 1 s per variant); prices from anywhere but the bundled file are always hashed."""
-    import hashlib
-
     from tsrate.robustness.sample import skfolio_sample_path
 
     sample = skfolio_sample_path()
@@ -109,13 +108,15 @@ def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[
     if len(known) == 16 and all(c in "0123456789abcdef" for c in known):
         return known
     key = compute()
+    partial = path.with_name(f"{path.name}.{time.time_ns()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{time.time_ns()}.tmp")
         partial.write_text(key)
         partial.replace(path)
     except OSError:
         pass  # a read-only cache folder: the key is computed each time, nothing else changes
+    finally:
+        partial.unlink(missing_ok=True)
     return key
 
 
