@@ -30,6 +30,7 @@ def _compile(warehouse: Path, target: Path, run_id: str, suite_run_id: str) -> t
     if log.exists():
         log.unlink()
     env = {"TSRATE_RUN_ID": run_id, SUITES["understanding"].run_env: suite_run_id}
+    env["DBT_LOG_LEVEL_FILE"] = "debug"  # the parse messages read below are debug lines
     dbt.run_dbt(["compile", "--select", *MODELS], None, warehouse, lambda _: None, target, env)
     compiled = target / "compiled" / "tsrate" / "models"
     sql = (compiled / "intermediate" / "int_runs_selected.sql").read_text() + (
@@ -58,7 +59,7 @@ def test_a_new_run_id_is_compiled_in_without_a_reparse(tmp_path):
     assert "run-two" not in latest and "und-two" not in latest
 
 
-def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_path):
+def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_path, monkeypatch):
     """dbt hashes the profile's path into its partial parse: the child runs in the
     warehouse's folder and the profile names the file alone, so a build of another
     warehouse of the same name into the same target folder skips the parse. Each build
@@ -66,6 +67,7 @@ def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_p
     (the data tests ran on it), and the first file is untouched by the second build."""
     from tests.integration.helpers import ingest, read
 
+    monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # "skipping parsing" is a debug line
     target = tmp_path / "target"
     log = target / "logs" / "dbt.log"
     first, second = tmp_path / "a" / "tsrate.duckdb", tmp_path / "b" / "tsrate.duckdb"

@@ -4,13 +4,15 @@ A partition is one (system × ticker × perturbation): every window of that tick
 by that system on inputs under that perturbation. Its ``input_key`` hashes everything that
 determines its forecasts (system settings, window shape, perturbation spacing, the ticker's
 clean prices); a finished partition with the same key is reused by later runs, so a killed
-or repeated run does no duplicate work. Each partition lands in one transaction (its
+or repeated run does no duplicate work. Each partition lands whole in one transaction (its
 forecast rows plus its ``raw.forecast_partitions`` record), so a partition is either fully
-stored or absent.
+stored or absent; partitions that finish together share one transaction (one commit, one
+insert: :func:`store_partitions`), the first of a run alone.
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -18,9 +20,10 @@ import datetime as dt
 import logging
 import multiprocessing
 import os
+import sys
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -303,6 +306,18 @@ def finish_run(
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class FinishedPartition:
+    """One computed partition waiting to be stored: its forecasts as the system returned them
+    (an array, or :class:`PartialForecasts` / :class:`QuantileForecasts`) and its time."""
+
+    partition: Partition
+    partition_key: str
+    window_end_dates: np.ndarray
+    forecasts: np.ndarray | PartialForecasts | QuantileForecasts
+    seconds: float
+
+
 def store_partition(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
@@ -312,87 +327,121 @@ def store_partition(
     forecasts_array: np.ndarray | PartialForecasts,
     seconds: float,
 ) -> int:
-    """Store one partition in one transaction; failed windows (a :class:`PartialForecasts`)
-    go to ``raw.forecast_failures`` with their raw output and reason, not to
-    ``raw.forecasts``; quantiles (a :class:`QuantileForecasts`) go to
-    ``raw.forecast_quantiles`` for the windows that have them. Returns the forecast rows stored."""
-    quantiles = None
-    if isinstance(forecasts_array, QuantileForecasts):
-        quantiles = forecasts_array.quantiles
-        forecasts_array = forecasts_array.point
-    failures: tuple[WindowFailure, ...] = ()
-    if isinstance(forecasts_array, PartialForecasts):
-        failures = forecasts_array.failures
-        forecasts_array = forecasts_array.values
-    n_windows, horizon = forecasts_array.shape
-    frame = pd.DataFrame(
-        {
-            "run_id": run_id,
-            "partition_key": partition_key,
-            "system_id": partition.system_id,
-            "ticker": partition.ticker,
-            "window_end_date": np.repeat(window_end_dates, horizon),
-            "perturbation_id": partition.perturbation_id,
-            "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), n_windows),
-            "forecast": forecasts_array.reshape(-1),
-        }
+    """Store one partition in one transaction (see :func:`store_partitions`); returns the
+    forecast rows stored."""
+    finished = FinishedPartition(
+        partition, partition_key, window_end_dates, forecasts_array, seconds
     )
-    if failures:
-        failed_dates = {window_end_dates[f.row] for f in failures}
-        frame = frame[~frame["window_end_date"].isin(failed_dates)]
-    with transaction(con):
+    return store_partitions(con, run_id, [finished])[0]
+
+
+def store_partitions(
+    con: duckdb.DuckDBPyConnection, run_id: str, finished: Sequence[FinishedPartition]
+) -> list[int]:
+    """Store finished partitions in ONE transaction: all of them or none. Failed windows (a
+    :class:`PartialForecasts`) go to ``raw.forecast_failures`` with their raw output and
+    reason, not to ``raw.forecasts``; quantiles (a :class:`QuantileForecasts`) go to
+    ``raw.forecast_quantiles`` for the windows that have them. Rows land in the order of
+    ``finished``, as one insert per table (a commit costs a WAL sync: storing the fast
+    baselines' partitions one by one was most of the parent's time). Returns the forecast
+    rows stored per partition."""
+    frames, quantile_frames, failure_rows, partition_rows, stored = [], [], [], [], []
+    for entry in finished:
+        partition, forecasts_array = entry.partition, entry.forecasts
+        window_end_dates = entry.window_end_dates
+        quantiles = None
+        if isinstance(forecasts_array, QuantileForecasts):
+            quantiles = forecasts_array.quantiles
+            forecasts_array = forecasts_array.point
+        failures: tuple[WindowFailure, ...] = ()
+        if isinstance(forecasts_array, PartialForecasts):
+            failures = forecasts_array.failures
+            forecasts_array = forecasts_array.values
+        n_windows, horizon = forecasts_array.shape
+        frame = pd.DataFrame(
+            {
+                "run_id": run_id,
+                "partition_key": entry.partition_key,
+                "system_id": partition.system_id,
+                "ticker": partition.ticker,
+                "window_end_date": np.repeat(window_end_dates, horizon),
+                "perturbation_id": partition.perturbation_id,
+                "horizon_step": np.tile(np.arange(1, horizon + 1, dtype=np.int32), n_windows),
+                "forecast": forecasts_array.reshape(-1),
+            }
+        )
         if failures:
-            con.executemany(
-                "insert into raw.forecast_failures values "
-                "(?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
-                [
-                    (
-                        run_id,
-                        partition_key,
-                        partition.system_id,
-                        partition.ticker,
-                        pd.Timestamp(window_end_dates[f.row]).date(),
-                        partition.perturbation_id,
-                        f.reason,
-                        f.raw_text,
-                    )
-                    for f in failures
-                ],
+            failed_dates = {window_end_dates[f.row] for f in failures}
+            frame = frame[~frame["window_end_date"].isin(failed_dates)]
+        frames.append(frame)
+        failure_rows += [
+            (
+                run_id,
+                entry.partition_key,
+                partition.system_id,
+                partition.ticker,
+                pd.Timestamp(window_end_dates[f.row]).date(),
+                partition.perturbation_id,
+                f.reason,
+                f.raw_text,
             )
-        con.register("new_forecasts", frame)
-        con.execute("insert into raw.forecasts select * from new_forecasts")
-        con.unregister("new_forecasts")
+            for f in failures
+        ]
         if quantiles is not None:
             levels = quantile_frame(window_end_dates, quantiles, [f.row for f in failures])
             if len(levels):
                 levels.insert(0, "run_id", run_id)
-                levels.insert(1, "partition_key", partition_key)
+                levels.insert(1, "partition_key", entry.partition_key)
                 levels.insert(2, "system_id", partition.system_id)
                 levels.insert(3, "ticker", partition.ticker)
                 levels.insert(5, "perturbation_id", partition.perturbation_id)
-                con.register("new_quantiles", levels)
-                con.execute("insert into raw.forecast_quantiles select * from new_quantiles")
-                con.unregister("new_quantiles")
-        con.execute(
-            "insert into raw.forecast_partitions values ($key, $input_key, $run_id, $system, $ticker, "
-            "$perturbation, $n_windows, $n_rows, $seconds, now()::timestamp)",
-            {
-                "key": partition_key,
-                "input_key": partition.input_key,
-                "run_id": run_id,
-                "system": partition.system_id,
-                "ticker": partition.ticker,
-                "perturbation": partition.perturbation_id,
-                "n_windows": n_windows,
-                "n_rows": len(frame),
-                "seconds": seconds,
-            },
+                quantile_frames.append(levels)
+        partition_rows.append(
+            (
+                entry.partition_key,
+                partition.input_key,
+                run_id,
+                partition.system_id,
+                partition.ticker,
+                partition.perturbation_id,
+                n_windows,
+                len(frame),
+                entry.seconds,
+            )
         )
-        con.execute(
-            "insert into raw.run_partitions values ($run_id, $key, false)",
-            {"run_id": run_id, "key": partition_key},
+        stored.append(len(frame))
+    if not finished:
+        return stored
+    with transaction(con):
+        if failure_rows:
+            con.executemany(
+                "insert into raw.forecast_failures values "
+                "(?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+                failure_rows,
+            )
+        _insert_frame(con, "raw.forecasts", frames)
+        if quantile_frames:
+            _insert_frame(con, "raw.forecast_quantiles", quantile_frames)
+        con.executemany(
+            "insert into raw.forecast_partitions values "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+            partition_rows,
         )
-    return len(frame)
+        con.executemany(
+            "insert into raw.run_partitions values (?, ?, false)",
+            [(run_id, row[0]) for row in partition_rows],
+        )
+    return stored
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frames: list[pd.DataFrame]) -> None:
+    """Append the frames' rows to ``table`` (same columns, same order) in one insert."""
+    new_rows = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    con.register("tsrate_new_rows", new_rows)
+    try:
+        con.execute(f"insert into {table} select * from tsrate_new_rows")
+    finally:
+        con.unregister("tsrate_new_rows")
 
 
 #: Computes partitions elsewhere (e.g. a Dask cluster, see tsrate.robustness.forecast.distributed): called with
@@ -407,6 +456,10 @@ PartitionExecutor = Callable[
 #: partition holds its batch (contexts and clean futures) in the parent and in the queue.
 IN_FLIGHT_PER_WORKER = 4
 
+#: Computed partitions stored in one transaction at most (the pool path stores what has
+#: finished whenever no other result is waiting; this bounds one commit's size).
+MAX_PARTITIONS_PER_COMMIT = 32
+
 
 def die_with_parent(parent_pid: int) -> None:
     """Worker initializer: be killed by the kernel when the parent dies (Linux), so a
@@ -414,6 +467,17 @@ def die_with_parent(parent_pid: int) -> None:
     from tsrate.platform.dbt_child import die_with_parent as _die
 
     _die(parent_pid)
+    atexit.register(_exit_without_teardown)  # registered first: runs after every other one
+
+
+def _exit_without_teardown() -> None:
+    """A worker's last step: flush and leave. Every result went back through the pool's
+    queue before the worker got its stop signal; the interpreter's teardown of torch and
+    the systems' modules only cost about a second that the run waited for."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _stop_resource_tracker() -> None:
@@ -570,34 +634,47 @@ def _run_forecasts(
         prior={s: system_cost(s, systems[s][0]) for s in systems},  # unseen systems' cost
     )
 
-    def record(partition: Partition, result: tuple[np.ndarray, float]) -> None:
+    pending: list[FinishedPartition] = []  # computed, not yet stored (the pool path)
+
+    def store_pending() -> None:
+        """Store what has finished, in one transaction, then count and report it."""
+        if not pending:
+            return
+        rows = store_partitions(con, run_id, pending)
+        for entry, stored in zip(pending, rows, strict=True):
+            partition, seconds = entry.partition, entry.seconds
+            summary.forecast_rows += stored
+            summary.computed += 1
+            if summary.computed == 1:
+                pause_point("inference")  # test hook: one partition stored, the rest not yet
+            summary.per_system_seconds[partition.system_id] = (
+                summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
+            )
+            progress_bar.update(
+                partition.system_id,
+                f"{partition.system_id} {partition.ticker} {partition.perturbation_id}: "
+                f"{batches[partition].n_windows} windows in {seconds:.1f}s",
+                seconds,
+            )
+            batches.release(partition)
+        pending.clear()
+
+    def record(partition: Partition, result: tuple[np.ndarray, float], now: bool = True) -> None:
+        """Keep one computed partition; store it at once (``now``), else with what finishes
+        beside it (the caller stores the rest when no other result is waiting)."""
         forecasts_array, seconds = result
         # a forced recompute appends a new partition beside the old one (raw is append-only)
         key = partition.input_key
         if key in finished:
             key = f"{key}-{run_id}"
-        summary.forecast_rows += store_partition(
-            con,
-            run_id,
-            partition,
-            key,
-            batches[partition].window_end_dates,
-            forecasts_array,
-            seconds,
+        pending.append(
+            FinishedPartition(
+                partition, key, batches[partition].window_end_dates, forecasts_array, seconds
+            )
         )
-        summary.computed += 1
-        if summary.computed == 1:
-            pause_point("inference")  # test hook: one partition stored, the rest not yet
-        summary.per_system_seconds[partition.system_id] = (
-            summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
-        )
-        progress_bar.update(
-            partition.system_id,
-            f"{partition.system_id} {partition.ticker} {partition.perturbation_id}: "
-            f"{batches[partition].n_windows} windows in {seconds:.1f}s",
-            seconds,
-        )
-        batches.release(partition)
+        # the run's first partition alone (it shows the run is writing), then in batches
+        if now or summary.computed == 0 or len(pending) >= MAX_PARTITIONS_PER_COMMIT:
+            store_pending()
 
     if executor is not None and todo:
         for partition, result in executor(study_json, companies, todo, batches):
@@ -639,16 +716,27 @@ def _run_forecasts(
                 for _ in range(workers * IN_FLIGHT_PER_WORKER):
                     submit_next()
                 while in_flight:
+                    # with results kept, only look: store them once none is waiting
                     done, _ = concurrent.futures.wait(
-                        in_flight, return_when=concurrent.futures.FIRST_COMPLETED
+                        in_flight,
+                        timeout=0 if pending else None,
+                        return_when=concurrent.futures.FIRST_COMPLETED,
                     )
+                    if not done:
+                        store_pending()
+                        continue
                     for future in done:
-                        record(in_flight.pop(future), future.result())
-                        submit_next()
+                        partition = in_flight.pop(future)
+                        submit_next()  # the worker gets its next partition before we store
+                        record(partition, future.result(), now=False)
+                store_pending()
             except BaseException:
                 # stop now (Ctrl-C, SIGTERM, a failed partition): kill the workers rather
                 # than wait for the partitions they hold; nothing of theirs is stored yet
                 _kill_pool(pool)
+                if pending:  # what finished before the stop is kept for the next run
+                    with contextlib.suppress(Exception):
+                        store_pending()
                 raise
         _stop_resource_tracker()
     summary.failed_windows = failed_windows(con, run_id)
