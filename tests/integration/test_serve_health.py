@@ -68,7 +68,12 @@ def test_the_watch_interrupts_once_the_server_stops_answering():
         assert gone == []
         server.shutdown()
         server.server_close()
-        time.sleep(10)  # three failed checks later the main thread is interrupted
+        # three failed checks later the main thread is interrupted. interrupt_main only sets
+        # Python's signal flag (a sleeping thread is not woken), so wait in short sleeps: one
+        # 10 s sleep made the test last 11.5 s, and failed when the checks ran late under load
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
     assert len(gone) == 1 and f"the Prefect server at {url} stopped answering" in gone[0]
 
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from tsrate.platform.raw_schema import create_raw_tables
-from tsrate.robustness.forecast.execute import (
+from tsrate.robustness.forecast.plan import Partition
+from tsrate.robustness.forecast.store import (
     FinishedPartition,
     store_partition,
     store_partitions,
 )
-from tsrate.robustness.forecast.plan import Partition
 from tsrate.systems.base import QUANTILE_LEVELS, QuantileForecasts
 from tsrate.systems.failures import PartialForecasts, WindowFailure
 

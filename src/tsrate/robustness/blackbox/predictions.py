@@ -93,9 +93,9 @@ from tsrate.robustness.forecast.execute import (
     new_run_id,
     run_forecasts,
     start_run,
-    store_partition,
 )
 from tsrate.robustness.forecast.plan import Partition, TickerSeries, input_key, load_series
+from tsrate.robustness.forecast.store import store_partition
 from tsrate.systems.base import QuantileForecasts
 from tsrate.systems.registry import load_systems_seed
 
