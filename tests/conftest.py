@@ -11,6 +11,14 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
+# Under pytest-xdist (pyproject.toml's addopts) each worker's numeric libraries (torch's
+# OpenMP, BLAS; read at import, inherited by the children) get one thread, as tsrate gives
+# its own forecast workers: with a thread per core in every worker, OpenMP's spinning threads
+# fought over the cores (the packaged Gemma test took 230 s beside another worker, 24 s alone).
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 
 @pytest.fixture(scope="session")
 def prefect_harness():

@@ -24,6 +24,7 @@ def test_serve_exits_with_one_line_when_its_prefect_server_dies(tmp_path):
         os.environ,
         TSRATE_WAREHOUSE=str(tmp_path / "tsrate.duckdb"),
         TSRATE_SERVER_CHECK_S="1",
+        TSRATE_SERVER_GONE_GRACE_S="5",  # the outright end (the usual one here) 25 s sooner
         PREFECT_HOME=str(tmp_path / "prefect-home"),
         PYTHONPATH=f"{project_dir() / 'src'}{os.pathsep}{project_dir()}",
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -59,7 +60,19 @@ class _Health(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_the_watch_interrupts_once_the_server_stops_answering():
+def test_the_watch_interrupts_once_the_server_stops_answering(monkeypatch):
+    # interrupt_main does nothing where SIGINT is ignored, as in a pytest-xdist worker: the
+    # watch's outright end (os._exit after the grace) then killed the worker. Python's own
+    # handler for this test, and a grace the wait below cannot reach.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    monkeypatch.setenv("TSRATE_SERVER_GONE_GRACE_S", "600")
+    try:
+        _watch_a_server_that_stops()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _watch_a_server_that_stops() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Health)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/api"

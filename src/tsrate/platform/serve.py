@@ -53,6 +53,7 @@ SUITES = ("understanding", "reasoning", "interpretability")
 #: failed health checks in a row after which the Prefect server counts as gone
 SERVER_CHECK_FAILURES = 3
 #: seconds a serve whose server is gone gets to stop before it is ended outright
+#: (``TSRATE_SERVER_GONE_GRACE_S`` overrides it)
 SERVER_GONE_GRACE_S = 30.0
 #: exit status of a serve whose server is gone, however it stops (the CLI's status for an
 #: error the user can act on)
@@ -212,12 +213,16 @@ def server_answers(url: str, timeout: float = 5.0) -> bool:
 
 def check_interval() -> float:
     """Seconds between health checks of the Prefect server (``TSRATE_SERVER_CHECK_S``)."""
+    return _seconds("TSRATE_SERVER_CHECK_S", 10.0, minimum=0.1)
+
+
+def _seconds(variable: str, default: float, minimum: float) -> float:
+    """A number of seconds from the environment (at least ``minimum``), else ``default``."""
     try:
-        return max(0.1, float(os.environ.get("TSRATE_SERVER_CHECK_S", "10")))
+        return max(minimum, float(os.environ.get(variable, default)))
     except ValueError:
         raise TsrateError(
-            f"TSRATE_SERVER_CHECK_S must be a number of seconds, got "
-            f"{os.environ['TSRATE_SERVER_CHECK_S']!r}"
+            f"{variable} must be a number of seconds, got {os.environ[variable]!r}"
         ) from None
 
 
@@ -241,6 +246,7 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
     import _thread
 
     interval = check_interval() if interval is None else interval
+    grace = _seconds("TSRATE_SERVER_GONE_GRACE_S", SERVER_GONE_GRACE_S, minimum=0.0)
     gone: list[str] = []
     stop = threading.Event()
 
@@ -251,7 +257,7 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
             if failures >= SERVER_CHECK_FAILURES:
                 gone.append(gone_line(url, f"{failures} health checks {interval:g}s apart failed"))
                 _thread.interrupt_main(signal.SIGINT)
-                if not stop.wait(SERVER_GONE_GRACE_S):
+                if not stop.wait(grace):
                     sys.stderr.write(f"tsrate: error: {gone[0]}\n")
                     sys.stderr.flush()
                     os._exit(SERVER_GONE_STATUS)
