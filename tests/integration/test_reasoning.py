@@ -16,7 +16,7 @@ from tests.integration.rating_properties import (
     assert_scores_inside_intervals,
 )
 from tests.integration.suite_publish import assert_suite_published
-from tests.unit.test_reasoning_import import good_rows, write
+from tests.support.reasoning_dataset import good_rows, write
 from tsrate.html.page import human
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
