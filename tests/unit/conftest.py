@@ -1,6 +1,7 @@
 """Fixtures the unit tests share: a small real warehouse and the full prediction grid of the
-import tests (tests/unit/test_imports.py, tests/unit/test_import_metadata.py). A test module
-that defines its own ``warehouse`` fixture keeps it."""
+import tests (tests/unit/test_import_validation.py, test_import_metadata_validation.py,
+test_import_quantile_validation.py; the study and the grid: tests/support/import_study.py).
+A test module that defines its own ``warehouse`` fixture keeps it."""
 
 from __future__ import annotations
 
