@@ -6,6 +6,9 @@ import os
 
 import pytest
 
+# The shared helpers' asserts (tests/support/) report their values as a test's own do.
+pytest.register_assert_rewrite("tests.support")
+
 # Keep Prefect and dbt quiet and offline in tests.
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")

@@ -17,6 +17,7 @@ import hashlib
 import pytest
 
 from tests.integration.helpers import ingest, read, small_study
+from tests.support.chat_server import ChatServer
 from tsrate import TsrateError
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner as dbt
@@ -24,8 +25,6 @@ from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts, run_problems
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
-
-from tests.unit.test_llm import ChatServer  # noqa: E402
 
 HORIZON = 5
 GARBAGE = "As an AI language model I cannot predict stock prices."

@@ -1,18 +1,18 @@
 """Chronos and an LLM endpoint rated in a real warehouse: the tiny Chronos checkpoint and the
-local chat-completions server (tiny GPT-2) of the unit tests, through `run_forecasts` and dbt."""
+local chat-completions server (tiny GPT-2) the unit tests use too (tests/support/), through
+`run_forecasts` and dbt."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.integration.helpers import forecast_and_build, ingest, read, small_study
+from tests.support.chat_server import TEMPLATE, ChatServer, TinyDigitLM
+from tests.support.tiny_models import make_checkpoint
 
 pytest.importorskip("chronos", reason="chronos-forecasting is not installed (extra `chronos`)")
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
 pytest.importorskip("transformers")
-
-from tests.unit.test_chronos import make_checkpoint  # noqa: E402
-from tests.unit.test_llm import TEMPLATE, ChatServer, TinyDigitLM  # noqa: E402
 
 HORIZON = 5
 

@@ -7,75 +7,24 @@ system reaches the marts through raw.imported_systems and stg_systems, not a see
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import duckdb
 import numpy as np
-import pandas as pd
 import pytest
 import yaml
 
-from tests.import_study import STUDY
 from tests.integration.helpers import ingest, read
-from tsrate.config import project_dir
+from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
+from tests.support.import_study import STUDY
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
-from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
 
 STUDY_FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
                "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
-METADATA_YAML = """\
-display_name: External LLM (imported)
-modality: numeric
-family: foundation
-purpose: general-purpose
-architecture: decoder-only
-is_foundation_model: true
-accepted_perturbations: [P0, P1, P2, P3]
-description: Forecasts made elsewhere; the clean actuals plus 1.
-"""
-
-
 #: Mart prefixes of the interpretability, understanding and reasoning suites.
 OTHER_SUITES = ("interp_", "und_", "rsn_")
-
-
-def tsrate_cli(warehouse, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "tsrate.cli", *args],
-        env=dict(os.environ, TSRATE_WAREHOUSE=str(warehouse)),
-        cwd=project_dir(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def prediction_file(warehouse, folder):
-    with connect(warehouse) as con:
-        series = load_series(con, STUDY)
-    frames = [
-        pd.DataFrame(
-            {
-                "ticker": ticker,
-                "window_end_date": pd.to_datetime(s.window_end_dates).strftime("%Y-%m-%d"),
-                "perturbation_id": perturbation_id,
-                "horizon_step": step,
-                "forecast": s.clean[s.end_positions + step] + 1.0,
-            }
-        )
-        for ticker, s in series.items()
-        for perturbation_id in STUDY.perturbations
-        for step in range(1, STUDY.horizon + 1)
-    ]
-    path = folder / "external_llm.csv"
-    pd.concat(frames, ignore_index=True).to_csv(path, index=False)
-    return path, sum(len(s.end_positions) for s in series.values())
 
 
 def test_cli_registers_with_a_metadata_file_and_pairs(tmp_path):

@@ -10,11 +10,10 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from tests.import_study import STUDY
 from tests.integration.helpers import ingest, read
+from tests.support.import_study import STUDY, prediction_grid
 from tsrate.config import project_dir
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
@@ -67,23 +66,8 @@ def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
     ingest(warehouse, ["AAPL", "JPM"])
     with connect(warehouse) as con:
         series = load_series(con, STUDY)
-    rows = []
-    for ticker, s in series.items():
-        for perturbation_id in STUDY.perturbations:
-            for step in range(1, STUDY.horizon + 1):
-                rows.append(
-                    pd.DataFrame(
-                        {
-                            "ticker": ticker,
-                            "window_end_date": pd.to_datetime(s.window_end_dates).date,
-                            "perturbation_id": perturbation_id,
-                            "horizon_step": step,
-                            "forecast": s.clean[s.end_positions + step] + 1.0,
-                        }
-                    )
-                )
     predictions = tmp_path / "external_demo.csv"
-    pd.concat(rows, ignore_index=True).to_csv(predictions, index=False)
+    prediction_grid(series).to_csv(predictions, index=False)
 
     with connect(warehouse) as con:
         summary = import_forecasts(con, predictions, "external_demo", STUDY, workers=1)

@@ -16,7 +16,7 @@ from tests.integration.rating_properties import (
     assert_scores_inside_intervals,
 )
 from tests.integration.suite_publish import assert_suite_published
-from tests.unit.test_reasoning_import import good_rows, write
+from tests.support.reasoning_dataset import good_rows, write
 from tsrate.html.page import human
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
@@ -322,7 +322,7 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from flows.reasoning import reasoning_flow
-    from tests.unit.test_llm import ChatServer
+    from tests.support.chat_server import ChatServer
 
     def responder(payload):
         prompt = payload["messages"][-1]["content"]
@@ -407,7 +407,7 @@ def test_a_language_model_answering_garbage_ranks_last(
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from flows.reasoning import reasoning_flow
-    from tests.unit.test_llm import ChatServer
+    from tests.support.chat_server import ChatServer
 
     monkeypatch.setenv("TSRATE_LLM_CACHE_DIR", "off")
     with ChatServer(lambda payload: (200, "<|endoftext|> lorem ipsum")) as server:

@@ -14,12 +14,8 @@ import pytest
 import yaml
 
 from tests.integration.helpers import ingest, read
-from tests.integration.test_import_metadata import (
-    METADATA_YAML,
-    STUDY,
-    prediction_file,
-    tsrate_cli,
-)
+from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
+from tests.support.import_study import STUDY
 from tsrate.config import Study, load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

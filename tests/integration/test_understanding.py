@@ -344,7 +344,7 @@ def test_cot_parser_model_reads_replies_without_an_answer_line(tmp_path, monkeyp
     recorded as such), every other answer stays unparseable."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+    from tests.support.tiny_models import GARBAGE, save_bigram_model
     from tsrate.suites.understanding.cot_parser import CotParser
     from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
 
@@ -408,7 +408,7 @@ def test_language_model_through_a_local_chat_server_fills_the_same_marts(
     tmp_path, monkeypatch, dbt_target
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
-    from tests.unit.test_llm import ChatServer
+    from tests.support.chat_server import ChatServer
     from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
 
     def responder(payload):
@@ -488,7 +488,7 @@ def test_a_system_answering_garbage_ranks_last_and_the_report_says_so(
     tmp_path, monkeypatch, dbt_target
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
-    from tests.unit.test_llm import ChatServer
+    from tests.support.chat_server import ChatServer
     from tsrate.suites.understanding.report import write_report
     from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
 

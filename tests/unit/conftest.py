@@ -1,13 +1,13 @@
 """Fixtures the unit tests share: a small real warehouse and the full prediction grid of the
-import tests (tests/unit/test_imports.py, tests/unit/test_import_metadata.py). A test module
-that defines its own ``warehouse`` fixture keeps it."""
+import tests (tests/unit/test_import_validation.py, test_import_metadata_validation.py,
+test_import_quantile_validation.py; the study and the grid: tests/support/import_study.py).
+A test module that defines its own ``warehouse`` fixture keeps it."""
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
-from tests.import_study import STUDY
+from tests.support.import_study import STUDY, prediction_grid
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.forecast.plan import load_series
 from tsrate.robustness.sources import load_skfolio_sp500
@@ -27,19 +27,4 @@ def good(warehouse):
     """The import study's full grid: clean actuals + 1.0, one row per ticker, window end,
     perturbation and horizon step."""
     with connect(warehouse) as con:
-        series = load_series(con, STUDY)
-    frames = [
-        pd.DataFrame(
-            {
-                "ticker": ticker,
-                "window_end_date": pd.to_datetime(s.window_end_dates).strftime("%Y-%m-%d"),
-                "perturbation_id": perturbation_id,
-                "horizon_step": step,
-                "forecast": s.clean[s.end_positions + step] + 1.0,
-            }
-        )
-        for ticker, s in series.items()
-        for perturbation_id in STUDY.perturbations
-        for step in range(1, STUDY.horizon + 1)
-    ]
-    return pd.concat(frames, ignore_index=True)
+        return prediction_grid(load_series(con, STUDY))

@@ -256,8 +256,10 @@ def _starts_a_process(path: Path) -> bool:
 def test_unit_tests_start_no_processes():
     """A unit test runs in this process; one that starts a child (the CLI as a user runs it,
     a fresh interpreter, a dbt build, a process pool it imports) is an integration test
-    (tests/integration/)."""
-    starting = {p.stem for p in (ROOT / "tests" / "unit").glob("*.py") if _starts_a_process(p)}
+    (tests/integration/). The helpers unit tests import from tests/support/ start none
+    either."""
+    folders = (ROOT / "tests" / "unit", ROOT / "tests" / "support")
+    starting = {p.stem for f in folders for p in f.glob("*.py") if _starts_a_process(p)}
     unexpected = sorted(starting - set(SUBPROCESS_EXCEPTIONS))
     assert not unexpected, f"unit tests that start processes (move them to integration): {unexpected}"
     fixed = sorted(set(SUBPROCESS_EXCEPTIONS) - starting)

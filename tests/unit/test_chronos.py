@@ -1,7 +1,8 @@
 """Chronos on a tiny randomly initialised checkpoint made here (skipped without chronos-forecasting).
 
-The checkpoint is a real T5 with a ``chronos_config`` block in its config.json, saved to
-disk, so the real ``BaseChronosPipeline.from_pretrained`` loading path and tokenizer run.
+The checkpoint (tests/support/tiny_models.py) is a real T5 with a ``chronos_config`` block in
+its config.json, saved to disk, so the real ``BaseChronosPipeline.from_pretrained`` loading
+path and tokenizer run.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.tiny_models import CHRONOS_CONFIG, PREDICTION_LENGTH, make_checkpoint
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.systems import chronos_model
@@ -23,46 +25,6 @@ pytest.importorskip("torch")
 pytest.importorskip("chronos", reason="chronos-forecasting is not installed (extra `chronos`)")
 
 N, D = 24, 6
-PREDICTION_LENGTH = 4  # shorter than D, so the pipeline's roll-forward runs too
-
-CHRONOS_CONFIG = {
-    "tokenizer_class": "MeanScaleUniformBins",
-    "tokenizer_kwargs": {"low_limit": -15.0, "high_limit": 15.0},
-    "context_length": 32,
-    "prediction_length": PREDICTION_LENGTH,
-    "n_tokens": 64,
-    "n_special_tokens": 2,
-    "pad_token_id": 0,
-    "eos_token_id": 1,
-    "use_eos_token": True,
-    "model_type": "seq2seq",
-    "num_samples": 5,
-    "temperature": 1.0,
-    "top_k": 50,
-    "top_p": 1.0,
-}
-
-
-def make_checkpoint(directory: Path) -> Path:
-    import torch
-    from transformers import T5Config, T5ForConditionalGeneration
-
-    torch.manual_seed(0)
-    config = T5Config(
-        vocab_size=CHRONOS_CONFIG["n_tokens"],
-        d_model=16,
-        d_kv=8,
-        d_ff=32,
-        num_layers=1,
-        num_decoder_layers=1,
-        num_heads=2,
-        decoder_start_token_id=0,
-        pad_token_id=0,
-        eos_token_id=1,
-    )
-    config.chronos_config = CHRONOS_CONFIG
-    T5ForConditionalGeneration(config).save_pretrained(directory)
-    return directory
 
 
 @pytest.fixture(scope="module")

@@ -1,21 +1,24 @@
 """The packaged Gemma 3 270M system, on tiny models made here.
 
 A tiny random Gemma 3 (``Gemma3ForCausalLM``, tied output head) with the character
-tokenizer of test_hf_local is the "converted checkpoint": the converter the system calls
-on first use writes it, so the cache keying, the atomic write, the availability line and
-the forecast path run for real without the 250 MB package. Restricted-head decoding is
-checked against an independent computation: full forward passes without a cache, every
-non-numeric logit masked, argmax.
+tokenizer of test_hf_local (both in tests/support/tiny_models.py) is the "converted
+checkpoint": the converter the system calls on first use writes it, so the cache keying,
+the atomic write, the availability line and the forecast path run for real without the
+250 MB package. Restricted-head decoding is
+checked against an independent computation (tests/support/reference_decoding.py): full
+forward passes without a cache, every non-numeric logit masked, argmax.
 """
 
 from __future__ import annotations
 
-import string
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.forecast_batch import D, make_batch
+from tests.support.reference_decoding import character_greedy, trie_greedy
+from tests.support.tiny_models import CHAT_TEMPLATE, CountingConverter
 from tsrate.systems import gemma, numeric_decoding
 from tsrate.systems.failures import PartialForecasts
 from tsrate.systems.hf_local import HfSettings, prompt_text
@@ -23,73 +26,7 @@ from tsrate.systems.hf_local import HfSettings, prompt_text
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.unit.test_hf_local import CHAT_TEMPLATE  # noqa: E402
-from tests.unit.test_llm import D, make_batch  # noqa: E402
-
 SHA = "ab" * 32
-
-
-def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool = False) -> Path:
-    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
-    tied head mostly repeats its last token, an untied one writes varied replies. ``turns``:
-    the tokenizer has Gemma's turn tokens and, like the packaged GGUF's, no chat template."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
-
-    vocab = {c: i for i, c in enumerate(string.printable)}
-    vocab["<eos>"] = len(vocab)
-    vocab["<unk>"] = len(vocab)
-    special = ["<start_of_turn>", "<end_of_turn>"] if turns else []
-    for token in special:
-        vocab[token] = len(vocab)
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
-    backend.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        eos_token="<eos>",
-        pad_token="<eos>",
-        unk_token="<unk>",
-        additional_special_tokens=special or None,
-    )
-    if not turns:
-        tokenizer.chat_template = CHAT_TEMPLATE
-    config = Gemma3TextConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=16,
-        max_position_embeddings=4096,
-        sliding_window=64,
-        layer_types=["sliding_attention", "full_attention"],
-        eos_token_id=vocab["<eos>"],
-        bos_token_id=vocab["<eos>"],
-        pad_token_id=vocab["<eos>"],
-        initializer_range=0.5,  # logits far apart: no argmax ties between the two paths
-        tie_word_embeddings=tied,
-    )
-    torch.manual_seed(seed)
-    model = Gemma3ForCausalLM(config)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-class CountingConverter:
-    def __init__(self, fail: bool = False, tied: bool = False, turns: bool = False):
-        self.calls = 0
-        self.fail = fail
-        self.tied = tied
-        self.turns = turns
-
-    def __call__(self, folder: Path) -> None:
-        self.calls += 1
-        save_tiny_gemma(folder, tied=self.tied, turns=self.turns)
-        if self.fail:
-            raise RuntimeError("conversion killed")
 
 
 @pytest.fixture
@@ -340,48 +277,6 @@ def test_forecast_replies_are_cached_so_a_rerun_does_not_load_the_model(cache, m
 
 
 # -- closed answers, chat turns, batching by length ----------------------------------------------
-
-
-def character_greedy(model, tokenizer, text: str, next_characters, complete, eos, limit) -> str:
-    """Independent reference decoder for a character tokenizer (one token per character):
-    full forward passes without a cache; at each step every logit masked but the characters
-    ``next_characters(reply)`` allows (and the end of sequence once ``complete(reply)``, or
-    when nothing continues it); argmax; stop at an end of sequence or after ``limit`` steps."""
-    import torch
-
-    vocab = tokenizer.get_vocab()
-    ids = tokenizer(text, return_tensors="pt")["input_ids"]
-    reply = ""
-    with torch.no_grad():
-        for _ in range(limit):
-            nxt = set(next_characters(reply))
-            allowed = [vocab[c] for c in nxt]
-            if complete(reply) or not nxt:
-                allowed += eos
-            mask = torch.full((model.config.vocab_size,), float("-inf"))
-            mask[allowed] = 0.0
-            token = int(torch.argmax(model(input_ids=ids).logits[0, -1] + mask))
-            if token in eos:
-                break
-            reply += tokenizer.decode([token])
-            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
-    return reply
-
-
-def trie_greedy(model, tokenizer, text: str, answers: list[str], eos: list[int]) -> str:
-    """The next characters of the answers the reply so far begins; the end of sequence once
-    the reply is a whole answer."""
-    return character_greedy(
-        model,
-        tokenizer,
-        text,
-        lambda reply: [
-            a[len(reply)] for a in answers if a.startswith(reply) and len(a) > len(reply)
-        ],
-        lambda reply: reply in answers,
-        eos,
-        1 + max(map(len, answers)),
-    )
 
 
 CLOSED = [

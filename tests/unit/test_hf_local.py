@@ -2,10 +2,11 @@
 template) saved to disk here, loaded by the real code with ``local_files_only`` and run
 with greedy ``generate``.
 
-The model is a bigram machine built by hand: each character's embedding points at the
-character that must follow it, attention and MLP outputs are zeroed, and the untied output
-layer is the identity, so greedy decoding after the chat template's ``assistant:`` writes
-``10.5, 10.5, …``. A second checkpoint writes ``xxxx…`` (no numbers): every window fails.
+The model is a bigram machine built by hand (tests/support/tiny_models.py): each character's
+embedding points at the character that must follow it, attention and MLP outputs are zeroed,
+and the untied output layer is the identity, so greedy decoding after the chat template's
+``assistant:`` writes ``10.5, 10.5, …``. A second checkpoint writes ``xxxx…`` (no numbers):
+every window fails.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import string
 import numpy as np
 import pytest
 
+from tests.support.forecast_batch import D, make_batch
+from tests.support.tiny_models import GARBAGE, NUMBERS, save_bigram_model
 from tsrate import TsrateError
 from tsrate.systems import hf_local
 from tsrate.systems.failures import PartialForecasts
@@ -23,57 +26,6 @@ from tsrate.systems.hf_local import HfLocalSystem, HfSettings
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-
-from tests.unit.test_llm import D, make_batch  # noqa: E402
-
-CHAT_TEMPLATE = (
-    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-    "{% if add_generation_prompt %}assistant:{% endif %}"
-)
-NUMBERS = {":": "1", "1": "0", "0": ".", ".": "5", "5": ",", ",": " ", " ": "1"}
-GARBAGE = {":": "x", "x": "x"}
-
-
-def save_bigram_model(folder, successor: dict[str, str]):
-    import torch
-    from tokenizers import Tokenizer, decoders, models
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    chars = list(string.printable)
-    vocab = {c: i for i, c in enumerate(chars)}
-    vocab["<eos>"] = len(vocab)
-    vocab["<unk>"] = len(vocab)
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
-    backend.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, eos_token="<eos>", pad_token="<eos>", unk_token="<unk>"
-    )
-    tokenizer.chat_template = CHAT_TEMPLATE
-    size = len(vocab)
-    config = GPT2Config(
-        vocab_size=size,
-        n_positions=4096,
-        n_embd=size,
-        n_layer=1,
-        n_head=2,
-        tie_word_embeddings=False,
-        bos_token_id=vocab["<eos>"],
-        eos_token_id=vocab["<eos>"],
-    )
-    model = GPT2LMHeadModel(config)
-    with torch.no_grad():
-        model.transformer.wpe.weight.zero_()
-        model.transformer.wte.weight.zero_()
-        for current, following in successor.items():
-            model.transformer.wte.weight[vocab[current], vocab[following]] = 10.0
-        for layer in model.transformer.h:
-            for projection in (layer.attn.c_proj, layer.mlp.c_proj):
-                projection.weight.zero_()
-                projection.bias.zero_()
-        model.lm_head.weight.copy_(torch.eye(size))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.unit.test_imports import EXTERNAL_ROW
-from tests.unit.test_llm_image import decode_png
+from tests.support.import_study import EXTERNAL_ROW
+from tests.support.png import decode_png
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.platform.warehouse import connect, store_prices

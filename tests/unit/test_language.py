@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.chat_server import ChatServer
 from tsrate import TsrateError
 from tsrate.systems.language import open_language_model, parse_spec
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
-
-from tests.unit.test_llm import ChatServer  # noqa: E402
 
 
 def test_specs_are_checked():
@@ -46,7 +45,7 @@ def test_unconfigured_endpoint_says_how_to_configure(monkeypatch):
 def test_local_model_answers_every_chat(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+    from tests.support.tiny_models import GARBAGE, save_bigram_model
 
     folder = save_bigram_model(tmp_path / "garbage", GARBAGE)
     monkeypatch.setenv("TSRATE_TINY_QA_MODEL_PATH", str(folder))

@@ -5,12 +5,13 @@ exactly as tsrate.inputs.perturbations does for ViT-num-spec."""
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 
 import numpy as np
 import pytest
 
+from tests.support.chat_server import ChatServer, settings
+from tests.support.forecast_batch import D, N, make_batch
+from tests.support.png import decode_png
 from tsrate.config import Study
 from tsrate.inputs.images import IMAGE_SIZE, line_plot_images
 from tsrate.inputs.perturbations import SENTIMENT_STRIPE_HEIGHT, perturb_images
@@ -21,30 +22,7 @@ from tsrate.systems.registry import resolve_systems
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
 
-from tests.unit.test_llm import ChatServer, D, N, make_batch, settings  # noqa: E402
-
 ANSWER = "1, 2, 3, 4"
-
-
-def decode_png(data: bytes) -> np.ndarray:
-    """A strict reader for 8-bit RGB, filter-0 PNGs: checks signature, chunk CRCs, IHDR."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    position, chunks = 8, []
-    while position < len(data):
-        (length,) = struct.unpack(">I", data[position : position + 4])
-        kind = data[position + 4 : position + 8]
-        body = data[position + 8 : position + 8 + length]
-        (crc,) = struct.unpack(">I", data[position + 8 + length : position + 12 + length])
-        assert zlib.crc32(kind + body) & 0xFFFFFFFF == crc, f"bad CRC in {kind!r}"
-        chunks.append((kind, body))
-        position += 12 + length
-    assert [k for k, _ in chunks][0] == b"IHDR" and chunks[-1][0] == b"IEND"
-    width, height, depth, colour, _, _, _ = struct.unpack(">IIBBBBB", chunks[0][1])
-    assert (depth, colour) == (8, 2)
-    raw = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
-    rows = np.frombuffer(raw, dtype=np.uint8).reshape(height, 1 + width * 3)
-    assert (rows[:, 0] == 0).all()
-    return rows[:, 1:].reshape(height, width, 3)
 
 
 def sent_images(server: ChatServer) -> dict[str, np.ndarray]:

@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+import pytest
+
+from tests.support.tiny_models import GARBAGE, save_bigram_model
 from tsrate.suites.lifecycle import watch_model
 from tsrate.suites.reasoning.answerers import LanguageModelAnswerer as ReasoningAnswerer
 from tsrate.suites.understanding.analyst import RandomAnswerer
 from tsrate.suites.understanding.suite import LanguageModelAnswerer as UnderstandingAnswerer
 from tsrate.systems.language import open_language_model
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
 
 CHAT = [{"role": "user", "content": "Say something."}]
 

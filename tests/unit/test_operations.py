@@ -1,6 +1,7 @@
 """Operations without Prefect or dbt, in this process: the publish step's Parquet export on
 a real DuckDB file, the test hook, the schedule config and prefect.yaml. (The writer lock
-between processes: tests/integration/test_writer_lock_processes.py.)"""
+between processes: tests/integration/test_writer_lock_processes.py; killed runs, signals and
+the served deployment with real processes: tests/integration/test_operations_end_to_end.py.)"""
 
 from __future__ import annotations
 

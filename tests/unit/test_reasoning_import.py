@@ -1,4 +1,6 @@
-"""Reasoning suite: importing the public dataset's JSONL schema, and rejecting bad files."""
+"""Reasoning suite: importing the public dataset's JSONL schema, and rejecting bad files.
+
+The good file's rows: tests/support/reasoning_dataset.py."""
 
 from __future__ import annotations
 
@@ -7,62 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from tests.support.reasoning_dataset import good_rows, question_row, series_row, write
 from tsrate.suites.reasoning.dataset import DatasetError, import_items, read_rows
-
-
-def series_row(k: int, length: int = 20) -> dict:
-    return {
-        "uuid": f"s{k}",
-        "description": f"Scenario {k}: visitors at museum {k} rise after a new exhibit opens.",
-        "description_short": f"Museum {k} visitors",
-        "description_tiny": f"Museum {k}",
-        "characteristics": ["rises after the opening", "weekly cycle"],
-        "metadata": {
-            "start": "2024-01-01",
-            "end": "2024-01-20",
-            "units": "visitors",
-            "frequency": "daily",
-        },
-        "series": [float(100 + k + t) for t in range(length)],
-        "category": "Tourism",
-    }
-
-
-def question_row(k: int) -> dict:
-    return {
-        "uuid": f"s{k}",
-        "category": "counterfactual",
-        "question": "What if the exhibit had not opened?",
-        "options": ["fewer visitors", "more visitors", "no change", "zero visitors"],
-        "answer_index": 0,
-    }
-
-
-def two_series_row(k: int) -> dict:
-    row = question_row(k)
-    row.update(
-        {
-            "category": "difference",
-            "counterfactual": "What if the museum had been closed on Mondays?",
-            "new_series": [float(90 + t) for t in range(20)],
-        }
-    )
-    return row
-
-
-def write(path, rows) -> str:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
-    return str(path)
-
-
-def good_rows() -> list:
-    return [
-        *(series_row(k) for k in range(5)),
-        question_row(0),
-        question_row(3),
-        "",
-        two_series_row(1),
-    ]
 
 
 def test_a_file_in_the_public_schema_becomes_items(tmp_path):

@@ -163,7 +163,7 @@ def test_a_missing_piece_is_an_error_not_a_silent_other_condition():
 
 
 def test_imported_forecasts_carry_the_public_pieces(tmp_path):
-    from tests.unit.test_reasoning_import import good_rows, series_row, write
+    from tests.support.reasoning_dataset import good_rows, series_row, write
     from tsrate.suites.reasoning.dataset import import_items
 
     items = import_items(write(tmp_path / "tsqa.jsonl", good_rows()), seed=3)

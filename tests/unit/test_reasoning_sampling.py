@@ -243,7 +243,7 @@ def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
 
-from tests.unit.test_llm import ChatServer  # noqa: E402
+from tests.support.chat_server import ChatServer  # noqa: E402
 from tsrate.systems.llm import LlmSettings, LlmSystem  # noqa: E402
 
 
@@ -298,7 +298,7 @@ def test_endpoint_that_ignores_n_is_asked_once_per_sample(tmp_path):
 def test_local_model_samples_are_stored_seeded_and_resumed(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.unit.test_hf_local import NUMBERS, save_bigram_model
+    from tests.support.tiny_models import NUMBERS, save_bigram_model
     from tsrate.platform.warehouse import connect
     from tsrate.suites.reasoning.scenarios import GeneratorConfig
     from tsrate.suites.reasoning.suite import RunConfig, build_answerers, run_suite

@@ -4,7 +4,9 @@ is part of the answerer's fingerprint. An endpoint model is not capped."""
 
 from __future__ import annotations
 
-from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+import pytest
+
+from tests.support.tiny_models import GARBAGE, save_bigram_model
 from tsrate.suites.reasoning.answerers import (
     CHOICE_NEW_TOKENS,
     LanguageModelAnswerer,
@@ -12,6 +14,9 @@ from tsrate.suites.reasoning.answerers import (
 )
 from tsrate.suites.reasoning.scenarios import GeneratorConfig, generate_items
 from tsrate.systems.language import open_language_model
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
 
 
 def test_choice_replies_are_capped_and_forecasts_are_not(tmp_path, monkeypatch):
@@ -63,7 +68,8 @@ def test_the_packaged_gemma_answers_choice_items_over_their_letters(tmp_path, mo
     import pytest
 
     pytest.importorskip("torch")
-    from tests.unit.test_gemma import CountingConverter, trie_greedy
+    from tests.support.reference_decoding import trie_greedy
+    from tests.support.tiny_models import CountingConverter
     from tsrate.suites.reasoning.answerers import choice_answers
     from tsrate.suites.reasoning.items import LETTERS
     from tsrate.systems import gemma

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.tiny_models import CountingConverter
 from tsrate.suites.understanding.scoring import parse_answer, parse_reply
 from tsrate.suites.understanding.suite import (
     NUMERIC_FORMS,
@@ -22,8 +23,6 @@ from tsrate.suites.understanding.suite import (
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-
-from tests.unit.test_gemma import CountingConverter  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -330,7 +330,7 @@ SAYS_YES = {":": "y", "y": "e", "e": "s", "s": "<eos>"}
 def yes_parser_folder(tmp_path_factory):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tests.unit.test_hf_local import save_bigram_model
+    from tests.support.tiny_models import save_bigram_model
 
     return save_bigram_model(tmp_path_factory.mktemp("cot-parser"), SAYS_YES)
 

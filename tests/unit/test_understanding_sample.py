@@ -102,7 +102,9 @@ def test_a_local_models_zero_shot_replies_are_capped_and_chain_of_thought_is_not
     """A local model pays for every token on a CPU: zero-shot answers (the answer alone) get
     at most ZERO_SHOT_NEW_TOKENS, chain of thought the model's setting; the cap is part of
     the fingerprint, so stored answers of another cap are not reused."""
-    from tests.unit.test_hf_local import GARBAGE, save_bigram_model
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.support.tiny_models import GARBAGE, save_bigram_model
     from tsrate.suites.understanding.suite import ZERO_SHOT_NEW_TOKENS, LanguageModelAnswerer
 
     save_bigram_model(tmp_path / "garbage", GARBAGE)  # writes 'x' for ever: never stops early

@@ -25,7 +25,7 @@ def test_sampled_forecasts_give_median_and_crps_in_the_marts(
 ):
     pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
     from flows.reasoning import reasoning_flow
-    from tests.unit.test_llm import ChatServer
+    from tests.support.chat_server import ChatServer
 
     def responder(payload):
         prompt = payload["messages"][-1]["content"]

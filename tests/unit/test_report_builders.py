@@ -1,5 +1,6 @@
-"""The report's HTML builders, as pure functions over small hand-made frames (the chart
-builders themselves: tests/unit/test_charts.py)."""
+"""The report's HTML and chart builders, as pure functions over small hand-made frames (the
+page shell: tests/unit/test_report_page.py; the report built from a real snapshot:
+tests/integration/test_report.py)."""
 
 from __future__ import annotations
 

@@ -12,52 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.import_study import STUDY
+from tests.support.import_study import EXTERNAL_ROW, RAW_TABLES, STUDY, snapshot, write_csv
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
 from tsrate.systems.registry import load_systems_seed
-
-RAW_TABLES = [
-    "prices",
-    "runs",
-    "windows",
-    "perturbed_inputs",
-    "forecast_partitions",
-    "run_partitions",
-    "forecasts",
-    "forecast_quantiles",
-]
-EXTERNAL_ROW = dict(
-    system_id="external_demo",
-    display_name="External demo",
-    paper_symbol="",
-    modality="numeric",
-    family="baseline",
-    purpose="time-series",
-    architecture="none",
-    is_foundation_model="false",
-    accepted_perturbations="P0 P1 P2 P3",
-    implementation="",
-    description="Predictions imported from a file.",
-)
 
 
 @pytest.fixture(scope="module")
 def seed():
     seed = load_systems_seed()
     return pd.concat([seed, pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
-
-
-def snapshot(warehouse) -> dict[str, pd.DataFrame]:
-    with connect(warehouse) as con:
-        return {t: con.execute(f"select * from raw.{t} order by all").df() for t in RAW_TABLES}
-
-
-def write_csv(tmp_path, frame: pd.DataFrame, name="predictions.csv"):
-    path = tmp_path / name
-    frame.to_csv(path, index=False)
-    return path
 
 
 def do_import(warehouse, path, seed, system_id="external_demo", study=STUDY, **kwargs):

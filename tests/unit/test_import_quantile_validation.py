@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.import_study import STUDY
+from tests.support.import_study import STUDY, write_csv
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
@@ -64,12 +64,6 @@ def snapshot(warehouse) -> dict[str, pd.DataFrame]:
     with connect(warehouse) as con:
         create_raw_tables(con)
         return {t: con.execute(f"select * from raw.{t} order by all").df() for t in RAW_TABLES}
-
-
-def write_csv(tmp_path, frame: pd.DataFrame, name="predictions.csv"):
-    path = tmp_path / name
-    frame.to_csv(path, index=False)
-    return path
 
 
 def do_import(warehouse, path, seed, **kwargs):

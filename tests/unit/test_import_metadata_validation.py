@@ -11,8 +11,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.import_study import STUDY
-from tests.unit.test_imports import RAW_TABLES, snapshot, write_csv
+from tests.support.import_study import RAW_TABLES, STUDY, snapshot, write_csv
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import (

@@ -1,0 +1,80 @@
+"""The study the import tests share (unit and integration): two tickers, four months, one
+baseline, so a full prediction grid is small; the grid itself, and what the tests compare the
+raw tables with. The warehouse and grid fixtures on it are in tests/unit/conftest.py. No test
+here."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from tsrate.config import Study
+from tsrate.platform.warehouse import connect
+
+STUDY = Study.from_mapping(
+    dict(
+        study_tickers=["AAPL", "JPM"],
+        study_start="2022-09-01",
+        study_end="2022-12-28",
+        context_length=30,
+        horizon=5,
+        systems=["naive"],
+    )
+)
+
+#: The raw tables an import can write: a rejected import leaves them exactly as they were.
+RAW_TABLES = [
+    "prices",
+    "runs",
+    "windows",
+    "perturbed_inputs",
+    "forecast_partitions",
+    "run_partitions",
+    "forecasts",
+    "forecast_quantiles",
+]
+#: A systems seed row for an imported system (the seed plus this row: a user adding a model).
+EXTERNAL_ROW = dict(
+    system_id="external_demo",
+    display_name="External demo",
+    paper_symbol="",
+    modality="numeric",
+    family="baseline",
+    purpose="time-series",
+    architecture="none",
+    is_foundation_model="false",
+    accepted_perturbations="P0 P1 P2 P3",
+    implementation="",
+    description="Predictions imported from a file.",
+)
+
+
+def prediction_grid(series) -> pd.DataFrame:
+    """The import study's full grid from its series (``load_series(con, STUDY)``): clean
+    actuals + 1.0, one row per ticker, window end, perturbation and horizon step."""
+    frames = [
+        pd.DataFrame(
+            {
+                "ticker": ticker,
+                "window_end_date": pd.to_datetime(s.window_end_dates).strftime("%Y-%m-%d"),
+                "perturbation_id": perturbation_id,
+                "horizon_step": step,
+                "forecast": s.clean[s.end_positions + step] + 1.0,
+            }
+        )
+        for ticker, s in series.items()
+        for perturbation_id in STUDY.perturbations
+        for step in range(1, STUDY.horizon + 1)
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def snapshot(warehouse) -> dict[str, pd.DataFrame]:
+    """Every row of :data:`RAW_TABLES`, in a fixed order."""
+    with connect(warehouse) as con:
+        return {t: con.execute(f"select * from raw.{t} order by all").df() for t in RAW_TABLES}
+
+
+def write_csv(tmp_path, frame: pd.DataFrame, name="predictions.csv"):
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
