@@ -6,6 +6,7 @@ here."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from tsrate.config import Study
 from tsrate.platform.warehouse import connect
@@ -78,3 +79,18 @@ def write_csv(tmp_path, frame: pd.DataFrame, name="predictions.csv"):
     path = tmp_path / name
     frame.to_csv(path, index=False)
     return path
+
+
+def rejected(warehouse, attempt, *fragments, error=Exception) -> str:
+    """Run ``attempt()`` (an import); it must raise ``error`` naming every fragment and leave
+    every raw table as it was. Returns the message."""
+    before = snapshot(warehouse)
+    with pytest.raises(error) as caught:
+        attempt()
+    message = str(caught.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    after = snapshot(warehouse)
+    for table in RAW_TABLES:
+        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
+    return message

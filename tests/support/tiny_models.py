@@ -119,20 +119,18 @@ def save_bigram_model(folder, successor: dict[str, str]):
 # -- Gemma 3 ------------------------------------------------------------------------------------
 
 
-def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool = False) -> Path:
-    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
-    tied head mostly repeats its last token, an untied one writes varied replies. ``turns``:
-    the tokenizer has Gemma's turn tokens and, like the packaged GGUF's, no chat template."""
-    import torch
+def character_tokenizer(extra_tokens=(), multiple_of: int = 1, **special_tokens):
+    """A fast tokenizer with one token per printable character, then ``<eos>``, ``<unk>``,
+    ``extra_tokens`` and unused tokens up to a multiple of ``multiple_of``; ``<eos>`` pads.
+    Returns (vocab, tokenizer); ``special_tokens`` go to ``PreTrainedTokenizerFast``."""
     from tokenizers import Tokenizer, decoders, models
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     vocab = {c: i for i, c in enumerate(string.printable)}
-    vocab["<eos>"] = len(vocab)
-    vocab["<unk>"] = len(vocab)
-    special = ["<start_of_turn>", "<end_of_turn>"] if turns else []
-    for token in special:
+    for token in ("<eos>", "<unk>", *extra_tokens):
         vocab[token] = len(vocab)
+    while len(vocab) % multiple_of:
+        vocab[f"<unused{len(vocab)}>"] = len(vocab)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
     backend.decoder = decoders.Fuse()
     tokenizer = PreTrainedTokenizerFast(
@@ -140,8 +138,20 @@ def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool
         eos_token="<eos>",
         pad_token="<eos>",
         unk_token="<unk>",
-        additional_special_tokens=special or None,
+        **special_tokens,
     )
+    return vocab, tokenizer
+
+
+def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool = False) -> Path:
+    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
+    tied head mostly repeats its last token, an untied one writes varied replies. ``turns``:
+    the tokenizer has Gemma's turn tokens and, like the packaged GGUF's, no chat template."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    special = ["<start_of_turn>", "<end_of_turn>"] if turns else []
+    vocab, tokenizer = character_tokenizer(special, additional_special_tokens=special or None)
     if not turns:
         tokenizer.chat_template = CHAT_TEMPLATE
     config = Gemma3TextConfig(

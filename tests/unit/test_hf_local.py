@@ -12,13 +12,12 @@ every window fails.
 from __future__ import annotations
 
 import dataclasses
-import string
 
 import numpy as np
 import pytest
 
 from tests.support.forecast_batch import D, make_batch
-from tests.support.tiny_models import GARBAGE, NUMBERS, save_bigram_model
+from tests.support.tiny_models import GARBAGE, NUMBERS, character_tokenizer, save_bigram_model
 from tsrate import TsrateError
 from tsrate.systems import hf_local
 from tsrate.systems.failures import PartialForecasts
@@ -94,30 +93,18 @@ def save_tiny_llava(folder, successor: dict[str, str]):
     (attention and MLP outputs zeroed), so greedy decoding follows ``successor``; the image
     still goes through the vision tower and projector into the image tokens' embeddings."""
     import torch
-    from tokenizers import Tokenizer, decoders, models
     from transformers import (
         CLIPVisionConfig,
         LlamaConfig,
         LlavaConfig,
         LlavaForConditionalGeneration,
         LlavaProcessor,
-        PreTrainedTokenizerFast,
     )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    vocab = {c: i for i, c in enumerate(string.printable)}
-    for special in ("<eos>", "<unk>", "<image>"):
-        vocab[special] = len(vocab)
-    while len(vocab) % 8:  # hidden size = vocabulary size, divisible by the heads
-        vocab[f"<unused{len(vocab)}>"] = len(vocab)
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
-    backend.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        eos_token="<eos>",
-        pad_token="<eos>",
-        unk_token="<unk>",
-        extra_special_tokens={"image_token": "<image>"},
+    # hidden size = vocabulary size, divisible by the heads
+    vocab, tokenizer = character_tokenizer(
+        ["<image>"], multiple_of=8, extra_special_tokens={"image_token": "<image>"}
     )
     image_processor = CLIPImageProcessorPil(
         size={"shortest_edge": PLOT_SIDE}, crop_size={"height": PLOT_SIDE, "width": PLOT_SIDE}

@@ -12,20 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.import_study import STUDY, write_csv
-from tsrate.platform.raw_schema import create_raw_tables
+from tests.support.import_study import RAW_TABLES, STUDY, rejected, snapshot, write_csv
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
 from tsrate.systems.registry import load_systems_seed
 
-RAW_TABLES = [
-    "runs",
-    "windows",
-    "forecast_partitions",
-    "run_partitions",
-    "forecasts",
-    "forecast_quantiles",
-]
 LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 FILE_COLUMNS = ["q0.1", "q0.2", "q0.3", "q0.4", "q0.5", "q0.6", "q0.7", "q0.8", "q0.9"]
 STORED_COLUMNS = ["q10", "q20", "q30", "q40", "q50", "q60", "q70", "q80", "q90"]
@@ -60,12 +51,6 @@ def with_quantiles(good):
     return frame
 
 
-def snapshot(warehouse) -> dict[str, pd.DataFrame]:
-    with connect(warehouse) as con:
-        create_raw_tables(con)
-        return {t: con.execute(f"select * from raw.{t} order by all").df() for t in RAW_TABLES}
-
-
 def do_import(warehouse, path, seed, **kwargs):
     with connect(warehouse) as con:
         return import_forecasts(
@@ -74,16 +59,9 @@ def do_import(warehouse, path, seed, **kwargs):
 
 
 def assert_rejected(warehouse, path, seed, *fragments):
-    before = snapshot(warehouse)
-    with pytest.raises(ImportValidationError) as caught:
-        do_import(warehouse, path, seed)
-    message = str(caught.value)
+    attempt = lambda: do_import(warehouse, path, seed)  # noqa: E731
+    message = rejected(warehouse, attempt, *fragments, error=ImportValidationError)
     assert "\n" not in message and "nothing was stored" in message, message
-    for fragment in fragments:
-        assert fragment in message, message
-    after = snapshot(warehouse)
-    for table in RAW_TABLES:
-        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
     return message
 
 

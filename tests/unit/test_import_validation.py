@@ -12,7 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.import_study import EXTERNAL_ROW, RAW_TABLES, STUDY, snapshot, write_csv
+from tests.support.import_study import (
+    EXTERNAL_ROW,
+    STUDY,
+    rejected,
+    snapshot,
+    write_csv,
+)
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
@@ -31,16 +37,8 @@ def do_import(warehouse, path, seed, system_id="external_demo", study=STUDY, **k
 
 
 def assert_rejected(warehouse, path, seed, *fragments, error=ImportValidationError, **kwargs):
-    before = snapshot(warehouse)
-    with pytest.raises(error) as caught:
-        do_import(warehouse, path, seed, **kwargs)
-    message = str(caught.value)
-    for fragment in fragments:
-        assert fragment in message, message
-    after = snapshot(warehouse)
-    for table in RAW_TABLES:
-        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
-    return message
+    attempt = lambda: do_import(warehouse, path, seed, **kwargs)  # noqa: E731
+    return rejected(warehouse, attempt, *fragments, error=error)
 
 
 # -- a good file ------------------------------------------------------------------------------
