@@ -1,6 +1,7 @@
 """Charts as Vega-Lite specs, rendered in the page by Vega-Embed with no network.
 
-A chart is a Vega-Lite spec (built with Altair, or a plain dict) embedded in the page as
+A chart is a Vega-Lite spec (a plain dict: the builders below write the specs Altair writes
+for the same charts, without Altair's cost; an Altair chart is accepted too) embedded in the page as
 ``<script type="application/json" class="vega-spec">``; the page shell
 (:mod:`tsrate.html.page`) inlines the Vega, Vega-Lite and Vega-Embed libraries once (from
 ``vl-convert-python``'s bundler) and one small script renders every spec as SVG. So a
@@ -189,8 +190,22 @@ def chart_rows(page: str) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------- builders
-# The report's three chart kinds, as Vega-Lite specs built with Altair. Each takes plain
-# points (value, tooltip label, provenance) so a section states what it plots, not how.
+# The report's chart kinds as plain Vega-Lite specs (dicts). Each takes plain points (value,
+# tooltip label, provenance) so a section states what it plots, not how. They are the specs
+# Altair writes for the same charts (tests/unit/test_chart_specs.py compares them), built
+# without Altair: its object model and encoding inference were about half of the core
+# report's time (the report ends every run).
+
+#: The Vega-Lite schema the specs follow (the one the installed Altair writes; the unit
+#: test of the builders fails when an upgrade of Altair changes it).
+VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
+#: Altair's default view config, kept so a spec is the one Altair would write.
+_VIEW_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}}
+#: the legend-bound selection's name; a layered chart binds it to its first layer
+_PICK = "pick"
+_VIEW = "view_0"
+#: the dataset the layers of a line chart with a marker rule share
+_ROWS = "rows"
 
 #: position (0-1, 1 = best) given to the worst value on a rank axis
 RANK_FLOOR = 0.15
@@ -263,32 +278,98 @@ def rank_positions(
     ]
 
 
-def _legend_filter(names: Sequence[str], colours: Sequence[str]):
-    """A colour encoding and a legend-bound selection that fades the other series."""
-    import altair as alt
+def _plain(value: object) -> object:
+    """A JSON-ready cell: numpy scalars as Python values, NaN and infinities as null."""
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, str | bytes):
+        value = item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
-    pick = alt.selection_point(fields=["series"], bind="legend", name="pick")
-    colour = alt.Color(
-        "series:N",
-        title=None,
-        scale=alt.Scale(domain=list(names), range=list(colours)),
-        legend=alt.Legend(orient="bottom", columns=3, labelLimit=0, symbolLimit=0),
-    )
-    opacity = alt.condition(pick, alt.value(1.0), alt.value(0.12))
+
+def _table(rows: Sequence[Mapping[str, object]], columns: Sequence[str] = ()) -> list[dict]:
+    """Rows as one table: every row has every key (first-seen order after ``columns``),
+    null where a row lacks one, as a data frame's records would."""
+    keys = list(dict.fromkeys([*columns, *(key for row in rows for key in row)]))
+    return [{key: _plain(row.get(key)) for key in keys} for row in rows]
+
+
+def _legend_filter(names: Sequence[str], colours: Sequence[str]) -> tuple[dict, dict, dict]:
+    """A legend-bound selection that fades the other series, the colour encoding and the
+    opacity encoding that reads it."""
+    pick = {"name": _PICK, "select": {"type": "point", "fields": ["series"]}, "bind": "legend"}
+    colour = {
+        "field": "series",
+        "type": "nominal",
+        "title": None,
+        "scale": {"domain": list(names), "range": list(colours)},
+        "legend": {"orient": "bottom", "columns": 3, "labelLimit": 0, "symbolLimit": 0},
+    }
+    opacity = {"condition": {"param": _PICK, "value": 1.0}, "value": 0.12}
     return pick, colour, opacity
 
 
-def _tooltip(rows: Sequence[Mapping[str, object]]) -> list:
-    import altair as alt
-
-    fields = [alt.Tooltip("label:N", title="point")]
+def _tooltip(rows: Sequence[Mapping[str, object]]) -> list[dict]:
+    fields = [{"field": "label", "type": "nominal", "title": "point"}]
     present = {key for row in rows for key in row}
     for name in ("mart", "column", "where"):
         if name in present:
-            fields.append(alt.Tooltip(f"{name}:N", title=name))
+            fields.append({"field": name, "type": "nominal", "title": name})
     if "value" in present:
-        fields.append(alt.Tooltip("value:Q", title="value", format=".6g"))
+        fields.append({"field": "value", "type": "quantitative", "title": "value", "format": ".6g"})
     return fields
+
+
+def _title(text: str) -> dict:
+    return {"text": text, "anchor": "start"}
+
+
+def _top(spec: dict) -> dict:
+    """A top-level spec: the schema and Altair's default view config added."""
+    return {"$schema": VEGA_LITE_SCHEMA, "config": _VIEW_CONFIG, **spec}
+
+
+def _nominal_axis(field: str, order: Sequence[str]) -> dict:
+    return {
+        "field": field,
+        "type": "nominal",
+        "sort": list(order),
+        "title": None,
+        "axis": {"labelAngle": -30, "labelLimit": 0},
+    }
+
+
+def _lines_with_points(
+    title: str,
+    rows: list[dict],
+    encoding: dict,
+    pick: dict,
+    width: int,
+    height: int,
+) -> dict:
+    """A line per series with a point (and its tooltip) at each row: two layers sharing the
+    data, the title and ``encoding``; the legend selection bound to the first layer."""
+    line = {
+        "mark": {"type": "line", "strokeWidth": 2},
+        "encoding": encoding,
+        "name": _VIEW,
+        "title": _title(title),
+    }
+    points = {
+        "mark": {"type": "point", "filled": True, "size": 60},
+        "encoding": {**encoding, "tooltip": _tooltip(rows)},
+        "title": _title(title),
+    }
+    return _top(
+        {
+            "data": {"values": rows},
+            "layer": [line, points],
+            "params": [{**pick, "views": [_VIEW]}],
+            "width": width,
+            "height": height,
+        }
+    )
 
 
 def rank_chart(
@@ -301,9 +382,6 @@ def rank_chart(
     """Systems (or groups) ranked on several metrics: one column per metric, the best at the
     top (1) and the worst at RANK_FLOOR (:func:`rank_positions`), one line per series; the
     raw value is in the tooltip. The paper's radar plots, drawn where positions read off."""
-    import altair as alt
-    import pandas as pd
-
     rows: list[dict] = []
     for index, axis in enumerate(axes):
         values = [s.points[index].value for s in series]
@@ -321,23 +399,25 @@ def rank_chart(
                     **_provenance(point.attrs),
                 }
             )
+    rows = _table(rows)
     pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
-    base = alt.Chart(pd.DataFrame(rows), title=alt.Title(title, anchor="start")).encode(
-        x=alt.X("axis:N", sort=list(axes), title=None, axis=alt.Axis(labelAngle=-30, labelLimit=0)),
-        y=alt.Y(
-            "position:Q",
-            scale=alt.Scale(domain=[0, 1]),
-            title="rank (top = best)",
-            axis=alt.Axis(values=[RANK_FLOOR, 1], labelExpr="datum.value == 1 ? 'best' : 'worst'"),
-        ),
-        color=colour,
-        opacity=opacity,
-        detail="series:N",
-    )
-    chart = base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=60).encode(
-        tooltip=_tooltip(rows)
-    )
-    return chart.add_params(pick).properties(width=width, height=220).to_dict(validate=False)
+    encoding = {
+        "x": _nominal_axis("axis", axes),
+        "y": {
+            "field": "position",
+            "type": "quantitative",
+            "scale": {"domain": [0, 1]},
+            "title": "rank (top = best)",
+            "axis": {
+                "values": [RANK_FLOOR, 1],
+                "labelExpr": "datum.value == 1 ? 'best' : 'worst'",
+            },
+        },
+        "color": colour,
+        "opacity": opacity,
+        "detail": {"field": "series", "type": "nominal"},
+    }
+    return _lines_with_points(title, rows, encoding, pick, width, 220)
 
 
 def bar_chart(
@@ -348,47 +428,39 @@ def bar_chart(
     width: int = 360,
 ) -> dict:
     """Grouped bars: one group per category, one bar per series; missing values skipped."""
-    import altair as alt
-    import pandas as pd
-
-    rows = [
-        {
-            "category": category,
-            "series": one.name,
-            "y": float(point.value),
-            "label": point.label,
-            **_provenance(point.attrs),
-        }
-        for one in series
-        for category, point in zip(categories, one.points, strict=True)
-        if point.value is not None and math.isfinite(float(point.value))
-    ]
-    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
-    chart = (
-        alt.Chart(
-            pd.DataFrame(rows, columns=["category", "series", "y", "label"])
-            if not rows
-            else pd.DataFrame(rows),
-            title=alt.Title(title, anchor="start"),
-        )
-        .mark_bar()
-        .encode(
-            x=alt.X(
-                "category:N",
-                sort=list(categories),
-                title=None,
-                axis=alt.Axis(labelAngle=-30, labelLimit=0),
-            ),
-            xOffset=alt.XOffset("series:N", sort=[s.name for s in series]),
-            y=alt.Y("y:Q", title=y_label or None),
-            color=colour,
-            opacity=opacity,
-            tooltip=_tooltip(rows),
-        )
-        .add_params(pick)
-        .properties(width=width, height=220)
+    rows = _table(
+        [
+            {
+                "category": category,
+                "series": one.name,
+                "y": float(point.value),
+                "label": point.label,
+                **_provenance(point.attrs),
+            }
+            for one in series
+            for category, point in zip(categories, one.points, strict=True)
+            if point.value is not None and math.isfinite(float(point.value))
+        ]
     )
-    return chart.to_dict(validate=False)
+    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
+    return _top(
+        {
+            "data": {"values": rows},
+            "mark": {"type": "bar"},
+            "encoding": {
+                "x": _nominal_axis("category", categories),
+                "xOffset": {"field": "series", "type": "nominal", "sort": [s.name for s in series]},
+                "y": {"field": "y", "type": "quantitative", "title": y_label or None},
+                "color": colour,
+                "opacity": opacity,
+                "tooltip": _tooltip(rows),
+            },
+            "params": [pick],
+            "title": _title(title),
+            "width": width,
+            "height": 220,
+        }
+    )
 
 
 def line_chart(
@@ -404,19 +476,17 @@ def line_chart(
 
     ``y_range`` fixes the y axis; a value beyond it is drawn on the edge as a triangle,
     its tooltip and legend entry say "off scale", so one outlier cannot flatten the rest."""
-    import altair as alt
-    import pandas as pd
-
     rows, names, colours, dashed = [], [], [], []
     for line in lines:
         clipped = False
+        own = []
         for x, point in zip(line.x, line.points, strict=True):
             if point.value is None or not math.isfinite(float(point.value)):
                 continue
             y, off = float(point.value), False
             if y_range is not None and not y_range[0] <= y <= y_range[1]:
                 y, off, clipped = min(max(y, y_range[0]), y_range[1]), True, True
-            rows.append(
+            own.append(
                 {
                     "x": int(x),
                     "y": y,
@@ -426,6 +496,7 @@ def line_chart(
                     **_provenance(point.attrs),
                 }
             )
+        rows += own
         name = f"{line.name} (off scale)" if clipped else line.name
         for row in rows:
             if row["line"] == line.name:
@@ -433,70 +504,68 @@ def line_chart(
         names.append(name)
         colours.append(line.colour)
         dashed.append(name if line.dashed else None)
-    frame = pd.DataFrame(rows)
+    rows = _table(rows)
     pick, colour, opacity = _legend_filter(names, colours)
-    y_scale = alt.Scale(domain=list(y_range), nice=False) if y_range else alt.Scale(zero=False)
-    base = alt.Chart(frame).encode(
-        x=alt.X("x:Q", title=x_label or None, axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y("y:Q", title=y_label or None, scale=y_scale),
-        color=colour,
-        opacity=opacity,
-    )
+    y_scale = {"domain": list(y_range), "nice": False} if y_range else {"zero": False}
+    encoding = {
+        "x": {
+            "field": "x",
+            "type": "quantitative",
+            "title": x_label or None,
+            "axis": {"tickMinStep": 1},
+        },
+        "y": {"field": "y", "type": "quantitative", "title": y_label or None, "scale": y_scale},
+        "color": colour,
+        "opacity": opacity,
+    }
     dash_names = [n for n in dashed if n]
-    lines_layer = base.mark_line(strokeWidth=1.8, clip=True).encode(
-        strokeDash=alt.condition(
-            alt.FieldOneOfPredicate(field="series", oneOf=dash_names or ["\u0000"]),
-            alt.value([5, 3]),
-            alt.value([1, 0]),
-        ),
-        detail="series:N",
-    )
-    points_layer = base.mark_point(filled=True, size=30).encode(
-        shape=alt.condition("datum.off_scale", alt.value("triangle-up"), alt.value("circle")),
-        tooltip=_tooltip(rows),
-    )
-    layers = [lines_layer, points_layer]
-    if marker_x is not None:
-        layers.append(
-            alt.Chart(pd.DataFrame({"x": [marker_x]}))
-            .mark_rule(strokeDash=[4, 3], color="#888")
-            .encode(x="x:Q")
+    lines_layer = {
+        "mark": {"type": "line", "strokeWidth": 1.8, "clip": True},
+        "encoding": {
+            **encoding,
+            "strokeDash": {
+                "condition": {
+                    "test": {"field": "series", "oneOf": dash_names or ["\u0000"]},
+                    "value": [5, 3],
+                },
+                "value": [1, 0],
+            },
+            "detail": {"field": "series", "type": "nominal"},
+        },
+        "name": _VIEW,
+    }
+    points_layer = {
+        "mark": {"type": "point", "filled": True, "size": 30},
+        "encoding": {
+            **encoding,
+            "shape": {
+                "condition": {"test": "datum.off_scale", "value": "triangle-up"},
+                "value": "circle",
+            },
+            "tooltip": _tooltip(rows),
+        },
+    }
+    spec = {
+        "layer": [lines_layer, points_layer],
+        "params": [{**pick, "views": [_VIEW]}],
+        "title": _title(title),
+        "width": width,
+        "height": 240,
+    }
+    if marker_x is None:
+        spec["data"] = {"values": rows}
+    else:  # the rule has its own data: the lines and points name theirs (embedded once)
+        spec["datasets"] = {_ROWS: rows}
+        for layer in spec["layer"]:
+            layer["data"] = {"name": _ROWS}
+        spec["layer"].append(
+            {
+                "data": {"values": [{"x": _plain(marker_x)}]},
+                "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#888"},
+                "encoding": {"x": {"field": "x", "type": "quantitative"}},
+            }
         )
-    chart = alt.layer(*layers, title=alt.Title(title, anchor="start"))
-    return chart.add_params(pick).properties(width=width, height=240).to_dict(validate=False)
-
-
-def heatmap(
-    frame,
-    x: str,
-    y: str,
-    value: str,
-    title: str,
-    x_title: str = "",
-    y_title: str = "",
-    domain: tuple[float, float] | None = None,
-    width: int = 240,
-    height: int = 240,
-) -> dict:
-    """A matrix as coloured cells (``frame`` long: one row per cell; tooltips show the row)."""
-    import altair as alt
-
-    scale = alt.Scale(scheme="blues", domain=list(domain)) if domain else alt.Scale(scheme="blues")
-    tips = [
-        alt.Tooltip(f"{c}:{'Q' if frame[c].dtype.kind in 'fiu' else 'N'}") for c in frame.columns
-    ]
-    chart = (
-        alt.Chart(frame, title=alt.Title(title, anchor="start"))
-        .mark_rect()
-        .encode(
-            x=alt.X(f"{x}:O", title=x_title or None),
-            y=alt.Y(f"{y}:O", title=y_title or None),
-            color=alt.Color(f"{value}:Q", scale=scale, title=None),
-            tooltip=tips,
-        )
-        .properties(width=width, height=height)
-    )
-    return chart.to_dict(validate=False)
+    return _top(spec)
 
 
 def score_chart(
@@ -509,28 +578,26 @@ def score_chart(
 ) -> dict:
     """Scores on an ABSOLUTE scale (``domain``), one column per axis and one line per
     series: the unrolled form of a radar plot whose rim is the best possible score."""
-    import altair as alt
-    import pandas as pd
-
-    rows = [
-        {"axis": axis, "series": one.name, "y": float(point.value), "label": point.label,
-         **_provenance(point.attrs)}
-        for one in series
-        for axis, point in zip(axes, one.points, strict=True)
-        if point.value is not None and math.isfinite(float(point.value))
-    ]  # fmt: skip
-    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
-    base = alt.Chart(
-        pd.DataFrame(rows, columns=["axis", "series", "y", "label"]) if not rows
-        else pd.DataFrame(rows), title=alt.Title(title, anchor="start")
-    ).encode(
-        x=alt.X("axis:N", sort=list(axes), title=None, axis=alt.Axis(labelAngle=-30, labelLimit=0)),
-        y=alt.Y("y:Q", scale=alt.Scale(domain=list(domain)), title=y_label),
-        color=colour,
-        opacity=opacity,
-        detail="series:N",
+    rows = _table(
+        [
+            {"axis": axis, "series": one.name, "y": float(point.value), "label": point.label,
+             **_provenance(point.attrs)}
+            for one in series
+            for axis, point in zip(axes, one.points, strict=True)
+            if point.value is not None and math.isfinite(float(point.value))
+        ]
     )  # fmt: skip
-    chart = base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=60).encode(
-        tooltip=_tooltip(rows)
-    )
-    return chart.add_params(pick).properties(width=width, height=240).to_dict(validate=False)
+    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
+    encoding = {
+        "x": _nominal_axis("axis", axes),
+        "y": {
+            "field": "y",
+            "type": "quantitative",
+            "scale": {"domain": list(domain)},
+            "title": y_label,
+        },
+        "color": colour,
+        "opacity": opacity,
+        "detail": {"field": "series", "type": "nominal"},
+    }
+    return _lines_with_points(title, rows, encoding, pick, width, 240)
