@@ -17,7 +17,13 @@ import numpy as np
 import pytest
 
 from tests.support.forecast_batch import D, make_batch
-from tests.support.tiny_models import GARBAGE, NUMBERS, character_tokenizer, save_bigram_model
+from tests.support.tiny_models import (
+    CHAT_TEMPLATE,
+    GARBAGE,
+    NUMBERS,
+    character_tokenizer,
+    save_bigram_model,
+)
 from tsrate import TsrateError
 from tsrate.systems import hf_local
 from tsrate.systems.failures import PartialForecasts
@@ -82,7 +88,9 @@ VISION_CHAT_TEMPLATE = (
     "{% else %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}{{ '\\n' }}{% endfor %}"
     "{% if add_generation_prompt %}assistant:{% endif %}"
 )
-PLOT_SIDE = 128  # tsrate.inputs.images.IMAGE_SIZE: the processor keeps the plot's pixels as they are
+PLOT_SIDE = (
+    128  # tsrate.inputs.images.IMAGE_SIZE: the processor keeps the plot's pixels as they are
+)
 PATCH = 32  # 4 × 4 patches: 16 image tokens
 
 
@@ -276,3 +284,55 @@ def test_length_groups_batch_neighbouring_lengths_with_little_padding():
             assert 1 <= len(group) <= 8
             shortest = min(lengths[i] for i in group)
             assert max(lengths[i] for i in group) <= shortest * (1 + PAD_SHARE) + PAD_TOKENS
+
+
+def test_a_chat_template_that_writes_bos_gets_no_second_one():
+    """The tokenizer adds its BOS to plain text; a chat template that writes
+    ``{{ bos_token }}`` itself (Gemma's, Llama 3's) must not get a second one, or the model
+    reads a prompt it was never trained on."""
+    from tokenizers import processors
+
+    vocab, tokenizer = character_tokenizer(extra_tokens=("<bos>",), bos_token="<bos>")
+    bos = vocab["<bos>"]
+    tokenizer.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", special_tokens=[("<bos>", bos)]
+    )
+    chat = [{"role": "user", "content": "12"}]
+
+    def first_ids(texts: list[str]) -> list[int]:
+        special = hf_local.adds_special_tokens(tokenizer, texts)
+        return tokenizer(texts, add_special_tokens=special)["input_ids"][0]
+
+    tokenizer.chat_template = CHAT_TEMPLATE  # no BOS in the template: the tokenizer adds it
+    plain = first_ids([hf_local.prompt_text(tokenizer, chat)])
+    assert plain[0] == bos and plain.count(bos) == 1
+    tokenizer.chat_template = "{{ bos_token }}" + CHAT_TEMPLATE
+    text = hf_local.prompt_text(tokenizer, chat)
+    assert text.startswith("<bos>user: 12")
+    templated = first_ids([text])
+    assert templated.count(bos) == 1 and templated == plain  # the same tokens either way
+    assert tokenizer(text)["input_ids"].count(bos) == 2  # what the default would have read
+
+
+def test_the_system_encodes_a_templated_prompt_with_one_bos(tmp_path):
+    """The same through a saved checkpoint: HfLocalSystem.encode, as generate calls it."""
+    from tokenizers import processors
+    from transformers import AutoTokenizer
+
+    folder = save_bigram_model(tmp_path / "bos", NUMBERS)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer.add_special_tokens({"bos_token": "<bos>"})
+    bos = tokenizer.convert_tokens_to_ids("<bos>")
+    tokenizer.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", special_tokens=[("<bos>", bos)]
+    )
+    tokenizer.chat_template = "{{ bos_token }}" + CHAT_TEMPLATE
+    tokenizer.save_pretrained(folder)
+    system = HfLocalSystem("my_local_lm", HfSettings(str(folder), max_new_tokens=4))
+    system.load()
+    text = system.chat_text([{"role": "user", "content": "12"}])
+    ids = system.encode([text])["input_ids"][0].tolist()
+    assert text.startswith("<bos>") and ids.count(bos) == 1 and ids[0] == bos
+    plain = system.encode(["user: 12\nassistant:"])["input_ids"][0].tolist()
+    assert plain == ids  # a prompt without the template's BOS gets the tokenizer's
+    assert ";bos=once" in system.fingerprint()  # forecasts stored with two are recomputed

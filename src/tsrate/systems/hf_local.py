@@ -126,6 +126,15 @@ def prompt_text(tokenizer: Any, messages: list[dict]) -> str:
     return "\n\n".join(m["content"] for m in messages) + "\n"
 
 
+def adds_special_tokens(tokenizer: Any, texts: list[str]) -> bool:
+    """Whether tokenizing ``texts`` should add the tokenizer's special tokens: not when they
+    already start with its BOS. A chat template that writes ``{{ bos_token }}`` (Gemma's,
+    Llama 3's) would otherwise get a second one from the tokenizer, and the model would read
+    a prompt it was never trained on; a plain prompt (no template) still gets its BOS."""
+    bos = getattr(tokenizer, "bos_token", None)
+    return not (bos and texts and all(text.startswith(bos) for text in texts))
+
+
 #: a batch's prompts are at most this much longer than its shortest (share, plus tokens)
 PAD_SHARE, PAD_TOKENS = 0.10, 16
 
@@ -274,6 +283,7 @@ class HfLocalSystem:
         text = (
             f"hf_local;checkpoint={self.checkpoint_id()};greedy;max_new_tokens={s.max_new_tokens};"
             f"decimals={s.decimals};prompt={prompt_digest(self.with_image)}"
+            ";bos=once"  # forecasts stored when a templated BOS was doubled are recomputed
         )
         if self.with_image:
             text += f";image=line_plot{s.image_size};sentiment={self.sentiment.fingerprint()}"
@@ -378,12 +388,16 @@ class HfLocalSystem:
         """The model inputs of a chunk of prompt texts (vision-language: the processor, with
         each text's images; ``pixel_values`` cast to the model's dtype), on the device."""
         if self._processor is None:
-            return self._tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
+            special = adds_special_tokens(self._tokenizer, texts)
+            return self._tokenizer(
+                texts, return_tensors="pt", padding=True, add_special_tokens=special
+            ).to(self.device)
         encoded = self._processor(
             text=texts,
             images=images if images and any(images) else None,
             return_tensors="pt",
             padding=True,
+            add_special_tokens=adds_special_tokens(self._processor.tokenizer, texts),
         ).to(self.device)
         if "pixel_values" in encoded:
             encoded["pixel_values"] = encoded["pixel_values"].to(self._model.dtype)
@@ -422,7 +436,10 @@ class HfLocalSystem:
             for start in range(0, len(texts), self.settings.batch_size)
         ]
         if self.group_by_length and self._processor is None and len(texts) > 1:
-            lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
+            special = adds_special_tokens(tokenizer, texts)
+            lengths = [
+                len(ids) for ids in tokenizer(texts, add_special_tokens=special)["input_ids"]
+            ]
             chunks = length_groups(lengths, self.settings.batch_size)
         replies: list[str | None] = [None] * len(texts)
         started, done = time.perf_counter(), 0
