@@ -23,8 +23,9 @@ $(VENV)/.installed: pyproject.toml
 run: setup            ## the main job on the default study (bundled S&P sample -> marts)
 	$(BIN)/tsrate run
 
-test: setup           ## lint, the dbt layering rules, then the whole test suite (unit, dbt integration, flows)
+test: setup           ## lint, formatting, the dbt layering rules, then the whole test suite (unit, dbt integration, flows)
 	$(BIN)/ruff check src flows tests benchmarks python_models
+	$(BIN)/ruff format --check src flows tests benchmarks python_models
 	$(MAKE) conventions
 	$(BIN)/pytest
 
@@ -40,6 +41,7 @@ conventions: setup $(BOUNCER_VENV)/.installed  ## dbt layering rules (dbt-bounce
 
 lint: setup
 	$(BIN)/ruff check src flows tests benchmarks python_models
+	$(BIN)/ruff format --check src flows tests benchmarks python_models
 
 format: setup
 	$(BIN)/ruff format src flows tests benchmarks python_models

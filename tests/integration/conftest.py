@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.helpers import (
+from tests.support.warehouses import (
     QUANTILE_MARTS,
     QUANTILE_STUDY,
     BuiltRun,
@@ -19,7 +19,7 @@ from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
 @pytest.fixture(scope="session")
 def quantile_run(tmp_path_factory, dbt_target) -> BuiltRun:
-    """The quantile study (:data:`tests.integration.helpers.QUANTILE_STUDY`) forecasted and
+    """The quantile study (:data:`tests.support.warehouses.QUANTILE_STUDY`) forecasted and
     built once for the session: the probabilistic marts, the ratings with the uncertainty
     outcomes, the leaderboard, provenance and leakage. ``biased`` has no quantile forecasts
     (its stored quantiles are deleted before the build). Read-only for the tests: a test

@@ -6,7 +6,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.integration.helpers import read
+from tests.support.warehouses import read
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +69,7 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
 
 
 def test_publish_swaps_atomically_under_an_open_reader(tmp_path, dbt_target):
-    from tests.integration.helpers import forecast_and_build, ingest, small_study
+    from tests.support.warehouses import forecast_and_build, ingest, small_study
     from tsrate.platform.publish import publish
 
     warehouse = tmp_path / "tsrate.duckdb"

@@ -16,8 +16,8 @@ import hashlib
 
 import pytest
 
-from tests.integration.helpers import ingest, read, small_study
 from tests.support.chat_server import ChatServer
+from tests.support.warehouses import ingest, read, small_study
 from tsrate import TsrateError
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner as dbt

@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.integration.helpers import ingest, read, small_study
+from tests.support.warehouses import (
+    QUANTILE_COLUMNS,
+    QUANTILE_LEVELS,
+    ingest,
+    read,
+    small_study,
+)
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -22,9 +28,9 @@ from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
 
-LEVELS = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+LEVELS = QUANTILE_LEVELS
 FILE_COLUMNS = [f"q{level:g}" for level in LEVELS]
-STORED_COLUMNS = [f"q{round(level * 100)}" for level in LEVELS]
+STORED_COLUMNS = QUANTILE_COLUMNS
 #: standard normal quantiles at LEVELS (scipy.stats.norm.ppf), written out
 Z = np.array([-1.2815516, -0.8416212, -0.5244005, -0.2533471, 0.0, 0.2533471, 0.5244005,
               0.8416212, 1.2815516])  # fmt: skip

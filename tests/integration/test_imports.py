@@ -12,8 +12,8 @@ import shutil
 import numpy as np
 import pytest
 
-from tests.integration.helpers import ingest, read
 from tests.support.import_study import STUDY, prediction_grid
+from tests.support.warehouses import ingest, read
 from tsrate.config import project_dir
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

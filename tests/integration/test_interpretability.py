@@ -6,10 +6,10 @@ import duckdb
 import numpy as np
 import pytest
 
-from tests.integration.helpers import read
-from tests.integration.rating_properties import assert_ratings_never_mislead
-from tests.integration.report_trace import printed_numbers, trace_problems
 from tests.integration.suite_publish import assert_suite_published
+from tests.support.rating_properties import assert_ratings_never_mislead
+from tests.support.report_trace import printed_numbers, trace_problems
+from tests.support.warehouses import read
 from tsrate.html.charts import chart_rows
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.browser import find_chromium
-from tests.integration.helpers import read
 from tests.integration.report_in_browser import assert_reads_well, seen_in_browser, verdict_by_hand
+from tests.support.warehouses import read
 from tsrate.html.charts import check_specs, page_specs
 from tsrate.platform import dbt_runner as dbt
 

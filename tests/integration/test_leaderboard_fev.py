@@ -15,7 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.integration.helpers import read
+from tests.support.warehouses import read
 from tsrate.platform.publish import publish
 from tsrate.robustness.fev_export import export_fev
 

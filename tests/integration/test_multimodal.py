@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.integration.helpers import forecast_and_build, ingest, read, small_study
+from tests.support.warehouses import forecast_and_build, ingest, read, small_study
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import run_forecasts

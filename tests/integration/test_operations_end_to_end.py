@@ -24,7 +24,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.integration.helpers import read
+from tests.support.warehouses import read
 from tsrate.config import project_dir
 
 pytestmark = pytest.mark.slow
@@ -313,7 +313,7 @@ def test_writes_hold_the_prefect_writer_slot_when_the_limit_exists(tmp_path, pre
 def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_harness):
     pytest.importorskip("prefect_dask")
     from flows.forecast import forecast_flow
-    from tests.integration.helpers import ingest
+    from tests.support.warehouses import ingest
     from tsrate.config import Study, load_companies
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.forecast.distributed import (
@@ -538,7 +538,7 @@ def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_
     ``dbt test``, failing on the same ones, each named; a passing build passes them all."""
     import re
 
-    from tests.integration.helpers import forecast_and_build, ingest, small_study
+    from tests.support.warehouses import forecast_and_build, ingest, small_study
     from tsrate.platform import dbt_runner as dbt
 
     warehouse, target = tmp_path / "tsrate.duckdb", dbt_target

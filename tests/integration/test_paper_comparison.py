@@ -11,11 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.warehouses import forecast_and_build, read, small_study
 from tsrate.config import project_dir
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.sources import read_price_file
-
-from .helpers import forecast_and_build, read, small_study
 
 PAPER_TICKERS = ["META", "GOOG", "PFE", "MRK", "WFC", "C"]
 

@@ -65,7 +65,7 @@ def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_p
     warehouse of the same name into the same target folder skips the parse. Each build
     still reads and writes its own file: the staging view of each holds its own prices
     (the data tests ran on it), and the first file is untouched by the second build."""
-    from tests.integration.helpers import ingest, read
+    from tests.support.warehouses import ingest, read
 
     monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # "skipping parsing" is a debug line
     target = tmp_path / "target"
@@ -103,7 +103,7 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
     import json
     import time
 
-    from tests.integration.helpers import ERROR_MARTS, ingest, small_study
+    from tests.support.warehouses import ERROR_MARTS, ingest, small_study
     from tsrate.config import load_companies
     from tsrate.platform.dbt_child import TEST_CACHE
     from tsrate.robustness.forecast.execute import finish_run, run_forecasts
@@ -142,7 +142,7 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkey
     the build as it always did."""
     import shutil
 
-    from tests.integration.helpers import forecast_and_build, ingest, small_study
+    from tests.support.warehouses import forecast_and_build, ingest, small_study
     from tsrate.config import project_dir
     from tsrate.platform.dbt_child import BUILD_RESULTS, UNIT_TEST_PASS
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from utilsforecast import losses
 
-from tests.integration.helpers import (
+from tests.support.warehouses import (
     QUANTILE_COLUMNS,
     QUANTILE_LEVELS,
     WITH_QUANTILES,
@@ -22,7 +22,7 @@ COLUMNS = QUANTILE_COLUMNS
 
 
 def stored_steps(warehouse, run_id, study) -> pd.DataFrame:
-    """The stored quantile steps (:func:`tests.integration.helpers.quantile_steps`) in
+    """The stored quantile steps (:func:`tests.support.warehouses.quantile_steps`) in
     utilsforecast's layout: one series per window (``unique_id``), columns ``m-q10``..."""
     steps = quantile_steps(warehouse, run_id, study)
     steps["unique_id"] = (

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.integration.rating_properties import (
+from tests.support.rating_properties import (
     assert_ratings_never_mislead,
     assert_scores_inside_intervals,
 )

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from tests.integration.helpers import read
-from tests.integration.rating_properties import (
+from tests.integration.suite_publish import assert_suite_published
+from tests.support.rating_properties import (
     assert_ratings_never_mislead,
     assert_scores_inside_intervals,
 )
-from tests.integration.suite_publish import assert_suite_published
 from tests.support.reasoning_dataset import good_rows, write
+from tests.support.warehouses import read
 from tsrate.html.page import human
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

@@ -10,8 +10,8 @@ import re
 import numpy as np
 import pytest
 
-from tests.integration.helpers import read
-from tests.integration.rating_properties import assert_ratings_never_mislead
+from tests.support.rating_properties import assert_ratings_never_mislead
+from tests.support.warehouses import read
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, decode_png, find_chromium
-from tests.integration.helpers import forecast_and_build, ingest, small_study
+from tests.support.warehouses import forecast_and_build, ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
 from tsrate.html.charts import PALETTE, chart_rows, page_specs

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.integration.helpers import ingest, read
 from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
 from tests.support.import_study import STUDY
+from tests.support.warehouses import ingest, read
 from tsrate.config import Study, load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

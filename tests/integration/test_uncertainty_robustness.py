@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from tests.integration.helpers import (
+from tests.support.warehouses import (
     QUANTILE_COLUMNS,
     QUANTILE_LEVELS,
     WITH_QUANTILES,

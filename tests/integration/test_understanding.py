@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from tests.integration.helpers import read
-from tests.integration.rating_properties import (
+from tests.integration.suite_publish import assert_suite_published
+from tests.support.rating_properties import (
     assert_ratings_never_mislead,
     assert_scores_inside_intervals,
 )
-from tests.integration.suite_publish import assert_suite_published
+from tests.support.warehouses import read
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.suites import SUITES

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.integration.helpers import (
+from tests.support.warehouses import (
     ERROR_MARTS,
     forecast_and_build,
     independent_window_errors,
@@ -244,7 +244,7 @@ def test_good_file_replaces_only_its_tickers(tmp_path):
 KILL_SCRIPT = textwrap.dedent(
     """
     import sys
-    from tests.integration.helpers import small_study
+    from tests.support.warehouses import small_study
     from tsrate.config import load_companies
     from tsrate.robustness.forecast.execute import run_forecasts
     from tsrate.platform.warehouse import connect

@@ -193,7 +193,9 @@ def test_no_module_is_too_long():
     unexpected = {name: n for name, n in long.items() if name not in LONG_MODULE_EXCEPTIONS}
     assert not unexpected, f"modules over {MAX_LINES} lines: {unexpected}"
     fixed = sorted(set(LONG_MODULE_EXCEPTIONS) - set(long))
-    assert not fixed, f"no longer over {MAX_LINES} lines: delete from LONG_MODULE_EXCEPTIONS: {fixed}"
+    assert not fixed, (
+        f"no longer over {MAX_LINES} lines: delete from LONG_MODULE_EXCEPTIONS: {fixed}"
+    )
 
 
 # Known debt: unit test modules that still start a process (none left). Each entry must still
@@ -261,7 +263,9 @@ def test_unit_tests_start_no_processes():
     folders = (ROOT / "tests" / "unit", ROOT / "tests" / "support")
     starting = {p.stem for f in folders for p in f.glob("*.py") if _starts_a_process(p)}
     unexpected = sorted(starting - set(SUBPROCESS_EXCEPTIONS))
-    assert not unexpected, f"unit tests that start processes (move them to integration): {unexpected}"
+    assert not unexpected, (
+        f"unit tests that start processes (move them to integration): {unexpected}"
+    )
     fixed = sorted(set(SUBPROCESS_EXCEPTIONS) - starting)
     assert not fixed, f"no longer start a process: delete from SUBPROCESS_EXCEPTIONS: {fixed}"
 

@@ -17,5 +17,3 @@ def test_the_libraries_imported_ahead_are_those_of_the_core_python_models():
                     imported.add(node.module)
     assert imported  # the probe found the models
     assert imported == set(MODEL_LIBRARIES)
-
-

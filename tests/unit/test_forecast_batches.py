@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.integration.helpers import ingest, small_study
+from tests.support.warehouses import ingest, small_study
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast import execute as forecasting

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tests.integration.report_trace import printed_numbers, trace_problems
+from tests.support.report_trace import printed_numbers, trace_problems
 from tsrate.html.charts import chart_rows, page_specs
 from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
 

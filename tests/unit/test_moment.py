@@ -53,5 +53,3 @@ def test_good_output_is_read_back(tmp_path):
     path = tmp_path / "forecasts.npy"
     np.save(path, np.arange(10, dtype=np.float32).reshape(2, D))
     np.testing.assert_array_equal(read_forecasts(path, 2, D), np.arange(10).reshape(2, D))
-
-

@@ -14,5 +14,3 @@ def test_call_runs_plain_functions_and_task_functions_outside_a_flow():
 
     assert call(lambda x: x + 1, 1) == 2
     assert call(doubled, 21) == 42
-
-

@@ -225,5 +225,3 @@ def test_empty_missing_and_corrupt_files_are_one_line_errors(
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "absent" / "tsrate.duckdb"))
     assert main(["runs"]) == 2
     assert "no warehouse at" in _one_line_error(capsys)
-
-

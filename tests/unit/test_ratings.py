@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.integration.rating_properties import rating_problems
+from tests.support.rating_properties import rating_problems
 from tsrate.methods.ratings import (
     BOOTSTRAP_COLUMNS,
     NOISE,

@@ -351,5 +351,3 @@ def test_an_override_without_the_study_companies_names_each_confounder(project, 
 def test_an_unknown_distribution_source_gets_a_did_you_mean(project, warehouse):
     line = _only(_check(warehouse, confounder_distributions="seeds"), "confounder_distributions")
     assert "unknown confounder_distributions 'seeds' (did you mean 'seed'?)" in line
-
-

@@ -417,10 +417,14 @@ def test_the_worst_value_of_a_suite_metric_gives_a_lone_system_its_scale():
     )
     out = rate_scores(scores, "reasoning", ["task"], "system_id", 3, specs).set_index("task")
     assert out["rating"].tolist()[:3] == [3, 2, 1]
-    assert pd.isna(out.loc["d", "rating"]) and "no known worst value" in out.loc["d", "rating_reason"]
+    assert (
+        pd.isna(out.loc["d", "rating"]) and "no known worst value" in out.loc["d", "rating_reason"]
+    )
     assert out.loc["e", "rating"] == 1
     # without the worst column every metric is unbounded: the lone accuracies lose their scale
-    unscaled = rate_scores(scores, "reasoning", ["task"], "system_id", 3, specs.drop(columns="worst"))
+    unscaled = rate_scores(
+        scores, "reasoning", ["task"], "system_id", 3, specs.drop(columns="worst")
+    )
     assert unscaled.set_index("task").loc[["a", "b", "c"], "rating"].isna().all()
     # the stability rule carries the worst value too
     from tsrate.suites.rating import metric_rule, suite_spec
@@ -434,7 +438,7 @@ def test_unbounded_suite_metrics_are_those_the_property_test_knows():
     # every metric of the seed with an ideal but no worst value is in the property test's
     # hand-written list (so a lone system on it must be unrated in the marts), and every
     # bounded one has its worst value at the other end of [0, 1]
-    from tests.integration.rating_properties import UNBOUNDED_METRICS
+    from tests.support.rating_properties import UNBOUNDED_METRICS
 
     specs = load_rating_specs()
     ideal = specs["ideal"].notna()

@@ -132,9 +132,7 @@ def _group_of_distinct_index(d: np.ndarray, n_distinct: np.ndarray, levels: int)
     return np.where(d < big, d // (q + 1), r + (d - big) // safe_q)
 
 
-def interval_holding_the_point(
-    point: np.ndarray, low: np.ndarray, high: np.ndarray
-) -> np.ndarray:
+def interval_holding_the_point(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """(2 x n) interval ends: the percentile interval ``[low, high]`` of the resampled
     published estimator, extended to the published ``point`` where it lies outside.
 

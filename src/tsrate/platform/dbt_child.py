@@ -402,7 +402,8 @@ def tsrate_build(argv: list[str]) -> int:
             _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
         elif os.environ.get(WAIT_FOR_GO):  # a child started ahead has the time to compile
             tests = _compile_tests_ahead(runner, manifest, wanted, selection, common)
-    if os.environ.get(WAIT_FOR_GO):  # started ahead (tsrate.platform.dbt_runner.prepare_build): wait here
+    # started ahead (tsrate.platform.dbt_runner.prepare_build): wait here
+    if os.environ.get(WAIT_FOR_GO):
         _import_model_libraries()
         go = sys.stdin.readline()
         if not go.strip():  # the parent closed stdin: the build is not wanted
@@ -454,7 +455,8 @@ def tsrate_build(argv: list[str]) -> int:
             _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
     finally:
         _close_dbt_connection()
-    warehouse = os.environ["TSRATE_WAREHOUSE"]  # set by tsrate.platform.dbt_runner.run_dbt, as profiles.yml reads
+    # set by tsrate.platform.dbt_runner.run_dbt, as profiles.yml reads
+    warehouse = os.environ["TSRATE_WAREHOUSE"]
     memory = os.environ.get("TSRATE_DUCKDB_MEMORY_LIMIT", "4GB")
     return 1 if run_data_tests(tests, warehouse, memory) else 0
 

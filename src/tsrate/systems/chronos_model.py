@@ -206,8 +206,7 @@ class ChronosSystem:
             where = f"{self.device} ({self.dtype_name})"
         return Availability(
             True,
-            f"{self.model_name} from {directory} on {where}, "
-            f"median of {self.num_samples} samples",
+            f"{self.model_name} from {directory} on {where}, median of {self.num_samples} samples",
         )
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:

@@ -174,8 +174,7 @@ def draw_strata(units: Units, confounders: np.ndarray, strata: str) -> list[np.n
     """The stratum code of every unit for each distribution, as ``perturbation_effects``
     matches it (var ``effect_strata``: the distribution's confounder, or the company)."""
     return [
-        units.strata["ticker" if strata == "company" else confounder_column(c)]
-        for c in confounders
+        units.strata["ticker" if strata == "company" else confounder_column(c)] for c in confounders
     ]
 
 

@@ -88,7 +88,9 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
     systems = system_order(data)
     colours = system_colours(systems)
     ratings, summary = data.ratings, data.system_summary
-    parts = ['<section id="radars"><h2>Robustness and accuracy by rank, in the shape of Figures 5–6</h2>']
+    parts = [
+        '<section id="radars"><h2>Robustness and accuracy by rank, in the shape of Figures 5–6</h2>'
+    ]
     parts.append(
         "<p>The paper's radar plots, unrolled: one column per metric ranks the systems in the "
         "chart, the best raw score at the top, the worst at the bottom, the others evenly "
@@ -335,7 +337,9 @@ def forecasts_section(data: ReportData, charts: dict[str, dict]) -> str:
 def confounder_section(data: ReportData, charts: dict[str, dict]) -> str:
     """Figure 4: industry vs company as grouping / confounder, per measure."""
     frame = data.confounder_comparison
-    parts = ['<section id="confounders"><h2>Industry vs company as confounder, in the shape of Figure 4</h2>']
+    parts = [
+        '<section id="confounders"><h2>Industry vs company as confounder, in the shape of Figure 4</h2>'
+    ]
     if frame.empty:
         parts.append("<p>No confounder comparison in this run.</p></section>")
         return "".join(parts)
@@ -417,7 +421,9 @@ def confounder_section(data: ReportData, charts: dict[str, dict]) -> str:
 
 def group_section(data: ReportData, charts: dict[str, dict]) -> str:
     """Figures 7-9: group comparisons (ARQ1-ARQ3) and the modality pairs (Figure 8)."""
-    parts = ['<section id="groups"><h2>Group comparisons (ARQ1–ARQ3), in the shape of Figures 7–9</h2>']
+    parts = [
+        '<section id="groups"><h2>Group comparisons (ARQ1–ARQ3), in the shape of Figures 7–9</h2>'
+    ]
     if "group_comparisons" in data.missing_marts:
         parts.append("<p>This snapshot has no <code>marts.group_comparisons</code>.</p></section>")
         return "".join(parts)

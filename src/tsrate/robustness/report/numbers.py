@@ -171,7 +171,9 @@ def text_html(value) -> str | None:
     return str(value).strip() or None
 
 
-def flag_html(css: str, text: str, mart: str, column: str, where: Mapping[str, object], **attrs) -> str:
+def flag_html(
+    css: str, text: str, mart: str, column: str, where: Mapping[str, object], **attrs
+) -> str:
     """A flag whose text is ``marts.<mart>.<column>`` at ``where`` (``data-text-*``; the
     integration test re-reads it) plus any ``data-*`` ``attrs`` (e.g. a boolean's provenance)."""
     attrs = {

@@ -79,14 +79,28 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
                 [
                     esc(row.system_id),
                     num(float_value(row.skill_score), "leaderboard", "skill_score", where),
-                    num(float_value(row.skill_score_lower), "leaderboard", "skill_score_lower", where)
+                    num(
+                        float_value(row.skill_score_lower),
+                        "leaderboard",
+                        "skill_score_lower",
+                        where,
+                    )
                     + " – "
-                    + num(float_value(row.skill_score_upper), "leaderboard", "skill_score_upper", where),
+                    + num(
+                        float_value(row.skill_score_upper),
+                        "leaderboard",
+                        "skill_score_upper",
+                        where,
+                    ),
                     num(float_value(row.win_rate), "leaderboard", "win_rate", where),
                     num(float_value(row.average_rank), "leaderboard", "average_rank", where),
                     num(float_value(row.n_tasks), "leaderboard", "n_tasks", where, integer=True),
                     num(
-                        float_value(row.num_failures), "leaderboard", "num_failures", where, integer=True
+                        float_value(row.num_failures),
+                        "leaderboard",
+                        "num_failures",
+                        where,
+                        integer=True,
                     ),
                     esc(row.reason if isinstance(row.reason, str) else ""),
                 ]

@@ -77,7 +77,9 @@ def separation_flag(
         "perturbation_id": perturbation,
         "outcome": outcome,
     }
-    reason = text_html(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
+    reason = (
+        text_html(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
+    )
     # the flag is the same on every system's row: max over them is that one value
     marks = provenance("robustness_scores", "separates_systems", where, 0.0, agg="max")
     return '<br><span class="flag-mark">⊘</span> ' + flag_html(
@@ -154,7 +156,9 @@ def rating_tables_section(data: ReportData) -> str:
     confidence = (
         f"{float(data.stability['confidence'].iloc[0]):.0%}" if not data.stability.empty else "95%"
     )
-    parts = ['<section id="ratings"><h2>Ratings per metric and perturbation, in the shape of Tables 5–6</h2>']
+    parts = [
+        '<section id="ratings"><h2>Ratings per metric and perturbation, in the shape of Tables 5–6</h2>'
+    ]
     parts.append(rated_together_note(ratings))
     parts.append(
         "<p>Each cell: the rating (1 = lowest raw score, which is best for every metric except "
