@@ -69,7 +69,8 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
 
 
 def test_publish_swaps_atomically_under_an_open_reader(tmp_path, dbt_target):
-    from tests.support.warehouses import forecast_and_build, ingest, small_study
+    from tests.integration.builds import forecast_and_build
+    from tests.support.warehouses import ingest, small_study
     from tsrate.platform.publish import publish
 
     warehouse = tmp_path / "tsrate.duckdb"

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.integration.builds import forecast_and_build
 from tests.support.chat_server import TEMPLATE, ChatServer, TinyDigitLM
 from tests.support.tiny_models import make_checkpoint
-from tests.support.warehouses import forecast_and_build, ingest, read, small_study
+from tests.support.warehouses import ingest, read, small_study
 
 pytest.importorskip("chronos", reason="chronos-forecasting is not installed (extra `chronos`)")
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")

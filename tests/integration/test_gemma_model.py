@@ -19,7 +19,8 @@ import os
 import numpy as np
 import pytest
 
-from tests.support.warehouses import forecast_and_build, ingest, read, small_study
+from tests.integration.builds import forecast_and_build
+from tests.support.warehouses import ingest, read, small_study
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from tests.support.warehouses import forecast_and_build, ingest, read, small_study
+from tests.integration.builds import forecast_and_build
+from tests.support.warehouses import ingest, read, small_study
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import run_forecasts

@@ -538,7 +538,8 @@ def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_
     ``dbt test``, failing on the same ones, each named; a passing build passes them all."""
     import re
 
-    from tests.support.warehouses import forecast_and_build, ingest, small_study
+    from tests.integration.builds import forecast_and_build
+    from tests.support.warehouses import ingest, small_study
     from tsrate.platform import dbt_runner as dbt
 
     warehouse, target = tmp_path / "tsrate.duckdb", dbt_target

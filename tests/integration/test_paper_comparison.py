@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.warehouses import forecast_and_build, read, small_study
+from tests.integration.builds import forecast_and_build
+from tests.support.warehouses import read, small_study
 from tsrate.config import project_dir
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.sources import read_price_file

@@ -142,7 +142,8 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkey
     the build as it always did."""
     import shutil
 
-    from tests.support.warehouses import forecast_and_build, ingest, small_study
+    from tests.integration.builds import forecast_and_build
+    from tests.support.warehouses import ingest, small_study
     from tsrate.config import project_dir
     from tsrate.platform.dbt_child import BUILD_RESULTS, UNIT_TEST_PASS
 

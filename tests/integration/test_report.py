@@ -24,7 +24,8 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, decode_png, find_chromium
-from tests.support.warehouses import forecast_and_build, ingest, small_study
+from tests.integration.builds import forecast_and_build
+from tests.support.warehouses import ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
 from tsrate.html.charts import PALETTE, chart_rows, page_specs

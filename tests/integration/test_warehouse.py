@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.integration.builds import forecast_and_build
 from tests.support.warehouses import (
     ERROR_MARTS,
-    forecast_and_build,
     independent_window_errors,
     ingest,
     read,

@@ -1,4 +1,6 @@
-"""Build small real warehouses for integration tests, and an independent error computation."""
+"""Small real warehouses for the tests (the studies, the prices ingested, reads) and an
+independent error computation. Nothing here starts a process: forecasting with workers and
+dbt builds are tests/integration/builds.py's."""
 
 from __future__ import annotations
 
@@ -9,10 +11,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from tsrate.config import Study, load_companies
-from tsrate.platform import dbt_runner as dbt
+from tsrate.config import Study
 from tsrate.platform.warehouse import connect, store_prices
-from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 from tsrate.robustness.sources import load_skfolio_sp500
 
 SMALL_STUDY = dict(
@@ -76,35 +76,6 @@ class BuiltRun(NamedTuple):
     warehouse: Path
     run_id: str
     study: Study
-
-
-def forecast_and_build(
-    warehouse: Path,
-    study: Study,
-    target: Path,
-    force: bool = False,
-    workers: int = 2,
-    select: str | None = ERROR_MARTS,
-) -> str:
-    """Forecast ``study`` into ``warehouse`` and dbt-build ``select`` (None: every model)."""
-    with connect(warehouse) as con:
-        summary = run_forecasts(
-            con,
-            study,
-            load_companies(),
-            force=force,
-            workers=workers,
-            progress=lambda message: None,
-        )
-        finish_run(con, summary.run_id, "forecasted")
-    dbt.build(
-        run_id=summary.run_id,
-        warehouse=warehouse,
-        target_path=target,
-        on_line=lambda line: None,
-        select=select,
-    )
-    return summary.run_id
 
 
 def read(warehouse: Path, sql: str, params=None) -> pd.DataFrame:

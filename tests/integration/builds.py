@@ -1,0 +1,41 @@
+"""Forecast a small study into a warehouse and build its marts with dbt (a process pool and
+a dbt child: integration tests only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.warehouses import ERROR_MARTS
+from tsrate.config import Study, load_companies
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+
+def forecast_and_build(
+    warehouse: Path,
+    study: Study,
+    target: Path,
+    force: bool = False,
+    workers: int = 2,
+    select: str | None = ERROR_MARTS,
+) -> str:
+    """Forecast ``study`` into ``warehouse`` and dbt-build ``select`` (None: every model)."""
+    with connect(warehouse) as con:
+        summary = run_forecasts(
+            con,
+            study,
+            load_companies(),
+            force=force,
+            workers=workers,
+            progress=lambda message: None,
+        )
+        finish_run(con, summary.run_id, "forecasted")
+    dbt.build(
+        run_id=summary.run_id,
+        warehouse=warehouse,
+        target_path=target,
+        on_line=lambda line: None,
+        select=select,
+    )
+    return summary.run_id
