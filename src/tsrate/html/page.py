@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tsrate.html.charts import esc
+from tsrate.platform.files import write_text_atomic
 
 #: the Vega-Lite version the specs and the inlined bundle share (Altair's schema)
 VEGA_LITE_VERSION = "v6.4"
@@ -133,13 +134,8 @@ def page(
 
 
 def write_page(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, renamed)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    """Write ``text`` to ``path`` atomically (:func:`tsrate.platform.files.write_text_atomic`)."""
+    return write_text_atomic(path, text)
 
 
 #: words a column name spells in short (``ci_low`` -> "CI low")

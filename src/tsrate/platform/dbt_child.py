@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from tsrate.platform.files import write_text_atomic
+
 PARENT_PID = "TSRATE_DBT_PARENT_PID"
 _PR_SET_PDEATHSIG = 1
 #: first word of a summary line the parent prints even when dbt's log goes to a file
@@ -250,13 +252,11 @@ def _compile_tests(  # noqa: ANN001
             _say(f"compiling the data tests failed: {compiled.exception}")
         return None
     nodes = [r.node for r in compiled.result.results if r.node.unique_id in set(wanted)]
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    partial = cache.with_name(cache.name + ".partial")
-    partial.write_text(
+    write_text_atomic(
+        cache,
         json.dumps({"key": _cache_key(manifest, wanted),
-                    "sql": {n.unique_id: n.compiled_code for n in nodes}})
+                    "sql": {n.unique_id: n.compiled_code for n in nodes}}),
     )  # fmt: skip
-    os.replace(partial, cache)
     _say(f"compiled {len(nodes)} data tests")
     return nodes
 

@@ -59,7 +59,6 @@ import struct
 import tempfile
 import threading
 import time
-import uuid
 from importlib import resources
 from pathlib import Path
 
@@ -70,6 +69,7 @@ from tsrate.config import project_dir, project_vars, warehouse_path
 from tsrate.inputs.images import IMAGE_SIZE, line_plot_images, write_png
 from tsrate.inputs.perturbations import perturb_images
 from tsrate.inputs.sentiment import SentimentSystem
+from tsrate.platform.files import write_text_atomic
 from tsrate.systems._settings import float_setting, int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts, WindowFailure
@@ -379,15 +379,8 @@ class ResponseCache:
             return None  # an unreadable entry is asked again and overwritten
 
     def put(self, key: str, reply: str, model: str) -> None:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
-        try:
-            with open(partial, "w", encoding="utf-8") as handle:
-                json.dump({"model": model, "reply": reply, "stored_at": time.time()}, handle)
-            os.replace(partial, path)
-        finally:
-            partial.unlink(missing_ok=True)
+        entry = {"model": model, "reply": reply, "stored_at": time.time()}
+        write_text_atomic(self.path(key), json.dumps(entry))
 
 
 # -- the system ------------------------------------------------------------------------------

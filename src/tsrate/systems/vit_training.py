@@ -20,6 +20,7 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.inputs.images import fill_missing, standardise, vit_num_spec_images
+from tsrate.platform.files import write_text_atomic
 from tsrate.systems.vit_model import MODEL_VERSION, SIZES, build_network, image_tensor
 
 #: variant → (vars naming its training period, default period)
@@ -108,15 +109,10 @@ def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[
     if len(known) == 16 and all(c in "0123456789abcdef" for c in known):
         return known
     key = compute()
-    partial = path.with_name(f"{path.name}.{time.time_ns()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(key)
-        partial.replace(path)
+        write_text_atomic(path, key)
     except OSError:
         pass  # a read-only cache folder: the key is computed each time, nothing else changes
-    finally:
-        partial.unlink(missing_ok=True)
     return key
 
 
