@@ -392,12 +392,13 @@ class HfLocalSystem:
             return self._tokenizer(
                 texts, return_tensors="pt", padding=True, add_special_tokens=special
             ).to(self.device)
+        tokenizer = getattr(self._processor, "tokenizer", None)  # None: the defaults
         encoded = self._processor(
             text=texts,
             images=images if images and any(images) else None,
             return_tensors="pt",
             padding=True,
-            add_special_tokens=adds_special_tokens(self._processor.tokenizer, texts),
+            add_special_tokens=adds_special_tokens(tokenizer, texts),
         ).to(self.device)
         if "pixel_values" in encoded:
             encoded["pixel_values"] = encoded["pixel_values"].to(self._model.dtype)
