@@ -165,6 +165,13 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkey
         return [r["unique_id"] for r in results if r["unique_id"].startswith("unit_test.")]
 
     assert len(unit_results()) >= 10 and (target / UNIT_TEST_PASS).exists()
+    # dbt's own artifacts are the build's: its manifest.json (written once, when the build
+    # ends, with the compiled models) and its run_results.json, which the data tests'
+    # compile after it no longer overwrites
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert "select" in manifest["nodes"]["model.tsrate.window_errors"]["compiled_code"]
+    build_results = json.loads((target / BUILD_RESULTS).read_text())
+    assert json.loads((target / "run_results.json").read_text()) == build_results
 
     lines: list[str] = []
     dbt.build(run_id, warehouse, lines.append, None, target)
