@@ -105,22 +105,23 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
 
     from tests.support.warehouses import ERROR_MARTS, ingest, small_study
     from tsrate.config import load_companies
-    from tsrate.platform.dbt_child import TEST_CACHE
+    from tsrate.platform.dbt_child import data_test_cache_file
     from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT"])
     study = small_study(study_tickers=["AAPL", "MSFT"], systems=["naive", "random"])
     ahead, after = tmp_path / "ahead", tmp_path / "after"
+    cache = data_test_cache_file(ERROR_MARTS)  # this selection's compiled tests
     with connect(warehouse) as con:  # the writer, as during a run's forecasts
         dbt.prepare_build(warehouse, ERROR_MARTS, ahead)
         summary = run_forecasts(con, study, load_companies(), progress=lambda message: None)
         finish_run(con, summary.run_id, "forecasted")
         deadline = time.monotonic() + 240
-        while not (ahead / TEST_CACHE).exists() and time.monotonic() < deadline:
+        while not (ahead / cache).exists() and time.monotonic() < deadline:
             con.execute("select count(*) from raw.forecasts").fetchone()  # still ours
             time.sleep(0.5)
-        assert (ahead / TEST_CACHE).exists(), "the child compiled nothing while we wrote"
+        assert (ahead / cache).exists(), "the child compiled nothing while we wrote"
     lines: list[str] = []
     try:
         dbt.build(summary.run_id, warehouse, lines.append, ERROR_MARTS, ahead)
@@ -130,8 +131,8 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
     assert any("PASS=" in line and "FAIL=0" in line for line in lines), lines
 
     dbt.build(summary.run_id, warehouse, lines.append, ERROR_MARTS, after)  # compiled after
-    compiled_ahead = json.loads((ahead / TEST_CACHE).read_text())["sql"]
-    compiled_after = json.loads((after / TEST_CACHE).read_text())["sql"]
+    compiled_ahead = json.loads((ahead / cache).read_text())["sql"]
+    compiled_after = json.loads((after / cache).read_text())["sql"]
     assert compiled_ahead and compiled_ahead == compiled_after
 
 

@@ -17,3 +17,14 @@ def test_the_libraries_imported_ahead_are_those_of_the_core_python_models():
                     imported.add(node.module)
     assert imported  # the probe found the models
     assert imported == set(MODEL_LIBRARIES)
+
+
+def test_each_selection_keeps_its_own_compiled_data_tests():
+    """The core's full build keeps the cache file it always had; a suite's build (and any
+    other selection) gets its own, so alternating builds in one target do not recompile."""
+    from tsrate.platform.dbt_child import TEST_CACHE, data_test_cache_file
+
+    assert data_test_cache_file(None) == data_test_cache_file("") == TEST_CACHE
+    names = {data_test_cache_file(s) for s in ("tag:understanding", "tag:reasoning", "+ratings")}
+    assert len(names) == 3 and TEST_CACHE not in names
+    assert data_test_cache_file("tag:reasoning") == data_test_cache_file("tag:reasoning")

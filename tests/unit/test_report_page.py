@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 from tsrate.html.page import frame_table, human, page
-from tsrate.suites.publishing import build_summary
 from tsrate.suites.verdict import goodness, system_scores, verdict_html
 
 
@@ -67,18 +65,3 @@ def test_suite_verdict_names_best_worst_gap_and_shaky_counts():
     assert 'data-derived="leader_shaky" data-value="1.0"' in html
     assert 'data-derived="shaky" data-value="2.0"' in html
     assert "No rated scores" in verdict_html(pd.DataFrame(), "the tasks", "x")
-
-
-@pytest.mark.parametrize(
-    ("lines", "expected"),
-    [
-        (
-            ["00:01:02  1 of 550 PASS x", "00:01:03  Finished running 5 models in 3.2s.",
-             "00:01:03  Done. PASS=548 WARN=2 ERROR=0 SKIP=0 TOTAL=550"],
-            ["Finished running 5 models in 3.2s.", "Done. PASS=548 WARN=2 ERROR=0 SKIP=0 TOTAL=550"],
-        ),
-        (["a", "b", "c", "d"], ["b", "c", "d"]),
-    ],
-)  # fmt: skip
-def test_a_suite_build_prints_dbt_s_summary_not_every_line(lines, expected):
-    assert build_summary(lines) == expected

@@ -46,8 +46,21 @@ PARENT_PID = "TSRATE_DBT_PARENT_PID"
 _PR_SET_PDEATHSIG = 1
 #: first word of a summary line the parent prints even when dbt's log goes to a file
 SUMMARY = "tsrate-dbt:"
-#: compiled data-test SQL of the last compile, in dbt's target folder, with its cache key
+#: compiled data-test SQL of the core's full build, in dbt's target folder, with its cache
+#: key (:func:`data_test_cache_file` names the file of any other selection)
 TEST_CACHE = "tsrate_data_tests.json"
+
+
+def data_test_cache_file(select: str | None) -> str:
+    """The compiled data tests' cache file of a build's ``--select`` (none: the core's full
+    build, :data:`TEST_CACHE`): one file per selection, so a suite's build and the core's in
+    one target folder do not throw away each other's compiled SQL."""
+    if not select:
+        return TEST_CACHE
+    digest = hashlib.sha256(select.encode()).hexdigest()[:12]
+    return f"tsrate_data_tests-{digest}.json"
+
+
 #: Per data test: unique_id, status (pass, warn, fail, error), failing rows; in the target folder.
 DATA_TEST_RESULTS = "data_test_results.json"
 #: dbt's run_results.json of the build step (models, seeds, unit tests), also under this name.
@@ -218,11 +231,11 @@ def _hash_macros_and_vars(digest, manifest) -> None:  # noqa: ANN001 - hashlib, 
     digest.update(str(manifest.state_check.vars_hash.checksum).encode())
 
 
-def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 - a dbt Manifest
+def _cached_tests(manifest, wanted: list[str], cache: Path) -> list | None:  # noqa: ANN001
     """The selected test nodes with ``compiled_code`` from the cache of the last compile when
     nothing they depend on changed (:func:`_cache_key`); ``None`` when they need compiling."""
     try:
-        stored = json.loads((_target_path() / TEST_CACHE).read_text())
+        stored = json.loads(cache.read_text())
     except (OSError, ValueError):
         return None
     if stored.get("key") != _cache_key(manifest, wanted) or not set(wanted) <= set(
@@ -239,10 +252,10 @@ def _cached_tests(manifest, wanted: list[str]) -> list | None:  # noqa: ANN001 -
 
 
 def _compile_tests(  # noqa: ANN001
-    runner, manifest, wanted, selection, common, quiet: bool = False
+    runner, manifest, wanted, selection, common, cache: Path, quiet: bool = False
 ) -> list | None:
-    """The selected test nodes compiled by ``dbt compile`` (then cached for the next build)."""
-    cache = _target_path() / TEST_CACHE
+    """The selected test nodes compiled by ``dbt compile`` (then cached in ``cache`` for the
+    next build of the same selection)."""
     compiled = runner.invoke(  # no JSON artifacts: target/ keeps the build's manifest and results
         ["compile", "--no-write-json", *(selection if "--select" in selection else
                       ["--select", "resource_type:test", *selection]), *common]
@@ -261,7 +274,7 @@ def _compile_tests(  # noqa: ANN001
     return nodes
 
 
-def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | None:  # noqa: ANN001
+def _compile_tests_ahead(runner, manifest, wanted, selection, common, cache) -> list | None:  # noqa: ANN001
     """Compile the data tests before the go, while the parent may still write the warehouse.
 
     dbt compile connects to the profile's database (it lists the relations it caches), and
@@ -278,7 +291,7 @@ def _compile_tests_ahead(runner, manifest, wanted, selection, common) -> list | 
         name = Path(os.environ["TSRATE_WAREHOUSE"]).name
         os.environ[PROFILE_WAREHOUSE] = str(Path(folder) / name)
         try:
-            tests = _compile_tests(runner, manifest, wanted, selection, common, quiet=True)
+            tests = _compile_tests(runner, manifest, wanted, selection, common, cache, True)
         finally:
             _close_dbt_connection()  # the throwaway file's connection, not kept for the build
             if live is None:
@@ -372,6 +385,7 @@ def tsrate_build(argv: list[str]) -> int:
     parser.add_argument("--exclude", nargs="*", default=[])
     options, common = parser.parse_known_args(argv)
     selection = _selection(options.select, options.exclude)
+    cache = _target_path() / data_test_cache_file(options.select)
 
     started = time.perf_counter()
     # --no-write-json: the build below writes manifest.json (and run_results.json) when it
@@ -399,11 +413,11 @@ def tsrate_build(argv: list[str]) -> int:
             _say(f"selecting the data tests failed: {listed.exception}")
             return 2
         wanted = [json.loads(item)["unique_id"] for item in listed.result]
-        tests = _cached_tests(manifest, wanted)  # None: compiled after the build
+        tests = _cached_tests(manifest, wanted, cache)  # None: compiled after the build
         if tests is not None:
             _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
         elif os.environ.get(WAIT_FOR_GO):  # a child started ahead has the time to compile
-            tests = _compile_tests_ahead(runner, manifest, wanted, selection, common)
+            tests = _compile_tests_ahead(runner, manifest, wanted, selection, common, cache)
     # started ahead (tsrate.platform.dbt_runner.prepare_build): wait here
     if os.environ.get(WAIT_FOR_GO):
         _import_model_libraries()
@@ -452,7 +466,7 @@ def tsrate_build(argv: list[str]) -> int:
             passed_file.write_text(json.dumps({"key": key}))
         if tests is None:
             step = time.perf_counter()
-            tests = _compile_tests(runner, manifest, wanted, selection, common)
+            tests = _compile_tests(runner, manifest, wanted, selection, common, cache)
             if tests is None:
                 return 2
             _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")

@@ -146,7 +146,7 @@ def run_dbt(
     ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
     the files reading it, so the partial parse survives).
     """
-    if args and args[0] in ("build", "run"):
+    if args and args[0] in ("build", "run", "tsrate-build"):
         ensure_raw_schema(warehouse)  # the models read raw.*, which connect() no longer creates
     command, env, cwd = _command(args, dbt_vars, warehouse, target_path, env_vars)
     started = time.perf_counter()

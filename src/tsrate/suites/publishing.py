@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,11 +63,13 @@ def finish_suite(
     suite = get_suite(suite) if isinstance(suite, str) else suite
     warehouse = Path(warehouse)
     try:
-        # like the core's build: dbt's full log to logs/, only its summary on screen
-        # (every line with `tsrate --verbose`)
+        # the core's build (tsrate.platform.dbt_child): models, seeds and unit tests by dbt,
+        # then every data test of the selection in one DuckDB connection (dbt ran each as a
+        # node of its own: 125 tests took seconds), only its summary on screen (every line
+        # with `tsrate --verbose`) and dbt's full log in logs/
         log_file = dbt.log_folder(warehouse) / f"dbt-build-{suite_run_id}.log"
-        lines = dbt.run_dbt(
-            ["build", "--select", f"tag:{suite.dbt_tag}", "--indirect-selection", "cautious"],
+        dbt.run_dbt(
+            ["tsrate-build", "--select", f"tag:{suite.dbt_tag}"],  # indirect selection cautious
             None,
             str(warehouse),
             on_line,
@@ -78,8 +79,6 @@ def finish_suite(
             verbose=dbt.verbose_default(),
         )
         if not dbt.verbose_default():
-            for line in build_summary(lines):
-                (on_line or print)(line)
             (on_line or print)(f"full dbt log: {log_file}")
     except TsrateError:
         with connect(warehouse) as con:
@@ -148,21 +147,6 @@ def run_and_publish(
             log(f"published; report: {report}")
     log(f"{suite} suite finished in {time.perf_counter() - started:.1f}s")
     return suite_run_id
-
-
-#: dbt's closing lines of a build: "Finished running ..." and "Done. PASS=... TOTAL=..."
-_SUMMARY_LINE = re.compile(r"(Finished running .*|Done\. PASS=.*|Completed with .*)$")
-
-
-def build_summary(lines: list[str]) -> list[str]:
-    """The summary of a dbt build's output: its closing totals (and warnings' count), as
-    the core's build prints (the full log stays in ``logs/``)."""
-    found = []
-    for line in lines:
-        match = _SUMMARY_LINE.search(line)
-        if match:
-            found.append(match.group(1).strip())
-    return found or lines[-3:]
 
 
 def write_html(output: Path, text: str) -> Path:
