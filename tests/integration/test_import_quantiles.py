@@ -76,9 +76,9 @@ def prediction_frame(warehouse) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, dbt_target):
     root = tmp_path_factory.mktemp("import_quantiles")
-    warehouse = root / "w.duckdb"
+    warehouse = root / "tsrate.duckdb"  # the name the shared parse is of
     ingest(warehouse, list(STUDY.tickers))
     frame = prediction_frame(warehouse)
     without = root / "points_only.csv"
@@ -96,7 +96,7 @@ def built(tmp_path_factory):
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
-        target_path=root / "target",
+        target_path=dbt_target,
         on_line=lambda line: None,
         select=SELECT,
     )

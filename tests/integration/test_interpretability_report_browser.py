@@ -18,13 +18,15 @@ from tests.integration.report_in_browser import assert_reads_well, seen_in_brows
 from tests.support.warehouses import read
 from tsrate.html.charts import check_specs, page_specs
 from tsrate.platform import dbt_runner as dbt
+from tsrate.suites import SUITES
 
 CHROMIUM = find_chromium()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary"),
 ]
-SELECT = ["build", "--select", "tag:interpretability", "--indirect-selection", "cautious"]
+#: the suite's build as `tsrate suite interpretability run` runs it (tsrate.suites.publishing)
+SELECT = ["tsrate-build", "--select", "tag:interpretability"]
 #: as tests/integration/test_interpretability.py's tiny run, without the sensitivity studies
 TINY = {
     "length": 260,
@@ -33,7 +35,7 @@ TINY = {
 }
 
 
-def test_interpretability_report_reads_well_in_a_browser(tmp_path):
+def test_interpretability_report_reads_well_in_a_browser(tmp_path, dbt_target):
     from tsrate.suites.interpretability.report import write_report
     from tsrate.suites.interpretability.suite import (
         plan_units,
@@ -48,13 +50,8 @@ def test_interpretability_report_reads_well_in_a_browser(tmp_path):
     units = plan_units(config, variants, ["imv_tensor", "tcdf"])
     suite_run_id, trained, _ = run_units(warehouse, config, variants, units, lambda _: None)
     assert trained == len(units) == 4  # 2 models x 2 seeds
-    dbt.run_dbt(
-        SELECT,
-        {"interp_suite_run_id": suite_run_id},
-        warehouse,
-        lambda _: None,
-        tmp_path / "target",
-    )
+    run = {SUITES["interpretability"].run_env: suite_run_id}  # as the suite's run passes it
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, env_vars=run)
     path = write_report(warehouse, tmp_path / "interpretability.html")
     judged = read(
         warehouse,

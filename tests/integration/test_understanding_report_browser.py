@@ -18,20 +18,22 @@ from tests.integration.report_in_browser import assert_reads_well, seen_in_brows
 from tests.support.warehouses import read
 from tsrate.html.charts import check_specs, page_specs
 from tsrate.platform import dbt_runner as dbt
+from tsrate.suites import SUITES
 
 CHROMIUM = find_chromium()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary"),
 ]
-SELECT = ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"]
+#: the suite's build as `tsrate suite understanding run` runs it (tsrate.suites.publishing)
+SELECT = ["tsrate-build", "--select", "tag:understanding"]
 #: the smallest configuration whose report draws its charts: 4 feature datasets x 20 test
 #: series in one format, no training split (the references need none), no position sets
 SMALL = dict(train=0, validation=0, test=20, position_per_cell=0, max_length=60,
              formats=["csv"], datasets=["trend", "seasonality", "anomalies", "volatility"])  # fmt: skip
 
 
-def test_understanding_report_reads_well_in_a_browser(tmp_path):
+def test_understanding_report_reads_well_in_a_browser(tmp_path, dbt_target):
     from tsrate.suites.understanding.report import write_report
     from tsrate.suites.understanding.suite import open_systems, resolve_config, run_suite
 
@@ -40,9 +42,8 @@ def test_understanding_report_reads_well_in_a_browser(tmp_path):
     suite_run_id, _ = run_suite(
         warehouse, config, open_systems([], references=True), progress=lambda _: None
     )
-    dbt.run_dbt(
-        SELECT, {"und_suite_run_id": suite_run_id}, warehouse, lambda _: None, tmp_path / "target"
-    )
+    run = {SUITES["understanding"].run_env: suite_run_id}  # as the suite's run passes it
+    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, env_vars=run)
     path = write_report(warehouse, tmp_path / "understanding.html")
     judged = read(
         warehouse,
