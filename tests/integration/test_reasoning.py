@@ -96,6 +96,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
     build_log = (warehouse.parent / "logs" / f"dbt-build-{suite_run_id}.log").read_text()
     ran = re.search(r"data tests: (\d+) run in one connection in [\d.]+s: PASS=(\d+) ", build_log)
     assert ran and int(ran.group(1)) == int(ran.group(2)) > 20, build_log[-2000:]
+    assert '"unique_id"' not in build_log  # the selected tests' list is not printed
 
     tasks = read(warehouse, "select * from marts.rsn_task_accuracy").set_index("task")
     assert set(tasks.index) == {"etiological", "qa_single", "qa_two", "qa_perturbed"}

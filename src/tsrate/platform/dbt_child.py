@@ -407,8 +407,10 @@ def tsrate_build(argv: list[str]) -> int:
         step = time.perf_counter()  # neither reads the database, so a child started
         listed = runner.invoke(  # ahead does it while it waits
             ["ls", "--resource-type", "test", *selection, "--output", "json",
-             "--output-keys", "unique_id", "--quiet", *common]
+             "--output-keys", "unique_id", "--log-level", "none", *common]
         )  # fmt: skip
+        # --log-level none: the list is read from the result (printed, its one line per
+        # test filled the build log)
         if not listed.success:
             _say(f"selecting the data tests failed: {listed.exception}")
             return 2
