@@ -24,6 +24,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.integration.serve_process import start_serve, wait_for_line
 from tests.support.warehouses import read
 from tsrate.config import project_dir
 
@@ -489,21 +490,9 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
     log = tmp_path / "serve.log"
     env = _environment(tmp_path, warehouse, PREFECT_HOME=str(tmp_path / "prefect-home"))
     env.pop("PREFECT_API_URL")
-    with open(log, "w") as handle:
-        serve = subprocess.Popen(
-            [sys.executable, "-m", "tsrate.cli", "serve"],
-            cwd=project_dir(),
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    serve = start_serve(env, log)
     try:
-        deadline = time.monotonic() + 300
-        while "UI and runs: " not in log.read_text():
-            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.5)
-        ui = log.read_text().split("UI and runs: ", 1)[1].split()[0]
+        ui = wait_for_line(serve, log, "UI and runs: ", 300).split("UI and runs: ", 1)[1].split()[0]
         assert httpx.get(ui, timeout=30).status_code == 200  # the UI is served
         with temporary_settings({PREFECT_API_URL: f"{ui}/api"}):
             deadline = time.monotonic() + 120

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
+from tests.integration.serve_process import start_serve, wait_for_line
 from tsrate.config import project_dir
 from tsrate.platform.prefect_server import owned_prefect_server
 
@@ -30,20 +30,9 @@ def test_serve_exits_with_one_line_when_its_prefect_server_dies(tmp_path):
     )
     with owned_prefect_server(timeout=240) as url:
         env["PREFECT_API_URL"] = url
-        with open(log, "w") as handle:
-            serve = subprocess.Popen(
-                [sys.executable, "-m", "tsrate.cli", "serve"],
-                cwd=project_dir(),
-                env=env,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        serve = start_serve(env, log)
         try:
-            deadline = time.monotonic() + 240
-            while "serving on the Prefect API" not in log.read_text():
-                assert serve.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.5)
+            wait_for_line(serve, log, "serving on the Prefect API", 240)
             time.sleep(3)  # the runner is up and the health checks pass
             assert serve.poll() is None, log.read_text()
         except BaseException:

@@ -310,6 +310,25 @@ def _legend_filter(names: Sequence[str], colours: Sequence[str]) -> tuple[dict, 
     return pick, colour, opacity
 
 
+def _series_legend(series: Sequence[Series]) -> tuple[dict, dict, dict]:
+    """:func:`_legend_filter` over the series' names and colours."""
+    return _legend_filter([s.name for s in series], [s.colour for s in series])
+
+
+def _value_rows(key: str, labels: Sequence[str], series: Sequence[Series]) -> list[dict]:
+    """One row per present value: ``key`` (its label), ``series``, ``y``, the point's tooltip
+    label and provenance; missing and non-finite values skipped (bar and score charts)."""
+    return _table(
+        [
+            {key: label, "series": one.name, "y": float(point.value), "label": point.label,
+             **_provenance(point.attrs)}
+            for one in series
+            for label, point in zip(labels, one.points, strict=True)
+            if point.value is not None and math.isfinite(float(point.value))
+        ]
+    )  # fmt: skip
+
+
 def _tooltip(rows: Sequence[Mapping[str, object]]) -> list[dict]:
     fields = [{"field": "label", "type": "nominal", "title": "point"}]
     present = {key for row in rows for key in row}
@@ -400,7 +419,7 @@ def rank_chart(
                 }
             )
     rows = _table(rows)
-    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
+    pick, colour, opacity = _series_legend(series)
     encoding = {
         "x": _nominal_axis("axis", axes),
         "y": {
@@ -428,21 +447,8 @@ def bar_chart(
     width: int = 360,
 ) -> dict:
     """Grouped bars: one group per category, one bar per series; missing values skipped."""
-    rows = _table(
-        [
-            {
-                "category": category,
-                "series": one.name,
-                "y": float(point.value),
-                "label": point.label,
-                **_provenance(point.attrs),
-            }
-            for one in series
-            for category, point in zip(categories, one.points, strict=True)
-            if point.value is not None and math.isfinite(float(point.value))
-        ]
-    )
-    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
+    rows = _value_rows("category", categories, series)
+    pick, colour, opacity = _series_legend(series)
     return _top(
         {
             "data": {"values": rows},
@@ -578,16 +584,8 @@ def score_chart(
 ) -> dict:
     """Scores on an ABSOLUTE scale (``domain``), one column per axis and one line per
     series: the unrolled form of a radar plot whose rim is the best possible score."""
-    rows = _table(
-        [
-            {"axis": axis, "series": one.name, "y": float(point.value), "label": point.label,
-             **_provenance(point.attrs)}
-            for one in series
-            for axis, point in zip(axes, one.points, strict=True)
-            if point.value is not None and math.isfinite(float(point.value))
-        ]
-    )  # fmt: skip
-    pick, colour, opacity = _legend_filter([s.name for s in series], [s.colour for s in series])
+    rows = _value_rows("axis", axes, series)
+    pick, colour, opacity = _series_legend(series)
     encoding = {
         "x": _nominal_axis("axis", axes),
         "y": {
