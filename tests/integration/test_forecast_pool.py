@@ -1,7 +1,15 @@
 """The forecast worker pool keeps only a few partitions in flight, and forecasts exactly what
-one process does (moved from the unit tests: the pool starts worker processes)."""
+one process does (moved from the unit tests: the pool starts worker processes); a stopped
+run's pool, its workers killed, does not keep the process from exiting."""
 
 from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import struct
+import sys
+import time
 
 import numpy as np
 
@@ -9,7 +17,7 @@ from tests.support.warehouses import ingest, small_study
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast import execute as forecasting
-from tsrate.robustness.forecast.execute import run_forecasts
+from tsrate.robustness.forecast.execute import _kill_pool, run_forecasts
 
 
 def study():
@@ -45,3 +53,40 @@ def test_a_pool_with_one_partition_in_flight_per_worker_forecasts_like_one_proce
         assert sum(m.startswith("[") for m in messages) == summary.computed
     assert len(results[0]) > 0
     np.testing.assert_array_equal(results[0].to_numpy(), results[1].to_numpy())
+
+
+def _half_a_result(ready: str) -> None:
+    """In a worker: write the first bytes of a result message into the pool's results pipe,
+    as a worker killed while sending a large result leaves it, then wait to be killed."""
+    frame = sys._getframe()
+    while frame is not None and "result_queue" not in frame.f_locals:
+        frame = frame.f_back
+    assert frame is not None, "the pool's worker loop was not found"
+    writer = frame.f_locals["result_queue"]._writer
+    os.write(writer.fileno(), struct.pack("!i", 1_000_000) + b"partial")
+    open(ready, "w").close()
+    time.sleep(600)
+
+
+def test_killing_a_worker_mid_result_does_not_hang_the_pool(tmp_path):
+    ready = tmp_path / "ready"
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn")
+    )
+    manager = None
+    try:
+        pool.submit(_half_a_result, str(ready))
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert time.monotonic() < deadline, "the worker never wrote its half message"
+            time.sleep(0.05)
+        manager = pool._executor_manager_thread
+        time.sleep(0.3)  # the manager thread reads the length and waits for the rest
+        started = time.monotonic()
+        _kill_pool(pool)
+        # the interpreter's exit joins this thread: alive here means a run that never exits
+        assert not manager.is_alive(), "the pool's manager thread still waits for the result"
+        assert time.monotonic() - started < 10
+    finally:
+        if manager is not None and manager.is_alive():  # unblock it, or pytest would hang
+            manager.result_queue._writer.close()

@@ -329,8 +329,16 @@ def _stop_resource_tracker() -> None:
 
 
 def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
-    """Kill a process pool's workers at once and drop its queued work."""
+    """Kill a process pool's workers at once and drop its queued work.
+
+    A worker killed while it was sending a result leaves half a message in the results
+    pipe: the pool's manager thread then waits forever for the rest (this process holds the
+    pipe's other write end, so no end-of-file comes), and the interpreter's exit joins that
+    thread, so a stopped run printed its message and never exited. Once the workers are
+    dead, this closes our write end, so the thread reads end-of-file and ends."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)  # shutdown() below forgets it
     for process in processes:
         with contextlib.suppress(Exception):
             process.kill()
@@ -338,6 +346,13 @@ def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=2)
+    if manager is None or results is None:
+        return
+    manager.join(timeout=1)
+    if manager.is_alive():
+        with contextlib.suppress(Exception):
+            results._writer.close()
+        manager.join(timeout=5)
 
 
 class LazyBatches(Mapping):
