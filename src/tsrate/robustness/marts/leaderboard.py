@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 MIN_RELATIVE_ERROR = 0.01
 MAX_RELATIVE_ERROR = 100.0
@@ -57,8 +56,11 @@ def win_rates(errors: np.ndarray) -> np.ndarray:
 
 
 def skill_scores(errors: np.ndarray) -> np.ndarray:
-    """(tasks × systems) clipped relative errors → 1 - geometric mean over tasks."""
-    return 1.0 - scipy.stats.gmean(errors, axis=0)
+    """(tasks × systems) clipped relative errors → 1 - geometric mean over tasks.
+
+    The geometric mean as ``scipy.stats.gmean`` computes it (the exponent of the mean log;
+    tested equal): importing ``scipy.stats`` cost every dbt build with Python models ~0.5 s."""
+    return 1.0 - np.exp(np.log(errors).mean(axis=0))
 
 
 def _intervals(
