@@ -3,6 +3,7 @@ a dbt child: integration tests only)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.warehouses import ERROR_MARTS
@@ -17,10 +18,14 @@ def forecast_and_build(
     study: Study,
     target: Path,
     force: bool = False,
-    workers: int = 2,
+    workers: int = 1,
     select: str | None = ERROR_MARTS,
+    on_line: Callable[[str], None] | None = None,
 ) -> str:
-    """Forecast ``study`` into ``warehouse`` and dbt-build ``select`` (None: every model)."""
+    """Forecast ``study`` into ``warehouse`` and dbt-build ``select`` (None: every model);
+    ``on_line`` gets the build's summary lines. One process forecasts (``workers=1``): the
+    pool forecasts the same (tests/integration/test_forecast_pool.py) and costs each
+    build about 0.7 CPU-s to start."""
     with connect(warehouse) as con:
         summary = run_forecasts(
             con,
@@ -35,7 +40,7 @@ def forecast_and_build(
         run_id=summary.run_id,
         warehouse=warehouse,
         target_path=target,
-        on_line=lambda line: None,
+        on_line=on_line or (lambda line: None),
         select=select,
     )
     return summary.run_id

@@ -35,7 +35,7 @@ def test_chronos_and_llm_are_rated_beside_a_baseline(tmp_path, monkeypatch, dbt_
     )
     with ChatServer(TinyDigitLM()) as server:
         monkeypatch.setenv("TSRATE_PHI3_NUMERIC_BASE_URL", server.base_url)
-        run_id = forecast_and_build(warehouse, study, dbt_target, workers=1)
+        run_id = forecast_and_build(warehouse, study, dbt_target)
     counts = read(
         warehouse,
         "select system_id, perturbation_id, count(*) as n from marts.window_errors "

@@ -54,7 +54,7 @@ def test_packaged_gemma_forecasts_short_windows_through_the_core(tmp_path, monke
         perturbations=["P0", "P3"],
         systems=["naive", "gemma3_270m"],
     )
-    run_id = forecast_and_build(warehouse, study, dbt_target, workers=1)
+    run_id = forecast_and_build(warehouse, study, dbt_target)
     windows = int(
         read(warehouse, "select count(*) as n from raw.windows where run_id = ?", [run_id])["n"][0]
     )

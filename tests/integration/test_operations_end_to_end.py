@@ -55,10 +55,9 @@ def _digest(path: Path) -> str:
 def _environment(tmp_path: Path, warehouse: Path, **extra: str) -> dict[str, str]:
     from prefect.settings import PREFECT_API_URL
 
-    env = dict(os.environ)
+    env = dict(os.environ)  # DBT_TARGET_PATH: the session's (tests/conftest.py), parse kept
     env.update(
         TSRATE_WAREHOUSE=str(warehouse),
-        DBT_TARGET_PATH=str(tmp_path / "target-cli"),
         PREFECT_API_URL=str(PREFECT_API_URL.value()),
         PYTHONPATH=f"{project_dir() / 'src'}{os.pathsep}{project_dir()}",  # this checkout's
     )
@@ -187,7 +186,6 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
 
     # an uninterrupted run of the study: the reference marts, and a snapshot to protect
     reference = tmp_path / "reference" / "tsrate.duckdb"
-    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target-reference"))
     monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
     first_run = pipeline_flow(
         overrides=OVERRIDES, workers=1, warehouse=str(reference), select=SELECT
@@ -536,9 +534,8 @@ def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_
     study = small_study(
         study_tickers=["AAPL", "MSFT"], systems=["naive", "biased"], perturbations=["P0", "P1"]
     )
-    run_id = forecast_and_build(warehouse, study, target, workers=1, select=SELECT)
     summary: list[str] = []
-    dbt.build(run_id, warehouse, summary.append, SELECT, target)
+    run_id = forecast_and_build(warehouse, study, target, select=SELECT, on_line=summary.append)
     passed = next(line for line in summary if line.startswith("data tests: "))
     n_tests = int(re.search(r"data tests: (\d+) run", passed).group(1))
     assert n_tests > 20 and "FAIL=0" in passed

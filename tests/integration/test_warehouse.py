@@ -283,7 +283,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built, dbt_target):
     stored = read(warehouse, "select count(*) n from raw.forecast_partitions")["n"][0]
     assert 3 <= stored < 16
     study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"])
-    run_id = forecast_and_build(warehouse, study, dbt_target, workers=1)
+    run_id = forecast_and_build(warehouse, study, dbt_target)
     reused = read(
         warehouse,
         "select count_if(reused) r, count(*) n from raw.run_partitions where run_id = ?",

@@ -28,3 +28,16 @@ def test_each_selection_keeps_its_own_compiled_data_tests():
     names = {data_test_cache_file(s) for s in ("tag:understanding", "tag:reasoning", "+ratings")}
     assert len(names) == 3 and TEST_CACHE not in names
     assert data_test_cache_file("tag:reasoning") == data_test_cache_file("tag:reasoning")
+
+
+def test_only_a_full_build_without_the_override_may_skip_its_unit_tests():
+    """A full build keys its unit tests (skips them when they passed with the same key);
+    a partial build and TSRATE_ALWAYS_UNIT_TESTS=1 always run them. The integration test
+    (test_partial_parse) checks the skip and the rerun on a changed fixture in real builds."""
+    from tsrate.platform.dbt_child import ALWAYS_UNIT_TESTS, unit_tests_keyed
+
+    assert ALWAYS_UNIT_TESTS == "TSRATE_ALWAYS_UNIT_TESTS"  # the name docs/operations.md gives
+    assert unit_tests_keyed(None, {}) and unit_tests_keyed("", {ALWAYS_UNIT_TESTS: ""})
+    assert not unit_tests_keyed(None, {ALWAYS_UNIT_TESTS: "1"})
+    assert not unit_tests_keyed("+window_errors", {})
+    assert not unit_tests_keyed("tag:reasoning", {ALWAYS_UNIT_TESTS: "1"})

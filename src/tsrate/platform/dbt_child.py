@@ -38,6 +38,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from tsrate.platform.files import write_text_atomic
@@ -366,6 +367,12 @@ def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Man
     return digest.hexdigest()
 
 
+def unit_tests_keyed(select: str | None, environ: Mapping[str, str]) -> bool:
+    """Whether a build may skip its unit tests when they passed with today's key: a full
+    build may; a partial build (``select``) and ``TSRATE_ALWAYS_UNIT_TESTS=1`` run them."""
+    return not select and not environ.get(ALWAYS_UNIT_TESTS)
+
+
 def _unit_tests_passed(manifest, warehouse: str) -> bool:  # noqa: ANN001 - a dbt Manifest
     """Whether the unit tests passed in this target folder with today's key (computed only
     when a pass is recorded: a first build does not pay for it twice)."""
@@ -436,7 +443,7 @@ def tsrate_build(argv: list[str]) -> int:
         step = time.perf_counter()
         # a full build skips the unit tests when nothing their outcome depends on changed
         # since they last passed here (partial builds and TSRATE_ALWAYS_UNIT_TESTS run them)
-        keyed = not options.select and not os.environ.get(ALWAYS_UNIT_TESTS)
+        keyed = unit_tests_keyed(options.select, os.environ)
         skip_units = keyed and _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
         excluded = ["resource_type:test", *(["resource_type:unit_test"] if skip_units else [])]
         built = runner.invoke(
