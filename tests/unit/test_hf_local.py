@@ -336,3 +336,26 @@ def test_the_system_encodes_a_templated_prompt_with_one_bos(tmp_path):
     plain = system.encode(["user: 12\nassistant:"])["input_ids"][0].tolist()
     assert plain == ids  # a prompt without the template's BOS gets the tokenizer's
     assert ";bos=once" in system.fingerprint()  # forecasts stored with two are recomputed
+
+
+def test_a_checkpoint_is_loaded_once_per_process_until_it_changes(tmp_path):
+    """A second system of the same checkpoint reuses the loaded model (the next study, a
+    suite after the core, the next test); a checkpoint rewritten in place is read again,
+    and loading another one forgets the first (one model kept)."""
+    folder = save_bigram_model(tmp_path / "shared", NUMBERS)
+    first = HfLocalSystem("my_local_lm", HfSettings(str(folder), max_new_tokens=6 * (D + 1)))
+    second = HfLocalSystem("other_lm", HfSettings(str(folder), max_new_tokens=6 * (D + 1)))
+    np.testing.assert_array_equal(first.predict(make_batch(1)), np.full((1, D), 10.5))
+    second.load()
+    assert second._model is first._model and second._tokenizer is first._tokenizer
+    np.testing.assert_array_equal(second.predict(make_batch(1)), np.full((1, D), 10.5))
+
+    save_bigram_model(folder, GARBAGE)  # the same folder, another model
+    rewritten = HfLocalSystem("my_local_lm", HfSettings(str(folder), max_new_tokens=8))
+    out = rewritten.predict(make_batch(1))
+    assert rewritten._model is not first._model
+    assert isinstance(out, PartialForecasts) and out.failures[0].raw_text == "x" * 8
+
+    other = save_bigram_model(tmp_path / "other", NUMBERS)
+    HfLocalSystem("other_lm", HfSettings(str(other), max_new_tokens=4)).load()
+    assert len(hf_local._LOADED) == 1

@@ -85,6 +85,15 @@ def env_prefix(system_id: str) -> str:
     return "TSRATE_" + re.sub(r"[^A-Za-z0-9]", "_", system_id).upper() + "_"
 
 
+#: The checkpoint this process loaded last (:meth:`HfLocalSystem._checkpoint_key` →
+#: processor, tokenizer, model): a later system of the same checkpoint (the next study in
+#: one process, a suite after the core, each test of a session) reuses it instead of
+#: reading it again (the packaged Gemma: its tokenizer alone is a 33 MB JSON, ~2.5 s). The
+#: model is in eval mode and only read (generation), the tokenizer's padding side and pad
+#: token are set the same way on every load.
+_LOADED: dict[tuple, tuple[Any, Any, Any]] = {}
+
+
 def load_settings(system_id: str) -> HfSettings:
     """A system's settings: environment, else dbt vars, else defaults (see module doc)."""
     try:
@@ -340,6 +349,10 @@ class HfLocalSystem:
         )
 
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        key = self._checkpoint_key(dtype)
+        if key in _LOADED:
+            self._processor, self._tokenizer, self._model = _LOADED[key]
+            return
         processor = None
         try:
             if self.vision:
@@ -366,6 +379,25 @@ class HfLocalSystem:
             tokenizer.pad_token = tokenizer.eos_token
         self._tokenizer = tokenizer
         self._model = model.to(self.device).eval()
+        _LOADED.clear()  # one checkpoint kept: a process never holds two models it loaded
+        _LOADED[key] = (self._processor, self._tokenizer, self._model)
+
+    def _checkpoint_key(self, dtype: Any) -> tuple:
+        """What a loaded checkpoint is: its folder and every file in it (name, size, change
+        time: a checkpoint or tokenizer rewritten in place is loaded again), the kind,
+        device and dtype."""
+        folder = Path(self.path).resolve()
+        try:
+            files = tuple(
+                sorted(
+                    (p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                    for p in folder.iterdir()
+                    if p.is_file()
+                )
+            )
+        except OSError:
+            files = None  # from_pretrained names what is missing
+        return (str(folder), files, self.vision, self.device, str(dtype))
 
     def prompts(self, batch: ForecastBatch) -> list[list[dict]]:
         """The chat messages of every window, exactly as the endpoint systems build them
