@@ -35,12 +35,21 @@ pytestmark = pytest.mark.slow
 METRICS = ["max_abs_residual", "smape", "mase", "sign_accuracy"]
 
 
+#: Every third window: the module's study forecasts ARIMA twice (built, then forced), about
+#: 35 CPU-s each at stride 1; the grid, the reuse and the recomputation are the same.
+STRIDE = 3
+
+
+def study():
+    return small_study(stride=STRIDE)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, dbt_target):
     root = tmp_path_factory.mktemp("warehouse")
     warehouse = root / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT", "JPM", "BAC"])
-    run_id = forecast_and_build(warehouse, small_study(), dbt_target)
+    run_id = forecast_and_build(warehouse, study(), dbt_target)
     return warehouse, run_id, root
 
 
@@ -56,7 +65,7 @@ def test_marts_hold_the_full_grid(built):
         "select count(*) n from raw.prices where ticker = 'AAPL' "
         "and price_date between '2022-06-01' and '2022-12-28'",
     )["n"][0]
-    assert (windows["n"] == study_days - 40 - 10 + 1).all()
+    assert (windows["n"] == (study_days - 40 - 10) // STRIDE + 1).all()
     errors = read(warehouse, "select * from marts.window_errors")
     assert len(errors) == 4 * 4 * 4 * windows["n"].iloc[0]
     assert set(errors["system_id"]) == {"naive", "arima", "random", "biased"}
@@ -136,7 +145,7 @@ def test_rerun_reuses_every_partition_and_duplicates_nothing(built, dbt_target):
     marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(
         columns="run_id"
     )
-    second_run = forecast_and_build(warehouse, small_study(), dbt_target)
+    second_run = forecast_and_build(warehouse, study(), dbt_target)
     assert read(warehouse, "select count(*) n from raw.forecasts")["n"][0] == before
     reused = read(warehouse, "select reused from raw.run_partitions where run_id = ?", [second_run])
     assert len(reused) == 64 and reused["reused"].all()
@@ -151,7 +160,7 @@ def test_force_recomputes_appends_and_gives_the_same_marts(built, dbt_target):
     marts_before = read(warehouse, "select * from marts.window_errors order by all").drop(
         columns="run_id"
     )
-    forced_run = forecast_and_build(warehouse, small_study(), dbt_target, force=True)
+    forced_run = forecast_and_build(warehouse, study(), dbt_target, force=True)
     assert read(warehouse, "select count(*) n from raw.forecasts")["n"][0] == 2 * before
     reused = read(warehouse, "select reused from raw.run_partitions where run_id = ?", [forced_run])
     assert len(reused) == 64 and not reused["reused"].any()
@@ -250,7 +259,9 @@ KILL_SCRIPT = textwrap.dedent(
     from tsrate.platform.warehouse import connect
 
     if __name__ == "__main__":
-        study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"])
+        study = small_study(
+            study_tickers=["AAPL", "JPM"], systems=["arima", "naive"], stride=int(sys.argv[2])
+        )
         with connect(sys.argv[1]) as con:
             run_forecasts(con, study, load_companies(), workers=1,
                           progress=lambda m: print(m, flush=True))
@@ -265,7 +276,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built, dbt_target):
     script.write_text(KILL_SCRIPT)
     env = dict(os.environ, PYTHONPATH=str(project_dir()))
     process = subprocess.Popen(
-        [sys.executable, str(script), str(warehouse)],
+        [sys.executable, str(script), str(warehouse), str(STRIDE)],
         cwd=project_dir(),
         stdout=subprocess.PIPE,
         text=True,
@@ -282,7 +293,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path, built, dbt_target):
     time.sleep(0.2)
     stored = read(warehouse, "select count(*) n from raw.forecast_partitions")["n"][0]
     assert 3 <= stored < 16
-    study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"])
+    study = small_study(study_tickers=["AAPL", "JPM"], systems=["arima", "naive"], stride=STRIDE)
     run_id = forecast_and_build(warehouse, study, dbt_target)
     reused = read(
         warehouse,
