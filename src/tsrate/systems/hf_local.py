@@ -388,13 +388,8 @@ class HfLocalSystem:
         device and dtype."""
         folder = Path(self.path).resolve()
         try:
-            files = tuple(
-                sorted(
-                    (p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                    for p in folder.iterdir()
-                    if p.is_file()
-                )
-            )
+            stats = [(p.name, p.stat()) for p in folder.iterdir() if p.is_file()]
+            files = tuple(sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats))
         except OSError:
             files = None  # from_pretrained names what is missing
         return (str(folder), files, self.vision, self.device, str(dtype))
