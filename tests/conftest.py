@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,35 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_variable, "1")
+
+
+#: Test files that read one session-scoped warehouse, run on one pytest-xdist worker so that
+#: it is built once: file -> the name of its group (the other files: their own)
+SHARED_WORKER = {
+    # quantile_run (tests/integration/conftest.py): about 17 CPU-s to build
+    "tests/integration/test_leaderboard_fev.py": "quantile_run",
+    "tests/integration/test_probabilistic_marts.py": "quantile_run",
+    "tests/integration/test_uncertainty_robustness.py": "quantile_run",
+}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (pyproject.toml), with the files of :data:`SHARED_WORKER` sent
+    to one worker as one unit: whole files per worker, so a module's warehouse is built
+    once, and a session warehouse that several files read is built once too."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    missing = [name for name in SHARED_WORKER if not (config.rootpath / name).is_file()]
+    if missing:  # a renamed file would silently get a worker (and a warehouse) of its own
+        raise pytest.UsageError(f"SHARED_WORKER in tests/conftest.py names no file: {missing}")
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_WORKER.get(scope, scope)
+
+    return SharedFileScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -42,6 +72,34 @@ def dbt_target(tmp_path_factory):
     the project. A test that reads the target's files, builds a copy of the project or
     passes ``--vars`` keeps its own folder."""
     return tmp_path_factory.mktemp("dbt-target")
+
+
+@pytest.fixture(scope="session")
+def session_parse(dbt_target, tmp_path_factory) -> Path:
+    """The session target's parse of the project (``dbt parse`` once, when no build has
+    saved one there yet), to seed other target folders with
+    (:func:`tests.support.dbt_parse.seed_parse`)."""
+    from tests.support.dbt_parse import PARSE_STATE
+
+    state = dbt_target / PARSE_STATE
+    if not state.exists():
+        from tsrate.platform import dbt_runner
+
+        warehouse = tmp_path_factory.mktemp("parse") / "tsrate.duckdb"  # the profile's name
+        dbt_runner.run_dbt(
+            ["parse", "--no-write-json"], None, warehouse, lambda _: None, dbt_target
+        )
+    assert state.exists(), f"dbt parse saved no {PARSE_STATE} in {dbt_target}"
+    return state
+
+
+@pytest.fixture
+def parsed_target(session_parse, tmp_path):
+    """``parsed_target(name)``: a target folder under the test's tmp_path seeded with the
+    session's parse (:func:`tests.support.dbt_parse.seed_parse`)."""
+    from tests.support.dbt_parse import seed_parse
+
+    return lambda name="target": seed_parse(session_parse, tmp_path / name)
 
 
 @pytest.fixture(scope="session", autouse=True)

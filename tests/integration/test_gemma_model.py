@@ -147,7 +147,7 @@ def test_packaged_gemma_answers_understanding_questions_into_the_marts(
     )
     assert again["gemma3_270m"] == (0, asked)
     dbt.run_dbt(
-        ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"],
+        ["tsrate-build", "--select", "tag:understanding"],  # what the suite's flow runs
         None,
         warehouse,
         lambda _: None,
@@ -195,7 +195,7 @@ def test_packaged_gemma_answers_reasoning_items_into_the_marts(tmp_path, monkeyp
     _, asked_again, reused_again = run_suite(warehouse, config, progress=lambda _: None)
     assert asked_again == 0 and reused_again == asked
     dbt.run_dbt(
-        ["build", "--select", "tag:reasoning", "--indirect-selection", "cautious"],
+        ["tsrate-build", "--select", "tag:reasoning"],  # what the suite's flow runs
         None,
         warehouse,
         lambda _: None,

@@ -61,7 +61,7 @@ def project(tmp_path, monkeypatch):
     return copy
 
 
-def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
+def test_imported_system_is_scored_beside_the_baselines(project, tmp_path, parsed_target):
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "JPM"])
     with connect(warehouse) as con:
@@ -76,7 +76,7 @@ def test_imported_system_is_scored_beside_the_baselines(project, tmp_path):
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
-        target_path=tmp_path / "target",  # its own: a copy of the project is not the parse shared
+        target_path=parsed_target(),  # its own, from the session's parse: the seed re-parsed
         on_line=lambda line: None,
         select="+window_errors +ratings",
     )

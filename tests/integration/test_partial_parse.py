@@ -39,9 +39,9 @@ def _compile(warehouse: Path, target: Path, run_id: str, suite_run_id: str) -> t
     return sql, log.read_text()
 
 
-def test_a_new_run_id_is_compiled_in_without_a_reparse(tmp_path):
+def test_a_new_run_id_is_compiled_in_without_a_reparse(tmp_path, parsed_target):
     warehouse = tmp_path / "tsrate.duckdb"
-    target = tmp_path / "target"
+    target = parsed_target()  # the session's parse: only the new run ids could cost one
     with connect(warehouse):
         pass
     first, _ = _compile(warehouse, target, "run-one", "und-one")
@@ -59,16 +59,20 @@ def test_a_new_run_id_is_compiled_in_without_a_reparse(tmp_path):
     assert "run-two" not in latest and "und-two" not in latest
 
 
-def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_path, monkeypatch):
+def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(
+    tmp_path, monkeypatch, parsed_target
+):
     """dbt hashes the profile's path into its partial parse: the child runs in the
     warehouse's folder and the profile names the file alone, so a build of another
-    warehouse of the same name into the same target folder skips the parse. Each build
-    still reads and writes its own file: the staging view of each holds its own prices
-    (the data tests ran on it), and the first file is untouched by the second build."""
+    warehouse of the same name into the same target folder skips the parse. The target
+    starts from the session's parse, made for a warehouse of the same name in another
+    folder: neither build here parses. Each build still reads and writes its own file: the
+    staging view of each holds its own prices (the data tests ran on it), and the first
+    file is untouched by the second build."""
     from tests.support.warehouses import ingest, read
 
     monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # "skipping parsing" is a debug line
-    target = tmp_path / "target"
+    target = parsed_target()
     log = target / "logs" / "dbt.log"
     first, second = tmp_path / "a" / "tsrate.duckdb", tmp_path / "b" / "tsrate.duckdb"
     first.parent.mkdir()
@@ -76,13 +80,14 @@ def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_p
     ingest(first, ["AAPL", "MSFT"])
     ingest(second, ["JPM"])
     lines: list[str] = []
-    dbt.build(warehouse=first, on_line=lines.append, select="stg_prices", target_path=target)
-    assert "Starting full parse" in log.read_text()  # the first build of this target parses
-    log.unlink()
-    dbt.build(warehouse=second, on_line=lines.append, select="stg_prices", target_path=target)
-    text = log.read_text()
-    assert "no changes found, skipping parsing" in text, text[-3000:]
-    assert "Unable to do partial parsing" not in text, text[-3000:]
+    for warehouse in (first, second):
+        dbt.build(
+            warehouse=warehouse, on_line=lines.append, select="stg_prices", target_path=target
+        )
+        text = log.read_text()
+        assert "no changes found, skipping parsing" in text, text[-3000:]
+        assert "Unable to do partial parsing" not in text and "full parse" not in text, text[-3000:]
+        log.unlink()
     assert any("PASS=" in line and "FAIL=0" in line for line in lines), lines
 
     def tickers(warehouse: Path) -> set[str]:
@@ -93,7 +98,9 @@ def test_two_warehouses_share_one_parse_and_each_build_writes_its_own_file(tmp_p
     assert not (tmp_path / "tsrate.duckdb").exists() and not (target / "tsrate.duckdb").exists()
 
 
-def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_file(tmp_path):
+def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_file(
+    tmp_path, parsed_target
+):
     """While `tsrate run` forecasts, it holds the live warehouse open for writing; the dbt
     child started ahead compiles the data tests then (their first build has no cached SQL),
     against a throwaway file of the same name. Checked: the child compiles while this
@@ -111,7 +118,7 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, ["AAPL", "MSFT"])
     study = small_study(study_tickers=["AAPL", "MSFT"], systems=["naive", "random"])
-    ahead, after = tmp_path / "ahead", tmp_path / "after"
+    ahead, after = parsed_target("ahead"), parsed_target("after")
     cache = data_test_cache_file(ERROR_MARTS)  # this selection's compiled tests
     with connect(warehouse) as con:  # the writer, as during a run's forecasts
         dbt.prepare_build(warehouse, ERROR_MARTS, ahead)
@@ -136,7 +143,9 @@ def test_a_child_started_ahead_compiles_the_data_tests_without_opening_the_live_
     assert compiled_ahead and compiled_ahead == compiled_after
 
 
-def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkeypatch):
+def test_unit_tests_rerun_only_when_what_they_depend_on_changed(
+    tmp_path, monkeypatch, parsed_target
+):
     """A full build skips the unit tests when they passed in this target folder with the
     same models, fixtures, macros, column types and versions (they read no warehouse rows);
     a changed fixture makes the next build run them again, and a wrong expectation fails
@@ -156,7 +165,8 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(tmp_path, monkey
         shutil.copytree(project_dir() / name, project / name)
     monkeypatch.setenv("TSRATE_PROJECT_DIR", str(project))
     monkeypatch.delenv("TSRATE_ALWAYS_UNIT_TESTS", raising=False)
-    warehouse, target = tmp_path / "tsrate.duckdb", tmp_path / "target"
+    # the session's parse of the project (the copy's files are the same): no full parse
+    warehouse, target = tmp_path / "tsrate.duckdb", parsed_target()
     ingest(warehouse, ["AAPL", "MSFT"])
     study = small_study(study_tickers=["AAPL", "MSFT"], systems=["naive", "random"])
     run_id = forecast_and_build(warehouse, study, target, select=None)

@@ -24,6 +24,9 @@ pytestmark = pytest.mark.slow
 
 GROUP = ["suite_run_id", "metric", "prompting", "feature"]  # one rated group of und_ratings
 SELECT = ["build", "--select", "tag:understanding", "--indirect-selection", "cautious"]
+#: tsrate's build of the same selection (what the suite's flow runs): its data tests in one
+#: connection; plain dbt's build (SELECT) stays checked in the first test and with --vars
+BUILD = ["tsrate-build", "--select", "tag:understanding"]
 #: the env var naming the suite run the marts describe (not --vars: keeps dbt's parse)
 RUN_ENV = SUITES["understanding"].run_env
 TINY = {
@@ -448,7 +451,7 @@ def test_language_model_through_a_local_chat_server_fills_the_same_marts(
             progress=lambda _: None,
         )
         assert again["und_chat"] == (0, asked) and len(server.payloads) == asked
-    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, {RUN_ENV: suite_run_id})
+    dbt.run_dbt(BUILD, None, warehouse, lambda _: None, dbt_target, {RUN_ENV: suite_run_id})
     scores = read(warehouse, "select * from marts.und_scores").set_index(
         ["task", "feature", "format"]
     )
@@ -503,7 +506,7 @@ def test_a_system_answering_garbage_ranks_last_and_the_report_says_so(
         monkeypatch.setenv("TSRATE_UND_CHAT_MODEL", "garbage")
         systems = open_systems(["endpoint:und_chat"], references=True)
         suite_run_id, _ = run_suite(warehouse, config, systems, progress=lambda _: None)
-    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, {RUN_ENV: suite_run_id})
+    dbt.run_dbt(BUILD, None, warehouse, lambda _: None, dbt_target, {RUN_ENV: suite_run_id})
     scores = read(warehouse, "select * from marts.und_scores where system_id = 'und_chat'")
     assert (scores["n_unparsed"] == scores["n_prompts"]).all() and (scores["coverage"] == 0).all()
     ratings = read(warehouse, "select * from marts.und_ratings")
