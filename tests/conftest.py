@@ -69,8 +69,9 @@ def dbt_target(tmp_path_factory):
     dbt keeps its parse there (partial parse): a later build of another warehouse of the
     same file name (``tsrate.duckdb``: the profile names the file alone, see
     ``tsrate.platform.dbt_runner._command``) and without ``--vars`` skips the full parse of
-    the project. A test that reads the target's files, builds a copy of the project or
-    passes ``--vars`` keeps its own folder."""
+    the project. A test that reads the target's files or builds a copy of the project keeps
+    its own folder, started from this one's parse (``parsed_target``); one that passes
+    ``--vars`` (a full parse in any folder) keeps its own."""
     return tmp_path_factory.mktemp("dbt-target")
 
 
