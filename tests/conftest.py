@@ -79,8 +79,8 @@ def dbt_target(tmp_path_factory):
 def session_parse(dbt_target, tmp_path_factory) -> Path:
     """The session target's parse of the project (``dbt parse`` once, when no build has
     saved one there yet), to seed other target folders with
-    (:func:`tests.support.dbt_parse.seed_parse`)."""
-    from tests.support.dbt_parse import PARSE_STATE
+    (:func:`tests.support.dbt_project.seed_parse`)."""
+    from tests.support.dbt_project import PARSE_STATE
 
     state = dbt_target / PARSE_STATE
     if not state.exists():
@@ -97,8 +97,8 @@ def session_parse(dbt_target, tmp_path_factory) -> Path:
 @pytest.fixture
 def parsed_target(session_parse, tmp_path):
     """``parsed_target(name)``: a target folder under the test's tmp_path seeded with the
-    session's parse (:func:`tests.support.dbt_parse.seed_parse`)."""
-    from tests.support.dbt_parse import seed_parse
+    session's parse (:func:`tests.support.dbt_project.seed_parse`)."""
+    from tests.support.dbt_project import seed_parse
 
     return lambda name="target": seed_parse(session_parse, tmp_path / name)
 

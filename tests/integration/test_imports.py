@@ -7,14 +7,12 @@ one extra row for the external model, as a user adding their model would.
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 
+from tests.support.dbt_project import copy_project
 from tests.support.import_study import STUDY, prediction_grid
 from tests.support.warehouses import ingest, read
-from tsrate.config import project_dir
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -44,14 +42,7 @@ def seed_row(header: str) -> str:
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A copy of the dbt project whose systems seed knows external_demo."""
-    source = project_dir()
-    copy = tmp_path / "project"
-    copy.mkdir()
-    for name in ("dbt_project.yml", "profiles.yml"):
-        shutil.copy(source / name, copy / name)
-    for name in ("models", "python_models", "macros", "seeds", "tests/dbt"):
-        if (source / name).exists():
-            shutil.copytree(source / name, copy / name)
+    copy = copy_project(tmp_path / "project", "tests/dbt")
     seed = copy / "seeds" / "systems.csv"
     text = seed.read_text()
     seed.write_text(text if text.endswith("\n") else text + "\n")

@@ -150,19 +150,12 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(
     same models, fixtures, macros, column types and versions (they read no warehouse rows);
     a changed fixture makes the next build run them again, and a wrong expectation fails
     the build as it always did."""
-    import shutil
-
     from tests.integration.builds import forecast_and_build
+    from tests.support.dbt_project import copy_project
     from tests.support.warehouses import ingest, small_study
-    from tsrate.config import project_dir
     from tsrate.platform.dbt_child import BUILD_RESULTS, UNIT_TEST_PASS
 
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("dbt_project.yml", "profiles.yml"):
-        shutil.copy(project_dir() / name, project / name)
-    for name in ("models", "python_models", "macros", "seeds"):
-        shutil.copytree(project_dir() / name, project / name)
+    project = copy_project(tmp_path / "project")
     monkeypatch.setenv("TSRATE_PROJECT_DIR", str(project))
     monkeypatch.delenv("TSRATE_ALWAYS_UNIT_TESTS", raising=False)
     # the session's parse of the project (the copy's files are the same): no full parse

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import pytest
 
 from tests.integration.browser import Chromium, decode_png, find_chromium
 from tests.integration.builds import forecast_and_build
-from tests.support.dbt_parse import seed_parse
+from tests.support.dbt_project import copy_project, seed_parse
 from tests.support.warehouses import ingest, small_study
 from tsrate import cli
 from tsrate.config import project_dir
@@ -69,13 +68,7 @@ def _relabel_seed(path: Path) -> None:
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory, session_parse):
     root = tmp_path_factory.mktemp("report")
-    project = root / "project"
-    project.mkdir()
-    source = project_dir()
-    for name in ("dbt_project.yml", "profiles.yml"):
-        shutil.copy(source / name, project / name)
-    for name in ("models", "python_models", "macros", "seeds"):
-        shutil.copytree(source / name, project / name)
+    project = copy_project(root / "project")
     _relabel_seed(project / "seeds" / "systems.csv")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TSRATE_PROJECT_DIR", str(project))
