@@ -24,17 +24,31 @@ def build_flow(
     warehouse: str | None = None,
     select: str | None = None,
     lock_timeout: float = 0.0,
+    release_early: bool = False,
 ) -> None:
     """Build and test every dbt model for ``run_id`` (default: the latest forecasted run).
 
     Holds the warehouse writer lock (``lock_timeout``: seconds to wait for it; 0: fail).
+    ``release_early``: return once the models are built, the data tests still running
+    read-only in dbt's child; the caller (the pipeline, which holds the lock throughout)
+    gets their verdict from :func:`tsrate.platform.dbt_runner.finish_build` before it
+    writes the warehouse or publishes.
     """
     logger = run_logger()
     started = time.perf_counter()
     warehouse = warehouse or str(warehouse_path())
     with warehouse_writer(warehouse, lock_timeout, logger.info):
-        dbt.build(run_id=run_id, warehouse=warehouse, on_line=logger.info, select=select)
-    logger.info("dbt build finished in %.1fs", time.perf_counter() - started)
+        dbt.build(
+            run_id=run_id,
+            warehouse=warehouse,
+            on_line=logger.info,
+            select=select,
+            release_early=release_early,
+        )
+    if release_early and dbt.pending_build(warehouse):
+        logger.info("dbt models built in %.1fs; data tests running", time.perf_counter() - started)
+    else:
+        logger.info("dbt build finished in %.1fs", time.perf_counter() - started)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,7 @@ def _run_pipeline(
         )
     finally:
         dbt.discard_prepared()  # unused: no rating, or a failure before the build
+        dbt.discard_pending()  # a failure between the models and the publication
 
 
 def _run_steps(
@@ -173,7 +174,9 @@ def _run_steps(
         set_run_status(con, run_id, "building")
     try:
         with phase("build (dbt)", logger.info):
-            _call(build_flow, run_id=run_id, warehouse=warehouse, select=select)
+            # the data tests run read-only while publish copies the marts (publish_task
+            # waits for their verdict before it writes the warehouse or swaps anything in)
+            _call(build_flow, run_id=run_id, warehouse=warehouse, select=select, release_early=True)
     except BaseException as exc:
         if not _interrupted(exc):  # stopped: left `building`, as a kill would; the next run
             with connect(warehouse) as con:  # marks it interrupted
@@ -197,17 +200,47 @@ def _run_steps(
     return run_id
 
 
+class _BuildFailed(Exception):
+    """The build's data tests failed while the marts were being copied."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
 @task(cache_policy=NO_CACHE)  # writes files and the warehouse: never cached
 def publish_task(warehouse: str, run_id: str) -> str:
-    """Copy marts and seeds into the read-only snapshot and Parquet, swapped in atomically."""
+    """Copy marts and seeds into the read-only snapshot and Parquet, swapped in atomically.
+
+    When the build released the warehouse before its data tests
+    (:func:`tsrate.platform.dbt_runner.build` with ``release_early``), the copy runs beside
+    them and their verdict is awaited before the run's status is written and anything is
+    swapped in: failing tests mark the run ``build_failed`` and publish nothing.
+    """
     logger = run_logger()
     started = time.perf_counter()
-    with connect(warehouse) as con:
-        set_run_status(con, run_id, "publishing")
+
+    def tests_passed() -> None:
+        """Wait for the build's data tests (raise when they failed); the run is publishing."""
+        try:
+            dbt.finish_build(Path(warehouse))
+        except dbt.DbtError as exc:
+            raise _BuildFailed(exc) from exc
+        with connect(warehouse) as con:
+            set_run_status(con, run_id, "publishing")
+
+    pending = dbt.pending_build(Path(warehouse))
+    if not pending:
+        tests_passed()
     try:
-        result = publish(Path(warehouse), run_id)
+        result = publish(Path(warehouse), run_id, before_swap=tests_passed if pending else None)
+    except _BuildFailed as failed:
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "build_failed", str(failed.error)[-2000:])
+        raise failed.error from None
     except BaseException as exc:
-        if not _interrupted(exc):  # stopped: left `publishing` for the next run to close
+        dbt.finish_build(Path(warehouse), kill=True)  # no verdict needed: the run failed
+        if not _interrupted(exc):  # stopped: left as it was for the next run to close
             with connect(warehouse) as con:
                 finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
         raise

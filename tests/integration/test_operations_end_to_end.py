@@ -562,10 +562,60 @@ def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_
         dbt.build(run_id, warehouse, lambda line: None, SELECT, target)
     ours = set(re.findall(r"FAIL (\S+): \d+ failing rows", str(caught.value)))
     assert f"FAIL={len(ours)}" in str(caught.value)
+    # released early: the build returns after its models; the file can be read beside the
+    # tests (the child holds it read-only); their verdict is the same failure
+    assert dbt.build(run_id, warehouse, lambda line: None, SELECT, target, release_early=True) == []
+    assert dbt.pending_build(warehouse)
+    duckdb.connect(str(warehouse), read_only=True).close()
+    with pytest.raises(dbt.DbtError) as early:
+        dbt.finish_build(warehouse)
+    assert set(re.findall(r"FAIL (\S+): \d+ failing rows", str(early.value))) == ours
+    assert not dbt.pending_build(warehouse)
+    dbt.finish_build(warehouse)  # nothing pending: nothing to do
     failing = True
     total, dbt_failures = dbt_own_tests()  # dbt's own tests on the same rebuilt tables
     assert total == n_tests and dbt_failures
     assert ours == dbt_failures
+
+
+def test_the_run_publishes_beside_its_data_tests_and_nothing_when_they_fail(
+    tmp_path, monkeypatch, prefect_harness
+):
+    """The run copies the marts into the next snapshot while the data tests run: the dbt
+    child releases the file after the models, and the tests read it read-only. Failing tests
+    mark the run build_failed, remove the new files and leave the previous snapshot, its
+    Parquet and the file as they were."""
+    from flows.pipeline import pipeline_flow
+    from tsrate.platform import dbt_runner as dbt
+    from tsrate.platform.dbt_child import RELEASED
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
+    first = pipeline_flow(overrides=OVERRIDES, workers=1, warehouse=str(warehouse), select=SELECT)
+    (build_log,) = (tmp_path / "logs").glob(f"dbt-build-{first}-*.log")
+    text = build_log.read_text()
+    assert text.index("models, seeds and unit tests") < text.index(RELEASED)
+    assert text.index(RELEASED) < text.index("data tests: ")
+    snapshot = tmp_path / "published" / "tsrate.duckdb"
+    published, parquet = _digest(snapshot), (snapshot.parent / "parquet").resolve()
+
+    con = duckdb.connect(str(warehouse))  # a grain break: one forecast row stored twice
+    con.execute("insert into raw.forecasts select * from raw.forecasts limit 1")
+    con.close()
+    with pytest.raises(Exception, match=r"FAIL \S+: \d+ failing rows") as caught:
+        pipeline_flow(
+            overrides=OVERRIDES, source="none", workers=1, warehouse=str(warehouse), select=SELECT
+        )
+    assert isinstance(caught.value, dbt.DbtError)
+    runs = read(warehouse, "select run_id, status, message from raw.runs order by started_at")
+    assert runs["status"].tolist() == ["succeeded", "build_failed"]
+    assert "failing rows" in runs["message"].iloc[-1]
+    assert _digest(snapshot) == published  # nothing swapped in
+    assert (snapshot.parent / "parquet").resolve() == parquet
+    assert not list(snapshot.parent.glob(".*.partial"))  # the copy made beside the tests
+    assert not (snapshot.parent / "parquet-runs" / runs["run_id"].iloc[-1]).exists()
+    assert dbt._PENDING == {}
+    _assert_released(warehouse)
 
 
 class _nothing:

@@ -22,6 +22,13 @@ cost:
    ``fail_calc``, ``warn_if``, ``error_if`` and ``limit``): a test fails or warns when dbt's
    would, and every failure is reported by test name with its failing-row count.
 
+Between steps 2 and 3 the child closes its read-write handle on the DuckDB file and prints
+:data:`RELEASED`: the data tests only read (a read-only connection), so a parent that asked
+for it (:func:`tsrate.platform.dbt_runner.build` with ``release_early``) may read the
+warehouse beside them, e.g. to copy the marts into the next snapshot, and waits for this
+process's exit code before it swaps anything in. dbt's JSON artifacts of the build
+(``manifest.json``, ``run_results.json``) are written while the data tests run.
+
 Tests that store their failures (``store_failures``) need dbt's own materialization; when the
 selection holds any, the step falls back to a plain ``dbt build``. The DuckDB file is closed
 before this process exits (dbt-duckdb keeps it open with ``keep_open``).
@@ -37,6 +44,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -62,6 +70,9 @@ def data_test_cache_file(select: str | None) -> str:
     return f"tsrate_data_tests-{digest}.json"
 
 
+#: Printed (after :data:`SUMMARY`) once the models are built and the read-write handle on the
+#: warehouse is closed: from here on the child only reads it (the data tests).
+RELEASED = "warehouse released: the data tests read it read-only"
 #: Per data test: unique_id, status (pass, warn, fail, error), failing rows; in the target folder.
 DATA_TEST_RESULTS = "data_test_results.json"
 #: dbt's run_results.json of the build step (models, seeds, unit tests), also under this name.
@@ -118,12 +129,12 @@ def _test_sql(node) -> str:  # noqa: ANN001 - a dbt test node
     )
 
 
-def run_data_tests(nodes: list, warehouse: str, memory_limit: str) -> int:
+def run_data_tests(nodes: list, warehouse: str) -> int:
     """Run the compiled data tests in one connection; print failures; return how many errored."""
     import duckdb
 
     started = time.perf_counter()
-    con = duckdb.connect(warehouse, config={"memory_limit": memory_limit})
+    con = _read_only(warehouse)  # a test only selects; the parent may read beside it
     passed = warned = 0
     errors: list[str] = []
     records: list[dict] = []  # target/data_test_results.json: what dbt's run_results says
@@ -355,7 +366,7 @@ def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Man
     for name in sorted(manifest.sources):
         digest.update(f"{name}|{manifest.sources[name].relation_name}".encode())
     _hash_macros_and_vars(digest, manifest)
-    con = duckdb.connect(warehouse, read_only=True)
+    con = _read_only(warehouse)
     try:
         catalog = con.execute(
             "select schema_name, table_name, column_name, data_type from duckdb_columns() "
@@ -446,9 +457,12 @@ def tsrate_build(argv: list[str]) -> int:
         keyed = unit_tests_keyed(options.select, os.environ)
         skip_units = keyed and _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
         excluded = ["resource_type:test", *(["resource_type:unit_test"] if skip_units else [])]
+        # --no-write-json: the artifacts are written below, beside the data tests (about
+        # 0.7 s of dbt's own Python, which had run after the last model)
         built = runner.invoke(
-            ["build", *_selection(options.select, [*excluded, *options.exclude]), *common]
-        )
+            ["build", *_selection(options.select, [*excluded, *options.exclude]),
+             "--no-write-json", *common]
+        )  # fmt: skip
         if built.result is None:
             _say(f"dbt build failed: {built.exception}")
             return 2
@@ -460,20 +474,14 @@ def tsrate_build(argv: list[str]) -> int:
                 f"({ALWAYS_UNIT_TESTS}=1 runs them)"
             )
         _say(f"models, seeds and unit tests in {time.perf_counter() - step:.1f}s")
-        # the build's run_results (models, unit tests) also under a name a later dbt command
-        # (the data tests' compile writes none) does not overwrite
-        run_results = _target_path() / "run_results.json"
-        if run_results.exists():
-            shutil.copyfile(run_results, _target_path() / BUILD_RESULTS)
         passed_file = _target_path() / UNIT_TEST_PASS
         if failed or not built.success:
+            _write_artifacts(manifest, built.result)
             passed_file.unlink(missing_ok=True)
             return 1
-        if keyed and not skip_units:  # they ran, and every one passed:
-            _close_dbt_connection()  # the key of the catalog as this build left it
-            key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
-            passed_file.write_text(json.dumps({"key": key}))
-        if tests is None:
+        written = tests is None
+        if written:  # now: the tests' compile below reads and compiles the manifest's tests
+            _write_artifacts(manifest, built.result)
             step = time.perf_counter()
             tests = _compile_tests(runner, manifest, wanted, selection, common, cache)
             if tests is None:
@@ -481,10 +489,59 @@ def tsrate_build(argv: list[str]) -> int:
             _say(f"{len(tests)} data tests ready in {time.perf_counter() - step:.1f}s")
     finally:
         _close_dbt_connection()
+    _say(RELEASED)  # read-only from here on (the parent may read the warehouse beside us)
     # set by tsrate.platform.dbt_runner.run_dbt, as profiles.yml reads
     warehouse = os.environ["TSRATE_WAREHOUSE"]
+    # beside the data tests (dbt's Python there, DuckDB's threads here): dbt's artifacts,
+    # and the unit tests' pass (they ran, every one passed) keyed by the catalog as the
+    # build left it
+    errors: list[BaseException] = []
+    after = threading.Thread(
+        target=_after_build,
+        args=(manifest, None if written else built.result, keyed and not skip_units, errors),
+        name="dbt-after-build",
+    )
+    after.start()
+    errored = run_data_tests(tests, warehouse)
+    after.join()
+    if errors:
+        _say(f"writing dbt's artifacts failed: {errors[0]}")
+        return 2
+    return 1 if errored else 0
+
+
+def _after_build(manifest, result, record_units: bool, errors: list) -> None:  # noqa: ANN001
+    """dbt's artifacts of the build (``result``; None: written already) and, with
+    ``record_units``, the unit tests' pass under today's key; errors go to ``errors``."""
+    try:
+        if result is not None:
+            _write_artifacts(manifest, result)
+        if record_units:
+            key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
+            (_target_path() / UNIT_TEST_PASS).write_text(json.dumps({"key": key}))
+    except Exception as exc:  # noqa: BLE001 - reported by the build's thread
+        errors.append(exc)
+
+
+def _write_artifacts(manifest, result) -> None:  # noqa: ANN001 - dbt Manifest, RunExecutionResult
+    """What ``dbt build`` writes when it ends (its manifest, semantic manifest and
+    run_results.json), and the run results again as :data:`BUILD_RESULTS`, a name a later
+    dbt command (e.g. the data tests' compile) does not overwrite."""
+    from dbt.parser.manifest import write_manifest
+
+    target = _target_path()
+    write_manifest(manifest, str(target))
+    result.write(str(target / "run_results.json"))
+    shutil.copyfile(target / "run_results.json", target / BUILD_RESULTS)
+
+
+def _read_only(warehouse: str):  # noqa: ANN202 - a DuckDB connection
+    """A read-only connection to the warehouse. Every one this process opens has the same
+    settings, so two at a time (the data tests, the unit tests' key) share one database."""
+    import duckdb
+
     memory = os.environ.get("TSRATE_DUCKDB_MEMORY_LIMIT", "4GB")
-    return 1 if run_data_tests(tests, warehouse, memory) else 0
+    return duckdb.connect(warehouse, read_only=True, config={"memory_limit": memory})
 
 
 if __name__ == "__main__":

@@ -13,13 +13,14 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, warehouse_path
-from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, SUMMARY
+from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, RELEASED, SUMMARY
 from tsrate.platform.stages import dbt_line_hook
 
 log = logging.getLogger("tsrate.platform.dbt_runner")
@@ -160,9 +161,13 @@ def _follow(
     log_file: Path | None,
     verbose: bool,
     started: float,
+    released: threading.Event | None = None,
 ) -> list[str]:
-    """Stream a started dbt child's lines (see :func:`run_dbt`) until it exits."""
+    """Stream a started dbt child's lines (see :func:`run_dbt`) until it exits;
+    ``released`` is set when the child says it closed its read-write handle on the
+    warehouse (:data:`tsrate.platform.dbt_child.RELEASED`)."""
     say = on_line or log.info
+    marker = f"{SUMMARY} {RELEASED}"
     hook = dbt_line_hook()  # tests only (tsrate.platform.stages); None otherwise
     lines: list[str] = []
     handle = None
@@ -180,6 +185,8 @@ def _follow(
                     handle.flush()
                 if hook is not None:
                     hook(line)
+                if released is not None and line == marker:
+                    released.set()
                 if line.startswith(SUMMARY):
                     say(line[len(SUMMARY) :].strip())
                 elif verbose and line.strip():
@@ -209,6 +216,10 @@ def core_exclusions() -> list[str]:
 
     return [f"tag:{suite.dbt_tag}" for suite in SUITES.values()]
 
+
+#: Builds that released the warehouse before their data tests (:func:`build` with
+#: ``release_early``), by warehouse: :func:`finish_build` waits for their verdict.
+_PENDING: dict[str, tuple[subprocess.Popen, threading.Thread, dict]] = {}
 
 #: Build children started ahead by :func:`prepare_build`, by (warehouse, select, target path).
 _PREPARED: dict[tuple[str, str | None, str | None], tuple[subprocess.Popen, float]] = {}
@@ -275,6 +286,7 @@ def build(
     verbose: bool | None = None,
     study_id: str | None = None,
     scope: str = "study",
+    release_early: bool = False,
 ) -> list[str]:
     """Build and test the core models for ``run_id`` (default: the latest forecasted run).
 
@@ -290,6 +302,12 @@ def build(
     to ``<warehouse folder>/logs/``; ``verbose`` (default: ``tsrate --verbose``) streams it.
     A child started ahead by :func:`prepare_build` for the same arguments is used when
     it is still waiting (else a new one is started).
+
+    ``release_early``: return once the models are built and the child has released the
+    warehouse (it runs the data tests read-only, so the caller may read the warehouse, e.g.
+    copy the marts into a snapshot, but not write it); the caller must then call
+    :func:`finish_build` for the tests' verdict before it writes the warehouse or swaps
+    anything in. A child that fails before that raises here, as without it.
 
     First brings the raw schema up to date (tables added by newer tsrate versions are
     created empty), so a warehouse written by an older version still builds.
@@ -317,11 +335,90 @@ def build(
             process.wait()
             log.info("the dbt child started ahead had exited: starting a new one")
         else:
+            if release_early:
+                return _follow_until_released(
+                    process, args, on_line, log_file, verbose, str(warehouse)
+                )
             return _follow(process, args, on_line, log_file, verbose, time.perf_counter())
+    if release_early:
+        command, env, cwd = _command(args, None, warehouse, target_path, env_vars)
+        process = _start(command, env, cwd)
+        return _follow_until_released(process, args, on_line, log_file, verbose, str(warehouse))
     return run_dbt(
         args, None, warehouse, on_line, target_path, env_vars=env_vars, log_file=log_file,
         verbose=verbose,
     )  # fmt: skip
+
+
+def _follow_until_released(
+    process: subprocess.Popen,
+    args: Sequence[str],
+    on_line: Callable[[str], None] | None,
+    log_file: Path | None,
+    verbose: bool,
+    key: str,
+) -> list[str]:
+    """Follow the child in a thread; return when it released the warehouse (its verdict
+    is left to :func:`finish_build`) or when it ended without doing so (its error raised)."""
+    released = threading.Event()
+    outcome: dict = {}
+    started = time.perf_counter()
+
+    def follow() -> None:
+        try:
+            outcome["lines"] = _follow(process, args, on_line, log_file, verbose, started, released)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=follow, name="dbt-build", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive() and not released.wait(0.2):
+            pass
+    except BaseException:  # Ctrl-C, SIGTERM: stop dbt now
+        process.kill()
+        thread.join()
+        raise
+    if not released.is_set():  # ended before its models were built (or by a plain build)
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["lines"]
+    _PENDING[key] = (process, thread, outcome)
+    return []
+
+
+def pending_build(warehouse: Path | None = None) -> bool:
+    """Whether a build of ``warehouse`` released it early and its data tests may still run."""
+    return str(Path(warehouse or warehouse_path()).resolve()) in _PENDING
+
+
+def finish_build(warehouse: Path | None = None, kill: bool = False) -> None:
+    """Wait for the data tests of a build that released ``warehouse`` early (see
+    :func:`build`) and raise its :class:`DbtError` when they failed; nothing to do when no
+    such build is pending. ``kill``: stop it instead (a failure elsewhere; no verdict)."""
+    entry = _PENDING.pop(str(Path(warehouse or warehouse_path()).resolve()), None)
+    if entry is None:
+        return
+    process, thread, outcome = entry
+    if kill and process.poll() is None:
+        process.kill()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)
+    except BaseException:  # Ctrl-C while waiting: stop dbt now
+        process.kill()
+        thread.join()
+        raise
+    if not kill and "error" in outcome:
+        raise outcome["error"]
+
+
+def discard_pending() -> None:
+    """Stop every build left pending (its verdict unread): a run that failed between its
+    build and its publication."""
+    for key in list(_PENDING):
+        finish_build(Path(key), kill=True)
 
 
 def docs(

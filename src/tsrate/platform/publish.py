@@ -33,6 +33,7 @@ import datetime as dt
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -91,11 +92,18 @@ def remove_leftovers(target: Path) -> list[Path]:
 
 
 def publish(
-    warehouse: Path, run_id: str, target: Path | None = None, parquet: bool = True
+    warehouse: Path,
+    run_id: str,
+    target: Path | None = None,
+    parquet: bool = True,
+    before_swap: Callable[[], None] | None = None,
 ) -> PublishResult:
     """Copy marts and seeds of the live ``warehouse`` into a snapshot swapped in atomically.
 
     With ``parquet`` the same tables land as Parquet under ``published/parquet`` too.
+    ``before_swap`` is called once everything is written and nothing swapped in yet (the
+    warehouse is no longer read): when it raises, what was written is removed and the
+    previous snapshot stays (``tsrate run`` waits there for the build's data tests).
     """
     warehouse = Path(warehouse)
     target = Path(target or published_path(warehouse))
@@ -151,6 +159,13 @@ def publish(
         shutil.rmtree(parquet_staging, ignore_errors=True)
         raise
     con.close()
+    if before_swap is not None:
+        try:
+            before_swap()
+        except BaseException:
+            staging.unlink(missing_ok=True)
+            shutil.rmtree(version, ignore_errors=True)
+            raise
     pause_point("publish")  # test hook: everything written, nothing swapped in yet
     if parquet:
         _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / run_id, run_id)
