@@ -254,3 +254,28 @@ def test_the_skfolio_sample_read_from_its_file_equals_skfolios_own_loader():
     ours, theirs = _skfolio_sp500_wide(), load_sp500_dataset()
     pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
     assert ours.shape == (8313, 20)
+
+
+def test_blank_closes_are_found_the_same_way_for_numbers_and_text():
+    """The numeric fast path of ``_blank`` (only NaN is missing) agrees with the text path
+    on the same values, and a malformed ticker is counted on every row that repeats it."""
+    from tsrate.robustness.sources import PriceValidationError, _blank, validate_prices
+
+    numbers = pd.Series([1.5, np.nan, 0.0, -2.0, np.inf, 1e12, np.nan])
+    assert _blank(numbers).tolist() == _blank(numbers.astype(object)).tolist()
+    assert _blank(numbers).tolist() == [False, True, False, False, False, False, True]
+    text = pd.Series(["1.5", " ", "nan", "NULL", None, "None", "x"])
+    assert _blank(text).tolist() == [False, True, True, True, True, True, False]
+
+    frame = pd.DataFrame(
+        {
+            "ticker": ["A B", "A B", "A B", "OK"],
+            "price_date": ["2022-01-03", "2022-01-04", "2022-01-05", "2022-01-03"],
+            "close": [1.0, np.nan, 2.0, 3.0],
+        }
+    )
+    with pytest.raises(PriceValidationError) as caught:
+        validate_prices(frame, source="test")
+    assert "3 malformed ticker(s)" in str(caught.value)
+    assert "1 missing close value(s)" in str(caught.value)
+    assert "non-numeric" not in str(caught.value)

@@ -224,7 +224,9 @@ def validate_prices(
         problems.append(
             f"{int(blank.sum())} row(s) without a ticker (first at row {_row(data, blank)})"
         )
-    malformed = ~blank & data["ticker"].map(bad_ticker)
+    # each distinct ticker checked once (a price file repeats each on every row)
+    malformed_tickers = [t for t in data["ticker"].unique() if bad_ticker(t)]
+    malformed = ~blank & data["ticker"].isin(malformed_tickers)
     if malformed.any():
         problems.append(
             f"{int(malformed.sum())} malformed ticker(s), e.g. {_examples(original, malformed)}: "
@@ -255,12 +257,12 @@ def validate_prices(
         )
     data["price_date"] = dates
     close = pd.to_numeric(data["close"], errors="coerce")
-    non_numeric = close.isna() & ~_blank(data["close"])
+    missing = _blank(data["close"])
+    non_numeric = close.isna() & ~missing
     if non_numeric.any():
         problems.append(
             f"{int(non_numeric.sum())} non-numeric close value(s): {_examples(original, non_numeric)}"
         )
-    missing = _blank(data["close"])
     if missing.any():
         problems.append(
             f"{int(missing.sum())} missing close value(s): {_examples(original, missing)}"
@@ -326,6 +328,11 @@ def validate_prices(
 
 
 def _blank(values: pd.Series) -> pd.Series:
+    """Missing values, and text that means missing (blank, nan, null, None)."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+        values.dtype
+    ):  # a number's text is never blank nor one of those words: only NaN is missing
+        return values.isna()
     return values.isna() | values.astype(str).str.strip().isin(
         ["", "nan", "NaN", "null", "NULL", "None"]
     )
