@@ -194,6 +194,12 @@ def load_report_data(snapshot: Path) -> ReportData:
                 "select schema_name, table_name from duckdb_tables()"
             ).fetchall()
         }
+        #: (mart, column) of every mart, read once
+        columns = set(
+            con.execute(
+                "select table_name, column_name from duckdb_columns() where schema_name = 'marts'"
+            ).fetchall()
+        )
         missing = [m for m in REQUIRED_MARTS if f"marts.{m}" not in tables]
         if missing or "main.published_runs" not in tables:
             raise TsrateError(
@@ -213,7 +219,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             if f"marts.{name}" not in tables:
                 return pd.DataFrame()
             query, params = sql.format(name=name), [run_id]
-            if _has_column(con, name, "outcome"):
+            if (name, "outcome") in columns:
                 query += " and (outcome is null or outcome = ?)"
                 params.append(PAPER_OUTCOME)
             return con.execute(query, params).df()
@@ -249,8 +255,8 @@ def load_report_data(snapshot: Path) -> ReportData:
             con, tables, run_id, json.loads(study or "{}")
         )
         separation = pd.DataFrame()
-        if "marts.robustness_scores" in tables and _has_column(
-            con, "robustness_scores", "separates_systems"
+        if "marts.robustness_scores" in tables and (
+            ("robustness_scores", "separates_systems") in columns
         ):
             # the flag and its reason are the same on every row of the group
             separation = con.execute(
@@ -261,7 +267,7 @@ def load_report_data(snapshot: Path) -> ReportData:
                 [run_id],
             ).df()
         outcome_ratings = pd.DataFrame()
-        if _has_column(con, "ratings", "outcome"):
+        if ("ratings", "outcome") in columns:
             outcome_ratings = con.execute(
                 "select * from marts.ratings where run_id = ? and outcome is not null "
                 "and outcome <> ? order by outcome, metric, perturbation_id, system_id",
@@ -316,16 +322,6 @@ def load_report_data(snapshot: Path) -> ReportData:
         )
     finally:
         con.close()
-
-
-def _has_column(con: duckdb.DuckDBPyConnection, mart: str, column: str) -> bool:
-    return bool(
-        con.execute(
-            "select count(*) from duckdb_columns() where schema_name = 'marts' "
-            "and table_name = ? and column_name = ?",
-            [mart, column],
-        ).fetchone()[0]
-    )
 
 
 def context_tail_length(context_length: int, horizon: int) -> int:
@@ -394,17 +390,21 @@ def choose_trace_windows(
     if scores.empty:
         return pd.DataFrame(columns=columns)
     scores = scores.dropna(subset=["disagreement"])
-    order = [s for s in systems if s in set(scores["system_id"])]
-    order += sorted(set(scores["system_id"]) - set(order))
+    scored = set(scores["system_id"].unique())
+    order = [s for s in systems if s in scored]
+    order += sorted(scored - set(order))
+    # one stable sort, then each system's rows: the same order as sorting each system's own
+    ranked = scores.sort_values(
+        ["disagreement", "ticker", "window_end_date", "perturbation_id"],
+        ascending=[False, True, True, True],
+    )
     taken: set[tuple] = set()
     chosen = []
     for system in order:
-        mine = scores[scores["system_id"] == system].sort_values(
-            ["disagreement", "ticker", "window_end_date", "perturbation_id"],
-            ascending=[False, True, True, True],
-        )
+        mine = ranked[ranked["system_id"] == system]
         picked = 0
-        for row in mine.itertuples():
+        # at most per_system picks and len(taken) skips: read no further rows than that
+        for row in mine.head(per_system + len(taken)).itertuples():
             cell = (row.ticker, row.window_end_date, row.perturbation_id)
             if picked == per_system:
                 break

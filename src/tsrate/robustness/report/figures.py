@@ -38,6 +38,7 @@ from tsrate.robustness.report.data import (
     context_tail_length,
 )
 from tsrate.robustness.report.numbers import (
+    first_row,
     float_value,
     format_number,
     num,
@@ -189,33 +190,41 @@ def trace_y_range(values: Sequence[float]) -> tuple[float, float] | None:
     return low - pad, high + pad
 
 
-def forecast_chart(data: ReportData, chosen, colours: Mapping[str, str]) -> dict | None:
+def _window_rows(frame: pd.DataFrame) -> dict[tuple, list]:
+    """The rows of a forecast_traces or window_inputs frame (``itertuples``, read once) per
+    window: (ticker, window_end_date as a Timestamp, perturbation_id), in frame order."""
+    if frame.empty:
+        return {}
+    windows: dict[tuple, list] = {}
+    dates = pd.to_datetime(frame["window_end_date"])
+    for date, row in zip(dates, frame.itertuples(), strict=True):
+        windows.setdefault((row.ticker, date, row.perturbation_id), []).append(row)
+    return windows
+
+
+def forecast_chart(
+    data: ReportData,
+    chosen,
+    colours: Mapping[str, str],
+    windows: tuple[dict[tuple, list], dict[tuple, list]] | None = None,
+) -> dict | None:
     """Forecast vs actual for one chosen window: the context tail as each system received it
-    and clean, the clean actuals over the horizon, and every system's forecast."""
+    and clean, the clean actuals over the horizon, and every system's forecast.
+
+    ``windows``: ``data.traces`` and ``data.contexts`` per window (:func:`_window_rows`),
+    read here when not given; :func:`forecasts_section` reads them once for every chart."""
     ticker, window, perturbation = chosen.ticker, chosen.window_end_date, chosen.perturbation_id
     cell = _trace_where(data, ticker, window, perturbation)
-    traces = data.traces
-    mine = traces[
-        (traces["ticker"] == ticker)
-        & (pd.to_datetime(traces["window_end_date"]) == pd.Timestamp(window))
-        & (traces["perturbation_id"] == perturbation)
-    ]
-    if mine.empty:
+    traces, contexts = windows or (_window_rows(data.traces), _window_rows(data.contexts))
+    key = (ticker, pd.Timestamp(window), perturbation)
+    mine = traces.get(key, [])
+    if not mine:
         return None
-    contexts = data.contexts
-    tail = (
-        contexts[
-            (contexts["ticker"] == ticker)
-            & (pd.to_datetime(contexts["window_end_date"]) == pd.Timestamp(window))
-            & (contexts["perturbation_id"] == perturbation)
-        ].sort_values("context_step")
-        if not contexts.empty
-        else contexts
-    )
-    last_step = int(tail["context_step"].max()) if not tail.empty else 0
+    tail = sorted(contexts.get(key, []), key=lambda row: row.context_step)
+    last_step = int(max(row.context_step for row in tail)) if tail else 0
     lines = []
     actual_x, actual_points = [], []
-    for row in tail.itertuples():
+    for row in tail:
         x = int(row.context_step) - last_step
         actual_x.append(x)
         where = {**cell, "context_step": int(row.context_step)}
@@ -226,8 +235,10 @@ def forecast_chart(data: ReportData, chosen, colours: Mapping[str, str]) -> dict
                 provenance("window_inputs", "clean_value", where, row.clean_value),
             )
         )
-    steps = mine.drop_duplicates("horizon_step").sort_values("horizon_step")
-    for row in steps.itertuples():
+    steps: dict[object, object] = {}
+    for row in mine:
+        steps.setdefault(row.horizon_step, row)  # the first row of each step
+    for row in sorted(steps.values(), key=lambda row: row.horizon_step):
         actual_x.append(int(row.horizon_step))
         where = {**cell, "system_id": row.system_id, "horizon_step": int(row.horizon_step)}
         actual_points.append(
@@ -238,9 +249,9 @@ def forecast_chart(data: ReportData, chosen, colours: Mapping[str, str]) -> dict
             )
         )
     lines.append(Line("actual", actual_x, actual_points, "#222222"))
-    if perturbation != "P0" and not tail.empty:
+    if perturbation != "P0" and tail:
         points = []
-        for row in tail.itertuples():
+        for row in tail:
             value = None if pd.isna(row.input_value) else float(row.input_value)
             where = {**cell, "context_step": int(row.context_step)}
             points.append(
@@ -257,10 +268,13 @@ def forecast_chart(data: ReportData, chosen, colours: Mapping[str, str]) -> dict
                 f"input ({perturbation})", [p for p in actual_x if p <= 0], points, "#999999", True
             )
         )
-    for system in [s for s in colours if s in set(mine["system_id"])]:
-        rows = mine[mine["system_id"] == system].sort_values("horizon_step")
+    forecasts: dict[str, list] = {}
+    for row in mine:
+        forecasts.setdefault(row.system_id, []).append(row)
+    for system in [s for s in colours if s in forecasts]:
+        rows = sorted(forecasts[system], key=lambda row: row.horizon_step)
         points = []
-        for row in rows.itertuples():
+        for row in rows:
             where = {**cell, "system_id": system, "horizon_step": int(row.horizon_step)}
             value = None if pd.isna(row.forecast) else float(row.forecast)
             points.append(
@@ -272,7 +286,7 @@ def forecast_chart(data: ReportData, chosen, colours: Mapping[str, str]) -> dict
                     else {},
                 )
             )
-        lines.append(Line(system, [int(x) for x in rows["horizon_step"]], points, colours[system]))
+        lines.append(Line(system, [int(row.horizon_step) for row in rows], points, colours[system]))
     title = f"{ticker} · origin {pd.Timestamp(window):%Y-%m-%d} · {perturbation}"
     return line_chart(
         title,
@@ -311,8 +325,9 @@ def forecasts_section(data: ReportData, charts: dict[str, dict]) -> str:
     )
     systems = system_order(data) or sorted(set(data.traces["system_id"]))
     colours = system_colours(systems)
+    windows = _window_rows(data.traces), _window_rows(data.contexts)
     for chosen in data.trace_windows.itertuples():
-        spec = forecast_chart(data, chosen, colours)
+        spec = forecast_chart(data, chosen, colours, windows)
         if spec is None:
             continue
         name = _chart_name(
@@ -363,18 +378,16 @@ def confounder_section(data: ReportData, charts: dict[str, dict]) -> str:
             points = []
             for category in categories:
                 if category == "all":
-                    match = subset[subset["grouped_by"] == "all"]
+                    position = first_row(subset, {"grouped_by": "all"})
                     where = {"grouped_by": "all", "system_id": None, "perturbation_id": None}
                 else:
-                    match = subset[
-                        (subset["grouped_by"] == "system") & (subset["system_id"] == category)
-                    ]
+                    position = first_row(subset, {"grouped_by": "system", "system_id": category})
                     where = {"grouped_by": "system", "system_id": category, "perturbation_id": None}
                 where = {"run_id": data.run_id, "measure": measure, **where}
                 value = (
                     None
-                    if match.empty or pd.isna(match[column].iloc[0])
-                    else float(match[column].iloc[0])
+                    if position is None or pd.isna(subset[column].iat[position])
+                    else float(subset[column].iat[position])
                 )
                 attrs = (
                     provenance("confounder_comparison", column, where, value)

@@ -142,6 +142,16 @@ def float_value(frame: pd.DataFrame, column: str, **where: object) -> float | No
     return float(value)
 
 
+def row_groups(frame: pd.DataFrame, keys: Sequence[str]) -> dict[tuple, list]:
+    """The rows of ``frame`` (``itertuples``, read once) grouped by the ``keys`` columns, in
+    frame order. The tables visit every metric x perturbation (or metric) block: filtering
+    the frame for each one cost most of the report's time."""
+    groups: dict[tuple, list] = {}
+    for row in frame.itertuples():
+        groups.setdefault(tuple(getattr(row, key) for key in keys), []).append(row)
+    return groups
+
+
 def system_order(data: ReportData) -> list[str]:
     """Rated systems in seed order (unknown ones last, alphabetically)."""
     rated = set(data.ratings["system_id"]) if not data.ratings.empty else set()

@@ -3,7 +3,7 @@ bootstrap interval and share, flags shown in place, and the partial order."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -24,6 +24,7 @@ from tsrate.robustness.report.numbers import (
     is_shaky,
     num,
     provenance,
+    row_groups,
     source_note,
     system_order,
     table_html,
@@ -31,11 +32,14 @@ from tsrate.robustness.report.numbers import (
 )
 
 
-def _partial_order(block: pd.DataFrame) -> str:
-    """``a < b = c``: systems by ascending raw score (ties share a rank), ids only."""
+def _partial_order(block: Sequence) -> str:
+    """``a < b = c``: systems by ascending raw score (ties share a rank), ids only.
+
+    ``block``: the rows of one metric x perturbation
+    (:func:`~tsrate.robustness.report.numbers.row_groups`)."""
     parts, previous = [], None
-    ranked = block[block["rank"].notna()]  # a score that could not be computed has no rank
-    for row in ranked.sort_values(["rank", "system_id"]).itertuples():
+    ranked = [row for row in block if not pd.isna(row.rank)]  # an uncomputed score has no rank
+    for row in sorted(ranked, key=lambda row: (row.rank, row.system_id)):
         if previous is not None:
             parts.append(" = " if row.rank == previous else " &lt; ")
         parts.append(esc(row.system_id))
@@ -44,13 +48,15 @@ def _partial_order(block: pd.DataFrame) -> str:
 
 
 def _stability_of(data: ReportData, metric: str, perturbation: str, system: str):
-    """The rating_stability row at the published rating, or None."""
+    """The rating_stability row at the published rating (column -> value), or None."""
     frame = data.stability
     if frame.empty:
         return None
     where = {"metric": metric, "perturbation_id": perturbation, "system_id": system}
     position = first_row(frame, where)
-    return None if position is None else frame.iloc[position]
+    if position is None:
+        return None
+    return {column: frame[column].iat[position] for column in frame.columns}
 
 
 def separation_flag(
@@ -62,14 +68,12 @@ def separation_flag(
     frame = data.separation
     if frame.empty:
         return ""
-    match = frame[
-        (frame["metric"] == metric)
-        & (frame["perturbation_id"] == perturbation)
-        & (frame["outcome"] == outcome)
-    ]
-    if match.empty or pd.isna(match["separates_systems"].iloc[0]):
+    position = first_row(
+        frame, {"metric": metric, "perturbation_id": perturbation, "outcome": outcome}
+    )
+    if position is None or pd.isna(frame["separates_systems"].iat[position]):
         return ""
-    if bool(match["separates_systems"].iloc[0]):
+    if bool(frame["separates_systems"].iat[position]):
         return ""
     where = {
         "run_id": data.run_id,
@@ -78,7 +82,8 @@ def separation_flag(
         "outcome": outcome,
     }
     reason = (
-        text_html(match["separation_reason"].iloc[0]) or "does not separate systems on this study"
+        text_html(frame["separation_reason"].iat[position])
+        or "does not separate systems on this study"
     )
     # the flag is the same on every system's row: max over them is that one value
     marks = provenance("robustness_scores", "separates_systems", where, 0.0, agg="max")
@@ -194,16 +199,16 @@ def rating_tables_section(data: ReportData) -> str:
             f"shaky (fewer than {SHAKY_SHARE:.0%} of resamples at the published rating); "
             "each is marked ⚠ in its cell" + ".</p>"
         )
+    blocks = row_groups(ratings, ("metric", "perturbation_id"))
     for family, metrics in (("Robustness", ROBUSTNESS_METRICS), ("Accuracy", ACCURACY_METRICS)):
         rows = []
         robust = family == "Robustness"
         for metric in metrics:
-            subset = ratings[ratings["metric"] == metric]
-            for perturbation in sorted(set(subset["perturbation_id"])):
-                block = subset[subset["perturbation_id"] == perturbation]
+            for perturbation in sorted(p for m, p in blocks if m == metric):
+                block = blocks[metric, perturbation]
                 where = {"run_id": data.run_id, "metric": metric, "perturbation_id": perturbation}
-                by_system = {row.system_id: row for row in block.itertuples()}
-                arrow = "↑" if bool(block["higher_is_better"].iloc[0]) else "↓"
+                by_system = {row.system_id: row for row in block}
+                arrow = "↑" if bool(block[0].higher_is_better) else "↓"
                 rows.append(
                     [
                         f"{esc(METRIC_LABELS.get(metric, metric))} {arrow}",
@@ -320,19 +325,19 @@ def outcome_ratings_block(data: ReportData) -> str:
     systems = system_order(data)
     systems += sorted(set(frame["system_id"]) - set(systems))
     parts = []
-    for outcome in sorted(set(frame["outcome"])):
+    blocks = row_groups(frame, ("outcome", "metric", "perturbation_id"))
+    for outcome in sorted({o for o, _, _ in blocks}):
         rows = []
         for metric in ROBUSTNESS_METRICS:
-            subset = frame[(frame["outcome"] == outcome) & (frame["metric"] == metric)]
-            for perturbation in sorted(set(subset["perturbation_id"])):
-                block = subset[subset["perturbation_id"] == perturbation]
+            for perturbation in sorted(p for o, m, p in blocks if (o, m) == (outcome, metric)):
+                block = blocks[outcome, metric, perturbation]
                 where = {
                     "run_id": data.run_id,
                     "metric": metric,
                     "perturbation_id": perturbation,
                     "outcome": outcome,
                 }
-                by_system = {row.system_id: row for row in block.itertuples()}
+                by_system = {row.system_id: row for row in block}
                 cells = []
                 for system in systems:
                     row = by_system.get(system)

@@ -17,10 +17,12 @@ from tsrate.robustness.report.data import (
     ReportData,
 )
 from tsrate.robustness.report.numbers import (
+    first_row,
     format_number,
     is_shaky,
     num,
     perturbation_order,
+    row_groups,
     source_note,
     system_order,
     table_html,
@@ -341,19 +343,19 @@ def summary_section(data: ReportData) -> str:
         sorted(set(per_perturbation["perturbation_id"])) if not per_perturbation.empty else []
     )
     system_rows, perturbation_rows = [], []
+    systems_of = row_groups(summary, ("metric",))
+    perturbations_of = row_groups(per_perturbation, ("metric",))
     for metric in (*ROBUSTNESS_METRICS, *ACCURACY_METRICS):
-        by_system = summary[summary["metric"] == metric]
-        if by_system.empty:
+        by_system = systems_of.get((metric,), [])
+        if not by_system:
             continue
-        higher = bool(by_system["higher_is_better"].iloc[0])
+        higher = bool(by_system[0].higher_is_better)
         label = esc(METRIC_LABELS.get(metric, metric)) + (" ↑" if higher else " ↓")
         run = {"run_id": data.run_id, "metric": metric}
 
-        def cells(frame, key, names, mart, run=run, higher=higher):
+        def cells(rows, key, names, mart, run=run, higher=higher):
             values = {
-                getattr(r, key): r.avg_raw_score
-                for r in frame.itertuples()
-                if not pd.isna(r.avg_raw_score)
+                getattr(r, key): r.avg_raw_score for r in rows if not pd.isna(r.avg_raw_score)
             }
             best = (max if higher else min)(values.values()) if values else None
             out = []
@@ -366,7 +368,7 @@ def summary_section(data: ReportData) -> str:
             return out
 
         system_rows.append([label, *cells(by_system, "system_id", systems, "system_summary")])
-        by_perturbation = per_perturbation[per_perturbation["metric"] == metric]
+        by_perturbation = perturbations_of.get((metric,), [])
         perturbation_rows.append(
             [
                 label,
@@ -536,8 +538,8 @@ def overview_section(data: ReportData) -> str:
             ),
         ]
         for metric in ACCURACY_METRICS:
-            match = summary[(summary["system_id"] == system) & (summary["metric"] == metric)]
-            value = None if match.empty else match["avg_raw_score"].iloc[0]
+            position = first_row(summary, {"system_id": system, "metric": metric})
+            value = None if position is None else summary["avg_raw_score"].iat[position]
             cells.append(
                 num(
                     None if value is None or pd.isna(value) else float(value),
