@@ -182,6 +182,17 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(
     assert unit_results() == []
     assert any("unit tests not re-run" in line for line in lines), lines
 
+    # a new warehouse built into the same target folder: the key is judged once its models
+    # are built (the catalog the fixtures are typed by is then the same), so they are skipped
+    fresh = tmp_path / "fresh" / "tsrate.duckdb"
+    fresh.parent.mkdir()
+    ingest(fresh, ["AAPL", "MSFT"])
+    lines.clear()
+    forecast_and_build(fresh, study, target, select=None, on_line=lines.append)
+    assert unit_results() == []
+    assert any("unit tests not re-run" in line for line in lines), lines
+    assert any(line.startswith("built ") and " models" in line for line in lines), lines
+
     # TSRATE_ALWAYS_UNIT_TESTS=1 runs them anyway: tests/unit/test_dbt_child.py
 
     spec = project / "models" / "intermediate" / "int_windows_located.yml"
@@ -193,6 +204,10 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(
         dbt.build(run_id, warehouse, lines.append, None, target)
     assert any("int_windows_located_mase_scale" in line for line in lines), lines
     assert not (target / UNIT_TEST_PASS).exists()
+    # they ran after the models (a second dbt invocation), and the build's results hold both
+    assert len(unit_results()) >= 10
+    results = json.loads((target / BUILD_RESULTS).read_text())["results"]
+    assert any(r["unique_id"] == "model.tsrate.window_errors" for r in results)
 
 
 def test_a_child_started_ahead_is_kept_when_asked_again_and_stopped_when_discarded(tmp_path):

@@ -182,8 +182,9 @@ def _selection(select: str | None, exclude: list[str]) -> list[str]:
     return args
 
 
-def _summarise_build(result) -> tuple[int, float]:  # noqa: ANN001 - dbt RunExecutionResult
-    """Print one line of counts and the failures by name; return (failures, Python seconds)."""
+def _summarise_build(result, verb: str = "built") -> tuple[int, float]:  # noqa: ANN001
+    """Print one line of counts (``verb``: what was done) and the failures by name; return
+    (failures, Python seconds) of a dbt RunExecutionResult."""
     counts: dict[str, int] = {}
     failed = []
     python_seconds = 0.0
@@ -201,10 +202,11 @@ def _summarise_build(result) -> tuple[int, float]:  # noqa: ANN001 - dbt RunExec
             python_seconds += item.execution_time or 0.0
     for line in failed:
         _say(line)
+    python = f"; Python models' own time {python_seconds:.1f}s" if verb == "built" else ""
     _say(
-        "built "
+        f"{verb} "
         + ", ".join(f"{n} {kind}s" for kind, n in sorted(counts.items()))
-        + f" ({len(failed)} failed; Python models' own time {python_seconds:.1f}s)"
+        + f" ({len(failed)} failed{python})"
     )
     return len(failed), python_seconds
 
@@ -452,11 +454,12 @@ def tsrate_build(argv: list[str]) -> int:
             result = runner.invoke(["build", *selection, *common])
             return 0 if _summarise_build(result.result)[0] == 0 and result.success else 1
         step = time.perf_counter()
-        # a full build skips the unit tests when nothing their outcome depends on changed
-        # since they last passed here (partial builds and TSRATE_ALWAYS_UNIT_TESTS run them)
+        # a full build runs its unit tests only when something their outcome depends on
+        # changed since they last passed here, judged once the models are built (the
+        # catalog they type their fixtures by is then this build's); partial builds and
+        # TSRATE_ALWAYS_UNIT_TESTS run them with the models, as dbt's build does
         keyed = unit_tests_keyed(options.select, os.environ)
-        skip_units = keyed and _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
-        excluded = ["resource_type:test", *(["resource_type:unit_test"] if skip_units else [])]
+        excluded = ["resource_type:test", *(["resource_type:unit_test"] if keyed else [])]
         # --no-write-json: the artifacts are written below, beside the data tests (about
         # 0.7 s of dbt's own Python, which had run after the last model)
         built = runner.invoke(
@@ -467,21 +470,39 @@ def tsrate_build(argv: list[str]) -> int:
             _say(f"dbt build failed: {built.exception}")
             return 2
         failed, _ = _summarise_build(built.result)
-        if skip_units:
-            _say(
-                f"{len(manifest.unit_tests)} unit tests not re-run: they passed here with the "
-                "same models, fixtures, macros, column types and versions "
-                f"({ALWAYS_UNIT_TESTS}=1 runs them)"
-            )
+        result, ok = built.result, built.success  # the models' (and unit tests') outcome
+        skip_units = False
+        if keyed and not failed and ok:
+            _close_dbt_connection()  # the key reads the catalog the models left
+            skip_units = _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
+            if skip_units:
+                _say(
+                    f"{len(manifest.unit_tests)} unit tests not re-run: they passed here with "
+                    "the same models, fixtures, macros, column types and versions "
+                    f"({ALWAYS_UNIT_TESTS}=1 runs them)"
+                )
+            else:
+                # dbt's build runs a unit test only beside its selected model: `test` runs
+                # them alone
+                units = runner.invoke(
+                    ["test", "--select", "test_type:unit",
+                     *_selection(None, options.exclude), "--no-write-json", *common]
+                )  # fmt: skip
+                if units.result is None:
+                    _say(f"dbt unit tests failed to run: {units.exception}")
+                    return 2
+                failed, _ = _summarise_build(units.result, "after the models, ran")
+                result.results.extend(units.result.results)  # one run_results.json
+                ok = units.success
         _say(f"models, seeds and unit tests in {time.perf_counter() - step:.1f}s")
         passed_file = _target_path() / UNIT_TEST_PASS
-        if failed or not built.success:
-            _write_artifacts(manifest, built.result)
+        if failed or not ok:
+            _write_artifacts(manifest, result)
             passed_file.unlink(missing_ok=True)
             return 1
         written = tests is None
         if written:  # now: the tests' compile below reads and compiles the manifest's tests
-            _write_artifacts(manifest, built.result)
+            _write_artifacts(manifest, result)
             step = time.perf_counter()
             tests = _compile_tests(runner, manifest, wanted, selection, common, cache)
             if tests is None:
@@ -498,7 +519,7 @@ def tsrate_build(argv: list[str]) -> int:
     errors: list[BaseException] = []
     after = threading.Thread(
         target=_after_build,
-        args=(manifest, None if written else built.result, keyed and not skip_units, errors),
+        args=(manifest, None if written else result, keyed and not skip_units, errors),
         name="dbt-after-build",
     )
     after.start()
