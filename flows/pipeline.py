@@ -11,7 +11,10 @@ Run it alone with ``python flows/pipeline.py``.
 
 from __future__ import annotations
 
+import concurrent.futures
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from prefect import flow, task
@@ -25,11 +28,16 @@ from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import warehouse_writer
 from tsrate.platform.orchestration import call as _call
 from tsrate.platform.progress import phase, run_logger
-from tsrate.platform.publish import publish
+from tsrate.platform.publish import publish, published_path
 from tsrate.platform.warehouse import close_interrupted_runs, connect, set_run_status
 from tsrate.robustness.forecast.distributed import dask_task_runner, resolve_dask_address
 from tsrate.robustness.forecast.execute import finish_run, new_run_id
-from tsrate.robustness.report.render import write_report
+from tsrate.robustness.report.render import (
+    default_report_path,
+    render_report,
+    write_rendered,
+    write_report,
+)
 from tsrate.robustness.study import flow_study
 
 
@@ -183,12 +191,19 @@ def _run_steps(
                 finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
     with phase("publish", logger.info):
-        published = _call(publish_task, warehouse, run_id)
+        # the report (it needs every rating mart) is rendered beside the Parquet export
+        published = _call(publish_task, warehouse, run_id, report=select is None)
+    rendered = _RENDERED.pop(run_id, None)
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
-    if select is None:  # the report needs every rating mart
+    if select is None:
         with phase("report", logger.info):
-            logger.info("report written to %s", write_report(Path(published)).path)
+            path = (
+                rendered.write(Path(published))
+                if rendered is not None
+                else write_report(Path(published)).path
+            )
+            logger.info("report written to %s", path)
     else:
         logger.info("partial build (--select %s): no report written", select)
     logger.info(
@@ -200,6 +215,34 @@ def _run_steps(
     return run_id
 
 
+class _ReportBeside:
+    """The run's report, rendered in a thread from the new snapshot (read-only) while its
+    Parquet files are written and the data tests finish; written once the run succeeded.
+    A rendering error is raised where the report is written, as a serial render's was."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # the snapshot's file name, as the page shows it
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def start(self, staging: Path) -> Callable[[], None]:
+        def render() -> None:
+            try:
+                self.future.set_result(render_report(staging, self.name))
+            except BaseException as exc:  # noqa: BLE001 - raised by write()
+                self.future.set_exception(exc)
+
+        threading.Thread(target=render, name="tsrate-report", daemon=True).start()
+        return lambda: concurrent.futures.wait([self.future])
+
+    def write(self, snapshot: Path) -> Path:
+        run_id, report = self.future.result()
+        return write_rendered(run_id, report, default_report_path(snapshot)).path
+
+
+#: reports rendered beside their run's publication (publish_task), by run id
+_RENDERED: dict[str, _ReportBeside] = {}
+
+
 class _BuildFailed(Exception):
     """The build's data tests failed while the marts were being copied."""
 
@@ -209,13 +252,15 @@ class _BuildFailed(Exception):
 
 
 @task(cache_policy=NO_CACHE)  # writes files and the warehouse: never cached
-def publish_task(warehouse: str, run_id: str) -> str:
+def publish_task(warehouse: str, run_id: str, report: bool = False) -> str:
     """Copy marts and seeds into the read-only snapshot and Parquet, swapped in atomically.
 
     When the build released the warehouse before its data tests
     (:func:`tsrate.platform.dbt_runner.build` with ``release_early``), the copy runs beside
     them and their verdict is awaited before the run's status is written and anything is
     swapped in: failing tests mark the run ``build_failed`` and publish nothing.
+    ``report``: render the run's report from the new snapshot beside the Parquet export
+    (the pipeline writes it once the run has succeeded).
     """
     logger = run_logger()
     started = time.perf_counter()
@@ -233,7 +278,15 @@ def publish_task(warehouse: str, run_id: str) -> str:
     if not pending:
         tests_passed()
     try:
-        result = publish(Path(warehouse), run_id, before_swap=tests_passed if pending else None)
+        beside = _ReportBeside(published_path(Path(warehouse)).name) if report else None
+        result = publish(
+            Path(warehouse),
+            run_id,
+            before_swap=tests_passed if pending else None,
+            beside=beside.start if beside is not None else None,
+        )
+        if beside is not None:
+            _RENDERED[run_id] = beside
     except _BuildFailed as failed:
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(failed.error)[-2000:])

@@ -51,6 +51,17 @@ def test_pipeline_flow_runs_end_to_end_and_releases_the_file(
         snapshot, "select comment from duckdb_tables() where table_name = 'window_errors'"
     )
     assert "One row per system, ticker, window and perturbation" in comment["comment"][0]
+    # the report was rendered beside the Parquet export, from the new file before its
+    # rename: the same page as a render of the published snapshot (to the minute shown)
+    import re
+
+    from tsrate.robustness.report.render import write_report
+
+    page = (tmp_path / "published" / "report.html").read_text()
+    assert "snapshot <code>tsrate.duckdb</code>" in page and ".partial</code>" not in page
+    again = write_report(snapshot, tmp_path / "again" / "report.html").path.read_text()
+    stamp = re.compile(r"generated \S+ \S+ UTC")
+    assert stamp.sub("generated", page) == stamp.sub("generated", again)
 
     # unknown system: a clear error, and the failed run does not replace the marts
     with pytest.raises(Exception, match="unknown system 'nope'"):
@@ -95,3 +106,39 @@ def test_publish_swaps_atomically_under_an_open_reader(tmp_path, dbt_target):
     history = read(snapshot, "select run_id from published_runs order by published_at")
     assert history["run_id"].tolist() == [first, second]
     assert not list(snapshot.parent.glob("*.partial"))
+
+    # beside: a reader of the new file (the run's report) gets it complete and read-only
+    # before the Parquet export, and is waited for before the file is renamed; a failing
+    # before_swap (the run's data tests) leaves the previous publication and no leftovers
+    events: list[str] = []
+
+    def beside(staging):
+        events.append(f"beside {staging.name}")
+        con = duckdb.connect(str(staging), read_only=True)  # beside the export's own
+        try:
+            runs = con.execute("select run_id from published_runs order by published_at")
+            events.append(f"runs {[row[0] for row in runs.fetchall()]}")
+        finally:
+            con.close()
+        return lambda: events.append("waited")
+
+    def tests_failed():
+        events.append("before_swap")
+        raise RuntimeError("data tests failed")
+
+    third = forecast_and_build(warehouse, study_two, dbt_target)
+    with pytest.raises(RuntimeError, match="data tests failed"):
+        publish(warehouse, third, before_swap=tests_failed, beside=beside)
+    assert events == [
+        f"beside .{snapshot.name}.{third}.partial",
+        f"runs {[first, second, third]}",
+        "waited",
+        "before_swap",
+    ]
+    assert read(snapshot, "select run_id from published_runs")["run_id"].tolist() == [
+        first,
+        second,
+    ]
+    assert not list(snapshot.parent.glob(".*.partial"))
+    assert not (snapshot.parent / "parquet-runs" / third).exists()
+    assert (snapshot.parent / "parquet").resolve().name == second

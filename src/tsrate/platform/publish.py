@@ -97,6 +97,7 @@ def publish(
     target: Path | None = None,
     parquet: bool = True,
     before_swap: Callable[[], None] | None = None,
+    beside: Callable[[Path], Callable[[], None]] | None = None,
 ) -> PublishResult:
     """Copy marts and seeds of the live ``warehouse`` into a snapshot swapped in atomically.
 
@@ -104,6 +105,10 @@ def publish(
     ``before_swap`` is called once everything is written and nothing swapped in yet (the
     warehouse is no longer read): when it raises, what was written is removed and the
     previous snapshot stays (``tsrate run`` waits there for the build's data tests).
+    ``beside`` is called with the new snapshot's temporary path once its tables are written
+    (it may read the file, read-only, e.g. to render the report while the Parquet files are
+    written); the function it returns is called when the file is about to be renamed, and
+    must return once nothing reads it any more.
     """
     warehouse = Path(warehouse)
     target = Path(target or published_path(warehouse))
@@ -113,6 +118,7 @@ def publish(
     versions = target.parent / PARQUET_VERSIONS
     version = versions / run_id
     parquet_staging = versions / f".{run_id}.partial"
+    done_beside: Callable[[], None] | None = None
     try:
         con = duckdb.connect(str(staging), config=snapshot_settings())
     except duckdb.InvalidInputException as exc:
@@ -149,23 +155,31 @@ def publish(
             "(relative to the snapshot folder; null: not exported).'"
         )
         con.execute("checkpoint")
+        if beside is not None:  # read-only from here on, as the reader beside us
+            con.close()
+            con = duckdb.connect(str(staging), read_only=True)
+            done_beside = beside(staging)
         if parquet:
             shutil.rmtree(version, ignore_errors=True)  # a half-swapped earlier try of this run
             write_parquet(con, parquet_staging)
             os.replace(parquet_staging, version)
     except BaseException:
         con.close()
+        if done_beside is not None:
+            done_beside()
         staging.unlink(missing_ok=True)
         shutil.rmtree(parquet_staging, ignore_errors=True)
         raise
     con.close()
-    if before_swap is not None:
-        try:
+    try:
+        if done_beside is not None:
+            done_beside()
+        if before_swap is not None:
             before_swap()
-        except BaseException:
-            staging.unlink(missing_ok=True)
-            shutil.rmtree(version, ignore_errors=True)
-            raise
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        shutil.rmtree(version, ignore_errors=True)
+        raise
     pause_point("publish")  # test hook: everything written, nothing swapped in yet
     if parquet:
         _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / run_id, run_id)

@@ -22,6 +22,7 @@ row with ``mart``/``column``/``where``/``value``; the integration test re-reads 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -156,15 +157,21 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
     return Report(html, charts)
 
 
-def write_report(snapshot: Path, output: Path | None = None) -> ReportResult:
-    """Build the report from ``snapshot`` and write it (and the chart specs) atomically.
-
-    The HTML is written to a temporary file and renamed over ``output``, so a reader
-    never sees half a report; chart specs go to ``<output stem>-charts/<name>.vl.json``
-    (open one in any Vega-Lite editor)."""
-    output = Path(output or default_report_path(snapshot))
+def render_report(snapshot: Path, name: str | None = None) -> tuple[str, Report]:
+    """Read ``snapshot`` and build the report in memory: (run id, report). ``name``: the
+    snapshot's file name as the page shows it (default: ``snapshot``'s own; ``tsrate run``
+    renders from the new snapshot before it is renamed into place)."""
     data = load_report_data(snapshot)
-    report = build_report(data)
+    if name is not None:
+        data = dataclasses.replace(data, snapshot_name=name)
+    return data.run_id, build_report(data)
+
+
+def write_rendered(run_id: str, report: Report, output: Path) -> ReportResult:
+    """Write a built report (and its chart specs) atomically: the HTML to a temporary file
+    renamed over ``output``, so a reader never sees half a report; chart specs to
+    ``<output stem>-charts/<name>.vl.json`` (open one in any Vega-Lite editor)."""
+    output = Path(output)
     charts_dir = output.with_name(f"{output.stem}-charts")
     charts_dir.mkdir(parents=True, exist_ok=True)
     names = {f"{name}.vl.json" for name in report.charts}
@@ -174,4 +181,11 @@ def write_report(snapshot: Path, output: Path | None = None) -> ReportResult:
     for name, spec in report.charts.items():
         write_page(charts_dir / f"{name}.vl.json", json.dumps(spec, indent=1, default=str))
     write_page(output, report.html)
-    return ReportResult(output, charts_dir, data.run_id, len(report.charts))
+    return ReportResult(output, charts_dir, run_id, len(report.charts))
+
+
+def write_report(snapshot: Path, output: Path | None = None) -> ReportResult:
+    """Build the report from ``snapshot`` and write it (and the chart specs) atomically
+    (:func:`write_rendered`), to ``output`` (default: ``report.html`` beside the snapshot)."""
+    output = Path(output or default_report_path(snapshot))
+    return write_rendered(*render_report(snapshot), output)
