@@ -24,11 +24,13 @@ serve it). Each body imports what it needs when it runs, so ``tsrate --help`` an
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import logging
 import os
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Iterator
 
@@ -550,5 +552,25 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
+def entry() -> None:
+    """The ``tsrate`` command: :func:`main`, then a quick exit. What a normal exit does
+    first still runs (threads joined, atexit handlers: logging flushed, Prefect's
+    services stopped; stdout and stderr flushed); only the interpreter's teardown of
+    every imported module is skipped, about 0.5 s after a command that imported Prefect,
+    pandas and DuckDB (measured: 0.59 s on a 2-core box). In-process callers (tests)
+    call :func:`main` and get its exit status."""
+    code = main()  # argparse's SystemExit (usage errors, --help) leaves the normal way
+    threading_shutdown = getattr(threading, "_shutdown", None)
+    if threading_shutdown is not None:
+        threading_shutdown()  # what the interpreter does first: join non-daemon threads
+    atexit._run_exitfuncs()  # logging.shutdown among them
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader went away, or closed
+            pass
+    os._exit(code if isinstance(code, int) else int(code is not None))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -82,3 +82,39 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     code = process.wait(timeout=60)
     assert stderr == ""
     assert code == 141  # 128 + SIGPIPE, as a Unix tool killed by the closed pipe
+
+
+def test_the_command_exits_without_the_interpreter_teardown_but_after_every_flush(tmp_path):
+    """The ``tsrate`` script is :func:`tsrate.cli.entry`: main's status, piped output
+    flushed, non-daemon threads joined and atexit handlers run (logging, Prefect), then
+    ``os._exit`` instead of the interpreter's module teardown (about 0.5 s)."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "tsrate"]
+    assert script.value == "tsrate.cli:entry"
+    duckdb.connect(str(tmp_path / "w.duckdb")).close()  # an (empty) live warehouse to query
+    child = (
+        "import atexit, sys, threading, time\n"
+        "from tsrate.cli import entry\n"
+        "atexit.register(lambda: print('atexit handler ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.5), print('thread finished'))).start()\n"
+        "sys.argv = ['tsrate', *sys.argv[1:]]\n"
+        "entry()\n"
+    )
+    run = lambda *argv: subprocess.run(  # noqa: E731 - a local shorthand
+        [sys.executable, "-c", child, *argv],
+        env=dict(os.environ, PYTHONPATH=PYTHONPATH, TSRATE_WAREHOUSE=str(tmp_path / "w.duckdb")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    ok = run("query", "select 7 as seven", "--live", "--format", "csv")
+    assert ok.returncode == 0, ok.stderr
+    lines = ok.stdout.splitlines()  # the thread's line may come before the query's
+    assert [line for line in lines if "thread" not in line] == ["seven", "7", "atexit handler ran"]
+    assert "thread finished" in lines
+    failed = run("query", "select * from no_such_table", "--live")
+    assert failed.returncode == 2
+    assert failed.stderr.strip().splitlines()[-1].startswith("tsrate: error: ")
+    assert sorted(failed.stdout.splitlines()) == ["atexit handler ran", "thread finished"]
+    assert failed.stdout.splitlines()[-1] == "atexit handler ran"
