@@ -6,8 +6,12 @@ time, the peak resident memory of the largest process (the children's max RSS), 
 phase's time (the ``<phase>: done in`` lines), and the overhead above the model compute:
 
 * model compute = forecast CPU-seconds of every system / forecast workers (the floor of
-  the forecast phase on this many cores) + the dbt Python models' own time;
-* overhead = wall - model compute (Python start, ingest, dbt's own cost, publish, report).
+  the forecast phase on this many cores) + the dbt Python models' own time. The forecast
+  CPU-seconds are measured in the workers around each system's forecasts alone (since
+  session 16: before, the wall time, including each worker's first imports and weight
+  loading and any time another process held the core);
+* overhead = wall - model compute (Python start, ingest, workers' setup, dbt's own cost,
+  publish, report).
 
 After the repeats, on the last warehouse: a rerun (every forecast stored: reused) and a
 `tsrate build`, and their ratio; and how long a misspelled system and an empty query take
@@ -80,12 +84,28 @@ def phases(output: str) -> dict[str, float]:
     }
 
 
+def _bracket(line: str, label: str) -> float:
+    """Sum of the ``<system> <seconds>s`` items in the ``label [ ... ]`` part of ``line``."""
+    match = re.search(re.escape(label) + r" \[([^\]]*)\]", line)
+    return (
+        sum(float(s) for s in re.findall(r" ([\d.]+)s\b", " " + match.group(1))) if match else 0.0
+    )
+
+
 def model_compute(output: str) -> tuple[float, float]:
-    """(forecast CPU-s / workers, Python models' own seconds) from the run's log."""
+    """(forecast CPU-s / workers, Python models' own seconds) from the run's log. The
+    forecasts' CPU seconds leave out each worker's one-time setup (imports, weights) and
+    time lost to other processes on the cores: both are overhead."""
     line = next((ln for ln in output.splitlines() if " forecast: " in ln and "[" in ln), "")
-    cpu = sum(float(s) for s in re.findall(r" ([\d.]+)s(?=[,\]])", line.split("[", 1)[-1]))
+    cpu = _bracket(line, "forecast CPU")
     python = re.search(r"Python models' own time ([\d.]+)s", output)
     return cpu / (os.cpu_count() or 1), float(python.group(1)) if python else 0.0
+
+
+def worker_setup(output: str) -> float:
+    """The workers' one-time setup seconds (summed over workers) from the run's log."""
+    line = next((ln for ln in output.splitlines() if " forecast: " in ln and "[" in ln), "")
+    return _bracket(line, "worker setup")
 
 
 def timed_run(workdir: Path, target: Path, extra: tuple[str, ...] = ()) -> dict[str, float]:
@@ -94,7 +114,12 @@ def timed_run(workdir: Path, target: Path, extra: tuple[str, ...] = ()) -> dict[
     wall, output = tsrate(workdir, "run", *extra, target=target)
     forecast_floor, python_s = model_compute(output)
     compute = forecast_floor + python_s
-    return {"wall": wall, "compute": compute, "overhead": (wall - compute) / compute}
+    return {
+        "wall": wall,
+        "compute": compute,
+        "overhead": (wall - compute) / compute,
+        "setup": worker_setup(output),
+    }
 
 
 @contextlib.contextmanager
@@ -127,7 +152,7 @@ def loads(backgrounds: list[int], repeats: int, extra: tuple[str, ...] = ()) -> 
                     print(
                         f"background {n} (load {before} -> {after}) {kind}: {row['wall']:.1f}s "
                         f"wall, model compute {row['compute']:.1f}s, overhead "
-                        f"{row['overhead']:.0%}",
+                        f"{row['overhead']:.0%} (workers' setup {row['setup']:.1f} worker-s)",
                         flush=True,
                     )
     finally:
@@ -182,7 +207,8 @@ def main() -> None:
                 f"run {index + 1}/{repeats}: {wall:.1f}s wall (load {before} -> {load()}), "
                 f"peak RSS {peak:.0f} MiB; model compute {forecast_floor:.1f}s forecasts "
                 f"(CPU-s / {os.cpu_count()} cores) + {python_s:.1f}s Python models; "
-                f"overhead {overhead:.1f}s; phases: {steps}",
+                f"overhead {overhead:.1f}s (workers' setup {worker_setup(output):.1f} "
+                f"worker-s); phases: {steps}",
                 flush=True,
             )
         last = keep / f"run{repeats - 1}"

@@ -138,16 +138,23 @@ def forecast_flow(
                 finish_run(con, run_id, "failed", f"forecast: {exc}"[:2000])
             raise
         finish_run(con, run_id, "forecasted")
-    per_system = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(summary.per_system_seconds.items()))
+
+    def seconds(per_system: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.1f}s" for k, v in sorted(per_system.items())) or "none"
+
+    # model time (wall) per system; its CPU time; the workers' one-time setup (imports, weights)
     logger.info(
-        "run %s forecast: %d partitions (%d reused, %d computed, %d rows) in %.1fs [%s]",
+        "run %s forecast: %d partitions (%d reused, %d computed, %d rows) in %.1fs [%s]; "
+        "forecast CPU [%s]; worker setup [%s]",
         run_id,
         summary.partitions,
         summary.reused,
         summary.computed,
         summary.forecast_rows,
         summary.seconds,
-        per_system or "nothing computed",
+        seconds(summary.per_system_seconds) if summary.computed else "nothing computed",
+        seconds(summary.per_system_cpu_seconds),
+        seconds(summary.per_system_setup_seconds),
     )
     for line in summary.describe_problems():  # skipped systems, windows without a forecast
         logger.warning("run %s: %s", run_id, line)

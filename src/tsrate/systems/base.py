@@ -57,6 +57,9 @@ class ForecastSystem(Protocol):
 
     # Optional: ``predict_quantiles(batch) -> QuantileForecasts`` for a system that gives a
     # predictive distribution; the forecasting loop then stores its quantiles too.
+    # Optional: ``warm_up()``: import libraries and load weights, once per worker before its
+    # first forecast, so that the forecasts' time is forecasting alone (the setup is
+    # reported apart). Leave it out where loading may not be needed (a reply cache).
 
 
 class ForecastOutputError(TsrateError):

@@ -209,6 +209,11 @@ class ChronosSystem:
             f"{self.model_name} from {directory} on {where}, median of {self.num_samples} samples",
         )
 
+    def warm_up(self) -> None:
+        """Import chronos and load the checkpoint once per worker, apart from the timed
+        forecasts."""
+        self.pipeline  # noqa: B018 - loads on first access
+
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         return self.predict_quantiles(batch).point
 

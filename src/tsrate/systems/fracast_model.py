@@ -163,6 +163,14 @@ class FracastSystem:
             f"on {device} (torch {torch_version})",
         )
 
+    def warm_up(self) -> None:
+        """Import torch and fracast and load the weights (with the prefix encoder, build it)
+        once per worker, apart from the timed forecasts."""
+        if self.encoder == "prefix":
+            self.fast_model  # noqa: B018 - builds the model on first access
+        else:
+            self.model  # noqa: B018
+
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         return self.predict_quantiles(batch).point
 
@@ -201,7 +209,7 @@ class FracastSystem:
     @property
     def model(self):  # noqa: ANN201 - fracast.FracastModel, imported lazily
         if self._model is None:
-            from fracast import FracastModel
+            FracastModel = import_fracast().FracastModel  # noqa: N806 - the class
 
             model = FracastModel.from_pretrained(weights=self.weights, device=self.device)
             model.core.eval()
@@ -215,6 +223,7 @@ class FracastSystem:
         if self._fast_model is None:
             import copy
 
+            import_fracast()  # before fracast_prefix imports fracast's modules
             from tsrate.systems.fracast_prefix import PrefixCachedCore, UnsupportedModel
 
             fast = copy.copy(self.model)
@@ -265,6 +274,36 @@ def create(study, companies) -> FracastSystem:  # noqa: ANN001 - registry signat
         device=os.environ.get("TSRATE_FRACAST_DEVICE") or None,
         encoder=os.environ.get("TSRATE_FRACAST_ENCODER") or "auto",
     )
+
+
+def _keep_function(fn=None, recursive=True, *, reason=None):  # noqa: ANN001, ANN202
+    """``torch.compiler.disable``'s signature, returning the function unchanged."""
+    return (lambda function: function) if fn is None else fn
+
+
+def import_fracast():  # noqa: ANN201 - the fracast module
+    """``import fracast`` without importing ``torch._dynamo`` (about 2 s of each worker's
+    start here, as much as torch itself). fracast marks one function (its period
+    detection) with ``torch.compiler.disable()``, and that decorator imports dynamo to wrap
+    it. tsrate never compiles fracast's model, so while fracast's modules load the mark
+    is kept as a no-op: the function runs exactly as it would unwrapped (the forecasts are
+    the same bits, see tests/unit/test_fracast.py). A process that imported dynamo already
+    (or fracast) imports as usual."""
+    import sys
+
+    if "fracast" in sys.modules or "torch._dynamo" in sys.modules:
+        import fracast
+
+        return fracast
+    import torch.compiler
+
+    original = torch.compiler.disable
+    torch.compiler.disable = _keep_function
+    try:
+        import fracast
+    finally:
+        torch.compiler.disable = original
+    return fracast
 
 
 def _fracast_version() -> str | None:

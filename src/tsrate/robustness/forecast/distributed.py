@@ -196,5 +196,5 @@ def forecast_partition_file(
     path = partition_file(folder, partition.input_key)
     if reuse_file and path.exists():
         return str(path)
-    forecasts, seconds = forecast_partition(study_json, companies, partition.system_id, batch)
+    forecasts, seconds, _, _ = forecast_partition(study_json, companies, partition.system_id, batch)
     return str(write_partition_file(folder, partition, batch.window_end_dates, forecasts, seconds))

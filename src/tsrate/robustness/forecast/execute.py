@@ -69,7 +69,13 @@ class RunSummary:
     computed: int = 0
     forecast_rows: int = 0
     seconds: float = 0.0
+    #: wall seconds of each system's forecasts (summed over partitions; without setup)
     per_system_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: the same forecasts' CPU seconds in the workers (the floor on this many cores)
+    per_system_cpu_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: one-time setup in the workers: building each system, importing its libraries and
+    #: loading its weights, summed over the workers that did it
+    per_system_setup_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     #: systems the study names that cannot run here: system_id -> reason (raw.run_skipped_systems)
     skipped_systems: dict[str, str] = dataclasses.field(default_factory=dict)
     #: windows without a forecast (raw.forecast_failures) per system, in computed and reused
@@ -160,19 +166,34 @@ def _llm_cache_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def forecast_partition(
     study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch
 ):
-    """Worker entry point: build (once per process) the system and forecast one batch."""
+    """Worker entry point: build (once per process) the system and forecast one batch.
+
+    Returns ``(forecasts, seconds, cpu_seconds, setup_seconds)``: the forecasts' wall and
+    CPU seconds (this process, every thread), and the seconds this call spent building and
+    warming up the system first (imports, weights: ``warm_up()``; 0 once it is built), so
+    that a run's model time is the forecasting alone and its one-time setup is reported
+    apart (:class:`RunSummary`).
+    """
     study = Study.from_json(study_json)
     cache_key = f"{system_id}|{study_json}"
+    setup = 0.0
     if cache_key not in _WORKER_SYSTEMS:
+        began = time.perf_counter()
         _WORKER_SYSTEMS.clear()
-        _WORKER_SYSTEMS[cache_key] = resolve_systems(
-            dataclasses.replace(study, systems=(system_id,)), companies
-        )[system_id][0]
+        built = resolve_systems(dataclasses.replace(study, systems=(system_id,)), companies)[
+            system_id
+        ][0]
+        warm_up = getattr(built, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
+        _WORKER_SYSTEMS[cache_key] = built
+        setup = time.perf_counter() - began
     system = _WORKER_SYSTEMS[cache_key]
     predict_quantiles = getattr(system, "predict_quantiles", None)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     output = predict_quantiles(batch) if predict_quantiles is not None else system.predict(batch)
     seconds = time.perf_counter() - started
+    cpu_seconds = time.process_time() - cpu_started
     quantiles = None
     if isinstance(output, QuantileForecasts):
         quantiles = check_quantiles(system_id, batch, output.quantiles)
@@ -182,8 +203,8 @@ def forecast_partition(
     else:
         checked = check_forecasts(system_id, batch, output)
     if quantiles is not None:
-        return QuantileForecasts(checked, quantiles), seconds
-    return checked, seconds
+        checked = QuantileForecasts(checked, quantiles)
+    return checked, seconds, cpu_seconds, setup
 
 
 def start_run(
@@ -499,9 +520,17 @@ def _run_forecasts(
             summary.computed += 1
             if summary.computed == 1:
                 pause_point("inference")  # test hook: one partition stored, the rest not yet
-            summary.per_system_seconds[partition.system_id] = (
-                summary.per_system_seconds.get(partition.system_id, 0.0) + seconds
+            system_id = partition.system_id
+            summary.per_system_seconds[system_id] = (
+                summary.per_system_seconds.get(system_id, 0.0) + seconds
             )
+            summary.per_system_cpu_seconds[system_id] = summary.per_system_cpu_seconds.get(
+                system_id, 0.0
+            ) + (seconds if entry.cpu_seconds is None else entry.cpu_seconds)
+            if entry.setup_seconds:
+                summary.per_system_setup_seconds[system_id] = (
+                    summary.per_system_setup_seconds.get(system_id, 0.0) + entry.setup_seconds
+                )
             progress_bar.update(
                 partition.system_id,
                 f"{partition.system_id} {partition.ticker} {partition.perturbation_id}: "
@@ -511,17 +540,25 @@ def _run_forecasts(
             batches.release(partition)
         pending.clear()
 
-    def record(partition: Partition, result: tuple[np.ndarray, float], now: bool = True) -> None:
-        """Keep one computed partition; store it at once (``now``), else with what finishes
-        beside it (the caller stores the rest when no other result is waiting)."""
-        forecasts_array, seconds = result
+    def record(partition: Partition, result: tuple, now: bool = True) -> None:
+        """Keep one computed partition (``result``: :func:`forecast_partition`'s, or a
+        partition file's ``(forecasts, seconds)``); store it at once (``now``), else with
+        what finishes beside it (the caller stores the rest when no other result is waiting)."""
+        forecasts_array, seconds, *timing = result
+        cpu_seconds, setup_seconds = (timing[0], timing[1]) if timing else (None, 0.0)
         # a forced recompute appends a new partition beside the old one (raw is append-only)
         key = partition.input_key
         if key in finished:
             key = f"{key}-{run_id}"
         pending.append(
             FinishedPartition(
-                partition, key, batches[partition].window_end_dates, forecasts_array, seconds
+                partition,
+                key,
+                batches[partition].window_end_dates,
+                forecasts_array,
+                seconds,
+                cpu_seconds,
+                setup_seconds,
             )
         )
         # the run's first partition alone (it shows the run is writing), then in batches

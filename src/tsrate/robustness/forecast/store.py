@@ -43,13 +43,17 @@ def quantile_frame(
 @dataclasses.dataclass(frozen=True)
 class FinishedPartition:
     """One computed partition waiting to be stored: its forecasts as the system returned them
-    (an array, or :class:`PartialForecasts` / :class:`QuantileForecasts`) and its time."""
+    (an array, or :class:`PartialForecasts` / :class:`QuantileForecasts`) and its time:
+    wall ``seconds`` (stored), ``cpu_seconds`` and the worker's one-time ``setup_seconds``
+    (reported, not stored)."""
 
     partition: Partition
     partition_key: str
     window_end_dates: np.ndarray
     forecasts: np.ndarray | PartialForecasts | QuantileForecasts
     seconds: float
+    cpu_seconds: float | None = None
+    setup_seconds: float = 0.0
 
 
 def store_partition(
