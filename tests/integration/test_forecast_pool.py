@@ -39,6 +39,8 @@ def test_a_pool_with_one_partition_in_flight_per_worker_forecasts_like_one_proce
     tmp_path, monkeypatch
 ):
     monkeypatch.setattr(forecasting, "IN_FLIGHT_PER_WORKER", 1)
+    # results held until the last one (one commit for the rest of the run): nothing is lost
+    monkeypatch.setattr(forecasting, "STORE_EVERY", 600.0)
     results = []
     for workers in (1, 2):
         path = tmp_path / f"w{workers}" / "tsrate.duckdb"

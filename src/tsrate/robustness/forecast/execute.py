@@ -6,8 +6,9 @@ determines its forecasts (system settings, window shape, perturbation spacing, t
 clean prices); a finished partition with the same key is reused by later runs, so a killed
 or repeated run does no duplicate work. Each partition lands whole in one transaction (its
 forecast rows plus its ``raw.forecast_partitions`` record), so a partition is either fully
-stored or absent; partitions that finish together share one transaction
-(:func:`tsrate.robustness.forecast.store.store_partitions`), the first of a run alone.
+stored or absent; partitions that finish within :data:`STORE_EVERY` of each other share one
+transaction (:func:`tsrate.robustness.forecast.store.store_partitions`), the first of a run
+alone.
 """
 
 from __future__ import annotations
@@ -315,8 +316,14 @@ PartitionExecutor = Callable[
 IN_FLIGHT_PER_WORKER = 4
 
 #: Computed partitions stored in one transaction at most (the pool path stores what has
-#: finished whenever no other result is waiting; this bounds one commit's size).
+#: finished once the oldest has waited :data:`STORE_EVERY`; this bounds one commit's size).
 MAX_PARTITIONS_PER_COMMIT = 32
+
+#: Seconds a finished partition may wait for others before the pool path stores it (with
+#: whatever else finished meanwhile): a commit costs the parent about 5 ms of CPU that the
+#: workers share, and on 2 workers results arrive one at a time. A stopped run (Ctrl-C,
+#: SIGTERM, a failed partition) still stores what finished; only a killed one loses these.
+STORE_EVERY = 1.0
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -508,6 +515,7 @@ def _run_forecasts(
     )
 
     pending: list[FinishedPartition] = []  # computed, not yet stored (the pool path)
+    store_by = [0.0]  # when the oldest pending partition is to be stored (time.monotonic)
 
     def store_pending() -> None:
         """Store what has finished, in one transaction, then count and report it."""
@@ -561,6 +569,8 @@ def _run_forecasts(
                 setup_seconds,
             )
         )
+        if len(pending) == 1:
+            store_by[0] = time.monotonic() + STORE_EVERY
         # the run's first partition alone (it shows the run is writing), then in batches
         if now or summary.computed == 0 or len(pending) >= MAX_PARTITIONS_PER_COMMIT:
             store_pending()
@@ -605,10 +615,11 @@ def _run_forecasts(
                 for _ in range(workers * IN_FLIGHT_PER_WORKER):
                     submit_next()
                 while in_flight:
-                    # with results kept, only look: store them once none is waiting
+                    # with results kept, wait until they are due (STORE_EVERY), then store
+                    # them with whatever finished meanwhile
                     done, _ = concurrent.futures.wait(
                         in_flight,
-                        timeout=0 if pending else None,
+                        timeout=max(0.0, store_by[0] - time.monotonic()) if pending else None,
                         return_when=concurrent.futures.FIRST_COMPLETED,
                     )
                     if not done:
