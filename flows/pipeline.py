@@ -32,6 +32,7 @@ from tsrate.platform.publish import publish, published_path
 from tsrate.platform.warehouse import close_interrupted_runs, connect, set_run_status
 from tsrate.robustness.forecast.distributed import dask_task_runner, resolve_dask_address
 from tsrate.robustness.forecast.execute import finish_run, new_run_id
+from tsrate.robustness.forecast.workers import start_early
 from tsrate.robustness.report.render import (
     default_report_path,
     render_report,
@@ -121,6 +122,10 @@ def _run_pipeline(
     # forecasts run; it touches no database until the build phase hands it the run id
     if rate:
         dbt.prepare_build(Path(warehouse), select)
+    # likewise the forecast workers' fork server imports their libraries (torch, statsmodels)
+    # once, meanwhile, when the run will compute its forecasts here
+    if workers != 1 and not resolve_dask_address(dask_address):
+        start_early(study.systems, warehouse, force)  # `tsrate run` started it already
     try:
         return _run_steps(
             study, source, path, force, workers, warehouse, rate, select, dask_address

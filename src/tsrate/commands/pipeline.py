@@ -43,6 +43,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
             from tsrate.platform.orchestration import run_flow
             from tsrate.robustness.forecast.distributed import resolve_dask_address
+            from tsrate.robustness.forecast.workers import start_early
+
+            # likewise the forecast workers' fork server imports torch, statsmodels and
+            # the rest once, when this run will compute its forecasts here
+            if args.workers != 1 and not resolve_dask_address(args.dask):
+                start_early(study.systems, warehouse_path(), args.force)
 
             # orchestrated when a Prefect API is configured (or TSRATE_PREFECT=always, or
             # the Dask path), in this process as a plain function otherwise

@@ -62,7 +62,12 @@ def pause_point(stage: str, freeze_children: bool = False) -> None:
     if not pause_requested(stage):
         return
     if freeze_children:
-        for pid in _child_pids():
+        # the dbt child, not the forecast workers' fork server (idle by then): a stopped
+        # server would not see the run's process end
+        from multiprocessing import forkserver
+
+        server = forkserver._forkserver._forkserver_pid
+        for pid in set(_child_pids()) - {server}:
             try:
                 os.kill(pid, signal.SIGSTOP)
             except ProcessLookupError:

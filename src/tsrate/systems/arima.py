@@ -89,8 +89,7 @@ class ArimaSystem:
     def warm_up(self) -> None:
         """Import statsmodels' state-space ARIMA and scipy's normal quantiles once per worker
         (about 1.3 s here), apart from the timed forecasts."""
-        from scipy.stats import norm  # noqa: F401
-        from statsmodels.tsa.statespace.sarimax import SARIMAX  # noqa: F401
+        worker_imports()
 
     def availability(self) -> Availability:
         try:
@@ -128,6 +127,13 @@ class ArimaSystem:
                     observed = context[~np.isnan(context)]
                     out[row] = observed[-1] if len(observed) else np.nan
         return QuantileForecasts(out, quantiles)
+
+
+def worker_imports() -> None:
+    """The libraries an ARIMA worker loads (the workers' fork server loads them once:
+    :mod:`tsrate.robustness.forecast.workers`)."""
+    from scipy.stats import norm  # noqa: F401
+    from statsmodels.tsa.statespace.sarimax import SARIMAX  # noqa: F401
 
 
 def create(study, companies) -> ArimaSystem:  # noqa: ANN001 - registry signature

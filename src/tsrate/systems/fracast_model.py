@@ -276,6 +276,15 @@ def create(study, companies) -> FracastSystem:  # noqa: ANN001 - registry signat
     )
 
 
+def worker_imports() -> None:
+    """torch, fracast (:func:`import_fracast`) and the prefix encoder: what a fracast worker
+    loads (the workers' fork server loads them once: :mod:`tsrate.robustness.forecast.workers`)."""
+    import torch  # noqa: F401
+
+    import_fracast()
+    import tsrate.systems.fracast_prefix  # noqa: F401
+
+
 def _keep_function(fn=None, recursive=True, *, reason=None):  # noqa: ANN001, ANN202
     """``torch.compiler.disable``'s signature, returning the function unchanged."""
     return (lambda function: function) if fn is None else fn

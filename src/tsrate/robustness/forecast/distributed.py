@@ -36,7 +36,7 @@ from tsrate.systems.base import ForecastBatch, QuantileForecasts
 DASK_ADDRESS = "TSRATE_DASK_ADDRESS"
 PARTITION_DIR = "TSRATE_PARTITION_DIR"
 _METADATA_KEY = b"tsrate.partition"
-#: one BLAS thread per worker process (see tsrate.robustness.forecast.execute._single_threaded_children)
+#: one BLAS thread per worker process (see tsrate.robustness.forecast.workers.single_threaded_children)
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 

@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
-import multiprocessing
 import os
 import sys
 import time
@@ -50,6 +49,11 @@ from tsrate.robustness.forecast.plan import (
     unavailable_systems,
 )
 from tsrate.robustness.forecast.store import FinishedPartition, store_partitions
+from tsrate.robustness.forecast.workers import (
+    single_threaded_children,
+    system_modules,
+    worker_context,
+)
 from tsrate.systems.base import (
     ForecastBatch,
     QuantileForecasts,
@@ -125,30 +129,10 @@ def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
 _WORKER_SYSTEMS: dict[str, object] = {}
 
 
-_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def _single_threaded_children() -> Iterator[None]:
-    """Workers inherit one BLAS thread each. With a process per core, OpenBLAS's own threads
-    oversubscribe the cores and busy-wait (measured: ARIMA fits 40x slower on 2 cores).
-    Set through the environment because each BLAS copy (numpy's, scipy's) reads it when loaded."""
-    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    os.environ.update({name: "1" for name in _THREAD_VARIABLES})
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 @contextlib.contextmanager
 def _llm_cache_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """LLM replies are cached beside the warehouse being written (``<its folder>/cache/llm``),
-    unless ``TSRATE_LLM_CACHE_DIR`` says otherwise. Set through the environment so spawned
+    unless ``TSRATE_LLM_CACHE_DIR`` says otherwise. Set through the environment so the
     workers (which build their own systems) see it too."""
     name = "TSRATE_LLM_CACHE_DIR"
     path = con.execute(
@@ -326,12 +310,23 @@ MAX_PARTITIONS_PER_COMMIT = 32
 STORE_EVERY = 1.0
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Worker initializer: be killed by the kernel when the parent dies (Linux), so a
-    SIGKILLed run leaves no forecast worker behind; exit now if the parent is gone already."""
+def init_worker(parent_pid: int, environ: dict[str, str]) -> None:
+    """Worker initializer: take the parent's environment (a worker forked from the fork
+    server has the server's, which may be older: :mod:`tsrate.robustness.forecast.workers`),
+    be killed by the kernel when the parent dies (Linux), so a SIGKILLed run leaves no
+    forecast worker behind, and exit now if the parent is gone already."""
     from tsrate.platform.dbt_child import die_with_parent as _die
+    from tsrate.robustness.forecast.workers import alive, watch_parent
 
-    _die(parent_pid)
+    os.environ.clear()
+    os.environ.update(environ)
+    if os.getppid() == parent_pid:  # spawned: the kernel kills it when the run's process dies
+        _die(parent_pid)
+    else:  # forked by the fork server, which outlives the run's process while workers live
+        _die(None)
+        watch_parent(parent_pid)
+    if not alive(parent_pid):
+        os._exit(1)
     atexit.register(_exit_without_teardown)  # registered first: runs after every other one
 
 
@@ -585,14 +580,16 @@ def _run_forecasts(
                 forecast_partition(study_json, companies, partition.system_id, batches[partition]),
             )
     elif todo:
-        context = multiprocessing.get_context("spawn")
+        # forked from a server that imported the systems' libraries once (started early by
+        # `tsrate run`), or spawned: tsrate.robustness.forecast.workers
+        context = worker_context(system_modules(p.system_id for p in todo))
         with (
-            _single_threaded_children(),
+            single_threaded_children(),
             concurrent.futures.ProcessPoolExecutor(
                 max_workers=workers,
                 mp_context=context,
-                initializer=die_with_parent,
-                initargs=(os.getpid(),),
+                initializer=init_worker,
+                initargs=(os.getpid(), dict(os.environ)),
             ) as pool,
         ):
             # a bounded number of partitions in flight: each holds its batch until stored

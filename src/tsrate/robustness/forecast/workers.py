@@ -1,0 +1,151 @@
+"""Where forecast workers come from: a fork server that imported their libraries once.
+
+A spawned worker imports tsrate, pandas and DuckDB, then each system's libraries the first
+time it forecasts (torch with fracast, scipy and statsmodels with ARIMA): about 3.4 s of CPU
+per worker here, paid again by every worker, on the same cores as the forecasts. Workers
+forked from a fork server that imported all of that once start with it loaded (shared
+pages, copy-on-write), and the server can start early: ``tsrate run`` starts it before
+the prices are ingested when it will compute forecasts (:func:`start_early`).
+
+The server imports :mod:`tsrate.robustness.forecast.worker_preload`, which imports the
+modules named in :data:`PRELOAD` (the server's environment) and calls their
+``worker_imports()``. A process keeps one server: the first pool's modules are preloaded;
+a later study's other systems are imported by the workers that need them, as before.
+
+The server's environment is the one it started with, so each worker replaces its own with
+the parent's at start (:func:`tsrate.robustness.forecast.execute.init_worker`): a setting changed after the server started
+(``TSRATE_FRACAST_DEVICE``, the LLM cache folder) reaches the worker as with spawn.
+``TSRATE_WORKER_START=spawn`` uses spawned workers (where a fork server misbehaves).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator
+
+#: The fork server's environment variable naming the modules it preloads (comma-separated).
+PRELOAD = "TSRATE_WORKER_PRELOAD"
+#: ``spawn`` or ``forkserver`` (default where the platform has it).
+START_METHOD = "TSRATE_WORKER_START"
+#: One BLAS thread per worker: a process per core, OpenBLAS's own threads oversubscribe
+#: the cores and busy-wait (measured: ARIMA fits 40x slower on 2 cores). Each BLAS copy
+#: (numpy's, scipy's) reads these when it loads, in the fork server or a spawned worker.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def single_threaded_children() -> Iterator[None]:
+    """Children started in this block get one BLAS thread each (:data:`THREAD_VARIABLES`)."""
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    os.environ.update({name: "1" for name in THREAD_VARIABLES})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def start_method() -> str:
+    wanted = os.environ.get(START_METHOD, "").strip().lower()
+    if wanted == "spawn" or "forkserver" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    return "forkserver"
+
+
+def worker_context(modules: Iterable[str] = ()) -> multiprocessing.context.BaseContext:
+    """The multiprocessing context forecast workers start from; with a fork server, it is
+    started now (if it is not running yet) with ``modules`` preloaded. Returns at once: the
+    server imports in the background and forks the first worker once it is done."""
+    if start_method() == "spawn":
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    if server._forkserver_pid is None or not alive(server._forkserver_pid):
+        names = sorted(set(modules))
+        context.set_forkserver_preload(["tsrate.robustness.forecast.worker_preload"])
+        # the server forks: no thread may run in it, and pyarrow's jemalloc starts one
+        server_only = {PRELOAD: ",".join(names), "JE_ARROW_MALLOC_CONF": "background_thread:false"}
+        saved = {name: os.environ.get(name) for name in server_only}
+        os.environ.update(server_only)
+        try:
+            with single_threaded_children():
+                forkserver.ensure_running()
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+    return context
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process
+        return True
+    return True
+
+
+def watch_parent(pid: int) -> None:
+    """Leave at once (``os._exit``) when process ``pid`` ends, from a daemon thread: a worker
+    forked by the fork server is the server's child, so the kernel's parent-death signal
+    cannot tie it to the run's process, and the server itself lives as long as any worker
+    holds its pipe. Linux: a pidfd, woken when ``pid`` exits; elsewhere: a check a second."""
+    import select
+    import threading
+
+    def wait() -> None:
+        try:
+            handle = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # no pidfd here: look every second
+            while alive(pid):
+                threading.Event().wait(1.0)
+        else:
+            select.select([handle], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait, name="tsrate-watch-parent", daemon=True).start()
+
+
+def system_modules(system_ids: Iterable[str]) -> list[str]:
+    """The implementation modules of ``system_ids`` (the systems seed), unknown ones left out."""
+    from tsrate.systems.registry import load_systems_seed
+
+    seed = load_systems_seed().set_index("system_id")["implementation"]
+    return sorted({seed[s].partition(":")[0] for s in system_ids if s in seed.index and seed[s]})
+
+
+def computes_everything(warehouse: str | os.PathLike, force: bool) -> bool:
+    """Whether a run will compute every forecast: ``force``, or no partition is stored yet
+    (a new warehouse)."""
+    if force:
+        return True
+    from tsrate.platform.warehouse import connect
+
+    with connect(warehouse) as con:
+        table = con.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'raw' and table_name = 'forecast_partitions'"
+        ).fetchone()[0]
+        return not (
+            table and con.execute("select count(*) from raw.forecast_partitions").fetchone()[0]
+        )
+
+
+def start_early(system_ids: Iterable[str], warehouse: str | os.PathLike, force: bool) -> None:
+    """When the run will compute every forecast here (:func:`computes_everything`), start
+    the fork server now, preloading these systems' libraries: it imports while the run
+    imports Prefect, ingests and plans, and the forecast workers fork from it ready. A run
+    that reuses stored forecasts starts it only if its pool needs workers."""
+    if start_method() == "forkserver" and computes_everything(warehouse, force):
+        worker_context(system_modules(system_ids))
