@@ -238,4 +238,3 @@ def test_warm_up_loads_the_model_its_forecasts_use(encoder, aapl):
     assert (system._fast_model is None) == (encoder == "full")
     system.predict(batch(aapl, windows=2))
     assert (system._fast_model if encoder == "prefix" else system._model) is loaded
-
