@@ -117,3 +117,27 @@ def test_partition_files_carry_quantiles_and_failures(tmp_path):
     np.testing.assert_array_equal(back.quantiles, quantiles)
     assert [f.row for f in back.point.failures] == [1]
     np.testing.assert_array_equal(back.point.values, point)
+
+
+def test_change_quantiles_of_rows_with_and_without_gaps_match_row_by_row():
+    """Rows without a missing value go through one sorted pass, rows with gaps row by row:
+    every row's offsets are np.quantile of its own observed lag-h changes (NaN: none)."""
+    from tsrate.systems.base import empirical_change_quantiles
+
+    rng = np.random.default_rng(11)
+    contexts = 100 + np.cumsum(rng.normal(0, 1, size=(6, 30)), axis=1)
+    contexts[1, [4, 17]] = np.nan  # gaps
+    contexts[3, 29] = np.nan
+    contexts[4, ::2] = np.nan  # no pair 1 apart observed: lag 1 has no change
+    contexts[5, :] = np.nan  # nothing observed
+    lags = np.array([1, 2, 5])
+    out = empirical_change_quantiles(contexts, lags)
+    for row, context in enumerate(contexts):
+        for step, lag in enumerate(lags):
+            changes = context[lag:] - context[:-lag]
+            changes = changes[~np.isnan(changes)]
+            if len(changes) == 0:
+                assert np.isnan(out[row, step]).all()
+            else:
+                np.testing.assert_allclose(out[row, step], np.quantile(changes, QUANTILE_LEVELS))
+    assert np.isfinite(out[[0, 2]]).all()

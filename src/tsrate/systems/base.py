@@ -143,7 +143,13 @@ def empirical_change_quantiles(contexts: np.ndarray, lags: np.ndarray) -> np.nda
         if lag >= contexts.shape[1]:
             continue
         changes = contexts[:, lag:] - contexts[:, :-lag]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing row: NaN, no quantiles
-            out[:, step, :] = np.nanquantile(changes, levels, axis=1).T
+        # rows without a missing change in one sorted pass (numpy's nanquantile goes row by
+        # row once any value is NaN: 10 % of a default run's worker time went there)
+        gaps = np.isnan(changes).any(axis=1)
+        if not gaps.all():
+            out[~gaps, step, :] = np.quantile(changes[~gaps], levels, axis=1).T
+        if gaps.any():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all missing: NaN, no quantiles
+                out[gaps, step, :] = np.nanquantile(changes[gaps], levels, axis=1).T
     return out
