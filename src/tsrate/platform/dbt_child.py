@@ -15,7 +15,9 @@ cost:
    so dbt's start and parse are off the build's critical path (:func:`tsrate.platform.dbt_runner.prepare_build`);
 2. ``dbt build --exclude resource_type:test``: seeds, models (contracts enforced), unit tests
    (a full build skips them when they passed in this target folder with the same
-   :func:`_unit_test_key`; ``TSRATE_ALWAYS_UNIT_TESTS=1`` runs them anyway);
+   :func:`_unit_test_key`; ``TSRATE_ALWAYS_UNIT_TESTS=1`` runs them anyway; when the key
+   changed, a full build runs them after the models, read-only, beside the data tests:
+   they read only the catalog and fixtures, and create temporary tables only);
 3. the selected data tests are compiled by dbt (``dbt compile``; the compiled SQL is cached
    in the target folder and reused while nothing it depends on changed: the tests, macros,
    relation names, vars, dbt's version) and their SQL is run here in ONE DuckDB connection, wrapped exactly as dbt's ``get_test_sql`` wraps it (the test's
@@ -26,8 +28,10 @@ Between steps 2 and 3 the child closes its read-write handle on the DuckDB file 
 :data:`RELEASED`: the data tests only read (a read-only connection), so a parent that asked
 for it (:func:`tsrate.platform.dbt_runner.build` with ``release_early``) may read the
 warehouse beside them, e.g. to copy the marts into the next snapshot, and waits for this
-process's exit code before it swaps anything in. dbt's JSON artifacts of the build
-(``manifest.json``, ``run_results.json``) are written while the data tests run.
+process's exit code before it swaps anything in. The unit tests that must run (with
+``access_mode: READ_ONLY``, see profiles.yml) and dbt's JSON artifacts of the build
+(``manifest.json``, ``run_results.json``, unit tests included) run while the data tests do;
+a failing unit test fails the build as a failing data test does.
 
 Tests that store their failures (``store_failures``) need dbt's own materialization; when the
 selection holds any, the step falls back to a plain ``dbt build``. The DuckDB file is closed
@@ -81,6 +85,9 @@ BUILD_RESULTS = "build_run_results.json"
 UNIT_TEST_PASS = "tsrate_unit_tests_passed.json"
 #: Set (1): a full build runs the unit tests even when nothing they depend on changed.
 ALWAYS_UNIT_TESTS = "TSRATE_ALWAYS_UNIT_TESTS"
+#: DuckDB's access mode for dbt's connection (profiles.yml): ``READ_ONLY`` while the unit
+#: tests run beside the data tests, after the file was released.
+DBT_ACCESS_MODE = "TSRATE_DBT_ACCESS_MODE"
 #: Set: ``tsrate-build`` parses, then waits for one line on stdin (a JSON object of env vars
 #: for the build, e.g. the run id) before it builds; an empty line or EOF ends it (exit 3).
 WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
@@ -471,7 +478,7 @@ def tsrate_build(argv: list[str]) -> int:
             return 2
         failed, _ = _summarise_build(built.result)
         result, ok = built.result, built.success  # the models' (and unit tests') outcome
-        skip_units = False
+        skip_units = units_beside = False
         if keyed and not failed and ok:
             _close_dbt_connection()  # the key reads the catalog the models left
             skip_units = _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
@@ -481,20 +488,17 @@ def tsrate_build(argv: list[str]) -> int:
                     "the same models, fixtures, macros, column types and versions "
                     f"({ALWAYS_UNIT_TESTS}=1 runs them)"
                 )
+            elif tests is not None:  # read-only, beside the data tests (below)
+                units_beside = True
             else:
-                # dbt's build runs a unit test only beside its selected model: `test` runs
-                # them alone
-                units = runner.invoke(
-                    ["test", "--select", "test_type:unit",
-                     *_selection(None, options.exclude), "--no-write-json", *common]
-                )  # fmt: skip
-                if units.result is None:
-                    _say(f"dbt unit tests failed to run: {units.exception}")
+                units = _run_unit_tests(runner, options.exclude, common, "after the models, ran")
+                if units is None:
                     return 2
-                failed, _ = _summarise_build(units.result, "after the models, ran")
+                failed = _summarise_build(units.result, "after the models, ran")[0]
                 result.results.extend(units.result.results)  # one run_results.json
-                ok = units.success
-        _say(f"models, seeds and unit tests in {time.perf_counter() - step:.1f}s")
+                ok = ok and units.success
+        done = "models and seeds" if units_beside else "models, seeds and unit tests"
+        _say(f"{done} in {time.perf_counter() - step:.1f}s")
         passed_file = _target_path() / UNIT_TEST_PASS
         if failed or not ok:
             _write_artifacts(manifest, result)
@@ -513,35 +517,52 @@ def tsrate_build(argv: list[str]) -> int:
     _say(RELEASED)  # read-only from here on (the parent may read the warehouse beside us)
     # set by tsrate.platform.dbt_runner.run_dbt, as profiles.yml reads
     warehouse = os.environ["TSRATE_WAREHOUSE"]
-    # beside the data tests (dbt's Python there, DuckDB's threads here): dbt's artifacts,
-    # and the unit tests' pass (they ran, every one passed) keyed by the catalog as the
-    # build left it
-    errors: list[BaseException] = []
-    after = threading.Thread(
-        target=_after_build,
-        args=(manifest, None if written else result, keyed and not skip_units, errors),
-        name="dbt-after-build",
+    # the data tests in a thread (DuckDB's work, the GIL released); here, beside them, the
+    # unit tests when they must run (dbt's Python, on a read-only connection of the same
+    # configuration), then dbt's artifacts and the unit tests' pass keyed by the catalog
+    errored: list[int] = []
+    data_tests = threading.Thread(
+        target=lambda: errored.append(run_data_tests(tests, warehouse)), name="data-tests"
     )
-    after.start()
-    errored = run_data_tests(tests, warehouse)
-    after.join()
-    if errors:
-        _say(f"writing dbt's artifacts failed: {errors[0]}")
-        return 2
-    return 1 if errored else 0
-
-
-def _after_build(manifest, result, record_units: bool, errors: list) -> None:  # noqa: ANN001
-    """dbt's artifacts of the build (``result``; None: written already) and, with
-    ``record_units``, the unit tests' pass under today's key; errors go to ``errors``."""
+    data_tests.start()
     try:
-        if result is not None:
-            _write_artifacts(manifest, result)
-        if record_units:
-            key = _unit_test_key(manifest, os.environ["TSRATE_WAREHOUSE"])
-            (_target_path() / UNIT_TEST_PASS).write_text(json.dumps({"key": key}))
-    except Exception as exc:  # noqa: BLE001 - reported by the build's thread
-        errors.append(exc)
+        unit_failures = 0
+        if units_beside:
+            os.environ[DBT_ACCESS_MODE] = "READ_ONLY"
+            units = _run_unit_tests(runner, options.exclude, common, "beside the data tests, ran")
+            if units is None:
+                return 2
+            unit_failures = _summarise_build(units.result, "beside the data tests, ran")[0]
+            unit_failures += 0 if units.success or unit_failures else 1
+            result.results.extend(units.result.results)  # one run_results.json
+        try:
+            if not written:
+                _write_artifacts(manifest, result)
+            if keyed and not skip_units and not unit_failures:
+                key = _unit_test_key(manifest, warehouse)
+                (_target_path() / UNIT_TEST_PASS).write_text(json.dumps({"key": key}))
+            elif unit_failures:
+                (_target_path() / UNIT_TEST_PASS).unlink(missing_ok=True)
+        except Exception as exc:  # noqa: BLE001 - reported as the build's
+            _say(f"writing dbt's artifacts failed: {exc}")
+            return 2
+    finally:
+        data_tests.join()
+        os.environ.pop(DBT_ACCESS_MODE, None)
+    return 1 if unit_failures or not errored or errored[0] else 0
+
+
+def _run_unit_tests(runner, exclude: list[str], common: list[str], verb: str):  # noqa: ANN001, ANN202
+    """``dbt test`` of the unit tests alone (dbt's build runs a unit test only beside its
+    selected model); dbt's runner result, or None (said why) when dbt could not run."""
+    units = runner.invoke(
+        ["test", "--select", "test_type:unit", *_selection(None, exclude), "--no-write-json",
+         *common]
+    )  # fmt: skip
+    if units.result is None:
+        _say(f"dbt unit tests failed to run ({verb}): {units.exception}")
+        return None
+    return units
 
 
 def _write_artifacts(manifest, result) -> None:  # noqa: ANN001 - dbt Manifest, RunExecutionResult
@@ -558,11 +579,15 @@ def _write_artifacts(manifest, result) -> None:  # noqa: ANN001 - dbt Manifest, 
 
 def _read_only(warehouse: str):  # noqa: ANN202 - a DuckDB connection
     """A read-only connection to the warehouse. Every one this process opens has the same
-    settings, so two at a time (the data tests, the unit tests' key) share one database."""
+    configuration as dbt's read-only one (profiles.yml's ``access_mode``, its settings set
+    after), so those open at once (the data tests, the unit tests, their key) share one
+    database: DuckDB refuses a second open of a file with another configuration."""
     import duckdb
 
     memory = os.environ.get("TSRATE_DUCKDB_MEMORY_LIMIT", "4GB")
-    return duckdb.connect(warehouse, read_only=True, config={"memory_limit": memory})
+    con = duckdb.connect(warehouse, read_only=False, config={"access_mode": "READ_ONLY"})
+    con.execute(f"set memory_limit = '{memory}'")
+    return con
 
 
 if __name__ == "__main__":
