@@ -22,7 +22,6 @@ Three parts, each printing the machine's load average before and after:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import os
 import statistics
@@ -36,6 +35,7 @@ from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.forecast.execute import run_forecasts
 from tsrate.robustness.forecast.plan import load_series, make_batch
+from tsrate.robustness.forecast.workers import environment
 from tsrate.robustness.sources import load_skfolio_sp500
 
 ALL_SYSTEMS = ("naive", "arima", "random", "biased", "fracast")
@@ -121,20 +121,6 @@ def layout(args: argparse.Namespace) -> None:
             f"{', '.join(f'{r:.2f}' for r in runs)} s for {windows} windows)"
         )
     print(f"layout: load {before} → {load()}")
-
-
-@contextlib.contextmanager
-def environment(**values: str):
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def phase(args: argparse.Namespace) -> None:

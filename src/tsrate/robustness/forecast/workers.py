@@ -36,10 +36,11 @@ THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 @contextlib.contextmanager
-def single_threaded_children() -> Iterator[None]:
-    """Children started in this block get one BLAS thread each (:data:`THREAD_VARIABLES`)."""
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    os.environ.update({name: "1" for name in THREAD_VARIABLES})
+def environment(**values: str) -> Iterator[None]:
+    """These environment variables set for the block (children started in it inherit
+    them), then restored as they were."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
@@ -48,6 +49,11 @@ def single_threaded_children() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def single_threaded_children() -> contextlib.AbstractContextManager[None]:
+    """Children started in this block get one BLAS thread each (:data:`THREAD_VARIABLES`)."""
+    return environment(**dict.fromkeys(THREAD_VARIABLES, "1"))
 
 
 def start_method() -> str:
@@ -66,24 +72,26 @@ def worker_context(modules: Iterable[str] = ()) -> multiprocessing.context.BaseC
     context = multiprocessing.get_context("forkserver")
     from multiprocessing import forkserver
 
-    server = forkserver._forkserver
-    if server._forkserver_pid is None or not alive(server._forkserver_pid):
-        names = sorted(set(modules))
+    if not server_running():
         context.set_forkserver_preload(["tsrate.robustness.forecast.worker_preload"])
         # the server forks: no thread may run in it, and pyarrow's jemalloc starts one
-        server_only = {PRELOAD: ",".join(names), "JE_ARROW_MALLOC_CONF": "background_thread:false"}
-        saved = {name: os.environ.get(name) for name in server_only}
-        os.environ.update(server_only)
-        try:
-            with single_threaded_children():
-                forkserver.ensure_running()
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+        with (
+            environment(
+                **{PRELOAD: ",".join(sorted(set(modules)))},
+                JE_ARROW_MALLOC_CONF="background_thread:false",
+            ),
+            single_threaded_children(),
+        ):
+            forkserver.ensure_running()
     return context
+
+
+def server_running() -> bool:
+    """Whether this process's fork server is running."""
+    from multiprocessing import forkserver
+
+    pid = forkserver._forkserver._forkserver_pid
+    return pid is not None and alive(pid)
 
 
 def alive(pid: int) -> bool:
@@ -147,5 +155,6 @@ def start_early(system_ids: Iterable[str], warehouse: str | os.PathLike, force: 
     the fork server now, preloading these systems' libraries: it imports while the run
     imports Prefect, ingests and plans, and the forecast workers fork from it ready. A run
     that reuses stored forecasts starts it only if its pool needs workers."""
-    if start_method() == "forkserver" and computes_everything(warehouse, force):
-        worker_context(system_modules(system_ids))
+    if start_method() == "forkserver" and not server_running():
+        if computes_everything(warehouse, force):
+            worker_context(system_modules(system_ids))
