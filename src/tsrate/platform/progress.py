@@ -6,10 +6,14 @@
 * :class:`Progress` — ``[45/120] 38% fracast MRK P1 ... ETA 1m05s``. On a terminal it is one
   line redrawn in place (a bar); in logs, plain lines. The ETA weighs the work left by what
   each system's finished partitions cost so far (a fracast partition costs more than a
-  naive one); a system none of whose partitions has finished is priced by its prior (the
-  scheduler's measured ms per window) scaled to the seconds the finished systems took per
-  prior unit. Compute converts to wall time by the wall/compute ratio since the workers'
-  start-up (first imports, model loads) ended.
+  naive one), shrunk toward its prior while few have finished (a system's first partitions
+  are not its typical ones: fracast's unperturbed partition costs 2-3x the perturbed ones,
+  which reuse its prefix); a system none of whose partitions has finished is priced by its
+  prior (the scheduler's measured ms per window) scaled to the seconds the finished systems
+  took per prior unit. The partitions in the workers count as under way. Compute converts to
+  wall time by the wall/compute ratio since the workers' start-up (first imports, model
+  loads) ended. Partitions stored together (the forecast pool stores at most once a
+  second) are counted before the ETA is computed: their lines share the ETA of the batch.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 log = logging.getLogger("tsrate.run")
 
@@ -58,12 +62,20 @@ def phase(name: str, say: Callable[[str], None] | None = None) -> Iterator[None]
     say(f"{name}: done in {time.perf_counter() - started:.1f}s")
 
 
+#: a group's prior counts as this many finished items of it (see :meth:`Progress.group_cost`)
+PRIOR_WEIGHT = 3.0
+
+
 class Progress:
     """Done/total of weighted items (forecast partitions) with an ETA.
 
-    ``update(group, label, seconds)`` after each item: ``group`` is what predicts its cost
-    (the system), ``seconds`` the compute it took. ``pending`` lists the groups of the items
-    not done yet (one entry per item).
+    ``update(group, label, seconds)`` after each item (``update_many`` after a batch stored
+    together): ``group`` is what predicts its cost (the system), ``seconds`` the compute it
+    took. ``pending`` lists the groups of the items not done yet (one entry per item), in the
+    order they are handed to workers. ``parallel``: how many workers run items at once (a
+    process pool's size); when given, the first ``parallel`` pending items are taken to be
+    under way, (parallel - 1) / (2 parallel) done on average (at an update one worker has
+    just finished and starts its next item; the others are half way through theirs).
     """
 
     def __init__(
@@ -73,7 +85,9 @@ class Progress:
         tty: bool | None = None,
         clock: Callable[[], float] = time.perf_counter,
         prior: Mapping[str, float] | None = None,
+        parallel: int | None = None,
     ) -> None:
+        self.parallel = parallel
         self.total = len(pending)
         self.pending = list(pending)
         self.done = 0
@@ -88,17 +102,30 @@ class Progress:
         #: model loads), estimated from the first item as its finish time less its compute
         self.compute_started: float | None = None
 
+    def prior_cost(self, group: str) -> float | None:
+        """``group``'s prior in compute seconds: its prior times the seconds per prior unit
+        that the other priced groups' finished items took; None without a prior or before
+        any other priced group finished an item."""
+        priced = [g for g in self.cost if self.prior.get(g, 0.0) > 0 and g != group]
+        if group not in self.prior or not priced:
+            return None
+        seconds = sum(sum(self.cost[g]) for g in priced)
+        units = sum(self.prior[g] * len(self.cost[g]) for g in priced)
+        return self.prior[group] * seconds / units
+
     def group_cost(self, group: str) -> float:
-        """Expected compute seconds of one more item of ``group``: its own mean once one has
-        finished; before that its prior scaled by seconds per prior unit observed on the groups
-        seen so far; without a prior (or nothing priced seen yet), the overall mean."""
-        if group in self.cost:
-            return sum(self.cost[group]) / len(self.cost[group])
-        priced = [g for g in self.cost if self.prior.get(g, 0.0) > 0]
-        if group in self.prior and priced:
-            seconds = sum(sum(self.cost[g]) for g in priced)
-            units = sum(self.prior[g] * len(self.cost[g]) for g in priced)
-            return self.prior[group] * seconds / units
+        """Expected compute seconds of one more item of ``group``: the mean of its finished
+        items, with its :meth:`prior_cost` counted as :data:`PRIOR_WEIGHT` more items (a
+        first item costlier than the rest weighs less); with none finished, the prior cost;
+        without a prior (or nothing else priced seen yet), the overall mean."""
+        prior = self.prior_cost(group)
+        own = self.cost.get(group)
+        if own:
+            if prior is None:
+                return sum(own) / len(own)
+            return (PRIOR_WEIGHT * prior + sum(own)) / (PRIOR_WEIGHT + len(own))
+        if prior is not None:
+            return prior
         spent = [s for costs in self.cost.values() for s in costs]
         return sum(spent) / len(spent)
 
@@ -111,31 +138,50 @@ class Progress:
             return None
         each = {g: self.group_cost(g) for g in set(self.pending)}
         left = sum(each[g] for g in self.pending)
+        if self.parallel:  # the items in the workers are under way (class doc)
+            running = sum(each[g] for g in self.pending[: self.parallel])
+            left -= running * (self.parallel - 1) / (2 * self.parallel)
         began = self.started if self.compute_started is None else self.compute_started
         wall_per_compute = (self.clock() - began) / max(spent, 1e-9)
         return left * wall_per_compute
 
     def line(self, label: str) -> str:
-        share = self.done / self.total if self.total else 1.0
-        eta = self.eta()
-        eta_text = f"ETA {duration(eta)}" if eta is not None and self.pending else ""
-        return f"[{self.done}/{self.total}] {share:4.0%} {label} {eta_text}".rstrip()
+        """The last item's line with the ETA now (none once nothing is pending)."""
+        return self._text(label, self.done, self.eta() if self.pending else None)
+
+    def _text(self, label: str, done: int, eta: float | None) -> str:
+        share = done / self.total if self.total else 1.0
+        eta_text = f"ETA {duration(eta)}" if eta is not None else ""
+        return f"[{done}/{self.total}] {share:4.0%} {label} {eta_text}".rstrip()
 
     def update(self, group: str, label: str, seconds: float) -> None:
-        self.done += 1
-        with contextlib.suppress(ValueError):
-            self.pending.remove(group)
-        seconds = max(seconds, 0.0)
-        if self.compute_started is None:
-            now = self.clock()
-            self.compute_started = min(now, max(self.started, now - seconds))
-        self.cost.setdefault(group, []).append(seconds)
-        text = self.line(label)
+        """One item finished: count it and show its line."""
+        self.update_many([(group, label, seconds)])
+
+    def update_many(self, items: Sequence[tuple[str, str, float]]) -> None:
+        """Items finished together, ``(group, label, seconds)`` each: all are counted first,
+        then each one's line is shown with the ETA after the last (a line in the middle of a
+        batch would price items already finished as still to do)."""
+        for group, _label, seconds in items:
+            self.done += 1
+            with contextlib.suppress(ValueError):
+                self.pending.remove(group)
+            seconds = max(seconds, 0.0)
+            if self.compute_started is None:
+                now = self.clock()
+                self.compute_started = min(now, max(self.started, now - seconds))
+            self.cost.setdefault(group, []).append(seconds)
+        eta = self.eta() if self.pending else None
+        first = self.done - len(items)
+        for index, (_group, label, _seconds) in enumerate(items, start=first + 1):
+            self._show(self._text(label, index, eta), index)
+
+    def _show(self, text: str, done: int) -> None:
         if self.tty:
             width = 24
-            filled = int(width * self.done / max(self.total, 1))
+            filled = int(width * done / max(self.total, 1))
             bar = "#" * filled + "." * (width - filled)
-            end = "\n" if self.done >= self.total else ""
+            end = "\n" if done >= self.total else ""
             sys.stderr.write(f"\r\x1b[2K[{bar}] {text}{end}")
             sys.stderr.flush()
         else:

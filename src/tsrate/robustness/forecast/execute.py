@@ -507,6 +507,8 @@ def _run_forecasts(
         [p.system_id for p in todo],
         say,
         prior={s: system_cost(s, systems[s][0]) for s in systems},  # unseen systems' cost
+        # the pool's workers hold partitions under way (a serial run or an executor: unknown)
+        parallel=workers if executor is None and workers > 1 and len(todo) > 1 else None,
     )
 
     pending: list[FinishedPartition] = []  # computed, not yet stored (the pool path)
@@ -517,6 +519,7 @@ def _run_forecasts(
         if not pending:
             return
         rows = store_partitions(con, run_id, pending)
+        finished_now = []
         for entry, stored in zip(pending, rows, strict=True):
             partition, seconds = entry.partition, entry.seconds
             summary.forecast_rows += stored
@@ -534,14 +537,17 @@ def _run_forecasts(
                 summary.per_system_setup_seconds[system_id] = (
                     summary.per_system_setup_seconds.get(system_id, 0.0) + entry.setup_seconds
                 )
-            progress_bar.update(
-                partition.system_id,
-                f"{partition.system_id} {partition.ticker} {partition.perturbation_id}: "
-                f"{batches[partition].n_windows} windows in {seconds:.1f}s",
-                seconds,
+            finished_now.append(
+                (
+                    partition.system_id,
+                    f"{partition.system_id} {partition.ticker} {partition.perturbation_id}: "
+                    f"{batches[partition].n_windows} windows in {seconds:.1f}s",
+                    seconds,
+                )
             )
             batches.release(partition)
         pending.clear()
+        progress_bar.update_many(finished_now)  # one ETA for what was stored together
 
     def record(partition: Partition, result: tuple, now: bool = True) -> None:
         """Keep one computed partition (``result``: :func:`forecast_partition`'s, or a

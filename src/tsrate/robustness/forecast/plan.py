@@ -145,9 +145,12 @@ def make_batch(study: Study, series: TickerSeries, perturbation_id: str) -> Fore
 
 
 #: model milliseconds per window of a system, measured on the default study (one core);
-#: orders the work, costliest first. A system may say its own (``ms_per_window``, e.g.
-#: fracast: ~8 with its prefix encoder, ~37 with fracast's full pass); unlisted ones count 0.
-SYSTEM_COST = {"arima": 15.0, "fracast": 8.0}
+#: orders the work, costliest first, and prices a system's partitions in the ETA until
+#: some have finished. A system may say its own (``ms_per_window``, e.g. fracast: ~8 with
+#: its prefix encoder, ~37 with fracast's full pass); unlisted ones count 0. The naive
+#: baselines' 0.33-0.43 is their change quantiles (ARIMA 12.5-17.3 and fracast 5.7-8.1 in
+#: the same default runs, 2026-12-04); random and biased take ~0.002.
+SYSTEM_COST = {"arima": 15.0, "fracast": 8.0, "naive": 0.35, "seasonal_naive": 0.35}
 
 
 def system_cost(system_id: str, system: object) -> float:
