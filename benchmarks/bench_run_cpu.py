@@ -1,0 +1,218 @@
+"""Benchmark: where a default `tsrate run`'s CPU goes, by process and phase.
+
+Runs `tsrate run` once on a fresh warehouse (the dbt target folder given: empty for a first
+run, the one a previous run left for the steady state), samples every process's CPU time
+(``/proc/<pid>/stat``, utime + stime) every 0.1 s, and charges each increase to the process's
+kind (the run itself, the dbt child, the forecast workers with their fork server) and to the
+phase running then (the ``<phase>: started`` lines of the run's log). Then the run's budget:
+
+* model compute: the forecasts' CPU seconds (``forecast CPU [...]``) and the dbt Python
+  models' own time (``Python models' own time``), the floor ``bench_default_run.py`` uses;
+* non-model CPU: everything else each kind of process spent, in core-seconds; on a busy
+  machine of ``C`` cores it costs at least ``non-model / C`` seconds of wall.
+
+The overhead target of issue 29 (<= 10 % of the model compute in the steady state) leaves
+``0.10 x floor x C`` core-seconds for all of it: the table shows which process spends them.
+
+    .venv/bin/python benchmarks/bench_run_cpu.py [--target DIR] [--keep DIR]
+
+Linux only (``/proc``). Other processes on the machine are charged to ``other``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime as dt
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TSRATE = str(Path(sys.executable).parent / "tsrate")
+PHASE = re.compile(r"^(\S+ \S+),(\d+) INFO \S+: ([a-z() ]+): started", re.M)
+
+
+def kind(cmdline: str) -> str:
+    """What a process is, from its command line."""
+    if "dbt_child" in cmdline:
+        return "dbt child"
+    if "multiprocessing" in cmdline or "forkserver" in cmdline:
+        return "forecast workers"  # the fork server and the workers forked from it
+    if re.search(r"tsrate\S* run\b", cmdline):
+        return "tsrate run"
+    return "other"
+
+
+def phase_marks(log: str, started: float) -> list[tuple[str, float]]:
+    """(phase, start time) in order: ``start`` at ``started``, then each ``<phase>: started``."""
+    marks = [("start", started)]
+    for match in PHASE.finditer(log):
+        stamp = dt.datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp()
+        marks.append((match.group(3), stamp + int(match.group(2)) / 1000))
+    return marks
+
+
+def attribute(
+    events: list[tuple[float, str, float]], marks: list[tuple[str, float]]
+) -> dict[tuple[str, str], float]:
+    """CPU seconds by (phase, kind): each event (time, kind, seconds) goes to the last phase
+    that started at or before it (events before the first mark are left out)."""
+    table: dict[tuple[str, str], float] = collections.defaultdict(float)
+    for at, what, seconds in events:
+        current = None
+        for name, start in marks:
+            if at >= start:
+                current = name
+        if current is not None:
+            table[(current, what)] += seconds
+    return dict(table)
+
+
+def model_compute(log: str) -> tuple[float, float]:
+    """(forecast CPU seconds of every system, Python models' own time) from the run's log."""
+    found = re.search(r"forecast CPU \[([^\]]*)\]", log)
+    forecast = (
+        sum(float(x) for x in re.findall(r" ([0-9.]+)s", " " + found.group(1))) if found else 0.0
+    )
+    python = re.search(r"Python models' own time ([0-9.]+)s", log)
+    return forecast, float(python.group(1)) if python else 0.0
+
+
+def budget(
+    table: dict[tuple[str, str], float], forecast_cpu: float, python_models: float
+) -> dict[str, float]:
+    """Non-model CPU seconds by kind: the workers' CPU less their forecasts, the dbt child's
+    less the Python models' own time, the rest as it is."""
+    by_kind: dict[str, float] = collections.defaultdict(float)
+    for (_phase, what), seconds in table.items():
+        by_kind[what] += seconds
+    by_kind["forecast workers"] -= forecast_cpu
+    by_kind["dbt child"] -= python_models
+    return dict(by_kind)
+
+
+class Sampler:
+    """Every process's CPU seconds, sampled; increases after ``start()`` become events."""
+
+    def __init__(self, interval: float = 0.1):
+        self.interval = interval
+        self.ticks = os.sysconf("SC_CLK_TCK")
+        self.seen: dict[int, tuple[int, str]] = {}
+        self.events: list[tuple[float, str, float]] = []
+        self.me = os.getpid()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def sample(self, record: bool) -> None:
+        now = time.time()
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == self.me:
+                continue
+            pid = int(name)
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            ticks = int(fields[11]) + int(fields[12])
+            old = self.seen.get(pid)
+            if old is None or old[1] == "other":  # read again: a child between fork and
+                what = self.kind_of(pid)  # exec still shows its parent's command line
+            else:
+                what = old[1]
+            if old is None:
+                self.seen[pid] = (ticks, what)
+                if record and ticks:  # a process born since the last sample
+                    self.events.append((now, what, ticks / self.ticks))
+                continue
+            if ticks > old[0] and record:
+                self.events.append((now, what, (ticks - old[0]) / self.ticks))
+            self.seen[pid] = (ticks, what)
+
+    @staticmethod
+    def kind_of(pid: int) -> str:
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            raw = b""
+        return kind(raw.replace(b"\0", b" ").decode(errors="replace"))
+
+    def loop(self) -> None:
+        while not self.stop.is_set():
+            self.sample(record=True)
+            time.sleep(self.interval)
+
+    def start(self) -> None:
+        self.sample(record=False)  # what runs already is not the run's
+        self.thread.start()
+
+    def finish(self) -> None:
+        time.sleep(self.interval * 1.5)
+        self.stop.set()
+        self.thread.join()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", type=Path, help="dbt target folder (default: a new, empty one)")
+    parser.add_argument("--keep", type=Path, help="folder for the warehouse and the run's log")
+    options = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="tsrate-cpu-"))
+    work = options.keep or scratch / "run"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    target = options.target or scratch / "target"
+    env = dict(
+        os.environ,
+        TSRATE_WAREHOUSE=str(work / "tsrate.duckdb"),
+        DBT_TARGET_PATH=str(target),
+    )
+    env.setdefault("PYTHONPATH", f"{ROOT / 'src'}{os.pathsep}{ROOT}")
+    sampler = Sampler()
+    sampler.start()
+    started = time.time()
+    result = subprocess.run([TSRATE, "run"], cwd=ROOT, env=env, capture_output=True, text=True)
+    ended = time.time()
+    sampler.finish()
+    log = result.stdout + result.stderr
+    (work / "run.log").write_text(log)
+    shutil.rmtree(scratch, ignore_errors=True)  # the warehouse too, unless --keep put it elsewhere
+    if result.returncode != 0:
+        raise SystemExit(f"tsrate run failed:\n{log[-3000:]}")
+    marks = phase_marks(log, started)
+    table = attribute(sampler.events, marks)
+    forecast_cpu, python_models = model_compute(log)
+    cores = os.cpu_count() or 1
+    workers = max(1, cores)
+    floor = forecast_cpu / workers + python_models
+    wall = ended - started
+    print(
+        f"machine: {os.uname().sysname} {os.uname().machine}, {cores} cores; python {sys.version.split()[0]}"
+    )
+    print(f"wall {wall:.1f} s; model compute {floor:.1f} s (forecast CPU {forecast_cpu:.1f} s / "
+          f"{workers} + Python models {python_models:.1f} s); overhead {wall - floor:.1f} s "
+          f"({(wall - floor) / floor:.0%})")  # fmt: skip
+    phases = [name for name, _ in marks]
+    kinds = sorted({what for _, what in table})
+    print(f"\n{'CPU s':>16} " + " ".join(f"{p[:11]:>11}" for p in phases) + f" {'total':>8}")
+    for what in kinds:
+        row = [table.get((p, what), 0.0) for p in phases]
+        print(f"{what:>16} " + " ".join(f"{x:11.2f}" for x in row) + f" {sum(row):8.2f}")
+    spent = budget(table, forecast_cpu, python_models)
+    allowed = 0.10 * floor * cores
+    print(
+        "\nnon-model CPU (core-s): " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(spent.items()))
+    )
+    print(f"all of it {sum(spent.values()):.2f} core-s = at least {sum(spent.values()) / cores:.1f} s "
+          f"of wall on {cores} cores; a 10 % overhead allows {allowed:.1f} core-s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
