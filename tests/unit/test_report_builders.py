@@ -778,3 +778,46 @@ def test_cell_lookups_find_the_rows_a_boolean_mask_finds():
     assert first_row(changed, where) == (int(hits[0]) if len(hits) else None)
     # float keys take the mask path: 1.0 finds the rows the mask finds
     assert first_row(frame, {"step": 1.0}) == int(frame.index[frame["step"] == 1][0])
+
+
+def _verdict_text(data: ReportData) -> str:
+    report = build_report(data, generated_at="now")
+    verdict = re.search(r'<section id="verdict">(.*?)</section>', report.html, re.S).group(1)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", verdict))
+
+
+def _with_twin(base: ReportData, of: str = "good") -> ReportData:
+    """``base`` plus a system 'twin' rated exactly as ``of``."""
+    twin = {
+        name: pd.concat([frame, frame[frame["system_id"] == of].assign(system_id="twin")])
+        for name, frame in (("system_summary", base.system_summary), ("ratings", base.ratings))
+    }
+    return _data(**twin)
+
+
+def test_verdict_names_systems_that_tie_together():
+    """Two systems with the same mean rating are both the most robust: the verdict does not
+    crown the first by name order (the default study's fracast and naive tie at 1.90)."""
+    tied = _with_twin(_data())
+    tied.stability = _stability(tied, {("smape", "P1", "twin"): 0.3})  # twin's one shaky
+    plain = _verdict_text(tied)
+    assert "Of 3 rated systems, good and twin tie as the most robust" in plain
+    assert "and bad the least" in plain
+    assert "is the most robust" not in plain
+    # the firmness counts both leaders' ratings, each named
+    n = int((tied.ratings["system_id"] == "good").sum())
+    assert (
+        f"How firm: 1 of the leaders' {2 * n} ratings are shaky (good 0 of {n}, twin 1 of {n};"
+        in plain
+    )
+    laggards = _verdict_text(_with_twin(_data(), of="bad"))
+    assert "good is the most robust" in laggards and "bad and twin tie as the least" in laggards
+
+
+def test_verdict_says_when_the_ratings_do_not_separate_the_systems():
+    base = _data()
+    summary = base.system_summary.assign(avg_rating=2.0)
+    plain = _verdict_text(_data(system_summary=summary))
+    assert "All 2 rated systems have the same mean robustness rating" in plain
+    assert "the ratings do not separate them" in plain
+    assert "most robust" not in plain

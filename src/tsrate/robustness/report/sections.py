@@ -426,9 +426,17 @@ def derived(name: str, value: float, text: str) -> str:
     return f'<span class="derived" data-derived="{esc(name)}" data-value="{value!r}">{esc(text)}</span>'
 
 
+def _names(systems: list[str]) -> str:
+    """``<b>a</b>``, ``<b>a</b> and <b>b</b>``, ``<b>a</b>, <b>b</b> and <b>c</b>``."""
+    bold = [f"<b>{esc(s)}</b>" for s in systems]
+    return bold[0] if len(bold) == 1 else ", ".join(bold[:-1]) + " and " + bold[-1]
+
+
 def verdict_section(data: ReportData) -> str:
-    """The verdict, first on the page: the most and least robust system and by how much,
-    the most and least accurate by SMAPE, and how firm the leader's ratings are."""
+    """The verdict, first on the page: the most and least robust systems and by how much
+    (systems with the same mean rating are named together as a tie; when every system
+    has it, the verdict says the ratings do not separate them), the most and least
+    accurate by SMAPE, and how firm the leaders' ratings are."""
     means, metrics = _mean_robustness(data)
     run = {"run_id": data.run_id}
     if means.empty:
@@ -447,19 +455,37 @@ def verdict_section(data: ReportData) -> str:
         integer=True,
     )
     best, worst = means.index[0], means.index[-1]
+    # means of a few small rating levels: equal ones are equal fractions, up to rounding
+    leaders = [s for s in means.index if math.isclose(means[s], means[best], abs_tol=1e-9)]
+    laggards = [s for s in means.index if math.isclose(means[s], means[worst], abs_tol=1e-9)]
+    scale = f"on a 1 (best) to {levels} scale"
+    over = f"over {len(metrics)} robustness metrics and the perturbations"
     sentences = []
     if len(means) == 1:
         sentences.append(
             f"Only <b>{esc(best)}</b> is rated in this run (mean robustness rating "
-            f"{rating_of(best)} on a 1 (best) to {levels} scale): there is nothing to compare."
+            f"{rating_of(best)} {scale}): there is nothing to compare."
+        )
+    elif len(leaders) == len(means):
+        sentences.append(
+            f"All {len(means)} rated systems have the same mean robustness rating "
+            f"({rating_of(best)} {scale}, {over}): the ratings do not separate them."
         )
     else:
         gap = float(means[worst] - means[best])
+        most = (
+            f"{_names(leaders)} is the most robust"
+            if len(leaders) == 1
+            else f"{_names(leaders)} tie as the most robust"
+        )
+        least = (
+            f"{_names(laggards)} the least"
+            if len(laggards) == 1
+            else f"{_names(laggards)} tie as the least"
+        )
         sentences.append(
-            f"Of {len(means)} rated systems, <b>{esc(best)}</b> is the most robust (mean "
-            f"robustness rating {rating_of(best)} on a 1 (best) to {levels} scale, over "
-            f"{len(metrics)} robustness metrics and the perturbations) and <b>{esc(worst)}</b> "
-            f"the least ({rating_of(worst)}): a gap of "
+            f"Of {len(means)} rated systems, {most} (mean robustness rating {rating_of(best)} "
+            f"{scale}, {over}) and {least} ({rating_of(worst)}): a gap of "
             + derived("robustness_gap", gap, format_number(gap))
             + " rating levels."
         )
@@ -486,17 +512,25 @@ def verdict_section(data: ReportData) -> str:
             "(<code>marts.rating_stability</code>)."
         )
     else:
-        mine = counts[counts["system_id"] == best]
+        mine = counts[counts["system_id"].isin(leaders)]
         total, shaky = int(counts["n_ratings"].sum()), int(counts["n_shaky"].sum())
         if not mine.empty:
-            n, k = int(mine["n_ratings"].iloc[0]), int(mine["n_shaky"].iloc[0])
+            n, k = int(mine["n_ratings"].sum()), int(mine["n_shaky"].sum())
+            whose, each = f"{esc(best)}'s", ""
+            if len(leaders) > 1:
+                whose = "the leaders'"
+                each = ", ".join(
+                    f"{esc(r.system_id)} {int(r.n_shaky)} of {int(r.n_ratings)}"
+                    for r in mine.itertuples()
+                )
+                each += "; "
             sentences.append(
-                f"How firm: {derived('leader_shaky', float(k), str(k))} of "
-                f"{esc(best)}'s {derived('leader_ratings', float(n), str(n))} ratings are "
-                f"shaky (under {SHAKY_SHARE:.0%} of bootstrap resamples of the window dates "
-                f"give the published level), and {derived('shaky', float(shaky), str(shaky))} "
-                f"of all {derived('ratings', float(total), str(total))}; ⚠ marks each one in "
-                "the tables below."
+                f"How firm: {derived('leader_shaky', float(k), str(k))} of {whose} "
+                f"{derived('leader_ratings', float(n), str(n))} ratings are shaky ({each}under "
+                f"{SHAKY_SHARE:.0%} of bootstrap resamples of the window dates give the "
+                f"published level), and {derived('shaky', float(shaky), str(shaky))} of all "
+                f"{derived('ratings', float(total), str(total))}; ⚠ marks each one in the "
+                "tables below."
             )
     body = (
         '<p class="verdict">'
