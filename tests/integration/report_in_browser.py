@@ -76,17 +76,24 @@ def verdict_by_hand(judged: pd.DataFrame, system: str = "system_id") -> dict:
                                     n=("goodness", "size"))  # fmt: skip
     per = per.reset_index().sort_values(["g", system], ascending=[False, True])
     best, worst = per.iloc[0], per.iloc[-1]
+    leaders = per[np.isclose(per["g"], best.g, rtol=0, atol=1e-9)]  # a tie: all named
+    laggards = per[np.isclose(per["g"], worst.g, rtol=0, atol=1e-9)]
     return {
         "systems": sorted(per[system]),
-        "best": best[system],
-        "worst": worst[system],
+        "best": list(leaders[system]),
+        "worst": list(laggards[system]),
         "best_goodness": 100 * best.g,
         "worst_goodness": 100 * worst.g,
         "gap": 100 * (best.g - worst.g),
-        "leader_shaky": float(best.shaky),
-        "leader_ratings": float(best.n),
+        "leader_shaky": float(leaders["shaky"].sum()),
+        "leader_ratings": float(leaders["n"].sum()),
         "shaky": float(frame["shaky"].sum()),
     }
+
+
+def named(systems: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: how a verdict names tied systems."""
+    return systems[0] if len(systems) == 1 else ", ".join(systems[:-1]) + " and " + systems[-1]
 
 
 def assert_reads_well(seen: dict, expected: dict, n_charts: int) -> None:
@@ -100,8 +107,14 @@ def assert_reads_well(seen: dict, expected: dict, n_charts: int) -> None:
         names.append("worst_goodness")
     for name in names:
         assert seen["derived"][name] == pytest.approx(expected[name]), (name, seen["derived"])
-    assert f"{expected['best']} does best" in seen["verdict"], seen["verdict"]
-    assert f"{expected['worst']} worst" in seen["verdict"], seen["verdict"]
+    verdict = seen["verdict"]
+    best, worst = expected["best"], expected["worst"]
+    if len(best) == len(expected["systems"]):  # every system ties
+        assert "do not separate them" in verdict, verdict
+    else:
+        top = f"{best[0]} does best" if len(best) == 1 else f"{named(best)} tie for best"
+        bottom = f"{worst[0]} worst" if len(worst) == 1 else f"{named(worst)} tie for worst"
+        assert top in verdict and bottom in verdict, verdict
     assert seen["page_width"] <= 1280 and seen["overview_right"] <= 1280
     assert sorted(seen["names"]) == expected["systems"]  # untruncated, every system
     assert seen["svg_texts"] > 10 and seen["cut"] == []

@@ -65,3 +65,37 @@ def test_suite_verdict_names_best_worst_gap_and_shaky_counts():
     assert 'data-derived="leader_shaky" data-value="1.0"' in html
     assert 'data-derived="shaky" data-value="2.0"' in html
     assert "No rated scores" in verdict_html(pd.DataFrame(), "the tasks", "x")
+
+
+def test_suite_verdict_names_systems_that_tie_together():
+    """Equal mean goodness is a tie: both leaders named, their shaky ratings counted
+    together (a check that the verdict does not crown the first by name)."""
+    ratings = pd.DataFrame(
+        {
+            "system_id": ["b_good", "a_good", "bad", "b_good", "a_good", "bad"],
+            "rating": [1, 1, 3, 1, 1, 2],
+            "rating_levels": [3] * 6,
+            "higher_is_better": [False] * 6,
+            "share_at_rating": [0.5, 0.9, 0.9, 0.9, 0.9, 0.9],
+        }
+    )
+    html = verdict_html(ratings, "the tasks", "x")
+    assert "<b>a_good</b> and <b>b_good</b> tie for best" in html and "does best" not in html
+    assert "<b>bad</b> worst" in html
+    assert 'data-derived="leader_shaky" data-value="1.0"' in html
+    assert 'data-derived="leader_ratings" data-value="4.0"' in html
+    assert "a_good 0 of 2, b_good 1 of 2;" in html
+
+
+def test_suite_verdict_says_when_the_ratings_do_not_separate_the_systems():
+    ratings = pd.DataFrame(
+        {
+            "system_id": ["a", "b"],
+            "rating": [2, 2],
+            "rating_levels": [3, 3],
+            "higher_is_better": [False, False],
+        }
+    )
+    html = verdict_html(ratings, "the tasks", "x")
+    assert "have the same mean goodness" in html and "do not separate them" in html
+    assert "does best" not in html and "tie for best" not in html

@@ -1,4 +1,6 @@
 """The verdict every suite report opens with: best and worst system, by how much, how firm.
+Systems with the same mean goodness are named together as a tie; when all have it, the
+verdict says the ratings do not separate them.
 
 Read from the suite's ratings (one row per rated score: ``system_id``, ``rating``,
 ``rating_levels``, ``higher_is_better``; optional ``share_at_rating`` from its stability
@@ -69,10 +71,17 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         return head + "No system has a rating yet (every rating is null)." + tail
     has_shares = "share_at_rating" in ratings and ratings["share_at_rating"].notna().any()
     best, worst = scores.iloc[0], scores.iloc[-1]
+    # means of a few goodness levels: equal ones are equal fractions, up to rounding
+    leaders = scores[(scores["mean_goodness"] - best.mean_goodness).abs() <= 1e-9]
+    laggards = scores[(scores["mean_goodness"] - worst.mean_goodness).abs() <= 1e-9]
 
     def pct(row, name: str) -> str:
         value = 100 * float(row.mean_goodness)
         return _derived(name, value, f"{value:.0f} %")
+
+    def names(rows: pd.DataFrame) -> str:
+        bold = [f"<b>{esc(s)}</b>" for s in rows[system]]
+        return bold[0] if len(bold) == 1 else ", ".join(bold[:-1]) + " and " + bold[-1]
 
     n_scores = int(scores["n_ratings"].sum())
     if len(scores) == 1:
@@ -81,21 +90,37 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
             f"({pct(best, 'best_goodness')} of the way from the worst to the best level): "
             "nothing to compare."
         )
+    elif len(leaders) == len(scores):
+        text = (
+            f"All {len(scores)} systems rated on {what} ({n_scores} rated scores) have the "
+            f"same mean goodness ({pct(best, 'best_goodness')}: 0 % = the worst rating level "
+            "on every score, 100 % = the best): the ratings do not separate them."
+        )
     else:
         gap = 100 * float(best.mean_goodness - worst.mean_goodness)
+        top = "does best" if len(leaders) == 1 else "tie for best"
+        bottom = "worst" if len(laggards) == 1 else "tie for worst"
         text = (
             f"Of {len(scores)} systems rated on {what} ({n_scores} rated scores), "
-            f"<b>{esc(best[system])}</b> does best (mean goodness {pct(best, 'best_goodness')}: "
+            f"{names(leaders)} {top} (mean goodness {pct(best, 'best_goodness')}: "
             "0 % = the worst rating level on every score, 100 % = the best) and "
-            f"<b>{esc(worst[system])}</b> worst ({pct(worst, 'worst_goodness')}), "
+            f"{names(laggards)} {bottom} ({pct(worst, 'worst_goodness')}), "
             f"{_derived('gap', gap, f'{gap:.0f}')} points apart."
         )
     if has_shares:
-        k, n = int(best.n_shaky), int(best.n_ratings)
+        k, n = int(leaders["n_shaky"].sum()), int(leaders["n_ratings"].sum())
         total = int(scores["n_shaky"].sum())
+        whose, each = f"{esc(best[system])}'s", ""
+        if len(leaders) > 1:
+            whose = "the leaders'"
+            each = ", ".join(
+                f"{esc(r[system])} {int(r.n_shaky)} of {int(r.n_ratings)}"
+                for _, r in leaders.iterrows()
+            )
+            each += "; "
         text += (
-            f" How firm: {_derived('leader_shaky', k, str(k))} of {esc(best[system])}'s "
-            f"{_derived('leader_ratings', n, str(n))} ratings are shaky (under "
+            f" How firm: {_derived('leader_shaky', k, str(k))} of {whose} "
+            f"{_derived('leader_ratings', n, str(n))} ratings are shaky ({each}under "
             f"{SHAKY_SHARE:.0%} of resamples give the published level), "
             f"{_derived('shaky', total, str(total))} of all {n_scores}."
         )
