@@ -821,3 +821,49 @@ def test_verdict_says_when_the_ratings_do_not_separate_the_systems():
     assert "All 2 rated systems have the same mean robustness rating" in plain
     assert "the ratings do not separate them" in plain
     assert "most robust" not in plain
+
+
+def _board(good: tuple[float, float], bad: tuple[float, float]) -> pd.DataFrame:
+    """marts.leaderboard's all-perturbation SMAPE rows: (lower, upper) skill-score bounds."""
+    return pd.DataFrame(
+        [dict(BOARD_ROW, scope="all", system_id=system, skill_score=(low + high) / 2,
+              skill_score_lower=low, skill_score_upper=high)
+         for system, (low, high) in (("good", good), ("bad", bad))]
+        + [dict(BOARD_ROW, scope="P1", system_id="bad", skill_score=0.9,
+                skill_score_lower=0.8, skill_score_upper=0.95)]  # another scope: not read
+    )  # fmt: skip
+
+
+BOARD_ROW = dict(run_id=RUN, metric="smape", win_rate=0.5, win_rate_lower=0.4,
+                 win_rate_upper=0.6, average_rank=1.5, n_tasks=6, num_failures=0,
+                 baseline_system_id="bad", reason=None)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("good", "bad", "says"),
+    [
+        ((0.3, 0.4), (0.1, 0.2), "good has the lowest mean SMAPE (3.00), clearly ahead of bad"),
+        (
+            (0.1, 0.3),
+            (0.2, 0.4),
+            "good has the lowest mean SMAPE (3.00), but not separably from bad",
+        ),
+        ((0.05, 0.1), (0.2, 0.3), "yet the leaderboard ranks bad (5.00) ahead"),
+    ],
+)
+def test_verdict_says_whether_the_leaderboard_separates_the_lowest_smape(good, bad, says):
+    """The runner-up by mean SMAPE against the leader, by the leaderboard's 95 % skill-score
+    intervals (all perturbations): apart, overlapping, or apart the other way."""
+    plain = _verdict_text(_data(leaderboard=_board(good, bad)))
+    assert says in plain
+    assert (
+        f"([{good[0]:.3g}, {good[1]:.3g}] vs [{bad[0]:.3g}, {bad[1]:.3g}])"
+        in plain.replace("0.0,", "0,")
+        or f"[{good[0]}, {good[1]}] vs [{bad[0]}, {bad[1]}]" in plain
+    )
+
+
+def test_verdict_without_a_leaderboard_says_nothing_of_separation():
+    plain = _verdict_text(_data())
+    assert "lowest mean SMAPE (3.00) and bad the highest (5.00)" in plain
+    assert "leaderboard" not in plain

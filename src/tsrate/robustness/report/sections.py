@@ -432,6 +432,35 @@ def _names(systems: list[str]) -> str:
     return bold[0] if len(bold) == 1 else ", ".join(bold[:-1]) + " and " + bold[-1]
 
 
+def _smape_separation(data: ReportData, top: str, runner: str) -> tuple[str, str] | None:
+    """How the leaderboard's SMAPE skill scores (95 % block-bootstrap intervals over tickers,
+    all perturbations; higher is better) place ``top`` against ``runner``: ``ahead`` (the
+    intervals do not overlap, top's higher), ``behind`` (they do not overlap, runner's
+    higher: the per-task geometric mean disagrees with the mean SMAPE) or ``overlap``; and
+    the two intervals as text, each bound traced to its mart cell. None without the rows."""
+    board = data.leaderboard
+    if board.empty or not {"scope", "metric", "skill_score_lower"} <= set(board.columns):
+        return None
+    rows = board[(board["scope"] == "all") & (board["metric"] == "smape")].set_index("system_id")
+    if top not in rows.index or runner not in rows.index:
+        return None
+    bounds = rows.loc[[top, runner], ["skill_score_lower", "skill_score_upper"]]
+    if bounds.isna().any().any():
+        return None
+
+    def interval(system: str) -> str:
+        where = {"run_id": data.run_id, "scope": "all", "metric": "smape", "system_id": system}
+        low, high = (float(rows.loc[system, c]) for c in ("skill_score_lower", "skill_score_upper"))
+        return (
+            f"[{num(low, 'leaderboard', 'skill_score_lower', where)}, "
+            f"{num(high, 'leaderboard', 'skill_score_upper', where)}]"
+        )
+
+    (a_low, a_high), (b_low, b_high) = bounds.to_numpy().tolist()
+    place = "ahead" if a_low > b_high else "behind" if b_low > a_high else "overlap"
+    return place, f"{interval(top)} vs {interval(runner)}"
+
+
 def verdict_section(data: ReportData) -> str:
     """The verdict, first on the page: the most and least robust systems and by how much
     (systems with the same mean rating are named together as a tie; when every system
@@ -500,11 +529,28 @@ def verdict_section(data: ReportData) -> str:
             where = {**run, "system_id": row.system_id, "metric": "smape"}
             return num(float(row.avg_raw_score), "system_summary", "avg_raw_score", where)
 
-        sentences.append(
-            f"By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE "
-            f"({smape_of(top)}) and <b>{esc(bottom.system_id)}</b> the highest "
-            f"({smape_of(bottom)})."
+        runner = ordered.iloc[1]
+        separation = _smape_separation(data, top.system_id, runner.system_id)
+        lowest = (
+            f"By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE ({smape_of(top)})"
         )
+        highest = f"<b>{esc(bottom.system_id)}</b>"
+        if separation is None:
+            sentences.append(f"{lowest} and {highest} the highest ({smape_of(bottom)}).")
+        else:
+            place, intervals = separation
+            other = f"<b>{esc(runner.system_id)}</b> ({smape_of(runner)})"
+            versus = {
+                "ahead": f"clearly ahead of {other}: their SMAPE skill scores' 95 % intervals "
+                "in the leaderboard do not overlap",
+                "behind": f"yet the leaderboard ranks {other} ahead: their SMAPE skill scores' "
+                "95 % intervals (per task, relative to the baseline) do not overlap",
+                "overlap": f"but not separably from {other}: their SMAPE skill scores' 95 % "
+                "intervals in the leaderboard overlap",
+            }[place]
+            sentences.append(
+                f"{lowest}, {versus} ({intervals}); {highest} has the highest ({smape_of(bottom)})."
+            )
     counts = shaky_counts(data)
     if counts.empty:
         sentences.append(
