@@ -11,7 +11,7 @@ phase running then (the ``<phase>: started`` lines of the run's log). Then the r
 * non-model CPU: everything else each kind of process spent, in core-seconds; on a busy
   machine of ``C`` cores it costs at least ``non-model / C`` seconds of wall.
 
-The overhead target of issue 29 (<= 10 % of the model compute in the steady state) leaves
+A run overhead target of 10 % of the model compute (steady state) leaves
 ``0.10 x floor x C`` core-seconds for all of it: the table shows which process spends them.
 
     .venv/bin/python benchmarks/bench_run_cpu.py [--target DIR] [--keep DIR]
@@ -33,6 +33,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or imported
+import bench_default_run  # noqa: E402 - the run benchmark's reading of the log
 
 ROOT = Path(__file__).resolve().parents[1]
 TSRATE = str(Path(sys.executable).parent / "tsrate")
@@ -76,13 +79,10 @@ def attribute(
 
 
 def model_compute(log: str) -> tuple[float, float]:
-    """(forecast CPU seconds of every system, Python models' own time) from the run's log."""
-    found = re.search(r"forecast CPU \[([^\]]*)\]", log)
-    forecast = (
-        sum(float(x) for x in re.findall(r" ([0-9.]+)s", " " + found.group(1))) if found else 0.0
-    )
-    python = re.search(r"Python models' own time ([0-9.]+)s", log)
-    return forecast, float(python.group(1)) if python else 0.0
+    """(forecast CPU seconds of every system, Python models' own time) from the run's log,
+    read as ``bench_default_run.py`` reads it (which divides the CPU by the cores)."""
+    per_core, python = bench_default_run.model_compute(log)
+    return per_core * (os.cpu_count() or 1), python
 
 
 def budget(
@@ -190,14 +190,13 @@ def main() -> None:
     table = attribute(sampler.events, marks)
     forecast_cpu, python_models = model_compute(log)
     cores = os.cpu_count() or 1
-    workers = max(1, cores)
-    floor = forecast_cpu / workers + python_models
+    floor = forecast_cpu / cores + python_models
     wall = ended - started
     print(
         f"machine: {os.uname().sysname} {os.uname().machine}, {cores} cores; python {sys.version.split()[0]}"
     )
     print(f"wall {wall:.1f} s; model compute {floor:.1f} s (forecast CPU {forecast_cpu:.1f} s / "
-          f"{workers} + Python models {python_models:.1f} s); overhead {wall - floor:.1f} s "
+          f"{cores} + Python models {python_models:.1f} s); overhead {wall - floor:.1f} s "
           f"({(wall - floor) / floor:.0%})")  # fmt: skip
     phases = [name for name, _ in marks]
     kinds = sorted({what for _, what in table})

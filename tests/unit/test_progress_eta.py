@@ -1,4 +1,4 @@
-"""The ETA is within 50 % of the truth once 10 % of the partitions are done (issue 29), on a
+"""The ETA is within 50 % of the truth once 10 % of the partitions are done, on a
 synthetic clock: a run of cheap and dear systems' partitions on two workers, with a first-
 import cost per worker; the truth is the simulated schedule's own end time.
 

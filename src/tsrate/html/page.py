@@ -86,6 +86,12 @@ def vega_bundle() -> str:
     return text
 
 
+def named(names: Sequence[str]) -> str:
+    """Names in bold as a verdict lists them: ``a``, ``a and b``, ``a, b and c``."""
+    bold = [f"<b>{esc(name)}</b>" for name in names]
+    return bold[0] if len(bold) == 1 else ", ".join(bold[:-1]) + " and " + bold[-1]
+
+
 def section(anchor: str, title: str, body: str) -> str:
     """A report section: ``<section id=anchor><h2>title</h2>body</section>``."""
     return f'<section id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'

@@ -17,6 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tsrate.html.charts import esc
+from tsrate.html.page import named
 
 #: a rating is shaky below this share of resamples at its level (as in the core report)
 SHAKY_SHARE = 0.6
@@ -79,10 +80,6 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         value = 100 * float(row.mean_goodness)
         return _derived(name, value, f"{value:.0f} %")
 
-    def names(rows: pd.DataFrame) -> str:
-        bold = [f"<b>{esc(s)}</b>" for s in rows[system]]
-        return bold[0] if len(bold) == 1 else ", ".join(bold[:-1]) + " and " + bold[-1]
-
     n_scores = int(scores["n_ratings"].sum())
     if len(scores) == 1:
         text = (
@@ -102,9 +99,9 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         bottom = "worst" if len(laggards) == 1 else "tie for worst"
         text = (
             f"Of {len(scores)} systems rated on {what} ({n_scores} rated scores), "
-            f"{names(leaders)} {top} (mean goodness {pct(best, 'best_goodness')}: "
+            f"{named(list(leaders[system]))} {top} (mean goodness {pct(best, 'best_goodness')}: "
             "0 % = the worst rating level on every score, 100 % = the best) and "
-            f"{names(laggards)} {bottom} ({pct(worst, 'worst_goodness')}), "
+            f"{named(list(laggards[system]))} {bottom} ({pct(worst, 'worst_goodness')}), "
             f"{_derived('gap', gap, f'{gap:.0f}')} points apart."
         )
     if has_shares:

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from tsrate.html.charts import esc
-from tsrate.html.page import section
+from tsrate.html.page import named, section
 from tsrate.robustness.report.data import (
     ACCURACY_METRICS,
     METRIC_LABELS,
@@ -426,12 +426,6 @@ def derived(name: str, value: float, text: str) -> str:
     return f'<span class="derived" data-derived="{esc(name)}" data-value="{value!r}">{esc(text)}</span>'
 
 
-def _names(systems: list[str]) -> str:
-    """``<b>a</b>``, ``<b>a</b> and <b>b</b>``, ``<b>a</b>, <b>b</b> and <b>c</b>``."""
-    bold = [f"<b>{esc(s)}</b>" for s in systems]
-    return bold[0] if len(bold) == 1 else ", ".join(bold[:-1]) + " and " + bold[-1]
-
-
 def _smape_separation(data: ReportData, top: str, runner: str) -> tuple[str, str] | None:
     """How the leaderboard's SMAPE skill scores (95 % block-bootstrap intervals over tickers,
     all perturbations; higher is better) place ``top`` against ``runner``: ``ahead`` (the
@@ -503,14 +497,14 @@ def verdict_section(data: ReportData) -> str:
     else:
         gap = float(means[worst] - means[best])
         most = (
-            f"{_names(leaders)} is the most robust"
+            f"{named(leaders)} is the most robust"
             if len(leaders) == 1
-            else f"{_names(leaders)} tie as the most robust"
+            else f"{named(leaders)} tie as the most robust"
         )
         least = (
-            f"{_names(laggards)} the least"
+            f"{named(laggards)} the least"
             if len(laggards) == 1
-            else f"{_names(laggards)} tie as the least"
+            else f"{named(laggards)} tie as the least"
         )
         sentences.append(
             f"Of {len(means)} rated systems, {most} (mean robustness rating {rating_of(best)} "
