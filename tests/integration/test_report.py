@@ -47,7 +47,7 @@ STUDY = small_study(
 REPORT_MARTS = (
     "+group_comparisons +modality_pairs +confounder_comparison +perturbation_summary "
     "+rating_stability +forecast_traces window_errors +window_inputs systems perturbations "
-    "companies +paper_comparison"
+    "companies +paper_comparison +leaderboard"  # the verdict reads the leaderboard too
 )
 RELABEL = {
     # system_id: (modality, family, purpose, architecture, is_foundation_model, base_model)
@@ -728,6 +728,7 @@ def test_the_verdict_numbers_equal_the_marts(reported):
     con = duckdb.connect(str(reported["snapshot"]), read_only=True)
     try:
         summary = con.execute("select * from marts.system_summary").df()
+        board = con.execute("select * from marts.leaderboard where scope = 'all'").df()
         judged = con.execute(
             "select r.system_id, s.share from marts.ratings r join marts.rating_stability s "
             "using (run_id, metric, perturbation_id, system_id) where s.rating_level = r.rating"
@@ -767,6 +768,28 @@ def test_the_verdict_numbers_equal_the_marts(reported):
             assert f"{names[0]} {single}" in text
         else:
             assert all(name in text.split(tied)[0] for name in names) and tied in text
+    # the lowest mean SMAPE and MASE against their runner-up, by the leaderboard's intervals
+    for metric, label in (("smape", "SMAPE"), ("mase", "MASE")):
+        rows = summary[summary["metric"] == metric].dropna(subset=["avg_raw_score"])
+        top, runner = rows.sort_values(["avg_raw_score", "system_id"])["system_id"][:2]
+        bounds = board[board["metric"] == metric].set_index("system_id")
+        columns = ["skill_score_lower", "skill_score_upper"]
+        if not {top, runner} <= set(bounds.index) or bounds.loc[[top, runner], columns].isna().any(
+            axis=None
+        ):  # no interval to compare: the verdict must not claim a separation
+            assert f"{label} skill scores" not in text, (metric, bounds)
+            continue
+        (a_low, a_high), (b_low, b_high) = (
+            bounds.loc[s, columns].astype(float) for s in (top, runner)
+        )
+        clause = (
+            "clearly ahead of" if a_low > b_high
+            else "yet the leaderboard ranks" if b_low > a_high
+            else "but not separably from"
+        )  # fmt: skip
+        lead = "By accuracy," if metric == "smape" else f"By {label},"
+        sentence = text[text.index(lead) :].split(". ")[0]
+        assert top in sentence.split("lowest")[0] and f"{clause} {runner}" in sentence, sentence
 
 
 @needs_chromium

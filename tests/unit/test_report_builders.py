@@ -867,3 +867,37 @@ def test_verdict_without_a_leaderboard_says_nothing_of_separation():
     plain = _verdict_text(_data())
     assert "lowest mean SMAPE (3.00) and bad the highest (5.00)" in plain
     assert "leaderboard" not in plain
+
+
+@pytest.mark.parametrize(
+    ("good", "bad", "says"),
+    [
+        ((0.3, 0.4), (0.1, 0.2), "By MASE, good has the lowest mean too (3.00), clearly ahead of"),
+        ((0.1, 0.3), (0.2, 0.4), "By MASE, good has the lowest mean too (3.00), but not separably"),
+        ((0.05, 0.1), (0.2, 0.3), "By MASE, good has the lowest mean too (3.00), yet the leader"),
+    ],
+)
+def test_verdict_says_whether_the_leaderboard_separates_the_lowest_mase(good, bad, says):
+    """The lowest mean MASE against the runner-up, by the leaderboard's MASE skill-score
+    intervals, and never by its SMAPE rows (the default study's fracast is clearly ahead of
+    naive on SMAPE but not on MASE)."""
+    board = _board((0.3, 0.4), (0.1, 0.2))  # SMAPE: good clearly ahead
+    mase = _board(good, bad).assign(metric="mase")
+    plain = _verdict_text(_data(leaderboard=pd.concat([board, mase], ignore_index=True)))
+    assert says in plain
+    assert "MASE skill scores' 95 %" in plain
+    mase_sentence = plain[plain.index("By MASE") :]
+    assert f"[{good[0]:.3g}, {good[1]:.3g}] vs [{bad[0]:.3g}, {bad[1]:.3g}]" in mase_sentence
+
+
+def test_verdict_names_the_lowest_mase_when_it_is_not_the_lowest_smape():
+    base = _data()
+    summary = base.system_summary.copy()
+    mase = summary["metric"] == "mase"
+    summary.loc[mase, "avg_raw_score"] = summary.loc[mase, "system_id"].map(
+        {"good": 4.0, "bad": 2.5}
+    )
+    plain = _verdict_text(_data(system_summary=summary))
+    assert "good has the lowest mean SMAPE (3.00)" in plain
+    assert "By MASE, bad has the lowest mean (2.50)." in plain
+    assert "lowest mean too" not in plain

@@ -426,16 +426,16 @@ def derived(name: str, value: float, text: str) -> str:
     return f'<span class="derived" data-derived="{esc(name)}" data-value="{value!r}">{esc(text)}</span>'
 
 
-def _smape_separation(data: ReportData, top: str, runner: str) -> tuple[str, str] | None:
-    """How the leaderboard's SMAPE skill scores (95 % block-bootstrap intervals over tickers,
-    all perturbations; higher is better) place ``top`` against ``runner``: ``ahead`` (the
-    intervals do not overlap, top's higher), ``behind`` (they do not overlap, runner's
-    higher: the per-task geometric mean disagrees with the mean SMAPE) or ``overlap``; and
+def _separation(data: ReportData, metric: str, top: str, runner: str) -> tuple[str, str] | None:
+    """How the leaderboard's skill scores for ``metric`` (95 % block-bootstrap intervals over
+    tickers, all perturbations; higher is better) place ``top`` against ``runner``: ``ahead``
+    (the intervals do not overlap, top's higher), ``behind`` (they do not overlap, runner's
+    higher: the per-task geometric mean disagrees with the mean score) or ``overlap``; and
     the two intervals as text, each bound traced to its mart cell. None without the rows."""
     board = data.leaderboard
     if board.empty or not {"scope", "metric", "skill_score_lower"} <= set(board.columns):
         return None
-    rows = board[(board["scope"] == "all") & (board["metric"] == "smape")].set_index("system_id")
+    rows = board[(board["scope"] == "all") & (board["metric"] == metric)].set_index("system_id")
     if top not in rows.index or runner not in rows.index:
         return None
     bounds = rows.loc[[top, runner], ["skill_score_lower", "skill_score_upper"]]
@@ -443,7 +443,7 @@ def _smape_separation(data: ReportData, top: str, runner: str) -> tuple[str, str
         return None
 
     def interval(system: str) -> str:
-        where = {"run_id": data.run_id, "scope": "all", "metric": "smape", "system_id": system}
+        where = {"run_id": data.run_id, "scope": "all", "metric": metric, "system_id": system}
         low, high = (float(rows.loc[system, c]) for c in ("skill_score_lower", "skill_score_upper"))
         return (
             f"[{num(low, 'leaderboard', 'skill_score_lower', where)}, "
@@ -455,11 +455,31 @@ def _smape_separation(data: ReportData, top: str, runner: str) -> tuple[str, str
     return place, f"{interval(top)} vs {interval(runner)}"
 
 
+def _versus(place: str, other: str, label: str) -> str:
+    """The clause comparing the lowest mean score with the runner-up's (``other``)."""
+    return {
+        "ahead": f"clearly ahead of {other}: their {label} skill scores' 95 % intervals "
+        "in the leaderboard do not overlap",
+        "behind": f"yet the leaderboard ranks {other} ahead: their {label} skill scores' "
+        "95 % intervals (per task, relative to the baseline) do not overlap",
+        "overlap": f"but not separably from {other}: their {label} skill scores' 95 % "
+        "intervals in the leaderboard overlap",
+    }[place]
+
+
+def _lowest_by(data: ReportData, metric: str) -> pd.DataFrame:
+    """``system_summary``'s rows for ``metric`` with a mean raw score, lowest first."""
+    summary = data.system_summary
+    rows = summary[summary["metric"] == metric].dropna(subset=["avg_raw_score"])
+    return rows.sort_values(["avg_raw_score", "system_id"])
+
+
 def verdict_section(data: ReportData) -> str:
     """The verdict, first on the page: the most and least robust systems and by how much
     (systems with the same mean rating are named together as a tie; when every system
     has it, the verdict says the ratings do not separate them), the most and least
-    accurate by SMAPE, and how firm the leaders' ratings are."""
+    accurate by SMAPE (and whether the leaderboard separates the lowest from the
+    runner-up), the lowest MASE likewise, and how firm the leaders' ratings are."""
     means, metrics = _mean_robustness(data)
     run = {"run_id": data.run_id}
     if means.empty:
@@ -512,39 +532,44 @@ def verdict_section(data: ReportData) -> str:
             + derived("robustness_gap", gap, format_number(gap))
             + " rating levels."
         )
-    smape = data.system_summary[data.system_summary["metric"] == "smape"].dropna(
-        subset=["avg_raw_score"]
-    )
-    if len(smape) >= 2:
-        ordered = smape.sort_values(["avg_raw_score", "system_id"])
-        top, bottom = ordered.iloc[0], ordered.iloc[-1]
 
-        def smape_of(row) -> str:
-            where = {**run, "system_id": row.system_id, "metric": "smape"}
-            return num(float(row.avg_raw_score), "system_summary", "avg_raw_score", where)
+    def mean_of(row, metric: str) -> str:
+        where = {**run, "system_id": row.system_id, "metric": metric}
+        return num(float(row.avg_raw_score), "system_summary", "avg_raw_score", where)
 
-        runner = ordered.iloc[1]
-        separation = _smape_separation(data, top.system_id, runner.system_id)
+    ordered = _lowest_by(data, "smape")
+    if len(ordered) >= 2:
+        top, bottom, runner = ordered.iloc[0], ordered.iloc[-1], ordered.iloc[1]
+        separation = _separation(data, "smape", top.system_id, runner.system_id)
         lowest = (
-            f"By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE ({smape_of(top)})"
+            f"By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE "
+            f"({mean_of(top, 'smape')})"
         )
         highest = f"<b>{esc(bottom.system_id)}</b>"
         if separation is None:
-            sentences.append(f"{lowest} and {highest} the highest ({smape_of(bottom)}).")
+            sentences.append(f"{lowest} and {highest} the highest ({mean_of(bottom, 'smape')}).")
         else:
             place, intervals = separation
-            other = f"<b>{esc(runner.system_id)}</b> ({smape_of(runner)})"
-            versus = {
-                "ahead": f"clearly ahead of {other}: their SMAPE skill scores' 95 % intervals "
-                "in the leaderboard do not overlap",
-                "behind": f"yet the leaderboard ranks {other} ahead: their SMAPE skill scores' "
-                "95 % intervals (per task, relative to the baseline) do not overlap",
-                "overlap": f"but not separably from {other}: their SMAPE skill scores' 95 % "
-                "intervals in the leaderboard overlap",
-            }[place]
+            other = f"<b>{esc(runner.system_id)}</b> ({mean_of(runner, 'smape')})"
             sentences.append(
-                f"{lowest}, {versus} ({intervals}); {highest} has the highest ({smape_of(bottom)})."
+                f"{lowest}, {_versus(place, other, 'SMAPE')} ({intervals}); {highest} has the "
+                f"highest ({mean_of(bottom, 'smape')})."
             )
+    by_mase = _lowest_by(data, "mase")
+    if len(by_mase) >= 2:  # the scale-free error can order the leaders differently
+        top, runner = by_mase.iloc[0], by_mase.iloc[1]
+        too = " too" if len(ordered) >= 2 and ordered.iloc[0].system_id == top.system_id else ""
+        lowest = (
+            f"By MASE, <b>{esc(top.system_id)}</b> has the lowest mean{too} "
+            f"({mean_of(top, 'mase')})"
+        )
+        separation = _separation(data, "mase", top.system_id, runner.system_id)
+        if separation is None:
+            sentences.append(f"{lowest}.")
+        else:
+            place, intervals = separation
+            other = f"<b>{esc(runner.system_id)}</b> ({mean_of(runner, 'mase')})"
+            sentences.append(f"{lowest}, {_versus(place, other, 'MASE')} ({intervals}).")
     counts = shaky_counts(data)
     if counts.empty:
         sentences.append(
