@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#- Each window of the selected run with its position in the price series, its last clean
     context value and its MASE scale: the mean absolute one-step change over the clean
     context (context_length - 1 changes, all inside the context).
@@ -5,7 +6,11 @@
     The sum of those changes is a difference of running sums (the running sum at the origin
     minus the one at the first context day), so every join is an equality on a plain column:
     a range join of windows against every day of their ticker costs windows x days per
-    ticker, quadratic in the study's length. -#}
+    ticker, quadratic in the study's length.
+
+    A table, not a view: five models and its own tests read it, and as a view each of them
+    ran the running sums over every ticker's whole history again (about 0.2 s a read on
+    the default study; BENCHMARKS.md, Session 18). -#}
 with
 
 selected_run as (
