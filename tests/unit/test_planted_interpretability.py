@@ -134,3 +134,18 @@ def test_semi_binarise_skips_the_first_gap_when_another_qualifies():
 
     scores = np.array([0.2, 1.5, 3.0, 1.3, 0.1, 1.4])
     assert semi_binarise(scores).tolist() == [0, 1, 1, 0, 0, 0]
+
+
+def test_first_ten_values_are_standard_normal():
+    """Module doc: the first INIT_STEPS = 10 values of every series are drawn from
+    N(0, 1). Without burn-in they are the first rows: over 500 series their sd is 1
+    (sampling error ~1 %)."""
+    from tsrate.suites.interpretability.datasets import dataset3, dataset4
+
+    first = dataset2(length=10, n_series=500, burn_in=0, seed=4).values
+    assert first.std() == pytest.approx(1.0, rel=0.05) and abs(first.mean()) < 0.05
+    assert dataset3(length=10, n_series=500, burn_in=0, seed=4).values.std() == pytest.approx(
+        1.0, rel=0.05
+    )
+    pair = np.concatenate([dataset4(length=10, burn_in=0, seed=s).values for s in range(250)])
+    assert pair.std() == pytest.approx(1.0, rel=0.05)

@@ -219,3 +219,64 @@ def test_context_rule_applies_the_stated_step_from_its_horizon_index():
     np.testing.assert_allclose(answers["with_all_context"].forecast, expected)
     np.testing.assert_allclose(answers["without_context"].forecast, level)
     np.testing.assert_allclose(answers["with_characteristics"].forecast, level)
+
+
+# --------------------------------------------------------------------------------------
+# Distractors are refuted by the series (miss recomputed by least squares here)
+# --------------------------------------------------------------------------------------
+
+
+def _miss(series, scenario: sm.Scenario) -> float:
+    """Relative RMS residual of the series after the least-squares scale of the scenario's
+    clean curve (numpy lstsq), over the RMS of the series."""
+    series = np.asarray(series, dtype=float)
+    curve = sm.clean_series(dataclasses.replace(scenario, length=len(series)))
+    (scale,), *_ = np.linalg.lstsq(curve[:, None], series, rcond=None)
+    return float(np.sqrt(np.mean((series - scale * curve) ** 2) / np.mean(series**2)))
+
+
+def test_contrastive_distractors_explain_the_series_at_least_2_5_times_worse():
+    """Docstring (contrastive mode): a distractor's clean curve misses the observed series
+    by at least MIN_DISTRACTOR_MISS (0.08) and 2.5 times the true caption's miss."""
+    items = sc.generate_items(sc.GeneratorConfig(seed=4, scenarios=16, distractors="contrastive"))
+    checked = 0
+    for item in (i for i in items if i.task == "etiological"):
+        truth = sm.scenario_from_dict(item.params["scenario"])
+        own = _miss(item.series, truth)
+        for position, option in enumerate(item.params["option_scenarios"]):
+            if position == item.answer_index:
+                continue
+            miss = _miss(item.series, sm.scenario_from_dict(option))
+            assert miss >= max(0.08, 2.5 * own) - 1e-12
+            checked += 1
+    assert checked >= 12
+
+
+def test_wrong_which_change_options_are_refuted_by_the_second_series():
+    """Docstring: the wrong what-ifs of a which_change item explain the second series
+    worse than MIN_DISTRACTOR_MISS (0.08) even after the best rescaling. (Seed 3 with 48
+    scenarios draws a case where a what-if would otherwise pass for the right one.)"""
+    items = sc.generate_items(sc.GeneratorConfig(seed=3, scenarios=48, forecasts=0))
+    checked = 0
+    for item in (i for i in items if i.task == "qa_two" and i.category == "which_change"):
+        scenario = sm.scenario_from_dict(item.params["scenario"])
+        changes = sm.what_ifs(scenario)
+        for name in item.params["option_changes"][1:]:
+            assert _miss(item.series_b, changes[name][1]) >= 0.08 - 1e-12
+            checked += 1
+    assert checked >= 9
+
+
+def test_a_caption_invisible_within_the_noise_is_equivalent_even_on_a_clean_series():
+    """A random distractor must not be a caption that explains the series as well as the
+    truth. On a noise-free series the true caption's miss is 0, so 'within 1.5 x its miss'
+    alone would let a caption through whose curve differs from the truth by far less than
+    the 3 % noise: here a +2 % step on the very last value (miss ~0.003, recomputed by least
+    squares) must still count as equivalent, and a falling, cycle-free caption not."""
+    truth = dataclasses.replace(PLAIN, trend=0.3, amplitude=0.2)
+    series = sm.clean_series(truth)
+    invisible = dataclasses.replace(truth, event_kind="step_up", event_step=49, event_effect=0.02)
+    assert 0 < _miss(series, invisible) < sm.NOISE / 3
+    assert sc.equivalent_caption(series, truth, invisible)
+    other = dataclasses.replace(PLAIN, subject_index=4, trend=-0.3)
+    assert not sc.equivalent_caption(series, truth, other)

@@ -5,6 +5,8 @@ statsmodels / scipy), so that changing it in the product fails here."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -278,3 +280,211 @@ def test_resampled_interval_is_the_2_5_and_97_5_percentiles_of_the_finite_scores
 
     scores = [*range(101), float("nan"), float("nan")]
     assert resampled_interval(scores) == pytest.approx((2.5, 97.5))
+
+
+# --------------------------------------------------------------------------------------
+# The statistical analyst (reference answerer): the standard statistics its docstring names
+# --------------------------------------------------------------------------------------
+
+
+def test_analyst_robust_z_scales_by_the_noise_sd():
+    """Noise sd from changes: the differences of N(0, s^2) noise have sd s sqrt(2), and
+    their median absolute value is 0.6745 s sqrt(2). So the robust z of 5,000 points of
+    N(0, 2^2) noise has sd ~1 (the rolling median of 21 adds ~4 %), not 1 / sqrt(2)."""
+    from tsrate.suites.understanding.analyst import _robust_z
+
+    x = np.random.default_rng(10).normal(0.0, 2.0, 5000)
+    assert np.std(_robust_z(x)) == pytest.approx(1.04, abs=0.06)
+
+
+def test_analyst_changepoint_finds_a_variance_break_off_centre():
+    """Gaussian likelihood ratio of one mean-and-variance change: N(0, 1) for 60 steps,
+    then N(0, 3^2) for 140. The scan's best split is within 3 steps of 60, and its LR is
+    n log var(x) - k log var(a) - (n - k) log var(b) at that split (computed here)."""
+    from tsrate.suites.understanding.analyst import changepoint
+
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.normal(0, 1, 60), rng.normal(0, 3, 140)])
+    k, lr = changepoint(x)
+    assert abs(k - 60) <= 3
+    expected = 200 * np.log(x.var()) - k * np.log(x[:k].var()) - (200 - k) * np.log(x[k:].var())
+    assert lr == pytest.approx(expected)
+
+
+def test_analyst_cross_lag_is_how_many_days_the_second_series_follows():
+    """Docstring: the lag L of the largest |cross-correlation|, b following a by L days.
+    b_t = -a_{t-3} (plus a little noise): lag +3, correlation about -1; swapped, -3."""
+    from tsrate.suites.understanding.analyst import cross_lag
+
+    rng = np.random.default_rng(12)
+    a = rng.normal(0, 1, 203)
+    b = -a[:-3] + 0.05 * rng.normal(0, 1, 200)
+    a = a[3:]
+    lag, r = cross_lag(a, b)
+    assert lag == 3 and r < -0.95
+    assert cross_lag(b, a)[0] == -3
+
+
+def test_analyst_excess_kurtosis_is_zero_for_gaussian_noise():
+    """Excess kurtosis m4 / m2^2 - 3 (computed by hand on the detrended series): ~0 for
+    10,000 Gaussian values (sd ~0.05), ~3 (here computed) for Student-t with 6 dof."""
+    from tsrate.suites.understanding.analyst import excess_kurtosis
+
+    rng = np.random.default_rng(13)
+    for x in (rng.normal(0, 1, 10_000), rng.standard_t(6, 10_000)):
+        y = x - np.polyval(np.polyfit(np.arange(x.size), x, 1), np.arange(x.size))
+        m2, m4 = np.mean((y - y.mean()) ** 2), np.mean((y - y.mean()) ** 4)
+        assert excess_kurtosis(x) == pytest.approx(m4 / m2**2 - 3, abs=1e-9)
+    assert abs(excess_kurtosis(rng.normal(0, 1, 10_000))) < 0.2
+
+
+def test_analyst_trend_needs_r2_of_one_half_and_p_below_one_in_a_thousand():
+    """Docstring: trend = OLS with R^2 >= 0.5 and p < 0.001. A significant but weak trend
+    (R^2 ~0.1 over 1,000 points, computed as corr(t, x)^2) is no trend; a strong one
+    (R^2 ~0.9) is."""
+    from tsrate.suites.understanding.analyst import has_trend
+
+    rng = np.random.default_rng(14)
+    t = np.arange(1000.0)
+    weak = 0.001 * t + rng.normal(0, 1, 1000)
+    strong = 0.01 * t + rng.normal(0, 1, 1000)
+    assert 0.03 < np.corrcoef(t, weak)[0, 1] ** 2 < 0.2
+    assert np.corrcoef(t, strong)[0, 1] ** 2 > 0.8
+    assert not has_trend(weak) and has_trend(strong)
+
+
+def test_analyst_stationarity_is_adf_rejecting_and_kpss_not_rejecting():
+    """Docstring: stationary = ADF p < 0.05 and KPSS p > 0.05. White noise is stationary;
+    its random walk (cumulative sum) is not."""
+    from tsrate.suites.understanding.analyst import is_stationary
+
+    rng = np.random.default_rng(15)
+    noise = rng.normal(0, 1, 400)
+    assert is_stationary(noise)
+    assert not is_stationary(np.cumsum(noise))
+
+
+def test_analyst_seasonality_needs_a_fifth_of_the_spectral_power():
+    """Docstring: seasonality = the periodogram peak's share of spectral power (>= 0.2).
+    White noise spreads its power (no peak near a fifth over 100 points); a sinusoid of
+    amplitude 5 in unit noise concentrates ~90 % in one peak."""
+    from tsrate.suites.understanding.analyst import has_seasonality
+
+    rng = np.random.default_rng(16)
+    t = np.arange(100)
+    assert not any(has_seasonality(rng.normal(0, 1, 100)) for _ in range(30))
+    assert has_seasonality(5 * np.sin(2 * np.pi * t / 10) + rng.normal(0, 1, 100))
+
+
+def test_analyst_leverage_is_larger_moves_after_falls():
+    """Docstring: the asymmetry of |change| after falls vs rises. Changes -1, +3, -1, +3,
+    ...: after every fall a move of 3, after every rise a move of 1 -- leverage."""
+    from tsrate.suites.understanding.analyst import volatility_kind
+
+    changes = np.tile([-1.0, 3.0], 40)
+    assert volatility_kind(100 + np.cumsum(changes)) == "leverage"
+
+
+def _analyst_answer(sample: g.Sample, task: str) -> tuple[str, str]:
+    from tsrate.suites.understanding.analyst import StatisticalAnalyst
+    from tsrate.suites.understanding.tasks import build_prompts
+
+    (prompt,) = build_prompts(sample, ("csv",), 2, {}, tasks=(task,))
+    expected = prompt.expected["answer"]
+    return StatisticalAnalyst().answer(prompt), expected
+
+
+def test_analyst_reads_negative_correlation_as_correlation():
+    """Docstring: correlation = Pearson |r| >= 0.3, and dynamic correlation compares |r| of
+    the halves: a negative correlation (rho <= -0.6) is detected, and a NEGATIVE correlation
+    confined to one half is placed in that half."""
+    found = 0
+    for i in range(40):
+        s = g.generate_sample("correlation", "test", i, 11, kind="negative", min_length=120)
+        answer, expected = _analyst_answer(s, "detection")
+        assert answer == expected == "yes"
+    for kind in ("correlated_first_half", "correlated_second_half"):
+        for i in range(60):
+            s = g.generate_sample("dynamic_correlation", "test", i, 11, kind=kind, min_length=150)
+            if s.labels["rho"] > 0:
+                continue
+            answer, expected = _analyst_answer(s, "classification")
+            assert answer == expected == kind
+            found += 1
+    assert found > 20
+
+
+def test_leverage_returns_follow_the_papers_recursion_with_its_floor():
+    """Paper (Appendix B, volatility): sigma_t = sigma_{t-1} (1 + 0.3) after a negative
+    return, max(sigma_{t-1} (1 - 0.3), 0.01) otherwise, from a base of 0.1; r_t = sigma
+    eps_t. The eps are re-drawn from the same seed (the generator's first draw), sigma is
+    read off as r / eps and checked step by step against the paper's recursion; over 5,000
+    steps the floor 0.01 is reached (seven rises in a row suffice)."""
+    from tsrate.suites.understanding.generators.univariate import leverage_returns
+
+    r = leverage_returns(np.random.default_rng(17), 5000)
+    eps = np.random.default_rng(17).normal(0.0, 1.0, 5000)
+    sigma = r / eps
+    expected = np.empty(5000)
+    expected[0] = 0.1
+    for t in range(1, 5000):
+        previous = expected[t - 1]
+        expected[t] = previous * 1.3 if r[t - 1] < 0 else max(previous * 0.7, 0.01)
+    np.testing.assert_allclose(sigma, expected, rtol=1e-9)
+    assert expected.min() == 0.01
+
+
+def test_sinusoidal_position_series_have_periods_between_n_6_and_n_2():
+    """Docstring: period P in [n / 6, n / 2]. The period is estimated independently: the
+    best least-squares fit of level + a sin + b cos over a grid of periods from n / 12 to
+    n; every estimate lies within 5 % of [n / 6, n / 2] (n = 175)."""
+    n = 175
+    t = np.arange(n)
+    grid = np.linspace(n / 12, n, 800)
+    for index in range(40):
+        s = g.generate_sample("sinusoidal", "test", index, 11, position_length=n)
+        errors = []
+        for period in grid:
+            design = np.column_stack(
+                [np.ones(n), np.sin(2 * np.pi * t / period), np.cos(2 * np.pi * t / period)]
+            )
+            _, residual, *_ = np.linalg.lstsq(design, s.values, rcond=None)
+            errors.append(residual[0])
+        best = grid[int(np.argmin(errors))]
+        assert n / 6 * 0.95 <= best <= n / 2 * 1.05, (index, best)
+
+
+def test_cross_correlation_detection_asks_about_the_lag_not_the_sign():
+    """The cross-correlation question asks whether one series follows the other with a
+    time lag: yes for both lagged kinds (positive or negative), no for both direct ones."""
+    from tsrate.suites.understanding.tasks import build_prompts
+
+    for kind in ("positive_direct", "positive_lagged", "negative_direct", "negative_lagged"):
+        s = g.generate_sample("cross_correlation", "test", 0, 11, kind=kind)
+        (p,) = build_prompts(s, ("csv",), 2, {}, tasks=("detection",))
+        assert p.expected["answer"] == ("yes" if kind.endswith("lagged") else "no"), kind
+
+
+def test_the_matching_answer_letter_labels_the_series_own_description():
+    """Matching: the expected letter is the one whose option, as printed in the prompt,
+    is the series' own description (intra: qualitative + quantitative; cross: its
+    qualitative one); the other three letters hold other series' descriptions."""
+    from tsrate.suites.understanding.tasks import build_prompts
+
+    datasets = ("trend", "seasonality", "anomalies", "volatility")
+    pool = {d: [g.generate_sample(d, "test", i, 11) for i in range(6)] for d in datasets}
+    letters_seen = set()
+    for sample in pool["trend"]:
+        prompts = build_prompts(
+            sample, ("csv",), 2, pool, tasks=("matching_intra", "matching_cross")
+        )
+        assert {p.task for p in prompts} == {"matching_intra", "matching_cross"}
+        for p in prompts:
+            own = sample.qualitative
+            if p.task == "matching_intra":
+                own = f"{sample.qualitative} {sample.quantitative}"
+            options = dict(re.findall(r"^([ABCD])\. (.*)$", p.text, flags=re.MULTILINE))
+            assert options[p.expected["answer"]] == own
+            assert sum(text == own for text in options.values()) == 1
+            letters_seen.add(p.expected["answer"])
+    assert len(letters_seen) >= 3  # the right letter moves
