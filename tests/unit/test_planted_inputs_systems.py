@@ -57,6 +57,27 @@ def test_arima_window_whose_fit_fails_falls_back_to_the_last_observed_value():
     assert np.isnan(out.quantiles).all()
 
 
+def test_arima_window_with_nothing_observed_is_missing_not_zero():
+    """A context with no observed value has nothing to forecast from: the window is NaN (as
+    naive gives) and counted as a fallback; SARIMAX itself would forecast its prior mean, 0,
+    a number no price series suggested."""
+    system = ArimaSystem()
+    out = system.predict_quantiles(make_batch([np.full(10, np.nan)], horizon=3))
+    assert system.fallbacks == 1
+    assert np.isnan(out.point).all() and np.isnan(out.quantiles).all()
+
+
+def test_arima_window_too_short_to_fit_falls_back_instead_of_failing_the_partition():
+    """A two-value context is too short for statsmodels' start values (an IndexError inside
+    SARIMAX): the window falls back to its last value and is counted, instead of the error
+    failing the whole partition."""
+    system = ArimaSystem()
+    with np.errstate(all="ignore"):
+        out = system.predict_quantiles(make_batch([np.array([101.0, 103.0])], horizon=3))
+    assert system.fallbacks == 1
+    np.testing.assert_array_equal(out.point[0], [103.0, 103.0, 103.0])
+
+
 # -- random ------------------------------------------------------------------------------------
 
 

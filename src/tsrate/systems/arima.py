@@ -21,6 +21,10 @@ says which).
 
 Quantiles: the fitted model's Gaussian predictive distribution, mean + z_q * standard error
 of each step's forecast (statsmodels' ``get_forecast``); a fallback window has none.
+
+Fallbacks (counted in ``fallbacks``): a window whose fit fails (a non-finite forecast, a
+singular matrix, a series too short for statsmodels' start values) forecasts its last
+observed value; a window with no observed value at all is missing (NaN), as naive's is.
 """
 
 from __future__ import annotations
@@ -109,6 +113,10 @@ class ArimaSystem:
         quantiles = np.full((batch.n_windows, batch.horizon, len(z)), np.nan)
         start = None
         for row, context in enumerate(batch.contexts):
+            if np.isnan(context).all():  # nothing to fit: SARIMAX would forecast its prior, 0
+                self.fallbacks += 1
+                out[row] = np.nan
+                continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
@@ -121,7 +129,8 @@ class ArimaSystem:
                     spread = np.sqrt(np.asarray(predicted.var_pred_mean, dtype=float))
                     if np.all(np.isfinite(spread)):
                         quantiles[row] = forecast[:, None] + spread[:, None] * z[None, :]
-                except (ValueError, np.linalg.LinAlgError):
+                except (ValueError, np.linalg.LinAlgError, IndexError):
+                    # IndexError: statsmodels' start values on a series too short to fit
                     start = None
                     self.fallbacks += 1
                     observed = context[~np.isnan(context)]
