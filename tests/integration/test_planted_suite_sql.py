@@ -1,0 +1,31 @@
+"""The suites' SQL metrics against hand-computed cases: the dbt unit tests in the models' YAML.
+
+Each ``unit_tests:`` case in models/reasoning/**/*.yml and models/interpretability/**/*.yml
+gives a few hand-made input rows and the outputs worked out by hand from the metric's
+definition (accuracy as the share correct, chance as the mean of 1/options, the series gap
+with minus without, the context gain without minus with, MAE skill 1 - MAE/baseline MAE,
+coverage n_scored/n_items, sample standard deviations with n - 1, the relative error over the
+largest mean test MSE, the coefficient of variation std/mean), with numbers chosen so every
+expected float is exact. Here the suites' models are built on an empty warehouse with the unit
+tests forced on (``TSRATE_ALWAYS_UNIT_TESTS=1``): a failing case fails the build."""
+
+from __future__ import annotations
+
+import pytest
+
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.suites import SUITES
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("suite", ["reasoning", "interpretability"])
+def test_suite_sql_unit_cases_pass(suite, tmp_path, dbt_target, monkeypatch):
+    monkeypatch.setenv("TSRATE_ALWAYS_UNIT_TESTS", "1")
+    warehouse = tmp_path / "tsrate.duckdb"
+    with connect(warehouse):
+        pass
+    select = ["build", "--select", f"tag:{suite}", "--indirect-selection", "cautious"]
+    lines = dbt.run_dbt(select, None, warehouse, None, dbt_target, {SUITES[suite].run_env: "latest"})
+    assert lines  # run_dbt raises DbtError when a model or a unit test fails
