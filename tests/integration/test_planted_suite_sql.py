@@ -27,5 +27,7 @@ def test_suite_sql_unit_cases_pass(suite, tmp_path, dbt_target, monkeypatch):
     with connect(warehouse):
         pass
     select = ["build", "--select", f"tag:{suite}", "--indirect-selection", "cautious"]
-    lines = dbt.run_dbt(select, None, warehouse, None, dbt_target, {SUITES[suite].run_env: "latest"})
+    lines = dbt.run_dbt(
+        select, None, warehouse, None, dbt_target, {SUITES[suite].run_env: "latest"}
+    )
     assert lines  # run_dbt raises DbtError when a model or a unit test fails
