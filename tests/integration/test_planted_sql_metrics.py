@@ -18,7 +18,14 @@ import pytest
 from scipy import stats
 
 from tests.integration.builds import forecast_and_build
-from tests.support.warehouses import QUANTILE_COLUMNS, QUANTILE_LEVELS, ingest, read, small_study
+from tests.support.warehouses import (
+    QUANTILE_COLUMNS,
+    QUANTILE_LEVELS,
+    hand_windows,
+    ingest,
+    read,
+    small_study,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -49,13 +56,6 @@ def built(tmp_path_factory, dbt_target):
 
 def by_hand(warehouse, run_id, study) -> pd.DataFrame:
     """One row per window, every metric recomputed in numpy from the raw tables."""
-    n = study.context_length
-    forecasts = read(
-        warehouse,
-        "select f.* from raw.forecasts f join raw.run_partitions p using (partition_key) "
-        "where p.run_id = ?",
-        [run_id],
-    )
     quantiles = read(
         warehouse,
         "select q.* from raw.forecast_quantiles q join raw.run_partitions p using (partition_key) "
@@ -63,69 +63,50 @@ def by_hand(warehouse, run_id, study) -> pd.DataFrame:
         [run_id],
     )
     quantiles = quantiles.set_index(KEYS + ["horizon_step"])[QUANTILE_COLUMNS]
-    prices = read(warehouse, "select ticker, price_date, close from raw.prices order by 1, 2")
     levels = np.asarray(QUANTILE_LEVELS)
     rows = []
-    for ticker, days in prices.groupby("ticker"):
-        closes = days["close"].to_numpy()
-        position = {d: i for i, d in enumerate(pd.to_datetime(days["price_date"]))}
-        for key, window in forecasts[forecasts["ticker"] == ticker].groupby(
-            ["system_id", "window_end_date", "perturbation_id"]
-        ):
-            window = window.sort_values("horizon_step")
-            origin = position[pd.Timestamp(key[1])]
-            steps = window["horizon_step"].to_numpy()
-            y = closes[origin + steps]  # clean actuals
-            f = window["forecast"].to_numpy()
-            context = closes[origin - n + 1 : origin + 1]  # clean context, n values
-            scale = np.mean(np.abs(np.diff(context)))  # n - 1 one-step changes
-            r = f - y
-            row = dict(
-                system_id=key[0],
-                ticker=ticker,
-                window_end_date=pd.Timestamp(key[1]),
-                perturbation_id=key[2],
-                max_abs_residual=np.max(np.abs(r)),
-                mean_residual=np.mean(r),
-                last_context_value=context[-1],
-                relative_max_abs_residual=np.max(np.abs(r)) / abs(context[-1]),
-                smape=np.mean(2 * np.abs(r) / (np.abs(y) + np.abs(f))),
-                mase=np.mean(np.abs(r)) / scale,
-                # eq. 6: step t's direction against step t-1, step 1 against the origin
-                sign_accuracy=100
-                * np.mean(
-                    np.sign(np.diff(np.r_[context[-1], f]))
-                    == np.sign(np.diff(np.r_[context[-1], y]))
-                ),
-                n_steps=len(steps),
+    for key, steps, y, f, context in hand_windows(warehouse, run_id):
+        # y: the clean actuals; context: the clean context, context_length values
+        scale = np.mean(np.abs(np.diff(context)))  # n - 1 one-step changes
+        r = f - y
+        row = dict(
+            **dict(zip(KEYS, key, strict=True)),
+            max_abs_residual=np.max(np.abs(r)),
+            mean_residual=np.mean(r),
+            last_context_value=context[-1],
+            relative_max_abs_residual=np.max(np.abs(r)) / abs(context[-1]),
+            smape=np.mean(2 * np.abs(r) / (np.abs(y) + np.abs(f))),
+            mase=np.mean(np.abs(r)) / scale,
+            # eq. 6: step t's direction against step t-1, step 1 against the origin
+            sign_accuracy=100
+            * np.mean(
+                np.sign(np.diff(np.r_[context[-1], f])) == np.sign(np.diff(np.r_[context[-1], y]))
+            ),
+            n_steps=len(steps),
+        )
+        q = np.array([quantiles.loc[key + (int(s),)].to_numpy(float) for s in steps])
+        if np.isfinite(q).all():
+            # for quantile_calibration: per level, how many actuals lie at or below q
+            row.update(
+                {f"below_{c}": int(np.sum(y <= q[:, i])) for i, c in enumerate(QUANTILE_COLUMNS)}
             )
-            key4 = (key[0], ticker, key[1], key[2])
-            q = np.array([quantiles.loc[key4 + (int(s),)].to_numpy(float) for s in steps])
-            if np.isfinite(q).all():
-                # for quantile_calibration: per level, how many actuals lie at or below q
-                row.update(
-                    {
-                        f"below_{c}": int(np.sum(y <= q[:, i]))
-                        for i, c in enumerate(QUANTILE_COLUMNS)
-                    }
-                )
-                # pinball loss at level a: a(y - q) if y >= q else (1 - a)(q - y)
-                pinball = np.where(y[:, None] >= q, levels * (y[:, None] - q), 0.0) + np.where(
-                    y[:, None] < q, (1 - levels) * (q[:, :] - y[:, None]), 0.0
-                )
-                low, high = q[:, 0], q[:, -1]  # the 10 % and 90 % quantiles
-                winkler = (
-                    (high - low) + 10 * np.clip(low - y, 0, None) + 10 * np.clip(y - high, 0, None)
-                )
-                covered = np.mean((low <= y) & (y <= high))
-                row.update(
-                    wql=2 * pinball.sum() / (len(levels) * np.abs(y).sum()),
-                    crps=2 * pinball.sum() / (len(levels) * len(y)),
-                    msis=np.mean(winkler) / scale,
-                    coverage_80=covered,
-                    coverage_error_80=abs(covered - 0.8),
-                )
-            rows.append(row)
+            # pinball loss at level a: a(y - q) if y >= q else (1 - a)(q - y)
+            pinball = np.where(y[:, None] >= q, levels * (y[:, None] - q), 0.0) + np.where(
+                y[:, None] < q, (1 - levels) * (q[:, :] - y[:, None]), 0.0
+            )
+            low, high = q[:, 0], q[:, -1]  # the 10 % and 90 % quantiles
+            winkler = (
+                (high - low) + 10 * np.clip(low - y, 0, None) + 10 * np.clip(y - high, 0, None)
+            )
+            covered = np.mean((low <= y) & (y <= high))
+            row.update(
+                wql=2 * pinball.sum() / (len(levels) * np.abs(y).sum()),
+                crps=2 * pinball.sum() / (len(levels) * len(y)),
+                msis=np.mean(winkler) / scale,
+                coverage_80=covered,
+                coverage_error_80=abs(covered - 0.8),
+            )
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

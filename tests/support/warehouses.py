@@ -86,8 +86,10 @@ def read(warehouse: Path, sql: str, params=None) -> pd.DataFrame:
         con.close()
 
 
-def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
-    """Recompute window errors in pandas from raw.prices and raw.forecasts only."""
+def hand_windows(warehouse: Path, run_id: str):
+    """Each stored forecast window of ``run_id`` read from raw.prices and raw.forecasts only:
+    ((system_id, ticker, window_end_date, perturbation_id), horizon steps, clean actuals,
+    forecasts, clean context of ``context_length`` values ending at the origin)."""
     run = read(warehouse, "select * from raw.runs where run_id = ?", [run_id]).iloc[0]
     n = int(run["context_length"])
     forecasts = read(
@@ -99,7 +101,6 @@ def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
     prices = read(
         warehouse, "select ticker, price_date, close from raw.prices order by ticker, price_date"
     )
-    rows = []
     for ticker, group in prices.groupby("ticker"):
         closes = group["close"].to_numpy()
         position = {d: i for i, d in enumerate(pd.to_datetime(group["price_date"]))}
@@ -110,29 +111,35 @@ def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
             end = position[pd.Timestamp(key[1])]
             steps = window["horizon_step"].to_numpy()
             actual = closes[end + steps]
-            forecast = window["forecast"].to_numpy()
             context = closes[end - n + 1 : end + 1]
-            residual = forecast - actual
-            smape = np.mean(np.abs(actual - forecast) / ((np.abs(actual) + np.abs(forecast)) / 2))
-            mase = np.mean(np.abs(residual)) / np.mean(np.abs(np.diff(context)))
-            previous_forecast = np.concatenate([[context[-1]], forecast[:-1]])
-            previous_actual = np.concatenate([[context[-1]], actual[:-1]])
-            sign = (
-                np.mean(np.sign(forecast - previous_forecast) == np.sign(actual - previous_actual))
-                * 100
+            key = (key[0], ticker, pd.Timestamp(key[1]), key[2])
+            yield key, steps, actual, window["forecast"].to_numpy(), context
+
+
+def independent_window_errors(warehouse: Path, run_id: str) -> pd.DataFrame:
+    """Recompute window errors in pandas from raw.prices and raw.forecasts only."""
+    rows = []
+    for key, _, actual, forecast, context in hand_windows(warehouse, run_id):
+        residual = forecast - actual
+        smape = np.mean(np.abs(actual - forecast) / ((np.abs(actual) + np.abs(forecast)) / 2))
+        mase = np.mean(np.abs(residual)) / np.mean(np.abs(np.diff(context)))
+        previous_forecast = np.concatenate([[context[-1]], forecast[:-1]])
+        previous_actual = np.concatenate([[context[-1]], actual[:-1]])
+        sign = (
+            np.mean(np.sign(forecast - previous_forecast) == np.sign(actual - previous_actual))
+            * 100
+        )
+        rows.append(
+            dict(
+                zip(
+                    ["system_id", "ticker", "window_end_date", "perturbation_id"], key, strict=True
+                ),
+                max_abs_residual=np.abs(residual).max(),
+                smape=smape,
+                mase=mase,
+                sign_accuracy=sign,
             )
-            rows.append(
-                dict(
-                    system_id=key[0],
-                    ticker=ticker,
-                    window_end_date=pd.Timestamp(key[1]),
-                    perturbation_id=key[2],
-                    max_abs_residual=np.abs(residual).max(),
-                    smape=smape,
-                    mase=mase,
-                    sign_accuracy=sign,
-                )
-            )
+        )
     return pd.DataFrame(rows)
 
 
