@@ -14,6 +14,7 @@ by_condition as (
         count(*) as n_items,
         count(*) filter (where not is_answered) as n_unanswered,
         count(*) filter (where is_answered and not parse_ok) as n_unparseable,
+        count(*) filter (where is_correct) as n_correct,
         avg(case when is_correct then 1.0 else 0.0 end) as accuracy,
         avg(1.0 / n_options) as chance_level,
     from responses
@@ -30,16 +31,8 @@ final as (
         cast(w.n_unanswered as integer) as n_unanswered,
         cast(w.n_unparseable as integer) as n_unparseable,
         cast(w.accuracy as double) as accuracy,
-        cast(case when w.n_items > 0 then greatest(0.0,
-            (w.accuracy + 1.959963984540054^2 / (2 * w.n_items)
-             - 1.959963984540054 * sqrt(w.accuracy * (1 - w.accuracy) / w.n_items
-                 + 1.959963984540054^2 / (4 * w.n_items * w.n_items)))
-            / (1 + 1.959963984540054^2 / w.n_items)) end as double) as accuracy_ci_low,
-        cast(case when w.n_items > 0 then least(1.0,
-            (w.accuracy + 1.959963984540054^2 / (2 * w.n_items)
-             + 1.959963984540054 * sqrt(w.accuracy * (1 - w.accuracy) / w.n_items
-                 + 1.959963984540054^2 / (4 * w.n_items * w.n_items)))
-            / (1 + 1.959963984540054^2 / w.n_items)) end as double) as accuracy_ci_high,
+        cast({{ wilson_interval('w.n_correct', 'w.n_items', 'low') }} as double) as accuracy_ci_low,
+        cast({{ wilson_interval('w.n_correct', 'w.n_items', 'high') }} as double) as accuracy_ci_high,
         cast(w.chance_level as double) as chance_level,
         cast(w.accuracy - w.chance_level as double) as above_chance,
         cast(wo.n_items as integer) as n_items_without_series,
