@@ -4,8 +4,10 @@ Each ``unit_tests:`` case in models/reasoning/**/*.yml and models/interpretabili
 gives a few hand-made input rows and the outputs worked out by hand from the metric's
 definition (accuracy as the share correct, chance as the mean of 1/options, the series gap
 with minus without, the context gain without minus with, MAE skill 1 - MAE/baseline MAE,
-coverage n_scored/n_items, sample standard deviations with n - 1, the relative error over the
-largest mean test MSE, the coefficient of variation std/mean), with numbers chosen so every
+coverage n_scored/n_items, sample standard deviations with n - 1, the coefficient of variation
+std/mean; interp_sensitivity: the mean test MSE over the sensitivity seeds of the sensitivity
+models only, the relative error over the largest mean of the same study, dataset and model,
+and for sigma that relative error per sigma and per sigma^2), with numbers chosen so every
 expected float is exact. Here the suites' models are built on an empty warehouse with the unit
 tests forced on (``TSRATE_ALWAYS_UNIT_TESTS=1``): a failing case fails the build."""
 
