@@ -244,14 +244,19 @@ BREAK_MA_THETA = 0.9
 
 def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None):
     """One break at a random point in [30 %, 70 %] of the series. Parameter shifts: mean
-    (+-5 sd), variance (sd x 4), seasonal amplitude (x 4), autocorrelation (AR phi 0 ->
+    (+-5-8 sd), variance (sd x 4), seasonal amplitude (x 4), autocorrelation (AR phi 0 ->
     0.95). Regime shifts: distribution (normal -> exponential), stationarity (white noise ->
-    random walk), noise -> trend, seasonal frequency (period 20 -> 5). Appendix B's other
-    kinds: mean and variance together (+-5-8 and sd x 3, a parameter shift); linearity
-    (linear AR(1) -> threshold AR(1), :data:`BREAK_THRESHOLD_AR`); error correlation
-    (independent -> MA(1) errors, theta :data:`BREAK_MA_THETA`); variance type (constant
-    variance -> GARCH(1,1) errors, :data:`BREAK_GARCH`, unconditional variance 1).
-    ``none``: AR(1) noise.
+    random walk from the last pre-break value, steps N(0, 1.5^2)), noise -> trend, seasonal
+    frequency (period 20 -> 5). The walk's step sd 1.5 is this generator's choice: the
+    paper (Appendix B.1) names the change, stationary to non-stationary, but gives no
+    numbers. With sd 1.5 the walk's spread after m steps, 1.5 sqrt(m), is at least 4.5
+    times the unit sd of the noise before the break (m >= 9 at the default shortest series,
+    30 points), so the break shows in the values, not only in a test statistic. Appendix
+    B's other kinds: mean and variance together (+-5-8 and sd x 3, a parameter shift);
+    linearity (linear AR(1) -> threshold AR(1), :data:`BREAK_THRESHOLD_AR`); error
+    correlation (independent -> MA(1) errors, theta :data:`BREAK_MA_THETA`); variance type
+    (constant variance -> GARCH(1,1) errors, :data:`BREAK_GARCH`, unconditional variance
+    1). ``none``: AR(1) noise.
     The sub-feature is the class (parameter_shift, regime_shift, none); the kind is a label."""
     kind = pick(rng, BREAK_KINDS, kind)
     level = rng.uniform(50, 100)
