@@ -163,18 +163,17 @@ def undefined_reason(measure: str, beta: np.ndarray, truth: np.ndarray) -> str |
     return None
 
 
-def _permuted_truths(truth: np.ndarray, lag_truth: np.ndarray, beta: np.ndarray, n: int, seed: int):
+def _permuted_truths(truth: np.ndarray, beta: np.ndarray, n: int, seed: int):
     """``n`` ground truths with each target's sources permuted among its candidate cells
-    (finite beta); the lag profiles move with their source."""
+    (finite beta). Only the source measures read them: the lag measure's chance permutes
+    the lag profiles in time instead (:func:`chance_level`)."""
     rng = np.random.default_rng(seed)
     candidates = [np.flatnonzero(np.isfinite(row)) for row in beta]
     for _ in range(n):
-        t, lags = np.zeros_like(truth), np.zeros_like(lag_truth)
+        t = np.zeros_like(truth)
         for target, cells in enumerate(candidates):
-            moved = rng.permutation(cells)
-            t[target, moved] = truth[target, cells]
-            lags[target, moved] = lag_truth[target, cells]
-        yield t, lags
+            t[target, rng.permutation(cells)] = truth[target, cells]
+        yield t
 
 
 def chance_level(
@@ -192,10 +191,8 @@ def chance_level(
     moved to random lags)."""
     beta = np.asarray(beta, float)
     runs = [
-        correctness(beta, None, picks, t, lags)
-        for t, lags in _permuted_truths(
-            np.asarray(truth, float), lag_truth, beta, n_permutations, seed
-        )
+        correctness(beta, None, picks, t, lag_truth)  # no alpha: lag_truth is not read
+        for t in _permuted_truths(np.asarray(truth, float), beta, n_permutations, seed)
     ]
     out = {
         m: float(np.nanmean([r[m] for r in runs]))
