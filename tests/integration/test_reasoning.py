@@ -123,7 +123,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
         k = round(row["accuracy"] * row["n_items"])
         ref = proportion_confint(k, row["n_items"], method="wilson")
         assert (row["accuracy_ci_low"], row["accuracy_ci_high"]) == pytest.approx(ref), task
-    # and so does every row of rsn_accuracy (its own copy of the Wilson bounds' SQL)
+    # and so does every row of rsn_accuracy (the same wilson_interval macro, its own arguments)
     accuracy = read(warehouse, "select * from marts.rsn_accuracy where accuracy is not null")
     assert len(accuracy) > 0
     for row in accuracy.itertuples():
