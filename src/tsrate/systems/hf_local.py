@@ -452,23 +452,10 @@ class HfLocalSystem:
         the order of ``texts``): a batch is padded to its longest prompt, so mixing a short
         prompt with a long one would pay the long one's prefill for both. Greedy replies do
         not depend on the grouping (left padding, masked)."""
-        import torch
-
         self.load()
-        tokenizer, model = self._tokenizer, self._model
-        limit = min(max_new_tokens or self.settings.max_new_tokens, self.settings.max_new_tokens)
-        if choices is not None and max_new_tokens:
-            limit = max_new_tokens
-        chunks = [
-            list(range(start, min(start + self.settings.batch_size, len(texts))))
-            for start in range(0, len(texts), self.settings.batch_size)
-        ]
-        if self.group_by_length and self._processor is None and len(texts) > 1:
-            special = adds_special_tokens(tokenizer, texts)
-            lengths = [
-                len(ids) for ids in tokenizer(texts, add_special_tokens=special)["input_ids"]
-            ]
-            chunks = length_groups(lengths, self.settings.batch_size)
+        tokenizer = self._tokenizer
+        limit = self.token_limit(max_new_tokens, choices is not None)
+        chunks = self.batches(texts)
         replies: list[str | None] = [None] * len(texts)
         started, done = time.perf_counter(), 0
         for rows in chunks:
@@ -483,27 +470,64 @@ class HfLocalSystem:
                 extra["prefix_allowed_tokens_fn"] = prefix_function(
                     [choices[i] for i in rows], prompt_length
                 )
-            with torch.no_grad():
-                output = model.generate(
-                    **encoded,
-                    do_sample=False,
-                    max_new_tokens=limit,
-                    pad_token_id=tokenizer.pad_token_id,
-                    stopping_criteria=stopping(prompt_length) if stopping else None,
-                    **extra,
-                )
+            output = self.generate_ids(encoded, limit, stopping, **extra)
             new_tokens = output[:, prompt_length:]
             for i, text in zip(
                 rows, tokenizer.batch_decode(new_tokens, skip_special_tokens=True), strict=True
             ):
                 replies[i] = text
             done += len(rows)
-            if self.progress is not None and len(chunks) > 1:
-                self.progress(
-                    f"{done}/{len(texts)} replies of this call "
-                    f"({time.perf_counter() - started:.0f}s)"
-                )
+            self.report(done, len(texts), len(chunks), started)
         return [r if r is not None else "" for r in replies]
+
+    def token_limit(self, max_new_tokens: int | None, chosen: bool = False) -> int:
+        """New tokens a :meth:`generate` call decodes at most: ``max_new_tokens``, at most the
+        setting (``chosen``: replies bounded by their admissible answers, not clipped)."""
+        if chosen and max_new_tokens:
+            return max_new_tokens
+        return min(max_new_tokens or self.settings.max_new_tokens, self.settings.max_new_tokens)
+
+    def batches(self, texts: list[str]) -> list[list[int]]:
+        """The indices of ``texts`` :meth:`generate` decodes together: text-only prompts
+        grouped by token length (:func:`length_groups`), else in order, ``batch_size`` a
+        batch."""
+        if self.group_by_length and self._processor is None and len(texts) > 1:
+            tokenizer = self._tokenizer
+            special = adds_special_tokens(tokenizer, texts)
+            lengths = [
+                len(ids) for ids in tokenizer(texts, add_special_tokens=special)["input_ids"]
+            ]
+            return length_groups(lengths, self.settings.batch_size)
+        return [
+            list(range(start, min(start + self.settings.batch_size, len(texts))))
+            for start in range(0, len(texts), self.settings.batch_size)
+        ]
+
+    def generate_ids(self, encoded: Any, limit: int, stopping: Any = None, **extra: Any) -> Any:
+        """Greedy ``model.generate`` over one encoded batch (:meth:`encode`): the token ids,
+        prompt (left-padded) and new tokens. ``extra`` goes to ``generate`` as is (e.g.
+        ``cache``: a transformers ``Cache`` holding the keys and values of the batch's first
+        positions, which are then not computed again, and which ``generate`` extends)."""
+        import torch
+
+        prompt_length = encoded["input_ids"].shape[1]
+        with torch.no_grad():
+            return self._model.generate(
+                **encoded,
+                do_sample=False,
+                max_new_tokens=limit,
+                pad_token_id=self._tokenizer.pad_token_id,
+                stopping_criteria=stopping(prompt_length) if stopping else None,
+                **extra,
+            )
+
+    def report(self, done: int, total: int, batches: int, started: float) -> None:
+        """Tell :attr:`progress` ``done`` of ``total`` replies are decoded (calls of several
+        batches only)."""
+        if self.progress is not None and batches > 1:
+            self.progress(
+                f"{done}/{total} replies of this call ({time.perf_counter() - started:.0f}s)"
+            )
 
     def chat_text(self, messages: list[dict]) -> str:
         """A text-only chat of the suites as the model reads it (:func:`prompt_text`; a
