@@ -43,6 +43,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -51,7 +52,13 @@ import numpy as np
 from tsrate import TsrateError
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
-from tsrate.systems.hf_local import HfLocalSystem, HfSettings, load_settings, prompt_text
+from tsrate.systems.hf_local import (
+    HfLocalSystem,
+    HfSettings,
+    continuation_cache,
+    load_settings,
+    prompt_text,
+)
 from tsrate.systems.llm import ResponseCache, cache_dir_setting, parse_replies, prompt_digest
 from tsrate.systems.numeric_decoding import (
     LEAD_IN_TOKENS,
@@ -323,19 +330,49 @@ class GemmaSystem(HfLocalSystem):
         """Greedy replies in two phases: the model's own free-text lead-in over the full
         head (up to :data:`~tsrate.systems.numeric_decoding.LEAD_IN_TOKENS` tokens, ending at
         its first line, none when it starts with a number), then the numbers over the
-        numeric head, continuing from the prompt and the lead-in."""
+        numeric head, continuing from the prompt and the lead-in.
+
+        The prompt is prefilled once: the second phase starts from the keys and values the
+        first one left (:func:`~tsrate.systems.hf_local.continuation_cache`: the prompt and
+        the lead-in's tokens where the prompt followed by the lead-in tokenizes to them), in
+        the same batches, so it computes only the rest. The replies are those of two calls
+        of :meth:`generate` (the second over each prompt followed by its lead-in), up to
+        float rounding (tests/unit/test_gemma_prefill.py; docs/systems.md)."""
+        from transformers import DynamicCache
+
         self.load()
-        openings = self.generate(
-            texts, max_new_tokens=LEAD_IN_TOKENS, stopping=lead_in_stopping(self._tokenizer)
-        )
-        leads = [lead_in(opening)[0] for opening in openings]
-        with restricted_head(self._model, self.numeric_ids()):
-            numbers = self.generate(
-                [text + lead for text, lead in zip(texts, leads, strict=True)],
-                max_new_tokens=cap,
-                stopping=stopping_for(self._tokenizer, horizon),
+        tokenizer = self._tokenizer
+        lead_limit, number_limit = self.token_limit(LEAD_IN_TOKENS), self.token_limit(cap)
+        replies = [""] * len(texts)
+        chunks = self.batches(texts)
+        started, done = time.perf_counter(), 0
+        for rows in chunks:
+            chunk = [texts[i] for i in rows]
+            encoded = self.encode(chunk)
+            # no config: sliding-window layers keep every position, so it can be re-laid
+            cache = DynamicCache()
+            opened = self.generate_ids(
+                encoded, lead_limit, lead_in_stopping(tokenizer), cache=cache
             )
-        return [lead + rest for lead, rest in zip(leads, numbers, strict=True)]
+            width = encoded["input_ids"].shape[1]
+            openings = tokenizer.batch_decode(opened[:, width:], skip_special_tokens=True)
+            leads = [lead_in(opening)[0] for opening in openings]
+            continued = self.encode([text + lead for text, lead in zip(chunk, leads, strict=True)])
+            reused = continuation_cache(cache, opened, encoded["attention_mask"], continued)
+            del cache, opened
+            extra = {"cache": reused} if reused is not None else {}
+            with restricted_head(self._model, self.numeric_ids()):
+                numbers = self.generate_ids(
+                    continued, number_limit, stopping_for(tokenizer, horizon), **extra
+                )
+            rests = tokenizer.batch_decode(
+                numbers[:, continued["input_ids"].shape[1] :], skip_special_tokens=True
+            )
+            for i, lead, rest in zip(rows, leads, rests, strict=True):
+                replies[i] = lead + rest
+            done += len(rows)
+            self.report(done, len(texts), len(chunks), started)
+        return replies
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         return parse_replies(self.forecast_replies(batch), batch.horizon)

@@ -169,6 +169,51 @@ def length_groups(lengths: list[int], batch_size: int) -> list[list[int]]:
     return groups
 
 
+def continuation_cache(cache: Any, first: Any, first_mask: Any, encoded: Any) -> Any:
+    """The keys and values a second greedy ``generate`` over ``encoded`` can start from,
+    taken from the cache a first one left (``cache``: every layer a full ``DynamicLayer``, a
+    ``DynamicCache()`` made without the model's config, so sliding-window layers keep every
+    position too), or None when nothing can be reused.
+
+    ``first``: the first call's output ids (its prompts left-padded as ``first_mask``, then
+    the new tokens); ``encoded``: the second call's inputs (e.g. each prompt and the part of
+    its reply kept), left-padded. Row ``i`` reuses the positions where its second input
+    equals what the first call fed the model (its prompt and new tokens up to the cache's
+    length): the longest common prefix, so a prompt the tokenizer splits otherwise once text
+    is appended is reused up to that split only. Positions are moved to the second call's
+    layout (its padding, its width) and the reused length is the smallest over the rows
+    (at most the width less one: ``generate`` feeds at least one token), so the second
+    call's masks, positions and sliding windows are exactly those of a call without a
+    cache; the rest is computed by the second call. Pad positions hold zeros (masked)."""
+    import torch
+    from transformers import DynamicCache
+
+    length = cache.get_seq_length()
+    ids, mask = encoded["input_ids"], encoded["attention_mask"]
+    width = ids.shape[1]
+    first_starts = first_mask.shape[1] - first_mask.sum(dim=1)
+    starts = width - mask.sum(dim=1)
+    reusable = width - 1
+    for row in range(ids.shape[0]):
+        fed = first[row, int(first_starts[row]) : length]
+        wanted = ids[row, int(starts[row]) :]
+        n = min(len(fed), len(wanted))
+        common = int((fed[:n] == wanted[:n]).long().cumprod(dim=0).sum())
+        reusable = min(reusable, int(starts[row]) + common)
+    if reusable <= 0:
+        return None
+    positions = torch.arange(reusable, device=ids.device)
+    source = (first_starts[:, None] + positions[None, :] - starts[:, None]).clamp(0, length - 1)
+    kept = (positions[None, :] >= starts[:, None])[:, None, :, None]
+    moved = DynamicCache()
+    for index, layer in enumerate(cache.layers):
+        where = source[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
+        keys = torch.where(kept, layer.keys.gather(2, where), 0.0)
+        values = torch.where(kept, layer.values.gather(2, where), 0.0)
+        moved.update(keys, values, index)
+    return moved
+
+
 def decode_image_url(url: str) -> Any:
     """A ``data:image/…;base64,…`` URL (an image part of a chat) as an RGB ``PIL.Image``;
     nothing is downloaded, so any other URL is an error."""
