@@ -4,7 +4,7 @@
     so the old view stays visible to other connections until the commit, and a view whose
     SQL fails to bind leaves the old one in place. A view node runs 5 statements instead of
     9 (BEGIN, the view with its comment, DESCRIBE and the column comments of persist_docs,
-    COMMIT); BENCHMARKS.md, issue 29: dbt's Python around each statement is the cost.
+    COMMIT): dbt's Python around each statement is a build's per-node cost (BENCHMARKS.md).
 
     Kept from the default: pre- and post-hooks outside and inside the transaction, the
     contract check of a contracted view (forecast_traces, window_inputs), the model's

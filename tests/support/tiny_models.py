@@ -143,18 +143,12 @@ def character_tokenizer(extra_tokens=(), multiple_of: int = 1, **special_tokens)
     return vocab, tokenizer
 
 
-def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool = False) -> Path:
-    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
-    tied head mostly repeats its last token, an untied one writes varied replies. ``turns``:
-    the tokenizer has Gemma's turn tokens and, like the packaged GGUF's, no chat template."""
-    import torch
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+def tiny_gemma_config(vocab: dict[str, int], tied: bool = False):  # noqa: ANN201 - a Gemma3TextConfig
+    """The two-layer Gemma 3 text configuration of the tiny test models over ``vocab`` (its
+    ``<eos>`` is also the pad and bos token): one sliding-window layer (window 64), one full."""
+    from transformers import Gemma3TextConfig
 
-    special = ["<start_of_turn>", "<end_of_turn>"] if turns else []
-    vocab, tokenizer = character_tokenizer(special, additional_special_tokens=special or None)
-    if not turns:
-        tokenizer.chat_template = CHAT_TEMPLATE
-    config = Gemma3TextConfig(
+    return Gemma3TextConfig(
         vocab_size=len(vocab),
         hidden_size=32,
         intermediate_size=64,
@@ -171,6 +165,20 @@ def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool
         initializer_range=0.5,  # logits far apart: no argmax ties between the two paths
         tie_word_embeddings=tied,
     )
+
+
+def save_tiny_gemma(folder: Path, seed: int = 0, tied: bool = False, turns: bool = False) -> Path:
+    """A random two-layer Gemma 3 text model. Untied by default: a tiny random model with a
+    tied head mostly repeats its last token, an untied one writes varied replies. ``turns``:
+    the tokenizer has Gemma's turn tokens and, like the packaged GGUF's, no chat template."""
+    import torch
+    from transformers import Gemma3ForCausalLM
+
+    special = ["<start_of_turn>", "<end_of_turn>"] if turns else []
+    vocab, tokenizer = character_tokenizer(special, additional_special_tokens=special or None)
+    if not turns:
+        tokenizer.chat_template = CHAT_TEMPLATE
+    config = tiny_gemma_config(vocab, tied)
     torch.manual_seed(seed)
     model = Gemma3ForCausalLM(config)
     model.save_pretrained(folder)

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.tiny_models import CHAT_TEMPLATE, save_tiny_gemma
+from benchmarks.bench_gemma_prefill import before
+from tests.support.tiny_models import CHAT_TEMPLATE, save_tiny_gemma, tiny_gemma_config
 from tsrate.systems import gemma, numeric_decoding
 from tsrate.systems.hf_local import HfSettings, continuation_cache, prompt_text
 from tsrate.systems.llm import render_messages
@@ -45,7 +46,7 @@ def save_merging_gemma(folder: Path, seed: int) -> Path:
     ``x…`` tokenizes as ``assistant``, ``:x``, …, not as the prompt's tokens then ``x``."""
     import torch
     from tokenizers import Tokenizer, decoders, models
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+    from transformers import Gemma3ForCausalLM, PreTrainedTokenizerFast
 
     vocab = {c: i for i, c in enumerate(string.printable)}
     for token in ("<eos>", "<unk>"):
@@ -60,23 +61,7 @@ def save_merging_gemma(folder: Path, seed: int) -> Path:
         tokenizer_object=backend, eos_token="<eos>", pad_token="<eos>", unk_token="<unk>"
     )
     tokenizer.chat_template = CHAT_TEMPLATE
-    config = Gemma3TextConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=16,
-        max_position_embeddings=4096,
-        sliding_window=64,
-        layer_types=["sliding_attention", "full_attention"],
-        eos_token_id=vocab["<eos>"],
-        bos_token_id=vocab["<eos>"],
-        pad_token_id=vocab["<eos>"],
-        initializer_range=0.5,
-        tie_word_embeddings=False,
-    )
+    config = tiny_gemma_config(vocab)
     torch.manual_seed(seed)
     Gemma3ForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -113,22 +98,10 @@ def prompts(system: gemma.GemmaSystem, count: int = 8) -> list[str]:
 
 
 def two_prefills(system: gemma.GemmaSystem, texts: list[str], cap: int) -> list[str]:
-    """The reference: the path before the cache was reused, verbatim (each phase a call of
-    ``generate``; the second re-tokenizes and prefills each prompt with its lead-in)."""
-    tokenizer = system._tokenizer
-    openings = system.generate(
-        texts,
-        max_new_tokens=numeric_decoding.LEAD_IN_TOKENS,
-        stopping=numeric_decoding.lead_in_stopping(tokenizer),
-    )
-    leads = [numeric_decoding.lead_in(opening)[0] for opening in openings]
-    with numeric_decoding.restricted_head(system._model, system.numeric_ids()):
-        numbers = system.generate(
-            [text + lead for text, lead in zip(texts, leads, strict=True)],
-            max_new_tokens=cap,
-            stopping=numeric_decoding.stopping_for(tokenizer, HORIZON),
-        )
-    return [lead + rest for lead, rest in zip(leads, numbers, strict=True)]
+    """The reference: the path before the cache was reused (each phase a call of
+    ``generate``; the second re-tokenizes and prefills each prompt with its lead-in), as the
+    benchmark times it."""
+    return before(system, texts, HORIZON, cap)
 
 
 def lead_ins(system: gemma.GemmaSystem, texts: list[str]) -> list[str]:
