@@ -10,11 +10,10 @@ from __future__ import annotations
 import sys
 import time
 
-from prefect import flow
-
 from tsrate.config import warehouse_path
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.orchestration import flow
 from tsrate.platform.progress import run_logger
 
 

@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 import pandas as pd
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.context import FlowRunContext
-from prefect.futures import as_completed
 
 from tsrate.config import Study, warehouse_path
 from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.orchestration import NO_CACHE, flow, flow_run_context, task
 from tsrate.platform.progress import run_logger
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.companies import study_companies
@@ -71,6 +68,8 @@ def _task_runner_executor(folder: str, reuse_files: bool) -> PartitionExecutor:
         todo: list[Partition],
         batches: Mapping[Partition, ForecastBatch],
     ) -> Iterator[tuple[Partition, tuple]]:
+        from prefect.futures import as_completed  # orchestrated: Prefect is loaded
+
         # in waves, so that only a wave's batches are held at once (not the whole study's)
         for start in range(0, len(todo), WAVE):
             submitted = {}
@@ -87,7 +86,7 @@ def _task_runner_executor(folder: str, reuse_files: bool) -> PartitionExecutor:
 
 
 def _on_dask() -> bool:
-    context = FlowRunContext.get()
+    context = flow_run_context()
     return context is not None and type(context.task_runner).__name__ == "DaskTaskRunner"
 
 

@@ -8,14 +8,10 @@ from __future__ import annotations
 import sys
 import time
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.tasks import exponential_backoff
-
 from tsrate import TsrateError
 from tsrate.config import warehouse_path
 from tsrate.platform.locking import warehouse_writer
-from tsrate.platform.orchestration import call
+from tsrate.platform.orchestration import NO_CACHE, call, flow, task
 from tsrate.platform.progress import run_logger
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import PriceChanges, connect, describe_price_changes, store_prices
@@ -55,7 +51,7 @@ def read_prices(source: str, path: str | None, tickers: list[str] | None):
 
 @task(
     retries=3,
-    retry_delay_seconds=exponential_backoff(backoff_factor=5),  # 5 s, 10 s, 20 s
+    retry_delay_seconds=[5, 10, 20],  # exponential backoff, as Prefect's exponential_backoff(5)
     retry_jitter_factor=0.5,
     retry_condition_fn=_retry_on_io,
     # not cached: the same arguments give new prices after a trading day

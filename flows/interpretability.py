@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
-
-from tsrate.platform.orchestration import call
+from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import run_logger
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,

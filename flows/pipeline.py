@@ -17,15 +17,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-
 from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
 from tsrate.config import Study, warehouse_path
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.orchestration import NO_CACHE, flow, task
 from tsrate.platform.orchestration import call as _call
 from tsrate.platform.progress import phase, run_logger
 from tsrate.platform.publish import publish, published_path

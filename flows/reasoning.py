@@ -8,10 +8,8 @@ Progress is logged per chunk. Run it alone with ``python flows/reasoning.py``.
 
 from __future__ import annotations
 
-from prefect import flow, task
-
 from tsrate import TsrateError
-from tsrate.platform.orchestration import call
+from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig

@@ -17,12 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, task
-
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies, warehouse_path
 from tsrate.platform.locking import warehouse_writer
-from tsrate.platform.orchestration import call
+from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import run_logger
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect, transaction

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
-
-from tsrate.platform.orchestration import call
+from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite

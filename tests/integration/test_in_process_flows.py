@@ -1,5 +1,6 @@
 """Flows run in process from the command line (no Prefect API): a fresh interpreter shows
-that no Prefect server, temporary or other, is started for them, and what they store."""
+that no Prefect server, temporary or other, is started for them, that Prefect is not even
+imported (about a core-second a command), and what they store."""
 
 from __future__ import annotations
 
@@ -36,17 +37,19 @@ def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
         stored = call(ingest_flow, source="file", path={str(csv)!r}, warehouse={str(warehouse)!r})
         print(stored)
         print(any("temporary server" in line for line in seen))
+        print(sorted(name for name in sys.modules if name.split(".")[0] == "prefect"))
         """
     )
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env["TSRATE_PREFECT"] = "auto"
+    env.update(TSRATE_PREFECT="auto", PREFECT_HOME=str(tmp_path / "prefect-home"))
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
-    assert lines[-2] == "{'AAPL': 30}"
-    assert lines[-1] == "False"
+    assert lines[-3] == "{'AAPL': 30}"
+    assert lines[-2] == "False"
+    assert lines[-1] == "[]"  # Prefect never imported: the flow and its tasks ran plain
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         assert con.execute("select count(*), sum(close) from raw.prices").fetchone() == (
@@ -59,15 +62,25 @@ def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
 
 def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
     """`tsrate suite reasoning run` without a Prefect API runs its flow and its task as
-    plain functions (no temporary Prefect server), logging to the tsrate.run logger."""
+    plain functions (no temporary Prefect server, Prefect not imported), logging to the
+    tsrate.run logger."""
     warehouse = tmp_path / "w.duckdb"
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(TSRATE_PREFECT="auto", TSRATE_WAREHOUSE=str(warehouse))
-    command = [sys.executable, "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
+    env.update(
+        TSRATE_PREFECT="auto",
+        TSRATE_WAREHOUSE=str(warehouse),
+        PREFECT_HOME=str(tmp_path / "prefect-home"),
+    )
+    command = [sys.executable, "-X", "importtime", "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
                "4", "--forecasts", "2", "--fracast", "0", "--no-build"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    output = done.stdout + done.stderr
+    imports = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert any(line.split("|")[-1].strip() == "tsrate" for line in imports)  # listed
+    assert not [line for line in imports if line.split("|")[-1].strip().startswith("prefect")]
+    output = done.stdout + "\n".join(
+        line for line in done.stderr.splitlines() if not line.startswith("import time:")
+    )
     assert "temporary server" not in output
     assert "tsrate.run" in output and "prompts answered" in output  # the task's own log line
     con = duckdb.connect(str(warehouse), read_only=True)

@@ -169,7 +169,7 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
 
     Only inside a Prefect flow run (outside one there is no API to ask). Re-entrant.
     """
-    from prefect.context import FlowRunContext
+    from tsrate.platform.orchestration import flow_run_context
 
     with _guard:
         depth = _held_slots.get(WRITER_LIMIT, 0)
@@ -182,7 +182,7 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
             with _guard:
                 _held_slots[WRITER_LIMIT] -= 1
         return
-    if FlowRunContext.get() is None or not _writer_limit_exists():
+    if flow_run_context() is None or not _writer_limit_exists():
         yield False
         return
     from prefect.concurrency.sync import concurrency

@@ -29,9 +29,9 @@ log = logging.getLogger("tsrate.run")
 
 def run_logger() -> logging.Logger | logging.LoggerAdapter:
     """Prefect's run logger inside a flow or task run; the ``tsrate.run`` logger elsewhere."""
-    from prefect.context import FlowRunContext, TaskRunContext
+    from tsrate.platform.orchestration import flow_run_context, task_run_context
 
-    if FlowRunContext.get() is None and TaskRunContext.get() is None:
+    if flow_run_context() is None and task_run_context() is None:
         return log
     from prefect import get_run_logger
 
