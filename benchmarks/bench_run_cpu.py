@@ -16,7 +16,10 @@ A run overhead target of 10 % of the model compute (steady state) leaves
 
     .venv/bin/python benchmarks/bench_run_cpu.py [--target DIR] [--keep DIR]
 
-Linux only (``/proc``). Other processes on the machine are charged to ``other``.
+Linux only (``/proc``). Only the run's own processes (the ``tsrate run`` process and its
+descendants, by parent pid) are charged; a descendant of no known kind is ``other``. The
+rest of the machine (another session's dbt, a shell) is shown as ``outside the run`` and
+left out of the budget: it costs the run wall time, not CPU of its own.
 """
 
 from __future__ import annotations
@@ -51,6 +54,23 @@ def kind(cmdline: str) -> str:
     if re.search(r"tsrate\S* run\b", cmdline):
         return "tsrate run"
     return "other"
+
+
+#: processes that are not the run's (not its descendants): shown, never charged to it
+OUTSIDE = "outside the run"
+
+
+def descends(pid: int, root: int, parents: dict[int, int]) -> bool:
+    """Whether ``pid`` is ``root`` or one of its descendants, by the parent pids known."""
+    seen = set()
+    while pid not in seen:
+        if pid == root:
+            return True
+        seen.add(pid)
+        pid = parents.get(pid, 0)
+        if pid <= 1:
+            return False
+    return False
 
 
 def phase_marks(log: str, started: float) -> list[tuple[str, float]]:
@@ -93,6 +113,7 @@ def budget(
     by_kind: dict[str, float] = collections.defaultdict(float)
     for (_phase, what), seconds in table.items():
         by_kind[what] += seconds
+    by_kind.pop(OUTSIDE, None)  # not the run's CPU
     by_kind["forecast workers"] -= forecast_cpu
     by_kind["dbt child"] -= python_models
     return dict(by_kind)
@@ -106,12 +127,15 @@ class Sampler:
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.seen: dict[int, tuple[int, str]] = {}
         self.events: list[tuple[float, str, float]] = []
+        self.parents: dict[int, int] = {}
+        self.root = -1  # the run's pid, once started (:meth:`follow`)
         self.me = os.getpid()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop, daemon=True)
 
     def sample(self, record: bool) -> None:
         now = time.time()
+        readings = []
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) == self.me:
                 continue
@@ -121,7 +145,9 @@ class Sampler:
             except OSError:
                 continue
             fields = stat[stat.rfind(")") + 2 :].split()
-            ticks = int(fields[11]) + int(fields[12])
+            self.parents[pid] = int(fields[1])  # every parent known before anything is judged
+            readings.append((pid, int(fields[11]) + int(fields[12])))
+        for pid, ticks in readings:
             old = self.seen.get(pid)
             if old is None or old[1] == "other":  # read again: a child between fork and
                 what = self.kind_of(pid)  # exec still shows its parent's command line
@@ -136,8 +162,9 @@ class Sampler:
                 self.events.append((now, what, (ticks - old[0]) / self.ticks))
             self.seen[pid] = (ticks, what)
 
-    @staticmethod
-    def kind_of(pid: int) -> str:
+    def kind_of(self, pid: int) -> str:
+        if not descends(pid, self.root, self.parents):
+            return OUTSIDE
         try:
             raw = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
@@ -151,6 +178,10 @@ class Sampler:
 
     def start(self) -> None:
         self.sample(record=False)  # what runs already is not the run's
+
+    def follow(self, root: int) -> None:
+        """Sample from now on, charging ``root`` (the run) and its descendants."""
+        self.root = root
         self.thread.start()
 
     def finish(self) -> None:
@@ -178,9 +209,15 @@ def main() -> None:
     sampler = Sampler()
     sampler.start()
     started = time.time()
-    result = subprocess.run([TSRATE, "run"], cwd=ROOT, env=env, capture_output=True, text=True)
+    run = subprocess.Popen(
+        [TSRATE, "run"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    sampler.follow(run.pid)
+    output, _ = run.communicate()
     ended = time.time()
     sampler.finish()
+    result = subprocess.CompletedProcess(run.args, run.returncode, output, "")
     log = result.stdout + result.stderr
     (work / "run.log").write_text(log)
     shutil.rmtree(scratch, ignore_errors=True)  # the warehouse too, unless --keep put it elsewhere

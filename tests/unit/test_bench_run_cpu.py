@@ -8,7 +8,15 @@ import datetime as dt
 
 import pytest
 
-from benchmarks.bench_run_cpu import attribute, budget, kind, model_compute, phase_marks
+from benchmarks.bench_run_cpu import (
+    OUTSIDE,
+    attribute,
+    budget,
+    descends,
+    kind,
+    model_compute,
+    phase_marks,
+)
 
 LOG = """2026-12-04 09:15:22,100 INFO tsrate.run: ingest: started
 2026-12-04 09:15:23,000 INFO tsrate.run: ingest: done in 0.9s
@@ -63,3 +71,15 @@ def test_the_budget_takes_the_model_compute_out():
     assert budget(table, forecast, python) == pytest.approx(
         {"forecast workers": 61.0 - 59.0, "dbt child": 10.5 - 6.5, "tsrate run": 2.0}
     )
+
+
+def test_only_the_runs_own_processes_are_charged():
+    """The run (100), its dbt child (101), fork server (102) and a worker forked from it (103)
+    are the run's; another session's dbt child (201, under its own shell 200) and init are
+    not, and what is outside the run stays out of the budget."""
+    parents = {100: 50, 101: 100, 102: 100, 103: 102, 200: 1, 201: 200, 50: 1}
+    assert [descends(pid, 100, parents) for pid in (100, 101, 102, 103)] == [True] * 4
+    assert [descends(pid, 100, parents) for pid in (50, 200, 201, 1, 999)] == [False] * 5
+    assert descends(5, 100, {5: 6, 6: 5}) is False  # a loop in stale pids ends
+    table = {("build (dbt)", "dbt child"): 9.0, ("build (dbt)", OUTSIDE): 30.0}
+    assert budget(table, 0.0, 6.5) == pytest.approx({"dbt child": 2.5, "forecast workers": 0.0})
