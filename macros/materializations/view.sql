@@ -11,8 +11,10 @@
     sql_header, dropping a relation of another type in the same transaction (a table that
     becomes a view), grants (apply_grants: DuckDB warns they are unsupported), persist_docs
     (the relation comment rides in the view's statement; the column comments as dbt writes
-    them), and the relation cache (the dropped relation leaves it; dbt adds the returned
-    one). Checked by tests/integration/test_lean_views.py. -#}
+    them), the relation cache (the dropped relation leaves it; dbt adds the returned one),
+    and the removal of a `<name>__dbt_tmp` or `<name>__dbt_backup` relation a crashed build
+    of dbt's default left (looked up in the cache: no statement when there is none).
+    Checked by tests/integration/test_lean_views.py. -#}
 {% materialization view, adapter='duckdb' %}
 
   {%- set existing_relation = load_cached_relation(this) -%}
@@ -23,6 +25,15 @@
 
   -- `BEGIN` happens here (the first statement inside the transaction):
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
+
+  {#- what dbt's default materialization leaves when a build of it crashed mid-way -#}
+  {% for leftover in [make_intermediate_relation(target_relation),
+                      make_backup_relation(target_relation, 'view')] %}
+    {% set found = load_cached_relation(leftover) %}
+    {% if found is not none %}
+      {% do drop_relation_if_exists(found) %}
+    {% endif %}
+  {% endfor %}
 
   {% if existing_relation is not none and not existing_relation.is_view %}
     {#- a table (or another type) of this name: dropped in the transaction, so a view that

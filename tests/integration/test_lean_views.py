@@ -5,118 +5,17 @@ Real `dbt run` children on a tiny dbt project that uses the project's macros fol
 is, on a temporary DuckDB file: the view and its comments, a rebuild with other columns, a
 table that becomes a view and back (and dbt's relation cache, read by a downstream model),
 a view whose SQL fails (the old relation stays), hooks inside and outside the transaction,
-and a contracted view's check. Tables keep dbt-duckdb's own materialization.
+and a contracted view's check. Tables: tests/integration/test_lean_tables.py.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import duckdb
 import pytest
 
-from tsrate.config import project_dir
+from tests.integration.tiny_dbt import HOOKS, PRICES, SCHEMA, SEEN, Project
 
 pytestmark = pytest.mark.slow
-
-DBT = Path(sys.executable).parent / "dbt"
-
-PROJECT = """\
-name: lean
-version: "0.1.0"
-config-version: 2
-profile: lean
-model-paths: ["models"]
-macro-paths: ["macros"]
-models:
-  lean:
-    +materialized: view
-    +persist_docs:
-      relation: true
-      columns: true
-"""
-
-PROFILES = """\
-lean:
-  target: local
-  outputs:
-    local:
-      type: duckdb
-      path: "{warehouse}"
-      threads: 1
-"""
-
-SCHEMA = """\
-version: 2
-models:
-  - name: prices
-    description: Prices of the day.
-    columns:
-      - name: ticker
-        description: The stock.
-      - name: price
-        description: The close, in dollars.
-"""
-
-#: a downstream model that records what dbt's relation cache holds for `prices` when it runs
-SEEN = """\
-{%- set rel = adapter.get_relation(database=this.database, schema=this.schema, identifier='prices') -%}
-select '{{ rel.type if rel is not none else "missing" }}' as cached_type, count(*) as n
-from {{ ref('prices') }}
-"""
-
-
-class Project:
-    """A tiny dbt project in ``folder`` with the tsrate project's macros and a DuckDB file."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self.warehouse = folder / "lean.duckdb"
-        (folder / "models").mkdir(parents=True)
-        shutil.copytree(project_dir() / "macros", folder / "macros")
-        (folder / "dbt_project.yml").write_text(PROJECT)
-        (folder / "profiles.yml").write_text(PROFILES.format(warehouse=self.warehouse))
-        (folder / "models" / "prices.yml").write_text(SCHEMA)
-
-    def model(self, name: str, sql: str) -> None:
-        (self.folder / "models" / f"{name}.sql").write_text(sql)
-
-    def run(self, *select: str) -> subprocess.CompletedProcess:
-        args = ["run", "--project-dir", str(self.folder), "--profiles-dir", str(self.folder)]
-        args += ["--target-path", str(self.folder / "target")]
-        args += ["--log-path", str(self.folder / "logs")]
-        if select:
-            args += ["--select", *select]
-        return subprocess.run([str(DBT), *args], capture_output=True, text=True, timeout=300)
-
-    def ok(self, *select: str) -> None:
-        result = self.run(*select)
-        assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-
-    def query(self, sql: str) -> list[tuple]:
-        with duckdb.connect(str(self.warehouse), read_only=True) as con:
-            return con.execute(sql).fetchall()
-
-    def kind(self, name: str) -> str | None:
-        rows = self.query(
-            f"select table_type from information_schema.tables where table_name = '{name}'"
-        )
-        return rows[0][0] if rows else None
-
-    def columns(self, name: str) -> list[tuple[str, str | None]]:
-        return self.query(
-            "select column_name, comment from duckdb_columns() "
-            f"where table_name = '{name}' order by column_index"
-        )
-
-    def relations(self) -> list[str]:
-        return [r[0] for r in self.query("select table_name from information_schema.tables")]
-
-
-PRICES = "select 'AAPL' as ticker, 1.5 as price"
 
 
 @pytest.fixture
@@ -138,6 +37,22 @@ def test_a_view_is_created_with_its_comments(project):
     assert project.relations() == ["prices"]
     run_sql = (project.folder / "target/run/lean/models/prices.sql").read_text()
     assert "create or replace view" in run_sql and "__dbt" not in run_sql
+
+
+def test_leftovers_of_a_crashed_default_build_are_removed(project):
+    """A `__dbt_tmp` view and a `__dbt_backup` table that a crashed build of dbt's default
+    view materialization left beside the model are dropped when the model is built; other
+    relations are left alone."""
+    project.model("prices", PRICES)
+    project.ok()
+    with duckdb.connect(str(project.warehouse)) as con:
+        con.execute("create view main.prices__dbt_tmp as select 1 as x")
+        con.execute("create table main.prices__dbt_backup as select 2 as x")
+        con.execute("create table main.prices_archive as select 3 as x")
+    project.ok()
+    assert sorted(project.relations()) == ["prices", "prices_archive"]
+    assert project.query("select * from prices") == [("AAPL", 1.5)]
+    assert project.kind("prices") == "VIEW"
 
 
 def test_a_rebuild_with_other_sql_changes_the_columns(project):
@@ -165,7 +80,7 @@ def test_a_table_becomes_a_view_and_dbt_s_cache_knows_it(project):
     # `seen` ran after `prices` in the same invocation: the cache holds the view, not the
     # dropped table
     assert project.query("select cached_type, n from seen") == [("view", 1)]
-    # and back: dbt-duckdb's table materialization replaces the view
+    # and back: the project's table materialization replaces the view
     project.model("prices", "{{ config(materialized='table') }}\n" + PRICES)
     project.ok()
     assert project.kind("prices") == "BASE TABLE"
@@ -192,21 +107,7 @@ def test_a_failing_view_leaves_the_previous_relation_intact(project):
 
 
 def test_hooks_run_inside_and_outside_the_transaction(project):
-    hooks = """\
-{{ config(
-    materialized='MATERIALIZED',
-    pre_hook=[
-        {"sql": "create table if not exists main.hook_log (step varchar, n bigint)", "transaction": False},
-        "insert into main.hook_log values ('pre inside', null)",
-    ],
-    post_hook=[
-        "insert into main.hook_log select 'post inside', count(*) from {{ this }}",
-        {"sql": "insert into main.hook_log select 'post outside', count(*) from {{ this }}",
-         "transaction": False},
-    ],
-) }}
-"""
-    project.model("prices", hooks.replace("MATERIALIZED", "view") + PRICES)
+    project.model("prices", HOOKS.replace("MATERIALIZED", "view") + PRICES)
     project.ok()
     assert project.query("select step, n from main.hook_log order by rowid") == [
         ("pre inside", None),
