@@ -122,14 +122,16 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
     for task, row in tasks.iterrows():
         k = round(row["accuracy"] * row["n_items"])
         ref = proportion_confint(k, row["n_items"], method="wilson")
-        assert (row["accuracy_ci_low"], row["accuracy_ci_high"]) == pytest.approx(ref), task
+        bounds = (row["accuracy_ci_low"], row["accuracy_ci_high"])
+        assert bounds == pytest.approx(ref, rel=1e-12, abs=1e-15), task
     # and so does every row of rsn_accuracy (the same wilson_interval macro, its own arguments)
     accuracy = read(warehouse, "select * from marts.rsn_accuracy where accuracy is not null")
     assert len(accuracy) > 0
     for row in accuracy.itertuples():
         k = round(row.accuracy * row.n_items)
         ref = proportion_confint(k, row.n_items, method="wilson")
-        assert (row.accuracy_ci_low, row.accuracy_ci_high) == pytest.approx(ref), row
+        bounds = (row.accuracy_ci_low, row.accuracy_ci_high)
+        assert bounds == pytest.approx(ref, rel=1e-12, abs=1e-15), row
 
     errors = read(warehouse, "select * from marts.rsn_forecast_errors").set_index(
         ["system_id", "condition"]
