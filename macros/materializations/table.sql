@@ -16,7 +16,8 @@
     submitted from this materialization's `main` statement, as dbt requires), a relation
     of another type of this name dropped in the same transaction (a view that becomes a
     table), indexes (create_indexes), grants, persist_docs (a SQL table's relation comment
-    rides in its `main` statement; the column comments as dbt writes them), the relation
+    rides in its `main` statement, and so do a contracted one's column comments,
+    column_comments.sql; other tables' column comments as dbt writes them), the relation
     cache (the dropped relation leaves it; dbt adds the returned one), and the removal of
     `__dbt_tmp` / `__dbt_backup` relations a crashed build of the default left (looked up
     in the cache: no statement when there is none).
@@ -79,6 +80,9 @@
       {#- create_table_as ends its SQL with `;` #}
       {{ alter_relation_comment(target_relation, model.description) }}
       {%- endif %}
+      {%- if tsrate_folds_column_comments() %}
+      {{ tsrate_column_comments(target_relation) }}
+      {%- endif %}
     {%- endcall %}
   {% endif %}
 
@@ -89,8 +93,10 @@
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
 
-  {#- a SQL table's relation comment was written with it -#}
-  {% do persist_docs(target_relation, model, for_relation=(language != 'sql')) %}
+  {#- a SQL table's relation comment was written with it, and a contracted one's column
+      comments too (column_comments.sql; dbt enforces contracts on SQL models only) -#}
+  {% do persist_docs(target_relation, model, for_relation=(language != 'sql'),
+                     for_columns=not (language == 'sql' and tsrate_folds_column_comments())) %}
 
   -- `COMMIT` happens here
   {{ adapter.commit() }}

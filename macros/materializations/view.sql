@@ -10,8 +10,8 @@
     contract check of a contracted view (forecast_traces, window_inputs), the model's
     sql_header, dropping a relation of another type in the same transaction (a table that
     becomes a view), grants (apply_grants: DuckDB warns they are unsupported), persist_docs
-    (the relation comment rides in the view's statement; the column comments as dbt writes
-    them), the relation cache (the dropped relation leaves it; dbt adds the returned one),
+    (the relation comment rides in the view's statement, and so do a contracted view's
+    column comments, column_comments.sql; other views' column comments as dbt writes them), the relation cache (the dropped relation leaves it; dbt adds the returned one),
     and the removal of a `<name>__dbt_tmp` or `<name>__dbt_backup` relation a crashed build
     of dbt's default left (looked up in the cache: no statement when there is none).
     Checked by tests/integration/test_lean_views.py. -#}
@@ -51,8 +51,10 @@
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
 
-  {#- the relation's comment was written with the view -#}
-  {% do persist_docs(target_relation, model, for_relation=false) %}
+  {#- the relation's comment was written with the view, and a contracted view's column
+      comments too (column_comments.sql) -#}
+  {% do persist_docs(target_relation, model, for_relation=false,
+                     for_columns=not tsrate_folds_column_comments()) %}
 
   {{ run_hooks(post_hooks, inside_transaction=True) }}
 
@@ -80,5 +82,8 @@
   );
   {%- if config.persist_relation_docs() and model.description %}
   {{ alter_relation_comment(relation, model.description) }}
+  {%- endif %}
+  {%- if tsrate_folds_column_comments() %}
+  {{ tsrate_column_comments(relation) }}
   {%- endif %}
 {%- endmacro %}

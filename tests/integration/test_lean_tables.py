@@ -155,7 +155,14 @@ def test_a_contracted_table_has_its_types_and_constraints_and_is_checked(project
         "select constraint_type, constraint_column_names from duckdb_constraints() "
         "where table_name = 'prices'"
     ) == [("NOT NULL", ["ticker"])]
-    assert comments(project, "prices")[0] == "Prices of the day."
+    assert comments(project, "prices") == (
+        "Prices of the day.",
+        {"ticker": "The stock.", "price": "The close, in dollars."},
+    )
+    # a contract makes the columns the documented ones: their comments ride in the main
+    # statement (no listing of the relation's columns afterwards)
+    run_sql = (project.folder / "target/run/lean/models/prices.sql").read_text()
+    assert run_sql.count("comment on column") == 2
     # a row that breaks the constraint: the build fails, the old rows stay
     project.model("prices", TABLE + "select cast(null as varchar) as ticker, 2.5 as price")
     result = project.run()

@@ -128,6 +128,13 @@ def test_a_contracted_view_is_checked(project):
     project.model("prices", PRICES)
     project.ok()
     assert project.kind("prices") == "VIEW"
+    # its column comments ride in the view's statement (the contract fixed the columns)
+    assert project.columns("prices") == [
+        ("ticker", "The stock."),
+        ("price", "The close, in dollars."),
+    ]
+    run_sql = (project.folder / "target/run/lean/models/prices.sql").read_text()
+    assert run_sql.count("comment on column") == 2
     project.model("prices", "select 'AAPL' as ticker, 1 as price")
     result = project.run()
     assert result.returncode != 0

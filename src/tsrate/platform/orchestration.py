@@ -123,10 +123,13 @@ def _settings_may_name_an_api() -> bool:
     except OSError:
         pass
     home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
-    try:
-        return "PREFECT_API_URL" in (home / "profiles.toml").read_text(errors="replace")
-    except OSError:
-        return False
+    for folder in {home, home.expanduser()}:  # Prefect reads PREFECT_HOME's profiles as given
+        try:
+            if "PREFECT_API_URL" in (folder / "profiles.toml").read_text(errors="replace"):
+                return True
+        except OSError:
+            pass
+    return False
 
 
 def prefect_api_configured() -> bool:
