@@ -90,3 +90,37 @@ def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
     finally:
         con.close()
     assert len(status) == 1 and answered > 0
+
+
+def test_a_flow_of_steps_is_orchestrated_by_prefect_when_asked(tmp_path):
+    """`TSRATE_PREFECT=always tsrate suite reasoning run`: the CLI loads the flow before
+    Prefect (its flow and task are tsrate's plain Steps), then orchestrates it on a
+    temporary server: the flow and its task become Prefect's own runs (the engine's state
+    lines) and the answers are stored as without Prefect."""
+    warehouse = tmp_path / "w.duckdb"
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(
+        TSRATE_PREFECT="always",
+        TSRATE_WAREHOUSE=str(warehouse),
+        PREFECT_HOME=str(tmp_path / "prefect-home"),
+    )
+    command = [sys.executable, "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
+               "4", "--forecasts", "2", "--fracast", "0", "--no-build"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    lines = output.splitlines()
+    # Prefect ran the flow and its task (the engine's own loggers and state lines)
+    for logger in ("prefect.flow_runs", "prefect.task_runs"):
+        assert any(logger in line and "Finished in state Completed()" in line for line in lines), (
+            logger,
+            output[-3000:],
+        )
+    assert "prompts answered" in output  # the task's own log line, now Prefect's run logger
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        status = con.execute("select status from raw.suite_runs").fetchall()
+        answered = con.execute("select count(*) from raw.rsn_responses").fetchone()[0]
+    finally:
+        con.close()
+    assert len(status) == 1 and answered > 0
