@@ -42,14 +42,8 @@
   -- `BEGIN` happens here (the first statement inside the transaction):
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
 
-  {#- what dbt-duckdb's default materialization leaves when a build of it crashed mid-way -#}
-  {% for leftover in [make_intermediate_relation(target_relation),
-                      make_backup_relation(target_relation, 'table')] %}
-    {% set found = load_cached_relation(leftover) %}
-    {% if found is not none %}
-      {% do drop_relation_if_exists(found) %}
-    {% endif %}
-  {% endfor %}
+  {#- what dbt-duckdb's default materialization leaves when a build of it crashed mid-way (leftovers.sql) -#}
+  {% do tsrate_drop_leftovers(target_relation, 'table') %}
 
   {% if language == 'python' %}
     {#- the Python job runs on a cursor of its own, in its own transaction, so it cannot

@@ -26,14 +26,8 @@
   -- `BEGIN` happens here (the first statement inside the transaction):
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
 
-  {#- what dbt's default materialization leaves when a build of it crashed mid-way -#}
-  {% for leftover in [make_intermediate_relation(target_relation),
-                      make_backup_relation(target_relation, 'view')] %}
-    {% set found = load_cached_relation(leftover) %}
-    {% if found is not none %}
-      {% do drop_relation_if_exists(found) %}
-    {% endif %}
-  {% endfor %}
+  {#- what dbt's default materialization leaves when a build of it crashed mid-way (leftovers.sql) -#}
+  {% do tsrate_drop_leftovers(target_relation, 'view') %}
 
   {% if existing_relation is not none and not existing_relation.is_view %}
     {#- a table (or another type) of this name: dropped in the transaction, so a view that

@@ -60,6 +60,22 @@ def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
         con.close()
 
 
+#: a tiny offline reasoning suite run, no build
+SUITE_RUN = ["suite", "reasoning", "run", "--scenarios", "4", "--forecasts", "2",
+             "--fracast", "0", "--no-build"]  # fmt: skip
+
+
+def _one_suite_run_answered(warehouse) -> None:  # noqa: ANN001
+    """The warehouse holds one suite run and the answers it stored."""
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        status = con.execute("select status from raw.suite_runs").fetchall()
+        answered = con.execute("select count(*) from raw.rsn_responses").fetchone()[0]
+    finally:
+        con.close()
+    assert len(status) == 1 and answered > 0
+
+
 def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
     """`tsrate suite reasoning run` without a Prefect API runs its flow and its task as
     plain functions (no temporary Prefect server, Prefect not imported), logging to the
@@ -71,8 +87,7 @@ def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
         TSRATE_WAREHOUSE=str(warehouse),
         PREFECT_HOME=str(tmp_path / "prefect-home"),
     )
-    command = [sys.executable, "-X", "importtime", "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
-               "4", "--forecasts", "2", "--fracast", "0", "--no-build"]  # fmt: skip
+    command = [sys.executable, "-X", "importtime", "-m", "tsrate.cli", *SUITE_RUN]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     imports = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
@@ -83,13 +98,7 @@ def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
     )
     assert "temporary server" not in output
     assert "tsrate.run" in output and "prompts answered" in output  # the task's own log line
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        status = con.execute("select status from raw.suite_runs").fetchall()
-        answered = con.execute("select count(*) from raw.rsn_responses").fetchone()[0]
-    finally:
-        con.close()
-    assert len(status) == 1 and answered > 0
+    _one_suite_run_answered(warehouse)
 
 
 def test_a_flow_of_steps_is_orchestrated_by_prefect_when_asked(tmp_path):
@@ -104,8 +113,7 @@ def test_a_flow_of_steps_is_orchestrated_by_prefect_when_asked(tmp_path):
         TSRATE_WAREHOUSE=str(warehouse),
         PREFECT_HOME=str(tmp_path / "prefect-home"),
     )
-    command = [sys.executable, "-m", "tsrate.cli", "suite", "reasoning", "run", "--scenarios",
-               "4", "--forecasts", "2", "--fracast", "0", "--no-build"]  # fmt: skip
+    command = [sys.executable, "-m", "tsrate.cli", *SUITE_RUN]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
@@ -117,10 +125,4 @@ def test_a_flow_of_steps_is_orchestrated_by_prefect_when_asked(tmp_path):
             output[-3000:],
         )
     assert "prompts answered" in output  # the task's own log line, now Prefect's run logger
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        status = con.execute("select status from raw.suite_runs").fetchall()
-        answered = con.execute("select count(*) from raw.rsn_responses").fetchone()[0]
-    finally:
-        con.close()
-    assert len(status) == 1 and answered > 0
+    _one_suite_run_answered(warehouse)
