@@ -30,6 +30,18 @@ def _die_with_parent() -> None:  # runs in the forked child, before exec
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
+def _send_pending_logs() -> None:
+    """Send the run logs Prefect still holds to the server before it stops: otherwise
+    Prefect's log shipper tries once the server is gone and prints "Error logging to API"
+    on stderr at the command's exit. Waits at most 5 s; a failure here is not the run's."""
+    try:
+        from prefect.logging.handlers import APILogWorker
+
+        APILogWorker.drain_all(timeout=5)
+    except Exception:  # noqa: BLE001 - the logs are a courtesy; the run's outcome stands
+        pass
+
+
 @contextlib.contextmanager
 def owned_prefect_server(
     ui: bool = False, timeout: float = 120.0, log_file: Path | None = None
@@ -78,6 +90,7 @@ def owned_prefect_server(
             try:
                 yield url
             finally:
+                _send_pending_logs()
                 os.environ.pop("PREFECT_API_URL", None)
     finally:
         process.terminate()
