@@ -217,11 +217,10 @@ def main() -> None:
     output, _ = run.communicate()
     ended = time.time()
     sampler.finish()
-    result = subprocess.CompletedProcess(run.args, run.returncode, output, "")
-    log = result.stdout + result.stderr
+    log = output  # stderr went to stdout
     (work / "run.log").write_text(log)
     shutil.rmtree(scratch, ignore_errors=True)  # the warehouse too, unless --keep put it elsewhere
-    if result.returncode != 0:
+    if run.returncode != 0:
         raise SystemExit(f"tsrate run failed:\n{log[-3000:]}")
     marks = phase_marks(log, started)
     table = attribute(sampler.events, marks)

@@ -18,3 +18,15 @@
   comment on column {{ relation }}.{{ adapter.quote(column_name) if column['quote'] else column_name }} is {{ duckdb_escape_comment(column['description']) }};
   {%- endfor %}
 {%- endmacro %}
+
+
+{#- The comments a main statement carries after the relation's SQL (which ends with `;`):
+    the relation's (persist_docs' relation half) and, for a contracted model, its columns'. -#}
+{% macro tsrate_comments_in_statement(relation) -%}
+  {%- if config.persist_relation_docs() and model.description %}
+  {{ alter_relation_comment(relation, model.description) }}
+  {%- endif %}
+  {%- if tsrate_folds_column_comments() %}
+  {{ tsrate_column_comments(relation) }}
+  {%- endif %}
+{%- endmacro %}

@@ -70,13 +70,8 @@
   {% else %}
     {% call statement('main', language=language) -%}
       {{- create_table_as(False, target_relation, compiled_code, language) }}
-      {%- if config.persist_relation_docs() and model.description %}
       {#- create_table_as ends its SQL with `;` #}
-      {{ alter_relation_comment(target_relation, model.description) }}
-      {%- endif %}
-      {%- if tsrate_folds_column_comments() %}
-      {{ tsrate_column_comments(target_relation) }}
-      {%- endif %}
+      {{ tsrate_comments_in_statement(target_relation) }}
     {%- endcall %}
   {% endif %}
 

@@ -74,10 +74,5 @@
   create or replace view {{ relation }} as (
     {{ sql }}
   );
-  {%- if config.persist_relation_docs() and model.description %}
-  {{ alter_relation_comment(relation, model.description) }}
-  {%- endif %}
-  {%- if tsrate_folds_column_comments() %}
-  {{ tsrate_column_comments(relation) }}
-  {%- endif %}
+  {{ tsrate_comments_in_statement(relation) }}
 {%- endmacro %}

@@ -13,6 +13,14 @@ import duckdb
 import pandas as pd
 
 
+def _environment(tmp_path, mode: str, **extra: str) -> dict[str, str]:  # noqa: ANN001
+    """This environment without a Prefect API, with ``TSRATE_PREFECT=mode`` and a Prefect
+    home of its own (no user profile can name an API)."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(TSRATE_PREFECT=mode, PREFECT_HOME=str(tmp_path / "prefect-home"), **extra)
+    return env
+
+
 def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
     """`tsrate run --file` ingests through flows.ingest outside any flow run: the file is
     read and stored, and no Prefect server (temporary or other) is started for it."""
@@ -40,8 +48,7 @@ def test_ingest_of_a_file_runs_in_process_without_a_prefect_server(tmp_path):
         print(sorted(name for name in sys.modules if name.split(".")[0] == "prefect"))
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(TSRATE_PREFECT="auto", PREFECT_HOME=str(tmp_path / "prefect-home"))
+    env = _environment(tmp_path, "auto")
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
     )
@@ -81,12 +88,7 @@ def test_a_suite_run_from_the_command_line_runs_in_process(tmp_path):
     plain functions (no temporary Prefect server, Prefect not imported), logging to the
     tsrate.run logger."""
     warehouse = tmp_path / "w.duckdb"
-    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(
-        TSRATE_PREFECT="auto",
-        TSRATE_WAREHOUSE=str(warehouse),
-        PREFECT_HOME=str(tmp_path / "prefect-home"),
-    )
+    env = _environment(tmp_path, "auto", TSRATE_WAREHOUSE=str(warehouse))
     command = [sys.executable, "-X", "importtime", "-m", "tsrate.cli", *SUITE_RUN]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -107,12 +109,7 @@ def test_a_flow_of_steps_is_orchestrated_by_prefect_when_asked(tmp_path):
     temporary server: the flow and its task become Prefect's own runs (the engine's state
     lines) and the answers are stored as without Prefect."""
     warehouse = tmp_path / "w.duckdb"
-    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(
-        TSRATE_PREFECT="always",
-        TSRATE_WAREHOUSE=str(warehouse),
-        PREFECT_HOME=str(tmp_path / "prefect-home"),
-    )
+    env = _environment(tmp_path, "always", TSRATE_WAREHOUSE=str(warehouse))
     command = [sys.executable, "-m", "tsrate.cli", *SUITE_RUN]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     output = done.stdout + done.stderr
