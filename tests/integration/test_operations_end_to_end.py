@@ -9,6 +9,7 @@ Prefect API (no ephemeral server start per process).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -518,6 +519,56 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
             os.killpg(serve.pid, signal.SIGKILL)
             raise
     assert _wait_gone(children, 10.0) == {}, "the Prefect server outlived tsrate serve"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harness):
+    """`tsrate serve` killed outright (a second Ctrl-C, a SIGKILL, the OOM killer) while a
+    scheduled run writes the warehouse: the run's process (the Runner's child), its forecast
+    workers and dbt go with it, and the warehouse is free for the next writer."""
+    from prefect.deployments import run_deployment
+
+    warehouse = tmp_path / "live" / "tsrate.duckdb"
+    marker = tmp_path / "paused-inference"
+    log = tmp_path / "serve.log"
+    env = _environment(
+        tmp_path,
+        warehouse,
+        TSRATE_TEST_PAUSE_AT="inference",
+        TSRATE_TEST_PAUSE_FILE=str(marker),
+    )
+    serve = start_serve(env, log)
+    try:
+        wait_for_line(serve, log, "serving on the Prefect API", 120)
+        deadline = time.monotonic() + 120
+        while True:  # the runner registers its deployments once it has started
+            try:
+                run_deployment(
+                    "tsrate-pipeline/tsrate-weekly",
+                    parameters={"overrides": OVERRIDES, "select": SELECT, "workers": 2},
+                    timeout=0,
+                )
+                break
+            except Exception:  # noqa: BLE001 - not registered yet
+                assert time.monotonic() < deadline, log.read_text()[-3000:]
+                time.sleep(2)
+        deadline = time.monotonic() + 300
+        while not marker.exists():  # the run holds the warehouse, one partition stored
+            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
+            time.sleep(0.2)
+        run_pid = int(marker.read_text().split()[1])
+        children = _descendants(serve.pid)
+        assert run_pid in children and len(children) >= 3, "expected the run and its workers"
+        serve.send_signal(signal.SIGKILL)  # serve alone: its process group stays
+        serve.wait(timeout=30)
+        left = _wait_gone(children, 10.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
+            os.killpg(serve.pid, signal.SIGKILL)
+    assert left == {}, f"processes outlived the killed tsrate serve: {left}"
+    _assert_released(warehouse)
+    # left as a killed run leaves it: the next run closes it as interrupted
+    assert read(warehouse, "select status from raw.runs")["status"].tolist() == ["running"]
 
 
 def test_the_build_runs_the_data_tests_dbt_would_and_fails_on_the_same_ones(tmp_path, dbt_target):

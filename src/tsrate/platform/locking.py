@@ -210,7 +210,13 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
 def warehouse_writer(
     warehouse: str | Path, timeout: float = 0.0, say: Callable[[str], None] | None = None
 ) -> Iterator[None]:
-    """The file lock, then the Prefect slot: wrap every write to the live warehouse in this."""
+    """The file lock, then the Prefect slot: wrap every write to the live warehouse in this.
+
+    In a run that ``tsrate serve`` started, first tie this process to the serve: a serve
+    killed outright takes its writing runs with it (:func:`tsrate.platform.lifelines.stop_with_serve`)."""
+    from tsrate.platform.lifelines import stop_with_serve
+
+    stop_with_serve()
     with writer_lock(warehouse, timeout, say):
         with prefect_writer_slot(timeout=max(timeout, WRITER_LEASE_SECONDS * 2)):
             yield

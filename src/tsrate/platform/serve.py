@@ -29,6 +29,12 @@ While serving, the Prefect server is asked for its health every ``TSRATE_SERVER_
 seconds (default 10); after three failed checks in a row (and at once if it does not answer
 at the start) ``tsrate serve`` stops with one line naming the server, instead of running on
 without a scheduler.
+
+Each scheduled run is a process of its own (Prefect's Runner starts it). A serve stopped
+outright (SIGKILL, a second Ctrl-C, the OOM killer) runs no cleanup: its runs notice
+(:func:`tsrate.platform.lifelines.stop_with_serve`) and stop at once, as a killed
+``tsrate run`` does, with their forecast workers and dbt; the next run closes them as
+interrupted.
 """
 
 from __future__ import annotations
@@ -274,10 +280,14 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
 def _serve(config: ScheduleConfig, url: str) -> None:
     from prefect import serve as prefect_serve
 
+    from tsrate.platform.lifelines import SERVE_PID
     from tsrate.platform.locking import ensure_writer_limit
 
     deployments = build_deployments(config)
     ensure_writer_limit()
+    # the Runner starts each flow run as a process of its own, with this environment: a run
+    # stops when this process ends, even killed outright (lifelines.stop_with_serve)
+    os.environ[SERVE_PID] = str(os.getpid())
     with _signal_recorder() as received, server_watch(url) as gone:
         try:
             prefect_serve(*deployments)

@@ -316,7 +316,7 @@ def init_worker(parent_pid: int, environ: dict[str, str]) -> None:
     be killed by the kernel when the parent dies (Linux), so a SIGKILLed run leaves no
     forecast worker behind, and exit now if the parent is gone already."""
     from tsrate.platform.dbt_child import die_with_parent as _die
-    from tsrate.robustness.forecast.workers import alive, watch_parent
+    from tsrate.platform.lifelines import alive, watch_parent
 
     os.environ.clear()
     os.environ.update(environ)

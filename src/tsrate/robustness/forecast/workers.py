@@ -25,6 +25,8 @@ import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
 
+from tsrate.platform.lifelines import alive
+
 #: The fork server's environment variable naming the modules it preloads (comma-separated).
 PRELOAD = "TSRATE_WORKER_PRELOAD"
 #: ``spawn`` or ``forkserver`` (default where the platform has it).
@@ -92,37 +94,6 @@ def server_running() -> bool:
 
     pid = forkserver._forkserver._forkserver_pid
     return pid is not None and alive(pid)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - someone else's process
-        return True
-    return True
-
-
-def watch_parent(pid: int) -> None:
-    """Leave at once (``os._exit``) when process ``pid`` ends, from a daemon thread: a worker
-    forked by the fork server is the server's child, so the kernel's parent-death signal
-    cannot tie it to the run's process, and the server itself lives as long as any worker
-    holds its pipe. Linux: a pidfd, woken when ``pid`` exits; elsewhere: a check a second."""
-    import select
-    import threading
-
-    def wait() -> None:
-        try:
-            handle = os.pidfd_open(pid)
-        except (AttributeError, OSError):  # no pidfd here: look every second
-            while alive(pid):
-                threading.Event().wait(1.0)
-        else:
-            select.select([handle], [], [])
-        os._exit(1)
-
-    threading.Thread(target=wait, name="tsrate-watch-parent", daemon=True).start()
 
 
 def system_modules(system_ids: Iterable[str]) -> list[str]:
