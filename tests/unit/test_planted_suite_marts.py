@@ -124,3 +124,69 @@ def test_only_peaked_attention_has_its_margins_and_spread_rated(entropy, unrated
     assert scores.loc[attention, "unrated_reason"].notna().tolist() == [unrated] * 3
     assert scores.loc[["test_mse", "test_mse_cv"], "unrated_reason"].isna().all()
     assert scores.loc["beta_spearman_margin", "raw_score"] == 0.4
+
+
+def _quadrant_answers(system: str, right: dict[int, int], n: int = 50) -> list[dict]:
+    rows = []
+    for quadrant, k in right.items():
+        for i in range(n):
+            rows.append(
+                {
+                    "suite_run_id": "run",
+                    "prompting": "zero_shot",
+                    "system_id": system,
+                    "dataset": "d",
+                    "task": "retrieval",
+                    "quadrant": quadrant,
+                    "correct": i < k,
+                }
+            )
+    return rows
+
+
+def test_position_bias_is_judged_on_holm_adjusted_p_values():
+    """Paper Section 4.3 as a test: each quadrant's accuracy against the other three's with
+    the pooled two-proportion z test (statsmodels' proportions_ztest), the p-values of the
+    suite run Holm-corrected together (statsmodels' multipletests, 'holm'); bias = Holm
+    p < 0.05. Quadrant 1 right 35 of 50 against 75 of 150 elsewhere: p = 0.014 unadjusted,
+    but 4 x 0.014 = 0.055 after Holm over the run's four tests: NOT a bias. Every quadrant
+    holds 50 prompts, above the 41 the power rule asks for a 1 : 3 split."""
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import proportions_ztest
+
+    from tsrate.suites.understanding.marts import position_bias_table
+
+    right = {1: 35, 2: 25, 3: 25, 4: 25}
+    table = position_bias_table(pd.DataFrame(_quadrant_answers("s", right)))
+    table = table.set_index("quadrant").sort_index()
+    raw = []
+    for q in (1, 2, 3, 4):
+        k1, k2 = right[q], sum(right.values()) - right[q]
+        raw.append(proportions_ztest([k1, k2], [50, 150])[1])
+    holm = multipletests(raw, method="holm")[1]
+    assert table["p_value"].to_numpy(float) == pytest.approx(raw)
+    assert table["p_holm"].to_numpy(float) == pytest.approx(holm)
+    assert raw[0] < 0.05 < holm[0]
+    assert table["judgeable"].all()
+    assert not table["position_bias"].astype(bool).any()
+    # a stronger quadrant-1 effect (42 of 50) survives the correction
+    strong = position_bias_table(pd.DataFrame(_quadrant_answers("s", {**right, 1: 42})))
+    assert strong.set_index("quadrant").loc[1, "position_bias"]
+
+
+def test_context_gain_is_rated_on_the_mae_gain():
+    """The rating spec (seeds/suite_rating_specs.csv): context_gain = forecast MAE without
+    context minus MAE with it; the per-item values resampled for its stability are MAE
+    differences too, so the rated score is rsn_context_effects.mae_gain, not mse_gain."""
+    from tsrate.suites.reasoning.marts import rating_scores
+
+    keys = {"suite_run_id": ["r"], "system_id": ["s"]}
+    accuracy = pd.DataFrame({**keys, "task": ["qa_single"], "accuracy": [0.5], "series_gap": [0.1]})
+    errors = pd.DataFrame(
+        {**keys, "condition": ["with_context"], "mae": [1.0], "mse": [2.0], "crps": [0.8]}
+    )
+    context = pd.DataFrame({**keys, "mae_gain": [0.25], "mse_gain": [4.0]})
+    scores = rating_scores(accuracy, errors, context).set_index(["metric", "task"])["raw_score"]
+    assert scores[("context_gain", "forecast")] == 0.25
+    assert scores[("mae", "forecast_with_context")] == 1.0
+    assert scores[("series_gap", "qa_single")] == 0.1
