@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tsrate.robustness.report.probabilistic import leaderboard_section
 from tsrate.robustness.report.ratings import _partial_order, _rating_level
@@ -145,38 +146,62 @@ def _directions(suite: str) -> dict[str, bool]:
         }
 
 
-def test_a_better_raw_score_never_gets_a_worse_goodness():
-    """The property a reader relies on: within one rated comparison (suite run, metric,
-    task), a system whose raw score is better in the metric's direction (the seed file's
-    higher_is_better) never gets a lower goodness than one with a worse score (a bounded
-    metric such as accuracy may leave even the best below the top level: its distance from
-    the ideal decides)."""
-    from tsrate.suites.reasoning.marts import rating_table
+#: per suite: its rating_table, the comparison's key columns and system column, and the
+#: (metric, group value) comparisons drawn: one metric of each direction
+PROPERTY_CASES = {
+    "reasoning": (
+        "tsrate.suites.reasoning.marts",
+        {"metric": None, "task": None},
+        "system_id",
+        (("accuracy", "qa_single"), ("mae", "forecast_without_context"), ("series_gap", "qa_two")),
+    ),
+    "interpretability": (
+        "tsrate.suites.interpretability.marts",
+        {"metric": None, "variant_id": None},
+        "model_id",
+        (("test_mse", "v1"), ("beta_spearman_margin", "v1"), ("beta_std", "v2")),
+    ),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(PROPERTY_CASES))
+def test_a_better_raw_score_never_gets_a_worse_goodness(suite):
+    """The property a reader relies on: within one rated comparison, a system whose raw
+    score is better in the metric's direction (the seed file's higher_is_better) never
+    gets a lower goodness than one with a worse score (a bounded metric such as accuracy
+    may leave even the best below the top level: its distance from the ideal decides)."""
+    import importlib
+
     from tsrate.suites.verdict import goodness
 
-    directions = _directions("reasoning")
+    module, keys, system, cases = PROPERTY_CASES[suite]
+    rating_table = importlib.import_module(module).rating_table
+    group = [k for k in keys if k != "metric"][0]
+    directions = _directions(suite)
     rng = np.random.default_rng(4)
     for draw in range(20):
         frames = []
-        for metric, task in (("accuracy", "qa_single"), ("mae", "forecast_without_context")):
+        for metric, value in cases:
             n = int(rng.integers(2, 7))
             frames.append(
                 pd.DataFrame(
                     {
                         "suite_run_id": "r",
                         "metric": metric,
-                        "task": task,
-                        "system_id": [f"s{i}" for i in range(n)],
+                        group: value,
+                        system: [f"s{i}" for i in range(n)],
                         "raw_score": rng.uniform(0.01, 0.99, n).round(2),
                     }
                 )
             )
         rated = rating_table(pd.concat(frames, ignore_index=True), int(rng.integers(3, 6)))
         rated = rated.assign(goodness=goodness(rated))
+        assert set(rated["metric"]) == {m for m, _ in cases}
         for metric, block in rated.groupby("metric"):
             sign = 1.0 if directions[metric] else -1.0
             better = sign * block["raw_score"].to_numpy(float)
             good = block["goodness"].to_numpy(float)
+            assert np.isfinite(good).all(), (draw, metric, block)
             for i in range(len(block)):
                 for j in range(len(block)):
                     if better[i] > better[j]:
