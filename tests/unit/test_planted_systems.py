@@ -17,9 +17,7 @@ import pytest
 
 from tsrate.inputs import images
 from tsrate.suites.reasoning import dataset, encoding
-from tsrate.suites.understanding.formats import format_symbol, parse_formatted
 from tsrate.systems import choice_decoding, llm
-from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch, empirical_change_quantiles
 
 # -- LLM forecasts: the reply parser --------------------------------------------------------
 
@@ -31,23 +29,7 @@ def test_llm_parser_keeps_the_sign_of_every_value():
     np.testing.assert_array_equal(values, [-1.5, 2.25, -3.0, 4.0])
 
 
-def test_a_numbered_list_of_exactly_d_values_gives_those_values():
-    """``1. 101.2`` … with exactly d items: the d listed values, not the item numbers read
-    into a run of numbers (1, 101.2, 2, 102.3 …)."""
-    reply = "Here is my forecast:\n1. 101.2\n2. 102.3\n3. 99.5"
-    np.testing.assert_array_equal(llm.parse_forecast(reply, 3), [101.2, 102.3, 99.5])
-
-
 # -- closed-answer decoding -----------------------------------------------------------------
-
-
-def test_an_answer_that_begins_another_may_still_end_there():
-    """Answers ``[5]`` and ``[5, 6]`` (e.g. "no" and "not sure"): after token 5 the reply
-    may end (it is a whole answer) or continue with 6; after ``[5, 6]`` only the end."""
-    trie = choice_decoding.ChoiceTrie([[5], [5, 6]], eos_ids=[0])
-    assert trie.allowed([]) == [5]
-    assert trie.allowed([5]) == [0, 6]
-    assert trie.allowed([5, 6]) == [0]
 
 
 def test_admissible_spellings_read_as_their_own_answer_only():
@@ -74,24 +56,6 @@ def test_reasoning_is_cut_at_an_answer_line_of_any_case():
     assert choice_decoding.reasoning_before_answer("So.\nAnswer: no") == "So."
 
 
-# -- the understanding suite's symbol format ------------------------------------------------
-
-
-def test_symbol_arrows_follow_each_series_own_previous_value():
-    """Two series: Series1 10 → 12 → 11 (→, ↑, ↓), Series2 5 → 4 → 4 (→, ↓, →); each arrow
-    compares a series' printed value with its own previous one."""
-    dates = [dt.date(2020, 1, d) for d in (1, 2, 3)]
-    text = format_symbol(dates, {"Series1": [10, 12, 11], "Series2": [5, 4, 4]}, decimals=0)
-    assert text.splitlines() == [
-        "Date,Series1,Series2,Series1Direction,Series2Direction",
-        "2020-01-01,10,5,→,→",
-        "2020-01-02,12,4,↑,↓",
-        "2020-01-03,11,4,↓,→",
-    ]
-    _, columns = parse_formatted("symbol", text)
-    assert columns == {"Series1": [10.0, 12.0, 11.0], "Series2": [5.0, 4.0, 4.0]}
-
-
 # -- the reasoning suite's LLMTime encoding -------------------------------------------------
 
 
@@ -108,13 +72,6 @@ def test_llmtime_scaler_hand_worked():
     assert basic.offset == 0.0 and basic.scale == pytest.approx(1.6)
 
 
-def test_llmtime_inverse_undoes_the_transform():
-    """x → (x − offset) / scale and back: offset 2, scale 4: 6 → 1 → 6."""
-    scaler = encoding.Scaler(offset=2.0, scale=4.0)
-    np.testing.assert_allclose(scaler.transform([6.0]), [1.0])
-    np.testing.assert_allclose(scaler.inverse([1.0, 0.5]), [6.0, 4.0])
-
-
 def test_llmtime_writes_digits_truncated_and_reads_them_back():
     """Precision 3: 1.0527 is written 1052 (truncated, as the reference's digit-by-digit
     ``astype(int)``), −0.5 is written −500; the reply ``1052, -500, 7`` (GPT-4 separators)
@@ -128,27 +85,7 @@ def test_llmtime_writes_digits_truncated_and_reads_them_back():
     np.testing.assert_allclose(gpt, [1.052 * 2 + 1, -0.5 * 2 + 1])
 
 
-def test_llmtime_settings_are_the_references():
-    """llmtime's hyper-parameters: GPT-3 α 0.95, β 0.3; LLaMA α 0.99, β 0.3; GPT-4 basic
-    scaling with α 0.3; precision 3 for all."""
-    settings = {k: (v.alpha, v.beta, v.basic, v.precision) for k, v in encoding.LLMTIME.items()}
-    assert settings["llmtime_gpt"] == (0.95, 0.3, False, 3)
-    assert settings["llmtime_llama"] == (0.99, 0.3, False, 3)
-    assert settings["llmtime_gpt4"][0] == 0.3 and settings["llmtime_gpt4"][2] is True
-
-
 # -- images ---------------------------------------------------------------------------------
-
-
-def test_line_plot_puts_the_highest_value_in_the_top_row():
-    """A rising line: its last columns are drawn near the top margin (row 4), its first
-    near the bottom (row height − 1 − 4)."""
-    plot = images.line_plot_images(np.arange(10.0)[None, :], 32, 32)[0]
-    line = np.all(plot == images.LINE_COLOUR, axis=2)
-    rows_last = np.flatnonzero(line[:, 32 - images.LINE_PLOT_MARGIN - 1])
-    rows_first = np.flatnonzero(line[:, images.LINE_PLOT_MARGIN])
-    assert rows_last.min() == images.LINE_PLOT_MARGIN
-    assert rows_first.max() == 32 - 1 - images.LINE_PLOT_MARGIN
 
 
 def test_standardisation_uses_the_population_std():
@@ -157,15 +94,6 @@ def test_standardisation_uses_the_population_std():
     assert mean[0] == pytest.approx(2.5)
     assert std[0] == pytest.approx(math.sqrt(1.25))
     np.testing.assert_allclose(z[0], (np.array([1, 2, 3, 4]) - 2.5) / math.sqrt(1.25))
-
-
-def test_missing_values_are_filled_on_the_straight_line_between_neighbours():
-    """0, NaN, NaN, 9 → 0, 3, 6, 9 (a third and two thirds of the way); NaN, 4, NaN, NaN,
-    10 → 4, 4, 6, 8, 10."""
-    filled = images.fill_missing(np.array([[0.0, np.nan, np.nan, 9.0, 9.0]]))
-    np.testing.assert_allclose(filled[0], [0, 3, 6, 9, 9])
-    filled = images.fill_missing(np.array([[np.nan, 4.0, np.nan, np.nan, 10.0]]))
-    np.testing.assert_allclose(filled[0], [4, 4, 6, 8, 10])
 
 
 def test_spectrogram_scales_span_periods_of_two_to_n_samples():
@@ -179,17 +107,6 @@ def test_spectrogram_scales_span_periods_of_two_to_n_samples():
     assert periods[0] == pytest.approx(2.0, rel=1e-6)
     assert periods[-1] == pytest.approx(80.0, rel=1e-6)
     np.testing.assert_allclose(np.diff(np.log(periods)), np.log(40) / (len(periods) - 1))
-
-
-def test_numeric_stripe_maps_minus_three_to_three_std_onto_the_whole_colormap():
-    """x = (−1, 1, −1, 1) standardises to itself (mean 0, population std 1);
-    the stripe maps z to (z + 3) / 6: −1 → 1/3, +1 → 2/3, i.e. colormap entries
-    round(255/3) = 85 and round(510/3) = 170 at the first and last columns."""
-    pytest.importorskip("pywt")
-    image = images.vit_num_spec_images(np.array([[-1.0, 1.0, -1.0, 1.0]]))[0]
-    first, last = image[0, 0], image[0, -1]
-    np.testing.assert_array_equal(first, images.COLORMAP[85])
-    np.testing.assert_array_equal(last, images.COLORMAP[170])
 
 
 # -- ViT-num-spec ---------------------------------------------------------------------------
@@ -227,17 +144,6 @@ def test_training_windows_take_the_d_values_after_the_context():
     assert windows.end_dates[0] == np.datetime64(days[2].date(), "D")
 
 
-def test_targets_are_relative_to_the_filled_last_value():
-    """Context 1, 3, NaN: the last value is filled with its nearest observed value 3, the
-    filled context 1, 3, 3 has population std √(8/9); future 5 → (5 − 3) / √(8/9)."""
-    pytest.importorskip("torch")
-    from tsrate.systems.vit_training import standardised_targets
-
-    targets, last, std = standardised_targets(np.array([[1.0, 3.0, np.nan]]), np.array([[5.0]]))
-    assert last[0] == 3.0 and std[0] == pytest.approx(math.sqrt(8 / 9))
-    assert targets[0, 0] == pytest.approx(2 / math.sqrt(8 / 9))
-
-
 def test_vit_forecasts_are_last_plus_sigma_times_the_network_output():
     """A network that always outputs (1, −2): the forecasts are x_t + σ·(1, −2). Context
     2, 4, 6, 8: x_t = 8, σ = √5 (population)."""
@@ -253,41 +159,6 @@ def test_vit_forecasts_are_last_plus_sigma_times_the_network_output():
     system._network = Constant()
     out = system.forecast(np.array([[2.0, 4.0, 6.0, 8.0]]), "P0")
     np.testing.assert_allclose(out[0], [8 + math.sqrt(5), 8 - 2 * math.sqrt(5)], rtol=1e-6)
-
-
-# -- naive quantiles, fracast's fallback ------------------------------------------------------
-
-
-def test_change_quantiles_are_of_later_minus_earlier_values():
-    """Context 0, 1, 3, 6 at lag 1: changes x[t] − x[t−1] = 1, 2, 3; their 0.1-quantile
-    (linear) 1.2, the 0.9-quantile 2.8 (a rising series has positive changes)."""
-    out = empirical_change_quantiles(np.array([[0.0, 1.0, 3.0, 6.0]]), np.array([1]))
-    levels = list(QUANTILE_LEVELS)
-    assert out[0, 0, levels.index(0.1)] == pytest.approx(1.2)
-    assert out[0, 0, levels.index(0.5)] == pytest.approx(2.0)
-    assert out[0, 0, levels.index(0.9)] == pytest.approx(2.8)
-
-
-def test_fracast_fallback_repeats_the_last_observed_value():
-    """A window with fewer than 8 finite values is not sent to the model; its forecast is
-    the last observed value (7 here), like the naive forecast."""
-    from tsrate.systems.fracast_model import FracastSystem
-
-    context = np.full(20, np.nan)
-    context[[2, 5, 11]] = [1.0, 4.0, 7.0]
-    batch = ForecastBatch(
-        ticker="X",
-        perturbation_id="P3",
-        window_end_dates=np.array(["2022-01-03"], dtype="datetime64[D]"),
-        contexts=context[None, :],
-        horizon=3,
-        clean_futures=np.zeros((1, 3)),
-        study_range=(0.0, 10.0),
-    )
-    system = FracastSystem()
-    result = system.predict_quantiles(batch)
-    np.testing.assert_array_equal(result.point, [[7.0, 7.0, 7.0]])
-    assert np.isnan(result.quantiles).all() and system.fallbacks == 1
 
 
 # -- the reasoning suite's dataset import -----------------------------------------------------
@@ -330,17 +201,3 @@ def test_imported_items_answer_with_their_own_description_and_split_history_and_
             own = next(r for r in rows if tuple(r["series"][:8]) == item.series)
             assert item.future == tuple(own["series"][8:])
     assert len(seen_positions) > 1  # the answer's position varies
-
-
-def test_answer_indices_are_zero_based(tmp_path):
-    """``answer_index`` 0 is the first option (accepted); 2 of two options is outside them."""
-    base = {"category": "fact checking", "question": "Does it rise?", "options": ["yes", "no"]}
-    base["series"] = [float(i) for i in range(10)]
-    good = tmp_path / "good.jsonl"
-    good.write_text(json.dumps({**base, "answer_index": 0}) + "\n")
-    (item,) = dataset.import_items(good)
-    assert item.options[item.answer_index] == "yes"
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({**base, "answer_index": 2}) + "\n")
-    with pytest.raises(dataset.DatasetError, match="outside the 2 options"):
-        dataset.import_items(bad)
