@@ -7,8 +7,11 @@ with minus without, the context gain without minus with, MAE skill 1 - MAE/basel
 coverage n_scored/n_items, sample standard deviations with n - 1, the coefficient of variation
 std/mean; interp_sensitivity: the mean test MSE over the sensitivity seeds of the sensitivity
 models only, the relative error over the largest mean of the same study, dataset and model,
-and for sigma that relative error per sigma and per sigma^2), with numbers chosen so every
-expected float is exact. Here the suites' models are built on an empty warehouse with the unit
+and for sigma that relative error per sigma and per sigma^2; rsn_context_combinations: a tie
+is no improvement and a pair needs both forecasts usable; rsn_perturbation_effects: lost and
+gained answers, lured ones, drop = original - twin; interp_attention_summary: sample standard
+deviations across seeds and a beta cell's true weight summed over its lags), with numbers
+chosen so every expected float is exact. Here the suites' models are built on an empty warehouse with the unit
 tests forced on (``TSRATE_ALWAYS_UNIT_TESTS=1``): a failing case fails the build."""
 
 from __future__ import annotations
