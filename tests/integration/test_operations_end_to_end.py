@@ -526,7 +526,10 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     """`tsrate serve` killed outright (a second Ctrl-C, a SIGKILL, the OOM killer) while a
     scheduled run writes the warehouse: the run's process (the Runner's child), its forecast
     workers and dbt go with it, and the warehouse is free for the next writer."""
+    from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
+
+    from tsrate.platform.locking import WRITER_LIMIT
 
     warehouse = tmp_path / "live" / "tsrate.duckdb"
     marker = tmp_path / "paused-inference"
@@ -565,6 +568,10 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     finally:
         with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
             os.killpg(serve.pid, signal.SIGKILL)
+        # serve created the writer limit on the session's Prefect API and the killed run
+        # still holds its slot there (until the lease expires): later flows must not wait
+        with get_client(sync_client=True) as client:
+            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
     assert left == {}, f"processes outlived the killed tsrate serve: {left}"
     _assert_released(warehouse)
     # left as a killed run leaves it: the next run closes it as interrupted
