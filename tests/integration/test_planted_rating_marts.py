@@ -19,6 +19,7 @@ from tests.support.warehouses import (
     QUANTILE_COLUMNS,
     QUANTILE_LEVELS,
     WITH_QUANTILES,
+    independent_window_errors,
     quantile_steps,
     read,
 )
@@ -145,3 +146,33 @@ def test_uncertainty_effects_means_se_coverage_change_and_estimates(quantile_run
     # the checks can fail: coverage moves, and the two confounders give different estimates
     assert (effects["coverage_80_change"].dropna() != 0).any()
     assert (effects["ape_industry"] != effects["ape_company"]).any()
+
+
+def test_leaderboard_task_errors_are_window_means(quantile_run):
+    """leaderboard_tasks.test_error for a task (ticker x perturbation) = the mean over the
+    task's windows of the window's MASE, SMAPE (from raw.forecasts and raw.prices) and WQL
+    (from raw.forecast_quantiles); n_windows counts them; a system without quantiles has no
+    WQL task error (null, 0 windows)."""
+    warehouse, run_id, study = quantile_run
+    windows = independent_window_errors(warehouse, run_id)
+    windows = windows.merge(
+        _outcomes(warehouse, run_id, study)[
+            ["system_id", "ticker", "perturbation_id", "window_end_date", "wql"]
+        ],
+        on=["system_id", "ticker", "perturbation_id", "window_end_date"],
+        how="left",
+    )
+    keys = ["system_id", "ticker", "perturbation_id"]
+    tasks = read(warehouse, "select * from marts.leaderboard_tasks").set_index([*keys, "metric"])
+    checked = 0
+    for metric in ["mase", "smape", "wql"]:
+        expected = windows.groupby(keys)[metric].agg(["mean", "count"])
+        for key, row in expected.iterrows():
+            got = tasks.loc[(*key, metric)]
+            if row["count"] == 0:
+                assert pd.isna(got["test_error"]) and got["n_windows"] == 0, key
+                continue
+            assert got["test_error"] == pytest.approx(row["mean"], rel=1e-9), (key, metric)
+            assert got["n_windows"] == row["count"], (key, metric)
+            checked += 1
+    assert checked == 3 * len(WITH_QUANTILES) * 3 * 2 + 2 * 3 * 2  # biased: mase, smape
