@@ -478,11 +478,28 @@ def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_pat
     assert "while the run was building" in runs["message"][2]
 
 
+def _run_weekly(log: Path, workers: int, timeout: float):  # noqa: ANN202 - a FlowRun
+    """Trigger the tiny study on serve's weekly deployment (waiting ``timeout`` s for it to
+    finish; 0: not at all), retrying until the runner has registered its deployments."""
+    from prefect.deployments import run_deployment
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            return run_deployment(
+                "tsrate-pipeline/tsrate-weekly",
+                parameters={"overrides": OVERRIDES, "select": SELECT, "workers": workers},
+                timeout=timeout,
+            )
+        except Exception:  # noqa: BLE001 - not registered yet
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(2)
+
+
 def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
     """`tsrate serve` without a Prefect server: it starts one (with the UI), a run triggered
     on its weekly deployment completes, and stopping serve leaves no process behind."""
     import httpx
-    from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     warehouse = tmp_path / "live" / "tsrate.duckdb"
@@ -494,18 +511,7 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
         ui = wait_for_line(serve, log, "UI and runs: ", 300).split("UI and runs: ", 1)[1].split()[0]
         assert httpx.get(ui, timeout=30).status_code == 200  # the UI is served
         with temporary_settings({PREFECT_API_URL: f"{ui}/api"}):
-            deadline = time.monotonic() + 120
-            while True:  # the runner registers its deployments once it has started
-                try:
-                    flow_run = run_deployment(
-                        "tsrate-pipeline/tsrate-weekly",
-                        parameters={"overrides": OVERRIDES, "select": SELECT, "workers": 1},
-                        timeout=600,
-                    )
-                    break
-                except Exception:  # noqa: BLE001 - not registered yet
-                    assert time.monotonic() < deadline, log.read_text()[-3000:]
-                    time.sleep(2)
+            flow_run = _run_weekly(log, workers=1, timeout=600)
         assert flow_run.state.is_completed(), (flow_run.state, log.read_text()[-3000:])
         runs = read(warehouse, "select status from raw.runs")
         assert runs["status"].tolist() == ["succeeded"]
@@ -527,7 +533,6 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     scheduled run writes the warehouse: the run's process (the Runner's child), its forecast
     workers and dbt go with it, and the warehouse is free for the next writer."""
     from prefect.client.orchestration import get_client
-    from prefect.deployments import run_deployment
 
     from tsrate.platform.locking import WRITER_LIMIT
 
@@ -543,18 +548,7 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     serve = start_serve(env, log)
     try:
         wait_for_line(serve, log, "serving on the Prefect API", 120)
-        deadline = time.monotonic() + 120
-        while True:  # the runner registers its deployments once it has started
-            try:
-                run_deployment(
-                    "tsrate-pipeline/tsrate-weekly",
-                    parameters={"overrides": OVERRIDES, "select": SELECT, "workers": 2},
-                    timeout=0,
-                )
-                break
-            except Exception:  # noqa: BLE001 - not registered yet
-                assert time.monotonic() < deadline, log.read_text()[-3000:]
-                time.sleep(2)
+        _run_weekly(log, workers=2, timeout=0)
         deadline = time.monotonic() + 300
         while not marker.exists():  # the run holds the warehouse, one partition stored
             assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
