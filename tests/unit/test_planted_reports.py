@@ -68,6 +68,21 @@ def test_the_best_system_sits_at_the_top_of_every_radar_axis():
         assert row["position"] == pytest.approx(expected), row
 
 
+def test_each_radar_axis_takes_its_direction_from_the_ratings_mart():
+    """The direction of an axis is the mart's ``higher_is_better`` for that metric, not a
+    list of metric names: told that higher MASE is better (as it would be for a new
+    higher-is-better metric), the radars put the system with the higher MASE (bad: 3 + penalty
+    against 1 + penalty) at the top of the MASE axis and leave every other axis as it was."""
+    data = _data()
+    data.ratings.loc[data.ratings["metric"] == "mase", "higher_is_better"] = True
+    rows = _rows(radar_section(data, {}))
+    assert any(row["axis"] == "MASE" for row in rows)
+    for row in rows:
+        best = "bad" if row["axis"] == "MASE" else "good"
+        expected = 1.0 if row["series"] == best else RANK_FLOOR
+        assert row["position"] == pytest.approx(expected), row
+
+
 def test_the_per_perturbation_radars_plot_the_raw_score():
     """Each per-perturbation radar point is ratings.raw_score of its cell: hand-worked from the
     fixture, SMAPE at P0 is 1 for good and 3 for bad, at P1 1 + 1 = 2 and 3 + 1 = 4, at P2

@@ -60,20 +60,38 @@ def _figure(name: str, spec: dict, charts: dict[str, dict], caption: str) -> str
     return figure(name, spec, caption)
 
 
+def _higher_is_better(data: ReportData) -> dict[str, bool]:
+    """Each rated metric's direction, as ``marts.ratings`` states it (``higher_is_better``)."""
+    ratings = data.ratings
+    if ratings.empty or "higher_is_better" not in ratings.columns:
+        return {}
+    return {
+        str(metric): bool(higher)
+        for metric, higher in ratings.groupby("metric")["higher_is_better"].first().items()
+    }
+
+
 def _radar_for(
     title: str,
     metrics: Sequence[str],
     names: Sequence[str],
     colours: Mapping[str, str],
     value_of,
+    higher_is_better: Mapping[str, bool],
 ) -> dict | None:
-    """A rank chart (the paper's radar) over ``metrics`` for ``names``; ``value_of(name, metric)`` -> (value, attrs)."""
-    present = [m for m in metrics if any(value_of(n, m)[0] is not None for n in names)]
+    """A rank chart (the paper's radar) over ``metrics`` for ``names``; ``value_of(name, metric)``
+    -> (value, attrs); each metric's direction from ``higher_is_better`` (the ratings mart's;
+    a metric it does not rate is left out: its direction is unknown)."""
+    present = [
+        m
+        for m in metrics
+        if m in higher_is_better and any(value_of(n, m)[0] is not None for n in names)
+    ]
     if len(present) < 3 or not names:
         return None
     series, directions = [], []
     for metric in present:
-        directions.append(metric == "sign_accuracy")
+        directions.append(higher_is_better[metric])
     for name in names:
         points = []
         for metric in present:
@@ -127,7 +145,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
                 )
 
             title = f"{family} · {perturbation}"
-            spec = _radar_for(title, metrics, systems, colours, value_of)
+            spec = _radar_for(title, metrics, systems, colours, value_of, _higher_is_better(data))
             if spec:
                 parts.append(
                     _figure(
@@ -148,7 +166,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
             )
 
         title = f"{family} · average over perturbations"
-        spec = _radar_for(title, metrics, systems, colours, average_of)
+        spec = _radar_for(title, metrics, systems, colours, average_of, _higher_is_better(data))
         if spec:
             parts.append(
                 _figure(
@@ -483,7 +501,9 @@ def group_section(data: ReportData, charts: dict[str, dict]) -> str:
                 )
 
             if len(groups) >= 2:
-                spec = _radar_for(title, metrics, groups, colours, value_of)
+                spec = _radar_for(
+                    title, metrics, groups, colours, value_of, _higher_is_better(data)
+                )
                 if spec:
                     parts.append(
                         _figure(
@@ -576,7 +596,12 @@ def modality_pairs_block(data: ReportData, charts: dict[str, dict]) -> str:
             )
 
         spec = _radar_for(
-            f"{base}: numeric vs numeric+image", metrics, list(colours), colours, value_of
+            f"{base}: numeric vs numeric+image",
+            metrics,
+            list(colours),
+            colours,
+            value_of,
+            _higher_is_better(data),
         )
         if spec:
             parts.append(
