@@ -42,10 +42,12 @@ def test_serve_exit_status_follows_the_signal(monkeypatch, capsys, signum, statu
     import prefect
 
     monkeypatch.setattr(prefect, "serve", _swallowing_serve(signum))
-    monkeypatch.setattr("tsrate.platform.locking.ensure_writer_limit", lambda: None)
+    monkeypatch.setattr("tsrate.platform.locking.ensure_writer_limit", lambda **_: None)
     # _serve's health watch first checks after TSRATE_SERVER_CHECK_S (10 s): the signal comes first
     monkeypatch.setattr(
-        serve_module, "serve", lambda config: serve_module._serve(config, "http://127.0.0.1:9/api")
+        serve_module,
+        "serve",
+        lambda config: serve_module._serve(config, "http://127.0.0.1:9/api", owned=False),
     )
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -143,12 +143,30 @@ def writer_lock(
             os.close(fd)  # closing the descriptor releases the flock
 
 
-def ensure_writer_limit() -> None:
-    """Create (or reset to 1) the Prefect global concurrency limit ``tsrate-warehouse-writer``."""
+def ensure_writer_limit(release_held: bool = False) -> None:
+    """Create (or reset to 1) the Prefect global concurrency limit ``tsrate-warehouse-writer``.
+
+    ``release_held``: also mark its slot free. Only for a Prefect server that has just been
+    started for this process (``tsrate serve`` without ``PREFECT_API_URL``): a server keeps
+    the slot's count in its database but its leases in memory, so a run killed while it held
+    the slot (with the serve that owned the server) leaves the slot taken after a restart,
+    with no lease left to expire, and every later run would wait for it in vain. A running
+    server expires a dead holder's lease itself (:data:`WRITER_LEASE_SECONDS`)."""
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
 
     with get_client(sync_client=True) as client:
         client.upsert_global_concurrency_limit_by_name(WRITER_LIMIT, 1)
+        if release_held:
+            held = client.read_global_concurrency_limit_by_name(WRITER_LIMIT).active_slots
+            if held:
+                log.warning(
+                    "the warehouse writer slot was still taken from before this server "
+                    "started (a run killed while writing): released"
+                )
+                client.update_global_concurrency_limit(
+                    WRITER_LIMIT, GlobalConcurrencyLimitUpdate(active_slots=0)
+                )
 
 
 def _writer_limit_exists() -> bool:

@@ -198,13 +198,13 @@ def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN
                 "start`) or unset PREFECT_API_URL so that tsrate serve starts its own"
             )
         say(f"serving on the Prefect API {url}")
-        _serve(config, url)
+        _serve(config, url, owned=False)
         return
     from tsrate.platform.prefect_server import owned_prefect_server
 
     with owned_prefect_server(ui=True) as url:
         say(f"started a Prefect server for the schedules; UI and runs: {url.removesuffix('/api')}")
-        _serve(config, url)
+        _serve(config, url, owned=True)
 
 
 def server_answers(url: str, timeout: float = 5.0) -> bool:
@@ -277,14 +277,16 @@ def server_watch(url: str, interval: float | None = None):  # noqa: ANN201 - yie
         stop.set()
 
 
-def _serve(config: ScheduleConfig, url: str) -> None:
+def _serve(config: ScheduleConfig, url: str, owned: bool) -> None:
+    """Serve the deployments on ``url`` (``owned``: a server started here, whose writer slot
+    nobody else can hold: :func:`tsrate.platform.locking.ensure_writer_limit`)."""
     from prefect import serve as prefect_serve
 
     from tsrate.platform.lifelines import SERVE_PID
     from tsrate.platform.locking import ensure_writer_limit
 
     deployments = build_deployments(config)
-    ensure_writer_limit()
+    ensure_writer_limit(release_held=owned)
     # the Runner starts each flow run as a process of its own, with this environment: a run
     # stops when this process ends, even killed outright (lifelines.stop_with_serve)
     os.environ[SERVE_PID] = str(os.getpid())
