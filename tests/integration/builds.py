@@ -44,3 +44,22 @@ def forecast_and_build(
         select=select,
     )
     return summary.run_id
+
+
+def unit_cases_pass(
+    selection: list[str],
+    folder: Path,
+    dbt_target: Path,
+    monkeypatch,  # noqa: ANN001 - pytest's fixture
+    env: dict[str, str] | None = None,
+) -> None:
+    """Build ``selection`` (dbt --select/--exclude arguments) on an empty warehouse in
+    ``folder`` with the dbt unit cases forced on (``TSRATE_ALWAYS_UNIT_TESTS=1``: a build
+    that passes its selection to dbt itself may skip cases that passed before in the same
+    target); ``dbt.run_dbt`` raises when a model or a unit case fails."""
+    monkeypatch.setenv("TSRATE_ALWAYS_UNIT_TESTS", "1")
+    warehouse = folder / "tsrate.duckdb"
+    with connect(warehouse):
+        pass
+    command = ["build", *selection, "--indirect-selection", "cautious"]
+    assert dbt.run_dbt(command, None, warehouse, None, dbt_target, env)

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from tests.integration.builds import unit_cases_pass
 from tests.support.warehouses import (
     QUANTILE_COLUMNS,
     QUANTILE_LEVELS,
@@ -23,8 +24,6 @@ from tests.support.warehouses import (
     quantile_steps,
     read,
 )
-from tsrate.platform import dbt_runner as dbt
-from tsrate.platform.warehouse import connect
 
 pytestmark = pytest.mark.slow
 
@@ -33,15 +32,8 @@ UNIT_CASE_MARTS = "+partial_orders +confounder_comparison +group_comparisons +mo
 
 
 def test_rating_marts_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
-    monkeypatch.setenv("TSRATE_ALWAYS_UNIT_TESTS", "1")
-    warehouse = tmp_path / "tsrate.duckdb"
-    with connect(warehouse):
-        pass
-    select = ["build", "--select", *UNIT_CASE_MARTS.split(), "--exclude", "test_type:data"]
-    lines = dbt.run_dbt(
-        [*select, "--indirect-selection", "cautious"], None, warehouse, None, dbt_target
-    )
-    assert lines  # run_dbt raises DbtError when a model or a unit test fails
+    selection = ["--select", *UNIT_CASE_MARTS.split(), "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
 
 
 def _outcomes(warehouse, run_id, study) -> pd.DataFrame:

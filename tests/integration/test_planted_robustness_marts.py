@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from tsrate.platform import dbt_runner as dbt
-from tsrate.platform.warehouse import connect
+from tests.integration.builds import unit_cases_pass
 
 pytestmark = pytest.mark.slow
 
@@ -30,12 +29,5 @@ UNIT_CASE_MODELS = (
 
 
 def test_robustness_marts_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
-    monkeypatch.setenv("TSRATE_ALWAYS_UNIT_TESTS", "1")
-    warehouse = tmp_path / "tsrate.duckdb"
-    with connect(warehouse):
-        pass
-    select = ["build", "--select", *UNIT_CASE_MODELS.split(), "--exclude", "test_type:data"]
-    lines = dbt.run_dbt(
-        [*select, "--indirect-selection", "cautious"], None, warehouse, None, dbt_target
-    )
-    assert lines  # run_dbt raises DbtError when a model or a unit test fails
+    selection = ["--select", *UNIT_CASE_MODELS.split(), "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from tsrate.platform import dbt_runner as dbt
-from tsrate.platform.warehouse import connect
+from tests.integration.builds import unit_cases_pass
 from tsrate.suites import SUITES
 
 pytestmark = pytest.mark.slow
@@ -27,12 +26,5 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("suite", ["reasoning", "interpretability"])
 def test_suite_sql_unit_cases_pass(suite, tmp_path, dbt_target, monkeypatch):
-    monkeypatch.setenv("TSRATE_ALWAYS_UNIT_TESTS", "1")
-    warehouse = tmp_path / "tsrate.duckdb"
-    with connect(warehouse):
-        pass
-    select = ["build", "--select", f"tag:{suite}", "--indirect-selection", "cautious"]
-    lines = dbt.run_dbt(
-        select, None, warehouse, None, dbt_target, {SUITES[suite].run_env: "latest"}
-    )
-    assert lines  # run_dbt raises DbtError when a model or a unit test fails
+    env = {SUITES[suite].run_env: "latest"}
+    unit_cases_pass(["--select", f"tag:{suite}"], tmp_path, dbt_target, monkeypatch, env)
