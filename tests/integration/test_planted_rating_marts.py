@@ -20,6 +20,7 @@ from tests.support.warehouses import (
     QUANTILE_COLUMNS,
     QUANTILE_LEVELS,
     WITH_QUANTILES,
+    horizon_clusters,
     independent_window_errors,
     quantile_steps,
     read,
@@ -93,19 +94,7 @@ def test_uncertainty_effects_means_se_coverage_change_and_estimates(quantile_run
     confounder and outcome."""
     warehouse, run_id, study = quantile_run
     windows = _outcomes(warehouse, run_id, study)
-    prices = read(warehouse, "select ticker, price_date from raw.prices order by 1, 2")
-    day = {
-        (t, pd.Timestamp(d)): i
-        for t, g in prices.groupby("ticker")
-        for i, d in enumerate(g["price_date"])
-    }
-    windows["day"] = [
-        day[k] for k in zip(windows["ticker"], windows["window_end_date"], strict=True)
-    ]
-    first = windows.groupby("ticker")["day"].transform("min")
-    windows["cluster"] = (
-        windows["ticker"] + ":" + ((windows["day"] - first) // study.horizon).astype(str)
-    )
+    windows["cluster"] = horizon_clusters(warehouse, windows, study.horizon)
     effects = read(warehouse, "select * from marts.uncertainty_effects")
     ape = read(
         warehouse,

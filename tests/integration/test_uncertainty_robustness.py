@@ -19,6 +19,7 @@ from tests.support.warehouses import (
     QUANTILE_COLUMNS,
     QUANTILE_LEVELS,
     WITH_QUANTILES,
+    horizon_clusters,
     quantile_steps,
     read,
 )
@@ -213,19 +214,7 @@ def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(
     of `horizon` trading days, from the first window's origin."""
     warehouse, run_id, study = quantile_run
     errors = independent_outcomes(warehouse, run_id, study)
-    prices = read(warehouse, "select ticker, price_date from raw.prices order by 1, 2")
-    day = {
-        (t, pd.Timestamp(d)): i
-        for t, g in prices.groupby("ticker")
-        for i, d in enumerate(g["price_date"])
-    }
-    errors["day"] = [
-        day[(t, d)] for t, d in zip(errors["ticker"], errors["window_end_date"], strict=True)
-    ]
-    first = errors.groupby("ticker")["day"].transform("min")
-    errors["cluster"] = (
-        errors["ticker"] + ":" + ((errors["day"] - first) // study.horizon).astype(str)
-    )
+    errors["cluster"] = horizon_clusters(warehouse, errors, study.horizon)
     effects = read(warehouse, "select * from marts.uncertainty_effects")
     keys = ["system_id", "ticker", "window_end_date", "cluster"]
     for outcome in OUTCOMES:

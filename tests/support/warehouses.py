@@ -164,3 +164,21 @@ def quantile_steps(warehouse: Path, run_id: str, study: Study) -> pd.DataFrame:
         scale = {e: np.mean(np.abs(np.diff(closes[e - n + 1 : e + 1]))) for e in set(end)}
         frames.append(group.assign(scale=[scale[e] for e in end]))
     return pd.concat(frames, ignore_index=True)
+
+
+def horizon_clusters(warehouse: Path, windows: pd.DataFrame, horizon: int) -> pd.Series:
+    """The uncertainty marts' clusters, recomputed: a window's cluster is its ticker and the
+    stretch of ``horizon`` trading days (raw.prices' dates) its origin falls in, counted from
+    the ticker's first window's origin (``ticker:k``)."""
+    prices = read(warehouse, "select ticker, price_date from raw.prices order by 1, 2")
+    day = {
+        (t, pd.Timestamp(d)): i
+        for t, g in prices.groupby("ticker")
+        for i, d in enumerate(g["price_date"])
+    }
+    days = pd.Series(
+        [day[k] for k in zip(windows["ticker"], windows["window_end_date"], strict=True)],
+        index=windows.index,
+    )
+    first = days.groupby(windows["ticker"]).transform("min")
+    return windows["ticker"] + ":" + ((days - first) // horizon).astype(str)
