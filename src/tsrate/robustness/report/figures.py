@@ -104,6 +104,7 @@ def _radar_for(
 
 def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
     """Figures 5-6: robustness and accuracy radars per perturbation and averaged."""
+    directions = _higher_is_better(data)
     systems = system_order(data)
     colours = system_colours(systems)
     ratings, summary = data.ratings, data.system_summary
@@ -145,7 +146,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
                 )
 
             title = f"{family} · {perturbation}"
-            spec = _radar_for(title, metrics, systems, colours, value_of, _higher_is_better(data))
+            spec = _radar_for(title, metrics, systems, colours, value_of, directions)
             if spec:
                 parts.append(
                     _figure(
@@ -166,7 +167,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
             )
 
         title = f"{family} · average over perturbations"
-        spec = _radar_for(title, metrics, systems, colours, average_of, _higher_is_better(data))
+        spec = _radar_for(title, metrics, systems, colours, average_of, directions)
         if spec:
             parts.append(
                 _figure(
@@ -452,6 +453,7 @@ def confounder_section(data: ReportData, charts: dict[str, dict]) -> str:
 
 def group_section(data: ReportData, charts: dict[str, dict]) -> str:
     """Figures 7-9: group comparisons (ARQ1-ARQ3) and the modality pairs (Figure 8)."""
+    directions = _higher_is_better(data)
     parts = [
         '<section id="groups"><h2>Group comparisons (ARQ1–ARQ3), in the shape of Figures 7–9</h2>'
     ]
@@ -501,9 +503,7 @@ def group_section(data: ReportData, charts: dict[str, dict]) -> str:
                 )
 
             if len(groups) >= 2:
-                spec = _radar_for(
-                    title, metrics, groups, colours, value_of, _higher_is_better(data)
-                )
+                spec = _radar_for(title, metrics, groups, colours, value_of, directions)
                 if spec:
                     parts.append(
                         _figure(
@@ -549,6 +549,7 @@ def group_section(data: ReportData, charts: dict[str, dict]) -> str:
 
 def modality_pairs_block(data: ReportData, charts: dict[str, dict]) -> str:
     """Figure 8: numeric vs numeric+image variant of the same model."""
+    directions = _higher_is_better(data)
     parts = ["<h3>ARQ2 per model · numeric vs numeric+image variant, in the shape of Figure 8</h3>"]
     pairs = data.modality_pairs
     if pairs.empty:
@@ -601,7 +602,7 @@ def modality_pairs_block(data: ReportData, charts: dict[str, dict]) -> str:
             list(colours),
             colours,
             value_of,
-            _higher_is_better(data),
+            directions,
         )
         if spec:
             parts.append(
