@@ -4,13 +4,16 @@
     - a system trained by tsrate with a registered checkpoint (raw.model_checkpoints: the
       ViT's tickers and training period are known exactly; the system's newest checkpoint):
       in_training_data = the window's ticker is one of the checkpoint's training tickers AND
-      one of its target days (after the origin, up to horizon_end_date) lies inside the
-      training period [train_start, train_end];
+      one of its target days (the ticker's trading days after the origin, up to
+      horizon_end_date) lies inside the training period [train_start, train_end]: the first
+      target day is on or before train_end and the last on or after train_start (a
+      train_end that is not a trading day leaks nothing to an origin the trading day before
+      it);
     - a system whose training statement (run_provenance.training_data, from the systems
       seed) starts 'none:' (no training: naive, seasonal naive, ARIMA, random, biased): false;
     - a system with a stated training cutoff (run_provenance.training_cutoff: the last day
-      its training data can cover) whose window's origin is on or after it: every target day
-      lies after the cutoff, so false ('after cutoff');
+      its training data can cover) whose window's first target day is after it: every target
+      day lies after the cutoff, so false ('after cutoff');
     - any other window (pretrained foundation models and LLMs before their cutoff or without
       one, imported predictions): null, with the reason -- the stated corpus names no tickers
       and dates, or nothing is stated, so leakage cannot be ruled out. -#}
@@ -22,6 +25,10 @@ window_errors as (
 
 windows as (
     select * from {{ ref('int_windows_located') }}
+),
+
+trading_days as (
+    select ticker, trading_day_index, price_date from {{ ref('int_prices_indexed') }}
 ),
 
 provenance as (
@@ -37,32 +44,49 @@ system_windows as (
     select distinct run_id, system_id, ticker, window_end_date from window_errors
 ),
 
+located as (
+    -- the first target day: the ticker's next trading day after the origin (the day after
+    -- the origin when the calendar lacks it, which errs toward flagging)
+    select
+        system_windows.*,
+        windows.horizon_end_date,
+        coalesce(first_target.price_date, system_windows.window_end_date + 1) as first_target_date,
+    from system_windows
+    left join windows
+        on windows.run_id = system_windows.run_id
+        and windows.ticker = system_windows.ticker
+        and windows.window_end_date = system_windows.window_end_date
+    left join trading_days as first_target
+        on first_target.ticker = windows.ticker
+        and first_target.trading_day_index = windows.end_index + 1
+),
+
 final as (
     select
-        cast(system_windows.run_id as varchar) as run_id,
-        cast(system_windows.system_id as varchar) as system_id,
-        cast(system_windows.ticker as varchar) as ticker,
-        cast(system_windows.window_end_date as date) as window_end_date,
-        cast(windows.horizon_end_date as date) as horizon_end_date,
+        cast(located.run_id as varchar) as run_id,
+        cast(located.system_id as varchar) as system_id,
+        cast(located.ticker as varchar) as ticker,
+        cast(located.window_end_date as date) as window_end_date,
+        cast(located.horizon_end_date as date) as horizon_end_date,
         cast(case
             when checkpoints.system_id is not null then
-                list_contains(string_split(checkpoints.tickers, ','), system_windows.ticker)
-                and system_windows.window_end_date < checkpoints.train_end
-                and windows.horizon_end_date >= checkpoints.train_start
+                list_contains(string_split(checkpoints.tickers, ','), located.ticker)
+                and located.first_target_date <= checkpoints.train_end
+                and located.horizon_end_date >= checkpoints.train_start
             when provenance.training_data like 'none:%' then false
-            when system_windows.window_end_date >= provenance.training_cutoff then false
+            when located.first_target_date > provenance.training_cutoff then false
         end as boolean) as in_training_data,
         cast(case
             when checkpoints.system_id is not null then 'checkpoint'
             when provenance.training_data like 'none:%' then 'no training'
-            when system_windows.window_end_date >= provenance.training_cutoff then 'after cutoff'
+            when located.first_target_date > provenance.training_cutoff then 'after cutoff'
             else 'unknown'
         end as varchar) as leakage_basis,
         cast(checkpoints.checkpoint_key as varchar) as checkpoint_key,
         cast(case
             when checkpoints.system_id is not null then null
             when provenance.training_data like 'none:%' then null
-            when system_windows.window_end_date >= provenance.training_cutoff then null
+            when located.first_target_date > provenance.training_cutoff then null
             when provenance.training_data is not null then
                 'training data stated without tickers and dates (' || provenance.training_data
                 || '): whether it covers this window is not known'
@@ -72,16 +96,12 @@ final as (
                 || 'imported predictions): leakage cannot be ruled out'
                 || coalesce(' (' || provenance.training_data_reason || ')', '')
         end as varchar) as leakage_reason,
-    from system_windows
-    left join windows
-        on windows.run_id = system_windows.run_id
-        and windows.ticker = system_windows.ticker
-        and windows.window_end_date = system_windows.window_end_date
+    from located
     left join checkpoints
-        on checkpoints.system_id = system_windows.system_id
+        on checkpoints.system_id = located.system_id
     left join provenance
-        on provenance.run_id = system_windows.run_id
-        and provenance.system_id = system_windows.system_id
+        on provenance.run_id = located.run_id
+        and provenance.system_id = located.system_id
 )
 
 select * from final
