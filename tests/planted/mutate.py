@@ -31,6 +31,7 @@ import json
 import keyword
 import os
 import re
+import signal
 import sys
 import time
 import tokenize
@@ -312,6 +313,17 @@ class Runner:
             except ImportError:
                 pass
         self.log = Path(f"/tmp/mutate-{os.getpid()}.log")
+        self.child: int | None = None
+
+    def stop(self) -> None:
+        """Kill the pytest child under way, if any (on SIGTERM or Ctrl-C)."""
+        if self.child:
+            try:
+                os.kill(self.child, 9)
+                os.waitpid(self.child, 0)
+            except OSError:
+                pass
+            self.child = None
 
     def __call__(self, timeout: float) -> tuple[str, list[str]]:
         pid = os.fork()
@@ -332,6 +344,7 @@ class Runner:
                 sys.stdout.flush()
                 sys.stderr.flush()
             os._exit(code)
+        self.child = pid
         deadline = time.monotonic() + timeout
         while True:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -342,6 +355,7 @@ class Runner:
                 os.waitpid(pid, 0)
                 return "CAUGHT", ["timeout"]
             time.sleep(0.02)
+        self.child = None
         code = os.waitstatus_to_exitcode(status)
         output = self.log.read_text(errors="replace")
         failed = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR"))]
@@ -392,6 +406,11 @@ def main() -> int:
     timeout = options.timeout or max(30.0, 4 * baseline)
     print(f"{len(mutants)} mutants; the tests take {baseline:.1f} s unmutated", flush=True)
     missed, counts = [], {}
+
+    def terminated(signum, frame):  # SIGTERM: restore the file (finally below), then exit
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminated)
     try:
         for mutant in mutants:
             planted = mutant.apply(text)
@@ -414,6 +433,7 @@ def main() -> int:
                 with options.out.open("a") as out:
                     out.write(json.dumps({"status": status, "failed": failed, **entry}) + "\n")
     finally:
+        run_tests.stop()
         path.write_text(text)
         if options.spec:
             options.spec.write_text(json.dumps(missed, indent=1) + "\n")
@@ -422,4 +442,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("mutate.py: interrupted; the planted file was restored")

@@ -42,7 +42,11 @@ def run_one(repo: Path, error: dict, timeout: int) -> dict:
     planted = plant(text, error["old"], error["new"], error.get("nth"))
     if planted is None:
         return {"id": error["id"], "status": "SKIP", "failed": []}
-    env = dict(os.environ, PYTHONPATH=f"{repo / 'src'}{os.pathsep}{repo}")
+    # no bytecode: a stale .pyc of an earlier planted error of the same size and second
+    # could stand in for the file
+    env = dict(
+        os.environ, PYTHONPATH=f"{repo / 'src'}{os.pathsep}{repo}", PYTHONDONTWRITEBYTECODE="1"
+    )
     command = [str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-x"]
     command += ["-p", "no:cacheprovider", "-n", "0", *error["tests"]]
     started = time.perf_counter()
