@@ -1,0 +1,200 @@
+"""What the mutation sweep of the inputs, the offline systems and the suites' rating kit found
+uncaught, each pinned against an independent computation (hand-worked numbers with their
+derivation, or numpy / colorsys / statsmodels written from the definition).
+
+Spec: tests/planted/sweep_inputs_systems.json.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import hashlib
+import warnings
+
+import numpy as np
+import pytest
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.inputs.perturbations import (
+    input_series,
+    perturb_images,
+    perturb_series,
+    perturbed_positions,
+    saturate,
+    sentiment_intensity,
+)
+from tsrate.inputs.windows import contexts, futures, window_end_positions
+from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch
+from tsrate.systems.biased import BiasedSystem
+from tsrate.systems.naive import NaiveSystem
+from tsrate.systems.seasonal_naive import SeasonalNaiveSystem
+from tsrate.systems.uniform_random import UniformRandomSystem
+
+# -- windows ---------------------------------------------------------------------------------
+
+
+def test_a_series_exactly_one_window_long_holds_one_window():
+    # 5 values, context 3, horizon 2: the only window ends at position 2 (values 0, 1, 2 in,
+    # 3, 4 to forecast)
+    ends = window_end_positions(5, 3, 2)
+    assert ends.tolist() == [2]
+    values = np.arange(5.0)
+    assert contexts(values, ends, 3).tolist() == [[0, 1, 2]]
+    assert futures(values, ends, 2).tolist() == [[3, 4]]
+    with pytest.raises(TsrateError, match="too short"):
+        window_end_positions(4, 3, 2)
+
+
+# -- numeric perturbations P1-P3 ------------------------------------------------------------
+
+
+def test_perturbations_start_at_the_first_value_by_default_and_every_one_perturbs_all():
+    values = np.arange(1.0, 11.0)  # 1 .. 10
+    # default phase 0: positions 0, 3, 6, 9
+    assert np.flatnonzero(perturbed_positions(10, 3)).tolist() == [0, 3, 6, 9]
+    out, mask = perturb_series(values, "P2", every=3)
+    assert np.flatnonzero(mask).tolist() == [0, 3, 6, 9]
+    np.testing.assert_array_equal(out, [0.5, 2, 3, 2, 5, 6, 3.5, 8, 9, 5])
+    out, mask = input_series(values, "P1", every=3)
+    np.testing.assert_array_equal(out, [0, 2, 3, 0, 5, 6, 0, 8, 9, 0])
+    # every = 1 is a valid spacing: every value is perturbed
+    out, mask = perturb_series(values, "P1", every=1)
+    assert mask.all() and not out.any()
+    assert perturbed_positions(4, 1).tolist() == [True] * 4
+
+
+@pytest.mark.parametrize("every", [0, -1])
+def test_a_spacing_below_one_is_refused_by_name(every):
+    with pytest.raises(TsrateError, match="spacing must be at least 1"):
+        perturb_series(np.ones(5), "P1", every=every)
+
+
+# -- image perturbations P4-P6 --------------------------------------------------------------
+
+
+def test_sentiment_labels_are_refused_when_any_one_is_invalid():
+    with pytest.raises(TsrateError, match="-1, 0 or 1"):
+        sentiment_intensity(np.array([0, 1, 2]))
+    # (label + 1) / 2 * 255: 0, 127.5 -> 128 (half to even), 255
+    assert sentiment_intensity(np.array([-1, 0, 1])).tolist() == [0, 128, 255]
+
+
+#: (pixel, its P5 image) worked by hand: V = max, m = min, S = (V - m) / V, S' = min(10 S, 1),
+#: each channel c -> round(V * (1 - S' * (1 - (c - m) / (V - m))))
+SATURATED = [
+    # S = 0.95 -> S' = 1: the min channel goes to 0, b: 200 * 20 / 190 = 21.05
+    ((10, 200, 30), (0, 200, 21)),
+    # S = 5/255 -> S' = 50/255: g: 255 - 50 * 0.2 = 245, b: 255 - 50 = 205
+    ((255, 254, 250), (255, 245, 205)),
+    # a spread of one level: S = 1/101 -> S' = 10/101: 101 - 10 = 91
+    ((101, 100, 100), (101, 91, 91)),
+    # S = 0.15 -> S' = 1: g: 200 * 10 / 30 = 66.7
+    ((200, 180, 170), (200, 67, 0)),
+    # S = 0.02 -> S' = 0.2: g: 100 * (1 - 0.2 * 0.5) = 90, b: 100 * 0.8 = 80
+    ((100, 99, 98), (100, 90, 80)),
+    ((0, 0, 0), (0, 0, 0)),  # black stays black
+    ((128, 128, 128), (128, 128, 128)),  # grey stays grey
+]
+
+
+def test_p5_pixels_exactly_as_worked_by_hand_and_by_colorsys():
+    pixels = np.array([[[p for p, _ in SATURATED]]], dtype=np.uint8)  # 1 x 1 x 7 x 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 on black or grey: a NaN cast to uint8 is undefined
+        out = saturate(pixels)
+        via_p5 = perturb_images(pixels, "P5")
+    assert out[0, 0].tolist() == [list(e) for _, e in SATURATED]
+    np.testing.assert_array_equal(via_p5, out)
+    for before, after in zip(pixels[0, 0], out[0, 0], strict=True):
+        h, s, v = colorsys.rgb_to_hsv(*(before / 255))
+        expected = np.round(np.array(colorsys.hsv_to_rgb(h, min(10 * s, 1.0), v)) * 255)
+        np.testing.assert_array_equal(after, expected)
+
+
+def test_image_perturbations_take_a_single_image_and_refuse_other_shapes():
+    image = np.full((5, 7, 3), 200, dtype=np.uint8)  # one image, H = 5, W = 7
+    out = perturb_images(image, "P4")
+    assert out[2, 3].tolist() == [0, 0, 0]  # centre (5 // 2, 7 // 2)
+    assert (out != image).any(axis=-1).sum() == 1
+    stripe = perturb_images(np.full((12, 4, 3), 200, dtype=np.uint8), "P6", np.array([1]))
+    # the bottom SENTIMENT_STRIPE_HEIGHT = 8 rows of 12 are the stripe (255), the top 4 kept
+    assert (stripe[4:] == 255).all() and (stripe[:4] == 200).all()
+    for bad in (
+        np.zeros((4, 3), dtype=np.uint8),  # no H x W x 3
+        np.zeros((2, 5, 7, 4), dtype=np.uint8),  # RGBA
+        np.zeros((2, 5, 7, 3), dtype=np.float32),  # not uint8
+    ):
+        with pytest.raises(TsrateError, match="uint8 arrays shaped"):
+            perturb_images(bad, "P4")
+
+
+# -- offline systems ------------------------------------------------------------------------
+
+
+def make_batch(rows, horizon: int, ticker: str = "AAPL", perturbation: str = "P0"):
+    rows = np.atleast_2d(np.asarray(rows, dtype=float))
+    n = len(rows)
+    futures_ = 100.0 + np.arange(n * horizon, dtype=float).reshape(n, horizon)
+    return ForecastBatch(ticker, perturbation, np.arange(n), rows, horizon, futures_, (50.0, 150.0))
+
+
+def test_built_in_systems_are_available_offline():
+    for system in (NaiveSystem(), SeasonalNaiveSystem(), BiasedSystem({"AAPL": 0.0})):
+        assert system.availability().available
+    assert UniformRandomSystem().availability().available
+
+
+def test_naive_takes_the_last_observed_value_behind_a_run_of_missing_ones():
+    rows = [
+        [1.0, 2.0, np.nan, np.nan],  # last observed: 2 (two missing at the end)
+        [1.0, 2.0, 3.0, np.nan],  # 3
+        [7.0, np.nan, np.nan, np.nan],  # 7 (three missing)
+        [np.nan] * 4,  # nothing observed: missing
+    ]
+    point = NaiveSystem().predict(make_batch(rows, horizon=2))
+    np.testing.assert_array_equal(point, [[2, 2], [3, 3], [7, 7], [np.nan, np.nan]])
+
+
+def test_seasonal_naive_forward_fills_from_the_first_value_and_reaches_back_to_it():
+    """x = [5, nan, 7, 8, 9, 10] (6 values), season 5, horizon 5: step h repeats x[h]; x[1] is
+    missing and takes the last observed value before it, x[0] = 5."""
+    point = SeasonalNaiveSystem().predict(
+        make_batch([[5.0, np.nan, 7.0, 8.0, 9.0, 10.0]], horizon=5)
+    )
+    np.testing.assert_array_equal(point[0], [5.0, 7.0, 8.0, 9.0, 10.0])
+    # a context exactly one season long: step h repeats x[h - 1]; steps 6, 7 again x[0], x[1]
+    point = SeasonalNaiveSystem().predict(make_batch([[1.0, 2.0, 3.0, 4.0, 5.0]], horizon=7))
+    np.testing.assert_array_equal(point[0], [1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 2.0])
+
+
+def test_seasonal_naive_falls_back_to_the_very_last_observed_value():
+    """x = [nan, nan, 3, 4, 5, 6]: step 1's source x[1] has nothing observed before it, so it
+    takes the context's last observed value 6 (not the one before it, 5); steps 2-5: x[2..5]."""
+    point = SeasonalNaiveSystem().predict(
+        make_batch([[np.nan, np.nan, 3.0, 4.0, 5.0, 6.0]], horizon=5)
+    )
+    np.testing.assert_array_equal(point[0], [6.0, 3.0, 4.0, 5.0, 6.0])
+
+
+def test_biased_fingerprint_names_every_offset_and_its_quantiles_are_one_per_level():
+    system = BiasedSystem({"MSFT": 200, "AAPL": 0.5})
+    assert system.fingerprint() == "offsets=AAPL:0.5,MSFT:200"
+    batch = make_batch(np.ones((2, 4)), horizon=3)  # futures 100 .. 105
+    out = system.predict_quantiles(batch)
+    assert out.quantiles.shape == (2, 3, len(QUANTILE_LEVELS))
+    expected = batch.clean_futures + 0.5
+    np.testing.assert_array_equal(out.point, expected)
+    for level in range(len(QUANTILE_LEVELS)):
+        np.testing.assert_array_equal(out.quantiles[:, :, level], expected)
+
+
+def test_random_draws_are_seeded_by_the_study_seed_ticker_and_perturbation():
+    """The documented rule: numpy's default_rng seeded with (seed, the first 8 bytes of
+    sha256("ticker|perturbation") read little-endian), uniform over the study range; the
+    default seed is the study's default, 42."""
+    assert UniformRandomSystem().seed == Study.__dataclass_fields__["seed"].default == 42
+    batch = make_batch(np.ones((3, 4)), horizon=5, ticker="MSFT", perturbation="P2")
+    key = int.from_bytes(hashlib.sha256(b"MSFT|P2").digest()[:8], "little")
+    expected = np.random.default_rng([42, key]).uniform(50.0, 150.0, size=(3, 5))
+    np.testing.assert_array_equal(UniformRandomSystem().predict(batch), expected)
