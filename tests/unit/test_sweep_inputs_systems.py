@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
 from tsrate import TsrateError
 from tsrate.config import Study
@@ -25,6 +27,7 @@ from tsrate.inputs.perturbations import (
     sentiment_intensity,
 )
 from tsrate.inputs.windows import contexts, futures, window_end_positions
+from tsrate.suites import intervals
 from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch
 from tsrate.systems.biased import BiasedSystem
 from tsrate.systems.naive import NaiveSystem
@@ -198,3 +201,66 @@ def test_random_draws_are_seeded_by_the_study_seed_ticker_and_perturbation():
     key = int.from_bytes(hashlib.sha256(b"MSFT|P2").digest()[:8], "little")
     expected = np.random.default_rng([42, key]).uniform(50.0, 150.0, size=(3, 5))
     np.testing.assert_array_equal(UniformRandomSystem().predict(batch), expected)
+
+
+# -- the suites' intervals and tests --------------------------------------------------------
+
+
+def test_wilson_interval_of_no_trials_is_undefined():
+    low, high = intervals.wilson_interval(np.array([0, 0, 3]), np.array([0, 4, 4]))
+    assert np.isnan(low[0]) and np.isnan(high[0])
+    for i, (k, n) in enumerate([(0, 4), (3, 4)], start=1):
+        ref = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert (low[i], high[i]) == pytest.approx(ref, abs=1e-12)
+
+
+def test_bootstrap_interval_defaults_are_200_resamples_of_the_seed_0_generator():
+    """The documented procedure written out with numpy: 200 resamples of the items drawn with
+    replacement from default_rng(0), the mean of each, the 2.5 % and 97.5 % quantiles."""
+    data = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+    draws = np.random.default_rng(0).integers(0, len(data), size=(200, len(data)))
+    expected = np.quantile(data[draws].mean(axis=1), [0.025, 0.975])
+    assert intervals.bootstrap_interval(data) == pytest.approx(tuple(expected), abs=1e-12)
+    # with a statistic: the same draws, the statistic of each resample
+    median = np.quantile(np.median(data[draws], axis=1), [0.025, 0.975])
+    assert intervals.bootstrap_interval(data, np.median) == pytest.approx(tuple(median))
+    # one item: every resample is that item; none: undefined
+    assert intervals.bootstrap_interval([7.0]) == (7.0, 7.0)
+    assert all(np.isnan(intervals.bootstrap_interval([])))
+
+
+def test_two_proportion_p_with_a_group_of_one_and_with_an_empty_group():
+    for k1, n1, k2, n2 in [(1, 1, 2, 7), (3, 9, 0, 1)]:
+        _, p = proportions_ztest([k1, k2], [n1, n2])
+        assert intervals.two_proportion_p(k1, n1, k2, n2) == pytest.approx(p, rel=1e-10)
+    assert np.isnan(intervals.two_proportion_p(0, 0, 3, 5))
+    assert np.isnan(intervals.two_proportion_p(3, 5, 0, 0))
+
+
+def test_holm_of_one_p_value_and_adjusted_values_capped_at_one():
+    assert intervals.holm([0.03]).tolist() == [0.03]
+    one = intervals.holm([np.nan, 0.2])
+    assert np.isnan(one[0]) and one[1] == 0.2
+    p = [0.6, 0.7, 0.02]  # 3 x 0.02 = 0.06; 2 x 0.6 = 1.2 -> 1; 0.7 -> 1
+    assert intervals.holm(p) == pytest.approx(multipletests(p, method="holm")[1])
+    assert intervals.holm(p).tolist() == pytest.approx([1.0, 1.0, 0.06])
+
+
+def test_stability_shares_rate_lower_is_better_unless_told():
+    """A lone system at the ideal 0 of a lower-is-better metric is level 1 of 3 (the best);
+    higher-is-better mirrors it to level 3. Two resamples put it at the ideal, one has no
+    finite score and does not count."""
+    resampled = [{"a": 0.0}, {"a": float("nan")}, {"a": 0.0}]
+    assert intervals.stability_shares({"a": 1}, resampled, 3, ideal=0.0) == {"a": 1.0}
+    told = intervals.stability_shares({"a": 3}, resampled, 3, ideal=0.0, higher_is_better=True)
+    assert told == {"a": 1.0}
+
+
+def test_stability_shares_count_neither_unrated_systems_nor_unrated_resamples():
+    """Published: a = 1, b = 3 and u unrated (None). Resample 1 rates a, b, u = 1, 2, 3 (three
+    distinct scores on 3 levels): a at its level, b not. Resample 2 holds a alone at 2, away from
+    the ideal 0 with no worst value: unrated, so it does not count for a."""
+    published = {"a": 1, "b": 3, "u": None}
+    resampled = [{"a": 1.0, "b": 2.0, "u": 5.0}, {"a": 2.0}]
+    shares = intervals.stability_shares(published, resampled, 3, ideal=0.0)
+    assert shares["a"] == 1.0 and shares["b"] == 0.0 and np.isnan(shares["u"])
