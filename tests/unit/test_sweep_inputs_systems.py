@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import colorsys
 import hashlib
+import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
@@ -28,6 +30,7 @@ from tsrate.inputs.perturbations import (
 )
 from tsrate.inputs.windows import contexts, futures, window_end_positions
 from tsrate.suites import intervals
+from tsrate.suites.verdict import goodness, summary_table_html, system_scores, verdict_html
 from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch
 from tsrate.systems.biased import BiasedSystem
 from tsrate.systems.naive import NaiveSystem
@@ -264,3 +267,102 @@ def test_stability_shares_count_neither_unrated_systems_nor_unrated_resamples():
     resampled = [{"a": 1.0, "b": 2.0, "u": 5.0}, {"a": 2.0}]
     shares = intervals.stability_shares(published, resampled, 3, ideal=0.0)
     assert shares["a"] == 1.0 and shares["b"] == 0.0 and np.isnan(shares["u"])
+
+
+# -- the suites' verdict --------------------------------------------------------------------
+
+
+def test_goodness_at_every_level_count_in_both_directions():
+    """(rating - 1) / (levels - 1) when higher is better, (levels - rating) / (levels - 1)
+    when lower is better; one level: every rating is the best (1); a null rating: NaN."""
+    cases = [  # rating, levels, higher_is_better, goodness
+        (1, 1, False, 1.0),
+        (1, 1, True, 1.0),
+        (1, 2, False, 1.0),
+        (2, 2, False, 0.0),
+        (1, 2, True, 0.0),
+        (2, 2, True, 1.0),
+        (2, 5, False, 0.75),
+        (2, 5, True, 0.25),
+        (None, 3, False, np.nan),
+    ]
+    ratings = pd.DataFrame(
+        {
+            "system_id": "s",
+            "rating": pd.array([c[0] for c in cases], dtype="Int64"),
+            "rating_levels": [c[1] for c in cases],
+            "higher_is_better": [c[2] for c in cases],
+        }
+    )
+    np.testing.assert_array_equal(goodness(ratings).to_numpy(), [c[3] for c in cases])
+
+
+def suite_ratings(rows, shares=True):
+    """(system, rating, levels, higher_is_better[, share_at_rating]) rows as a ratings frame."""
+    names = ["system_id", "rating", "rating_levels", "higher_is_better", "share_at_rating"]
+    frame = pd.DataFrame(rows, columns=names[: len(rows[0])])
+    frame["rating"] = frame["rating"].astype("Int64")
+    return frame
+
+
+def test_system_scores_without_shares_count_nothing_shaky_and_keep_their_columns():
+    # b and a tie at goodness 1 (rating 1 of 3, lower is better): a first by name; c at 0
+    ratings = suite_ratings([("b", 1, 3, False), ("c", 3, 3, False), ("a", 1, 3, False)])
+    scores = system_scores(ratings)
+    assert list(scores.columns) == ["system_id", "mean_goodness", "n_ratings", "n_shaky"]
+    assert scores["system_id"].tolist() == ["a", "b", "c"]
+    assert scores["mean_goodness"].tolist() == [1.0, 1.0, 0.0]
+    assert scores["n_shaky"].tolist() == [0, 0, 0]
+
+
+def test_verdict_of_a_lone_system_with_some_shares_unknown():
+    """solo: rating 1 of 3 (goodness 1, share 0.5: shaky) and 3 of 3 (goodness 0, share
+    unknown: not shaky), lower is better: mean goodness 50 %, 1 of its 2 ratings shaky."""
+    ratings = suite_ratings([("solo", 1, 3, False, 0.5), ("solo", 3, 3, False, np.nan)])
+    html = verdict_html(ratings, "the tasks", "x")
+    assert "Only <b>solo</b> is rated on the tasks" in html and "nothing to compare" in html
+    assert 'data-derived="best_goodness" data-value="50.0">50 %' in html
+    assert 'data-derived="leader_shaky" data-value="1.0"' in html
+    assert 'data-derived="leader_ratings" data-value="2.0"' in html
+    assert "of solo's" in html and "ratings are shaky (under 60%" in html
+    assert "unknown" not in html
+
+
+def test_verdict_without_anything_rated():
+    for empty in (None, pd.DataFrame(), pd.DataFrame({"system_id": ["a"], "raw_score": [1.0]})):
+        assert "No rated scores in these marts yet." in verdict_html(empty, "the tasks", "x")
+    nulls = suite_ratings([("a", None, 3, False), ("b", None, 3, False)])
+    html = verdict_html(nulls, "the tasks", "x")
+    assert html.startswith('<section id="verdict">') and html.endswith("</section>")
+    assert "No system has a rating yet (every rating is null)." in html
+    assert summary_table_html(None) == "" and summary_table_html(pd.DataFrame()) == ""
+    assert summary_table_html(nulls) == ""
+
+
+def test_summary_table_rows_rank_goodness_counts_and_shaky_marks():
+    """a: ratings 1 and 1 of 3, lower is better (goodness 1, 1: 100 %), shares 0.9 and 0.5
+    (one shaky); b: 3 and 2 of 3 (0, 0.5: 25 %), shares 0.9, 0.9 (none shaky)."""
+    ratings = suite_ratings(
+        [
+            ("b", 3, 3, False, 0.9),
+            ("a", 1, 3, False, 0.9),
+            ("b", 2, 3, False, 0.9),
+            ("a", 1, 3, False, 0.5),
+        ]
+    )
+    html = summary_table_html(ratings)
+    assert html.startswith('<section id="overview"><h2>Summary</h2>')
+    assert html.endswith("</table></div></section>")
+    rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", html)[1:]]
+    assert rows == [
+        ["1", "<code>a</code>", "100 %", "2", "1 ⚠"],
+        ["2", "<code>b</code>", "25 %", "2", "0"],
+    ]
+    # without shares nothing is shaky
+    plain = summary_table_html(ratings.drop(columns="share_at_rating"))
+    assert [
+        re.findall(r"<td>(.*?)</td>", r)[-1] for r in re.findall(r"<tr>(.*?)</tr>", plain)[1:]
+    ] == [
+        "0",
+        "0",
+    ]
