@@ -30,6 +30,14 @@ from tsrate.inputs.perturbations import (
 )
 from tsrate.inputs.windows import contexts, futures, window_end_positions
 from tsrate.suites import intervals
+from tsrate.suites.rating import (
+    group_rng,
+    metric_rule,
+    rate_scores,
+    rating_table,
+    stability_records,
+    suite_spec,
+)
 from tsrate.suites.verdict import goodness, summary_table_html, system_scores, verdict_html
 from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch
 from tsrate.systems.biased import BiasedSystem
@@ -366,3 +374,94 @@ def test_summary_table_rows_rank_goodness_counts_and_shaky_marks():
         "0",
         "0",
     ]
+
+
+# -- the suites' rating kit -----------------------------------------------------------------
+
+SPECS = pd.DataFrame(
+    {"suite": "reasoning", "metric": ["mae"], "higher_is_better": [False], "ideal": [np.nan]}
+)
+
+
+def test_rate_scores_sorts_groups_by_key_keeps_a_null_key_and_a_fresh_index():
+    """Groups t2 (listed first) and t1 and a group whose task is null, each of two systems:
+    the lower mae is rating 1 of 2, the higher 2 (two distinct scores split in two)."""
+    scores = pd.DataFrame(
+        {
+            "task": ["t2", "t2", "t1", "t1", None, None],
+            "metric": "mae",
+            "system_id": ["a", "b", "a", "b", "a", "b"],
+            "raw_score": [5.0, 1.0, 1.0, 5.0, 2.0, 3.0],
+        }
+    )
+    rated = rate_scores(scores, "reasoning", ["task"], "system_id", 2, SPECS)
+    assert rated["task"].tolist()[:4] == ["t1", "t1", "t2", "t2"]
+    assert len(rated) == 6 and rated["task"].isna().sum() == 2  # the null-key group is rated
+    assert rated["system_id"].tolist()[:4] == ["a", "b", "b", "a"]  # by key, then rank
+    assert rated["rating"].tolist()[:4] == [1, 2, 1, 2]
+    assert rated.index.tolist() == list(range(6))
+    # no scores at all: the same columns, nothing else
+    empty = rate_scores(scores.iloc[:0], "reasoning", ["task"], "system_id", 2, SPECS)
+    assert empty.empty and list(empty.columns) == list(rated.columns)
+
+
+def test_rating_table_appends_held_back_rows_with_the_same_columns():
+    scores = pd.DataFrame(
+        {
+            "task": "t",
+            "metric": "mae",
+            "system_id": ["a", "b", "c"],
+            "raw_score": [1.0, 2.0, 3.0],
+            "unrated_reason": [None, None, "too uniform"],
+        }
+    )
+    rated = rate_scores(scores.iloc[:2], "reasoning", ["task"], "system_id", 2, SPECS)
+    table = rating_table(scores, "reasoning", ["task"], "system_id", 2, SPECS)
+    assert list(table.columns) == list(rated.columns)
+    assert table.index.tolist() == [0, 1, 2]
+    assert table["system_id"].tolist() == ["a", "b", "c"]
+    assert table["rating"].tolist()[:2] == [1, 2] and pd.isna(table["rating"].iloc[2])
+    assert table["rating_reason"].iloc[2] == "too uniform"
+
+
+def test_metric_rule_of_an_unlisted_metric_is_lower_is_better_without_ideal_or_worst():
+    assert metric_rule(suite_spec("reasoning", SPECS), "speed") == (None, False, None)
+
+
+def test_group_rng_is_seeded_by_the_seed_and_four_bytes_of_the_keys_hash():
+    key = int.from_bytes(hashlib.sha256(b"run-1|accuracy|t3").digest()[:4], "little")
+    expected = np.random.default_rng([7, key]).random(5)
+    np.testing.assert_array_equal(group_rng(7, "run-1", "accuracy", "t3").random(5), expected)
+
+
+def test_stability_records_read_a_missing_reason_as_none():
+    published = pd.DataFrame(
+        {
+            "system_id": ["a", "b"],
+            "raw_score": [1.0, 2.0],
+            "rating": [1, 2],
+            "rating_reason": [np.nan, "held"],
+        }
+    )
+    draws = [{"a": 1.0, "b": 2.0}, {"a": 2.0, "b": 1.0}]
+    records = stability_records(
+        {"task": "t"}, published, "system_id", draws, 2, (None, False, None), {"n": 2}
+    )
+    assert [r["rating_reason"] for r in records] == [None, "held"]
+    # each system is at its published rating in one of the two resamples
+    assert [r["share_at_rating"] for r in records] == [0.5, 0.5]
+
+
+def test_interval_ends_snap_to_zero_on_the_scale_of_the_whole_group():
+    """b's published score 2e6 sets the group's scale: an end within 1e-12 x 2e6 = 2e-6 of 0
+    is 0. a's resamples (alone, so nothing else scales them) are 1e-8: its interval
+    [1e-8, 1e-8] is widened to its published 0 -> [0, 1e-8], and 1e-8 < 2e-6 snaps to 0."""
+    published = pd.DataFrame(
+        {"system_id": ["a", "b"], "raw_score": [0.0, 2e6], "rating": [1, 2], "rating_reason": None}
+    )
+    draws = [{"a": 1e-8}, {"a": 1e-8}, {"b": 2e6}]
+    records = stability_records(
+        {"task": "t"}, published, "system_id", draws, 2, (0.0, False, None), {"n": 3}
+    )
+    assert (records[0]["ci_low"], records[0]["ci_high"]) == (0.0, 0.0)
+    assert (records[1]["ci_low"], records[1]["ci_high"]) == (2e6, 2e6)
