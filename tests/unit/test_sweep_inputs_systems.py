@@ -10,7 +10,9 @@ from __future__ import annotations
 import colorsys
 import hashlib
 import re
+import sys
 import warnings
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -39,6 +41,7 @@ from tsrate.suites.rating import (
     suite_spec,
 )
 from tsrate.suites.verdict import goodness, summary_table_html, system_scores, verdict_html
+from tsrate.systems.arima import ArimaSystem
 from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch
 from tsrate.systems.biased import BiasedSystem
 from tsrate.systems.naive import NaiveSystem
@@ -465,3 +468,83 @@ def test_interval_ends_snap_to_zero_on_the_scale_of_the_whole_group():
     )
     assert (records[0]["ci_low"], records[0]["ci_high"]) == (0.0, 0.0)
     assert (records[1]["ci_low"], records[1]["ci_high"]) == (2e6, 2e6)
+
+
+# -- ARIMA's fallback rules, on a scripted stand-in for statsmodels' fit ----------------------
+
+
+class ScriptedFit:
+    """What ArimaSystem reads of a statsmodels fit: params, llf, roots and the forecast."""
+
+    def __init__(self, params, forecast, variance):
+        self.params, self.llf = np.asarray(params, dtype=float), -10.0
+        self.arroots, self.maroots = np.array([5.0]), np.array([-4.0])  # far from the unit circle
+        self.forecast = np.asarray(forecast, dtype=float)
+        self.variance = np.asarray(variance, dtype=float)
+
+    def get_forecast(self, horizon):
+        mean, variance = self.forecast[:horizon], self.variance[:horizon]
+        return type("Predicted", (), {"predicted_mean": mean, "var_pred_mean": variance})
+
+
+def scripted_sarimax(params, forecast, variance=(4.0, 4.0, 4.0)):
+    class Model:
+        def __init__(self, endog, order, concentrate_scale):
+            pass
+
+        def fit(self, disp=False, start_params=None):
+            return ScriptedFit(params, forecast, variance)
+
+    return Model
+
+
+def test_arima_passes_on_no_start_with_any_non_finite_estimate(monkeypatch):
+    import statsmodels.tsa.statespace.sarimax as sarimax
+
+    context = np.linspace(100.0, 110.0, 20)
+    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, np.nan], [111.0] * 3))
+    _, start = ArimaSystem().fit_window(context, None)
+    assert start is None
+    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], [111.0] * 3))
+    _, start = ArimaSystem().fit_window(context, None)
+    np.testing.assert_array_equal(start, [0.5, 0.2])
+
+
+def test_arima_forecast_with_one_non_finite_step_falls_back_to_the_last_observed_value(
+    monkeypatch,
+):
+    import statsmodels.tsa.statespace.sarimax as sarimax
+
+    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], [111.0, np.nan, 113.0]))
+    context = np.array([100.0, 104.0, 107.0, np.nan])  # last observed: 107
+    system = ArimaSystem()
+    out = system.predict_quantiles(make_batch([context], horizon=3))
+    assert system.fallbacks == 1
+    np.testing.assert_array_equal(out.point, [[107.0, 107.0, 107.0]])
+    assert np.isnan(out.quantiles).all()
+
+
+def test_arima_quantiles_are_the_gaussian_ones_and_none_with_an_unknown_spread(monkeypatch):
+    """Forecast 111, 112, 113 with variances 4: quantile q at step h is 110 + h + 2 z_q; one
+    step of unknown variance: the forecast stands, the window has no quantiles."""
+    import statsmodels.tsa.statespace.sarimax as sarimax
+
+    forecast = [111.0, 112.0, 113.0]
+    context = np.linspace(100.0, 110.0, 20)
+    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], forecast))
+    out = ArimaSystem().predict_quantiles(make_batch([context], horizon=3))
+    z = np.array([NormalDist().inv_cdf(q) for q in QUANTILE_LEVELS])
+    expected = np.array(forecast)[:, None] + 2.0 * z[None, :]
+    np.testing.assert_allclose(out.quantiles[0], expected, rtol=0, atol=1e-9)
+    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], forecast, [4, np.nan, 4]))
+    system = ArimaSystem()
+    out = system.predict_quantiles(make_batch([context], horizon=3))
+    np.testing.assert_array_equal(out.point, [forecast])
+    assert np.isnan(out.quantiles).all() and system.fallbacks == 0
+
+
+def test_arima_is_unavailable_only_without_statsmodels(monkeypatch):
+    assert ArimaSystem().availability().available
+    monkeypatch.setitem(sys.modules, "statsmodels", None)  # import statsmodels now fails
+    missing = ArimaSystem().availability()
+    assert not missing.available and "statsmodels is not installed" in missing.reason
