@@ -208,9 +208,10 @@ def test_a_ticker_under_two_industries_is_refused() -> None:
         weighted_rejection_pairs(frame, "g", LEVELS, within_column="w", outcome="y")
 
 
-@pytest.mark.parametrize("small", ["A", "B"])
+@pytest.mark.parametrize("small", ["A", "C"], ids=["first-in-every-pair", "second-in-every-pair"])
 def test_a_pair_with_one_window_on_either_side_is_refused(small: str) -> None:
-    # the third group makes one pair of three well formed: one bad pair is enough to refuse
+    # A sorts first, so it is group a of each of its pairs; C sorts last, so it is group b.
+    # One of the three pairs (B's with the other) is well formed: one bad pair is enough.
     groups = {"A": [1.0, 2.0, 4.0], "B": [3.0, 5.0, 6.0], "C": [2.0, 8.0]}
     groups[small] = groups[small][:1]
     with pytest.raises(ValueError, match="at least 2"):
@@ -337,7 +338,11 @@ def _scipy_wrs(values: pd.DataFrame, group: str, within: str | None) -> tuple[fl
 
 def test_wrs_table_scores_every_run_and_analysis_against_scipy() -> None:
     errors = _run_errors()
-    out = wrs_table(wrs_pair_table(errors, LEVELS, ["y"]))
+    pairs = wrs_pair_table(errors, LEVELS, ["y"])
+    # the pair table is stacked run by run in run order (r2 came first in the input)
+    runs = pairs["run_id"].tolist()
+    assert runs == sorted(runs) and runs[0] == "r1"
+    out = wrs_table(pairs)
     assert list(out.columns) == WRS_TABLE_COLUMNS
     assert isinstance(out.index, pd.RangeIndex) and out.index.tolist() == [0, 1, 2, 3]
     assert out[["run_id", "analysis"]].values.tolist() == [
@@ -532,9 +537,17 @@ def test_date_multiplicities_count_each_drawn_date_once(n: int, length: int) -> 
     assert (got.sum(axis=1) == n).all()
 
 
-@pytest.mark.parametrize(("n", "length", "resamples"), [(0, 1, 5), (5, 0, 5), (5, 6, 5), (5, 2, 0)])
-def test_moving_block_bootstrap_refuses_what_it_cannot_draw(n, length, resamples) -> None:  # noqa: ANN001
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    ("n", "length", "resamples", "message"),
+    [
+        (0, 1, 5, "at least one date"),
+        (5, 0, 5, "block_length"),
+        (5, 6, 5, "block_length"),
+        (5, 2, 0, "n_resamples"),
+    ],
+)
+def test_moving_block_bootstrap_refuses_what_it_cannot_draw(n, length, resamples, message) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match=message):
         moving_block_indices(n, length, resamples, np.random.default_rng(0))
 
 
