@@ -128,7 +128,7 @@ SQL_TOKEN = re.compile(
     r"(?P<skip>--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\})"
     r"|(?P<phrase>\bis\s+not\s+null\b|\bis\s+null\b|\bcount\(\s*distinct\b)"
     r"|(?P<number>(?<![\w.])\d+(?:\.\d+)?(?![\w.]))"
-    r"|(?P<word>\b[a-z_]+\b)"
+    r"|(?P<word>\b[a-z_][a-z0-9_]*\b)"
     r"|(?P<op><=|>=|<>|!=|[-+*/<>=])"
     r"|(?P<punct>[(),.])",
     re.S | re.I,
@@ -213,7 +213,10 @@ def sql_mutants(text: str) -> list[Mutant]:
     previous = ""
     for match in SQL_TOKEN.finditer(text):
         if match.lastgroup == "skip":
-            previous = ""
+            if match.group().startswith(("{{", "'", '"')):
+                previous = "operand"  # a Jinja expression or a literal stands for a value
+            elif match.group().startswith("{%"):
+                previous = ""
             continue
         string, start, end = match.group(), match.start(), match.end()
         row = next(i for i, s in enumerate(starts) if s > start)  # 1-based line

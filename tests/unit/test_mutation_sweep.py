@@ -80,3 +80,24 @@ def test_a_missed_mutant_becomes_a_plant_spec_entry_that_plants_the_same_error()
     import plant
 
     assert plant.plant(text2, entry2["old"], entry2["new"], entry2["nth"]) == second.apply(text2)
+
+
+def test_sql_names_with_digits_and_jinja_values_are_operands():
+    text = "select q10 - actual as a, q{{ level }} - actual as b, -c as d from t\n"
+    made = kinds(mutate.sql_mutants(text), text)
+    assert (
+        1,
+        "- -> +",
+        "select q10 + actual as a, q{{ level }} - actual as b, -c as d from t",
+    ) in made
+    assert (
+        1,
+        "- -> +",
+        "select q10 - actual as a, q{{ level }} + actual as b, -c as d from t",
+    ) in made
+    assert (
+        1,
+        "drop unary -",
+        "select q10 - actual as a, q{{ level }} - actual as b, c as d from t",
+    ) in made
+    assert len(made) == 3  # q10 is a name, not the number 10
