@@ -17,7 +17,9 @@ prices never reach, so the hand-computed dbt unit cases in the models' YAML cove
   reason, its effect estimated where the gap is not keeps its score (no second row); and
   which scores separate systems: a lone system's always (even at the maximum WRS or at 0),
   two tied below the maximum "at the same score", two tied at 0 "at 0"
-  (``robustness_scores_keeps_effects_of_a_system_with_a_gap_outside_its_draws``).
+  (``robustness_scores_keeps_effects_of_a_system_with_a_gap_outside_its_draws``);
+* WQL and MSIS null for all-zero actuals and a flat context, ordinary for a sum |actual|
+  and a scale of exactly 1 (``int_window_quantile_metrics_null_for_a_zero_divisor``).
 
 ``test_metric_sql_unit_cases_pass`` builds those models on an empty warehouse with the
 unit cases forced on (a failing case fails the build; see
