@@ -26,6 +26,7 @@ from tsrate.suites.understanding.generators.multivariate import (
     cross_correlation,
     dynamic_correlation,
 )
+from tsrate.suites.understanding.scoring import f1_macro, parse_answer, score_answer
 
 # --------------------------------------------------------------------------------------
 # Multivariate generators (paper Appendix B.2): each series rebuilt from its docstring,
@@ -304,3 +305,52 @@ def test_chance_level_is_the_mean_over_200_seeded_permutations():
         t[target, rng.permutation(3)] = truth[target]
     one = chance_level(beta, None, None, truth, lag_truth, n_permutations=1)
     assert one["beta_topk"] == pytest.approx(_own_topk(beta, t), abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Understanding suite: parsing and scoring one answer
+# --------------------------------------------------------------------------------------
+
+
+def test_a_label_inside_another_named_label_is_not_counted_twice():
+    """'non-stationary' contains 'stationary': a sentence naming only the former names
+    exactly one option (parsed, ok), not two."""
+    options = ("stationary", "non-stationary")
+    parsed = parse_answer("classification", "I think the series is non-stationary.", options)
+    assert parsed.ok and parsed.answer == "non-stationary"
+
+
+def test_arithmetic_reasons_say_which_part_is_missing_or_repeated():
+    """A date with no number and a date with two numbers are unparseable for different,
+    stated reasons."""
+    none = parse_answer("arithmetic_max", "2020-01-02")
+    several = parse_answer("arithmetic_max", "3.5 or 4.5 on 2020-01-02")
+    assert (none.ok, none.error) == (False, "no number in the reply")
+    assert (several.ok, several.error) == (False, "several numbers in the reply")
+
+
+def test_score_answer_by_hand_at_the_edges():
+    """An unparseable arithmetic answer has a wrong date as well as a wrong value. The
+    absolute percentage error is |answer - truth| / |truth| x 100: 1.5 for truth 1 is
+    50 %, -3 for truth -2 is 50 %; for truth 0 it is undefined (None), not a division."""
+    unparsed = score_answer(
+        "arithmetic_min", {"value": 1.0, "dates": ["2020-01-02"]}, parse_answer("x", ""), 2
+    )
+    assert unparsed == {"correct": False, "date_correct": False, "abs_pct_error": None}
+    one = score_answer("retrieval", {"value": 1.0}, parse_answer("retrieval", "1.5"), 2)
+    assert one["abs_pct_error"] == pytest.approx(50.0) and not one["correct"]
+    minus = score_answer("retrieval", {"value": -2.0}, parse_answer("retrieval", "-3"), 0)
+    assert minus["abs_pct_error"] == pytest.approx(50.0)
+    zero = score_answer("retrieval", {"value": 0.0}, parse_answer("retrieval", "0.00"), 2)
+    assert zero == {"correct": True, "date_correct": None, "abs_pct_error": None}
+
+
+def test_macro_f1_counts_a_label_that_was_only_confused():
+    """truth a b c c, predicted b a c c. Label a: tp 0, fp 1, fn 1 -> F1 = 0 (it took part,
+    so it counts); b the same; c: tp 2 -> F1 = 1. Macro F1 = (0 + 0 + 1) / 3."""
+    truth, predicted = ["a", "b", "c", "c"], ["b", "a", "c", "c"]
+    assert f1_macro(truth, predicted, ["a", "b", "c"]) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError):  # one prediction per item, or an error
+        f1_macro(truth, predicted[:3], ["a", "b", "c"])
+    with pytest.raises(ValueError):
+        f1_macro(truth[:3], predicted, ["a", "b", "c"])
