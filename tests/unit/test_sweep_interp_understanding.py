@@ -81,7 +81,9 @@ def test_cross_correlation_pair_is_rebuilt_from_its_definition(kind):
     AR(1) + 0.3 N(0, 1) noise, so Series2 repeats Series1 ``lag`` days later; lag 0 when
     direct, else uniform on 2..6."""
     n, seed = 30, 5
-    values, _, labels, _, specifics = cross_correlation(np.random.default_rng(seed), n, kind)
+    values, _, labels, qualitative, specifics = cross_correlation(
+        np.random.default_rng(seed), n, kind
+    )
     rng = np.random.default_rng(seed)
     sign = 1.0 if kind.startswith("positive") else -1.0
     lag = 0 if kind.endswith("direct") else int(rng.integers(2, 7))
@@ -90,6 +92,8 @@ def test_cross_correlation_pair_is_rebuilt_from_its_definition(kind):
     expected = _levels_and_scales(rng, x[lag : lag + n], sign * x[:n] + 0.3 * noise)
     np.testing.assert_allclose(values, expected, rtol=1e-12)
     assert labels == {"sign": "positive" if sign > 0 else "negative", "lag": lag}
+    how = "positively" if sign > 0 else "negatively"
+    assert f"are {how} related" in qualitative
     if lag:
         assert 2 <= lag <= 6
         assert specifics.startswith(f"Series2 repeats Series1's moves {lag} days later")
@@ -103,12 +107,15 @@ def test_cross_correlation_lags_cover_two_to_six_days():
     assert lags == {2, 3, 4, 5, 6}
 
 
+@pytest.mark.parametrize("seed", [21, 22])  # rho > 0 with seed 21, < 0 with seed 22
 @pytest.mark.parametrize("kind", ["correlated_first_half", "correlated_second_half", "constant"])
-def test_dynamic_correlation_pair_is_rebuilt_from_its_definition(kind):
+def test_dynamic_correlation_pair_is_rebuilt_from_its_definition(kind, seed):
     """rho = +-U[0.8, 0.95]; the switch k is uniform on int(0.4 n)..int(0.6 n); rho holds
     for t < k (first half), t >= k (second half) or always (constant), 0 elsewhere."""
-    n, seed = 50, 21
-    values, _, labels, _, specifics = dynamic_correlation(np.random.default_rng(seed), n, kind)
+    n = 50
+    values, _, labels, qualitative, specifics = dynamic_correlation(
+        np.random.default_rng(seed), n, kind
+    )
     rng = np.random.default_rng(seed)
     rho = float(rng.choice([1.0, -1.0])) * rng.uniform(0.8, 0.95)
     k = int(rng.integers(20, 31))  # int(0.4 * 50) = 20 .. int(0.6 * 50) = 30 inclusive
@@ -124,7 +131,12 @@ def test_dynamic_correlation_pair_is_rebuilt_from_its_definition(kind):
     np.testing.assert_allclose(values, expected, rtol=1e-12)
     assert labels["rho"] == pytest.approx(rho, abs=1e-12)
     assert labels["switch_index"] == (None if kind == "constant" else k)
-    if kind != "constant":
+    word = "positively" if rho > 0 else "negatively"
+    assert f"{word} correlated" in qualitative
+    assert specifics.startswith(f"The correlation is about {rho:.2f} where present")
+    if kind == "constant":
+        assert specifics.endswith("where present.")
+    else:
         assert specifics.endswith(f", switching after {k} days.")
 
 
