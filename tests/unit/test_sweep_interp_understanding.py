@@ -182,7 +182,7 @@ def test_expected_topk_hits_with_k_above_one():
 def test_beta_topk_rejects_a_truth_of_another_shape():
     """A truth with fewer targets than the attention is an error, not a silent subset."""
     with pytest.raises(ValueError):
-        beta_topk(np.full((3, 3), 1 / 3), np.eye(2))
+        beta_topk(np.full((3, 3), 1 / 3), np.eye(3)[:2])
 
 
 def test_normalised_entropy_by_hand_on_a_non_square_lag_tensor():
