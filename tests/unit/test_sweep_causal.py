@@ -1,0 +1,432 @@
+"""The causal method (tsrate.methods.causal: matching, estimators, distributions, effects)
+against values worked out independently of the code: hand-computed small cases, a
+brute-force unit-level nearest-propensity matching written from the definition, and the
+confounded draw re-derived from its documented seed and inverse-CDF rule.
+
+Written for the mutation sweep (tests/planted/mutate.py): each test pins exact values, so a
+changed coefficient, bound, weight or comparison in these files changes a checked number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrate.methods.causal.distributions import (
+    DISTRIBUTION_COLUMNS,
+    assign_treatments,
+    treatment_draws,
+)
+from tsrate.methods.causal.effects import effect_scores, summarise_draws
+from tsrate.methods.causal.estimators import (
+    grid_perturbation_effects,
+    perturbation_effects,
+)
+from tsrate.methods.causal.matching import (
+    matched_effects,
+    nearest_neighbour_means,
+    nearest_weighted_means,
+)
+
+TOL = 1e-12
+
+
+def brute_force_ape(y: np.ndarray, treated: np.ndarray, strata: np.ndarray, estimand: str) -> float:
+    """APE_m from the definition, unit by unit: the propensity of a unit is its stratum's
+    treated share; each unit's missing potential outcome is the mean outcome of ALL units
+    of the other arm at the minimal |propensity difference|; ATE averages the unit effects
+    (treated minus control) over every unit, ATT over the treated ones."""
+    y, treated, strata = np.asarray(y, float), np.asarray(treated, bool), np.asarray(strata)
+    share = {s: treated[strata == s].mean() for s in np.unique(strata)}
+    score = np.array([share[s] for s in strata])
+    effects = []
+    for i in range(y.size):
+        others = np.flatnonzero(treated != treated[i])
+        distance = np.abs(score[others] - score[i])
+        matched = y[others][distance <= distance.min() + TOL].mean()
+        if treated[i]:
+            effects.append(y[i] - matched)
+        elif estimand == "ATE":
+            effects.append(matched - y[i])
+    return float(np.mean(effects))
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def test_nearest_neighbour_takes_the_closer_side_only() -> None:
+    """Query 0.375 between pool scores 0.25 (value 1) and 0.75 (value 3): 0.25 is nearer
+    (0.125 vs 0.375), so the match is 1 -- not the mean 2 of both sides. Query 0.625 ->
+    0.75 -> 3; query 0.0 (left of the pool) -> 0.25 -> 1; query 1.0 (right) -> 3. Dyadic
+    scores, so every distance is exact."""
+    got = nearest_neighbour_means(
+        np.array([0.375, 0.625, 0.0, 1.0]), np.array([0.25, 0.75]), np.array([1.0, 3.0])
+    )
+    np.testing.assert_array_equal(got, [1.0, 3.0, 1.0, 3.0])
+    # three pool scores; query 0.5625 lies between 0.5 and 0.75, nearer 0.5 (value 20)
+    got = nearest_neighbour_means(
+        np.array([0.5625, 0.6875]), np.array([0.25, 0.5, 0.75]), np.array([10.0, 20.0, 30.0])
+    )
+    np.testing.assert_array_equal(got, [20.0, 30.0])
+
+
+def test_one_pool_unit_is_every_match_and_an_empty_pool_raises() -> None:
+    got = nearest_neighbour_means(np.array([0.1, 0.9]), np.array([0.5]), np.array([7.0]))
+    np.testing.assert_array_equal(got, [7.0, 7.0])
+    with pytest.raises(ValueError, match="empty"):
+        nearest_neighbour_means(np.array([0.1]), np.array([]), np.array([]))
+
+
+def test_weighted_pool_entries_are_weighted_by_their_counts() -> None:
+    """Entries standing for several units: at score 0.5, 3 units summing to 6 and 1 unit
+    of value 10 -> (6 + 10) / 4 = 4 (a mean of the entries' means would be (2 + 10) / 2)."""
+    got = nearest_weighted_means(
+        np.array([0.5]), np.array([0.5, 0.5, 0.25]), np.array([6.0, 10.0, 100.0]),
+        np.array([3.0, 1.0, 1.0]), TOL,
+    )  # fmt: skip
+    np.testing.assert_array_equal(got, [4.0])
+
+
+def test_matched_effects_validates_its_shapes() -> None:
+    good = np.ones((2, 3))
+    with pytest.raises(ValueError, match="n_t and n_c"):
+        matched_effects(np.ones(3), np.ones(3), np.ones(3), np.ones(3), "ATE", TOL)
+    with pytest.raises(ValueError, match="n_t and n_c"):
+        matched_effects(good, good, np.ones((2, 4)), np.ones((2, 4)), "ATE", TOL)
+    with pytest.raises(ValueError, match="sum_t and sum_c"):
+        matched_effects(good, good, good, np.ones((1, 2, 3)), "ATE", TOL)
+    with pytest.raises(ValueError, match="sum_t and sum_c"):
+        matched_effects(good, np.ones((2, 4)), good, np.ones((2, 4)), "ATE", TOL)
+    with pytest.raises(ValueError, match="sum_t and sum_c"):
+        matched_effects(good, np.ones((1, 1, 2, 3)), good, np.ones((1, 1, 2, 3)), "ATE", TOL)
+
+
+# --------------------------------------------------------------------------- estimators
+
+PERTS3 = ["P0", "P1", "P2"]
+# 18 units in 4 strata; codes index PERTS3. Built so that, against the control P0:
+# P1 -- A share 3/5, B 1/3, C treated only, D control only (two strata without overlap);
+# P2 -- A 1/3 and D 1/3 (equal shares: tied), B 1/2, C treated only.
+STRATA = np.array([0] * 6 + [1] * 5 + [2] * 4 + [3] * 3)
+CODES = np.array([0, 0, 1, 1, 1, 2] + [0, 1, 2, 2, 0] + [1, 1, 2, 1] + [0, 0, 2])
+NAMES = np.array(["Alpha", "Beta", "Gamma", "Delta"])
+
+
+def _grid(seed: int = 3) -> np.ndarray:
+    """(units x perturbations) outcomes: a stratum level, unit noise and an effect that
+    differs by stratum and treatment, so every estimator gives a different number."""
+    rng = np.random.default_rng(seed)
+    level = np.array([1.0, 4.0, 9.0, 2.5])[STRATA]
+    y0 = level + rng.normal(0.0, 0.7, STRATA.size)
+    effect = np.array([[0.0, 0.5, 3.0, -1.0], [0.0, 2.0, -0.5, 4.0]])  # P1, P2 by stratum
+    return np.column_stack([y0, y0 + effect[0][STRATA] + 0.2, y0 + effect[1][STRATA]])
+
+
+def _expected(grid: np.ndarray, codes: np.ndarray, strata: np.ndarray, estimand: str) -> dict:
+    """Every column of perturbation_effects computed from the definitions (units with code
+    -1 are not observed)."""
+    seen = codes >= 0
+    y = grid[np.arange(codes.size), np.maximum(codes, 0)]
+    out = {}
+    for p in (1, 2):
+        arm = seen & np.isin(codes, [0, p])
+        treated = codes[arm] == p
+        ape_o = y[seen & (codes == p)].mean() - y[seen & (codes == 0)].mean()
+        ape_m = brute_force_ape(y[arm], treated, strata[arm], estimand)
+        truth = grid[:, p] - grid[:, 0]
+        oracle = truth[seen & (codes == p)].mean() if estimand == "ATT" else truth[seen].mean()
+        sub = strata[arm]
+        one_arm = sum(
+            len(set(treated[sub == s])) == 1 for s in np.unique(sub)
+        )  # strata holding one arm only
+        out[PERTS3[p]] = {
+            "n_treated": int((seen & (codes == p)).sum()),
+            "n_control": int((seen & (codes == 0)).sum()),
+            "ape_observational": ape_o,
+            "ape_matched": ape_m,
+            "ape_oracle": oracle,
+            "matching_error": ape_m - oracle,
+            "pie_percent": abs(abs(ape_o) - abs(ape_m)) * 100.0,
+            "strata_without_overlap": one_arm,
+            "n_strata": int(np.unique(sub).size),
+        }
+    return out
+
+
+def _check(frame: pd.DataFrame, expected: dict, estimand: str, atol: float = 1e-12) -> None:
+    assert frame["perturbation_id"].tolist() == ["P1", "P2"]
+    assert (frame["estimand"] == estimand).all()
+    for _, row in frame.iterrows():
+        want = expected[row["perturbation_id"]]
+        for column, value in want.items():
+            assert row[column] == pytest.approx(value, abs=atol), (row["perturbation_id"], column)
+
+
+@pytest.mark.parametrize("estimand", ["ATE", "ATT"])
+@pytest.mark.parametrize("propensity", ["share", "logistic"])
+def test_perturbation_effects_equal_the_definitions_with_strata_lacking_an_arm(
+    estimand: str, propensity: str
+) -> None:
+    grid = _grid()
+    units = pd.DataFrame(
+        {"ticker": [f"T{i:02d}" for i in range(STRATA.size)], "window_end_date": "2022-01-03"}
+    )
+    full = pd.concat(
+        [units.assign(perturbation_id=p, max_abs_residual=grid[:, k]) for k, p in enumerate(PERTS3)]
+    )
+    observed = units.assign(
+        industry=NAMES[STRATA],
+        perturbation_id=np.array(PERTS3)[CODES],
+        max_abs_residual=grid[np.arange(STRATA.size), CODES],
+    )
+    expected = _expected(grid, CODES, STRATA, estimand)
+    assert expected["P1"]["strata_without_overlap"] == 2
+    assert expected["P2"]["strata_without_overlap"] == 1
+    if propensity == "logistic":
+        # strata Alpha and Beta only (both arms of each treatment in each): the fit then
+        # converges at once (a one-arm stratum has no finite maximum and takes seconds)
+        keep = STRATA < 2
+        grid, observed, full = grid[keep], observed[keep], full[full["ticker"] < "T11"]
+        expected = _expected(grid, CODES[keep], STRATA[keep], estimand)
+    got = perturbation_effects(
+        observed.sample(frac=1.0, random_state=5),
+        "industry",
+        estimand=estimand.lower(),
+        full_grid=full,
+        propensity=propensity,
+    )
+    _check(got, expected, estimand, atol=1e-12 if propensity == "share" else 1e-6)
+
+
+@pytest.mark.parametrize("estimand", ["ATE", "ATT"])
+def test_grid_effects_equal_the_definitions_draw_by_draw(estimand: str) -> None:
+    """Three draws of one grid: the design above, the same with two units left out (-1),
+    and a permuted design matched on its own strata array."""
+    grid = _grid(seed=8)
+    rng = np.random.default_rng(2)
+    perm = rng.permutation(STRATA.size)
+    left_out = CODES.copy()
+    left_out[[1, 13]] = -1
+    draws = np.stack([CODES, left_out, CODES[perm]])
+    strata = [STRATA, STRATA, STRATA[perm]]
+    got = grid_perturbation_effects(grid, PERTS3, draws, strata, estimand=estimand)
+    assert got["draw"].tolist() == [0, 0, 1, 1, 2, 2]
+    for d in range(3):
+        expected = _expected(grid, draws[d], strata[d], estimand)
+        _check(got[got["draw"] == d].reset_index(drop=True), expected, estimand)
+
+
+# --------------------------------------------------------------------------- distributions
+
+
+def _seed_of(seed: int, name: str) -> np.random.SeedSequence:
+    """The documented per-distribution seed: [seed, sha256(name) as little-endian 32-bit
+    words]."""
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return np.random.SeedSequence([seed, *np.frombuffer(digest, dtype="<u4").tolist()])
+
+
+def _codes_by_hand(u: np.ndarray, favoured: np.ndarray, tw: float, cw: float, k: int) -> np.ndarray:
+    """Inverse CDF by hand: a favoured unit is P0 below cw / W (W = cw + k tw), then
+    treatment j (1-based) below (cw + j tw) / W; any other unit is code floor(u (k + 1))."""
+    w = cw + k * tw
+    out = np.empty(u.size, dtype=np.int64)
+    for i, (x, fav) in enumerate(zip(u, favoured, strict=True)):
+        if fav:
+            edges = [(cw + j * tw) / w for j in range(k + 1)]  # upper ends of P0, P1..Pk
+            out[i] = next(j for j, e in enumerate(edges) if x < e)
+        else:
+            out[i] = int(np.floor(x * (k + 1)))
+    return out
+
+
+def test_the_draws_are_the_documented_seeds_inverted_through_the_weights() -> None:
+    tickers = {"ZZ": "Tech", "AA": "Pharma", "MM": "Tech", "BB": "Bank"}
+    dates = pd.bdate_range("2020-01-01", periods=60)
+    units = pd.DataFrame(
+        [(t, ind, d) for t, ind in tickers.items() for d in dates[::-1]],
+        columns=["ticker", "industry", "window_end_date"],
+    )
+    dists = pd.DataFrame(
+        [["b-co", "company", "MM", 3.0, 2.0], ["a-ind", "industry", "Tech", 5.0, 1.0]],
+        columns=DISTRIBUTION_COLUMNS,
+    )
+    perts = ["P3", "P0", "P1"]  # put in the order [P0, P1, P3]
+    n, k = len(units), 2
+    in_order = units.sort_values(["ticker", "window_end_date"]).reset_index(drop=True)
+    for draw in (0, 2):
+        drawn = treatment_draws(units, dists, perts, 17, draw=draw)
+        assert drawn.perturbations.tolist() == ["P0", "P1", "P3"]
+        pd.testing.assert_frame_equal(drawn.units, in_order)
+        got = list(drawn.draws)
+        assert [d.distribution["distribution_id"] for d in got] == ["a-ind", "b-co"]
+        for d, column, value, tw, cw in (
+            (got[0], "industry", "Tech", 5.0, 1.0),
+            (got[1], "ticker", "MM", 3.0, 2.0),
+        ):
+            name = d.distribution["distribution_id"] + ("" if draw == 0 else f"#{draw}")
+            u = np.random.default_rng(_seed_of(17, name)).random(n)
+            favoured = (in_order[column] == value).to_numpy()
+            np.testing.assert_array_equal(d.favored, favoured)
+            np.testing.assert_array_equal(d.codes, _codes_by_hand(u, favoured, tw, cw, k))
+    long = assign_treatments(units, dists, perts, 17)
+    first = [d.codes for d in treatment_draws(units, dists, perts, 17).draws]
+    assert long["perturbation_id"].tolist() == list(
+        np.array(["P0", "P1", "P3"])[np.concatenate(first)]
+    )
+    assert long["is_favored"].sum() == 2 * 60 + 60
+
+
+# --------------------------------------------------------------------------- effects
+
+
+def test_summarise_draws_by_hand() -> None:
+    """Two distributions x three draws; distribution 1 lacks draw 1 (an empty arm). Rows are
+    numbered r * 2 + d. Means, sample sds (ddof 1), counts as rounded means, the overlap
+    counts' max, n_draws and the draws left out, all by hand."""
+    per_draw = pd.DataFrame(
+        {
+            "draw": [0, 2, 4, 1, 5],  # d = 0, 0, 0, 1, 1 (draw 1 of d = 1 is missing)
+            "perturbation_id": "P1",
+            "ape_observational": [1.0, 2.0, 6.0, -4.0, 2.0],
+            "ape_matched": [0.5, 1.5, 1.0, -1.0, -3.0],
+            "ape_oracle": [0.7, 0.7, 0.7, -2.0, -2.0],
+            "matching_error": [-0.2, 0.8, 0.3, 1.0, -1.0],
+            "pie_percent": [50.0, 50.0, 500.0, 300.0, 100.0],
+            "n_treated": [10, 11, 13, 4, 5],
+            "n_control": [5, 5, 6, 9, 9],
+            "strata_without_overlap": [0, 2, 1, 0, 0],
+            "n_strata": [3, 3, 2, 6, 5],
+            "estimand": "ATE",
+        }
+    )
+    out = summarise_draws(per_draw, 2, draws=3).set_index("d")
+    assert out.loc[0, "ape_observational"] == pytest.approx(3.0)
+    assert out.loc[0, "ape_matched"] == pytest.approx(1.0)
+    assert out.loc[1, "ape_matched"] == pytest.approx(-2.0)
+    assert out.loc[0, "pie_percent"] == pytest.approx(200.0)
+    assert out.loc[0, "matching_error"] == pytest.approx(0.3)
+    assert out.loc[1, "ape_oracle"] == pytest.approx(-2.0)
+    # sds: (1, 2, 6): mean 3, squares 4 + 1 + 9 = 14 over 2 -> sqrt 7; (0.5, 1.5, 1) -> 0.5
+    assert out.loc[0, "ape_observational_sd"] == pytest.approx(np.sqrt(7.0))
+    assert out.loc[0, "ape_matched_sd"] == pytest.approx(0.5)
+    # (50, 50, 500): mean 200, deviations -150, -150, 300
+    assert out.loc[0, "pie_percent_sd"] == pytest.approx(np.sqrt((150.0**2 * 2 + 300.0**2) / 2))
+    assert out.loc[1, "ape_matched_sd"] == pytest.approx(np.sqrt(2.0))  # (-1, -3)
+    # counts: mean 34 / 3 = 11.33 -> 11; 16 / 3 = 5.33 -> 5; (4 + 5) / 2 = 4.5 -> 4 (to even)
+    assert out.loc[0, "n_treated"] == 11 and out.loc[0, "n_control"] == 5
+    assert out.loc[1, "n_treated"] == 4 and out.loc[1, "n_control"] == 9
+    assert out.loc[0, "strata_without_overlap"] == 2 and out.loc[0, "n_strata"] == 3
+    assert out.loc[1, "n_strata"] == 6
+    assert out["n_draws"].tolist() == [3, 2]
+    assert out["n_draws_left_out"].tolist() == [0, 1]
+    assert out["estimand"].tolist() == ["ATE", "ATE"]
+    assert summarise_draws(per_draw, 2)["n_draws_left_out"].tolist() == [0, 0]
+
+
+def _effects_rows() -> pd.DataFrame:
+    keys = {"run_id": "r", "system_id": "S", "perturbation_id": "P1", "outcome": "o"}
+    return pd.DataFrame(
+        {
+            **keys,
+            "confounder": ["industry"] * 3 + ["ticker"] * 2,
+            "distribution_id": ["d1", "d2", "d3", "c1", "c2"],
+            "ape_matched": [-3.0, 2.0, 1.0, 0.5, -0.25],
+            "ape_matched_sd": [0.6, 0.2, 0.4, 0.15, 0.3],
+            "ape_oracle": [-2.5, 1.5, 4.0, 0.4, -0.1],
+            "pie_percent": [10.0, 40.0, 40.0, 5.0, 7.0],
+            "pie_percent_sd": [1.0, 2.0, 3.0, 0.45, 0.75],
+            "n_draws": [4, 4, 3, 9, 9],
+            "n_draws_left_out": [0, 0, 1, 2, 0],
+            "estimand": "ATT",
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "aggregation,expected",
+    [
+        (
+            "max",
+            # (measure, confounder): raw, spread, oracle, worst, aggregation
+            {
+                ("ape", "industry"): (3.0, 0.6 / 2, 4.0, "d1", "max_abs"),
+                ("pie", "industry"): (40.0, 2.0 / 2, np.nan, "d2", "max"),  # d2, d3 tie
+                ("ape", "company"): (0.5, 0.15 / 3, 0.4, "c1", "max_abs"),
+                ("pie", "company"): (7.0, 0.75 / 3, np.nan, "c2", "max"),
+            },
+        ),
+        (
+            "mean",
+            {
+                ("ape", "industry"): (2.0, 0.4 / 2, 8.0 / 3, None, "mean_abs"),
+                ("pie", "industry"): (30.0, 2.0 / 2, np.nan, None, "mean"),
+                ("ape", "company"): (0.375, 0.225 / 3, 0.25, None, "mean_abs"),
+                ("pie", "company"): (6.0, 0.6 / 3, np.nan, None, "mean"),
+            },
+        ),
+    ],
+)
+def test_effect_scores_by_hand(aggregation: str, expected: dict) -> None:
+    """Raw APE = max (mean) of |APE_m| over a confounder's distributions, raw PIE = max
+    (mean) of PIE %; the spread is the worst distribution's sd (the mean sd) over
+    sqrt(n_draws); the oracle score aggregates |ape_oracle| on its own (its worst, d3, is
+    not APE's worst, d1); the draws left out are summed."""
+    out = effect_scores(_effects_rows(), aggregation)
+    assert len(out) == 4
+    for _, row in out.iterrows():
+        raw, spread, oracle, worst, how = expected[(row["measure"], row["confounder"])]
+        assert row["metric"] == f"{row['measure']}_{row['confounder']}"
+        assert row["raw_score"] == pytest.approx(raw)
+        assert row["score_spread"] == pytest.approx(spread)
+        if np.isnan(oracle):
+            assert np.isnan(row["oracle_score"])
+        else:
+            assert row["oracle_score"] == pytest.approx(oracle)
+        if worst is None:
+            assert pd.isna(row["worst_distribution_id"])
+        else:
+            assert row["worst_distribution_id"] == worst
+        assert row["aggregation"] == how
+        assert row["estimand"] == "ATT"
+        industry = row["confounder"] == "industry"
+        assert row["n_distributions"] == (3 if industry else 2)
+        assert row["n_draws"] == (4 if industry else 9)
+        assert row["n_draws_left_out"] == (1 if industry else 2)
+
+
+@pytest.mark.parametrize("tol", [0.0, TOL])
+@pytest.mark.parametrize("estimand", ["ATE", "ATT"])
+def test_a_stratum_without_controls_pools_the_exactly_tied_nearest_strata(
+    tol: float, estimand: str
+) -> None:
+    """Strata X (1 treated, 2 controls) and Y (2 treated, 4 controls) share the score 1/3
+    exactly; Z (3 treated, no control) is matched to the nearest controls -- ALL those of X
+    and Y, tied, even with a tolerance of 0 -- and W (control only, score 0) to the nearest
+    treated units, again X and Y's. With V (share 3/4) added, V is the nearest for Z (1/4
+    away) and X and Y stay the nearest for W. Checked against unit-level brute force."""
+    y = {
+        "X": ([5.0], [1.0, 2.0]),
+        "Y": ([6.0, 8.0], [3.0, 4.0, 5.0, 7.0]),
+        "Z": ([10.0, 11.0, 12.0], []),
+        "W": ([], [0.5, 1.5]),
+        "V": ([9.0, 9.5, 13.0], [2.5]),
+    }
+    for names in (["X", "Y", "Z", "W"], ["X", "Y", "Z", "W", "V"]):
+        values, treated, strata = [], [], []
+        for s, name in enumerate(names):
+            t_values, c_values = y[name]
+            values += t_values + c_values
+            treated += [True] * len(t_values) + [False] * len(c_values)
+            strata += [s] * (len(t_values) + len(c_values))
+        values, treated, strata = np.array(values), np.array(treated), np.array(strata)
+        n_t = np.bincount(strata[treated], minlength=len(names)).astype(float)[None]
+        n_c = np.bincount(strata[~treated], minlength=len(names)).astype(float)[None]
+        s_t = np.bincount(strata[treated], values[treated], minlength=len(names))[None]
+        s_c = np.bincount(strata[~treated], values[~treated], minlength=len(names))[None]
+        got = matched_effects(n_t, s_t, n_c, s_c, estimand, tol)
+        expected = brute_force_ape(values, treated, strata, estimand)
+        assert got[0] == pytest.approx(expected, abs=1e-12)
