@@ -430,3 +430,119 @@ def test_a_stratum_without_controls_pools_the_exactly_tied_nearest_strata(
         got = matched_effects(n_t, s_t, n_c, s_c, estimand, tol)
         expected = brute_force_ape(values, treated, strata, estimand)
         assert got[0] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("estimand", ["ATE", "ATT"])
+def test_effects_with_a_control_label_sorting_last_and_exactly_tied_candidates(
+    estimand: str,
+) -> None:
+    """perturbation_effects with the control named "ctl" (sorted after the treatment "a1"),
+    a stratum without controls (Z) and one without treated units (W) whose nearest strata,
+    X and Y, have exactly equal shares (1/3): the default closed-form propensity averages
+    both (the fitted logistic scores differ in their last digits and would pick one). The
+    expected APE_m is unit-level brute force; the counts are the arms' sizes (6 treated, 8
+    controls)."""
+    arms = {
+        "X": ([5.0], [1.0, 2.0]),
+        "Y": ([6.0, 8.0], [3.0, 4.0, 5.0, 7.0]),
+        "Z": ([10.0, 11.0, 12.0], []),
+        "W": ([], [0.5, 1.5]),
+    }
+    rows = []
+    for name, (t_values, c_values) in arms.items():
+        rows += [(name, "a1", v) for v in t_values] + [(name, "ctl", v) for v in c_values]
+    observed = pd.DataFrame(rows, columns=["industry", "perturbation_id", "max_abs_residual"])
+    treated = (observed["perturbation_id"] == "a1").to_numpy()
+    y = observed["max_abs_residual"].to_numpy()
+    got = perturbation_effects(observed, "industry", control="ctl", estimand=estimand).iloc[0]
+    assert got["perturbation_id"] == "a1"
+    assert (got["n_treated"], got["n_control"]) == (6, 8)
+    assert got["ape_matched"] == pytest.approx(
+        brute_force_ape(y, treated, observed["industry"].to_numpy(), estimand), abs=1e-12
+    )
+    assert got["ape_observational"] == pytest.approx(y[treated].mean() - y[~treated].mean())
+    assert (got["strata_without_overlap"], got["n_strata"]) == (2, 4)
+
+
+def test_one_control_unit_is_enough() -> None:
+    """A single control unit (A: control 1, treated 3; B: treated 4 and 6, no control).
+    Every treated unit is matched to that control: effects 3 - 1, 4 - 1, 6 - 1. The
+    control's nearest treated stratum is its own, A (distance 0), so its imputed Y(1) is 3:
+    effect 3 - 1. ATE = (2 + 3 + 5 + 2) / 4 = 3."""
+    observed = pd.DataFrame(
+        {
+            "industry": ["A", "A", "B", "B"],
+            "perturbation_id": ["P0", "P1", "P1", "P1"],
+            "max_abs_residual": [1.0, 3.0, 4.0, 6.0],
+        }
+    )
+    got = perturbation_effects(observed, "industry").iloc[0]
+    assert got["n_control"] == 1
+    assert got["ape_matched"] == pytest.approx(3.0, abs=1e-12)
+
+
+def _small_observed() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Four units (one key column, "unit"), two per stratum; the full grid holds
+    Y(P0) = 1, 2, 3, 4 and Y(P1) = Y(P0) + 10, 20, 30, 40 (true effects)."""
+    grid = pd.DataFrame(
+        {
+            "unit": ["u1", "u2", "u3", "u4"] * 2,
+            "perturbation_id": ["P0"] * 4 + ["P1"] * 4,
+            "max_abs_residual": [1.0, 2.0, 3.0, 4.0, 11.0, 22.0, 33.0, 44.0],
+        }
+    )
+    observed = pd.DataFrame(
+        {
+            "unit": ["u1", "u2", "u3", "u4"],
+            "industry": ["A", "A", "B", "B"],
+            "perturbation_id": ["P0", "P1", "P0", "P1"],
+            "max_abs_residual": [1.0, 22.0, 3.0, 44.0],
+        }
+    )
+    return observed, grid
+
+
+def test_one_unit_column_keys_the_oracle() -> None:
+    """ATE oracle = mean of the four true effects (10 + 20 + 30 + 40) / 4 = 25; ATT = over
+    the treated u2, u4: 30. APE_m: A 22 - 1 = 21, B 44 - 3 = 41; ATE 31, ATT 31."""
+    observed, grid = _small_observed()
+    ate = perturbation_effects(observed, "industry", full_grid=grid, unit_columns=("unit",))
+    att = perturbation_effects(
+        observed, "industry", estimand="ATT", full_grid=grid, unit_columns=["unit"]
+    )
+    assert ate["ape_oracle"].item() == pytest.approx(25.0)
+    assert att["ape_oracle"].item() == pytest.approx(30.0)
+    assert ate["ape_matched"].item() == pytest.approx(31.0)
+    assert ate["matching_error"].item() == pytest.approx(6.0)
+
+
+def test_effects_refuse_incomplete_or_ambiguous_inputs() -> None:
+    observed, grid = _small_observed()
+    keys = {"unit_columns": ("unit",)}
+    with pytest.raises(ValueError, match="one row per unit and perturbation"):
+        perturbation_effects(
+            observed, "industry", full_grid=pd.concat([grid, grid.tail(1)]), **keys
+        )
+    with pytest.raises(ValueError, match="one row per unit"):
+        perturbation_effects(
+            pd.concat([observed, observed.tail(1)]), "industry", full_grid=grid, **keys
+        )
+    for row in (5, 0):  # a missing Y(P1) of u2, then a missing Y(P0) of u1
+        holed = grid.copy()
+        holed.loc[row, "max_abs_residual"] = np.nan
+        with pytest.raises(ValueError, match="grid must be complete"):
+            perturbation_effects(observed, "industry", full_grid=holed, **keys)
+    with pytest.raises(ValueError, match="missing 'industry'"):
+        perturbation_effects(observed.assign(industry=["A", None, "B", "B"]), "industry")
+
+
+def test_grid_effects_of_a_one_dimensional_draw_and_a_malformed_grid() -> None:
+    """A 1-D ``assigned`` is one draw (draw 0), the same as the 2-D call's first row; a grid
+    whose columns are not the perturbations is refused."""
+    grid = _grid(seed=4)
+    one = grid_perturbation_effects(grid, PERTS3, CODES, STRATA)
+    two = grid_perturbation_effects(grid, PERTS3, CODES[None, :], [STRATA])
+    pd.testing.assert_frame_equal(one, two)
+    _check(one.drop(columns="draw"), _expected(grid, CODES, STRATA, "ATE"), "ATE")
+    with pytest.raises(ValueError, match="units x perturbations"):
+        grid_perturbation_effects(grid[:, :2], PERTS3, CODES, STRATA)
