@@ -23,7 +23,9 @@ from tsrate.methods.causal.distributions import (
 from tsrate.methods.causal.effects import effect_scores, summarise_draws
 from tsrate.methods.causal.estimators import (
     grid_perturbation_effects,
+    grid_perturbation_effects_many,
     perturbation_effects,
+    worst_case,
 )
 from tsrate.methods.causal.matching import (
     matched_effects,
@@ -546,3 +548,57 @@ def test_grid_effects_of_a_one_dimensional_draw_and_a_malformed_grid() -> None:
     _check(one.drop(columns="draw"), _expected(grid, CODES, STRATA, "ATE"), "ATE")
     with pytest.raises(ValueError, match="units x perturbations"):
         grid_perturbation_effects(grid[:, :2], PERTS3, CODES, STRATA)
+    # a treatment no unit drew (P3) has no row
+    wider = np.column_stack([grid, grid[:, 1] + 1.0])
+    got = grid_perturbation_effects(wider, [*PERTS3, "P3"], CODES, STRATA)
+    _check(got.drop(columns="draw"), _expected(grid, CODES, STRATA, "ATE"), "ATE")
+
+
+def test_grid_effects_refuse_a_grid_with_a_hole_and_a_draw_of_the_wrong_length() -> None:
+    """Unit 0 drew P0 (its observed outcome is finite) but has no Y(P2): the ATE oracle of
+    P2 over every unit cannot be computed, so the call refuses rather than publish NaN."""
+    grid = _grid(seed=4)
+    grid[0, 2] = np.nan
+    assert CODES[0] == 0
+    with pytest.raises(ValueError, match="grid must be complete"):
+        grid_perturbation_effects(grid, PERTS3, CODES, STRATA)
+    with pytest.raises(ValueError, match="one entry per unit"):
+        grid_perturbation_effects(_grid(), PERTS3, CODES[:-1], STRATA[:-1])
+    with pytest.raises(ValueError, match="one entry per unit"):  # the second grid is short
+        grid_perturbation_effects_many([_grid(), _grid()[:-1]], PERTS3, CODES, STRATA)
+
+
+def test_grid_effects_with_the_control_in_the_last_column() -> None:
+    """The same grid with its columns in the order P1, P2, P0 (codes mapped accordingly):
+    the same effects, the control's arm counted where it is."""
+    grid = _grid(seed=6)
+    new_code = np.array([2, 0, 1])  # old code -> column in the new order
+    got = grid_perturbation_effects(grid[:, [1, 2, 0]], ["P1", "P2", "P0"], new_code[CODES], STRATA)
+    _check(got.drop(columns="draw"), _expected(grid, CODES, STRATA, "ATE"), "ATE")
+
+
+def test_grid_effects_refuse_a_missing_observed_outcome() -> None:
+    grid = _grid(seed=6)
+    grid[2, CODES[2]] = np.nan
+    with pytest.raises(ValueError, match="NaN/infinite"):
+        grid_perturbation_effects(grid, PERTS3, CODES, STRATA)
+
+
+def test_worst_case_sorts_its_groups_and_breaks_ties_by_the_smallest_id() -> None:
+    """Groups given in the order S2, S1 come back S1, S2. S1: |values| 2, 5, 5 -> max 5,
+    attained by d2 and d3 -> d2; mean_abs 4. S2: -1 and 3 -> max_abs 3 (d1), max 3, mean 1."""
+    values = pd.DataFrame(
+        {
+            "system_id": ["S2", "S2", "S1", "S1", "S1"],
+            "distribution_id": ["d9", "d1", "d3", "d2", "d1"],
+            "v": [-1.0, 3.0, -5.0, 5.0, 2.0],
+        }
+    )
+    out = worst_case(values, ["system_id"], "v")
+    assert out["system_id"].tolist() == ["S1", "S2"]
+    assert out["v"].tolist() == [5.0, 3.0]
+    assert out["worst_distribution_id"].tolist() == ["d2", "d1"]
+    mean_abs = worst_case(values, ["system_id"], "v", "mean_abs")
+    assert mean_abs["v"].tolist() == pytest.approx([4.0, 2.0])
+    mean = worst_case(values, ["system_id"], "v", "mean")
+    assert mean["v"].tolist() == pytest.approx([2 / 3, 1.0])
