@@ -18,6 +18,9 @@ import pytest
 from tsrate.methods.causal.distributions import (
     DISTRIBUTION_COLUMNS,
     assign_treatments,
+    default_distributions,
+    draw_seed,
+    study_distributions,
     treatment_draws,
 )
 from tsrate.methods.causal.effects import effect_scores, summarise_draws
@@ -602,3 +605,66 @@ def test_worst_case_sorts_its_groups_and_breaks_ties_by_the_smallest_id() -> Non
     assert mean_abs["v"].tolist() == pytest.approx([4.0, 2.0])
     mean = worst_case(values, ["system_id"], "v", "mean")
     assert mean["v"].tolist() == pytest.approx([2 / 3, 1.0])
+
+
+def test_draw_seed_defaults_to_the_single_draw() -> None:
+    """draw_seed(seed, id) without a draw number is draw 0: the per-distribution seed."""
+    assert draw_seed(7, "industry:Tech").entropy == _seed_of(7, "industry:Tech").entropy
+    assert draw_seed(7, "industry:Tech", 3).entropy == _seed_of(7, "industry:Tech#3").entropy
+
+
+def test_treatment_draws_refuse_duplicate_ids_and_tickers_in_two_industries() -> None:
+    units = pd.DataFrame(
+        {
+            "ticker": ["A", "A", "B"],
+            "industry": ["Tech", "Tech", "Bank"],
+            "window_end_date": pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-01"]),
+        }
+    )
+    dists = pd.DataFrame(
+        [["d1", "industry", "Tech", 2.0, 1.0], ["d2", "company", "B", 2.0, 1.0]],
+        columns=DISTRIBUTION_COLUMNS,
+    )
+    assert len(list(treatment_draws(units, dists, ["P0", "P1"], 1).draws)) == 2
+    with pytest.raises(ValueError, match="unique"):
+        treatment_draws(units, pd.concat([dists, dists.head(1)]), ["P0", "P1"], 1)
+    moved = units.assign(industry=["Tech", "Bank", "Bank"])  # A in Tech, then in Bank
+    with pytest.raises(ValueError, match="more than one industry"):
+        treatment_draws(moved, dists, ["P0", "P1"], 1)
+
+
+def test_derived_distributions_stop_at_24_companies_by_default() -> None:
+    """30 companies, 3 in industry Bank and 27 in Tech: round robin takes Bank's and Tech's
+    first, then their second, third (Bank is then exhausted), then Tech alone up to 24."""
+    tickers = [f"B{i}" for i in range(3)] + [f"T{i:02d}" for i in range(27)]
+    companies = pd.DataFrame({"ticker": tickers, "industry": ["Bank"] * 3 + ["Tech"] * 27})
+    out = study_distributions(companies)
+    chosen = out.loc[out["confounder"] == "company", "favored_value"].tolist()
+    assert len(chosen) == 24
+    assert set(chosen) == {"B0", "B1", "B2", *[f"T{i:02d}" for i in range(21)]}
+    assert out.loc[out["confounder"] == "industry", "favored_value"].tolist() == ["Bank", "Tech"]
+    twice = pd.concat([companies, companies.head(1).assign(industry="Tech")])
+    with pytest.raises(ValueError, match="more than one industry"):
+        default_distributions(twice)
+    with pytest.raises(ValueError, match="more than one industry"):
+        study_distributions(twice)
+
+
+def test_seeded_distributions_keep_the_studys_values_only() -> None:
+    """source="seed": the override's rows whose favoured value is in the study, sorted by
+    id, with exactly the distribution columns (a fresh 0..n-1 index, no extra column)."""
+    companies = pd.DataFrame({"ticker": ["A", "B"], "industry": ["Tech", "Bank"]})
+    override = pd.DataFrame(
+        [
+            ["z", "company", "B", 2.0, 1.0],
+            ["y", "industry", "Pharma", 2.0, 1.0],  # not in the study
+            ["x", "ticker", "A", 3.0, 1.0],
+            ["w", "company", "Tech", 2.0, 1.0],  # a company named like an industry: no
+            ["v", "industry", "Tech", 2.0, 1.0],
+        ],
+        columns=DISTRIBUTION_COLUMNS,
+    )
+    out = study_distributions(companies, source="seed", override=override)
+    assert list(out.columns) == DISTRIBUTION_COLUMNS
+    assert out.index.tolist() == [0, 1, 2]
+    assert out["distribution_id"].tolist() == ["v", "x", "z"]
