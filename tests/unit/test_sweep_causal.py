@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tsrate.methods.causal.assignment import treatment_assignments
 from tsrate.methods.causal.distributions import (
     DISTRIBUTION_COLUMNS,
     assign_treatments,
@@ -23,7 +24,7 @@ from tsrate.methods.causal.distributions import (
     study_distributions,
     treatment_draws,
 )
-from tsrate.methods.causal.effects import effect_scores, summarise_draws
+from tsrate.methods.causal.effects import draw_matrix, effect_scores, study_effects, summarise_draws
 from tsrate.methods.causal.estimators import (
     grid_perturbation_effects,
     grid_perturbation_effects_many,
@@ -294,21 +295,23 @@ def test_summarise_draws_by_hand() -> None:
     counts' max, n_draws and the draws left out, all by hand."""
     per_draw = pd.DataFrame(
         {
-            "draw": [0, 2, 4, 1, 5],  # d = 0, 0, 0, 1, 1 (draw 1 of d = 1 is missing)
+            "draw": [1, 5, 0, 2, 4],  # d = 1, 1, 0, 0, 0 (draw 1 of d = 1 is missing)
             "perturbation_id": "P1",
-            "ape_observational": [1.0, 2.0, 6.0, -4.0, 2.0],
-            "ape_matched": [0.5, 1.5, 1.0, -1.0, -3.0],
-            "ape_oracle": [0.7, 0.7, 0.7, -2.0, -2.0],
-            "matching_error": [-0.2, 0.8, 0.3, 1.0, -1.0],
-            "pie_percent": [50.0, 50.0, 500.0, 300.0, 100.0],
-            "n_treated": [10, 11, 13, 4, 5],
-            "n_control": [5, 5, 6, 9, 9],
-            "strata_without_overlap": [0, 2, 1, 0, 0],
-            "n_strata": [3, 3, 2, 6, 5],
+            "ape_observational": [-4.0, 2.0, 1.0, 2.0, 6.0],
+            "ape_matched": [-1.0, -3.0, 0.5, 1.5, 1.0],
+            "ape_oracle": [-2.0, -2.0, 0.7, 0.7, 0.7],
+            "matching_error": [1.0, -1.0, -0.2, 0.8, 0.3],
+            "pie_percent": [300.0, 100.0, 50.0, 50.0, 500.0],
+            "n_treated": [4, 5, 10, 11, 15],
+            "n_control": [9, 9, 5, 5, 8],
+            "strata_without_overlap": [0, 0, 0, 2, 1],
+            "n_strata": [6, 5, 3, 3, 2],
             "estimand": "ATE",
         }
     )
-    out = summarise_draws(per_draw, 2, draws=3).set_index("d")
+    out = summarise_draws(per_draw, 2, draws=3)
+    assert out["d"].tolist() == [0, 1]
+    out = out.set_index("d")
     assert out.loc[0, "ape_observational"] == pytest.approx(3.0)
     assert out.loc[0, "ape_matched"] == pytest.approx(1.0)
     assert out.loc[1, "ape_matched"] == pytest.approx(-2.0)
@@ -321,8 +324,9 @@ def test_summarise_draws_by_hand() -> None:
     # (50, 50, 500): mean 200, deviations -150, -150, 300
     assert out.loc[0, "pie_percent_sd"] == pytest.approx(np.sqrt((150.0**2 * 2 + 300.0**2) / 2))
     assert out.loc[1, "ape_matched_sd"] == pytest.approx(np.sqrt(2.0))  # (-1, -3)
-    # counts: mean 34 / 3 = 11.33 -> 11; 16 / 3 = 5.33 -> 5; (4 + 5) / 2 = 4.5 -> 4 (to even)
-    assert out.loc[0, "n_treated"] == 11 and out.loc[0, "n_control"] == 5
+    # counts: means 36 / 3 = 12 (median 11), 18 / 3 = 6 (median 5); (4 + 5) / 2 = 4.5 -> 4
+    assert out.index.tolist() == [0, 1]
+    assert out.loc[0, "n_treated"] == 12 and out.loc[0, "n_control"] == 6
     assert out.loc[1, "n_treated"] == 4 and out.loc[1, "n_control"] == 9
     assert out.loc[0, "strata_without_overlap"] == 2 and out.loc[0, "n_strata"] == 3
     assert out.loc[1, "n_strata"] == 6
@@ -340,10 +344,10 @@ def _effects_rows() -> pd.DataFrame:
             "confounder": ["industry"] * 3 + ["ticker"] * 2,
             "distribution_id": ["d1", "d2", "d3", "c1", "c2"],
             "ape_matched": [-3.0, 2.0, 1.0, 0.5, -0.25],
-            "ape_matched_sd": [0.6, 0.2, 0.4, 0.15, 0.3],
+            "ape_matched_sd": [0.6, 0.2, 0.1, 0.15, 0.3],
             "ape_oracle": [-2.5, 1.5, 4.0, 0.4, -0.1],
             "pie_percent": [10.0, 40.0, 40.0, 5.0, 7.0],
-            "pie_percent_sd": [1.0, 2.0, 3.0, 0.45, 0.75],
+            "pie_percent_sd": [1.0, 2.0, 6.0, 0.45, 0.75],
             "n_draws": [4, 4, 3, 9, 9],
             "n_draws_left_out": [0, 0, 1, 2, 0],
             "estimand": "ATT",
@@ -367,8 +371,8 @@ def _effects_rows() -> pd.DataFrame:
         (
             "mean",
             {
-                ("ape", "industry"): (2.0, 0.4 / 2, 8.0 / 3, None, "mean_abs"),
-                ("pie", "industry"): (30.0, 2.0 / 2, np.nan, None, "mean"),
+                ("ape", "industry"): (2.0, 0.3 / 2, 8.0 / 3, None, "mean_abs"),  # sd median 0.2
+                ("pie", "industry"): (30.0, 3.0 / 2, np.nan, None, "mean"),  # sd median 2
                 ("ape", "company"): (0.375, 0.225 / 3, 0.25, None, "mean_abs"),
                 ("pie", "company"): (6.0, 0.6 / 3, np.nan, None, "mean"),
             },
@@ -401,6 +405,13 @@ def test_effect_scores_by_hand(aggregation: str, expected: dict) -> None:
         assert row["n_distributions"] == (3 if industry else 2)
         assert row["n_draws"] == (4 if industry else 9)
         assert row["n_draws_left_out"] == (1 if industry else 2)
+
+
+def test_effect_scores_of_rows_from_before_draws_were_left_out() -> None:
+    """Rows without an n_draws_left_out column (written before draws could be left out)
+    left none out."""
+    out = effect_scores(_effects_rows().drop(columns="n_draws_left_out"), "max")
+    assert (out["n_draws_left_out"] == 0).all()
 
 
 @pytest.mark.parametrize("tol", [0.0, TOL])
@@ -668,3 +679,119 @@ def test_seeded_distributions_keep_the_studys_values_only() -> None:
     assert list(out.columns) == DISTRIBUTION_COLUMNS
     assert out.index.tolist() == [0, 1, 2]
     assert out["distribution_id"].tolist() == ["v", "x", "z"]
+
+
+STUDY = pd.DataFrame({"ticker": ["A", "B", "C", "D"], "industry": ["Tech", "Tech", "Bank", "Bank"]})
+
+
+def _study_errors() -> pd.DataFrame:
+    """One system over 4 tickers x 25 days under P0 and P1: a level per ticker, noise, and
+    a true effect of P1 that differs by ticker."""
+    rng = np.random.default_rng(12)
+    days = pd.bdate_range("2021-03-01", periods=25)
+    frames = []
+    for i, ticker in enumerate(STUDY["ticker"]):
+        y0 = 2.0 + 3.0 * i + rng.gamma(2.0, 0.5, days.size)
+        for p, shift in (("P0", 0.0), ("P1", 1.0 + i)):
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "run_id": "r",
+                        "system_id": "s",
+                        "ticker": ticker,
+                        "industry": STUDY["industry"][i],
+                        "window_end_date": days,
+                        "perturbation_id": p,
+                        "max_abs_residual": y0 + shift,
+                    }
+                )
+            )
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_study_effects_default_to_one_draw_re_derived_by_hand() -> None:
+    """study_effects with its defaults (one draw, ATE, the confounder's own strata): every
+    row's draw is re-derived from the documented seed and weights, and its APE_o, APE_m
+    (unit-level brute force) and oracle recomputed from the grid."""
+    errors = _study_errors()
+    dists = study_distributions(STUDY)
+    sets = pd.DataFrame(
+        {"run_id": "r", "system_id": ["s"], "perturbation_set": "P0 P1", "has_effects": True}
+    )
+    got = study_effects(errors, sets, dists, 5)
+    assert len(got) == len(dists) == 6
+    assert (got["n_draws"] == 1).all() and (got["n_draws_left_out"] == 0).all()
+    assert got["ape_matched_sd"].isna().all()
+    wide = errors.pivot_table(
+        index=["ticker", "window_end_date"], columns="perturbation_id", values="max_abs_residual"
+    )  # rows sorted by (ticker, date): the unit order of the draws
+    grid = wide[["P0", "P1"]].to_numpy()
+    tickers = wide.index.get_level_values("ticker").to_numpy()
+    industries = tickers.copy()
+    industries[np.isin(tickers, ["A", "B"])] = "Tech"
+    industries[np.isin(tickers, ["C", "D"])] = "Bank"
+    for _, row in got.iterrows():
+        column = tickers if row["confounder"] == "company" else industries
+        u = np.random.default_rng(_seed_of(5, row["distribution_id"])).random(grid.shape[0])
+        codes = _codes_by_hand(u, column == row["favored_value"], 2.0, 1.0, 1)
+        y = grid[np.arange(codes.size), codes]
+        treated = codes == 1
+        assert row["n_treated"] == treated.sum() and row["n_control"] == (~treated).sum()
+        assert row["ape_observational"] == pytest.approx(y[treated].mean() - y[~treated].mean())
+        assert row["ape_matched"] == pytest.approx(brute_force_ape(y, treated, column, "ATE"))
+        assert row["ape_oracle"] == pytest.approx((grid[:, 1] - grid[:, 0]).mean())
+
+
+def test_draw_matrix_shapes_and_meta() -> None:
+    """Rows r * D + d; the meta frame has the distributions' columns only; no matching
+    distribution gives a (0 x units) matrix; zero draws are refused."""
+    units = pd.DataFrame(
+        {
+            "ticker": ["A", "A", "B"],
+            "industry": ["Tech", "Tech", "Bank"],
+            "window_end_date": pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-01"]),
+        }
+    )
+    dists = pd.DataFrame(
+        [["d1", "industry", "Tech", 2.0, 1.0], ["d2", "company", "B", 2.0, 1.0]],
+        columns=DISTRIBUTION_COLUMNS,
+    )
+    meta, matrix = draw_matrix(units, dists, ["P1", "P0"], 3, 2)
+    assert list(meta.columns) == DISTRIBUTION_COLUMNS
+    assert meta["distribution_id"].tolist() == ["d1", "d2"]
+    assert matrix.shape == (4, 3)
+    second = [d.codes for d in treatment_draws(units, dists, ["P0", "P1"], 3, draw=1).draws]
+    labels = np.array(["P1", "P0"])  # draw_matrix's codes index its own labels
+    assert labels[matrix[2]].tolist() == np.array(["P0", "P1"])[second[0]].tolist()
+    none = dists.assign(favored_value=["Pharma", "Z"])
+    meta, matrix = draw_matrix(units, none, ["P0", "P1"], 3, 2)
+    assert meta.empty and matrix.shape == (0, 3)
+    with pytest.raises(ValueError, match=">= 1"):
+        draw_matrix(units, dists, ["P0", "P1"], 3, 0)
+
+
+def test_assignments_come_in_run_order_whatever_the_order_of_the_sets() -> None:
+    """treatment_assignments lists run r1 before r2 even when the perturbation sets name r2
+    first, and each run's windows draw as that run alone would."""
+    days = pd.to_datetime(["2021-01-04", "2021-01-05"])
+    errors = pd.concat(
+        [
+            pd.DataFrame({"run_id": run, "ticker": t, "industry": "Tech", "window_end_date": days})
+            for run in ("r2", "r1")
+            for t in ("A", "B")
+        ],
+        ignore_index=True,
+    )
+    sets = pd.DataFrame(
+        {
+            "run_id": ["r2", "r1"],
+            "system_id": ["s", "s"],
+            "perturbation_set": "P0 P1",
+            "has_effects": True,
+        }
+    )
+    dists = pd.DataFrame([["d1", "industry", "Tech", 2.0, 1.0]], columns=DISTRIBUTION_COLUMNS)
+    out = treatment_assignments(errors, sets, dists, 4)
+    assert out["run_id"].tolist() == ["r1"] * 4 + ["r2"] * 4
+    alone = treatment_assignments(errors[errors["run_id"] == "r1"], sets.tail(1), dists, 4)
+    assert out.head(4)["perturbation_id"].tolist() == alone["perturbation_id"].tolist()
