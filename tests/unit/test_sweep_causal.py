@@ -1,10 +1,11 @@
-"""The causal method (tsrate.methods.causal: matching, estimators, distributions, effects)
-against values worked out independently of the code: hand-computed small cases, a
-brute-force unit-level nearest-propensity matching written from the definition, and the
-confounded draw re-derived from its documented seed and inverse-CDF rule.
+"""The causal method (tsrate.methods.causal: matching, estimators, distributions, effects,
+assignment) against values worked out independently of the code: hand-computed small
+cases, a brute-force unit-level nearest-propensity matching written from the definition,
+and the confounded draw re-derived from its documented seed and inverse-CDF rule.
 
-Written for the mutation sweep (tests/planted/mutate.py): each test pins exact values, so a
-changed coefficient, bound, weight or comparison in these files changes a checked number.
+Written for the mutation sweep (tests/planted/mutate.py; its survivors are
+tests/planted/sweep_causal.json): each test pins exact values, so a changed coefficient,
+bound, weight, tie rule or comparison in these files changes a checked number.
 """
 
 from __future__ import annotations
