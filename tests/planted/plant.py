@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -94,5 +95,13 @@ def main() -> int:
     return 1 if missed else 0
 
 
+def _terminated(signum, frame):  # SIGTERM as Ctrl-C: the planted file is restored (finally)
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("plant.py: interrupted; the planted file was restored")
