@@ -8,7 +8,8 @@ Each spec file is a JSON list of planted errors: ``{"id", "file", "old", "new", 
 the pytest arguments that ought to catch it; optional ``nth`` when ``old`` occurs more than
 once, optional ``desc``). For each, the file is changed in ``--repo`` (a clone: its files are
 rewritten and always restored), the tests run with ``-x`` in one process, and one line says
-CAUGHT (a test failed), MISSED (they passed: a gap in the tests) or SKIP (the text is gone:
+CAUGHT (a test failed), MISSED (they passed: a gap in the tests), BAD TESTS (pytest could not
+run them, e.g. a test file that does not exist) or SKIP (the text is gone:
 the code moved on; update the spec). An error that changes nothing the code can produce
 carries ``"equivalent": "why"`` and is reported as EQUIVALENT when missed. Results are also
 appended as JSON lines to ``--out``. Exit status 1 when any other error was missed.
@@ -63,7 +64,9 @@ def run_one(repo: Path, error: dict, timeout: int) -> dict:
     finally:
         path.write_text(text)
     failed = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    status = "MISSED" if code == 0 else "NO TESTS" if code == 5 else "CAUGHT"
+    # pytest's exit 4 is a usage error (e.g. a test file that does not exist): nothing ran,
+    # so nothing was caught
+    status = {0: "MISSED", 4: "BAD TESTS", 5: "NO TESTS"}.get(code, "CAUGHT")
     if status == "MISSED" and error.get("equivalent"):
         status = "EQUIVALENT"
     seconds = round(time.perf_counter() - started, 1)
@@ -87,7 +90,7 @@ def main() -> int:
             if options.only and error["id"] not in options.only:
                 continue
             result = run_one(repo, error, options.timeout)
-            missed += result["status"] == "MISSED"
+            missed += result["status"] in ("MISSED", "BAD TESTS")
             print(f"{spec.stem} {result['id']}: {result['status']} {result['failed']}", flush=True)
             if options.out:
                 with options.out.open("a") as out:
