@@ -1,0 +1,144 @@
+"""Gaps the mutation sweep found in the decoding helpers of the language-model systems.
+
+Every expectation here is worked by hand (vocabulary entries, replies and their numbers) or
+written from the definition with numpy, never taken from the product's own functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tsrate.systems import numeric_decoding
+
+
+def test_token_surface_reads_byte_tokens_in_hexadecimal_and_sentencepiece_spaces():
+    # 0x2C = 44 = ","; 0x0A = 10 = newline; 0x2D = 45 = "-"
+    assert numeric_decoding.token_surface("<0x2C>") == ","
+    assert numeric_decoding.token_surface("<0x0A>") == "\n"
+    assert numeric_decoding.token_surface("<0x2d>") == "-"
+    assert numeric_decoding.token_surface("▁12") == " 12"
+    assert numeric_decoding.token_surface("Ġ3Ċ") == " 3\n"
+
+
+class _Vocabulary:
+    """A tokenizer over a fixed list: ``tokens`` as the vocabulary's strings, ``texts`` as
+    what ``decode`` makes of each (they may differ, as for real byte-level tokenizers)."""
+
+    def __init__(self, tokens, texts, eos_token_id):
+        self.tokens = tokens
+        self.texts = texts
+        self.eos_token_id = eos_token_id
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def convert_ids_to_tokens(self, ids):
+        return [self.tokens[i] for i in ids]
+
+    def decode(self, ids):
+        return "".join(self.texts[i] for i in ids)
+
+
+def _vocabulary(eos_token_id):
+    full = "0123456789.,-+ \n"
+    entries = [
+        ("<pad>", ""),  # 0: not numeric
+        ("1", "1"),  # 1: a digit
+        ("▁2", " 2"),  # 2: a digit after a space
+        ("<0x0A>", "\n"),  # 3: a byte token, newline
+        ("abc", "abc"),  # 4: letters
+        (None, ""),  # 5: a hole in the vocabulary
+        ("7", "7x"),  # 6: looks numeric, decodes to more than a number
+        ("", ""),  # 7: decodes to nothing
+        ("xyz", "5"),  # 8: its string is not numeric (the cheap pass drops it)
+        (full, full),  # 9: every numeric character at once
+        ("<eos>", ""),  # 10
+        ("<eot>", ""),  # 11
+    ]
+    tokens = [t for t, _ in entries]
+    texts = [x for _, x in entries]
+    return _Vocabulary(tokens, texts, eos_token_id)
+
+
+def test_numeric_token_ids_keep_tokens_numeric_by_string_and_by_decoding_plus_the_ends():
+    ids = numeric_decoding.numeric_token_ids(_vocabulary(10), eos_ids=[11])
+    assert ids == [1, 2, 3, 9, 10, 11]
+    # a tokenizer without an end-of-sequence id: only the extra end ids are added
+    assert numeric_decoding.numeric_token_ids(_vocabulary(None), eos_ids=(11,)) == [1, 2, 3, 9, 11]
+
+
+class _Model:
+    def __init__(self, head):
+        self.head = head
+
+    def get_output_embeddings(self):
+        return self.head
+
+    def set_output_embeddings(self, head):
+        self.head = head
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_restricted_head_writes_the_allowed_logits_at_their_indices_and_the_rest_lowest(bias):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    vocab, width = 10, 4
+    head = torch.nn.Linear(width, vocab, bias=bias)
+    model = _Model(head)
+    allowed = [1, 4, 7]
+    hidden = torch.randn(2, 3, width)
+    weight = head.weight.detach().numpy().astype(float)
+    offset = head.bias.detach().numpy().astype(float) if bias else np.zeros(vocab)
+    h = hidden.numpy().astype(float)
+    with numeric_decoding.restricted_head(model, allowed) as small:
+        assert model.head is small
+        assert "allowed" not in small.state_dict()  # the index is not a saved weight
+        with torch.no_grad():
+            logits = small(hidden).numpy().astype(float)
+    assert model.head is head
+    assert logits.shape == (2, 3, vocab)
+    expected = np.full((2, 3, vocab), float(torch.finfo(torch.float32).min))
+    for k in allowed:
+        expected[..., k] = h @ weight[k] + offset[k]
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+    # greedy over the restricted head picks the best allowed token, by hand
+    best = np.array(allowed)[np.argmax(h @ weight[allowed].T + offset[allowed], axis=-1)]
+    np.testing.assert_array_equal(logits.argmax(-1), best)
+
+
+def test_a_reply_without_any_separator_is_not_complete():
+    assert not numeric_decoding.ForecastComplete(None, 0, 1).done("12")
+    assert numeric_decoding.ForecastComplete(None, 0, 1).done("12,")
+
+
+class _Replies:
+    """batch_decode of fixed replies; records whether special tokens were skipped."""
+
+    def __init__(self, replies):
+        self.replies = replies
+        self.skipped = None
+
+    def batch_decode(self, ids, skip_special_tokens=False):
+        self.skipped = skip_special_tokens
+        return self.replies
+
+
+def test_the_stop_rule_reads_each_row_without_special_tokens_after_the_prompt():
+    torch = pytest.importorskip("torch")
+    tokenizer = _Replies(["1, 2, 3,", "1, 2"])
+    stop = numeric_decoding.ForecastComplete(tokenizer, 2, 3)
+    done = stop(torch.zeros((2, 5), dtype=torch.long))
+    assert done.tolist() == [True, False]
+    assert tokenizer.skipped is True
+
+
+def test_lead_in_budget_and_completion():
+    # the free-text opening is decoded with the full head for at most 24 tokens
+    assert numeric_decoding.LEAD_IN_TOKENS == 24
+    assert numeric_decoding.lead_in("7") == ("", True)
+    assert numeric_decoding.lead_in("  .5") == ("", True)
+    complete = numeric_decoding.LeadInComplete(None, 0, 0)
+    assert complete.done("Sure:\n") is True
+    assert complete.done("The next") is False
+    assert complete.done("3") is True
