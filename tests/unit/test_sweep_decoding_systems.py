@@ -142,3 +142,98 @@ def test_lead_in_budget_and_completion():
     assert complete.done("Sure:\n") is True
     assert complete.done("The next") is False
     assert complete.done("3") is True
+
+
+# -- closed answers (choice_decoding) -------------------------------------------------------
+
+
+def test_choice_trie_allows_the_next_tokens_of_the_answers_the_reply_begins():
+    from tsrate.systems.choice_decoding import ChoiceTrie
+
+    trie = ChoiceTrie([[5, 6], [5, 7, 8], [9], []], eos_ids=[2, 1, 2])
+    assert trie.allowed([]) == [5, 9]
+    assert trie.allowed([5]) == [6, 7]
+    assert trie.allowed([5, 7]) == [8]
+    assert trie.allowed([5, 6]) == [1, 2]  # a whole answer: only the end
+    assert trie.allowed([5, 7, 8]) == [1, 2]
+    assert trie.allowed([9]) == [1, 2]
+    assert trie.allowed([3]) == [1, 2]  # nothing continues: the end
+    assert trie.tokens() == [1, 2, 5, 6, 7, 8, 9]
+    assert trie.max_tokens() == 4  # three tokens of "5 7 8" and the end
+    # a whole answer that another continues: the end or the continuation
+    assert ChoiceTrie([[5], [5, 6]], eos_ids=[0]).allowed([5]) == [0, 6]
+    with pytest.raises(ValueError):
+        ChoiceTrie([[], []], eos_ids=[0])
+
+
+def test_admissible_keeps_only_spellings_read_as_the_same_answer():
+    from tsrate.systems.choice_decoding import admissible, spellings
+
+    assert spellings("Up") == ["Up", " Up", "up", " up", "UP", " UP"]
+    # a parser that reads only lower-case "up"/"down" (after stripping)
+    reads = {"up": "up", "down": "down"}
+    got = admissible(["up", "Down", "sideways"], lambda t: reads.get(t.strip()))
+    assert got == ["up", " up"]  # "Down" is unreadable as written, "sideways" always
+    # a parser that reads every case as the lower-case answer
+    got = admissible(["no"], lambda t: t.strip().lower() if t.strip().lower() == "no" else None)
+    assert got == ["no", " no", "No", " No", "NO", " NO"]
+
+
+class _Characters:
+    """A vocabulary of strings; ``decode`` joins them (special tokens dropped when asked)."""
+
+    def __init__(self, tokens, special=()):
+        self.tokens = tokens
+        self.special = set(special)
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def convert_ids_to_tokens(self, ids):
+        return [self.tokens[i] for i in ids]
+
+    def decode(self, ids, skip_special_tokens=False):
+        return "".join(
+            self.tokens[i] for i in ids if not (skip_special_tokens and i in self.special)
+        )
+
+
+def test_candidate_tokens_are_the_non_empty_tokens_made_of_the_characters():
+    from tsrate.systems.choice_decoding import candidate_tokens
+
+    vocabulary = _Characters(["1", None, "", "▁2", "a", "12", "<0x2C>", "1a"])
+    assert candidate_tokens(vocabulary, "0123456789 ") == [0, 3, 5]
+    assert candidate_tokens(vocabulary, "0123456789 ,") == [0, 3, 5, 6]
+    assert candidate_tokens(vocabulary, "21") == [0, 5]  # "12" uses every character
+
+
+def test_choice_trie_of_writes_the_answers_without_special_tokens():
+    from tsrate.systems.choice_decoding import ChoiceTrie
+
+    def tokenizer(text, add_special_tokens=True):
+        ids = [ord(c) for c in text]
+        return {"input_ids": ([1] if add_special_tokens else []) + ids}
+
+    trie = ChoiceTrie.of(tokenizer, ["ab", "c"], eos_ids=[0])
+    assert trie.allowed([]) == [ord("a"), ord("c")]
+    assert trie.allowed([ord("a")]) == [ord("b")]
+
+
+def test_pattern_answers_follow_the_partial_match_and_stop_at_the_cap():
+    from tsrate.systems.choice_decoding import PatternAnswer, prefix_function
+
+    # ids: 0 end of sequence, 1 "1", 2 "2", 3 ".", 4 "x", 5 "12"
+    vocabulary = _Characters(["<eos>", "1", "2", ".", "x", "12"], special=[0])
+    number = PatternAnswer(vocabulary, r"\d+\.\d", "0123456789.", eos_ids=[0], limit=4)
+    assert number.allowed([]) == [1, 2, 5]  # "." cannot start "d+.d"
+    assert number.allowed([1]) == [1, 2, 3, 5]
+    assert number.allowed([1, 3]) == [1, 2]  # one digit after the point, not "12"
+    assert number.allowed([1, 3, 2]) == [0]  # whole, nothing continues: the end
+    assert number.allowed([1, 1, 1, 1]) == [0]  # four tokens: the cap
+    assert number.allowed([1, 0]) == [0]  # ended
+    assert number.tokens() == [0, 1, 2, 3, 5]
+    assert number.max_tokens() == 5
+    short = PatternAnswer(vocabulary, r"\d{1,2}", "0123456789.", eos_ids=[0], limit=3)
+    assert short.allowed([1]) == [0, 1, 2]  # whole and continuable
+    step = prefix_function([short, number], prompt_length=2)
+    assert step(1, np.array([7, 7, 1, 3])) == [1, 2]
