@@ -237,3 +237,65 @@ def test_pattern_answers_follow_the_partial_match_and_stop_at_the_cap():
     assert short.allowed([1]) == [0, 1, 2]  # whole and continuable
     step = prefix_function([short, number], prompt_length=2)
     assert step(1, np.array([7, 7, 1, 3])) == [1, 2]
+
+
+# -- the LLM forecaster's prompt and reply parsing (llm) -------------------------------------
+
+
+def test_parse_reads_the_longest_run_and_exactly_the_horizon():
+    from tsrate.systems.llm import parse_forecast
+
+    # the runs are "2" (in the lead-in) and "7, 8, 9": the longest is the forecast
+    np.testing.assert_array_equal(parse_forecast("Next 2 days and one: 7, 8, 9", 3), [7, 8, 9])
+    # exactly as many numbers as the horizon is enough
+    np.testing.assert_array_equal(parse_forecast("4.5, -1, .25", 3), [4.5, -1.0, 0.25])
+    # a numbered list of exactly the horizon: the values, not the item numbers
+    np.testing.assert_array_equal(parse_forecast("1. 10\n2. 11\n3. 12", 3), [10, 11, 12])
+
+
+def test_parse_refuses_blank_replies_and_any_infinite_value():
+    from tsrate.systems.llm import ReplyParseError, parse_forecast
+
+    with pytest.raises(ReplyParseError, match="empty reply"):
+        parse_forecast(" \n\t", 2)
+    with pytest.raises(ReplyParseError, match="empty reply"):
+        parse_forecast(None, 2)
+    with pytest.raises(ReplyParseError, match="not finite"):
+        parse_forecast("1, 1e999, 3", 3)  # one infinite value among finite ones
+
+
+def test_failed_rows_keep_their_raw_reply():
+    from tsrate.systems.llm import parse_replies
+
+    out = parse_replies(["1, 2", "no idea", None], 2)
+    np.testing.assert_array_equal(out.values[0], [1, 2])
+    assert np.isnan(out.values[1:]).all()
+    assert [(f.row, f.raw_text) for f in out.failures] == [(1, "no idea"), (2, "")]
+
+
+def test_prompt_digest_hashes_the_numeric_templates_unless_asked_for_the_image_ones():
+    import hashlib
+
+    from tsrate.systems import llm
+
+    def digest(*templates):
+        return hashlib.sha256("\x00".join(templates).encode()).hexdigest()[:12]
+
+    assert llm.prompt_digest() == digest(llm.SYSTEM_PROMPT, llm.USER_PROMPT)
+    assert llm.prompt_digest(True) == digest(llm.SYSTEM_PROMPT, llm.USER_PROMPT_IMAGE)
+
+
+def test_window_plots_are_png_urls_and_only_p6_needs_a_sentiment_system():
+    import base64
+
+    from tsrate.systems import llm
+
+    contexts = np.array([[1.0, 2.0, 3.0, 2.5], [4.0, 3.0, np.nan, 5.0]])
+    images = llm.window_images(contexts, "P0", 16)  # no sentiment system needed
+    assert images.shape == (2, 16, 16, 3) and images.dtype == np.uint8
+    url = llm.png_data_url(images[0])
+    head = "data:image/png;base64,"
+    assert url.startswith(head)
+    assert base64.b64decode(url[len(head) :])[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(Exception, match="P6 needs a sentiment system"):
+        llm.window_images(contexts, "P6", 16)
