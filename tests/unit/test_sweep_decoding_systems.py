@@ -299,3 +299,28 @@ def test_window_plots_are_png_urls_and_only_p6_needs_a_sentiment_system():
     assert base64.b64decode(url[len(head) :])[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(Exception, match="P6 needs a sentiment system"):
         llm.window_images(contexts, "P6", 16)
+
+
+def test_sampled_replies_served_from_the_cache_are_counted_one_per_sample(tmp_path):
+    from tsrate.systems.llm import LlmSettings, LlmSystem
+
+    settings = LlmSettings(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key_env="",
+        retries=0,
+        cache_dir=str(tmp_path / "cache"),
+    )
+    system = LlmSystem("m", settings)
+    asked = []
+
+    def request(messages, temperature=None, n=None):
+        asked.append(n)
+        return [f"r{k}" for k in range(n)]
+
+    system._request = request
+    chat = [{"role": "user", "content": "go"}]
+    assert system.sample(chat, [0, 1, 2], 0.5) == ["r0", "r1", "r2"]
+    assert system.cache_hits == 0
+    assert system.sample(chat, [2, 0, 1, 3], 0.5) == ["r2", "r0", "r1", "r0"]
+    assert asked == [3, 1] and system.cache_hits == 3
