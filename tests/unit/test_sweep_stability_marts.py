@@ -545,8 +545,10 @@ def test_worst_distributions_break_ties_by_the_first_distribution_id():
 
 def test_a_mean_over_distributions_resamples_every_distribution_whatever_top_k():
     """top_k limits the work only for the max aggregation: a mean needs every distribution,
-    so top_k = 1 gives the same resamples as top_k = 0 (all)."""
+    so top_k = 1 or 2 gives the same resamples as top_k = 0 (all), and every multiplicity 1
+    gives the published mean over distributions (perturbation_effect_scores)."""
     from tests.unit.test_stability_draws import SETTINGS, _inputs, _published
+    from tsrate.methods.causal.effects import effect_scores
 
     errors, sets, distributions, dates = _inputs()
     effects, _ = _published(errors, sets, distributions)
@@ -554,11 +556,149 @@ def test_a_mean_over_distributions_resamples_every_distribution_whatever_top_k()
     weights = np.vstack([np.ones(dates.size), np.resize([2.0, 0.0, 1.0], dates.size)])
     args = (sets, distributions, "r1", dates, weights, settings)
     every = effect_resamples(errors, effects, 0, *args)
-    top_one = effect_resamples(errors, effects, 1, *args)
-    assert (
-        set(every) == set(top_one) == {"ape_company", "ape_industry", "pie_company", "pie_industry"}
-    )
+    assert set(every) == {"ape_company", "ape_industry", "pie_company", "pie_industry"}
+    # resample 0 draws every date once: the published scores of the mean aggregation
+    published = effect_scores(effects, "mean").set_index(["metric", "system_id", "perturbation_id"])
     for metric, (keys, boot) in every.items():
-        pd.testing.assert_frame_equal(top_one[metric][0], keys)
-        np.testing.assert_allclose(top_one[metric][1], boot, rtol=1e-12, err_msg=metric)
-        assert np.isfinite(boot).all()
+        index = pd.MultiIndex.from_arrays(
+            [[metric] * len(keys), keys["system_id"], keys["perturbation_id"]]
+        )
+        want = published["raw_score"].reindex(index).to_numpy()
+        np.testing.assert_allclose(boot[0], want, rtol=1e-10, err_msg=metric)
+    for top_k in (1, 2):
+        top = effect_resamples(errors, effects, top_k, *args)
+        assert set(top) == set(every)
+        for metric, (keys, boot) in every.items():
+            pd.testing.assert_frame_equal(top[metric][0], keys)
+            np.testing.assert_allclose(top[metric][1], boot, rtol=1e-12, err_msg=metric)
+            assert np.isfinite(boot).all()
+
+
+def test_effect_resamples_of_systems_with_different_perturbation_sets():
+    """'flat' is run on P0 P1 P2 and 'moved' on P0 P1 only: with every multiplicity 1 the
+    resampled APE_m / PIE % of both sets, side by side, are the published scores
+    (perturbation_effects -> perturbation_effect_scores, with the worst case over
+    distributions)."""
+    from tests.unit.test_stability_draws import SEED, SETTINGS, _inputs
+    from tsrate.methods.causal.effects import effect_scores, study_effects
+
+    errors, sets, distributions, dates = _inputs()
+    sets = sets.assign(perturbation_set=["P0 P1 P2", "P0 P1"])
+    effects = study_effects(errors, sets, distributions, SEED, draws=3, estimand="ATE")
+    published = effect_scores(effects, "max").set_index(["metric", "system_id", "perturbation_id"])
+    ones = np.ones((2, dates.size))
+    resamples = effect_resamples(
+        errors, effects, 0, sets, distributions, "r1", dates, ones, SETTINGS
+    )
+    assert set(resamples) == {"ape_company", "ape_industry", "pie_company", "pie_industry"}
+    for metric, (keys, boot) in resamples.items():
+        assert sorted(zip(keys["system_id"], keys["perturbation_id"], strict=True)) == [
+            ("flat", "P1"),
+            ("flat", "P2"),
+            ("moved", "P1"),
+        ]
+        index = pd.MultiIndex.from_arrays(
+            [[metric] * len(keys), keys["system_id"], keys["perturbation_id"]]
+        )
+        want = published["raw_score"].reindex(index).to_numpy()
+        np.testing.assert_allclose(boot, [want, want], rtol=1e-10, err_msg=metric)
+
+
+def accuracy_only_inputs(n_dates: int = 10):
+    """Two systems, accuracy metrics only (no robustness scores, no effects)."""
+    dates = pd.bdate_range("2024-01-01", periods=n_dates)
+    rng = np.random.default_rng(0)
+    rows = []
+    for system, ticker, date in itertools.product(("S1", "S2"), ("AAA", "BBB"), dates):
+        rows.append(("r1", system, "P0", ticker, "Tech", date, rng.random(), 1 + rng.random()))
+    columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
+    columns += ["window_end_date", "smape", "mase"]
+    errors = pd.DataFrame(rows, columns=columns).assign(
+        sign_accuracy=50.0, max_abs_residual=rng.random(len(rows))
+    )
+    no_scores = pd.DataFrame(
+        columns=["run_id", "metric", "system_id", "perturbation_id", "raw_score", "max_score"]
+    )
+    no_effects = pd.DataFrame(
+        columns=["run_id", "system_id", "distribution_id", "confounder", "perturbation_id"]
+        + ["ape_matched", "pie_percent"]
+    )
+    sets = pd.DataFrame(
+        {
+            "run_id": "r1",
+            "system_id": ["S1", "S2"],
+            "perturbation_set": "P0",
+            "has_effects": False,
+        }
+    )
+    return errors, no_scores, no_effects, sets
+
+
+@pytest.mark.parametrize("asked,used", [(4, 4), (1, 1), (0, 1), (100, 10)])
+def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked, used):
+    """The block length is the setting, at least 1 and at most the 10 window dates."""
+    from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
+    from tsrate.robustness.marts.stability import COLUMNS, rating_stability
+
+    errors, no_scores, no_effects, sets = accuracy_only_inputs()
+    settings = dict(
+        rating_levels=3,
+        bootstrap_resamples=5,
+        bootstrap_block_length=asked,
+        bootstrap_seed=1,
+        bootstrap_confidence=0.9,
+        robustness_outcome="max_abs_residual",
+        matching_estimand="ATE",
+        distribution_aggregation="max",
+        bootstrap_effect_distributions=0,
+        causal_seed=0,
+        treatment_draws=1,
+        effect_strata="confounder",
+    )
+    no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
+    out = rating_stability(errors, no_scores, no_effects, LEVELS, sets, no_distributions, settings)
+    assert set(out["metric"]) == {"smape", "mase", "sign_accuracy"}
+    assert out["block_length"].eq(used).all()
+    assert list(out.columns) == COLUMNS
+    assert isinstance(out.index, pd.RangeIndex)
+    # only sign accuracy is higher-is-better
+    assert (out["higher_is_better"] == (out["metric"] == "sign_accuracy")).all()
+
+
+def test_rating_stability_takes_each_runs_own_published_wrs():
+    """Two runs of the same systems: each run's wrs_industry rows carry that run's published
+    score (r1: 0.6 and 1.8, r2: 2.4 and 0.0), not the other run's."""
+    from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
+    from tsrate.robustness.marts.stability import rating_stability
+
+    errors, _, no_effects, sets = accuracy_only_inputs()
+    errors = errors.assign(industry=np.where(errors["ticker"] == "AAA", "Tech", "Bank"))
+    errors = pd.concat([errors, errors.assign(run_id="r2")], ignore_index=True)
+    sets = pd.concat([sets, sets.assign(run_id="r2")], ignore_index=True)
+    published = {("r1", "S1"): 0.6, ("r1", "S2"): 1.8, ("r2", "S1"): 2.4, ("r2", "S2"): 0.0}
+    scores = pd.DataFrame(
+        [
+            dict(run_id=r, metric="wrs_industry", system_id=s, perturbation_id="P0")
+            | dict(raw_score=v, max_score=2.4)
+            for (r, s), v in published.items()
+        ]
+    )
+    settings = dict(
+        rating_levels=3,
+        bootstrap_resamples=5,
+        bootstrap_block_length=3,
+        bootstrap_seed=1,
+        bootstrap_confidence=0.9,
+        robustness_outcome="max_abs_residual",
+        matching_estimand="ATE",
+        distribution_aggregation="max",
+        bootstrap_effect_distributions=0,
+        causal_seed=0,
+        treatment_draws=1,
+        effect_strata="confounder",
+    )
+    no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
+    out = rating_stability(errors, scores, no_effects, LEVELS, sets, no_distributions, settings)
+    wrs = out.loc[out["metric"] == "wrs_industry"].drop_duplicates(["run_id", "system_id"])
+    got = {(r, s): v for r, s, v in wrs[["run_id", "system_id", "raw_score"]].to_numpy()}
+    assert got == published
