@@ -702,3 +702,244 @@ def test_rating_stability_takes_each_runs_own_published_wrs():
     wrs = out.loc[out["metric"] == "wrs_industry"].drop_duplicates(["run_id", "system_id"])
     got = {(r, s): v for r, s, v in wrs[["run_id", "system_id", "raw_score"]].to_numpy()}
     assert got == published
+
+
+# --------------------------------------------------------------------------- ratings mart
+
+
+def test_score_table_and_assigned_ratings_carry_outcome_view_and_ideal():
+    """score_table stacks robustness rows (their outcome) and accuracy rows (no outcome, in
+    the default view); assigned_ratings keeps both and rates a lone WRS against ideal 0 and
+    its max_score: 1.8 of 2.4 -> ceil(3 * 1.8 / 2.4) = ceil(2.25) = 3 for both analyses
+    (an ideal of 1 would give ceil(3 * 0.8 / 1.4) = 2); a lone SMAPE has no ideal: null."""
+    from tsrate.robustness.marts.ratings import assigned_ratings, score_table
+
+    keys = dict(run_id="r1", perturbation_id="P1", system_id="a")
+    robustness = pd.DataFrame(
+        [
+            keys
+            | dict(metric=m, higher_is_better=False, outcome="max_abs_residual")
+            | dict(is_default_outcome=True, raw_score=1.8, max_score=2.4, score_spread=np.nan)
+            for m in ("wrs_industry", "wrs_company")
+        ]
+    )
+    accuracy = pd.DataFrame(
+        [keys | dict(metric="smape", higher_is_better=False, mean=0.4)]
+        + [keys | dict(metric="mase", higher_is_better=False, mean=np.nan)]  # undefined: left out
+    )
+    table = score_table(robustness, accuracy)
+    assert sorted(table.columns) == sorted(
+        ["run_id", "metric", "perturbation_id", "system_id", "higher_is_better", "outcome"]
+        + ["is_default_outcome", "raw_score", "max_score", "score_spread", "metric_family"]
+    )
+    assert list(table["metric"]) == ["wrs_industry", "wrs_company", "smape"]
+    smape = table.iloc[2]
+    assert (smape["raw_score"], smape["metric_family"]) == (0.4, "accuracy")
+    assert smape["outcome"] is None and bool(smape["is_default_outcome"])
+    rated = assigned_ratings(table, 3).set_index("metric")
+    assert rated.loc["wrs_industry", "rating"] == 3
+    assert rated.loc["wrs_company", "rating"] == 3
+    assert pd.isna(rated.loc["smape", "rating"])
+    assert rated.loc["wrs_industry", "outcome"] == "max_abs_residual"
+    assert pd.isna(rated.loc["smape", "outcome"])
+    assert bool(rated.loc["smape", "is_default_outcome"])
+
+
+def test_leave_one_out_adds_no_sign_accuracy_above_its_maximum_of_100():
+    """Sign accuracy a = 50, b = 100 on 3 levels: distinct [50, 100] split [50] [100] [] ->
+    a 1, b 2. A new system can score below 50 (at 25: [25] [50] [100] -> b 3) or between (at
+    75: [50] [75] [100] -> b 3), never above 100: so b's ratings with one added are 3 and 3
+    (a place above 100 would leave b at 2)."""
+    from tsrate.robustness.marts.ratings import assigned_ratings, leave_one_out
+
+    scores = pd.DataFrame(
+        {
+            "run_id": "r1",
+            "metric": "sign_accuracy",
+            "perturbation_id": "P1",
+            "system_id": ["a", "b"],
+            "higher_is_better": True,
+            "metric_family": "accuracy",
+            "outcome": None,
+            "is_default_outcome": True,
+            "raw_score": [50.0, 100.0],
+            "max_score": np.nan,
+            "score_spread": np.nan,
+        }
+    )
+    loo = leave_one_out(assigned_ratings(scores, 3), 3).set_index("system_id")
+    assert loo.loc["b", "rating"] == 2
+    assert (loo.loc["b", "rating_min_one_added"], loo.loc["b", "rating_max_one_added"]) == (3, 3)
+
+
+def test_leave_one_out_uses_the_groups_largest_worst_value_and_a_place_above_zero():
+    """* wrs_industry, a and b tied at 1.2 with max_score 2.4 and 4.8: the group's worst
+      value is the larger, 4.8, as in the published ratings: ceil(3 * 1.2 / 4.8) = 1 (2.4
+      would give 2); the outcome is carried;
+    * mase (no ideal, no upper bound), a lone 0.0: not rated (null); a new system can only
+      score above it (at 0 + max(1, 0) = 1): [0] [1] -> a is rated 1, a change."""
+    from tsrate.robustness.marts.ratings import assigned_ratings, leave_one_out
+
+    common = dict(run_id="r1", perturbation_id="P1", score_spread=np.nan, is_default_outcome=True)
+    wrs = dict(metric="wrs_industry", higher_is_better=False, metric_family="robustness")
+    wrs |= dict(outcome="max_abs_residual")
+    mase = dict(metric="mase", higher_is_better=False, metric_family="accuracy", outcome=None)
+    scores = pd.DataFrame(
+        [
+            common | wrs | dict(system_id="a", raw_score=1.2, max_score=2.4),
+            common | wrs | dict(system_id="b", raw_score=1.2, max_score=4.8),
+            common | mase | dict(system_id="a", raw_score=0.0, max_score=np.nan),
+        ]
+    )
+    loo = leave_one_out(assigned_ratings(scores, 3), 3).set_index(["metric", "system_id"])
+    for system in ("a", "b"):
+        row = loo.loc[("wrs_industry", system)]
+        assert row["rating"] == 1 and row["outcome"] == "max_abs_residual"
+        assert (row["rating_min_one_removed"], row["rating_max_one_removed"]) == (1, 1)
+    lone = loo.loc[("mase", "a")]
+    assert pd.isna(lone["rating"]) and pd.isna(lone["outcome"])
+    assert (lone["rating_min_one_added"], lone["rating_max_one_added"]) == (1, 1)
+    assert bool(lone["changes_if_one_added"])
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+#: task errors (6 tasks, tickers X X Y Y Z Z) with ties and clipping; relative errors:
+#: a [1, .5, .01 (0.005 clipped), 1, 2, 1], b [.5, .5, .01 (0.001 clipped), 2, 1, .5],
+#: c [3, 1, 1, .5, 100 (200 clipped), .5], the baseline 1 everywhere.
+BOARD = {
+    "seasonal_naive": [1.0, 2.0, 1.0, 4.0, 1.0, 2.0],
+    "a": [1.0, 1.0, 0.005, 4.0, 2.0, 2.0],
+    "b": [0.5, 1.0, 0.001, 8.0, 1.0, 1.0],
+    "c": [3.0, 2.0, 1.0, 2.0, 200.0, 1.0],
+}
+TICKERS = ["X", "X", "Y", "Y", "Z", "Z"]
+
+
+def board_tasks(errors: dict[str, list[float]], tickers=TICKERS) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            dict(run_id="r", scope="all", metric="mase", task_id=f"{t} P1.{i}", block_id=t)
+            | dict(system_id=system, test_error=value)
+            for system, values in errors.items()
+            for i, (t, value) in enumerate(zip(tickers, values, strict=True))
+        ]
+    )
+
+
+def fev_scores(relative: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Skill (1 - geometric mean), win rate (lower: 1, tie: 1/2, averaged over the other
+    systems) and average rank (ties averaged) of a (tasks x systems) relative-error table,
+    written out loop by loop."""
+    n_tasks, n_sys = relative.shape
+    skill = np.array(
+        [1 - math.exp(sum(math.log(v) for v in relative[:, j]) / n_tasks) for j in range(n_sys)]
+    )
+    win = np.full(n_sys, np.nan)
+    if n_sys > 1:
+        for j in range(n_sys):
+            shares = []
+            for k in range(n_sys):
+                if k != j:
+                    points = [
+                        1.0 if x < y else 0.5 if x == y else 0.0 for x, y in relative[:, [j, k]]
+                    ]
+                    shares.append(sum(points) / n_tasks)
+            win[j] = sum(shares) / len(shares)
+    ranks = np.array([sps.rankdata(row, method="average") for row in relative]).mean(axis=0)
+    return skill, win, ranks
+
+
+def test_leaderboard_of_four_systems_with_ties_against_a_direct_computation():
+    """Every score of the mart from the definitions: skill, win rate (ties 1/2, the mean
+    over three other systems -- not their median), average rank (mean over tasks of the
+    average-tie ranks -- not the median), and the 95 % block-bootstrap intervals (tickers
+    drawn with replacement by NumPy's generator with the mart's seed, all of a drawn ticker's
+    tasks taken, the 2.5 % and 97.5 % quantiles over resamples)."""
+    from tsrate.robustness.marts.leaderboard import leaderboard
+
+    systems = sorted(BOARD)
+    raw = np.array([BOARD[s] for s in systems]).T
+    relative = np.clip(raw / raw[:, [systems.index("seasonal_naive")]], 0.01, 100.0)
+    skill, win, ranks = fev_scores(relative)
+    rng = np.random.default_rng(9)
+    blocks = np.array(TICKERS)
+    unique = np.unique(blocks)
+    boot_skill, boot_win = [], []
+    for drawn in rng.integers(0, len(unique), size=(40, len(unique))):
+        rows_ = np.concatenate([np.flatnonzero(blocks == unique[i]) for i in drawn])
+        s, w, _ = fev_scores(relative[rows_])
+        boot_skill.append(s)
+        boot_win.append(w)
+    board = leaderboard(board_tasks(BOARD), n_resamples=40, seed=9).set_index("system_id")
+    board = board.loc[systems]
+    np.testing.assert_allclose(board["skill_score"], skill, rtol=1e-12)
+    np.testing.assert_allclose(board["win_rate"], win, rtol=1e-12)
+    np.testing.assert_allclose(board["average_rank"], ranks, rtol=1e-12)
+    low, high = np.quantile(boot_skill, [0.025, 0.975], axis=0)
+    np.testing.assert_allclose(board["skill_score_lower"], low, rtol=1e-10)
+    np.testing.assert_allclose(board["skill_score_upper"], high, rtol=1e-10)
+    low, high = np.quantile(boot_win, [0.025, 0.975], axis=0)
+    np.testing.assert_allclose(board["win_rate_lower"], low, rtol=1e-10)
+    np.testing.assert_allclose(board["win_rate_upper"], high, rtol=1e-10)
+    assert (board["n_tasks"] == 6).all() and board["reason"].isna().all()
+    # the example tells the rules apart: the median of the per-task ranks is not their mean,
+    # and some relative errors are clipped at either end
+    per_task = np.array([sps.rankdata(row, method="average") for row in relative])
+    assert not np.allclose(np.median(per_task, axis=0), ranks)
+    assert (relative == 0.01).sum() == 2 and (relative == 100.0).sum() == 1
+
+
+def test_leaderboard_of_two_systems_and_of_the_baseline_alone():
+    """Two systems: win rates and their intervals are defined, no reason. The baseline
+    alone: skill 0 (every relative error 1), no win rate, the reason says why; with two
+    tickers or more its skill interval is [0, 0]; with one ticker there is no interval at
+    all (a resample could only repeat the data)."""
+    from tsrate.robustness.marts.leaderboard import leaderboard
+
+    pair = {k: BOARD[k] for k in ("seasonal_naive", "a")}
+    board = leaderboard(board_tasks(pair), n_resamples=20, seed=1).set_index("system_id")
+    # a vs baseline: relative a [1, .5, .01, 1, 2, 1]: wins on tasks 1, 2, ties 0, 3, 5,
+    # loses 4 -> (2 + 1.5) / 6 = 7/12; the baseline 5/12
+    assert board.loc["a", "win_rate"] == pytest.approx(7 / 12)
+    assert board.loc["seasonal_naive", "win_rate"] == pytest.approx(5 / 12)
+    assert board[["win_rate_lower", "win_rate_upper", "skill_score_lower"]].notna().all().all()
+    assert board["reason"].isna().all()
+    alone = {"seasonal_naive": BOARD["seasonal_naive"]}
+    row = leaderboard(board_tasks(alone), n_resamples=20, seed=1).iloc[0]
+    assert row["skill_score"] == 0.0 and pd.isna(row["win_rate"])
+    assert (row["skill_score_lower"], row["skill_score_upper"]) == (0.0, 0.0)
+    assert pd.isna(row["win_rate_lower"]) and pd.isna(row["win_rate_upper"])
+    assert row["reason"] == "a lone system has no win rate"
+    two_tickers = leaderboard(board_tasks(pair, ["X"] * 3 + ["Y"] * 3), n_resamples=20, seed=1)
+    assert two_tickers[["skill_score_lower", "win_rate_upper"]].notna().all().all()
+    one_ticker = leaderboard(board_tasks(pair, ["X"] * 6), n_resamples=20, seed=1)
+    assert one_ticker[["skill_score_lower", "win_rate_upper"]].isna().all().all()
+    assert one_ticker["skill_score"].notna().all()
+    row = leaderboard(board_tasks(alone), n_resamples=0).iloc[0]
+    assert row["skill_score"] == 0.0 and pd.isna(row["win_rate"])
+
+
+def test_scoped_tasks_list_every_task_under_all_and_under_its_perturbation():
+    from tsrate.robustness.marts.leaderboard import scoped_tasks
+
+    tasks = pd.DataFrame(
+        {
+            "run_id": "r",
+            "metric": "mase",
+            "ticker": ["AAA", "BBB"],
+            "perturbation_id": ["P1", "P2"],
+            "system_id": "a",
+            "test_error": [1.0, 2.0],
+        }
+    )
+    out = scoped_tasks(tasks)
+    got = out[["scope", "task_id", "block_id", "test_error"]].to_records(index=False).tolist()
+    assert sorted(got) == sorted(
+        [
+            ("all", "AAA P1", "AAA", 1.0),
+            ("all", "BBB P2", "BBB", 2.0),
+            ("P1", "AAA P1", "AAA", 1.0),
+            ("P2", "BBB P2", "BBB", 2.0),
+        ]
+    )
