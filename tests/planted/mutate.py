@@ -280,7 +280,8 @@ def spec_entry(rel: str, text: str, mutant: Mutant, tests: list[str]) -> dict:
     new = mutant.apply(text)[line_start : line_end + len(mutant.new) - (mutant.end - mutant.start)]
     new = new.rstrip("\n")
     entry = {
-        "id": f"{Path(rel).stem}_L{mutant.line}c{mutant.start - line_start}_{_slug(mutant.kind)}",
+        "id": f"{Path(rel).parent.name}_{Path(rel).stem}_L{mutant.line}c{mutant.start - line_start}"
+        f"_{_slug(mutant.kind)}",
         "file": rel,
         "old": old,
         "new": new,
@@ -371,7 +372,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", help="the file to mutate, relative to the repository")
     parser.add_argument("--repo", type=Path, help="a clone to plant errors in")
-    parser.add_argument("--tests", nargs="+", default=[], help="pytest arguments to run")
+    parser.add_argument(
+        "--tests", nargs="+", default=[], help="pytest arguments (options such as --deselect too)"
+    )
     parser.add_argument("--lines", help="only lines A-B (1-based, inclusive)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--out", type=Path, help="append every result here as JSON lines")
@@ -380,7 +383,8 @@ def main() -> int:
     parser.add_argument(
         "--preload", nargs="*", default=list(PRELOAD), help="third-party modules imported once"
     )
-    options = parser.parse_args()
+    options, extra = parser.parse_known_args()
+    options.tests += extra  # pytest options given with the tests (--deselect ID, -k EXPR)
     here = Path(__file__).resolve().parents[2]
     source_root = options.repo.resolve() if options.repo else here
     path = source_root / options.file

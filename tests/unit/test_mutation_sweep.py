@@ -71,7 +71,7 @@ def test_a_missed_mutant_becomes_a_plant_spec_entry_that_plants_the_same_error()
     mutant = [m for m in mutate.python_mutants(text) if m.line == 3 and m.kind == "- -> +"][0]
     entry = mutate.spec_entry("pkg/mod.py", text, mutant, ["tests/t.py"])
     assert entry["old"] == "c = x - 1" and entry["new"] == "c = x + 1"
-    assert entry["id"] == "mod_L3c6_minus_to_plus"
+    assert entry["id"] == "pkg_mod_L3c6_minus_to_plus"  # the folder too: two stability.py
     text2 = "b = x - 1\nb = x - 1\n"
     second = [m for m in mutate.python_mutants(text2) if m.line == 2 and m.kind == "- -> +"][0]
     entry2 = mutate.spec_entry("pkg/mod.py", text2, second, [])
