@@ -20,7 +20,7 @@ from scipy.signal import lfilter
 from tsrate.suites.understanding.generators import univariate as uv
 
 SEEDS = (0, 1, 2, 3, 5, 8, 13)
-LENGTHS = (30, 47, 150)
+LENGTHS = (3, 4, 9, 30, 47, 150)  # 3 is the shortest length the suite allows
 
 
 def cases():
@@ -188,6 +188,7 @@ def ref_anomalies(seed, n, kind):
         count = spikes[kind]
         top = hi - count + 1 if hi - count + 1 > lo else lo + 1
         first = int(rng.integers(lo, top))
+        first = first if first + count <= n else n - count  # the spikes must fit in the series
         pos = [first + j for j in range(count)]
         x[pos] = x[pos] + mag
         return x, {"positions": pos, "magnitude": mag}
@@ -220,7 +221,7 @@ def test_anomaly_series_and_labels_match_the_definition(kind):
             assert labels[key] == (pytest.approx(value) if isinstance(value, float) else value)
         if "end" in want_labels:
             assert numbers(spec)[-1] == want_labels["end"] - want_labels["start"]
-            assert want_labels["end"] <= n - 3  # it returns before the series ends
+            assert want_labels["end"] <= n - 3 or n < 30  # it returns before the series ends
         if "magnitude" in want_labels:
             assert f"{want_labels['magnitude']:+.2f}" in spec
 
@@ -239,7 +240,7 @@ def test_spikes_sit_inside_the_middle_eighty_percent():
 def ref_breaks(seed, n, kind):
     rng = rng_of(seed)
     level = rng.uniform(50, 100)
-    k = int(rng.integers((3 * n) // 10, (7 * n) // 10 + 1))
+    k = int(rng.integers(max((3 * n) // 10, 1), (7 * n) // 10 + 1))  # a day before the break
     t = np.arange(n, dtype=float)
     e = rng.normal(0.0, 1.0, n)
     before, after = e[:k], e[k:]
@@ -302,7 +303,7 @@ def test_break_series_and_break_index_match_the_definition(kind):
         values, cls, labels, qual, spec = uv.structural_breaks(rng_of(seed), n, kind)
         want, k = ref_breaks(seed, n, kind)
         np.testing.assert_allclose(values, want, rtol=1e-12, atol=1e-9)
-        assert 0.3 * n - 1 < k <= 0.7 * n
+        assert 0.3 * n - 1 < k <= 0.7 * n and k >= 1
         if kind == "none":
             assert cls == "none" and labels == {"kind": "none", "break_index": None}
             continue
@@ -424,3 +425,15 @@ def test_statistical_property_series_labels_and_kurtosis_match_the_definition(ki
             "stationary": kind in ("fat_tailed", "stationary"),
         }
         assert numbers(spec) == pytest.approx([round(ref_excess_kurtosis(x), 2)], abs=1e-9)
+
+
+def test_the_shortest_series_the_suite_allows_are_generated_without_error():
+    # 3 days is the shortest length generate_sample accepts: a triple spike then covers days
+    # 0-2 (it used to index day 3), and the break comes after day 1 or 2, never at day 0 (an
+    # MA(1) break at day 0 used to fail on the missing day -1)
+    for seed in range(40):
+        assert uv.anomalies(rng_of(seed), 3, "triple_spike")[2]["positions"] == [0, 1, 2]
+        for kind in uv.BREAK_KINDS:
+            values, _, labels, _, _ = uv.structural_breaks(rng_of(seed), 3, kind)
+            assert values.shape == (3,) and np.isfinite(values).all()
+            assert labels["break_index"] in (None, 1, 2)
