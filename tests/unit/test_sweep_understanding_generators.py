@@ -437,3 +437,14 @@ def test_the_shortest_series_the_suite_allows_are_generated_without_error():
             values, _, labels, _, _ = uv.structural_breaks(rng_of(seed), 3, kind)
             assert values.shape == (3,) and np.isfinite(values).all()
             assert labels["break_index"] in (None, 1, 2)
+
+
+def test_series_key_is_the_first_16_hex_digits_of_the_versioned_coordinates_hash():
+    import hashlib
+
+    from tsrate.suites.understanding import generators as g
+
+    s = g.generate_sample("trend", "test", 3, 11)
+    # generator version 1: bumping it is a deliberate change of every stored key
+    text = f"v1|trend|test|3|{s.seed}"
+    assert s.series_key == hashlib.sha256(text.encode()).hexdigest()[:16]
