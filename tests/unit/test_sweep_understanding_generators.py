@@ -448,3 +448,31 @@ def test_series_key_is_the_first_16_hex_digits_of_the_versioned_coordinates_hash
     # generator version 1: bumping it is a deliberate change of every stored key
     text = f"v1|trend|test|3|{s.seed}"
     assert s.series_key == hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_sample_start_date_length_and_quantitative_text_follow_the_conventions():
+    import datetime as dt
+    import hashlib
+
+    from tsrate import TsrateError
+    from tsrate.suites.understanding import generators as g
+
+    for index in range(6):
+        s = g.generate_sample("seasonality", "test", index, 11)
+        digest = hashlib.sha256(f"11|seasonality|test|{index}".encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        # start: 2000-01-01 plus 0 .. 24 * 365 - 1 days; length uniform in [30, 150]
+        start = dt.date(2000, 1, 1) + dt.timedelta(days=int(rng.integers(0, 8760)))
+        n = int(rng.integers(30, 151))
+        assert (s.start_date, s.length) == (start, n)
+        lo, hi = int(np.argmin(s.values)), int(np.argmax(s.values))
+        end = start + dt.timedelta(days=n - 1)
+        assert f"period from {start} to {end} ({n} days)." in s.quantitative
+        assert (
+            f"Its minimum is {s.values[lo]:.2f} on {start + dt.timedelta(days=lo)} and its "
+            f"maximum is {s.values[hi]:.2f} on {start + dt.timedelta(days=hi)}."
+        ) in s.quantitative
+    assert g.generate_sample("brownian", "test", 0, 11).length == 175
+    assert g.generate_sample("trend", "test", 0, 11, min_length=3, max_length=3).length == 3
+    with pytest.raises(TsrateError):
+        g.generate_sample("trend", "test", 0, 11, min_length=2, max_length=3)
