@@ -163,6 +163,7 @@ def anomalies(rng: np.random.Generator, n: int, kind: str | None = None):
     if kind.endswith("_spike") and kind != "step_spike":
         count = {"single_spike": 1, "double_spike": 2, "triple_spike": 3}[kind]
         first = int(rng.integers(lo, max(lo + 1, hi - count + 1)))
+        first = min(first, n - count)  # a 3-day series has room for 3 spikes only from day 0
         positions = list(range(first, first + count))
         for p in positions:
             values[p] += magnitude
@@ -260,7 +261,7 @@ def structural_breaks(rng: np.random.Generator, n: int, kind: str | None = None)
     The sub-feature is the class (parameter_shift, regime_shift, none); the kind is a label."""
     kind = pick(rng, BREAK_KINDS, kind)
     level = rng.uniform(50, 100)
-    k = int(rng.integers(int(0.3 * n), int(0.7 * n) + 1))
+    k = int(rng.integers(max(1, int(0.3 * n)), int(0.7 * n) + 1))  # never before day 1
     t = np.arange(n, dtype=float)
     e = rng.normal(0.0, 1.0, n)
     if kind == "none":
