@@ -625,7 +625,8 @@ def test_draw_seed_defaults_to_the_single_draw() -> None:
     assert draw_seed(7, "industry:Tech", 3).entropy == _seed_of(7, "industry:Tech#3").entropy
 
 
-def test_treatment_draws_refuse_duplicate_ids_and_tickers_in_two_industries() -> None:
+def three_units_two_distributions() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Units A (Tech, two dates) and B (Bank); distributions d1 (industry Tech), d2 (company B)."""
     units = pd.DataFrame(
         {
             "ticker": ["A", "A", "B"],
@@ -637,6 +638,11 @@ def test_treatment_draws_refuse_duplicate_ids_and_tickers_in_two_industries() ->
         [["d1", "industry", "Tech", 2.0, 1.0], ["d2", "company", "B", 2.0, 1.0]],
         columns=DISTRIBUTION_COLUMNS,
     )
+    return units, dists
+
+
+def test_treatment_draws_refuse_duplicate_ids_and_tickers_in_two_industries() -> None:
+    units, dists = three_units_two_distributions()
     assert len(list(treatment_draws(units, dists, ["P0", "P1"], 1).draws)) == 2
     with pytest.raises(ValueError, match="unique"):
         treatment_draws(units, pd.concat([dists, dists.head(1)]), ["P0", "P1"], 1)
@@ -746,17 +752,7 @@ def test_study_effects_default_to_one_draw_re_derived_by_hand() -> None:
 def test_draw_matrix_shapes_and_meta() -> None:
     """Rows r * D + d; the meta frame has the distributions' columns only; no matching
     distribution gives a (0 x units) matrix; zero draws are refused."""
-    units = pd.DataFrame(
-        {
-            "ticker": ["A", "A", "B"],
-            "industry": ["Tech", "Tech", "Bank"],
-            "window_end_date": pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-01"]),
-        }
-    )
-    dists = pd.DataFrame(
-        [["d1", "industry", "Tech", 2.0, 1.0], ["d2", "company", "B", 2.0, 1.0]],
-        columns=DISTRIBUTION_COLUMNS,
-    )
+    units, dists = three_units_two_distributions()
     meta, matrix = draw_matrix(units, dists, ["P1", "P0"], 3, 2)
     assert list(meta.columns) == DISTRIBUTION_COLUMNS
     assert meta["distribution_id"].tolist() == ["d1", "d2"]

@@ -641,6 +641,27 @@ def accuracy_only_inputs(n_dates: int = 10):
     return errors, no_scores, no_effects, sets
 
 
+def stability_settings(**changed) -> dict:
+    """The rating_stability settings these tests use: 5 resamples, seed 1, 90 %, one draw."""
+    return (
+        dict(
+            rating_levels=3,
+            bootstrap_resamples=5,
+            bootstrap_block_length=3,
+            bootstrap_seed=1,
+            bootstrap_confidence=0.9,
+            robustness_outcome="max_abs_residual",
+            matching_estimand="ATE",
+            distribution_aggregation="max",
+            bootstrap_effect_distributions=0,
+            causal_seed=0,
+            treatment_draws=1,
+            effect_strata="confounder",
+        )
+        | changed
+    )
+
+
 @pytest.mark.parametrize("asked,used", [(4, 4), (1, 1), (0, 1), (100, 10)])
 def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked, used):
     """The block length is the setting, at least 1 and at most the 10 window dates."""
@@ -648,20 +669,7 @@ def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked
     from tsrate.robustness.marts.stability import COLUMNS, rating_stability
 
     errors, no_scores, no_effects, sets = accuracy_only_inputs()
-    settings = dict(
-        rating_levels=3,
-        bootstrap_resamples=5,
-        bootstrap_block_length=asked,
-        bootstrap_seed=1,
-        bootstrap_confidence=0.9,
-        robustness_outcome="max_abs_residual",
-        matching_estimand="ATE",
-        distribution_aggregation="max",
-        bootstrap_effect_distributions=0,
-        causal_seed=0,
-        treatment_draws=1,
-        effect_strata="confounder",
-    )
+    settings = stability_settings(bootstrap_block_length=asked)
     no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
     out = rating_stability(errors, no_scores, no_effects, LEVELS, sets, no_distributions, settings)
     assert set(out["metric"]) == {"smape", "mase", "sign_accuracy"}
@@ -690,20 +698,7 @@ def test_rating_stability_takes_each_runs_own_published_wrs():
             for (r, s), v in published.items()
         ]
     )
-    settings = dict(
-        rating_levels=3,
-        bootstrap_resamples=5,
-        bootstrap_block_length=3,
-        bootstrap_seed=1,
-        bootstrap_confidence=0.9,
-        robustness_outcome="max_abs_residual",
-        matching_estimand="ATE",
-        distribution_aggregation="max",
-        bootstrap_effect_distributions=0,
-        causal_seed=0,
-        treatment_draws=1,
-        effect_strata="confounder",
-    )
+    settings = stability_settings(bootstrap_block_length=3)
     no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
     out = rating_stability(errors, scores, no_effects, LEVELS, sets, no_distributions, settings)
     wrs = out.loc[out["metric"] == "wrs_industry"].drop_duplicates(["run_id", "system_id"])
