@@ -71,7 +71,16 @@ def dbt_target(tmp_path_factory):
     ``tsrate.platform.dbt_runner._command``) and without ``--vars`` skips the full parse of
     the project. A test that reads the target's files or builds a copy of the project keeps
     its own folder, started from this one's parse (``parsed_target``); one that passes
-    ``--vars`` (a full parse in any folder) keeps its own."""
+    ``--vars`` (a full parse in any folder) keeps its own.
+
+    ``TSRATE_TEST_DBT_TARGET`` names a folder kept across pytest sessions instead: the
+    planted-error scripts (``tests/planted/``) run one short session per planted error, and
+    with the folder kept dbt re-parses only the file planted in, not the whole project in
+    every session."""
+    kept = os.environ.get("TSRATE_TEST_DBT_TARGET")
+    if kept:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        return Path(kept)
     return tmp_path_factory.mktemp("dbt-target")
 
 

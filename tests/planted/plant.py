@@ -49,6 +49,9 @@ def run_one(repo: Path, error: dict, timeout: int) -> dict:
     env = dict(
         os.environ, PYTHONPATH=f"{repo / 'src'}{os.pathsep}{repo}", PYTHONDONTWRITEBYTECODE="1"
     )
+    # one dbt target for every error of this process: dbt re-parses only the planted file
+    # (tests/conftest.py's dbt_target), not the whole project in every pytest session
+    env.setdefault("TSRATE_TEST_DBT_TARGET", f"/tmp/plant-{os.getpid()}-dbt-target")
     command = [str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-x"]
     command += ["-p", "no:cacheprovider", "-n", "0", *error["tests"]]
     started = time.perf_counter()
