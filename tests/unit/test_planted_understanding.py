@@ -97,6 +97,19 @@ def test_count_peaks_counts_maxima_then_minima():
     assert count_peaks(np.array([5.0, 3, 4, 2, 6])) == (1, 2)
 
 
+def test_count_peaks_is_strict_on_plateaus():
+    """The docstring's "strict": a point must be above (below) both neighbours. A flat top
+    0 1 1 0 and a flat bottom 1 0 0 1 have no strict extremum (the sign-change count gave
+    two of each); a plateau on a slope (0 1 1 2) is neither too. Checked against a loop."""
+    for series in ([0.0, 1, 1, 0], [1.0, 0, 0, 1], [0.0, 1, 1, 2], [0.0, 2, 1, 1, 3, 0]):
+        x = np.array(series)
+        maxima = sum(x[i] > x[i - 1] and x[i] > x[i + 1] for i in range(1, len(x) - 1))
+        minima = sum(x[i] < x[i - 1] and x[i] < x[i + 1] for i in range(1, len(x) - 1))
+        assert count_peaks(x) == (maxima, minima)
+    assert count_peaks(np.array([0.0, 1, 1, 0])) == (0, 0)
+    assert count_peaks(np.array([0.0, 2, 1, 1, 3, 0])) == (2, 0)
+
+
 def test_correlation_pairs_have_the_labelled_correlation():
     """Docstring: two Gaussian series with correlation rho. Over 3,000 points the sample
     correlation is within 0.04 of the labelled rho (its sd is (1 - rho^2) / sqrt(n) < 0.02);

@@ -92,7 +92,10 @@ def ar1(rng: np.random.Generator, n: int, phi: float, scale: float = 1.0) -> np.
 
 
 def count_peaks(x: np.ndarray) -> tuple[int, int]:
-    """Local maxima and minima of a smooth curve (strict, interior)."""
-    d = np.sign(np.diff(x))
-    change = np.diff(d)
-    return int((change < 0).sum()), int((change > 0).sum())
+    """Local maxima and minima of a smooth curve (strict, interior): a point above (below)
+    both neighbours. A plateau of equal values is neither, so it is never counted twice."""
+    x = np.asarray(x)
+    middle, before, after = x[1:-1], x[:-2], x[2:]
+    maxima = (middle > before) & (middle > after)
+    minima = (middle < before) & (middle < after)
+    return int(maxima.sum()), int(minima.sum())
