@@ -355,10 +355,17 @@ def _examples(original: pd.DataFrame, mask: pd.Series, limit: int = 3) -> str:
     positions = np.flatnonzero(mask.to_numpy())[:limit]
     shown = [
         f"row {pos + 2} (ticker={_shown(original['ticker'].iloc[pos])}, "
-        f"date={_shown(original['price_date'].iloc[pos])}, close={original['close'].iloc[pos]!r})"
+        f"date={_shown(original['price_date'].iloc[pos])}, close={_close(original, pos)})"
         for pos in positions
     ]
     return "; ".join(shown) + (" …" if int(mask.sum()) > limit else "")
+
+
+def _close(original: pd.DataFrame, pos: int) -> str:
+    """A close as the file had it: text quoted (``'abc'``), a number plain (``1.5``, not
+    numpy's ``np.float64(1.5)``)."""
+    value = original["close"].iloc[pos]
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def latest_date() -> dt.date:
