@@ -318,6 +318,10 @@ def test_dynamic_activation_quantization_and_levels_are_refused():
     with pytest.raises(UnsupportedModel, match="not separable, causal"):
         check_supported(core)
     core = tiny_core()
+    core.share_stages = False  # fracast's forward would then take blocks[i], not the block
+    with pytest.raises(UnsupportedModel, match="stages are not shared"):
+        check_supported(core)
+    core = tiny_core()
     core.periodic.L = 2
     with pytest.raises(UnsupportedModel, match="more than one resolution level"):
         check_supported(core)
