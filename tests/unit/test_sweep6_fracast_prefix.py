@@ -215,13 +215,18 @@ def test_a_window_that_is_not_a_power_of_two_and_not_even():
     assert_matches(core, PrefixCachedCore(core), values, mask, cov)
 
 
-@pytest.mark.parametrize("W", [5, 9])  # noqa: N803
-def test_windows_too_short_for_the_default_period_bounds(W):  # noqa: N803
-    """At W = 5 the detector's max period is max(2, 5 // 2) = 2 (no bin in range: no period
-    at all), at W = 9 it is 4; a longer bound would admit a period fracast does not see."""
-    core = tiny_core(W=W, seed=4, n_stages=2)
+@pytest.mark.parametrize("W, alpha", [(5, 0.05), (9, 0.05), (5, 1.0)])  # noqa: N803
+def test_windows_too_short_for_the_default_period_bounds(W, alpha):  # noqa: N803
+    """At W = 5 the detector's max period is max(2, 5 // 2) = 2: no bin in range, no period
+    at all (with alpha = 1, no significance filter, a bound of 3 would find period 3 in the
+    row 0, 0, 1, 0 after its mean-filled padding); at W = 9 it is 4."""
+    core = tiny_core(W=W, seed=4, n_stages=2, periodic_alpha=alpha)
     t = np.arange(W - 1, dtype=float)
-    rows = [np.array([0.0, 3.0, 0.0, 3.0, 1.0, 2.0, 0.0, 3.0])[: W - 1], np.cos(t * 2.1)]
+    rows = [
+        np.array([0.0, 3.0, 0.0, 3.0, 1.0, 2.0, 0.0, 3.0])[: W - 1],
+        np.cos(t * 2.1),
+        np.array([0.0, 0.0, 1.0, 0.0]),
+    ]
     values, mask, cov = encode_inputs(rows, W=W)
     assert_matches(core, PrefixCachedCore(core), values, mask, cov)
 
