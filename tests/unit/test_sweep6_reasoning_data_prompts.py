@@ -2,7 +2,9 @@
 encoding) at their edges, against the rules the docstrings state: the templates' digest
 (12 hex characters of SHA-256 of the templates joined by NUL, part of every prompt hash),
 more options than letters, the metadata sentence's four keys (else sorted JSON), and a
-reply whose numbers overflow a double (an unparseable reply, never a crash).
+reply whose numbers overflow a double (an unparseable reply, never a crash); LLMTime's
+scalers per family hand-worked from the reference's hyperparameters, its 0.01 floor, the
+1e-6 added before truncation, the 1e7 cap on a scaled value, and the plot's 128-pixel side.
 
 Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep6_reasoning_data.json).
@@ -10,14 +12,26 @@ tests/planted/sweep6_reasoning_data.json).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import struct
 
 import numpy as np
 import pytest
 
+from tsrate import TsrateError
 from tsrate.suites.reasoning import tasks
-from tsrate.suites.reasoning.encoding import ReplyParseError, Scaler, decode
+from tsrate.suites.reasoning.encoding import (
+    LLMTIME,
+    ReplyParseError,
+    Scaler,
+    decode,
+    encode_llmtime,
+    encode_text,
+    fit_scaler,
+    plot_data_url,
+)
 from tsrate.suites.reasoning.items import Item
 
 SERIES = tuple(float(100 + t) for t in range(20))
@@ -36,12 +50,19 @@ def test_a_choice_item_with_more_options_than_letters_is_refused():
     """Ten letters (A-J): an eleventh option cannot be named, so the prompt is refused
     rather than silently dropping it."""
     options = tuple(f"option {k}" for k in range(11))
-    item = Item(task="qa_single", category="x", series=SERIES, question="?", options=options,
-                answer_index=0)
+    item = Item(
+        task="qa_single", category="x", series=SERIES, question="?", options=options, answer_index=0
+    )
     with pytest.raises(ValueError):
         tasks.choice_messages(item, "without_series", "plain")
-    ten = Item(task="qa_single", category="x", series=SERIES, question="?", options=options[:10],
-               answer_index=0)
+    ten = Item(
+        task="qa_single",
+        category="x",
+        series=SERIES,
+        question="?",
+        options=options[:10],
+        answer_index=0,
+    )
     text = tasks.choice_messages(ten, "without_series", "plain")[-1]["content"]
     assert "J. option 9" in text and "option 10" not in text
 
@@ -59,7 +80,7 @@ def test_metadata_without_the_four_keys_is_written_as_sorted_json():
     )
     full = {"start": "a", "end": "b", "frequency": "daily", "units": "mm"}
     assert tasks.metadata_sentence(full, None) == (
-        'The time series was collected between a and b with a collection frequency of daily, '
+        "The time series was collected between a and b with a collection frequency of daily, "
         'and the data unit is "mm".'
     )
 
@@ -88,3 +109,59 @@ def test_decode_reads_a_long_but_finite_number():
     """300 nines over precision 3: 1e297 (finite), read as such."""
     values = decode("9" * 300 + ",1000,", "llmtime_llama", Scaler(), 2)
     assert values[0] == pytest.approx(1e297) and values[1] == 1.0
+
+
+# --------------------------------------------------------------------------- LLMTime
+
+
+def test_llama_scaler_hand_worked():
+    """llama_hypers: alpha 0.99, beta 0.3, not basic. Values 0..10: offset = 0 - 0.3 x 10
+    = -3; x - offset runs 3..13, whose 0.99-quantile (linear) is 3 + 0.99 x 10 = 12.9."""
+    _, scaler = encode_text("llmtime_llama", np.arange(11, dtype=float))
+    assert scaler.offset == pytest.approx(-3.0, abs=1e-12)
+    assert scaler.scale == pytest.approx(12.9, abs=1e-12)
+
+
+def test_gpt4_scaler_is_basic_with_alpha_0_3():
+    """gpt4_hypers: basic scaling, alpha 0.3: values 1..11 over their 0.3-quantile
+    1 + 0.3 x 10 = 4, no offset."""
+    _, scaler = encode_text("llmtime_gpt4", np.arange(1, 12, dtype=float))
+    assert scaler.offset == 0.0 and scaler.scale == pytest.approx(4.0, abs=1e-12)
+
+
+def test_basic_scale_is_floored_at_0_01():
+    """The reference: max(quantile(|x|, alpha), .01)."""
+    assert fit_scaler(np.array([0.001, -0.002, 0.0]), 0.3, 0.3, basic=True).scale == 0.01
+    assert fit_scaler(np.array([0.0, 0.0]), 0.95, 0.3, basic=True).scale == 0.01
+
+
+def test_one_value_can_be_scaled():
+    """A single finite value: offset the value itself, a zero quantile, so scale 1; only
+    no finite value at all is an error."""
+    assert fit_scaler(np.array([5.0, np.nan]), 0.95, 0.3) == Scaler(5.0, 1.0)
+    with pytest.raises(TsrateError, match="without finite values"):
+        fit_scaler(np.array([np.nan]), 0.95, 0.3)
+
+
+def test_truncation_adds_exactly_1e_6_before_the_floor():
+    """1.0519999985 x 1000 = 1051.9999985: + 1e-6 stays below 1052 (written 1051), while a
+    value 0.5e-9 below 1.052 (1051.9999995 + 1e-6) is written 1052."""
+    llama = LLMTIME["llmtime_llama"]
+    assert encode_llmtime(np.array([1.0519999985]), llama, Scaler()) == "1051,"
+    assert encode_llmtime(np.array([1.0519999995]), llama, Scaler()) == "1052,"
+
+
+@pytest.mark.parametrize("big", [1e7, 1.5e7])
+def test_a_scaled_value_of_1e7_or_more_cannot_be_written(big):
+    """LLMTime's max_val 1e7: any one value at or above it refuses the series."""
+    with pytest.raises(TsrateError, match="reaches 1e"):
+        encode_llmtime(np.array([1.0, big]), LLMTIME["llmtime_llama"], Scaler())
+    encode_llmtime(np.array([1.0, 9_999_999.0]), LLMTIME["llmtime_llama"], Scaler())
+
+
+def test_a_plot_is_128_pixels_square_by_default():
+    """The PNG's IHDR chunk (bytes 16-24 of the file): width and height, big-endian."""
+    (url,) = plot_data_url(np.arange(20, dtype=float))
+    png = base64.b64decode(url.split(",", 1)[1])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (128, 128)
