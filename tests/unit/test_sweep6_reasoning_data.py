@@ -1,9 +1,11 @@
 """The reasoning suite's procedural items (tsrate.suites.reasoning.scenarios) against rules
 and numbers worked out independently of the code: the equivalence and contrastive
-thresholds at exactly their bounds (the misses fed in by hand), the option spacing rule on
-hand-picked candidates, the numeric what-if answers and distractors rebuilt from the
-scenario's parameters, and the item counts at the edges (exactly three usable distractors,
-two, none).
+thresholds, the which-change and perturbed-twin refutation bounds, each at exactly its
+bound (the misses fed in by hand); the option spacing rule on hand-picked candidates; the
+numeric what-if answers and distractors rebuilt from the scenario's parameters or series;
+the item counts at the edges (exactly three usable distractors, two); the difference
+question's last quarter (3 to 100 steps); the forecast event's window in the horizon; the
+configuration's documented defaults and bounds; the order categories are tried in.
 
 Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep6_reasoning_data.json): each test pins a bound, a count or a value, so a

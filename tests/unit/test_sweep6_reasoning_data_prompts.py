@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tsrate import TsrateError
-from tsrate.suites.reasoning import tasks
+from tsrate.suites.reasoning import sampling, tasks
 from tsrate.suites.reasoning.encoding import (
     LLMTIME,
     ReplyParseError,
@@ -165,3 +165,93 @@ def test_a_plot_is_128_pixels_square_by_default():
     png = base64.b64decode(url.split(",", 1)[1])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (128, 128)
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+@pytest.mark.parametrize(
+    ("encoding", "temperature"),
+    [
+        ("llmtime_gpt", 0.7),  # gpt3_hypers
+        ("llmtime_llama", 1.0),  # llama_hypers
+        ("llmtime_gpt4", 1.0),  # gpt4_hypers
+        ("plain", 0.7),  # get_llmtime_predictions_data's default
+        ("plot", 0.7),  # any other encoding: the reference's default
+    ],
+)
+def test_sampling_temperatures_are_the_references(encoding, temperature):
+    """The module docstring's table, from LLMTime's hyperparameters; 20 samples for the
+    GPT models."""
+    assert sampling.reference_temperature(encoding) == temperature
+    assert sampling.PAPER_SAMPLES == 20
+
+
+def test_a_sample_seed_is_the_first_four_digest_bytes_little_endian_less_the_top_bit():
+    """31 bits of SHA-256 of the parts joined by '|' (stored samples are drawn again with
+    the same seed on any machine)."""
+    for parts in [("a", 1), ("item", "prompt", 19), ()]:
+        digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+        (word,) = struct.unpack("<I", digest[:4])
+        assert sampling.sample_seed(*parts) == word % 2**31
+
+
+def test_the_median_of_samples_needs_a_matrix():
+    """A flat list is not a list of forecasts: ValueError, not a scalar median."""
+    with pytest.raises(ValueError, match="median of no samples"):
+        sampling.median_forecast([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="median of no samples"):
+        sampling.median_forecast(np.empty((0, 3)))
+    np.testing.assert_array_equal(sampling.median_forecast([[1.0, 5.0], [3.0, 1.0]]), [2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "samples",
+    [np.ones((4, 3)), np.ones(3), np.empty((0, 1))],
+    ids=["three-steps", "flat", "none"],
+)
+def test_crps_refuses_samples_that_do_not_match_one_observation(samples):
+    """One observed value: samples must be M x 1 with M >= 1 (M x 3 would broadcast)."""
+    with pytest.raises(ValueError, match="do not match the observations"):
+        sampling.crps_ensemble(samples, [2.0])
+
+
+# --------------------------------------------------------------------------- items
+
+
+def test_an_item_is_named_by_16_hex_characters_of_what_a_system_sees():
+    """item_id: SHA-256 (16 hex characters) of what a system sees or is scored against;
+    the params, domain and source are not part of it, and items equal but for their
+    params are equal (and hash alike), so one generated or imported twice is stored once."""
+    item = Item(
+        task="qa_single",
+        category="x",
+        series=SERIES,
+        question="?",
+        options=("a", "b"),
+        answer_index=1,
+        params={"line": 3},
+    )
+    again = Item(
+        task="qa_single",
+        category="x",
+        series=SERIES,
+        question="?",
+        options=("a", "b"),
+        answer_index=1,
+        params={"line": 9},
+        domain="retail",
+        source="import",
+    )
+    assert len(item.item_id) == 16 and int(item.item_id, 16) >= 0
+    assert again.item_id == item.item_id
+    assert item == Item(**{**item.__dict__, "params": {"other": True}})
+    assert len({item, Item(**{**item.__dict__, "params": {}})}) == 1
+    assert Item(**{**item.__dict__, "answer_index": 0}).item_id != item.item_id
+
+
+def test_chance_is_one_over_the_number_of_options():
+    four = Item(task="qa_single", category="x", series=SERIES, options=tuple("abcd"))
+    five = Item(task="qa_single", category="x", series=SERIES, options=tuple("abcde"))
+    assert four.chance_level == 0.25 and five.chance_level == 0.2
+    assert Item(task="forecast", category="x", series=SERIES, future=(1.0,)).chance_level is None
