@@ -208,7 +208,12 @@ def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarra
                     if token
                     else f"only {len(values)} of {count} values"
                 )
-            values.append(int(token) / 10**encoding.precision)
+            try:  # a runaway digit run: past a double, or past Python's int digit limit
+                values.append(int(token) / 10**encoding.precision)
+            except (OverflowError, ValueError) as exc:
+                raise ReplyParseError(
+                    f"value {len(values) + 1}: a number of {len(token)} digits is too large"
+                ) from exc
         else:
             if not _DECIMAL.match(token):
                 raise ReplyParseError(
