@@ -177,3 +177,37 @@ def test_a_message_shows_a_value_up_to_40_characters_and_three_rows_at_most():
     message = problems(rows + [("AAA", "bad3", 1.0)])
     assert "4 unparseable date(s)" in message and "bad3" not in message
     assert message.rstrip().endswith("…")
+
+
+def test_the_latest_accepted_date_is_366_days_after_today():
+    """latest_date's docstring: one year after today (366 days, a leap year's too)."""
+    today = dt.date.today()
+    assert validate_prices(frame([("AAA", today - dt.timedelta(days=400), 1.0)]), "t") is not None
+    accepted = validate_prices(frame([("AAA", today + dt.timedelta(days=366), 1.0)]), "t")
+    assert accepted["price_date"].tolist() == [today + dt.timedelta(days=366)]
+    assert "1 date(s) outside" in problems([("AAA", today + dt.timedelta(days=367), 1.0)])
+
+
+def test_a_time_zone_mix_names_the_first_three_offsets_with_their_rows():
+    from tsrate.robustness.sources import mixed_zone_problem
+
+    values = pd.Series(
+        ["2022-01-03T00:00:00+01:00", "2022-01-04T00:00:00+01:00", "2022-01-05", "2022-01-06Z"]
+        + ["2022-01-07T00:00:00+03:00"]
+    )
+    message = mixed_zone_problem(values, "row", 2)
+    assert "(+01:00 on row 2, none on row 4, Z on row 5)" in message
+    assert "+03:00" not in message
+    two = mixed_zone_problem(values[:3], "line", 10)
+    assert "(+01:00 on line 10, none on line 12)" in two
+
+
+def test_a_parquet_close_column_holding_a_boolean_among_numbers_is_refused():
+    from tsrate.robustness.sources import parquet_type_problems
+
+    mixed = pd.DataFrame({"close": pd.Series([1.5, True, 2.0], dtype=object)})
+    assert parquet_type_problems(mixed, ["close"], [], []) == [
+        "column 'close' is boolean; it must hold numbers"
+    ]
+    numbers = pd.DataFrame({"close": pd.Series([1.5, 2, 2.0], dtype=object)})
+    assert parquet_type_problems(numbers, ["close"], [], []) == []
