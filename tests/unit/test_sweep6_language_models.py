@@ -387,11 +387,11 @@ def test_failures_must_name_distinct_windows_inside_the_batch():
         assert np.isnan(checked.values[list(rows)]).all()
         good = sorted(set(range(3)) - set(rows))
         np.testing.assert_array_equal(checked.values[good], np.ones((len(good), D)))
-    for row in (-1, 3):
+    for rows in [(-1,), (3,), (0, 3), (-1, 1)]:  # one bad row among good ones is enough
         values = np.ones((3, D))
         with pytest.raises(ForecastOutputError, match="a failure names a window outside"):
             check_partial_forecasts(
-                "s", batch, PartialForecasts(values, (WindowFailure(row, "x", ""),))
+                "s", batch, PartialForecasts(values, tuple(WindowFailure(r, "x", "") for r in rows))
             )
     with pytest.raises(ForecastOutputError, match=r"output shape \(3, 5\), expected \(3, 4\)"):
         check_partial_forecasts(
