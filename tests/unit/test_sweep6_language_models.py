@@ -12,6 +12,10 @@ waits between attempts (backoff_s x 2^k), the 200-character head of a server's m
 The HTTP calls go to a fake client (``system._client``) raising the openai client's own
 exception types, so no waiting and no server; one test uses the local server of
 tests/support/chat_server.py to check that the openai client itself never retries.
+
+Also the failed windows (tsrate.systems.failures: the 4000-character raw-text cut, rows
+outside the batch at both ends, one bad row among good ones) and the suites' model specs
+(tsrate.systems.language: a blank system id, which class each backend opens).
 """
 
 from __future__ import annotations
