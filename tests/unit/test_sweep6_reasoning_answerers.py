@@ -391,3 +391,47 @@ def test_requests_of_a_reference_have_no_prompt():
     assert request.prompt_hash == prompt_hash(
         "context_rule", ContextRule().fingerprint(), request.item, "without_context", None
     )
+
+
+class TooManyPlain(Plain):
+    """A model that returns one reply more than it was asked for."""
+
+    def complete_all(self, prompts):
+        return ["A"] * (len(prompts) + 1)
+
+    def sample_all(self, prompts, indices, temperature):
+        return [["1, 2"] * (len(wanted) + 1) for wanted in indices]
+
+
+class TooManyCapped(Plain):
+    def complete_all(self, prompts, max_new_tokens=None):
+        return ["A"] * (len(prompts) + 1)
+
+
+class TooManyClosed(Plain):
+    def choice_replies(self, prompts, answers):
+        return ["A"] * (len(prompts) + 1)
+
+
+class TooManyBlocks(Plain):
+    def sample_all(self, prompts, indices, temperature):
+        return [["1, 2"] * len(wanted) for wanted in indices] + [["1, 2"]]
+
+
+@pytest.mark.parametrize(
+    ("model", "samples", "items"),
+    [
+        (TooManyPlain(), 1, [CHOICE]),
+        (TooManyCapped(), 1, [CHOICE]),
+        (TooManyCapped(), 1, [FORECAST]),
+        (TooManyClosed(), 1, [CHOICE]),
+        (TooManyPlain(), 2, [FORECAST]),  # an extra sample of a chat
+        (TooManyBlocks(), 2, [FORECAST]),  # an extra chat of samples
+    ],
+)
+def test_a_model_answering_more_than_asked_is_refused(model, samples, items):
+    """Replies are zipped strictly to their prompts: an extra reply is an error, not
+    silently dropped (greedy, capped, closed and sampled paths)."""
+    answerer = LanguageModelAnswerer(model, forecast_samples=samples)
+    with pytest.raises(ValueError, match="zip"):
+        answerer.answer(answerer.requests(items))

@@ -431,3 +431,33 @@ def test_rating_stability_intervals_are_the_resampled_means():
     low, high = np.quantile(draws[:, 0], [0.025, 0.975])
     row = default.loc[("r", "forecast_without_context", "s")]
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_a_group_without_any_value_has_no_interval():
+    """A rated group whose item values are all missing: no item to resample (n_items 0),
+    so no interval and no share, rather than an error."""
+    values = pd.DataFrame(
+        {
+            "suite_run_id": "r",
+            "metric": "series_gap",
+            "task": "qa_single",
+            "item_id": ["a", "b"],
+            "system_id": "s",
+            "value": [np.nan, np.nan],
+        }
+    )
+    ratings = pd.DataFrame(
+        {
+            "suite_run_id": ["r"],
+            "metric": "series_gap",
+            "task": "qa_single",
+            "system_id": ["s"],
+            "raw_score": [np.nan],
+            "rating": [None],
+            "rating_reason": None,
+        }
+    )
+    row = marts.rating_stability_table(values, ratings, levels=3, resamples=5).iloc[0]
+    assert row["n_items"] == 0 and row["n_resamples"] == 5
+    assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+    assert np.isnan(row["share_at_rating"])
