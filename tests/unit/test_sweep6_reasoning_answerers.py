@@ -435,3 +435,40 @@ def test_a_model_answering_more_than_asked_is_refused(model, samples, items):
     answerer = LanguageModelAnswerer(model, forecast_samples=samples)
     with pytest.raises(ValueError, match="zip"):
         answerer.answer(answerer.requests(items))
+
+
+class Sampler(Plain):
+    def __init__(self):
+        super().__init__()
+        self.sampled = []
+
+    def sample_all(self, prompts, indices, temperature):
+        self.sampled.append(([p[-1]["content"][-40:] for p in prompts], indices, temperature))
+        return [[f"{100 + i} ," * 6 for i in wanted] for wanted in indices]
+
+
+def test_a_rerun_asks_only_the_samples_not_stored_yet():
+    """One sample of a chat asked alone (the others stored by an earlier run): one chat,
+    that sample's index, its prompt; the reply lands on that request."""
+    model = Sampler()
+    answerer = LanguageModelAnswerer(model, forecast_samples=3, forecast_encoding="plain")
+    requests = answerer.requests([FORECAST])
+    last = [r for r in requests if r.condition == "with_context" and r.sample_index == 2]
+    (response,) = answerer.answer(last)
+    assert model.sampled == [([last[0].messages[-1]["content"][-40:]], [[2]], 0.7)]
+    assert response.raw_text == "102 ," * 6 and response.prompt_hash == last[0].prompt_hash
+
+
+def test_samples_of_one_chat_are_asked_together_however_its_dicts_are_ordered():
+    """Samples are grouped by item, condition and chat compared as sorted-key JSON: the same
+    chat with its message keys in another order is the same chat (one prompt, both
+    indices)."""
+    import dataclasses
+
+    model = Sampler()
+    answerer = LanguageModelAnswerer(model, forecast_samples=2, forecast_encoding="plain")
+    first, second = [r for r in answerer.requests([FORECAST]) if r.condition == "with_context"]
+    reordered = [{"content": m["content"], "role": m["role"]} for m in second.messages]
+    second = dataclasses.replace(second, messages=reordered)
+    answerer.answer([first, second])
+    assert [indices for _, indices, _ in model.sampled] == [[[0, 1]]]
