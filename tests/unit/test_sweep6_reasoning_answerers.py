@@ -249,6 +249,10 @@ def test_seconds_are_the_elapsed_time_shared_over_the_requests(monkeypatch):
     median = ForecastReference("median")
     assert [r.seconds for r in median.answer(median.requests([FORECAST]))] == [6.0]
     clock = iter([10.0, 16.0])
+    other = Item(task="forecast", category="x", series=(1.0, 2.0), future=(1.0,))
+    got = median.answer(median.requests([FORECAST, other]))
+    assert [r.seconds for r in got] == [3.0, 3.0]
+    clock = iter([10.0, 16.0])
     assert answerer.answer([]) == []
     clock = iter([10.0, 16.0])
     assert median.answer([]) == []

@@ -296,6 +296,7 @@ def test_what_ifs_of_a_fall_stop_at_minus_90_percent_and_a_flat_series_gains_a_c
     assert got["event_doubled"].event_effect == pytest.approx(-0.8)
     assert got["cycle_added"].amplitude == 0.2
     near = {name: changed for name, (_, changed) in sm.near_what_ifs(down).items()}
+    assert set(near) == {"event_removed", "event_doubled", "cycle_added", "level_raised"}
     assert near["event_doubled"].event_effect == -0.9  # 3 x -0.4 = -1.2, held at -0.9
     assert near["event_removed"].event_effect == pytest.approx(-0.2)
     assert near["cycle_added"].amplitude == 0.5
