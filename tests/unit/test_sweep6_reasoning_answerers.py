@@ -335,7 +335,7 @@ def test_forecast_references_answer_every_forecast_without_context():
     assert got.forecast == (2.5, 2.5) and got.raw_text == "2.5, 2.5"
 
 
-def _event_item(step: int, effect: float, history=tuple(float(v) for v in range(1, 25))):
+def _event_item(step: int, effect: float, history=(*(float(v) for v in range(1, 24)), 40.0)):
     return Item(
         task="forecast",
         category="x",
@@ -348,9 +348,10 @@ def _event_item(step: int, effect: float, history=tuple(float(v) for v in range(
 
 @pytest.mark.parametrize(("step", "scaled"), [(0, 4), (-3, 4), (1, 3), (3, 1)])
 def test_context_rule_scales_from_the_stated_step_clipped_at_the_horizon_start(step, scaled):
-    """History 1..24: the mean of the last 10 (15..24) is 19.5. With the caption, an effect
+    """History 1..23 then 40: the mean of the last 10 (15..23, 40) is 21.1 (their median
+    19.5). With the caption, an effect
     of +0.5 from horizon index ``step`` on (an event already in the history, step < 0, from
-    index 0): 29.25 on the last ``scaled`` values; without it, 19.5 throughout."""
+    index 0): 31.65 on the last ``scaled`` values; without it, 21.1 throughout."""
     rule = ContextRule()
     item = _event_item(step, 0.5)
     requests = rule.requests([item])
@@ -358,9 +359,9 @@ def test_context_rule_scales_from_the_stated_step_clipped_at_the_horizon_start(s
     answers = {
         r.condition: a.forecast for r, a in zip(requests, rule.answer(requests), strict=True)
     }
-    expected = (19.5,) * (4 - scaled) + (29.25,) * scaled
-    assert answers["with_context"] == expected
-    assert answers["without_context"] == (19.5,) * 4
+    expected = (21.1,) * (4 - scaled) + (31.65,) * scaled
+    assert answers["with_context"] == pytest.approx(expected, rel=1e-12)
+    assert answers["without_context"] == pytest.approx((21.1,) * 4, rel=1e-12)
     assert rule.fingerprint() == "mean-of-last-10;with_context=stated-step-effect"
 
 
