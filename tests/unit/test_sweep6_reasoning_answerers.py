@@ -246,6 +246,8 @@ def test_seconds_are_the_elapsed_time_shared_over_the_requests(monkeypatch):
     requests = answerer.requests([CHOICE, ETIOLOGICAL])
     assert [r.seconds for r in answerer.answer(requests)] == [2.0, 2.0, 2.0]
     clock = iter([10.0, 16.0])
+    assert [r.seconds for r in answerer.answer(requests[:1])] == [6.0]  # one request: all 6 s
+    clock = iter([10.0, 16.0])
     median = ForecastReference("median")
     assert [r.seconds for r in median.answer(median.requests([FORECAST]))] == [6.0]
     clock = iter([10.0, 16.0])
