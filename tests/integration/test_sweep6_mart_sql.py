@@ -1,0 +1,37 @@
+"""The rating marts' SQL (uncertainty_effects, quantile_calibration, probabilistic_scores,
+window_quantile_scores, group_comparisons, ratings, leaderboard_tasks, modality_pairs) against
+the small errors round 6 of the mutation sweep plants in it: every operator, number, min/max,
+avg/median, and/or, floor/ceil, lag/lead or null test changed one at a time
+(``tests/planted/sweep6_mart_sql.json``). The integration tests that check these marts on a
+real warehouse (``test_uncertainty_robustness.py``, ``test_planted_rating_marts.py``) take
+about a minute a build and see only what a small study of stock prices reaches; the
+hand-computed dbt unit cases in the models' YAML cover the edges:
+
+* uncertainty_effects (``uncertainty_effects_hand_computed``): the clusters of windows (a
+  ticker's windows in the same stretch of ``horizon`` trading days from its first, so a
+  horizon of 1 makes every window its own cluster), the mean against the median at both
+  levels, the sample standard deviation, the t interval, beyond_noise at a standard
+  deviation of 0 (a change of 0 is not beyond) and exactly at the interval's edge (not
+  beyond), a cluster whose only window has no quantiles (not counted), one cluster, a system
+  without quantiles, and the APE estimates joined by measure, metric and outcome.
+
+``test_sweep6_mart_sql_unit_cases_pass`` builds those models on an empty warehouse with the
+unit cases forced on (a failing case fails the build; see
+``tests/integration/builds.unit_cases_pass``); their expected rows were worked out from the
+models' stated definitions, the arithmetic in a YAML comment beside each case."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.builds import unit_cases_pass
+
+pytestmark = pytest.mark.slow
+
+#: The swept models; their unit cases run here (with their parents' cases).
+SWEPT_MODELS = "+uncertainty_effects"
+
+
+def test_sweep6_mart_sql_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
+    selection = ["--select", *SWEPT_MODELS.split(), "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
