@@ -13,9 +13,16 @@ hand-computed dbt unit cases in the models' YAML cover the edges:
   levels, the sample standard deviation, the t interval, beyond_noise at a standard
   deviation of 0 (a change of 0 is not beyond) and exactly at the interval's edge (not
   beyond), a cluster whose only window has no quantiles (not counted), one cluster, a system
-  without quantiles, and the APE estimates joined by measure, metric and outcome.
+  without quantiles, and the APE estimates joined by measure, metric and outcome;
+* quantile_calibration (``quantile_calibration_hand_computed``): an actual equal to the
+  quantile forecast counts as at or below it, the share is a mean (not a median) of the
+  steps, every level keeps its own row, and a perturbation whose windows all fell back or a
+  system without quantiles keeps its 9 rows with 0 steps and the reason;
+* probabilistic_scores (``probabilistic_scores_hand_computed``): the mean, the sample
+  standard deviation and the count over the windows with a value (a null MSIS left out),
+  the ideal values, and the rows without quantiles.
 
-``test_sweep6_mart_sql_unit_cases_pass`` builds those models on an empty warehouse with the
+``test_sweep6_mart_sql_unit_cases_pass`` builds each of those models on an empty warehouse with the
 unit cases forced on (a failing case fails the build; see
 ``tests/integration/builds.unit_cases_pass``); their expected rows were worked out from the
 models' stated definitions, the arithmetic in a YAML comment beside each case."""
@@ -28,10 +35,11 @@ from tests.integration.builds import unit_cases_pass
 
 pytestmark = pytest.mark.slow
 
-#: The swept models; their unit cases run here (with their parents' cases).
-SWEPT_MODELS = "+uncertainty_effects"
+#: The swept models; each one's unit cases run in its own build (with its parents' cases).
+SWEPT_MODELS = ("uncertainty_effects", "quantile_calibration", "probabilistic_scores")
 
 
-def test_sweep6_mart_sql_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
-    selection = ["--select", *SWEPT_MODELS.split(), "--exclude", "test_type:data"]
+@pytest.mark.parametrize("model", SWEPT_MODELS)
+def test_sweep6_mart_sql_unit_cases_pass(model, tmp_path, dbt_target, monkeypatch):
+    selection = ["--select", f"+{model}", "--exclude", "test_type:data"]
     unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
