@@ -20,7 +20,15 @@ hand-computed dbt unit cases in the models' YAML cover the edges:
   system without quantiles keeps its 9 rows with 0 steps and the reason;
 * probabilistic_scores (``probabilistic_scores_hand_computed``): the mean, the sample
   standard deviation and the count over the windows with a value (a null MSIS left out),
-  the ideal values, and the rows without quantiles.
+  the ideal values, and the rows without quantiles;
+* ratings (``ratings_list_rated_and_unrated_systems``): a score that could not be computed
+  appears once, unrated, with "not rated: " and its reason, and is neither counted nor listed
+  among the systems rated together; the display names and the run's study;
+* leaderboard_tasks (``leaderboard_tasks_hand_computed``): a task error is a mean (not a
+  median) over windows each joined to its own quantile scores, a system without quantiles
+  has null wql and crps over 0 windows, and the compute time sums only the selected run's
+  partitions of the task;
+* window_quantile_scores, group_comparisons and modality_pairs: their cases from round 4.
 
 ``test_sweep6_mart_sql_unit_cases_pass`` builds each of those models on an empty warehouse with the
 unit cases forced on (a failing case fails the build; see
@@ -36,7 +44,16 @@ from tests.integration.builds import unit_cases_pass
 pytestmark = pytest.mark.slow
 
 #: The swept models; each one's unit cases run in its own build (with its parents' cases).
-SWEPT_MODELS = ("uncertainty_effects", "quantile_calibration", "probabilistic_scores")
+SWEPT_MODELS = (
+    "uncertainty_effects",
+    "quantile_calibration",
+    "probabilistic_scores",
+    "window_quantile_scores",
+    "group_comparisons",
+    "ratings",
+    "leaderboard_tasks",
+    "modality_pairs",
+)
 
 
 @pytest.mark.parametrize("model", SWEPT_MODELS)
