@@ -28,7 +28,12 @@ hand-computed dbt unit cases in the models' YAML cover the edges:
   median) over windows each joined to its own quantile scores, a system without quantiles
   has null wql and crps over 0 windows, and the compute time sums only the selected run's
   partitions of the task;
-* window_quantile_scores, group_comparisons and modality_pairs: their cases from round 4.
+* group_comparisons (``group_comparisons_place_encoder_decoder_systems``,
+  ``group_comparisons_keep_every_system_without_baseline_families``): a system without a
+  family is no baseline, with no baseline families configured every system stays in the
+  without_baselines scope, and a group's score and rating are means (not medians) over
+  three systems;
+* window_quantile_scores and modality_pairs: their cases from round 4.
 
 ``test_sweep6_mart_sql_unit_cases_pass`` builds each of those models on an empty warehouse with the
 unit cases forced on (a failing case fails the build; see
