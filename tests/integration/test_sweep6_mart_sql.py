@@ -36,7 +36,9 @@ hand-computed dbt unit cases in the models' YAML cover the edges:
 * modality_pairs (``modality_pairs_compare_variants_on_shared_perturbations``): averages
   that are means over four perturbations, an unrated score and a score on another outcome
   left out, a relative difference under 1e-9 (2^-30) or two averages of exactly 0 a tie, one
-  over it (2^-28) not, and a pair with an empty base_model not paired;
+  over it (2^-28) not, the tolerance 1e-9 times the larger average (a pair within it of the
+  larger only is a tie; 2^-20 against 2^-19 is not), and a pair with an empty base_model not
+  paired;
 * window_quantile_scores: its case from round 4 (no survivor).
 
 ``test_sweep6_mart_sql_unit_cases_pass`` builds each of those models on an empty warehouse with the
