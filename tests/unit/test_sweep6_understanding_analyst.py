@@ -1,0 +1,642 @@
+"""The statistical analyst's rules (``understanding/analyst.py``) against the statistics its
+docstring names, written out here independently: least squares and its t-test by formula,
+the one-sided periodogram from ``numpy.fft``, a rolling median by loop, the Gaussian
+likelihood-ratio scan by loop, Pearson's r from moments, skewness and kurtosis from
+moments. Written for round 6 of the mutation sweep (tests/planted/sweep6_understanding.json).
+
+Two kinds of check: (1) the rule's arithmetic on many random series against the reference
+(so a changed coefficient, window or lag changes a checked number), and (2) each threshold
+at its exact boundary, with the statistic it reads stubbed to the boundary value (so a
+``>=`` turned ``>`` or a threshold moved is seen even where no float series lands exactly
+on it). The product's own helpers are never used to compute an expectation.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tsrate.suites.understanding import analyst as an
+
+SQRT2 = math.sqrt(2.0)
+
+
+# --------------------------------------------------------------------------------------
+# References written from the docstrings
+# --------------------------------------------------------------------------------------
+
+
+def ref_ols(x):
+    """Slope, R^2 and the two-sided p of the slope's t-test, by formula."""
+    x = np.asarray(x, float)
+    n = x.size
+    t = np.arange(n, dtype=float)
+    tc, xc = t - t.mean(), x - x.mean()
+    slope = (tc @ xc) / (tc @ tc)
+    r2 = (tc @ xc) ** 2 / ((tc @ tc) * (xc @ xc))
+    tstat = math.sqrt(r2 * (n - 2) / max(1 - r2, 1e-300))
+    return slope, r2, 2 * stats.t.sf(tstat, n - 2)
+
+
+def ref_detrended(x):
+    t = np.arange(len(x), dtype=float)
+    design = np.column_stack([t, np.ones_like(t)])
+    coef, *_ = np.linalg.lstsq(design, x, rcond=None)
+    return x - design @ coef
+
+
+def ref_peaks(x):
+    """One-sided periodogram of the detrended series (FFT; the Nyquist bin not doubled),
+    strict local maxima (the ends compared with 0), periods 2.5 .. n/2, share of the power
+    of the positive frequencies, largest share first."""
+    x = np.asarray(x, float)
+    n = x.size
+    y = ref_detrended(x)
+    f = np.arange(n // 2 + 1) / n
+    power = np.abs(np.fft.rfft(y)) ** 2 / n
+    power[1 : (n + 1) // 2] *= 2  # every bin but DC and (even n) Nyquist is doubled
+    total = power[1:].sum()
+    if total <= 0:
+        return []
+    padded = np.concatenate([[0.0], power, [0.0]])
+    out = []
+    for k in range(1, f.size):
+        if not (f[k] <= 0.4 + 1e-15 and f[k] * n >= 2 - 1e-12):
+            continue
+        if padded[k + 1] > padded[k] and padded[k + 1] > padded[k + 2]:
+            out.append((1 / f[k], power[k] / total))
+    return sorted(out, key=lambda r: -r[1])
+
+
+def ref_rolling_median(x, window=21):
+    h = window // 2
+    return np.array([np.median(x[max(0, i - h) : i + h + 1]) for i in range(len(x))])
+
+
+def ref_noise(x):
+    """Noise sd from changes: the median |change| of N(0, s^2) noise is 0.6745 s sqrt(2)."""
+    return np.median(np.abs(np.diff(x))) / (0.6745 * SQRT2)
+
+
+def ref_robust_z(x):
+    return (x - ref_rolling_median(x)) / max(ref_noise(x), 1e-9)
+
+
+def ref_changepoint(x):
+    n = len(x)
+
+    def nlv(v):
+        return len(v) * math.log(max(np.mean((v - v.mean()) ** 2), 1e-12))
+
+    best_k, best = 0, 0.0
+    for k in range(max(5, (15 * n) // 100), min(n - 5, (85 * n) // 100) + 1):
+        lr = nlv(x) - nlv(x[:k]) - nlv(x[k:])
+        if lr > best:
+            best_k, best = k, lr
+    return best_k, best
+
+
+def pearson(u, v):
+    u, v = u - u.mean(), v - v.mean()
+    return float(u @ v / math.sqrt((u @ u) * (v @ v)))
+
+
+def ref_cross_lag(a, b, max_lag=8):
+    best = (0, 0.0)
+    for lag in range(-max_lag, max_lag + 1):
+        u, v = (a[: len(a) - lag], b[lag:]) if lag >= 0 else (a[-lag:], b[: len(b) + lag])
+        if len(u) < 10:
+            continue
+        r = pearson(u, v)
+        if abs(r) > abs(best[1]) + 1e-12:
+            best = (lag, r)
+    return best
+
+
+def skew(v):
+    c = v - v.mean()
+    return float(np.mean(c**3) / np.mean(c**2) ** 1.5)
+
+
+# --------------------------------------------------------------------------------------
+# Trend
+# --------------------------------------------------------------------------------------
+
+
+def test_trend_fit_is_least_squares_with_its_t_test():
+    rng = np.random.default_rng(0)
+    for n in (5, 12, 40, 150):
+        for slope in (-1.0, 0.0, 0.05, 2.0):
+            x = 3 + slope * np.arange(n) + rng.normal(0, 1, n)
+            fit = an.trend_fit(x)
+            s, r2, p = ref_ols(x)
+            assert fit["slope"] == pytest.approx(s, abs=1e-9)
+            assert fit["r2"] == pytest.approx(r2, abs=1e-9)
+            assert fit["p"] == pytest.approx(p, rel=1e-6, abs=1e-300)
+
+
+def test_has_trend_against_r2_and_p_on_many_short_series():
+    """Short noisy lines put R^2 and p on both sides of 0.5 and 0.001 (and of 1.0, 0.002)."""
+    rng = np.random.default_rng(1)
+    near = 0
+    for _ in range(600):
+        n = int(rng.integers(6, 25))
+        x = rng.uniform(0.05, 0.6) * np.arange(n) + rng.normal(0, 1, n)
+        _, r2, p = ref_ols(x)
+        assert an.has_trend(x) == (r2 >= 0.5 and p < 1e-3)
+        near += r2 >= 0.5 and 1e-3 <= p < 2e-3
+    assert near >= 3
+
+
+def test_has_trend_thresholds_exactly(monkeypatch):
+    def with_fit(r2, p):
+        monkeypatch.setattr(an, "trend_fit", lambda x: {"slope": 1.0, "r2": r2, "p": p})
+        return an.has_trend(np.zeros(3))
+
+    below = np.nextafter(1e-3, 0)
+    assert with_fit(0.5, below)
+    assert not with_fit(np.nextafter(0.5, 0), below)
+    assert not with_fit(0.9, 1e-3)
+    assert with_fit(1.0, below) and not with_fit(1.0, 1.5e-3)
+
+
+def test_detrended_removes_the_least_squares_line():
+    t = np.arange(12.0)
+    wiggle = np.tile([1.0, -1.0, -1.0, 1.0], 3)  # orthogonal to 1 and t
+    np.testing.assert_allclose(an._detrended(7 - 0.5 * t + wiggle), wiggle, atol=1e-12)
+    x = np.random.default_rng(2).normal(0, 1, 31)
+    np.testing.assert_allclose(an._detrended(x), ref_detrended(x), atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# Seasonality
+# --------------------------------------------------------------------------------------
+
+
+def assert_same_peaks(got, want):
+    assert len(got) == len(want)
+    for (p1, s1), (p2, s2) in zip(got, want, strict=True):
+        assert p1 == pytest.approx(p2, rel=1e-9) and s1 == pytest.approx(s2, abs=1e-9)
+
+
+def test_periodogram_peaks_against_the_fft():
+    rng = np.random.default_rng(3)
+    for n in (5, 6, 17, 60, 61, 100):
+        t = np.arange(n)
+        for _ in range(4):
+            x = (
+                rng.uniform(0, 3) * np.sin(2 * np.pi * t / rng.uniform(2.5, n / 2))
+                + 0.3 * t
+                + rng.normal(0, 1, n)
+            )
+            assert_same_peaks(an.periodogram_peaks(x), ref_peaks(x))
+
+
+def test_periodogram_keeps_periods_of_exactly_2_5_days_and_half_the_length():
+    """n = 60: bin 24 is period 2.5 (frequency 0.4) and bin 2 is period 30 (= n/2); both
+    are kept. Bins 1 (period 60) and 25 (period 2.4) are not."""
+    t = np.arange(60)
+    for k, kept in ((24, True), (2, True), (25, False), (1, False)):
+        x = np.cos(2 * np.pi * k * t / 60) + 0.3 * np.cos(2 * np.pi * 7 * t / 60)
+        periods = [round(p, 6) for p, _ in an.periodogram_peaks(x)]
+        assert (round(60 / k, 6) in periods) is kept
+        assert_same_peaks(an.periodogram_peaks(x), ref_peaks(x))
+    # too short to hold any period in range, and a straight line (no power): no peaks
+    assert an.periodogram_peaks(np.array([1.0, 3.0, 2.0, 5.0])) == []
+    assert an.periodogram_peaks(np.zeros(30)) == []
+
+
+def test_seasonal_strength_is_the_largest_peaks_share(monkeypatch):
+    monkeypatch.setattr(an, "periodogram_peaks", lambda x: [(12.0, 0.15), (5.0, 0.1)])
+    assert an.seasonal_strength(np.zeros(3)) == 0.15
+    monkeypatch.setattr(an, "periodogram_peaks", lambda x: [])
+    assert an.seasonal_strength(np.zeros(3)) == 0.0
+    for share, seasonal in ((0.2, True), (np.nextafter(0.2, 0), False), (0.39, True)):
+        monkeypatch.setattr(an, "periodogram_peaks", lambda x, s=share: [(3.0, s)])
+        assert bool(an.has_seasonality(np.zeros(3))) is seasonal
+
+
+def stub_peaks(monkeypatch, table):
+    """periodogram_peaks answering by the (length, first value) of the array it is given."""
+    monkeypatch.setattr(an, "periodogram_peaks", lambda x: table.get((len(x), float(x[0])), []))
+
+
+def blocks(first_amp, second_amp, n):
+    """[a, -a, -a, a] blocks then [b, -b, -b, b] blocks: no trend to remove, halves of
+    standard deviation a and b."""
+    half = n // 2
+    return np.concatenate(
+        [np.resize([1.0, -1.0, -1.0, 1.0], half) * first_amp]
+        + [np.resize([1.0, -1.0, -1.0, 1.0], n - half) * second_amp]
+    )
+
+
+def test_seasonality_kind_multiple_at_its_thresholds(monkeypatch):
+    x = blocks(1.0, 1.0, 64)
+    whole = (64, 1.0)
+    for peaks, kind in (
+        ([(20.0, 0.5), (7.9, 0.125)], "multiple"),  # s2 = s1 / 4 exactly, ratio 2.53
+        ([(20.0, 0.5), (7.9, 0.124)], "fixed"),
+        ([(7.9, 0.5), (20.0, 0.2)], "multiple"),  # the longer period second
+        ([(20.0, 0.5), (8.0, 0.4)], "fixed"),  # ratio 2.5 exactly is not > 2.5
+        ([(20.0, 0.5)], "fixed"),
+    ):
+        stub_peaks(monkeypatch, {whole: peaks})
+        assert an.seasonality_kind(x) == kind
+
+
+def test_seasonality_kind_shifting_at_its_thresholds(monkeypatch):
+    for n in (60, 59, 64):
+        x = blocks(1.0, 1.0, n)
+        x[0], x[n // 2] = 2.0, 3.0  # tag the halves for the stub
+        first, second = (n // 2, 2.0), (n - n // 2, 3.0)
+        for p1, p2, shifting in (
+            (10.0, 12.1, True),
+            (10.0, 12.0, False),  # ratio 1.2 exactly
+            (10.0, 8.2, True),
+            (12.0, 10.0, False),  # ratio 1/1.2 exactly
+            (10.0, 8.4, False),
+        ):
+            stub_peaks(monkeypatch, {first: [(p1, 0.5), (3.0, 0.1)], second: [(p2, 0.5)]})
+            kind = an.seasonality_kind(x)
+            assert kind != "multiple"
+            assert (kind == "shifting") is (shifting and n >= 60), (n, p1, p2)
+        stub_peaks(monkeypatch, {first: [(10.0, 0.5)]})  # no peak in the second half
+        assert an.seasonality_kind(x) != "shifting"
+
+
+def test_seasonality_kind_varying_amplitude(monkeypatch):
+    stub_peaks(monkeypatch, {})
+    for ratio, kind in ((1.7, "varying_amplitude"), (1.5, "fixed")):
+        for n in (64, 72):
+            assert an.seasonality_kind(blocks(1.0, ratio, n)) == kind
+            assert an.seasonality_kind(blocks(ratio, 1.0, n)) == kind
+    # the halves are n // 2 and the rest: 20 days of amplitude 1, then 20 of 1.7
+    assert an.seasonality_kind(blocks(1.0, 1.7, 40)) == "varying_amplitude"
+
+
+# --------------------------------------------------------------------------------------
+# Anomalies
+# --------------------------------------------------------------------------------------
+
+
+def test_robust_z_against_a_looped_rolling_median():
+    rng = np.random.default_rng(4)
+    for n in (5, 21, 22, 60):
+        x = rng.normal(0, 1, n)
+        x[n // 2] += 8
+        np.testing.assert_allclose(an._robust_z(x), ref_robust_z(x), atol=1e-9)
+    # no change at all between most days: the noise floor 1e-9 sets the scale
+    x = np.zeros(30)
+    x[10] = 1.0
+    assert an._robust_z(x)[10] == pytest.approx(1e9)
+
+
+def test_frozen_run_counts_the_repeated_values():
+    for x, run in (
+        ([1, 2, 3], 0),
+        ([1, 1], 2),
+        ([1, 2, 2, 2, 3], 3),
+        ([5, 5, 5, 5, 5, 1, 1], 5),
+        ([0, 1, 1, 0, 0, 0, 0, 2], 4),
+    ):
+        assert an._frozen_run(np.array(x, float)) == run
+
+
+def test_clusters_join_consecutive_days_only():
+    assert an._clusters(np.array([1, 2, 4, 7, 8, 9])) == [[1, 2], [4], [7, 8, 9]]
+    assert an._clusters(np.array([3, 5])) == [[3], [5]]
+    assert an._clusters(np.array([], int)) == []
+
+
+def base_series(n=100):
+    """Changes of exactly +-0.2 (noise sd 0.2 / (0.6745 sqrt 2)), no trend, no spike."""
+    return 0.1 * np.resize([1.0, -1.0], n)
+
+
+def test_anomaly_kinds_on_hand_built_series():
+    noise = 0.2 / (0.6745 * SQRT2)
+    x = base_series()
+    assert an.anomaly_kind(x) == "none"
+    for count, kind in (
+        (1, "single_spike"),
+        (2, "double_spike"),
+        (3, "triple_spike"),
+        (4, "triple_spike"),
+    ):
+        y = x.copy()
+        y[[20, 40, 60, 80][:count]] += 10
+        assert an.anomaly_kind(y) == kind
+    y = x.copy()
+    y[50:53] += 10  # three days in a row: a step spike
+    assert an.anomaly_kind(y) == "step_spike"
+    y = x.copy()
+    y[50:52] += 10  # two days in a row: one cluster, a single spike
+    assert an.anomaly_kind(y) == "single_spike"
+    # |z| just over 6 is a spike, just under is not (the rolling median is the base here)
+    for size, kind in ((6.3, "single_spike"), (5.7, "none")):
+        y = x.copy()
+        y[51] += size * noise * np.sign(y[51]) + 0 * y[51]
+        assert an.anomaly_kind(y) == kind, size
+    # frozen for 5 values (4 zero changes) is a disruption, 4 values are not
+    y = x.copy()
+    y[30:35] = 0.05
+    assert an.anomaly_kind(y) == "temporal_disruption"
+    y = x.copy()
+    y[30:34] = 0.05
+    assert an.anomaly_kind(y) != "temporal_disruption"
+
+
+def ref_level_shift(x):
+    """|median of the last edge days - median of the first| > 5 noise sds, edge = n // 10
+    (at least 3), and no trend."""
+    edge = max(3, len(x) // 10)
+    shift = np.median(x[len(x) - edge :]) - np.median(x[:edge])
+    _, r2, p = ref_ols(x)
+    return bool(abs(shift) > 5 * max(ref_noise(x), 1e-9) and not (r2 >= 0.5 and p < 1e-3))
+
+
+def test_level_shift_is_five_noise_sds_between_the_edges():
+    """Late shifts of 1..12 days by 3..8 noise sds on series of 20..100 days: a level shift
+    exactly when the edge medians say so (edges of n // 10 days, at least 3)."""
+    noise = 0.2 / (0.6745 * SQRT2)
+    seen = set()
+    for n in (20, 29, 30, 40, 55, 100):
+        for days in range(1, 13):
+            for size in (3.0, 4.5, 5.5, 6.5, 8.0, 11.0):
+                y = base_series(n)
+                y[n - days :] += size * noise
+                want = ref_level_shift(y)
+                assert (an.anomaly_kind(y) == "level_shift") is want, (n, days, size)
+                seen.add(want)
+    assert seen == {True, False}
+    # a steady trend moves the edges but is no level shift
+    y = base_series(100) + 0.05 * np.arange(100)
+    assert not ref_level_shift(y) and an.anomaly_kind(y) != "level_shift"
+
+
+# --------------------------------------------------------------------------------------
+# Structural breaks
+# --------------------------------------------------------------------------------------
+
+
+def test_changepoint_against_the_looped_likelihood_ratio():
+    rng = np.random.default_rng(5)
+    for n in (10, 12, 20, 33, 100):
+        for _ in range(5):
+            x = rng.normal(0, 1, n)
+            k, lr = an.changepoint(x)
+            rk, rlr = ref_changepoint(x)
+            assert k == rk and lr == pytest.approx(rlr, abs=1e-9)
+
+
+def test_changepoint_scans_from_15_to_85_percent_and_at_least_5_from_each_end():
+    rng = np.random.default_rng(6)
+    for n, cut in ((20, 2), (20, 18), (100, 8), (100, 93), (40, 3), (40, 37)):
+        x = rng.normal(0, 1, n)
+        x[:cut] *= 20 if cut < n / 2 else 1
+        x[cut:] *= 20 if cut > n / 2 else 1
+        k, lr = an.changepoint(x)
+        rk, rlr = ref_changepoint(x)
+        assert (k, lr) == (rk, pytest.approx(rlr, abs=1e-9))
+        lo, hi = max(5, (15 * n) // 100), min(n - 5, (85 * n) // 100)
+        assert k == (lo if cut < n / 2 else hi)
+    # a constant series: every split's LR is 0 (floored variances), none is > 0
+    assert an.changepoint(np.full(30, 2.0)) == (0, 0.0)
+
+
+def test_has_break_is_lr_over_25(monkeypatch):
+    for lr, broken in ((25.0, False), (np.nextafter(25.0, 30), True), (40.0, True), (20.0, False)):
+        monkeypatch.setattr(an, "changepoint", lambda x, v=lr: (10, v))
+        assert bool(an.has_break(np.zeros(3))) is broken
+
+
+def test_break_kind_rules(monkeypatch):
+    """Regime shift when the halves differ in stationarity, in trend, or in skewness by
+    more than 1; otherwise a parameter shift. The tests and the split are stubbed; the
+    skewness is moments (computed here)."""
+    n, k = 40, 15
+    monkeypatch.setattr(an, "changepoint", lambda x: (k, 30.0))
+    sym = np.resize([-1.0, 1.0, 0.0], 40)
+    flags = {}
+    monkeypatch.setattr(an, "is_stationary", lambda v: flags.get(("s", len(v)), True))
+    monkeypatch.setattr(an, "has_trend", lambda v: flags.get(("t", len(v)), False))
+    assert an.break_kind(sym) == "parameter_shift"
+    for key in (("s", k), ("s", n - k), ("t", k), ("t", n - k)):
+        flags.clear()
+        flags[key] = key[0] == "t"  # the opposite of the default for one half only
+        assert an.break_kind(sym) == "regime_shift", key
+    flags.clear()
+    rng = np.random.default_rng(7)
+    seen = set()
+    for _ in range(300):
+        x = np.concatenate([rng.normal(0, 1, k), rng.exponential(1, n - k) ** rng.uniform(0.5, 2)])
+        regime = abs(skew(x[:k]) - skew(x[k:])) > 1.0
+        assert an.break_kind(x) == ("regime_shift" if regime else "parameter_shift")
+        seen.add((regime, 1.0 < abs(skew(x[:k]) - skew(x[k:])) < 2.0))
+    assert {(True, True), (False, False)} <= seen
+    monkeypatch.setattr(an, "changepoint", lambda x: (k, 25.0))
+    assert an.break_kind(sym) == "none"
+
+
+def test_adf_and_kpss_p_are_statsmodels_on_long_enough_varying_series():
+    from statsmodels.tsa.stattools import adfuller, kpss
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(0, 1, 12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert an._adf_p(x) == pytest.approx(adfuller(x, autolag="AIC")[1])
+        assert an._kpss_p(x) == pytest.approx(kpss(x, regression="c", nlags="auto")[1])
+    for f in (an._adf_p, an._kpss_p):
+        assert f(x[:11]) == 1.0 and f(np.full(20, 3.0)) == 1.0
+
+
+def test_is_stationary_thresholds(monkeypatch):
+    for adf, kp, stationary in (
+        (np.nextafter(0.05, 0), np.nextafter(0.05, 1), True),
+        (0.05, 0.5, False),
+        (0.01, 0.05, False),
+        (0.09, 0.5, False),
+        (0.01, 0.09, True),
+    ):
+        monkeypatch.setattr(an, "_adf_p", lambda x, v=adf: v)
+        monkeypatch.setattr(an, "_kpss_p", lambda x, v=kp: v)
+        assert bool(an.is_stationary(np.zeros(3))) is stationary
+
+
+# --------------------------------------------------------------------------------------
+# Volatility, tails, statistical properties
+# --------------------------------------------------------------------------------------
+
+
+def test_arch_p_is_het_arch_of_the_demeaned_changes():
+    from statsmodels.stats.diagnostic import het_arch
+
+    rng = np.random.default_rng(9)
+    for n in (21, 22, 80):
+        x = np.cumsum(rng.normal(0, 1, n) * np.linspace(0.5, 2, n)) + 0.3 * np.arange(n)
+        d = np.diff(x)
+        assert an.arch_p(x) == pytest.approx(het_arch(d - d.mean(), nlags=5)[1], rel=1e-9)
+    assert an.arch_p(np.cumsum(rng.normal(0, 1, 20))) == 1.0  # 19 changes: too few
+    assert an.arch_p(np.arange(50.0)) == 1.0  # constant changes
+
+
+def ref_volatility(x):
+    d = np.diff(x)
+    if len(d) > 2 and np.std(np.diff(d)) < 0.02:
+        return "none"
+    h = len(d) // 2
+    ratio = np.var(d[h:]) / max(np.var(d[:h]), 1e-12)
+    rho = stats.spearmanr(np.arange(len(d)), np.abs(d))[0]
+    if ratio > 2.5 and rho > 0.25:
+        return "increasing"
+    fall = np.abs(d[1:][d[:-1] < 0])
+    rise = np.abs(d[1:][d[:-1] >= 0])
+    if len(fall) > 3 and len(rise) > 3 and fall.mean() > 2 * rise.mean():
+        return "leverage"
+    return None
+
+
+def test_volatility_kind_branches():
+    # steady steps: none, even with printing noise under 0.02
+    assert an.volatility_kind(100 + 0.5 * np.arange(40) + np.resize([0, 0.004], 40)) == "none"
+    # changes growing from 1 to 3 in size: variance ratio 4-ish, Spearman rho ~1
+    d = np.resize([1.0, -1.0], 60) * np.linspace(1, 3, 60)
+    assert an.volatility_kind(np.cumsum(d)) == "increasing"
+    d = np.resize([1.0, -1.0], 60) * np.linspace(3, 1, 60)  # shrinking: not increasing
+    assert an.volatility_kind(np.cumsum(d)) != "increasing"
+    # leverage: after each fall a move of 2.1 against 1 after each rise (> 2x); 1.9x is not
+    for big, lev in ((2.1, True), (1.9, False)):
+        d = np.tile([-1.0, big], 30)
+        assert (an.volatility_kind(np.cumsum(d)) == "leverage") is lev
+    # a rise of exactly 0 counts as a rise (>= 0)
+    d = np.tile([0.0, 1.0, -1.0, 3.0], 15)
+    fall, rise = np.abs(d[1:][d[:-1] < 0]), np.abs(d[1:][d[:-1] >= 0])
+    assert fall.mean() > 2 * rise.mean()
+    assert an.volatility_kind(np.cumsum(d)) == "leverage"
+    rng = np.random.default_rng(10)
+    seen = set()
+    for _ in range(150):
+        n = int(rng.integers(8, 60))
+        scale = np.linspace(1, rng.uniform(0.5, 4), n)
+        d = rng.normal(0, 1, n) * scale
+        d = np.where(np.roll(d, 1) < 0, d * rng.uniform(1, 3), d)
+        x = np.cumsum(d)
+        want = ref_volatility(x)
+        got = an.volatility_kind(x)
+        if want is not None:
+            assert got == want
+        else:
+            assert got in ("clustered", "constant")
+            assert (got == "clustered") is (an.arch_p(x) < 0.05)
+        seen.add(want)
+    assert {"increasing", "leverage", None} <= seen
+
+
+def test_volatility_clustered_reads_the_arch_p(monkeypatch):
+    d = np.random.default_rng(11).normal(0, 1, 60)
+    x = np.cumsum(d)
+    assert ref_volatility(x) is None
+    for p, kind in ((np.nextafter(0.05, 0), "clustered"), (0.05, "constant"), (0.09, "constant")):
+        monkeypatch.setattr(an, "arch_p", lambda x, v=p: v)
+        assert an.volatility_kind(x) == kind
+
+
+def test_fat_tails_threshold(monkeypatch):
+    for k, fat in ((1.5, False), (np.nextafter(1.5, 2), True), (2.5, True), (1.0, False)):
+        monkeypatch.setattr(an, "excess_kurtosis", lambda x, v=k: v)
+        assert bool(an.has_fat_tails(np.zeros(3))) is fat
+
+
+def test_statistical_kind_rules(monkeypatch):
+    state = {}
+    monkeypatch.setattr(an, "is_stationary", lambda x: state["stationary"])
+    monkeypatch.setattr(an, "has_fat_tails", lambda x: state["fat"])
+    monkeypatch.setattr(an, "has_seasonality", lambda x: state["seasonal"])
+    monkeypatch.setattr(an, "trend_fit", lambda x: {"slope": 1.0, "r2": state["r2"], "p": 0.0})
+    for stationary, fat, seasonal, r2, kind in (
+        (True, True, True, 0.9, "fat_tailed"),
+        (True, False, True, 0.9, "stationary"),
+        (False, True, True, 0.3, "trend_and_seasonality"),
+        (False, False, True, np.nextafter(0.3, 0), "seasonal"),
+        (False, False, False, 0.3, "changing_mean"),
+        (False, False, False, 0.29, "changing_variance"),
+        (False, False, False, 0.59, "changing_mean"),
+    ):
+        state.update(stationary=stationary, fat=fat, seasonal=seasonal, r2=r2)
+        assert an.statistical_kind(np.zeros(3)) == kind
+
+
+# --------------------------------------------------------------------------------------
+# Two series
+# --------------------------------------------------------------------------------------
+
+
+def test_cross_lag_against_a_looped_pearson_r():
+    rng = np.random.default_rng(12)
+    for n in (12, 17, 18, 40):
+        for _ in range(6):
+            a = rng.normal(0, 1, n)
+            lag = int(rng.integers(-8, 9))
+            b = np.roll(a, lag) * rng.choice([-1, 1]) + rng.normal(0, 0.5, n)
+            got = an.cross_lag(a, b)
+            want = ref_cross_lag(a, b)
+            assert got[0] == want[0] and got[1] == pytest.approx(want[1], abs=1e-12)
+    # lag 8 is scanned, 9 is not
+    a = rng.normal(0, 1, 60)
+    assert an.cross_lag(a[:-8], a[8:])[0] == -8 and an.cross_lag(a[8:], a[:-8])[0] == 8
+    assert an.cross_lag(a[:-9], a[9:])[0] != -9
+    # ten overlapping days are enough; nine are not (n = 18: lags beyond 8 never, 8 is 10 days)
+    a, b = rng.normal(0, 1, 18), rng.normal(0, 1, 18)
+    b[8:] = -a[:10] + 1e-3 * b[8:]
+    assert an.cross_lag(a, b)[0] == 8
+
+
+def test_half_correlations_are_pearson_of_each_half():
+    rng = np.random.default_rng(13)
+    for n in (20, 21):
+        a, b = rng.normal(0, 1, n), rng.normal(0, 1, n)
+        h = n // 2
+        r1, r2 = an.half_correlations(a, b)
+        assert r1 == pytest.approx(pearson(a[:h], b[:h]), abs=1e-12)
+        assert r2 == pytest.approx(pearson(a[h:], b[h:]), abs=1e-12)
+
+
+def columns_of(*arrays):
+    return {f"V{i}": list(a) for i, a in enumerate(arrays)}
+
+
+def test_detect_and_classify_two_series():
+    rng = np.random.default_rng(14)
+    analyst = an.StatisticalAnalyst()
+    seen = set()
+    for _ in range(200):
+        n = int(rng.integers(20, 60))
+        a = rng.normal(0, 1, n)
+        b = rng.uniform(-1.5, 1.5) * a + rng.normal(0, 1, n)
+        r = pearson(a, b)
+        cols = columns_of(a, b)
+        assert bool(analyst._detect("correlation", cols)) is (abs(r) >= 0.3)
+        assert analyst._classify("correlation", cols) == ("positive" if r > 0 else "negative")
+        lag, rr = ref_cross_lag(a, b)
+        assert bool(analyst._detect("cross_correlation", cols)) is (lag != 0)
+        assert analyst._classify("cross_correlation", cols) == (
+            ("positive" if rr > 0 else "negative") + ("_lagged" if lag else "_direct")
+        )
+        h = n // 2
+        r1, r2 = pearson(a[:h], b[:h]), pearson(a[h:], b[h:])
+        assert bool(analyst._detect("dynamic_correlation", cols)) is (abs(abs(r1) - abs(r2)) > 0.4)
+        assert analyst._classify("dynamic_correlation", cols) == (
+            "correlated_first_half" if abs(r1) > abs(r2) else "correlated_second_half"
+        )
+        seen.add((0.3 <= abs(r) < 0.6, 0.4 < abs(abs(r1) - abs(r2)) <= 0.8))
+    assert len(seen) == 4
+    # a lagged negative cross-correlation
+    a = rng.normal(0, 1, 50)
+    assert analyst._classify("cross_correlation", columns_of(a[3:], -a[:-3])) == "negative_lagged"
+    assert analyst._classify("cross_correlation", columns_of(a, 2 * a)) == "positive_direct"
