@@ -210,6 +210,21 @@ def test_periodogram_keeps_periods_of_exactly_2_5_days_and_half_the_length():
     assert an.periodogram_peaks(np.zeros(30)) == []
 
 
+def test_periodogram_shares_do_not_depend_on_the_scale():
+    """Shares of power are ratios: a series scaled by 1e-3 (total power well under 1) has
+    the same peaks; and on 5 days the last bin (period 2.5) is a peak when it beats its one
+    neighbour, whatever its size."""
+    t = np.arange(40)
+    x = np.sin(2 * np.pi * t / 8) + 0.5 * np.sin(2 * np.pi * t / 3) + 0.1 * np.cos(t)
+    for scale in (1e-3, 1.0, 1e3):
+        assert_same_peaks(an.periodogram_peaks(scale * x), ref_peaks(x))
+    five = np.array([0.0, 0.3, -0.2, 0.1, -0.25])
+    for scale in (1e-2, 1.0, 10.0):
+        got = an.periodogram_peaks(scale * five)
+        assert_same_peaks(got, ref_peaks(five))
+        assert [round(p, 9) for p, _ in got] == [2.5]
+
+
 def test_seasonal_strength_is_the_largest_peaks_share(monkeypatch):
     monkeypatch.setattr(an, "periodogram_peaks", lambda x: [(12.0, 0.15), (5.0, 0.1)])
     assert an.seasonal_strength(np.zeros(3)) == 0.15
