@@ -876,3 +876,15 @@ def test_random_answerer_draws_from_the_prompt_keys_digest():
         assert rnd.answer(p) == str(rng.choice(p.options))
         cot = a_prompt(values, "detection", prompting="cot")
         assert rnd.answer(cot).startswith("I pick an admissible answer at random.\nAnswer: ")
+
+
+def test_reference_answerers_are_always_available_and_answer_in_order():
+    analyst, rnd = an.StatisticalAnalyst(), an.RandomAnswerer()
+    assert analyst.availability().available and rnd.availability().available
+    assert rnd.seed == 0 and rnd.fingerprint() == "und_random-v1-seed0"
+    prompts = [
+        a_prompt([1.0, 4.0, 2.0], "arithmetic_max"),
+        a_prompt([1.0, 4.0, 2.0], "arithmetic_min"),
+    ]
+    assert analyst.answer_all(prompts) == ["4 on 2021-03-02", "1 on 2021-03-01"]
+    assert rnd.answer_all(prompts) == [rnd.answer(p) for p in prompts]
