@@ -296,6 +296,26 @@ def test_seasonality_kind_varying_amplitude(monkeypatch):
     assert an.seasonality_kind(blocks(1.0, 1.7, 40)) == "varying_amplitude"
 
 
+def test_seasonality_kind_amplitude_ratio_at_its_thresholds(monkeypatch):
+    """The amplitude rule alone (no peaks; the detrending stubbed to the identity so the
+    halves' standard deviations are exactly the block amplitudes): a ratio of exactly 1.6
+    or 1/1.6 is fixed; 2 -> 3 (ratio 1.5) is fixed and 2 -> 3.4 (1.7) varying, whatever the
+    product of the two; a flat first half counts as 1e-9."""
+    stub_peaks(monkeypatch, {})
+    monkeypatch.setattr(an, "_detrended", lambda x: np.asarray(x, float))
+    for first, second, kind in (
+        (1.0, 1.6, "fixed"),
+        (1.6, 1.0, "fixed"),
+        (2.0, 3.0, "fixed"),
+        (3.0, 2.0, "fixed"),
+        (2.0, 3.4, "varying_amplitude"),
+        (3.4, 2.0, "varying_amplitude"),
+        (0.0, 2.5e-9, "varying_amplitude"),
+        (0.0, 1.5e-9, "fixed"),
+    ):
+        assert an.seasonality_kind(blocks(first, second, 64)) == kind, (first, second)
+
+
 # --------------------------------------------------------------------------------------
 # Anomalies
 # --------------------------------------------------------------------------------------
