@@ -442,6 +442,14 @@ def test_changepoint_scans_from_15_to_85_percent_and_at_least_5_from_each_end():
         assert (k, lr) == (rk, pytest.approx(rlr, abs=1e-9))
         lo, hi = max(5, (15 * n) // 100), min(n - 5, (85 * n) // 100)
         assert k == (lo if cut < n / 2 else hi)
+    # a constant stretch: its variance is floored at 1e-12 (the reference floors the same)
+    for x in (
+        np.concatenate([np.full(8, 1.0), rng.normal(0, 1, 22)]),
+        np.concatenate([rng.normal(0, 1, 22), np.full(8, 1.0)]),
+    ):
+        k, lr = an.changepoint(x)
+        rk, rlr = ref_changepoint(x)
+        assert k == rk and lr == pytest.approx(rlr, rel=1e-12) and lr > 100
     # a constant series: every split's LR is 0 (floored variances), none is > 0
     assert an.changepoint(np.full(30, 2.0)) == (0, 0.0)
 
@@ -542,6 +550,11 @@ def ref_volatility(x):
 def test_volatility_kind_branches():
     # steady steps: none, even with printing noise under 0.02
     assert an.volatility_kind(100 + 0.5 * np.arange(40) + np.resize([0, 0.004], 40)) == "none"
+    # three days (two changes) are too few to call steady; four days of equal steps are steady
+    assert an.volatility_kind(np.array([0.0, 1.0, 3.0])) == "constant"
+    assert an.volatility_kind(np.array([0.0, 1.0, 2.0, 3.0])) == "none"
+    # steps wobbling by +-0.015 (sd of their changes 0.03 > 0.02) are not steady
+    assert an.volatility_kind(np.cumsum(1 + 0.015 * np.resize([1.0, -1.0], 40))) != "none"
     # changes growing from 1 to 3 in size: variance ratio 4-ish, Spearman rho ~1
     d = np.resize([1.0, -1.0], 60) * np.linspace(1, 3, 60)
     assert an.volatility_kind(np.cumsum(d)) == "increasing"
