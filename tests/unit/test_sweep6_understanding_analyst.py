@@ -921,3 +921,16 @@ def test_reference_answerers_are_always_available_and_answer_in_order():
     ]
     assert analyst.answer_all(prompts) == ["4 on 2021-03-02", "1 on 2021-03-01"]
     assert rnd.answer_all(prompts) == [rnd.answer(p) for p in prompts]
+
+
+def test_search_looks_in_every_column_of_the_table():
+    """Search is asked of one-column position sets, but the analyst reads whatever table
+    the prompt holds: a value in any column appears in the series."""
+    p = a_prompt([1.0, 2.0], "search", dataset="outlier", sub="max_q1", labels={"query_index": 0})
+    block = "Date,Value\n2021-03-01,1.00\n2021-03-02,2.00\n"
+    assert block in p.text
+    two = "Date,A,B\n2021-03-01,1.00,5.00\n2021-03-02,2.00,6.00\n"
+    q = dataclasses.replace(p, text=p.text.replace(block, two))
+    assert an.StatisticalAnalyst().answer(q) == "yes"  # 1.00 is in A only
+    q = dataclasses.replace(q, text=q.text.replace("Does the value 1.00", "Does the value 6.00"))
+    assert an.StatisticalAnalyst().answer(q) == "yes"  # 6.00 is in B only
