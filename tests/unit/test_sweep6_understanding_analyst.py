@@ -934,3 +934,17 @@ def test_search_looks_in_every_column_of_the_table():
     assert an.StatisticalAnalyst().answer(q) == "yes"  # 1.00 is in A only
     q = dataclasses.replace(q, text=q.text.replace("Does the value 1.00", "Does the value 6.00"))
     assert an.StatisticalAnalyst().answer(q) == "yes"  # 6.00 is in B only
+
+
+def test_search_matches_numbers_to_within_float_parsing_only():
+    """Printed values and the asked value are decimal strings: equal ones parse to equal
+    floats, so only a difference under 1e-9 counts as the same number; 1e-9 and 1.5e-9
+    away do not appear."""
+    p = a_prompt([0.0, 1.0], "search", dataset="outlier", sub="max_q1", labels={"query_index": 0})
+    assert "Does the value 0.00 appear" in p.text
+    analyst = an.StatisticalAnalyst()
+    for asked, answer in (("0.0000000005", "yes"), ("0.000000001", "no"), ("1.0000000015", "no")):
+        q = dataclasses.replace(
+            p, text=p.text.replace("Does the value 0.00", f"Does the value {asked}")
+        )
+        assert analyst.answer(q) == answer, asked
