@@ -948,3 +948,22 @@ def test_search_matches_numbers_to_within_float_parsing_only():
             p, text=p.text.replace("Does the value 0.00", f"Does the value {asked}")
         )
         assert analyst.answer(q) == answer, asked
+
+
+def test_matching_prompts_are_answered_from_the_table():
+    """Intra-dataset matching: the own description states the series' first and last
+    dates, extremes and their dates, so it holds the most facts; cross-dataset matching
+    answers with a letter (its keyword score)."""
+    from tsrate.suites.understanding import generators as g
+    from tsrate.suites.understanding.tasks import build_prompts
+
+    pool = {
+        d: g.generate_split(d, "test", 5, 4)
+        for d in ("trend", "seasonality", "anomalies", "volatility")
+    }
+    analyst = an.StatisticalAnalyst()
+    for s in pool["trend"]:
+        (intra,) = build_prompts(s, ("csv",), 2, pool, tasks=("matching_intra",))
+        assert analyst.answer(intra) == intra.expected["answer"]
+        (cross,) = build_prompts(s, ("csv",), 2, pool, tasks=("matching_cross",))
+        assert analyst.answer(cross) in ("A", "B", "C", "D")
