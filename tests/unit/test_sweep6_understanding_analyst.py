@@ -967,3 +967,12 @@ def test_matching_prompts_are_answered_from_the_table():
         assert analyst.answer(intra) == intra.expected["answer"]
         (cross,) = build_prompts(s, ("csv",), 2, pool, tasks=("matching_cross",))
         assert analyst.answer(cross) in ("A", "B", "C", "D")
+
+
+def test_correlation_detection_at_exactly_0_3(monkeypatch):
+    """|r| >= 0.3 is a correlation: r stubbed to exactly +-0.3 and just under."""
+    analyst = an.StatisticalAnalyst()
+    cols = columns_of(np.arange(5.0), np.arange(5.0))
+    for r, found in ((0.3, True), (-0.3, True), (np.nextafter(0.3, 0), False), (-0.29, False)):
+        monkeypatch.setattr(an.np, "corrcoef", lambda a, b, v=r: np.array([[1.0, v], [v, 1.0]]))
+        assert bool(analyst._detect("correlation", cols)) is found, r
