@@ -976,3 +976,20 @@ def test_correlation_detection_at_exactly_0_3(monkeypatch):
     for r, found in ((0.3, True), (-0.3, True), (np.nextafter(0.3, 0), False), (-0.29, False)):
         monkeypatch.setattr(an.np, "corrcoef", lambda a, b, v=r: np.array([[1.0, v], [v, 1.0]]))
         assert bool(analyst._detect("correlation", cols)) is found, r
+
+
+def test_anomaly_thresholds_exactly(monkeypatch):
+    """A level shift needs |shift| > 5 noise sds, the noise floored at 1e-9: steps of d
+    every third day (most changes 0, so the noise is the floor) with the last three days
+    at d: d = 5e-9 is exactly 5 floors (no shift), 7e-9 is a shift. A spike needs |z| > 6:
+    z stubbed to exactly 6 is none."""
+    for d, kind in ((5e-9, "none"), (7e-9, "level_shift"), (4e-9, "none")):
+        x = np.tile([0.0, 0.0, 0.0, d, d, d], 5)
+        assert an._frozen_run(x) == 3 and not an.has_trend(x)
+        assert an.anomaly_kind(x) == kind, d
+    x = base_series(40)
+    for z, kind in ((6.0, "none"), (np.nextafter(6.0, 7), "single_spike"), (-6.0, "none")):
+        monkeypatch.setattr(
+            an, "_robust_z", lambda v, s=z: np.where(np.arange(len(v)) == 20, s, 0.0)
+        )
+        assert an.anomaly_kind(x) == kind, z
