@@ -371,6 +371,8 @@ def test_anomaly_kinds_on_hand_built_series():
     y = x.copy()
     y[50:53] += 10  # three days in a row: a step spike
     assert an.anomaly_kind(y) == "step_spike"
+    y[20] += 10  # ... and a lone spike elsewhere: still a step spike (any cluster of 3+)
+    assert an.anomaly_kind(y) == "step_spike"
     y = x.copy()
     y[50:52] += 10  # two days in a row: one cluster, a single spike
     assert an.anomaly_kind(y) == "single_spike"
