@@ -995,3 +995,30 @@ def test_anomaly_thresholds_exactly(monkeypatch):
             an, "_robust_z", lambda v, s=z: np.where(np.arange(len(v)) == 20, s, 0.0)
         )
         assert an.anomaly_kind(x) == kind, z
+
+
+def test_dynamic_correlation_and_skewness_thresholds_exactly(monkeypatch):
+    """Dynamic correlation needs the halves' |r| to differ by more than 0.4 (0.9 vs 0.5 is
+    exactly 0.4: no); a regime shift needs the halves' skewness to differ by more than 1
+    (1.5 vs 0.5 is exactly 1: no)."""
+    analyst = an.StatisticalAnalyst()
+    cols = columns_of(np.arange(10.0), np.arange(10.0))
+    for r1, r2, changes in (
+        (0.9, 0.5, False),
+        (-0.9, 0.5, False),
+        (0.95, 0.5, True),
+        (0.1, -0.55, True),
+    ):
+        monkeypatch.setattr(an, "half_correlations", lambda a, b, v=(r1, r2): v)
+        assert bool(analyst._detect("dynamic_correlation", cols)) is changes, (r1, r2)
+    n, k = 40, 15
+    monkeypatch.setattr(an, "changepoint", lambda x: (k, 30.0))
+    monkeypatch.setattr(an, "is_stationary", lambda v: True)
+    monkeypatch.setattr(an, "has_trend", lambda v: False)
+    for sa, sb, kind in (
+        (1.5, 0.5, "parameter_shift"),
+        (1.5, 0.4, "regime_shift"),
+        (-0.5, 0.5, "parameter_shift"),
+    ):
+        monkeypatch.setattr(an.stats, "skew", lambda v, s=(sa, sb): s[0] if len(v) == k else s[1])
+        assert an.break_kind(np.zeros(n)) == kind, (sa, sb)
