@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -512,6 +513,9 @@ def test_prompt_keys_and_prompting_styles():
     )
     assert zero.prompt_key == hashlib.sha256(blob.encode()).hexdigest()[:20]
     assert tasks.with_prompting("abc\n\n", "zero_shot") == "abc\n\n"
+    # no template given: the file prompts/cot.txt (after its version line) is appended
+    raw = (Path(tasks.__file__).parent / "prompts" / "cot.txt").read_text(encoding="utf-8")
+    assert tasks.with_prompting("abc\n\n", "cot") == "abc\n" + raw.split("\n", 1)[1]
     with pytest.raises(TsrateError, match="unknown prompting"):
         tasks.with_prompting("abc", "few_shot")
     assert zero.chat() == [{"role": "user", "content": zero.text}]
