@@ -375,6 +375,15 @@ def test_retrieval_and_arithmetic_of_a_univariate_series():
     assert hi.quadrant == ref_quadrant(5, 11) == 2  # the raw maximum 9.004 is day 5
     assert "minimum" in lo.text and "maximum" in hi.text
     assert "search" not in got  # search is asked of position sets only
+    # over many seeds the queried day covers day 0 and the last day too
+    days = set()
+    for seed in range(40):
+        s = make_sample(values, seed=seed)
+        (r,) = build_prompts(s, ("csv",), 2, {}, tasks=("retrieval",))
+        q = int(np.random.default_rng([seed, 7]).integers(0, len(values)))
+        assert r.expected["date"] == str(D0 + dt.timedelta(days=q))
+        days.add(q)
+    assert {0, 10} <= days
 
 
 def test_position_prompts_ask_about_the_labelled_query_and_extreme():

@@ -1022,3 +1022,10 @@ def test_dynamic_correlation_and_skewness_thresholds_exactly(monkeypatch):
     ):
         monkeypatch.setattr(an.stats, "skew", lambda v, s=(sa, sb): s[0] if len(v) == k else s[1])
         assert an.break_kind(np.zeros(n)) == kind, (sa, sb)
+
+
+def test_an_uncorrelated_pair_is_classified_negative():
+    """Positive needs r > 0: orthogonal centred series (r exactly 0) are 'negative'."""
+    a, b = np.array([1.0, -1.0, 1.0, -1.0]), np.array([1.0, 1.0, -1.0, -1.0])
+    assert np.corrcoef(a, b)[0, 1] == 0.0
+    assert an.StatisticalAnalyst()._classify("correlation", columns_of(a, b)) == "negative"
