@@ -1029,3 +1029,23 @@ def test_an_uncorrelated_pair_is_classified_negative():
     a, b = np.array([1.0, -1.0, 1.0, -1.0]), np.array([1.0, 1.0, -1.0, -1.0])
     assert np.corrcoef(a, b)[0, 1] == 0.0
     assert an.StatisticalAnalyst()._classify("correlation", columns_of(a, b)) == "negative"
+
+
+def test_cross_correlation_sign_and_steady_step_thresholds_exactly(monkeypatch):
+    """A cross-correlation of exactly 0 is not positive; steps whose changes have an sd of
+    exactly 0.02 are not steady (the rule is < 0.02). The statistics are stubbed."""
+    analyst = an.StatisticalAnalyst()
+    cols = columns_of(np.arange(12.0), np.arange(12.0))
+    for lag, r, label in (
+        (0, 0.0, "negative_direct"),
+        (2, 0.0, "negative_lagged"),
+        (-1, 0.1, "positive_lagged"),
+    ):
+        monkeypatch.setattr(an, "cross_lag", lambda a, b, v=(lag, r): v)
+        assert analyst._classify("cross_correlation", cols) == label
+    monkeypatch.undo()
+    x = np.cumsum(np.random.default_rng(17).normal(0, 1, 40))
+    monkeypatch.setattr(an.np, "std", lambda v: 0.02)
+    assert an.volatility_kind(x) != "none"
+    monkeypatch.setattr(an.np, "std", lambda v: np.nextafter(0.02, 0))
+    assert an.volatility_kind(x) == "none"
