@@ -599,6 +599,8 @@ def test_rescue_asks_only_about_unparsed_cot_replies():
     # a model that loses replies is an error; a None extraction stays unparsed
     with pytest.raises(TsrateError, match="returned 1 replies for 2"):
         scripted_parser(["yes"]).rescue([cot, cot], ["a", "b"], [first[0], first[5]])
+    with pytest.raises(ValueError):  # replies and parses must pair with the prompts
+        scripted_parser(["yes"]).rescue([cot], ["a", "b"], [first[0], first[5]])
     parsed, parsed_by, texts = scripted_parser([None]).rescue([cot], ["hmm"], [first[5]])
     assert parsed_by == [None] and texts == [None] and not parsed[0].ok
     assert scripted_parser([]).label() == "scripted@fp1"

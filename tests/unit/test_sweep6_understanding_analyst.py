@@ -1049,3 +1049,17 @@ def test_cross_correlation_sign_and_steady_step_thresholds_exactly(monkeypatch):
     assert an.volatility_kind(x) != "none"
     monkeypatch.setattr(an.np, "std", lambda v: np.nextafter(0.02, 0))
     assert an.volatility_kind(x) == "none"
+
+
+def test_match_numbers_reads_the_first_and_last_dates_and_ties_go_to_the_second_half(monkeypatch):
+    dates = [dt.date(2021, 3, 1) + dt.timedelta(days=i) for i in range(4)]
+    columns = {"Value": [2.0, 9.5, -1.0, 3.0]}  # extremes on days 2 and 3, not 1 or 4
+    match = an.StatisticalAnalyst._match_numbers
+    assert match(dates, columns, {"A": "nothing", "B": "starts on 2021-03-01"}) == "B"
+    assert match(dates, columns, {"A": "nothing", "B": "ends on 2021-03-04"}) == "B"
+    # dynamic correlation: equal |r| in both halves is not 'first half'
+    monkeypatch.setattr(an, "half_correlations", lambda a, b: (0.5, -0.5))
+    cols = columns_of(np.arange(10.0), np.arange(10.0))
+    assert (
+        an.StatisticalAnalyst()._classify("dynamic_correlation", cols) == "correlated_second_half"
+    )
