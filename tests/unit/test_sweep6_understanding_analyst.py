@@ -1063,3 +1063,23 @@ def test_match_numbers_reads_the_first_and_last_dates_and_ties_go_to_the_second_
     assert (
         an.StatisticalAnalyst()._classify("dynamic_correlation", cols) == "correlated_second_half"
     )
+
+
+def test_increasing_volatility_ratio_at_its_edges(monkeypatch):
+    """Increasing needs var(second half) / var(first half) > 2.5, the first floored at
+    1e-12: changes of 1 for 20 days, then of 2 and 2 + e (variance 3.5e-12) -- a ratio of
+    3.5 against the floor; a ratio of exactly 2.5 (variances stubbed) is not increasing.
+    The argmin date is a fact for number matching."""
+    e = 2 * math.sqrt(3.5e-12)
+    d = np.concatenate([np.ones(20), np.resize([2.0, 2.0 + e], 20)])
+    assert an.volatility_kind(np.cumsum(np.concatenate([[0.0], d]))) == "increasing"
+    dates = [dt.date(2021, 3, 1) + dt.timedelta(days=i) for i in range(4)]
+    got = an.StatisticalAnalyst._match_numbers(
+        dates, {"Value": [2.0, 9.5, -1.0, 3.0]}, {"A": "nothing", "B": "lowest on 2021-03-03"}
+    )
+    assert got == "B"
+    grow = np.resize([1.0, -1.0], 41) * np.linspace(1, 3, 41)
+    x = np.cumsum(np.concatenate([[0.0], grow]))
+    assert an.volatility_kind(x) == "increasing"
+    monkeypatch.setattr(an.np, "var", lambda v: 2.5 if len(v) == 21 else 1.0)
+    assert an.volatility_kind(x) != "increasing"
