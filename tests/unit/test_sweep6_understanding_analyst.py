@@ -1083,3 +1083,11 @@ def test_increasing_volatility_ratio_at_its_edges(monkeypatch):
     assert an.volatility_kind(x) == "increasing"
     monkeypatch.setattr(an.np, "var", lambda v: 2.5 if len(v) == 21 else 1.0)
     assert an.volatility_kind(x) != "increasing"
+
+
+def test_increasing_volatility_needs_a_rank_correlation_over_0_25(monkeypatch):
+    grow = np.resize([1.0, -1.0], 41) * np.linspace(1, 3, 41)
+    x = np.cumsum(np.concatenate([[0.0], grow]))
+    for rho, increasing in ((0.25, False), (np.nextafter(0.25, 1), True)):
+        monkeypatch.setattr(an.stats, "spearmanr", lambda a, b, v=rho: (v, 0.0))
+        assert (an.volatility_kind(x) == "increasing") is increasing, rho
