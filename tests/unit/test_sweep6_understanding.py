@@ -502,6 +502,8 @@ def test_detection_and_classification_truths():
         else:
             (c,) = got["classification"]
             assert c.expected == {"answer": label} and label in c.options
+            # the answer form names the first class as its example
+            assert f"(for example: {c.options[0]})" in c.text
     s = make_sample(
         np.zeros(6), "statistical_properties", "fat_tailed", {"fat_tails": 1, "stationary": 0}
     )
