@@ -158,6 +158,32 @@ def test_interaction_matrix_and_lag_tensor_by_hand():
     np.testing.assert_array_equal(tensor, expected)
     full = data.lag_tensor(4)
     assert full[0, 1, 3] == 0.5 and full.sum() == pytest.approx(2.0)
+    same_step = ds.Dataset(0, np.zeros((5, 2)), ((0, 1, 0, 1.0),), {})
+    assert not same_step.lag_tensor(3).any()  # lag 0 is not in 1..window: dropped
+
+
+@pytest.mark.parametrize("dataset_id", range(1, 11))
+def test_each_dataset_carries_its_number(dataset_id):
+    extra = {"side": 3} if dataset_id == 9 else {}
+    assert ds.generate(dataset_id, length=2, burn_in=0, **extra).dataset_id == dataset_id
+
+
+def test_noise_fires_only_strictly_below_f():
+    """Noise fires where the uniform draw is < f: with f equal to one draw (read from the
+    seed), that (series, step) stays quiet."""
+    rng = np.random.default_rng(21)
+    rng.normal(0.0, 1.0, (10, 2))
+    u = rng.random((L + B, 2))
+    f = float(u[20, 1])
+
+    def step(x, t, e):
+        for i in range(2):
+            x[t, i] = (x[t - 3, i] + x[t - 7, i] + e[i]) / 2
+
+    data = ds.dataset2(length=L, n_series=2, burn_in=B, seed=21, f=f, mu=MU, sigma=SIGMA)
+    x, eps, fires = draws(21, L + B, 2, f=f)
+    assert not fires[20, 1] and eps[20, 1] == 0.0
+    close(data.values, rebuild(21, 2, step, f=f, mu=MU, sigma=SIGMA))
 
 
 # ---------------------------------------------------------------- datasets 1-8, step by step
