@@ -598,3 +598,13 @@ def test_defaults_are_the_papers():
     assert inspect.signature(ds.dataset8).parameters["threshold"].default == 0.5
     assert inspect.signature(ds.dataset9).parameters["side"].default == 10
     assert inspect.signature(ds.dataset10).parameters["sigma"].default == 0.1
+
+
+def test_reference_sensitivity_lag_sets_are_the_notebooks():
+    """The reference code's f and sigma studies (its Data_preparation notebook): per series
+    (coefficient, lag) [(1,6),(1,9)], [(1,7)], [(1,6),(2,7),(1,8)], [(8,8),(1,9)],
+    [(3,6),(2,9),(1,8)], here as (lag, coefficient)."""
+    notebook = [[(1, 6), (1, 9)], [(1, 7)], [(1, 6), (2, 7), (1, 8)], [(8, 8), (1, 9)]]
+    notebook.append([(3, 6), (2, 9), (1, 8)])
+    expected = [[(lag, float(c)) for c, lag in row] for row in notebook]
+    assert [list(row) for row in ds.REFERENCE_SENSITIVITY_LAGS] == expected
