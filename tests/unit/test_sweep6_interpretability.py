@@ -608,3 +608,33 @@ def test_reference_sensitivity_lag_sets_are_the_notebooks():
     notebook.append([(3, 6), (2, 9), (1, 8)])
     expected = [[(lag, float(c)) for c, lag in row] for row in notebook]
     assert [list(row) for row in ds.REFERENCE_SENSITIVITY_LAGS] == expected
+
+
+def test_one_bad_term_in_a_lag_set_is_refused():
+    for row in ([(1, 1.0), (0, 1.0)], [(2, 1.0), (3, 0.0)]):
+        with pytest.raises(ValueError):
+            ds.dataset2(length=2, burn_in=0, n_series=2, lag_sets=[[(1, 1.0)], row])
+
+
+def test_random_rows_are_drawn_from_their_own_seed_streams():
+    """The N study's lag sets come from a Generator seeded with [seed, 9], datasets 5/6's
+    extra rows from one seeded with [seed, 5] (streams apart from the series' own draws):
+    per series, the number of lags (1-3), the distinct lags, then one coefficient 1..10 per
+    lag; the extra rows' lags sorted."""
+    for seed in (0, 3):
+        rng = np.random.default_rng([seed, 9])
+        expected = []
+        for _ in range(6):
+            lags = rng.choice(np.arange(5, 10), size=int(rng.integers(1, 4)), replace=False)
+            expected.append(tuple((int(lag), float(rng.integers(1, 11))) for lag in lags))
+        assert ds.random_lag_sets(6, seed) == tuple(expected)
+        rng = np.random.default_rng([seed, 5])
+        rows = []
+        for _ in range(5, 8):
+            lags = rng.choice(np.arange(2, 10), size=int(rng.integers(1, 4)), replace=False)
+            rows.append([(int(lag), float(rng.integers(1, 11))) for lag in sorted(lags)])
+        data = ds.dataset5(length=1, burn_in=0, n_series=8, seed=seed, f=0.0)
+        for target, row in enumerate(rows, start=5):
+            total = sum(c for _, c in row)
+            truth = [(target, 0, lag, c / total) for lag, c in row]
+            assert_edges([e for e in data.edges if e[0] == target], truth)
