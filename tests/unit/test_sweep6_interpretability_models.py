@@ -115,6 +115,17 @@ def test_build_model_layouts():
     assert mod.DARNN(2, 3, 5).n == 2
 
 
+@pytest.mark.parametrize("hidden", [1, 2, 5, 8])
+def test_lstm_step_splits_gates_in_four_equal_parts(hidden):
+    gates = torch.from_numpy(np.random.default_rng(hidden).normal(size=(3, 4 * hidden)))
+    c = torch.from_numpy(np.random.default_rng(9).normal(size=(3, hidden)))
+    h, new_c = mod._lstm_step(gates, c)
+    for row in range(3):
+        expected_h, expected_c = lstm(npy(gates[row]), npy(c[row]))
+        close(npy(h[row]), expected_h)
+        close(npy(new_c[row]), expected_c)
+
+
 # ---------------------------------------------------------------- IMV-LSTM
 
 
