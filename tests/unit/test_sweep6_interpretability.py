@@ -638,3 +638,15 @@ def test_random_rows_are_drawn_from_their_own_seed_streams():
             total = sum(c for _, c in row)
             truth = [(target, 0, lag, c / total) for lag, c in row]
             assert_edges([e for e in data.edges if e[0] == target], truth)
+
+
+@pytest.mark.parametrize("dataset_id", range(1, 11))
+def test_params_record_what_generated_the_series(dataset_id):
+    """``params`` (stored as the variant's JSON) name the real series count and the
+    arguments given."""
+    extra = {"side": 3} if dataset_id == 9 else {}
+    data = ds.generate(dataset_id, length=4, burn_in=1, seed=5, **extra)
+    assert data.params["n_series"] == data.values.shape[1]
+    assert data.params["length"] == 4 and data.params["seed"] == 5
+    expected_n = {1: 5, 2: 5, 3: 5, 4: 2, 5: 5, 6: 5, 7: 5, 8: 4, 9: 9, 10: 3}
+    assert data.params["n_series"] == expected_n[dataset_id]
