@@ -51,7 +51,7 @@ def lstm(gates, c):
     return sig(o) * np.tanh(c), c
 
 
-def sample(n, window=W, batch=3, seed=0):
+def sample(n, window=W, batch=4, seed=0):  # batch, window, series all differ
     return torch.from_numpy(np.random.default_rng(seed).normal(size=(batch, window, n)))
 
 
