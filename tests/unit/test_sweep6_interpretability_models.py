@@ -107,6 +107,9 @@ def test_build_model_layouts():
     tcdf = mod.build_model("tcdf", 3, hidden=4, window=10)
     assert tcdf.levels == mod.TCDF_LEVELS == 2 and tcdf.kernel == 4 and tcdf.dilation_c == 4
     assert mod.build_model("imv_full", 3, 4, 10).full
+    default = mod.TCDF(2, 10)  # the module's layout: TCDF_LEVELS levels, kernel 4, dilation 4
+    assert (default.levels, default.kernel, default.dilation_c) == (mod.TCDF_LEVELS, 4, 4)
+    assert len(default.convs) == 2
     assert not mod.IMVLSTM(2, 2).full and not hasattr(mod.IMVLSTM(2, 2), "w_j")  # tensor
     assert not mod.build_model("imv_tensor", 3, 4, 10).full
     with pytest.raises(ValueError):
