@@ -93,12 +93,14 @@ def test_tcdf_initialisation_is_the_references():
     assert npy(model.attention).tolist() == np.ones((20, 20)).tolist()
     for conv in model.convs[:-1]:  # first and middle levels: N(0, 0.1^2)
         assert npy(conv.weight).std() == pytest.approx(0.1, rel=0.05)
+        assert abs(npy(conv.weight).mean()) < 0.01
     # the last level keeps torch's default uniform(+-1/sqrt(kernel)), std 0.5/sqrt(3)
     assert npy(model.convs[-1].weight).std() == pytest.approx(0.5 / math.sqrt(3), rel=0.05)
     assert npy(model.last_linear).std() == pytest.approx(0.01, rel=0.05)
     assert [c.dilation[0] for c in model.convs] == [1, 4, 16]
     one = mod.TCDF(20, 10, levels=1)
     assert npy(one.convs[0].weight).std() == pytest.approx(0.1, rel=0.05)
+    assert abs(npy(one.convs[0].weight).mean()) < 0.01
     assert one.last_linear is None
     assert (npy(model.validated) == -1).all()
 
