@@ -384,10 +384,12 @@ def test_pivm_keeps_a_cause_when_the_loss_did_not_fall_at_all():
     assert model.validated.tolist() == [[0] * 3] * 3
 
 
-def test_pivm_threshold_on_each_side():
+@pytest.mark.parametrize(("significance", "seed"), [(0.6, 7), (None, None)])
+def test_pivm_threshold_on_each_side(significance, seed):
     """A real model: real loss R, shuffled loss T (from a hand forward pass on the same
-    shuffle). The cause is kept iff first - T <= s (first - R), i.e. first <= F* =
-    (T - s R) / (1 - s): first just below F* keeps it, just above drops it."""
+    shuffle: torch.randperm over the source's B x W values, generator seeded with ``seed``).
+    The cause is kept iff first - T <= s (first - R), i.e. first <= F* = (T - s R) / (1 - s):
+    first just below F* keeps it, just above drops it. Defaults: s = 0.8 (TCDF's), seed 0."""
     torch.manual_seed(0)
     model = mod.TCDF(2, 5, levels=2, kernel=2).double()
     randomise(model, seed=4)
@@ -396,13 +398,14 @@ def test_pivm_threshold_on_each_side():
     x, y = sample(2, window=5, batch=9), sample(2, window=1, batch=9, seed=3)[:, 0]
     real = ((tcdf_reference(model, x) - npy(y)) ** 2).mean(0)
     shuffled = x.clone()
-    order = torch.randperm(9 * 5, generator=torch.Generator().manual_seed(7))
+    order = torch.randperm(9 * 5, generator=torch.Generator().manual_seed(seed or 0))
     shuffled[:, :, 1] = shuffled[:, :, 1].reshape(-1)[order].reshape(9, 5)
     test = ((tcdf_reference(model, shuffled) - npy(y)) ** 2).mean(0)
-    s = 0.6
+    s = significance or 0.8
     star = (test[0] - s * real[0]) / (1 - s)
+    options = {} if seed is None else {"significance": significance, "seed": seed}
     for first, kept in ((star - 1e-6, 1), (star + 1e-6, 0)):
-        validated = model.validate(x, y, np.array([first, 1.0]), significance=s, seed=7)
+        validated = model.validate(x, y, np.array([first, 1.0]), **options)
         assert validated.tolist() == [[0, kept], [0, 0]], (first, star)
 
 
