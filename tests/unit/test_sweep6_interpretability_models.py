@@ -312,6 +312,34 @@ def test_tcdf_kernel_profile_enumerates_every_pair_of_taps():
         close(profiles[e, v], expected / expected.sum())
 
 
+def test_tcdf_kernel_profile_with_one_and_three_levels():
+    """One level: the normalised |taps|, tap j at lag kernel - j. Three levels (kernel 2,
+    dilations 1, 2, 4): every triple of taps enumerated."""
+    model = mod.TCDF(1, 4, levels=1, kernel=3).double()
+    with torch.no_grad():
+        model.convs[0].weight[0, 0] = torch.tensor([0.5, -0.25, 0.25], dtype=torch.float64)
+    close(model.kernel_profiles()[0, 0], [0.25, 0.25, 0.5, 0.0])
+    model = mod.TCDF(1, 8, levels=3, kernel=2, dilation_c=2).double()
+    randomise(model, seed=8)
+    taps = [np.abs(npy(c.weight[0, 0])) for c in model.convs]
+    taps = [t / t.sum() for t in taps]
+    expected = np.zeros(8)
+    for j1, j2, j3 in itertools.product(range(2), repeat=3):
+        back = (1 - j1) * 1 + (1 - j2) * 2 + (1 - j3) * 4
+        expected[back] += taps[0][j1] * taps[1][j2] * taps[2][j3]
+    close(model.kernel_profiles()[0, 0], expected)
+
+
+def test_tcdf_delays_with_kernel_3():
+    model = mod.TCDF(1, 10, levels=1, kernel=3).double()
+    with torch.no_grad():
+        model.convs[0].weight[0, 0] = torch.tensor([0.9, 0.2, 0.1], dtype=torch.float64)
+    assert model.delays().tolist() == [[3]]  # argmax tap 0: 2 steps back, lag 3
+    with torch.no_grad():
+        model.convs[0].weight[0, 0] = torch.tensor([0.9, -0.9, 0.1], dtype=torch.float64)
+    assert model.delays().tolist() == [[1]]  # tie for the largest |w|: delay 0
+
+
 def test_tcdf_kernel_profile_of_zero_kernels_is_zero():
     model = mod.TCDF(2, 5, levels=1, kernel=2).double()
     with torch.no_grad():
