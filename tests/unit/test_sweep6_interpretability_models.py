@@ -330,6 +330,15 @@ def test_tcdf_kernel_profile_with_one_and_three_levels():
     close(model.kernel_profiles()[0, 0], expected)
 
 
+def test_tcdf_kernel_profile_sums_to_one_even_when_the_window_holds_little_mass():
+    """Window 1 keeps only lag 1 (tap kernel - 1); with that tap at 1e-13 of the others the
+    kept mass is ~5e-14, and the profile over the window is still normalised: [1]."""
+    model = mod.TCDF(1, 1, levels=1, kernel=3).double()
+    with torch.no_grad():
+        model.convs[0].weight[0, 0] = torch.tensor([1.0, 1.0, 1e-13], dtype=torch.float64)
+    close(model.kernel_profiles()[0, 0], [1.0])
+
+
 def test_tcdf_delays_with_kernel_3():
     model = mod.TCDF(1, 10, levels=1, kernel=3).double()
     with torch.no_grad():
