@@ -547,12 +547,13 @@ def test_dataset9_checkerboard_site_by_site(temperature):
     assert "update" not in data.params
 
 
-@pytest.mark.parametrize("temperature", [2.0, 3.5])
-def test_dataset9_random_site_updates(temperature):
+@pytest.mark.parametrize(("temperature", "burn_in"), [(2.0, 2), (3.5, 2), (2.0, 0)])
+def test_dataset9_random_site_updates(temperature, burn_in):
     data = ds.dataset9(
-        length=8, temperature=temperature, side=3, burn_in=2, seed=10, update="random_site"
+        length=8, temperature=temperature, side=3, burn_in=burn_in, seed=10, update="random_site"
     )
-    np.testing.assert_array_equal(data.values, ising_random_site(10, 3, 8, 2, temperature))
+    expected = ising_random_site(10, 3, 8, burn_in, temperature)
+    np.testing.assert_array_equal(data.values, expected)
     assert_edges(data.edges, ising_truth(3))
     assert data.params["update"] == "random_site"
 
