@@ -350,7 +350,8 @@ class TCDF(nn.Module):
         out = np.zeros((e * n, w))
         width = min(w, profile.shape[1])
         out[:, :width] = profile[:, :width]
-        out /= np.maximum(out.sum(1, keepdims=True), 1e-12)
+        total = out.sum(1, keepdims=True)  # 0 only where every tap weight is 0
+        out /= np.where(total > 0, total, 1.0)
         return out.reshape(e, n, w)
 
     @torch.no_grad()
