@@ -29,8 +29,19 @@ from tsrate.inputs.images import line_plot_images
 
 torch = pytest.importorskip("torch")
 
-#: dbt_project.yml's documented defaults for the line-plot classifier's vars
-PROJECT_DEFAULTS = {"threshold": 0.4, "seed": 42, "walks": 1500, "epochs": 5}
+
+def project_defaults() -> dict:
+    """dbt_project.yml's vars for the line-plot classifier (the documented defaults)."""
+    from tsrate.config import project_vars
+
+    variables = project_vars()
+    return {
+        "context_length": variables["context_length"],
+        "threshold": variables["sentiment_trend_threshold"],
+        "seed": variables["sentiment_seed"],
+        "walks": variables["sentiment_training_walks"],
+        "epochs": variables["sentiment_epochs"],
+    }
 
 
 def filled_by_interp(row: np.ndarray) -> np.ndarray:
@@ -68,10 +79,12 @@ def test_trend_scores_equal_the_least_squares_rise_over_the_range():
 
 def test_a_rise_just_above_the_flatness_tolerance_is_a_trend():
     """A straight rise has score 1 whatever its size; only a range of at most 1e-12 counts
-    as flat (score 0). 1.5e-12 is a rise, 0.5e-12 flat."""
+    as flat (score 0). 1.5e-12 is a rise; exactly 1e-12 and 0.5e-12 are flat."""
     line = np.array([0.0, 0.5, 1.0])
-    scores = st.trend_scores(np.stack([line * 1.5e-12, line * 0.5e-12, -line * 1.5e-12]))
-    np.testing.assert_allclose(scores, [1.0, 0.0, -1.0], atol=1e-9)
+    rows = [line * 1.5e-12, line * 1e-12, line * 0.5e-12, -line * 1.5e-12]
+    assert np.ptp(rows[1]) == 1e-12
+    scores = st.trend_scores(np.stack(rows))
+    np.testing.assert_allclose(scores, [1.0, 0.0, 0.0, -1.0], atol=1e-9)
 
 
 def test_trend_labels_need_a_score_strictly_beyond_the_threshold():
@@ -97,17 +110,19 @@ def test_settings_key_is_the_first_16_hex_digits_of_sha256_of_sorted_json_and_ex
 
 
 def test_line_plot_settings_defaults_are_the_documented_ones():
-    """The dataclass defaults are dbt_project.yml's and the module's documented values; the
-    classifier version is part of every cache key."""
+    """The dataclass defaults are dbt_project.yml's vars (and the module docstring's 0.4);
+    the rest of the recipe (300 validation walks, batches of 64, Adam at 3e-3) is pinned
+    as the recipe the cached classifiers were trained with."""
+    project = project_defaults()
     defaults = st.LinePlotSettings()
-    assert defaults.context_length == 80
-    assert defaults.trend_threshold == PROJECT_DEFAULTS["threshold"]
-    assert defaults.seed == PROJECT_DEFAULTS["seed"]
-    assert defaults.training_walks == PROJECT_DEFAULTS["walks"]
-    assert defaults.epochs == PROJECT_DEFAULTS["epochs"]
+    assert defaults.context_length == project["context_length"]
+    assert defaults.trend_threshold == project["threshold"] == 0.4
+    assert defaults.seed == project["seed"]
+    assert defaults.training_walks == project["walks"]
+    assert defaults.epochs == project["epochs"]
     assert (defaults.validation_walks, defaults.batch_size) == (300, 64)
     assert defaults.learning_rate == 3e-3
-    assert defaults.version == st.CLASSIFIER_VERSION == 1
+    assert defaults.version == st.CLASSIFIER_VERSION
     assert st.FEATURE_SIZE == 32 and st.LABELS.tolist() == [-1, 0, 1]
 
 
@@ -253,11 +268,21 @@ def test_trained_classifier_is_cached_loaded_and_predicts_softmax_of_its_logits(
 
 
 def test_save_checkpoint_writes_the_state_and_its_metadata(tmp_path):
-    path = tmp_path / "deep" / "model.pt"
+    path = tmp_path / "deep" / "er" / "model.pt"  # folders made as needed
     st.save_checkpoint(path, {"w": torch.ones(2)}, {"accuracy": 0.5})
     assert torch.load(path, weights_only=True)["w"].tolist() == [1.0, 1.0]
-    assert json.loads((tmp_path / "deep" / "model.pt.json").read_text()) == {"accuracy": 0.5}
-    assert sorted(p.name for p in path.parent.iterdir()) == ["model.pt", "model.pt.json"]
+    assert json.loads(path.with_name("model.pt.json").read_text()) == {"accuracy": 0.5}
+    st.save_checkpoint(path.with_name("other.pt"), {"w": torch.zeros(1)}, {})  # folder exists
+    names = ["model.pt", "model.pt.json", "other.pt", "other.pt.json"]
+    assert sorted(p.name for p in path.parent.iterdir()) == names
+
+
+def test_models_live_beside_the_warehouse_unless_a_model_folder_is_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("TSRATE_MODEL_DIR", raising=False)
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "w" / "tsrate.duckdb"))
+    assert st.model_cache_dir() == tmp_path / "w" / "models"
+    monkeypatch.setenv("TSRATE_MODEL_DIR", str(tmp_path / "elsewhere"))
+    assert st.model_cache_dir() == tmp_path / "elsewhere"
 
 
 # -- choosing the system and recording its output ------------------------------------------------
@@ -267,12 +292,13 @@ def test_default_system_falls_back_to_the_project_defaults(monkeypatch):
     monkeypatch.delenv("TSRATE_CLIP_PATH", raising=False)
     system = st.default_sentiment_system(24, {})
     assert isinstance(system, st.LinePlotSentiment)
+    project = project_defaults()
     expected = st.LinePlotSettings(
         context_length=24,
-        trend_threshold=PROJECT_DEFAULTS["threshold"],
-        seed=PROJECT_DEFAULTS["seed"],
-        training_walks=PROJECT_DEFAULTS["walks"],
-        epochs=PROJECT_DEFAULTS["epochs"],
+        trend_threshold=project["threshold"],
+        seed=project["seed"],
+        training_walks=project["walks"],
+        epochs=project["epochs"],
     )
     assert system.settings == expected
     chosen = st.default_sentiment_system(
