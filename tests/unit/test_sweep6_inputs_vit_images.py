@@ -160,6 +160,13 @@ def test_vit_image_of_the_shortest_window():
         assert_close_image(images[k], vit_image_by_hand(contexts[k]))
 
 
+def test_one_window_may_be_given_as_a_plain_vector():
+    window = walks(1, 30, 5)[0]
+    np.testing.assert_array_equal(im.vit_num_spec_images(window), im.vit_num_spec_images([window]))
+    np.testing.assert_array_equal(im.line_plot_images(window)[0], line_plot_by_hand(window))
+    assert im.fill_missing(window).shape == (1, 30)
+
+
 def test_resample_matrix_is_linear_interpolation_at_evenly_spaced_points():
     rng = np.random.default_rng(2)
     for length, columns in ((2, 5), (7, 3), (9, 9), (40, 128)):
@@ -184,6 +191,8 @@ def test_standardise_a_constant_window_keeps_std_one():
     z, mean, std = im.standardise(np.array([[2.0, 2.0, 2.0], [0.0, 1e-13, 0.0]]))
     assert std.tolist() == [1.0, 1.0] and mean[0] == 2.0
     np.testing.assert_allclose(z[1], [-1e-13 / 3, 2e-13 / 3, -1e-13 / 3], atol=1e-20)
+    _, _, std = im.standardise(np.array([[0.0, 2e-12]]))  # std exactly 1e-12: constant
+    assert std[0] == 1.0
     z, _, std = im.standardise(np.array([[0.0, 3e-12, 0.0]]))  # std √2·1e-12 > 1e-12
     assert std[0] == pytest.approx(np.sqrt(2) * 1e-12)
     np.testing.assert_allclose(z[0], [-1 / np.sqrt(2), np.sqrt(2), -1 / np.sqrt(2)])
