@@ -128,3 +128,16 @@ def test_clip_zero_shot_probabilities_and_labels_by_hand(tmp_path):
     np.testing.assert_allclose(
         own, zero_shot(folder, contexts[:3], [0.5, 0.4, 0.3], [0.2, 0.25, 0.3]), atol=2e-5
     )
+
+
+def test_clip_runs_on_the_device_asked_for_else_cuda_when_there_is_one(tmp_path, monkeypatch):
+    folder = tiny_clip(tmp_path / "clip")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    default = st.ClipSentiment(folder)
+    default.prepare()
+    assert default._device == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # asked for: kept
+    asked = st.ClipSentiment(folder, device="cpu")
+    asked.prepare()
+    assert asked._device == "cpu"
+    assert next(asked._model.parameters()).device.type == "cpu"
