@@ -248,3 +248,24 @@ def test_a_rise_just_above_the_flatness_tolerance_is_drawn_as_a_rise():
         np.testing.assert_array_equal(plots[k], line_plot_by_hand(rising[k]))
     ink = (plots[0] != 255).any(axis=2)
     assert ink[123, 4] and ink[4, 123]  # bottom left to top right
+
+
+# -- PNG --------------------------------------------------------------------------------------------
+
+
+def test_png_decodes_with_pillow_as_the_same_8_bit_rgb_image(tmp_path):
+    """Pillow, an independent decoder, checks the header (8-bit, colour type 2 = RGB, no
+    interlace) and every chunk's CRC, and must give back the pixels."""
+    image_module = pytest.importorskip("PIL.Image")
+    picture = np.random.default_rng(6).integers(0, 256, size=(5, 7, 3)).astype(np.uint8)
+    path = im.write_png(tmp_path / "p.png", picture)
+    with image_module.open(path) as decoded:
+        decoded.load()
+        assert decoded.mode == "RGB" and decoded.size == (7, 5)
+        assert decoded.info.get("interlace", 0) == 0
+        np.testing.assert_array_equal(np.asarray(decoded), picture)
+    data = path.read_bytes()
+    assert data[24:29] == bytes([8, 2, 0, 0, 0])  # depth, colour type, compression, filter, lace
+    for shape in ((4, 4, 4), (4, 4)):
+        with pytest.raises(TsrateError, match="uint8"):
+            im.write_png(tmp_path / "bad.png", np.zeros(shape, np.uint8))
