@@ -288,6 +288,22 @@ def test_models_live_beside_the_warehouse_unless_a_model_folder_is_named(tmp_pat
 # -- choosing the system and recording its output ------------------------------------------------
 
 
+def test_a_clip_folder_named_by_the_var_or_the_environment_chooses_clip(tmp_path, monkeypatch):
+    """A folder without config.json is refused by the CLIP system, so reaching it shows
+    that CLIP was chosen (the environment wins over the var)."""
+    from tsrate import TsrateError
+
+    missing = str(tmp_path / "no-clip")
+    monkeypatch.delenv("TSRATE_CLIP_PATH", raising=False)
+    with pytest.raises(TsrateError, match="no config.json"):
+        st.default_sentiment_system(24, {"sentiment_clip_path": missing})
+    monkeypatch.setenv("TSRATE_CLIP_PATH", missing)
+    with pytest.raises(TsrateError, match="no-clip holds no config.json"):
+        st.default_sentiment_system(24, {"sentiment_clip_path": ""})
+    with pytest.raises(TsrateError, match="no-clip holds no config.json"):
+        st.default_sentiment_system(24, {"sentiment_clip_path": str(tmp_path / "other")})
+
+
 def test_default_system_falls_back_to_the_project_defaults(monkeypatch):
     monkeypatch.delenv("TSRATE_CLIP_PATH", raising=False)
     system = st.default_sentiment_system(24, {})
