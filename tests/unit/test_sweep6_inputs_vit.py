@@ -85,6 +85,7 @@ def test_a_rise_just_above_the_flatness_tolerance_is_a_trend():
     assert np.ptp(rows[1]) == 1e-12
     scores = st.trend_scores(np.stack(rows))
     np.testing.assert_allclose(scores, [1.0, 0.0, 0.0, -1.0], atol=1e-9)
+    assert scores[1] == 0.0 and scores[2] == 0.0  # exactly flat, not a tiny fraction
 
 
 def test_trend_labels_need_a_score_strictly_beyond_the_threshold():

@@ -130,6 +130,9 @@ def test_paint_without_contiguous_pixels_uses_the_same_colours():
     out = np.zeros((3, 5, 4), np.uint8)[..., :3]  # pixels 4 bytes apart: the channel loop
     im._paint(out, indices)
     np.testing.assert_array_equal(out, table()[indices])
+    reversed_channels = np.zeros((3, 5, 3), np.uint8)[..., ::-1]  # pixels 3 bytes apart
+    im._paint(reversed_channels, indices)
+    np.testing.assert_array_equal(reversed_channels, table()[indices])
 
 
 # -- the ViT-num-spec image ------------------------------------------------------------------------
