@@ -178,7 +178,7 @@ TINY = st.LinePlotSettings(
     context_length=16,
     seed=7,
     training_walks=40,
-    validation_walks=12,
+    validation_walks=60,
     epochs=2,
     batch_size=16,
     learning_rate=0.01,
@@ -234,7 +234,7 @@ def test_training_replays_the_documented_recipe_exactly_on_one_thread(monkeypatc
         expected_state, expected_accuracy = replayed_training(TINY)
     finally:
         torch.set_num_threads(before)
-    assert accuracy == pytest.approx(expected_accuracy, abs=1e-6)  # float32 mean of 12
+    assert accuracy == pytest.approx(expected_accuracy, abs=1e-6)  # float32 mean of 60
     assert list(state) == list(expected_state)
     for name, tensor in expected_state.items():
         np.testing.assert_array_equal(state[name].numpy(), tensor.numpy(), err_msg=name)
@@ -333,6 +333,18 @@ def test_default_system_falls_back_to_the_project_defaults(monkeypatch):
     )
     assert (chosen.settings.trend_threshold, chosen.settings.seed) == (0.3, 5)
     assert (chosen.settings.training_walks, chosen.settings.epochs) == (10, 2)
+
+
+def test_sentiment_rows_use_the_default_threshold_when_none_is_given():
+    """(0, 2, 1) scores exactly 0.5: rising under the default 0.4."""
+    rows = st.sentiment_rows(
+        StubSentiment(),
+        "r",
+        "T",
+        np.array(["2024-01-02"], "datetime64[D]"),
+        np.array([[0.0, 2, 1]]),
+    )
+    assert rows["trend_label"].tolist() == [1]
 
 
 class StubSentiment:
