@@ -1,0 +1,216 @@
+"""Sweep 7 (the understanding marts): what a mutation sweep of
+``suites/understanding/marts.py`` found unpinned, each checked against a hand-worked frame
+or a definition rebuilt here (the hash of a bootstrap seed from ``hashlib``), never against
+other product code: a missing answer or parser label read as missing (not the text "nan" or
+"None"), a parser label kept (``llm`` counted, ``regex`` the default of a parsed row), the
+penalty charged exactly when the truth is not 0 (a truth of 1 too), ``error_penalised`` only
+on penalised rows, and the seed of every bootstrap (zero-shot groups without their
+prompting, chain-of-thought groups with it)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrate.suites.understanding.marts import (
+    _bootstrap_seed,
+    _seed_parts,
+    score_table,
+    task_scores,
+)
+
+ANSWER_COLUMNS = [
+    "suite_run_id", "prompt_key", "series_key", "system_id", "dataset", "task", "feature",
+    "format", "decimals", "expected", "quadrant", "series_length", "parse_ok", "parse_error",
+    "answer", "answer_value", "answer_date",
+]  # fmt: skip
+
+
+def answer_row(prompt, system, task, expected, ok, answer=None, value=None, **extra):
+    row = dict(
+        zip(
+            ANSWER_COLUMNS,
+            (
+                "run", prompt, "s1", system, "trend", task, "trend", "csv", 2, expected, 1, 40,
+                ok, None if ok else "no answer", answer, value, None,
+            ),
+            strict=True,
+        )
+    )  # fmt: skip
+    return {**row, **extra}
+
+
+def test_a_missing_answer_and_parser_label_are_missing_not_text():
+    rows = [
+        # a detection answer stored as NaN (the warehouse's missing float) and unparsed
+        answer_row("p1", "a", "detection", '{"answer": "yes"}', False, answer=np.nan),
+        answer_row("p1", "b", "detection", '{"answer": "yes"}', True, answer="yes"),
+    ]
+    frame = pd.DataFrame(rows)  # no parsed_by column: a parsed row was read by the regex
+    scored = score_table(frame).set_index("system_id")
+    assert pd.isna(scored.loc["a", "predicted"]) and pd.isna(scored.loc["a", "parsed_by"])
+    assert scored.loc["b", "parsed_by"] == "regex" and scored.loc["b", "predicted"] == "yes"
+    # a parser label given is kept; a NaN label on a parsed row falls back to the regex
+    frame = pd.DataFrame(rows).assign(parsed_by=[np.nan, "llm"])
+    scored = score_table(frame).set_index("system_id")
+    assert scored.loc["b", "parsed_by"] == "llm" and pd.isna(scored.loc["a", "parsed_by"])
+    frame = pd.DataFrame(rows).assign(parsed_by=[None, np.nan])
+    assert score_table(frame).set_index("system_id").loc["b", "parsed_by"] == "regex"
+
+
+def test_llm_parsed_answers_are_counted_and_none_without_the_column():
+    rows = [
+        answer_row(f"p{i}", "a", "detection", '{"answer": "yes"}', True, answer="yes")
+        for i in range(3)
+    ]
+    scored = score_table(pd.DataFrame(rows).assign(parsed_by=["llm", "regex", "llm"]))
+    assert task_scores(scored, pd.DataFrame(columns=["prompt_key", "options"]))[
+        "n_parsed_by_llm"
+    ].tolist() == [2]
+    without = scored.drop(columns="parsed_by")
+    assert task_scores(without, pd.DataFrame(columns=["prompt_key", "options"]))[
+        "n_parsed_by_llm"
+    ].tolist() == [0]
+
+
+def test_the_penalty_is_charged_on_a_truth_of_one_and_not_on_zero():
+    rows = [
+        answer_row("one", "a", "retrieval", '{"value": 1.0}', True, answer=None, value=1.5),
+        answer_row("one", "g", "retrieval", '{"value": 1.0}', False),
+        answer_row("zero", "a", "retrieval", '{"value": 0.0}', True, answer=None, value=0.5),
+        answer_row("zero", "g", "retrieval", '{"value": 0.0}', False),
+    ]
+    scored = score_table(pd.DataFrame(rows)).set_index(["prompt_key", "system_id"])
+    # truth 1: a's error |1.5 - 1| / 1 = 50 % < the floor: g is charged 100 %
+    assert scored.loc[("one", "a"), "abs_pct_error"] == pytest.approx(50.0)
+    assert scored.loc[("one", "g"), "abs_pct_error"] == pytest.approx(100.0)
+    assert scored.loc[("one", "g"), "error_penalised"]
+    # truth 0: no percentage error at all, so nothing to charge
+    assert pd.isna(scored.loc[("zero", "g"), "abs_pct_error"])
+    assert not scored.loc[("zero", "g"), "error_penalised"]
+    # only the penalised row is marked
+    assert scored["error_penalised"].tolist() == [False, True, False, False]
+
+
+def test_the_bootstrap_seed_is_the_first_four_bytes_of_the_key_hash():
+    def seed(*parts):
+        digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+        return digest[0] + 256 * digest[1] + 65536 * digest[2] + 16777216 * digest[3]
+
+    assert _bootstrap_seed("run", "a", "retrieval") == seed("run", "a", "retrieval")
+    assert _bootstrap_seed(1, 2.5) == seed("1", "2.5")
+    # zero-shot keys drop their prompting (position 1); other promptings keep it
+    assert _seed_parts(("run", "zero_shot", "a", "t"), 1) == ("run", "a", "t")
+    assert _seed_parts(("zero_shot", "x"), 0) == ("x",)
+    assert _seed_parts(("run", "cot", "a", "t"), 1) == ("run", "cot", "a", "t")
+    assert _seed_parts(("run", "a", "zero_shot"), 2) == ("run", "a")
+
+
+def test_f1_averages_over_the_prompt_options_or_else_the_truths():
+    # truth yes, yes, no; answers yes, maybe, no. Over the options (yes, no, maybe):
+    # yes 2*1/(2+0+1) = 2/3, no 1, maybe 0 (one false positive) -> 5/9; over the truths
+    # only (no options stored): (2/3 + 1) / 2 = 5/6
+    rows = [
+        answer_row(f"p{i}", "a", "detection", f'{{"answer": "{t}"}}', True, answer=p)
+        for i, (t, p) in enumerate((("yes", "yes"), ("yes", "maybe"), ("no", "no")))
+    ]
+    scored = score_table(pd.DataFrame(rows))
+    options = pd.DataFrame(
+        {"prompt_key": ["p0", "p1", "p2"], "options": [["yes", "no", "maybe"]] * 3}
+    )
+    assert task_scores(scored, options)["f1"].iloc[0] == pytest.approx(5 / 9)
+    no_options = pd.DataFrame(columns=["prompt_key", "options"])
+    assert task_scores(scored, no_options)["f1"].iloc[0] == pytest.approx(5 / 6)
+
+
+def test_every_bootstrap_is_seeded_by_its_group_key():
+    """The MAPE interval of a group is the project's bootstrap drawn with the seed hashed
+    from the group's key (zero-shot: without its prompting); two systems with the same
+    errors draw different resamples."""
+    from tsrate.suites import intervals
+
+    errors = [3.0, 40.0, 7.0, 150.0, 11.0, 0.5, 90.0]
+    rows = []
+    for prompting in ("zero_shot", "cot"):
+        for system in ("a", "b"):
+            for i, e in enumerate(errors):
+                rows.append(
+                    answer_row(f"p{i}", system, "retrieval", '{"value": 100.0}', True,
+                               value=100.0 + e, prompting=prompting)
+                )  # fmt: skip
+    scores = task_scores(
+        score_table(pd.DataFrame(rows)), pd.DataFrame(columns=["prompt_key", "options"])
+    )
+    scores = scores.set_index(["prompting", "system_id"])
+
+    def seed(*parts):
+        digest = hashlib.sha256("|".join(parts).encode()).digest()
+        return int.from_bytes(digest[:4], "little")
+
+    values = np.array(errors)
+    for prompting, system in scores.index:
+        parts = ["run", system, "retrieval", "trend", "csv"]
+        if prompting != "zero_shot":
+            parts.insert(1, prompting)
+        expected = intervals.bootstrap_interval(values, seed=seed(*parts))
+        row = scores.loc[(prompting, system)]
+        assert (row["mape_ci_low"], row["mape_ci_high"]) == pytest.approx(expected)
+    assert (
+        scores.loc[("zero_shot", "a"), "mape_ci_low"]
+        != scores.loc[("zero_shot", "b"), "mape_ci_low"]
+    )
+
+
+def test_parsed_mape_and_date_accuracy_are_means_over_their_answers():
+    # arithmetic_max, truth 100 on 2020-01-05; answers 110 (right day), 120 (right day),
+    # 190 (right day), garbage: mape_parsed = (10 + 20 + 90) / 3 = 40 (the median is 20);
+    # date accuracy = 3 right of 4 answers = 0.75 (the unusable answer's date is wrong)
+    expected = '{"value": 100.0, "dates": ["2020-01-05"]}'
+    rows = [
+        answer_row(f"p{i}", "a", "arithmetic_max", expected, True, value=v, answer_date=d)
+        for i, (v, d) in enumerate(
+            ((110.0, "2020-01-05"), (120.0, "2020-01-05"), (190.0, "2020-01-05"))
+        )
+    ]
+    rows.append(answer_row("p3", "a", "arithmetic_max", expected, False))
+    scores = task_scores(
+        score_table(pd.DataFrame(rows)), pd.DataFrame(columns=["prompt_key", "options"])
+    )
+    row = scores.iloc[0]
+    assert row["mape_parsed"] == pytest.approx(40.0)
+    assert row["date_accuracy"] == pytest.approx(0.75)
+    assert row["mape"] == pytest.approx((10 + 20 + 90 + 100) / 4)
+
+
+def test_two_step_accuracy_needs_every_series_key():
+    # series s1: detection right, classification right -> counts; series s2: detection
+    # wrong, classification right -> does not; series s3: no detection asked, classification
+    # right -> does not (no right detection to gate on): two-step accuracy 1 / 3
+    rows = [
+        answer_row(
+            "d1", "a", "detection", '{"answer": "yes"}', True, answer="yes", series_key="s1"
+        ),
+        answer_row("d2", "a", "detection", '{"answer": "yes"}', True, answer="no", series_key="s2"),
+        answer_row(
+            "c1", "a", "classification", '{"answer": "up"}', True, answer="up", series_key="s1"
+        ),
+        answer_row(
+            "c2", "a", "classification", '{"answer": "up"}', True, answer="up", series_key="s2"
+        ),
+    ]
+    rows.append(
+        answer_row(
+            "c3", "a", "classification", '{"answer": "up"}', True, answer="up", series_key="s3"
+        )
+    )
+    no_options = pd.DataFrame(columns=["prompt_key", "options"])
+    scores = task_scores(score_table(pd.DataFrame(rows)), no_options).set_index("task")
+    assert scores.loc["classification", "accuracy"] == 1.0
+    assert scores.loc["classification", "accuracy_two_step"] == pytest.approx(1 / 3)
+    # one classification prompt without its series: the gate cannot be read, no value
+    rows[3]["series_key"] = None
+    scores = task_scores(score_table(pd.DataFrame(rows)), no_options).set_index("task")
+    assert pd.isna(scores.loc["classification", "accuracy_two_step"])
