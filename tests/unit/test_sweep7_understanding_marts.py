@@ -17,7 +17,11 @@ import pytest
 
 from tsrate.suites.understanding.marts import (
     _bootstrap_seed,
+    _groups,
+    _metric_value,
     _seed_parts,
+    _weighted_f1,
+    rating_table,
     score_table,
     task_scores,
 )
@@ -214,3 +218,85 @@ def test_two_step_accuracy_needs_every_series_key():
     rows[3]["series_key"] = None
     scores = task_scores(score_table(pd.DataFrame(rows)), no_options).set_index("task")
     assert pd.isna(scores.loc["classification", "accuracy_two_step"])
+
+
+def test_the_detection_gate_needs_every_detection_of_the_series_right():
+    # series s1 has two detection questions, one answered wrong: its right classification
+    # does not pass the two-step gate
+    rows = [
+        answer_row("d1", "a", "detection", '{"answer": "yes"}', True, answer="yes"),
+        answer_row("d2", "a", "detection", '{"answer": "no"}', True, answer="yes"),
+        answer_row("c1", "a", "classification", '{"answer": "up"}', True, answer="up"),
+    ]
+    no_options = pd.DataFrame(columns=["prompt_key", "options"])
+    scores = task_scores(score_table(pd.DataFrame(rows)), no_options).set_index("task")
+    assert scores.loc["classification", "accuracy_two_step"] == 0.0
+
+
+def test_metrics_are_means_over_formats_then_rated():
+    # arithmetic accuracy over (min, csv) 0.0, (min, json) 0.1, (max, csv) 0.8: the rated
+    # score is their mean 0.3 (the median would be 0.1)
+    scores = pd.DataFrame(
+        {
+            "suite_run_id": "run",
+            "prompting": "zero_shot",
+            "system_id": "a",
+            "task": ["arithmetic_min", "arithmetic_min", "arithmetic_max"],
+            "feature": "trend",
+            "format": ["csv", "json", "csv"],
+            "f1": np.nan,
+            "accuracy": [0.0, 0.1, 0.8],
+            "mape": np.nan,
+        }
+    )
+    ratings = rating_table(scores, 3).set_index("metric")
+    assert ratings.loc["arithmetic_accuracy", "raw_score"] == pytest.approx(0.3)
+
+
+def _macro_f1_by_hand(truth, predicted, labels):
+    """Macro F1 over ``labels``, a label with no true and no predicted item left out."""
+    scores = []
+    for label in labels:
+        tp = fp = fn = 0
+        for t, p in zip(truth, predicted, strict=True):
+            tp += t == label and p == label
+            fp += t != label and p == label
+            fn += t == label and p != label
+        if tp + fp + fn:
+            scores.append(2 * tp / (2 * tp + fp + fn))
+    return sum(scores) / len(scores) if scores else float("nan")
+
+
+def test_weighted_f1_is_f1_of_the_prompts_repeated_by_their_weights():
+    truth = np.array(["up", "up", "down", "flat", "down", "up"], dtype=object)
+    predicted = np.array(["up", None, "down", "up", "up", "flat"], dtype=object)
+    labels = ["down", "flat", "up", "wave"]
+    for weights in ([1, 1, 1, 1, 1, 1], [2, 0, 1, 3, 0, 1], [0, 0, 1, 0, 1, 0], [0, 3, 0, 0, 0, 2]):
+        w = np.array(weights)
+        repeated_t = [t for t, k in zip(truth, w, strict=True) for _ in range(k)]
+        repeated_p = [p for p, k in zip(predicted, w, strict=True) for _ in range(k)]
+        got = _weighted_f1(truth, predicted, w.astype(float), labels)
+        assert got == pytest.approx(_macro_f1_by_hand(repeated_t, repeated_p, labels))
+    # no weight at all: no label seen, undefined
+    assert np.isnan(_weighted_f1(truth, predicted, np.zeros(6), labels))
+
+
+def test_a_mape_group_keeps_its_finite_errors():
+    """A (task, format) group with a prompt whose truth is 0 (no error) still counts its
+    other prompts; a group of no finite error is left out."""
+    block = pd.DataFrame(
+        {
+            "task": ["retrieval"] * 3 + ["arithmetic_max"] * 2,
+            "format": "csv",
+            "_prompt_index": [0, 1, 2, 3, 4],
+            "abs_pct_error": [10.0, np.nan, 30.0, np.nan, np.nan],
+            "correct": False,
+            "truth": "1",
+            "predicted": "1",
+        }
+    )
+    groups = _groups("mape", block)
+    assert len(groups) == 1
+    assert groups[0][0].tolist() == [0, 2] and groups[0][1].tolist() == [10.0, 30.0]
+    # weights 3 on prompt 0 and 1 on prompt 2: (3 * 10 + 30) / 4 = 15
+    assert _metric_value("mape", groups, np.array([3, 5, 1, 0, 0]), []) == pytest.approx(15.0)
