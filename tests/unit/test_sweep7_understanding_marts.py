@@ -300,3 +300,35 @@ def test_a_mape_group_keeps_its_finite_errors():
     assert groups[0][0].tolist() == [0, 2] and groups[0][1].tolist() == [10.0, 30.0]
     # weights 3 on prompt 0 and 1 on prompt 2: (3 * 10 + 30) / 4 = 15
     assert _metric_value("mape", groups, np.array([3, 5, 1, 0, 0]), []) == pytest.approx(15.0)
+
+
+def test_a_resampled_metric_is_the_mean_over_groups_with_any_weight():
+    # accuracy: group csv = prompts 0, 1 (right, wrong), group json = prompt 2 (right),
+    # group txt = prompt 3 (wrong). Weights (2, 1, 1, 0): csv 2/3, json 1, txt left out
+    # (no weight): (2/3 + 1) / 2; the median of three groups would differ
+    groups = [
+        (np.array([0, 1]), np.array([1.0, 0.0])),
+        (np.array([2]), np.array([1.0])),
+        (np.array([3]), np.array([0.0])),
+    ]
+    weights = np.array([2, 1, 1, 0])
+    assert _metric_value("accuracy", groups, weights, []) == pytest.approx((2 / 3 + 1) / 2)
+    weights = np.array([1, 1, 1, 1])  # every group counted: (1/2 + 1 + 0) / 3
+    assert _metric_value("accuracy", groups, weights, []) == pytest.approx(0.5)
+    assert np.isnan(_metric_value("accuracy", groups, np.zeros(4, int), []))
+    # F1: two groups of (indices, truth, predicted), labels given or else each group's truths
+    truth_a = np.array(["up", "down", "up"], dtype=object)
+    pred_a = np.array(["up", "up", None], dtype=object)
+    truth_b = np.array(["down", "flat"], dtype=object)
+    pred_b = np.array(["down", "down"], dtype=object)
+    f1_groups = [(np.array([0, 1, 2]), truth_a, pred_a), (np.array([3, 4]), truth_b, pred_b)]
+    weights = np.array([1, 2, 1, 1, 1])
+    labels = ["down", "flat", "up"]
+    rep_a = (["up", "down", "down", "up"], ["up", "up", "up", None])  # prompt 1 twice
+    expected = (_macro_f1_by_hand(*rep_a, labels) + _macro_f1_by_hand(truth_b, pred_b, labels)) / 2
+    assert _metric_value("f1", f1_groups, weights, labels) == pytest.approx(expected)
+    own = (
+        _macro_f1_by_hand(*rep_a, ["down", "up"])
+        + _macro_f1_by_hand(truth_b, pred_b, ["down", "flat"])
+    ) / 2
+    assert _metric_value("f1", f1_groups, weights, []) == pytest.approx(own)
