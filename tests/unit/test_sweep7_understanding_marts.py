@@ -21,6 +21,7 @@ from tsrate.suites.understanding.marts import (
     _metric_value,
     _seed_parts,
     _weighted_f1,
+    rating_stability_table,
     rating_table,
     score_table,
     task_scores,
@@ -315,6 +316,8 @@ def test_a_resampled_metric_is_the_mean_over_groups_with_any_weight():
     assert _metric_value("accuracy", groups, weights, []) == pytest.approx((2 / 3 + 1) / 2)
     weights = np.array([1, 1, 1, 1])  # every group counted: (1/2 + 1 + 0) / 3
     assert _metric_value("accuracy", groups, weights, []) == pytest.approx(0.5)
+    weights = np.array([1, 0, 1, 1])  # csv 1, json 1, txt 0: mean 2/3 (median 1)
+    assert _metric_value("accuracy", groups, weights, []) == pytest.approx(2 / 3)
     assert np.isnan(_metric_value("accuracy", groups, np.zeros(4, int), []))
     # F1: two groups of (indices, truth, predicted), labels given or else each group's truths
     truth_a = np.array(["up", "down", "up"], dtype=object)
@@ -332,3 +335,47 @@ def test_a_resampled_metric_is_the_mean_over_groups_with_any_weight():
         + _macro_f1_by_hand(truth_b, pred_b, ["down", "flat"])
     ) / 2
     assert _metric_value("f1", f1_groups, weights, []) == pytest.approx(own)
+
+
+def test_rating_stability_resamples_prompts_with_the_documented_generator():
+    """Retrieval accuracy of two systems over 12 prompts (one format), re-scored on prompt
+    resamples drawn here from numpy's generator seeded by (seed, the first four bytes of
+    sha256 of "run|metric|feature" -- with the prompting between run and metric unless it
+    is zero-shot), weights = how often each prompt (sorted by key) is drawn; the interval is
+    the 2.5 / 97.5 % quantile of the re-scored accuracies. The default seed is 0."""
+    right = {
+        "a": [1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1],
+        "b": [0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1],
+    }
+    rows = []
+    for prompting in ("zero_shot", "cot"):
+        for system, marks in right.items():
+            for i, ok in enumerate(marks):
+                rows.append(
+                    answer_row(f"p{i:02d}", system, "retrieval", '{"value": 100.0}', True,
+                               value=100.0 if ok else 150.0, prompting=prompting)
+                )  # fmt: skip
+    no_options = pd.DataFrame(columns=["prompt_key", "options"])
+    scored = score_table(pd.DataFrame(rows))
+    ratings = rating_table(task_scores(scored, no_options), 3)
+    resamples = 40
+    default = rating_stability_table(scored, no_options, ratings, 3, resamples=resamples)
+    seeded = rating_stability_table(scored, no_options, ratings, 3, resamples=resamples, seed=7)
+    for seed, table in ((0, default), (7, seeded)):
+        table = table[table["metric"] == "retrieval_accuracy"].set_index(["prompting", "system_id"])
+        for prompting in ("zero_shot", "cot"):
+            parts = ["run", "retrieval_accuracy", "trend"]
+            if prompting != "zero_shot":
+                parts.insert(1, prompting)
+            digest = hashlib.sha256("|".join(parts).encode()).digest()[:4]
+            rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+            draws = {s: [] for s in right}
+            for _ in range(resamples):
+                weights = np.bincount(rng.integers(0, 12, 12), minlength=12)
+                for s, marks in right.items():
+                    draws[s].append(np.dot(weights, marks) / weights.sum())
+            for s in right:
+                low, high = np.quantile(draws[s], [0.025, 0.975])
+                row = table.loc[(prompting, s)]
+                assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+                assert row["n_prompts"] == 12 and row["n_resamples"] == resamples
