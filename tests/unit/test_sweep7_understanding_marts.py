@@ -14,6 +14,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_effectsize, proportions_ztest
 
 from tsrate.suites.understanding.marts import (
     _bootstrap_seed,
@@ -21,6 +23,7 @@ from tsrate.suites.understanding.marts import (
     _metric_value,
     _seed_parts,
     _weighted_f1,
+    position_bias_table,
     rating_stability_table,
     rating_table,
     score_table,
@@ -379,3 +382,71 @@ def test_rating_stability_resamples_prompts_with_the_documented_generator():
                 row = table.loc[(prompting, s)]
                 assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
                 assert row["n_prompts"] == 12 and row["n_resamples"] == resamples
+
+
+def position_frame(cells, run="run"):
+    """Scored rows of one system's retrieval prompts: ``cells`` = quadrant -> (n, right)."""
+    rows = []
+    for q, (n, k) in cells.items():
+        for i in range(n):
+            rows.append({"suite_run_id": run, "prompting": "zero_shot", "system_id": "a",
+                         "dataset": "outlier", "task": "retrieval", "quadrant": q,
+                         "correct": i < k, "prompt_key": f"{run}{q}-{i}"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_position_cells_counted_by_hand():
+    # q1 3 of 4 right, q2 0 of 2, q3 1 of 1, q4 1 of 3: 10 prompts, 5 right
+    cells = {1: (4, 3), 2: (2, 0), 3: (1, 1), 4: (3, 1)}
+    table = position_bias_table(position_frame(cells)).set_index("quadrant")
+    assert table.index.tolist() == [1, 2, 3, 4]
+    for q, (n, k) in cells.items():
+        row = table.loc[q]
+        assert row["n_prompts"] == n and row["n_correct"] == k
+        assert row["accuracy"] == pytest.approx(k / n)
+        assert row["accuracy_elsewhere"] == pytest.approx((5 - k) / (10 - n))
+        _, p = proportions_ztest([k, 5 - k], [n, 10 - n])
+        assert row["p_value"] == pytest.approx(p)
+    assert not table["judgeable"].any() and table["position_bias"].isna().all()
+
+
+def test_a_quadrant_of_exactly_the_prompts_needed_is_judged():
+    """80 % power for 0.375 against 0.625 at 0.05 (statsmodels), the rest three times the
+    quadrant: a quadrant holding exactly that many prompts can be judged."""
+    effect = proportion_effectsize(0.625, 0.375)
+    need = int(np.ceil(NormalIndPower().solve_power(effect, power=0.8, alpha=0.05, ratio=3)))
+    table = position_bias_table(
+        position_frame(
+            {1: (need, need // 2), 2: (need, need // 2), 3: (need, need // 2), 4: (need, need // 2)}
+        )  # fmt: skip
+    ).set_index("quadrant")
+    assert (table["min_prompts_to_judge"] == need).all()
+    assert table["judgeable"].all() and not table["position_bias"].any()
+
+
+def test_bias_needs_a_holm_p_strictly_below_alpha(monkeypatch):
+    """A judgeable quadrant is biased when its Holm p is < 0.05: exactly 0.05 is not, and a
+    p-value that cannot be computed (NaN) is no evidence of bias."""
+    from tsrate.suites import intervals
+
+    monkeypatch.setattr(intervals, "holm", lambda p: np.array([0.05, np.nan, 0.0499, 0.2]))
+    table = position_bias_table(position_frame({q: (50, 25) for q in (1, 2, 3, 4)})).set_index(
+        "quadrant"
+    )
+    assert table["judgeable"].all()
+    assert table["position_bias"].tolist() == [False, False, True, False]
+
+
+def test_holm_runs_over_each_suite_run_on_its_own():
+    # two runs with the same cells: each run's family holds its own 4 tests, so its Holm
+    # p-values are those of the run alone (statsmodels' proportions_ztest, Holm by hand)
+    cells = {1: (30, 25), 2: (30, 12), 3: (30, 14), 4: (30, 15)}
+    one = position_frame(cells, "r1")
+    table = position_bias_table(pd.concat([one, position_frame(cells, "r2")], ignore_index=True))
+    p = np.array([proportions_ztest([k, 66 - k], [30, 90])[1] for _, k in cells.values()])
+    order = np.argsort(p)
+    holm = np.empty(4)
+    holm[order] = np.minimum(np.maximum.accumulate((4 - np.arange(4)) * p[order]), 1.0)
+    for run in ("r1", "r2"):
+        got = table[table["suite_run_id"] == run].sort_values("quadrant")
+        assert got["p_holm"].to_numpy(dtype=float) == pytest.approx(holm)
