@@ -1,11 +1,23 @@
 """Sweep 7 (the understanding marts): what a mutation sweep of
-``suites/understanding/marts.py`` found unpinned, each checked against a hand-worked frame
-or a definition rebuilt here (the hash of a bootstrap seed from ``hashlib``), never against
-other product code: a missing answer or parser label read as missing (not the text "nan" or
-"None"), a parser label kept (``llm`` counted, ``regex`` the default of a parsed row), the
-penalty charged exactly when the truth is not 0 (a truth of 1 too), ``error_penalised`` only
-on penalised rows, and the seed of every bootstrap (zero-shot groups without their
-prompting, chain-of-thought groups with it)."""
+``suites/understanding/marts.py`` found unpinned, each checked against a hand-worked frame,
+a loop written here or statsmodels, never against the function itself:
+
+- ``score_table``: a missing answer or parser label read as missing (not the text "nan" or
+  "None"), a parser label kept (``regex`` the default of a parsed row), the penalty
+  charged exactly when the truth is not 0 (a truth of 1 too), ``error_penalised`` only on
+  penalised rows;
+- ``task_scores``: ``llm`` parses counted, F1 over the prompt's options or else the truths,
+  ``mape_parsed`` and ``date_accuracy`` as means, the two-step gate (every detection of the
+  series right; none asked = no pass; a missing series key = no value), and the seed of
+  every bootstrap rebuilt from ``hashlib`` (zero-shot groups without their prompting);
+  the interval itself is the project's bootstrap, fed that seed;
+- ``rating_table``: a metric is the mean over its (task, format) scores;
+- rating stability: the weighted F1 against prompts repeated by their weights, a
+  resampled metric as the mean over its groups, and the whole interval against resamples
+  drawn here from the documented generator (seed, sha256 of the group key);
+- ``position_bias_table``: cells counted by hand with statsmodels' z test, a quadrant of
+  exactly the prompts needed judged (statsmodels' power), bias strictly below alpha and
+  never on an undefined p (Holm replaced by fixed values), Holm per suite run."""
 
 from __future__ import annotations
 
