@@ -293,6 +293,12 @@ def test_weighted_f1_is_f1_of_the_prompts_repeated_by_their_weights():
         repeated_p = [p for p, k in zip(predicted, w, strict=True) for _ in range(k)]
         got = _weighted_f1(truth, predicted, w.astype(float), labels)
         assert got == pytest.approx(_macro_f1_by_hand(repeated_t, repeated_p, labels))
+    # three labels scored 4/5 (a: tp 2, fp 1), 1 (b) and 0 (c: one miss): their mean 0.6
+    three = (
+        np.array(["a", "a", "b", "c"], dtype=object),
+        np.array(["a", "a", "b", "a"], dtype=object),
+    )
+    assert _weighted_f1(*three, np.ones(4), ["a", "b", "c"]) == pytest.approx(0.6)
     # no weight at all: no label seen, undefined
     assert np.isnan(_weighted_f1(truth, predicted, np.zeros(6), labels))
 
