@@ -16,6 +16,8 @@ value. The measures themselves are pinned elsewhere (test_interpretability_measu
 from __future__ import annotations
 
 import hashlib
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -127,6 +129,7 @@ def test_correctness_table_hands_the_hand_built_matrices_to_the_measures(monkeyp
             *beta_cells("r1"),
             cell("r1", "alpha", 0, 1, 0.4, lag=1),
             cell("r1", "alpha", 2, 2, 0.9, lag=4),
+            cell("r1", "alpha", 1, 0, 0.3, lag=2),  # source 0 is a series
             cell("r1", "alpha", 1, -1, 0.8, lag=2),  # encoder state: no per-series lag
             cell("r1", "tcdf_picks", 1, 0, 1.0),
         ]
@@ -138,6 +141,7 @@ def test_correctness_table_hands_the_hand_built_matrices_to_the_measures(monkeyp
     alpha = np.zeros((3, 3, 4))
     alpha[0, 1, 0] = 0.4
     alpha[2, 2, 3] = 0.9
+    alpha[1, 0, 1] = 0.3
     np.testing.assert_array_equal(call["alpha"], alpha)
     picks = np.zeros((3, 3))
     picks[1, 0] = 1.0
@@ -353,9 +357,10 @@ def expected_score(metric, model, seeds, runs, correctness, attention):
 
 def published_ratings(runs, correctness, attention, rating=(1, 2)):
     rows = []
+    seeds = sorted(runs.loc[runs.variant_id == "v", "seed"].unique())
     for metric in METRICS:
         for model, r in zip(("A", "B"), rating, strict=True):
-            raw = expected_score(metric, model, sorted(SEEDS), runs, correctness, attention)
+            raw = expected_score(metric, model, seeds, runs, correctness, attention)
             rows.append({"suite_run_id": "s", "variant_id": "v", "metric": metric,
                          "model_id": model, "raw_score": raw, "rating": r,
                          "rating_reason": None})  # fmt: skip
@@ -420,8 +425,56 @@ def test_the_stability_table_end_to_end_on_a_dominant_model():
     ratings = published_ratings(runs, correctness, attention)
     table = marts.rating_stability_table(runs, correctness, attention, ratings, 3, resamples=10)
     assert len(table) == 10
+    # the docstring's columns, without an interval
+    assert list(table.columns) == [
+        "suite_run_id", "metric", "variant_id", "model_id", "raw_score", "rating",
+        "rating_levels", "rating_reason", "share_at_rating", "n_resamples", "n_seeds",
+    ]  # fmt: skip
     assert (table["n_seeds"] == 3).all() and (table["n_resamples"] == 10).all()
     assert table["share_at_rating"].between(0, 1).all()
+
+
+def capture_draws(monkeypatch):
+    seen = {}
+
+    def record(key, rows, system, draws, levels, rule, counts, interval=True):
+        seen[key["metric"]] = (draws, counts)
+        return []
+
+    monkeypatch.setattr(marts, "stability_records", record)
+    monkeypatch.setattr(marts, "stability_table", lambda records, *a, **k: records)
+    return seen
+
+
+def test_the_defaults_are_the_projects_resample_count_and_seed_zero(monkeypatch):
+    runs, correctness, attention = stability_inputs()
+    ratings = published_ratings(runs, correctness, attention)
+    seen = capture_draws(monkeypatch)
+    marts.rating_stability_table(runs, correctness, attention, ratings, 3)
+    project = (Path(__file__).parents[2] / "dbt_project.yml").read_text()
+    resamples = int(re.search(r"^\s*bootstrap_resamples:\s*(\d+)", project, re.M).group(1))
+    draws, counts = seen["test_mse"]
+    assert counts == {"n_resamples": resamples, "n_seeds": 3} and len(draws) == resamples
+    rng = key_rng(0, "s", "v")
+    by_seed = {1: 1.0, 2: 2.0, 3: 4.0}  # model A's test MSE
+    for draw in draws:
+        pick = rng.integers(0, 3, 3)
+        assert draw["A"] == pytest.approx(np.mean([by_seed[1 + i] for i in pick]))
+
+
+def test_two_seeds_are_enough_to_resample(monkeypatch):
+    runs, correctness, attention = stability_inputs()
+    keep = lambda f: f[f["seed"] != 3]  # noqa: E731
+    runs, correctness, attention = keep(runs), keep(correctness), keep(attention)
+    ratings = published_ratings(runs, correctness, attention).query("metric == 'test_mse'")
+    seen = capture_draws(monkeypatch)
+    marts.rating_stability_table(runs, correctness, attention, ratings, 3, resamples=6, seed=1)
+    draws, counts = seen["test_mse"]
+    assert counts == {"n_resamples": 6, "n_seeds": 2}
+    rng = key_rng(1, "s", "v")
+    for draw in draws:
+        pick = rng.integers(0, 2, 2)
+        assert draw["B"] == pytest.approx(np.mean([[3.0, 3.5][i] for i in pick]))
 
 
 # --------------------------------------------------------------------------- one score
