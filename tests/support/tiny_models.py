@@ -10,11 +10,13 @@ one states its own ``pytest.importorskip`` guards. No test here.
   greedy decoding after the chat template's ``assistant:`` follows ``successor``:
   :data:`NUMBERS` writes ``10.5, 10.5, …``, :data:`GARBAGE` writes ``xxxx…`` (no numbers);
 - :func:`save_tiny_gemma`: a random two-layer Gemma 3 with the same character tokenizer,
-  written by :class:`CountingConverter` in place of the packaged GGUF's conversion.
+  written by :class:`CountingConverter` in place of the packaged GGUF's conversion;
+- :func:`make_tiny_clip`: a randomly initialised CLIP with a tiny BPE vocabulary.
 """
 
 from __future__ import annotations
 
+import json
 import string
 from pathlib import Path
 
@@ -198,3 +200,39 @@ class CountingConverter:
         save_tiny_gemma(folder, tied=self.tied, turns=self.turns)
         if self.fail:
             raise RuntimeError("conversion killed")
+
+
+# -- CLIP ---------------------------------------------------------------------------------------
+
+
+def make_tiny_clip(folder: Path, image_size: int = 32, seed: int = 0) -> Path:
+    """A randomly initialised CLIP (one layer, width 16, patches of 8) with a tiny BPE
+    vocabulary of letters, saved like a real checkpoint."""
+    import torch
+    import transformers
+
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        vocab[letter] = len(vocab)
+        vocab[letter + "</w>"] = len(vocab)
+    folder.mkdir()
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = transformers.CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
+    small = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
+    config = transformers.CLIPConfig(
+        text_config=dict(
+            vocab_size=len(vocab),
+            max_position_embeddings=64,
+            bos_token_id=0,
+            eos_token_id=1,
+            pad_token_id=1,
+            **small,
+        ),
+        vision_config=dict(image_size=image_size, patch_size=8, **small),
+        projection_dim=8,
+    )
+    torch.manual_seed(seed)
+    transformers.CLIPModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

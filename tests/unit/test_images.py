@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.support import tiny_models
 from tsrate import TsrateError
 from tsrate.inputs import images as im
 from tsrate.inputs import sentiment as st
@@ -231,33 +232,9 @@ def test_line_plot_classifier_trains_seeded_caches_and_reads_trends(tmp_path):
 
 def make_tiny_clip(folder):
     """A randomly initialised CLIP with a tiny BPE vocabulary, saved like a real checkpoint."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    folder.mkdir()
-    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
-    for letter in "abcdefghijklmnopqrstuvwxyz":
-        vocab[letter] = len(vocab)
-        vocab[letter + "</w>"] = len(vocab)
-    (folder / "vocab.json").write_text(json.dumps(vocab))
-    (folder / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = transformers.CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
-    small = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
-    config = transformers.CLIPConfig(
-        text_config=dict(
-            vocab_size=len(vocab),
-            max_position_embeddings=64,
-            bos_token_id=0,
-            eos_token_id=1,
-            pad_token_id=1,
-            **small,
-        ),
-        vision_config=dict(image_size=32, patch_size=8, **small),
-        projection_dim=8,
-    )
-    torch.manual_seed(0)
-    transformers.CLIPModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    return tiny_models.make_tiny_clip(folder, image_size=32, seed=0)
 
 
 def test_clip_zero_shot_loads_a_local_checkpoint(tmp_path, monkeypatch):

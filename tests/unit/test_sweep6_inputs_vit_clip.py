@@ -17,6 +17,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.support import tiny_models
 from tsrate.inputs import sentiment as st
 from tsrate.inputs.images import line_plot_images
 
@@ -59,31 +60,7 @@ def test_resize_is_bilinear_with_the_corners_kept():
 
 
 def tiny_clip(folder):
-    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
-    for letter in "abcdefghijklmnopqrstuvwxyz":
-        vocab[letter] = len(vocab)
-        vocab[letter + "</w>"] = len(vocab)
-    folder.mkdir()
-    (folder / "vocab.json").write_text(json.dumps(vocab))
-    (folder / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = transformers.CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
-    small = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
-    config = transformers.CLIPConfig(
-        text_config=dict(
-            vocab_size=len(vocab),
-            max_position_embeddings=64,
-            bos_token_id=0,
-            eos_token_id=1,
-            pad_token_id=1,
-            **small,
-        ),
-        vision_config=dict(image_size=16, patch_size=8, **small),
-        projection_dim=8,
-    )
-    torch.manual_seed(1)
-    transformers.CLIPModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_models.make_tiny_clip(folder, image_size=16, seed=1)
 
 
 def zero_shot(folder, contexts, mean, std) -> np.ndarray:
