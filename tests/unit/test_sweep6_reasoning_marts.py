@@ -98,6 +98,21 @@ def test_a_greedy_forecast_and_its_baseline_by_hand():
     assert row["prompt_hash"] == "rsiwithout_context0" and row["system_kind"] == "language_model"
 
 
+def test_the_same_greedy_prompt_in_two_suite_runs_is_two_forecasts():
+    """A prompt's hash names the system, item, condition and messages, not the suite run: a
+    rerun sends the same prompt, and its reply must not be merged into the first run's."""
+    first = forecast_rows([[7.0, 7.0, 7.0]], run="r1")
+    second = forecast_rows([[6.0, 8.0, 10.0]], run="r2").assign(
+        prompt_hash=first["prompt_hash"].iloc[0]
+    )
+    out = marts.forecast_errors(pd.concat([first, second], ignore_index=True))
+    out = out.set_index("suite_run_id")
+    assert sorted(out.index) == ["r1", "r2"]
+    assert (out["n_samples"] == 1).all()
+    assert out.loc["r1", "mae"] == pytest.approx(5 / 6)  # errors 1, -1, -3 over sd 2
+    assert out.loc["r2", "mae"] == pytest.approx((0 + 0 + 0) / 3 / 2)  # the future itself
+
+
 def test_a_sampled_forecast_is_one_row_named_by_its_first_sample():
     """Samples given out of order: the row is named by sample 0; answered when any sample
     is (here sample 1 is unanswered, sample 2 unparseable)."""

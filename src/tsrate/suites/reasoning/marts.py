@@ -36,6 +36,7 @@ of each rated score over the same resamples.
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -128,9 +129,10 @@ def forecast_errors(responses: pd.DataFrame) -> pd.DataFrame:
     part = responses[responses["task"] == "forecast"]
     if "sample_index" not in part.columns:
         part = part.assign(sample_index=None)
-    # a greedy prompt is a forecast of its own; a sampled forecast is its N sample prompts
+    # a greedy prompt is a forecast of its own (in its suite run: two runs may send the same
+    # prompt); a sampled forecast is its N sample prompts
     sampled = part["sample_index"].notna()
-    forecast_key = part["prompt_hash"].where(
+    forecast_key = (part["suite_run_id"] + "|" + part["prompt_hash"]).where(
         ~sampled,
         part["suite_run_id"]
         + "|"
@@ -386,7 +388,8 @@ def rating_stability_table(
         draws = []
         for _ in range(resamples):
             rows = matrix[rng.integers(0, len(matrix), len(matrix))]
-            with np.errstate(invalid="ignore"):
+            with warnings.catch_warnings():  # a system missing in every drawn item: NaN
+                warnings.simplefilter("ignore", RuntimeWarning)
                 means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
             draws.append(dict(zip(wide.columns, means, strict=True)))
         records += kit.stability_records(
