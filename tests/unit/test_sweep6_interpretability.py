@@ -20,6 +20,7 @@ generators' sweep tests).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -651,3 +652,12 @@ def test_params_record_what_generated_the_series(dataset_id):
     assert data.params["length"] == 4 and data.params["seed"] == 5
     expected_n = {1: 5, 2: 5, 3: 5, 4: 2, 5: 5, 6: 5, 7: 5, 8: 4, 9: 9, 10: 3}
     assert data.params["n_series"] == expected_n[dataset_id]
+
+
+def test_dataset9_at_a_tiny_temperature_accepts_every_drop_without_an_overflow_warning():
+    """exp(-dE / T) overflows at T = 0.01 for dE < 0: the flip is accepted (probability
+    min(1, inf) = 1), and the step must not print numpy's overflow warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = ds.dataset9(length=6, burn_in=2, side=4, temperature=0.01, seed=3)
+    assert np.isin(data.values, (0.0, 1.0)).all()
