@@ -21,8 +21,11 @@ TREND_KINDS = ("linear_up", "linear_down", "quadratic_up", "quadratic_down", "no
 
 def trend(rng: np.random.Generator, n: int, kind: str | None = None):
     """Linear ``a t + b`` (a in [0.1, 1] x direction, b in [100, 110]) or quadratic
-    ``a t^2 + b t + c`` (a in [0.01, 0.05], b in [0, 1], both x direction; c in [0, 10],
-    raised so the series stays positive), with N(0, 1) noise; ``none``: noise about b."""
+    ``a t^2 + b t + c`` (a in [0.01, 0.05], b in [0, 1], both x direction), with N(0, 1)
+    noise; ``none``: noise about b. The quadratic's ``c`` is drawn in [0, 10] and raised to
+    ``10 - min(a t^2 + b t)`` so the series stays positive; the curve is 0 at t = 0, so the
+    raise always wins and ``c`` is that bound (at least 10; the draw is kept for the draw
+    order)."""
     kind = pick(rng, TREND_KINDS, kind)
     t = np.arange(n, dtype=float)
     noise = rng.normal(0.0, 1.0, n)
