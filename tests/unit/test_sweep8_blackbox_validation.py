@@ -426,3 +426,15 @@ def test_an_incomplete_quantile_grid_is_rejected_too(tmp_path):
     frame = grid_rows(tickers=("JPM",), quantiles=True)
     text = message(tmp_path, frame.drop(index=[5]))
     assert "JPM P0: incomplete grid, 1 of 6 forecasts" in text and "2022-10-07 (steps [3])" in text
+
+
+def test_quantile_columns_all_nine_or_none_at_the_expected_levels(tmp_path):
+    frame = grid_rows(tickers=("JPM",), quantiles=True)
+    text = message(tmp_path, frame.drop(columns=["q0.9"]))
+    assert (
+        "partial set of quantile columns: ['q0.1', 'q0.2', 'q0.3', 'q0.4', 'q0.5', 'q0.6', "
+        "'q0.7', 'q0.8'] without ['q0.9']; give all nine"
+    ) in text
+    text = message(tmp_path, frame.drop(columns=["q0.1", "q0.5"]).assign(**{"q0.05": 1.0}))
+    assert "quantile column(s) ['q0.05'] are not at the expected levels" in text
+    assert "without ['q0.1', 'q0.5']" in text
