@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -272,3 +273,31 @@ def test_the_study_of_a_manifest_is_checked_against_the_prices(no_warehouse):
     extra["tickers"]["MSFT"] = extra["tickers"]["JPM"]
     with pytest.raises(TsrateError, match="the manifest's ticker MSFT is not in the study"):
         study_from_manifest(None, extra)
+
+
+def test_inside_refuses_a_plain_path_that_a_link_leads_out(tmp_path):
+    folder, elsewhere = tmp_path / "export", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    (folder / "images").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(TsrateError, match="would leave the folder"):
+        export.inside(folder, Path("images", "AAPL"))  # plain names, relative, yet outside
+    (folder / "own").mkdir()
+    assert export.inside(folder, Path("own", "AAPL")) == folder / "own" / "AAPL"
+
+
+def test_a_study_naming_a_perturbation_twice_is_refused():
+    # its export would hold every input row of that perturbation twice (and write its
+    # images folder twice), as a ticker named twice would; both are refused
+    with pytest.raises(TsrateError, match=r"names a perturbation twice: \['P0', 'P4', 'P4'\]"):
+        dataclasses.replace(STUDY, perturbations=("P0", "P4", "P4"))
+    with pytest.raises(TsrateError, match="names a perturbation twice"):
+        Study.from_mapping(
+            dict(
+                study_tickers=["AAPL"],
+                study_start="2022-10-03",
+                study_end="2022-10-18",
+                context_length=N,
+                perturbations="P0,P1,P1",
+            )
+        )
