@@ -119,6 +119,8 @@ class Study:
             raise TsrateError("the study names no tickers")
         if len(set(self.tickers)) != len(self.tickers):
             raise TsrateError(f"the study names a ticker twice: {list(self.tickers)}")
+        if len(set(self.perturbations)) != len(self.perturbations):
+            raise TsrateError(f"the study names a perturbation twice: {list(self.perturbations)}")
         if self.start >= self.end:
             raise TsrateError(f"study start {self.start} is not before its end {self.end}")
         for name in ("context_length", "horizon", "stride"):
