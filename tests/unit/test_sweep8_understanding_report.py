@@ -364,27 +364,30 @@ def prompting_cell(prompting, system, task, f1, accuracy, unparsed, n):
 
 
 def test_the_prompting_table_compares_the_two_styles_per_system_and_task():
-    """alpha detection (F1): zero-shot (0.5 + 0.7) / 2 = 0.60, cot 0.90, difference +0.30,
-    unusable 1 + 2 = 3 of 10 + 20 = 30 against 4 of 15; alpha retrieval (accuracy): 0.80
-    against 0.50, -0.30; zeta was asked zero-shot only: no row."""
+    """alpha detection (F1): zero-shot mean (0.2 + 0.3 + 1.0) / 3 = 0.50 (the mean, not the
+    median 0.3), cot 0.90, difference +0.40, unusable 1 + 2 + 0 = 3 of 10 + 20 + 10 = 40
+    against 4 of 15; alpha retrieval (accuracy): 0.80 against 0.50, -0.30; zeta was asked
+    zero-shot only: no row. Rows in system, task order (retrieval comes first here)."""
     scores = pd.DataFrame(
         [
             prompting_cell("zero_shot", "zeta", "detection", 0.1, 0.1, 0, 5),
-            prompting_cell("zero_shot", "alpha", "detection", 0.5, 0.0, 1, 10),
-            prompting_cell("zero_shot", "alpha", "detection", 0.7, 0.0, 2, 20),
-            prompting_cell("cot", "alpha", "detection", 0.9, 0.0, 4, 15),
             prompting_cell("zero_shot", "alpha", "retrieval", 0.0, 0.8, 0, 10),
             prompting_cell("cot", "alpha", "retrieval", 0.0, 0.5, 5, 10),
+            prompting_cell("zero_shot", "alpha", "detection", 0.2, 0.0, 1, 10),
+            prompting_cell("zero_shot", "alpha", "detection", 0.3, 0.0, 2, 20),
+            prompting_cell("zero_shot", "alpha", "detection", 1.0, 0.0, 0, 10),
+            prompting_cell("cot", "alpha", "detection", 0.9, 0.0, 4, 15),
         ]
     )
     rows = re.findall(r"<tr>(<td>.*?)</tr>", rep.prompting_table_html(scores))
     assert rows == [
-        "<td>alpha</td><td>detection</td><td>f1</td><td>0.60</td><td>0.90</td><td>+0.30</td>"
-        "<td>3 / 30</td><td>4 / 15</td>",
+        "<td>alpha</td><td>detection</td><td>f1</td><td>0.50</td><td>0.90</td><td>+0.40</td>"
+        "<td>3 / 40</td><td>4 / 15</td>",
         "<td>alpha</td><td>retrieval</td><td>accuracy</td><td>0.80</td><td>0.50</td><td>-0.30</td>"
         "<td>0 / 10</td><td>5 / 10</td>",
     ]
     assert rep.prompting_table_html(scores[scores["prompting"] == "zero_shot"]) == ""
+    assert rep.prompting_table_html(scores.drop(columns="prompting")) == ""
 
 
 def test_a_chain_of_thought_system_is_held_against_the_zero_shot_chance_level():
@@ -443,3 +446,33 @@ def test_a_p_value_of_exactly_alpha_is_not_a_verdict(monkeypatch):
     ):
         monkeypatch.setattr(rep.intervals, "two_proportion_p", lambda *args, v=p: v)
         assert rep.chance_table(scores)["verdict"].tolist() == [verdict]
+
+
+def test_the_chance_section_marks_only_chain_of_thought_rows():
+    """The system cell is ``gemma`` for zero-shot answers and ``gemma · cot`` for
+    chain-of-thought ones (both held against und_random's zero-shot 10 of 40)."""
+    scores = pd.DataFrame(
+        [
+            {"prompting": pr, "system_id": s, "task": "retrieval", "n_prompts": 40,
+             "accuracy": k / 40}
+            for pr, s, k in (("zero_shot", "und_random", 10), ("zero_shot", "gemma", 30),
+                             ("cot", "gemma", 11))
+        ]
+    )  # fmt: skip
+    systems = re.findall(r"<tr><td>([^<]*)</td><td>retrieval</td>", rep.chance_table_html(scores))
+    assert systems == ["gemma · cot", "gemma"]
+
+
+def test_label_prompting_leaves_a_frame_without_prompting_alone():
+    frame = pd.DataFrame({"system_id": ["s"], "x": [1]})
+    pd.testing.assert_frame_equal(rep.label_prompting(frame), frame)
+
+
+def test_the_report_opens_the_warehouse_read_only(tmp_path):
+    """The report only reads: a warehouse that does not exist is an error, never created."""
+    from tsrate import TsrateError
+
+    missing = tmp_path / "none.duckdb"
+    with pytest.raises(TsrateError, match="no warehouse"):
+        rep.write_report(missing, tmp_path / "report.html")
+    assert not missing.exists()
