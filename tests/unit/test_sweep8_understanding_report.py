@@ -476,3 +476,15 @@ def test_the_report_opens_the_warehouse_read_only(tmp_path):
     with pytest.raises(TsrateError, match="no warehouse"):
         rep.write_report(missing, tmp_path / "report.html")
     assert not missing.exists()
+
+
+def test_the_report_of_an_empty_warehouse_says_there_is_nothing_yet(tmp_path):
+    """Before any suite run the marts do not exist: every read gives an empty frame, the
+    report names no suite run and shows no ratings."""
+    import duckdb
+
+    warehouse = tmp_path / "empty.duckdb"
+    duckdb.connect(str(warehouse)).close()
+    text = rep.write_report(warehouse, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Suite run: none." in text and "No scores yet" in text
+    assert "give the published rating (1 = firm).</p><p>none</p>" in text
