@@ -1,7 +1,7 @@
 """Round 8 of the mutation sweep over the understanding suite (tests/planted/mutate.py; the
 survivors are tests/planted/sweep8_understanding.json): what the older tests left open in
-``formats.py``, ``analyst.py`` (lines 267-320), ``tasks.py`` (from line 517) and the
-numbers and rules of ``report.py``.
+``formats.py``, ``analyst.py`` (lines 267-320) and ``tasks.py`` (from line 517); the
+report's are in test_sweep8_understanding_report.py.
 
 Each expectation is written out by hand from the documented layout or definition (Appendix
 F's strings, a looped Pearson r, Wilson's formula, a pooled two-proportion z test), never
