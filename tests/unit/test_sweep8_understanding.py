@@ -4,7 +4,7 @@ survivors are tests/planted/sweep8_understanding.json): what the older tests lef
 report's are in test_sweep8_understanding_report.py.
 
 Each expectation is written out by hand from the documented layout or definition (Appendix
-F's strings, a looped Pearson r, Wilson's formula, a pooled two-proportion z test), never
+F's strings, moves after a fall or rise counted by hand, Pearson r stubbed at a tie), never
 read from the product: a changed default, bound, index or comparison changes a checked value.
 """
 
