@@ -3,9 +3,11 @@ sweep tests of the local language-model systems. No test here.
 
 - :func:`bigram_model`: the GPT-2 bigram machine of tests/support/tiny_models.py (each
   character's embedding points at the character that must follow it, attention and MLP
-  outputs zeroed, the untied output layer the identity), with a successor that may also be
+  outputs zeroed, the untied output layer 3x the identity), with a successor that may also be
   ``<eos>``: greedy decoding follows ``successor`` from the prompt's last character, so a
-  reply is worked out by hand. A character without a successor scores every token 0.
+  reply is worked out by hand. The successor's logit is 30, every other one about 0 (sampling at
+  temperature 1 picks another token with probability about 1e-11); a character without a
+  successor scores every token 0 (sampling: uniform).
 - :func:`tiny_gemma`: a random two-layer Gemma 3 over the same character tokenizer
   (tests/support/tiny_models.tiny_gemma_config), real attention and a sliding window.
 
@@ -47,7 +49,8 @@ def bigram_model(successor: dict[str, str], extra_tokens=(), **special_tokens): 
             for projection in (layer.attn.c_proj, layer.mlp.c_proj):
                 projection.weight.zero_()
                 projection.bias.zero_()
-        model.lm_head.weight.copy_(torch.eye(size))
+        # the final layer norm scales the one-hot row to about 10: x3 gives logits of 30
+        model.lm_head.weight.copy_(3.0 * torch.eye(size))
     return model.eval(), tokenizer
 
 
