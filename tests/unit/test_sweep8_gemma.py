@@ -383,3 +383,14 @@ def test_reasoning_then_an_answer_line(recorded):
     # row 0 reasoned nothing before its answer line: the lead is "Answer:" without a newline
     assert calls[1][0] == ["q0\nAnswer:", "q1\nthought 1\nAnswer:"]
     assert out == ["Answer:<ChoiceTrie>", "thought 1\nAnswer:<ChoiceTrie>"]
+
+
+def test_the_partition_cost_is_the_measured_seconds_a_reply():
+    """The forecast plan orders and prices partitions by ``ms_per_window``: BENCHMARKS.md's
+    small Gemma study measured 674.5 s of model time for 144 replies (4.7 s a reply on one
+    core); the rough figure stays within a quarter of it."""
+    from tsrate.robustness.forecast.plan import system_cost
+
+    measured = 674.5 / 144 * 1000
+    cost = system_cost("gemma3_270m", gemma.GemmaSystem(settings=settings(), convert=refuse))
+    assert abs(cost - measured) <= 0.25 * measured
