@@ -281,6 +281,28 @@ def test_continuation_cache_reuses_all_but_the_last_token_when_nothing_differs(g
         )
 
 
+def test_continuation_cache_leaves_one_token_when_the_second_inputs_are_the_prompts(gemma_model):
+    """Replies that open with a number have no lead-in: the second inputs are the first
+    prompts themselves, all in the cache; ``generate`` must still be fed one token, so the
+    reuse stops one short of the width (3 of the 4 positions)."""
+    model, tokenizer = gemma_model
+    pad = tokenizer.pad_token_id
+    prompts = [[11, 12, 13, 14], [21, 22]]
+    first_ids, first_mask = left_padded(prompts, pad)
+    first = torch.cat([first_ids, torch.tensor([[41, 42], [51, 52]])], dim=1)
+    full_mask = torch.cat([first_mask, torch.ones(2, 2, dtype=torch.long)], dim=1)
+    cache = prefill(model, first[:, :-1], full_mask[:, :-1])
+    second = {"input_ids": first_ids, "attention_mask": first_mask}
+    reused = hf_local.continuation_cache(cache, first, first_mask, second)
+    assert reused.get_seq_length() == 3
+    fresh = prefill(model, first_ids, first_mask)
+    real = first_mask[:, :3].bool()
+    for kept, computed in zip(reused.layers, fresh.layers, strict=True):
+        torch.testing.assert_close(
+            kept.keys.transpose(1, 2)[real], computed.keys[:, :, :3].transpose(1, 2)[real]
+        )
+
+
 def test_continuation_cache_reuses_nothing_or_one_position(gemma_model):
     model, tokenizer = gemma_model
     pad = tokenizer.pad_token_id
