@@ -700,3 +700,18 @@ def test_the_registry_entry_names_the_system_and_reads_the_seed_and_study():
     assert image.context_length == project_var("context_length")
     study = types.SimpleNamespace(context_length=50)
     assert hf_local.create(study, None, "phi3_numeric_image").context_length == 50
+
+
+def test_sampling_draws_from_the_full_distribution_and_needs_one_index_list_a_chat(
+    gemma_model,
+):
+    """No top-k cut: on a random model (logits spread, no ties) a top-k of 1 would write the
+    greedy reply every time; the samples differ. A chat without its list of sample indices
+    is an error, not a silently shorter result."""
+    system = loaded(*gemma_model, max_new_tokens=4)
+    system.chat_text = lambda messages: messages[0]["content"]
+    chat = [{"role": "user", "content": "Next?"}]
+    (samples,) = system.sample_all([chat], [[0, 1, 2, 3, 4, 5]], 1.0)
+    assert len(set(samples)) > 1
+    with pytest.raises(ValueError, match="zip"):
+        system.sample_all([chat, chat], [[0, 1]], 1.0)
