@@ -18,7 +18,8 @@ character (a lead-in line then the numbers, no lead-in before a number, a lead-i
 end of sequence), the reuse of the prompt's keys and values, the progress count; the
 closed and numeric answers' grouping, leads and token budgets (a stand-in ``generate``
 records each call); when chats use Gemma's turns and how the end of turn joins the
-end-of-sequence ids; the registry entry's default id.
+end-of-sequence ids; the registry entry's default id; the partition cost that orders and
+prices the forecast plan, against BENCHMARKS.md's measured seconds a reply.
 """
 
 from __future__ import annotations

@@ -14,11 +14,13 @@ templated prompt texts; when a tokenizer's BOS is added (an empty list, a mixed 
 length groups at their exact bounds (10 % + 16 tokens, the batch size, a group's first
 prompt); the reused keys and values of :func:`continuation_cache` against a fresh forward
 pass over the second inputs (how much is reused, worked out by hand; pad positions zero;
-nothing when nothing is common); image URLs, vision chats and prompts; the availability
-lines; the loaders' arguments (``local_files_only``, dtype, the processor's parts); greedy
-``generate`` against a step-by-step argmax loop; its token limits, batching and progress
-count; seeded sampling (varied samples, the same again, special tokens dropped); the
-registry entry (numeric+image rows, the study's context length, 80 without a study).
+nothing when nothing is common; one short of the width when the second inputs are the
+prompts themselves); image URLs, vision chats and prompts; the availability lines; the
+loaders' arguments (``local_files_only``, dtype, the processor's parts); greedy ``generate``
+against a step-by-step argmax loop; its token limits, batching and progress count; seeded
+sampling (varied samples, the same again, special tokens dropped, no top-k cut on a random
+model, one list of sample indices a chat); the registry entry (numeric+image rows, the
+study's context length, 80 without a study).
 """
 
 from __future__ import annotations
