@@ -313,6 +313,7 @@ def bias_network(monkeypatch):
     monkeypatch.setattr(
         vt, "vit_num_spec_images", lambda contexts: np.zeros((len(contexts), 2, 2, 3), np.uint8)
     )
+    monkeypatch.setattr(vt, "_git_revision", lambda: "rev")  # no git process in a unit test
     return state
 
 
@@ -445,6 +446,56 @@ def test_the_validation_split_at_its_edges(bias_network):
     assert (meta["training_windows"], meta["validation_windows"]) == (2, 8)
     with pytest.raises(TsrateError, match="only 10 training windows"):
         vt.train(settings(validation_fraction=0.9, max_epochs=1), prices)
+
+
+def test_more_than_256_validation_windows_are_scored_in_chunks_all_once(bias_network):
+    """304 closes (n 3, d 2): 300 windows, 270 validate (round(300 · 0.9)), in chunks of 256 and
+    14; 404 closes: 400 windows, 320 validate (256 and 64). Each window is scored once."""
+    for length, fraction, valid in ((304, 0.9, 270), (404, 0.8, 320)):
+        prices = frame({"AAA": 100 + np.random.default_rng(6).standard_normal(length).cumsum()})
+        s = settings(validation_fraction=fraction, max_epochs=2, learning_rate=0.05)
+        _, meta, _ = check_training(s, prices)
+        assert meta["validation_windows"] == valid
+
+
+def test_training_on_the_cpu_forks_no_cuda_generator(bias_network, monkeypatch):
+    """The caller's random state is left as it was: torch's generators are forked, on the CPU
+    without any CUDA device (None would fork every visible GPU's)."""
+    seen = []
+    real = torch.random.fork_rng
+
+    def recording(devices=None, **kwargs):  # noqa: ANN001, ANN202
+        seen.append(devices)
+        return real(devices=devices, **kwargs)
+
+    monkeypatch.setattr(torch.random, "fork_rng", recording)
+    before = torch.get_rng_state()
+    vt.train(settings(max_epochs=1, learning_rate=0.01), trending_prices())
+    assert seen == [[]]
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_the_git_revision_is_the_commit_or_unknown(monkeypatch):
+    import subprocess
+
+    runs = []
+
+    def fake_run(args, **kwargs):  # noqa: ANN001, ANN202
+        runs.append((args, kwargs.get("timeout")))
+        return subprocess.CompletedProcess(args, 0, stdout=answer["stdout"], stderr="")
+
+    answer = {"stdout": "0123abcd\n"}
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    assert vt._git_revision() == "0123abcd"
+    assert runs[0] == (["git", "rev-parse", "HEAD"], 5)
+    answer["stdout"] = "  \n"  # not a checkout: nothing printed
+    assert vt._git_revision() == "unknown"
+
+    def failing(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise FileNotFoundError("git")
+
+    monkeypatch.setattr(subprocess, "run", failing)
+    assert vt._git_revision() == "unknown"
 
 
 def test_progress_is_optional_and_told_each_epoch(bias_network):
