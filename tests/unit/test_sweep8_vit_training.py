@@ -481,8 +481,12 @@ def test_the_git_revision_is_the_commit_or_unknown(monkeypatch):
     runs = []
 
     def fake_run(args, **kwargs):  # noqa: ANN001, ANN202
+        """As subprocess.run answers: stdout is None unless captured, bytes unless text."""
         runs.append((args, kwargs.get("timeout")))
-        return subprocess.CompletedProcess(args, 0, stdout=answer["stdout"], stderr="")
+        out = answer["stdout"] if kwargs.get("capture_output") else None
+        if out is not None and not kwargs.get("text"):
+            out = out.encode()
+        return subprocess.CompletedProcess(args, 0, stdout=out, stderr="")
 
     answer = {"stdout": "0123abcd\n"}
     monkeypatch.setattr(subprocess, "run", fake_run)
