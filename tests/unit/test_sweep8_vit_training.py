@@ -148,6 +148,8 @@ def test_training_prices_keep_both_ends_of_the_period(monkeypatch):
     kept = vt.training_prices(s)
     assert list(pd.to_datetime(kept["price_date"])) == list(days[2:7])  # 2 … 6, in date order
     assert kept["close"].tolist() == [2.0, 3.0, 4.0, 5.0, 6.0]
+    assert list(kept.columns) == ["ticker", "price_date", "close"]  # a fresh index, no column
+    assert kept.index.tolist() == [0, 1, 2, 3, 4]
 
 
 def test_the_fingerprint_keeps_ten_decimals():
