@@ -6,8 +6,8 @@ then the environment, then the documented defaults (256 on a CPU, 4096 on a GPU)
 are x_t + σ · ŷ for every window in order whatever the batch size (σ the population sd,
 computed here with numpy), only P6 asks the sentiment system, cached weights are loaded
 without unpickling code (``weights_only``), ``force`` retrains and a cached checkpoint is
-reused, and availability says no when a package, the GPU asked for or the training
-tickers are missing.
+reused, availability says no when a package, the GPU asked for or the training tickers
+are missing, and show-input names the two window ends nearest a date that is none.
 
 Written for the mutation sweep (tests/planted/mutate.py; survivors in
 tests/planted/sweep8_vit.json). Networks are tiny or stubs, on the CPU; no training runs.
@@ -15,8 +15,10 @@ tests/planted/sweep8_vit.json). Networks are tiny or stubs, on the CPU; no train
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
+import types
 
 import numpy as np
 import pandas as pd
@@ -262,3 +264,46 @@ def test_availability_says_no_when_the_training_prices_cannot_be_read(tmp_path):
     s = vns.VitNumSpecSystem(settings(tickers=("NOPE",)), cache_dir=tmp_path, device="cpu")
     state = s.availability()
     assert not state.available and "NOPE" in state.reason
+
+
+# -------------------------------------------------------------------------- show-input
+
+
+@dataclasses.dataclass(frozen=True)
+class FakeStudy:
+    tickers: tuple[str, ...] = ("MRK",)
+    context_length: int = N
+    horizon: int = D
+    stride: int = 1
+
+
+def test_show_input_names_the_two_nearest_window_ends(monkeypatch):
+    """Window ends 2022-01-03, 01-05, 01-10, 01-20; asked for 01-08 (no window ends then):
+    the nearest are 01-10 (2 days) and 01-05 (3 days), named in date order; asked for
+    01-10, the image of that window (the third) comes back."""
+    ends = np.array(["2022-01-03", "2022-01-05", "2022-01-10", "2022-01-20"], "datetime64[D]")
+    seed = pd.DataFrame(
+        {
+            "system_id": ["vit_num_spec_covid"],
+            "implementation": ["tsrate.systems.vit_num_spec:vit_num_spec_covid"],
+            "accepted_perturbations": ["P0 P4"],
+        }
+    )
+
+    class Shown:
+        def model_images(self, contexts, perturbation_id):  # noqa: ANN001, ANN202
+            return contexts[:, :1] * 10  # the window's first value, to tell windows apart
+
+    monkeypatch.setattr("tsrate.systems.registry.load_systems_seed", lambda: seed)
+    monkeypatch.setattr("tsrate.systems.registry.create_system", lambda *a: Shown())
+    monkeypatch.setattr(
+        "tsrate.robustness.forecast.plan.load_series", lambda con, study: {"MRK": None}
+    )
+    batch = types.SimpleNamespace(
+        window_end_dates=ends, contexts=np.arange(4.0)[:, None] + np.zeros((4, N))
+    )
+    monkeypatch.setattr("tsrate.robustness.forecast.plan.make_batch", lambda *a: batch)
+    with pytest.raises(TsrateError, match=r"nearest: 2022-01-05, 2022-01-10$"):
+        vns.show_input(None, FakeStudy(), None, "vit_num_spec_covid", "mrk", "2022-01-08", "P0")
+    shown = vns.show_input(None, FakeStudy(), None, "vit_num_spec_covid", "MRK", "2022-01-10", "P0")
+    assert shown.tolist() == [20.0]

@@ -403,6 +403,18 @@ def test_training_replays_the_documented_loop(bias_network):
     _, meta, expected = check_training(s, trending_prices())
     assert (expected["n_train"], expected["n_valid"]) == (29, 7)
     assert meta["first_window_end"] == "2020-01-03" and meta["tickers"] == ["AAA"]
+    # the last window ends d = 2 trading days before the last close, the 38th of 40
+    assert meta["last_window_end"] == str(pd.bdate_range("2020-01-01", periods=40)[37].date())
+
+
+def test_the_training_time_is_the_seconds_it_took(bias_network):
+    import time
+
+    before = time.perf_counter()
+    _, meta = vt.train(settings(max_epochs=1, learning_rate=0.01), trending_prices())
+    took = time.perf_counter() - before
+    assert 0 <= meta["seconds"] <= took
+    assert meta["git_revision"] == "rev" and meta["device"] == "cpu"
 
 
 def test_training_with_other_settings_replays_too(bias_network):
