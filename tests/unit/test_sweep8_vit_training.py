@@ -440,14 +440,17 @@ def test_max_epochs_bounds_the_loop(bias_network):
     assert [h["epoch"] for h in meta["history"]] == [1]
 
 
-def test_a_loss_that_never_improves_keeps_no_epoch(bias_network):
-    """A network that outputs NaN: no epoch beats the starting infinity, best_epoch stays 0,
-    no weights are kept, and training stops after ``patience`` epochs."""
+def test_a_loss_that_never_improves_is_refused_after_patience(bias_network):
+    """A network that outputs NaN: no epoch beats the starting infinity, training stops after
+    ``patience`` epochs, and with no weights to keep it fails in one line rather than
+    returning an empty state (which prepare() would have saved as the checkpoint)."""
     bias_network["start"] = float("nan")
     s = settings(learning_rate=0.1, max_epochs=8, patience=2)
-    state, meta = vt.train(s, trending_prices())
-    assert state is None and meta["best_epoch"] == 0 and meta["validation_loss"] == float("inf")
-    assert len(meta["history"]) == 2
+    lines = []
+    with pytest.raises(TsrateError, match=r"training diverged: .* any of its 2 epochs"):
+        vt.train(s, trending_prices(), progress=lines.append)
+    epochs = [line.split(":")[0] for line in lines if " epoch " in line]
+    assert epochs == [f"{s.system_id} epoch 1/8", f"{s.system_id} epoch 2/8"]
 
 
 def test_the_validation_split_at_its_edges(bias_network):

@@ -256,6 +256,12 @@ def train(
                 stale += 1
                 if stale >= settings.patience:
                     break
+    if best_state is None:  # every validation loss NaN: no epoch to keep, nothing to save
+        raise TsrateError(
+            f"{settings.system_id}: training diverged: the validation loss was not finite in "
+            f"any of its {len(history)} epochs, so there are no weights to save; try another "
+            "vit_seed or vit_size, and check the training prices"
+        )
     metadata = {
         "system_id": settings.system_id,
         "settings": dataclasses.asdict(settings),
