@@ -73,3 +73,99 @@ def test_training_runs_on_the_requested_threads(thread_probe, threads, expected)
     finally:
         torch.set_num_threads(before)
     assert thread_probe and set(thread_probe) == {expected}
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    """Records, for the model being trained, every forward input (as float64 numpy) and
+    the windows TCDF's PIVM sees (``per_target_loss`` and ``validate``)."""
+    calls: dict[str, list] = {"forward": [], "loss": [], "validate": []}
+    real_build = tr.build_model
+
+    def build(*args, **kwargs):
+        model = real_build(*args, **kwargs)
+        model.register_forward_pre_hook(
+            lambda _m, inputs: calls["forward"].append(inputs[0].detach().numpy().astype(float))
+        )
+        if hasattr(model, "validate"):
+            loss, validate = model.per_target_loss, model.validate
+
+            def per_target_loss(x, y, *a, **k):
+                calls["loss"].append((x.numpy().copy(), y.numpy().copy()))
+                return loss(x, y, *a, **k)
+
+            def checked(x, y, *a, **k):
+                calls["validate"].append((x.numpy().copy(), y.numpy().copy()))
+                return validate(x, y, *a, **k)
+
+            model.per_target_loss, model.validate = per_target_loss, checked
+        return model
+
+    monkeypatch.setattr(tr, "build_model", build)
+    return calls
+
+
+def loop_windows(values, window):
+    x = np.stack([values[k : k + window] for k in range(len(values) - window)])
+    y = np.stack([values[k + window] for k in range(len(values) - window)])
+    return x, y
+
+
+@pytest.mark.parametrize(("amplitude", "kept"), [(1e-12, True), (1.5e-12, False)])
+def test_a_training_std_of_at_most_1e_12_counts_as_constant(probe, amplitude, kept):
+    """Series 1's training part alternates -amplitude and +amplitude (64 steps, mean 0):
+    its std is exactly 1e-12 for 1e-12 (not above 1e-12: the series keeps std 1, so the
+    model sees v - mean, +-1e-12) and 1.5e-12 for 1.5e-12 (above: the model sees
+    (v - mean) / std, +-1)."""
+    values = series(length=70)
+    values[:64, 1] = np.tile([-amplitude, amplitude], 32)
+    train = values[:64]
+    std = train.std(0)
+    assert std[1] == pytest.approx(amplitude, rel=1e-12) and train.mean(0)[1] == 0.0
+    assert (std[1] == 1e-12) == kept  # exactly at the bound, or clearly above it
+    std[1] = 1.0 if kept else std[1]
+    settings = tr.TrainSettings(window=4, test_length=6, hidden=2, epochs=1, batch_size=0)
+    tr.train_model("tcdf", values, settings, seed=0)
+    x, _ = loop_windows((values - train.mean(0)) / std, 4)
+    first = probe["forward"][0]  # PIVM's loss before training: every training window
+    np.testing.assert_allclose(first, x[:60], rtol=1e-6, atol=1e-18)
+    assert np.abs(first[:, :, 1]).max() == pytest.approx(1e-12 if kept else 1.0, rel=1e-5)
+
+
+def test_pivm_uses_the_latest_4096_training_windows(probe):
+    """TCDF's loss before training and its validation run on the latest 4,096 training
+    windows (the module docstring), here of 4,100."""
+    length, window, test_length = 4110, 4, 6
+    values = series(length=length)
+    settings = tr.TrainSettings(
+        window=window, test_length=test_length, hidden=2, epochs=1, batch_size=0
+    )
+    tr.train_model("tcdf", values, settings, seed=0)
+    train = values[: length - test_length]
+    x, y = loop_windows((values - train.mean(0)) / train.std(0), window)
+    n_train = length - test_length - window
+    assert n_train == 4100
+    for key in ("loss", "validate"):
+        seen_x, seen_y = probe[key][0]
+        assert seen_x.shape == (4096, window, 2)
+        np.testing.assert_allclose(seen_x, x[n_train - 4096 : n_train], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(seen_y, y[n_train - 4096 : n_train], rtol=1e-5, atol=1e-6)
+
+
+def test_one_training_window_gives_its_loss_per_epoch():
+    """max_train_windows 1: each epoch trains on one window; the epoch loss is that
+    window's loss per series (the sum over targets divided by 2), not halved again."""
+    values = series(length=20)
+    settings = tr.TrainSettings(
+        window=4, test_length=4, hidden=2, epochs=1, batch_size=0, max_train_windows=1
+    )
+    torch.manual_seed(5)
+    model = tr.build_model("imv_tensor", 2, 2, 4)
+    train = values[:16]
+    x, y = loop_windows((values - train.mean(0)) / train.std(0), 4)
+    xt = torch.from_numpy(x[11:12].astype(np.float32))
+    yt = torch.from_numpy(y[11:12].astype(np.float32))
+    with torch.no_grad():
+        expected = float(((model(xt) - yt) ** 2).sum()) / 2
+    result = tr.train_model("imv_tensor", values, settings, seed=5)
+    assert result.loss_history == [pytest.approx(expected, rel=1e-5)]
