@@ -19,9 +19,11 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tests.support.report_trace import printed_numbers
 from tsrate.html.charts import chart_rows, page_specs
+from tsrate.suites.interpretability import models as mod
 from tsrate.suites.interpretability import paper_shapes as ps
 
 # ---------------------------------------------------------------------------- paper_shapes
@@ -166,3 +168,42 @@ def test_sensitivity_chart_layout():
             {"mark": {"type": "point", "filled": True}},
         ]
         assert spec["encoding"]["x"]["scale"] == {"zero": False}
+
+
+# ---------------------------------------------------------------------------- models (tail)
+
+
+def gru_shapes(prefix, inputs, h, directions=1):
+    """torch's GRU parameters: per direction W_ih (3h x in), W_hh (3h x h), two biases."""
+    out = {}
+    for suffix in ["", "_reverse"][:directions]:
+        out[f"{prefix}.weight_ih_l0{suffix}"] = (3 * h, inputs)
+        out[f"{prefix}.weight_hh_l0{suffix}"] = (3 * h, h)
+        out[f"{prefix}.bias_ih_l0{suffix}"] = (3 * h,)
+        out[f"{prefix}.bias_hh_l0{suffix}"] = (3 * h,)
+    return out
+
+
+@pytest.mark.parametrize(("n", "h"), [(2, 3), (4, 1)])
+def test_seq2graph_parameters_are_its_architecture(n, h):
+    """seq2graph's parameters, from the architecture (models.Seq2Graph's docstring): a
+    bidirectional GRU over each series' values (input 1); alpha's score v^T tanh(W [enc; x]
+    + b) with no bias on v (a constant added to every time step's score cannot move a
+    softmax over time, so the reference has none: a bias there would never learn and would
+    only shift the seeded draws of every later parameter); the summary GRU over [enc; x]
+    (2h + 1); per-target beta score and output weights; the decoder GRU over the series."""
+    model = mod.Seq2Graph(n, h)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    expected = {
+        **gru_shapes("encoder", 1, h, directions=2),
+        "alpha_w.weight": (h, 2 * h + 1),
+        "alpha_w.bias": (h,),
+        "alpha_v.weight": (1, h),
+        **gru_shapes("summary", 2 * h + 1, h),
+        "beta_w": (n, h, h),
+        "beta_v": (n, h, 1),
+        **gru_shapes("decoder", h, h),
+        "out_w": (n, h, 1),
+        "out_b": (n,),
+    }
+    assert shapes == expected
