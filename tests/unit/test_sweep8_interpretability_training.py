@@ -169,3 +169,11 @@ def test_one_training_window_gives_its_loss_per_epoch():
         expected = float(((model(xt) - yt) ** 2).sum()) / 2
     result = tr.train_model("imv_tensor", values, settings, seed=5)
     assert result.loss_history == [pytest.approx(expected, rel=1e-5)]
+
+
+def test_a_zero_test_length_is_refused_up_front():
+    """No test step: refused by the length check with its message, before any training
+    (not by a later failure on an empty test set)."""
+    settings = tr.TrainSettings(window=4, test_length=0, hidden=2, epochs=1, batch_size=0)
+    with pytest.raises(ValueError, match="too short for window 4 and test length 0"):
+        tr.train_model("tcdf", series(length=30), settings, seed=0)
