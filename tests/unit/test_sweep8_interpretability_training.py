@@ -177,3 +177,20 @@ def test_a_zero_test_length_is_refused_up_front():
     settings = tr.TrainSettings(window=4, test_length=0, hidden=2, epochs=1, batch_size=0)
     with pytest.raises(ValueError, match="too short for window 4 and test length 0"):
         tr.train_model("tcdf", series(length=30), settings, seed=0)
+
+
+@pytest.mark.parametrize(("batch_size", "steps"), [(1, 12), (5, 3), (0, 1)])
+def test_batch_size_sets_the_steps_per_epoch(probe, batch_size, steps):
+    """12 training windows: batch 1 takes 12 optimiser steps an epoch (one window each),
+    batch 5 three (5, 5, 2), batch 0 one (the whole training set). Counted as the
+    model's forward calls while training (the two after it predict the training and the
+    test windows; the attention is read without a forward call)."""
+    settings = tr.TrainSettings(
+        window=4, test_length=4, hidden=2, epochs=2, batch_size=batch_size
+    )
+    tr.train_model("imv_tensor", series(length=20), settings, seed=0)
+    sizes = [len(x) for x in probe["forward"]]
+    assert len(sizes) == 2 * steps + 2
+    expected = {1: [1] * 12, 5: [5, 5, 2], 0: [12]}[batch_size]
+    assert sizes[: 2 * steps] == expected * 2
+    assert sizes[2 * steps :] == [12, 4]
