@@ -48,7 +48,9 @@ def sensitivity_rows(missing=()):
         for m, model in enumerate(("darnn", "imv_tensor")):
             for v, value in enumerate((0.2, 0.4, 0.8)):
                 rel = (k + 1) / 10 + m / 100 + v / 1000
-                column = "relative_error_per_sigma" if study == "sensitivity_sigma" else "relative_error"
+                column = (
+                    "relative_error_per_sigma" if study == "sensitivity_sigma" else "relative_error"
+                )
                 row = {
                     "suite_run_id": "s1", "study": study, "dataset_id": dataset,
                     "model_id": model, "parameter_value": value, "n_runs": 3,

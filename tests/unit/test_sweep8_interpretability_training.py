@@ -185,9 +185,7 @@ def test_batch_size_sets_the_steps_per_epoch(probe, batch_size, steps):
     batch 5 three (5, 5, 2), batch 0 one (the whole training set). Counted as the
     model's forward calls while training (the two after it predict the training and the
     test windows; the attention is read without a forward call)."""
-    settings = tr.TrainSettings(
-        window=4, test_length=4, hidden=2, epochs=2, batch_size=batch_size
-    )
+    settings = tr.TrainSettings(window=4, test_length=4, hidden=2, epochs=2, batch_size=batch_size)
     tr.train_model("imv_tensor", series(length=20), settings, seed=0)
     sizes = [len(x) for x in probe["forward"]]
     assert len(sizes) == 2 * steps + 2
