@@ -192,3 +192,37 @@ def test_batch_size_sets_the_steps_per_epoch(probe, batch_size, steps):
     expected = {1: [1] * 12, 5: [5, 5, 2], 0: [12]}[batch_size]
     assert sizes[: 2 * steps] == expected * 2
     assert sizes[2 * steps :] == [12, 4]
+
+
+def test_a_constant_training_part_keeps_std_1(probe):
+    """Series 1 is constant (2.0) over its 16 training steps and moves in the test part:
+    the model sees it as v - 2 (std 1). TCDF's first forward pass (PIVM's loss before
+    training) holds every training window in order; the test windows are predicted last."""
+    values = series(length=20)
+    values[:16, 1] = 2.0
+    settings = tr.TrainSettings(window=4, test_length=4, hidden=2, epochs=1, batch_size=0)
+    result = tr.train_model("tcdf", values, settings, seed=0)
+    train = values[:16]
+    std = np.array([train[:, 0].std(), 1.0])
+    x, _ = loop_windows((values - train.mean(0)) / std, 4)
+    np.testing.assert_allclose(probe["forward"][0], x[:12], rtol=1e-6, atol=1e-7)
+    test_inputs = [a for a in probe["forward"] if len(a) == 4][-1]
+    raw = np.stack([values[12 + k : 16 + k, 1] for k in range(4)]) - 2.0
+    np.testing.assert_allclose(test_inputs[:, :, 1], raw, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(result.test_targets, values[16:], rtol=1e-6)
+
+
+def test_the_kept_model_is_left_out_of_the_result_repr():
+    """``model`` is a field with repr=False: printing a result does not print the module."""
+    result = tr.TrainResult(
+        train_mse=np.zeros(1),
+        test_mse=np.zeros(1),
+        loss_history=[],
+        test_targets=np.zeros((1, 1)),
+        test_predictions=np.zeros((1, 1)),
+        test_start=0,
+        attention=None,
+        seconds=0.0,
+        model="THE-MODULE",
+    )
+    assert "THE-MODULE" not in repr(result) and "test_start=0" in repr(result)
