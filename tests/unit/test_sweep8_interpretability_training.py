@@ -10,6 +10,7 @@ tests/planted/sweep8_interpretability.json). Tiny runs (a few dozen steps).
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -226,3 +227,12 @@ def test_the_kept_model_is_left_out_of_the_result_repr():
         model="THE-MODULE",
     )
     assert "THE-MODULE" not in repr(result) and "test_start=0" in repr(result)
+
+
+def test_seconds_is_the_run_time():
+    """``seconds``: the wall time of the run, within the time measured around the call."""
+    settings = tr.TrainSettings(window=4, test_length=3, hidden=2, epochs=1, batch_size=0)
+    start = time.perf_counter()
+    result = tr.train_model("tcdf", series(length=12), settings, seed=0)
+    elapsed = time.perf_counter() - start
+    assert 0 < result.seconds <= elapsed
