@@ -9,6 +9,9 @@ chart), an empty Table 2 says so, every printed number's ``data-where`` is the s
 canonical JSON (sorted keys) as a chart row's ``where``, and the charts' layout (the report's
 design values, written out in the test) is pinned so a changed size or mark shows.
 
+models: seq2graph's parameters are those of its described architecture (alpha's score has
+no bias). The end of datasets.py needed no new test: the old tests caught every mutant there.
+
 Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep8_interpretability.json). No training, no processes: well under a second.
 """
