@@ -1,10 +1,12 @@
 """The suites' remaining SQL (und_length_curves, und_position_bias, int_und_answers_selected,
 rsn_unparseable_responses, int_interp_attention_selected, int_interp_runs_selected) against
 the small errors a mutation sweep plants in it: every operator, number, avg/median, and/or
-or = changed one at a time. The suites' integration tests build these models from a real
-offline run, where every length bin, every join and every filter happens to be met by rows
-the other errors leave alone; the hand-computed dbt unit cases in the models' YAML pin the
-edges:
+or = changed one at a time. The suites' integration tests (a real offline run, minutes
+each) catch the joins' and filters' errors, but not a wrong bin end, a bin edge at 59 days,
+a median for a mean, or the position-bias shares off their percent scale: in the real run's
+bins the median of the right/wrong answers happens to equal their mean, and no test reads
+the bin end, the curves' mape or the percentages. The hand-computed
+dbt unit cases in the models' YAML pin those, and the joins too (caught here in seconds):
 
 * the 30-day length bins of Figure 3 at their edges (59 the last day of 30-59, 60 the first
   of 60-89), the bin's end (start + 29), accuracy as a mean over all prompts (1 of 4, where
