@@ -26,11 +26,13 @@ gap a test, mark the rest ``"equivalent": "why"``.
 from __future__ import annotations
 
 import argparse
+import atexit
 import io
 import json
 import keyword
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -319,7 +321,11 @@ class Runner:
         self.log = Path(f"/tmp/mutate-{os.getpid()}.log")
         # one dbt target for every mutant: dbt re-parses only the planted file, not the whole
         # project in each child (tests/conftest.py's dbt_target); a SQL mutant 8 -> 6 s here
-        os.environ.setdefault("TSRATE_TEST_DBT_TARGET", f"/tmp/mutate-{os.getpid()}-dbt-target")
+        if "TSRATE_TEST_DBT_TARGET" not in os.environ:  # ours: removed when the sweep ends
+            target = f"/tmp/mutate-{os.getpid()}-dbt-target"
+            os.environ["TSRATE_TEST_DBT_TARGET"] = target
+            atexit.register(shutil.rmtree, target, ignore_errors=True)
+        atexit.register(self.log.unlink, missing_ok=True)
         self.child: int | None = None
 
     def stop(self) -> None:

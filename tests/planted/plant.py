@@ -18,8 +18,10 @@ appended as JSON lines to ``--out``. Exit status 1 when any other error was miss
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,6 +89,10 @@ def main() -> int:
     repo = options.repo.resolve()
     if repo == Path(__file__).resolve().parents[2]:
         sys.exit("plant.py: --repo is this checkout; give it a clone (see the module doc)")
+    if "TSRATE_TEST_DBT_TARGET" not in os.environ:  # ours: removed when the run ends
+        target = f"/tmp/plant-{os.getpid()}-dbt-target"
+        os.environ["TSRATE_TEST_DBT_TARGET"] = target
+        atexit.register(shutil.rmtree, target, ignore_errors=True)
     missed = 0
     for spec in options.specs:
         for error in json.loads(spec.read_text()):
