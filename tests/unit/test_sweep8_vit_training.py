@@ -493,8 +493,7 @@ def test_training_on_the_cpu_forks_no_cuda_generator(bias_network, monkeypatch):
 
 
 def test_the_git_revision_is_the_commit_or_unknown(monkeypatch):
-    import subprocess
-
+    subprocess = vt.subprocess  # patched, never run: a unit test starts no process
     runs = []
 
     def fake_run(args, **kwargs):  # noqa: ANN001, ANN202
