@@ -17,40 +17,17 @@ Both return ``(model, tokenizer)`` with the tokenizer set as ``HfLocalSystem.loa
 
 from __future__ import annotations
 
-from tests.support.tiny_models import character_tokenizer, tiny_gemma_config
+from tests.support.tiny_models import bigram_network, character_tokenizer, tiny_gemma_config
 
 
 def bigram_model(successor: dict[str, str], extra_tokens=(), **special_tokens):  # noqa: ANN201
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
 
     vocab, tokenizer = character_tokenizer(extra_tokens, multiple_of=2, **special_tokens)
     tokenizer.padding_side = "left"
-    size = len(vocab)
-    config = GPT2Config(
-        vocab_size=size,
-        n_positions=4096,
-        n_embd=size,
-        n_layer=1,
-        n_head=2,
-        tie_word_embeddings=False,
-        bos_token_id=vocab["<eos>"],
-        eos_token_id=vocab["<eos>"],
-        pad_token_id=vocab["<eos>"],
-    )
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(config)
-    with torch.no_grad():
-        model.transformer.wpe.weight.zero_()
-        model.transformer.wte.weight.zero_()
-        for current, following in successor.items():
-            model.transformer.wte.weight[vocab[current], vocab[following]] = 10.0
-        for layer in model.transformer.h:
-            for projection in (layer.attn.c_proj, layer.mlp.c_proj):
-                projection.weight.zero_()
-                projection.bias.zero_()
-        # the final layer norm scales the one-hot row to about 10: x3 gives logits of 30
-        model.lm_head.weight.copy_(3.0 * torch.eye(size))
+    # the final layer norm scales the one-hot row to about 10: x3 gives logits of 30
+    model = bigram_network(vocab, successor, head_scale=3.0, pad_token_id=vocab["<eos>"])
     return model.eval(), tokenizer
 
 

@@ -76,33 +76,30 @@ NUMBERS = {":": "1", "1": "0", "0": ".", ".": "5", "5": ",", ",": " ", " ": "1"}
 GARBAGE = {":": "x", "x": "x"}
 
 
-def save_bigram_model(folder, successor: dict[str, str]):
+def bigram_network(
+    vocab: dict[str, int], successor: dict[str, str], head_scale: float = 1.0, **config
+):  # noqa: ANN201 - a GPT2LMHeadModel; fmt: skip
+    """A one-layer GPT-2 over ``vocab`` whose next token depends on the current one only:
+    attention and MLP outputs zeroed, the embedding of each ``current`` token one-hot at its
+    ``following`` token (10), the head ``head_scale`` x identity; ``<eos>`` is bos and eos;
+    ``config`` adds GPT2Config fields."""
     import torch
-    from tokenizers import Tokenizer, decoders, models
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import GPT2Config, GPT2LMHeadModel
 
-    chars = list(string.printable)
-    vocab = {c: i for i, c in enumerate(chars)}
-    vocab["<eos>"] = len(vocab)
-    vocab["<unk>"] = len(vocab)
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
-    backend.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, eos_token="<eos>", pad_token="<eos>", unk_token="<unk>"
-    )
-    tokenizer.chat_template = CHAT_TEMPLATE
     size = len(vocab)
-    config = GPT2Config(
-        vocab_size=size,
-        n_positions=4096,
-        n_embd=size,
-        n_layer=1,
-        n_head=2,
-        tie_word_embeddings=False,
-        bos_token_id=vocab["<eos>"],
-        eos_token_id=vocab["<eos>"],
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=size,
+            n_positions=4096,
+            n_embd=size,
+            n_layer=1,
+            n_head=2,
+            tie_word_embeddings=False,
+            bos_token_id=vocab["<eos>"],
+            eos_token_id=vocab["<eos>"],
+            **config,
+        )
     )
-    model = GPT2LMHeadModel(config)
     with torch.no_grad():
         model.transformer.wpe.weight.zero_()
         model.transformer.wte.weight.zero_()
@@ -112,8 +109,14 @@ def save_bigram_model(folder, successor: dict[str, str]):
             for projection in (layer.attn.c_proj, layer.mlp.c_proj):
                 projection.weight.zero_()
                 projection.bias.zero_()
-        model.lm_head.weight.copy_(torch.eye(size))
-    model.save_pretrained(folder)
+        model.lm_head.weight.copy_(head_scale * torch.eye(size))
+    return model
+
+
+def save_bigram_model(folder, successor: dict[str, str]):
+    vocab, tokenizer = character_tokenizer()
+    tokenizer.chat_template = CHAT_TEMPLATE
+    bigram_network(vocab, successor).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 
