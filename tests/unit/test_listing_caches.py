@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from tsrate.config import Study, project_vars
+from tsrate.inputs.images import rendering_fingerprint
 from tsrate.inputs.sentiment import multimodal_vars, settings_key
 from tsrate.systems import vit_training
 from tsrate.systems.vit_num_spec import VitNumSpecSystem
@@ -73,14 +74,18 @@ def test_remembered_key_is_computed_once_per_sample_stamp(tmp_path, monkeypatch)
 
 def test_the_system_key_equals_the_hash_of_its_training_prices(tmp_path):
     expected = settings_key(
-        dataclasses.asdict(settings()), prices_fingerprint(training_prices(settings()))
+        dataclasses.asdict(settings()),
+        prices_fingerprint(training_prices(settings())),
+        rendering_fingerprint(),
     )
     assert VitNumSpecSystem(settings(), cache_dir=tmp_path).key == expected  # computed
     assert VitNumSpecSystem(settings(), cache_dir=tmp_path).key == expected  # remembered
     # prices given by the caller are hashed, never looked up
     given = training_prices(settings()).iloc[:-1]
     own = VitNumSpecSystem(settings(), prices=given, cache_dir=tmp_path).key
-    assert own == settings_key(dataclasses.asdict(settings()), prices_fingerprint(given))
+    assert own == settings_key(
+        dataclasses.asdict(settings()), prices_fingerprint(given), rendering_fingerprint()
+    )
     assert own != expected
 
 
@@ -104,3 +109,26 @@ def test_listing_reads_no_prices_once_keys_are_known(tmp_path, monkeypatch, vari
     )
     again = VitNumSpecSystem(variant_settings(variant), cache_dir=tmp_path)
     assert again.availability().available and again.key == system.key
+
+
+def test_a_changed_colormap_or_layout_names_another_cached_model(tmp_path, monkeypatch):
+    """The cached ViT and line-plot models learnt the images the drawing constants make:
+    change the colormap's table (one colour level) or the line colour and both keys move,
+    so a stale model is not reused; the key is otherwise stable."""
+    from tsrate.inputs import images
+    from tsrate.inputs.sentiment import LinePlotSettings
+
+    def keys():
+        vit = VitNumSpecSystem(settings(), prices=training_prices(settings()), cache_dir=tmp_path)
+        return vit.key, LinePlotSettings().key
+
+    before = keys()
+    assert keys() == before
+    changed = images.COLORMAP.copy()
+    changed[128] = changed[128] + 1
+    monkeypatch.setattr(images, "COLORMAP", changed)
+    after_colormap = keys()
+    assert after_colormap[0] != before[0] and after_colormap[1] != before[1]
+    monkeypatch.setattr(images, "LINE_COLOUR", images.LINE_COLOUR[::-1].copy())
+    after_colour = keys()
+    assert after_colour[0] != after_colormap[0] and after_colour[1] != after_colormap[1]

@@ -88,6 +88,25 @@ COLORMAP = _colormap_table()
 _COLORMAP_PIXELS = np.ascontiguousarray(COLORMAP).view(np.dtype("V3")).reshape(-1)
 
 
+def rendering_fingerprint() -> bytes:
+    """Bytes naming the drawing constants both image builders use (the colormap's table,
+    the image and stripe sizes, the wavelet, the stripe's clip, the line plot's margin and
+    colours). A model trained on these images is cached under a key that holds them, so
+    a changed colormap or layout trains a new model instead of reusing one that learnt
+    other pictures (a change to the drawing code itself bumps the models' versions)."""
+    constants = (
+        f"{IMAGE_SIZE}|{STRIPE_ROWS}|{WAVELET_NAME}|{STRIPE_CLIP!r}|{LINE_PLOT_MARGIN}|"
+    ).encode()
+    return b"".join(
+        (
+            constants,
+            np.ascontiguousarray(COLORMAP, dtype=np.uint8).tobytes(),
+            np.asarray(LINE_COLOUR, dtype=np.uint8).tobytes(),
+            np.asarray(BACKGROUND, dtype=np.uint8).tobytes(),
+        )
+    )
+
+
 def colour_map(values: np.ndarray) -> np.ndarray:
     """Map values in [0, 1] (clipped; NaN → 0) to RGB uint8 with the fixed colormap."""
     return COLORMAP[_quantise(np.asarray(values, dtype=float))]

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.inputs.images import fill_missing, line_plot_images
+from tsrate.inputs.images import fill_missing, line_plot_images, rendering_fingerprint
 from tsrate.inputs.perturbations import sentiment_intensity
 
 #: Bumped when training or inference code changes what a cached model means.
@@ -161,7 +161,7 @@ class LinePlotSettings:
 
     @property
     def key(self) -> str:
-        return settings_key(dataclasses.asdict(self))
+        return settings_key(dataclasses.asdict(self), rendering_fingerprint())
 
 
 def synthetic_walks(count: int, length: int, seed: int) -> np.ndarray:

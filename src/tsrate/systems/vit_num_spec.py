@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.inputs.images import vit_num_spec_images
+from tsrate.inputs.images import rendering_fingerprint, vit_num_spec_images
 from tsrate.inputs.perturbations import perturb_images
 from tsrate.inputs.sentiment import (
     SentimentSystem,
@@ -155,12 +155,15 @@ class VitNumSpecSystem:
 
     @property
     def key(self) -> str:
-        """Hash of the training settings and the training prices (the checkpoint's name)."""
+        """Hash of the training settings, the training prices and the images' drawing
+        constants (:func:`~tsrate.inputs.images.rendering_fingerprint`): the checkpoint's name."""
         if self._key is None:
 
             def compute() -> str:
                 return settings_key(
-                    dataclasses.asdict(self.settings), prices_fingerprint(self.prices)
+                    dataclasses.asdict(self.settings),
+                    prices_fingerprint(self.prices),
+                    rendering_fingerprint(),
                 )
 
             # prices given by the caller are always hashed; the bundled sample's key is

@@ -19,7 +19,12 @@ import numpy as np
 import pandas as pd
 
 from tsrate import TsrateError
-from tsrate.inputs.images import fill_missing, standardise, vit_num_spec_images
+from tsrate.inputs.images import (
+    fill_missing,
+    rendering_fingerprint,
+    standardise,
+    vit_num_spec_images,
+)
 from tsrate.platform.files import write_text_atomic
 from tsrate.systems.vit_model import MODEL_VERSION, SIZES, build_network, image_tensor
 
@@ -86,9 +91,9 @@ def prices_fingerprint(prices: pd.DataFrame) -> bytes:
 
 
 def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[], str]) -> str:
-    """``compute()`` (a checkpoint key: a hash of the settings and the training prices),
-    remembered under ``folder/vit_num_spec/keys/`` per (settings, bundled sample file, its
-    size and mtime), so listing the systems does not read and check the sample again
+    """``compute()`` (a checkpoint key: a hash of the settings, the training prices and the
+    images' drawing constants), remembered under ``folder/vit_num_spec/keys/`` per
+    (settings, bundled sample file, its size and mtime, drawing constants), so listing the systems does not read and check the sample again
     (about 1 s per variant); prices from anywhere but the bundled file are always hashed."""
     from tsrate.robustness.sample import skfolio_sample_path
 
@@ -97,7 +102,13 @@ def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[
         return compute()
     stat = sample.stat()
     stamp = json.dumps(
-        [dataclasses.asdict(settings), str(sample.resolve()), stat.st_size, stat.st_mtime_ns],
+        [
+            dataclasses.asdict(settings),
+            str(sample.resolve()),
+            stat.st_size,
+            stat.st_mtime_ns,
+            hashlib.sha256(rendering_fingerprint()).hexdigest(),
+        ],
         sort_keys=True,
         default=str,
     )
