@@ -18,7 +18,9 @@ runner reads; the warehouse is a real DuckDB file.
 from __future__ import annotations
 
 import json
+import os
 import types
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -240,3 +242,159 @@ def test_cached_tests_are_reused_only_with_the_same_key_and_every_wanted_test(tm
     assert [n.compiled_code for n in nodes] == ["select 1 as a", "select 2 as b"]
     assert "2 reused" in capsys.readouterr().out
     assert dbt_child._cached_tests(manifest(vars="v2"), WANTED, cache) is None  # stale key
+
+
+def test_the_results_file_goes_to_a_nested_target_folder_created_on_demand(
+    warehouse, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("DBT_TARGET_PATH", "deep/er/target")
+    dbt_child.run_data_tests([node("ok", "select n from t where n < 0")], str(warehouse))
+    written = json.loads((tmp_path / "deep/er/target" / dbt_child.DATA_TEST_RESULTS).read_text())
+    assert written == {
+        "results": [{"unique_id": "test.project.ok", "status": "pass", "failures": 0}]
+    }
+
+
+def test_a_cache_holding_exactly_the_wanted_tests_is_reused(tmp_path):
+    cache = tmp_path / "cache.json"
+    key = dbt_child._cache_key(manifest(), WANTED)
+    cache.write_text(
+        json.dumps({"key": key, "sql": {"test.p.a": "select 1", "test.p.b": "select 2"}})
+    )
+    nodes = dbt_child._cached_tests(manifest(), WANTED, cache)
+    assert nodes is not None and [n.compiled_code for n in nodes] == ["select 1", "select 2"]
+
+
+def test_the_cache_key_does_not_depend_on_the_order_of_a_configs_keys():
+    one, other = manifest(), manifest()
+    other.nodes["test.p.a"].config = types.SimpleNamespace(
+        to_dict=lambda: {"where": None, "severity": "ERROR"}
+    )
+    one.nodes["test.p.a"].config = types.SimpleNamespace(
+        to_dict=lambda: {"severity": "ERROR", "where": None}
+    )
+    assert dbt_child._cache_key(one, WANTED) == dbt_child._cache_key(other, WANTED)
+
+
+class Runner:
+    """Stands in for dbt's programmatic runner: records each call's arguments and the
+    warehouse the profile would open at that moment, answers with a fixed result."""
+
+    def __init__(self, result):
+        self.result, self.calls = result, []
+
+    def invoke(self, args):
+        import os
+
+        self.calls.append((list(args), os.environ.get(dbt_child.PROFILE_WAREHOUSE)))
+        return self.result
+
+
+def compiled(*nodes, success=True):
+    return types.SimpleNamespace(
+        success=success,
+        exception="boom" if not success else None,
+        result=types.SimpleNamespace(results=[types.SimpleNamespace(node=n) for n in nodes]),
+    )
+
+
+def test_compiling_keeps_the_wanted_tests_and_caches_them_under_todays_key(tmp_path, capsys):
+    fresh = manifest()
+    a, b = fresh.nodes["test.p.a"], fresh.nodes["test.p.b"]
+    a.compiled_code, b.compiled_code = "select 1", "select 2"
+    other = types.SimpleNamespace(unique_id="test.p.other", compiled_code="select 3")
+    runner, cache = Runner(compiled(a, other, b)), tmp_path / "c.json"
+    nodes = dbt_child._compile_tests(runner, fresh, WANTED, [], ["--quiet"], cache)
+    assert [n.unique_id for n in nodes] == WANTED
+    assert runner.calls[0][0] == [
+        "compile", "--no-write-json", "--select", "resource_type:test", "--quiet"
+    ]  # fmt: skip
+    stored = json.loads(cache.read_text())
+    assert stored == {
+        "key": dbt_child._cache_key(fresh, WANTED),
+        "sql": {"test.p.a": "select 1", "test.p.b": "select 2"},
+    }
+    assert "compiled 2 data tests" in capsys.readouterr().out
+    selection = ["--select", "tag:x", "--indirect-selection", "cautious"]
+    dbt_child._compile_tests(runner, fresh, WANTED, selection, [], cache)
+    assert runner.calls[1][0] == ["compile", "--no-write-json", *selection]
+
+
+def test_a_failed_compile_says_why_unless_asked_to_be_quiet(tmp_path, capsys):
+    runner = Runner(compiled(success=False))
+    assert dbt_child._compile_tests(runner, manifest(), WANTED, [], [], tmp_path / "c") is None
+    assert "compiling the data tests failed: boom" in capsys.readouterr().out
+    quiet = dbt_child._compile_tests(runner, manifest(), WANTED, [], [], tmp_path / "c", True)
+    assert quiet is None and capsys.readouterr().out == ""
+    assert not (tmp_path / "c").exists()
+
+
+def test_compiling_ahead_points_the_profile_at_an_empty_file_of_the_same_name(
+    tmp_path, monkeypatch, capsys
+):
+    live = tmp_path / "live" / "warehouse.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(live))
+    monkeypatch.setenv(dbt_child.PROFILE_WAREHOUSE, "warehouse.duckdb")
+    fresh = manifest()
+    fresh.nodes["test.p.a"].compiled_code = fresh.nodes["test.p.b"].compiled_code = "select 1"
+    runner = Runner(compiled(fresh.nodes["test.p.a"], fresh.nodes["test.p.b"]))
+    tests = dbt_child._compile_tests_ahead(runner, fresh, WANTED, [], [], tmp_path / "c")
+    assert tests is not None and len(tests) == 2
+    seen = Path(runner.calls[0][1])
+    assert seen.name == "warehouse.duckdb" and seen.parent != live.parent
+    assert not seen.exists()  # the throwaway folder is gone
+    assert os.environ[dbt_child.PROFILE_WAREHOUSE] == "warehouse.duckdb"  # restored
+    assert "2 data tests compiled ahead" in capsys.readouterr().out
+    # a failure is quiet (the tests are compiled after the build instead); no variable
+    # set before means none after
+    monkeypatch.delenv(dbt_child.PROFILE_WAREHOUSE)
+    failing = Runner(compiled(success=False))
+    assert dbt_child._compile_tests_ahead(failing, fresh, WANTED, [], [], tmp_path / "d") is None
+    assert capsys.readouterr().out == ""
+    assert dbt_child.PROFILE_WAREHOUSE not in os.environ
+
+
+# -- the unit tests' pass: skipped only with the key they passed with -------------------------
+
+
+def unit_manifest(created_at="2026-01-01", fixture=1, order=("a", "b")):
+    unit = {"created_at": created_at, "given": [{"rows": [{"x": fixture}]}]}
+    unit = {k: unit[k] for k in (("given", "created_at") if order[0] == "b" else unit)}
+    config = {k: {"a": 1, "b": 2}[k] for k in order}  # same items, another order
+    model = types.SimpleNamespace(
+        columns={"x": types.SimpleNamespace(data_type="integer")},
+        depends_on=types.SimpleNamespace(nodes=[]),
+        raw_code="select 1 as x",
+        config=types.SimpleNamespace(to_dict=lambda: config),
+    )
+    state = types.SimpleNamespace(vars_hash=types.SimpleNamespace(checksum="v"))
+    return types.SimpleNamespace(
+        unit_tests={"unit_test.p.m.u": types.SimpleNamespace(to_dict=lambda: unit)},
+        nodes={"model.p.m": model},
+        sources={},
+        macros={},
+        state_check=state,
+    )
+
+
+def test_the_unit_test_key_ignores_parse_times_and_key_order_but_not_a_fixture(warehouse):
+    key = dbt_child._unit_test_key(unit_manifest(), str(warehouse))
+    assert dbt_child._unit_test_key(unit_manifest(created_at="2027"), str(warehouse)) == key
+    assert dbt_child._unit_test_key(unit_manifest(order=("b", "a")), str(warehouse)) == key
+    assert dbt_child._unit_test_key(unit_manifest(fixture=2), str(warehouse)) != key
+    con = duckdb.connect(str(warehouse))
+    con.execute("alter table t alter n type double")  # dbt types fixtures by the catalog
+    con.close()
+    assert dbt_child._unit_test_key(unit_manifest(), str(warehouse)) != key
+
+
+def test_the_unit_tests_pass_is_trusted_only_with_todays_key(warehouse, tmp_path):
+    passed = tmp_path / "target" / dbt_child.UNIT_TEST_PASS
+    assert not dbt_child._unit_tests_passed(unit_manifest(), str(warehouse))  # none recorded
+    passed.parent.mkdir()
+    key = dbt_child._unit_test_key(unit_manifest(), str(warehouse))
+    passed.write_text(json.dumps({"key": key}))
+    assert dbt_child._unit_tests_passed(unit_manifest(), str(warehouse))
+    assert not dbt_child._unit_tests_passed(unit_manifest(fixture=3), str(warehouse))
+    passed.write_text("{damaged")
+    assert not dbt_child._unit_tests_passed(unit_manifest(), str(warehouse))
