@@ -358,8 +358,8 @@ def test_compiling_ahead_points_the_profile_at_an_empty_file_of_the_same_name(
 
 
 def unit_manifest(created_at="2026-01-01", fixture=1, order=("a", "b")):
-    unit = {"created_at": created_at, "given": [{"rows": [{"x": fixture}]}]}
-    unit = {k: unit[k] for k in (("given", "created_at") if order[0] == "b" else unit)}
+    unit = {"created_at": created_at, "given": [{"rows": [{"x": fixture}]}], "expect": [1]}
+    unit = {k: unit[k] for k in (reversed(list(unit)) if order[0] == "b" else list(unit))}
     config = {k: {"a": 1, "b": 2}[k] for k in order}  # same items, another order
     model = types.SimpleNamespace(
         columns={"x": types.SimpleNamespace(data_type="integer")},
