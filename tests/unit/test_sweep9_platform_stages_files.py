@@ -47,17 +47,17 @@ def test_a_pause_writes_its_marker_and_says_so_on_stderr(monkeypatch, tmp_path, 
     assert capsys.readouterr().err == f"TSRATE_TEST_PAUSED publish pid={os.getpid()}\n"
 
 
-def test_the_build_hook_pauses_at_the_first_finished_model_only(monkeypatch, tmp_path, capsys):
+def test_the_build_hook_does_not_pause_before_a_model_has_finished(monkeypatch, tmp_path, capsys):
+    """(At the first finished model it freezes this process's children: only in
+    tests/integration/test_sweep9_platform_stages.py, with a child of a child.)"""
     marker = tmp_path / "paused"
     monkeypatch.setenv("TSRATE_TEST_PAUSE_AT", "build")
     monkeypatch.setenv("TSRATE_TEST_PAUSE_FILE", str(marker))
     monkeypatch.setenv("TSRATE_TEST_PAUSE_SECONDS", "0")
     hook = dbt_line_hook()
     hook("1 of 3 START sql table model main.stg_prices")
-    assert not marker.exists()
-    hook("1 of 3 OK created sql table model main.stg_prices ... [OK in 0.1s]")
-    assert marker.read_text() == f"build {os.getpid()}\n"
-    assert "TSRATE_TEST_PAUSED build" in capsys.readouterr().err
+    hook("Running with dbt=1.10")
+    assert not marker.exists() and capsys.readouterr().err == ""
 
 
 def test_child_pids_are_read_from_proc():
