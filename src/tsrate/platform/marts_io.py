@@ -36,7 +36,7 @@ class Units:
         self.tickers = np.asarray(sorted(units["ticker"].unique()), dtype=object)
         self.ticker_code = {t: i for i, t in enumerate(self.tickers)}
         self.days = np.unique(units["window_end_date"].to_numpy().astype("datetime64[D]"))
-        t_code = units["ticker"].map(self.ticker_code).to_numpy()
+        t_code = units["ticker"].map(self.ticker_code).to_numpy(dtype=np.int64)
         d_code = np.searchsorted(self.days, units["window_end_date"].to_numpy("datetime64[D]"))
         # day -> position in self.days through a dense table over the calendar span
         day_numbers = self.days.astype(np.int64)
