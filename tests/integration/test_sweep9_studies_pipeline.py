@@ -4,9 +4,10 @@
 
 Written for round 9 of the mutation sweep (tests/planted/mutate.py; survivors in
 tests/planted/sweep9_studies.json): nothing else checked a successful ``import`` with its
-build and publish, nor ``build``'s exit status and its line naming the run (``and its study``,
-or ``only`` with ``--run-id``), in process; the unit-side checks of these commands are
-tests/unit/test_sweep9_studies_pipeline.py.
+build and publish, nor ``build``'s exit status and its line naming the run and its study,
+nor its refusals of ``--run-id`` with ``--study`` and of a study without complete forecasts
+(``build`` starts dbt's child before it refuses, so these are here, not in a unit test); the
+unit-side checks of these commands are tests/unit/test_sweep9_studies_pipeline.py.
 """
 
 from __future__ import annotations
@@ -78,3 +79,32 @@ def test_build_exits_0_naming_the_run_and_its_study_or_the_run_only(warehouse, c
         finish_run(con, run_id, "forecasted")
     assert main(["build"]) == 0
     assert f"building the marts of run {run_id} and its study\n" in capsys.readouterr().out
+
+
+def test_build_refuses_a_run_id_with_a_study_and_a_study_without_complete_forecasts(
+    warehouse, capsys
+):
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+    from tsrate.robustness.studies import register_study
+
+    study = Study.from_mapping(
+        dict(study_tickers="AAPL", study_start="2022-09-01", study_end="2022-12-28",
+             context_length=30, horizon=5, systems="naive", perturbations="P0")
+    )  # fmt: skip
+    with connect(warehouse) as con:
+        run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
+        finish_run(con, run_id, "forecasted")
+        name = con.execute("select study_name from raw.studies").fetchone()[0]
+        strided = Study.from_mapping(
+            dict(study_tickers="AAPL", study_start="2022-09-01", study_end="2022-12-28",
+                 context_length=30, horizon=5, stride=2, systems="naive", perturbations="P0")
+        )  # fmt: skip
+        other = register_study(con, strided, None)  # a study without any run
+    assert main(["build", "--run-id", run_id, "--study", name]) == 2
+    assert capsys.readouterr().err == (
+        "tsrate: error: --run-id builds one run's own systems, --study a whole study: give one\n"
+    )
+    assert main(["build", "--study", other]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"tsrate: error: study {other} has no run with complete forecasts"
+    )

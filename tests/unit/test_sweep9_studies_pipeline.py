@@ -1,18 +1,20 @@
-"""The writing commands (``tsrate.commands.pipeline``: ``ingest``, ``export-inputs``,
-``show-input``, ``build``) at the edges a mutation sweep found untested, run through
-``tsrate.cli.main`` in this process (no dbt build, no process started).
+"""The writing commands (``tsrate.commands.pipeline``: ``ingest``, ``import --no-build``,
+``export-inputs``, ``show-input``) at the edges a mutation sweep found untested, run through
+``tsrate.cli.main`` in this process (no dbt build, no process: forecasts of one partition are
+computed in this process).
 
 Written for round 9 of the mutation sweep (tests/planted/mutate.py; survivors in
 tests/planted/sweep9_studies.json). What is pinned: ``ingest --source yahoo`` refusing in one
 line unless ticker, start and end are all given (checked before any download), and plain
-``ingest`` reading the bundled sample; the company
-columns of an ingested price file and of ``--companies`` stored, one line each, and nothing
-stored from a file without them; ``import --no-build`` forecasting the study's own
-systems beside the imported one unless ``--no-baselines``, exiting 0; ``export-inputs`` exporting the study its flags describe
-(any one flag), the newest run's study without flags, the study ``--study`` names, and
-refusing ``--study`` with flags; ``build`` refusing ``--run-id`` with ``--study`` in one line;
-and ``export-inputs``, ``show-input`` and what a finished run skipped reading the warehouse
-while another reader holds it open (they only read).
+``ingest`` reading the bundled sample; the company columns of an ingested price file and of
+``--companies`` stored, one line each, and nothing stored from a file without them;
+``import --no-build`` forecasting the study's own systems beside the imported one unless
+``--no-baselines``, exiting 0; ``export-inputs`` exporting the study its flags describe (any
+one flag), the newest run's study without flags, the study ``--study`` names, and refusing
+``--study`` with flags; ``show-input`` naming its PNG after the window when no ``--output``
+is given; and ``export-inputs``, ``show-input`` and what a finished run skipped reading the
+warehouse while another reader holds it open (they only read). The commands that end in a
+build are tests/integration/test_sweep9_studies_pipeline.py's.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def test_a_companies_file_is_stored_with_a_plain_price_file(warehouse, tmp_path,
 
 # --- import -----------------------------------------------------------------------------------
 
-IMPORT_FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+IMPORT_FLAGS = ["--tickers", "AAPL", "--start", "2022-09-01", "--end", "2022-12-28",
                 "--context-length", "30", "--horizon", "5", "--systems", "naive",
                 "--perturbations", "P0"]  # fmt: skip
 METADATA = """\
@@ -147,7 +149,8 @@ def test_an_import_without_a_build_forecasts_the_baselines_unless_told_not_to(
         store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
         grid = prediction_grid(load_series(con, STUDY))
     path = tmp_path / "external.csv"
-    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
+    # one ticker, one perturbation, one baseline: one partition, forecast in this process
+    grid[(grid["perturbation_id"] == "P0") & (grid["ticker"] == "AAPL")].to_csv(path, index=False)
     metadata = tmp_path / "external.yaml"
     metadata.write_text(METADATA)
     flags = [] if baselines else ["--no-baselines"]
@@ -214,19 +217,6 @@ def test_export_inputs_follows_any_one_study_flag_else_the_newest_runs_study(
     )
     assert _error(capsys) == (
         "tsrate: error: --study names a stored study: give it or the study flags, not both"
-    )
-
-
-# --- build ------------------------------------------------------------------------------------
-
-
-def test_build_refuses_a_run_id_with_a_study(with_a_run, warehouse, capsys):
-    con = duckdb.connect(str(warehouse), read_only=True)
-    run_id = con.execute("select run_id from raw.runs").fetchone()[0]
-    con.close()
-    assert main(["build", "--run-id", run_id, "--study", with_a_run]) == 2
-    assert _error(capsys) == (
-        "tsrate: error: --run-id builds one run's own systems, --study a whole study: give one"
     )
 
 
