@@ -67,7 +67,7 @@ def test_a_run_exits_0(warehouse, capsys):
     assert "succeeded. Try: tsrate query" in out
 
 
-def test_build_exits_0_naming_the_run_and_its_study_or_the_run_only(warehouse, capsys):
+def test_build_exits_0_naming_the_run_and_its_study(warehouse, capsys):
     from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
     study = Study.from_mapping(
