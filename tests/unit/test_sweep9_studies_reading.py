@@ -1,6 +1,6 @@
 """The reading commands (``tsrate.commands.reading``: ``systems``, ``studies``, ``runs``,
-``query``, ``serve --dry-run``) at the edges a mutation sweep found untested, run through
-``tsrate.cli.main`` in this process.
+``query``, ``export --format fev``, ``serve --dry-run``) at the edges a mutation sweep found
+untested, run through ``tsrate.cli.main`` in this process.
 
 Written for round 9 of the mutation sweep (tests/planted/mutate.py; survivors in
 tests/planted/sweep9_studies.json). What is pinned: each command's exit status 0; the
@@ -10,7 +10,8 @@ reads); the studies listing with and without a warehouse; the prompt of a langua
 system, and a one-line refusal naming an unknown or non-language system; runs read from the
 live warehouse; and the query's timeout (0: no limit) and its row-limit note, on stderr
 for csv and json only (a small timeout stopping a slow query is tests/unit/test_query.py's);
-and ``serve --dry-run --nightly-rating`` showing the nightly deployment rating.
+``export --format fev`` writing a summary of a (hand-made) snapshot's task errors; and
+``serve --dry-run --nightly-rating`` showing the nightly deployment rating.
 """
 
 from __future__ import annotations
@@ -153,3 +154,29 @@ def test_serve_dry_run_rates_nightly_only_when_asked(warehouse, capsys):
     assert "'rate': False" in nightly()
     assert main(["serve", "--dry-run", "--nightly-rating"]) == 0
     assert "'rate': True" in nightly()
+
+
+def test_export_in_fevs_format_writes_one_summary_per_metric(tmp_path, monkeypatch, capsys):
+    snapshot = tmp_path / "published" / "tsrate.duckdb"
+    snapshot.parent.mkdir()
+    con = duckdb.connect(str(snapshot))
+    con.execute("create schema marts")
+    con.execute(
+        "create table marts.leaderboard_tasks as select 'mase' as metric, 'naive' as system_id, "
+        "'AAPL/P0' as task_id, 0.75 as test_error, 0.5 as inference_time_s, 12 as n_windows, "
+        "'r1' as run_id"
+    )
+    con.execute(
+        "create table published_runs as select "
+        """'{"horizon": 5, "context_length": 30, "start": "2022-09-01"}' as study, """
+        "now()::timestamp as published_at"
+    )
+    con.close()
+    monkeypatch.setenv("TSRATE_PUBLISHED", str(snapshot))
+    destination = tmp_path / "fev"
+    assert main(["export", "--format", "fev", str(destination)]) == 0
+    assert capsys.readouterr().out == (
+        f"wrote 1 fev evaluation summaries of {snapshot} to {destination}\n"
+    )
+    written = (destination / "mase.csv").read_text().splitlines()
+    assert len(written) == 2 and "AAPL/P0" in written[1] and "0.75" in written[1]
