@@ -1,0 +1,110 @@
+"""The writing commands that end in a dbt build (``tsrate.commands.pipeline``: ``run``,
+``import`` without ``--no-build``, ``build``) exit 0 and say what they built, run through
+``tsrate.cli.main`` in this process on a tiny study (each test one build).
+
+Written for round 9 of the mutation sweep (tests/planted/mutate.py; survivors in
+tests/planted/sweep9_studies.json): nothing else checked a successful ``import`` with its
+build and publish, nor ``build``'s exit status and its line naming the run and its study,
+nor its refusals of ``--run-id`` with ``--study`` and of a study without complete forecasts
+(``build`` starts dbt's child before it refuses, so these are here, not in a unit test); the
+unit-side checks of these commands are tests/unit/test_sweep9_studies_pipeline.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.import_study import STUDY, prediction_grid
+from tsrate.cli import main
+from tsrate.config import Study, load_companies
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.forecast.plan import load_series
+from tsrate.robustness.sources import load_skfolio_sp500
+
+pytestmark = pytest.mark.slow
+
+FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+         "--context-length", "30", "--horizon", "5", "--systems", "naive",
+         "--perturbations", "P0"]  # fmt: skip
+METADATA = """\
+display_name: External (imported)
+modality: numeric
+family: foundation
+purpose: general-purpose
+architecture: decoder-only
+is_foundation_model: true
+accepted_perturbations: [P0, P1, P2, P3]
+description: Forecasts made elsewhere.
+"""
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch, dbt_target):
+    path = tmp_path / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
+    with connect(path) as con:
+        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
+    return path
+
+
+def test_an_import_with_its_build_exits_0_and_says_where_it_published(warehouse, tmp_path, capsys):
+    with connect(warehouse) as con:
+        grid = prediction_grid(load_series(con, STUDY))
+    path = tmp_path / "external.csv"
+    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
+    (tmp_path / "external.yaml").write_text(METADATA)
+    argv = ["import", str(path), "--system", "external", *FLAGS, "--no-baselines"]
+    assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("run ") and " rated and published to " in last
+
+
+def test_a_run_exits_0(warehouse, capsys):
+    argv = ["run", "--source", "none", *FLAGS, "--workers", "1", "--select", "+window_errors"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "succeeded. Try: tsrate query" in out
+
+
+def test_build_exits_0_naming_the_run_and_its_study(warehouse, capsys):
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+    study = Study.from_mapping(
+        dict(study_tickers="AAPL,JPM", study_start="2022-09-01", study_end="2022-12-28",
+             context_length=30, horizon=5, systems="naive", perturbations="P0")
+    )  # fmt: skip
+    with connect(warehouse) as con:
+        run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
+        finish_run(con, run_id, "forecasted")
+    assert main(["build"]) == 0
+    assert f"building the marts of run {run_id} and its study\n" in capsys.readouterr().out
+
+
+def test_build_refuses_a_run_id_with_a_study_and_a_study_without_complete_forecasts(
+    warehouse, capsys
+):
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+    from tsrate.robustness.studies import register_study
+
+    study = Study.from_mapping(
+        dict(study_tickers="AAPL", study_start="2022-09-01", study_end="2022-12-28",
+             context_length=30, horizon=5, systems="naive", perturbations="P0")
+    )  # fmt: skip
+    with connect(warehouse) as con:
+        run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
+        finish_run(con, run_id, "forecasted")
+        name = con.execute("select study_name from raw.studies").fetchone()[0]
+        strided = Study.from_mapping(
+            dict(study_tickers="AAPL", study_start="2022-09-01", study_end="2022-12-28",
+                 context_length=30, horizon=5, stride=2, systems="naive", perturbations="P0")
+        )  # fmt: skip
+        other = register_study(con, strided, None)  # a study without any run
+    assert main(["build", "--run-id", run_id, "--study", name]) == 2
+    assert capsys.readouterr().err == (
+        "tsrate: error: --run-id builds one run's own systems, --study a whole study: give one\n"
+    )
+    assert main(["build", "--study", other]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"tsrate: error: study {other} has no run with complete forecasts"
+    )
