@@ -203,6 +203,14 @@ def test_a_forecast_plot_read_without_prepared_windows():
         "good": [(1, 101.0), (2, 102.0)],
         "bad": [(1, 111.0), (2, 112.0)],
     }
+    inputs = [r for r in _rows(spec) if r.get("line") == "input (P1)"]
+    assert [
+        (r["mart"], r["column"], r["value"], json.loads(r["where"])["context_step"]) for r in inputs
+    ] == [
+        ("marts.window_inputs", "input_value", 104.0, 5),
+        ("marts.window_inputs", "input_value", 105.0, 6),
+        ("marts.window_inputs", "input_value", 0.0, 7),
+    ]
     dashed = _encoding(spec, "strokeDash")["condition"]["test"]["oneOf"]
     assert dashed == ["input (P1) (off scale)"]
     scale = _encoding(spec, "color")["scale"]
@@ -290,14 +298,15 @@ METRICS = ("wrs_industry", "ape_industry", "smape", "mase", "sign_accuracy")
 
 def _groups() -> pd.DataFrame:
     """all_systems: foundation has two groups (yes: 1 + i per metric; no: 5 + i; sign
-    accuracy 60 vs 40), modality one group with one metric row; without_baselines: foundation
-    with one group only."""
+    accuracy 60 vs 40), modality one group on three metrics (enough axes, but nothing to
+    rank it against: no radar); without_baselines: foundation with one group only."""
     rows = []
     for i, metric in enumerate(METRICS):
         for group, base, ids in (("yes", 1.0, "f1  f2"), ("no", 5.0, "n1")):
             value = (60.0 if group == "yes" else 40.0) if metric == "sign_accuracy" else base + i
             rows.append(("all_systems", "foundation", group, metric, value, ids))
-    rows.append(("all_systems", "modality", "numeric", "smape", 7.0, "n1 f1"))
+    for metric, value in (("smape", 7.0), ("mase", 8.0), ("sign_accuracy", 50.0)):
+        rows.append(("all_systems", "modality", "numeric", metric, value, "n1 f1"))
     rows.append(("without_baselines", "foundation", "yes", "smape", 9.0, "f2"))
     return pd.DataFrame(
         [
@@ -374,7 +383,7 @@ def test_group_tables_trace_each_number_to_its_group_row():
         for s in spans
         if "marts.group_comparisons" in s
     ]
-    assert len(wheres) == 2 * 5 + 1 + 1
+    assert len(wheres) == 2 * 5 + 3 + 1
     assert {
         "run_id": RUN,
         "system_scope": "all_systems",
