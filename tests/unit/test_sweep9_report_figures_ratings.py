@@ -178,7 +178,8 @@ def test_the_flag_counts_read_only_the_paper_outcome_rated_cells_and_false_flags
         [
             ("wrs_company", "P0", PAPER, False, None),  # counted
             ("wrs_company", "P1", PAPER, True, None),
-            ("wrs_industry", "P0", "other", False, None),  # another outcome
+            ("wrs_industry", "P0", "other", False, None),  # other outcomes
+            ("ape_industry", "P1", "other", False, None),
             ("pie_company", "P1", PAPER, False, None),  # not rated
         ]
     )
