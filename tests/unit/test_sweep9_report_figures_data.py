@@ -109,6 +109,7 @@ def test_the_default_outcome_view_has_a_fresh_index():
     frame = pd.DataFrame({"is_default_outcome": [False, True, True], "v": [1, 2, 3]})
     view = rd._default_outcome(frame)
     assert view["v"].tolist() == [2, 3] and list(view.index) == [0, 1]
+    assert list(view.columns) == ["is_default_outcome", "v"]  # the old index not kept
     plain = pd.DataFrame({"v": [1]})
     assert rd._default_outcome(plain) is plain
 
@@ -196,3 +197,11 @@ def test_ties_are_broken_by_ticker_then_date_then_perturbation():
     assert [(r.system_id, r.ticker) for r in late.itertuples()] == [
         ("s", "AAA"), ("s", "AAA"), ("s", "AAA"), ("z", "BBB"),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("context", "horizon", "tail"),
+    [(80, 20, 60), (40, 20, 40), (80, 1, 3), (1, 20, 1), (2, 20, 2), (0, 20, 1), (80, 0, 1)],
+)
+def test_the_tail_is_three_horizons_at_most_the_context_at_least_one(context, horizon, tail):
+    assert rd.context_tail_length(context, horizon) == tail
