@@ -92,6 +92,11 @@ def test_a_series_must_have_a_point_per_category():
         ch.bar_chart("t", ["a", "b"], [Series("s", [Point(1.0)])])
 
 
+def test_a_line_must_have_a_point_per_x():
+    with pytest.raises(ValueError):
+        ch.line_chart("t", [Line("l", [0, 1], [Point(1.0)])])
+
+
 def test_the_defaults_of_series_and_lines():
     assert Series("s", []).colour == "#0072B2"
     line = Line("l", [], [])
