@@ -159,6 +159,7 @@ def test_the_context_tail_is_three_horizons_at_most_the_context(tmp_path, study,
     """window_inputs rows with context_step > context_length - tail, tail = min(context,
     3 x horizon) (at least 1): a horizon of 30 draws the whole context."""
     data = rd.load_report_data(_snapshot(tmp_path / "s.duckdb", study))
+    assert data.contexts["window_end_date"].nunique() == 2
     for _, window in data.contexts.groupby("window_end_date"):
         assert window["context_step"].tolist() == steps
 
