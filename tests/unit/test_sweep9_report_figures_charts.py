@@ -120,6 +120,10 @@ def test_a_rank_axis_of_one_value_puts_everyone_on_top():
     assert ch.rank_positions([5.0]) == [1.0]
 
 
+def test_a_rank_axis_is_lower_is_better_unless_told():
+    assert ch.rank_positions([2.0, 1.0, 3.0]) == pytest.approx([(1.0 + 0.15) / 2, 1.0, 0.15])
+
+
 def test_the_builders_default_sizes_and_origin():
     """The default sizes the report pages lay out in a 1,280 px grid (rank and bar charts
     360 x 220, line charts 420 x 240 with the origin rule at x = 0, score charts 520 x 240
