@@ -199,6 +199,9 @@ def test_a_probe_without_json_says_what_it_printed(tmp_path):
         system.probe()
     tail = ("x" * 2000 + "END\n")[-1500:]
     assert str(caught.value) == f"{python} --probe printed no JSON: {tail!r}"
+    availability = system.availability()  # a probe that fails: unavailable, with the reason
+    assert not availability.available
+    assert availability.reason == f"{caught.value}; {moment_model.SETUP_HINT}"
     # an empty output too (no line at all)
     empty = MomentSystem(str(stub(tmp_path, "pass\n", name="silent")))
     with pytest.raises(MomentBridgeError, match="printed no JSON: ''"):
