@@ -3,12 +3,24 @@ the small errors a mutation sweep plants in them (round 9; survivors:
 tests/planted/sweep9_systems.json).
 
 What the older tests left open, pinned here against values worked out independently (the
-modules' documented defaults and rules, numpy on the same inputs, hand-worked numbers):
+modules' documented defaults and rules, numpy on the same inputs, hand-worked numbers, the
+csv module's reading of the seed):
 
 * moment_model: the documented defaults (batch 16, timeout 3600 s, the model id), ``create``
   with no project vars, the timeout's minimum of 1 s, and the reasons given without a
   process (no interpreter set, one that does not exist). The worker's arguments, the probe
   and the error messages need a process: tests/integration/test_sweep9_systems.py.
+* base: a batch counts windows (not context steps); the nine decile levels; the first
+  non-finite forecast and the first window with some but not all quantiles named by date;
+  the naive baselines' change quantiles against a pair-by-pair loop, at lags up to and past
+  the context's width, with every row gapped or none.
+* failures and _settings: the raw-text cut at exactly 4000 characters, failures outside the
+  batch at both ends, the environment / dbt var / default order (an empty value counts as
+  unset; a project of the test's own via TSRATE_PROJECT_DIR), and the minimums at their
+  exact values (the sweep found these caught already; the messages are pinned word for word).
+* registry: the seed read as text with empty cells empty (naive has no paper symbol), a
+  duplicate id refused, and a seed row without an implementation, or whose ``create``
+  raises, listed as unavailable with its reason (no such row in today's seed).
 
 Each failure of the product code here would change a forecast, a stored failure, a setting
 or what a user is told.
