@@ -8,14 +8,14 @@ Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep9_forecast.json): a wrong column, a system dropped or kept wrongly, a
 default that turns "unknown" into a number, a price row outside the study, or another
 run's partitions change a checked value. The snapshot read by ``export_fev`` is a small
-DuckDB file written here with the tables a published snapshot holds.
+DuckDB file written here with the tables a published snapshot holds. ``run_provenance``
+and ``git_revision`` run git, so they are tests/integration/test_sweep9_forecast.py's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 import duckdb
@@ -33,8 +33,6 @@ from tsrate.robustness.fev_export import (
 from tsrate.robustness.marts.provenance import (
     UNKNOWN_TRAINING,
     fingerprint_rows,
-    git_revision,
-    run_provenance,
     training_by_system,
 )
 
@@ -217,39 +215,6 @@ def test_export_fev_names_a_missing_snapshot_or_mart(tmp_path) -> None:
 # --- marts/provenance.py --------------------------------------------------------------------
 
 
-def _head_of(root: Path) -> str | None:
-    """The checkout's HEAD commit read from its files (a worktree's .git is a file naming
-    its git folder; refs may be loose or packed)."""
-    git = root / ".git"
-    if git.is_file():
-        git = (root / git.read_text().split("gitdir:", 1)[1].strip()).resolve()
-    if not git.is_dir():
-        return None
-    common = git / "commondir"
-    shared = (git / common.read_text().strip()).resolve() if common.exists() else git
-    head = (git / "HEAD").read_text().strip()
-    if not head.startswith("ref:"):
-        return head
-    ref = head.split(":", 1)[1].strip()
-    for folder in (git, shared):
-        if (folder / ref).exists():
-            return (folder / ref).read_text().strip()
-    packed = shared / "packed-refs"
-    for line in packed.read_text().splitlines() if packed.exists() else []:
-        if line.endswith(" " + ref):
-            return line.split()[0]
-    return None
-
-
-def test_git_revision_is_the_checkouts_head_as_text_or_says_why_not(tmp_path) -> None:
-    head = _head_of(ROOT)
-    if head is None:
-        pytest.skip("not a git checkout")
-    assert git_revision(ROOT) == (head, None)
-    assert re.fullmatch("[0-9a-f]{40}", head)
-    assert git_revision(tmp_path) == (None, "the project is not a git checkout")
-
-
 def test_the_price_fingerprint_is_the_sha256_of_the_sorted_rows_to_10_decimals() -> None:
     prices = pd.DataFrame(
         {
@@ -285,51 +250,3 @@ def test_training_by_system_says_why_whenever_the_corpus_or_the_cutoff_is_missin
     }
     assert training_by_system(systems.iloc[:0]) == {}
     assert training_by_system(pd.DataFrame()) == {}
-
-
-def test_run_provenance_counts_the_study_periods_rows_and_each_systems_own_partitions() -> None:
-    runs = pd.DataFrame(
-        [
-            dict(run_id="r1", tickers=["AAA"], study_start="2022-01-04",
-                 study_end="2022-01-06", study_hash="h1"),
-            dict(run_id="r2", tickers=["AAA", "BBB"], study_start="2022-01-03",
-                 study_end="2022-01-04", study_hash="h2"),
-        ]
-    )  # fmt: skip
-    prices = pd.DataFrame(
-        {
-            "ticker": ["AAA"] * 5 + ["BBB", "CCC"],
-            "price_date": pd.to_datetime(
-                ["2022-01-03", "2022-01-04", "2022-01-05", "2022-01-06", "2022-01-07"]
-                + ["2022-01-04", "2022-01-04"]
-            ),
-            "close": [1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 9.0],
-        }
-    )
-    partitions = pd.DataFrame(
-        {
-            "run_id": ["r1", "r1", "r1", "r2", "r2"],
-            "system_id": ["naive", "naive", "arima", "naive", "ghost"],
-            "input_key": ["k2", "k1", "k3", "k9", "k8"],
-        }
-    )
-    out = run_provenance(runs, prices, partitions, {"dbt": "1.9", "duckdb": "1.2"}, ROOT)
-    assert out[
-        ["run_id", "system_id", "study_hash", "price_rows", "partitions"]
-    ].values.tolist() == [
-        ["r1", "arima", "h1", 3, 1],
-        ["r1", "naive", "h1", 3, 2],
-        ["r2", "ghost", "h2", 3, 1],
-        ["r2", "naive", "h2", 3, 1],
-    ]
-    # r1: AAA from the 4th to the 6th, both ends in; r2: AAA 3rd-4th and BBB 4th, not CCC
-    r1 = "AAA|2022-01-04|2.0\nAAA|2022-01-05|3.0\nAAA|2022-01-06|4.0\n"
-    r2 = "AAA|2022-01-03|1.0\nAAA|2022-01-04|2.0\nBBB|2022-01-04|7.0\n"
-    assert out["price_rows_fingerprint"].tolist() == [
-        hashlib.sha256(text.encode()).hexdigest() for text in (r1, r1, r2, r2)
-    ]
-    assert out["partitions_fingerprint"].tolist() == [
-        hashlib.sha256(keys.encode()).hexdigest() for keys in ("k3", "k1\nk2", "k8", "k9")
-    ]
-    assert set(out["dbt_version"]) == {"1.9"} and set(out["duckdb_version"]) == {"1.2"}
-    assert set(out["tsrate_version"]) == {__version__}
