@@ -230,3 +230,34 @@ def test_run_provenance_counts_the_study_periods_rows_and_each_systems_own_parti
     head = _head_of(ROOT)
     if head is not None:
         assert set(out["git_revision"]) == {head} and out["git_reason"].isna().all()
+
+
+def test_a_killed_pool_leaves_no_worker_and_a_pool_without_work_is_killed_quietly() -> None:
+    import concurrent.futures
+    import multiprocessing
+    import time
+
+    context = multiprocessing.get_context("spawn")
+    idle = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context)
+    forecasting._kill_pool(idle)  # no work was ever submitted: no thread, no worker
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=2, mp_context=context)
+    futures = [pool.submit(time.sleep, 90) for _ in range(2)]
+    while len(pool._processes) < 2 or not all(p.pid for p in pool._processes.values()):
+        time.sleep(0.05)
+    processes = list(pool._processes.values())
+    forecasting._kill_pool(pool)
+    assert not any(p.is_alive() for p in processes)
+    assert all(f.done() for f in futures)
+
+
+def test_a_pool_run_stops_the_resource_tracker_it_started(monkeypatch) -> None:
+    from multiprocessing import resource_tracker
+
+    con, _ = _priced_warehouse()
+    study = _study(systems=["naive", "biased"], perturbations=["P0"])
+    summary = forecasting.run_forecasts(
+        con, study, load_companies(), workers=2, progress=lambda _: None
+    )
+    assert summary.computed == 4
+    tracker = resource_tracker._resource_tracker
+    assert getattr(tracker, "_pid", None) is None  # stopped: it would outlive a killed run

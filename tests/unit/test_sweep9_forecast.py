@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tsrate import TsrateError
 from tsrate.config import Study, load_companies
 from tsrate.inputs.perturbations import input_series
 from tsrate.platform.raw_schema import create_raw_tables
@@ -595,3 +596,15 @@ def test_llm_replies_are_cached_beside_a_warehouse_file_unless_told_otherwise(
     monkeypatch.delenv("TSRATE_LLM_CACHE_DIR")
     with duckdb.connect(":memory:") as con, _llm_cache_beside(con):  # no folder to cache in
         assert "TSRATE_LLM_CACHE_DIR" not in os.environ
+
+
+def test_a_run_none_of_whose_systems_can_run_names_each_with_its_reason(monkeypatch) -> None:
+    for name in ("GEMINI_API_KEY", "TSRATE_GEMINI_NUMERIC_API_KEY_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    con, _ = _priced_warehouse()
+    study = _run_study(systems=["gemini_numeric"], perturbations=["P0"])
+    reason = unavailable_systems(study, load_companies())["gemini_numeric"]
+    with pytest.raises(TsrateError) as raised:
+        run_forecasts(con, study, load_companies(), workers=1, progress=lambda _: None)
+    assert str(raised.value) == f"none of the run's systems can run here: gemini_numeric: {reason}"
+    assert con.execute("select count(*) from raw.runs").fetchone() == (0,)
