@@ -31,6 +31,7 @@ import pytest
 from tests.unit.test_sweep9_forecast import _priced_warehouse, _study
 from tsrate import __version__
 from tsrate.config import load_companies
+from tsrate.platform.progress import Progress
 from tsrate.robustness.forecast import execute as forecasting
 from tsrate.robustness.marts.provenance import git_revision, run_provenance
 
@@ -73,6 +74,46 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     assert sizes == [1, 32, n - 33]
     # 2 workers x 4 in flight: the first result's batch released, the next one's built
     assert held == [8]
+
+
+def test_without_a_worker_count_the_pool_has_one_worker_per_core() -> None:
+    cores = os.cpu_count() or 1
+    if cores < 2:
+        pytest.skip("one core: the run computes in its own process")
+    con, _ = _priced_warehouse()
+    study = _study(
+        study_tickers=["AAPL", "MSFT"],
+        systems=["naive", "biased", "random"],
+        perturbations=["P0", "P1", "P2", "P3"],
+    )
+    held: list[int] = []
+
+    def say(line: str) -> None:
+        if line.startswith("[1/"):
+            lazy = [o for o in gc.get_objects() if isinstance(o, forecasting.LazyBatches)]
+            held.append(lazy[-1].n_held)
+
+    summary = forecasting.run_forecasts(con, study, load_companies(), progress=say)
+    # 4 partitions per worker in flight; the first result's batch released, the next built
+    assert held == [min(4 * cores, summary.computed - 1)]
+
+
+def test_the_eta_prices_an_unseen_system_by_its_own_stated_cost(monkeypatch) -> None:
+    pytest.importorskip("fracast")
+    monkeypatch.setenv("TSRATE_FRACAST_ENCODER", "full")  # 37 ms a window, not the table's 8
+    con, _ = _priced_warehouse()
+    study = _study(systems=["fracast", "naive"], study_tickers=["AAPL"], perturbations=["P0"])
+    priors = []
+
+    def executor(study_json, companies, todo, batches):
+        found = [o for o in gc.get_objects() if isinstance(o, Progress)]
+        priors.append(dict(found[-1].prior))
+        return iter(())
+
+    forecasting.run_forecasts(
+        con, study, load_companies(), executor=executor, progress=lambda _: None
+    )
+    assert priors == [{"fracast": 37.0, "naive": 0.35}]
 
 
 # --- the fork server --------------------------------------------------------------------------

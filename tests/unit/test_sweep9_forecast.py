@@ -28,6 +28,7 @@ from tsrate.inputs.perturbations import input_series
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import PAUSE_AT, PAUSE_FILE, PAUSE_SECONDS
 from tsrate.platform.warehouse import store_prices
+from tsrate.robustness.forecast import execute
 from tsrate.robustness.forecast.execute import (
     RunSummary,
     _llm_cache_beside,
@@ -608,3 +609,20 @@ def test_a_run_none_of_whose_systems_can_run_names_each_with_its_reason(monkeypa
         run_forecasts(con, study, load_companies(), workers=1, progress=lambda _: None)
     assert str(raised.value) == f"none of the run's systems can run here: gemini_numeric: {reason}"
     assert con.execute("select count(*) from raw.runs").fetchone() == (0,)
+
+
+def test_one_worker_or_fewer_computes_in_this_process(monkeypatch) -> None:
+    """workers=1, a count below 1, or no count where the machine's is unknown: every
+    partition is forecast here (the systems are built in this process), no pool."""
+    con, _ = _priced_warehouse()
+    study = _run_study(study_tickers=["AAPL"], perturbations=["P0"])
+    key = f"biased|{study.to_json()}"  # the last system computed (naive is dearer: first)
+    for workers, cpus in ((1, 2), (-3, 2), (None, None)):
+        built: dict = {}
+        monkeypatch.setattr(execute, "_WORKER_SYSTEMS", built)
+        monkeypatch.setattr(execute.os, "cpu_count", lambda cpus=cpus: cpus)
+        summary = run_forecasts(
+            con, study, load_companies(), workers=workers, force=True, progress=lambda _: None
+        )
+        assert summary.computed == 2
+        assert list(built) == [key], (workers, cpus)
