@@ -61,7 +61,10 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
         if line.startswith("[1/"):  # the parent's batches, when the first result is stored
             lazy = [o for o in gc.get_objects() if isinstance(o, forecasting.LazyBatches)]
             held.append(lazy[-1].n_held)
+            found = [o for o in gc.get_objects() if isinstance(o, Progress)]
+            parallel.append(found[-1].parallel)
 
+    parallel: list = []
     summary = forecasting.run_forecasts(con, study, load_companies(), workers=2, progress=say)
     n = summary.computed
     assert n == summary.partitions and n > 33  # (the image perturbations only where accepted)
@@ -74,6 +77,12 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     assert sizes == [1, 32, n - 33]
     # 2 workers x 4 in flight: the first result's batch released, the next one's built
     assert held == [8]
+    assert parallel == [2]  # the ETA counts the 2 workers' partitions as under way
+    # two partitions on two workers: a pool too
+    two = _study(study_tickers=["AAPL"], systems=["naive", "biased"], perturbations=["P0"])
+    parallel.clear()
+    forecasting.run_forecasts(con, two, load_companies(), workers=2, force=True, progress=say)
+    assert parallel == [2]
 
 
 def test_without_a_worker_count_the_pool_has_one_worker_per_core() -> None:

@@ -12,6 +12,7 @@ temporary DuckDB warehouses (the worker-process paths are tests/integration/).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import time
@@ -25,6 +26,7 @@ import pytest
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies
 from tsrate.inputs.perturbations import input_series
+from tsrate.platform.progress import Progress
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import PAUSE_AT, PAUSE_FILE, PAUSE_SECONDS
 from tsrate.platform.warehouse import store_prices
@@ -626,3 +628,38 @@ def test_one_worker_or_fewer_computes_in_this_process(monkeypatch) -> None:
         )
         assert summary.computed == 2
         assert list(built) == [key], (workers, cpus)
+
+
+def _progress_parallel(run) -> list:
+    """Run ``run(say)`` and return the ETA's count of partitions under way at once, read
+    from the run's progress when the first partition is stored."""
+    seen = []
+
+    def say(line: str) -> None:
+        if line.startswith("[1/"):
+            found = [o for o in gc.get_objects() if isinstance(o, Progress)]
+            seen.append(found[-1].parallel)
+
+    run(say)
+    return seen
+
+
+def test_the_eta_counts_partitions_under_way_only_for_a_pool() -> None:
+    """A serial run, an executor's run or a single partition has none under way beside
+    the one finishing (``parallel`` None); a pool's are tests/integration/'s."""
+    con, _ = _priced_warehouse()
+    study = _run_study(perturbations=["P0"])
+    companies = load_companies()
+    serial = _progress_parallel(
+        lambda say: run_forecasts(con, study, companies, workers=1, force=True, progress=say)
+    )
+    timed = _progress_parallel(
+        lambda say: run_forecasts(
+            con, study, companies, executor=_timed_executor([]), force=True, progress=say
+        )
+    )
+    one = _run_study(systems=["naive"], study_tickers=["AAPL"], perturbations=["P0"])
+    alone = _progress_parallel(
+        lambda say: run_forecasts(con, one, companies, workers=2, force=True, progress=say)
+    )
+    assert (serial, timed, alone) == ([None], [None], [None])
