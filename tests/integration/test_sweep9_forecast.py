@@ -81,8 +81,11 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     # two partitions on two workers: a pool too
     two = _study(study_tickers=["AAPL"], systems=["naive", "biased"], perturbations=["P0"])
     parallel.clear()
+    built: dict = {}
+    monkeypatch.setattr(forecasting, "_WORKER_SYSTEMS", built)
     forecasting.run_forecasts(con, two, load_companies(), workers=2, force=True, progress=say)
     assert parallel == [2]
+    assert built == {}  # computed in the workers, not here
 
 
 def test_without_a_worker_count_the_pool_has_one_worker_per_core() -> None:

@@ -331,7 +331,9 @@ def test_a_serial_run_stores_each_partition_once_with_the_forecasts_of_its_windo
     con, frames = _priced_warehouse()
     study = _run_study()
     said: list[str] = []
+    began = time.perf_counter()
     summary = run_forecasts(con, study, load_companies(), workers=1, progress=said.append)
+    assert 0 < summary.seconds <= time.perf_counter() - began
     windows = {t: _n_windows(f, study) for t, f in frames.items()}
     assert summary.partitions == summary.computed == 8 and summary.reused == 0
     # every (system, ticker, perturbation) once: windows x horizon rows each
@@ -644,7 +646,7 @@ def _progress_parallel(run) -> list:
     return seen
 
 
-def test_the_eta_counts_partitions_under_way_only_for_a_pool() -> None:
+def test_the_eta_counts_partitions_under_way_only_for_a_pool(monkeypatch) -> None:
     """A serial run, an executor's run or a single partition has none under way beside
     the one finishing (``parallel`` None); a pool's are tests/integration/'s."""
     con, _ = _priced_warehouse()
@@ -659,7 +661,10 @@ def test_the_eta_counts_partitions_under_way_only_for_a_pool() -> None:
         )
     )
     one = _run_study(systems=["naive"], study_tickers=["AAPL"], perturbations=["P0"])
+    built: dict = {}
+    monkeypatch.setattr(execute, "_WORKER_SYSTEMS", built)
     alone = _progress_parallel(
         lambda say: run_forecasts(con, one, companies, workers=2, force=True, progress=say)
     )
     assert (serial, timed, alone) == ([None], [None], [None])
+    assert list(built) == [f"naive|{one.to_json()}"]  # one partition: no pool, computed here
