@@ -114,6 +114,8 @@ def test_a_local_dask_cluster_has_one_single_threaded_process_per_worker(monkeyp
     assert local.address is None
     assert distributed.dask_task_runner("local").cluster_kwargs["n_workers"] == os.cpu_count()
     assert distributed.dask_task_runner("local:").cluster_kwargs["n_workers"] == os.cpu_count()
+    monkeypatch.setattr(distributed.os, "cpu_count", lambda: None)  # the count is unknown
+    assert distributed.dask_task_runner("local").cluster_kwargs["n_workers"] == 1
     remote = distributed.dask_task_runner("tcp://host:8786")
     assert remote.address == "tcp://host:8786" and remote.cluster_kwargs in (None, {})
     with pytest.raises(Exception, match="use tcp://host:8786"):
