@@ -86,6 +86,12 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     forecasting.run_forecasts(con, two, load_companies(), workers=2, force=True, progress=say)
     assert parallel == [2]
     assert built == {}  # computed in the workers, not here
+    # one partition on two workers: computed here, nothing under way beside it
+    one = _study(study_tickers=["AAPL"], systems=["naive"], perturbations=["P0"])
+    parallel.clear()
+    forecasting.run_forecasts(con, one, load_companies(), workers=2, force=True, progress=say)
+    assert parallel == [None]
+    assert list(built) == [f"naive|{one.to_json()}"]
 
 
 def test_without_a_worker_count_the_pool_has_one_worker_per_core() -> None:

@@ -621,15 +621,20 @@ def test_one_worker_or_fewer_computes_in_this_process(monkeypatch) -> None:
     con, _ = _priced_warehouse()
     study = _run_study(study_tickers=["AAPL"], perturbations=["P0"])
     key = f"biased|{study.to_json()}"  # the last system computed (naive is dearer: first)
-    for workers, cpus in ((1, 2), (-3, 2), (None, None)):
+    companies = load_companies()
+
+    def built_here(cpus, run) -> list:
         built: dict = {}
         monkeypatch.setattr(execute, "_WORKER_SYSTEMS", built)
-        monkeypatch.setattr(execute.os, "cpu_count", lambda cpus=cpus: cpus)
-        summary = run_forecasts(
-            con, study, load_companies(), workers=workers, force=True, progress=lambda _: None
-        )
-        assert summary.computed == 2
-        assert list(built) == [key], (workers, cpus)
+        monkeypatch.setattr(execute.os, "cpu_count", lambda: cpus)
+        assert run().computed == 2
+        return list(built)
+
+    quiet = dict(force=True, progress=lambda _: None)
+    assert built_here(2, lambda: run_forecasts(con, study, companies, workers=1, **quiet)) == [key]
+    assert built_here(2, lambda: run_forecasts(con, study, companies, workers=-3, **quiet)) == [key]
+    # no count given and the machine's unknown: one worker
+    assert built_here(None, lambda: run_forecasts(con, study, companies, **quiet)) == [key]
 
 
 def _progress_parallel(run) -> list:
@@ -646,9 +651,10 @@ def _progress_parallel(run) -> list:
     return seen
 
 
-def test_the_eta_counts_partitions_under_way_only_for_a_pool(monkeypatch) -> None:
-    """A serial run, an executor's run or a single partition has none under way beside
-    the one finishing (``parallel`` None); a pool's are tests/integration/'s."""
+def test_the_eta_counts_partitions_under_way_only_for_a_pool() -> None:
+    """A serial run or an executor's run has none under way beside the one finishing
+    (``parallel`` None); a pool's, and a single partition's with two workers, are
+    tests/integration/test_sweep9_forecast.py's."""
     con, _ = _priced_warehouse()
     study = _run_study(perturbations=["P0"])
     companies = load_companies()
@@ -660,11 +666,4 @@ def test_the_eta_counts_partitions_under_way_only_for_a_pool(monkeypatch) -> Non
             con, study, companies, executor=_timed_executor([]), force=True, progress=say
         )
     )
-    one = _run_study(systems=["naive"], study_tickers=["AAPL"], perturbations=["P0"])
-    built: dict = {}
-    monkeypatch.setattr(execute, "_WORKER_SYSTEMS", built)
-    alone = _progress_parallel(
-        lambda say: run_forecasts(con, one, companies, workers=2, force=True, progress=say)
-    )
-    assert (serial, timed, alone) == ([None], [None], [None])
-    assert list(built) == [f"naive|{one.to_json()}"]  # one partition: no pool, computed here
+    assert (serial, timed) == ([None], [None])
