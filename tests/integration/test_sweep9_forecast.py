@@ -150,6 +150,7 @@ elif case == "stored":
     workers.start_early(["naive"], stored, force=True)
 elif case == "new":
     workers.start_early(["naive"], warehouse, force=False)
+    seen["read"] = os.path.exists(warehouse)  # opened to count its partitions
 seen["after"] = workers.server_running()
 print(json.dumps(seen))
 """
@@ -190,7 +191,7 @@ def test_the_fork_server_starts_when_a_context_is_asked_for_or_a_run_computes_ev
         "method": "forkserver",
         "after": True,
     }
-    assert _server(tmp_path, "new") == {"before": False, "after": True}
+    assert _server(tmp_path, "new") == {"before": False, "read": True, "after": True}
     assert _server(tmp_path, "stored") == {
         "before": False,
         "after_stored": False,
@@ -202,7 +203,9 @@ def test_the_fork_server_starts_when_a_context_is_asked_for_or_a_run_computes_ev
         "method": "spawn",
         "after": False,
     }
-    assert _server(tmp_path, "new", **spawn) == {"before": False, "after": False}
+    (tmp_path / "new.duckdb").unlink()
+    # spawned workers need no server: the warehouse is not even opened
+    assert _server(tmp_path, "new", **spawn) == {"before": False, "read": False, "after": False}
 
 
 # --- provenance (runs git) --------------------------------------------------------------------
