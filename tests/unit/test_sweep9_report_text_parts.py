@@ -1,0 +1,351 @@
+"""The core report's smaller text builders (tsrate.robustness.report: paper, probabilistic,
+relative, render, numbers) against values worked out by hand from the rows each test
+builds: the paper's study as the preset documents it, the comparison table's cells as the
+mart row holds them, and every printed number by the documented precision rule.
+
+Written for the mutation sweep (tests/planted/mutate.py; its survivors are
+tests/planted/sweep9_report_text.json, with the sections' tests in
+tests/unit/test_sweep9_report_text.py): a changed default, comparison or and/or here changes
+a checked string.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from tsrate.robustness.presets import PRESETS
+from tsrate.robustness.report.data import ReportData
+from tsrate.robustness.report.numbers import num
+from tsrate.robustness.report.paper import (
+    paper_comparison_section,
+    study_differences,
+)
+from tsrate.robustness.report.probabilistic import (
+    leaderboard_section,
+    leakage_cell,
+    probabilistic_section,
+    provenance_section,
+)
+from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
+
+RUN = "r9"
+PAPER = PRESETS["paper"]
+#: the paper's eleven systems by tsrate id (Section 5.1.1)
+ELEVEN = [
+    "arima", "random", "biased", "chronos", "moment", "gemini_numeric", "gemini_numeric_image",
+    "phi3_numeric", "phi3_numeric_image", "vit_num_spec_precovid", "vit_num_spec_covid",
+]  # fmt: skip
+PAPER_STUDY = {
+    "tickers": list(PAPER["study_tickers"]),
+    "start": PAPER["study_start"],
+    "end": PAPER["study_end"],
+    "context_length": PAPER["context_length"],
+    "horizon": PAPER["horizon"],
+    "perturbations": list(PAPER["perturbations"]),
+    "systems": list(ELEVEN),
+}
+
+
+def plain(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+def bare(html: str) -> str:
+    """The text with the tags removed (not replaced by spaces)."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)).strip()
+
+
+def data_of(study: dict | None = None, **overrides) -> ReportData:
+    empty = pd.DataFrame()
+    values = dict(
+        run_id=RUN, published_at="2026-01-01 00:00:00", study=study or dict(PAPER_STUDY),
+        ratings=empty, system_summary=empty, perturbation_summary=empty,
+        confounder_comparison=empty, group_comparisons=empty, modality_pairs=empty,
+        systems=empty, perturbations=empty, companies=empty, windows=empty,
+    )  # fmt: skip
+    values.update(overrides)
+    return ReportData(**values)
+
+
+# ----------------------------------------------------------------------------- paper
+
+
+def test_a_study_that_only_adds_a_system_says_so():
+    """All eleven of the paper's systems plus tsrate's naive: nothing lacking, one added."""
+    study = {**PAPER_STUDY, "systems": [*ELEVEN, "naive"]}
+    assert study_differences(study) == [
+        "Systems: of the paper's eleven, this run lacks none; it adds tsrate's own naive."
+    ]
+    lacking = {**PAPER_STUDY, "systems": ELEVEN[:-1]}
+    assert study_differences(lacking) == [
+        "Systems: of the paper's eleven, this run lacks vit_num_spec_covid."
+    ]
+
+
+def comparison_row(**overrides) -> dict:
+    row = dict(
+        run_id=RUN, paper_table="5", paper_label="WRSI", metric="wrs_industry",
+        perturbation_id="P1", system_id="arima", paper_symbol="S_a", paper_value=7.0,
+        paper_printed="7.0", paper_rating=2, tsrate_value=7.0, difference=0.0,
+        tsrate_rating=3, same_study=True, paper_note="a note",
+    )  # fmt: skip
+    row.update(overrides)
+    return row
+
+
+def comparison_cells(html: str) -> list[list[str]]:
+    body = html[html.index("<tbody>") : html.index("</tbody>")]
+    return [
+        [plain(c) for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_the_comparison_prints_a_whole_value_with_decimals_and_a_rating_without():
+    """tsrate_value 7.0 is a measurement: '7.00'; the ratings are levels: '2', '3'; a
+    difference of 0: '0.00'."""
+    html = paper_comparison_section(data_of(paper_comparison=pd.DataFrame([comparison_row()])))
+    assert comparison_cells(html) == [
+        ["arima (S_a)", "WRS industry (WRSI)", "P1", "7.0", "7.00", "0.00", "2", "3", "a note"]
+    ]
+
+
+def test_the_comparison_shows_a_missing_value_or_note_as_blank():
+    """A null cell (None in an object column, as DuckDB returns it) is a dash; a NaN note is
+    no note (never the text 'nan')."""
+    frame = pd.DataFrame(
+        [
+            comparison_row(
+                tsrate_value=None, difference=None, tsrate_rating=None, paper_note=float("nan")
+            )
+        ]
+    ).astype({"tsrate_value": object, "difference": object, "tsrate_rating": object})
+    html = paper_comparison_section(data_of(paper_comparison=frame))
+    assert comparison_cells(html) == [
+        ["arima (S_a)", "WRS industry (WRSI)", "P1", "7.0", "–", "–", "2", "–", ""]
+    ]
+    none_note = pd.DataFrame([comparison_row(paper_note=None)]).astype({"paper_note": object})
+    html = paper_comparison_section(data_of(paper_comparison=none_note))
+    assert comparison_cells(html)[0][-1] == ""
+
+
+def test_the_comparison_is_the_same_question_only_when_every_row_is_the_same_study():
+    same = pd.DataFrame([comparison_row(), comparison_row(perturbation_id="P2")])
+    assert "so the numbers answer the same question" in plain(
+        paper_comparison_section(data_of(paper_comparison=same))
+    )
+    mixed = same.assign(same_study=[True, False])
+    text = plain(paper_comparison_section(data_of(paper_comparison=mixed)))
+    assert "This run's study is not the paper's" in text
+    assert "answer the same question" not in text
+
+
+def test_the_comparison_puts_table_2_rows_in_the_averages_table_and_the_rest_behind_toggles():
+    frame = pd.DataFrame(
+        [
+            comparison_row(paper_table="2", perturbation_id=None, paper_printed="5.5"),
+            comparison_row(paper_table="5", paper_printed="6.9"),
+            comparison_row(paper_table="6", metric="smape", paper_printed="1.2"),
+        ]
+    )
+    html = paper_comparison_section(data_of(paper_comparison=frame))
+    averages = html[html.index("Averages per system") : html.index("<details>")]
+    assert [row[3] for row in comparison_cells(averages)] == ["5.5"]
+    robustness = html[html.index("Per perturbation, robustness, Table 5 (1 values)") :]
+    assert [row[3] for row in comparison_cells(robustness)] == ["6.9"]
+    accuracy = html[html.index("Per perturbation, accuracy, Table 6 (1 values)") :]
+    assert [row[3] for row in comparison_cells(accuracy)] == ["1.2"]
+
+
+# ----------------------------------------------------------------------------- probabilistic
+
+
+def cells_of(html: str, after: str = "<tbody>") -> list[list[str]]:
+    part = html[html.index(after) :]
+    body = part[part.index("<tbody>") : part.index("</tbody>")]
+    return [
+        [bare(c) for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_the_probabilistic_table_puts_each_metric_in_its_column_and_keeps_the_first_reason():
+    """a/P1 has every metric (WQL 0.12, CRPS 3.5, MSIS 12, coverage 0.8 in the mart's order
+    shuffled); b/P1 has only CRPS and a null WQL with a reason."""
+    scores = pd.DataFrame(
+        [
+            dict(system_id="a", perturbation_id="P1", metric=m, mean=v, reason=None)
+            for m, v in (("coverage_80", 0.8), ("msis", 12.0), ("wql", 0.12), ("crps", 3.5))
+        ]
+        + [
+            dict(
+                system_id="b",
+                perturbation_id="P1",
+                metric="wql",
+                mean=float("nan"),
+                reason="no quantiles",
+            ),
+            dict(
+                system_id="b", perturbation_id="P1", metric="crps", mean=2.0, reason="later reason"
+            ),
+        ]
+    )
+    html = probabilistic_section(scores, num)
+    assert cells_of(html) == [
+        ["a", "P1", "0.12", "3.50", "12.00", "0.8", ""],
+        ["b", "P1", "–", "2.00", "–", "–", "no quantiles"],
+    ]
+    assert "No probabilistic scores" in probabilistic_section(pd.DataFrame(), num)
+
+
+def board_rows(metric: str, rows: list[tuple], scope: str = "all") -> list[dict]:
+    return [
+        dict(scope=scope, metric=metric, system_id=s, skill_score=k, skill_score_lower=lo,
+             skill_score_upper=hi, win_rate=w, average_rank=r, n_tasks=n, num_failures=f,
+             reason=why)
+        for s, k, lo, hi, w, r, n, f, why in rows
+    ]  # fmt: skip
+
+
+def test_the_leaderboard_prints_counts_as_whole_numbers_and_reads_the_all_scope_only():
+    board = pd.DataFrame(
+        board_rows("smape", [("a", 0.25, 0.1, 0.4, 0.75, 1.5, 6.0, 0.0, None),
+                             ("b", 0.5, 0.3, 0.6, 0.5, 1.0, 6.0, 2.0, "two failed")])
+        + board_rows("smape", [("c", 0.9, 0.8, 0.95, 1.0, 1.0, 6.0, 0.0, None)], scope="P1")
+    )  # fmt: skip
+    html = leaderboard_section(board, num)
+    assert cells_of(html, "<h3>SMAPE</h3>") == [
+        ["b", "0.5", "0.3 – 0.6", "0.5", "1.00", "6", "2", "two failed"],
+        ["a", "0.25", "0.1 – 0.4", "0.75", "1.50", "6", "0", ""],
+    ]
+    assert "<h3>MASE</h3>" not in html
+    other = pd.DataFrame(
+        board_rows("mase", [("c", 0.9, 0.8, 0.95, 1.0, 1.0, 6.0, 0.0, None)], scope="P1")
+    )
+    assert "No leaderboard in this snapshot" in leaderboard_section(other, num)
+
+
+def leakage_frame(**row) -> pd.DataFrame:
+    base = dict(system_id="a", n_windows=10, n_flagged=0, n_known=10, leakage_basis="exact",
+                leakage_reason=None)  # fmt: skip
+    return pd.DataFrame([{**base, **row}])
+
+
+def test_the_leakage_cell_counts_flagged_windows_only_when_every_window_is_known():
+    assert leakage_cell(leakage_frame(), "a") == "0 of 10 windows (exact)"
+    assert leakage_cell(leakage_frame(n_flagged=3), "a") == "<b>3 of 10 windows (exact)</b>"
+    assert (
+        leakage_cell(leakage_frame(n_known=9, leakage_reason="no cutoff"), "a")
+        == "unknown: no cutoff"
+    )
+    assert leakage_cell(leakage_frame(), "b") == "–"
+    assert leakage_cell(None, "a") == "–" and leakage_cell(pd.DataFrame(), "a") == "–"
+
+
+def provenance_frame(**row) -> pd.DataFrame:
+    base = dict(
+        system_id="a", tsrate_version="1.2", git_revision="0123456789abcdef0123", git_reason=None,
+        dbt_version="1.9", duckdb_version="1.2", price_rows=1500,
+        price_rows_fingerprint="fedcba9876543210ffff", partitions="p=1",
+        partitions_fingerprint="aaaabbbbccccddddeeee", training_data="web text",
+        training_cutoff=pd.Timestamp("2024-08-31"), training_data_reason=None,
+    )  # fmt: skip
+    return pd.DataFrame([{**base, **row}])
+
+
+def test_the_provenance_names_the_revision_or_why_there_is_none():
+    text = bare(provenance_section(provenance_frame()))
+    assert (
+        "tsrate 1.2 at 0123456789abcdef0123; dbt 1.9, DuckDB 1.2; 1500 price rows, fingerprint fedcba9876543210."
+        in text
+    )
+    text = bare(
+        provenance_section(provenance_frame(git_revision=None, git_reason="not a checkout"))
+    )
+    assert "tsrate 1.2 at no git revision (not a checkout); dbt" in text
+    rows = cells_of(provenance_section(provenance_frame(), leakage_frame(n_flagged=2)))
+    assert rows == [
+        [
+            "a",
+            "p=1",
+            "aaaabbbbccccdddd",
+            "web text; data up to 2024-08-31",
+            "2 of 10 windows (exact)",
+        ]
+    ]
+    unknown = provenance_frame(
+        training_data=None, training_cutoff=pd.NaT, training_data_reason="closed"
+    )
+    assert cells_of(provenance_section(unknown))[0][3] == "unknown: closed"
+
+
+# ----------------------------------------------------------------------------- relative
+
+
+def effect_row(**row) -> dict:
+    base = dict(
+        system_id="a", perturbation_id="P1", outcome="wql", mean_clean=0.1, mean_perturbed=0.15,
+        mean_change=0.05, change_ci_low=0.01, change_ci_high=0.09, beyond_noise=True,
+        reason=None, coverage_80_change=-0.1, ape_industry=0.04, ape_industry_spread=0.01,
+    )  # fmt: skip
+    return {**base, **row}
+
+
+def test_the_uncertainty_verdict_reads_the_direction_of_the_change():
+    effects = pd.DataFrame(
+        [
+            effect_row(),
+            effect_row(system_id="b", mean_change=-0.05, change_ci_low=-0.09, change_ci_high=-0.01),
+            effect_row(system_id="c", beyond_noise=False),
+            effect_row(system_id="d", beyond_noise=None, reason="no quantiles"),
+            effect_row(system_id="e", beyond_noise=None, reason=None),
+            effect_row(outcome="coverage_error_80", mean_change=0.2),
+        ]
+    ).astype({"beyond_noise": object})
+    html = uncertainty_section(effects, num)
+    wql = cells_of(html, 'data-outcome="wql"')
+    assert [row[6] for row in wql] == [
+        "hurts (beyond noise)", "helps (beyond noise)", "within noise", "no quantiles", "not tested",
+    ]  # fmt: skip
+    assert wql[0][2:6] == ["0.1", "0.15", "0.05", "[0.01, 0.09]"]
+    assert wql[0][7:] == ["-0.1", "0.04 ± 0.01"]
+    coverage = cells_of(html, 'data-outcome="coverage_error_80"')
+    assert [row[:2] + [row[4], row[6]] for row in coverage] == [
+        ["a", "P1", "0.2", "hurts (beyond noise)"]
+    ]
+
+
+def loo_row(**row) -> dict:
+    base = dict(
+        metric="smape", perturbation_id="P1", system_id="a", rating=2,
+        rating_min_one_removed=1, rating_max_one_removed=2, changed_by_removing="b",
+        rating_min_one_added=2, rating_max_one_added=3, changes_if_one_removed=True,
+        changes_if_one_added=True,
+    )  # fmt: skip
+    return {**base, **row}
+
+
+def test_the_leave_one_out_counts_and_lists_only_the_ratings_a_removal_changes():
+    checks = pd.DataFrame(
+        [
+            loo_row(),
+            loo_row(system_id="b", changes_if_one_removed=False, changes_if_one_added=False),
+            loo_row(system_id="c", changes_if_one_removed=False, changes_if_one_added=True),
+            loo_row(
+                metric="mase", system_id="d", changed_by_removing=None, rating_min_one_added=None
+            ),
+        ]
+    )
+    html = leave_one_out_section(checks, num)
+    assert (
+        "Of 4 ratings, 2 change when one other system is removed and 3 could change when one new system joins."
+        in plain(html)
+    )
+    assert cells_of(html) == [
+        ["mase", "P1", "d", "2", "1–2", "", "––3"],
+        ["smape", "P1", "a", "2", "1–2", "b", "2–3"],
+    ]
+    none = pd.DataFrame([loo_row(changes_if_one_removed=False)])
+    assert "<table" not in leave_one_out_section(none, num)
