@@ -11,12 +11,16 @@ a checked string.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
+from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 from tsrate.robustness.presets import PRESETS
-from tsrate.robustness.report.data import ReportData
+from tsrate.robustness.report.data import REQUIRED_MARTS, Report, ReportData, load_report_data
 from tsrate.robustness.report.numbers import num
 from tsrate.robustness.report.paper import (
     paper_comparison_section,
@@ -29,6 +33,12 @@ from tsrate.robustness.report.probabilistic import (
     provenance_section,
 )
 from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
+from tsrate.robustness.report.render import (
+    build_report,
+    render_report,
+    write_rendered,
+    write_report,
+)
 
 RUN = "r9"
 PAPER = PRESETS["paper"]
@@ -349,3 +359,62 @@ def test_the_leave_one_out_counts_and_lists_only_the_ratings_a_removal_changes()
     ]
     none = pd.DataFrame([loo_row(changes_if_one_removed=False)])
     assert "<table" not in leave_one_out_section(none, num)
+
+
+# ----------------------------------------------------------------------------- render
+
+
+def empty_snapshot(path: Path) -> Path:
+    """A published snapshot with the required marts, empty, and one published run r1."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path))
+    con.execute("create schema marts")
+    for mart in REQUIRED_MARTS:
+        con.execute(
+            f"create table marts.{mart} (run_id varchar, system_id varchar, metric varchar, "
+            "perturbation_id varchar)"
+        )
+    con.execute(
+        "create table published_runs as select 'r1' as run_id, "
+        "timestamp '2026-01-02 03:04:05' as published_at, '{}' as study"
+    )
+    con.close()
+    return path
+
+
+def test_the_page_names_the_snapshot_it_was_rendered_from_and_when(tmp_path):
+    snapshot = empty_snapshot(tmp_path / "published" / "tsrate.duckdb")
+    run, report = render_report(snapshot)
+    assert run == "r1" and "snapshot <code>tsrate.duckdb</code>" in report.html
+    _, renamed = render_report(snapshot, name="next.duckdb")
+    assert "snapshot <code>next.duckdb</code>" in renamed.html
+    data = dataclasses.replace(load_report_data(snapshot), snapshot_name="s.duckdb")
+    page = build_report(data, generated_at="2030-05-06 07:08 UTC").html
+    assert "generated 2030-05-06 07:08 UTC from the published snapshot" in page
+
+
+def test_the_report_goes_where_it_is_asked_and_beside_the_snapshot_by_default(
+    tmp_path, monkeypatch
+):
+    monkeypatch.delenv("TSRATE_REPORT", raising=False)
+    snapshot = empty_snapshot(tmp_path / "published" / "tsrate.duckdb")
+    asked = tmp_path / "elsewhere" / "deep" / "mine.html"
+    result = write_report(snapshot, asked)
+    assert result.path == asked and asked.exists() and (asked.parent / "mine-charts").is_dir()
+    assert not (snapshot.parent / "report.html").exists()
+    result = write_report(snapshot)
+    assert result.path == snapshot.parent / "report.html" and result.path.exists()
+
+
+def test_rewriting_a_report_keeps_its_charts_and_removes_stale_ones(tmp_path):
+    spec = {"mark": "line", "data": {"values": [{"x": 1}]}}
+    output = tmp_path / "new" / "dir" / "page.html"
+    first = write_rendered("r1", Report("<p>one</p>", {"a": spec, "b": spec}), output)
+    charts = tmp_path / "new" / "dir" / "page-charts"
+    assert first.charts_dir == charts and first.n_charts == 2
+    (charts / "old.svg").write_text("<svg/>")
+    (charts / "notes.txt").write_text("kept: not a chart")
+    second = write_rendered("r1", Report("<p>two</p>", {"b": spec}), output)
+    assert sorted(p.name for p in charts.iterdir()) == ["b.vl.json", "notes.txt"]
+    assert json.loads((charts / "b.vl.json").read_text()) == spec
+    assert output.read_text() == "<p>two</p>" and second.n_charts == 1 and second.run_id == "r1"
