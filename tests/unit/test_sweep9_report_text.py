@@ -526,6 +526,7 @@ def test_the_study_says_of_each_perturbation_whether_it_was_rated():
         row[0]: row[-1] for row in table_rows(study_section(no_images), "<h3>Perturbations</h3>")
     }
     assert status["P4"] == "unavailable: acts on image inputs, and no rated system takes images"
+    assert status["P3"] == "not in this study (var perturbations)"  # numeric: not unavailable
     # an image system that is not rated does not make image perturbations available
     unrated = study_data()
     unrated.systems.loc[unrated.systems["system_id"] == "alpha", "modality"] = "numeric"
