@@ -535,6 +535,10 @@ def test_the_study_says_of_each_perturbation_whether_it_was_rated():
         row[0]: row[-1] for row in table_rows(study_section(unrated), "<h3>Perturbations</h3>")
     }
     assert status["P4"].startswith("unavailable")
+    # no systems catalogue at all: no rated system is known to take images
+    bare = study_section(study_data(systems=pd.DataFrame()))
+    status = {row[0]: row[-1] for row in table_rows(bare, "<h3>Perturbations</h3>")}
+    assert status["P4"].startswith("unavailable") and status["P3"].startswith("not in this study")
 
 
 # ----------------------------------------------------------------------------- reading
