@@ -612,6 +612,23 @@ def test_the_reading_names_the_worst_and_mildest_perturbation_by_mean_ape():
     ]
 
 
+def test_the_scale_is_the_largest_number_of_levels_and_two_perturbations_have_a_mildest():
+    """WRS company rated on 3 levels, the rest on 4: the scale runs to 4 (the largest); APE
+    P1 (2, 4) -> 3 against P2 (1, 1) -> 1: the worst and the mildest of two."""
+    ratings = rating_rows(three_systems())
+    ratings.loc[ratings["metric"] == "wrs_company", "rating_levels"] = 3
+    ratings = pd.concat([ratings[ratings["metric"] == "wrs_company"], ratings])
+    ratings = ratings.drop_duplicates(subset=["metric", "perturbation_id", "system_id"])
+    rows = [("P1", "ape_industry", 2.0), ("P1", "ape_company", 4.0)]
+    rows += [("P2", "ape_industry", 1.0), ("P2", "ape_company", 1.0)]
+    data = report_data(ratings, perturbation_summary=perturbation_frame(rows))
+    assert sorted(set(data.system_summary["rating_levels"])) == [3, 4]
+    text = plain(reading_paragraph(data))
+    assert "on a 1 (best) to 4 scale, averaged over the 6 robustness metrics" in text
+    assert "is 3.00 price units, against 1.00 for the mildest, P2." in text
+    assert "on a 1 (best) to 4 scale, over 6 robustness metrics" in plain(verdict_section(data))
+
+
 def test_the_reading_with_one_perturbation_has_no_mildest_and_without_p0_no_smape_rise():
     rows = [
         ("P1", "ape_industry", 2.0),
