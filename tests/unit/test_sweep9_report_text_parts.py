@@ -21,7 +21,17 @@ import pandas as pd
 
 from tsrate.robustness.presets import PRESETS
 from tsrate.robustness.report.data import REQUIRED_MARTS, Report, ReportData, load_report_data
-from tsrate.robustness.report.numbers import num
+from tsrate.robustness.report.numbers import (
+    first_row,
+    float_value,
+    format_number,
+    format_share,
+    is_shaky,
+    num,
+    perturbation_order,
+    system_order,
+    text_html,
+)
 from tsrate.robustness.report.paper import (
     paper_comparison_section,
     study_differences,
@@ -427,3 +437,70 @@ def test_rewriting_a_report_keeps_its_charts_and_removes_stale_ones(tmp_path):
     assert sorted(p.name for p in charts.iterdir()) == ["b.vl.json", "notes.txt"]
     assert json.loads((charts / "b.vl.json").read_text()) == spec
     assert output.read_text() == "<p>two</p>" and second.n_charts == 1 and second.run_id == "r1"
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def test_format_number_at_each_threshold():
+    """>= 1000: no decimals with a thousands comma; >= 1 (or exactly 0): two decimals; below
+    1: three significant digits; negative values by their size."""
+    cases = {
+        1000.0: "1,000", 999.5: "999.50", -1000.0: "-1,000", 12345.6: "12,346",
+        1.0: "1.00", -1.0: "-1.00", 1.5: "1.50", 0.999: "0.999", 0.5: "0.5", -0.25: "-0.25",
+        0.0: "0.00", 0.012345: "0.0123",
+    }  # fmt: skip
+    assert {v: format_number(v) for v in cases} == cases
+    assert format_number(3.0) == "3.00"  # a measurement, not a count
+    assert format_number(3.0, integer=True) == "3"
+    assert format_number(3.5, integer=True) == "3.50"  # not a whole number: as a measurement
+    assert format_number(None) == "–" and format_number(float("nan")) == "–"
+
+
+def test_num_prints_a_share_as_percent_only_when_asked_and_a_count_whole():
+    where = {"run_id": RUN}
+    assert bare(num(0.75, "m", "c", where)) == "0.75"
+    shared = num(0.75, "m", "c", where, percent=True)
+    assert bare(shared) == "75 %" and 'data-format="percent"' in shared
+    assert "data-format" not in num(0.75, "m", "c", where)
+    assert bare(num(4.0, "m", "c", where)) == "4.00"
+    assert bare(num(4.0, "m", "c", where, integer=True)) == "4"
+    assert num(None, "m", "c", where) == num(float("nan"), "m", "c", where)
+    assert 'data-agg="avg"' in num(1.0, "m", "c", where, agg="avg")
+    assert "data-agg" not in num(1.0, "m", "c", where)
+
+
+def test_a_share_is_rounded_down_and_shaky_only_below_sixty_percent():
+    assert format_share(0.5899999999850) == "58 %"  # just under 59 %: down, not to 59
+    assert format_share(0.29) == "29 %"  # 0.29 * 100 is 28.999999999999996 in floating point
+    assert not is_shaky(None) and not is_shaky(float("nan")) and not is_shaky(0.6)
+    assert is_shaky(0.5999999) and is_shaky(0.0)
+
+
+def test_first_row_and_float_value_by_a_mask_for_float_keys():
+    frame = pd.DataFrame({"step": [2.5, 1.5, 1.5], "name": ["a", "b", "c"], "v": [1.0, None, 3.0]})
+    assert first_row(frame, {"step": 1.5}) == 1
+    assert first_row(frame, {"step": 9.5}) is None
+    assert first_row(frame, {"step": 1.5, "name": "c"}) == 2
+    assert first_row(frame, {"name": "c"}) == 2
+    assert float_value(frame, "v", step=1.5, name="c") == 3.0
+    assert float_value(frame, "v", name="b") is None and float_value(frame, "v", name="z") is None
+    assert float_value(pd.DataFrame(), "v", name="a") is None
+
+
+def test_text_cells_are_none_when_null_or_blank():
+    assert text_html(None) is None and text_html(float("nan")) is None and text_html("  ") is None
+    assert text_html(" why ") == "why" and text_html(3) == "3"
+
+
+def test_system_order_is_the_seed_order_then_the_unknown_alphabetically():
+    empty = pd.DataFrame()
+    ratings = pd.DataFrame(
+        {"system_id": ["z", "b", "a", "y", "b"], "perturbation_id": ["P2", "P0", "P1", "P0", "P0"]}
+    )
+    seeded = pd.DataFrame({"system_id": ["b", "q", "z"]})
+    data = data_of(ratings=ratings, systems=seeded)
+    assert system_order(data) == ["b", "z", "a", "y"]
+    assert system_order(data_of(ratings=ratings, systems=empty)) == ["a", "b", "y", "z"]
+    assert system_order(data_of(ratings=empty, systems=seeded)) == []
+    assert perturbation_order(data) == ["P0", "P1", "P2"] and perturbation_order(data_of()) == []
