@@ -376,6 +376,26 @@ def test_the_verdict_reads_the_mase_rows_for_mase_and_the_all_scope_only():
     assert "By MASE, mid has the lowest mean (0.5)." in text
 
 
+def test_a_leaderboard_without_intervals_says_nothing_of_separation():
+    """A leaderboard from before the skill-score intervals (no bound columns): the verdict
+    names the lowest and highest SMAPE without a separation clause."""
+    board = _board({"alpha": (0.3, 0.4), "zeta": (0.1, 0.2)}).drop(
+        columns=["skill_score_lower", "skill_score_upper"]
+    )
+    text = plain(verdict_section(report_data(rating_rows(three_systems()), leaderboard=board)))
+    assert (
+        "By accuracy, alpha has the lowest mean SMAPE (20.00) and mid the highest (40.00)." in text
+    )
+    assert "leaderboard" not in text
+
+
+def test_table2_with_one_system():
+    """One rated system: each row has its one value, in bold (the best of one)."""
+    html = summary_section(report_data(rating_rows({"mid": uniform(2, smape=7.0)})))
+    rows = table2(html, "Per system")
+    assert rows["SMAPE ↓"] == ["7.00*"] and rows["Sign accuracy % ↑"] == ["50.00*"]
+
+
 def test_the_verdict_says_too_when_smape_and_mase_agree():
     levels = three_systems()
     levels["alpha"]["mase"] = [0.1] * 4
