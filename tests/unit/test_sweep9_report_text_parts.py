@@ -23,6 +23,7 @@ from tsrate.robustness.presets import PRESETS
 from tsrate.robustness.report.data import REQUIRED_MARTS, Report, ReportData, load_report_data
 from tsrate.robustness.report.numbers import (
     first_row,
+    flag_html,
     float_value,
     format_number,
     format_share,
@@ -504,3 +505,12 @@ def test_system_order_is_the_seed_order_then_the_unknown_alphabetically():
     assert system_order(data_of(ratings=ratings, systems=empty)) == ["a", "b", "y", "z"]
     assert system_order(data_of(ratings=empty, systems=seeded)) == []
     assert perturbation_order(data) == ["P0", "P1", "P2"] and perturbation_order(data_of()) == []
+
+
+def test_the_hover_names_the_filter_keys_in_alphabetical_order():
+    """The page's tooltip prints data-where as written: its keys are sorted, so the same row
+    reads the same whichever section built the filter, and flags likewise."""
+    where = {"system_id": "a", "metric": "smape", "run_id": RUN}
+    expected = '{"metric": "smape", "run_id": "r9", "system_id": "a"}'.replace('"', "&quot;")
+    assert f'data-where="{expected}"' in num(1.0, "m", "c", where)
+    assert f'data-where="{expected}"' in flag_html("x", "why", "m", "reason", where)
