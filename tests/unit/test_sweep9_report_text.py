@@ -389,6 +389,15 @@ def test_a_leaderboard_without_intervals_says_nothing_of_separation():
     assert "leaderboard" not in text
 
 
+def test_one_missing_bound_is_enough_to_say_nothing_of_separation():
+    """Only the runner-up's upper SMAPE bound is null: no interval comparison is printed."""
+    board = _board({"alpha": (0.3, 0.4), "zeta": (0.1, float("nan"))})
+    text = plain(verdict_section(report_data(rating_rows(three_systems()), leaderboard=board)))
+    assert (
+        "By accuracy, alpha has the lowest mean SMAPE (20.00) and mid the highest (40.00)." in text
+    )
+
+
 def test_table2_with_one_system():
     """One rated system: each row has its one value, in bold (the best of one)."""
     html = summary_section(report_data(rating_rows({"mid": uniform(2, smape=7.0)})))
