@@ -398,6 +398,30 @@ def test_one_missing_bound_is_enough_to_say_nothing_of_separation():
     )
 
 
+def test_a_board_without_the_runner_up_says_nothing_of_separation():
+    board = _board({"alpha": (0.3, 0.4), "mid": (0.1, 0.2)})  # zeta, the runner-up: absent
+    text = plain(verdict_section(report_data(rating_rows(three_systems()), leaderboard=board)))
+    assert (
+        "By accuracy, alpha has the lowest mean SMAPE (20.00) and mid the highest (40.00)." in text
+    )
+
+
+def test_two_systems_are_compared_by_smape_and_mase():
+    """zeta (SMAPE 30, MASE 1.5) and alpha (SMAPE 20, MASE 2): two systems are enough for
+    both sentences; alpha lowest by SMAPE, zeta by MASE. With alpha's MASE at 1, alpha is
+    lowest by both (too)."""
+    levels = three_systems()
+    del levels["mid"]
+    text = plain(verdict_section(report_data(rating_rows(levels))))
+    assert (
+        "By accuracy, alpha has the lowest mean SMAPE (20.00) and zeta the highest (30.00)." in text
+    )
+    assert "By MASE, zeta has the lowest mean (1.50)." in text
+    levels["alpha"]["mase"] = [1.0] * 4
+    text = plain(verdict_section(report_data(rating_rows(levels))))
+    assert "By MASE, alpha has the lowest mean too (1.00)." in text
+
+
 def test_table2_with_one_system():
     """One rated system: each row has its one value, in bold (the best of one)."""
     html = summary_section(report_data(rating_rows({"mid": uniform(2, smape=7.0)})))
