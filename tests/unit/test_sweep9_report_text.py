@@ -422,6 +422,19 @@ def test_two_systems_are_compared_by_smape_and_mase():
     assert "By MASE, alpha has the lowest mean too (1.00)." in text
 
 
+def test_no_too_when_there_was_no_smape_sentence():
+    """Only alpha has SMAPE rows (no SMAPE sentence: nothing to compare), alpha and zeta
+    have MASE: the MASE sentence does not say "too"."""
+    levels = three_systems()
+    del levels["mid"]
+    levels["alpha"]["mase"] = [1.0] * 4
+    ratings = rating_rows(levels)
+    ratings = ratings[(ratings["metric"] != "smape") | (ratings["system_id"] == "alpha")]
+    text = plain(verdict_section(report_data(ratings)))
+    assert "lowest mean SMAPE" not in text
+    assert "By MASE, alpha has the lowest mean (1.00)." in text
+
+
 def test_table2_with_one_system():
     """One rated system: each row has its one value, in bold (the best of one)."""
     html = summary_section(report_data(rating_rows({"mid": uniform(2, smape=7.0)})))
