@@ -837,3 +837,15 @@ def test_the_overview_ranks_by_mean_rating_with_ties_in_seed_order():
     ]
     without = overview_section(report_data(ratings))
     assert without.count("<td>–</td>") == 3
+
+
+def test_the_overview_without_a_systems_catalogue_leaves_the_names_blank():
+    levels = {"zeta": uniform(2), "mid": uniform(1)}
+    for systems in (pd.DataFrame(), pd.DataFrame({"system_id": ["zeta", "mid"]})):
+        html = overview_section(report_data(rating_rows(levels), systems=systems))
+        body = html[html.index("<tbody>") :]
+        rows = [
+            [plain(c) for c in re.findall(r"<td>(.*?)</td>", r, re.S)][:4]
+            for r in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+        ]
+        assert rows == [["1", "mid", "", "1.00"], ["2", "zeta", "", "2.00"]]
