@@ -489,6 +489,15 @@ def test_first_row_and_float_value_by_a_mask_for_float_keys():
     assert float_value(pd.DataFrame(), "v", name="a") is None
 
 
+def test_first_row_never_matches_a_null_as_a_mask_would_not():
+    """``frame[k] == None`` is false on every row, a null cell included: a filter with a
+    None value finds nothing, even where the frame has a null in that column."""
+    frame = pd.DataFrame({"name": ["a", "b"], "tag": [None, "x"]})
+    assert first_row(frame, {"name": "a", "tag": None}) is None
+    assert first_row(frame, {"tag": None}) is None
+    assert first_row(frame, {"name": "b", "tag": "x"}) == 1
+
+
 def test_text_cells_are_none_when_null_or_blank():
     assert text_html(None) is None and text_html(float("nan")) is None and text_html("  ") is None
     assert text_html(" why ") == "why" and text_html(3) == "3"
