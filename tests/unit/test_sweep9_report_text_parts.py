@@ -300,6 +300,9 @@ def test_the_provenance_names_the_revision_or_why_there_is_none():
         training_data=None, training_cutoff=pd.NaT, training_data_reason="closed"
     )
     assert cells_of(provenance_section(unknown))[0][3] == "unknown: closed"
+    # a cutoff without a statement: still unknown, the cutoff alone says nothing
+    dated = provenance_frame(training_data=None, training_data_reason="closed")
+    assert cells_of(provenance_section(dated))[0][3] == "unknown: closed"
 
 
 # ----------------------------------------------------------------------------- relative
