@@ -495,7 +495,9 @@ def test_first_row_and_float_value_by_a_mask_for_float_keys():
 def test_first_row_never_matches_a_null_as_a_mask_would_not():
     """``frame[k] == None`` is false on every row, a null cell included: a filter with a
     None value finds nothing, even where the frame has a null in that column."""
-    frame = pd.DataFrame({"name": ["a", "b"], "tag": [None, "x"]})
+    # an object column that keeps None (pandas turns None into NaN in a mixed list)
+    frame = pd.DataFrame({"name": ["a", "b"], "tag": pd.Series([None, "x"], dtype=object)})
+    assert frame["tag"].tolist() == [None, "x"]
     assert first_row(frame, {"name": "a", "tag": None}) is None
     assert first_row(frame, {"tag": None}) is None
     assert first_row(frame, {"name": "b", "tag": "x"}) == 1
