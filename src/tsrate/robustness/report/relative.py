@@ -45,7 +45,8 @@ def uncertainty_section(effects: pd.DataFrame, num: Callable[..., str]) -> str:
                 return num(float_value(getattr(row, column)), "uncertainty_effects", column, where)
 
             if pd.isna(row.beyond_noise):
-                verdict = esc(row.reason or "not tested")
+                # a null reason reads as NaN from DuckDB: a float, truthy
+                verdict = esc(row.reason if isinstance(row.reason, str) else "not tested")
             elif bool(row.beyond_noise):
                 worse = float(row.mean_change) > 0
                 verdict = "<b>hurts</b> (beyond noise)" if worse else "<b>helps</b> (beyond noise)"
@@ -139,7 +140,7 @@ def leave_one_out_section(checks: pd.DataFrame, num: Callable[..., str]) -> str:
                 f"<code>{esc(row.system_id)}</code>",
                 cell("rating"),
                 f"{cell('rating_min_one_removed')}–{cell('rating_max_one_removed')}",
-                esc(row.changed_by_removing or ""),
+                esc(row.changed_by_removing if isinstance(row.changed_by_removing, str) else ""),
                 f"{cell('rating_min_one_added')}–{cell('rating_max_one_added')}",
             ]
         )
