@@ -36,11 +36,12 @@ def con(tmp_path):
 
 
 def _result(attention: Attention, n_series: int = 2, test_start: int = 40) -> TrainResult:
+    """Three test steps; per-series MSEs whose mean and median differ for three series."""
     steps = 3
     targets = np.arange(steps * n_series, dtype=float).reshape(steps, n_series)
     return TrainResult(
-        train_mse=np.array([1.0, 3.0][:n_series]),
-        test_mse=np.array([2.0, 6.0][:n_series]),
+        train_mse=np.array([1.0, 2.0, 6.0][:n_series]),
+        test_mse=np.array([2.0, 3.0, 10.0][:n_series]),
         loss_history=[0.5, 0.25],
         test_targets=targets,
         test_predictions=targets + 0.5,
@@ -52,14 +53,14 @@ def _result(attention: Attention, n_series: int = 2, test_start: int = 40) -> Tr
 
 def test_a_variant_and_its_true_edges(con) -> None:
     edges = ((0, 1, 2, 0.25), (0, 1, 2, 0.5), (1, 0, 3, 1.0), (0, 1, 5, 0.25))
-    dataset = Dataset(4, np.zeros((7, 2)), edges, {"length": 100, "seed": 3})
+    dataset = Dataset(4, np.zeros((7, 2)), edges, {"seed": 3, "length": 100})
     storage.store_variant(con, "vk", "d4", dataset)
     row = con.execute(
         "select variant_key, variant_id, dataset_id, n_series, length, params "
         "from raw.interp_variants"
     ).fetchone()
     assert row[:5] == ("vk", "d4", 4, 2, 100)
-    assert json.loads(row[5]) == {"length": 100, "seed": 3}
+    assert row[5] == '{"length": 100, "seed": 3}'  # keys sorted
     truth = con.execute("select * from raw.interp_truth order by 2, 3, 4").fetchall()
     assert truth == [("vk", 0, 1, 2, 0.75), ("vk", 0, 1, 5, 0.25), ("vk", 1, 0, 3, 1.0)]
     # stored once: a second call changes nothing
@@ -123,7 +124,7 @@ def test_attention_rows_per_kind() -> None:
 
 def test_a_run_is_stored_whole(con) -> None:
     beta = np.array([[0.5, 0.5], [0.25, 0.75]])
-    result = _result(Attention(beta, None, picks=np.array([[1, 0], [0, 1]])))
+    result = _result(Attention(beta, None, picks=np.array([[1, 0], [0, 1]])), n_series=3)
     settings = {"hidden": 4, "device": "cuda"}
     storage.store_run(con, "rk", "vk", "tcdf", 7, "small", settings, result)
     row = con.execute("select * exclude (finished_at) from raw.interp_runs").fetchone()
@@ -135,9 +136,9 @@ def test_a_run_is_stored_whole(con) -> None:
         "small",
         json.dumps(settings, sort_keys=True),
         "cuda",
-        2,
-        2.0,  # mean of the train MSEs 1, 3
-        4.0,  # mean of the test MSEs 2, 6
+        3,
+        3.0,  # mean of the train MSEs 1, 2, 6 (median 2)
+        5.0,  # mean of the test MSEs 2, 3, 10 (median 3)
         [0.5, 0.25],
         1.5,
     )
@@ -146,17 +147,19 @@ def test_a_run_is_stored_whole(con) -> None:
     ).fetchall()
     assert scores == [
         ("rk", 0, "test", 2.0),
-        ("rk", 1, "test", 6.0),
+        ("rk", 1, "test", 3.0),
+        ("rk", 2, "test", 10.0),
         ("rk", 0, "train", 1.0),
-        ("rk", 1, "train", 3.0),
+        ("rk", 1, "train", 2.0),
+        ("rk", 2, "train", 6.0),
     ]
     predictions = con.execute(
         "select run_key, series_index, time_index, actual, prediction "
         "from raw.interp_predictions order by 2, 3"
     ).fetchall()
-    # targets[step, series] = 2 * step + series, at time test_start + step
+    # targets[step, series] = 3 * step + series, at time test_start + step
     assert predictions == [
-        ("rk", s, 40 + k, 2.0 * k + s, 2.0 * k + s + 0.5) for s in range(2) for k in range(3)
+        ("rk", s, 40 + k, 3.0 * k + s, 3.0 * k + s + 0.5) for s in range(3) for k in range(3)
     ]
     attention = con.execute(
         "select attention, count(*), sum(value) from raw.interp_attention group by 1 order by 1"
