@@ -425,3 +425,17 @@ def test_unit_key_is_stable_and_names_every_part() -> None:
     assert len({a.run_key, Unit(variant, "tcdf", 2, {"hidden": 2}).run_key}) == 2
     assert len({a.run_key, Unit(variant, "darnn", 1, {"hidden": 2}).run_key}) == 2
     assert len({a.run_key, Unit(variant, "tcdf", 1, {"hidden": 3}).run_key}) == 2
+
+
+def test_keys_are_the_documented_hashes() -> None:
+    """variant_key: sha256 of [dataset id, sorted params] as JSON, first 16 hex digits;
+    run_key: of [variant_key, model, seed, settings] with sorted keys, 16 digits. Stored
+    keys must stay the same across versions, or stored units are never reused."""
+    import hashlib
+
+    (variant,) = plan_variants(TINY, [4], sensitivity=False)
+    text = json.dumps([4, sorted(variant.params)], default=str)
+    assert variant.variant_key == hashlib.sha256(text.encode()).hexdigest()[:16]
+    unit = Unit(variant, "tcdf", 3, {"hidden": 2, "epochs": 1})
+    text = json.dumps([variant.variant_key, "tcdf", 3, {"epochs": 1, "hidden": 2}], sort_keys=True)
+    assert unit.run_key == hashlib.sha256(text.encode()).hexdigest()[:16]

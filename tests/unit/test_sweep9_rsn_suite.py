@@ -252,3 +252,20 @@ def test_responses_are_the_answerers_own(tmp_path) -> None:
     expected = {r.prompt_hash: (r.raw_text, r.choice) for r in answerer.answer(requests)}
     assert {h: (t, c) for h, t, c in rows} == expected
     assert all(isinstance(r, Response) for r in answerer.answer(requests[:1]))
+
+
+def test_a_language_model_that_cannot_run_here_is_named(monkeypatch) -> None:
+    """No endpoint configured: the run stops naming the model and the reason; configured,
+    the model joins the references."""
+    for name in ("BASE_URL", "MODEL", "API_KEY_ENV"):
+        monkeypatch.delenv(f"TSRATE_NOPE_MODEL_{name}", raising=False)
+    config = RunConfig(generator=SMALL_DATA, fracast=False, llms=("endpoint:nope-model",))
+    with pytest.raises(TsrateError, match="'endpoint:nope-model' cannot run here: no endpoint"):
+        build_answerers(config)
+    monkeypatch.setenv("TSRATE_NOPE_MODEL_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("TSRATE_NOPE_MODEL_MODEL", "nope")
+    ids = [a.system_id for a in build_answerers(config)]
+    assert ids == ["random", "naive", "median", "arima", "context_rule", "nope-model"]
+    twice = dataclasses.replace(config, llms=("endpoint:nope-model", "endpoint:nope-model"))
+    with pytest.raises(TsrateError, match="given twice"):
+        build_answerers(twice)
