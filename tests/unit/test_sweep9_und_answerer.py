@@ -66,3 +66,26 @@ def test_the_packaged_gemma_names_its_cap_and_closed_decoding(tmp_path, monkeypa
         + ";zero_shot_new_tokens=32"
         + f";closed={gemma.CHOICE_DECODING}"
     )
+
+
+def test_the_packaged_gemma_reasons_only_for_chain_of_thought(tmp_path, monkeypatch) -> None:
+    """A closed question asked zero-shot and with chain of thought in one call: the zero-shot
+    reply is one admissible answer alone, the chain-of-thought reply ends in an
+    ``Answer:`` line with one."""
+    from tsrate.suites.understanding.suite import answer_form
+    from tsrate.systems import gemma
+
+    if gemma.missing_packages():
+        pytest.skip(f"needs {gemma.missing_packages()}")
+    monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TSRATE_HF_DEVICE", "cpu")
+    monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", "6")
+    gemma.ensure_checkpoint(gemma.packaged_sha256(), CountingConverter())
+    answerer = LanguageModelAnswerer("hf_local:gemma3_270m")
+    prompts = [p for p in _prompts() if p.task == "search"]
+    zero = next(p for p in prompts if p.prompting == "zero_shot")
+    cot = next(p for p in prompts if p.prompting == "cot")
+    replies = answerer.answer_all([cot, zero])
+    assert replies[1] in answer_form(zero)
+    assert "Answer:" in replies[0] and "Answer:" not in replies[1]
+    assert replies[0][replies[0].rindex("Answer:") + len("Answer:") :] in answer_form(cot)
