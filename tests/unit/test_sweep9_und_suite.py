@@ -419,3 +419,56 @@ def test_an_unavailable_system_is_named_before_anything_is_stored(tmp_path) -> N
     with pytest.raises(TsrateError, match="system scripted cannot run: no key here"):
         run_suite(warehouse, _tiny(), [(Scripted(available=False), "endpoint")], lambda _: None)
     assert not warehouse.exists()
+
+
+def _documented_sample(prompts, n: int, seed: int) -> list:
+    """sample_prompts' docstring, written out: questions grouped by (feature, task) cell;
+    numpy's generator seeded [seed, 28] permutes the sorted cells, then each cell's
+    questions (sorted by repr); cells holding the most missing features and tasks first
+    until every one is present; then one question per cell in turn; prompts' order kept."""
+    import numpy as np
+
+    from tsrate.suites.understanding.suite import question_key
+
+    questions: dict = {}
+    for p in prompts:
+        questions.setdefault(question_key(p), []).append(p)
+    rng = np.random.default_rng([seed, 28])
+    cells: dict = {}
+    for key, group in questions.items():
+        cells.setdefault((group[0].feature, group[0].task), []).append(key)
+    order = sorted(cells)
+    order = [order[i] for i in rng.permutation(len(order))]
+    queues = {}
+    for cell in order:
+        keys = sorted(cells[cell], key=repr)
+        queues[cell] = [keys[i] for i in rng.permutation(len(keys))]
+    features, tasks = {f for f, _ in order}, {t for _, t in order}
+    chosen = []
+    while features or tasks:
+        best = max((c[0] in features) + (c[1] in tasks) for c in order)
+        cell = next(c for c in order if (c[0] in features) + (c[1] in tasks) == best)
+        chosen.append(queues[cell].pop(0))
+        features.discard(cell[0])
+        tasks.discard(cell[1])
+    while len(chosen) < n:
+        for cell in order:
+            if queues[cell] and len(chosen) < n:
+                chosen.append(queues[cell].pop(0))
+    return [p for p in prompts if question_key(p) in set(chosen)]
+
+
+def test_the_sample_is_the_documented_seeded_draw() -> None:
+    from tsrate.suites.understanding.suite import sample_prompts
+
+    _, prompts = _prompts(
+        ["trend", "seasonality", "anomalies", "volatility", "outlier"], train=3, test=2
+    )
+    for n, seed in ((16, 2404), (20, 7), (25, 0)):
+        got = sample_prompts(prompts, n, seed)
+        assert [p.prompt_key for p in got] == [
+            p.prompt_key for p in _documented_sample(prompts, n, seed)
+        ]
+    # every question, exactly: all prompts, in order
+    n_questions = len({p.prompt_key for p in prompts})
+    assert sample_prompts(prompts, n_questions, 0) == prompts
