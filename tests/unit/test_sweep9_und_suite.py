@@ -451,6 +451,8 @@ def _documented_sample(prompts, n: int, seed: int) -> list:
         chosen.append(queues[cell].pop(0))
         features.discard(cell[0])
         tasks.discard(cell[1])
+    if n < len(chosen):
+        return len(chosen)  # the fewest that cover every feature and task
     while len(chosen) < n:
         for cell in order:
             if queues[cell] and len(chosen) < n:
@@ -469,6 +471,13 @@ def test_the_sample_is_the_documented_seeded_draw() -> None:
         assert [p.prompt_key for p in got] == [
             p.prompt_key for p in _documented_sample(prompts, n, seed)
         ]
+    # the fewest questions that hold every feature and task: accepted; one fewer refused
+    fewest = _documented_sample(prompts, 0, 2404)
+    assert len({p.feature for p in sample_prompts(prompts, fewest, 2404)}) == len(
+        {p.feature for p in prompts}
+    )
+    with pytest.raises(TsrateError, match=f"a sample of {fewest - 1} questions .* {fewest} or"):
+        sample_prompts(prompts, fewest - 1, 2404)
     # every question, exactly: all prompts, in order
     n_questions = len({p.prompt_key for p in prompts})
     assert sample_prompts(prompts, n_questions, 0) == prompts
