@@ -481,3 +481,22 @@ def test_the_sample_is_the_documented_seeded_draw() -> None:
     # every question, exactly: all prompts, in order
     n_questions = len({p.prompt_key for p in prompts})
     assert sample_prompts(prompts, n_questions, 0) == prompts
+
+
+def test_an_unavailable_cot_parser_is_named_before_anything_is_stored(
+    tmp_path, monkeypatch
+) -> None:
+    from tsrate.suites.understanding.cot_parser import CotParser
+
+    for name in ("BASE_URL", "MODEL", "API_KEY_ENV"):
+        monkeypatch.delenv(f"TSRATE_NOPE_MODEL_{name}", raising=False)
+    warehouse = tmp_path / "w.duckdb"
+    with pytest.raises(TsrateError, match="cot parser nope-model cannot run: no endpoint"):
+        run_suite(
+            warehouse,
+            _tiny(),
+            open_systems(),
+            lambda _: None,
+            cot_parser=CotParser("endpoint:nope-model"),
+        )
+    assert not warehouse.exists()
