@@ -51,3 +51,17 @@ def test_two_workers_train_in_other_processes_and_one_unit_trains_here(tmp_path)
     units = plan_units(one, variants, ["imv_tensor"])
     _, trained, _ = run_units(warehouse, one, variants, units, lambda _: None, workers=2)
     assert trained == 1 and list(suite._worker_cache) == [variants[0].variant_key]
+
+
+def test_more_workers_than_cores_still_train_with_one_thread_each(tmp_path, monkeypatch) -> None:
+    """One core, two workers: each worker gets max(1, 1 // 2) = 1 torch thread (torch
+    refuses 0 and a float), and both units are stored."""
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    warehouse = tmp_path / "w.duckdb"
+    variants = plan_variants(TINY, [4], sensitivity=False)
+    units = plan_units(TINY, variants, ["imv_tensor"])
+    suite._worker_cache.clear()
+    _, trained, _ = run_units(warehouse, TINY, variants, units, lambda _: None, workers=2)
+    assert trained == 2 and suite._worker_cache == {}
