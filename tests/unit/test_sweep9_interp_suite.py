@@ -380,8 +380,11 @@ def test_a_failure_during_the_loop_ends_the_run_failed_with_the_message(tmp_path
     def progress(line: str) -> None:
         raise RuntimeError("progress hook broke on " + line.split(":")[0])
 
+    suite._worker_cache.clear()
     with pytest.raises(RuntimeError, match="broke on"):
         run_units(warehouse, TINY, variants, units, progress)
+    # by default one worker: trained in this process
+    assert list(suite._worker_cache) == [variants[0].variant_key]
     assert _read(warehouse, "select status, message from raw.suite_runs") == [
         ("failed", "progress hook broke on [1/2] d4 imv_tensor seed 1")
     ]
