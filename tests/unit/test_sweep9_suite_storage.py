@@ -296,3 +296,14 @@ def test_an_old_items_table_is_upgraded_with_its_rows(con) -> None:
     assert not con.execute(
         "select 1 from duckdb_tables() where table_name = 'rsn_items_before_perturbed'"
     ).fetchall()
+
+
+def test_understanding_expected_answers_are_stored_with_sorted_keys(con) -> None:
+    uni, _ = _samples()
+    prompts = build_prompts(
+        uni, ("csv",), 2, {"trend": [uni]}, ("retrieval", "arithmetic_max"), ("zero_shot",)
+    )
+    assert any(list(p.expected) != sorted(p.expected) for p in prompts)  # 'value' first
+    und_storage.store_prompts(con, prompts)
+    stored = dict(con.execute("select prompt_key, expected from raw.und_prompts").fetchall())
+    assert stored == {p.prompt_key: json.dumps(p.expected, sort_keys=True) for p in prompts}
