@@ -31,7 +31,14 @@ TINY = dataclasses.replace(
 )
 
 
-def test_two_workers_train_in_other_processes_and_one_unit_trains_here(tmp_path) -> None:
+def test_two_workers_train_in_other_processes_and_one_unit_trains_here(
+    tmp_path, monkeypatch
+) -> None:
+    """Four cores (whatever this machine has), two workers: 4 // 2 = 2 torch threads each
+    (torch refuses the float 4 / 2)."""
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
     warehouse = tmp_path / "w.duckdb"
     variants = plan_variants(TINY, [4], sensitivity=False)
     units = plan_units(TINY, variants, ["imv_tensor"])
