@@ -229,3 +229,22 @@ def test_an_interpreter_found_on_the_path_is_probed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     availability = MomentSystem("moment-env-python", backend="last-observed").availability()
     assert availability.available, availability.reason
+
+
+@pytest.mark.parametrize("kind", ["not executable", "a folder"])
+def test_an_interpreter_that_cannot_be_run_is_unavailable_with_one_line(tmp_path, kind):
+    """TSRATE_MOMENT_PYTHON naming a file without its execute bit, or a folder: the
+    system is unavailable and says why (the listing and a run go on), no traceback."""
+    if kind == "a folder":
+        python = tmp_path / "env"
+        python.mkdir()
+    else:
+        python = tmp_path / "python"
+        python.write_text(f"#!{sys.executable}\n")
+        python.chmod(0o644)
+    availability = MomentSystem(str(python)).availability()
+    assert not availability.available
+    assert availability.reason.startswith(f"cannot run {python}: [Errno 13] Permission denied")
+    assert availability.reason.endswith(moment_model.SETUP_HINT)
+    with pytest.raises(MomentBridgeError, match=f"cannot run {python}"):
+        MomentSystem(str(python)).predict(make_batch())

@@ -161,7 +161,7 @@ class MomentSystem:
             result = subprocess.run(
                 command, capture_output=True, text=True, timeout=timeout, check=False
             )
-        except FileNotFoundError as exc:
+        except OSError as exc:  # missing, not executable, not a program (TSRATE_MOMENT_PYTHON)
             raise MomentBridgeError(f"cannot run {self.python}: {exc}") from exc
         except subprocess.TimeoutExpired as exc:
             raise MomentBridgeError(
