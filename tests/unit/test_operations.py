@@ -142,15 +142,19 @@ def test_export_writes_the_snapshot_for_bi_and_refuses_foreign_folders(tmp_path)
         export_parquet(tmp_path / "nowhere.duckdb", tmp_path / "out")
 
 
-def test_the_pause_hook_does_nothing_unless_asked(monkeypatch):
+def test_the_pause_hook_does_nothing_unless_asked(monkeypatch, capsys):
     from tsrate.platform.stages import pause_point
 
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)  # a pause sleeps: recorded, not timed
     monkeypatch.delenv("TSRATE_TEST_PAUSE_AT", raising=False)
-    started = time.monotonic()
     pause_point("publish")
     monkeypatch.setenv("TSRATE_TEST_PAUSE_AT", "build")
     pause_point("publish")  # another stage: no pause
-    assert time.monotonic() - started < 0.5
+    assert slept == [] and "TSRATE_TEST_PAUSED" not in capsys.readouterr().err
+    monkeypatch.setenv("TSRATE_TEST_PAUSE_SECONDS", "7")
+    pause_point("build")  # the named stage: announced, then one sleep of the asked length
+    assert slept == [7.0] and "TSRATE_TEST_PAUSED build" in capsys.readouterr().err
 
 
 def test_schedules_and_parameters_come_from_config():
