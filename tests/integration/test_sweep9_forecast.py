@@ -15,7 +15,6 @@ server they come from, and the run provenance's git revision.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -28,10 +27,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.unit.test_sweep9_forecast import _priced_warehouse, _study
+from tests.unit.test_sweep9_forecast import _priced_warehouse, _study, made_by_the_run
 from tsrate import __version__
 from tsrate.config import load_companies
-from tsrate.platform.progress import Progress
 from tsrate.robustness.forecast import execute as forecasting
 from tsrate.robustness.marts.provenance import git_revision, run_provenance
 
@@ -56,13 +54,13 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
         perturbations=["P0", "P1", "P2", "P3", "P4", "P5", "P6"],
     )
     held: list[int] = []
+    lazy = made_by_the_run(monkeypatch, forecasting, "LazyBatches")
+    bars = made_by_the_run(monkeypatch, forecasting, "Progress")
 
     def say(line: str) -> None:
         if line.startswith("[1/"):  # the parent's batches, when the first result is stored
-            lazy = [o for o in gc.get_objects() if isinstance(o, forecasting.LazyBatches)]
             held.append(lazy[-1].n_held)
-            found = [o for o in gc.get_objects() if isinstance(o, Progress)]
-            parallel.append(found[-1].parallel)
+            parallel.append(bars[-1].parallel)
 
     parallel: list = []
     summary = forecasting.run_forecasts(con, study, load_companies(), workers=2, progress=say)
@@ -94,7 +92,7 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     assert list(built) == [f"naive|{one.to_json()}"]
 
 
-def test_without_a_worker_count_the_pool_has_one_worker_per_core() -> None:
+def test_without_a_worker_count_the_pool_has_one_worker_per_core(monkeypatch) -> None:
     cores = os.cpu_count() or 1
     if cores < 2:
         pytest.skip("one core: the run computes in its own process")
@@ -105,10 +103,10 @@ def test_without_a_worker_count_the_pool_has_one_worker_per_core() -> None:
         perturbations=["P0", "P1", "P2", "P3"],
     )
     held: list[int] = []
+    lazy = made_by_the_run(monkeypatch, forecasting, "LazyBatches")
 
     def say(line: str) -> None:
         if line.startswith("[1/"):
-            lazy = [o for o in gc.get_objects() if isinstance(o, forecasting.LazyBatches)]
             held.append(lazy[-1].n_held)
 
     summary = forecasting.run_forecasts(con, study, load_companies(), progress=say)
@@ -122,10 +120,10 @@ def test_the_eta_prices_an_unseen_system_by_its_own_stated_cost(monkeypatch) -> 
     con, _ = _priced_warehouse()
     study = _study(systems=["fracast", "naive"], study_tickers=["AAPL"], perturbations=["P0"])
     priors = []
+    bars = made_by_the_run(monkeypatch, forecasting, "Progress")
 
     def executor(study_json, companies, todo, batches):
-        found = [o for o in gc.get_objects() if isinstance(o, Progress)]
-        priors.append(dict(found[-1].prior))
+        priors.append(dict(bars[-1].prior))
         return iter(())
 
     forecasting.run_forecasts(

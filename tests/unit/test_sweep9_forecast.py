@@ -12,7 +12,6 @@ temporary DuckDB warehouses (the worker-process paths are tests/integration/).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import time
@@ -26,7 +25,6 @@ import pytest
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies
 from tsrate.inputs.perturbations import input_series
-from tsrate.platform.progress import Progress
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import PAUSE_AT, PAUSE_FILE, PAUSE_SECONDS
 from tsrate.platform.warehouse import store_prices
@@ -637,21 +635,36 @@ def test_one_worker_or_fewer_computes_in_this_process(monkeypatch) -> None:
     assert built_here(None, lambda: run_forecasts(con, study, companies, **quiet)) == [key]
 
 
-def _progress_parallel(run) -> list:
+def made_by_the_run(monkeypatch, module, name: str) -> list:
+    """Every ``module.<name>`` object the run makes from here on, in order: the class is
+    replaced by a subclass that records its instances (nothing else changes)."""
+    made: list = []
+    base = getattr(module, name)
+
+    class Recorded(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(module, name, Recorded)
+    return made
+
+
+def _progress_parallel(monkeypatch, run) -> list:
     """Run ``run(say)`` and return the ETA's count of partitions under way at once, read
     from the run's progress when the first partition is stored."""
     seen = []
+    made = made_by_the_run(monkeypatch, execute, "Progress")
 
     def say(line: str) -> None:
         if line.startswith("[1/"):
-            found = [o for o in gc.get_objects() if isinstance(o, Progress)]
-            seen.append(found[-1].parallel)
+            seen.append(made[-1].parallel)
 
     run(say)
     return seen
 
 
-def test_the_eta_counts_partitions_under_way_only_for_a_pool() -> None:
+def test_the_eta_counts_partitions_under_way_only_for_a_pool(monkeypatch) -> None:
     """A serial run or an executor's run has none under way beside the one finishing
     (``parallel`` None); a pool's, and a single partition's with two workers, are
     tests/integration/test_sweep9_forecast.py's."""
@@ -659,11 +672,13 @@ def test_the_eta_counts_partitions_under_way_only_for_a_pool() -> None:
     study = _run_study(perturbations=["P0"])
     companies = load_companies()
     serial = _progress_parallel(
-        lambda say: run_forecasts(con, study, companies, workers=1, force=True, progress=say)
+        monkeypatch,
+        lambda say: run_forecasts(con, study, companies, workers=1, force=True, progress=say),
     )
     timed = _progress_parallel(
+        monkeypatch,
         lambda say: run_forecasts(
             con, study, companies, executor=_timed_executor([]), force=True, progress=say
-        )
+        ),
     )
     assert (serial, timed) == ([None], [None])
