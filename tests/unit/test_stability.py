@@ -264,9 +264,11 @@ def test_matched_effects_equals_unit_level_matching_row_by_row() -> None:
         the other arm at the minimal propensity distance (the stratum's treated share)."""
         share = n_t[r] / np.where(n_t[r] + n_c[r] > 0, n_t[r] + n_c[r], 1.0)
         units = []  # (score, treated, outcome)
-        for s in range(strata):
-            units += [(share[s], True, sum_t[r, s] / n_t[r, s])] * int(n_t[r, s])
-            units += [(share[s], False, sum_c[r, s] / n_c[r, s])] * int(n_c[r, s])
+        for s in range(strata):  # an empty arm adds no unit (and no 0/0)
+            if n_t[r, s]:
+                units += [(share[s], True, sum_t[r, s] / n_t[r, s])] * int(n_t[r, s])
+            if n_c[r, s]:
+                units += [(share[s], False, sum_c[r, s] / n_c[r, s])] * int(n_c[r, s])
         effects = []
         for score, treated, y in units:
             pool = [(abs(score - o_s), o_y) for o_s, o_t, o_y in units if o_t != treated]

@@ -253,7 +253,7 @@ def tcdf_reference(model, x, force=()):
                             src = t - (k - 1 - j) * dil
                             if src >= 0:
                                 o[t] += w[j] * z[v][src]
-                    a = float(model.acts[level].weight[ch])
+                    a = float(model.acts[level].weight[ch].detach())
                     if level == 0:
                         new.append(prelu(o, a))
                     elif level < levels - 1:
@@ -267,7 +267,9 @@ def tcdf_reference(model, x, force=()):
                     ]
                 z = new
             pw = npy(model.pointwise.weight[e, :, 0])
-            out[b, e] = sum(pw[i] * z[i][-1] for i in range(n)) + float(model.pointwise.bias[e])
+            out[b, e] = sum(pw[i] * z[i][-1] for i in range(n)) + float(
+                model.pointwise.bias[e].detach()
+            )
     return out
 
 
@@ -563,7 +565,7 @@ def test_seq2graph_forward_and_attention_by_hand(force):
                 beta[:] = 1.0 / n
             betas[b, e] = beta
             decoded = np.tanh(gru_last(model.decoder, beta[:, None] * summaries))
-            ys[b, e] = decoded @ npy(model.out_w[e])[:, 0] + float(model.out_b[e])
+            ys[b, e] = decoded @ npy(model.out_w[e])[:, 0] + float(model.out_b[e].detach())
     close(npy(model(x)), ys)
     att = model.explain(x)
     close(att.beta, betas.mean(0))
