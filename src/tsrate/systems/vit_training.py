@@ -93,8 +93,9 @@ def prices_fingerprint(prices: pd.DataFrame) -> bytes:
 def remembered_key(settings: TrainingSettings, folder: Path, compute: Callable[[], str]) -> str:
     """``compute()`` (a checkpoint key: a hash of the settings, the training prices and the
     images' drawing constants), remembered under ``folder/vit_num_spec/keys/`` per
-    (settings, bundled sample file, its size and mtime, drawing constants), so listing the systems does not read and check the sample again
-    (about 1 s per variant); prices from anywhere but the bundled file are always hashed."""
+    (settings, bundled sample file, its size and mtime, drawing constants), so listing the
+    systems does not read and check the sample again (about 1 s per variant); prices from
+    anywhere but the bundled file are always hashed."""
     from tsrate.robustness.sample import skfolio_sample_path
 
     sample = skfolio_sample_path()
