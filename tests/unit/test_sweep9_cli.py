@@ -1,0 +1,145 @@
+"""The command line's contract: what a user types, what the parser fills in, what comes back.
+
+Expectations are the documented ones (docs/operations.md: every writing command fails at
+once on a held warehouse unless given ``--lock-timeout``; docs/bi.md and the ``--help``
+texts: ``query``'s and ``runs``' limits and the query timeout; the exit statuses of
+``main``'s docstring and the shell's 128 + signal convention), restated here by hand:
+
+- every command and every suite action is required: a bare ``tsrate`` or ``tsrate suite``
+  is a usage error (exit 2), not a silent no-op;
+- the writing commands' lock timeout defaults to 0 (fail at once), and ``--lock-timeout``
+  reaches the command as a float;
+- ``main`` maps a closed pipe to 141, Ctrl-C to 130, SIGTERM to 143, a user error to 2
+  and anything else to 1, each as one line (``--debug`` anywhere adds the traceback).
+
+Written for round 9 of the mutation sweep (tests/planted/mutate.py; survivors in
+tests/planted/sweep9_cli.json). The commands whose exceptions ``main`` maps are stood in
+for by a function that raises (the module's command function replaced for one test).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import types
+
+import duckdb
+import pytest
+
+from tsrate import TsrateError, cli
+
+WRITERS = {  # command: its required arguments
+    "run": [],
+    "ingest": [],
+    "import": ["f.csv", "--system", "x"],
+    "import-predictions": ["f.csv", "--system", "x", "--manifest", "m"],
+    "build": [],
+    "train": [],
+}
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_every_writing_command_fails_at_once_by_default_and_takes_a_lock_timeout(command):
+    parser = cli.build_parser()
+    args = parser.parse_args([command, *WRITERS[command]])
+    assert args.lock_timeout == 0.0 and isinstance(args.lock_timeout, float)
+    args = parser.parse_args([command, *WRITERS[command], "--lock-timeout", "2.5"])
+    assert args.lock_timeout == 2.5
+
+
+def test_the_reading_commands_defaults_are_the_documented_ones():
+    parser = cli.build_parser()
+    query = parser.parse_args(["query", "select 1"])
+    assert (query.limit, query.timeout, query.format, query.live) == (1000, 60.0, "table", False)
+    assert parser.parse_args(["runs"]).limit == 1000
+    assert parser.parse_args(["export-inputs", "out"]).images == 0
+
+
+@pytest.mark.parametrize("argv", [[], ["suite"], ["suite", "understanding"]])
+def test_a_missing_command_or_suite_action_is_a_usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(argv)
+    assert caught.value.code == 2
+    assert "required" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        ("one", "one"),
+        ("head:\n- a\n- b", "head: a; b"),
+        ("a\n\n  b  \n", "a; b"),
+        ("- only\n", "only"),
+        ("  \n", ""),
+        ("no colon\n- x", "no colon; x"),
+    ],
+)
+def test_one_line_joins_lines_and_drops_list_bullets(message, line):
+    assert cli.one_line(message) == line
+
+
+def test_each_failure_kind_gets_its_line_and_status():
+    class Checked(Exception):
+        problems = ["a"]
+
+    assert cli._error_line(Checked("the study:\n- a")) == ("the study:\n- a", 2)
+    error = TsrateError("bad thing\nmore")
+    assert cli._error_line(error) == ("bad thing; more", 2)
+    error.hint = "do this"
+    assert cli._error_line(error) == ("bad thing; more (hint: do this)", 2)
+    line, status = cli._error_line(duckdb.Error("IO Error: x\nLINE 1: select"))
+    assert status == 2 and line.startswith("DuckDB: IO Error: x (hint: is the file")
+    line, status = cli._error_line(ValueError(""))
+    assert status == 1 and line.startswith("unexpected ValueError: no message (hint: rerun")
+
+
+def raising(exc):
+    def command(args):  # noqa: ARG001 - a command's signature
+        raise exc
+
+    return command
+
+
+@pytest.mark.parametrize(
+    ("exc", "status"),
+    [
+        (BrokenPipeError(), 128 + signal.SIGPIPE),
+        (KeyboardInterrupt(), 128 + signal.SIGINT),
+        (KeyboardInterrupt("SIGTERM"), 128 + signal.SIGTERM),
+        (TsrateError("nope"), 2),
+        (RuntimeError("boom"), 1),
+    ],
+)
+def test_main_maps_each_ending_to_its_exit_status(exc, status, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "cmd_runs", raising(exc))
+    pointed = []
+    if isinstance(exc, BrokenPipeError):  # main points stdout at /dev/null: record it instead
+        monkeypatch.setattr(cli.os, "dup2", lambda fd, target: pointed.append((fd, target)))
+        monkeypatch.setattr(cli.sys, "stdout", types.SimpleNamespace(fileno=lambda: 1))
+    assert cli.main(["runs"]) == status
+    for fd, target in pointed:
+        assert target == 1 and os.readlink(f"/proc/self/fd/{fd}") == os.devnull
+        os.close(fd)
+    assert len(pointed) == isinstance(exc, BrokenPipeError)
+    err = capsys.readouterr().err
+    if isinstance(exc, KeyboardInterrupt):
+        name = "SIGTERM" if exc.args else "SIGINT"
+        assert err.startswith(f"tsrate: stopped by {name}; nothing half-written is kept")
+    elif isinstance(exc, BrokenPipeError):
+        assert err == ""  # quiet, as Unix tools are
+    else:
+        assert err.count("\n") == 1 and err.startswith("tsrate: error: ")
+        assert "Traceback" not in err
+
+
+def test_debug_anywhere_or_from_the_environment_adds_the_traceback(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "cmd_runs", raising(RuntimeError("boom")))
+    monkeypatch.delenv("TSRATE_DEBUG", raising=False)
+    assert cli.main(["runs", "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    monkeypatch.setenv("TSRATE_DEBUG", "1")
+    assert cli.main(["runs"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    monkeypatch.setenv("TSRATE_DEBUG", "0")
+    assert cli.main(["runs"]) == 1
+    assert "Traceback" not in capsys.readouterr().err
