@@ -143,3 +143,57 @@ def test_debug_anywhere_or_from_the_environment_adds_the_traceback(monkeypatch, 
     monkeypatch.setenv("TSRATE_DEBUG", "0")
     assert cli.main(["runs"]) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["import", "f.csv"], "--system"),
+        (["import-predictions", "f.csv", "--manifest", "m"], "--system"),
+        (["import-predictions", "f.csv", "--system", "x"], "--manifest"),
+        (["show-input", "--ticker", "A", "--date", "2022-01-03", "--perturbation", "P0"],
+         "--system"),
+        (["show-input", "--system", "s", "--date", "2022-01-03", "--perturbation", "P0"],
+         "--ticker"),
+        (["show-input", "--system", "s", "--ticker", "A", "--perturbation", "P0"], "--date"),
+        (["show-input", "--system", "s", "--ticker", "A", "--date", "2022-01-03"],
+         "--perturbation"),
+    ],
+)  # fmt: skip
+def test_a_missing_required_flag_is_a_usage_error_naming_it(argv, flag, capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.build_parser().parse_args(argv)
+    assert caught.value.code == 2
+    assert "the following arguments are required: " + flag in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ingest"],
+        ["import", "f.csv", "--system", "x"],
+        ["import-predictions", "f.csv", "--system", "x", "--manifest", "m"],
+        ["build"],
+        ["studies"],
+    ],
+)
+def test_the_commands_that_write_take_the_writer_lock_before_anything_else(
+    argv, tmp_path, monkeypatch, capsys
+):
+    """With the warehouse's lock held by another open file (flock contends as another
+    process would), each such command fails at once naming the holder, before reading
+    any of its arguments' files (none of them exist here)."""
+    import fcntl
+
+    from tsrate.platform.locking import lock_path
+
+    warehouse = tmp_path / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert cli.main(argv) == 2
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    assert err.startswith(f"tsrate: error: the warehouse {warehouse} is being written by")
