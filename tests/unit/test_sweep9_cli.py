@@ -197,3 +197,123 @@ def test_the_commands_that_write_take_the_writer_lock_before_anything_else(
         os.close(fd)
     err = capsys.readouterr().err
     assert err.startswith(f"tsrate: error: the warehouse {warehouse} is being written by")
+
+
+def test_without_debug_a_logged_failure_is_one_line_naming_the_exception():
+    import logging
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    log = logging.getLogger("tsrate.test_sweep9_cli")
+    log.addHandler(Keep())
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    try:
+        with cli._quiet_tracebacks(False):
+            for text in ("the task failed", "boom happened", "ValueError seen", "plain"):
+                try:
+                    raise ValueError("boom")
+                except ValueError:
+                    if text == "plain":
+                        log.info(text)  # no exception attached: left as it is
+                    else:
+                        log.exception(text)
+        with cli._quiet_tracebacks(True):
+            try:
+                raise ValueError("boom")
+            except ValueError:
+                log.exception("with debug")
+    finally:
+        log.handlers.clear()
+    quiet, debug = records[:4], records[4]
+    assert [r.getMessage() for r in quiet] == [
+        "the task failed (ValueError: boom)",
+        "boom happened",  # the message already says it
+        "ValueError seen",  # the type already named
+        "plain",
+    ]
+    assert all(r.exc_info is None for r in quiet)
+    assert debug.exc_info is not None and debug.getMessage() == "with debug"
+
+
+def test_main_reads_the_command_line_when_given_none(monkeypatch):
+    seen = []
+    monkeypatch.setattr(cli, "cmd_runs", lambda args: seen.append(args.limit) or 0)
+    monkeypatch.setattr(cli.sys, "argv", ["tsrate", "runs", "--limit", "7"])
+    assert cli.main() == 0 and seen == [7]
+
+
+def test_verbose_is_set_for_dbt_only_when_asked(monkeypatch):
+    monkeypatch.setattr(cli, "cmd_runs", lambda args: 0)
+    monkeypatch.delenv("TSRATE_VERBOSE", raising=False)
+    assert cli.main(["runs"]) == 0
+    assert "TSRATE_VERBOSE" not in os.environ
+    assert cli.main(["--verbose", "runs"]) == 0
+    assert os.environ["TSRATE_VERBOSE"] == "1"
+
+
+class Clock:
+    def __init__(self):
+        self.now, self.sleeps = 50.0, []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(round(seconds, 6))
+        self.now += seconds
+
+
+@pytest.mark.parametrize(
+    ("extra", "sleeps"), [([], []), (["--lock-timeout", "2.5"], [1.0, 1.0, 0.5])]
+)
+def test_a_writing_command_waits_only_as_long_as_asked(
+    extra, sleeps, tmp_path, monkeypatch, capsys
+):
+    """``build`` with the lock held: no flag fails at once; ``--lock-timeout 2.5`` polls
+    (a fake clock: the sleeps asked for are recorded, not slept) and then fails."""
+    import fcntl
+    import time
+
+    from tsrate.platform.locking import lock_path
+
+    clock = Clock()
+    monkeypatch.setattr(time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(time, "sleep", clock.sleep)
+    warehouse = tmp_path / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert cli.main(["build", *extra]) == 2
+        assert cli.main(["studies"]) == 2  # no flag of its own: fails at once
+    finally:
+        os.close(fd)
+    assert clock.sleeps == sleeps
+    err = capsys.readouterr().err
+    assert ("after waiting 2s" in err) == bool(extra)
+    assert err.count("after waiting") == (1 if extra else 0)
+
+
+def test_entry_exits_with_mains_status_after_joining_threads(monkeypatch):
+    import threading
+
+    calls = []
+    monkeypatch.setattr(threading, "_shutdown", lambda: calls.append("joined"))
+    monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: calls.append("atexit"))
+
+    def exit_(code):
+        calls.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli.os, "_exit", exit_)
+    for status, code in ((3, 3), (0, 0), (None, 0)):
+        monkeypatch.setattr(cli, "main", lambda status=status: status)
+        calls.clear()
+        with pytest.raises(SystemExit):
+            cli.entry()
+        assert calls == ["joined", "atexit", code]
