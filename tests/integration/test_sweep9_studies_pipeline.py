@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.import_study import STUDY, prediction_grid
+from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect, store_prices
@@ -26,16 +27,6 @@ pytestmark = pytest.mark.slow
 FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
          "--context-length", "30", "--horizon", "5", "--systems", "naive",
          "--perturbations", "P0"]  # fmt: skip
-METADATA = """\
-display_name: External (imported)
-modality: numeric
-family: foundation
-purpose: general-purpose
-architecture: decoder-only
-is_foundation_model: true
-accepted_perturbations: [P0, P1, P2, P3]
-description: Forecasts made elsewhere.
-"""
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.unit.test_studies import OLD_RUNS_DDL
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.platform.raw_schema import COMPANIES_DDL, STUDIES_DDL
@@ -39,19 +40,6 @@ STUDY = Study.from_mapping(
         systems=["naive"],
     )
 )
-
-#: raw.runs as the previous release created it (no study_id)
-OLD_RUNS_DDL = """
-create schema if not exists raw;
-create table raw.runs (
-    run_id varchar primary key, started_at timestamp not null, finished_at timestamp,
-    status varchar not null, study_hash varchar not null, study json not null,
-    tickers varchar[] not null, systems varchar[] not null, perturbations varchar[] not null,
-    study_start date not null, study_end date not null, context_length integer not null,
-    horizon integer not null, stride integer not null, perturbation_phase integer not null,
-    message varchar
-);
-"""
 
 
 def _study(**changes) -> Study:

@@ -19,22 +19,12 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from tests.unit.test_studies import OLD_RUNS_DDL
 from tsrate.cli import main
 from tsrate.config import Study
 from tsrate.platform.warehouse import duckdb_settings
 from tsrate.robustness import studies
 
-OLD_RUNS_DDL = """
-create schema if not exists raw;
-create table raw.runs (
-    run_id varchar primary key, started_at timestamp not null, finished_at timestamp,
-    status varchar not null, study_hash varchar not null, study json not null,
-    tickers varchar[] not null, systems varchar[] not null, perturbations varchar[] not null,
-    study_start date not null, study_end date not null, context_length integer not null,
-    horizon integer not null, stride integer not null, perturbation_phase integer not null,
-    message varchar
-);
-"""
 STUDY = Study.from_mapping(
     dict(study_tickers="JPM,AAPL", study_start="2022-09-01", study_end="2022-12-28",
          context_length=30, horizon=5, systems="naive,ext")
