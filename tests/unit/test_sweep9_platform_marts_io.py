@@ -2,13 +2,11 @@
 DuckDB relations, against tables written out by hand: the unit numbering (sorted by ticker
 and date), the dense day table with -1 for days without a window, the strata codes in value
 order, unit lookups at the first ticker and the first and last day and just outside them,
-read_columns' categoricals (sorted, NULL kept as missing) and dates, and assignment_matrix's
-(distributions x units) codes with each refusal: a window or perturbation it does not know,
-two draws for one window, and no draws at all.
+and read_columns' categoricals (sorted, NULL kept as missing) and dates.
 
 Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep9_platform.json): the older tests use Units and outcome_grid only through
-the causal estimates, and read_columns and assignment_matrix only inside dbt.
+the causal estimates, and read_columns only inside dbt.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.platform.marts_io import Units, assignment_matrix, outcome_grid, read_columns
+from tsrate.platform.marts_io import Units, outcome_grid, read_columns
 
 EPOCH = dt.date(1970, 1, 1)
 
@@ -171,70 +169,3 @@ def test_read_columns_of_a_text_column_that_is_all_null():
     finally:
         con.close()
     assert frame["note"].isna().all() and frame["n"].tolist() == [1, 2]
-
-
-ASSIGNMENTS = """
-    select * from (values
-        ('r1', 'set', 'd2', 'industry', 'Tech', 'AAPL', date '2022-01-03', 'P1'),
-        ('r1', 'set', 'd2', 'industry', 'Tech', 'XOM', date '2022-01-03', 'none'),
-        ('r1', 'set', 'd1', 'company', 'MSFT', 'MSFT', date '2022-01-04', 'none'),
-        ('r1', 'set', 'd1', 'company', 'MSFT', 'AAPL', date '2022-01-06', 'P2'),
-        ('r1', 'set', 'd1', 'company', 'MSFT', 'MSFT', date '2022-01-03', 'P1'),
-        ('r2', 'set', 'd1', 'company', 'MSFT', 'AAPL', date '2022-01-03', 'P2'),
-        ('r1', 'other', 'd1', 'company', 'MSFT', 'AAPL', date '2022-01-03', 'P2')
-        {extra}
-    ) v(run_id, perturbation_set, distribution_id, confounder, favored_value, ticker,
-        window_end_date, perturbation_id)
-"""
-
-
-def matrix_of(extra: str = "", run: str = "r1", units: Units | None = None):
-    con = duckdb.connect()
-    try:
-        relation = con.sql(ASSIGNMENTS.format(extra=extra))
-        return assignment_matrix(
-            relation, run, "set", units or Units(windows()), ["none", "P1", "P2"]
-        )
-    finally:
-        con.close()
-
-
-def test_assignment_matrix_codes_each_distributions_draws_by_unit():
-    """Units: AAPL 3rd, AAPL 6th, MSFT 3rd, MSFT 4th, XOM 3rd; labels none=0, P1=1, P2=2.
-    Only run r1's rows of set 'set' count."""
-    meta, matrix = matrix_of()
-    assert meta.columns.tolist() == ["distribution_id", "confounder", "favored_value", "n_rows"]
-    assert meta["distribution_id"].tolist() == ["d1", "d2"]
-    assert meta["confounder"].tolist() == ["company", "industry"]
-    assert meta["n_rows"].tolist() == [3, 2]
-    assert list(meta.index) == [0, 1]
-    assert matrix.dtype == np.int8
-    assert matrix.tolist() == [[-1, 2, 1, 0, -1], [1, -1, -1, -1, 0]]
-
-
-def test_assignment_matrix_refuses_windows_and_perturbations_it_does_not_know():
-    unknown_window = ", ('r1', 'set', 'd1', 'company', 'MSFT', 'XOM', date '2022-01-04', 'P1')"
-    with pytest.raises(ValueError, match="missing from window_errors"):
-        matrix_of(unknown_window)
-    unknown_ticker = ", ('r1', 'set', 'd1', 'company', 'MSFT', 'TSLA', date '2022-01-03', 'P1')"
-    with pytest.raises(ValueError, match="missing from window_errors"):
-        matrix_of(unknown_ticker)
-    unknown_perturbation = (
-        ", ('r1', 'set', 'd2', 'industry', 'Tech', 'MSFT', date '2022-01-04', 'P7')"
-    )
-    with pytest.raises(ValueError, match="missing from window_errors"):
-        matrix_of(unknown_perturbation)
-
-
-def test_assignment_matrix_refuses_two_draws_for_one_window():
-    twice = ", ('r1', 'set', 'd2', 'industry', 'Tech', 'AAPL', date '2022-01-03', 'P2')"
-    with pytest.raises(ValueError, match="more than one draw"):
-        matrix_of(twice)
-
-
-def test_assignment_matrix_without_draws_or_without_units():
-    meta, matrix = matrix_of(run="r9")
-    assert meta.empty and matrix.shape == (0, 5)
-    meta, matrix = matrix_of(units=Units(windows().iloc[[]]))
-    assert meta["distribution_id"].tolist() == ["d1", "d2"]
-    assert matrix.shape == (2, 0)

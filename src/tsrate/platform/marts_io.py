@@ -1,21 +1,16 @@
 """Reading marts into numpy inside dbt Python models: shared by the rating models.
 
 ``read_columns`` pulls only the needed columns of a DuckDB relation with text as
-categoricals; ``Units`` numbers the (ticker, window) units of a run; ``assignment_matrix``
-streams treatment_assignments into a (distributions x units) matrix of perturbation codes;
-``outcome_grid`` turns one system's window_errors into a (units x perturbations) matrix.
+categoricals; ``Units`` numbers the (ticker, window) units of a run; ``outcome_grid`` turns
+one system's window_errors into a (units x perturbations) matrix.
 """
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pandas as pd
 
 UNIT = ["ticker", "window_end_date"]
-
-#: Rows per Arrow batch when streaming treatment_assignments.
-BATCH_ROWS = 1 << 20
 
 
 class Units:
@@ -94,71 +89,6 @@ def read_columns(relation, columns: list[str]) -> pd.DataFrame:
         else:
             select.append(name)
     return relation.select(", ".join(select)).to_arrow_table().to_pandas(date_as_object=False)
-
-
-def _enum_code(column: str, values: list[str], sql_type: str) -> str:
-    """SQL: the position of ``column`` in ``values`` (-1 when absent), via an ENUM cast."""
-    literal = ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
-    return f"coalesce(enum_code(try_cast({column} as ENUM({literal}))), -1)::{sql_type}"
-
-
-def _filter(relation, **equal):
-    condition = None
-    for column, value in equal.items():
-        term = duckdb.ColumnExpression(column) == duckdb.ConstantExpression(value)
-        condition = term if condition is None else condition & term
-    return relation.filter(condition)
-
-
-def assignment_matrix(
-    assignments, run_id: str, perturbation_set: str, units: Units, labels: list[str]
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Distributions (sorted) and the (distributions x units) matrix of drawn perturbations
-    (index into ``labels``; -1 = the window has no draw) of one run and perturbation set."""
-    drawn = _filter(assignments, run_id=run_id, perturbation_set=perturbation_set)
-    meta = (
-        drawn.aggregate(
-            "distribution_id, any_value(confounder) as confounder, "
-            "any_value(favored_value) as favored_value, count(*) as n_rows",
-            "distribution_id",
-        )
-        .to_arrow_table()
-        .to_pandas()
-        .sort_values("distribution_id")
-        .reset_index(drop=True)
-    )
-    matrix = np.full((len(meta), units.size), -1, dtype=np.int8)
-    if units.size == 0 or meta.empty:  # no draws: DuckDB has no ENUM of zero values
-        return meta, matrix
-    # The strings are turned into small integers by DuckDB (ENUM casts), in parallel.
-    first_day = str(units.days[0])
-    codes = drawn.select(
-        ", ".join(
-            [
-                _enum_code("distribution_id", [str(d) for d in meta["distribution_id"]], "INTEGER")
-                + " as d",
-                _enum_code("ticker", list(units.tickers), "INTEGER") + " as t",
-                f"(window_end_date - DATE '{first_day}')::BIGINT as day",
-                _enum_code("perturbation_id", labels, "TINYINT") + " as p",
-            ]
-        )
-    )
-    for batch in codes.to_arrow_reader(BATCH_ROWS):
-        d, t, day, p = (batch.column(i).to_numpy(zero_copy_only=False) for i in range(4))
-        u = units.index(t, day)
-        if (u < 0).any() or (p < 0).any() or (d < 0).any():
-            raise ValueError(
-                f"treatment_assignments of run {run_id}, set {perturbation_set!r} has windows "
-                "or perturbations missing from window_errors"
-            )
-        matrix[d, u] = p
-    filled = (matrix >= 0).sum(axis=1)
-    if (filled != meta["n_rows"].to_numpy()).any():
-        raise ValueError(
-            f"treatment_assignments of run {run_id}, set {perturbation_set!r} has more than "
-            "one draw for some window and distribution"
-        )
-    return meta, matrix
 
 
 def outcome_grid(
