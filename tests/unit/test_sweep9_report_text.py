@@ -256,7 +256,8 @@ def test_the_verdict_numbers_trace_to_the_rows_they_print():
 
 def test_the_verdict_breaks_a_tie_in_seed_order_and_names_both():
     """zeta and alpha both at 1 everywhere, mid at 3: zeta and alpha tie (seed order: zeta
-    first though alpha sorts first), mid the least; the leaders' firmness counts both."""
+    first though alpha sorts first), mid the least; the leaders' firmness counts both, in the
+    order the tie named them."""
     levels = {"zeta": uniform(1, smape=5.0), "alpha": uniform(1, smape=6.0), "mid": uniform(3)}
     ratings = rating_rows(levels)
     stability = stability_of(
@@ -273,7 +274,7 @@ def test_the_verdict_breaks_a_tie_in_seed_order_and_names_both():
     assert "and mid the least (3.00): a gap of 2.00 rating levels." in text
     # 0.59 is under 60 %: shaky; exactly 0.6 and an unknown share are not
     assert (
-        f"How firm: 1 of the leaders' {2 * n} ratings are shaky (alpha 1 of {n}, zeta 0 of {n}; "
+        f"How firm: 1 of the leaders' {2 * n} ratings are shaky (zeta 0 of {n}, alpha 1 of {n}; "
         "under 60% of bootstrap resamples of the window dates give the published level), "
         f"and 2 of all {3 * n};" in text
     )

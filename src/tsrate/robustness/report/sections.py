@@ -584,9 +584,12 @@ def verdict_section(data: ReportData) -> str:
             whose, each = f"{esc(best)}'s", ""
             if len(leaders) > 1:
                 whose = "the leaders'"
-                each = ", ".join(
-                    f"{esc(r.system_id)} {int(r.n_shaky)} of {int(r.n_ratings)}"
-                    for r in mine.itertuples()
+                per_leader = mine.set_index("system_id")
+                each = ", ".join(  # in the order the sentence before named the leaders
+                    f"{esc(s)} {int(per_leader.loc[s, 'n_shaky'])} of "
+                    f"{int(per_leader.loc[s, 'n_ratings'])}"
+                    for s in leaders
+                    if s in per_leader.index
                 )
                 each += "; "
             sentences.append(
