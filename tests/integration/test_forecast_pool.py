@@ -98,28 +98,41 @@ def test_killing_a_worker_mid_result_does_not_hang_the_pool(tmp_path):
 
 
 _SETUP_APART = """
-import json, sys, time
+import json, sys
 from tests.support.warehouses import small_study
 from tsrate.config import load_companies
 from tsrate.robustness.forecast.execute import forecast_partition
+from tsrate.systems.arima import ArimaSystem
 from tsrate.systems.llm import sample_batch
 
-before = "statsmodels.tsa.statespace.sarimax" in sys.modules
+SARIMAX = "statsmodels.tsa.statespace.sarimax"
+before = SARIMAX in sys.modules
+loaded_when_forecasting = []
+quantiles = ArimaSystem.predict_quantiles
+
+
+def recording(self, batch):
+    loaded_when_forecasting.append(SARIMAX in sys.modules)
+    return quantiles(self, batch)
+
+
+ArimaSystem.predict_quantiles = recording
 study = small_study(systems=["arima"], context_length=40, horizon=3).to_json()
 batch = sample_batch(40, 3)
 calls = []
 for _ in range(2):
     _, seconds, cpu, setup = forecast_partition(study, load_companies(), "arima", batch)
     calls.append({"seconds": seconds, "cpu": cpu, "setup": setup})
-started = time.perf_counter()
-import statsmodels.tsa.statespace.sarimax  # noqa
-print(json.dumps({"imported_before": before, "calls": calls}))
+print(json.dumps({"imported_before": before, "calls": calls, "loaded": loaded_when_forecasting}))
 """
 
 
 def test_a_workers_setup_is_timed_apart_from_its_forecasts():
-    """A fresh worker's first partition pays statsmodels' import (about 1.3 s here) in its
-    setup (``warm_up``), not in the forecast seconds the run reports as model time."""
+    """A fresh worker's first partition pays statsmodels' import in its setup
+    (``warm_up``), not in the forecast seconds the run reports as model time: the import
+    is done before the first forecast starts, the setup is timed once, and the system is
+    kept for the next partition. (No comparison of measured seconds: they move with the
+    machine's load.)"""
     import json
     import subprocess
 
@@ -129,9 +142,8 @@ def test_a_workers_setup_is_timed_apart_from_its_forecasts():
     report = json.loads(out.stdout.strip().splitlines()[-1])
     first, second = report["calls"]
     assert not report["imported_before"]
-    assert first["setup"] > 0.2  # the import and the system, once
+    assert report["loaded"] == [True, True]  # imported by warm_up, before forecasting
+    assert first["setup"] > 0  # the import and the system, once
     assert second["setup"] == 0.0  # the system is kept for the next partition
-    # the first forecast costs what the second does, not the import on top
-    assert first["seconds"] < first["setup"] / 2
-    assert first["seconds"] < second["seconds"] + 0.2
+    assert first["seconds"] > 0 and second["seconds"] > 0
     assert 0 < first["cpu"] <= first["seconds"] + 0.05
