@@ -70,6 +70,15 @@ def test_fracasts_statement_names_the_datasets_of_its_package_readme(seed):
     assert "TinyCast" in statement and "TinyCast" in readme
 
 
+@pytest.fixture(autouse=True)
+def no_git(monkeypatch):
+    """run_provenance asks git for the checkout's revision: a process, which unit tests do
+    not start; the training columns under test do not depend on it."""
+    from tsrate.robustness.marts import provenance
+
+    monkeypatch.setattr(provenance, "git_revision", lambda project: (None, "not a checkout"))
+
+
 def provenance_of(systems: pd.DataFrame | None) -> pd.DataFrame:
     runs = pd.DataFrame(
         [dict(run_id="r1", tickers=["AAA"], study_start="2022-01-03", study_end="2022-01-05",
