@@ -133,13 +133,9 @@ def test_a_workers_setup_is_timed_apart_from_its_forecasts():
     is done before the first forecast starts, the setup is timed once, and the system is
     kept for the next partition. (No comparison of measured seconds: they move with the
     machine's load.)"""
-    import json
-    import subprocess
+    from tests.support.scripts import run_script
 
-    out = subprocess.run(
-        [sys.executable, "-c", _SETUP_APART], capture_output=True, text=True, check=True
-    )
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_script(_SETUP_APART)
     first, second = report["calls"]
     assert not report["imported_before"]
     assert report["loaded"] == [True, True]  # imported by warm_up, before forecasting

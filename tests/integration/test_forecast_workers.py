@@ -6,15 +6,11 @@ process keeps the first fork server it starts."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.scripts import run_script
 
 SCRIPT = """
 import concurrent.futures, json, os
@@ -33,18 +29,7 @@ print(json.dumps({**seen, "run": os.getpid(), "method": workers.start_method()})
 
 
 def _probe(**env: str) -> dict:
-    environment = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", **env}
-    environment.pop("OPENBLAS_NUM_THREADS", None)
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_script(SCRIPT, env=env, unset=("OPENBLAS_NUM_THREADS",))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork server: Linux here")

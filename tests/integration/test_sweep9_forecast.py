@@ -16,10 +16,8 @@ server they come from, and the run provenance's git revision.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.support.scripts import run_script
 from tests.unit.test_sweep9_forecast import _priced_warehouse, _study, made_by_the_run
 from tsrate import __version__
 from tsrate.config import load_companies
@@ -165,19 +164,14 @@ def _server(tmp_path: Path, case: str, **env: str) -> dict:
                 "insert into raw.forecast_partitions values "
                 "('k', 'k', 'r', 'naive', 'AAPL', 'P0', 1, 1, 0.1, now()::timestamp)"
             )
-    environment = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", **env}
-    if not env:
-        environment.pop("TSRATE_WORKER_START", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _SERVER, str(tmp_path / "new.duckdb"), str(stored), case],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    return run_script(
+        _SERVER,
+        str(tmp_path / "new.duckdb"),
+        str(stored),
+        case,
+        env=env,
+        unset=() if env else ("TSRATE_WORKER_START",),
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork server: Linux here")
