@@ -133,7 +133,7 @@ def test_a_workers_setup_is_timed_apart_from_its_forecasts():
     is done before the first forecast starts, the setup is timed once, and the system is
     kept for the next partition. (No comparison of measured seconds: they move with the
     machine's load.)"""
-    from tests.support.scripts import run_script
+    from tests.integration.scripts import run_script
 
     report = run_script(_SETUP_APART)
     first, second = report["calls"]

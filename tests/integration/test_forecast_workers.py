@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.support.scripts import run_script
+from tests.integration.scripts import run_script
 
 SCRIPT = """
 import concurrent.futures, json, os

@@ -25,7 +25,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.support.scripts import run_script
+from tests.integration.scripts import run_script
 from tests.unit.test_sweep9_forecast import _priced_warehouse, _study, made_by_the_run
 from tsrate import __version__
 from tsrate.config import load_companies

@@ -1,4 +1,5 @@
-"""Run a Python script in a fresh interpreter and read the JSON it prints last.
+"""Run a Python script in a fresh interpreter and read the JSON it prints last (integration
+tests only: it starts a process).
 
 Tests of process-wide state (fork servers, what a process imported, the worker pool) run
 their case in a new process: this starts one on ``python -c SCRIPT ARGS...`` from the
