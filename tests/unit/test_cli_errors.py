@@ -128,7 +128,9 @@ def test_without_debug_log_records_carry_no_traceback(caplog):
     from tsrate import TsrateError
     from tsrate.cli import _quiet_tracebacks
 
-    logger = logging.getLogger("prefect.task_runs")
+    # the factory is process-wide, whichever logger: a logger of its own here, as Prefect's
+    # (once another test imported Prefect) would also try to send the record to an API
+    logger = logging.getLogger("tsrate.tests.task_runs")
     for debug in (False, True):
         caplog.clear()
         with _quiet_tracebacks(debug), caplog.at_level(logging.ERROR):
