@@ -82,7 +82,7 @@ def _reference_run(model_id, values, settings, seed):
             loss = sum(errors[:, i].mean() for i in range(n))
             loss.backward()
             optimiser.step()
-            total += float(loss) * len(batch) / n
+            total += float(loss.detach()) * len(batch) / n
             seen += len(batch)
         history.append(total / seen)
     model.eval()
