@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import inspect
 import io
 import json
 import sys
@@ -222,8 +223,10 @@ def prefill(model, ids, mask):  # noqa: ANN001, ANN201
 
     cache = DynamicCache()
     positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    # transformers 5.25 renamed the argument (the old name warns); the extra allows >= 5
+    name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     with torch.no_grad():
-        model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache)
+        model(input_ids=ids, attention_mask=mask, position_ids=positions, **{name: cache})
     return cache
 
 
