@@ -32,7 +32,13 @@ import numpy as np
 import pandas as pd
 
 from tsrate.methods.causal.matching import check_method, matched_effects
-from tsrate.methods.wrs import WRS_DECIMALS, pair_indices, t_ppf, validate_confidence_levels
+from tsrate.methods.wrs import (
+    WRS_DECIMALS,
+    pair_indices,
+    refuse_null_groups,
+    t_ppf,
+    validate_confidence_levels,
+)
 
 __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
 
@@ -96,6 +102,8 @@ def wrs_resampled(
     if within_column is not None:
         keys.append(within_column)
     group_keys = [*keys, group_column]
+    # as weighted_rejection_pairs: a null group is refused (cast to text it would be "None")
+    refuse_null_groups(window_errors, [group_column, within_column])
     frame = window_errors[group_keys].copy()
     for key in group_keys:
         frame[key] = frame[key].astype(str)
