@@ -185,6 +185,12 @@ def semi_binarise(scores: np.ndarray) -> np.ndarray:
     half of the list and is not the first gap (unless no other qualifies); the scores above
     the cut are causes (TCDF initialises scores at 1, so causes are those that grew).
     Returns a 0/1 vector.
+
+    Ties, as the reference: a sorted gap is located by its first occurrence (``list.index``),
+    so a gap tied with an earlier non-qualifying one is never the cut; a cut may fall inside
+    a run of tied scores (a gap of 0), and then the tied series with the lower index are the
+    causes -- the reference's unstable ``np.argsort`` orders them as numpy's version and CPU
+    happen to, ours is the stable order.
     """
     scores = np.asarray(scores, dtype=float)
     order = np.argsort(-scores, kind="stable")
