@@ -345,6 +345,8 @@ class TCDF(nn.Module):
         profile[:, 0] = 1.0
         for conv in self.convs:
             taps = conv.weight.detach().abs().cpu().numpy()[:, 0, :]  # (E*N, kernel)
+            # cosmetic: a level's scale multiplies every composed lag alike, so the final
+            # normalisation below alone fixes the profile (it only keeps the values near 1)
             taps = taps / np.maximum(taps.sum(1, keepdims=True), 1e-12)
             step = conv.dilation[0]
             reach = profile.shape[1] + (self.kernel - 1) * step
