@@ -111,6 +111,9 @@ class IMVLSTM(nn.Module):
         self.f_alpha = _normal(e, n, d, d)
         self.f_alpha_b = _normal(e, n, d)
         self.f_alpha_1 = _param(e, d, 1)
+        # The score networks' output biases (f_alpha_1_b, f_beta_1_b) add one number per
+        # target to every score of a softmax, so they change nothing (gradient 0): the
+        # reference's shared nn.Linear(., 1) layers carry the same inert biases.
         self.f_alpha_1_b = nn.Parameter(torch.zeros(e, 1))
         self.f_beta = _normal(e, n, 2 * d, 2 * d)
         self.f_beta_b = _normal(e, n, 2 * d)
