@@ -160,6 +160,8 @@ def wrs_resampled(
     # dof = n_a + n_b - 2 is an integer below twice the largest resampled group size:
     # tabulate the two-sided critical |t| of every level once per dof.
     largest = float(np.max(w_all.max(axis=0, initial=1.0) @ cnt, initial=1.0))
+    # Redundant with initial=1.0 above (every date counts at least once, so the original
+    # group sizes are covered); a larger table changes no critical value.
     largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
     top_dof = int(2 * largest)
     table = np.full((top_dof + 1, alpha.size), np.nan)
