@@ -76,9 +76,9 @@ def test_dataset8_share_counts_the_returned_initial_rows_against_regime_a(seed):
     assert weights[(1, 3, 2)] == pytest.approx(1 - share)
 
 
-def test_the_suite_never_returns_dataset8_initial_rows():
+def test_the_suite_configurations_never_return_dataset8_initial_rows():
     """Both configurations burn in far more than the 10 initial steps, so the convention
-    above changes no suite result."""
+    above matters only to a run whose overrides set burn_in below 10."""
     assert min(SMALL.burn_in, PAPER.burn_in) >= INIT_STEPS
 
 
