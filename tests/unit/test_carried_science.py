@@ -41,6 +41,9 @@ from tsrate.suites.interpretability.suite import PAPER, SMALL
         # .5 at k = 4 (not < 3), so the first 0 gap, k = 1, cuts INSIDE the tied 1.0s:
         # s2 and the lowest-index tied series, s0
         ([1.0, 0.5, 5.0, 1.0, 1.0, 0.4, 1.0], [1, 0, 1, 0, 0, 0, 0]),
+        # twelve series, the same cut (gaps 3, seven 0s, .7): s4 and s2, the lowest tied
+        # index (numpy 2.4's default argsort puts s3 first among the tied 1.0s here)
+        ([0.3, 0.3, 1.0, 1.0, 4.0, 1.0, 1.0, 1.0, 0.3, 1.0, 1.0, 1.0], [0, 0, 1, 0, 1] + [0] * 7),
         # tied GAPS: 3, 2, 1 give gaps 1, 1, then .5 (1 -> .5); the reference looks each
         # sorted gap up with list.index, so both 1s resolve to k = 0 (not counted) and the
         # cut is .5's k = 2: three causes (the largest qualifying gap, k = 1, would give two)
