@@ -133,9 +133,9 @@ def test_imv_lstm_score_output_biases_cannot_change_attention_or_forecast(full):
     model = IMVLSTM(3, hidden=4, full=full)
     x = torch.from_numpy(np.random.default_rng(2).normal(size=(5, 10, 3)).astype(np.float32))
     out, alpha, beta = model._forward(x)
-    with torch.no_grad():
-        model.f_alpha_1_b.copy_(torch.tensor([[3.0], [-5.0], [40.0]]))
-        model.f_beta_1_b.copy_(torch.tensor([[-2.0], [9.0], [0.5]]))
+    with torch.no_grad():  # random values of each bias's own shape (one per target)
+        model.f_alpha_1_b.copy_(torch.randn_like(model.f_alpha_1_b) * 20.0)
+        model.f_beta_1_b.copy_(torch.randn_like(model.f_beta_1_b) * 20.0)
     out2, alpha2, beta2 = model._forward(x)
     torch.testing.assert_close(alpha2, alpha, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(beta2, beta, rtol=1e-5, atol=1e-6)
