@@ -87,6 +87,8 @@ final as (
         cast(matched.paper_rating as integer) as paper_rating,
         cast(ours.tsrate_value as double) as tsrate_value,
         cast(ours.tsrate_value - matched.value as double) as difference,
+        -- relative to the paper's value, the reference a reproduction is measured against
+        -- (not to ours); null where the paper prints 0
         cast(
             case when matched.value <> 0 then (ours.tsrate_value - matched.value) / abs(matched.value) end
             as double

@@ -92,6 +92,17 @@ def test_differences_match_an_independent_join(built):
     np.testing.assert_allclose(
         joined["difference"], joined["expected_difference"], rtol=1e-9, atol=1e-9
     )
+    # relative to the paper's value (the reference), null where the paper prints 0
+    paper = joined["value"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = joined["expected_difference"].to_numpy(dtype=float) / np.abs(paper)
+    np.testing.assert_allclose(
+        joined["relative_difference"].to_numpy(dtype=float),
+        np.where(paper != 0, relative, np.nan),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+    assert (np.abs(joined["tsrate_value"]) != np.abs(paper)).any()  # |ours| would differ
     assert mart["same_study"].all()
     table2 = mart[mart["perturbation_id"] == "mean"]
     assert set(table2["metric"]) == {"wrs", "ape", "pie", "smape", "mase", "sign_accuracy"}

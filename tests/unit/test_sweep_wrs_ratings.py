@@ -171,16 +171,6 @@ def _frame(
     return pd.DataFrame(rows)
 
 
-def _expected_pairs(groups: dict[object, list[float]], order: list[object]) -> list[tuple]:
-    """(group_a, group_b, t, p) per unordered pair in the given order, with SciPy."""
-    out = []
-    for i, a in enumerate(order):
-        for b in order[i + 1 :]:
-            ref = sps.ttest_ind(groups[a], groups[b], equal_var=True)
-            out.append((a, b, ref.statistic, ref.pvalue))
-    return out
-
-
 def test_rows_come_per_pair_with_the_levels_highest_first_whatever_the_seed_order() -> None:
     groups = {"A": [1.0, 2.0, 4.0], "B": [3.0, 5.0, 6.0, 9.0]}
     shuffled = LEVELS.iloc[[2, 0, 1]].reset_index(drop=True)
@@ -189,15 +179,11 @@ def test_rows_come_per_pair_with_the_levels_highest_first_whatever_the_seed_orde
     assert pairs["weight"].tolist() == [1.0, 0.8, 0.6]
 
 
-def test_a_missing_group_value_is_a_group_of_its_own() -> None:
-    # dropna=False in the summary: windows without an industry are compared as one group
+def test_a_missing_group_value_is_refused() -> None:
+    # windows without an industry are no group of Algorithm 1: refused, not paired as one
     groups = {"A": [1.0, 2.0, 4.0], "B": [3.0, 5.0, 6.0], None: [2.0, 9.0, 7.0]}
-    pairs = weighted_rejection_pairs(_frame(groups), "g", LEVELS.iloc[[0]], outcome="y")
-    expected = _expected_pairs(groups, ["A", "B", None])
-    assert pairs["group_a"].tolist() == [a for a, _, _, _ in expected]
-    assert [None if pd.isna(b) else b for b in pairs["group_b"]] == [b for _, b, _, _ in expected]
-    np.testing.assert_allclose(pairs["t_statistic"], [t for *_, t, _ in expected], rtol=1e-12)
-    np.testing.assert_allclose(pairs["p_value"], [p for *_, p in expected], rtol=1e-12)
+    with pytest.raises(ValueError, match="3 rows have a null 'g'"):
+        weighted_rejection_pairs(_frame(groups), "g", LEVELS.iloc[[0]], outcome="y")
 
 
 def test_a_ticker_under_two_industries_is_refused() -> None:

@@ -32,7 +32,13 @@ import numpy as np
 import pandas as pd
 
 from tsrate.methods.causal.matching import check_method, matched_effects
-from tsrate.methods.wrs import WRS_DECIMALS, pair_indices, t_ppf, validate_confidence_levels
+from tsrate.methods.wrs import (
+    WRS_DECIMALS,
+    pair_indices,
+    refuse_null_groups,
+    t_ppf,
+    validate_confidence_levels,
+)
 
 __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_distributions"]
 
@@ -96,6 +102,8 @@ def wrs_resampled(
     if within_column is not None:
         keys.append(within_column)
     group_keys = [*keys, group_column]
+    # as weighted_rejection_pairs: a null group is refused (cast to text it would be "None")
+    refuse_null_groups(window_errors, [group_column, within_column])
     frame = window_errors[group_keys].copy()
     for key in group_keys:
         frame[key] = frame[key].astype(str)
@@ -152,6 +160,8 @@ def wrs_resampled(
     # dof = n_a + n_b - 2 is an integer below twice the largest resampled group size:
     # tabulate the two-sided critical |t| of every level once per dof.
     largest = float(np.max(w_all.max(axis=0, initial=1.0) @ cnt, initial=1.0))
+    # Redundant with initial=1.0 above (every date counts at least once, so the original
+    # group sizes are covered); a larger table changes no critical value.
     largest = max(largest, float(cnt.sum(axis=0).max(initial=1.0)))
     top_dof = int(2 * largest)
     table = np.full((top_dof + 1, alpha.size), np.nan)

@@ -41,6 +41,7 @@ __all__ = [
     "student_t_test",
     "student_t_test_from_summary",
     "text_array",
+    "refuse_null_groups",
     "weighted_rejection_pairs",
     "weighted_rejection_scores",
     "PAIR_COLUMNS",
@@ -324,8 +325,10 @@ def weighted_rejection_pairs(
     system, perturbation, within_group, group_a, group_b, confidence (descending).
 
     Rows with a NaN outcome raise ``ValueError`` unless ``dropna=True`` (then they are dropped
-    before testing and ``n_a``/``n_b`` count the remaining rows). A group with fewer than two
-    observations in some system x perturbation raises ``ValueError`` naming it.
+    before testing and ``n_a``/``n_b`` count the remaining rows). Rows with a null
+    ``group_column`` or ``within_column`` value always raise ``ValueError``: a null is no
+    group to compare. A group with fewer than two observations in some system x
+    perturbation raises ``ValueError`` naming it.
 
     Computation: the two-sample pooled t-test needs only n, mean and sample variance per
     group, so ONE groupby summarises every group and the tests of all pairs are computed at
@@ -369,6 +372,7 @@ def weighted_rejection_pairs(
     if within_column is not None:
         keys.append(within_column)
     summary = _group_summaries(frame, [*keys, group_column], outcome)
+    refuse_null_groups(summary, [group_column, within_column], size_column="n")
 
     # Blocks: consecutive summary rows sharing the keys (the summary is sorted by them).
     if len(summary):
@@ -466,6 +470,27 @@ def weighted_rejection_pairs(
             "weighted_rejection": "float64",
         }
     )
+
+
+def refuse_null_groups(
+    frame: pd.DataFrame, columns: Sequence[str | None], size_column: str | None = None
+) -> None:
+    """Raise when a group (or within-group) column holds nulls. Algorithm 1 compares named
+    groups (industries; companies inside one industry); a null is no group, and pooling the
+    nulls into one would add pairs (and rejections) against an "unknown" industry, while a
+    null within-value would silently drop its rows from every pair. The warehouse never has
+    them (window_errors' industry and ticker are not null); a caller must label or drop them.
+    ``size_column``: the rows are group summaries and this column counts their rows."""
+    for column in columns:
+        if column is None:
+            continue
+        null = frame[column].isna().to_numpy()
+        nulls = int(frame.loc[null, size_column].sum() if size_column else null.sum())
+        if nulls:
+            raise ValueError(
+                f"{nulls} rows have a null {column!r}: the WRS compares named groups; "
+                "label or drop those rows first"
+            )
 
 
 def text_array(values: np.ndarray, rows: np.ndarray) -> pd.api.extensions.ExtensionArray:

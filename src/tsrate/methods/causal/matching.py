@@ -246,6 +246,11 @@ def _nearest_rows(
     every position comes from running maxima / minima of pool positions, and the pool
     strata tied with it (scores within ``tol`` of their neighbour) from runs of equal
     scores and row-wise prefix sums. Every row must hold a pool stratum.
+
+    A query stratum equally near pool strata on its left and its right is matched to both
+    (all pool units at the minimal distance, ties averaged). In :func:`matched_effects` that
+    cannot arise: a query stratum holds the pool arm itself (distance 0) or lacks it and
+    sits at score 0 or 1, an end of the scale.
     """
     rows, width = score.shape
     present = query | pool

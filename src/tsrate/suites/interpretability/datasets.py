@@ -400,6 +400,8 @@ def dataset8(
         else:
             x[t, 1] = x[t - 2, 3] + eps[t, 1]
             x[t, 2] = x[t - 4, 3] + eps[t, 2]
+    # Share over ALL returned rows: with burn_in < INIT_STEPS the returned initial N(0, 1)
+    # rows follow neither rule and count against regime A (so toward B's weight 1 - share).
     share_a = float(regime_a[total - length :].mean())
     edges: list[Edge] = [(0, 0, 1, 0.5), (0, 0, 3, 0.5), (3, 3, 1, 0.5), (3, 3, 4, 0.5)]
     edges += _normalised_edges(

@@ -111,6 +111,9 @@ class IMVLSTM(nn.Module):
         self.f_alpha = _normal(e, n, d, d)
         self.f_alpha_b = _normal(e, n, d)
         self.f_alpha_1 = _param(e, d, 1)
+        # The score networks' output biases (f_alpha_1_b, f_beta_1_b) add one number per
+        # target to every score of a softmax, so they change nothing (gradient 0): the
+        # reference's shared nn.Linear(., 1) layers carry the same inert biases.
         self.f_alpha_1_b = nn.Parameter(torch.zeros(e, 1))
         self.f_beta = _normal(e, n, 2 * d, 2 * d)
         self.f_beta_b = _normal(e, n, 2 * d)
@@ -185,6 +188,12 @@ def semi_binarise(scores: np.ndarray) -> np.ndarray:
     half of the list and is not the first gap (unless no other qualifies); the scores above
     the cut are causes (TCDF initialises scores at 1, so causes are those that grew).
     Returns a 0/1 vector.
+
+    Ties, as the reference: a sorted gap is located by its first occurrence (``list.index``),
+    so a gap tied with an earlier non-qualifying one is never the cut; a cut may fall inside
+    a run of tied scores (a gap of 0), and then the tied series with the lower index are the
+    causes -- the reference's unstable ``np.argsort`` orders them as numpy's version and CPU
+    happen to, ours is the stable order.
     """
     scores = np.asarray(scores, dtype=float)
     order = np.argsort(-scores, kind="stable")
@@ -339,6 +348,8 @@ class TCDF(nn.Module):
         profile[:, 0] = 1.0
         for conv in self.convs:
             taps = conv.weight.detach().abs().cpu().numpy()[:, 0, :]  # (E*N, kernel)
+            # cosmetic: a level's scale multiplies every composed lag alike, so the final
+            # normalisation below alone fixes the profile (it only keeps the values near 1)
             taps = taps / np.maximum(taps.sum(1, keepdims=True), 1e-12)
             step = conv.dilation[0]
             reach = profile.shape[1] + (self.kernel - 1) * step
