@@ -1,18 +1,4 @@
-"""The ``tsrate`` command line.
-
-tsrate run        ingest (when needed), forecast, build the marts: the main job
-tsrate ingest     load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
-tsrate build      rebuild the dbt marts for a run (default: the latest)
-tsrate train      train (or reuse) the ViT-num-spec checkpoints and register them
-tsrate show-input write the exact image a ViT-num-spec system received for one window
-tsrate systems    every system of the paper and ours, with availability and why
-tsrate runs       the runs recorded in the warehouse
-tsrate query SQL  run a read-only SQL query against the warehouse
-tsrate suite NAME run   run another suite (e.g. interpretability); also: report
-tsrate report     write the HTML rating report from the published snapshot
-tsrate docs       build the dbt docs site (models, columns, tests, lineage)
-tsrate export DIR write the published marts and seeds as Parquet (for BI tools)
-tsrate serve      serve the scheduled Prefect deployments (nightly refresh, weekly rating)
+"""The ``tsrate`` command line (its commands, for a user: :data:`DESCRIPTION`).
 
 This module holds the parser (every command and option, in ``build_parser``) and ``main``
 (one error line, ``--debug``, signals); the commands' bodies are in :mod:`tsrate.commands`
@@ -155,9 +141,47 @@ def _add_lock_timeout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: What ``tsrate --help`` says above the options: every command, for a user (the module's
+#: docstring is for developers).
+DESCRIPTION = """\
+Rate time-series forecasting models for robustness and accuracy (README.md, docs/).
+
+the main job and the warehouse:
+  tsrate run                   ingest (when needed), forecast, build, publish, write the report
+  tsrate ingest [FILE]         load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
+  tsrate build                 rebuild the dbt marts in the live warehouse (default: newest run)
+  tsrate runs                  the runs recorded in the warehouse, newest first
+  tsrate studies               the stored studies with their systems and last update
+  tsrate systems               every system with its availability and why
+  tsrate docs                  build the dbt docs site (models, columns, tests, lineage)
+rating your own model:
+  tsrate export-inputs DIR     write the study's exact model inputs and a manifest
+  tsrate import-predictions F  import predictions made on those inputs, checked, and rate them
+  tsrate import FILE           rate a model black-box from a file of its predictions
+  tsrate train                 train (or reuse) the ViT-num-spec checkpoints
+  tsrate show-input            write the image a ViT-num-spec system received for a window
+reading the results (the published snapshot):
+  tsrate query SQL             one read-only SQL statement (--format table, csv or json)
+  tsrate report                write the offline HTML rating report
+  tsrate export DIR            write the marts and seeds as Parquet (for BI tools)
+scheduling and other suites:
+  tsrate serve                 serve the scheduled deployments (nightly refresh, weekly rating)
+  tsrate suite NAME run        run another suite (understanding, reasoning, interpretability)
+"""
+
+#: Below the options of ``tsrate --help``.
+EPILOG = (
+    "`tsrate COMMAND --help` lists a command's options. Every failure is one line "
+    "`tsrate: error: ...`; add --debug anywhere (or set TSRATE_DEBUG=1) for the traceback."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="tsrate",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--debug",
@@ -420,7 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     docs = sub.add_parser("docs", help="build the dbt docs site from the live warehouse")
     docs.add_argument("--output", help="folder for the site (default: warehouse/docs)")
-    docs.set_defaults(func=cmd_docs)
+    _add_lock_timeout(docs)
+    # dbt opens the live file to read its catalog: as a writer would, so that a build
+    # starting meanwhile is refused at once instead of failing half-way on DuckDB's lock
+    docs.set_defaults(func=cmd_docs, writes_warehouse=True)
     _add_suite_commands(sub)
     return parser
 
