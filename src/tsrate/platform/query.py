@@ -127,8 +127,13 @@ def open_sealed(path: Path, memory_limit: str | None = None) -> duckdb.DuckDBPyC
 
 
 @contextlib.contextmanager
-def live_reader(warehouse: Path) -> Iterator[None]:
-    """Hold the shared side of the writer lock of ``warehouse``; refuse while a writer holds it."""
+def live_reader(
+    warehouse: Path,
+    reader: str = "a --live query",
+    advice: str = "Query the published snapshot (drop --live), or wait for the writer to finish",
+) -> Iterator[None]:
+    """Hold the shared side of the writer lock of ``warehouse``; refuse while a writer holds it
+    (the error names the ``reader`` that would get in the writer's way, then ``advice``)."""
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
@@ -143,9 +148,8 @@ def live_reader(warehouse: Path) -> Iterator[None]:
             from tsrate.platform.locking import lock_holder
 
             raise TsrateError(
-                f"the live warehouse {warehouse} is being written by {lock_holder(fd)}; a --live "
-                "query would get in its way. Query the published snapshot (drop --live), or "
-                "wait for the writer to finish"
+                f"the live warehouse {warehouse} is being written by {lock_holder(fd)}; "
+                f"{reader} would get in its way. {advice}"
             ) from None
         yield
     finally:
