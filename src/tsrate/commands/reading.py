@@ -42,8 +42,9 @@ def _print_imported_systems() -> None:
     if not warehouse_path().exists():
         return
     try:
-        with live_reader(warehouse_path()), connect(warehouse_path(), read_only=True) as con:
-            lines = imported_system_lines(con)
+        with live_reader(warehouse_path()):
+            with connect(warehouse_path(), read_only=True) as con:
+                lines = imported_system_lines(con)
     except TsrateError:
         print(
             "imported systems: not listed while another process writes the warehouse; "
