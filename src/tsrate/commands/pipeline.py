@@ -159,13 +159,21 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"of study {study_id} ({summary.partitions} partitions, {summary.reused} already stored)"
     )
     if args.no_build:
+        print(
+            "stored only: the same command without --no-build reuses these forecasts and rates "
+            "and publishes them (tsrate query, the report); a build refreshes the live marts only"
+        )
         print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
     dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
     result = publish(warehouse, summary.run_id)
     with connect(warehouse) as con:
         finish_run(con, summary.run_id, "succeeded")
-    print(f"run {summary.run_id} rated and published to {result.path}")
+    from tsrate.robustness.report.render import write_report
+
+    # the report reads the snapshot just published: left alone it would show the previous run
+    report = write_report(result.path)
+    print(f"run {summary.run_id} rated and published to {result.path}; report: {report.path}")
     return 0
 
 
@@ -292,4 +300,8 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
+    print(
+        "built the live marts (tsrate query --live); the published snapshot that tsrate query, "
+        "tsrate report and BI tools read is unchanged: tsrate run and tsrate import publish"
+    )
     return 0
