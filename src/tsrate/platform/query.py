@@ -290,7 +290,7 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         # a DATE as its day (pandas would write a date as a midnight timestamp)
         frame = frame.copy()
         for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
-            if dtype == object:
+            if dtype.kind == "O":
                 frame.isetitem(position, frame.iloc[:, position].map(_iso_day))
         return frame.to_json(orient="records", date_format="iso", force_ascii=False)
     if fmt != "table":
