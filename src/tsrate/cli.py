@@ -42,6 +42,17 @@ from tsrate.commands.reading import (
 )
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a usage error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def _add_study_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("study (defaults: vars in dbt_project.yml)")
     group.add_argument("--tickers", help="comma-separated tickers, e.g. KO,PEP,XOM,CVX")
@@ -212,7 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
     _add_companies_flag(run)
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
-    run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
+    run.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="forecast processes, 1 or more (default: CPU count)",
+    )
     run.add_argument(
         "--lock-timeout",
         type=float,

@@ -48,3 +48,18 @@ def test_docs_is_refused_at_once_while_another_process_writes(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert err.startswith(f"tsrate: error: the warehouse {warehouse} is being written by")
     assert not (tmp_path / "site").exists()
+
+
+def test_run_refuses_workers_below_one_as_a_usage_error(capsys):
+    """--workers 0 silently meant every core and --workers -3 one process."""
+    parser = cli.build_parser()
+    for value in ("0", "-3", "two"):
+        try:
+            parser.parse_args(["run", "--workers", value])
+        except SystemExit as exc:
+            assert exc.code == 2
+        else:
+            raise AssertionError(f"--workers {value} was accepted")
+        assert "argument --workers" in capsys.readouterr().err
+    assert parser.parse_args(["run", "--workers", "2"]).workers == 2
+    assert parser.parse_args(["run"]).workers is None  # the default: every core
