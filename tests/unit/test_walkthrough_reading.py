@@ -63,3 +63,29 @@ def test_runs_while_a_writer_runs_gives_advice_for_runs(warehouse, capsys):
     assert "`tsrate runs`" in err
     assert "published_runs" in err
     assert "--live" not in err  # `tsrate runs` has no such flag to drop
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["export-inputs", "EXPORT"], "export-inputs"),
+        (
+            ["show-input", "--system", "vit_num_spec_covid", "--ticker", "MRK",
+             "--date", "2022-06-01", "--perturbation", "P0", "--output", "PNG"],
+            "show-input",
+        ),
+    ],
+)  # fmt: skip
+def test_the_commands_that_read_the_live_file_are_refused_while_a_writer_runs(
+    warehouse, tmp_path, capsys, argv, command
+):
+    """They read the live warehouse: refused at once, naming themselves, and nothing
+    written, rather than failing on DuckDB's lock (or making a starting writer fail)."""
+    paths = {"EXPORT": str(tmp_path / "export"), "PNG": str(tmp_path / "x.png")}
+    with another_writer(warehouse):
+        code = cli.main([paths.get(arg, arg) for arg in argv])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tsrate: error: the live warehouse {warehouse} is being written by")
+    assert f"`tsrate {command}`" in err
+    assert not (tmp_path / "export").exists() and not (tmp_path / "x.png").exists()

@@ -8,9 +8,14 @@ when it runs (a command's start stays light).
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable
 
 from tsrate import TsrateError
 from tsrate.commands import study_overrides
+
+#: A command's body: the parsed arguments in, the exit status out.
+Command = Callable[[argparse.Namespace], int]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -177,6 +182,30 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reads_live(command: str) -> Callable[[Command], Command]:
+    """Run ``tsrate COMMAND``'s body under the shared side of the writer lock: while a run
+    writes the live warehouse it is refused at once (not with DuckDB's lock error), and a
+    writer starting meanwhile stops before it opens the file (not half-way)."""
+
+    def decorate(body: Command) -> Command:
+        @functools.wraps(body)
+        def reading(args: argparse.Namespace) -> int:
+            from tsrate.config import warehouse_path
+            from tsrate.platform.query import live_reader
+
+            with live_reader(
+                warehouse_path(),
+                reader=f"`tsrate {command}` (it reads the live warehouse)",
+                advice="Rerun it when the writer finishes",
+            ):
+                return body(args)
+
+        return reading
+
+    return decorate
+
+
+@_reads_live("export-inputs")
 def cmd_export_inputs(args: argparse.Namespace) -> int:
     from tsrate.config import Study, warehouse_path
     from tsrate.platform.warehouse import connect
@@ -221,6 +250,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+@_reads_live("show-input")
 def cmd_show_input(args: argparse.Namespace) -> int:
     from tsrate.config import Study, load_companies, warehouse_path
     from tsrate.inputs.images import write_png
