@@ -155,35 +155,36 @@ def _add_lock_timeout(parser: argparse.ArgumentParser) -> None:
 #: What ``tsrate --help`` says above the options: every command, for a user (the module's
 #: docstring is for developers).
 DESCRIPTION = """\
-Rate time-series forecasting models for robustness and accuracy (README.md, docs/).
+Rate time-series forecasting models for robustness and accuracy.
+Guides: README.md and docs/ in the project.
 
 the main job and the warehouse:
-  tsrate run                   ingest (when needed), forecast, build, publish, write the report
-  tsrate ingest [FILE]         load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
-  tsrate build                 rebuild the dbt marts in the live warehouse (default: newest run)
-  tsrate runs                  the runs recorded in the warehouse, newest first
-  tsrate studies               the stored studies with their systems and last update
-  tsrate systems               every system with its availability and why
-  tsrate docs                  build the dbt docs site (models, columns, tests, lineage)
+  tsrate run                 ingest if needed, forecast, build, publish, report
+  tsrate ingest [FILE]       load prices (bundled sample, CSV/Parquet, Yahoo)
+  tsrate build               rebuild the live marts (default: newest run)
+  tsrate runs                the recorded runs, newest first
+  tsrate studies             the stored studies, their systems, last update
+  tsrate systems             every system, its availability and why
+  tsrate docs                build the dbt docs site (models, columns, tests)
 rating your own model:
-  tsrate export-inputs DIR     write the study's exact model inputs and a manifest
-  tsrate import-predictions F  import predictions made on those inputs, checked, and rate them
-  tsrate import FILE           rate a model black-box from a file of its predictions
-  tsrate train                 train (or reuse) the ViT-num-spec checkpoints
-  tsrate show-input            write the image a ViT-num-spec system received for a window
+  tsrate export-inputs DIR   write the study's exact inputs and a manifest
+  tsrate import-predictions  import predictions made on those inputs, rate them
+  tsrate import FILE         rate a model black-box from its predictions
+  tsrate train               train (or reuse) the ViT-num-spec checkpoints
+  tsrate show-input          the image a ViT-num-spec system got for a window
 reading the results (the published snapshot):
-  tsrate query SQL             one read-only SQL statement (--format table, csv or json)
-  tsrate report                write the offline HTML rating report
-  tsrate export DIR            write the marts and seeds as Parquet (for BI tools)
+  tsrate query SQL           one read-only SQL statement (table, csv or json)
+  tsrate report              write the offline HTML rating report
+  tsrate export DIR          write the marts and seeds as Parquet (BI tools)
 scheduling and other suites:
-  tsrate serve                 serve the scheduled deployments (nightly refresh, weekly rating)
-  tsrate suite NAME run        run another suite (understanding, reasoning, interpretability)
+  tsrate serve               the schedules: nightly refresh, weekly rating
+  tsrate suite NAME run      understanding, reasoning or interpretability
 """
 
 #: Below the options of ``tsrate --help``.
 EPILOG = (
-    "`tsrate COMMAND --help` lists a command's options. Every failure is one line "
-    "`tsrate: error: ...`; add --debug anywhere (or set TSRATE_DEBUG=1) for the traceback."
+    "`tsrate COMMAND --help` lists a command's options. Every failure is one line\n"
+    "`tsrate: error: ...`; --debug anywhere (or TSRATE_DEBUG=1) adds the traceback."
 )
 
 

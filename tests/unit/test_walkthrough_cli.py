@@ -27,6 +27,8 @@ def test_top_level_help_lists_every_command_for_a_user(capsys):
     for developer_text in ("build_parser", ":mod:", "``", "This module"):
         assert developer_text not in text, developer_text
     assert "--debug" in text.split("options:")[-1]  # the epilog says how to see a traceback
+    for line in (cli.DESCRIPTION + "\n" + cli.EPILOG).splitlines():
+        assert len(line) < 80, line  # argparse prints them as they are: fit a terminal
 
 
 def test_docs_takes_the_writer_lock_and_a_lock_timeout():
