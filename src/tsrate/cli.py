@@ -1,18 +1,4 @@
-"""The ``tsrate`` command line.
-
-tsrate run        ingest (when needed), forecast, build the marts: the main job
-tsrate ingest     load prices (bundled S&P sample, a CSV/Parquet file, or Yahoo)
-tsrate build      rebuild the dbt marts for a run (default: the latest)
-tsrate train      train (or reuse) the ViT-num-spec checkpoints and register them
-tsrate show-input write the exact image a ViT-num-spec system received for one window
-tsrate systems    every system of the paper and ours, with availability and why
-tsrate runs       the runs recorded in the warehouse
-tsrate query SQL  run a read-only SQL query against the warehouse
-tsrate suite NAME run   run another suite (e.g. interpretability); also: report
-tsrate report     write the HTML rating report from the published snapshot
-tsrate docs       build the dbt docs site (models, columns, tests, lineage)
-tsrate export DIR write the published marts and seeds as Parquet (for BI tools)
-tsrate serve      serve the scheduled Prefect deployments (nightly refresh, weekly rating)
+"""The ``tsrate`` command line (its commands, for a user: :data:`DESCRIPTION`).
 
 This module holds the parser (every command and option, in ``build_parser``) and ``main``
 (one error line, ``--debug``, signals); the commands' bodies are in :mod:`tsrate.commands`
@@ -54,6 +40,17 @@ from tsrate.commands.reading import (
     cmd_studies,
     cmd_systems,
 )
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a usage error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def _add_study_flags(parser: argparse.ArgumentParser) -> None:
@@ -155,9 +152,48 @@ def _add_lock_timeout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: What ``tsrate --help`` says above the options: every command, for a user (the module's
+#: docstring is for developers).
+DESCRIPTION = """\
+Rate time-series forecasting models for robustness and accuracy.
+Guides: README.md and docs/ in the project.
+
+the main job and the warehouse:
+  tsrate run                 ingest if needed, forecast, build, publish, report
+  tsrate ingest [FILE]       load prices (bundled sample, CSV/Parquet, Yahoo)
+  tsrate build               rebuild the live marts (default: newest run)
+  tsrate runs                the recorded runs, newest first
+  tsrate studies             the stored studies, their systems, last update
+  tsrate systems             every system, its availability and why
+  tsrate docs                build the dbt docs site (models, columns, tests)
+rating your own model:
+  tsrate export-inputs DIR   write the study's exact inputs and a manifest
+  tsrate import-predictions  import predictions made on those inputs, rate them
+  tsrate import FILE         rate a model black-box from its predictions
+  tsrate train               train (or reuse) the ViT-num-spec checkpoints
+  tsrate show-input          the image a ViT-num-spec system got for a window
+reading the results (the published snapshot):
+  tsrate query SQL           one read-only SQL statement (table, csv or json)
+  tsrate report              write the offline HTML rating report
+  tsrate export DIR          write the marts and seeds as Parquet (BI tools)
+scheduling and other suites:
+  tsrate serve               the schedules: nightly refresh, weekly rating
+  tsrate suite NAME run      understanding, reasoning or interpretability
+"""
+
+#: Below the options of ``tsrate --help``.
+EPILOG = (
+    "`tsrate COMMAND --help` lists a command's options. Every failure is one line\n"
+    "`tsrate: error: ...`; --debug anywhere (or TSRATE_DEBUG=1) adds the traceback."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tsrate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="tsrate",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--debug",
@@ -188,7 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--file", help="ingest prices from this CSV/Parquet file first")
     _add_companies_flag(run)
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
-    run.add_argument("--workers", type=int, help="forecast processes (default: CPU count)")
+    run.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="forecast processes, 1 or more (default: CPU count)",
+    )
     run.add_argument(
         "--lock-timeout",
         type=float,
@@ -420,7 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     docs = sub.add_parser("docs", help="build the dbt docs site from the live warehouse")
     docs.add_argument("--output", help="folder for the site (default: warehouse/docs)")
-    docs.set_defaults(func=cmd_docs)
+    _add_lock_timeout(docs)
+    # dbt opens the live file to read its catalog: as a writer would, so that a build
+    # starting meanwhile is refused at once instead of failing half-way on DuckDB's lock
+    docs.set_defaults(func=cmd_docs, writes_warehouse=True)
     _add_suite_commands(sub)
     return parser
 

@@ -8,9 +8,14 @@ when it runs (a command's start stays light).
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable
 
 from tsrate import TsrateError
 from tsrate.commands import study_overrides
+
+#: A command's body: the parsed arguments in, the exit status out.
+Command = Callable[[argparse.Namespace], int]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -159,16 +164,48 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"of study {study_id} ({summary.partitions} partitions, {summary.reused} already stored)"
     )
     if args.no_build:
+        print(
+            "stored only: the same command without --no-build reuses these forecasts and rates "
+            "and publishes them (tsrate query, the report); a build refreshes the live marts only"
+        )
         print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
     dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
     result = publish(warehouse, summary.run_id)
     with connect(warehouse) as con:
         finish_run(con, summary.run_id, "succeeded")
-    print(f"run {summary.run_id} rated and published to {result.path}")
+    from tsrate.robustness.report.render import write_report
+
+    # the report reads the snapshot just published: left alone it would show the previous run
+    report = write_report(result.path)
+    print(f"run {summary.run_id} rated and published to {result.path}; report: {report.path}")
     return 0
 
 
+def _reads_live(command: str) -> Callable[[Command], Command]:
+    """Run ``tsrate COMMAND``'s body under the shared side of the writer lock: while a run
+    writes the live warehouse it is refused at once (not with DuckDB's lock error), and a
+    writer starting meanwhile stops before it opens the file (not half-way)."""
+
+    def decorate(body: Command) -> Command:
+        @functools.wraps(body)
+        def reading(args: argparse.Namespace) -> int:
+            from tsrate.config import warehouse_path
+            from tsrate.platform.query import live_reader
+
+            with live_reader(
+                warehouse_path(),
+                reader=f"`tsrate {command}` (it reads the live warehouse)",
+                advice="Rerun it when the writer finishes",
+            ):
+                return body(args)
+
+        return reading
+
+    return decorate
+
+
+@_reads_live("export-inputs")
 def cmd_export_inputs(args: argparse.Namespace) -> int:
     from tsrate.config import Study, warehouse_path
     from tsrate.platform.warehouse import connect
@@ -213,6 +250,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+@_reads_live("show-input")
 def cmd_show_input(args: argparse.Namespace) -> int:
     from tsrate.config import Study, load_companies, warehouse_path
     from tsrate.inputs.images import write_png
@@ -292,4 +330,8 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
+    print(
+        "built the live marts (tsrate query --live); the published snapshot that tsrate query, "
+        "tsrate report and BI tools read is unchanged: tsrate run and tsrate import publish"
+    )
     return 0

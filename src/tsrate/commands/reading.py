@@ -32,14 +32,25 @@ def cmd_systems(args: argparse.Namespace) -> int:
 
 
 def _print_imported_systems() -> None:
+    """The imported systems of the live warehouse; while another process writes it, a note
+    instead (the list above stands: it comes from the seed and this machine)."""
     from tsrate.config import warehouse_path
+    from tsrate.platform.query import live_reader
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.studies import imported_system_lines
 
     if not warehouse_path().exists():
         return
-    with connect(warehouse_path(), read_only=True) as con:
-        lines = imported_system_lines(con)
+    try:
+        with live_reader(warehouse_path()):
+            with connect(warehouse_path(), read_only=True) as con:
+                lines = imported_system_lines(con)
+    except TsrateError:
+        print(
+            "imported systems: not listed while another process writes the warehouse; "
+            "rerun `tsrate systems` when it finishes"
+        )
+        return
     if lines:
         print("imported systems (rated in their study's marts):")
         for line in lines:
@@ -79,14 +90,25 @@ def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from tsrate.platform.query import format_result, query
+    import contextlib
 
-    result = query(
-        "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
-        "study_end from raw.runs order by started_at desc",
-        live=True,
-        limit=args.limit,
+    from tsrate.config import warehouse_path
+    from tsrate.platform.query import format_result, live_reader, query
+
+    warehouse = warehouse_path()
+    busy = live_reader(
+        warehouse,
+        reader="`tsrate runs` (it reads raw.runs there)",
+        advice="Rerun it when the writer finishes; the writer prints its own progress, and "
+        '`tsrate query "from published_runs"` lists the published runs meanwhile',
     )
+    with busy if warehouse.exists() else contextlib.nullcontext():  # else: query says so
+        result = query(
+            "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
+            "study_end from raw.runs order by started_at desc",
+            live=True,
+            limit=args.limit,
+        )
     print(format_result(result))
     return 0
 

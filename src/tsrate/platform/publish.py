@@ -59,6 +59,18 @@ class PublishResult:
     parquet_path: Path | None = None
 
 
+#: The descriptions of ``published_runs``' columns, stored as DuckDB column comments.
+PUBLISHED_RUNS_COLUMNS = {
+    "run_id": "The run (or suite run) whose marts this publication holds; the newest row is "
+    "the one the snapshot holds now.",
+    "published_at": "When it was published (UTC).",
+    "study": "The run's study (tickers, period, window, perturbations, systems) as JSON; null "
+    "for a suite publication.",
+    "row_counts": "Rows of every table copied, as JSON (schema.table -> rows).",
+    "parquet_path": "Its Parquet folder, relative to the snapshot's folder; null: not exported.",
+}
+
+
 def published_path(warehouse: Path) -> Path:
     """``<warehouse folder>/published/tsrate.duckdb`` (override with TSRATE_PUBLISHED)."""
     override = os.environ.get("TSRATE_PUBLISHED")
@@ -154,6 +166,8 @@ def publish(
             "the run whose marts it holds, when, its study, row counts and its Parquet folder "
             "(relative to the snapshot folder; null: not exported).'"
         )
+        for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
+            con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
         con.execute("checkpoint")
         if beside is not None:  # read-only from here on, as the reader beside us
             con.close()

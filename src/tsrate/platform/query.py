@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import os
 import threading
 from collections.abc import Iterator
@@ -127,8 +128,13 @@ def open_sealed(path: Path, memory_limit: str | None = None) -> duckdb.DuckDBPyC
 
 
 @contextlib.contextmanager
-def live_reader(warehouse: Path) -> Iterator[None]:
-    """Hold the shared side of the writer lock of ``warehouse``; refuse while a writer holds it."""
+def live_reader(
+    warehouse: Path,
+    reader: str = "a --live query",
+    advice: str = "Query the published snapshot (drop --live), or wait for the writer to finish",
+) -> Iterator[None]:
+    """Hold the shared side of the writer lock of ``warehouse``; refuse while a writer holds it
+    (the error names the ``reader`` that would get in the writer's way, then ``advice``)."""
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
@@ -143,13 +149,38 @@ def live_reader(warehouse: Path) -> Iterator[None]:
             from tsrate.platform.locking import lock_holder
 
             raise TsrateError(
-                f"the live warehouse {warehouse} is being written by {lock_holder(fd)}; a --live "
-                "query would get in its way. Query the published snapshot (drop --live), or "
-                "wait for the writer to finish"
+                f"the live warehouse {warehouse} is being written by {lock_holder(fd)}; "
+                f"{reader} would get in its way. {advice}"
             ) from None
         yield
     finally:
         os.close(fd)  # releases the shared lock
+
+
+#: The schemas only the live warehouse has (the snapshot holds marts, seeds, published_runs).
+LIVE_ONLY_SCHEMAS = ("raw", "staging", "intermediate")
+#: The query that lists what a database holds, as the error of an unknown table suggests it.
+LIST_TABLES = "select schema_name, table_name from duckdb_tables() order by all"
+
+
+def failure_text(exc: duckdb.Error, live: bool = False) -> str:
+    """DuckDB's error on one line with its own suggestions ("Did you mean ...", candidate
+    columns), and for an unknown table where to look: ``--live`` for the live-only schemas,
+    else the query that lists the tables."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    suggestions = ("Did you mean", "Candidate bindings")
+    text = "; ".join([lines[0], *(line for line in lines[1:] if line.startswith(suggestions))])
+    if not isinstance(exc, duckdb.CatalogException):
+        return text
+    missing = [schema for schema in LIVE_ONLY_SCHEMAS if f'schema "{schema}" does not' in text]
+    if missing and not live:
+        return (
+            f"{text} (hint: {', '.join(LIVE_ONLY_SCHEMAS)} are in the live warehouse only: add "
+            "--live; the published snapshot holds marts, seeds and published_runs)"
+        )
+    return f'{text} (hint: list the tables with tsrate query "{LIST_TABLES}"{" --live" * live})'
 
 
 def run_query(
@@ -157,8 +188,10 @@ def run_query(
     sql: str,
     limit: int = DEFAULT_LIMIT,
     timeout: float | None = DEFAULT_TIMEOUT,
+    live_file: bool = False,
 ) -> QueryResult:
-    """Check ``sql`` (:func:`read_statement`) and run it on ``path`` opened sealed."""
+    """Check ``sql`` (:func:`read_statement`) and run it on ``path`` opened sealed
+    (``live_file``: the live warehouse, which an error's hint names)."""
     if limit < 1:
         raise TsrateError(f"--limit must be 1 or more, got {limit}")
     if timeout is not None and timeout <= 0:
@@ -173,13 +206,14 @@ def run_query(
         try:
             relation = con.sql(statement)
             frame = relation.limit(limit + 1).df()
+            frame = _days(frame, relation.types)
         except duckdb.InterruptException:
             raise TsrateError(
                 f"the query was stopped after {timeout:g} s; narrow it, or allow more time "
                 "with --timeout SECONDS"
             ) from None
         except duckdb.Error as exc:
-            raise TsrateError(f"query failed: {_first_line(exc)}") from None
+            raise TsrateError(f"query failed: {failure_text(exc, live_file)}") from None
     finally:
         if timer:
             timer.cancel()
@@ -214,7 +248,27 @@ def query(
             f"no warehouse at {warehouse}: run `tsrate run` (or `tsrate ingest`) first"
         )
     with live_reader(warehouse):
-        return run_query(warehouse, sql, limit, timeout)
+        return run_query(warehouse, sql, limit, timeout, live_file=True)
+
+
+def _days(frame: pd.DataFrame, types: list) -> pd.DataFrame:
+    """``frame`` with its DATE columns as ``datetime.date`` values (2022-01-03 in every
+    format), not the midnight timestamps pandas makes of them."""
+    dates = [position for position, kind in enumerate(types) if str(kind) == "DATE"]
+    if not dates:
+        return frame
+    frame = frame.copy()
+    for position in dates:  # by position: names may repeat
+        column = frame.iloc[:, position]
+        if column.dtype.kind == "M":  # datetime64 (else: already dates, or all null)
+            frame.isetitem(position, column.dt.date.where(column.notna(), None))
+    return frame
+
+
+def _iso_day(value: object) -> object:
+    """A ``datetime.date`` (not a datetime) as ``YYYY-MM-DD``; anything else as it is."""
+    is_day = isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+    return value.isoformat() if is_day else value
 
 
 def truncation_note(result: QueryResult) -> str:
@@ -233,6 +287,11 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
     if fmt == "csv":
         return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
     if fmt == "json":
+        # a DATE as its day (pandas would write a date as a midnight timestamp)
+        frame = frame.copy()
+        for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
+            if dtype.kind == "O":
+                frame.isetitem(position, frame.iloc[:, position].map(_iso_day))
         return frame.to_json(orient="records", date_format="iso", force_ascii=False)
     if fmt != "table":
         raise TsrateError(f"unknown format {fmt!r}: use table, csv or json")

@@ -479,8 +479,8 @@ def _company_rows(
         ("--file", "companies_in_price_file", price_file),
         ("--companies", "read_companies_file", companies_path),
     ):
-        if not file:
-            continue
+        if not file or (label == "--file" and not Path(file).is_file()):
+            continue  # a missing price file: file_trading_days reports it, once
         from tsrate.robustness import companies  # pandas: only for a file
 
         try:

@@ -183,10 +183,16 @@ def load_report_data(snapshot: Path) -> ReportData:
     snapshot = Path(snapshot)
     if not snapshot.exists():
         raise TsrateError(
-            f"no published snapshot at {snapshot}: finish a `tsrate run` (or `tsrate build` "
-            "and publish) before `tsrate report`"
+            f"no published snapshot at {snapshot}: finish a `tsrate run` (or a `tsrate import` "
+            "that builds) before `tsrate report`"
         )
-    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        con = duckdb.connect(str(snapshot), read_only=True)
+    except duckdb.Error as exc:  # a CSV, a text file, a newer DuckDB's file
+        raise TsrateError(
+            f"{snapshot} cannot be opened as a DuckDB snapshot (DuckDB: "
+            f"{str(exc).splitlines()[0]}); give --snapshot a published tsrate.duckdb"
+        ) from None
     try:
         tables = {
             f"{schema}.{name}"

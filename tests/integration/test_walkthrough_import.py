@@ -1,0 +1,75 @@
+"""Rating your own model as the docs tell a newcomer to: `tsrate import FILE --system ID`
+rates and publishes it, so `tsrate query` and the report show it. The report is written from
+the snapshot the import published (it used to stay the previous run's); `tsrate build`
+afterwards says that it refreshes the live marts only, not the snapshot the readers use.
+
+Run through ``tsrate.cli.main`` in this process on the tiny import study (two builds)."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from tests.support.import_study import STUDY, prediction_grid
+from tests.unit.test_sweep9_studies_pipeline import METADATA
+from tsrate.cli import main
+from tsrate.platform.publish import published_path
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.forecast.plan import load_series
+from tsrate.robustness.report.data import default_report_path
+from tsrate.robustness.sources import load_skfolio_sp500
+
+pytestmark = pytest.mark.slow
+
+FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+         "--context-length", "30", "--horizon", "5", "--systems", "naive",
+         "--perturbations", "P0"]  # fmt: skip
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch, dbt_target):
+    path = tmp_path / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
+    monkeypatch.delenv("TSRATE_REPORT", raising=False)
+    with connect(path) as con:
+        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
+    return path
+
+
+def _published_run(snapshot) -> str:
+    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        return con.execute(
+            "select run_id from published_runs order by published_at desc limit 1"
+        ).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_an_import_writes_the_report_of_what_it_published_and_build_says_it_does_not(
+    warehouse, tmp_path, capsys
+):
+    with connect(warehouse) as con:
+        grid = prediction_grid(load_series(con, STUDY))
+    path = tmp_path / "external.csv"
+    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
+    (tmp_path / "external.yaml").write_text(METADATA)
+    argv = ["import", str(path), "--system", "external", *FLAGS]
+    assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+
+    snapshot = published_path(warehouse)
+    run_id = _published_run(snapshot)
+    report = default_report_path(snapshot)
+    assert report.is_file(), "the import published a snapshot but wrote no report of it"
+    text = report.read_text()
+    assert run_id in text
+    assert "external" in text
+    assert last.endswith(f"; report: {report}")
+
+    assert main(["build"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("built the live marts")
+    assert "published snapshot" in out[-1] and "unchanged" in out[-1]
+    assert _published_run(snapshot) == run_id  # the build did not publish: as it says

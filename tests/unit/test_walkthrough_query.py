@@ -1,0 +1,99 @@
+"""`tsrate query` as a SQL analyst meets it: a DATE column reads as a day in every format,
+and a mistyped table or column keeps DuckDB's own suggestion and says where to look."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tsrate import cli
+from tsrate.platform.publish import published_path
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch) -> Path:
+    live = tmp_path / "warehouse" / "tsrate.duckdb"
+    live.parent.mkdir()
+    con = duckdb.connect(str(live))
+    con.execute("create schema raw")
+    con.execute("create table raw.prices as select 'AAPL' as ticker, 1.5 as close")
+    con.close()
+    snapshot = published_path(live)
+    snapshot.parent.mkdir(parents=True)
+    con = duckdb.connect(str(snapshot))
+    con.execute("create schema marts")
+    con.execute(
+        "create table marts.ratings as select * from (values "
+        "('naive', date '2022-01-03', timestamp '2022-01-03 10:30:00', 2), "
+        "('random', null, null, 3)) v(system_id, window_end_date, published_at, rating)"
+    )
+    con.close()
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(live))
+    return live
+
+
+def _query(capsys, *args: str) -> tuple[int, str, str]:
+    code = cli.main(["query", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+SQL = "select system_id, window_end_date, published_at from marts.ratings order by system_id"
+
+
+def test_a_date_is_a_day_in_the_table(warehouse, capsys):
+    code, out, _ = _query(capsys, SQL)
+    assert code == 0
+    assert out.splitlines()[1].split() == ["naive", "2022-01-03", "2022-01-03", "10:30:00"]
+    assert "2022-01-03 00:00:00" not in out
+
+
+def test_a_date_is_a_day_in_json_and_csv(warehouse, capsys):
+    code, out, _ = _query(capsys, SQL, "--format", "json")
+    assert code == 0
+    assert json.loads(out) == [
+        {
+            "system_id": "naive",
+            "window_end_date": "2022-01-03",
+            "published_at": "2022-01-03T10:30:00.000",
+        },
+        {"system_id": "random", "window_end_date": None, "published_at": None},
+    ]
+    code, out, _ = _query(capsys, SQL, "--format", "csv")
+    assert code == 0
+    assert next(csv.DictReader(io.StringIO(out)))["window_end_date"] == "2022-01-03"
+
+
+def test_a_table_without_its_schema_keeps_duckdbs_suggestion(warehouse, capsys):
+    code, _, err = _query(capsys, "from ratings")
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert 'Did you mean "marts.ratings"?' in err
+    assert "select schema_name, table_name from duckdb_tables()" in err  # how to list them
+
+
+def test_a_mistyped_column_keeps_the_candidates(warehouse, capsys):
+    code, _, err = _query(capsys, "select ratingg from marts.ratings")
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert 'Candidate bindings: "rating"' in err
+
+
+def test_a_live_only_schema_on_the_snapshot_says_add_live(warehouse, capsys):
+    code, _, err = _query(capsys, "select * from raw.prices")
+    assert code == 2
+    assert "add --live" in err
+    code, out, _ = _query(capsys, "select * from raw.prices", "--live")
+    assert code == 0 and "AAPL" in out
+
+
+def test_an_unknown_table_in_the_live_file_lists_with_live(warehouse, capsys):
+    code, _, err = _query(capsys, "from raw.pricez", "--live")
+    assert code == 2
+    assert 'Did you mean "prices"?' in err or 'Did you mean "raw.prices"?' in err
+    assert err.rstrip().endswith('order by all" --live)')
