@@ -92,10 +92,10 @@ def test_reimport_reuses_partitions(warehouse, seed, good, tmp_path):
 
 
 def test_subset_without_baselines(warehouse, seed, good, tmp_path):
-    subset = good[(good["ticker"] == "JPM") & (good["perturbation_id"] == "P0")].copy()
-    subset["forecast"] += 0.5  # new content: a new partition
+    subset = good[good["perturbation_id"] == "P0"].copy()  # one perturbation, both tickers
+    subset["forecast"] += 0.5  # new content: new partitions
     summary = do_import(warehouse, write_csv(tmp_path, subset), seed, baselines=False)
-    assert (summary.partitions, summary.computed) == (1, 1)
+    assert (summary.partitions, summary.computed) == (2, 2)
     assert summary.baselines is None
     with connect(warehouse) as con:
         systems = con.execute(
@@ -245,6 +245,29 @@ def test_horizon_steps_outside_range(warehouse, seed, good, tmp_path):
     assert_rejected(
         warehouse, write_csv(tmp_path, bad), seed, "lines 2, 3: horizon_step outside 1..5"
     )
+
+
+def test_a_perturbation_without_every_ticker_is_refused(warehouse, seed, good, tmp_path):
+    """The marts rate a system on every window of the study under each of its perturbations
+    (the causal estimates fail on a missing window): a file with AAPL's P1 and P2 but only
+    JPM's P2 is refused, naming the perturbation and the ticker, and stores nothing; the
+    same file with JPM's P1 imports."""
+    aapl_only_p1 = (good["perturbation_id"] == "P1") & (good["ticker"] == "JPM")
+    file = good[good["perturbation_id"].isin(["P1", "P2"]) & ~aapl_only_p1].copy()
+    file["forecast"] += 0.25  # content of this test's own
+    message = assert_rejected(
+        warehouse,
+        write_csv(tmp_path, file),
+        seed,
+        "perturbation P1 lacks ticker(s) ['JPM']: each perturbation in the file needs every "
+        "ticker of the study (['AAPL', 'JPM'])",
+        baselines=False,
+    )
+    assert "P2" not in message.split("rejected, nothing was stored:")[1]
+    whole = good[good["perturbation_id"].isin(["P1", "P2"])].copy()
+    whole["forecast"] += 0.25
+    summary = do_import(warehouse, write_csv(tmp_path, whole), seed, baselines=False)
+    assert summary.partitions == 4
 
 
 def test_incomplete_grid(warehouse, seed, good, tmp_path):

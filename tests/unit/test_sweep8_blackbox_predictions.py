@@ -47,7 +47,8 @@ def partitions_of(con, run_id):
 
 
 def test_counts_seconds_run_id_and_reuse_across_imports(warehouse, seed, good, tmp_path):
-    jpm = good[(good["ticker"] == "JPM") & good["perturbation_id"].isin(["P0", "P1"])].copy()
+    # P0 and P1 of both tickers (a file covers every ticker of each perturbation it holds)
+    jpm = good[good["perturbation_id"].isin(["P0", "P1"])].copy()
     jpm["forecast"] += 0.125  # content of this test's own: new partitions
     said = []
     with connect(warehouse) as con:
@@ -64,23 +65,23 @@ def test_counts_seconds_run_id_and_reuse_across_imports(warehouse, seed, good, t
         )
         elapsed = time.perf_counter() - before
         assert first.run_id == "sweep8-first"
-        assert (first.partitions, first.computed, first.reused) == (2, 2, 0)
+        assert (first.partitions, first.computed, first.reused) == (4, 4, 0)
         assert first.forecast_rows == len(jpm)
         assert first.baselines is None
         assert 0 <= first.seconds <= elapsed
         assert said and said[-1].startswith(
             f"run sweep8-first: imported external_demo from first.csv (sha256 {first.file_sha256[:16]}): "
-            f"2 partitions (2 stored, 0 reused), {len(jpm)} rows"
+            f"4 partitions (4 stored, 0 reused), {len(jpm)} rows"
         )
         stored = partitions_of(con, "sweep8-first")
         assert [(t, p, s, r) for t, p, _, s, r in stored] == [
+            ("AAPL", "P0", 0.0, False),
+            ("AAPL", "P1", 0.0, False),
             ("JPM", "P0", 0.0, False),
             ("JPM", "P1", 0.0, False),
         ]  # an imported partition took no model time here
         # again, with P1 changed and P2 added: P0 reused, P1 and P2 stored
-        again = pd.concat(
-            [jpm, good[(good["ticker"] == "JPM") & (good["perturbation_id"] == "P2")]]
-        )
+        again = pd.concat([jpm, good[good["perturbation_id"] == "P2"]])
         again.loc[again["perturbation_id"] == "P1", "forecast"] += 1.0
         second = import_forecasts(
             con,
@@ -91,22 +92,26 @@ def test_counts_seconds_run_id_and_reuse_across_imports(warehouse, seed, good, t
             systems_seed=seed,
         )
         assert second.run_id != "sweep8-first"
-        assert (second.partitions, second.computed, second.reused) == (3, 2, 1)
+        assert (second.partitions, second.computed, second.reused) == (6, 4, 2)
         assert second.forecast_rows == len(jpm)  # P1's and P2's rows (P0 reused)
         rows = partitions_of(con, second.run_id)
         assert [(t, p, r) for t, p, _, _, r in rows] == [
+            ("AAPL", "P0", True),
+            ("AAPL", "P1", False),
+            ("AAPL", "P2", False),
             ("JPM", "P0", True),
             ("JPM", "P1", False),
             ("JPM", "P2", False),
         ]
-        assert rows[0][2] == stored[0][2]  # the first import's P0 partition itself
+        assert rows[0][2] == stored[0][2]  # the first import's P0 partitions themselves
+        assert rows[3][2] == stored[2][2]
         assert rows[1][2] != stored[1][2]
         listed = con.execute("select systems from raw.runs where run_id = ?", [second.run_id])
         assert listed.fetchone()[0] == ["external_demo"]
 
 
 def test_declared_perturbations_are_checked_before_registration(warehouse, good, tmp_path):
-    jpm = good[(good["ticker"] == "JPM") & good["perturbation_id"].isin(["P0", "P1"])]
+    jpm = good[good["perturbation_id"].isin(["P0", "P1"])]  # both tickers
     with connect(warehouse) as con:
         with pytest.raises(ImportValidationError) as caught:
             import_forecasts(
@@ -128,7 +133,7 @@ def test_declared_perturbations_are_checked_before_registration(warehouse, good,
             baselines=False,
             metadata={"accepted_perturbations": ""},  # empty: the file's, P0 P1
         )
-        assert summary.partitions == 2
+        assert summary.partitions == 4
         row = con.execute(
             "select accepted_perturbations from raw.imported_systems where system_id = ?",
             ["sweep8_declared"],

@@ -15,7 +15,9 @@ probabilistic metrics are null with the reason.
 ``window_end_date`` names a window of the study (the date of its last context value, the
 forecast origin); ``horizon_step`` runs 1..horizon (step 1 is the next trading day). For each
 (ticker, perturbation) the file covers, every window of the study × every step must be
-there; a file may cover a subset of the study's tickers and perturbations. The inputs the
+there, and each perturbation it covers must hold every ticker of the study
+(:func:`~tsrate.robustness.blackbox.validation.check_ticker_coverage`: the marts compare
+systems window by window); a file may cover a subset of the perturbations. The inputs the
 model saw must be the study's (same context length, perturbation spacing and phase):
 ``tsrate`` cannot check that, but the perturbed inputs of the run (``raw.perturbed_inputs``)
 show what they should have been.
@@ -83,6 +85,7 @@ from tsrate.robustness.blackbox.registry import (
 )
 from tsrate.robustness.blackbox.validation import (
     ImportValidationError,
+    check_ticker_coverage,
     read_prediction_file,
     validate_predictions,
 )
@@ -174,6 +177,7 @@ def import_forecasts(
     series = load_series(con, study)
     frame, file_sha256 = read_prediction_file(path)
     grids = validate_predictions(frame, source, study, series, system_id, accepted)
+    check_ticker_coverage(grids, series, source)
     registration = None
     if metadata is not None:  # checked now, registered last: a failed import registers nothing
         in_file = sorted({perturbation for _, perturbation in grids})

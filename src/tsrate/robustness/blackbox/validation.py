@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -177,6 +178,35 @@ def validate_predictions(
     if problems:
         raise ImportValidationError(source, problems)
     return grids
+
+
+def check_ticker_coverage(
+    grids: Mapping[tuple[str, str], object], series: Mapping[str, TickerSeries], source: str
+) -> None:
+    """Each perturbation of a valid file (``grids``' keys: (ticker, perturbation)) must hold
+    every ticker of the study (``series``), else :class:`ImportValidationError`.
+
+    The marts compare systems window by window and the causal estimates need every window
+    of the study under each perturbation a system is rated on: a system with some tickers
+    missing would fail the build of its study (and every later run of it), and its averages
+    would cover other tickers than the baselines'. A file may leave out whole perturbations
+    (its system is then rated on the ones it has)."""
+    tickers = list(series)
+    covered: dict[str, set[str]] = {}
+    for ticker, perturbation in grids:
+        covered.setdefault(perturbation, set()).add(ticker)
+    problems = []
+    for perturbation in sorted(covered):
+        lacking = [t for t in tickers if t not in covered[perturbation]]
+        if lacking:
+            problems.append(f"perturbation {perturbation} lacks ticker(s) {lacking}")
+    if problems:
+        problems[-1] += (
+            f": each perturbation in the file needs every ticker of the study ({tickers}), as "
+            "the marts compare systems on the same windows; add their predictions, or import "
+            "into a study of the tickers you have (--tickers)"
+        )
+        raise ImportValidationError(source, problems)
 
 
 def _lines(frame: pd.DataFrame, mask: pd.Series, what: str) -> str:
