@@ -11,6 +11,10 @@ sensitivity variant. Then ``finish_suite`` builds that reasoning run (one dbt bu
 says where dbt's full log is (on the caller's line callback, when not verbose), writes the
 report to its default place beside the warehouse, and ``tsrate suite reasoning report``
 rewrites it from the snapshot with exit status 0.
+
+Last, ``tsrate build`` of a run whose build fails (a forecast row stored twice: the grain
+test fails) records the run ``build_failed`` with the last 2,000 characters of the error
+(a warehouse in a deep folder makes the error, which ends with the log's path, longer).
 """
 
 from __future__ import annotations
@@ -84,6 +88,38 @@ def test_reasoning_run_then_its_build_publish_and_report(warehouse, dbt_target, 
     other = warehouse.parent / "elsewhere.html"
     assert cli.main(["suite", "reasoning", "report", "--output", str(other)]) == 0
     assert f"reasoning report written to {other}" in capsys.readouterr().out
+
+
+def test_a_failed_build_keeps_the_last_2000_characters_of_its_error(tmp_path, monkeypatch):
+    from tsrate.config import Study, load_companies
+    from tsrate.platform.warehouse import connect, store_prices
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+    from tsrate.robustness.sources import load_skfolio_sp500
+
+    folder = tmp_path
+    for letter in "abcdefghij":
+        folder = folder / (letter * 200)  # about 2,000 characters of folders
+    warehouse = folder / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    study = Study.from_mapping(
+        dict(study_tickers="AAPL", study_start="2022-09-01", study_end="2022-11-30",
+             context_length=30, horizon=5, systems="naive", perturbations="P0")
+    )  # fmt: skip
+    with connect(warehouse) as con:
+        store_prices(con, load_skfolio_sp500(["AAPL"]), "skfolio")
+        run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
+        finish_run(con, run_id, "forecasted")
+        con.execute("insert into raw.forecasts select * from raw.forecasts limit 1")
+    args = cli.build_parser().parse_args(["build"])
+    with pytest.raises(dbt_runner.DbtError) as caught:
+        args.func(args)
+    error = str(caught.value)
+    assert len(error) > 2100
+    ((status, message),) = _rows(
+        warehouse, f"select status, message from raw.runs where run_id = '{run_id}'"
+    )
+    assert status == "build_failed"
+    assert message == error[len(error) - 2000 :] and len(message) == 2000
 
 
 def test_interpretability_run_without_sensitivity_trains_one_unit(warehouse, capsys):
