@@ -7,7 +7,7 @@ Each suite's ``run`` is called as a user types it (``tsrate.cli.main``, flows in
 a warehouse of the test's own, the smallest configuration): with ``--no-build`` the run
 exits 0, stores the reference systems' answers (or its trained model) and stops at its
 ready status, with no build and no marts; interpretability's ``--no-sensitivity`` plans no
-sensitivity variant. Then ``finish_suite`` builds that reasoning run (one dbt build), and
+sensitivity variant (dataset 2, which has some). Then ``finish_suite`` builds that reasoning run (one dbt build), and
 says where dbt's full log is (on the caller's line callback, when not verbose), writes the
 report to its default place beside the warehouse, and ``tsrate suite reasoning report``
 rewrites it from the snapshot with exit status 0.
@@ -123,7 +123,9 @@ def test_a_failed_build_keeps_the_last_2000_characters_of_its_error(tmp_path, mo
 
 
 def test_interpretability_run_without_sensitivity_trains_one_unit(warehouse, capsys):
-    argv = ["suite", "interpretability", "run", "--datasets", "1", "--models", "tcdf"]
+    """Without the sensitivity grid, dataset 2 is one variant (d2) and one model one unit."""
+    # dataset 2 has sensitivity variants (the f and sigma grids), so --no-sensitivity shows
+    argv = ["suite", "interpretability", "run", "--datasets", "2", "--models", "tcdf"]
     argv += ["--seeds", "1", "--no-sensitivity", "--no-build", "--workers", "1"]
     assert cli.main(argv) == 0
     assert "done. Try: tsrate query" in capsys.readouterr().out
