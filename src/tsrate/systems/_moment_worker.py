@@ -19,9 +19,9 @@ Backends:
 - ``momentfm`` (the default; what tsrate runs): MOMENT zero-shot forecasting through its
   pretrained reconstruction head (``MOMENTPipeline.short_forecast``): the window (its last
   512 - 8 ceil(d / 8) values at most) is placed at the end of MOMENT's 512 steps, the steps
-  before it zero and marked unobserved in ``input_mask``; ``short_forecast`` rolls the input
-  left by ceil(d / 8) patches, reconstructs those masked patches at the end, and their
-  first d values are the forecast. A missing value (NaN) is marked unobserved in ``input_mask`` (MOMENT's own
+  before it zero and marked unobserved in ``input_mask``; ``short_forecast`` (momentfm's
+  own path) makes room for ceil(d / 8) masked patches after the window, reconstructs them,
+  and their first d values are the forecast. A missing value (NaN) is marked unobserved in ``input_mask`` (MOMENT's own
   convention; its normaliser ignores it and the 8-step patch holding it is not attended).
   Weights are read offline (``HF_HUB_OFFLINE=1``) from that environment's Hugging Face
   cache or a local directory (``--model``).
