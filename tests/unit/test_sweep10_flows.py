@@ -1,0 +1,264 @@
+"""The Prefect flows (``flows/``) run in this process as plain functions (no Prefect API):
+which steps they run and with what, what they record when a step fails, and their
+defaults, against what their docstrings say.
+
+Written for round 10 of the mutation sweep (tests/planted/mutate.py; its survivors are
+tests/planted/sweep10_flows.json). What is pinned, for ``flows/pipeline.py``: ``auto``
+ingests the bundled sample only when a study ticker has no stored prices, ``none`` never
+ingests, a named source ingests the study's tickers; ``rate=False`` stops at the forecasts
+(``forecasted``); a second run reuses the stored partitions unless ``force``; the writer
+lock fails at once by default; the warehouse given is the one written; the publish task's
+statuses (``publishing`` before the swap, ``build_failed`` when the data tests failed,
+``publish_failed`` otherwise, each with the last 2,000 characters of the error) and that a
+failed publish stops the build still pending rather than waiting for its verdict.
+
+Real parts: temporary DuckDB warehouses, the bundled price sample, the ``naive`` system
+forecasting one partition in this process (``workers=1``). A build whose data tests are
+still running is a dbt child process; here it is stood in for by an object with the two
+attributes ``finish_build`` reads (``poll``, ``kill``), a finished thread and its outcome,
+as ``dbt_runner.build`` registers them. The paths that start a dbt build or a fork server
+are tests/integration/test_sweep10_flows.py's.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import flows.pipeline as pipeline
+from flows.pipeline import _interrupted, _missing_tickers, pipeline_flow, publish_task
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.locking import WarehouseBusy, lock_path
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.sources import load_skfolio_sp500
+
+#: one ticker, one system, one perturbation: one partition, forecast in this process
+STUDY = {"study_tickers": "AAPL", "study_start": "2022-09-01", "study_end": "2022-11-30",
+         "context_length": 30, "horizon": 5, "systems": "naive", "perturbations": "P0"}  # fmt: skip
+
+
+def _run(warehouse: Path, **options) -> str:
+    options = {"overrides": STUDY, "workers": 1, "rate": False, **options}
+    return pipeline_flow.fn(warehouse=str(warehouse), **options)
+
+
+def _rows(warehouse: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _stored_tickers(warehouse: Path) -> list[str]:
+    return [r[0] for r in _rows(warehouse, "select distinct ticker from raw.prices order by 1")]
+
+
+def _store(warehouse: Path, tickers: list[str]) -> None:
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
+    with connect(warehouse) as con:
+        store_prices(con, load_skfolio_sp500(tickers), "skfolio")
+
+
+# --- flows/pipeline.py: which steps run ----------------------------------------------------
+
+
+def test_interrupted_means_ctrl_c_sigterm_or_prefects_termination_signal_only():
+    class TerminationSignal(BaseException):  # Prefect's, matched by its name
+        pass
+
+    assert _interrupted(KeyboardInterrupt())
+    assert _interrupted(TerminationSignal())
+    assert not _interrupted(RuntimeError("dbt failed"))
+    assert not _interrupted(SystemExit(1))
+
+
+def test_missing_tickers_are_the_study_tickers_without_stored_prices_in_study_order(tmp_path):
+    warehouse = tmp_path / "w.duckdb"
+    _store(warehouse, ["MSFT", "AAPL"])
+    assert _missing_tickers(str(warehouse), ("PFE", "AAPL", "KO", "MSFT")) == ["PFE", "KO"]
+    assert _missing_tickers(str(warehouse), ("AAPL", "MSFT")) == []
+
+
+def test_auto_ingests_the_whole_sample_only_when_a_study_ticker_is_missing(tmp_path, caplog):
+    """The docstring: ``auto`` ingests the bundled skfolio sample (all 20 of its tickers)
+    when a study ticker has no stored prices; once they are stored it ingests nothing."""
+    warehouse = tmp_path / "w.duckdb"
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    first = _run(warehouse, source="auto")
+    assert len(_stored_tickers(warehouse)) == 20  # the whole sample, not the study's one
+    assert "no stored prices for ['AAPL']" in caplog.text
+    loaded = _rows(warehouse, "select count(*), max(loaded_at) from raw.prices")
+    caplog.clear()
+    second = _run(warehouse, source="auto")
+    assert "no stored prices" not in caplog.text and "ingested" not in caplog.text
+    assert _rows(warehouse, "select count(*), max(loaded_at) from raw.prices") == loaded
+    statuses = dict(_rows(warehouse, "select run_id, status from raw.runs"))
+    assert statuses == {first: "forecasted", second: "forecasted"}
+
+
+def test_a_named_source_ingests_the_study_tickers_and_none_ingests_nothing(tmp_path, caplog):
+    warehouse = tmp_path / "w.duckdb"
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    _run(warehouse, source="skfolio")
+    assert _stored_tickers(warehouse) == ["AAPL"]  # the study's tickers only
+    assert "ingested" in caplog.text
+    caplog.clear()
+    _run(warehouse, source="none")
+    assert "ingested" not in caplog.text and "no stored prices" not in caplog.text
+    assert _stored_tickers(warehouse) == ["AAPL"]
+
+
+def test_without_rate_the_run_stops_forecasted_and_says_so(tmp_path, caplog):
+    warehouse = tmp_path / "w.duckdb"
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    run_id = _run(warehouse, source="skfolio")
+    assert _rows(warehouse, "select run_id, status, message from raw.runs") == [
+        (run_id, "forecasted", None)
+    ]
+    assert f"run {run_id} forecasted; ratings are left for the next full run" in caplog.text
+    assert dbt._PREPARED == {}  # no dbt child was started for a run that does not rate
+
+
+def test_a_second_run_reuses_the_stored_partitions_unless_forced(tmp_path):
+    """``force`` defaults to False: the finished partition is reused, not recomputed."""
+    warehouse = tmp_path / "w.duckdb"
+    _run(warehouse, source="skfolio")
+    again = _run(warehouse, source="none")
+    forced = _run(warehouse, source="none", force=True)
+    reused = dict(
+        _rows(warehouse, "select run_id, bool_and(reused) from raw.run_partitions group by 1")
+    )
+    assert reused[again] is True and reused[forced] is False
+
+
+def test_the_warehouse_given_is_the_one_written_and_the_default_is_tsrate_warehouse(
+    tmp_path, monkeypatch
+):
+    default = tmp_path / "default" / "w.duckdb"
+    _store(default, ["AAPL"])
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(default))
+    given = tmp_path / "given" / "w.duckdb"
+    run_id = _run(given, source="skfolio")
+    assert _rows(given, "select run_id from raw.runs") == [(run_id,)]
+    assert _rows(default, "select count(*) from raw.runs") == [(0,)]
+    by_default = pipeline_flow.fn(overrides=STUDY, source="none", workers=1, rate=False)
+    assert _rows(default, "select run_id from raw.runs") == [(by_default,)]
+
+
+def test_a_busy_warehouse_fails_at_once_by_default(tmp_path):
+    """``lock_timeout`` defaults to 0: fail at once, without waiting (no "after waiting")."""
+    warehouse = tmp_path / "w.duckdb"
+    _store(warehouse, ["AAPL"])
+    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another writer (another open file)
+        with pytest.raises(WarehouseBusy) as failed:
+            pipeline_flow.fn(overrides=STUDY, source="none", workers=1, rate=False,
+                             warehouse=str(warehouse))  # fmt: skip
+    finally:
+        os.close(fd)
+    assert "is being written by" in str(failed.value)
+    assert "after waiting" not in str(failed.value)
+
+
+# --- flows/pipeline.py: the publish task --------------------------------------------------
+
+
+def _forecasted(tmp_path: Path, folder: str = "w", marts: bool = True) -> tuple[Path, str]:
+    """A warehouse holding one forecasted run (and, with ``marts``, one mart table)."""
+    warehouse = tmp_path / folder / "w.duckdb"
+    warehouse.parent.mkdir(parents=True, exist_ok=True)
+    run_id = _run(warehouse, source="skfolio")
+    if marts:
+        with connect(warehouse) as con:
+            con.execute("create schema marts; create table marts.t as select 1 as x")
+    return warehouse, run_id
+
+
+def _status(warehouse: Path, run_id: str) -> tuple[str, str | None]:
+    return _rows(warehouse, f"select status, message from raw.runs where run_id = '{run_id}'")[0]
+
+
+class _StandInChild:
+    """dbt's child process as ``finish_build`` reads it: still running until killed."""
+
+    def __init__(self) -> None:
+        self.killed = False
+
+    def poll(self):  # noqa: ANN201
+        return 1 if self.killed else None
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+def _pending_build(warehouse: Path, error: BaseException | None) -> _StandInChild:
+    """Register a build that released ``warehouse`` early, as ``dbt_runner.build`` does."""
+    child = _StandInChild()
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    thread.join()
+    outcome = {"error": error} if error is not None else {"lines": []}
+    dbt._PENDING[str(warehouse.resolve())] = (child, thread, outcome)
+    return child
+
+
+@pytest.fixture
+def clean_dbt_state():
+    yield
+    dbt._PENDING.clear()
+    pipeline._RENDERED.clear()
+
+
+def test_publishing_without_a_pending_build_marks_the_run_publishing(tmp_path, clean_dbt_state):
+    warehouse, run_id = _forecasted(tmp_path)
+    snapshot = publish_task.fn(str(warehouse), run_id)
+    assert snapshot == str(tmp_path / "w" / "published" / "tsrate.duckdb")
+    assert _rows(Path(snapshot), "select run_id from published_runs") == [(run_id,)]
+    assert _status(warehouse, run_id) == ("publishing", None)
+    assert run_id not in pipeline._RENDERED  # no report asked: none rendered beside
+
+
+def test_publishing_waits_for_a_pending_build_that_passed(tmp_path, clean_dbt_state):
+    warehouse, run_id = _forecasted(tmp_path)
+    child = _pending_build(warehouse, None)
+    publish_task.fn(str(warehouse), run_id)
+    assert not child.killed and not dbt.pending_build(warehouse)  # its verdict was read
+    assert _status(warehouse, run_id) == ("publishing", None)
+
+
+def test_failed_data_tests_mark_the_run_build_failed_with_the_errors_tail(
+    tmp_path, clean_dbt_state
+):
+    warehouse, run_id = _forecasted(tmp_path)
+    message = "A" + "b" * 2500 + "the failing tests named at the end"
+    _pending_build(warehouse, dbt.DbtError(message))
+    with pytest.raises(dbt.DbtError) as failed:
+        publish_task.fn(str(warehouse), run_id)
+    assert str(failed.value) == message  # dbt's own error, not the wrapper
+    assert _status(warehouse, run_id) == ("build_failed", message[len(message) - 2000 :])
+    assert not (tmp_path / "w" / "published" / "tsrate.duckdb").exists()  # nothing swapped in
+
+
+def test_a_failed_publication_stops_the_pending_build_and_records_the_errors_tail(
+    tmp_path, clean_dbt_state
+):
+    """The publish error (here: no marts; the warehouse's long path makes the message
+    longer than 2,000 characters) is what is raised and stored, last 2,000 characters;
+    the build still running is stopped, its verdict (a failure too) not waited for."""
+    folder = os.path.join(*["d" * 250] * 9)
+    warehouse, run_id = _forecasted(tmp_path, folder, marts=False)
+    child = _pending_build(warehouse, dbt.DbtError("the data tests failed too"))
+    with pytest.raises(Exception, match="holds no marts to publish") as failed:
+        publish_task.fn(str(warehouse), run_id)
+    error = str(failed.value)
+    assert len(error) > 2001 and error.startswith("/")
+    assert child.killed and not dbt.pending_build(warehouse)
+    assert _status(warehouse, run_id) == ("publish_failed", error[len(error) - 2000 :])
