@@ -10,7 +10,12 @@ ingests, a named source ingests the study's tickers; ``rate=False`` stops at the
 lock fails at once by default; the warehouse given is the one written; the publish task's
 statuses (``publishing`` before the swap, ``build_failed`` when the data tests failed,
 ``publish_failed`` otherwise, each with the last 2,000 characters of the error) and that a
-failed publish stops the build still pending rather than waiting for its verdict.
+failed publish stops the build still pending rather than waiting for its verdict. For
+``flows/forecast.py``: the run id and warehouse given are the ones recorded (else a new id
+and ``TSRATE_WAREHOUSE``), partitions reused unless ``force``, the writer lock's default,
+its summary line (counts, per-system seconds or ``nothing computed``, ``none`` for an
+empty list), and a failure marking the run ``failed`` with the first 2,000 characters of
+``forecast: <error>`` unless it was Ctrl-C or SIGTERM (left ``running``, as a kill).
 
 Real parts: temporary DuckDB warehouses, the bundled price sample, the ``naive`` system
 forecasting one partition in this process (``workers=1``). A build whose data tests are
@@ -25,13 +30,16 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import threading
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 import flows.pipeline as pipeline
+from flows.forecast import forecast_flow
 from flows.pipeline import _interrupted, _missing_tickers, pipeline_flow, publish_task
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import WarehouseBusy, lock_path
@@ -262,3 +270,135 @@ def test_a_failed_publication_stops_the_pending_build_and_records_the_errors_tai
     assert len(error) > 2001 and error.startswith("/")
     assert child.killed and not dbt.pending_build(warehouse)
     assert _status(warehouse, run_id) == ("publish_failed", error[len(error) - 2000 :])
+
+
+def test_the_publication_line_reports_its_own_seconds(tmp_path, caplog, clean_dbt_state):
+    warehouse, run_id = _forecasted(tmp_path)
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    started = time.perf_counter()
+    publish_task.fn(str(warehouse), run_id)
+    elapsed = time.perf_counter() - started
+    (seconds,) = re.findall(r"published 1 tables \(1 rows\) to .* in ([\d.]+)s", caplog.text)
+    assert 0 <= float(seconds) <= elapsed + 0.05  # its own time, to the 0.1 s shown
+
+
+# --- flows/forecast.py ----------------------------------------------------------------------
+
+
+def _priced(tmp_path: Path) -> Path:
+    warehouse = tmp_path / "w.duckdb"
+    _store(warehouse, ["AAPL"])
+    return warehouse
+
+
+def _forecast(warehouse: Path | None, **options):
+    options = {"overrides": STUDY, "workers": 1, **options}
+    if warehouse is not None:
+        options["warehouse"] = str(warehouse)
+    return forecast_flow.fn(**options)
+
+
+def test_the_forecast_flow_records_the_run_id_it_is_given_in_the_warehouse_given(
+    tmp_path, monkeypatch
+):
+    default = _priced(tmp_path / "default")
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(default))
+    given = _priced(tmp_path / "given")
+    summary = _forecast(given, run_id="the-pipelines-run")
+    assert summary.run_id == "the-pipelines-run"
+    assert _rows(given, "select run_id, status from raw.runs") == [
+        ("the-pipelines-run", "forecasted")
+    ]
+    assert _rows(default, "select count(*) from raw.runs") == [(0,)]
+    made = _forecast(None)  # no warehouse, no run id: TSRATE_WAREHOUSE and a new id
+    assert _rows(default, "select run_id from raw.runs") == [(made.run_id,)]
+    assert re.fullmatch(r"\d{8}T\d{6}-[0-9a-f]{8}", made.run_id)
+
+
+def test_the_forecast_flow_reuses_unless_forced_and_its_line_says_what_it_did(tmp_path, caplog):
+    """``force`` defaults to False. The summary line: partitions, reused, computed, rows;
+    per-system seconds only when something was computed; ``none`` for an empty list."""
+    warehouse = _priced(tmp_path)
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    first = _forecast(warehouse)
+    line = (
+        f"run {first.run_id} forecast: 1 partitions (0 reused, 1 computed, 145 rows) in "  # 29 x 5
+    )
+    assert line in caplog.text
+    # computed in this process: its setup counted once per process (none when built before)
+    assert re.search(r"s \[naive [\d.]+s\]; forecast CPU \[naive [\d.]+s\]; worker setup "
+                     r"\[(none|naive [\d.]+s)\]", caplog.text)  # fmt: skip
+    caplog.clear()
+    again = _forecast(warehouse)
+    assert (again.reused, again.computed) == (1, 0)
+    assert f"run {again.run_id} forecast: 1 partitions (1 reused, 0 computed, 0 rows)" in (
+        caplog.text
+    )
+    assert "[nothing computed]; forecast CPU [none]; worker setup [none]" in caplog.text
+    forced = _forecast(warehouse, force=True)
+    assert (forced.reused, forced.computed) == (0, 1)
+
+
+def test_a_busy_warehouse_fails_the_forecast_flow_at_once_by_default(tmp_path):
+    warehouse = _priced(tmp_path)
+    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(WarehouseBusy) as failed:
+            _forecast(warehouse)
+    finally:
+        os.close(fd)
+    assert "after waiting" not in str(failed.value)
+
+
+class _StopAtTheFirstPartition(logging.Filter):
+    """Raise ``error`` from the run's progress line of its first partition (a logger's
+    filter runs in the caller: the error surfaces inside ``run_forecasts``)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("[1/1]"):
+            raise self.error
+        return True
+
+
+class TerminationSignal(BaseException):  # Prefect's SIGTERM, matched by its name
+    pass
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (RuntimeError("A" + "b" * 2500), "failed"),
+        (KeyboardInterrupt(), "running"),  # stopped: left as a kill leaves it
+        (TerminationSignal(), "running"),
+    ],
+)
+def test_a_forecast_failure_marks_the_run_failed_unless_it_was_stopped(
+    tmp_path, caplog, error, status
+):
+    warehouse = _priced(tmp_path)
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    stop = _StopAtTheFirstPartition(error)
+    logging.getLogger("tsrate.run").addFilter(stop)
+    try:
+        with pytest.raises(type(error)):
+            _forecast(warehouse, run_id="r")
+    finally:
+        logging.getLogger("tsrate.run").removeFilter(stop)
+    ((stored, message),) = _rows(warehouse, "select status, message from raw.runs")
+    assert stored == status
+    if status == "failed":
+        assert message == f"forecast: {error}"[:2000]
+    else:
+        assert message is None
+
+
+def test_a_forecast_failure_before_the_run_is_recorded_records_nothing(tmp_path):
+    warehouse = _priced(tmp_path)
+    with pytest.raises(Exception, match="unknown system 'nope'"):
+        _forecast(warehouse, overrides={**STUDY, "systems": "naive,nope"})
+    assert _rows(warehouse, "select count(*) from raw.runs") == [(0,)]
