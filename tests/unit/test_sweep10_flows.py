@@ -15,7 +15,13 @@ failed publish stops the build still pending rather than waiting for its verdict
 and ``TSRATE_WAREHOUSE``), partitions reused unless ``force``, the writer lock's default,
 its summary line (counts, per-system seconds or ``nothing computed``, ``none`` for an
 empty list), and a failure marking the run ``failed`` with the first 2,000 characters of
-``forecast: <error>`` unless it was Ctrl-C or SIGTERM (left ``running``, as a kill).
+``forecast: <error>`` unless it was Ctrl-C or SIGTERM (left ``running``, as a kill). For
+``flows/ingest.py``: the retry condition and the download's documented backoff, which
+source reads what (only ``yahoo`` downloads, and asks for the tickers given), a file's
+rows stored under its path, the warehouse given, and the defaults of the flow and its
+store task (a changed close refused, a busy warehouse failing at once). yfinance (not
+installed here, and a network client) is stood in for by a module whose ``download``
+returns closes shaped as yfinance's.
 
 Real parts: temporary DuckDB warehouses, the bundled price sample, the ``naive`` system
 forecasting one partition in this process (``workers=1``). A build whose data tests are
@@ -31,20 +37,33 @@ import fcntl
 import logging
 import os
 import re
+import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pandas as pd
 import pytest
 
 import flows.pipeline as pipeline
 from flows.forecast import forecast_flow
+from flows.ingest import (
+    _retry_on_io,
+    download_prices,
+    fetch_prices,
+    ingest_flow,
+    read_prices,
+    store,
+)
 from flows.pipeline import _interrupted, _missing_tickers, pipeline_flow, publish_task
+from tsrate import TsrateError
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import WarehouseBusy, lock_path
 from tsrate.platform.warehouse import connect, store_prices
-from tsrate.robustness.sources import load_skfolio_sp500
+from tsrate.robustness.sources import PriceValidationError, load_skfolio_sp500, read_price_file
 
 #: one ticker, one system, one perturbation: one partition, forecast in this process
 STUDY = {"study_tickers": "AAPL", "study_start": "2022-09-01", "study_end": "2022-11-30",
@@ -402,3 +421,147 @@ def test_a_forecast_failure_before_the_run_is_recorded_records_nothing(tmp_path)
     with pytest.raises(Exception, match="unknown system 'nope'"):
         _forecast(warehouse, overrides={**STUDY, "systems": "naive,nope"})
     assert _rows(warehouse, "select count(*) from raw.runs") == [(0,)]
+
+
+# --- flows/ingest.py ------------------------------------------------------------------------
+
+
+def _price_file(folder: Path, closes=range(100, 130), name: str = "prices.csv") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    dates = pd.bdate_range("2022-01-03", periods=len(closes))
+    path = folder / name
+    pd.DataFrame(
+        {"date": dates.strftime("%Y-%m-%d"), "ticker": "AAPL", "close": list(closes)}
+    ).to_csv(path, index=False)
+    return path
+
+
+class _State:
+    """A finished task run's state as the retry condition reads it: ``result()``."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+    def result(self):  # noqa: ANN201
+        if self.error is not None:
+            raise self.error
+        return "prices"
+
+
+def test_the_retry_condition_retries_only_recoverable_failures():
+    assert _retry_on_io(None, None, _State(ConnectionResetError())) is True
+    assert _retry_on_io(None, None, _State(TsrateError("a gap"))) is False
+    assert _retry_on_io(None, None, _State(KeyError("close"))) is False
+    assert _retry_on_io(None, None, _State(None)) is False  # nothing failed: nothing to retry
+
+
+def test_the_download_retries_with_the_documented_backoff():
+    """Three retries at Prefect's ``exponential_backoff(5)`` (5 s doubling), each delay
+    varied by up to half (the jitter factor 0.5); a file or the sample is never retried."""
+    from prefect.tasks import exponential_backoff
+
+    assert download_prices.retries == 3
+    assert list(download_prices.retry_delay_seconds) == exponential_backoff(5)(3) == [5, 10, 20]
+    assert download_prices.retry_jitter_factor == 0.5
+    assert read_prices.retries == 0
+
+
+def test_read_prices_reads_the_sample_for_the_tickers_or_the_file(tmp_path):
+    sample = read_prices.fn("skfolio", None, ["KO", "AAPL"])
+    assert sorted(sample["ticker"].unique()) == ["AAPL", "KO"]
+    from_file = read_prices.fn("file", str(_price_file(tmp_path)), None)
+    assert from_file["close"].tolist() == list(range(100, 130))
+    with pytest.raises(TsrateError, match="unknown price source 'yahoo'"):
+        read_prices.fn("yahoo", None, None)  # a download is download_prices' only
+
+
+@pytest.fixture
+def yahoo(monkeypatch):
+    """yfinance (not installed here, and a network client) stood in for by a module whose
+    ``download`` returns closes shaped as yfinance's and records what it was asked."""
+    asked: list[tuple] = []
+
+    def download(tickers, start, end, **options):  # noqa: ANN001, ANN202
+        asked.append((list(tickers), start, end))
+        dates = pd.bdate_range(start, pd.Timestamp(end) - pd.Timedelta(days=1))
+        if not tickers:
+            return pd.DataFrame()
+        columns = pd.MultiIndex.from_product([["Close"], tickers])
+        values = np.arange(1, len(dates) * len(tickers) + 1).reshape(len(dates), -1) + 50.0
+        return pd.DataFrame(values, index=pd.DatetimeIndex(dates, name="Date"), columns=columns)
+
+    module = types.ModuleType("yfinance")
+    module.download = download
+    monkeypatch.setitem(sys.modules, "yfinance", module)
+    return asked
+
+
+def test_fetch_prices_downloads_only_for_yahoo(yahoo, tmp_path):
+    prices = fetch_prices("yahoo", None, ["KO"], "2022-01-03", "2022-01-07")
+    assert yahoo == [(["KO"], "2022-01-03", "2022-01-08")]  # yfinance's end is exclusive
+    assert prices["close"].tolist() == [51.0, 52.0, 53.0, 54.0, 55.0]
+    sample = fetch_prices("skfolio", None, ["KO"], "2022-01-03", "2022-01-07")
+    assert len(yahoo) == 1 and len(sample) > 5  # the sample, whole, not a download
+    fetch_prices("file", str(_price_file(tmp_path)), None, None, None)
+    assert len(yahoo) == 1
+
+
+def test_a_download_without_tickers_asks_for_none(yahoo):
+    with pytest.raises(PriceValidationError, match=r"Yahoo Finance \[\]"):
+        download_prices.fn(None, "2022-01-03", "2022-01-07")
+    assert yahoo == [([], "2022-01-03", "2022-01-08")]
+
+
+def test_ingesting_a_file_stores_it_under_its_path_and_says_so(tmp_path, caplog):
+    warehouse = tmp_path / "w.duckdb"
+    csv = _price_file(tmp_path)
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    started = time.perf_counter()
+    stored = ingest_flow.fn(source="file", path=str(csv), warehouse=str(warehouse))
+    elapsed = time.perf_counter() - started
+    assert stored == {"AAPL": 30}
+    assert _rows(warehouse, "select distinct source from raw.prices") == [(str(csv),)]
+    (seconds,) = re.findall(rf"from {re.escape(str(csv))} into .* in ([\d.]+)s", caplog.text)
+    assert 0 <= float(seconds) <= elapsed + 0.05
+    ingest_flow.fn(source="skfolio", tickers=["KO"], warehouse=str(warehouse))
+    assert _rows(warehouse, "select distinct source from raw.prices where ticker = 'KO'") == [
+        ("skfolio",)
+    ]
+
+
+def test_ingesting_writes_the_warehouse_given_else_tsrate_warehouse(tmp_path, monkeypatch):
+    default = tmp_path / "default" / "w.duckdb"
+    default.parent.mkdir()
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(default))
+    given = tmp_path / "w.duckdb"
+    ingest_flow.fn(source="file", path=str(_price_file(tmp_path)), warehouse=str(given))
+    assert _stored_tickers(given) == ["AAPL"] and not default.exists()
+    ingest_flow.fn(source="skfolio", tickers=["KO"])
+    assert _stored_tickers(default) == ["KO"]
+
+
+@pytest.mark.parametrize("step", ["flow", "task"])
+def test_a_changed_close_is_refused_and_a_busy_warehouse_fails_at_once_by_default(tmp_path, step):
+    """``replace`` defaults to False (a changed close refuses the load) and
+    ``lock_timeout`` to 0, in the flow and in its store task alike."""
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow.fn(source="file", path=str(_price_file(tmp_path)), warehouse=str(warehouse))
+    changed = _price_file(tmp_path / "changed", closes=[*range(100, 129), 500])
+
+    def load() -> None:
+        if step == "flow":
+            ingest_flow.fn(source="file", path=str(changed), warehouse=str(warehouse))
+        else:
+            store.fn(read_price_file(str(changed)), "changed", str(warehouse))
+
+    with pytest.raises(TsrateError, match="would change stored price history, nothing was stored"):
+        load()
+    assert _rows(warehouse, "select max(close) from raw.prices") == [(129.0,)]
+    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(WarehouseBusy) as failed:
+            load()
+    finally:
+        os.close(fd)
+    assert "after waiting" not in str(failed.value)
