@@ -8,6 +8,8 @@ by default (a build, then ``succeeded``), its build releases the warehouse to th
 publication while the data tests run, and the seconds its last line reports are the run's
 own; a failing build marks the run ``build_failed`` with the last 2,000 characters of
 dbt's error; the fork server starts ahead only when the run will use worker processes.
+For ``flows/build.py``: a build waits for its data tests unless asked to release early
+(the pipeline's test above asks), and the seconds it reports are its own.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from flows.build import build_flow
 from flows.pipeline import pipeline_flow
 from tsrate.platform import dbt_runner as dbt
 
@@ -56,7 +59,8 @@ def test_a_run_rates_by_default_publishing_beside_the_data_tests(warehouse, capl
     assert _rows(warehouse, "select run_id, status from raw.runs") == [(run_id, "succeeded")]
     assert _rows(warehouse, "select distinct run_id from marts.window_errors") == [(run_id,)]
     # release_early: the build returned with its data tests still running
-    assert re.search(r"dbt models built in [\d.]+s; data tests running", caplog.text)
+    (built,) = re.findall(r"dbt models built in ([\d.]+)s; data tests running", caplog.text)
+    assert 0 <= float(built) <= elapsed + 0.05  # the build's own time, to the 0.1 s shown
     assert "dbt build finished" not in caplog.text
     assert "partial build (--select +window_errors): no report written" in caplog.text
     (seconds,) = re.findall(rf"run {run_id} succeeded in ([\d.]+)s", caplog.text)
@@ -98,3 +102,19 @@ def test_the_fork_server_starts_ahead_only_for_a_run_with_worker_processes(tmp_p
             assert server_running() is expected, workers
     finally:
         forkserver._forkserver._stop()
+
+
+def test_the_build_flow_waits_for_the_data_tests_by_default(warehouse, caplog):
+    """``release_early`` defaults to False: the build returns with its data tests done,
+    and says it finished, in its own seconds."""
+    run_id = pipeline_flow.fn(overrides=STUDY, source="skfolio", workers=1,
+                              warehouse=str(warehouse), rate=False)  # fmt: skip
+    caplog.set_level(logging.INFO, logger="tsrate.run")
+    started = time.perf_counter()
+    build_flow.fn(run_id=run_id, warehouse=str(warehouse), select="+window_errors")
+    elapsed = time.perf_counter() - started
+    assert not dbt.pending_build(warehouse)
+    (seconds,) = re.findall(r"dbt build finished in ([\d.]+)s", caplog.text)
+    assert 0 <= float(seconds) <= elapsed + 0.05
+    assert "data tests running" not in caplog.text
+    assert _rows(warehouse, "select distinct run_id from marts.window_errors") == [(run_id,)]

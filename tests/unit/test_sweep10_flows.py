@@ -19,7 +19,9 @@ empty list), and a failure marking the run ``failed`` with the first 2,000 chara
 ``flows/ingest.py``: the retry condition and the download's documented backoff, which
 source reads what (only ``yahoo`` downloads, and asks for the tickers given), a file's
 rows stored under its path, the warehouse given, and the defaults of the flow and its
-store task (a changed close refused, a busy warehouse failing at once). yfinance (not
+store task (a changed close refused, a busy warehouse failing at once). For
+``flows/build.py``: the lock taken is the given warehouse's (else ``TSRATE_WAREHOUSE``'s),
+failing at once by default. yfinance (not
 installed here, and a network client) is stood in for by a module whose ``download``
 returns closes shaped as yfinance's.
 
@@ -49,6 +51,7 @@ import pandas as pd
 import pytest
 
 import flows.pipeline as pipeline
+from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import (
     _retry_on_io,
@@ -565,3 +568,30 @@ def test_a_changed_close_is_refused_and_a_busy_warehouse_fails_at_once_by_defaul
     finally:
         os.close(fd)
     assert "after waiting" not in str(failed.value)
+
+
+# --- flows/build.py -------------------------------------------------------------------------
+
+
+def test_the_build_takes_the_lock_of_the_warehouse_given_else_tsrate_warehouse_at_once(
+    tmp_path, monkeypatch
+):
+    """Both warehouses busy: the error names the one the build was for, and comes at once
+    (``lock_timeout`` defaults to 0); no dbt is started."""
+    given, default = tmp_path / "given" / "w.duckdb", tmp_path / "default" / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(default))
+    held = []
+    try:
+        for warehouse in (given, default):
+            warehouse.parent.mkdir()
+            fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+            held.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for warehouse, named in ((str(given), given), (None, default)):
+            with pytest.raises(WarehouseBusy) as failed:
+                build_flow.fn(run_id="r", warehouse=warehouse)
+            assert f"the warehouse {named} is being written" in str(failed.value)
+            assert "after waiting" not in str(failed.value)
+    finally:
+        for fd in held:
+            os.close(fd)
