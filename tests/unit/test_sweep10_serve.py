@@ -15,11 +15,12 @@ Each expectation is written from the documented rule, not read back from the cod
 from __future__ import annotations
 
 import contextlib
+import threading
 from types import SimpleNamespace
 
 import pytest
 
-from tsrate.platform import orchestration, prefect_server
+from tsrate.platform import lifelines, orchestration, prefect_server
 from tsrate.platform.orchestration import Step, _delay, call, prefect_api_configured, run_flow
 
 # --- a step's retries and delays outside a flow run -----------------------------------------
@@ -217,3 +218,110 @@ def test_a_plain_function_or_one_whose_retries_are_none_is_called_once(monkeypat
         with pytest.raises(OSError):
             call(function)
     assert attempts == ["plain", "unset"]
+
+
+# --- lifelines: a run that ends with its serve --------------------------------------------
+
+
+def test_alive_asks_without_sending_a_signal(monkeypatch):
+    """``alive`` probes with signal 0 (no signal is delivered): asking about this very
+    process must not deliver anything to it. A gone pid is not alive; one we may not signal
+    (someone else's process: EPERM) is."""
+    import os
+    import signal
+
+    got: list[int] = []
+    previous = signal.signal(signal.SIGHUP, lambda signum, frame: got.append(signum))
+    try:
+        assert lifelines.alive(os.getpid()) is True
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert got == []
+
+    def refused(pid: int, signum: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(lifelines.os, "kill", refused)
+    assert lifelines.alive(1) is True
+
+
+def _left(monkeypatch) -> list[int]:
+    """Record ``os._exit`` (and return) instead of leaving the test process."""
+    codes: list[int] = []
+    monkeypatch.setattr(lifelines.os, "_exit", codes.append)
+    monkeypatch.setattr(lifelines, "_watched", set())
+    return codes
+
+
+def _watcher_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "tsrate-watch-parent"}
+
+
+def test_the_watch_is_a_daemon_thread(monkeypatch):
+    """The watch must not keep a finished process alive: its thread is a daemon."""
+    import os
+
+    _left(monkeypatch)
+    before = _watcher_threads()
+    lifelines.watch_parent(os.getppid())  # alive for the whole test
+    (started,) = _watcher_threads() - before
+    assert started.daemon is True
+
+
+def test_without_a_pidfd_the_watch_looks_once_a_second_then_leaves(monkeypatch):
+    """No pidfd: one look a second (a wait of 1 s between looks) while the process lives,
+    then the farewell and exit status 1 once it is gone."""
+    import os
+
+    codes = _left(monkeypatch)
+    waits: list[float | None] = []
+
+    class Recording(threading.Event):
+        def wait(self, timeout=None):  # noqa: ANN001, ANN202
+            if threading.current_thread().name == "tsrate-watch-parent":
+                waits.append(timeout)
+                return False
+            return super().wait(timeout)
+
+    looks = iter([None, None])  # alive twice, then gone
+
+    def kill(pid: int, signum: int) -> None:
+        assert signum == 0
+        if next(looks, "gone") == "gone":
+            raise ProcessLookupError(pid)
+
+    def no_pidfd(pid: int) -> int:
+        raise OSError("no pidfd here")
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd, raising=False)
+    monkeypatch.setattr(threading, "Event", Recording)
+    monkeypatch.setattr(lifelines.os, "kill", kill)
+    before = _watcher_threads()
+    lifelines.watch_parent(424242)
+    for thread in _watcher_threads() - before:
+        thread.join(timeout=30)
+    assert waits == [1.0, 1.0] and codes == [1]
+
+
+def test_the_farewell_is_flushed_before_the_exit(monkeypatch):
+    """``os._exit`` flushes nothing: the farewell must be flushed by the print itself."""
+
+    class Buffered:
+        """A stream that keeps only what was flushed (as a pipe's buffer would)."""
+
+        def __init__(self) -> None:
+            self.pending, self.flushed = "", ""
+
+        def write(self, text: str) -> int:
+            self.pending += text
+            return len(text)
+
+        def flush(self) -> None:
+            self.flushed += self.pending
+            self.pending = ""
+
+    codes = _left(monkeypatch)
+    stream = Buffered()
+    monkeypatch.setattr(lifelines.sys, "stderr", stream)
+    lifelines._leave("tsrate serve (pid 7) is gone")
+    assert stream.flushed == "tsrate serve (pid 7) is gone\n" and codes == [1]
