@@ -15,12 +15,14 @@ Each expectation is written from the documented rule, not read back from the cod
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from types import SimpleNamespace
 
 import pytest
 
-from tsrate.platform import lifelines, orchestration, prefect_server
+from tsrate import TsrateError
+from tsrate.platform import lifelines, orchestration, prefect_server, serve
 from tsrate.platform.orchestration import Step, _delay, call, prefect_api_configured, run_flow
 
 # --- a step's retries and delays outside a flow run -----------------------------------------
@@ -325,3 +327,290 @@ def test_the_farewell_is_flushed_before_the_exit(monkeypatch):
     monkeypatch.setattr(lifelines.sys, "stderr", stream)
     lifelines._leave("tsrate serve (pid 7) is gone")
     assert stream.flushed == "tsrate serve (pid 7) is gone\n" and codes == [1]
+
+
+# --- serve: the schedule config, the deployments, the health watch, how serve stops ------
+
+
+def _project_vars() -> dict:
+    """dbt_project.yml's vars, read here with yaml (not through tsrate.config)."""
+    import yaml
+
+    from tsrate.config import project_dir
+
+    return yaml.safe_load((project_dir() / "dbt_project.yml").read_text())["vars"]
+
+
+def test_the_schedule_defaults_are_the_projects_documented_vars():
+    """ScheduleConfig's own defaults, and what an empty vars mapping reads, are the values
+    dbt_project.yml ships (no suite scheduled, no nightly rating, one hour's lock wait)."""
+    shipped = _project_vars()
+    expected = {
+        "nightly_cron": shipped["nightly_cron"],
+        "weekly_cron": shipped["weekly_cron"],
+        "timezone": shipped["schedule_timezone"],
+        "nightly_price_source": shipped["nightly_price_source"],
+        "lock_timeout_s": float(shipped["writer_lock_timeout_s"]),
+        "nightly_rating": bool(shipped["nightly_rating"]),
+        "suite_crons": (),
+    }
+    assert expected["lock_timeout_s"] == 3600.0 and expected["nightly_rating"] is False
+    for config in (serve.ScheduleConfig(), serve.ScheduleConfig.from_vars({})):
+        assert dataclasses.asdict(config) == expected
+    assert dataclasses.asdict(serve.ScheduleConfig.from_vars()) == expected  # the project's
+
+
+@pytest.mark.parametrize("seconds", [0, 0.5])
+def test_a_lock_wait_of_zero_or_under_a_second_is_accepted(seconds):
+    """Only a negative wait is refused: 0 means "do not wait", and fractions are seconds."""
+    config = serve.ScheduleConfig.from_vars({"writer_lock_timeout_s": seconds})
+    assert config.lock_timeout_s == seconds
+    with pytest.raises(TsrateError, match="^writer_lock_timeout_s must be >= 0, got -0.5$"):
+        serve.ScheduleConfig.from_vars({"writer_lock_timeout_s": -0.5})
+
+
+def test_a_bad_cron_names_the_var_and_the_problem():
+    with pytest.raises(TsrateError, match=r"^nightly_cron / schedule_timezone: \S.*$") as caught:
+        serve.ScheduleConfig.from_vars({"nightly_cron": "every night"})
+    assert "Value error, " not in str(caught.value)
+
+
+def test_build_deployments_without_a_config_reads_the_project_vars():
+    shipped = _project_vars()
+    deployments = {d.name: d for d in serve.build_deployments()}
+    assert set(deployments) == {"tsrate-nightly", "tsrate-weekly"}
+    nightly, weekly = deployments["tsrate-nightly"], deployments["tsrate-weekly"]
+    assert [s.schedule.cron for s in nightly.schedules] == [shipped["nightly_cron"]]
+    assert [s.schedule.cron for s in weekly.schedules] == [shipped["weekly_cron"]]
+    assert nightly.parameters["source"] == shipped["nightly_price_source"]
+
+
+class _Health:
+    """Stands in for httpx.get against a Prefect API: scripted answers (a status code, or
+    "refused" for a connection error), recording each (url, timeout)."""
+
+    def __init__(self, answers) -> None:  # noqa: ANN001
+        self.answers = list(answers)
+        self.asked: list[tuple[str, float]] = []
+
+    def __call__(self, url: str, timeout: float):  # noqa: ANN204
+        import httpx
+
+        self.asked.append((url, timeout))
+        answer = self.answers.pop(0) if self.answers else 500
+        if answer == "refused":
+            raise httpx.ConnectError("refused")
+        return SimpleNamespace(status_code=answer)
+
+
+def test_the_server_answers_only_a_200_to_its_health_check(monkeypatch):
+    import httpx
+
+    health = _Health([200, 201, 199, 500, "refused"])
+    monkeypatch.setattr(httpx, "get", health)
+    url = "http://127.0.0.1:9/api/"
+    assert [serve.server_answers(url) for _ in range(5)] == [True, False, False, False, False]
+    assert health.asked == [("http://127.0.0.1:9/api/health", 5.0)] * 5
+
+
+@pytest.fixture
+def watch(monkeypatch):
+    """server_watch with its waits recorded and not waited (the watch thread's only), the
+    health checks scripted, the outright end recorded instead of taken, SIGINT raising
+    KeyboardInterrupt in this thread (as in a plain process)."""
+    import signal
+
+    record = SimpleNamespace(waits=[], daemon=[], exits=[], grace_ends=False, health=None)
+    record.gone, record.entered = None, threading.Event()  # a real event: made before the patch
+
+    class Recording(threading.Event):
+        def wait(self, timeout=None):  # noqa: ANN001, ANN202
+            if threading.current_thread().name != "tsrate-server-watch":
+                return super().wait(timeout)
+            record.entered.wait(30)  # the test is inside the watch's block
+            record.waits.append(timeout)
+            record.daemon.append(threading.current_thread().daemon)
+            return record.grace_ends if record.gone else False  # the grace: after "gone"
+
+    monkeypatch.setattr(threading, "Event", Recording)
+    monkeypatch.setattr(serve.os, "_exit", record.exits.append)
+    monkeypatch.delenv("TSRATE_SERVER_GONE_GRACE_S", raising=False)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield record
+    signal.signal(signal.SIGINT, previous)
+
+
+def _watch(record, monkeypatch, answers, interval) -> list[str]:  # noqa: ANN001
+    """Run server_watch until it interrupts this thread; return what it recorded as gone."""
+    import httpx
+
+    record.health = _Health(answers)
+    monkeypatch.setattr(httpx, "get", record.health)
+    url = "http://127.0.0.1:9/api"
+    with pytest.raises(KeyboardInterrupt), serve.server_watch(url, interval=interval) as gone:
+        record.gone = gone
+        record.entered.set()
+        for _ in range(20_000):  # the watch runs without waiting: it ends within a moment
+            threading.Event().wait(0.001)
+        raise AssertionError("the watch never interrupted serving")
+    return record.gone
+
+
+def test_the_watch_ends_serving_after_three_failed_checks_in_a_row(monkeypatch, watch, capsys):
+    """A check that answers resets the count: fail, fail, ok, fail (refused), fail, fail ends
+    serving at the sixth check, with the line naming the three checks, then after the grace
+    (30 s by default) the outright end with status 2 and the same line on stderr."""
+    gone = _watch(watch, monkeypatch, [500, 500, 200, "refused", 500, 500, 200], interval=0.5)
+    line = (
+        "the Prefect server at http://127.0.0.1:9/api stopped answering (3 health checks 0.5s "
+        "apart failed); no schedule runs without it: restart tsrate serve (it starts its own "
+        "server unless PREFECT_API_URL is set)"
+    )
+    assert gone == [line]
+    assert [timeout for _, timeout in watch.health.asked] == [1.0] * 6  # min(5, 2 x 0.5)
+    assert watch.waits == [0.5] * 6 + [30.0] and all(watch.daemon)
+    assert watch.exits == [2]
+    assert capsys.readouterr().err == f"tsrate: error: {line}\n"
+
+
+def test_a_slow_check_interval_caps_the_health_timeout_at_five_seconds(monkeypatch, watch):
+    monkeypatch.setenv("TSRATE_SERVER_GONE_GRACE_S", "0")  # no grace: 0 is allowed
+    _watch(watch, monkeypatch, [500, 500, 500], interval=4.0)
+    assert [timeout for _, timeout in watch.health.asked] == [5.0] * 3
+    assert watch.waits == [4.0] * 3 + [0.0] and watch.exits == [2]
+
+
+def test_a_serve_that_stops_within_the_grace_is_not_ended_outright(monkeypatch, watch, capsys):
+    watch.grace_ends = True  # serving stopped (the block ended) before the grace ran out
+    gone = _watch(watch, monkeypatch, [500, 500, 500], interval=1.0)
+    assert len(gone) == 1 and watch.exits == [] and capsys.readouterr().err == ""
+
+
+class _Served:
+    """Stands in for ``prefect.serve`` (and records what the serve around it set up): the
+    deployments it was given, this process's SERVE_PID while serving, the writer-limit call;
+    then ends as ``ends`` says (an exception to raise, or None to return)."""
+
+    def __init__(self, monkeypatch, ends=None) -> None:  # noqa: ANN001
+        import prefect
+
+        self.ends = ends
+        self.deployments: dict = {}
+        self.serve_pid: list[str | None] = []
+        self.release_held: list[bool] = []
+        monkeypatch.setattr(prefect, "serve", self)
+        monkeypatch.setattr(
+            "tsrate.platform.locking.ensure_writer_limit",
+            lambda release_held=False: self.release_held.append(release_held),
+        )
+        monkeypatch.setenv(lifelines.SERVE_PID, "not set by serve")  # restored afterwards
+        monkeypatch.setenv("TSRATE_SERVER_CHECK_S", "600")  # no health check while serving
+
+    def __call__(self, *deployments) -> None:  # noqa: ANN002
+        import os
+
+        self.deployments = {d.name: d for d in deployments}
+        self.serve_pid.append(os.environ.get(lifelines.SERVE_PID))
+        if self.ends is not None:
+            raise self.ends
+
+
+def _nightly_rating() -> serve.ScheduleConfig:
+    return dataclasses.replace(serve.ScheduleConfig.from_vars({}), nightly_rating=True)
+
+
+def test_serve_on_a_configured_api_serves_the_given_config_and_keeps_others_slots(monkeypatch):
+    """`tsrate serve --nightly-rating` on PREFECT_API_URL: the deployments are the config
+    given (the nightly one rates), the writer slot of a server serve does not own is left to
+    that server's leases, and the runs are told this serve's pid."""
+    import os
+
+    import httpx
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    served = _Served(monkeypatch)
+    health = _Health([200])
+    monkeypatch.setattr(httpx, "get", health)
+    said: list[str] = []
+    url = "http://127.0.0.1:4999/api"
+    with temporary_settings({PREFECT_API_URL: url}):
+        serve.serve(_nightly_rating(), say=said.append)
+    assert said == [f"serving on the Prefect API {url}"]
+    assert health.asked[0] == (f"{url}/health", 5.0)
+    assert served.deployments["tsrate-nightly"].parameters["rate"] is True
+    assert served.release_held == [False]
+    assert served.serve_pid == [str(os.getpid())]
+
+
+def test_serve_without_an_api_starts_a_server_with_its_ui_and_owns_its_slot(monkeypatch):
+    """No PREFECT_API_URL: serve asks for a server of its own, with the UI, says where the
+    UI is (the API URL without /api), and releases a slot left taken in that server."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    served = _Served(monkeypatch)
+    asked: list[bool] = []
+
+    @contextlib.contextmanager
+    def own_server(ui: bool = False, **_):  # noqa: ANN003, ANN202
+        asked.append(ui)
+        yield "http://127.0.0.1:4998/api"
+
+    monkeypatch.setattr(prefect_server, "owned_prefect_server", own_server)
+    said: list[str] = []
+    with temporary_settings({PREFECT_API_URL: None}):
+        serve.serve(_nightly_rating(), say=said.append)
+    assert asked == [True]
+    assert said == [
+        "started a Prefect server for the schedules; UI and runs: http://127.0.0.1:4998"
+    ]
+    assert served.release_held == [True]
+    assert served.deployments["tsrate-nightly"].parameters["rate"] is True
+
+
+def test_a_runner_that_exits_or_is_interrupted_without_cause_passes_it_on(monkeypatch):
+    """SystemExit with no signal received, and a KeyboardInterrupt the health watch did not
+    cause, are not serve's to swallow: the CLI sees them."""
+    for ends in (SystemExit(3), KeyboardInterrupt()):
+        _Served(monkeypatch, ends=ends)
+        with pytest.raises(type(ends)):
+            serve._serve(serve.ScheduleConfig.from_vars({}), "http://127.0.0.1:9/api", owned=False)
+
+
+def test_a_runner_error_is_serves_own_unless_the_server_is_gone(monkeypatch):
+    """An error from the runner while the server answers (asked with a 2 s timeout) is
+    raised as it is; once the server does not answer it becomes the one line naming it."""
+    import httpx
+
+    url = "http://127.0.0.1:9/api"
+    config = serve.ScheduleConfig.from_vars({})
+    _Served(monkeypatch, ends=RuntimeError("a bug in the runner"))
+    health = _Health([200])
+    monkeypatch.setattr(httpx, "get", health)
+    with pytest.raises(RuntimeError, match="a bug in the runner"):
+        serve._serve(config, url, owned=False)
+    assert health.asked == [(f"{url}/health", 2)]
+    _Served(monkeypatch, ends=RuntimeError("connection refused"))
+    monkeypatch.setattr(httpx, "get", _Health(["refused"]))
+    with pytest.raises(TsrateError) as caught:
+        serve._serve(config, url, owned=False)
+    assert str(caught.value) == (
+        f"the Prefect server at {url} stopped answering (RuntimeError from the runner); no "
+        "schedule runs without it: restart tsrate serve (it starts its own server unless "
+        "PREFECT_API_URL is set)"
+    )
+
+
+def test_a_server_that_does_not_answer_at_the_start_is_one_line(monkeypatch):
+    import httpx
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    served = _Served(monkeypatch)
+    monkeypatch.setattr(httpx, "get", _Health(["refused"]))
+    url = "http://127.0.0.1:9/api"
+    with temporary_settings({PREFECT_API_URL: url}), pytest.raises(TsrateError) as caught:
+        serve.serve(serve.ScheduleConfig.from_vars({}), say=print)
+    assert str(caught.value) == (
+        f"the Prefect server at {url} does not answer; start it (`prefect server start`) or "
+        "unset PREFECT_API_URL so that tsrate serve starts its own"
+    )
+    assert served.deployments == {}
