@@ -614,3 +614,13 @@ def test_a_server_that_does_not_answer_at_the_start_is_one_line(monkeypatch):
         "unset PREFECT_API_URL so that tsrate serve starts its own"
     )
     assert served.deployments == {}
+
+
+def test_the_logs_prefect_still_holds_are_sent_for_at_most_five_seconds(monkeypatch):
+    """Before the owned server stops, Prefect's log shipper is drained with a 5 s bound."""
+    from prefect.logging.handlers import APILogWorker
+
+    asked: list[float] = []
+    monkeypatch.setattr(APILogWorker, "drain_all", lambda timeout=None: asked.append(timeout))
+    prefect_server._send_pending_logs()
+    assert asked == [5]
