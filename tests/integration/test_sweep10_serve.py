@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import pytest
 
 from tsrate import TsrateError
-from tsrate.platform import prefect_server
+from tsrate.platform import locking, prefect_server
 from tsrate.platform.prefect_server import _free_port, owned_prefect_server
 
 pytestmark = pytest.mark.slow
@@ -196,3 +196,126 @@ def test_a_server_that_never_answers_is_given_up_after_120_s_by_default(tmp_path
     )
     assert sleeps == [0.2, 0.2]  # polls at 60 and 120 went on, the one at 120.5 gave up
     assert _running(stand_in.script) == []  # stopped and reaped
+
+
+# --- the warehouse writer slot on a real Prefect server (one server for the module) --------
+
+
+@pytest.fixture(scope="module")
+def prefect_api(tmp_path_factory):  # noqa: ANN201
+    """One real Prefect server (its own fresh database) for the slot's tests."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-home")))
+        with owned_prefect_server(timeout=300) as url:
+            yield url
+
+
+def _limit():  # noqa: ANN202
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_global_concurrency_limit_by_name(locking.WRITER_LIMIT)
+
+
+def _set_limit(**fields) -> None:  # noqa: ANN003
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
+
+    with get_client(sync_client=True) as client:
+        client.update_global_concurrency_limit(
+            locking.WRITER_LIMIT, GlobalConcurrencyLimitUpdate(**fields)
+        )
+
+
+def _writing_flow():  # noqa: ANN202
+    """A flow that takes the writer slot (and again inside it) and reports what it saw."""
+    from prefect import flow
+
+    @flow(name="sweep10-writer")
+    def write(timeout: float) -> dict:
+        seen: dict = {}
+        with locking.prefect_writer_slot(timeout=timeout) as held:
+            seen["held"], seen["depth"] = held, dict(locking._held_slots)
+            seen["taken"] = _limit().active_slots if held else None
+            with locking.prefect_writer_slot() as again:
+                seen["again"], seen["inner depth"] = again, dict(locking._held_slots)
+            seen["depth after"] = dict(locking._held_slots)
+        seen["left"] = dict(locking._held_slots)
+        return seen
+
+    return write
+
+
+def test_the_writer_slot_is_one_slot_held_only_inside_a_flow_run(prefect_api, monkeypatch):
+    """No limit yet: nothing to hold, even in a flow run. ensure_writer_limit creates it
+    with one slot. In a flow run the slot is held once (one slot taken on the server, asked
+    strictly, with the writer's wait, a 60 s lease, and no abort on a missed renewal), a
+    nested writer of the same run does not take a second, and it is free afterwards.
+    Outside a flow run nothing is held."""
+    from prefect.concurrency import sync
+
+    calls: list[dict] = []
+    real = sync.concurrency
+
+    def recording(*names, **options):  # noqa: ANN002, ANN003, ANN202
+        calls.append({"names": names, **options})
+        return real(*names, **options)
+
+    monkeypatch.setattr(sync, "concurrency", recording)
+    write = _writing_flow()
+    assert locking._writer_limit_exists() is False
+    seen = write(timeout=7.0)
+    assert seen["held"] is False and calls == []
+    locking.ensure_writer_limit()
+    assert locking._writer_limit_exists() is True
+    assert (_limit().limit, _limit().active_slots) == (1, 0)
+    seen = write(timeout=7.0)
+    assert seen == {
+        "held": True,
+        "depth": {locking.WRITER_LIMIT: 1},
+        "taken": 1,
+        "again": True,
+        "inner depth": {locking.WRITER_LIMIT: 2},
+        "depth after": {locking.WRITER_LIMIT: 1},
+        "left": {},
+    }
+    assert calls == [
+        {
+            "names": (locking.WRITER_LIMIT,),
+            "occupy": 1,
+            "timeout_seconds": 7.0,
+            "lease_duration": 60.0,
+            "strict": True,
+            "raise_on_lease_renewal_failure": False,
+        }
+    ]
+    assert _limit().active_slots == 0
+    with locking.prefect_writer_slot() as held:  # not in a flow run
+        assert held is False
+
+
+def test_ensure_writer_limit_resets_to_one_and_frees_a_slot_only_when_asked(prefect_api):
+    locking.ensure_writer_limit()
+    _set_limit(limit=3, active_slots=1)  # a changed limit, a slot left taken
+    locking.ensure_writer_limit()
+    assert (_limit().limit, _limit().active_slots) == (1, 1)  # not ours to free
+    locking.ensure_writer_limit(release_held=True)
+    assert (_limit().limit, _limit().active_slots) == (1, 0)
+
+
+def test_a_limit_deleted_after_the_check_is_an_error_not_a_free_pass(prefect_api, monkeypatch):
+    """strict: if the limit is gone by the time the slot is asked for (deleted between the
+    existence check and the request), the writer fails instead of writing unguarded."""
+    from prefect.client.orchestration import get_client
+    from prefect.concurrency.asyncio import ConcurrencySlotAcquisitionError
+
+    locking.ensure_writer_limit()
+
+    def deleted_just_after_the_check() -> bool:
+        with get_client(sync_client=True) as client:
+            client.delete_global_concurrency_limit_by_name(locking.WRITER_LIMIT)
+        return True
+
+    monkeypatch.setattr(locking, "_writer_limit_exists", deleted_just_after_the_check)
+    with pytest.raises(ConcurrencySlotAcquisitionError):
+        _writing_flow()(timeout=7.0)

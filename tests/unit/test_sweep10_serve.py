@@ -624,3 +624,26 @@ def test_the_logs_prefect_still_holds_are_sent_for_at_most_five_seconds(monkeypa
     monkeypatch.setattr(APILogWorker, "drain_all", lambda timeout=None: asked.append(timeout))
     prefect_server._send_pending_logs()
     assert asked == [5]
+
+
+# --- locking: the Prefect writer slot's wait ------------------------------------------------
+
+
+def test_a_writer_waits_for_the_prefect_slot_at_least_two_leases(tmp_path, monkeypatch):
+    """warehouse_writer asks the Prefect slot for its own wait, but never less than two
+    leases (2 x 60 s): a holder that died is expired by the server within one lease."""
+    from tsrate.platform import locking
+
+    asked: list[float | None] = []
+    real = locking.prefect_writer_slot
+
+    def recording(timeout=None):  # noqa: ANN001, ANN202
+        asked.append(timeout)
+        return real(timeout=timeout)
+
+    monkeypatch.setattr(locking, "prefect_writer_slot", recording)
+    monkeypatch.delenv(lifelines.SERVE_PID, raising=False)
+    for timeout in (0.0, 5.0, 500.0):
+        with locking.warehouse_writer(tmp_path / "w.duckdb", timeout=timeout):
+            pass
+    assert asked == [120.0, 120.0, 500.0]
