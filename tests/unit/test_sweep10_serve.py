@@ -6,10 +6,24 @@ tests/planted/sweep10_serve.json).
   a list indexed by attempt and held at its last value, or a callable given the number of
   retries), and ``run_flow``'s choice among the plain function, Prefect on the configured
   API, and a temporary server of tsrate's own (without its UI) — for every ``TSRATE_PREFECT``
-  mode, with and without an API, with and without ``needs_prefect``. A unit test may not
-  start a Prefect server, so the temporary server is a stand-in that records being asked.
+  mode, with and without an API, with and without ``needs_prefect``;
+* ``platform/lifelines.py``: the liveness probe sends no signal (signal 0), the watch is a
+  daemon thread that looks once a second where there is no pidfd, and its farewell is
+  flushed before ``os._exit(1)``;
+* ``platform/serve.py``: the schedule defaults are dbt_project.yml's vars, a lock wait of 0
+  is allowed, the health check counts only a 200, the watch ends serving after three failed
+  checks in a row (a good one resets the count) with a timeout of twice the interval capped
+  at 5 s, then after the grace (30 s, 0 allowed) ends the process with status 2; serve
+  serves the config it is given (``--nightly-rating``), frees a left-over writer slot only
+  on a server it started (with the UI), and passes on or names how the runner ended;
+* ``platform/prefect_server.py``: the logs are drained for at most 5 s before the stop;
+* ``platform/locking.py``: a writer waits for the Prefect slot at least two leases.
 
-Each expectation is written from the documented rule, not read back from the code.
+A unit test starts no process and opens no connection, so the Prefect server of tsrate's
+own, ``prefect.serve`` and ``httpx.get`` are stand-ins here that record what they are asked
+(``tests/integration/test_sweep10_serve.py`` runs the real ones). The health watch's waits
+are recorded and not waited, so nothing here depends on the wall clock. Each expectation is
+written from the documented rule, not read back from the code.
 """
 
 from __future__ import annotations
