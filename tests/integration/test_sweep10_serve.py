@@ -16,6 +16,7 @@ Written for the mutation sweep of round 10 (tests/planted/sweep10_serve.json).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -136,11 +137,12 @@ def test_the_server_is_started_for_this_process_waited_for_and_stopped(tmp_path,
     monkeypatch.setattr(httpx, "get", get)
     monkeypatch.setattr(subprocess.Popen, "wait", wait)
     real_sleep = __import__("time").sleep
+    ticks = itertools.count()  # a fake clock, one second a reading: 150 polls at most
     clock = SimpleNamespace(
-        monotonic=lambda: 0.0, sleep=lambda s: (sleeps.append(s), real_sleep(s))
+        monotonic=lambda: float(next(ticks)), sleep=lambda s: (sleeps.append(s), real_sleep(s))
     )
     monkeypatch.setattr(prefect_server, "time", clock)
-    with owned_prefect_server(timeout=60) as url:
+    with owned_prefect_server(timeout=150) as url:
         record = stand_in.record()
         port = url.removeprefix("http://127.0.0.1:").removesuffix("/api")
         assert url == f"http://127.0.0.1:{port}/api" and port.isdigit()
