@@ -239,7 +239,7 @@ def _writing_flow():  # noqa: ANN202
         with locking.prefect_writer_slot(timeout=timeout) as held:
             seen["held"], seen["depth"] = held, dict(locking._held_slots)
             seen["taken"] = _limit().active_slots if held else None
-            with locking.prefect_writer_slot() as again:
+            with locking.prefect_writer_slot(timeout=5.0) as again:  # nested: no wait
                 seen["again"], seen["inner depth"] = again, dict(locking._held_slots)
             seen["depth after"] = dict(locking._held_slots)
         seen["left"] = dict(locking._held_slots)
