@@ -274,14 +274,25 @@ def _watcher_threads() -> set[threading.Thread]:
 
 
 def test_the_watch_is_a_daemon_thread(monkeypatch):
-    """The watch must not keep a finished process alive: its thread is a daemon."""
-    import os
+    """The watch must not keep a finished process alive: its thread is a daemon. (It
+    watches a pid no process has, so it ends at once whatever its kind.)"""
+    from pathlib import Path
 
-    _left(monkeypatch)
-    before = _watcher_threads()
-    lifelines.watch_parent(os.getppid())  # alive for the whole test
-    (started,) = _watcher_threads() - before
-    assert started.daemon is True
+    taken = {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()}
+    gone = next(pid for pid in range(4_000_000, 1, -1) if pid not in taken)
+    seen: list[tuple[int, str, bool]] = []
+    done = threading.Event()
+
+    def leave(code: int) -> None:
+        thread = threading.current_thread()
+        seen.append((code, thread.name, thread.daemon))
+        done.set()
+
+    monkeypatch.setattr(lifelines.os, "_exit", leave)
+    monkeypatch.setattr(lifelines, "_watched", set())
+    lifelines.watch_parent(gone)
+    assert done.wait(30)
+    assert seen == [(1, "tsrate-watch-parent", True)]
 
 
 def test_without_a_pidfd_the_watch_looks_once_a_second_then_leaves(monkeypatch):
