@@ -243,6 +243,9 @@ def test_a_full_build_in_order_then_reused_then_unit_tests_beside_then_failing(t
     assert not (tiny.target / UNIT_TEST_PASS).exists()
     assert any(s.endswith("PASS=4 WARN=0 FAIL=0") for s in said)  # the data tests passed
 
+    code, said = tiny.build()  # still wrong, and no pass left to forget
+    assert code == 1 and "beside the data tests, ran 1 unit_tests (1 failed)" in said, said
+
 
 def _manifest(tiny):
     from dbt.cli.main import dbtRunner
@@ -273,14 +276,28 @@ def test_a_data_test_reads_the_models_this_build_made(tiny, monkeypatch):
 
 
 def test_a_failing_model_stops_the_build_before_the_data_tests(tiny, monkeypatch):
-    assert tiny.build()[0] == 0
+    def stopped(said: list[str]) -> None:
+        assert any(line.startswith("ERROR model run_info") for line in said), said
+        assert said[index(said, "built 3 models (1 failed") + 1].startswith(
+            "models, seeds and unit tests in "
+        )
+        assert said[-1].startswith("models, seeds and unit tests in ")  # nothing after it:
+        # no data tests, and no unit tests run (or their pass looked up) after a failure
+        assert RELEASED not in said
+        assert tiny.results()["run_info"] == "error"  # the artifacts say so
+        assert not (tiny.target / UNIT_TEST_PASS).exists()
+
     monkeypatch.setenv("TINY_BREAK", "1")
-    code, said = tiny.build()
+    code, said = tiny.build()  # a first build: no pass recorded yet
     assert code == 1, said
-    assert any(line.startswith("ERROR model run_info") for line in said), said
-    assert RELEASED not in said and not any(line.startswith("data tests:") for line in said)
-    assert tiny.results()["run_info"] == "error"  # the artifacts say so
-    assert not (tiny.target / UNIT_TEST_PASS).exists()
+    stopped(said)
+    monkeypatch.delenv("TINY_BREAK")
+    assert tiny.build()[0] == 0
+    assert (tiny.target / UNIT_TEST_PASS).exists()
+    monkeypatch.setenv("TINY_BREAK", "1")
+    code, said = tiny.build()  # the unit tests' pass is forgotten
+    assert code == 1, said
+    stopped(said)
 
 
 def test_a_partial_build_and_the_override_run_the_unit_tests_with_the_models(tiny, monkeypatch):
@@ -391,3 +408,48 @@ def test_artifacts_that_cannot_be_written_end_the_build_with_status_2(tiny):
     (tiny.target / BUILD_RESULTS).mkdir()  # the copy cannot be written
     code, said = tiny.build()
     assert code == 2 and any(s.startswith("writing dbt's artifacts failed") for s in said), said
+
+
+def _not_successful(monkeypatch, command: str, unit: bool = False):
+    """dbt's runner, except that ``command`` is reported not successful although no node
+    failed (as dbt reports a skipped or partly successful node: its ``interpret_results``)."""
+    import dbt.cli.main as dbt_main
+
+    real = dbt_main.dbtRunner
+
+    class Runner(real):
+        def invoke(self, args, **kwargs):
+            result = super().invoke(args, **kwargs)
+            if args[0] == command and (("test_type:unit" in args) == unit):
+                return dbt_main.dbtRunnerResult(success=False, result=result.result)
+            return result
+
+    monkeypatch.setattr(dbt_main, "dbtRunner", Runner)
+
+
+def test_dbt_saying_not_successful_fails_the_build_though_no_node_failed(tiny, monkeypatch):
+    with monkeypatch.context() as patch:  # the models
+        _not_successful(patch, "build")
+        code, said = tiny.build()
+    assert code == 1 and "built 3 models (0 failed; Python models' own time 0.0s)" in said, said
+    assert RELEASED not in said
+
+    with monkeypatch.context() as patch:  # the unit tests after the models (first build)
+        _not_successful(patch, "test", unit=True)
+        code, said = tiny.build()
+    assert code == 1 and "after the models, ran 1 unit_tests (0 failed)" in said, said
+    assert not (tiny.target / UNIT_TEST_PASS).exists()
+
+    assert tiny.build()[0] == 0
+    tiny.fixture(4, 8)
+    with monkeypatch.context() as patch:  # the unit tests beside the data tests
+        _not_successful(patch, "test", unit=True)
+        code, said = tiny.build()
+    assert code == 1 and "beside the data tests, ran 1 unit_tests (0 failed)" in said, said
+    assert not (tiny.target / UNIT_TEST_PASS).exists()
+
+    tiny.write("tests/stored.sql", "{{ config(store_failures=true) }}\n" + NO_BIG)
+    with monkeypatch.context() as patch:  # dbt's plain build
+        _not_successful(patch, "build")
+        code, said = tiny.build()
+    assert code == 1 and any(line.startswith("built ") and "(0 failed" in line for line in said)
