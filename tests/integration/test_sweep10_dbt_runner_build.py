@@ -335,6 +335,12 @@ def test_a_child_started_ahead_compiles_first_and_builds_with_the_go(tiny, monke
 
 
 def test_a_test_that_stores_its_failures_takes_dbts_plain_build(tiny, monkeypatch):
+    # store_failures: false stores nothing (dbt leaves store_failures_as 'ephemeral'):
+    # tsrate's own build runs it
+    tiny.write("tests/kept.sql", "{{ config(store_failures=false) }}\n" + NO_BIG)
+    code, said = tiny.build()
+    assert code == 0 and RELEASED in said and said[-1].startswith("data tests: 5 run"), said
+    (tiny.project / "tests" / "kept.sql").unlink()
     tiny.write("tests/stored.sql", "{{ config(store_failures=true) }}\n" + NO_BIG)
     tiny.write("models/py_numbers.py", "def model(dbt, session):\n    return dbt.ref('numbers')\n")
     code, said = tiny.build()
