@@ -265,3 +265,28 @@ def test_docs_are_written_where_asked_and_refused_without_a_warehouse(tiny, tmp_
     assert not (warehouse.parent / "docs").exists()
     assert dbt.docs(warehouse, lambda _: None) == warehouse.parent / "docs"
     assert (warehouse.parent / "docs" / "static_index.html").is_file()
+
+
+def test_the_child_module_runs_tsrates_build_by_its_first_argument_else_dbt(tiny):
+    """``python -m tsrate.platform.dbt_child`` by hand: with no argument it is dbt's own
+    command line (its usage), with ``tsrate-build`` alone tsrate's build of the project in
+    the current folder."""
+    import subprocess
+    import sys
+
+    project, warehouse, target = tiny
+    warehouse.parent.mkdir(parents=True)
+    env = dict(os.environ, TSRATE_WAREHOUSE=str(warehouse), DBT_PROFILES_DIR=str(project))
+    env["DBT_TARGET_PATH"] = str(target)
+    env.pop("TSRATE_DBT_PARENT_PID", None)
+    module = [sys.executable, "-m", "tsrate.platform.dbt_child"]
+    usage = subprocess.run(module, capture_output=True, text=True, env=env, timeout=300)
+    said = usage.stdout + usage.stderr
+    assert "Usage: " in said and "Traceback" not in said, said
+    built = subprocess.run(
+        [*module, "tsrate-build"], capture_output=True, text=True, env=env, cwd=project,
+        timeout=300,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert "tsrate-dbt: data tests: 3 run" in built.stdout
+    assert query(warehouse, "select m from main.doubled order by m") == [(2,), (4,)]
