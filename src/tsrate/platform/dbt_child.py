@@ -427,7 +427,9 @@ def tsrate_build(argv: list[str]) -> int:
     stores = [
         n.name
         for n in manifest.nodes.values()
-        if n.resource_type == "test" and (n.config.store_failures or n.config.store_failures_as)
+        # dbt resolves store_failures_as into store_failures when it parses (``ephemeral``,
+        # the value an explicit store_failures: false leaves there, stores nothing)
+        if n.resource_type == "test" and n.config.store_failures
     ]
     tests = wanted = None
     if not stores:  # the data tests are selected (and found compiled) before the build:
