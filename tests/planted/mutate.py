@@ -344,6 +344,9 @@ class Runner:
             try:
                 os.chdir(self.repo)
                 sys.path[:0] = [str(self.repo / "src"), str(self.repo)]
+                # and in the processes the tests start (a dbt child, a fresh interpreter):
+                # without it they import the checkout of the venv's editable install
+                os.environ["PYTHONPATH"] = f"{self.repo / 'src'}{os.pathsep}{self.repo}"
                 fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
                 os.dup2(fd, 1)
                 os.dup2(fd, 2)
