@@ -80,28 +80,47 @@ def test_a_failing_build_marks_the_run_build_failed_with_the_errors_tail(warehou
     assert (status, message) == ("build_failed", error[len(error) - 2000 :])
 
 
-def test_the_fork_server_starts_ahead_only_for_a_run_with_worker_processes(tmp_path, monkeypatch):
+_FORK_SERVER = """
+import json, os, sys
+from flows.pipeline import pipeline_flow
+from tsrate.robustness.forecast.workers import server_running
+
+study, missing, warehouse = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+seen = {"before": server_running()}
+for workers in (1, None):
+    try:
+        pipeline_flow.fn(overrides=study, source="file", path=missing, workers=workers,
+                         warehouse=warehouse, rate=False)
+    except Exception as exc:
+        seen[f"error {workers}"] = "no-such-prices" in str(exc)
+    seen[f"after {workers}"] = server_running()
+print(json.dumps(seen))
+"""
+
+
+def test_the_fork_server_starts_ahead_only_for_a_run_with_worker_processes(tmp_path):
     """``workers=1`` computes in this process: no fork server; the default (a process per
     core) on a new warehouse starts it before the prices are read (here: a missing file,
-    so the run fails right after)."""
-    from multiprocessing import forkserver
+    so the run fails right after). In a fresh interpreter: a process keeps the first fork
+    server it starts (an earlier test file on the same worker may have started one)."""
+    import json
 
-    from tsrate.robustness.forecast.workers import server_running
+    from tests.integration.scripts import run_script
 
-    monkeypatch.delenv("TSRATE_WORKER_START", raising=False)
-    monkeypatch.delenv("TSRATE_DASK_ADDRESS", raising=False)
-    if server_running():
-        pytest.skip("this process started its fork server already")
-    missing = str(tmp_path / "no-such-prices.csv")
-    warehouse = str(tmp_path / "w.duckdb")
-    try:
-        for workers, expected in ((1, False), (None, True)):
-            with pytest.raises(Exception, match="no-such-prices"):
-                pipeline_flow.fn(overrides=STUDY, source="file", path=missing,
-                                 workers=workers, warehouse=warehouse, rate=False)  # fmt: skip
-            assert server_running() is expected, workers
-    finally:
-        forkserver._forkserver._stop()
+    seen = run_script(
+        _FORK_SERVER,
+        json.dumps(STUDY),
+        str(tmp_path / "no-such-prices.csv"),
+        str(tmp_path / "w.duckdb"),
+        unset=("TSRATE_WORKER_START", "TSRATE_DASK_ADDRESS"),
+    )
+    assert seen == {
+        "before": False,
+        "error 1": True,
+        "after 1": False,
+        "error None": True,
+        "after None": True,
+    }
 
 
 def test_the_build_flow_waits_for_the_data_tests_by_default(warehouse, caplog):
