@@ -458,3 +458,22 @@ def test_a_system_without_an_outcome_is_left_out_of_it_and_the_others_unchanged(
     pd.testing.assert_frame_equal(
         got[got["outcome"] == "wql"].reset_index(drop=True), single.reset_index(drop=True)
     )
+
+
+def test_a_system_missing_some_tickers_windows_is_named_with_them() -> None:
+    """A system without rows for some tickers under a perturbation of its set (an import of
+    some tickers, stored before imports were checked for it) cannot be estimated: the error
+    names the run, the system, each perturbation and the tickers it lacks there."""
+    errors = window_errors(n_dates=20, systems=("good", "gap"))
+    lacking = (errors["system_id"] == "gap") & (errors["perturbation_id"] == "P1")
+    lacking &= errors["ticker"].isin(["JPM", "BAC"])
+    errors = errors[~lacking]
+    dists = study_distributions(COMPANIES).head(3)
+    with pytest.raises(ValueError) as caught:
+        study_effects(errors, perturbation_sets(errors), dists, 9, draws=2)
+    message = str(caught.value)
+    assert message.startswith("run r1, system 'gap': ")
+    assert "it has no windows of ticker(s) P1: BAC, JPM (" in message
+    complete = window_errors(n_dates=20, systems=("good",))
+    got = study_effects(complete, perturbation_sets(complete), dists, 9, draws=2)
+    assert set(got["system_id"]) == {"good"}

@@ -159,6 +159,24 @@ def summarise_draws(
     return out.reset_index()
 
 
+def _missing_windows(grid: np.ndarray, units: Units, labels: list[str]) -> str:
+    """For an error message: which tickers a system has no window row for, per perturbation
+    of its set (its grid's NaN cells), with the usual cause; empty when it has them all."""
+    parts = []
+    for column, label in enumerate(labels):
+        absent = np.isnan(grid[:, column])
+        if absent.any():
+            tickers = sorted(set(units.frame.loc[absent, "ticker"].astype(str)))
+            parts.append(f"{label}: {', '.join(tickers)}")
+    if not parts:
+        return ""
+    return (
+        f"; it has no windows of ticker(s) {'; '.join(parts)} (every system is rated on every "
+        "window of the study: a prediction file of some tickers? import it again with every "
+        "ticker of the study)"
+    )
+
+
 def study_effects(
     window_errors: pd.DataFrame,
     perturbation_sets: pd.DataFrame,
@@ -251,7 +269,10 @@ def study_effects(
                             outcome=outcome,
                         )
                     except ValueError as err:
-                        raise ValueError(f"run {run_id}, system {system_id!r}: {err}") from err
+                        hint = _missing_windows(grid, units, labels)
+                        raise ValueError(
+                            f"run {run_id}, system {system_id!r}: {err}{hint}"
+                        ) from err
                 raise
             for (system_id, outcome), per_draw in zip(jobs, per_draws, strict=True):
                 per_draw["draw"] = kept[per_draw["draw"].to_numpy()]
