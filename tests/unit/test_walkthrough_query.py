@@ -97,3 +97,26 @@ def test_an_unknown_table_in_the_live_file_lists_with_live(warehouse, capsys):
     assert code == 2
     assert 'Did you mean "prices"?' in err or 'Did you mean "raw.prices"?' in err
     assert err.rstrip().endswith('order by all" --live)')
+
+
+SUMS = (
+    "select sum(rating) as total, sum(case when rating > 9 then rating end) as none_above, "
+    "sum(rating * 0.5) as halves, (2::hugeint ** 100)::hugeint as beyond_64_bits from marts.ratings"
+)
+
+
+def test_a_sum_of_integers_is_a_whole_number_in_every_format(warehouse, capsys):
+    """DuckDB sums integers as HUGEINT, which pandas receives as float64 (5.0): shown as 5 in
+    the table, csv and json; a NULL sum stays empty/null, a decimal sum stays a decimal, and a
+    value beyond 64 bits is left as DuckDB gave it."""
+    code, out, _ = _query(capsys, SUMS, "--format", "json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["total"] == 5 and isinstance(row["total"], int)
+    assert row["none_above"] is None
+    assert row["halves"] == 2.5
+    assert row["beyond_64_bits"] == pytest.approx(2.0**100)
+    code, out, _ = _query(capsys, SUMS, "--format", "csv")
+    assert list(csv.reader(io.StringIO(out)))[1][:3] == ["5", "", "2.5"]
+    code, out, _ = _query(capsys, SUMS)
+    assert out.splitlines()[1].split()[0] == "5"

@@ -206,7 +206,7 @@ def run_query(
         try:
             relation = con.sql(statement)
             frame = relation.limit(limit + 1).df()
-            frame = _days(frame, relation.types)
+            frame = _whole_numbers(_days(frame, relation.types), relation.types)
         except duckdb.InterruptException:
             raise TsrateError(
                 f"the query was stopped after {timeout:g} s; narrow it, or allow more time "
@@ -262,6 +262,25 @@ def _days(frame: pd.DataFrame, types: list) -> pd.DataFrame:
         column = frame.iloc[:, position]
         if column.dtype.kind == "M":  # datetime64 (else: already dates, or all null)
             frame.isetitem(position, column.dt.date.where(column.notna(), None))
+    return frame
+
+
+def _whole_numbers(frame: pd.DataFrame, types: list) -> pd.DataFrame:
+    """``frame`` with its 128-bit integer columns (DuckDB's ``sum`` of integers is HUGEINT,
+    which pandas receives as float64: 33048.0) as whole numbers again, where every value
+    fits 64 bits (nullable ``Int64``: NULL stays missing)."""
+    wide = [i for i, kind in enumerate(types) if str(kind) in ("HUGEINT", "UHUGEINT")]
+    if not wide:
+        return frame
+    import pandas as pd  # loaded by DuckDB's .df() already
+
+    frame = frame.copy()
+    for position in wide:  # by position: names may repeat
+        column = frame.iloc[:, position]
+        values = pd.to_numeric(column, errors="coerce")
+        known = values.dropna()
+        if len(known) == len(column.dropna()) and (known.abs() < 2**63).all():
+            frame.isetitem(position, values.round().astype("Int64"))
     return frame
 
 
