@@ -264,6 +264,17 @@ def test_a_perturbation_without_every_ticker_is_refused(warehouse, seed, good, t
         baselines=False,
     )
     assert "P2" not in message.split("rejected, nothing was stored:")[1]
+    jpm = (good["ticker"] == "JPM") & good["perturbation_id"].isin(["P1", "P2"])
+    file = good[good["perturbation_id"].isin(["P1", "P2"]) & ~jpm].copy()
+    file["forecast"] += 0.25
+    assert_rejected(  # one problem per perturbation, the advice once, at the end
+        warehouse,
+        write_csv(tmp_path, file),
+        seed,
+        "rejected, nothing was stored: perturbation P1 lacks ticker(s) ['JPM']; perturbation "
+        "P2 lacks ticker(s) ['JPM']: each perturbation in the file needs every ticker",
+        baselines=False,
+    )
     whole = good[good["perturbation_id"].isin(["P1", "P2"])].copy()
     whole["forecast"] += 0.25
     summary = do_import(warehouse, write_csv(tmp_path, whole), seed, baselines=False)

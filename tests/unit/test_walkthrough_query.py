@@ -120,3 +120,24 @@ def test_a_sum_of_integers_is_a_whole_number_in_every_format(warehouse, capsys):
     assert list(csv.reader(io.StringIO(out)))[1][:3] == ["5", "", "2.5"]
     code, out, _ = _query(capsys, SUMS)
     assert out.splitlines()[1].split()[0] == "5"
+
+
+def test_whole_numbers_up_to_64_bits_only(warehouse, capsys):
+    """2^62 fits 64 bits: a whole number; 2^63 does not (Int64 tops out at 2^63 - 1), so a
+    column holding it, even beside 2^62, is left as DuckDB gave it (a float), not cut."""
+    fits = "select (2::hugeint ** 62)::hugeint as n"
+    code, out, _ = _query(capsys, fits, "--format", "json")
+    assert code == 0 and json.loads(out) == [{"n": 2**62}]
+    both = "select (2::hugeint ** e)::hugeint as n from (values (62), (63)) v(e) order by e"
+    code, out, err = _query(capsys, both, "--format", "json")
+    assert code == 0, err
+    assert [row["n"] for row in json.loads(out)] == pytest.approx([2.0**62, 2.0**63], rel=1e-14)
+    assert all(isinstance(row["n"], float) for row in json.loads(out))
+
+
+def test_json_keeps_fifteen_significant_digits(warehouse, capsys):
+    """pandas writes JSON numbers to 10 significant digits unless told: a MASE of
+    0.123456789012345 came out as 0.123456789."""
+    code, out, _ = _query(capsys, "select 0.123456789012345::double as mase", "--format", "json")
+    assert code == 0
+    assert json.loads(out)[0]["mase"] == pytest.approx(0.123456789012345, rel=1e-14)

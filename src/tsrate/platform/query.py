@@ -301,7 +301,7 @@ def truncation_note(result: QueryResult) -> str:
 def format_result(result: QueryResult, fmt: str = "table") -> str:
     """The rows as ``fmt``: ``table`` (aligned text, NULL empty, a last line when cut at
     ``limit``), ``csv`` (header row, NULL empty) or ``json`` (an array of objects, NULL as
-    null, dates ISO 8601). csv and json carry no note: the caller prints it elsewhere."""
+    null, dates ISO 8601, numbers to 15 significant digits). csv and json carry no note: the caller prints it elsewhere."""
     frame = result.frame
     if fmt == "csv":
         return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
@@ -311,7 +311,10 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
             if dtype.kind == "O":
                 frame.isetitem(position, frame.iloc[:, position].map(_iso_day))
-        return frame.to_json(orient="records", date_format="iso", force_ascii=False)
+        # 15 significant digits, pandas' most (its default, 10, cut 0.123456789012 short)
+        return frame.to_json(
+            orient="records", date_format="iso", force_ascii=False, double_precision=15
+        )
     if fmt != "table":
         raise TsrateError(f"unknown format {fmt!r}: use table, csv or json")
     if frame.empty:
