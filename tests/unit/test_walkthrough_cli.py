@@ -63,5 +63,6 @@ def test_run_refuses_workers_below_one_as_a_usage_error(capsys):
         else:
             raise AssertionError(f"--workers {value} was accepted")
         assert "argument --workers" in capsys.readouterr().err
+    assert parser.parse_args(["run", "--workers", "1"]).workers == 1  # one: in this process
     assert parser.parse_args(["run", "--workers", "2"]).workers == 2
     assert parser.parse_args(["run"]).workers is None  # the default: every core

@@ -54,6 +54,33 @@ def test_systems_lists_the_imported_systems_when_no_writer_runs(warehouse, capsy
     assert "not listed while" not in capsys.readouterr().out
 
 
+def test_systems_reads_the_live_file_read_only_beside_another_reader(warehouse, capsys):
+    """A BI tool (here: this process) holding the live file read-only: `tsrate systems`
+    opens it read-only too (DuckDB refuses a read-write open of a file open read-only)."""
+    from tsrate.platform.warehouse import duckdb_settings
+
+    reader = duckdb.connect(str(warehouse), read_only=True, config=duckdb_settings())
+    try:
+        code = cli.main(["systems"])
+    finally:
+        reader.close()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert err == "" and "not listed while" not in out
+
+
+def test_runs_lists_the_live_runs_and_exits_0(warehouse, capsys):
+    """`tsrate runs` reads raw.runs in the live file (the snapshot has no raw schema)."""
+    from tsrate.platform.raw_schema import create_raw_tables
+
+    with duckdb.connect(str(warehouse)) as con:
+        create_raw_tables(con)
+    code = cli.main(["runs"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith("(no rows; columns: run_id, status, started_at, finished_at, ")
+
+
 def test_runs_while_a_writer_runs_gives_advice_for_runs(warehouse, capsys):
     with another_writer(warehouse):
         code = cli.main(["runs"])
