@@ -37,6 +37,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.integration.test_sweep10_dbt_runner import PROFILES, PROJECT  # the same tiny project
 from tsrate.platform import dbt_child
 from tsrate.platform.dbt_child import (
     BUILD_RESULTS,
@@ -47,33 +48,6 @@ from tsrate.platform.dbt_child import (
 )
 
 pytestmark = pytest.mark.slow
-
-PROJECT = """\
-name: tiny
-version: "0.1.0"
-config-version: 2
-profile: tiny
-model-paths: ["models"]
-test-paths: ["tests"]
-models:
-  tiny:
-    +materialized: table
-"""
-
-PROFILES = """\
-tiny:
-  target: local
-  outputs:
-    local:
-      type: duckdb
-      path: "{{ env_var('TSRATE_DBT_WAREHOUSE', '') or env_var('TSRATE_WAREHOUSE', 'x.duckdb') }}"
-      threads: 1
-      keep_open: true
-      config_options:
-        access_mode: "{{ env_var('TSRATE_DBT_ACCESS_MODE', 'automatic') }}"
-      settings:
-        memory_limit: "{{ env_var('TSRATE_DUCKDB_MEMORY_LIMIT', '4GB') }}"
-"""
 
 RUN_INFO = """\
 {% if env_var('TINY_BREAK', '') %}select no_such_column from {{ ref('numbers') }}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from tests.integration.test_sweep9_studies_pipeline import FLAGS  # the import study's flags
 from tests.support.import_study import STUDY, prediction_grid
 from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate.cli import main
@@ -20,10 +21,6 @@ from tsrate.robustness.report.data import default_report_path
 from tsrate.robustness.sources import load_skfolio_sp500
 
 pytestmark = pytest.mark.slow
-
-FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
-         "--context-length", "30", "--horizon", "5", "--systems", "naive",
-         "--perturbations", "P0"]  # fmt: skip
 
 
 @pytest.fixture

@@ -62,6 +62,7 @@ from flows.ingest import (
     store,
 )
 from flows.pipeline import _interrupted, _missing_tickers, pipeline_flow, publish_task
+from tests.support.locks import another_writer
 from tsrate import TsrateError
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import WarehouseBusy, lock_path
@@ -186,14 +187,9 @@ def test_a_busy_warehouse_fails_at_once_by_default(tmp_path):
     """``lock_timeout`` defaults to 0: fail at once, without waiting (no "after waiting")."""
     warehouse = tmp_path / "w.duckdb"
     _store(warehouse, ["AAPL"])
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another writer (another open file)
-        with pytest.raises(WarehouseBusy) as failed:
-            pipeline_flow.fn(overrides=STUDY, source="none", workers=1, rate=False,
-                             warehouse=str(warehouse))  # fmt: skip
-    finally:
-        os.close(fd)
+    with another_writer(warehouse), pytest.raises(WarehouseBusy) as failed:
+        pipeline_flow.fn(overrides=STUDY, source="none", workers=1, rate=False,
+                         warehouse=str(warehouse))  # fmt: skip
     assert "is being written by" in str(failed.value)
     assert "after waiting" not in str(failed.value)
 
@@ -363,13 +359,8 @@ def test_the_forecast_flow_reuses_unless_forced_and_its_line_says_what_it_did(tm
 
 def test_a_busy_warehouse_fails_the_forecast_flow_at_once_by_default(tmp_path):
     warehouse = _priced(tmp_path)
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(WarehouseBusy) as failed:
-            _forecast(warehouse)
-    finally:
-        os.close(fd)
+    with another_writer(warehouse), pytest.raises(WarehouseBusy) as failed:
+        _forecast(warehouse)
     assert "after waiting" not in str(failed.value)
 
 
@@ -560,13 +551,8 @@ def test_a_changed_close_is_refused_and_a_busy_warehouse_fails_at_once_by_defaul
     with pytest.raises(TsrateError, match="would change stored price history, nothing was stored"):
         load()
     assert _rows(warehouse, "select max(close) from raw.prices") == [(129.0,)]
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(WarehouseBusy) as failed:
-            load()
-    finally:
-        os.close(fd)
+    with another_writer(warehouse), pytest.raises(WarehouseBusy) as failed:
+        load()
     assert "after waiting" not in str(failed.value)
 
 

@@ -18,10 +18,8 @@ DuckDB files; fracast is the real model.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 
 import duckdb
 import pytest
@@ -29,7 +27,8 @@ import pytest
 from flows.interpretability import interpretability_flow
 from flows.reasoning import reasoning_flow
 from flows.understanding import understanding_flow
-from tsrate.platform.locking import WarehouseBusy, lock_path
+from tests.support.locks import another_writer
+from tsrate.platform.locking import WarehouseBusy
 from tsrate.suites.interpretability import suite as interp_suite
 
 #: the smallest procedural reasoning set (an item has 4 captions)
@@ -111,11 +110,6 @@ def test_a_busy_warehouse_fails_a_suite_at_once_by_default(tmp_path, suite):
         ),
         "reasoning": lambda: reasoning_flow.fn(generator=GENERATOR, warehouse=str(warehouse)),
     }[suite]
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(WarehouseBusy) as failed:
-            run()
-    finally:
-        os.close(fd)
+    with another_writer(warehouse), pytest.raises(WarehouseBusy) as failed:
+        run()
     assert "after waiting" not in str(failed.value)

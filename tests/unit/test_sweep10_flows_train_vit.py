@@ -15,7 +15,6 @@ sample), a temporary DuckDB file; ``TSRATE_MODEL_DIR`` keeps the weights in one 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ import time
 import duckdb
 import pytest
 
+from tests.support.locks import another_writer
 from tsrate.platform.locking import WarehouseBusy, lock_path
 
 pytest.importorskip("torch")
@@ -110,11 +110,6 @@ def test_a_second_run_reuses_the_checkpoint_and_reports_its_own_seconds(environm
 
 def test_a_busy_warehouse_fails_the_registration_at_once_by_default(environment):
     warehouse, _, _ = environment
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(WarehouseBusy) as failed:
-            train_vit_flow.fn(system=VARIANT, overrides=OVERRIDES, warehouse=str(warehouse))
-    finally:
-        os.close(fd)
+    with another_writer(warehouse), pytest.raises(WarehouseBusy) as failed:
+        train_vit_flow.fn(system=VARIANT, overrides=OVERRIDES, warehouse=str(warehouse))
     assert "after waiting" not in str(failed.value)

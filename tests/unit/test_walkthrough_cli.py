@@ -6,11 +6,8 @@ of failing half-way on DuckDB's own lock."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-
+from tests.support.locks import another_writer
 from tsrate import cli
-from tsrate.platform.locking import lock_path
 
 
 def _subcommands(parser) -> list[str]:
@@ -40,12 +37,8 @@ def test_docs_takes_the_writer_lock_and_a_lock_timeout():
 def test_docs_is_refused_at_once_while_another_process_writes(tmp_path, monkeypatch, capsys):
     warehouse = tmp_path / "w.duckdb"
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # contends as another process would
+    with another_writer(warehouse):
         code = cli.main(["docs", "--output", str(tmp_path / "site")])
-    finally:
-        os.close(fd)
     assert code == 2
     err = capsys.readouterr().err
     assert err.startswith(f"tsrate: error: the warehouse {warehouse} is being written by")

@@ -7,16 +7,11 @@ no --live flag to drop)."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-from collections.abc import Iterator
-
 import duckdb
 import pytest
 
+from tests.support.locks import another_writer
 from tsrate import cli
-from tsrate.platform.locking import lock_path
 
 
 @pytest.fixture
@@ -25,17 +20,6 @@ def warehouse(tmp_path, monkeypatch):
     duckdb.connect(str(path)).close()
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
     return path
-
-
-@contextlib.contextmanager
-def another_writer(warehouse) -> Iterator[None]:
-    """The writer lock held by another open file (flock contends as another process would)."""
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        yield
-    finally:
-        os.close(fd)
 
 
 def test_systems_lists_every_system_while_a_writer_runs(warehouse, capsys):
