@@ -37,6 +37,7 @@ from tsrate.commands.reading import (
     cmd_report,
     cmd_runs,
     cmd_serve,
+    cmd_status,
     cmd_studies,
     cmd_systems,
 )
@@ -163,6 +164,7 @@ the main job and the warehouse:
   tsrate ingest [FILE]       load prices (bundled sample, CSV/Parquet, Yahoo)
   tsrate build               rebuild the live marts (default: newest run)
   tsrate runs                the recorded runs, newest first
+  tsrate status              who writes the warehouse now, its phase and ETA
   tsrate studies             the stored studies, their systems, last update
   tsrate systems             every system, its availability and why
   tsrate docs                build the dbt docs site (models, columns, tests)
@@ -392,6 +394,18 @@ def build_parser() -> argparse.ArgumentParser:
     runs = sub.add_parser("runs", help="list recorded runs")
     runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
     runs.set_defaults(func=cmd_runs)
+    status = sub.add_parser(
+        "status",
+        help="who writes the warehouse now and what it is doing (phase, progress, ETA), and "
+        "the snapshot's newest publication; never waits for or blocks a run",
+    )
+    status.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text (default) or JSON (for monitors and schedulers: writer is null when free)",
+    )
+    status.set_defaults(func=cmd_status)
 
     query = sub.add_parser(
         "query",

@@ -204,11 +204,22 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
 
     def second_run_fails_fast(holder_pid: int) -> None:
-        """A second `tsrate run` while the first writes: a clear error, not DuckDB's."""
+        """A second `tsrate run` while the first writes: a clear error, not DuckDB's, that
+        says what the first is doing; `tsrate status` and `tsrate runs` answer beside it."""
         log = tmp_path / "run-second.log"
         second = _start_run(tmp_path, warehouse, log)
         assert second.wait(timeout=120) == 2
         assert f"is being written by pid {holder_pid}" in log.read_text()
+        assert ", now: forecast" in log.read_text()
+        capsys.readouterr()
+        assert main(["status", "--format", "json"]) == 0
+        status = json.loads(capsys.readouterr().out)
+        assert status["writer"]["pid"] == holder_pid
+        assert status["writer"]["activity"].startswith("forecast")
+        assert status["published_run_id"] == first_run
+        assert main(["runs"]) == 0
+        out, err = capsys.readouterr()
+        assert first_run in out and f"pid {holder_pid}" in err
 
     for stage in ("ingest", "inference", "build", "publish"):
         _kill_at(
@@ -216,6 +227,8 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
         )
         assert _digest(snapshot) == published, f"killed at {stage}: the snapshot changed"
         capsys.readouterr()
+        assert main(["status", "--format", "json"]) == 0  # the killed run's text is stale
+        assert json.loads(capsys.readouterr().out)["writer"] is None
         assert main(["query", "select run_id from published_runs"]) == 0
         assert first_run in capsys.readouterr().out
         if warehouse.exists():

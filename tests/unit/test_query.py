@@ -193,8 +193,9 @@ def test_live_refuses_while_a_writer_holds_the_lock_and_blocks_writers_while_rea
     with writer_lock(warehouse):
         assert main(["query", "select count(*) from raw.runs", "--live"]) == 2
         assert "is being written by" in _one_line_error(capsys)
-        assert main(["runs"]) == 2
-        assert "is being written by" in _one_line_error(capsys)
+        assert main(["runs"]) == 0  # the published runs instead, the writer on stderr
+        out, err = capsys.readouterr()
+        assert "run-a" in out and "published" in out and "a writer holds" in err
         assert main(["query", "select count(*) from marts.scores"]) == 0  # the snapshot: fine
         capsys.readouterr()
     with live_reader(warehouse):  # a --live query in progress

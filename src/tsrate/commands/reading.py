@@ -93,9 +93,30 @@ def cmd_runs(args: argparse.Namespace) -> int:
     import contextlib
 
     from tsrate.config import warehouse_path
+    from tsrate.platform.locking import writer_status
     from tsrate.platform.query import format_result, live_reader, query
 
     warehouse = warehouse_path()
+    writer = writer_status(warehouse)
+    if writer is not None:  # raw.runs cannot be read beside it: the published runs instead
+        from tsrate.platform.publish import published_path
+
+        held = f"a writer holds the warehouse: {describe_writer(writer)}; raw.runs cannot be read beside it"
+        if not published_path(warehouse).exists():
+            print(
+                f"{held}, and no run is published yet: rerun when it finishes "
+                "(`tsrate status` follows it)",
+                file=sys.stderr,
+            )
+            return 0
+        print(
+            f"{held}, so these are the published runs (failed and unpublished runs show once "
+            "it finishes; `tsrate status` follows it)",
+            file=sys.stderr,
+        )
+        result = query(PUBLISHED_RUNS_SQL, limit=args.limit)
+        print(format_result(result))
+        return 0
     busy = live_reader(
         warehouse,
         reader="`tsrate runs` (it reads raw.runs there)",
@@ -110,6 +131,122 @@ def cmd_runs(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
     print(format_result(result))
+    return 0
+
+
+#: ``tsrate runs`` while a writer holds the warehouse: the snapshot's publications, with the
+#: study's tickers, systems and period where the publication is a core run's (null: a suite's)
+PUBLISHED_RUNS_SQL = (
+    "select run_id, 'published' as status, date_trunc('second', published_at) as published_at, "
+    "array_to_string(cast(study->'$.tickers' as varchar[]), ',') as tickers, "
+    "array_to_string(cast(study->'$.systems' as varchar[]), ',') as systems, "
+    "cast(study->>'$.start' as date) as study_start, cast(study->>'$.end' as date) as study_end "
+    "from published_runs order by published_at desc"
+)
+
+
+def describe_writer(writer: dict) -> str:
+    """A writer's lock-file text in words (see :func:`tsrate.platform.locking.writer_status`)."""
+    text = (
+        f"{writer.get('command', '?')} (pid {writer.get('pid', '?')} on "
+        f"{writer.get('host', '?')}, since {writer.get('since', '?')})"
+    )
+    if writer.get("activity"):
+        text += f", now: {writer['activity']}"
+    return text
+
+
+def _ago(stamp: str | None) -> str:
+    """`` (12s ago)`` for an ISO time stamp; empty when there is none or it cannot be read."""
+    import datetime as dt
+
+    from tsrate.platform.progress import duration
+
+    try:
+        then = dt.datetime.fromisoformat(stamp)  # type: ignore[arg-type]
+        seconds = (dt.datetime.now(dt.UTC) - then).total_seconds()
+    except (TypeError, ValueError):
+        return ""
+    return f" ({duration(seconds)} ago)"
+
+
+def read_status() -> dict:
+    """Where the warehouse and snapshot are, who writes the warehouse now and what it does,
+    and the snapshot's newest publication: without opening the live warehouse (a run may
+    hold it) and reading the snapshot read-only."""
+    from tsrate.config import warehouse_path
+    from tsrate.platform.locking import writer_status
+    from tsrate.platform.publish import published_path
+
+    warehouse = warehouse_path()
+    snapshot = published_path(warehouse)
+    status: dict = {
+        "warehouse": str(warehouse),
+        "warehouse_exists": warehouse.exists(),
+        "writer": writer_status(warehouse),
+        "snapshot": str(snapshot),
+        "snapshot_exists": snapshot.exists(),
+        "published_run_id": None,
+        "published_at": None,
+        "publications": 0,
+        "snapshot_error": None,
+    }
+    if snapshot.exists():
+        import duckdb
+
+        try:
+            with duckdb.connect(str(snapshot), read_only=True) as con:
+                row = con.execute(
+                    "select (select run_id from published_runs order by published_at desc "
+                    "limit 1), max(published_at), count(*) from published_runs"
+                ).fetchone()
+        except duckdb.Error as exc:
+            status["snapshot_error"] = str(exc).splitlines()[0]
+        else:
+            status["published_run_id"] = row[0]
+            status["published_at"] = row[1].isoformat(sep=" ") if row[1] else None
+            status["publications"] = int(row[2])
+    return status
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import json
+
+    status = read_status()
+    if args.format == "json":
+        print(json.dumps(status, indent=2))
+        return 0
+    warehouse = status["warehouse"]
+    if not status["warehouse_exists"]:
+        warehouse += " (none yet: `tsrate run` creates it)"
+    lines = [("warehouse", warehouse)]
+    writer = status["writer"]
+    if writer is None:
+        lines.append(("writer", "none: the warehouse is free"))
+    else:
+        lines.append(
+            (
+                "writer",
+                f"{writer.get('command', '?')} (pid {writer.get('pid', '?')} on "
+                f"{writer.get('host', '?')}, since {writer.get('since', '?')})"
+                f"{_ago(writer.get('since'))}",
+            )
+        )
+        if writer.get("activity"):
+            lines.append(("now", f"{writer['activity']}{_ago(writer.get('updated'))}"))
+    lines.append(("snapshot", status["snapshot"]))
+    if status["snapshot_error"]:
+        published = f"unreadable: {status['snapshot_error']}"
+    elif status["published_run_id"] is None:
+        published = "nothing yet: a successful `tsrate run` publishes its marts here"
+    else:
+        published = (
+            f"run {status['published_run_id']} at {status['published_at']} UTC "
+            f"({status['publications']} publication(s) in all)"
+        )
+    lines.append(("published", published))
+    for name, value in lines:
+        print(f"{name:<10} {value}")
     return 0
 
 

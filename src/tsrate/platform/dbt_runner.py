@@ -21,6 +21,7 @@ from pathlib import Path
 from tsrate import TsrateError
 from tsrate.config import project_dir, warehouse_path
 from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, RELEASED, SUMMARY
+from tsrate.platform.progress import announce
 from tsrate.platform.stages import dbt_line_hook
 
 log = logging.getLogger("tsrate.platform.dbt_runner")
@@ -189,6 +190,7 @@ def _follow(
                     released.set()
                 if line.startswith(SUMMARY):
                     say(line[len(SUMMARY) :].strip())
+                    announce(f"dbt {line[len(SUMMARY) :].strip()}")  # for `tsrate status`
                 elif verbose and line.strip():
                     say(line)
             code = process.wait()

@@ -13,6 +13,11 @@ tsrate takes its own lock first, so a second writer learns at once who holds the
   alone guards the warehouse. Slots are leased and renewed while the holder lives, so a killed
   holder frees its slot when the lease runs out (``WRITER_LEASE_SECONDS``).
 * :func:`warehouse_writer` — both, file lock first: use it around every warehouse write.
+* :func:`announce` / :func:`writer_status` — the holder says what it is doing now (a phase,
+  a progress line with its ETA) in the lock file, which stays a small JSON object (pid, host,
+  since, command, activity, updated); ``tsrate status``, ``tsrate runs`` and every "the
+  warehouse is busy" error read it there, so a second process learns what the writer is doing
+  without opening the warehouse (DuckDB allows no reader beside a read-write process).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ WRITER_LEASE_SECONDS = 60.0
 _guard = threading.Lock()
 _held_files: dict[str, tuple[int, int]] = {}  # resolved lock path -> (fd, depth)
 _held_slots: dict[str, int] = {}  # limit name -> depth
+_held_info: dict[str, dict[str, str]] = {}  # resolved lock path -> what its file says
 
 
 class WarehouseBusy(TsrateError):
@@ -56,13 +62,90 @@ def lock_path(warehouse: str | Path) -> Path:
     return warehouse.with_name(warehouse.name + ".lock")
 
 
+#: the longest activity text kept in the lock file
+ACTIVITY_CHARS = 300
+
+
+def holder_info(fd: int, tries: int = 5) -> dict | None:
+    """What the lock file open on ``fd`` says about its holder (see :func:`writer_lock`), or
+    None when it says nothing (no writer, or one that has not written it yet). The holder
+    rewrites it in place while readers read: a torn read is retried."""
+    for attempt in range(tries):
+        try:
+            text = os.pread(fd, 8192, 0).decode(errors="replace").strip()
+        except OSError:
+            return None
+        if not text:
+            return None
+        try:
+            info = json.loads(text)
+        except ValueError:
+            if attempt + 1 < tries:
+                time.sleep(0.02)
+            continue
+        return info if isinstance(info, dict) else None
+    return None
+
+
 def lock_holder(fd: int) -> str:
+    """The holder in words: pid, host, since when, its command and what it is doing now."""
+    info = holder_info(fd)
     try:
-        text = os.pread(fd, 4096, 0).decode(errors="replace").strip()
-        info = json.loads(text)
-        return f"pid {info['pid']} on {info['host']} since {info['since']} ({info['command']})"
-    except (OSError, ValueError, KeyError):
+        text = f"pid {info['pid']} on {info['host']} since {info['since']} ({info['command']})"
+    except (TypeError, KeyError):
         return "another process"
+    if info.get("activity"):
+        text += f", now: {info['activity']}"
+    return text
+
+
+def _write_info(fd: int, info: dict) -> None:
+    data = json.dumps(info).encode()
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))  # a shorter text than before: cut the old tail
+
+
+def announce(activity: str) -> None:
+    """Say in the lock file of every warehouse this process writes what it is doing now (a
+    phase, a progress line): readers show it (:func:`writer_status`). A no-op where this
+    process holds no writer lock."""
+    with _guard:
+        for key, (fd, _depth) in _held_files.items():
+            info = _held_info.get(key)
+            if info is None or info.get("activity") == activity:
+                continue
+            info["activity"] = activity[:ACTIVITY_CHARS]
+            info["updated"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            try:
+                _write_info(fd, info)
+            except OSError:  # a full disk must not stop the write it describes
+                log.debug("could not write the activity to %s", key, exc_info=True)
+
+
+def writer_status(warehouse: str | Path) -> dict | None:
+    """Who is writing ``warehouse`` now and what they are doing (the lock file's JSON: pid,
+    host, since, command, and once said, activity and updated), or None when nobody is.
+
+    Reads the lock file without taking the lock; only where the file names a holder does it
+    check that the lock is really held (a holder killed outright leaves its text behind), by
+    trying the lock's shared side for an instant."""
+    path = lock_path(warehouse)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        info = holder_info(fd)
+        if info is None or fcntl is None:
+            return info
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return info  # held: the text is the holder's
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None  # left by a holder that died
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -128,15 +211,16 @@ def writer_lock(
         "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv)[:300] or sys.executable,
     }
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(info).encode(), 0)
     with _guard:
+        _write_info(fd, info)
         _held_files[key] = (fd, 1)
+        _held_info[key] = info
     try:
         yield path
     finally:
         with _guard:
             _held_files.pop(key, None)
+            _held_info.pop(key, None)
         try:
             os.ftruncate(fd, 0)
         finally:

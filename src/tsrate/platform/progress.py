@@ -26,6 +26,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 log = logging.getLogger("tsrate.run")
 
+#: the phases under way in this process, outermost first (see :func:`announce`)
+_phases: list[str] = []
+
+
+def announce(detail: str | None = None) -> None:
+    """Tell readers of the warehouse lock what this process does now: the phases under way
+    and, when given, ``detail`` (a progress line)."""
+    from tsrate.platform.locking import announce as to_lock
+
+    where = " / ".join(_phases)
+    to_lock(f"{where}: {detail}" if where and detail else (detail or where))
+
 
 def run_logger() -> logging.Logger | logging.LoggerAdapter:
     """Prefect's run logger inside a flow or task run; the ``tsrate.run`` logger elsewhere."""
@@ -54,11 +66,16 @@ def phase(name: str, say: Callable[[str], None] | None = None) -> Iterator[None]
     say = say or run_logger().info
     started = time.perf_counter()
     say(f"{name}: started")
+    _phases.append(name)
+    announce()
     try:
         yield
     except BaseException:
         say(f"{name}: failed after {time.perf_counter() - started:.1f}s")
         raise
+    finally:
+        _phases.remove(name)
+        announce()  # the enclosing phase again (nothing once the last one ends)
     say(f"{name}: done in {time.perf_counter() - started:.1f}s")
 
 
@@ -177,6 +194,7 @@ class Progress:
             self._show(self._text(label, index, eta), index)
 
     def _show(self, text: str, done: int) -> None:
+        announce(text)
         if self.tty:
             width = 24
             filled = int(width * done / max(self.total, 1))

@@ -1,0 +1,218 @@
+"""What a second process learns about a run while it writes the warehouse.
+
+The writer says what it is doing (its phase, the forecast's progress line with the ETA, the
+dbt child's summary lines) in the writer lock's file (``tsrate.platform.locking.announce``);
+``tsrate status``, ``tsrate runs`` and every "warehouse is busy" error read it there without
+opening the warehouse, which DuckDB would refuse beside a read-write process. The writer here
+is this process holding the real lock: ``flock`` locks belong to an open file, so the readers'
+own descriptors conflict with it as another process's would."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import duckdb
+import pytest
+
+from tests.support.locks import another_writer
+from tsrate import cli
+from tsrate.config import Study
+from tsrate.platform import locking
+from tsrate.platform.locking import (
+    ACTIVITY_CHARS,
+    announce,
+    lock_path,
+    writer_lock,
+    writer_status,
+)
+from tsrate.platform.progress import Progress, phase
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch):
+    path = tmp_path / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
+    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
+    return path
+
+
+def _snapshot(warehouse, rows):
+    """A published snapshot beside ``warehouse`` whose published_runs holds ``rows``
+    (run_id, published_at, study JSON), with publish's own columns."""
+    snapshot = warehouse.parent / "published" / "tsrate.duckdb"
+    snapshot.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(snapshot)) as con:
+        con.execute(
+            "create table published_runs (run_id varchar, published_at timestamp, "
+            "study json, row_counts json, parquet_path varchar)"
+        )
+        for run_id, published_at, study in rows:
+            con.execute(
+                "insert into published_runs values (?, ?, ?, '{}', null)",
+                [run_id, published_at, study],
+            )
+    return snapshot
+
+
+def test_the_holder_announces_its_phases_and_progress_lines(warehouse):
+    said = []
+    with writer_lock(warehouse):
+        assert writer_status(warehouse)["pid"] > 0
+        assert "activity" not in writer_status(warehouse)  # nothing said yet
+        with phase("forecast", said.append):
+            assert writer_status(warehouse)["activity"] == "forecast"
+            bar = Progress(["arima", "arima", "naive"], said.append, tty=False)
+            bar.update("arima", "arima MRK P1", 2.0)
+            activity = writer_status(warehouse)["activity"]
+            assert activity == f"forecast: {said[-1]}"
+            assert activity.startswith("forecast: [1/3]  33% arima MRK P1 ETA ")
+            with phase("inner", said.append):
+                assert writer_status(warehouse)["activity"] == "forecast / inner"
+            assert writer_status(warehouse)["activity"] == "forecast"
+        assert writer_status(warehouse)["activity"] == ""  # no phase under way
+        stamp = dt.datetime.fromisoformat(writer_status(warehouse)["updated"])
+        assert abs((dt.datetime.now(dt.UTC) - stamp).total_seconds()) < 60
+    assert writer_status(warehouse) is None  # released: nobody writes
+    assert lock_path(warehouse).read_text() == ""
+
+
+def test_a_failed_phase_is_no_longer_announced(warehouse):
+    with writer_lock(warehouse):
+        with pytest.raises(RuntimeError), phase("build (dbt)", lambda _: None):
+            raise RuntimeError("boom")
+        assert writer_status(warehouse)["activity"] == ""
+
+
+def test_a_shorter_activity_leaves_valid_json_and_long_ones_are_cut(warehouse):
+    with writer_lock(warehouse):
+        announce("x" * 1000)
+        assert writer_status(warehouse)["activity"] == "x" * ACTIVITY_CHARS
+        announce("y")
+        info = json.loads(lock_path(warehouse).read_text())  # the old tail cut away
+        assert info["activity"] == "y"
+        assert info["pid"] > 0 and info["command"]
+
+
+def test_announce_without_the_lock_writes_nothing(warehouse):
+    announce("forecast")
+    assert not lock_path(warehouse).exists()
+
+
+def test_the_text_of_a_holder_that_died_is_not_a_writer(warehouse):
+    """A holder killed outright leaves its text; nobody holds the lock any more."""
+    lock_path(warehouse).write_text(json.dumps({"pid": 1, "host": "h", "since": "s"}))
+    assert writer_status(warehouse) is None
+    assert writer_status(warehouse.parent / "nowhere" / "tsrate.duckdb") is None
+
+
+def test_a_holder_that_has_said_nothing_is_another_process(warehouse):
+    with another_writer(warehouse):
+        fd = locking.os.open(lock_path(warehouse), locking.os.O_RDONLY)
+        try:
+            assert locking.lock_holder(fd) == "another process"
+            lock_path(warehouse).write_text("{not json")
+            assert locking.holder_info(fd, tries=2) is None
+        finally:
+            locking.os.close(fd)
+
+
+def test_a_busy_error_says_what_the_writer_is_doing(warehouse, capsys):
+    duckdb.connect(str(warehouse)).close()
+    with writer_lock(warehouse), phase("publish", lambda _: None):
+        code = cli.main(["query", "--live", "select 1"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert f"pid {locking.os.getpid()}" in err and ", now: publish" in err
+
+
+def test_status_with_no_warehouse_and_no_snapshot(warehouse, capsys):
+    assert cli.main(["status"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["warehouse"] == f"{warehouse} (none yet: `tsrate run` creates it)"
+    assert lines["writer"] == "none: the warehouse is free"
+    assert lines["published"].startswith("nothing yet")
+    assert cli.main(["status", "--format", "json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["writer"] is None and status["warehouse_exists"] is False
+    assert status["published_run_id"] is None and status["publications"] == 0
+
+
+def test_status_names_the_writer_its_activity_and_the_newest_publication(warehouse, capsys):
+    duckdb.connect(str(warehouse)).close()
+    _snapshot(
+        warehouse,
+        [
+            ("run-new", dt.datetime(2026, 12, 5, 11, 0), None),
+            ("run-old", dt.datetime(2026, 12, 4, 9, 30), None),
+        ],
+    )
+    with writer_lock(warehouse), phase("forecast", lambda _: None):
+        Progress(["a", "a"], lambda _: None, tty=False).update("a", "naive AAPL P0", 1.0)
+        assert cli.main(["status", "--format", "json"]) == 0
+        status = json.loads(capsys.readouterr().out)
+        assert cli.main(["status"]) == 0
+        text = capsys.readouterr().out
+    assert status["writer"]["pid"] == locking.os.getpid()
+    assert status["writer"]["activity"].startswith("forecast: [1/2]  50% naive AAPL P0")
+    assert status["published_run_id"] == "run-new"  # the newest, whatever the insert order
+    assert status["published_at"] == "2026-12-05 11:00:00"
+    assert status["publications"] == 2
+    lines = dict(line.split(None, 1) for line in text.splitlines())
+    assert f"(pid {locking.os.getpid()} on " in lines["writer"]
+    assert lines["writer"].endswith(" ago)")
+    assert lines["now"].startswith("forecast: [1/2]  50% naive AAPL P0")
+    assert lines["published"] == (
+        "run run-new at 2026-12-05 11:00:00 UTC (2 publication(s) in all)"
+    )
+
+
+def test_status_says_when_the_snapshot_cannot_be_read(warehouse, capsys):
+    snapshot = warehouse.parent / "published" / "tsrate.duckdb"
+    snapshot.parent.mkdir(parents=True)
+    snapshot.write_bytes(b"not a database" * 100)
+    assert cli.main(["status"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["published"].startswith("unreadable: ")
+
+
+def test_runs_during_a_write_lists_the_published_runs(warehouse, capsys):
+    duckdb.connect(str(warehouse)).close()
+    study = Study.from_mapping(
+        {
+            "study_tickers": ["AAPL", "MSFT"],
+            "study_start": "2022-01-03",
+            "study_end": "2022-06-30",
+            "systems": ["naive", "arima"],
+        }
+    )
+    _snapshot(
+        warehouse,
+        [
+            ("run-core", dt.datetime(2026, 12, 4, 9, 30), study.to_json()),
+            ("suite-run", dt.datetime(2026, 12, 5, 11, 0), None),
+        ],
+    )
+    with writer_lock(warehouse), phase("build (dbt)", lambda _: None):
+        code = cli.main(["runs", "--limit", "10"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"pid {locking.os.getpid()}" in err and "now: build (dbt)" in err
+    assert "published runs" in err
+    rows = [line.split() for line in out.splitlines()[1:] if line.strip()]
+    assert out.splitlines()[0].split()[:3] == ["run_id", "status", "published_at"]
+    assert [row[0] for row in rows[:2]] == ["suite-run", "run-core"]  # newest first
+    core = " ".join(rows[1])
+    assert "AAPL,MSFT" in core and "naive,arima" in core
+    assert "2022-01-03" in core and "2022-06-30" in core
+    assert rows[1][1] == "published"
+
+
+def test_runs_during_a_write_before_any_publication_says_so(warehouse, capsys):
+    duckdb.connect(str(warehouse)).close()
+    with writer_lock(warehouse), phase("forecast", lambda _: None):
+        code = cli.main(["runs"])
+    out, err = capsys.readouterr()
+    assert code == 0 and out == ""
+    assert "now: forecast" in err and "no run is published yet" in err
+    assert "\n" not in err.strip()  # one line
