@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from tsrate.platform.orchestration import call, flow, task
-from tsrate.platform.progress import run_logger
+from tsrate.platform.progress import announcing, run_logger
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
     default_workers,
@@ -39,7 +39,7 @@ def train_task(
     )
     workers = workers or default_workers(config)
     suite_run_id, trained, reused = run_units(
-        warehouse, config, variants, units, progress=logger.info, workers=workers
+        warehouse, config, variants, units, progress=announcing(logger.info), workers=workers
     )
     logger.info("suite run %s: %d units trained, %d reused", suite_run_id, trained, reused)
     return suite_run_id

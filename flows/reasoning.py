@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tsrate import TsrateError
 from tsrate.platform.orchestration import call, flow, task
-from tsrate.platform.progress import run_logger
+from tsrate.platform.progress import announcing, run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite
@@ -20,7 +20,7 @@ from tsrate.suites.reasoning.suite import RunConfig, run_suite
 def answer_task(warehouse: str, config: RunConfig) -> str:
     """Store the items and prompts, answer every pending prompt; returns the suite run id."""
     logger = run_logger()
-    suite_run_id, asked, reused = run_suite(warehouse, config, progress=logger.info)
+    suite_run_id, asked, reused = run_suite(warehouse, config, progress=announcing(logger.info))
     logger.info("suite run %s: %d prompts answered, %d reused", suite_run_id, asked, reused)
     return suite_run_id
 

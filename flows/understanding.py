@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from tsrate.platform.orchestration import call, flow, task
-from tsrate.platform.progress import run_logger
+from tsrate.platform.progress import announcing, run_logger
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
 
@@ -39,7 +39,7 @@ def answer_task(
         ", ".join(s.system_id for s, _ in systems),
     )
     suite_run_id, counts = run_suite(
-        warehouse, config, systems, progress=logger.info, cot_parser=parser
+        warehouse, config, systems, progress=announcing(logger.info), cot_parser=parser
     )
     for system_id, (asked, reused) in counts.items():
         logger.info("%s: %d prompts asked, %d answers reused", system_id, asked, reused)

@@ -216,3 +216,21 @@ def test_runs_during_a_write_before_any_publication_says_so(warehouse, capsys):
     assert code == 0 and out == ""
     assert "now: forecast" in err and "no run is published yet" in err
     assert "\n" not in err.strip()  # one line
+
+
+def test_a_suite_run_announces_its_phase_and_its_batches(warehouse):
+    from tsrate.platform.progress import announcing
+    from tsrate.suites.publishing import run_and_publish
+
+    seen, said = [], []
+
+    def work(store: str) -> str:
+        seen.append(writer_status(store)["activity"])
+        announcing(said.append)("gemma: batch 3 of 10")
+        seen.append(writer_status(store)["activity"])
+        return "suite-run-1"
+
+    assert run_and_publish("reasoning", work, str(warehouse), 0.0, False, None) == "suite-run-1"
+    assert seen == ["reasoning suite", "reasoning suite: gemma: batch 3 of 10"]
+    assert said == ["gemma: batch 3 of 10"]
+    assert writer_status(warehouse) is None

@@ -60,6 +60,16 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+def announcing(say: Callable[[str], None]) -> Callable[[str], None]:
+    """``say`` that also announces each line (:func:`announce`): a suite's batch progress."""
+
+    def both(text: str) -> None:
+        announce(text)
+        say(text)
+
+    return both
+
+
 @contextlib.contextmanager
 def phase(name: str, say: Callable[[str], None] | None = None) -> Iterator[None]:
     """Say when the phase ``name`` starts and when it ends, with its elapsed time."""

@@ -134,16 +134,18 @@ def run_and_publish(
 
     from tsrate.config import warehouse_path
     from tsrate.platform.locking import warehouse_writer
-    from tsrate.platform.progress import run_logger
+    from tsrate.platform.progress import phase, run_logger
 
     log = run_logger().info
 
     warehouse = warehouse or str(warehouse_path())
     started = time.perf_counter()
     with warehouse_writer(warehouse, lock_timeout, log):
-        suite_run_id = work(warehouse)
+        with phase(f"{suite} suite", log):  # each phase, as `tsrate status` shows it
+            suite_run_id = work(warehouse)
         if build:
-            report = finish_suite(suite, suite_run_id, warehouse, log, target_path)
+            with phase(f"{suite} suite: build, publish, report", log):
+                report = finish_suite(suite, suite_run_id, warehouse, log, target_path)
             log(f"published; report: {report}")
     log(f"{suite} suite finished in {time.perf_counter() - started:.1f}s")
     return suite_run_id
