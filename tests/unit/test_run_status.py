@@ -234,3 +234,16 @@ def test_a_suite_run_announces_its_phase_and_its_batches(warehouse):
     assert seen == ["reasoning suite", "reasoning suite: gemma: batch 3 of 10"]
     assert said == ["gemma: batch 3 of 10"]
     assert writer_status(warehouse) is None
+
+
+def test_status_reads_the_snapshot_beside_a_bi_tool_holding_it(warehouse, capsys):
+    """A BI tool holds the snapshot read-only (here, in this process): status opens it
+    read-only too (DuckDB refuses a second open of a file with another configuration)."""
+    snapshot = _snapshot(warehouse, [("run-a", dt.datetime(2026, 12, 5, 11, 0), None)])
+    reader = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        assert cli.main(["status", "--format", "json"]) == 0
+    finally:
+        reader.close()
+    status = json.loads(capsys.readouterr().out)
+    assert status["snapshot_error"] is None and status["published_run_id"] == "run-a"

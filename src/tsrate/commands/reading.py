@@ -204,7 +204,9 @@ def read_status() -> dict:
             status["snapshot_error"] = str(exc).splitlines()[0]
         else:
             status["published_run_id"] = row[0]
-            status["published_at"] = row[1].isoformat(sep=" ") if row[1] else None
+            status["published_at"] = (
+                row[1].isoformat(sep=" ", timespec="seconds") if row[1] else None
+            )
             status["publications"] = int(row[2])
     return status
 
