@@ -25,8 +25,9 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.support.locks import another_writer
 from tsrate import TsrateError
-from tsrate.platform.locking import WarehouseBusy, lock_path
+from tsrate.platform.locking import WarehouseBusy
 
 pytestmark = pytest.mark.slow
 
@@ -114,14 +115,7 @@ def test_the_train_script_trains_the_variant_named_else_both(warehouse, monkeypa
 def test_a_suite_script_takes_the_configuration_named_else_small(warehouse, monkeypatch, suite):
     with pytest.raises(TsrateError, match="unknown configuration 'huge': small or paper"):
         _script(monkeypatch, suite, "huge")
-    import fcntl
-    import os
-
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a known configuration gets this far
+    with another_writer(warehouse):  # a known configuration gets this far
         for arguments in ([], ["paper"]):
             with pytest.raises(WarehouseBusy):
                 _script(monkeypatch, suite, *arguments)
-    finally:
-        os.close(fd)

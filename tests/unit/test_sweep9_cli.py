@@ -26,6 +26,7 @@ import types
 import duckdb
 import pytest
 
+from tests.support.locks import another_writer
 from tsrate import TsrateError, cli
 
 WRITERS = {  # command: its required arguments
@@ -183,18 +184,10 @@ def test_the_commands_that_write_take_the_writer_lock_before_anything_else(
     """With the warehouse's lock held by another open file (flock contends as another
     process would), each such command fails at once naming the holder, before reading
     any of its arguments' files (none of them exist here)."""
-    import fcntl
-
-    from tsrate.platform.locking import lock_path
-
     warehouse = tmp_path / "w.duckdb"
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with another_writer(warehouse):
         assert cli.main(argv) == 2
-    finally:
-        os.close(fd)
     err = capsys.readouterr().err
     assert err.startswith(f"tsrate: error: the warehouse {warehouse} is being written by")
 
@@ -276,23 +269,16 @@ def test_a_writing_command_waits_only_as_long_as_asked(
 ):
     """``build`` with the lock held: no flag fails at once; ``--lock-timeout 2.5`` polls
     (a fake clock: the sleeps asked for are recorded, not slept) and then fails."""
-    import fcntl
     import time
-
-    from tsrate.platform.locking import lock_path
 
     clock = Clock()
     monkeypatch.setattr(time, "monotonic", clock.monotonic)
     monkeypatch.setattr(time, "sleep", clock.sleep)
     warehouse = tmp_path / "w.duckdb"
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with another_writer(warehouse):
         assert cli.main(["build", *extra]) == 2
         assert cli.main(["studies"]) == 2  # no flag of its own: fails at once
-    finally:
-        os.close(fd)
     assert clock.sleeps == sleeps
     err = capsys.readouterr().err
     assert ("after waiting 2s" in err) == bool(extra)
