@@ -149,6 +149,10 @@ def test_a_build_gives_its_models_the_run_study_and_scope_and_logs_beside_the_wa
     assert query(warehouse, "select * from main.run_info") == [("run-7", "study-3", "run")]
     assert lines and said == summaries(lines)  # not verbose: the summary lines only
     assert any(line.startswith("data tests: 3 run") and "FAIL=0" in line for line in said)
+    finished = [line.split() for line in lines if line.startswith("tsrate-dbt-progress:")]
+    assert {words[4] for words in finished} == {"numbers", "doubled", "run_info"}  # each once
+    assert len(finished) == 3 and all(words[2] == "of" for words in finished)
+    assert sorted(int(words[1]) for words in finished) == [1, 2, 3]
     logs = list((warehouse.parent / "logs").glob("dbt-build-run-7-*.log"))
     assert len(logs) == 1 and logs[0].read_text().splitlines() == lines
     tables = query(warehouse, "select table_name from duckdb_tables() where schema_name = 'raw'")

@@ -247,3 +247,66 @@ def test_status_reads_the_snapshot_beside_a_bi_tool_holding_it(warehouse, capsys
         reader.close()
     status = json.loads(capsys.readouterr().out)
     assert status["snapshot_error"] is None and status["published_run_id"] == "run-a"
+
+
+def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summaries(warehouse):
+    """The dbt child's lines as the runner follows them: a summary line is said and
+    announced, a node's progress line only announced, dbt's other lines neither."""
+    from tsrate.platform import dbt_runner
+    from tsrate.platform.dbt_child import PROGRESS, SUMMARY
+
+    seen: list[str] = []
+
+    class Child:  # what the runner reads of a dbt child: its stdout, then its exit code
+        def __init__(self, lines):
+            self.lines = lines
+
+        @property
+        def stdout(self):
+            for line in self.lines:
+                yield line + "\n"
+                seen.append(writer_status(warehouse)["activity"])
+
+        def wait(self):
+            return 0
+
+    said: list[str] = []
+    lines = [
+        f"{SUMMARY} parsed the project in 1.2s",
+        "12:00:01  1 of 3 START sql table model main.numbers",
+        f"{PROGRESS} 1 of 3 numbers",
+        f"{PROGRESS} 2 of 3 doubled",
+        f"{SUMMARY} models and seeds in 0.4s",
+    ]
+    with writer_lock(warehouse), phase("build (dbt)", lambda _: None):
+        returned = dbt_runner._follow(Child(lines), ["build"], said.append, None, False, 0.0)
+    assert returned == lines
+    assert said == ["parsed the project in 1.2s", "models and seeds in 0.4s"]
+    assert seen == [
+        "build (dbt): dbt parsed the project in 1.2s",
+        "build (dbt): dbt parsed the project in 1.2s",  # dbt's own line: nothing new
+        "build (dbt): dbt 1 of 3 numbers done",
+        "build (dbt): dbt 2 of 3 doubled done",
+        "build (dbt): dbt models and seeds in 0.4s",
+    ]
+
+
+def test_the_dbt_child_prints_a_progress_line_per_finished_node_only(capsys):
+    from types import SimpleNamespace as Namespace
+
+    from tsrate.platform.dbt_child import PROGRESS, node_progress
+
+    def event(name, **data):
+        return Namespace(info=Namespace(name=name), data=Namespace(**data))
+
+    node = Namespace(node_name="int_windows")
+    node_progress(event("LogStartLine", index=1, total=5, node_info=node))
+    node_progress(event("LogModelResult", index=2, total=5, node_info=node))
+    node_progress(event("LogSkipBecauseError", index=3, total=5, relation="marts.ratings"))
+    node_progress(event("LogHookEndLine", index=1, total=1, node_info=node))
+    node_progress(event("MainReportVersion", version="1.11"))  # no index or total
+    node_progress(event("LogModelResult", index=0, total=0, node_info=node))
+    assert capsys.readouterr().out.splitlines() == [
+        f"{PROGRESS} 2 of 5 int_windows",
+        f"{PROGRESS} 3 of 5 marts.ratings",
+    ]

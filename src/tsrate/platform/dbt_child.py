@@ -59,6 +59,12 @@ PARENT_PID = "TSRATE_DBT_PARENT_PID"
 _PR_SET_PDEATHSIG = 1
 #: first word of a summary line the parent prints even when dbt's log goes to a file
 SUMMARY = "tsrate-dbt:"
+#: first word of a line the parent neither prints nor counts as a summary: a node dbt has
+#: finished in a build, ``<index> of <total> <node>``, shown as the writer's activity
+#: (``tsrate status``) while the build runs
+PROGRESS = "tsrate-dbt-progress:"
+#: dbt's per-node events that carry ``index`` and ``total`` but say no node has finished
+_NOT_FINISHED = ("LogStartLine", "LogHookStartLine", "LogHookEndLine")
 #: compiled data-test SQL of the core's full build, in dbt's target folder, with its cache
 #: key (:func:`data_test_cache_file` names the file of any other selection)
 TEST_CACHE = "tsrate_data_tests.json"
@@ -106,8 +112,25 @@ def die_with_parent(parent_pid: int | None) -> None:
         os._exit(1)
 
 
+_print_lock = threading.Lock()
+
+
 def _say(text: str) -> None:
-    print(f"{SUMMARY} {text}", flush=True)
+    with _print_lock:
+        print(f"{SUMMARY} {text}", flush=True)
+
+
+def node_progress(event: object) -> None:
+    """A dbt event callback: after each node dbt finishes (a model, seed, snapshot, or one it
+    skips), print its :data:`PROGRESS` line. dbt calls it from its worker threads."""
+    data = event.data  # type: ignore[attr-defined]
+    index, total = getattr(data, "index", 0), getattr(data, "total", 0)
+    if not (index and total) or event.info.name in _NOT_FINISHED:  # type: ignore[attr-defined]
+        return
+    node = getattr(data, "node_info", None)
+    name = (node.node_name if node is not None else "") or getattr(data, "relation", "")
+    with _print_lock:
+        print(f"{PROGRESS} {index} of {total} {name}".rstrip(), flush=True)
 
 
 def _close_dbt_connection() -> None:
@@ -423,7 +446,7 @@ def tsrate_build(argv: list[str]) -> int:
         return 2
     manifest = parsed.result
     _say(f"parsed the project in {time.perf_counter() - started:.1f}s")
-    runner = dbtRunner(manifest=manifest)
+    runner = dbtRunner(manifest=manifest, callbacks=[node_progress])
     stores = [
         n.name
         for n in manifest.nodes.values()

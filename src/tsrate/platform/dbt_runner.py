@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, warehouse_path
-from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, RELEASED, SUMMARY
+from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, PROGRESS, RELEASED, SUMMARY
 from tsrate.platform.progress import announce
 from tsrate.platform.stages import dbt_line_hook
 
@@ -191,6 +191,8 @@ def _follow(
                 if line.startswith(SUMMARY):
                     say(line[len(SUMMARY) :].strip())
                     announce(f"dbt {line[len(SUMMARY) :].strip()}")  # for `tsrate status`
+                elif line.startswith(PROGRESS):  # on screen only as dbt's own line (verbose)
+                    announce(f"dbt {line[len(PROGRESS) :].strip()} done")
                 elif verbose and line.strip():
                     say(line)
             code = process.wait()
