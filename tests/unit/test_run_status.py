@@ -62,13 +62,24 @@ def test_the_holder_announces_its_phases_and_progress_lines(warehouse):
         assert "activity" not in writer_status(warehouse)  # nothing said yet
         with phase("forecast", said.append):
             assert writer_status(warehouse)["activity"] == "forecast"
-            bar = Progress(["arima", "arima", "naive"], said.append, tty=False)
+            now = [0.0]
+            bar = Progress(
+                ["arima", "arima", "naive"], said.append, tty=False, clock=lambda: now[0]
+            )
+            now[0] = 4.0  # the first item (2 s of compute) ends 4 s in
             bar.update("arima", "arima MRK P1", 2.0)
             activity = writer_status(warehouse)["activity"]
             assert activity == f"forecast: {said[-1]}"
             assert activity.startswith("forecast: [1/3]  33% arima MRK P1 ETA ")
+            counts = writer_status(warehouse)["progress"]  # a monitor's numbers
+            assert counts["done"] == 1 and counts["total"] == 3
+            assert counts["eta_seconds"] == round(bar.eta(), 1) == 4.0  # 2 items of 2 s left
+            bar.update("arima", "arima MRK P2", 2.0)
+            bar.update("naive", "naive MRK P1", 0.1)
+            assert writer_status(warehouse)["progress"] == {"done": 3, "total": 3}  # no ETA
             with phase("inner", said.append):
                 assert writer_status(warehouse)["activity"] == "forecast / inner"
+                assert "progress" not in writer_status(warehouse)  # a phase line has none
             assert writer_status(warehouse)["activity"] == "forecast"
         assert writer_status(warehouse)["activity"] == ""  # no phase under way
         stamp = dt.datetime.fromisoformat(writer_status(warehouse)["updated"])
@@ -256,6 +267,7 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
     from tsrate.platform.dbt_child import PROGRESS, SUMMARY
 
     seen: list[str] = []
+    counts: list[dict | None] = []
 
     class Child:  # what the runner reads of a dbt child: its stdout, then its exit code
         def __init__(self, lines):
@@ -266,6 +278,7 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
             for line in self.lines:
                 yield line + "\n"
                 seen.append(writer_status(warehouse)["activity"])
+                counts.append(writer_status(warehouse).get("progress"))
 
         def wait(self):
             return 0
@@ -289,6 +302,7 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
         "build (dbt): dbt 2 of 3 doubled done",
         "build (dbt): dbt models and seeds in 0.4s",
     ]
+    assert counts == [None, None, {"done": 1, "total": 3}, {"done": 2, "total": 3}, None]
 
 
 def test_the_dbt_child_prints_a_progress_line_per_finished_node_only(capsys):

@@ -192,7 +192,14 @@ def _follow(
                     say(line[len(SUMMARY) :].strip())
                     announce(f"dbt {line[len(SUMMARY) :].strip()}")  # for `tsrate status`
                 elif line.startswith(PROGRESS):  # on screen only as dbt's own line (verbose)
-                    announce(f"dbt {line[len(PROGRESS) :].strip()} done")
+                    node = line[len(PROGRESS) :].strip()  # "<index> of <total> <node>"
+                    index, _of, total = (node.split() + ["", "", ""])[:3]
+                    counts = (
+                        {"done": int(index), "total": int(total)}
+                        if index.isdigit() and total.isdigit()
+                        else None
+                    )
+                    announce(f"dbt {node} done", counts)
                 elif verbose and line.strip():
                     say(line)
             code = process.wait()

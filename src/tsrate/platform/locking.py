@@ -105,16 +105,25 @@ def _write_info(fd: int, info: dict) -> None:
     os.ftruncate(fd, len(data))  # a shorter text than before: cut the old tail
 
 
-def announce(activity: str) -> None:
+def announce(activity: str, progress: dict | None = None) -> None:
     """Say in the lock file of every warehouse this process writes what it is doing now (a
-    phase, a progress line): readers show it (:func:`writer_status`). A no-op where this
-    process holds no writer lock."""
+    phase, a progress line) and, for a progress line, its counts (``done``, ``total``,
+    ``eta_seconds``: a monitor's numbers); readers show it (:func:`writer_status`). A no-op
+    where this process holds no writer lock."""
+    activity = activity[:ACTIVITY_CHARS]
     with _guard:
         for key, (fd, _depth) in _held_files.items():
             info = _held_info.get(key)
-            if info is None or info.get("activity") == activity:
+            if info is None or (info.get("activity"), info.get("progress")) == (
+                activity,
+                progress,
+            ):
                 continue
-            info["activity"] = activity[:ACTIVITY_CHARS]
+            info["activity"] = activity
+            if progress:
+                info["progress"] = dict(progress)
+            else:
+                info.pop("progress", None)
             info["updated"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
             try:
                 _write_info(fd, info)

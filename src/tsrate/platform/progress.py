@@ -30,13 +30,13 @@ log = logging.getLogger("tsrate.run")
 _phases: list[str] = []
 
 
-def announce(detail: str | None = None) -> None:
+def announce(detail: str | None = None, counts: Mapping[str, float] | None = None) -> None:
     """Tell readers of the warehouse lock what this process does now: the phases under way
-    and, when given, ``detail`` (a progress line)."""
+    and, when given, ``detail`` (a progress line) and its ``counts`` (done, total, ETA)."""
     from tsrate.platform.locking import announce as to_lock
 
     where = " / ".join(_phases)
-    to_lock(f"{where}: {detail}" if where and detail else (detail or where))
+    to_lock(f"{where}: {detail}" if where and detail else (detail or where), counts)
 
 
 def run_logger() -> logging.Logger | logging.LoggerAdapter:
@@ -201,10 +201,13 @@ class Progress:
         eta = self.eta() if self.pending else None
         first = self.done - len(items)
         for index, (_group, label, _seconds) in enumerate(items, start=first + 1):
-            self._show(self._text(label, index, eta), index)
+            self._show(self._text(label, index, eta), index, eta)
 
-    def _show(self, text: str, done: int) -> None:
-        announce(text)
+    def _show(self, text: str, done: int, eta: float | None = None) -> None:
+        counts = {"done": done, "total": self.total}
+        if eta is not None:
+            counts["eta_seconds"] = round(eta, 1)
+        announce(text, counts)
         if self.tty:
             width = 24
             filled = int(width * done / max(self.total, 1))
