@@ -1,10 +1,19 @@
 {#- Which perturbation hurts which system's uncertainty, and by how much beyond noise: per
     system x perturbation x probabilistic outcome (wql; coverage_error_80 = |coverage_80 -
     0.8|), the mean over every window of outcome(perturbed) - outcome(clean P0), i.e. the
-    true (oracle) average effect, with a 95 % t interval over CLUSTERS of windows: a cluster
-    is one ticker's windows whose origins fall in the same stretch of `horizon` trading days
-    (windows of one cluster share target days and are not independent; clusters barely
-    overlap). beyond_noise = the interval excludes 0. Beside it, the confounded estimate of
+    true (oracle) average effect, with a 95 % interval centred on that very mean and robust to
+    CLUSTERS of windows: a cluster is one ticker's windows whose origins fall in the same
+    stretch of `horizon` trading days (windows of one cluster share target days and are not
+    independent; clusters barely overlap). The standard error is the cluster-robust (CR1,
+    Liang-Zeger) one of a mean: se^2 = G / (G - 1) * sum over clusters g of (sum over g's
+    windows of (change - mean_change))^2 / N^2, G the clusters with at least one change, N
+    the changes; the interval is mean_change -/+ t_{0.975, G - 1} * se. This is statsmodels'
+    OLS of the changes on a constant with cov_type 'cluster' (its default small-sample
+    factor G / (G - 1) * (N - 1) / (N - K) is G / (G - 1) for K = 1) and use_t=True (then
+    its df_correction takes G - 1 degrees of freedom; without use_t it gives a normal
+    interval). With clusters of equal size it is the t interval over the cluster means (sd of
+    the cluster means / sqrt(G)). Every cluster mean the same: se 0. beyond_noise = the
+    interval excludes 0 (at se 0: the change is not 0). Beside it, the confounded estimate of
     robustness_scores (worst-case APE over the distributions, its spread over treatment
     draws) and the signed mean coverage change. Systems without quantile forecasts: null and
     the reason. -#}
@@ -97,16 +106,6 @@ long as (
     {%- endfor %}
 ),
 
-per_cluster as (
-    select
-        run_id, system_id, perturbation_id, outcome, cluster_id,
-        avg(change) as change,
-        count(change) as n_windows,
-        count(*) as n_rows,
-    from long
-    group by all
-),
-
 per_system as (
     select
         long.run_id,
@@ -123,14 +122,51 @@ per_system as (
     group by all
 ),
 
+per_cluster as (
+    select
+        long.run_id, long.system_id, long.perturbation_id, long.outcome, long.cluster_id,
+        avg(long.change) as change,
+        sum(long.change - per_system.mean_change) as deviation_sum,
+        count(long.change) as n_windows,
+    from long
+    inner join per_system
+        on per_system.run_id = long.run_id
+        and per_system.system_id = long.system_id
+        and per_system.perturbation_id = long.perturbation_id
+        and per_system.outcome = long.outcome
+    group by all
+),
+
 cluster_stats as (
     select
         run_id, system_id, perturbation_id, outcome,
         count(*) filter (where n_windows > 0) as n_clusters,
-        avg(change) as cluster_mean,
-        stddev_samp(change) as cluster_sd,
+        -- every cluster's mean the same: each cluster's deviations from the window mean sum
+        -- to 0, so the standard error is 0 exactly, not a rounding residue of the sums
+        min(change) = max(change) as clusters_agree,
+        sum(deviation_sum * deviation_sum) as deviation_squares,
     from per_cluster
     group by all
+),
+
+cluster_se as (
+    select
+        cluster_stats.run_id,
+        cluster_stats.system_id,
+        cluster_stats.perturbation_id,
+        cluster_stats.outcome,
+        cluster_stats.n_clusters,
+        case when cluster_stats.n_clusters >= 2 then
+            case when cluster_stats.clusters_agree then 0.0
+            else sqrt(cast(cluster_stats.n_clusters as double) / (cluster_stats.n_clusters - 1)
+                * cluster_stats.deviation_squares) / per_system.n_windows end
+        end as change_se,
+    from cluster_stats
+    inner join per_system
+        on per_system.run_id = cluster_stats.run_id
+        and per_system.system_id = cluster_stats.system_id
+        and per_system.perturbation_id = cluster_stats.perturbation_id
+        and per_system.outcome = cluster_stats.outcome
 ),
 
 estimates as (
@@ -155,22 +191,19 @@ final as (
         cast(per_system.mean_clean as double) as mean_clean,
         cast(per_system.mean_perturbed as double) as mean_perturbed,
         cast(per_system.mean_change as double) as mean_change,
-        cast(case when cluster_stats.n_clusters >= 2 then
-            cluster_stats.cluster_sd / sqrt(cluster_stats.n_clusters) end as double) as change_se,
-        cast(case when cluster_stats.n_clusters >= 2 then cluster_stats.cluster_mean
-            - {{ t_quantile_975('cluster_stats.n_clusters - 1') }} * cluster_stats.cluster_sd / sqrt(cluster_stats.n_clusters)
-            end as double) as change_ci_low,
-        cast(case when cluster_stats.n_clusters >= 2 then cluster_stats.cluster_mean
-            + {{ t_quantile_975('cluster_stats.n_clusters - 1') }} * cluster_stats.cluster_sd / sqrt(cluster_stats.n_clusters)
-            end as double) as change_ci_high,
+        cast(cluster_se.change_se as double) as change_se,
+        cast(per_system.mean_change
+            - {{ t_quantile_975('cluster_se.n_clusters - 1') }} * cluster_se.change_se as double) as change_ci_low,
+        cast(per_system.mean_change
+            + {{ t_quantile_975('cluster_se.n_clusters - 1') }} * cluster_se.change_se as double) as change_ci_high,
         cast(per_system.coverage_80_change as double) as coverage_80_change,
         cast(per_system.n_windows as integer) as n_windows,
-        cast(coalesce(cluster_stats.n_clusters, 0) as integer) as n_clusters,
+        cast(coalesce(cluster_se.n_clusters, 0) as integer) as n_clusters,
         cast(case
-            when per_system.n_windows < per_system.n_pairs or cluster_stats.n_clusters < 2 then null
-            when cluster_stats.cluster_sd = 0 then per_system.mean_change <> 0
-            else abs(cluster_stats.cluster_mean) > {{ t_quantile_975('cluster_stats.n_clusters - 1') }}
-                * cluster_stats.cluster_sd / sqrt(cluster_stats.n_clusters)
+            when per_system.n_windows < per_system.n_pairs or cluster_se.n_clusters < 2 then null
+            when cluster_se.change_se = 0 then per_system.mean_change <> 0
+            else abs(per_system.mean_change) > {{ t_quantile_975('cluster_se.n_clusters - 1') }}
+                * cluster_se.change_se
         end as boolean) as beyond_noise,
         cast(estimates.ape_industry as double) as ape_industry,
         cast(estimates.ape_industry_spread as double) as ape_industry_spread,
@@ -181,14 +214,14 @@ final as (
             when per_system.n_windows < per_system.n_pairs then
                 (per_system.n_pairs - per_system.n_windows) || ' of ' || per_system.n_pairs
                 || ' window pairs have no quantile forecasts: the change is over the others and not tested'
-            when cluster_stats.n_clusters < 2 then 'fewer than two clusters of windows: no interval'
+            when cluster_se.n_clusters < 2 then 'fewer than two clusters of windows: no interval'
         end as varchar) as reason,
     from per_system
-    left join cluster_stats
-        on cluster_stats.run_id = per_system.run_id
-        and cluster_stats.system_id = per_system.system_id
-        and cluster_stats.perturbation_id = per_system.perturbation_id
-        and cluster_stats.outcome = per_system.outcome
+    left join cluster_se
+        on cluster_se.run_id = per_system.run_id
+        and cluster_se.system_id = per_system.system_id
+        and cluster_se.perturbation_id = per_system.perturbation_id
+        and cluster_se.outcome = per_system.outcome
     left join estimates
         on estimates.run_id = per_system.run_id
         and estimates.system_id = per_system.system_id

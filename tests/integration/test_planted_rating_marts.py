@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from tests.integration.builds import unit_cases_pass
 from tests.support.warehouses import (
@@ -88,10 +87,12 @@ def test_ratings_count_and_list_the_systems_scored_on_the_same_question(quantile
 def test_uncertainty_effects_means_se_coverage_change_and_estimates(quantile_run):
     """Per system and outcome (P3 against P0): mean_clean and mean_perturbed = the means of
     the outcome over the P0 and the P3 windows; coverage_80_change = mean coverage(P3) -
-    coverage(P0), signed; change_se = the standard error of the cluster means (scipy's sem,
-    n - 1) over clusters of a ticker's windows whose origins lie in the same stretch of
-    `horizon` trading days; ape_industry / ape_company = robustness_scores' APE for that
-    confounder and outcome."""
+    coverage(P0), signed; change_se = the cluster-robust (CR1) standard error of the mean
+    change (statsmodels' OLS on a constant, cov_type 'cluster') over clusters of a ticker's
+    windows whose origins lie in the same stretch of `horizon` trading days; ape_industry /
+    ape_company = robustness_scores' APE for that confounder and outcome."""
+    import statsmodels.api as sm
+
     warehouse, run_id, study = quantile_run
     windows = _outcomes(warehouse, run_id, study)
     windows["cluster"] = horizon_clusters(warehouse, windows, study.horizon)
@@ -111,7 +112,13 @@ def test_uncertainty_effects_means_se_coverage_change_and_estimates(quantile_run
         for system in WITH_QUANTILES:
             mine = wide[outcome].loc[system]
             cover = wide["coverage_80"].loc[system]
-            clusters = (mine["P3"] - mine["P0"]).groupby(level="cluster").mean()
+            changes = mine["P3"] - mine["P0"]
+            clusters = changes.groupby(level="cluster").mean()
+            groups = pd.factorize(changes.index.get_level_values("cluster"))[0]
+            fit = sm.OLS(changes.to_numpy(), np.ones(len(changes))).fit(
+                cov_type="cluster", cov_kwds={"groups": groups}
+            )
+            se = 0.0 if clusters.nunique() == 1 else float(fit.bse[0])
             row = effects[(effects["system_id"] == system) & (effects["outcome"] == outcome)]
             assert len(row) == 1
             row = row.iloc[0]
@@ -119,7 +126,7 @@ def test_uncertainty_effects_means_se_coverage_change_and_estimates(quantile_run
             assert row["mean_perturbed"] == pytest.approx(mine["P3"].mean(), rel=1e-9)
             change = (cover["P3"] - cover["P0"]).mean()
             assert row["coverage_80_change"] == pytest.approx(change, abs=1e-12)
-            assert row["change_se"] == pytest.approx(stats.sem(clusters), rel=1e-9, abs=1e-15)
+            assert row["change_se"] == pytest.approx(se, rel=1e-9, abs=1e-15)
             for metric in ["ape_industry", "ape_company"]:
                 assert row[metric] == pytest.approx(ape.loc[(system, outcome, metric)], rel=1e-12)
             checked += 1

@@ -10,9 +10,11 @@ hand-computed dbt unit cases in the models' YAML cover the edges:
 * uncertainty_effects (``uncertainty_effects_hand_computed``): the clusters of windows (a
   ticker's windows in the same stretch of ``horizon`` trading days from its first, so a
   horizon of 1 makes every window its own cluster), the mean against the median at both
-  levels, the sample standard deviation, the t interval, beyond_noise at a standard
-  deviation of 0 (a change of 0 is not beyond) and exactly at the interval's edge (not
-  beyond), a cluster whose only window has no quantiles (not counted), one cluster, a system
+  levels, the cluster-robust standard error of the window mean (clusters of unequal size,
+  and of equal size where it is the sd of the cluster means / sqrt(G)), the t interval
+  centred on the change, beyond_noise at a standard error of 0 (a change of 0 is not beyond)
+  and exactly at the interval's edge (not beyond), a cluster whose only window has no
+  quantiles (not counted), one cluster (no interval, not a point), a system
   without quantiles, and the APE estimates joined by measure, metric and outcome;
 * quantile_calibration (``quantile_calibration_hand_computed``): an actual equal to the
   quantile forecast counts as at or below it, the share is a mean (not a median) of the

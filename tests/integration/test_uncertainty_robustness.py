@@ -208,38 +208,84 @@ def test_ratings_on_probabilistic_outcomes_follow_the_raw_scores(quantile_run):
         assert ordered["rating"].is_monotonic_increasing
 
 
+def cluster_robust_interval(changes: pd.Series, clusters: pd.Series) -> tuple[float, float, float]:
+    """statsmodels' cluster-robust mean: OLS of the changes on a constant, cov_type 'cluster'
+    (CR1: its small-sample factor G / (G - 1) * (N - 1) / (N - K), K = 1) and use_t=True (a t
+    quantile with G - 1 degrees of freedom): (standard error, lower end, upper end)."""
+    import statsmodels.api as sm
+
+    groups = pd.factorize(clusters)[0]
+    fit = sm.OLS(changes.to_numpy(), np.ones(len(changes))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    assert fit.df_resid_inference == len(set(groups)) - 1
+    low, high = fit.conf_int(alpha=0.05)[0]
+    return float(fit.bse[0]), float(low), float(high)
+
+
 def test_uncertainty_effects_equal_paired_differences_with_a_clustered_interval(quantile_run):
-    """mean_change = mean over windows of outcome(P3) - outcome(P0); the interval is a t
-    interval (scipy) over clusters = a ticker's windows whose origins lie in the same stretch
-    of `horizon` trading days, from the first window's origin."""
+    """mean_change = mean over windows of outcome(P3) - outcome(P0); the interval is
+    statsmodels' cluster-robust t interval of that mean, centred on it, over clusters = a
+    ticker's windows whose origins lie in the same stretch of `horizon` trading days, from
+    the first window's origin. Where the clusters have equal sizes it is scipy's t interval
+    over the cluster means."""
     warehouse, run_id, study = quantile_run
     errors = independent_outcomes(warehouse, run_id, study)
     errors["cluster"] = horizon_clusters(warehouse, errors, study.horizon)
     effects = read(warehouse, "select * from marts.uncertainty_effects")
     keys = ["system_id", "ticker", "window_end_date", "cluster"]
+    unequal = 0
     for outcome in OUTCOMES:
         wide = errors.pivot_table(index=keys, columns="perturbation_id", values=outcome)
         wide["change"] = wide["P3"] - wide["P0"]
         for system in WITH_QUANTILES:
             mine = wide.loc[system]
-            clusters = mine.groupby(level="cluster")["change"].mean()
-            if stats.sem(clusters) == 0:  # every cluster the same: the interval is a point
-                low = high = clusters.mean()
+            cluster = mine.index.get_level_values("cluster").to_series(index=mine.index)
+            means = mine.groupby(level="cluster")["change"].mean()
+            sizes = mine.groupby(level="cluster")["change"].size()
+            if means.nunique() == 1:  # every cluster the same: the interval is a point
+                se, low, high = 0.0, mine["change"].mean(), mine["change"].mean()
             else:
-                low, high = stats.t.interval(
-                    0.95, len(clusters) - 1, loc=clusters.mean(), scale=stats.sem(clusters)
-                )
+                se, low, high = cluster_robust_interval(mine["change"], cluster)
+            if sizes.nunique() == 1:  # equal sizes: the t interval over the cluster means
+                assert se == pytest.approx(stats.sem(means), rel=1e-9, abs=1e-15)
+            else:
+                unequal += 1
             got = effects[(effects["system_id"] == system) & (effects["outcome"] == outcome)]
             assert len(got) == 1
             row = got.iloc[0]
             assert row["mean_change"] == pytest.approx(mine["change"].mean(), abs=1e-12)
-            assert row["n_clusters"] == len(clusters) >= 2
+            assert row["n_clusters"] == len(means) >= 2
+            assert row["change_se"] == pytest.approx(se, rel=1e-9, abs=1e-15)
             assert row["change_ci_low"] == pytest.approx(low, rel=1e-6, abs=1e-12)
             assert row["change_ci_high"] == pytest.approx(high, rel=1e-6, abs=1e-12)
             assert bool(row["beyond_noise"]) == bool(low > 0 or high < 0)
+    # the study's last cluster of a ticker is partial: the check covers unequal clusters,
+    # where an interval over the cluster means is centred elsewhere than the change
+    assert unequal > 0
     biased = effects[effects["system_id"] == "biased"]
     assert len(biased) == 2 and biased["mean_change"].isna().all()
     assert biased["reason"].str.contains("no quantile forecasts").all()
+
+
+def test_every_uncertainty_interval_contains_its_change(quantile_run):
+    """What the report prints side by side agrees: in every row of marts.uncertainty_effects
+    with an interval, change_ci_low <= mean_change <= change_ci_high, and beyond_noise is
+    exactly '0 lies outside the interval' (a point interval at a change of 0 is not beyond)."""
+    warehouse, _, _ = quantile_run
+    effects = read(warehouse, "select * from marts.uncertainty_effects")
+    rows = effects[effects["change_ci_low"].notna()]
+    assert len(rows) >= 2 * len(WITH_QUANTILES)
+    assert rows["change_ci_high"].notna().all() and rows["mean_change"].notna().all()
+    assert (rows["change_ci_low"] <= rows["mean_change"]).all()
+    assert (rows["mean_change"] <= rows["change_ci_high"]).all()
+    tested = rows[rows["beyond_noise"].notna()]
+    assert len(tested) == len(rows)  # every pair has quantiles in this study
+    outside = (tested["change_ci_low"] > 0) | (tested["change_ci_high"] < 0)
+    assert (tested["beyond_noise"].astype(bool) == outside).all()
+    # the beyond-noise verdict's direction is the sign of the change shown beside it
+    beyond = tested[tested["beyond_noise"].astype(bool)]
+    assert ((beyond["mean_change"] > 0) == (beyond["change_ci_low"] > 0)).all()
 
 
 def test_leave_one_out_equals_a_direct_recomputation(quantile_run):

@@ -342,9 +342,9 @@ def test_the_uncertainty_verdict_reads_the_direction_of_the_change():
 
 
 def test_a_change_of_exactly_zero_beyond_noise_is_not_called_hurting():
-    """The interval is over clusters of windows, the change a mean over windows: with
-    clusters of unequal size the first can exclude 0 while the second is exactly 0. Only a
-    rise (change > 0) hurts."""
+    """The mart's interval is centred on the change, so it never excludes 0 around a change
+    of exactly 0; the section, handed such a row all the same, does not call it hurting: only
+    a rise (change > 0) hurts."""
     effects = pd.DataFrame([effect_row(mean_change=0.0)])
     verdict = cells_of(uncertainty_section(effects, num))[0][6]
     assert "beyond noise" in verdict and "hurts" not in verdict

@@ -85,8 +85,9 @@ def uncertainty_section(effects: pd.DataFrame, num: Callable[..., str]) -> str:
     parts.append(
         '<p class="source">Source: <code>marts.uncertainty_effects</code> — change = mean over '
         "every window of the outcome under the perturbation minus on the clean input (the "
-        "true effect, every window ran under both); the interval is a t interval over "
-        "clusters of windows (a ticker's windows within one horizon of each other), "
+        "true effect, every window ran under both); the interval is a 95 % t interval "
+        "centred on that change, with a cluster-robust standard error over clusters of "
+        "windows (a ticker's windows within one horizon of each other), "
         "<i>beyond noise</i> when it excludes 0. The APE column is the confounded estimate "
         "rated in <code>marts.ratings</code> at outcomes <code>wql</code> and "
         "<code>coverage_error_80</code>, with its standard error over treatment draws. "
