@@ -85,7 +85,7 @@ def read_statement(sql: str) -> str:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise TsrateError(f"the SQL does not parse: {_first_line(exc)}") from None
+        raise TsrateError(f"the SQL does not parse: {_first_line(exc)} (hint: {hint})") from None
     if not statements:
         raise TsrateError(f"no SQL statement given; {hint}")
     if len(statements) > 1:
@@ -172,6 +172,11 @@ def failure_text(exc: duckdb.Error, live: bool = False) -> str:
         return type(exc).__name__
     suggestions = ("Did you mean", "Candidate bindings")
     text = "; ".join([lines[0], *(line for line in lines[1:] if line.startswith(suggestions))])
+    if "file system operations are disabled" in text:
+        return (
+            f"{text} (hint: tsrate query reads only the database file; to read files, "
+            "write the tables out with tsrate export DIR and use your own DuckDB session)"
+        )
     if not isinstance(exc, duckdb.CatalogException):
         return text
     missing = [schema for schema in LIVE_ONLY_SCHEMAS if f'schema "{schema}" does not' in text]
@@ -195,7 +200,9 @@ def run_query(
     if limit < 1:
         raise TsrateError(f"--limit must be 1 or more, got {limit}")
     if timeout is not None and timeout <= 0:
-        raise TsrateError(f"--timeout must be more than 0 seconds, got {timeout}")
+        raise TsrateError(
+            f"--timeout must be more than 0 seconds, got {timeout:g} (hint: --timeout 0: no limit)"
+        )
     statement = read_statement(sql)
     con = open_sealed(path)
     timer = threading.Timer(timeout, con.interrupt) if timeout else None
