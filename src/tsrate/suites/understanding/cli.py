@@ -32,7 +32,7 @@ def _sample_size(text: str) -> int:
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_size_arguments(
         parser,
-        small="the small configuration (default): 5 test series per dataset, all 8 formats",
+        small="the small configuration (default): 5 test series per dataset, all 9 formats",
         paper="the paper's sizes: 5000/2000/200 series per dataset, 400 per position set",
     )
     parser.add_argument(
