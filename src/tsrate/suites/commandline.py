@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tsrate.cli import wait_seconds
+
 
 def str_list(text: str) -> list[str]:
     """``"a,b c"`` -> ``["a", "b", "c"]`` (commas or spaces)."""
@@ -24,7 +26,7 @@ def add_control_arguments(parser: argparse.ArgumentParser, store_only: str) -> N
     parser.add_argument("--no-build", action="store_true", help=store_only)
     parser.add_argument(
         "--lock-timeout",
-        type=float,
+        type=wait_seconds,
         default=0.0,
         help="seconds to wait while another process writes the warehouse (default: fail at once)",
     )
