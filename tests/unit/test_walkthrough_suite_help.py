@@ -18,3 +18,38 @@ def test_the_small_configuration_counts_every_format(capsys):
     counted = re.search(r"all (\d+) formats", text)
     assert counted, text
     assert int(counted.group(1)) == len(FORMATS) == 9
+
+
+@pytest.mark.parametrize(
+    "command, flag, value, wanted",
+    [
+        (["suite", "reasoning", "run"], "--scenarios", "0", "must be 4 or more"),
+        (["suite", "reasoning", "run"], "--forecasts", "-1", "must be 0 or more"),
+        (["suite", "reasoning", "run"], "--length", "5", "must be 30 or more"),
+        (["suite", "understanding", "run"], "--test-size", "0", "must be 1 or more"),
+    ],
+)
+def test_a_size_too_small_names_its_option(command, flag, value, wanted, capsys):
+    """The suites' size options were checked deep in the generators, in their own words
+    ("the generator needs at least 4 scenarios", "series must have at least 30 steps",
+    "test must be positive"), naming no option; --forecasts -1 asked for no items at all."""
+    with pytest.raises(SystemExit) as stopped:
+        cli.build_parser().parse_args([*command, flag, value])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if "error:" in line)
+    assert f"argument {flag}: {wanted}" in line and line.endswith(f"got {value}")
+
+
+@pytest.mark.parametrize(
+    "command, flag, value",
+    [
+        (["suite", "reasoning", "run"], "--scenarios", "4"),
+        (["suite", "reasoning", "run"], "--forecasts", "0"),
+        (["suite", "reasoning", "run"], "--length", "30"),
+        (["suite", "understanding", "run"], "--test-size", "1"),
+    ],
+)
+def test_the_smallest_sizes_are_taken(command, flag, value):
+    args = cli.build_parser().parse_args([*command, flag, value])
+    assert getattr(args, flag.removeprefix("--").replace("-", "_")) == int(value)
