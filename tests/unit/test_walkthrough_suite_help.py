@@ -53,3 +53,24 @@ def test_a_size_too_small_names_its_option(command, flag, value, wanted, capsys)
 def test_the_smallest_sizes_are_taken(command, flag, value):
     args = cli.build_parser().parse_args([*command, flag, value])
     assert getattr(args, flag.removeprefix("--").replace("-", "_")) == int(value)
+
+
+def test_interpretability_seeds_that_are_not_numbers_are_called_seeds(capsys):
+    """`--seeds x` said "not a list of dataset numbers"."""
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["suite", "interpretability", "run", "--seeds", "x"])
+    err = capsys.readouterr().err
+    assert "argument --seeds: not a list of seed numbers: 'x'" in err
+    assert "dataset" not in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("workers", ["0", "-2"])
+def test_interpretability_workers_take_1_or_more(workers, capsys):
+    """`--workers 0` silently meant the default (every core up to 4) and a negative number
+    one process, as `tsrate run --workers` did before it took 1 or more."""
+    with pytest.raises(SystemExit) as stopped:
+        cli.build_parser().parse_args(["suite", "interpretability", "run", "--workers", workers])
+    assert stopped.value.code == 2
+    assert f"argument --workers: must be 1 or more, got {workers}" in capsys.readouterr().err
+    args = cli.build_parser().parse_args(["suite", "interpretability", "run", "--workers", "1"])
+    assert args.workers == 1
