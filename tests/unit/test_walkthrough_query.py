@@ -165,3 +165,19 @@ def test_a_negative_timeout_says_that_0_means_no_limit(warehouse, capsys):
     assert "0: no limit" in err
     code, out, _ = _query(capsys, "select 1 as one", "--timeout", "0")
     assert code == 0 and "1" in out
+
+
+def test_a_list_or_struct_column_is_json_in_csv(warehouse, capsys):
+    """A list column (raw.runs' tickers, or any `list(...)` an analyst aggregates) came out
+    of --format csv as numpy's repr, ['AAPL' 'MSFT'], with no commas: nothing reads it back."""
+    sql = (
+        "select ['AAPL', 'MSFT'] as tickers, {'a': 1, 'b': [1, 2]} as s, "
+        "[1.5, null] as halves, []::varchar[] as none, null::int[] as missing"
+    )
+    code, out, err = _query(capsys, sql, "--format", "csv")
+    assert code == 0, err
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert json.loads(row["tickers"]) == ["AAPL", "MSFT"]
+    assert json.loads(row["s"]) == {"a": 1, "b": [1, 2]}
+    assert json.loads(row["halves"]) == [1.5, None]
+    assert json.loads(row["none"]) == [] and row["missing"] == ""

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -297,6 +298,24 @@ def _iso_day(value: object) -> object:
     return value.isoformat() if is_day else value
 
 
+def _nested_as_json(value: object) -> object:
+    """A LIST (a numpy array from DuckDB) or a STRUCT (a dict) as JSON text, its dates as
+    ``YYYY-MM-DD``; anything else as it is."""
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
+        value = value.tolist()
+    if not isinstance(value, list | dict):
+        return value
+
+    def plain(item: object) -> object:  # what json cannot write itself
+        if hasattr(item, "tolist"):  # a numpy array or scalar inside a struct
+            return item.tolist()
+        if isinstance(item, dt.date | dt.datetime | dt.time):
+            return item.isoformat()
+        return str(item)
+
+    return json.dumps(value, default=plain, ensure_ascii=False)
+
+
 def truncation_note(result: QueryResult) -> str:
     """The line saying the output stopped at ``limit`` rows."""
     return (
@@ -307,10 +326,15 @@ def truncation_note(result: QueryResult) -> str:
 
 def format_result(result: QueryResult, fmt: str = "table") -> str:
     """The rows as ``fmt``: ``table`` (aligned text, NULL empty, a last line when cut at
-    ``limit``), ``csv`` (header row, NULL empty) or ``json`` (an array of objects, NULL as
+    ``limit``), ``csv`` (header row, NULL empty, a list or struct as JSON) or ``json`` (an array of objects, NULL as
     null, dates ISO 8601, numbers to 15 significant digits). csv and json carry no note: the caller prints it elsewhere."""
     frame = result.frame
     if fmt == "csv":
+        # a LIST or STRUCT as JSON text (pandas would write numpy's repr: ['a' 'b'])
+        frame = frame.copy()
+        for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
+            if dtype.kind == "O":
+                frame.isetitem(position, frame.iloc[:, position].map(_nested_as_json))
         return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
     if fmt == "json":
         # a DATE as its day (pandas would write a date as a midnight timestamp)
