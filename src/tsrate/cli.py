@@ -54,6 +54,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def wait_seconds(text: str) -> float:
+    """An argparse type: ``--lock-timeout``'s seconds, 0 (do not wait) or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0:  # a negative wait (or nan) would silently mean "do not wait"
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
+    return value
+
+
 def _add_study_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("study (defaults: vars in dbt_project.yml)")
     group.add_argument("--tickers", help="comma-separated tickers, e.g. KO,PEP,XOM,CVX")
@@ -147,7 +158,7 @@ def _add_lock_timeout(parser: argparse.ArgumentParser) -> None:
     """``--lock-timeout SECONDS``: how long a writing command waits for the writer lock."""
     parser.add_argument(
         "--lock-timeout",
-        type=float,
+        type=wait_seconds,
         default=0.0,
         help="seconds to wait while another process writes the warehouse (default: fail at once)",
     )
@@ -233,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--lock-timeout",
-        type=float,
+        type=wait_seconds,
         default=0.0,
         help="seconds to wait while another process writes the warehouse (default: fail at once)",
     )
@@ -348,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--force", action="store_true", help="retrain even if a checkpoint exists")
     train.add_argument(
         "--lock-timeout",
-        type=float,
+        type=wait_seconds,
         default=0.0,
         help="seconds to wait while another process writes the warehouse (default: fail at once)",
     )

@@ -395,7 +395,7 @@ def test_a_lock_wait_of_zero_or_under_a_second_is_accepted(seconds):
 
 
 def test_a_bad_cron_names_the_var_and_the_problem():
-    with pytest.raises(TsrateError, match=r"^nightly_cron / schedule_timezone: \S.*$") as caught:
+    with pytest.raises(TsrateError, match=r"^nightly_cron in dbt_project\.yml: \S.*$") as caught:
         serve.ScheduleConfig.from_vars({"nightly_cron": "every night"})
     assert "Value error, " not in str(caught.value)
 

@@ -111,7 +111,7 @@ def test_sample_alone_is_16_questions_and_1_is_accepted():
 def test_test_size_is_an_override_only_when_given():
     parser = _parser(und_cli)
     assert und_cli.overrides_from_args(parser.parse_args(["--test-size", "3"])) == {"test": 3}
-    assert und_cli.overrides_from_args(parser.parse_args(["--test-size", "0"])) == {"test": 0}
+    assert und_cli.overrides_from_args(parser.parse_args(["--test-size", "1"])) == {"test": 1}
     assert und_cli.overrides_from_args(parser.parse_args([])) == {}
 
 

@@ -141,3 +141,43 @@ def test_json_keeps_fifteen_significant_digits(warehouse, capsys):
     code, out, _ = _query(capsys, "select 0.123456789012345::double as mase", "--format", "json")
     assert code == 0
     assert json.loads(out)[0]["mase"] == pytest.approx(0.123456789012345, rel=1e-14)
+
+
+def test_sql_that_does_not_parse_says_what_tsrate_query_takes(warehouse, capsys):
+    code, _, err = _query(capsys, "selec system_id from marts.ratings")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "does not parse" in err and 'syntax error at or near "selec"' in err
+    assert "(hint: " in err and "one read-only statement" in err
+
+
+def test_reading_a_file_is_refused_with_the_way_to_read_files(warehouse, capsys, tmp_path):
+    prices = tmp_path / "prices.csv"
+    prices.write_text("ticker,close\nAAPL,1.5\n")
+    code, _, err = _query(capsys, f"select * from read_csv('{prices}')")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "file system operations are disabled" in err
+    assert "(hint: " in err and "tsrate export DIR" in err
+
+
+def test_a_negative_timeout_says_that_0_means_no_limit(warehouse, capsys):
+    code, _, err = _query(capsys, "select 1", "--timeout", "-1")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "0: no limit" in err
+    code, out, _ = _query(capsys, "select 1 as one", "--timeout", "0")
+    assert code == 0 and "1" in out
+
+
+def test_a_list_or_struct_column_is_json_in_csv(warehouse, capsys):
+    """A list column (raw.runs' tickers, or any `list(...)` an analyst aggregates) came out
+    of --format csv as numpy's repr, ['AAPL' 'MSFT'], with no commas: nothing reads it back."""
+    sql = (
+        "select ['AAPL', 'MSFT'] as tickers, {'a': 1, 'b': [1, 2]} as s, "
+        "[1.5, null] as halves, []::varchar[] as none, null::int[] as missing"
+    )
+    code, out, err = _query(capsys, sql, "--format", "csv")
+    assert code == 0, err
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert json.loads(row["tickers"]) == ["AAPL", "MSFT"]
+    assert json.loads(row["s"]) == {"a": 1, "b": [1, 2]}
+    assert json.loads(row["halves"]) == [1.5, None]
+    assert json.loads(row["none"]) == [] and row["missing"] == ""

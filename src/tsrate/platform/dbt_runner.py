@@ -8,6 +8,7 @@ lines to the caller (a Prefect logger in flows), dbt's full log to a file.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import os
@@ -374,10 +375,16 @@ def _follow_until_released(
     released = threading.Event()
     outcome: dict = {}
     started = time.perf_counter()
+    # the caller's context: under Prefect, its flow run and the API URL of tsrate's own
+    # server are context-local, and a thread without them logged each line through a
+    # temporary server Prefect started for it
+    context = contextvars.copy_context()
 
     def follow() -> None:
         try:
-            outcome["lines"] = _follow(process, args, on_line, log_file, verbose, started, released)
+            outcome["lines"] = context.run(
+                _follow, process, args, on_line, log_file, verbose, started, released
+            )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             outcome["error"] = exc
 

@@ -1,5 +1,6 @@
-"""A Prefect server owned by one tsrate process: started on a free local port, stopped with
-the block, killed by the kernel if the process dies (so a killed command leaves none behind).
+"""A Prefect server owned by one tsrate process: started on a free local port, in a session
+of its own (a terminal's Ctrl-C reaches the owner, not the server), stopped with the block,
+killed by the kernel if the process dies (so a killed command leaves none behind).
 
 Used by ``tsrate serve`` (with the UI) and by flows that need orchestration when no
 ``PREFECT_API_URL`` is configured (``TSRATE_PREFECT=always``, the Dask path).
@@ -61,8 +62,16 @@ def owned_prefect_server(
     env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false")
     env.pop("PREFECT_API_URL", None)
     output = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115
+    # a session of its own: a terminal's Ctrl-C (SIGINT to the foreground process group)
+    # reaches this process alone, which stops its work and then the server; a server
+    # stopped first left serve's runner calling a dead API and reporting it gone
     process = subprocess.Popen(
-        command, env=env, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        command,
+        env=env,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        preexec_fn=_die_with_parent,
+        start_new_session=True,
     )
     try:
         import httpx

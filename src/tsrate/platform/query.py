@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -85,7 +86,7 @@ def read_statement(sql: str) -> str:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise TsrateError(f"the SQL does not parse: {_first_line(exc)}") from None
+        raise TsrateError(f"the SQL does not parse: {_first_line(exc)} (hint: {hint})") from None
     if not statements:
         raise TsrateError(f"no SQL statement given; {hint}")
     if len(statements) > 1:
@@ -172,6 +173,11 @@ def failure_text(exc: duckdb.Error, live: bool = False) -> str:
         return type(exc).__name__
     suggestions = ("Did you mean", "Candidate bindings")
     text = "; ".join([lines[0], *(line for line in lines[1:] if line.startswith(suggestions))])
+    if "file system operations are disabled" in text:
+        return (
+            f"{text} (hint: tsrate query reads only the database file; to read files, "
+            "write the tables out with tsrate export DIR and use your own DuckDB session)"
+        )
     if not isinstance(exc, duckdb.CatalogException):
         return text
     missing = [schema for schema in LIVE_ONLY_SCHEMAS if f'schema "{schema}" does not' in text]
@@ -195,7 +201,9 @@ def run_query(
     if limit < 1:
         raise TsrateError(f"--limit must be 1 or more, got {limit}")
     if timeout is not None and timeout <= 0:
-        raise TsrateError(f"--timeout must be more than 0 seconds, got {timeout}")
+        raise TsrateError(
+            f"--timeout must be more than 0 seconds, got {timeout:g} (hint: --timeout 0: no limit)"
+        )
     statement = read_statement(sql)
     con = open_sealed(path)
     timer = threading.Timer(timeout, con.interrupt) if timeout else None
@@ -290,6 +298,24 @@ def _iso_day(value: object) -> object:
     return value.isoformat() if is_day else value
 
 
+def _nested_as_json(value: object) -> object:
+    """A LIST (a numpy array from DuckDB) or a STRUCT (a dict) as JSON text, its dates as
+    ``YYYY-MM-DD``; anything else as it is."""
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
+        value = value.tolist()
+    if not isinstance(value, list | dict):
+        return value
+
+    def plain(item: object) -> object:  # what json cannot write itself
+        if hasattr(item, "tolist"):  # a numpy array or scalar inside a struct
+            return item.tolist()
+        if isinstance(item, dt.date | dt.datetime | dt.time):
+            return item.isoformat()
+        return str(item)
+
+    return json.dumps(value, default=plain, ensure_ascii=False)
+
+
 def truncation_note(result: QueryResult) -> str:
     """The line saying the output stopped at ``limit`` rows."""
     return (
@@ -300,10 +326,15 @@ def truncation_note(result: QueryResult) -> str:
 
 def format_result(result: QueryResult, fmt: str = "table") -> str:
     """The rows as ``fmt``: ``table`` (aligned text, NULL empty, a last line when cut at
-    ``limit``), ``csv`` (header row, NULL empty) or ``json`` (an array of objects, NULL as
+    ``limit``), ``csv`` (header row, NULL empty, a list or struct as JSON) or ``json`` (an array of objects, NULL as
     null, dates ISO 8601, numbers to 15 significant digits). csv and json carry no note: the caller prints it elsewhere."""
     frame = result.frame
     if fmt == "csv":
+        # a LIST or STRUCT as JSON text (pandas would write numpy's repr: ['a' 'b'])
+        frame = frame.copy()
+        for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
+            if dtype.kind == "O":
+                frame.isetitem(position, frame.iloc[:, position].map(_nested_as_json))
         return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
     if fmt == "json":
         # a DATE as its day (pandas would write a date as a midnight timestamp)

@@ -89,7 +89,7 @@ class ScheduleConfig:
             weekly_cron=str(values.get("weekly_cron", cls.weekly_cron)),
             timezone=str(values.get("schedule_timezone", cls.timezone)),
             nightly_price_source=str(values.get("nightly_price_source", cls.nightly_price_source)),
-            lock_timeout_s=float(values.get("writer_lock_timeout_s", cls.lock_timeout_s)),
+            lock_timeout_s=_var_seconds(values.get("writer_lock_timeout_s", cls.lock_timeout_s)),
             nightly_rating=str(values.get("nightly_rating", False)).lower() in ("true", "1"),
             suite_crons=tuple(
                 (suite, str(values[f"{suite}_cron"]).strip())
@@ -107,18 +107,43 @@ class ScheduleConfig:
 
         crons = {"nightly_cron": self.nightly_cron, "weekly_cron": self.weekly_cron}
         crons.update({f"{suite}_cron": cron for suite, cron in self.suite_crons})
+        try:  # the time zone alone first, so that a bad one is not blamed on a cron
+            CronSchedule(cron="0 0 * * *", timezone=self.timezone)
+        except ValidationError as exc:
+            problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise TsrateError(f"schedule_timezone in dbt_project.yml: {problem}") from None
         for name, cron in crons.items():
             try:
                 CronSchedule(cron=cron, timezone=self.timezone)
             except ValidationError as exc:
                 problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
-                raise TsrateError(f"{name} / schedule_timezone: {problem}") from None
+                off = "; an empty string turns the schedule off" if name not in CORE_CRONS else ""
+                raise TsrateError(
+                    f"{name} in dbt_project.yml: {problem} (hint: five fields, minute hour "
+                    f'day-of-month month day-of-week, e.g. "0 2 * * 2-6"{off})'
+                ) from None
         if self.nightly_price_source not in PRICE_SOURCES:
             raise TsrateError(
                 f"nightly_price_source: {self.nightly_price_source!r}; use one of {PRICE_SOURCES}"
             )
         if self.lock_timeout_s < 0:
             raise TsrateError(f"writer_lock_timeout_s must be >= 0, got {self.lock_timeout_s}")
+
+
+#: the pipeline's crons; the suites' (``<suite>_cron``) may be empty: not scheduled
+CORE_CRONS = ("nightly_cron", "weekly_cron")
+
+
+def _var_seconds(value: Any) -> float:
+    """``writer_lock_timeout_s`` as seconds; a value that is not a number is named."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TsrateError(
+            f"writer_lock_timeout_s in dbt_project.yml must be a number of seconds, got "
+            f"{value!r} (hint: e.g. 3600 to wait up to an hour for another writer; 0: do not "
+            "wait)"
+        ) from None
 
 
 def deployment_parameters(config: ScheduleConfig) -> dict[str, dict[str, Any]]:

@@ -4,10 +4,29 @@ from __future__ import annotations
 
 import argparse
 
+from tsrate.cli import wait_seconds
+
 
 def str_list(text: str) -> list[str]:
     """``"a,b c"`` -> ``["a", "b", "c"]`` (commas or spaces)."""
     return [part for part in text.replace(",", " ").split() if part]
+
+
+def at_least(minimum: int, why: str = ""):  # noqa: ANN201 - an argparse type
+    """An argparse type: a whole number of ``minimum`` or more (``why``: the reason, said in
+    the usage error)."""
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            reason = f" ({why})" if why else ""
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more{reason}, got {value}")
+        return value
+
+    return whole_number
 
 
 def add_size_arguments(parser: argparse.ArgumentParser, small: str, paper: str) -> None:
@@ -24,7 +43,7 @@ def add_control_arguments(parser: argparse.ArgumentParser, store_only: str) -> N
     parser.add_argument("--no-build", action="store_true", help=store_only)
     parser.add_argument(
         "--lock-timeout",
-        type=float,
+        type=wait_seconds,
         default=0.0,
         help="seconds to wait while another process writes the warehouse (default: fail at once)",
     )

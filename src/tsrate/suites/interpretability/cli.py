@@ -10,15 +10,22 @@ from tsrate.suites.commandline import (
     add_control_arguments,
     add_run_action,
     add_size_arguments,
+    at_least,
     str_list,
 )
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(part) for part in text.replace(",", " ").split()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a list of dataset numbers: {text!r}") from exc
+def _numbers(what: str):  # noqa: ANN202 - an argparse type
+    """An argparse type: a list of whole numbers, ``"2,4"`` or ``"2 4"`` (``what``: the
+    numbers' name in the usage error)."""
+
+    def int_list(text: str) -> list[int]:
+        try:
+            return [int(part) for part in text.replace(",", " ").split()]
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"not a list of {what} numbers: {text!r}") from exc
+
+    return int_list
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +35,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         paper="the paper's configuration (20,000 steps, 2,000 test steps; cuda when present)",
     )
     parser.add_argument(
-        "--datasets", type=_int_list, help="dataset numbers, e.g. 2,4 (default 1-10)"
+        "--datasets", type=_numbers("dataset"), help="dataset numbers, e.g. 2,4 (default 1-10)"
     )
     parser.add_argument(
         "--models",
@@ -36,13 +43,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="model ids: imv_full, imv_tensor, tcdf, darnn, seq2graph (default: all)",
     )
     parser.add_argument(
-        "--seeds", type=_int_list, help="model seeds (default: the configuration's)"
+        "--seeds", type=_numbers("seed"), help="model seeds (default: the configuration's)"
     )
     parser.add_argument(
         "--no-sensitivity", action="store_true", help="skip the sensitivity grid (f, sigma, N)"
     )
     parser.add_argument(
-        "--workers", type=int, help="training processes (default: CPU cores up to 4; 1 on a GPU)"
+        "--workers",
+        type=at_least(1),
+        help="training processes, 1 or more (default: CPU cores up to 4; 1 on a GPU)",
     )
     add_control_arguments(parser, store_only="train and store only")
 

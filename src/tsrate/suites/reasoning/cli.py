@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from tsrate.suites.commandline import add_control_arguments, add_run_action
+from tsrate.suites.commandline import add_control_arguments, add_run_action, at_least
 from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
 
 
@@ -93,12 +93,20 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "and llmtime_gpt4)",
     )
     parser.add_argument(
-        "--scenarios", type=int, default=24, help="procedural scenarios (default 24)"
+        "--scenarios",
+        type=at_least(4, "an etiological item has 4 captions"),
+        default=24,
+        help="procedural scenarios, 4 or more (default 24)",
     )
     parser.add_argument(
-        "--forecasts", type=int, default=12, help="procedural forecasting items (12)"
+        "--forecasts", type=at_least(0), default=12, help="procedural forecasting items (12)"
     )
-    parser.add_argument("--length", type=int, default=100, help="procedural series length (100)")
+    parser.add_argument(
+        "--length",
+        type=at_least(30),
+        default=100,
+        help="procedural series length, 30 or more (100)",
+    )
     parser.add_argument("--seed", type=int, default=2024, help="procedural dataset seed (2024)")
     parser.add_argument(
         "--distractors",

@@ -9,6 +9,7 @@ from tsrate.suites.commandline import (
     add_control_arguments,
     add_run_action,
     add_size_arguments,
+    at_least,
     str_list,
 )
 
@@ -32,7 +33,7 @@ def _sample_size(text: str) -> int:
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_size_arguments(
         parser,
-        small="the small configuration (default): 5 test series per dataset, all 8 formats",
+        small="the small configuration (default): 5 test series per dataset, all 9 formats",
         paper="the paper's sizes: 5000/2000/200 series per dataset, 400 per position set",
     )
     parser.add_argument(
@@ -51,7 +52,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--datasets", type=str_list, help="datasets to use (default: all)")
     parser.add_argument("--formats", type=str_list, help="formats for the feature datasets")
     parser.add_argument("--tasks", type=str_list, help="tasks to ask (default: all)")
-    parser.add_argument("--test-size", type=int, help="test series per feature dataset")
+    parser.add_argument(
+        "--test-size", type=at_least(1), help="test series per feature dataset, 1 or more"
+    )
     parser.add_argument(
         "--sample",
         type=_sample_size,
