@@ -9,7 +9,7 @@ import re
 
 from tsrate.config import project_dir
 
-PRODUCT_FOLDERS = ("docs", "src", "models", "macros", "python_models", "flows")
+PRODUCT_FOLDERS = ("docs", "src", "models", "macros", "python_models", "flows", "seeds")
 #: an absolute path under /work or /tmp (not `~/tmp/` nor a relative `x/tmp/`)
 WORKSPACE_PATH = re.compile(r"(?<![\w.~/])/(?:work|tmp)/")
 
