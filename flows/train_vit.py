@@ -19,7 +19,7 @@ from typing import Any
 
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies, warehouse_path
-from tsrate.platform.locking import warehouse_writer
+from tsrate.platform.locking import describe_holder, warehouse_writer, writer_status
 from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import run_logger
 from tsrate.platform.raw_schema import create_raw_tables
@@ -90,6 +90,15 @@ def train_vit_flow(
     study = Study.from_vars(overrides or {})
     warehouse = warehouse or str(warehouse_path())
     folder = str(model_dir(warehouse))
+    writer = writer_status(warehouse)
+    if writer is not None and writer.get("pid") != os.getpid():  # said now, not minutes later
+        logger.info(
+            "note: the warehouse is being written by %s; training goes ahead and registers "
+            "its checkpoints when the writer lock is free (waiting up to %gs then; a rerun "
+            "reuses the trained checkpoints)",
+            describe_holder(writer),
+            lock_timeout,
+        )
     rows = [
         call(train_variant, study.to_json(), variant, force, folder)
         for variant in variants_to_train(system)

@@ -324,3 +324,46 @@ def test_the_dbt_child_prints_a_progress_line_per_finished_node_only(capsys):
         f"{PROGRESS} 2 of 5 int_windows",
         f"{PROGRESS} 3 of 5 marts.ratings",
     ]
+
+
+def _stop_training(*args, **kwargs):
+    raise RuntimeError("training stopped here")
+
+
+def _training_notes(caplog, warehouse) -> list[str]:
+    """Run the training flow's body until its first training step (stopped there)."""
+    import logging
+
+    import flows.train_vit as module
+
+    with caplog.at_level(logging.INFO), pytest.raises(RuntimeError, match="stopped here"):
+        module.train_vit_flow.fn("all", warehouse=str(warehouse))
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("note:")]
+
+
+def test_training_says_at_once_that_another_process_writes_the_warehouse(
+    warehouse, caplog, monkeypatch
+):
+    """Training takes the writer lock only to register its checkpoints, minutes later: a
+    busy warehouse is said before it starts (the flow is stopped at its first training
+    step). A lock this process holds itself says nothing."""
+    import flows.train_vit as module
+
+    monkeypatch.setattr(module, "train_variant", _stop_training)
+    holder = {"pid": 4242, "host": "box", "since": "s", "command": "tsrate run"}
+    with another_writer(warehouse):
+        lock_path(warehouse).write_text(json.dumps({**holder, "activity": "forecast"}))
+        notes = _training_notes(caplog, warehouse)
+    assert len(notes) == 1
+    assert "pid 4242 on box since s (tsrate run), now: forecast;" in notes[0]
+    assert "waiting up to 0s then" in notes[0]
+    caplog.clear()
+    with writer_lock(warehouse), phase("forecast", lambda _: None):
+        assert _training_notes(caplog, warehouse) == []
+
+
+def test_training_says_nothing_of_a_free_warehouse(warehouse, caplog, monkeypatch):
+    import flows.train_vit as module
+
+    monkeypatch.setattr(module, "train_variant", _stop_training)
+    assert _training_notes(caplog, warehouse) == []

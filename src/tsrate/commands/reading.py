@@ -93,7 +93,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     import contextlib
 
     from tsrate.config import warehouse_path
-    from tsrate.platform.locking import writer_status
+    from tsrate.platform.locking import describe_holder, writer_status
     from tsrate.platform.query import format_result, live_reader, query
 
     warehouse = warehouse_path()
@@ -101,7 +101,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if writer is not None:  # raw.runs cannot be read beside it: the published runs instead
         from tsrate.platform.publish import published_path
 
-        held = f"a writer holds the warehouse: {describe_writer(writer)}; raw.runs cannot be read beside it"
+        held = (
+            f"a writer holds the warehouse: {describe_holder(writer)}; raw.runs cannot be "
+            "read beside it"
+        )
         if not published_path(warehouse).exists():
             print(
                 f"{held}, and no run is published yet: rerun when it finishes "
@@ -143,17 +146,6 @@ PUBLISHED_RUNS_SQL = (
     "cast(study->>'$.start' as date) as study_start, cast(study->>'$.end' as date) as study_end "
     "from published_runs order by published_at desc"
 )
-
-
-def describe_writer(writer: dict) -> str:
-    """A writer's lock-file text in words (see :func:`tsrate.platform.locking.writer_status`)."""
-    text = (
-        f"{writer.get('command', '?')} (pid {writer.get('pid', '?')} on "
-        f"{writer.get('host', '?')}, since {writer.get('since', '?')})"
-    )
-    if writer.get("activity"):
-        text += f", now: {writer['activity']}"
-    return text
 
 
 def _ago(stamp: str | None) -> str:

@@ -87,16 +87,20 @@ def holder_info(fd: int, tries: int = 5) -> dict | None:
     return None
 
 
-def lock_holder(fd: int) -> str:
-    """The holder in words: pid, host, since when, its command and what it is doing now."""
-    info = holder_info(fd)
-    try:
-        text = f"pid {info['pid']} on {info['host']} since {info['since']} ({info['command']})"
-    except (TypeError, KeyError):
+def describe_holder(info: dict | None) -> str:
+    """A holder's lock-file text (:func:`holder_info`, :func:`writer_status`) in words: pid,
+    host, since when, its command and what it is doing now; "another process" without one."""
+    if not info or any(key not in info for key in ("pid", "host", "since", "command")):
         return "another process"
+    text = f"pid {info['pid']} on {info['host']} since {info['since']} ({info['command']})"
     if info.get("activity"):
         text += f", now: {info['activity']}"
     return text
+
+
+def lock_holder(fd: int) -> str:
+    """The holder of the lock file open on ``fd`` in words (:func:`describe_holder`)."""
+    return describe_holder(holder_info(fd))
 
 
 def _write_info(fd: int, info: dict) -> None:
