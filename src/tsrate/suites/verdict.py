@@ -7,7 +7,9 @@ Read from the suite's ratings (one row per rated score: ``system_id``, ``rating`
 mart). Convention: a rating's *goodness* is 0 for the worst level and 1 for the best
 (``rating`` counts up with the raw score, so goodness = (rating - 1) / (levels - 1) when
 higher is better, (levels - rating) / (levels - 1) otherwise); a system's score is its mean
-goodness over its rated scores. A rating is shaky when under 60 % of the resamples give its
+goodness over its rated scores, and the verdict compares systems on the same scores only
+(:func:`comparable`: those all share, else the largest group sharing some, else none). A
+rating is shaky when under 60 % of the resamples give its
 level (the core report's threshold). Numbers derived here are ``<span class="derived"
 data-derived=... data-value=...>`` so a test can recompute them from the marts.
 """
@@ -52,6 +54,63 @@ def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFr
     )
 
 
+#: a suite ratings' columns that say how a score was rated, not which score it is (the
+#: score: every other column but the system's)
+RATING_COLUMNS = frozenset(
+    {"raw_score", "rating", "rating_levels", "higher_is_better", "rank", "rating_reason",
+     "n_systems", "n_models", "share_at_rating", "goodness", "shaky"}
+)  # fmt: skip
+
+
+def comparable(ratings: pd.DataFrame, system: str = "system_id") -> tuple[pd.DataFrame, str]:
+    """The rated scores a verdict may compare systems on, and a sentence saying what it left
+    out ("" when every system is rated on the same scores).
+
+    A mean goodness over different scores ranks nothing (a forecaster rated on the
+    forecasting scores only against an answerer rated on the choice tasks only), so: every
+    system on the scores they all share; with none shared by all, the largest group of
+    systems rated on one same score (ties: the group sharing more scores, then by name),
+    on every score the group shares, the others named as not compared; with no score
+    rated for two systems, nothing."""
+    frame = ratings.assign(goodness=goodness(ratings)).dropna(subset=["goodness"])
+    keys = [c for c in frame.columns if c != system and c not in RATING_COLUMNS]
+    if frame.empty or not keys:
+        return frame, ""
+    score = pd.Series(
+        list(zip(*(frame[k].astype(str) for k in keys), strict=True)), index=frame.index
+    )
+    covered = score.groupby(frame[system]).agg(frozenset)
+    union = frozenset(score)
+    if (covered == union).all():
+        return frame, ""
+    counts = ", ".join(f"{esc(name)} {len(on)}" for name, on in covered.items())
+    shared = frozenset.intersection(*covered)
+    if shared:
+        return frame[score.isin(shared)], (
+            f" Compared on the {len(shared)} scores every system is rated on, of {len(union)} "
+            f"in all (rated scores: {counts})."
+        )
+    groups = {frozenset(covered.index[[key in on for on in covered]]) for key in union}
+
+    def among(group: frozenset) -> frozenset:
+        return frozenset.intersection(*(covered[name] for name in group))
+
+    group = min(groups, key=lambda g: (-len(g), -len(among(g)), sorted(g)))
+    if len(group) < 2:
+        return frame.iloc[:0], (
+            f"No score is rated for two systems (rated scores: {counts}): a mean goodness "
+            "over different scores ranks nothing, so no best or worst is named; the summary "
+            "table gives each system's own."
+        )
+    on = among(group)
+    others = sorted(set(covered.index) - group)
+    return frame[frame[system].isin(group) & score.isin(on)], (
+        f" Compared on the {len(on)} of the {len(union)} scores that these {len(group)} "
+        f"systems share; not compared: {named(others)}, rated on other scores (rated "
+        f"scores: {counts})."
+    )
+
+
 def _derived(name: str, value: float, text: str) -> str:
     return (
         f'<span class="derived" data-derived="{esc(name)}" data-value="{float(value)!r}">'
@@ -67,9 +126,10 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
     tail = f'</p><p class="source">Source: {source}.</p></section>'
     if ratings is None or ratings.empty or "rating" not in ratings:
         return head + "No rated scores in these marts yet." + tail
+    ratings, left_out = comparable(ratings, system)
     scores = system_scores(ratings, system)
     if scores.empty:
-        return head + "No system has a rating yet (every rating is null)." + tail
+        return head + (left_out or "No system has a rating yet (every rating is null).") + tail
     has_shares = "share_at_rating" in ratings and ratings["share_at_rating"].notna().any()
     best, worst = scores.iloc[0], scores.iloc[-1]
     # means of a few goodness levels: equal ones are equal fractions, up to rounding
@@ -104,6 +164,7 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
             f"{named(list(laggards[system]))} {bottom} ({pct(worst, 'worst_goodness')}), "
             f"{_derived('gap', gap, f'{gap:.0f}')} points apart."
         )
+    text += left_out
     if has_shares:
         k, n = int(leaders["n_shaky"].sum()), int(leaders["n_ratings"].sum())
         total = int(scores["n_shaky"].sum())
