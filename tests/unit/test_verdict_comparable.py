@@ -140,3 +140,15 @@ def test_the_same_scores_for_every_system_change_nothing():
     compared, note = comparable(frame)
     assert note == "" and len(compared) == 4
     assert "Compared on" not in verdict_html(frame, "the tasks", "x")
+
+
+def test_with_no_score_rated_for_two_systems_no_best_is_named():
+    frame = ratings([("acc", "t1", "a", 1), ("acc", "t2", "b", 3), ("acc", "t3", "c", 2)])
+    compared, _ = comparable(frame)
+    assert compared.empty
+    html = verdict_html(frame, "the tasks", "x")
+    assert "does best" not in html and "tie for best" not in html and " worst (" not in html
+    assert "Only " not in html
+    assert "No score is rated for two systems (rated scores: a 1, b 1, c 1)" in html
+    assert "no best or worst is named" in html
+    assert derived(html) == {}
