@@ -17,13 +17,12 @@ from __future__ import annotations
 import logging
 import re
 import time
-from pathlib import Path
 
-import duckdb
 import pytest
 
 from flows.build import build_flow
 from flows.pipeline import pipeline_flow
+from tests.support.warehouses import rows as _rows
 from tsrate.platform import dbt_runner as dbt
 
 pytestmark = pytest.mark.slow
@@ -31,14 +30,6 @@ pytestmark = pytest.mark.slow
 #: one ticker, one system, one perturbation: one partition, forecast in this process
 STUDY = {"study_tickers": "AAPL", "study_start": "2022-09-01", "study_end": "2022-11-30",
          "context_length": 30, "horizon": 5, "systems": "naive", "perturbations": "P0"}  # fmt: skip
-
-
-def _rows(warehouse: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture

@@ -21,11 +21,11 @@ import runpy
 import sys
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pytest
 
 from tests.support.locks import another_writer
+from tests.support.warehouses import rows as _rows
 from tsrate import TsrateError
 from tsrate.platform.locking import WarehouseBusy
 
@@ -33,14 +33,6 @@ pytestmark = pytest.mark.slow
 
 STUDY = {"study_tickers": "AAPL", "study_start": "2022-09-01", "study_end": "2022-11-30",
          "context_length": 30, "horizon": 5, "systems": "naive", "perturbations": "P0"}  # fmt: skip
-
-
-def _rows(warehouse, sql: str) -> list[tuple]:  # noqa: ANN001
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _script(monkeypatch, name: str, *arguments: str) -> None:

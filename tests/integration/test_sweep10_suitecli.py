@@ -19,9 +19,9 @@ test fails) records the run ``build_failed`` with the last 2,000 characters of t
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
+from tests.support.warehouses import rows as _rows
 from tsrate import cli
 from tsrate.platform import dbt_runner
 from tsrate.suites.publishing import finish_suite
@@ -38,14 +38,6 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
     monkeypatch.delenv("TSRATE_VERBOSE", raising=False)
     return path
-
-
-def _rows(warehouse, sql: str) -> list[tuple]:  # noqa: ANN001
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _marts(warehouse) -> list[str]:  # noqa: ANN001

@@ -86,6 +86,15 @@ def read(warehouse: Path, sql: str, params=None) -> pd.DataFrame:
         con.close()
 
 
+def rows(warehouse: Path, sql: str, params=None) -> list[tuple]:
+    """:func:`read`'s rows as tuples."""
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
 def hand_windows(warehouse: Path, run_id: str):
     """Each stored forecast window of ``run_id`` read from raw.prices and raw.forecasts only:
     ((system_id, ticker, window_end_date, perturbation_id), horizon steps, clean actuals,

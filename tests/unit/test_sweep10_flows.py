@@ -45,7 +45,6 @@ import time
 import types
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -63,6 +62,7 @@ from flows.ingest import (
 )
 from flows.pipeline import _interrupted, _missing_tickers, pipeline_flow, publish_task
 from tests.support.locks import another_writer
+from tests.support.warehouses import rows as _rows
 from tsrate import TsrateError
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import WarehouseBusy, lock_path
@@ -77,14 +77,6 @@ STUDY = {"study_tickers": "AAPL", "study_start": "2022-09-01", "study_end": "202
 def _run(warehouse: Path, **options) -> str:
     options = {"overrides": STUDY, "workers": 1, "rate": False, **options}
     return pipeline_flow.fn(warehouse=str(warehouse), **options)
-
-
-def _rows(warehouse: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _stored_tickers(warehouse: Path) -> list[str]:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import logging
 
-import duckdb
 import pytest
 
 from flows.interpretability import interpretability_flow
 from flows.reasoning import reasoning_flow
 from flows.understanding import understanding_flow
 from tests.support.locks import another_writer
+from tests.support.warehouses import rows as _rows
 from tsrate.platform.locking import WarehouseBusy
 from tsrate.suites.interpretability import suite as interp_suite
 
@@ -40,14 +40,6 @@ INTERPRETABILITY = {"length": 260, "burn_in": 20, "sensitivity_f": (0.3,),
                     "sensitivity_models": ("imv_tensor",),
                     "settings": {"test_length": 40, "hidden": 3, "epochs": 2,
                                  "batch_size": 64}}  # fmt: skip
-
-
-def _rows(warehouse, sql: str) -> list[tuple]:  # noqa: ANN001
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_reasoning_runs_with_its_documented_defaults(tmp_path):
