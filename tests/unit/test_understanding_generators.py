@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 
 import numpy as np
 import pytest
 from scipy import stats
-from statsmodels.stats.diagnostic import het_arch
+from statsmodels.stats.diagnostic import het_arch as _het_arch
 from statsmodels.tsa.stattools import acf
 from statsmodels.tsa.stattools import adfuller as _adfuller
 
@@ -19,6 +20,13 @@ SEED = 11
 
 def adfuller(x):
     return _adfuller(x, result_object=False)
+
+
+def het_arch(x, nlags):
+    """statsmodels' ARCH LM test, without its FutureWarning about the return type."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return _het_arch(x, nlags=nlags)
 
 
 def samples(dataset: str, kind: str, count: int = 30, **lengths):
