@@ -16,6 +16,8 @@ for csv and json only (a small timeout stopping a slow query is tests/unit/test_
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
@@ -136,14 +138,15 @@ def test_the_row_limit_note_goes_to_stderr_for_csv_and_json_only(warehouse, caps
 
 
 def test_serve_dry_run_rates_nightly_only_when_asked(warehouse, capsys):
-    def nightly() -> str:
+    def nightly() -> dict:
         lines = capsys.readouterr().out.splitlines()
-        return next(line for line in lines if line.startswith("tsrate-nightly:"))
+        line = next(line for line in lines if line.startswith("tsrate-nightly\t"))
+        return json.loads(line.split("\t")[3])
 
     assert main(["serve", "--dry-run"]) == 0
-    assert "'rate': False" in nightly()
+    assert nightly()["rate"] is False
     assert main(["serve", "--dry-run", "--nightly-rating"]) == 0
-    assert "'rate': True" in nightly()
+    assert nightly()["rate"] is True
 
 
 def test_export_in_fevs_format_writes_one_summary_per_metric(tmp_path, monkeypatch, capsys):

@@ -297,7 +297,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from tsrate.platform.serve import ScheduleConfig, build_deployments, serve
+    from tsrate.platform.serve import ScheduleConfig, build_deployments, schedule_lines, serve
 
     config = ScheduleConfig.from_vars()
     if args.nightly_rating:
@@ -305,9 +305,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         config = dataclasses.replace(config, nightly_rating=True)
     if args.dry_run:
-        for deployment in build_deployments(config):
-            crons = ", ".join(s.schedule.cron for s in deployment.schedules)
-            print(f"{deployment.name}: cron {crons} ({config.timezone}) {deployment.parameters}")
+        for line in schedule_lines(build_deployments(config)):
+            print(line)
         return 0
     serve(config)
     return 0
