@@ -509,7 +509,7 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
     """The ``tsrate: error: ...`` line for a failure, and the exit status."""
     import duckdb
 
-    if getattr(exc, "problems", None):  # the study check: a header, then one line a problem
+    if getattr(exc, "problems", None):  # the study check: one line, or one line a problem
         return str(exc), 2
     if isinstance(exc, TsrateError):
         hint = getattr(exc, "hint", None)
