@@ -21,6 +21,7 @@ Command = Callable[[argparse.Namespace], int]
 def cmd_run(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
     from tsrate.platform.locking import writer_lock
+    from tsrate.platform.progress import log as run_log
     from tsrate.robustness.study import require_valid_study
 
     source, path = args.source, None
@@ -35,8 +36,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     companies = getattr(args, "companies", None)
     study = require_valid_study(overrides, source, path, warn=print, companies_path=companies)
     # then the writer lock, before Prefect and the flows are even imported: a busy
-    # warehouse is reported at once (the flows take the same lock again, re-entrantly)
-    with writer_lock(warehouse_path(), args.lock_timeout, print):
+    # warehouse is reported at once (the flows take the same lock again, re-entrantly); a
+    # wait for it is a time-stamped line of the run's log, like its progress lines
+    with writer_lock(warehouse_path(), args.lock_timeout, run_log.info):
         _store_companies(path, companies)
         from tsrate.platform import dbt_runner as dbt
 
