@@ -23,7 +23,8 @@ Guarantees, in the order they are applied:
    reading it never blocks a run. The live warehouse (``live=True``) is read only while
    holding the *shared* side of the writer lock file (:func:`tsrate.platform.locking.lock_path`):
    while a run or another writer holds the lock, the query is refused at once; while the
-   query holds it, a writer cannot start (it fails at once, or waits with a lock timeout)
+   query holds it, a writer cannot start (it fails within half a second, or waits with a
+   lock timeout)
    rather than failing half-way because DuckDB found a reader on its file.
 """
 
