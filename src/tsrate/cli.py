@@ -380,9 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_study_flags(show_input)
     show_input.set_defaults(func=cmd_show_input)
 
-    build = sub.add_parser("build", help="rebuild the dbt marts")
+    build = sub.add_parser(
+        "build",
+        help="rebuild the dbt marts and publish them (the snapshot, Parquet and report that "
+        "readers and BI tools see), as tsrate run does",
+    )
     build.add_argument(
         "--run-id", help="describe this run's own systems only (the single-run view)"
+    )
+    build.add_argument(
+        "--no-publish",
+        action="store_true",
+        help="rebuild the live marts only (tsrate query --live); the published snapshot, "
+        "Parquet and report stay as they are",
     )
     build.add_argument(
         "--study",

@@ -168,7 +168,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.no_build:
         print(
             "stored only: the same command without --no-build reuses these forecasts and rates "
-            "and publishes them (tsrate query, the report); a build refreshes the live marts only"
+            "and publishes them (tsrate query, the report), as a build of the study does"
         )
         print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
@@ -332,8 +332,41 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
-    print(
-        "built the live marts (tsrate query --live); the published snapshot that tsrate query, "
-        "tsrate report and BI tools read is unchanged: tsrate run and tsrate import publish"
-    )
+    if getattr(args, "no_publish", False):
+        print(
+            "built the live marts (tsrate query --live); not published (--no-publish): the "
+            "snapshot that tsrate query, tsrate report and BI tools read is unchanged"
+        )
+        return 0
+    _publish_build(warehouse, run_id)
     return 0
+
+
+def _publish_build(warehouse, run_id: str) -> None:  # noqa: ANN001 - a Path
+    """Publish what the build left in the live marts, as ``tsrate run`` does after its build:
+    the snapshot and Parquet that readers and BI tools see, then the report beside them; the
+    run is ``succeeded`` (a nightly run left ``forecasted`` is rated now), or
+    ``publish_failed`` when the publish fails (the previous snapshot stays)."""
+    from tsrate.platform.progress import phase
+    from tsrate.platform.publish import publish
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.forecast.execute import finish_run
+
+    try:
+        with phase("publish", print):
+            result = publish(warehouse, run_id)
+    except Exception as exc:  # stopped (Ctrl-C, SIGTERM): the run stays as it was
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
+        raise
+    with connect(warehouse) as con:
+        finish_run(con, run_id, "succeeded")
+    from tsrate.robustness.report.render import write_report
+
+    # the report reads the snapshot just published: left alone it would show the previous one
+    with phase("report", print):
+        report = write_report(result.path)
+    print(
+        f"run {run_id} built and published to {result.path} (tsrate query, BI tools: Parquet "
+        f"{result.parquet_path}); report: {report.path}"
+    )
