@@ -411,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     systems.set_defaults(func=cmd_systems)
     studies = sub.add_parser("studies", help="list studies with their systems and last update")
-    studies.set_defaults(func=cmd_studies, writes_warehouse=True)
+    studies.set_defaults(func=cmd_studies)  # a read (the shared side of the lock)
     runs = sub.add_parser("runs", help="list recorded runs")
     runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
     runs.set_defaults(func=cmd_runs)

@@ -175,7 +175,6 @@ def test_a_missing_required_flag_is_a_usage_error_naming_it(argv, flag, capsys):
         ["import", "f.csv", "--system", "x"],
         ["import-predictions", "f.csv", "--system", "x", "--manifest", "m"],
         ["build"],
-        ["studies"],
     ],
 )
 def test_the_commands_that_write_take_the_writer_lock_before_anything_else(
@@ -278,7 +277,6 @@ def test_a_writing_command_waits_only_as_long_as_asked(
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
     with another_writer(warehouse):
         assert cli.main(["build", *extra]) == 2
-        assert cli.main(["studies"]) == 2  # no flag of its own: fails at once
     assert clock.sleeps == sleeps
     err = capsys.readouterr().err
     assert ("after waiting 2s" in err) == bool(extra)
