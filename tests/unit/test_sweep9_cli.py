@@ -241,7 +241,11 @@ def test_main_reads_the_command_line_when_given_none(monkeypatch):
 
 def test_verbose_is_set_for_dbt_only_when_asked(monkeypatch):
     monkeypatch.setattr(cli, "cmd_runs", lambda args: 0)
-    monkeypatch.delenv("TSRATE_VERBOSE", raising=False)
+    # set, then deleted: monkeypatch records the worker's own value and puts it back after the
+    # test (a delenv of an absent variable records nothing, and main's TSRATE_VERBOSE=1 was
+    # left in the worker for every later test and its subprocesses)
+    monkeypatch.setenv("TSRATE_VERBOSE", "")
+    monkeypatch.delenv("TSRATE_VERBOSE")
     assert cli.main(["runs"]) == 0
     assert "TSRATE_VERBOSE" not in os.environ
     assert cli.main(["--verbose", "runs"]) == 0
