@@ -121,3 +121,15 @@ def test_dates_inside_lists_and_structs_print_as_dates_in_every_format(nested_da
     assert '["2022-01-03", null, "2022-01-04"]' in out
     assert '{"first": "2022-01-05", "n": 2}' in out
     assert "T00:00" not in out
+
+
+def test_a_map_with_date_keys_prints_in_every_format(warehouse, capsys):
+    # table and csv failed on it: "keys must be str, int, float, bool or None, not date"
+    con = duckdb.connect(str(published_path(warehouse)))
+    con.execute("create table marts.by_day as select map {date '2022-01-03': 2} as counts")
+    con.close()
+    for fmt in ("table", "csv", "json"):
+        code, out, err = _run(capsys, "from marts.by_day", "--format", fmt)
+        assert code == 0 and err == "", (fmt, err)
+        assert '"2022-01-03"' in out and "T00:00" not in out, fmt
+    assert json.loads(out) == [{"counts": {"2022-01-03": 2}}]

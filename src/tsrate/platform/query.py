@@ -350,13 +350,21 @@ def _json_ready(value: object) -> object:
     write them (pandas would write a date inside a list as a midnight timestamp)."""
     if isinstance(value, list):
         return [_json_ready(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, dict):  # a MAP's keys too: JSON's keys are text (a date key failed)
+        return {_json_key(key): _json_ready(item) for key, item in value.items()}
     if isinstance(value, dt.date | dt.datetime | dt.time):
         return value.isoformat()
     if hasattr(value, "tolist"):  # a numpy scalar
         return value.tolist()
     return value
+
+
+def _json_key(key: object) -> object:
+    """A MAP key as JSON can write it: a date as ``YYYY-MM-DD``, a number or text as it is."""
+    if key is None or isinstance(key, str | int | float | bool):
+        return key
+    ready = _json_ready(key)
+    return ready if isinstance(ready, str | int | float | bool) else str(ready)
 
 
 def _nested_as_json(value: object) -> object:
@@ -374,7 +382,7 @@ def _nested_as_json(value: object) -> object:
             return item.isoformat()
         return str(item)
 
-    return json.dumps(value, default=plain, ensure_ascii=False)
+    return json.dumps(_json_ready(value), default=plain, ensure_ascii=False)
 
 
 def truncation_note(result: QueryResult) -> str:
