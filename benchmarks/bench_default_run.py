@@ -14,7 +14,8 @@ phase's time (the ``<phase>: done in`` lines), and the overhead above the model 
   publish, report).
 
 After the repeats, on the last warehouse: a rerun (every forecast stored: reused) and a
-`tsrate build`, and their ratio; and how long a misspelled system and an empty query take
+`tsrate build --no-publish` (the build alone, as the figures before `tsrate build`
+published), and their ratio; and how long a misspelled system and an empty query take
 to be reported (median of 3).
 The machine is shared: the load (``/proc/loadavg``) is printed before and after each step.
 
@@ -214,7 +215,7 @@ def main() -> None:
         last = keep / f"run{repeats - 1}"
         rerun, output = tsrate(last, "run")
         steps = ", ".join(f"{k} {v:.1f}s" for k, v in phases(output).items())
-        build, _ = tsrate(last, "build")
+        build, _ = tsrate(last, "build", "--no-publish")  # the build alone, as before
         print(
             f"rerun (all forecasts stored): {rerun:.1f}s; tsrate build: {build:.1f}s; "
             f"ratio {rerun / build:.2f} (load {load()}); rerun phases: {steps}",

@@ -24,6 +24,26 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         os.environ.setdefault(_variable, "1")
 
 
+#: Variables that change the path of a dbt build (tsrate.platform.dbt_child, dbt_runner):
+#: one that a test leaves set (``tsrate --verbose`` sets TSRATE_VERBOSE in its own process,
+#: and a test calls the CLI in process) would reach a later test's build or subprocess on the
+#: same pytest-xdist worker. Every test gets them back as they were before it.
+BUILD_PATH_VARIABLES = ("TSRATE_ALWAYS_UNIT_TESTS", "TSRATE_VERBOSE")
+
+
+@pytest.fixture(autouse=True)
+def _build_path_variables_restored():
+    """Put :data:`BUILD_PATH_VARIABLES` back after each test (after monkeypatch's undo too:
+    an autouse fixture is set up first, so it is torn down last)."""
+    before = {name: os.environ.get(name) for name in BUILD_PATH_VARIABLES}
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 #: Test files that read one session-scoped warehouse, run on one pytest-xdist worker so that
 #: it is built once: file -> the name of its group (the other files: their own)
 SHARED_WORKER = {

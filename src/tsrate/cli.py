@@ -380,9 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_study_flags(show_input)
     show_input.set_defaults(func=cmd_show_input)
 
-    build = sub.add_parser("build", help="rebuild the dbt marts")
+    build = sub.add_parser(
+        "build",
+        help="rebuild the dbt marts and publish them (the snapshot, Parquet and report that "
+        "readers and BI tools see), as tsrate run does",
+    )
     build.add_argument(
         "--run-id", help="describe this run's own systems only (the single-run view)"
+    )
+    build.add_argument(
+        "--no-publish",
+        action="store_true",
+        help="rebuild the live marts only (tsrate query --live); the published snapshot, "
+        "Parquet and report stay as they are",
     )
     build.add_argument(
         "--study",
@@ -401,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     systems.set_defaults(func=cmd_systems)
     studies = sub.add_parser("studies", help="list studies with their systems and last update")
-    studies.set_defaults(func=cmd_studies, writes_warehouse=True)
+    studies.set_defaults(func=cmd_studies)  # a read (the shared side of the lock)
     runs = sub.add_parser("runs", help="list recorded runs")
     runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
     runs.set_defaults(func=cmd_runs)
@@ -509,7 +519,7 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
     """The ``tsrate: error: ...`` line for a failure, and the exit status."""
     import duckdb
 
-    if getattr(exc, "problems", None):  # the study check: a header, then one line a problem
+    if getattr(exc, "problems", None):  # the study check: one line, or one line a problem
         return str(exc), 2
     if isinstance(exc, TsrateError):
         hint = getattr(exc, "hint", None)

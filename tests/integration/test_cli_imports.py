@@ -119,9 +119,8 @@ def test_tsrate_run_fails_before_prefect_is_imported(tmp_path):
     done = _run_cli(["run", "--systems", "arma"], tmp_path)
     assert done.stdout.strip() == "exit 2 heavy []", done.stdout + done.stderr
     assert done.stderr.splitlines() == [
-        "tsrate: error: the study has 1 problem; nothing was run:",
-        "  - unknown system 'arma' (did you mean 'arima'?); see `tsrate systems` "
-        "(--systems, seeds/systems.csv)",
+        "tsrate: error: the study has 1 problem; nothing was run: unknown system 'arma' "
+        "(did you mean 'arima'?); see `tsrate systems` (--systems, seeds/systems.csv)",
     ]
     assert not (tmp_path / "absent").exists()  # the check writes nothing
 

@@ -69,7 +69,13 @@ def test_build_exits_0_naming_the_run_and_its_study(warehouse, capsys):
         run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
         finish_run(con, run_id, "forecasted")
     assert main(["build"]) == 0
-    assert f"building the marts of run {run_id} and its study\n" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"building the marts of run {run_id} and its study\n" in out
+    # published as a run publishes: the nightly run left forecasted is rated now
+    assert f"run {run_id} built and published to " in out
+    with connect(warehouse) as con:
+        status = con.execute("select status from raw.runs where run_id = ?", [run_id]).fetchone()
+    assert status == ("succeeded",)
 
 
 def test_build_refuses_a_run_id_with_a_study_and_a_study_without_complete_forecasts(

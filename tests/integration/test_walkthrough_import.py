@@ -1,7 +1,10 @@
 """Rating your own model as the docs tell a newcomer to: `tsrate import FILE --system ID`
 rates and publishes it, so `tsrate query` and the report show it. The report is written from
-the snapshot the import published (it used to stay the previous run's); `tsrate build`
-afterwards says that it refreshes the live marts only, not the snapshot the readers use.
+the snapshot the import published (it used to stay the previous run's). `tsrate build`
+afterwards publishes what it built, as `tsrate run` does (it used to refresh the live marts
+only, and readers and BI tools stayed on the older snapshot): a new publication of the run,
+in a Parquet folder of its own, and the report rewritten from it; `--no-publish` keeps the
+snapshot as it is.
 
 Run through ``tsrate.cli.main`` in this process on the tiny import study (two builds)."""
 
@@ -44,7 +47,17 @@ def _published_run(snapshot) -> str:
         con.close()
 
 
-def test_an_import_writes_the_report_of_what_it_published_and_build_says_it_does_not(
+def _publications(snapshot) -> list[tuple[str, str]]:
+    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        return con.execute(
+            "select run_id, parquet_path from published_runs order by published_at"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_an_import_writes_the_report_of_what_it_published_and_build_publishes_too(
     warehouse, tmp_path, capsys
 ):
     with connect(warehouse) as con:
@@ -65,8 +78,21 @@ def test_an_import_writes_the_report_of_what_it_published_and_build_says_it_does
     assert "external" in text
     assert last.endswith(f"; report: {report}")
 
+    before = _publications(snapshot)
+    report.write_text("the report of the import")
+    assert main(["build", "--no-publish"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("built the live marts") and "not published" in out[-1]
+    assert _publications(snapshot) == before  # left alone, as it says
+
     assert main(["build"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1].startswith("built the live marts")
-    assert "published snapshot" in out[-1] and "unchanged" in out[-1]
-    assert _published_run(snapshot) == run_id  # the build did not publish: as it says
+    assert out[-1].startswith(f"run {run_id} built and published to {snapshot}")
+    assert out[-1].endswith(f"; report: {report}")
+    # the same run published again: a new row, a Parquet folder of its own
+    assert _publications(snapshot) == [*before, (run_id, f"parquet-runs/{run_id}.2")]
+    assert (snapshot.parent / "parquet").resolve().name == f"{run_id}.2"
+    assert run_id in report.read_text()  # the report was written again, from the new snapshot
+    with connect(warehouse) as con:
+        status = con.execute("select status from raw.runs where run_id = ?", [run_id]).fetchone()
+    assert status == ("succeeded",)

@@ -295,8 +295,16 @@ def test_cli_export_and_serve_dry_run(tmp_path, monkeypatch, capsys):
     assert main(["serve", "--dry-run"]) == 0
     printed = capsys.readouterr().out
     config = ScheduleConfig.from_vars()
-    assert f"tsrate-nightly: cron {config.nightly_cron}" in printed
-    assert f"tsrate-weekly: cron {config.weekly_cron}" in printed
+    # one line per deployment, tab-separated: name, cron, time zone, parameters as JSON
+    rows = {line.split("\t")[0]: line.split("\t") for line in printed.splitlines()}
+    assert rows["tsrate-nightly"][1:3] == [config.nightly_cron, config.timezone]
+    assert rows["tsrate-weekly"][1:3] == [config.weekly_cron, config.timezone]
+    assert json.loads(rows["tsrate-weekly"][3]) == {
+        "source": "auto",
+        "rate": True,
+        "lock_timeout": config.lock_timeout_s,
+    }
+    assert all(len(row) == 4 for row in rows.values())
 
 
 def test_partition_files_carry_window_failures(tmp_path):

@@ -83,3 +83,53 @@ def test_every_writing_command_takes_a_lock_timeout():
     ):
         args = parser.parse_args([*command, "--lock-timeout", "7"])
         assert args.lock_timeout == 7.0, command
+
+
+@pytest.fixture
+def nested_dates(warehouse) -> Path:
+    con = duckdb.connect(str(published_path(warehouse)))
+    con.execute(
+        "create table marts.nested as select 1 as id, "
+        "[date '2022-01-03', null, date '2022-01-04'] as days, "
+        "{'first': date '2022-01-05', 'n': 2} as span, "
+        "[[date '2022-01-06']] as weeks, "
+        "['a', 'b'] as names"
+    )
+    con.close()
+    return warehouse
+
+
+def test_dates_inside_lists_and_structs_print_as_dates_in_every_format(nested_dates, capsys):
+    # a DATE[] column reached the csv as midnight timestamps (2022-01-03T00:00:00)
+    code, out, err = _run(capsys, "from marts.nested", "--format", "csv")
+    assert code == 0 and err == ""
+    (row,) = list(csv.DictReader(io.StringIO(out)))
+    assert json.loads(row["days"]) == ["2022-01-03", None, "2022-01-04"]
+    assert json.loads(row["span"]) == {"first": "2022-01-05", "n": 2}
+    assert json.loads(row["weeks"]) == [["2022-01-06"]]
+    assert json.loads(row["names"]) == ["a", "b"]
+
+    code, out, _ = _run(capsys, "from marts.nested", "--format", "json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["days"] == ["2022-01-03", None, "2022-01-04"]
+    assert row["span"] == {"first": "2022-01-05", "n": 2}
+    assert row["weeks"] == [["2022-01-06"]]
+
+    code, out, _ = _run(capsys, "from marts.nested")
+    assert code == 0
+    assert '["2022-01-03", null, "2022-01-04"]' in out
+    assert '{"first": "2022-01-05", "n": 2}' in out
+    assert "T00:00" not in out
+
+
+def test_a_map_with_date_keys_prints_in_every_format(warehouse, capsys):
+    # table and csv failed on it: "keys must be str, int, float, bool or None, not date"
+    con = duckdb.connect(str(published_path(warehouse)))
+    con.execute("create table marts.by_day as select map {date '2022-01-03': 2} as counts")
+    con.close()
+    for fmt in ("table", "csv", "json"):
+        code, out, err = _run(capsys, "from marts.by_day", "--format", fmt)
+        assert code == 0 and err == "", (fmt, err)
+        assert '"2022-01-03"' in out and "T00:00" not in out, fmt
+    assert json.loads(out) == [{"counts": {"2022-01-03": 2}}]

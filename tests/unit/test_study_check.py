@@ -230,6 +230,23 @@ def test_many_problems_one_line_each_in_the_error(project, warehouse):
     assert lines[1:] == [f"  - {p}" for p in error.problems]
 
 
+def test_one_problem_is_one_line_naming_it_and_its_hint(project, warehouse, monkeypatch, capsys):
+    # one problem took two lines: a header, then the problem on a line of its own
+    with pytest.raises(StudyCheckError) as caught:
+        require_valid_study({**SMALL, "systems": "arma"}, "auto", None, warehouse)
+    (problem,) = caught.value.problems
+    assert str(caught.value) == f"the study has 1 problem; nothing was run: {problem}"
+
+    from tsrate import cli
+
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    assert cli.main(["run", "--systems", "arma"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "tsrate: error: the study has 1 problem; nothing was run: unknown system 'arma' "
+        "(did you mean 'arima'?); see `tsrate systems` (--systems, seeds/systems.csv)"
+    ]
+
+
 def test_did_you_mean_ignores_case_and_keeps_the_spelling():
     assert did_you_mean("ARMA", ["arima", "naive"]) == " (did you mean 'arima'?)"
     assert did_you_mean("aapl", ["AAPL"]) == " (did you mean 'AAPL'?)"

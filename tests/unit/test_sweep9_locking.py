@@ -134,3 +134,51 @@ def test_every_write_fails_at_once_by_default_when_the_warehouse_is_held(held, c
         with warehouse_writer(held):
             pass
     assert clock.sleeps == [] and "after waiting" not in str(caught.value)
+
+
+def _reader(warehouse):
+    """The lock's shared side taken by another open file, as `tsrate status` probes it and a
+    ``--live`` query holds it."""
+    fd = os.open(lock_path(warehouse), os.O_RDONLY | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    return fd
+
+
+def test_an_instant_reader_probe_does_not_refuse_a_writer_that_will_not_wait(tmp_path):
+    # `tsrate status` takes the shared side for an instant; a `--lock-timeout 0` writer that
+    # tried at that instant was refused ("being written by another process")
+    import threading
+
+    warehouse = tmp_path / "w.duckdb"
+    reader = _reader(warehouse)
+    threading.Timer(0.05, os.close, [reader]).start()  # the probe lets go
+    started = time.monotonic()
+    with writer_lock(warehouse, timeout=0) as path:
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+    assert time.monotonic() - started < locking.READER_GRACE_S + 0.5
+
+
+def test_a_reader_that_stays_still_refuses_a_writer_and_is_named_as_a_reader(tmp_path):
+    warehouse = tmp_path / "w.duckdb"
+    reader = _reader(warehouse)
+    said = []
+    try:
+        started = time.monotonic()
+        with pytest.raises(WarehouseBusy) as caught:
+            with writer_lock(warehouse, timeout=0, say=said.append):
+                pass
+        waited = time.monotonic() - started
+    finally:
+        os.close(reader)
+    assert locking.READER_GRACE_S <= waited < locking.READER_GRACE_S + 1.0
+    message = str(caught.value)
+    assert f"is being read by {locking.READERS};" in message and said == []
+    with writer_lock(warehouse, timeout=0):  # free once the reader has gone
+        pass
+
+
+def test_a_writer_holding_the_lock_gets_no_reader_grace(held, clock):
+    with pytest.raises(WarehouseBusy) as caught:
+        with writer_lock(held, timeout=0):
+            pass
+    assert clock.sleeps == [] and "is being written by pid 4242" in str(caught.value)

@@ -293,3 +293,35 @@ def test_an_earlier_export_that_cannot_be_removed_whole_does_not_fail_the_export
     manifest = json.loads((destination / "manifest.json").read_text())
     assert manifest["marts/scores.parquet"]["rows"] == 5
     assert not (destination / "stuck.bin").exists()  # left behind in the old folder only
+
+
+def test_a_run_published_again_gets_a_folder_of_its_own_and_readers_keep_theirs(tmp_path):
+    """`tsrate build` publishes a run that `tsrate run` published already: the second
+    publication rewrote the run's Parquet folder in place, under the readers in it (the
+    link pointed at the folder being deleted)."""
+    warehouse = tmp_path / "tsrate.duckdb"
+    published = tmp_path / "published"
+    tiny_warehouse(warehouse, "run-a", rows=3)
+    publish(warehouse, "run-a")
+    first = published / "parquet-runs" / "run-a" / "marts" / "scores.parquet"
+    reader = first.open("rb")  # a BI tool in the middle of a refresh
+    try:
+        tiny_warehouse(warehouse, "run-a", rows=5)  # rebuilt marts of the same run
+        result = publish(warehouse, "run-a")
+        assert (published / "parquet").resolve().name == "run-a.2"
+        assert result.row_counts["marts.scores"] == 5
+        assert first.exists() and len(reader.read()) == first.stat().st_size  # untouched
+    finally:
+        reader.close()
+    con = duckdb.connect(str(result.path), read_only=True)
+    try:
+        rows = con.execute(
+            "select run_id, parquet_path from published_runs order by published_at"
+        ).fetchall()
+    finally:
+        con.close()
+    assert rows == [("run-a", "parquet-runs/run-a"), ("run-a", "parquet-runs/run-a.2")]
+    tiny_warehouse(warehouse, "run-b")
+    publish(warehouse, "run-b")  # the previous publication stays, older ones go
+    kept = sorted(p.name for p in (published / "parquet-runs").iterdir())
+    assert kept == ["run-a.2", "run-b"]

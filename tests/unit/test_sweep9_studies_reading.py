@@ -16,9 +16,12 @@ for csv and json only (a small timeout stopping a slow query is tests/unit/test_
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
+from tests.support.locks import another_writer
 from tests.unit.test_studies import OLD_RUNS_DDL
 from tsrate.cli import main
 from tsrate.config import Study
@@ -91,6 +94,54 @@ def test_the_studies_listing_with_and_without_a_warehouse(warehouse, capsys):
     assert len(out) == 1 and out[0].startswith(f"study-{study_id[:8]}  {study_id}  2 tickers")
 
 
+def test_the_studies_listing_reads_beside_a_reader_and_is_refused_by_a_writer(warehouse, capsys):
+    """`tsrate studies` took the writer lock for a listing: refused beside a `--live` query,
+    shown by `tsrate status` as the writer, in a nightly job's way. It reads under the
+    lock's shared side now, and writes only where an earlier release's runs lack a study."""
+    from tsrate.platform.locking import lock_path, writer_status
+    from tsrate.platform.query import live_reader
+
+    study_id = _with_an_import(warehouse)
+    before = warehouse.read_bytes()
+    with live_reader(warehouse):  # a --live query in progress
+        assert main(["studies"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith(f"study-{study_id[:8]}  {study_id}  2 tickers")
+    assert warehouse.read_bytes() == before  # nothing written
+    assert writer_status(warehouse) is None and lock_path(warehouse).read_text() == ""
+
+    with another_writer(warehouse):
+        assert main(["studies"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tsrate: error: the live warehouse {warehouse} is being written by")
+    assert "Rerun it when the writer finishes" in err and len(err.splitlines()) == 1
+
+
+def test_the_studies_listing_gives_an_earlier_releases_runs_their_study(warehouse, capsys):
+    warehouse.parent.mkdir(parents=True)
+    con = duckdb.connect(str(warehouse))
+    con.execute(OLD_RUNS_DDL)  # no raw.studies, no raw.runs.study_id
+    con.execute(
+        "insert into raw.runs values ('r1', '2026-01-01', '2026-01-01', 'succeeded', ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, 'old')",
+        [STUDY.study_hash, STUDY.to_json(), list(STUDY.tickers), list(STUDY.systems),
+         list(STUDY.perturbations), STUDY.start, STUDY.end, STUDY.context_length,
+         STUDY.horizon, STUDY.stride, STUDY.perturbation_phase],
+    )  # fmt: skip
+    con.close()
+    assert main(["studies"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert "2 tickers" in line and "1 runs" in line
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert con.execute("select count(*) from raw.runs where study_id is null").fetchone() == (
+            0,
+        )
+        assert con.execute("select study_id from raw.runs").fetchone()[0] == line.split()[1]
+    finally:
+        con.close()
+
+
 def test_the_prompt_of_a_language_model_and_refusals_naming_the_system(warehouse, capsys):
     assert main(["systems", "--show-prompt", "gemini_numeric"]) == 0
     out = capsys.readouterr().out
@@ -136,14 +187,15 @@ def test_the_row_limit_note_goes_to_stderr_for_csv_and_json_only(warehouse, caps
 
 
 def test_serve_dry_run_rates_nightly_only_when_asked(warehouse, capsys):
-    def nightly() -> str:
+    def nightly() -> dict:
         lines = capsys.readouterr().out.splitlines()
-        return next(line for line in lines if line.startswith("tsrate-nightly:"))
+        line = next(line for line in lines if line.startswith("tsrate-nightly\t"))
+        return json.loads(line.split("\t")[3])
 
     assert main(["serve", "--dry-run"]) == 0
-    assert "'rate': False" in nightly()
+    assert nightly()["rate"] is False
     assert main(["serve", "--dry-run", "--nightly-rating"]) == 0
-    assert "'rate': True" in nightly()
+    assert nightly()["rate"] is True
 
 
 def test_export_in_fevs_format_writes_one_summary_per_metric(tmp_path, monkeypatch, capsys):

@@ -21,6 +21,7 @@ Command = Callable[[argparse.Namespace], int]
 def cmd_run(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
     from tsrate.platform.locking import writer_lock
+    from tsrate.platform.progress import log as run_log
     from tsrate.robustness.study import require_valid_study
 
     source, path = args.source, None
@@ -35,8 +36,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     companies = getattr(args, "companies", None)
     study = require_valid_study(overrides, source, path, warn=print, companies_path=companies)
     # then the writer lock, before Prefect and the flows are even imported: a busy
-    # warehouse is reported at once (the flows take the same lock again, re-entrantly)
-    with writer_lock(warehouse_path(), args.lock_timeout, print):
+    # warehouse is reported at once (the flows take the same lock again, re-entrantly); a
+    # wait for it is a time-stamped line of the run's log, like its progress lines
+    with writer_lock(warehouse_path(), args.lock_timeout, run_log.info):
         _store_companies(path, companies)
         from tsrate.platform import dbt_runner as dbt
 
@@ -166,7 +168,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.no_build:
         print(
             "stored only: the same command without --no-build reuses these forecasts and rates "
-            "and publishes them (tsrate query, the report); a build refreshes the live marts only"
+            "and publishes them (tsrate query, the report), as a build of the study does"
         )
         print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
@@ -330,8 +332,41 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
         with connect(warehouse) as con:
             finish_run(con, run_id, "build_failed", str(exc)[-2000:])
         raise
-    print(
-        "built the live marts (tsrate query --live); the published snapshot that tsrate query, "
-        "tsrate report and BI tools read is unchanged: tsrate run and tsrate import publish"
-    )
+    if getattr(args, "no_publish", False):
+        print(
+            "built the live marts (tsrate query --live); not published (--no-publish): the "
+            "snapshot that tsrate query, tsrate report and BI tools read is unchanged"
+        )
+        return 0
+    _publish_build(warehouse, run_id)
     return 0
+
+
+def _publish_build(warehouse, run_id: str) -> None:  # noqa: ANN001 - a Path
+    """Publish what the build left in the live marts, as ``tsrate run`` does after its build:
+    the snapshot and Parquet that readers and BI tools see, then the report beside them; the
+    run is ``succeeded`` (a nightly run left ``forecasted`` is rated now), or
+    ``publish_failed`` when the publish fails (the previous snapshot stays)."""
+    from tsrate.platform.progress import phase
+    from tsrate.platform.publish import publish
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.forecast.execute import finish_run
+
+    try:
+        with phase("publish", print):
+            result = publish(warehouse, run_id)
+    except Exception as exc:  # stopped (Ctrl-C, SIGTERM): the run stays as it was
+        with connect(warehouse) as con:
+            finish_run(con, run_id, "publish_failed", str(exc)[-2000:])
+        raise
+    with connect(warehouse) as con:
+        finish_run(con, run_id, "succeeded")
+    from tsrate.robustness.report.render import write_report
+
+    # the report reads the snapshot just published: left alone it would show the previous one
+    with phase("report", print):
+        report = write_report(result.path)
+    print(
+        f"run {run_id} built and published to {result.path} (tsrate query, BI tools: Parquet "
+        f"{result.parquet_path}); report: {report.path}"
+    )

@@ -58,16 +58,29 @@ def _print_imported_systems() -> None:
 
 
 def cmd_studies(args: argparse.Namespace) -> int:
+    """List the studies: a read under the shared side of the writer lock (as ``query
+    --live``), so a listing neither waits for nor shows up as a writer. Only a warehouse of
+    an earlier release, whose runs have no study yet, is written: under the writer lock, its
+    runs get their studies first (:func:`tsrate.robustness.studies.ensure_studies`)."""
     from tsrate.config import warehouse_path
+    from tsrate.platform.locking import writer_lock
+    from tsrate.platform.query import live_reader
     from tsrate.platform.warehouse import connect
-    from tsrate.robustness.studies import describe_studies
+    from tsrate.robustness.studies import describe_studies, studies_stored
 
-    if not warehouse_path().exists():
-        print(f"no study yet: no warehouse at {warehouse_path()}; `tsrate run` defines one")
+    warehouse = warehouse_path()
+    if not warehouse.exists():
+        print(f"no study yet: no warehouse at {warehouse}; `tsrate run` defines one")
         return 0
-    with connect(warehouse_path()) as con:
-        for line in describe_studies(con):
-            print(line)
+    reader = "`tsrate studies` (it reads the live warehouse)"
+    with live_reader(warehouse, reader=reader, advice="Rerun it when the writer finishes"):
+        with connect(warehouse, read_only=True) as con:
+            lines = describe_studies(con) if studies_stored(con) else None
+    if lines is None:  # an earlier release's warehouse: its studies are written first
+        with writer_lock(warehouse), connect(warehouse) as con:
+            lines = describe_studies(con)
+    for line in lines:
+        print(line)
     return 0
 
 
@@ -297,7 +310,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from tsrate.platform.serve import ScheduleConfig, build_deployments, serve
+    from tsrate.platform.serve import ScheduleConfig, build_deployments, schedule_lines, serve
 
     config = ScheduleConfig.from_vars()
     if args.nightly_rating:
@@ -305,9 +318,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         config = dataclasses.replace(config, nightly_rating=True)
     if args.dry_run:
-        for deployment in build_deployments(config):
-            crons = ", ".join(s.schedule.cron for s in deployment.schedules)
-            print(f"{deployment.name}: cron {crons} ({config.timezone}) {deployment.parameters}")
+        for line in schedule_lines(build_deployments(config)):
+            print(line)
         return 0
     serve(config)
     return 0

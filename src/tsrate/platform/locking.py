@@ -62,6 +62,16 @@ def lock_path(warehouse: str | Path) -> Path:
     return warehouse.with_name(warehouse.name + ".lock")
 
 
+#: seconds a writer keeps trying when only readers hold the lock's shared side: `tsrate
+#: status` probes it for an instant (:func:`writer_status`), which must not refuse a writer
+#: that asked not to wait (``--lock-timeout 0``); a reader that stays (a ``--live`` query)
+#: still refuses it, after this
+READER_GRACE_S = 0.5
+#: seconds between those tries
+READER_POLL_S = 0.01
+#: who holds the lock when only readers do
+READERS = "a reader of the live warehouse (`tsrate query --live`)"
+
 #: the longest activity text kept in the lock file
 ACTIVITY_CHARS = 300
 
@@ -101,6 +111,18 @@ def describe_holder(info: dict | None) -> str:
 def lock_holder(fd: int) -> str:
     """The holder of the lock file open on ``fd`` in words (:func:`describe_holder`)."""
     return describe_holder(holder_info(fd))
+
+
+def _readers_only(fd: int) -> bool:
+    """Whether only readers keep the exclusive lock from ``fd``: its shared side is free (a
+    writer holds the exclusive side, which the shared side waits for too). Tried for an
+    instant and let go again."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return True
 
 
 def _write_info(fd: int, info: dict) -> None:
@@ -168,7 +190,10 @@ def writer_lock(
     """Hold the exclusive writer lock of ``warehouse`` for the block.
 
     ``timeout``: seconds to wait for a busy lock (0: fail at once) before raising
-    :class:`WarehouseBusy`, whose message names the holder.
+    :class:`WarehouseBusy`, whose message names the holder. Where only readers hold the lock
+    (its shared side: `tsrate status`'s instant probe, a ``--live`` query), the writer first
+    tries again for up to :data:`READER_GRACE_S` seconds, whatever the timeout, so an instant
+    probe never refuses it; a reader that stays longer counts as a holder.
     """
     path = lock_path(warehouse).resolve()
     key = str(path)
@@ -193,6 +218,7 @@ def writer_lock(
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + max(0.0, timeout)
+    grace_end: float | None = None  # set when readers alone are first found in the way
     announced = False
     try:
         while True:
@@ -200,12 +226,21 @@ def writer_lock(
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                holder = lock_holder(fd)
+                readers = _readers_only(fd)
+                if readers:
+                    if grace_end is None:
+                        grace_end = time.monotonic() + READER_GRACE_S
+                    if time.monotonic() < grace_end:
+                        time.sleep(READER_POLL_S)
+                        continue
+                holder = READERS if readers else lock_holder(fd)
                 if time.monotonic() >= deadline:
                     waited = f" after waiting {timeout:.0f}s" if timeout > 0 else ""
+                    doing = "read" if readers else "written"
+                    rule = "no writer beside a live reader" if readers else "one writer at a time"
                     raise WarehouseBusy(
-                        f"the warehouse {Path(warehouse)} is being written by {holder}{waited}; "
-                        "one writer at a time. Wait for it to finish (or pass --lock-timeout "
+                        f"the warehouse {Path(warehouse)} is being {doing} by {holder}{waited}; "
+                        f"{rule}. Wait for it to finish (or pass --lock-timeout "
                         "SECONDS to wait; `tsrate serve`: writer_lock_timeout_s); readers use "
                         f"the published snapshot. Lock file: {path}"
                     ) from None

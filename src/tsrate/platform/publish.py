@@ -8,9 +8,10 @@ column descriptions (dbt persist_docs comments) travel with the tables.
 
 The same tables are written as Parquet for BI tools that read files
 (``published/parquet/<schema>/<table>.parquet``). ``published/parquet`` is a symbolic link
-to one finished folder per run under ``published/parquet-runs/``; it is swapped by an atomic
-rename of a new link, so a reader sees every file of one run. The previous run's folder is
-kept for readers still in it; older ones are removed.
+to one finished folder per publication under ``published/parquet-runs/`` (named by the run
+id; ``<run id>.<n>`` when the run is published again); it is swapped by
+an atomic rename of a new link, so a reader sees every file of one run. The previous
+publication's folder is kept for readers still in it; older ones are removed.
 
 Readable by DuckDB 1.x: the snapshot is written with DuckDB's storage compatibility version
 :data:`SNAPSHOT_STORAGE_VERSION` (``v1.0.0``, storage format 64), which every DuckDB client
@@ -128,7 +129,8 @@ def publish(
     remove_leftovers(target)
     staging = target.with_name(f".{target.name}.{run_id}.partial")
     versions = target.parent / PARQUET_VERSIONS
-    version = versions / run_id
+    folder = _version_name(versions, run_id)  # the run id, unless it was published before
+    version = versions / folder
     parquet_staging = versions / f".{run_id}.partial"
     done_beside: Callable[[], None] | None = None
     try:
@@ -158,7 +160,7 @@ def publish(
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
                 study[0] if study else None,
                 json.dumps(counts),
-                f"{PARQUET_VERSIONS}/{run_id}" if parquet else None,
+                f"{PARQUET_VERSIONS}/{folder}" if parquet else None,
             ],
         )
         con.execute(
@@ -196,10 +198,10 @@ def publish(
         raise
     pause_point("publish")  # test hook: everything written, nothing swapped in yet
     if parquet:
-        _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / run_id, run_id)
+        _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / folder, run_id)
     os.replace(staging, target)  # atomic on one filesystem: readers see old or new
     if parquet:
-        _prune_versions(versions, keep={run_id, *_previous_run(target, run_id)})
+        _prune_versions(versions, keep={folder, *_previous_run(target, folder)})
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
 
 
@@ -307,18 +309,31 @@ def _swap_link(link: Path, destination: Path, run_id: str) -> None:
     os.replace(temporary, link)
 
 
-def _previous_run(target: Path, run_id: str) -> list[str]:
-    """The run published before ``run_id`` in ``target`` (kept for readers still in it)."""
+def _version_name(versions: Path, run_id: str) -> str:
+    """The Parquet folder of a publication of ``run_id`` under ``versions``: the run id, or
+    ``<run id>.<n>`` when a folder of that name is there already (the run is published again,
+    e.g. by ``tsrate build`` after ``tsrate run``: readers may be in the earlier folder, which
+    must not be rewritten under them)."""
+    name, n = run_id, 1
+    while (versions / name).exists():
+        n += 1
+        name = f"{run_id}.{n}"
+    return name
+
+
+def _previous_run(target: Path, folder: str) -> list[str]:
+    """The Parquet folder of the publication before the one in ``folder`` in ``target``
+    (kept for readers still in it)."""
     con = duckdb.connect(str(target), read_only=True)
     try:
         row = con.execute(
-            "select run_id from published_runs where run_id <> ? and parquet_path is not null "
-            "order by published_at desc limit 1",
-            [run_id],
+            "select parquet_path from published_runs where parquet_path is not null "
+            "and parquet_path <> ? order by published_at desc limit 1",
+            [f"{PARQUET_VERSIONS}/{folder}"],
         ).fetchone()
     finally:
         con.close()
-    return [row[0]] if row else []
+    return [Path(row[0]).name] if row else []
 
 
 def _prune_versions(versions: Path, keep: set[str]) -> None:

@@ -23,7 +23,8 @@ Guarantees, in the order they are applied:
    reading it never blocks a run. The live warehouse (``live=True``) is read only while
    holding the *shared* side of the writer lock file (:func:`tsrate.platform.locking.lock_path`):
    while a run or another writer holds the lock, the query is refused at once; while the
-   query holds it, a writer cannot start (it fails at once, or waits with a lock timeout)
+   query holds it, a writer cannot start (it fails within half a second, or waits with a
+   lock timeout)
    rather than failing half-way because DuckDB found a reader on its file.
 """
 
@@ -215,6 +216,7 @@ def run_query(
             relation = con.sql(statement)
             frame = relation.limit(limit + 1).df()
             frame = _whole_numbers(_days(frame, relation.types), relation.types)
+            frame = _nested(frame, relation.types)
         except duckdb.InterruptException:
             raise TsrateError(
                 f"the query was stopped after {timeout:g} s; narrow it, or allow more time "
@@ -273,6 +275,51 @@ def _days(frame: pd.DataFrame, types: list) -> pd.DataFrame:
     return frame
 
 
+#: DuckDB's nested types, which DuckDB's ``.df()`` hands over as numpy arrays and dicts.
+NESTED_TYPES = ("list", "array", "struct", "map")
+
+
+def _nested(frame: pd.DataFrame, types: list) -> pd.DataFrame:
+    """``frame`` with its LIST, ARRAY, STRUCT and MAP columns as plain Python lists and dicts
+    (:func:`_plain`): a DATE inside them a ``datetime.date`` (pandas makes the dates of a
+    ``DATE[]`` midnight timestamps), NULL ``None``."""
+    nested = [i for i, kind in enumerate(types) if getattr(kind, "id", None) in NESTED_TYPES]
+    if not nested:
+        return frame
+    frame = frame.copy()
+    for position in nested:  # by position: names may repeat
+        kind = types[position]
+        column = frame.iloc[:, position].astype(object)
+        frame.isetitem(position, column.map(lambda value, kind=kind: _plain(value, kind)))
+    return frame
+
+
+def _plain(value: object, kind: object) -> object:
+    """``value`` of DuckDB type ``kind`` as plain Python, guided by the type: a list or array
+    as a list, a struct or map as a dict, a DATE as a ``datetime.date``, NULL as ``None``."""
+    kind_id = getattr(kind, "id", None)
+    if kind_id in NESTED_TYPES:
+        if isinstance(value, dict):
+            children = dict(kind.children)
+            if kind_id == "map":
+                return {key: _plain(item, children["value"]) for key, item in value.items()}
+            return {key: _plain(item, children.get(key)) for key, item in value.items()}
+        if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
+            value = value.tolist()  # a masked array's NULLs become None
+        if isinstance(value, list | tuple):
+            child = dict(kind.children)["child"]
+            return [_plain(item, child) for item in value]
+        return None  # NULL (pandas' <NA>)
+    if kind_id == "date":
+        if isinstance(value, dt.datetime):
+            return value.date()
+        if hasattr(value, "astype") and type(value).__name__ == "datetime64":
+            import pandas as pd  # loaded by DuckDB's .df() already
+
+            return None if pd.isna(value) else pd.Timestamp(value).date()
+    return value
+
+
 def _whole_numbers(frame: pd.DataFrame, types: list) -> pd.DataFrame:
     """``frame`` with its 128-bit integer columns (DuckDB's ``sum`` of integers is HUGEINT,
     which pandas receives as float64: 33048.0) as whole numbers again, where every value
@@ -298,6 +345,28 @@ def _iso_day(value: object) -> object:
     return value.isoformat() if is_day else value
 
 
+def _json_ready(value: object) -> object:
+    """A nested value (:func:`_plain`) with its dates, times and numpy values as JSON can
+    write them (pandas would write a date inside a list as a midnight timestamp)."""
+    if isinstance(value, list):
+        return [_json_ready(item) for item in value]
+    if isinstance(value, dict):  # a MAP's keys too: JSON's keys are text (a date key failed)
+        return {_json_key(key): _json_ready(item) for key, item in value.items()}
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if hasattr(value, "tolist"):  # a numpy scalar
+        return value.tolist()
+    return value
+
+
+def _json_key(key: object) -> object:
+    """A MAP key as JSON can write it: a date as ``YYYY-MM-DD``, a number or text as it is."""
+    if key is None or isinstance(key, str | int | float | bool):
+        return key
+    ready = _json_ready(key)
+    return ready if isinstance(ready, str | int | float | bool) else str(ready)
+
+
 def _nested_as_json(value: object) -> object:
     """A LIST (a numpy array from DuckDB) or a STRUCT (a dict) as JSON text, its dates as
     ``YYYY-MM-DD``; anything else as it is."""
@@ -313,7 +382,7 @@ def _nested_as_json(value: object) -> object:
             return item.isoformat()
         return str(item)
 
-    return json.dumps(value, default=plain, ensure_ascii=False)
+    return json.dumps(_json_ready(value), default=plain, ensure_ascii=False)
 
 
 def truncation_note(result: QueryResult) -> str:
@@ -326,8 +395,10 @@ def truncation_note(result: QueryResult) -> str:
 
 def format_result(result: QueryResult, fmt: str = "table") -> str:
     """The rows as ``fmt``: ``table`` (aligned text, NULL empty, a last line when cut at
-    ``limit``), ``csv`` (header row, NULL empty, a list or struct as JSON) or ``json`` (an array of objects, NULL as
-    null, dates ISO 8601, numbers to 15 significant digits). csv and json carry no note: the caller prints it elsewhere."""
+    ``limit``, a list or struct as JSON), ``csv`` (header row, NULL empty, a list or struct as
+    JSON) or ``json`` (an array of objects, NULL as null, dates ISO 8601: a DATE, also inside a
+    list or struct, as ``YYYY-MM-DD``; numbers to 15 significant digits). csv and json carry no
+    note: the caller prints it elsewhere."""
     frame = result.frame
     if fmt == "csv":
         # a LIST or STRUCT as JSON text (pandas would write numpy's repr: ['a' 'b'])
@@ -341,7 +412,7 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         frame = frame.copy()
         for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
             if dtype.kind == "O":
-                frame.isetitem(position, frame.iloc[:, position].map(_iso_day))
+                frame.isetitem(position, frame.iloc[:, position].map(_iso_day).map(_json_ready))
         # 15 significant digits, pandas' most (its default, 10, cut 0.123456789012 short)
         return frame.to_json(
             orient="records", date_format="iso", force_ascii=False, double_precision=15
@@ -353,6 +424,9 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
     import pandas as pd
 
     shown = frame.astype(object).where(frame.notna(), "")  # NULL, NaN, NaT, <NA> -> empty
+    for position, dtype in enumerate(frame.dtypes):  # a LIST or STRUCT as JSON, as in csv
+        if dtype.kind == "O":
+            shown.isetitem(position, shown.iloc[:, position].map(_nested_as_json))
     with pd.option_context("display.max_columns", 50, "display.width", 200):
         text = shown.to_string(index=False)
     if result.truncated:

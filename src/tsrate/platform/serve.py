@@ -209,6 +209,26 @@ def build_deployments(config: ScheduleConfig | None = None) -> list[RunnerDeploy
     return deployments
 
 
+def schedule_lines(deployments: list[RunnerDeployment]) -> list[str]:
+    """What ``tsrate serve --dry-run`` prints: one line per deployment, four tab-separated
+    fields (name, cron, time zone, parameters as one line of JSON), for a scheduler or a
+    script to read (``cut -f``; the cron's own spaces stay inside its field)."""
+    import json
+
+    lines = []
+    for deployment in deployments:
+        for schedule in deployment.schedules or ():
+            cron = schedule.schedule
+            fields = (
+                deployment.name,
+                cron.cron,
+                str(cron.timezone or "UTC"),
+                json.dumps(deployment.parameters or {}, sort_keys=True),
+            )
+            lines.append("\t".join(fields))
+    return lines
+
+
 def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN001
     """Serve the deployments (blocks until stopped), on the Prefect server ``PREFECT_API_URL``
     names or, without one, on a server started here (with its UI) and stopped with us."""

@@ -278,9 +278,23 @@ def resolve_study(con: duckdb.DuckDBPyConnection, study: str | None) -> str | No
 COMPLETE = ("forecasted", "succeeded", "build_failed", "publish_failed")
 
 
+def studies_stored(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether :func:`ensure_studies` would write nothing: the study tables exist and every
+    run has its study (a warehouse of an earlier release has not). Reads only."""
+    if not (_has_table(con, "studies") and _has_table(con, "runs")):
+        return False
+    if not _has_column(con, "runs", "study_id"):
+        return False
+    return not con.execute("select count(*) from raw.runs where study_id is null").fetchone()[0]
+
+
 def list_studies(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Each study with its systems (from runs with complete forecasts) and last update."""
-    ensure_studies(con)
+    """Each study with its systems (from runs with complete forecasts) and last update.
+
+    Reads only where the studies are stored (:func:`studies_stored`): a read-only connection
+    will do; otherwise :func:`ensure_studies` first, which writes."""
+    if not studies_stored(con):
+        ensure_studies(con)
     rows = con.execute(
         f"""
         select s.study_id, s.study_name, s.tickers, s.study_start, s.study_end,

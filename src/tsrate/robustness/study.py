@@ -61,13 +61,15 @@ SOURCES = ("auto", "skfolio", "file", "yahoo", "none")
 
 
 class StudyCheckError(TsrateError):
-    """The study has problems; ``problems`` holds one line each."""
+    """The study has problems; ``problems`` holds one line each (the problem and its hint):
+    one problem is one line, as every error is; several, a header line and one line each."""
 
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        each = "\n  - " if len(problems) > 1 else " "
         super().__init__(
-            f"the study has {count}; nothing was run:\n" + "\n".join(f"  - {p}" for p in problems)
+            f"the study has {count}; nothing was run:" + "".join(each + p for p in problems)
         )
 
 
