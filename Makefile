@@ -46,7 +46,7 @@ lint: setup
 format: setup
 	$(BIN)/ruff format src flows tests benchmarks python_models
 
-build: setup          ## rebuild the dbt marts for the latest run
+build: setup          ## rebuild the dbt marts for the latest run's study and publish them
 	$(BIN)/tsrate build
 
 docs: setup           ## the dbt docs site (warehouse/docs/static_index.html)
