@@ -116,7 +116,9 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
         repeated = _safe_header_problems(path, suffix)
-        raise PriceValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+        raise PriceValidationError(
+            source, repeated or [unreadable_file(exc, suffix, "ticker,date,close")]
+        ) from exc
     repeated = _safe_header_problems(path, suffix)
     if repeated:
         raise PriceValidationError(source, repeated)
@@ -382,6 +384,24 @@ def ticker_rule() -> str:
     return (
         "a ticker is 1 to 20 of A-Z 0-9 . - _ = (optionally after one ^), e.g. BRK.B or ^GSPC; "
         "no spaces, control characters or path separators"
+    )
+
+
+def unreadable_file(exc: BaseException, suffix: str, header: str) -> str:
+    """The problem of a file its reader refused, on one line, with what to write instead.
+
+    The reader's own words (pandas' "Error tokenizing data. C error: ...", pyarrow's footer
+    message) name where it stopped but not what the file should be; some end in a newline.
+    """
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    if suffix == ".parquet":
+        return (
+            f"cannot be read as Parquet ({detail}); write a Parquet file with columns "
+            f"{header} (e.g. pandas' DataFrame.to_parquet), or a CSV file ending in .csv"
+        )
+    return (
+        f"cannot be read as CSV ({detail}); write comma-separated text with the header "
+        f"line {header} (UTF-8), or a Parquet file ending in .parquet"
     )
 
 

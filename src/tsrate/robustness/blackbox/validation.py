@@ -35,6 +35,7 @@ from tsrate.robustness.sources import (
     mixed_zone_problem,
     parquet_type_problems,
     ticker_rule,
+    unreadable_file,
 )
 from tsrate.systems.base import QUANTILE_LEVELS, QuantileForecasts
 
@@ -89,7 +90,8 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
             first_line = 2  # line 1 is the header
     except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
         repeated = _safe_header_problems(path, suffix)
-        raise ImportValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+        problem = unreadable_file(exc, suffix, ",".join(IMPORT_COLUMNS))
+        raise ImportValidationError(source, repeated or [problem]) from exc
     repeated = _safe_header_problems(path, suffix)
     if repeated:
         raise ImportValidationError(source, repeated)
