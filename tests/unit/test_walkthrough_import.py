@@ -10,6 +10,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from tests.support.import_study import STUDY
+from tsrate import TsrateError
+from tsrate.robustness.blackbox.registry import check_known_system
 from tsrate.robustness.blackbox.validation import ImportValidationError, read_prediction_file
 from tsrate.robustness.sources import PriceValidationError, read_price_file
 
@@ -63,3 +66,31 @@ def test_a_readable_file_still_reads(tmp_path):
         close=[1.0, 2.0, 3.0]
     ).to_csv(path, index=False)
     assert len(read_price_file(path)) == 3
+
+
+# -- the system id of an import without --metadata -------------------------------------------
+
+SEED = pd.DataFrame(
+    {"system_id": ["naive", "arima"], "accepted_perturbations": ["P0 P1 P2 P3", "P0 P1 P2 P3"]}
+)
+REGISTERED = pd.DataFrame({"system_id": ["drift_csv"], "accepted_perturbations": ["P0 P1"]})
+
+
+def _refusal(system_id: str) -> str:
+    with pytest.raises(TsrateError) as caught:
+        check_known_system(system_id, SEED, STUDY, True, REGISTERED)
+    return str(caught.value)
+
+
+def test_a_misspelled_earlier_import_is_named():
+    # it advised registering 'drift_cvs' as a new system, which would rate the typo
+    message = _refusal("drift_cvs")
+    assert "unknown system 'drift_cvs' (did you mean 'drift_csv'?)" in message
+    assert "did you mean" not in _refusal("xyzzy")
+
+
+def test_an_id_no_system_can_have_gets_the_id_rule_not_a_seed_row_to_copy():
+    # it suggested the seed row `My Model,My model,,numeric,...`, an id the rule refuses
+    message = _refusal("My Model")
+    assert message.startswith("system id 'My Model' (8 characters): use 1 to 64 lower-case")
+    assert "seeds/systems.csv" not in message
