@@ -10,11 +10,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tests.support.import_study import STUDY
+from tests.support.import_study import STUDY, write_csv
 from tsrate import TsrateError
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.predictions import import_forecasts
 from tsrate.robustness.blackbox.registry import check_known_system
 from tsrate.robustness.blackbox.validation import ImportValidationError, read_prediction_file
 from tsrate.robustness.sources import PriceValidationError, read_price_file
+from tsrate.systems.registry import load_systems_seed
 
 #: bytes no CSV or Parquet reader takes: pandas' tokenizer error ends in a newline
 GARBAGE = bytes(range(256)) * 10
@@ -94,3 +97,37 @@ def test_an_id_no_system_can_have_gets_the_id_rule_not_a_seed_row_to_copy():
     message = _refusal("My Model")
     assert message.startswith("system id 'My Model' (8 characters): use 1 to 64 lower-case")
     assert "seeds/systems.csv" not in message
+
+
+# -- what the import says, and what it records ----------------------------------------------
+
+
+def _import(warehouse, path, system_id):
+    said: list[str] = []
+    with connect(warehouse) as con:
+        import_forecasts(
+            con,
+            path,
+            system_id,
+            STUDY,
+            systems_seed=load_systems_seed(),
+            baselines=False,
+            metadata={"family": "statistical"},
+            progress=said.append,
+        )
+        recorded = con.execute(
+            "select source from raw.study_imports where system_id = ?", [system_id]
+        ).fetchall()
+    return said, recorded
+
+
+def test_the_import_says_whether_the_file_brought_quantiles(warehouse, good, tmp_path):
+    said, _ = _import(warehouse, write_csv(tmp_path, good), "points_only")
+    stored = [line for line in said if "imported points_only" in line]
+    assert len(stored) == 1 and "point forecasts only" in stored[0], said
+    assert "probabilistic metrics (WQL, CRPS, coverage) are null" in stored[0]
+    levels = {f"q0.{k}": good["forecast"] + (k - 5) * 0.1 for k in range(1, 10)}
+    with_quantiles = good.assign(**levels)
+    said, _ = _import(warehouse, write_csv(tmp_path, with_quantiles, "q.csv"), "with_q")
+    stored = [line for line in said if "imported with_q" in line]
+    assert len(stored) == 1 and "with quantile forecasts q0.1 … q0.9" in stored[0], said

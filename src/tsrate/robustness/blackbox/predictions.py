@@ -250,9 +250,21 @@ def import_forecasts(
     summary.seconds = time.perf_counter() - started
     say(
         f"run {run_id}: {message}: {summary.partitions} partitions "
-        f"({summary.computed} stored, {summary.reused} reused), {summary.forecast_rows} rows"
+        f"({summary.computed} stored, {summary.reused} reused), {summary.forecast_rows} rows, "
+        + quantile_note(grids)
     )
     return summary
+
+
+def quantile_note(grids: Mapping[tuple[str, str], object]) -> str:
+    """What the import says about quantiles: the file's columns decide, and without them the
+    probabilistic metrics are null, which a user should hear at the import, not in a mart."""
+    if any(isinstance(grid, QuantileForecasts) for grid in grids.values()):
+        return "with quantile forecasts q0.1 … q0.9 (WQL, CRPS, coverage in the marts)"
+    return (
+        "point forecasts only: the file has no q0.1 … q0.9 columns, so the model's "
+        "probabilistic metrics (WQL, CRPS, coverage) are null (docs/probabilistic.md)"
+    )
 
 
 def imported_input_key(
