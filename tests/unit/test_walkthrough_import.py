@@ -7,6 +7,8 @@ that said something wrong, through the product's own readers and checks.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -131,3 +133,20 @@ def test_the_import_says_whether_the_file_brought_quantiles(warehouse, good, tmp
     said, _ = _import(warehouse, write_csv(tmp_path, with_quantiles, "q.csv"), "with_q")
     stored = [line for line in said if "imported with_q" in line]
     assert len(stored) == 1 and "with quantile forecasts q0.1 … q0.9" in stored[0], said
+
+
+def test_the_import_records_where_the_file_is_not_how_it_was_typed(
+    warehouse, good, tmp_path, monkeypatch
+):
+    # `tsrate systems` listed "imported from ../drift.csv": relative to a folder it never named
+    folder = tmp_path / "models"
+    folder.mkdir()
+    write_csv(folder, good, "drift.csv")
+    monkeypatch.chdir(folder)
+    _, recorded = _import(warehouse, Path("..") / "models" / "drift.csv", "relative_path")
+    assert recorded == [(str(folder / "drift.csv"),)]
+    with connect(warehouse) as con:
+        registered = con.execute(
+            "select source from raw.imported_systems where system_id = 'relative_path'"
+        ).fetchall()
+    assert registered == [(str(folder / "drift.csv"),)]

@@ -237,14 +237,16 @@ def import_forecasts(
             0.0,
         )
         summary.computed += 1
-    if registration is not None and register_system(con, registration, source):
+    # the file as it can be found again later: `tsrate systems` lists it from any folder
+    recorded = str(path.resolve())
+    if registration is not None and register_system(con, registration, recorded):
         say(
             f"registered system {system_id!r} ({registration['display_name']}) "
             "in raw.imported_systems"
         )
     from tsrate.robustness.studies import record_import
 
-    summary.study_id = record_import(con, run_id, system_id, source, file_sha256)
+    summary.study_id = record_import(con, run_id, system_id, recorded, file_sha256)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started
