@@ -150,3 +150,32 @@ def test_the_import_records_where_the_file_is_not_how_it_was_typed(
             "select source from raw.imported_systems where system_id = 'relative_path'"
         ).fetchall()
     assert registered == [(str(folder / "drift.csv"),)]
+
+
+@pytest.mark.parametrize(("separator", "named"), [(";", "';'"), ("\t", "a tab")])
+def test_a_header_with_another_separator_says_so(tmp_path, separator, named):
+    # the message showed ['ticker;window_end_date;...'] as one missing-column name, no hint
+    header = ["ticker", "window_end_date", "perturbation_id", "horizon_step", "forecast"]
+    path = tmp_path / "predictions.csv"
+    path.write_text(
+        separator.join(header)
+        + "\n"
+        + separator.join(["AAPL", "2022-04-22", "P0", "1", "1.5"])
+        + "\n"
+    )
+    with pytest.raises(ImportValidationError) as caught:
+        read_prediction_file(path)
+    hint = f"(the header is separated by {named}: write the file comma-separated)"
+    assert str(caught.value).endswith(hint), caught.value
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        separator.join(["ticker", "date", "close"])
+        + "\nKO"
+        + separator
+        + "2022-01-03"
+        + separator
+        + "1.0\n"
+    )
+    with pytest.raises(PriceValidationError) as caught:
+        read_price_file(prices)
+    assert str(caught.value).endswith(hint), caught.value

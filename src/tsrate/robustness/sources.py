@@ -132,7 +132,7 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
             source,
             [
                 f"missing column(s) {[c.replace('price_date', 'date') for c in missing]}; "
-                f"expected {wanted}, found {list(frame.columns)}"
+                f"expected {wanted}, found {list(frame.columns)}{separator_hint(frame.columns)}"
             ],
         )
     if suffix == ".parquet":
@@ -385,6 +385,17 @@ def ticker_rule() -> str:
         "a ticker is 1 to 20 of A-Z 0-9 . - _ = (optionally after one ^), e.g. BRK.B or ^GSPC; "
         "no spaces, control characters or path separators"
     )
+
+
+def separator_hint(columns: Sequence[object]) -> str:
+    """A hint when a CSV header read as one column holds another separator (a spreadsheet's
+    ';' or a tab): the missing-columns message alone showed the whole header as one name."""
+    if len(columns) != 1:
+        return ""
+    for separator, name in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
+        if separator in str(columns[0]):
+            return f" (the header is separated by {name}: write the file comma-separated)"
+    return ""
 
 
 def unreadable_file(exc: BaseException, suffix: str, header: str) -> str:

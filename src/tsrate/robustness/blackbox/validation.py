@@ -34,6 +34,7 @@ from tsrate.robustness.sources import (
     header_problems,
     mixed_zone_problem,
     parquet_type_problems,
+    separator_hint,
     ticker_rule,
     unreadable_file,
 )
@@ -102,7 +103,7 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
             source,
             [
                 f"missing column(s) {missing}; expected a header with {IMPORT_COLUMNS}, "
-                f"found {list(frame.columns)}"
+                f"found {list(frame.columns)}{separator_hint(list(frame.columns))}"
             ],
         )
     quantiles = quantile_columns(list(frame.columns), source)
