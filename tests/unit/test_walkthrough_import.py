@@ -16,7 +16,7 @@ from tests.support.import_study import STUDY, write_csv
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
-from tsrate.robustness.blackbox.registry import check_known_system
+from tsrate.robustness.blackbox.registry import check_known_system, read_metadata
 from tsrate.robustness.blackbox.validation import ImportValidationError, read_prediction_file
 from tsrate.robustness.sources import PriceValidationError, read_price_file
 from tsrate.systems.registry import load_systems_seed
@@ -179,3 +179,18 @@ def test_a_header_with_another_separator_says_so(tmp_path, separator, named):
     with pytest.raises(PriceValidationError) as caught:
         read_price_file(prices)
     assert str(caught.value).endswith(hint), caught.value
+
+
+def test_a_metadata_file_that_does_not_parse_says_where_on_one_line(tmp_path):
+    # PyYAML's message, joined: "cannot be read: while parsing a flow sequence; in
+    # "<unicode string>", line 1, column 15:; display_name: [unclosed; ^; expected ..."
+    path = tmp_path / "model.yaml"
+    path.write_text("display_name: [unclosed\n")
+    with pytest.raises(TsrateError) as caught:
+        read_metadata([str(path)])
+    message = str(caught.value)
+    assert "\n" not in message and "<unicode string>" not in message, message
+    assert message.startswith(
+        f"metadata file {path} is not valid YAML: expected ',' or ']', but got '<stream end>' "
+        "(line 2, column 1); write a mapping of the systems seed's columns"
+    ), message

@@ -142,13 +142,28 @@ def _metadata_file(path: Path) -> dict[str, Any]:
 
             data = yaml.safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any json / yaml parse error
-        raise TsrateError(f"metadata file {path} cannot be read: {exc}") from exc
+        kind = "JSON" if suffix == ".json" else "YAML"
+        raise TsrateError(
+            f"metadata file {path} is not valid {kind}: {_parse_problem(exc)}; write a "
+            "mapping of the systems seed's columns, one `key: value` a line (YAML, e.g. "
+            "display_name: My model) or a JSON object"
+        ) from exc
     if not isinstance(data, dict):
         raise TsrateError(
             f"metadata file {path} must hold a mapping of the systems seed's columns "
             f"({', '.join(METADATA_KEYS)}), got {type(data).__name__}"
         )
     return {str(key): value for key, value in data.items()}
+
+
+def _parse_problem(exc: BaseException) -> str:
+    """A parser's complaint on one line, with where it stopped: PyYAML's message spans
+    several lines (the context, the offending line, a caret) and names '<unicode string>'."""
+    problem = getattr(exc, "problem", None)  # a yaml.MarkedYAMLError
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _as_bool(value: Any) -> bool | None:
