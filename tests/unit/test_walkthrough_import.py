@@ -15,6 +15,7 @@ import pytest
 from tests.support.import_study import STUDY, write_csv
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.export import read_manifest
 from tsrate.robustness.blackbox.predictions import import_forecasts
 from tsrate.robustness.blackbox.registry import check_known_system, read_metadata
 from tsrate.robustness.blackbox.validation import ImportValidationError, read_prediction_file
@@ -194,3 +195,18 @@ def test_a_metadata_file_that_does_not_parse_says_where_on_one_line(tmp_path):
         f"metadata file {path} is not valid YAML: expected ',' or ']', but got '<stream end>' "
         "(line 2, column 1); write a mapping of the systems seed's columns"
     ), message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{bad", "[1, 2]", '{"format_version": 1}'],
+    ids=["not JSON", "not a manifest", "no study"],
+)
+def test_a_refused_export_manifest_says_how_to_get_a_good_one(tmp_path, text):
+    # "m1/manifest.json is not valid JSON: Expecting property name ... (char 1)", no hint
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(TsrateError) as caught:
+        read_manifest(tmp_path)
+    assert str(caught.value).endswith(
+        "; export again with `tsrate export-inputs` rather than editing it"
+    ), caught.value
