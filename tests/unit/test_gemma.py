@@ -87,6 +87,15 @@ def test_availability_says_available_without_converting_or_loading(cache):
     assert system._model is None
 
 
+def test_availability_says_forecast_prompts_are_plain_text_and_suite_chats_turns(cache):
+    # `tsrate systems` said "greedy in Gemma's chat turns" for every use, though forecast
+    # prompts stay plain text (CHAT_FORMAT; docs/systems.md)
+    reason = tiny_system(refuse).availability().reason
+    assert "chat turns;" not in reason
+    assert "forecasts as plain-text prompts" in reason and "suite chats in Gemma's turns" in reason
+    assert gemma.CHAT_FORMAT == "gemma-turns-for-suite-chats;forecasts=plain"
+
+
 def test_availability_names_the_missing_package_and_the_extra(cache, monkeypatch):
     real = gemma.importlib.util.find_spec
     monkeypatch.setattr(

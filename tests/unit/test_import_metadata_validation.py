@@ -152,7 +152,7 @@ def test_metadata_from_yaml_json_and_pairs(tmp_path):
     with pytest.raises(TsrateError, match="use .yaml, .yml or .json"):
         read_metadata([str(tmp_path / "meta.toml")])
     (tmp_path / "broken.json").write_text("{oops")
-    with pytest.raises(TsrateError, match="cannot be read"):
+    with pytest.raises(TsrateError, match="is not valid JSON: Expecting property name"):
         read_metadata([str(tmp_path / "broken.json")])
 
 

@@ -89,3 +89,24 @@ def test_the_comparison_prints_each_row_traceably():
     assert "biased (S_b)" in text and " 6.9 " in text and " 7.20 " in text
     empty = _text(paper_comparison_section(_data(DEFAULT_STUDY)))
     assert "nothing to set beside" in empty
+
+
+def test_the_study_paragraph_counts_and_names_every_rated_system():
+    """A study with imports: the paragraph said 'rates 6 systems' and 'adds tsrate's own
+    naive, seasonal_naive, fracast' beside a verdict and summary of 9 (three imports)."""
+    imports = ["drift_csv", "drift_q", "my_model"]
+    ratings = pd.DataFrame({"system_id": [*DEFAULT_STUDY["systems"], *imports] * 2})
+    catalog = pd.DataFrame(
+        {
+            "system_id": [*DEFAULT_STUDY["systems"], *imports],
+            "origin": ["seed"] * 6 + ["imported"] * 3,
+        }
+    )
+    data = _data(DEFAULT_STUDY)
+    data.ratings, data.systems = ratings, catalog
+    text = _text(paper_study_section(data))
+    assert "This report rates 9 forecasting systems" in text
+    assert (
+        "it adds tsrate's own naive, seasonal_naive, fracast and the imported drift_csv, "
+        "drift_q, my_model." in text
+    )

@@ -815,7 +815,7 @@ def test_table2_per_perturbation_bolds_by_direction_and_marks_missing_cells():
 
 
 def test_the_overview_ranks_by_mean_rating_with_ties_in_seed_order():
-    """mid 1 everywhere, zeta and alpha tie at 2 (seed order: zeta first); shaky counts by
+    """mid 1 everywhere, zeta and alpha tie at 2 (seed order: zeta first, one rank); shaky counts by
     the 60 % rule; accuracy means by system."""
     levels = {
         "zeta": uniform(2, smape=7.0),
@@ -834,7 +834,8 @@ def test_the_overview_ranks_by_mean_rating_with_ties_in_seed_order():
     assert rows == [
         ["1", "mid", "Mid", "1.00", "9.00", "1.00", "61.00", f"0 of {n}"],
         ["2", "zeta", "Zeta", "2.00", "7.00", "1.00", "50.00", f"1 of {n} ⚠"],
-        ["3", "alpha", "Alpha", "2.00", "8.00", "1.00", "50.00", f"0 of {n}"],
+        # tied means share a rank (the verdict says they tie; the table ranked them 2 and 3)
+        ["2", "alpha", "Alpha", "2.00", "8.00", "1.00", "50.00", f"0 of {n}"],
     ]
     without = overview_section(report_data(ratings))
     assert without.count("<td>–</td>") == 3

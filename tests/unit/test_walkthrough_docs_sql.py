@@ -36,3 +36,21 @@ def test_the_documented_parquet_metadata_query_reads_as_text(tmp_path):
     metadata = {row[0]: row[1] for row in rows}
     assert metadata["description"] == "One row per item."
     assert json.loads(metadata["column_descriptions"])["item"] == "The item number."
+
+
+def test_documented_sql_on_the_live_layers_says_to_read_the_live_warehouse():
+    """`tsrate query` reads the published snapshot (marts, seeds): a documented statement on
+    raw, staging or intermediate fails there ("schema staging does not exist"), so the text
+    just before it must say --live (docs/systems.md's sentiment query did not)."""
+    docs = project_dir() / "docs"
+    pages = sorted(p for p in docs.glob("*.md"))
+    missing = []
+    for page in pages:
+        text = page.read_text()
+        for match in re.finditer(r"```sql\n(.*?)```", text, flags=re.S):
+            if not re.search(r"\bfrom\s+(raw|staging|intermediate)\.", match.group(1)):
+                continue
+            before = text[max(0, match.start() - 400) : match.start()]
+            if "--live" not in before:
+                missing.append(f"{page.name}: {match.group(1).strip()[:60]}")
+    assert not missing, missing

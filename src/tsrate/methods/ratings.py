@@ -18,7 +18,9 @@ of the group holding its score. Consequences:
   cannot be rated either: rating null, with a ``rating_reason``;
 * raw scores within floating noise of 0 are stored as 0: |x| <= ``NOISE`` (1e-12) x
   max(1, largest |x| of the metric x perturbation) (:func:`tsrate.methods.noise.snap_to_zero`,
-  the one rule for every mart, resamples and interval ends included);
+  the one rule for every mart, resamples and interval ends included), and scores within
+  that noise of each other are one score (:func:`tsrate.methods.noise.snap_ties`; in every
+  resample too), so one model's forecasts rated under two ids share a rating;
 * ``higher_is_better`` does not change the rating, it tells the reader how to interpret it
   (true only for sign accuracy: there rating L is best; for every other metric rating 1 is
   best).
@@ -36,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 # the floating-noise rule lives in tsrate.methods.noise; re-exported here for its users
+from tsrate.methods import noise
 from tsrate.methods.noise import NOISE, snap_rows_to_zero, snap_to_zero  # noqa: F401
 
 __all__ = [
@@ -303,7 +306,8 @@ def ratings_frame(
     copied into the output to say how to read the rating (rating 1 = lowest score always).
 
     Raw scores within floating noise of 0 are stored as 0 first (:func:`snap_to_zero`, per
-    metric x perturbation).
+    metric x perturbation), and scores within floating noise of each other as one score
+    (:func:`tsrate.methods.noise.snap_ties`), so they share a rating and a rank.
 
     ``ideal``: metric -> its ideal raw score (e.g. 0 for WRS, APE, PIE), or None / absent
     when the metric has none. A lone system, or a group where all systems tie, is rated by
@@ -334,7 +338,7 @@ def ratings_frame(
     ideals = dict(ideal or {})
     records: list[dict[str, object]] = []
     for (metric, perturbation), block in scores.groupby(["metric", "perturbation_id"], sort=True):
-        snapped = snap_to_zero(block["raw_score"].to_numpy(dtype=float))
+        snapped = noise.snap_ties(snap_to_zero(block["raw_score"].to_numpy(dtype=float)))
         mapping = dict(zip(block["system_id"], snapped, strict=True))
         metric_ideal = ideals.get(metric)
         maximum = None
@@ -431,7 +435,8 @@ def rate_matrix(
     if n_sys == 0:
         return ratings
     order = np.argsort(x, axis=1, kind="stable")  # NaN last
-    xs = np.take_along_axis(x, order, axis=1)
+    # scores within floating noise of each other are one score (snap_ties), as published
+    xs = np.take_along_axis(noise.snap_row_ties(x), order, axis=1)
     finite = np.isfinite(xs)
     new = np.ones_like(finite)
     new[:, 1:] = xs[:, 1:] != xs[:, :-1]

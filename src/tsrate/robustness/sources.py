@@ -116,7 +116,9 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
         repeated = _safe_header_problems(path, suffix)
-        raise PriceValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+        raise PriceValidationError(
+            source, repeated or [unreadable_file(exc, suffix, "ticker,date,close")]
+        ) from exc
     repeated = _safe_header_problems(path, suffix)
     if repeated:
         raise PriceValidationError(source, repeated)
@@ -130,7 +132,7 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
             source,
             [
                 f"missing column(s) {[c.replace('price_date', 'date') for c in missing]}; "
-                f"expected {wanted}, found {list(frame.columns)}"
+                f"expected {wanted}, found {list(frame.columns)}{separator_hint(frame.columns)}"
             ],
         )
     if suffix == ".parquet":
@@ -382,6 +384,35 @@ def ticker_rule() -> str:
     return (
         "a ticker is 1 to 20 of A-Z 0-9 . - _ = (optionally after one ^), e.g. BRK.B or ^GSPC; "
         "no spaces, control characters or path separators"
+    )
+
+
+def separator_hint(columns: Sequence[object]) -> str:
+    """A hint when a CSV header read as one column holds another separator (a spreadsheet's
+    ';' or a tab): the missing-columns message alone showed the whole header as one name."""
+    if len(columns) != 1:
+        return ""
+    for separator, name in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
+        if separator in str(columns[0]):
+            return f" (the header is separated by {name}: write the file comma-separated)"
+    return ""
+
+
+def unreadable_file(exc: BaseException, suffix: str, header: str) -> str:
+    """The problem of a file its reader refused, on one line, with what to write instead.
+
+    The reader's own words (pandas' "Error tokenizing data. C error: ...", pyarrow's footer
+    message) name where it stopped but not what the file should be; some end in a newline.
+    """
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    if suffix == ".parquet":
+        return (
+            f"cannot be read as Parquet ({detail}); write a Parquet file with columns "
+            f"{header} (e.g. pandas' DataFrame.to_parquet), or a CSV file ending in .csv"
+        )
+    return (
+        f"cannot be read as CSV ({detail}); write comma-separated text with the header "
+        f"line {header} (UTF-8), or a Parquet file ending in .parquet"
     )
 
 

@@ -260,8 +260,8 @@ class GemmaSystem(HfLocalSystem):
         return Availability(
             True,
             f"packaged Gemma 3 270M ({state} in {self.path}) on {device} "
-            "(greedy in Gemma's chat turns; forecasts over number tokens, closed suite "
-            "answers over their options)",
+            "(greedy; forecasts as plain-text prompts, decoded over number tokens; suite "
+            "chats in Gemma's turns, closed answers over their options)",
         )
 
     def load(self) -> None:

@@ -197,6 +197,10 @@ def inside(folder: Path, relative: Path) -> Path:
     return path
 
 
+#: The hint of every refused manifest: the export is the only writer of a manifest.
+EXPORT_AGAIN = "export again with `tsrate export-inputs` rather than editing it"
+
+
 def read_manifest(path: str | Path) -> dict:
     """The manifest of an export (``path``: the folder or its ``manifest.json``), checked for
     the shape :func:`study_from_manifest` needs; a malformed one is a one-line error."""
@@ -208,20 +212,19 @@ def read_manifest(path: str | Path) -> dict:
     except FileNotFoundError as exc:
         raise TsrateError(f"no export manifest at {path} (run `tsrate export-inputs`)") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TsrateError(f"{path} is not valid JSON: {exc}") from exc
+        raise TsrateError(f"{path} is not valid JSON: {exc}; {EXPORT_AGAIN}") from exc
     except OSError as exc:
         raise TsrateError(f"cannot read the export manifest {path}: {exc}") from exc
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
-        raise TsrateError(f"{path}: not a tsrate export manifest of format {FORMAT_VERSION}")
+        raise TsrateError(
+            f"{path}: not a tsrate export manifest of format {FORMAT_VERSION}; {EXPORT_AGAIN}"
+        )
     for key in ("study", "tickers", "horizon"):
         if key not in manifest:
-            raise TsrateError(f"{path}: the manifest has no {key!r}")
+            raise TsrateError(f"{path}: the manifest has no {key!r}; {EXPORT_AGAIN}")
     problem = _manifest_shape_problem(manifest)
     if problem:
-        raise TsrateError(
-            f"{path}: malformed export manifest: {problem}; export again with "
-            "`tsrate export-inputs` rather than editing it"
-        )
+        raise TsrateError(f"{path}: malformed export manifest: {problem}; {EXPORT_AGAIN}")
     return manifest
 
 

@@ -237,22 +237,36 @@ def import_forecasts(
             0.0,
         )
         summary.computed += 1
-    if registration is not None and register_system(con, registration, source):
+    # the file as it can be found again later: `tsrate systems` lists it from any folder
+    recorded = str(path.resolve())
+    if registration is not None and register_system(con, registration, recorded):
         say(
             f"registered system {system_id!r} ({registration['display_name']}) "
             "in raw.imported_systems"
         )
     from tsrate.robustness.studies import record_import
 
-    summary.study_id = record_import(con, run_id, system_id, source, file_sha256)
+    summary.study_id = record_import(con, run_id, system_id, recorded, file_sha256)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started
     say(
         f"run {run_id}: {message}: {summary.partitions} partitions "
-        f"({summary.computed} stored, {summary.reused} reused), {summary.forecast_rows} rows"
+        f"({summary.computed} stored, {summary.reused} reused), {summary.forecast_rows} rows, "
+        + quantile_note(grids)
     )
     return summary
+
+
+def quantile_note(grids: Mapping[tuple[str, str], object]) -> str:
+    """What the import says about quantiles: the file's columns decide, and without them the
+    probabilistic metrics are null, which a user should hear at the import, not in a mart."""
+    if any(isinstance(grid, QuantileForecasts) for grid in grids.values()):
+        return "with quantile forecasts q0.1 … q0.9 (WQL, CRPS, coverage in the marts)"
+    return (
+        "point forecasts only: the file has no q0.1 … q0.9 columns, so the model's "
+        "probabilistic metrics (WQL, CRPS, coverage) are null (docs/probabilistic.md)"
+    )
 
 
 def imported_input_key(

@@ -11,6 +11,7 @@ or ``key=value`` pairs (:func:`read_metadata`), checked by :func:`system_metadat
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -60,8 +61,13 @@ def check_known_system(
     registered = empty_registrations() if registered is None else registered
     known = seed if system_id in set(seed["system_id"]) else registered
     if system_id not in set(known["system_id"]):
+        if not SYSTEM_ID.match(system_id):  # no registration or seed row could name it
+            raise TsrateError(malformed_system_id(system_id))
+        names = sorted(set(seed["system_id"]) | set(registered["system_id"]))
+        near = difflib.get_close_matches(system_id, names, n=1)
+        guess = f" (did you mean {near[0]!r}?)" if near else ""
         raise TsrateError(
-            f"unknown system {system_id!r}: register it with this import, e.g. "
+            f"unknown system {system_id!r}{guess}: register it with this import, e.g. "
             f"`--metadata display_name='My model' modality=numeric family=foundation` "
             "(or a YAML/JSON file of the systems seed's columns), or add a row for it to "
             "seeds/systems.csv with an empty implementation column, e.g. "
@@ -77,6 +83,15 @@ def check_known_system(
     return tuple(str(row.get("accepted_perturbations", "") or "").split())
 
 
+def malformed_system_id(system_id: str) -> str:
+    """Why ``system_id`` cannot name an imported system (it does not match :data:`SYSTEM_ID`)."""
+    shown = system_id if len(system_id) <= 80 else system_id[:77] + "..."
+    return (
+        f"system id {shown!r} ({len(system_id)} characters): use 1 to 64 lower-case "
+        "letters, digits, '_', '.' or '-', starting with a letter or digit (e.g. my_model)"
+    )
+
+
 def check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baselines: bool) -> None:
     """A system id this import may register: not a seed row, well formed, not the study's own."""
     if system_id in set(seed["system_id"]):
@@ -85,11 +100,7 @@ def check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baselines
             "there; import without --metadata, or register the predictions under a new id"
         )
     if not SYSTEM_ID.match(system_id):
-        shown = system_id if len(system_id) <= 80 else system_id[:77] + "..."
-        raise TsrateError(
-            f"system id {shown!r} ({len(system_id)} characters): use 1 to 64 lower-case "
-            "letters, digits, '_', '.' or '-', starting with a letter or digit (e.g. my_model)"
-        )
+        raise TsrateError(malformed_system_id(system_id))
     if baselines and system_id in study.systems:
         raise TsrateError(
             f"system {system_id!r} is one of the study's own systems {list(study.systems)}; "
@@ -131,13 +142,28 @@ def _metadata_file(path: Path) -> dict[str, Any]:
 
             data = yaml.safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any json / yaml parse error
-        raise TsrateError(f"metadata file {path} cannot be read: {exc}") from exc
+        kind = "JSON" if suffix == ".json" else "YAML"
+        raise TsrateError(
+            f"metadata file {path} is not valid {kind}: {_parse_problem(exc)}; write a "
+            "mapping of the systems seed's columns, one `key: value` a line (YAML, e.g. "
+            "display_name: My model) or a JSON object"
+        ) from exc
     if not isinstance(data, dict):
         raise TsrateError(
             f"metadata file {path} must hold a mapping of the systems seed's columns "
             f"({', '.join(METADATA_KEYS)}), got {type(data).__name__}"
         )
     return {str(key): value for key, value in data.items()}
+
+
+def _parse_problem(exc: BaseException) -> str:
+    """A parser's complaint on one line, with where it stopped: PyYAML's message spans
+    several lines (the context, the offending line, a caret) and names '<unicode string>'."""
+    problem = getattr(exc, "problem", None)  # a yaml.MarkedYAMLError
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _as_bool(value: Any) -> bool | None:

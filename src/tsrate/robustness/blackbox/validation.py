@@ -34,7 +34,9 @@ from tsrate.robustness.sources import (
     header_problems,
     mixed_zone_problem,
     parquet_type_problems,
+    separator_hint,
     ticker_rule,
+    unreadable_file,
 )
 from tsrate.systems.base import QUANTILE_LEVELS, QuantileForecasts
 
@@ -89,7 +91,8 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
             first_line = 2  # line 1 is the header
     except Exception as exc:  # noqa: BLE001 - any reader failure is a malformed file
         repeated = _safe_header_problems(path, suffix)
-        raise ImportValidationError(source, repeated or [f"cannot be read: {exc}"]) from exc
+        problem = unreadable_file(exc, suffix, ",".join(IMPORT_COLUMNS))
+        raise ImportValidationError(source, repeated or [problem]) from exc
     repeated = _safe_header_problems(path, suffix)
     if repeated:
         raise ImportValidationError(source, repeated)
@@ -100,7 +103,7 @@ def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
             source,
             [
                 f"missing column(s) {missing}; expected a header with {IMPORT_COLUMNS}, "
-                f"found {list(frame.columns)}"
+                f"found {list(frame.columns)}{separator_hint(list(frame.columns))}"
             ],
         )
     quantiles = quantile_columns(list(frame.columns), source)

@@ -9,7 +9,8 @@ WQL or CRPS), every system scored on the same windows. As ``fev.leaderboard`` (f
   to [0.01, 100];
 - skill score = 1 - the geometric mean of the clipped relative errors over tasks;
 - win rate = for each other system, the share of tasks with a lower clipped relative error
-  (a tie counts one half), averaged over the other systems;
+  (a tie counts one half; relative errors within floating noise of each other, 1e-12
+  relative, tie: :func:`tsrate.methods.noise.snap_ties`), averaged over the other systems;
 - a task where any rated system has no error is dropped for all (fev's ``missing_strategy=
   "drop"``) and counted in ``num_failures`` of the systems that failed it; a system with no
   error on any task is left out with the reason.
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from tsrate.methods.noise import snap_row_ties
 
 MIN_RELATIVE_ERROR = 0.01
 MAX_RELATIVE_ERROR = 100.0
@@ -164,7 +167,9 @@ def leaderboard(
                     }
                 )
             continue
-        values = relative.to_numpy()
+        # relative errors within floating noise of each other are one value (a tie counts
+        # one half): one model's forecasts under two ids must not win by their last bits
+        values = snap_row_ties(relative.to_numpy())
         skill = skill_scores(values)
         win = win_rates(values) if len(systems) > 1 else np.full(1, np.nan)
         ranks = pd.DataFrame(values).rank(axis=1, method="average").mean(axis=0).to_numpy()

@@ -49,8 +49,28 @@ def _listed(items) -> str:
     return ", ".join(esc(i) for i in items) or "none"
 
 
-def study_differences(study: dict) -> list[str]:
-    """One sentence per way the run's study differs from the paper's (empty: none)."""
+def rated_systems(data: ReportData) -> tuple[list[str], set[str]]:
+    """The systems the report rates (those of ``marts.ratings``: the study's own and any
+    other run's or import's of the study, the study's own first) and which of them came from
+    an import (``system_catalog.origin``); the study's systems when no rating is known."""
+    own = [str(s) for s in data.study.get("systems", [])]
+    if data.ratings.empty or "system_id" not in data.ratings:
+        return own, set()
+    ids = [str(s) for s in pd.unique(data.ratings["system_id"].dropna())]
+    rated = [s for s in own if s in ids] + sorted(s for s in ids if s not in own)
+    imported: set[str] = set()
+    if {"system_id", "origin"} <= set(data.systems.columns):
+        origin = data.systems.set_index("system_id")["origin"].astype(str)
+        imported = {s for s in rated if origin.get(s) == "imported"}
+    return rated, imported
+
+
+def study_differences(
+    study: dict, rated: list[str] | None = None, imported: set[str] | frozenset = frozenset()
+) -> list[str]:
+    """One sentence per way the run's study differs from the paper's (empty: none).
+    ``rated``: the systems rated (default: the study's); ``imported``: those of them whose
+    predictions were imported, named apart from tsrate's own."""
     lines = []
     tickers = [str(t).upper() for t in study.get("tickers", [])]
     if sorted(tickers) != sorted(PAPER["study_tickers"]):
@@ -70,13 +90,18 @@ def study_differences(study: dict) -> list[str]:
             f"Window: context {esc(shape[0])}, horizon {esc(shape[1])} here; the paper's "
             f"t = {PAPER['context_length']}, T = {PAPER['horizon']} (Section 4.2.2)."
         )
-    systems = [str(s) for s in study.get("systems", [])]
+    systems = [str(s) for s in (study.get("systems", []) if rated is None else rated)]
     theirs = [s for s in PAPER_SYSTEMS if s not in systems]
-    ours = [s for s in systems if s not in PAPER_SYSTEMS]
-    if theirs or ours:
+    ours = [s for s in systems if s not in PAPER_SYSTEMS and s not in imported]
+    brought = [s for s in systems if s in imported]
+    added = [
+        *([f"tsrate's own {_listed(ours)}"] if ours else []),
+        *([f"the imported {_listed(brought)}"] if brought else []),
+    ]
+    if theirs or added:
         lines.append(
             f"Systems: of the paper's eleven, this run lacks {_listed(theirs)}"
-            + (f"; it adds tsrate's own {_listed(ours)}" if ours else "")
+            + (f"; it adds {' and '.join(added)}" if added else "")
             + "."
         )
     perturbations = [str(p) for p in study.get("perturbations", [])]
@@ -91,9 +116,10 @@ def study_differences(study: dict) -> list[str]:
 def paper_study_section(data: ReportData) -> str:
     """What the study is and how it differs from the paper's: the page opens with this."""
     study = data.study
-    lines = study_differences(study)
+    rated, imported = rated_systems(data)
+    lines = study_differences(study, rated, imported)
     what = (
-        f"<p>This report rates {len(study.get('systems', []))} forecasting systems on "
+        f"<p>This report rates {len(rated)} forecasting systems on "
         f"daily closes of {_listed(study.get('tickers', []))} from "
         f"{esc(study.get('start', '?'))} to {esc(study.get('end', '?'))} with the method of "
         "the robustness paper (WRS, APE, PIE %, SMAPE, MASE, sign accuracy; ratings with "

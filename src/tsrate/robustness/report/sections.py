@@ -626,9 +626,12 @@ def overview_section(data: ReportData) -> str:
     counts = shaky_counts(data).set_index("system_id")
     run = {"run_id": data.run_id}
     rows = []
+    shown: dict[str, int] = {}  # equal means share the first one's rank, as the verdict ties them
     for rank, system in enumerate(means.index, start=1):
+        tied = [s for s in shown if math.isclose(means[s], means[system], abs_tol=1e-9)]
+        shown[system] = shown[tied[0]] if tied else rank
         cells = [
-            str(rank),
+            str(shown[system]),
             f"<code>{esc(system)}</code>",
             esc(names.get(system, "") if isinstance(names.get(system), str) else ""),
             num(
@@ -669,7 +672,8 @@ def overview_section(data: ReportData) -> str:
     ]
     body = (
         "<p>Systems ranked by their mean robustness rating (each robustness metric's rating "
-        "averaged over perturbations, then over the metrics); accuracy columns are mean raw "
+        "averaged over perturbations, then over the metrics; equal means share a rank); "
+        "accuracy columns are mean raw "
         "scores over perturbations. Per-metric ratings, intervals and flags: "
         '<a href="#ratings">Ratings</a>.</p>'
         + table_html(header, rows, css="summary")
