@@ -194,7 +194,7 @@ def test_a_full_build_in_order_then_reused_then_unit_tests_beside_then_failing(t
     assert said[1] == "data tests unchanged since their last compile: 4 reused"
     assert said[2].startswith("4 data tests ready in ")
     assert said[3] == "built 3 models (0 failed; Python models' own time 0.0s)"
-    assert said[4].startswith("1 unit tests not re-run: they passed here")
+    assert said[4].startswith("the unit tests were not re-run: they passed here")
     assert said[5].startswith("models, seeds and unit tests in ")
     assert said[6] == RELEASED and said[7].endswith("PASS=4 WARN=0 FAIL=0")
     assert "doubled_doubles" not in tiny.results()
