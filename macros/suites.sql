@@ -129,6 +129,7 @@ final as (
         {%- endif %}
         cast(n_resamples as integer) as n_resamples,
         cast({{ count_name }} as integer) as {{ count_name }},
+        cast(n_resamples_undefined as integer) as n_resamples_undefined,
     from computed
 )
 

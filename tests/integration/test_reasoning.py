@@ -240,10 +240,18 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
     stability = read(warehouse, "select * from marts.rsn_rating_stability")
     assert len(stability) == len(ratings)
     assert stability["share_at_rating"].dropna().between(0, 1).all()
-    # every rated score carries its interval (series_gap and context_gain included)
-    assert stability[["ci_low", "ci_high"]].notna().all().all()
-    assert (stability["ci_low"] <= stability["raw_score"] + 1e-9).all()
-    assert (stability["raw_score"] <= stability["ci_high"] + 1e-9).all()
+    # every rated score carries its interval (series_gap and context_gain included) unless
+    # its score is undefined in more than 5 % of the resamples: then share and interval are
+    # withheld. Only fracast misses items (it forecast 2 of the 4), so only fracast's score
+    # can be undefined in a resample (neither of its items drawn: about 1 in 16)
+    withheld = stability["n_resamples_undefined"] > 0.05 * stability["n_resamples"]
+    assert stability.loc[~withheld, ["ci_low", "ci_high"]].notna().all().all()
+    assert stability.loc[withheld, ["ci_low", "ci_high", "share_at_rating"]].isna().all().all()
+    undefined = stability[stability["n_resamples_undefined"] > 0]
+    assert set(undefined["system_id"]) <= {"fracast"}
+    shown = stability[~withheld]
+    assert (shown["ci_low"] <= shown["raw_score"] + 1e-9).all()
+    assert (shown["raw_score"] <= shown["ci_high"] + 1e-9).all()
     gains = stability[stability["metric"].isin(["series_gap", "context_gain"])]
     assert set(gains["metric"]) == {"series_gap", "context_gain"}
     assert {"accuracy", "series_gap", "mae", "mse", "context_gain"} <= set(ratings["metric"])

@@ -6,7 +6,8 @@ in-process helpers: tests/unit/test_sweep10_suitecli.py).
 Each suite's ``run`` is called as a user types it (``tsrate.cli.main``, flows in-process on
 a warehouse of the test's own, the smallest configuration): with ``--no-build`` the run
 exits 0, stores the reference systems' answers (or its trained model) and stops at its
-ready status, with no build and no marts; interpretability's ``--no-sensitivity`` plans no
+ready status, with no build and no marts, and its last line says so and names the
+``tsrate suite <name> build`` command that builds it; interpretability's ``--no-sensitivity`` plans no
 sensitivity variant (dataset 2, which has some). Then ``finish_suite`` builds that reasoning run (one dbt build), and
 says where dbt's full log is (on the caller's line callback, when not verbose), writes the
 report to its default place beside the warehouse, and ``tsrate suite reasoning report``
@@ -48,10 +49,13 @@ def _marts(warehouse) -> list[str]:  # noqa: ANN001
 def test_understanding_run_stores_the_references_answers_without_a_build(warehouse, capsys):
     argv = ["suite", "understanding", "run", "--datasets", "trend", "--test-size", "1"]
     assert cli.main([*argv, "--tasks", "detection", "--no-build"]) == 0
-    assert "done. Try: tsrate query" in capsys.readouterr().out
-    assert _rows(warehouse, "select suite, status from raw.suite_runs") == [
-        ("understanding", "answered")
-    ]
+    ((suite_run_id, status),) = _rows(warehouse, "select suite_run_id, status from raw.suite_runs")
+    assert status == "answered"
+    assert (
+        f"suite run {suite_run_id} stored, not built (--no-build): the marts, `tsrate query` "
+        "and the report still show the last build. Build this run with: tsrate suite "
+        f"understanding build {suite_run_id}"
+    ) in capsys.readouterr().out
     systems = _rows(warehouse, "select distinct system_id from raw.und_responses order by 1")
     assert systems == [("und_analyst",), ("und_random",)]
     assert _marts(warehouse) == []
@@ -60,9 +64,11 @@ def test_understanding_run_stores_the_references_answers_without_a_build(warehou
 def test_reasoning_run_then_its_build_publish_and_report(warehouse, dbt_target, capsys):
     argv = ["suite", "reasoning", "run", "--scenarios", "4", "--forecasts", "2", "--fracast"]
     assert cli.main([*argv, "0", "--tasks", "qa_single", "--no-build"]) == 0
-    assert "done. Try: tsrate query" in capsys.readouterr().out
     ((suite_run_id, status),) = _rows(warehouse, "select suite_run_id, status from raw.suite_runs")
     assert status == "answered"
+    assert f"Build this run with: tsrate suite reasoning build {suite_run_id}" in (
+        capsys.readouterr().out
+    )
     assert _rows(warehouse, "select distinct system_id from raw.rsn_responses") == [("random",)]
     assert _marts(warehouse) == []
 
@@ -120,7 +126,9 @@ def test_interpretability_run_without_sensitivity_trains_one_unit(warehouse, cap
     argv = ["suite", "interpretability", "run", "--datasets", "2", "--models", "tcdf"]
     argv += ["--seeds", "1", "--no-sensitivity", "--no-build", "--workers", "1"]
     assert cli.main(argv) == 0
-    assert "done. Try: tsrate query" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stored, not built (--no-build)" in out and "done. Try" not in out
+    assert "tsrate suite interpretability build interp-" in out
     assert _rows(warehouse, "select suite, status from raw.suite_runs") == [
         ("interpretability", "trained")
     ]

@@ -429,6 +429,7 @@ def test_the_stability_table_end_to_end_on_a_dominant_model():
     assert list(table.columns) == [
         "suite_run_id", "metric", "variant_id", "model_id", "raw_score", "rating",
         "rating_levels", "rating_reason", "share_at_rating", "n_resamples", "n_seeds",
+        "n_resamples_undefined",
     ]  # fmt: skip
     assert (table["n_seeds"] == 3).all() and (table["n_resamples"] == 10).all()
     assert table["share_at_rating"].between(0, 1).all()

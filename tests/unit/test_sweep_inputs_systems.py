@@ -457,17 +457,18 @@ def test_stability_records_read_a_missing_reason_as_none():
 
 def test_interval_ends_snap_to_zero_on_the_scale_of_the_whole_group():
     """b's published score 2e6 sets the group's scale: an end within 1e-12 x 2e6 = 2e-6 of 0
-    is 0. a's resamples (alone, so nothing else scales them) are 1e-8: its interval
-    [1e-8, 1e-8] is widened to its published 0 -> [0, 1e-8], and 1e-8 < 2e-6 snaps to 0."""
+    is 0. Both systems' resamples are 1e-8 (the scale of each resample: nothing snaps
+    there): a's interval [1e-8, 1e-8] is widened to its published 0 -> [0, 1e-8], and
+    1e-8 < 2e-6 snaps to 0; b's is widened to its published 2e6 -> [1e-8, 2e6] -> [0, 2e6]."""
     published = pd.DataFrame(
         {"system_id": ["a", "b"], "raw_score": [0.0, 2e6], "rating": [1, 2], "rating_reason": None}
     )
-    draws = [{"a": 1e-8}, {"a": 1e-8}, {"b": 2e6}]
+    draws = [{"a": 1e-8, "b": 1e-8}] * 3
     records = stability_records(
         {"task": "t"}, published, "system_id", draws, 2, (0.0, False, None), {"n": 3}
     )
     assert (records[0]["ci_low"], records[0]["ci_high"]) == (0.0, 0.0)
-    assert (records[1]["ci_low"], records[1]["ci_high"]) == (2e6, 2e6)
+    assert (records[1]["ci_low"], records[1]["ci_high"]) == (0.0, 2e6)
 
 
 # -- ARIMA's fallback rules, on a scripted stand-in for statsmodels' fit ----------------------

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tsrate.cli import wait_seconds
+
+if TYPE_CHECKING:
+    from tsrate.suites import Suite
 
 
 def str_list(text: str) -> list[str]:
@@ -41,6 +45,11 @@ def add_control_arguments(parser: argparse.ArgumentParser, store_only: str) -> N
     """``--no-build`` (store the suite run's answers or models only; ``store_only`` says what)
     and ``--lock-timeout``."""
     parser.add_argument("--no-build", action="store_true", help=store_only)
+    add_lock_timeout(parser)
+
+
+def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
+    """``--lock-timeout``: seconds to wait for the warehouse writer lock (default 0)."""
     parser.add_argument(
         "--lock-timeout",
         type=wait_seconds,
@@ -55,3 +64,31 @@ def add_run_action(subparsers, text: str, add_arguments, run) -> None:  # noqa: 
     parser = subparsers.add_parser("run", help=text)
     add_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_build_action(subparsers: argparse._SubParsersAction, suite: Suite) -> None:
+    """``tsrate suite <name> build [SUITE_RUN_ID] [--lock-timeout S]``: build, publish and
+    report a stored suite run (:func:`tsrate.suites.publishing.buildable_run`,
+    :func:`tsrate.suites.publishing.finish_suite`)."""
+    parser = subparsers.add_parser(
+        "build",
+        help=f"build, publish and report a stored {suite.name} suite run (one run with "
+        "--no-build; default: the newest ready one)",
+    )
+    parser.add_argument(
+        "suite_run_id", nargs="?", help="the suite run to build (default: the newest ready one)"
+    )
+    add_lock_timeout(parser)
+
+    def build_from_args(args: argparse.Namespace) -> int:
+        from tsrate.config import warehouse_path
+        from tsrate.suites.publishing import buildable_run, finish_suite
+
+        warehouse = warehouse_path()
+        suite_run_id = buildable_run(warehouse, suite, args.suite_run_id)
+        report = finish_suite(suite, suite_run_id, warehouse, print)
+        print(f"{suite.name} suite run {suite_run_id} built and published; report: {report}")
+        return 0
+
+    # the CLI takes the warehouse writer lock around it, as for `tsrate build`
+    parser.set_defaults(func=build_from_args, writes_warehouse=True)

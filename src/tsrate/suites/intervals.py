@@ -21,7 +21,13 @@ Conventions (stated once, used by every suite mart that carries an interval):
   resamples that give the published rating, and ``ci_low`` / ``ci_high`` the percentile
   95 % interval of the rated score over the same resamples (:func:`resampled_interval`),
   widened to the published score where it misses it, floating noise of 0 as 0 (both like
-  the core's ``marts.rating_stability``; :func:`tsrate.suites.rating.stability_records`).
+  the core's ``marts.rating_stability``; :func:`tsrate.suites.rating.stability_records`);
+* missing values are never dropped silently: a mean's bootstrap refuses them up front
+  (:class:`MissingValuesError`, one line naming the system and score); a resample where a
+  statistic or a system's re-scored value is undefined is counted, the stability tables
+  give that count (``n_resamples_undefined``), and when it exceeds
+  ``MAX_UNDEFINED_SHARE`` of the resamples the interval (and the share at the rating) is
+  withheld (null): what is left describes only the resamples where the score exists.
 """
 
 from __future__ import annotations
@@ -32,10 +38,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
+from tsrate import TsrateError
 from tsrate.methods.ratings import assign_ratings
 
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 200
+#: the most resamples (share) in which a score may be undefined before its bootstrap
+#: interval and share at the rating are withheld
+MAX_UNDEFINED_SHARE = 0.05
 MIN_DETECTABLE_GAP = 0.25
 POWER = 0.8
 
@@ -57,6 +67,10 @@ def wilson_interval(successes, trials, alpha: float = ALPHA) -> tuple[np.ndarray
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
+class MissingValuesError(TsrateError, ValueError):
+    """Values to bootstrap hold missing (non-finite) entries (names which, and a hint)."""
+
+
 def bootstrap_interval(
     values: Sequence[float] | np.ndarray,
     statistic: Callable[[np.ndarray], float] | None = None,
@@ -64,24 +78,48 @@ def bootstrap_interval(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
     alpha: float = ALPHA,
+    what: str = "the values",
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``statistic`` (default the mean) over the items
     ``values`` (resampled with replacement; an index array works with a closure statistic).
-    (NaN, NaN) for no items."""
+    (NaN, NaN) for no items.
+
+    Missing values are refused up front for the mean (:class:`MissingValuesError`, naming
+    ``what``: the system and score): a resample drawing one has no mean, and keeping only
+    the resamples that draw none would describe other items than the point estimate. A
+    closure statistic undefined on a resample leaves that resample out; when more than
+    ``MAX_UNDEFINED_SHARE`` of the resamples are left out the interval is withheld (NaN,
+    NaN)."""
     data = np.asarray(values)
     if len(data) == 0:
         return float("nan"), float("nan")
+    if statistic is None:
+        data = data.astype(float)
+        missing = int((~np.isfinite(data)).sum())
+        if missing:
+            raise MissingValuesError(
+                f"bootstrap interval of {what}: {missing} of {len(data)} values are missing "
+                "(NaN or infinite), and a resample drawing one has no mean: score every "
+                "item, or leave the missing ones out of the point estimate and the "
+                "interval alike"
+            )
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(data), size=(resamples, len(data)))
     if statistic is None:
-        results = data.astype(float)[draws].mean(axis=1)
+        results = data[draws].mean(axis=1)
     else:
         results = np.array([statistic(data[d]) for d in draws], dtype=float)
-    results = results[np.isfinite(results)]
-    if not len(results):
+    if too_many_undefined(int((~np.isfinite(results)).sum()), resamples):
         return float("nan"), float("nan")
+    results = results[np.isfinite(results)]
     low, high = np.quantile(results, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
+
+
+def too_many_undefined(undefined: int, resamples: int) -> bool:
+    """Whether ``undefined`` of ``resamples`` is too many to give an interval or share
+    (more than ``MAX_UNDEFINED_SHARE`` of them; every one when there are no resamples)."""
+    return resamples <= 0 or undefined > MAX_UNDEFINED_SHARE * resamples
 
 
 def resampled_interval(scores: Sequence[float], alpha: float = ALPHA) -> tuple[float, float]:

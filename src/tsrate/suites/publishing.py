@@ -13,6 +13,11 @@ publish keeps the latest suite results and a suite's publish keeps the core's.
 
 ``tsrate suite <name> report`` (:func:`add_report_action`) rewrites a suite's report from
 the snapshot: the suite's ``report`` module exposes ``write_report(snapshot, output)``.
+
+``tsrate suite <name> build [SUITE_RUN_ID]``
+(:func:`tsrate.suites.commandline.add_build_action`) runs
+:func:`finish_suite` for a stored suite run (default: the newest one ready to build), the
+end a ``--no-build`` run left out; such a run's last line says so (:func:`run_message`).
 """
 
 from __future__ import annotations
@@ -116,6 +121,67 @@ def add_report_action(subparsers: argparse._SubParsersAction, suite: Suite) -> N
         return 0
 
     parser.set_defaults(func=report_from_args)
+
+
+#: statuses of a suite run :func:`finish_suite` may build besides the suite's ready status:
+#: a rebuild, and a retry after a failed build
+REBUILDABLE = ("succeeded", "build_failed")
+
+
+def buildable_run(warehouse: Path, suite: Suite, suite_run_id: str | None = None) -> str:
+    """``suite_run_id`` (default: the newest suite run of ``suite`` with every answer or
+    model stored) after checking that it can be built: a suite run of ``suite`` in its
+    ready status, ``succeeded`` or ``build_failed``; else a one-line TsrateError."""
+    from tsrate.platform.warehouse import connect
+
+    statuses = (suite.ready_status, *REBUILDABLE)
+    with connect(warehouse, read_only=True) as con:
+        exists = con.execute(
+            "select count(*) from duckdb_tables() where schema_name = 'raw' "
+            "and table_name = 'suite_runs'"
+        ).fetchone()[0]
+        rows = (
+            con.execute(
+                "select suite_run_id, status from raw.suite_runs where suite = ? "
+                "order by started_at desc, suite_run_id desc",
+                [suite.name],
+            ).fetchall()
+            if exists
+            else []
+        )
+    if suite_run_id is None:
+        for name, status in rows:
+            if status in statuses:
+                return name
+        raise TsrateError(
+            f"no stored {suite.name} suite run to build in {warehouse}: run "
+            f"`tsrate suite {suite.name} run` first"
+        )
+    status = dict(rows).get(suite_run_id)
+    if status is None:
+        raise TsrateError(
+            f"no {suite.name} suite run {suite_run_id!r} in {warehouse}: see "
+            '`tsrate query "select suite_run_id, status from raw.suite_runs"`'
+        )
+    if status not in statuses:
+        raise TsrateError(
+            f"{suite.name} suite run {suite_run_id} is {status!r}, not ready to build (needs "
+            f"{' / '.join(statuses)}): rerun `tsrate suite {suite.name} run`, which resumes it"
+        )
+    return suite_run_id
+
+
+def run_message(suite: str, suite_run_id: str, built: bool, query: str) -> str:
+    """The last line of ``tsrate suite <suite> run``: with a build, a query of the marts
+    (``query``) that now describe the run; without (``--no-build``), that the marts and
+    report still show the last build and the command that builds this run."""
+    if built:
+        return f'suite run {suite_run_id} done. Try: tsrate query "{query}"'
+    return (
+        f"suite run {suite_run_id} stored, not built (--no-build): the marts, `tsrate query` "
+        f"and the report still show the last build. Build this run with: tsrate suite {suite} "
+        f"build {suite_run_id}"
+    )
 
 
 def run_and_publish(

@@ -147,6 +147,9 @@ def rate_scores(
 #: Columns of a suite's rating-stability table after its group keys and system column
 #: (``ci_low`` / ``ci_high`` only where the suite publishes intervals), before its counts.
 STABILITY_VALUES = ["raw_score", "rating", "rating_levels", "rating_reason", "share_at_rating"]
+#: Column after the counts: resamples in which the system's re-scored value is undefined
+#: (missing or not finite; every resample for a system left out of the re-rating).
+UNDEFINED = "n_resamples_undefined"
 STABILITY_TYPES = {
     "raw_score": "float64",
     "rating": "Int64",
@@ -250,7 +253,11 @@ def stability_records(
     widened to the published score where it lies outside
     (:func:`tsrate.methods.ratings.interval_holding_the_point`).
     ``key`` (the group's columns) leads every row and ``counts`` (n_resamples, n_items, ...)
-    ends it."""
+    then ``n_resamples_undefined`` end it: the resamples in which the system's value is
+    undefined (missing or not finite), which the share and interval leave out; when they
+    are more than ``MAX_UNDEFINED_SHARE`` of the resamples
+    (:func:`tsrate.suites.intervals.too_many_undefined`) the share and interval are
+    withheld (NaN): they would describe only the resamples where the score exists."""
     ideal, higher, worst = (*rule, None)[:3]
     # floating noise of 0 is 0 in every resample, as in the published scores
     # (tsrate.methods.ratings.snap_to_zero over the group's systems)
@@ -270,6 +277,9 @@ def stability_records(
     records = []
     for row in published_rows.itertuples(index=False):
         name = getattr(row, system)
+        values = np.array([d.get(name, np.nan) for d in draws], dtype=float)
+        undefined = int((~np.isfinite(values)).sum())
+        withheld = intervals.too_many_undefined(undefined, len(draws))
         reason = getattr(row, "rating_reason", None)
         record = {
             **key,
@@ -278,15 +288,16 @@ def stability_records(
             "rating": published[name],
             "rating_levels": int(levels),
             "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
-            "share_at_rating": shares[name],
+            "share_at_rating": float("nan") if withheld else shares[name],
         }
         if interval:
-            values = [d.get(name, np.nan) for d in draws]
             low, high = intervals.resampled_interval(values)
+            if withheld:
+                low = high = float("nan")
             # widened to the published score where it lies outside (the core's rule)
             ends = interval_holding_the_point(np.array([record["raw_score"]]), [low], [high])
             record["ci_low"], record["ci_high"] = float(ends[0, 0]), float(ends[1, 0])
-        records.append({**record, **counts})
+        records.append({**record, **counts, UNDEFINED: undefined})
     if interval and records:
         # interval ends within floating noise of 0 are 0 (scale: the group's scores and ends)
         ends = np.array([[r["raw_score"], r["ci_low"], r["ci_high"]] for r in records])
@@ -305,9 +316,10 @@ def stability_table(
     interval: bool = True,
 ) -> pd.DataFrame:
     """The rating-stability table of :func:`stability_records` rows: ``keys``, ``system``,
-    :data:`STABILITY_VALUES` (+ ``ci_low``, ``ci_high`` with ``interval``), ``counts``, typed
-    (keys and system as strings, counts as integers)."""
+    :data:`STABILITY_VALUES` (+ ``ci_low``, ``ci_high`` with ``interval``), ``counts``,
+    :data:`UNDEFINED`, typed (keys and system as strings, counts as integers)."""
     values = [*STABILITY_VALUES, *(["ci_low", "ci_high"] if interval else [])]
+    counts = [*counts, UNDEFINED]
     columns = [*keys, system, *values, *counts]
     out = pd.DataFrame.from_records(records, columns=columns)
     return out.astype(

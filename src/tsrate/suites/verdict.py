@@ -187,22 +187,102 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
     return head + text + tail
 
 
+#: the summary table's note names at most this many compared scores (then "and N more")
+NAMED_SCORES = 12
+
+
+def score_names(
+    ratings: pd.DataFrame, system: str = "system_id", among: pd.DataFrame | None = None
+) -> list[str]:
+    """The distinct scores of ``among`` (default: ``ratings``) as a reader names them: the
+    values of the key columns (every column but the system's and :data:`RATING_COLUMNS`)
+    joined by " · ", leaving out a key with one value in all of ``ratings`` (the suite
+    run); sorted."""
+    among = ratings if among is None else among
+    keys = [c for c in ratings.columns if c != system and c not in RATING_COLUMNS]
+    varying = [k for k in keys if ratings[k].astype(str).nunique() > 1] or keys
+    if not varying:
+        return []
+    rows = among[varying].astype(str).drop_duplicates()
+    return sorted(" · ".join(row) for row in rows.itertuples(index=False, name=None))
+
+
+def _listed(names: list[str]) -> str:
+    shown = [f"<code>{esc(n)}</code>" for n in names[:NAMED_SCORES]]
+    if len(names) > NAMED_SCORES:
+        shown.append(f"and {len(names) - NAMED_SCORES} more")
+    return ", ".join(shown)
+
+
 def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
-    """One row per system, best first: mean goodness, rated scores, shaky ratings."""
+    """One row per system: mean goodness, rated scores, shaky ratings.
+
+    When every system is rated on the same scores, each system's mean over its own rated
+    scores is the verdict's, and the rows rank by it (best first). Otherwise (systems rated
+    on different scores, :func:`comparable`) the rows rank by the mean over the scores the
+    verdict compares, blank and unranked for the systems it leaves out, with the own-scores
+    mean beside it for reference and a note naming the compared scores."""
+    if ratings is None or ratings.empty or "rating" not in ratings:
+        return ""
+    scores = system_scores(ratings, system)
+    if scores.empty:
+        return ""
+
+    def shaky(r) -> str:  # noqa: ANN001
+        return f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "")
+
+    compared, left_out = comparable(ratings, system)
+    if not left_out:
+        rows = [
+            [str(i), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",
+             str(int(r.n_ratings)), shaky(r)]
+            for i, (_, r) in enumerate(scores.iterrows(), start=1)
+        ]  # fmt: skip
+        header = ["Rank", "System", "Mean goodness (100 % = best level)", "Rated scores",
+                  "Shaky ratings"]  # fmt: skip
+        return _summary(header, rows, "")
+    on = system_scores(compared, system) if not compared.empty else scores.iloc[:0]
+    on = on.set_index(system)
+    own = scores.set_index(system)
+    order = [*on.index, *[name for name in own.index if name not in on.index]]
+    rows = []
+    for name in order:
+        r = own.loc[name]
+        rank = str(len(rows) + 1) if name in on.index else "–"
+        mean_on = f"{100 * on.loc[name, 'mean_goodness']:.0f} %" if name in on.index else ""
+        n_on = str(int(on.loc[name, "n_ratings"])) if name in on.index else ""
+        rows.append(
+            [rank, f"<code>{esc(name)}</code>", mean_on, n_on,
+             f"{100 * r.mean_goodness:.0f} %", str(int(r.n_ratings)), shaky(r)]
+        )  # fmt: skip
+    header = ["Rank", "System", "Mean goodness on the compared scores (the verdict's)",
+              "Compared scores", "Mean goodness on its own rated scores", "Rated scores",
+              "Shaky ratings"]  # fmt: skip
+    others = [name for name in order if name not in on.index]
+    if compared.empty:
+        note = (
+            "No score is rated for two systems, so the verdict compares none: each system's "
+            "mean over its own rated scores is given, and it ranks nothing (the systems are "
+            "rated on different scores)."
+        )
+    else:
+        names = score_names(ratings, system, among=compared)
+        note = (
+            f"The verdict compares {len(on)} systems on the same {len(names)} scores "
+            f"({_listed(names)}), and so does the rank; "
+            + (f"not compared: {named(others)}, rated on other scores; " if others else "")
+            + "the mean over each system's own rated scores is beside it for reference only: "
+            "over different scores it ranks nothing."
+        )
+    return _summary(header, rows, f'<p class="note">{note}</p>')
+
+
+def _summary(header: list[str], rows: list[list[str]], note: str) -> str:
     from tsrate.html.page import table
 
-    scores = system_scores(ratings, system) if ratings is not None and not ratings.empty else None
-    if scores is None or scores.empty:
-        return ""
-    rows = [
-        [str(i), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",
-         str(int(r.n_ratings)), f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "")]
-        for i, (_, r) in enumerate(scores.iterrows(), start=1)
-    ]  # fmt: skip
-    header = ["Rank", "System", "Mean goodness (100 % = best level)", "Rated scores",
-              "Shaky ratings"]  # fmt: skip
     return (
         '<section id="overview"><h2>Summary</h2>'
         + table(header, rows, css="summary")
+        + note
         + ("</section>")
     )

@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 
 from tsrate import TsrateError
+from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
+    add_build_action,
     add_control_arguments,
     add_run_action,
     add_size_arguments,
     at_least,
     str_list,
 )
+from tsrate.suites.publishing import run_message
 
 
 def _numbers(what: str):  # noqa: ANN202 - an argparse type
@@ -74,8 +77,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     print(
-        f"suite run {suite_run_id} done. Try: tsrate query "
-        '"select * from marts.interp_correctness order by variant_id, model_id, measure"'
+        run_message(
+            "interpretability",
+            suite_run_id,
+            not args.no_build,
+            "select * from marts.interp_correctness order by variant_id, model_id, measure",
+        )
     )
     return 0
 
@@ -88,3 +95,4 @@ def register_actions(subparsers) -> None:
         add_run_arguments,
         run_from_args,
     )
+    add_build_action(subparsers, get_suite("interpretability"))

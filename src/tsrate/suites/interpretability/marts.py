@@ -218,7 +218,8 @@ def rating_stability_table(
     left unrated for near-uniform attention, or with a null published rating, gets a null
     share; so does every model of a variant trained on fewer than two seeds (one seed
     cannot be resampled). Columns: suite_run_id, metric, variant_id, model_id, raw_score,
-    rating, rating_levels, rating_reason, share_at_rating, n_resamples, n_seeds."""
+    rating, rating_levels, rating_reason, share_at_rating, n_resamples, n_seeds,
+    n_resamples_undefined (:func:`tsrate.suites.rating.stability_records`)."""
     spec = suite_spec("interpretability", specs)
     beta = attention[attention["attention"] == "beta"]
     records = []

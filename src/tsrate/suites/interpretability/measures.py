@@ -190,9 +190,9 @@ def chance_level(
     truth. Lag measures use lag profiles permuted in time instead (the true lags of a pair
     moved to random lags)."""
     beta = np.asarray(beta, float)
+    scorer = _PermutedSources(beta, picks)  # correctness(beta, None, picks, t, lag_truth)
     runs = [
-        correctness(beta, None, picks, t, lag_truth)  # no alpha: lag_truth is not read
-        for t in _permuted_truths(np.asarray(truth, float), beta, n_permutations, seed)
+        scorer(t) for t in _permuted_truths(np.asarray(truth, float), beta, n_permutations, seed)
     ]
     out = {
         m: float(np.nanmean([r[m] for r in runs]))
@@ -202,16 +202,135 @@ def chance_level(
     }
     if alpha is not None:
         rng = np.random.default_rng([seed, 1])
+        lag_scorer = _PermutedLags(alpha, lag_truth)  # alpha_lag_topk(alpha, moved)
         values = []
         for _ in range(n_permutations):
             moved = np.take_along_axis(
                 lag_truth, np.argsort(rng.random(lag_truth.shape), axis=-1), axis=-1
             )
-            values.append(alpha_lag_topk(alpha, moved))
+            values.append(lag_scorer(moved))
         out["alpha_lag_topk"] = (
             float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
         )
     return out
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """``scipy.stats.rankdata(values)`` (average ranks of ties, 1-based) without its
+    overhead: half-integers, so the same floats exactly."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
+
+
+class _TopK:
+    """:func:`expected_topk_hits` of fixed score rows, each with its own fixed ``k``, for
+    many relevance masks: the sort, threshold and ties of each row are found once. The
+    arithmetic per row is :func:`expected_topk_hits`'s, so the values are the same to the
+    bit."""
+
+    def __init__(self, scores: np.ndarray, ks: np.ndarray) -> None:
+        scores = np.where(np.isfinite(scores), scores, -np.inf)  # (rows, candidates)
+        order = -np.sort(-scores, axis=-1)
+        threshold = np.take_along_axis(order, (ks - 1)[:, None], axis=-1)
+        self.above = scores > threshold
+        self.tied = scores == threshold
+        self.slots = ks - self.above.sum(-1)
+        self.n_tied = self.tied.sum(-1)
+        self.ks = ks
+
+    def shares(self, relevant: np.ndarray) -> np.ndarray:
+        """Per row: expected hits among its top k / k (``relevant``: rows x candidates)."""
+        hits = (self.above & relevant).sum(-1).astype(float)
+        tied = (self.tied & relevant).sum(-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            extra = self.slots * tied / self.n_tied
+        hits = np.where(self.n_tied > 0, hits + extra, hits)
+        return hits / self.ks
+
+
+class _PermutedSources:
+    """``correctness(beta, None, picks, t, lag_truth)`` for the many ground truths ``t`` of
+    :func:`chance_level`, which permute each target's sources among its candidate cells:
+    the attention's ranks (Spearman, AUROC) and top-k sorts are computed once, the rest as
+    :func:`beta_spearman`, :func:`beta_topk`, :func:`beta_auroc` compute it (the same
+    values to the bit; a truth of another shape falls back to those functions)."""
+
+    def __init__(self, beta: np.ndarray, picks: np.ndarray | None) -> None:
+        self.beta, self.picks = np.asarray(beta, float), picks
+        flat = self.beta.ravel()
+        self.finite = np.isfinite(flat)
+        self.kept = flat[self.finite]
+        self.ranks = stats.rankdata(self.kept) if self.kept.size else self.kept
+        self.constant = self.kept.size < 2 or np.ptp(self.kept) == 0
+        self.candidates = np.isfinite(self.beta).sum(1)
+        self.topk: dict[tuple, _TopK] = {}
+
+    def __call__(self, truth: np.ndarray) -> dict[str, float]:
+        truth = np.asarray(truth, float)
+        if truth.shape != self.beta.shape or not np.isfinite(truth).all():
+            return correctness(self.beta, None, self.picks, truth, truth)
+        out = {
+            "beta_spearman": self._spearman(truth),
+            "beta_topk": self._topk(truth),
+            "beta_auroc": self._auroc(truth),
+        }
+        if self.picks is not None:
+            out["tcdf_precision"], out["tcdf_recall"] = pick_precision_recall(self.picks, truth)
+        return out
+
+    def _spearman(self, truth: np.ndarray) -> float:
+        t = truth.ravel()[self.finite]
+        if self.kept.size < 2 or np.ptp(t) == 0:
+            return float("nan")
+        if self.constant:
+            return 0.0  # a constant attention ranks nothing: chance
+        # scipy's spearmanr: the Pearson correlation of the two columns' average ranks
+        ranked = np.column_stack((self.ranks, _average_ranks(t)))
+        return float(np.corrcoef(ranked, rowvar=False)[1, 0])
+
+    def _topk(self, truth: np.ndarray) -> float:
+        true = (truth > 0) & np.isfinite(self.beta)
+        ks = true.sum(1)
+        rows = np.flatnonzero((ks > 0) & (self.candidates > ks))
+        if not len(rows):
+            return float("nan")
+        key = (tuple(rows), tuple(ks[rows]))
+        if key not in self.topk:
+            self.topk[key] = _TopK(self.beta[rows], ks[rows])
+        return float(np.mean(self.topk[key].shares(true[rows])))
+
+    def _auroc(self, truth: np.ndarray) -> float:
+        y = (truth > 0).ravel()[self.finite]
+        n_pos, n_neg = int(y.sum()), int((~y).sum())
+        if n_pos == 0 or n_neg == 0:
+            return float("nan")
+        return float((self.ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+class _PermutedLags:
+    """``alpha_lag_topk(alpha, moved)`` for the lag truths ``moved`` of :func:`chance_level`
+    (each pair's true lags moved in time: its number of true lags stays), with each pair's
+    top-k sort found once (the same values to the bit)."""
+
+    def __init__(self, alpha: np.ndarray, lag_truth: np.ndarray) -> None:
+        self.alpha = np.asarray(alpha, float)
+        ks = (np.asarray(lag_truth, float) > 0).sum(-1)
+        pairs = (ks > 0) & (ks < np.isfinite(self.alpha).sum(-1))
+        self.targets, self.sources = np.nonzero(pairs)  # target-major, as alpha_lag_topk
+        self.ks = ks
+        self.scorer = (
+            _TopK(self.alpha[self.targets, self.sources], ks[self.targets, self.sources])
+            if len(self.targets)
+            else None
+        )
+
+    def __call__(self, moved: np.ndarray) -> float:
+        moved = np.asarray(moved, float)
+        if moved.shape != self.alpha.shape or not ((moved > 0).sum(-1) == self.ks).all():
+            return alpha_lag_topk(self.alpha, moved)
+        if self.scorer is None:
+            return float("nan")
+        return float(np.mean(self.scorer.shares(moved[self.targets, self.sources] > 0)))
 
 
 def correctness_with_chance(

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from tsrate.suites.commandline import add_control_arguments, add_run_action, at_least
+from tsrate.suites import get_suite
+from tsrate.suites.commandline import (
+    add_build_action,
+    add_control_arguments,
+    add_run_action,
+    at_least,
+)
+from tsrate.suites.publishing import run_message
 from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
 
 
@@ -152,8 +159,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         tasks=args.tasks,
     )
     print(
-        f"suite run {suite_run_id} done. Try: tsrate query "
-        '"select * from marts.rsn_task_accuracy order by task, accuracy desc"'
+        run_message(
+            "reasoning",
+            suite_run_id,
+            not args.no_build,
+            "select * from marts.rsn_task_accuracy order by task, accuracy desc",
+        )
     )
     return 0
 
@@ -166,3 +177,4 @@ def register_actions(subparsers) -> None:
         add_run_arguments,
         run_from_args,
     )
+    add_build_action(subparsers, get_suite("reasoning"))

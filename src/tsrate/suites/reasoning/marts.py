@@ -243,7 +243,13 @@ def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
             record[column] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
         seed = int.from_bytes(hashlib.sha256("|".join(key).encode()).digest()[:4], "little")
         for column in ERROR_COLUMNS:
-            low, high = intervals.bootstrap_interval(block[column].to_numpy(float), seed=seed)
+            # over the items the mean is over (a missing error is left out of both)
+            values = block[column].to_numpy(float)
+            low, high = intervals.bootstrap_interval(
+                values[np.isfinite(values)],
+                seed=seed,
+                what=f"{column} of system {key[1]} ({key[2]}, suite run {key[0]})",
+            )
             record[f"{column}_ci_low"], record[f"{column}_ci_high"] = low, high
         records.append(record)
     out = pd.DataFrame.from_records(

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 
 from tsrate import TsrateError
+from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
+    add_build_action,
     add_control_arguments,
     add_run_action,
     add_size_arguments,
     at_least,
     str_list,
 )
+from tsrate.suites.publishing import run_message
 
 #: ``--sample`` without N: questions (each asked zero-shot and, with ``--prompting both``,
 #: with chain of thought) that gemma3_270m answers in about 10 minutes on 2 cores
@@ -120,8 +123,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         cot_parser=args.cot_parser,
     )
     print(
-        f"suite run {suite_run_id} done. Try: tsrate query "
-        '"select * from marts.und_ratings order by metric, feature, system_id"'
+        run_message(
+            "understanding",
+            suite_run_id,
+            not args.no_build,
+            "select * from marts.und_ratings order by metric, feature, system_id",
+        )
     )
     return 0
 
@@ -171,6 +178,7 @@ def register_actions(subparsers) -> None:
         add_run_arguments,
         run_from_args,
     )
+    add_build_action(subparsers, get_suite("understanding"))
     prompts = subparsers.add_parser("prompts", help="show the versioned prompt templates")
     prompts.add_argument("--task", help="only the template of this task")
     prompts.set_defaults(func=prompts_from_args)

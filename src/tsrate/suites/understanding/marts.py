@@ -278,7 +278,16 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         own = errors[block["parse_ok"].astype(bool)].dropna()
         record["mape"] = float(every.mean()) if len(every) else None
         record["mape_ci_low"], record["mape_ci_high"] = (
-            intervals.bootstrap_interval(every, seed=seed) if len(every) else (None, None)
+            intervals.bootstrap_interval(
+                every,
+                seed=seed,
+                what=(
+                    f"mape of system {record['system_id']} ({record['task']}, "
+                    f"{record['feature']}, {record['format']}, {record['prompting']})"
+                ),
+            )
+            if len(every)
+            else (None, None)
         )
         record["mape_parsed"] = float(own.mean()) if len(own) else None
         dates = block["date_correct"].dropna()
