@@ -197,6 +197,16 @@ def test_export_inputs_follows_any_one_study_flag_else_the_newest_runs_study(
     out = capsys.readouterr().out
     assert "exporting the study of" not in out
     assert list(_manifest(flagged)["tickers"]) == ["AAPL"]
+    assert _manifest(flagged)["study_id"] is None  # flags: no stored study named
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:  # the id `tsrate studies` shows, not the hash of the study's JSON
+        study_id = con.execute(
+            "select study_id from raw.studies where study_name = ?", [with_a_run]
+        ).fetchone()[0]
+        run_study = con.execute("select study_id from raw.runs").fetchone()[0]
+    finally:
+        con.close()
+    assert study_id == run_study
 
     newest = tmp_path / "newest"
     reader = duckdb.connect(str(warehouse), read_only=True, config=duckdb_settings())
@@ -204,13 +214,19 @@ def test_export_inputs_follows_any_one_study_flag_else_the_newest_runs_study(
         assert main(["export-inputs", str(newest)]) == 0
     finally:
         reader.close()
-    assert capsys.readouterr().out.startswith("exporting the study of the newest run\n")
+    assert capsys.readouterr().out.startswith(
+        f"exporting the study of the newest run (id {study_id})\n"
+    )
     assert list(_manifest(newest)["tickers"]) == ["JPM"]
+    assert _manifest(newest)["study_id"] == study_id != _manifest(newest)["study_hash"]
 
     named = tmp_path / "named"
     assert main(["export-inputs", str(named), "--study", with_a_run]) == 0
-    assert capsys.readouterr().out.startswith(f"exporting the study of --study {with_a_run}\n")
+    assert capsys.readouterr().out.startswith(
+        f"exporting the study of --study {with_a_run} (id {study_id})\n"
+    )
     assert list(_manifest(named)["tickers"]) == ["JPM"]
+    assert _manifest(named)["study_id"] == study_id
 
     assert (
         main(["export-inputs", str(tmp_path / "x"), "--study", with_a_run, "--horizon", "5"]) == 2

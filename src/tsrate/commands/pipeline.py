@@ -218,16 +218,18 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
     if args.study and flags:
         raise TsrateError("--study names a stored study: give it or the study flags, not both")
     with connect(warehouse_path(), read_only=True) as con:
-        study = None
+        study = study_id = None
         if not flags:  # the current study: --study NAME, else the newest run's
-            from tsrate.robustness.studies import current_study
+            from tsrate.robustness.studies import current_study, current_study_id
 
             study = current_study(con, args.study)
             if study is not None:
+                study_id = current_study_id(con, args.study)
                 origin = f"--study {args.study}" if args.study else "the newest run"
-                print(f"exporting the study of {origin}")
+                named = f" (id {study_id})" if study_id else ""
+                print(f"exporting the study of {origin}{named}")
         study = study or Study.from_vars(overrides)
-        summary = export_inputs(con, study, args.folder, args.images)
+        summary = export_inputs(con, study, args.folder, args.images, study_id)
     print(
         f"wrote {summary.input_rows} input values of {summary.windows} windows "
         f"x {len(study.perturbations)} perturbations ({summary.images} images) to "

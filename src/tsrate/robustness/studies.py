@@ -274,6 +274,21 @@ def resolve_study(con: duckdb.DuckDBPyConnection, study: str | None) -> str | No
     raise TsrateError(f"no study {study!r}; known studies: {known} (see `tsrate studies`)")
 
 
+def current_study_id(con: duckdb.DuckDBPyConnection, study: str | None = None) -> str | None:
+    """The id (as ``tsrate studies`` shows it) of the study :func:`current_study` returns:
+    the study named ``study``, else the study of the newest run with complete forecasts;
+    None when that run has no study yet (a warehouse of an earlier release). Reads only."""
+    if study is not None:
+        return resolve_study(con, study)
+    if not (_has_table(con, "runs") and _has_column(con, "runs", "study_id")):
+        return None
+    row = con.execute(
+        f"select study_id from raw.runs where status in {COMPLETE!r} "
+        "order by started_at desc, run_id desc limit 1"
+    ).fetchone()
+    return None if row is None else row[0]
+
+
 #: run statuses whose forecasts are complete (as tsrate.robustness.study.FORECASTED)
 COMPLETE = ("forecasted", "succeeded", "build_failed", "publish_failed")
 

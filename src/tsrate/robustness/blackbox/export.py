@@ -104,8 +104,13 @@ def export_inputs(
     study: Study,
     folder: str | Path,
     image_windows: int = 0,
+    study_id: str | None = None,
 ) -> ExportSummary:
-    """Write the study's inputs, optional line-plot PNGs and the manifest to ``folder``."""
+    """Write the study's inputs, optional line-plot PNGs and the manifest to ``folder``.
+
+    ``study_id``: the stored study's id (``tsrate studies``; the manifest's ``study_id``),
+    None for a study no run or import has stored yet (``study_hash`` is the hash of the
+    study's JSON, another key: it covers the systems, the study id does not)."""
     folder = Path(folder)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise TsrateError(f"{folder} exists and is not an empty folder; choose a new one")
@@ -122,6 +127,7 @@ def export_inputs(
             "format_version": FORMAT_VERSION,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "study": json.loads(study.to_json()),
+            "study_id": study_id,
             "study_hash": study.study_hash,
             "context_length": study.context_length,
             "horizon": study.horizon,
