@@ -89,6 +89,44 @@ missing_wrs_rows as (
     )
 ),
 
+{#- PIE measures the bias that matching on a confounder removes. In a study with one
+    industry (one company) that confounder is constant: every window is favoured alike, the
+    matching has nothing to adjust, and PIE is 0 (or matching noise) for every system by
+    construction, a score that cannot separate systems. Such a PIE row keeps its keys with a
+    null score and the reason, like a WRS metric the study cannot produce. APE stays: with a
+    constant confounder the treatments were drawn at random, so APE_m is still an unbiased
+    estimate of the perturbation's effect. The study's shape is read from window_errors. -#}
+study_shape as (
+    select
+        run_id,
+        count(distinct industry) as n_industries,
+        count(distinct ticker) as n_companies,
+    from window_errors
+    group by run_id
+),
+
+undefined_effect_metrics as (
+    select * from (values
+        ('pie_industry', 'industry', 'not defined for this study: pie_industry measures the bias of confounding by industry, and the study has fewer than two industries (give its tickers industries with --companies or the price file''s industry column)'),
+        ('pie_company', 'company', 'not defined for this study: pie_company measures the bias of confounding by company, and the study has fewer than two companies (study two tickers or more)')
+    ) as metrics (metric, confounder, reason)
+),
+
+effect_checked as (
+    select
+        effect_scores.*,
+        undefined_effect_metrics.reason,
+    from effect_scores
+    left join study_shape
+        on study_shape.run_id = effect_scores.run_id
+    left join undefined_effect_metrics
+        on undefined_effect_metrics.metric = effect_scores.metric
+        and (
+            (undefined_effect_metrics.confounder = 'industry' and study_shape.n_industries < 2)
+            or (undefined_effect_metrics.confounder = 'company' and study_shape.n_companies < 2)
+        )
+),
+
 effect_rows as (
     select
         run_id,
@@ -110,7 +148,25 @@ effect_rows as (
         aggregation,
         estimand,
         cast(null as varchar) as score_reason,
-    from effect_scores
+    from effect_checked
+    where reason is null
+),
+
+undefined_effect_rows as (
+    select
+        run_id,
+        system_id,
+        perturbation_id,
+        outcome,
+        metric,
+        measure,
+        confounder,
+        {{ no_score }}
+        aggregation,
+        estimand,
+        reason as score_reason,
+    from effect_checked
+    where reason is not null
 ),
 
 scored as (
@@ -119,6 +175,8 @@ scored as (
     select * from missing_wrs_rows
     union all
     select * from effect_rows
+    union all
+    select * from undefined_effect_rows
 ),
 
 {#- A system is analysed on an outcome only when every one of its windows has it (the
