@@ -192,7 +192,7 @@ reading the results (the published snapshot):
 scheduling and other suites:
   tsrate serve               the schedules: nightly refresh, weekly rating
   tsrate suite NAME run      understanding, reasoning or interpretability
-  tsrate suite NAME build    build and publish a suite run stored with --no-build
+  tsrate suite NAME build    build, publish a suite run stored with --no-build
 """
 
 #: Below the options of ``tsrate --help``.
