@@ -56,9 +56,16 @@ wrs_rows as (
 {#- A WRS metric the study's shape cannot produce (wrs_industry needs two industries,
     wrs_company an industry with two companies: wrs_pairs then has no pair) still appears,
     for every system x perturbation x outcome of the run's other WRS metric, with a null
-    score and the reason, never silently missing. -#}
+    score and the reason, never silently missing. A one-ticker run, which has no WRS metric
+    at all, takes those keys from its APE/PIE scores. -#}
 wrs_keys as (
     select distinct run_id, system_id, perturbation_id, outcome from wrs_rows
+    union
+    select distinct run_id, system_id, perturbation_id, outcome from effect_scores
+    where run_id not in (select run_id from wrs_rows)
+        and run_id in (
+            select run_id from window_errors group by run_id having count(distinct ticker) < 2
+        )
 ),
 
 wrs_metrics as (

@@ -80,3 +80,13 @@ def test_pie_of_a_one_industry_study_is_not_rated_and_says_why(tmp_path):
     assert n_ape > 0 and rated_ape > 0 and n_company > 0 and rated_company > 0
     assert pie[0] == "pie_industry" and pie[1] > 0 and pie[2] == 0
     assert pie[3] == ["not rated: " + REASON]
+
+
+def test_robustness_scores_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
+    """The model's hand-computed unit cases (robustness_scores.yml), among them one-industry,
+    one-ticker and two-industry runs: PIE of a constant confounder unscored with its reason,
+    and a run without any WRS metric (one ticker) still listing both, unscored."""
+    from tests.integration.builds import unit_cases_pass
+
+    selection = ["--select", "+robustness_scores", "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
