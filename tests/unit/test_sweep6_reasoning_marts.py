@@ -379,7 +379,7 @@ def test_item_values_without_forecasts_or_questions():
 
 def group_draws(seed, key, matrix, resamples):
     """The item resamples of one group: generator seeded by [seed, first four bytes
-    (little-endian) of sha256 of 'run|metric|task'], each resample len(items) row indices,
+    (little-endian) of sha256 of 'reasoning|metric|task'], each resample len(items) row indices,
     each system's mean over the drawn items (NaN left out)."""
     digest = hashlib.sha256("|".join(key).encode()).digest()[:4]
     rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
@@ -429,7 +429,7 @@ def test_rating_stability_intervals_are_the_resampled_means():
     matrix = np.array([[1.0, 1.0], [2.0, np.nan], [6.0, 1.5], [9.0, 2.0]])
     for run, task in (("r", "forecast_without_context"), ("q", "forecast_without_context"),
                       ("r", "forecast_with_context")):  # fmt: skip
-        draws = group_draws(4, (run, "mae", task), matrix, 50)
+        draws = group_draws(4, ("reasoning", "mae", task), matrix, 50)  # not the run
         for k, system in enumerate(("s", "t")):
             if (run, task, system) not in got.index:
                 continue
@@ -442,7 +442,7 @@ def test_rating_stability_intervals_are_the_resampled_means():
     default = marts.rating_stability_table(values, ratings, levels=3).set_index(
         ["suite_run_id", "task", "system_id"]
     )
-    draws = group_draws(0, ("r", "mae", "forecast_without_context"), matrix, 200)
+    draws = group_draws(0, ("reasoning", "mae", "forecast_without_context"), matrix, 200)
     low, high = np.quantile(draws[:, 0], [0.025, 0.975])
     row = default.loc[("r", "forecast_without_context", "s")]
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))

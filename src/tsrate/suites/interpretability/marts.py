@@ -21,9 +21,9 @@ import pandas as pd
 
 from tsrate.suites.interpretability.measures import correctness_with_chance
 from tsrate.suites.rating import (
-    group_rng,
     metric_rule,
     stability_records,
+    stability_rng,
     stability_table,
     suite_spec,
 )
@@ -217,9 +217,12 @@ def rating_stability_table(
     re-rated by the published rule (direction and ideal of the suite's rating spec). A model
     left unrated for near-uniform attention, or with a null published rating, gets a null
     share; so does every model of a variant trained on fewer than two seeds (one seed
-    cannot be resampled). Columns: suite_run_id, metric, variant_id, model_id, raw_score,
-    rating, rating_levels, rating_reason, share_at_rating, n_resamples, n_seeds,
-    n_resamples_undefined (:func:`tsrate.suites.rating.stability_records`)."""
+    cannot be resampled). The resamples are seeded by ``seed`` (var bootstrap_seed), the
+    suite and the variant (:func:`tsrate.suites.rating.stability_rng`), not the suite run:
+    identical runs, identical shares. Columns: suite_run_id, metric, variant_id, model_id,
+    raw_score, rating, rating_levels, rating_reason, share_at_rating, share_mc_se (its Monte
+    Carlo standard error), n_resamples, n_seeds, n_resamples_undefined
+    (:func:`tsrate.suites.rating.stability_records`)."""
     spec = suite_spec("interpretability", specs)
     beta = attention[attention["attention"] == "beta"]
     records = []
@@ -246,7 +249,8 @@ def rating_stability_table(
             .to_numpy(dtype=float)
             for model_id, part in cells.groupby("model_id")
         }
-        rng = group_rng(seed, suite_run_id, variant_id)
+        # seeded by the data's keys, not the suite run: a rerun draws the same resamples
+        rng = stability_rng(seed, "interpretability", variant_id)
         draws = (
             [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
             if len(seeds) > 1

@@ -374,8 +374,10 @@ def rating_stability_table(
     for an unrated system); ``ci_low`` / ``ci_high`` = the percentile 95 % interval of the
     system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`; like the core's
     ``rating_stability``), so every rated score -- series_gap and context_gain included --
-    carries an interval. ``rating_levels`` and ``rating_reason`` are copied from
-    ``ratings``."""
+    carries an interval; ``share_mc_se`` = the share's Monte Carlo standard error. The
+    resamples are seeded by ``seed`` (var bootstrap_seed), the suite, metric and task
+    (:func:`tsrate.suites.rating.stability_rng`), not the suite run: identical data, identical
+    shares. ``rating_levels`` and ``rating_reason`` are copied from ``ratings``."""
     spec = kit.suite_spec("reasoning", specs)
     records = []
     for (suite_run_id, metric, task), block in values.groupby(["suite_run_id", "metric", "task"]):
@@ -389,7 +391,8 @@ def rating_stability_table(
         wide = block.pivot_table(
             index="item_id", columns="system_id", values="value", aggfunc="mean"
         )
-        rng = kit.group_rng(seed, suite_run_id, metric, task)
+        # seeded by the data's keys, not the suite run: a rerun draws the same resamples
+        rng = kit.stability_rng(seed, "reasoning", metric, task)
         matrix = wide.to_numpy(dtype=float)
         draws = []
         for _ in range(resamples):
