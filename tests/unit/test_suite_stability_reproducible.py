@@ -10,6 +10,10 @@ suites' marts; nothing is replaced."""
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -187,7 +191,8 @@ def test_understanding_features_draw_independently():
 def interp_inputs(runs_ids=("run-a", "run-b"), variants=("d2",)):
     """test_mse of two models on five training seeds, A better on most: the same runs
     stored under every suite run and variant."""
-    mse = {"A": [1.0, 3.5, 1.0, 1.2, 2.4], "B": [2.0, 2.0, 2.0, 1.9, 2.1]}
+    # no two draws' means tie (a tie leaves both unrated: that draw would not count)
+    mse = {"A": [1.0, 3.5, 1.1, 1.3, 2.4], "B": [2.01, 1.97, 2.03, 1.91, 2.12]}
     rows = [
         {"suite_run_id": run, "variant_id": variant, "model_id": model, "seed": seed,
          "run_key": f"{run}-{variant}-{model}-{seed}", "test_mse": value}
@@ -209,9 +214,10 @@ def interp_inputs(runs_ids=("run-a", "run-b"), variants=("d2",)):
 
 
 def test_interpretability_same_runs_under_two_suite_runs_give_identical_stability():
+    """Random draws (the path of more than EXACT_MAX_SEEDS seeds, forced here)."""
     runs, correctness, attention, ratings = interp_inputs()
     table = interp.rating_stability_table(
-        runs, correctness, attention, ratings, 3, resamples=200, seed=42
+        runs, correctness, attention, ratings, 3, resamples=200, seed=42, exact_max_seeds=0
     )
     assert_some_share_is_shaky(table)
     keys = ["metric", "variant_id", "model_id"]
@@ -223,9 +229,70 @@ def test_interpretability_same_runs_under_two_suite_runs_give_identical_stabilit
 def test_interpretability_variants_draw_independently():
     runs, correctness, attention, ratings = interp_inputs(("run-a",), ("d2", "d3"))
     table = interp.rating_stability_table(
-        runs, correctness, attention, ratings, 3, resamples=200, seed=42
+        runs, correctness, attention, ratings, 3, resamples=200, seed=42, exact_max_seeds=0
     )
     one = table[table["variant_id"] == "d2"].set_index("model_id").sort_index()
     other = table[table["variant_id"] == "d3"].set_index("model_id").sort_index()
     assert (one["raw_score"] == other["raw_score"]).all()
     assert not np.array_equal(one["share_at_rating"], other["share_at_rating"])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_exact_seed_draws_are_the_ordered_draws_grouped_by_multiset(n):
+    """Independent enumeration: all n^n ordered draws, grouped by their sorted tuple."""
+    counts = Counter(tuple(sorted(d)) for d in itertools.product(range(n), repeat=n))
+    draws, weights = interp.exact_seed_draws(n)
+    assert len(draws) == math.comb(2 * n - 1, n) == len(counts)
+    got = {tuple(int(i) for i in d): w for d, w in zip(draws, weights, strict=True)}
+    assert got.keys() == counts.keys()
+    for multiset, count in counts.items():
+        assert got[multiset] == pytest.approx(count / n**n, rel=1e-12)
+    assert sum(weights) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_exact_share_is_the_enumerated_probability_and_random_draws_are_within_their_se():
+    """Five seeds: the default bootstrap is exact. Two models: A keeps its published rating
+    (1, the better) exactly when its mean over the drawn seeds stays below B's, so the exact
+    share is that event's share of the 5^5 equally likely ordered draws, enumerated here.
+    The Monte Carlo bootstrap (forced) lies within four of its standard errors of it."""
+    runs, correctness, attention, ratings = interp_inputs(("run-a",))
+    assert dict(zip(ratings["model_id"], ratings["rating"], strict=True)) == {"A": 1, "B": 2}
+    mse = runs.pivot_table(index="seed", columns="model_id", values="test_mse")
+    a, b = mse["A"].to_numpy(), mse["B"].to_numpy()
+    ordered = np.array(list(itertools.product(range(5), repeat=5)))
+    mean_a, mean_b = a[ordered].mean(axis=1), b[ordered].mean(axis=1)
+    assert (np.abs(mean_a - mean_b) > 1e-9).all()
+    expected = float(np.mean(mean_a < mean_b))
+    assert 0.5 < expected < 0.95  # shaky: Monte Carlo noise would show
+    exact = interp.rating_stability_table(runs, correctness, attention, ratings, 3, seed=42)
+    exact = exact.set_index("model_id")
+    for model in ("A", "B"):
+        assert exact.loc[model, "share_at_rating"] == pytest.approx(expected, abs=1e-12)
+        assert exact.loc[model, "share_mc_se"] == 0.0
+        assert exact.loc[model, "n_resamples"] == math.comb(9, 5)
+    random = interp.rating_stability_table(
+        runs, correctness, attention, ratings, 3, resamples=400, seed=42, exact_max_seeds=0
+    ).set_index("model_id")
+    for model in ("A", "B"):
+        se = math.sqrt(expected * (1 - expected) / 400)
+        assert abs(random.loc[model, "share_at_rating"] - expected) < 4 * se
+        assert random.loc[model, "n_resamples"] == 400
+        assert random.loc[model, "share_mc_se"] == pytest.approx(se, rel=0.3)
+
+
+def test_more_seeds_than_the_exact_limit_are_drawn_at_random():
+    """Seven seeds: C(13, 7) = 1716 distinct draws, more than the exact limit allows."""
+    mse = {"A": [1.0, 3.5, 1.0, 1.2, 2.4, 1.4, 2.6], "B": [2.0] * 7}
+    runs = pd.DataFrame(
+        [{"suite_run_id": "r", "variant_id": "d2", "model_id": model, "seed": seed,
+          "run_key": f"{model}-{seed}", "test_mse": value}
+         for model, values in mse.items() for seed, value in enumerate(values, start=1)]
+    )  # fmt: skip
+    _, correctness, attention, _ = interp_inputs()
+    scores = runs.groupby(["suite_run_id", "variant_id", "model_id"], as_index=False)
+    scores = scores["test_mse"].mean().rename(columns={"test_mse": "raw_score"})
+    ratings = interp.rating_table(scores.assign(metric="test_mse"), 3)
+    table = interp.rating_stability_table(runs, correctness, attention, ratings, 3, resamples=90)
+    assert interp.EXACT_MAX_SEEDS < 7
+    assert (table["n_resamples"] == 90).all() and (table["n_seeds"] == 7).all()
+    assert (table["share_mc_se"] > 0).all()

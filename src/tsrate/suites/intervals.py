@@ -120,9 +120,11 @@ def bootstrap_interval(
     return float(low), float(high)
 
 
-def too_many_undefined(undefined: int, resamples: int) -> bool:
+def too_many_undefined(undefined: float, resamples: float) -> bool:
     """Whether ``undefined`` of ``resamples`` is too many to give an interval or share
-    (more than ``MAX_UNDEFINED_SHARE`` of them; every one when there are no resamples)."""
+    (more than ``MAX_UNDEFINED_SHARE`` of them; every one when there are no resamples).
+    Counts or weights: the probability of the undefined draws out of 1 for an exact
+    bootstrap."""
     return resamples <= 0 or undefined > MAX_UNDEFINED_SHARE * resamples
 
 
@@ -191,13 +193,19 @@ def stability_counts(
     ideal: float | None = None,
     higher_is_better: bool = False,
     maximum: float | None = None,
-) -> tuple[dict[str, int], dict[str, int]]:
+    weights: Sequence[float] | None = None,
+) -> tuple[dict[str, float], dict[str, float]]:
     """Per system, the resamples at its published rating and the resamples counted for
     it: the numerator and denominator of :func:`stability_shares` (see there for the rule);
-    the counted ones also give the share's Monte Carlo standard error."""
-    hits = dict.fromkeys(published, 0)
-    counted = dict.fromkeys(published, 0)
-    for scores in resampled:
+    the counted ones also give the share's Monte Carlo standard error. With ``weights``
+    (one per resample: e.g. the probabilities of an exact bootstrap's distinct draws) each
+    resample counts its weight instead of 1."""
+    hits = dict.fromkeys(published, 0.0)
+    counted = dict.fromkeys(published, 0.0)
+    weights = [1.0] * len(resampled) if weights is None else [float(w) for w in weights]
+    if len(weights) != len(resampled):
+        raise ValueError(f"{len(weights)} weights for {len(resampled)} resamples: give one each")
+    for scores, weight in zip(resampled, weights, strict=True):
         finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
         if not finite:
             continue
@@ -207,8 +215,8 @@ def stability_counts(
         for system, value in again.items():
             if published[system] is None or value is None:
                 continue
-            counted[system] += 1
-            hits[system] += int(value == published[system])
+            counted[system] += weight
+            hits[system] += weight * (value == published[system])
     return hits, counted
 
 

@@ -267,6 +267,7 @@ def stability_records(
     counts: dict[str, int],
     *,
     interval: bool = True,
+    weights: Sequence[float] | None = None,
 ) -> list[dict[str, object]]:
     """The rating-stability rows of one rated group.
 
@@ -286,7 +287,15 @@ def stability_records(
     undefined (missing or not finite), which the share and interval leave out; when they
     are more than ``MAX_UNDEFINED_SHARE`` of the resamples
     (:func:`tsrate.suites.intervals.too_many_undefined`) the share and interval are
-    withheld (NaN): they would describe only the resamples where the score exists."""
+    withheld (NaN): they would describe only the resamples where the score exists.
+    ``weights`` (one per resample, summing to 1): ``draws`` are every distinct resample of
+    an exact bootstrap with its probability; the share and the withholding weigh each by
+    it, ``n_resamples_undefined`` counts the distinct resamples, and ``share_mc_se`` is 0
+    (no Monte Carlo); without an interval only (its percentiles are unweighted)."""
+    if weights is not None and interval:
+        raise ValueError(
+            "stability_records: weighted resamples have no interval; pass interval=False"
+        )
     ideal, higher, worst = (*rule, None)[:3]
     # floating noise of 0 is 0 in every resample, as in the published scores
     # (tsrate.methods.ratings.snap_to_zero over the group's systems)
@@ -301,15 +310,30 @@ def stability_records(
         for row in published_rows.itertuples(index=False)
     }
     hits, counted = intervals.stability_counts(
-        published, draws, levels, ideal=ideal, higher_is_better=higher, maximum=worst
+        published,
+        draws,
+        levels,
+        ideal=ideal,
+        higher_is_better=higher,
+        maximum=worst,
+        weights=weights,
     )
+    mass = np.ones(len(draws)) if weights is None else np.asarray(weights, dtype=float)
     shares = {s: (hits[s] / counted[s] if counted[s] else float("nan")) for s in published}
     records = []
     for row in published_rows.itertuples(index=False):
         name = getattr(row, system)
         values = np.array([d.get(name, np.nan) for d in draws], dtype=float)
-        undefined = int((~np.isfinite(values)).sum())
-        withheld = intervals.too_many_undefined(undefined, len(draws))
+        missing = ~np.isfinite(values)
+        undefined = int(missing.sum())
+        # by weight: the distinct draws of an exact bootstrap count their probability
+        withheld = intervals.too_many_undefined(float(mass[missing].sum()), float(mass.sum()))
+        if withheld:
+            error = float("nan")
+        elif weights is None:
+            error = share_mc_se(shares[name], counted[name])
+        else:  # exact: no Monte Carlo error (NaN with the share)
+            error = 0.0 if np.isfinite(shares[name]) else float("nan")
         reason = getattr(row, "rating_reason", None)
         record = {
             **key,
@@ -319,7 +343,7 @@ def stability_records(
             "rating_levels": int(levels),
             "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
             "share_at_rating": float("nan") if withheld else shares[name],
-            "share_mc_se": (float("nan") if withheld else share_mc_se(shares[name], counted[name])),
+            "share_mc_se": error,
         }
         if interval:
             low, high = intervals.resampled_interval(values)
