@@ -221,7 +221,7 @@ def scored_rows(maes, *, system="s", condition="without_context", run="r", usabl
 
 def bootstrap(values, key) -> tuple[float, float]:
     """The percentile 95 % bootstrap of the mean, 200 resamples, seeded by the first four
-    bytes (little-endian) of sha256 of the group key joined by '|'."""
+    bytes (little-endian) of sha256 of the group key (system, condition) joined by '|'."""
     seed = int.from_bytes(hashlib.sha256("|".join(key).encode()).digest()[:4], "little")
     rng = np.random.default_rng(seed)
     values = np.asarray(values, float)
@@ -244,7 +244,7 @@ def test_forecast_intervals_by_hand():
     assert s["system_kind"] == "language_model" and out.iloc[1]["system_kind"] == "reference"
     assert s["mae"] == 3.75 and s["mse"] == 7.5 and s["mae_parsed"] == 1.5
     assert s["baseline_mae"] == 4.75 and s["baseline_mae_minmax"] == 6.75
-    key = ("r", "s", "without_context")
+    key = ("s", "without_context")  # system and condition: not the suite run "r"
     for k, column in enumerate(marts.ERROR_COLUMNS):
         low, high = bootstrap(np.array([1.0, 2.0, 4.0, 8.0]) * (k + 1), key)
         assert s[f"{column}_ci_low"] == pytest.approx(low, rel=1e-12)

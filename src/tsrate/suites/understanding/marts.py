@@ -258,7 +258,8 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         record["accuracy"] = float(correct.mean())
         low, high = intervals.wilson_interval(int(correct.sum()), n)
         record["accuracy_ci_low"], record["accuracy_ci_high"] = float(low), float(high)
-        seed = _bootstrap_seed(*_seed_parts(key, 1))
+        # the key without its suite run: a rerun on identical answers gives the same intervals
+        seed = _bootstrap_seed(*_seed_parts(key, 1)[1:])
         record["f1"] = record["f1_ci_low"] = record["f1_ci_high"] = None
         if record["task"] in ("detection", "classification"):
             labels = sorted({c for k in block["prompt_key"] for c in class_sets.get(k, ())})
