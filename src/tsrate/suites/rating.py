@@ -278,9 +278,10 @@ def stability_records(
     ``share_at_rating`` is
     :func:`tsrate.suites.intervals.stability_shares` (NaN for an unrated system or without
     resamples); ``share_mc_se`` its Monte Carlo standard error (:func:`share_mc_se` over the
-    resamples the share counts; NaN where the share is); with ``interval``, ``ci_low`` / ``ci_high`` are the percentile interval of
-    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`),
-    widened to the published score where it lies outside
+    resamples the share counts; NaN where the share is); with ``interval``, ``ci_low`` /
+    ``ci_high`` are the percentile interval of the system's resampled score
+    (:func:`tsrate.suites.intervals.resampled_interval`), widened to the published score
+    where it lies outside
     (:func:`tsrate.methods.ratings.interval_holding_the_point`).
     ``key`` (the group's columns) leads every row and ``counts`` (n_resamples, n_items, ...)
     then ``n_resamples_undefined`` end it: the resamples in which the system's value is

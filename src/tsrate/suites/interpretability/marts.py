@@ -278,13 +278,13 @@ def rating_stability_table(
             .to_numpy(dtype=float)
             for model_id, part in cells.groupby("model_id")
         }
-        # seeded by the data's keys, not the suite run: a rerun draws the same resamples
         weights = None
         if len(seeds) < 2:
             draws = []
         elif len(seeds) <= exact_max_seeds:
             draws, weights = exact_seed_draws(len(seeds))
         else:
+            # seeded by the data's keys, not the suite run: a rerun draws the same resamples
             rng = stability_rng(seed, "interpretability", variant_id)
             draws = [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
         for metric, rows in block.groupby("metric"):
