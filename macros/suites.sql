@@ -96,7 +96,8 @@ select * from final
 {% endmacro %}
 
 {#- A suite's rating-stability mart: the rows of its stability model (share of resamples at
-    each published rating) cast to the contract. `key` is the rated group's column besides
+    each published rating, with its Monte Carlo standard error share_mc_se) cast to the
+    contract. `key` is the rated group's column besides
     suite_run_id and metric (task, feature, ...), or a list of such columns; `count_name`
     counts the resampled units (items, prompts, seeds); `system` names the rated column
     (system_id, model_id); `interval=true` adds ci_low / ci_high, the interval of each
@@ -123,6 +124,7 @@ final as (
         cast(rating_levels as integer) as rating_levels,
         cast(rating_reason as varchar) as rating_reason,
         cast(share_at_rating as double) as share_at_rating,
+        cast(share_mc_se as double) as share_mc_se,
         {%- if interval %}
         cast(ci_low as double) as ci_low,
         cast(ci_high as double) as ci_high,

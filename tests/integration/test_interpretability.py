@@ -154,13 +154,19 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness, dbt_t
     compared = ratings[ratings["rank"].notna()].groupby(["metric", "variant_id"]).size()
     n_models = ratings.groupby(["metric", "variant_id"])["n_models"].first()
     assert (n_models.reindex(compared.index) == compared).all()
-    # every rating shows how firm it is: a bootstrap over the 2 training seeds
+    # every rating shows how firm it is: the exact bootstrap over the 2 training seeds
+    # (the 3 distinct draws {1, 1}, {1, 2}, {2, 2}, weighted 1/4, 1/2, 1/4)
     stability = read(warehouse, "select * from marts.interp_rating_stability")
     keys = ["suite_run_id", "metric", "variant_id", "model_id"]
     both = ratings.merge(stability, on=keys, suffixes=("", "_s"), validate="one_to_one")
     assert len(both) == len(ratings) == len(stability)
     assert (both["rating"].fillna(-1) == both["rating_s"].fillna(-1)).all()
-    assert (stability["n_seeds"] == 2).all() and (stability["n_resamples"] == 200).all()
+    assert (stability["n_seeds"] == 2).all() and (stability["n_resamples"] == 3).all()
+    shares = stability["share_at_rating"].dropna()
+    # a ratio of sums of those weights (a draw leaving the model unrated does not count)
+    possible = np.array([0, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 4, 1])
+    assert all(np.isclose(possible, share, rtol=0, atol=1e-12).any() for share in shares)
+    assert (stability.loc[shares.index, "share_mc_se"] == 0).all()  # no Monte Carlo
     has_rating = stability["rating"].notna()
     assert stability.loc[~has_rating, "share_at_rating"].isna().all()
     assert stability.loc[has_rating, "share_at_rating"].dropna().between(0, 1).all()

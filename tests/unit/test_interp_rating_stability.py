@@ -63,11 +63,22 @@ def test_share_matches_the_exact_probability_over_all_seed_draws():
     b = runs[runs.model_id == "B"].set_index("seed")["test_mse"]
     draws = list(itertools.product(SEEDS, repeat=3))
     exact = np.mean([np.mean([a[s] for s in d]) < np.mean([b[s] for s in d]) for d in draws])
+    assert exact == pytest.approx(20 / 27)  # all draws but those with two or three seed-2s
+    # three seeds: the exact bootstrap (every distinct draw with its probability) by default
     table = rating_stability_table(
         runs, empty_correctness(), empty_attention(), ratings, 3, resamples=4000, seed=7
     )
     shares = table.set_index("model_id")["share_at_rating"]
-    assert exact == pytest.approx(20 / 27)  # all draws but those with two or three seed-2s
+    assert shares["A"] == pytest.approx(exact, abs=1e-12)
+    assert shares["B"] == pytest.approx(exact, abs=1e-12)
+    assert (table["n_seeds"] == 3).all() and (table["n_resamples"] == 10).all()
+    assert (table["share_mc_se"] == 0).all()
+    # random draws instead (as with more seeds than EXACT_MAX_SEEDS): near the same share
+    table = rating_stability_table(
+        runs, empty_correctness(), empty_attention(), ratings, 3, resamples=4000, seed=7,
+        exact_max_seeds=0,
+    )  # fmt: skip
+    shares = table.set_index("model_id")["share_at_rating"]
     assert shares["A"] == pytest.approx(exact, abs=0.03)
     assert shares["B"] == pytest.approx(exact, abs=0.03)
     assert (table["n_seeds"] == 3).all() and (table["n_resamples"] == 4000).all()

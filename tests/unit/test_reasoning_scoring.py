@@ -168,7 +168,7 @@ def test_rating_stability_re_rates_by_the_rule_of_the_published_ratings():
     stability = rating_stability_table(values, published, 3, resamples=200, seed=3)
     stability = stability.set_index("metric")
     # by hand: the same item draws; rated 2 when 2 or 3 of the 6 drawn items are correct
-    digest = hashlib.sha256(b"run|accuracy|qa_single").digest()[:4]
+    digest = hashlib.sha256(b"reasoning|accuracy|qa_single").digest()[:4]
     rng = np.random.default_rng([3, int.from_bytes(digest, "little")])
     draws = [rng.integers(0, 6, 6) for _ in range(200)]
     expected = np.mean([np.array(correct)[d].sum() in (2.0, 3.0) for d in draws])

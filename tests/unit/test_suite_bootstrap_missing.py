@@ -88,7 +88,7 @@ def test_the_stability_table_counts_each_systems_undefined_resamples():
 
     wide = values.pivot_table(index="item_id", columns="system_id", values="value")
     matrix = wide.to_numpy()
-    draw = group_rng(5, "r", "mae", "forecast_x")
+    draw = group_rng(5, "reasoning", "mae", "forecast_x")  # suite, metric, task
     resampled = []
     for _ in range(300):
         picked = matrix[draw.integers(0, 12, 12)]

@@ -221,7 +221,7 @@ def scored_rows(maes, *, system="s", condition="without_context", run="r", usabl
 
 def bootstrap(values, key) -> tuple[float, float]:
     """The percentile 95 % bootstrap of the mean, 200 resamples, seeded by the first four
-    bytes (little-endian) of sha256 of the group key joined by '|'."""
+    bytes (little-endian) of sha256 of the group key (system, condition) joined by '|'."""
     seed = int.from_bytes(hashlib.sha256("|".join(key).encode()).digest()[:4], "little")
     rng = np.random.default_rng(seed)
     values = np.asarray(values, float)
@@ -244,7 +244,7 @@ def test_forecast_intervals_by_hand():
     assert s["system_kind"] == "language_model" and out.iloc[1]["system_kind"] == "reference"
     assert s["mae"] == 3.75 and s["mse"] == 7.5 and s["mae_parsed"] == 1.5
     assert s["baseline_mae"] == 4.75 and s["baseline_mae_minmax"] == 6.75
-    key = ("r", "s", "without_context")
+    key = ("s", "without_context")  # system and condition: not the suite run "r"
     for k, column in enumerate(marts.ERROR_COLUMNS):
         low, high = bootstrap(np.array([1.0, 2.0, 4.0, 8.0]) * (k + 1), key)
         assert s[f"{column}_ci_low"] == pytest.approx(low, rel=1e-12)
@@ -379,7 +379,7 @@ def test_item_values_without_forecasts_or_questions():
 
 def group_draws(seed, key, matrix, resamples):
     """The item resamples of one group: generator seeded by [seed, first four bytes
-    (little-endian) of sha256 of 'run|metric|task'], each resample len(items) row indices,
+    (little-endian) of sha256 of 'reasoning|metric|task'], each resample len(items) row indices,
     each system's mean over the drawn items (NaN left out)."""
     digest = hashlib.sha256("|".join(key).encode()).digest()[:4]
     rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
@@ -429,7 +429,7 @@ def test_rating_stability_intervals_are_the_resampled_means():
     matrix = np.array([[1.0, 1.0], [2.0, np.nan], [6.0, 1.5], [9.0, 2.0]])
     for run, task in (("r", "forecast_without_context"), ("q", "forecast_without_context"),
                       ("r", "forecast_with_context")):  # fmt: skip
-        draws = group_draws(4, (run, "mae", task), matrix, 50)
+        draws = group_draws(4, ("reasoning", "mae", task), matrix, 50)  # not the run
         for k, system in enumerate(("s", "t")):
             if (run, task, system) not in got.index:
                 continue
@@ -442,7 +442,7 @@ def test_rating_stability_intervals_are_the_resampled_means():
     default = marts.rating_stability_table(values, ratings, levels=3).set_index(
         ["suite_run_id", "task", "system_id"]
     )
-    draws = group_draws(0, ("r", "mae", "forecast_without_context"), matrix, 200)
+    draws = group_draws(0, ("reasoning", "mae", "forecast_without_context"), matrix, 200)
     low, high = np.quantile(draws[:, 0], [0.025, 0.975])
     row = default.loc[("r", "forecast_without_context", "s")]
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))

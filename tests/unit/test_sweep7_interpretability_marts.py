@@ -372,15 +372,17 @@ def test_every_resample_is_the_documented_draw_scored_by_the_documented_formulas
     ratings = published_ratings(runs, correctness, attention)
     seen = {}
 
-    def record(key, rows, system, draws, levels, rule, counts, interval=True):
+    def record(key, rows, system, draws, levels, rule, counts, interval=True, weights=None):
         seen[key["metric"]] = {"draws": draws, "rule": rule, "counts": counts, "levels": levels,
                                "interval": interval, "models": rows[system].tolist()}  # fmt: skip
         return []
 
     monkeypatch.setattr(marts, "stability_records", record)
     monkeypatch.setattr(marts, "stability_table", lambda records, *a, **k: records)
-    marts.rating_stability_table(runs, correctness, attention, ratings, 3, resamples=25, seed=4)
-    rng = key_rng(4, "s", "v")
+    marts.rating_stability_table(
+        runs, correctness, attention, ratings, 3, resamples=25, seed=4, exact_max_seeds=0
+    )
+    rng = key_rng(4, "interpretability", "v")
     picks = [rng.integers(0, 3, 3) for _ in range(25)]
     seeds = sorted(SEEDS)
     assert set(seen) == set(METRICS)
@@ -409,13 +411,15 @@ def test_a_model_with_a_null_rating_is_left_out_of_the_resamples(monkeypatch):
     ratings = published_ratings(runs, correctness, attention, rating=(1, None))
     seen = {}
 
-    def record(key, rows, system, draws, levels, rule, counts, interval=True):
+    def record(key, rows, system, draws, levels, rule, counts, interval=True, weights=None):
         seen[key["metric"]] = draws
         return []
 
     monkeypatch.setattr(marts, "stability_records", record)
     monkeypatch.setattr(marts, "stability_table", lambda records, *a, **k: records)
-    marts.rating_stability_table(runs, correctness, attention, ratings, 3, resamples=5)
+    marts.rating_stability_table(
+        runs, correctness, attention, ratings, 3, resamples=5, exact_max_seeds=0
+    )
     for draws in seen.values():
         assert len(draws) == 5 and all(set(d) == {"A"} for d in draws)
 
@@ -428,7 +432,8 @@ def test_the_stability_table_end_to_end_on_a_dominant_model():
     # the docstring's columns, without an interval
     assert list(table.columns) == [
         "suite_run_id", "metric", "variant_id", "model_id", "raw_score", "rating",
-        "rating_levels", "rating_reason", "share_at_rating", "n_resamples", "n_seeds",
+        "rating_levels", "rating_reason", "share_at_rating", "share_mc_se", "n_resamples",
+        "n_seeds",
         "n_resamples_undefined",
     ]  # fmt: skip
     assert (table["n_seeds"] == 3).all() and (table["n_resamples"] == 10).all()
@@ -438,7 +443,7 @@ def test_the_stability_table_end_to_end_on_a_dominant_model():
 def capture_draws(monkeypatch):
     seen = {}
 
-    def record(key, rows, system, draws, levels, rule, counts, interval=True):
+    def record(key, rows, system, draws, levels, rule, counts, interval=True, weights=None):
         seen[key["metric"]] = (draws, counts)
         return []
 
@@ -451,12 +456,12 @@ def test_the_defaults_are_the_projects_resample_count_and_seed_zero(monkeypatch)
     runs, correctness, attention = stability_inputs()
     ratings = published_ratings(runs, correctness, attention)
     seen = capture_draws(monkeypatch)
-    marts.rating_stability_table(runs, correctness, attention, ratings, 3)
+    marts.rating_stability_table(runs, correctness, attention, ratings, 3, exact_max_seeds=0)
     project = (Path(__file__).parents[2] / "dbt_project.yml").read_text()
     resamples = int(re.search(r"^\s*bootstrap_resamples:\s*(\d+)", project, re.M).group(1))
     draws, counts = seen["test_mse"]
     assert counts == {"n_resamples": resamples, "n_seeds": 3} and len(draws) == resamples
-    rng = key_rng(0, "s", "v")
+    rng = key_rng(0, "interpretability", "v")
     by_seed = {1: 1.0, 2: 2.0, 3: 4.0}  # model A's test MSE
     for draw in draws:
         pick = rng.integers(0, 3, 3)
@@ -469,10 +474,12 @@ def test_two_seeds_are_enough_to_resample(monkeypatch):
     runs, correctness, attention = keep(runs), keep(correctness), keep(attention)
     ratings = published_ratings(runs, correctness, attention).query("metric == 'test_mse'")
     seen = capture_draws(monkeypatch)
-    marts.rating_stability_table(runs, correctness, attention, ratings, 3, resamples=6, seed=1)
+    marts.rating_stability_table(
+        runs, correctness, attention, ratings, 3, resamples=6, seed=1, exact_max_seeds=0
+    )
     draws, counts = seen["test_mse"]
     assert counts == {"n_resamples": 6, "n_seeds": 2}
-    rng = key_rng(1, "s", "v")
+    rng = key_rng(1, "interpretability", "v")
     for draw in draws:
         pick = rng.integers(0, 2, 2)
         assert draw["B"] == pytest.approx(np.mean([[3.0, 3.5][i] for i in pick]))

@@ -172,9 +172,9 @@ def test_every_bootstrap_is_seeded_by_its_group_key():
 
     values = np.array(errors)
     for prompting, system in scores.index:
-        parts = ["run", system, "retrieval", "trend", "csv"]
+        parts = [system, "retrieval", "trend", "csv"]  # not the suite run
         if prompting != "zero_shot":
-            parts.insert(1, prompting)
+            parts.insert(0, prompting)
         expected = intervals.bootstrap_interval(values, seed=seed(*parts))
         row = scores.loc[(prompting, system)]
         assert (row["mape_ci_low"], row["mape_ci_high"]) == pytest.approx(expected)
@@ -361,8 +361,8 @@ def test_a_resampled_metric_is_the_mean_over_groups_with_any_weight():
 def test_rating_stability_resamples_prompts_with_the_documented_generator():
     """Retrieval accuracy of two systems over 12 prompts (one format), re-scored on prompt
     resamples drawn here from numpy's generator seeded by (seed, the first four bytes of
-    sha256 of "run|metric|feature" -- with the prompting between run and metric unless it
-    is zero-shot), weights = how often each prompt (sorted by key) is drawn; the interval is
+    sha256 of "understanding|prompting|metric|feature": the suite run is not part of it),
+    weights = how often each prompt (sorted by key) is drawn; the interval is
     the 2.5 / 97.5 % quantile of the re-scored accuracies. The default seed is 0."""
     right = {
         "a": [1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1],
@@ -385,9 +385,7 @@ def test_rating_stability_resamples_prompts_with_the_documented_generator():
     for seed, table in ((0, default), (7, seeded)):
         table = table[table["metric"] == "retrieval_accuracy"].set_index(["prompting", "system_id"])
         for prompting in ("zero_shot", "cot"):
-            parts = ["run", "retrieval_accuracy", "trend"]
-            if prompting != "zero_shot":
-                parts.insert(1, prompting)
+            parts = ["understanding", prompting, "retrieval_accuracy", "trend"]
             digest = hashlib.sha256("|".join(parts).encode()).digest()[:4]
             rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
             draws = {s: [] for s in right}

@@ -22,6 +22,10 @@ Conventions (stated once, used by every suite mart that carries an interval):
   95 % interval of the rated score over the same resamples (:func:`resampled_interval`),
   widened to the published score where it misses it, floating noise of 0 as 0 (both like
   the core's ``marts.rating_stability``; :func:`tsrate.suites.rating.stability_records`);
+  the resamples are seeded by var ``bootstrap_seed``, the suite and the group's keys in the
+  data, not the suite run (:func:`tsrate.suites.rating.stability_rng`), so a rerun on
+  identical data gives identical shares, and each share carries its Monte Carlo standard
+  error ``share_mc_se`` = sqrt(p (1 - p) / R) over the R resamples it counts;
 * missing values are never dropped silently: a mean's bootstrap refuses them up front
   (:class:`MissingValuesError`, one line naming the system and score); a resample where a
   statistic or a system's re-scored value is undefined is counted, the stability tables
@@ -116,9 +120,11 @@ def bootstrap_interval(
     return float(low), float(high)
 
 
-def too_many_undefined(undefined: int, resamples: int) -> bool:
+def too_many_undefined(undefined: float, resamples: float) -> bool:
     """Whether ``undefined`` of ``resamples`` is too many to give an interval or share
-    (more than ``MAX_UNDEFINED_SHARE`` of them; every one when there are no resamples)."""
+    (more than ``MAX_UNDEFINED_SHARE`` of them; every one when there are no resamples).
+    Counts or weights: the probability of the undefined draws out of 1 for an exact
+    bootstrap."""
     return resamples <= 0 or undefined > MAX_UNDEFINED_SHARE * resamples
 
 
@@ -179,6 +185,41 @@ def items_for_power(
     return int(math.ceil(n))
 
 
+def stability_counts(
+    published: dict[str, int | None],
+    resampled: list[dict[str, float]],
+    levels: int,
+    *,
+    ideal: float | None = None,
+    higher_is_better: bool = False,
+    maximum: float | None = None,
+    weights: Sequence[float] | None = None,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per system, the resamples at its published rating and the resamples counted for
+    it: the numerator and denominator of :func:`stability_shares` (see there for the rule);
+    the counted ones also give the share's Monte Carlo standard error. With ``weights``
+    (one per resample: e.g. the probabilities of an exact bootstrap's distinct draws) each
+    resample counts its weight instead of 1."""
+    hits = dict.fromkeys(published, 0.0)
+    counted = dict.fromkeys(published, 0.0)
+    weights = [1.0] * len(resampled) if weights is None else [float(w) for w in weights]
+    if len(weights) != len(resampled):
+        raise ValueError(f"{len(weights)} weights for {len(resampled)} resamples: give one each")
+    for scores, weight in zip(resampled, weights, strict=True):
+        finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
+        if not finite:
+            continue
+        again = assign_ratings(
+            finite, levels, ideal=ideal, maximum=maximum, higher_is_better=higher_is_better
+        )
+        for system, value in again.items():
+            if published[system] is None or value is None:
+                continue
+            counted[system] += weight
+            hits[system] += weight * (value == published[system])
+    return hits, counted
+
+
 def stability_shares(
     published: dict[str, int | None],
     resampled: list[dict[str, float]],
@@ -198,18 +239,12 @@ def stability_shares(
     otherwise). A non-finite score leaves the system out of
     that resample, which then does not count for it; nor does a resample that leaves it
     unrated."""
-    hits = dict.fromkeys(published, 0)
-    counted = dict.fromkeys(published, 0)
-    for scores in resampled:
-        finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
-        if not finite:
-            continue
-        again = assign_ratings(
-            finite, levels, ideal=ideal, maximum=maximum, higher_is_better=higher_is_better
-        )
-        for system, value in again.items():
-            if published[system] is None or value is None:
-                continue
-            counted[system] += 1
-            hits[system] += int(value == published[system])
+    hits, counted = stability_counts(
+        published,
+        resampled,
+        levels,
+        ideal=ideal,
+        higher_is_better=higher_is_better,
+        maximum=maximum,
+    )
     return {s: (hits[s] / counted[s] if counted[s] else float("nan")) for s in published}

@@ -146,7 +146,14 @@ def rate_scores(
 
 #: Columns of a suite's rating-stability table after its group keys and system column
 #: (``ci_low`` / ``ci_high`` only where the suite publishes intervals), before its counts.
-STABILITY_VALUES = ["raw_score", "rating", "rating_levels", "rating_reason", "share_at_rating"]
+STABILITY_VALUES = [
+    "raw_score",
+    "rating",
+    "rating_levels",
+    "rating_reason",
+    "share_at_rating",
+    "share_mc_se",
+]
 #: Column after the counts: resamples in which the system's re-scored value is undefined
 #: (missing or not finite; every resample for a system left out of the re-rating).
 UNDEFINED = "n_resamples_undefined"
@@ -156,6 +163,7 @@ STABILITY_TYPES = {
     "rating_levels": "int64",
     "rating_reason": "string",
     "share_at_rating": "float64",
+    "share_mc_se": "float64",
     "ci_low": "float64",
     "ci_high": "float64",
 }
@@ -229,6 +237,26 @@ def group_rng(seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng([seed, int.from_bytes(digest, "little")])
 
 
+def stability_rng(seed: int, suite: str, *group: object) -> np.random.Generator:
+    """The generator of one rated group's rating-stability bootstrap:
+    :func:`group_rng` of ``seed`` (var ``bootstrap_seed``), the suite's name and the values
+    that identify the group in the data (metric, task / feature / variant, ...), never the
+    suite run id. So a suite rerun on identical data draws the same resamples and publishes
+    the same shares, as the core's bootstrap does (seeded by ``bootstrap_seed`` only), while
+    the groups of a run, and the suites, draw independently of each other."""
+    return group_rng(seed, suite, *group)
+
+
+def share_mc_se(share: float, counted: int) -> float:
+    """Monte Carlo standard error of a share of resamples, ``sqrt(p (1 - p) / R)`` with
+    ``R`` the resamples it counts (NaN for a NaN share or none counted): how far the
+    share of ``R`` resamples may lie from the share of infinitely many, not a sampling error
+    of the data. 0 at a share of 0 or 1 (every counted resample agreed)."""
+    if counted <= 0 or not np.isfinite(share):
+        return float("nan")
+    return float(np.sqrt(share * (1.0 - share) / counted))
+
+
 def stability_records(
     key: dict[str, object],
     published_rows: pd.DataFrame,
@@ -239,6 +267,7 @@ def stability_records(
     counts: dict[str, int],
     *,
     interval: bool = True,
+    weights: Sequence[float] | None = None,
 ) -> list[dict[str, object]]:
     """The rating-stability rows of one rated group.
 
@@ -248,16 +277,26 @@ def stability_records(
     (:func:`tsrate.methods.ratings.snap_to_zero` per resample), and so are interval ends.
     ``share_at_rating`` is
     :func:`tsrate.suites.intervals.stability_shares` (NaN for an unrated system or without
-    resamples); with ``interval``, ``ci_low`` / ``ci_high`` are the percentile interval of
-    the system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`),
-    widened to the published score where it lies outside
+    resamples); ``share_mc_se`` its Monte Carlo standard error (:func:`share_mc_se` over the
+    resamples the share counts; NaN where the share is); with ``interval``, ``ci_low`` /
+    ``ci_high`` are the percentile interval of the system's resampled score
+    (:func:`tsrate.suites.intervals.resampled_interval`), widened to the published score
+    where it lies outside
     (:func:`tsrate.methods.ratings.interval_holding_the_point`).
     ``key`` (the group's columns) leads every row and ``counts`` (n_resamples, n_items, ...)
     then ``n_resamples_undefined`` end it: the resamples in which the system's value is
     undefined (missing or not finite), which the share and interval leave out; when they
     are more than ``MAX_UNDEFINED_SHARE`` of the resamples
     (:func:`tsrate.suites.intervals.too_many_undefined`) the share and interval are
-    withheld (NaN): they would describe only the resamples where the score exists."""
+    withheld (NaN): they would describe only the resamples where the score exists.
+    ``weights`` (one per resample, summing to 1): ``draws`` are every distinct resample of
+    an exact bootstrap with its probability; the share and the withholding weigh each by
+    it, ``n_resamples_undefined`` counts the distinct resamples, and ``share_mc_se`` is 0
+    (no Monte Carlo); without an interval only (its percentiles are unweighted)."""
+    if weights is not None and interval:
+        raise ValueError(
+            "stability_records: weighted resamples have no interval; pass interval=False"
+        )
     ideal, higher, worst = (*rule, None)[:3]
     # floating noise of 0 is 0 in every resample, as in the published scores
     # (tsrate.methods.ratings.snap_to_zero over the group's systems)
@@ -271,15 +310,31 @@ def stability_records(
         getattr(row, system): None if pd.isna(row.rating) else int(row.rating)
         for row in published_rows.itertuples(index=False)
     }
-    shares = intervals.stability_shares(
-        published, draws, levels, ideal=ideal, higher_is_better=higher, maximum=worst
+    hits, counted = intervals.stability_counts(
+        published,
+        draws,
+        levels,
+        ideal=ideal,
+        higher_is_better=higher,
+        maximum=worst,
+        weights=weights,
     )
+    mass = np.ones(len(draws)) if weights is None else np.asarray(weights, dtype=float)
+    shares = {s: (hits[s] / counted[s] if counted[s] else float("nan")) for s in published}
     records = []
     for row in published_rows.itertuples(index=False):
         name = getattr(row, system)
         values = np.array([d.get(name, np.nan) for d in draws], dtype=float)
-        undefined = int((~np.isfinite(values)).sum())
-        withheld = intervals.too_many_undefined(undefined, len(draws))
+        missing = ~np.isfinite(values)
+        undefined = int(missing.sum())
+        # by weight: the distinct draws of an exact bootstrap count their probability
+        withheld = intervals.too_many_undefined(float(mass[missing].sum()), float(mass.sum()))
+        if withheld:
+            error = float("nan")
+        elif weights is None:
+            error = share_mc_se(shares[name], counted[name])
+        else:  # exact: no Monte Carlo error (NaN with the share)
+            error = 0.0 if np.isfinite(shares[name]) else float("nan")
         reason = getattr(row, "rating_reason", None)
         record = {
             **key,
@@ -289,6 +344,7 @@ def stability_records(
             "rating_levels": int(levels),
             "rating_reason": None if reason is None or pd.isna(reason) else str(reason),
             "share_at_rating": float("nan") if withheld else shares[name],
+            "share_mc_se": error,
         }
         if interval:
             low, high = intervals.resampled_interval(values)

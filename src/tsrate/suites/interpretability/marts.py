@@ -16,14 +16,17 @@ beta_auroc_margin, beta_std); the model is the rated system. Near-uniform attent
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pandas as pd
 
 from tsrate.suites.interpretability.measures import correctness_with_chance
 from tsrate.suites.rating import (
-    group_rng,
     metric_rule,
     stability_records,
+    stability_rng,
     stability_table,
     suite_spec,
 )
@@ -188,6 +191,26 @@ def rating_table(
     return kit_rating_table(scores, "interpretability", keys, "model_id", levels, specs)
 
 
+#: Up to this many training seeds the stability bootstrap is exact: every distinct draw of
+#: n seeds with replacement (C(2n - 1, n) multisets: 3 for 2 seeds, 10 for 3, 126 for 5,
+#: 462 for 6) weighted by its multinomial probability, instead of var bootstrap_resamples
+#: random draws: the share is the bootstrap probability itself, without Monte Carlo error.
+EXACT_MAX_SEEDS = 6
+
+
+def exact_seed_draws(n: int) -> tuple[list[np.ndarray], list[float]]:
+    """Every distinct bootstrap draw of ``n`` seeds (a multiset of seed positions, sorted)
+    and its probability n! / (c_1! ... c_k!) / n^n, c_i the times position i is drawn;
+    the probabilities sum to 1."""
+    draws, weights = [], []
+    for pick in itertools.combinations_with_replacement(range(n), n):
+        counts = np.bincount(pick, minlength=n)
+        ways = math.factorial(n) // math.prod(math.factorial(int(c)) for c in counts)
+        draws.append(np.array(pick))
+        weights.append(ways / n**n)
+    return draws, weights
+
+
 def _seed_matrix(frame: pd.DataFrame, value: str, seeds: list) -> pd.DataFrame:
     """model_id x seed of ``value`` (mean where a seed has several rows), columns in ``seeds``."""
     wide = frame.pivot_table(index="model_id", columns="seed", values=value, aggfunc="mean")
@@ -203,9 +226,15 @@ def rating_stability_table(
     resamples: int = 200,
     seed: int = 0,
     specs: pd.DataFrame | None = None,
+    exact_max_seeds: int = EXACT_MAX_SEEDS,
 ) -> pd.DataFrame:
     """How firm each rating of ``ratings`` (int_interp_ratings_assigned) is: a bootstrap
     over the training seeds of each (suite run, dataset variant).
+
+    With at most ``exact_max_seeds`` seeds (:data:`EXACT_MAX_SEEDS`) the bootstrap is
+    exact: every distinct draw (:func:`exact_seed_draws`) weighted by its probability,
+    ``n_resamples`` = the number of distinct draws, ``share_mc_se`` = 0; with more,
+    ``resamples`` random draws.
 
     Each resample draws as many seeds as the variant has, with replacement, the same draw
     for every model (models trained on one seed share that seed's data split and
@@ -217,9 +246,12 @@ def rating_stability_table(
     re-rated by the published rule (direction and ideal of the suite's rating spec). A model
     left unrated for near-uniform attention, or with a null published rating, gets a null
     share; so does every model of a variant trained on fewer than two seeds (one seed
-    cannot be resampled). Columns: suite_run_id, metric, variant_id, model_id, raw_score,
-    rating, rating_levels, rating_reason, share_at_rating, n_resamples, n_seeds,
-    n_resamples_undefined (:func:`tsrate.suites.rating.stability_records`)."""
+    cannot be resampled). Random resamples are seeded by ``seed`` (var bootstrap_seed), the
+    suite and the variant (:func:`tsrate.suites.rating.stability_rng`), not the suite run:
+    identical runs, identical shares. Columns: suite_run_id, metric, variant_id, model_id,
+    raw_score, rating, rating_levels, rating_reason, share_at_rating, share_mc_se (its Monte
+    Carlo standard error), n_resamples, n_seeds, n_resamples_undefined
+    (:func:`tsrate.suites.rating.stability_records`)."""
     spec = suite_spec("interpretability", specs)
     beta = attention[attention["attention"] == "beta"]
     records = []
@@ -246,12 +278,15 @@ def rating_stability_table(
             .to_numpy(dtype=float)
             for model_id, part in cells.groupby("model_id")
         }
-        rng = group_rng(seed, suite_run_id, variant_id)
-        draws = (
-            [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
-            if len(seeds) > 1
-            else []
-        )
+        weights = None
+        if len(seeds) < 2:
+            draws = []
+        elif len(seeds) <= exact_max_seeds:
+            draws, weights = exact_seed_draws(len(seeds))
+        else:
+            # seeded by the data's keys, not the suite run: a rerun draws the same resamples
+            rng = stability_rng(seed, "interpretability", variant_id)
+            draws = [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
         for metric, rows in block.groupby("metric"):
             # a null published rating has a null share; leaving those models out of the
             # re-rating also keeps the near-uniform ones out, as rating_table does (a
@@ -270,6 +305,7 @@ def rating_stability_table(
                 metric_rule(spec, metric),
                 {"n_resamples": len(draws), "n_seeds": len(seeds)},
                 interval=False,
+                weights=weights,
             )
     keys = ["suite_run_id", "metric", "variant_id"]
     return stability_table(records, keys, "model_id", ["n_resamples", "n_seeds"], interval=False)

@@ -249,7 +249,8 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         )
         sections.append(
             "<p>share_at_rating: share of bootstrap resamples of the training seeds that give "
-            "the published rating (marts.interp_rating_stability); with few seeds it is "
+            "the published rating (marts.interp_rating_stability; up to 6 seeds every distinct "
+            "draw weighted by its probability, so the share is exact); with few seeds it is "
             "coarse, and empty with one seed or without a published rating.</p>"
         )
     style = ".heatmap{display:inline-block;margin:4px}"

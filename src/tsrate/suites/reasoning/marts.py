@@ -220,7 +220,8 @@ COUNT_COLUMNS = ["n_items", "n_unanswered", "n_unparseable", "n_samples", "n_usa
 
 def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
     """The mean (penalised) errors per (suite run, system, condition) with their percentile
-    bootstrap 95 % intervals, items resampled, seeded by the group's key; ``n_scored`` =
+    bootstrap 95 % intervals, items resampled, seeded by the group's system and condition
+    (not the suite run: identical items give identical intervals); ``n_scored`` =
     usable forecasts, ``mae_parsed`` = the mean over those only (reference, never rated),
     ``baseline_*`` = the predict-median baseline's means on the same items."""
     records = []
@@ -241,7 +242,8 @@ def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
             values = block.loc[usable, source] if column == "mae_parsed" else block[source]
             values = values.to_numpy(float)
             record[column] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
-        seed = int.from_bytes(hashlib.sha256("|".join(key).encode()).digest()[:4], "little")
+        # system and condition, not the suite run: a rerun on identical items, same intervals
+        seed = int.from_bytes(hashlib.sha256("|".join(key[1:]).encode()).digest()[:4], "little")
         for column in ERROR_COLUMNS:
             # over the items the mean is over (a missing error is left out of both)
             values = block[column].to_numpy(float)
@@ -374,8 +376,10 @@ def rating_stability_table(
     for an unrated system); ``ci_low`` / ``ci_high`` = the percentile 95 % interval of the
     system's resampled score (:func:`tsrate.suites.intervals.resampled_interval`; like the core's
     ``rating_stability``), so every rated score -- series_gap and context_gain included --
-    carries an interval. ``rating_levels`` and ``rating_reason`` are copied from
-    ``ratings``."""
+    carries an interval; ``share_mc_se`` = the share's Monte Carlo standard error. The
+    resamples are seeded by ``seed`` (var bootstrap_seed), the suite, metric and task
+    (:func:`tsrate.suites.rating.stability_rng`), not the suite run: identical data, identical
+    shares. ``rating_levels`` and ``rating_reason`` are copied from ``ratings``."""
     spec = kit.suite_spec("reasoning", specs)
     records = []
     for (suite_run_id, metric, task), block in values.groupby(["suite_run_id", "metric", "task"]):
@@ -389,7 +393,8 @@ def rating_stability_table(
         wide = block.pivot_table(
             index="item_id", columns="system_id", values="value", aggfunc="mean"
         )
-        rng = kit.group_rng(seed, suite_run_id, metric, task)
+        # seeded by the data's keys, not the suite run: a rerun draws the same resamples
+        rng = kit.stability_rng(seed, "reasoning", metric, task)
         matrix = wide.to_numpy(dtype=float)
         draws = []
         for _ in range(resamples):

@@ -258,7 +258,8 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         record["accuracy"] = float(correct.mean())
         low, high = intervals.wilson_interval(int(correct.sum()), n)
         record["accuracy_ci_low"], record["accuracy_ci_high"] = float(low), float(high)
-        seed = _bootstrap_seed(*_seed_parts(key, 1))
+        # the key without its suite run: a rerun on identical answers gives the same intervals
+        seed = _bootstrap_seed(*_seed_parts(key, 1)[1:])
         record["f1"] = record["f1_ci_low"] = record["f1_ci_high"] = None
         if record["task"] in ("detection", "classification"):
             labels = sorted({c for k in block["prompt_key"] for c in class_sets.get(k, ())})
@@ -446,8 +447,11 @@ def rating_stability_table(
     rating (NaN for an unrated system); ``ci_low`` / ``ci_high`` = the percentile 95 %
     interval of the system's re-scored metric over the same resamples
     (:func:`tsrate.suites.intervals.resampled_interval`; like the core's
-    ``rating_stability``): the interval of the rated score itself (a mean over formats).
-    ``rating_levels`` and ``rating_reason`` are copied from ``ratings``."""
+    ``rating_stability``): the interval of the rated score itself (a mean over formats);
+    ``share_mc_se`` = the share's Monte Carlo standard error. The resamples are seeded by
+    ``seed`` (var bootstrap_seed), the suite, prompting, metric and feature
+    (:func:`tsrate.suites.rating.stability_rng`), not the suite run: identical data,
+    identical shares. ``rating_levels`` and ``rating_reason`` are copied from ``ratings``."""
     spec = kit.suite_spec("understanding", specs)
     class_sets = {row.prompt_key: tuple(row.options) for row in options.itertuples(index=False)}
     records = []
@@ -469,7 +473,8 @@ def rating_stability_table(
             block = block.assign(_prompt_index=block["prompt_key"].map(index))
             labels = sorted({c for k in keys for c in class_sets.get(k, ())})
             systems = {s: _groups(column, b) for s, b in block.groupby("system_id")}
-            rng = kit.group_rng(seed, *_seed_parts((suite_run_id, prompting, metric, feature), 1))
+            # seeded by the data's keys, not the suite run: a rerun draws the same resamples
+            rng = kit.stability_rng(seed, "understanding", prompting, metric, feature)
             draws = []
             for _ in range(resamples):
                 weights = np.bincount(rng.integers(0, len(keys), len(keys)), minlength=len(keys))
