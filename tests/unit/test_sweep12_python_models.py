@@ -294,8 +294,10 @@ DISTRIBUTION_SETTINGS = {"confounder_distributions": "derived", "max_company_dis
 
 def _distribution_parents() -> dict[str, pd.DataFrame]:
     windows = pd.DataFrame({"ticker": ["A", "A", "B", "C", "C"]})
+    # the selected companies include one without a window (D): no distribution favours it
+    selected = COMPANIES | {"D": "Energy"}
     companies = pd.DataFrame(
-        {"ticker": list(COMPANIES), "industry": list(COMPANIES.values()), "company_name": "x"}
+        {"ticker": list(selected), "industry": list(selected.values()), "company_name": "x"}
     )
     return {
         "int_windows_located": windows,
