@@ -20,7 +20,10 @@ defaults, and every published number is recomputed in this file from its definit
 * int_treatments_assigned: draw 0 of each distribution from its documented seed
   (``sha256`` of the distribution id) through the inverse CDF of the weights;
 * int_perturbation_effects_aggregated: the worst case (max |APE_m|, max PIE %) over the
-  distributions.
+  distributions, or their means;
+* int_ratings_assigned / int_rating_leave_one_out: Algorithm 5 on the configured number of
+  levels (the distinct scores split as numpy.array_split does), and the ratings with each
+  other system removed.
 
 A missing setting is refused in one line naming the settings, whichever one is missing
 (the others given)."""
@@ -444,3 +447,73 @@ def test_aggregation_refuses_no_setting(value) -> None:
         "int_perturbation_effects_aggregated", {}, {}, "distribution_aggregation", value
     )
     assert "distribution_aggregation" in message
+
+
+# ---------------------------------------------------------------------- the ratings
+
+#: raw scores (lower is better, all distinct): five systems on a robustness metric, four on
+#: an accuracy metric
+ROBUST = {"s1": 0.5, "s2": 1.0, "s3": 2.0, "s4": 3.0, "s5": 4.0}
+ACCURATE = {"s1": 1.4, "s2": 1.1, "s3": 1.3, "s4": 1.2}
+
+
+def _rate(scores: dict[str, float], levels: int) -> dict[str, int]:
+    """Algorithm 5: the distinct scores sorted ascending, split into ``levels`` contiguous
+    groups as numpy.array_split does (the first groups one longer); rating = group + 1."""
+    distinct = sorted(set(scores.values()))
+    rating = {}
+    for index, group in enumerate(np.array_split(np.array(distinct), levels)):
+        rating |= {float(v): index + 1 for v in group}
+    return {system: rating[score] for system, score in scores.items()}
+
+
+def _score_parents() -> dict[str, pd.DataFrame]:
+    base = {"run_id": "r1", "perturbation_id": "P1", "higher_is_better": False}
+    robustness = pd.DataFrame(
+        [
+            base
+            | {"metric": "wrs_industry", "system_id": s, "raw_score": v}
+            | {"outcome": "max_abs_residual", "is_default_outcome": True}
+            | {"max_score": np.nan, "score_spread": np.nan}
+            for s, v in ROBUST.items()
+        ]
+    )
+    accuracy = pd.DataFrame(
+        [base | {"metric": "mase", "system_id": s, "mean": v} for s, v in ACCURATE.items()]
+    )
+    return {"robustness_scores": robustness, "accuracy_scores": accuracy}
+
+
+@pytest.mark.parametrize("levels", [2, 4])
+def test_ratings_use_the_configured_levels(levels: int) -> None:
+    dbt = _Dbt({"rating_levels": str(levels)}, _score_parents())
+    got = _model("int_ratings_assigned")(dbt, None)
+    for metric, scores in [("wrs_industry", ROBUST), ("mase", ACCURATE)]:
+        mine = got[got["metric"] == metric].set_index("system_id")["rating"]
+        assert mine.to_dict() == _rate(scores, levels), metric
+
+
+@pytest.mark.parametrize("levels", [2, 4])
+def test_leave_one_out_rerates_with_the_configured_levels(levels: int) -> None:
+    assigned = _score_parents()["robustness_scores"].assign(max_score=np.nan)
+    dbt = _Dbt({"rating_levels": str(levels)}, {"int_ratings_assigned": assigned})
+    got = _model("int_rating_leave_one_out")(dbt, None).set_index("system_id")
+    published = _rate(ROBUST, levels)
+    for system in ROBUST:
+        removed = [
+            _rate({s: v for s, v in ROBUST.items() if s != gone}, levels)[system]
+            for gone in ROBUST
+            if gone != system
+        ]
+        row = got.loc[system]
+        assert row["rating"] == published[system]
+        assert (row["rating_min_one_removed"], row["rating_max_one_removed"]) == (
+            min(removed),
+            max(removed),
+        )
+        assert row["n_removals_changing"] == sum(r != published[system] for r in removed)
+
+
+@pytest.mark.parametrize("name", ["int_ratings_assigned", "int_rating_leave_one_out"])
+def test_ratings_refuse_no_levels(name: str) -> None:
+    assert "rating_levels" in _refused(name, {}, {}, "rating_levels")
