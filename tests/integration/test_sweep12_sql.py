@@ -13,6 +13,11 @@ column lists only: their unit cases pass one row whose values all differ (errors
 hand: a column published under a neighbour's name, which a contract's names and types
 cannot see).
 
+The core's twelve other staging models (stg_forecasts, stg_forecast_quantiles, stg_windows,
+stg_runs, ...) are casts and renames only; each has a unit case passing one raw row whose
+values all differ (``<model>_every_column_under_its_own_name``), so a quantile, a date or a
+count cast under a neighbour's name fails it.
+
 stg_study_companies unnests raw.studies' companies JSON (``recursive := true``: one column
 per company field); no test read it directly. Here two studies are stored in raw.studies
 (one with a company without a name, one sharing a ticker with the first) and the view is
@@ -40,6 +45,19 @@ pytestmark = pytest.mark.slow
 def test_public_faces_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
     selection = ["--select", "+forecast_traces", "+run_provenance", "+system_catalog"]
     unit_cases_pass([*selection, "--exclude", "test_type:data"], tmp_path, dbt_target, monkeypatch)
+
+
+#: The core's staging models whose unit cases pass one raw row with every value different.
+STAGING = (
+    "stg_forecast_failures stg_forecast_partitions stg_forecast_quantiles stg_forecasts "
+    "stg_model_checkpoints stg_perturbed_inputs stg_prices stg_run_partitions "
+    "stg_run_skipped_systems stg_runs stg_sentiments stg_windows"
+)
+
+
+def test_staging_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
+    selection = ["--select", *STAGING.split(), "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
 
 
 def _store_studies(warehouse, studies: dict[str, list[dict]]) -> None:
