@@ -283,7 +283,7 @@ def test_a_writing_command_waits_only_as_long_as_asked(
         assert cli.main(["build", *extra]) == 2
     assert clock.sleeps == sleeps
     err = capsys.readouterr().err
-    assert ("after waiting 2s" in err) == bool(extra)
+    assert ("after waiting 2.5s" in err) == bool(extra)
     assert err.count("after waiting") == (1 if extra else 0)
 
 

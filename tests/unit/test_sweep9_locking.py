@@ -72,9 +72,10 @@ def test_a_waiting_writer_polls_each_second_then_the_remainder_and_says_so_once(
         with writer_lock(held, timeout=2.5, say=said.append):
             pass
     assert clock.sleeps == [1.0, 1.0, 0.5]
-    assert said == ["waiting up to 2s for the warehouse writer lock held by pid 4242 on box "
+    # the timeout as given: 2.5 s, not rounded to "2s" (nor a float's "2.500000")
+    assert said == ["waiting up to 2.5s for the warehouse writer lock held by pid 4242 on box "
                     "since 2026-01-01T00:00:00+00:00 (x)"]  # fmt: skip
-    assert "after waiting 2s" in str(caught.value)
+    assert "after waiting 2.5s" in str(caught.value)
 
 
 def test_near_the_deadline_a_waiting_writer_still_sleeps_50_ms(held, clock):

@@ -235,7 +235,7 @@ def writer_lock(
                         continue
                 holder = READERS if readers else lock_holder(fd)
                 if time.monotonic() >= deadline:
-                    waited = f" after waiting {timeout:.0f}s" if timeout > 0 else ""
+                    waited = f" after waiting {timeout:g}s" if timeout > 0 else ""
                     doing = "read" if readers else "written"
                     rule = "no writer beside a live reader" if readers else "one writer at a time"
                     raise WarehouseBusy(
@@ -246,7 +246,7 @@ def writer_lock(
                     ) from None
                 if not announced:
                     (say or log.info)(
-                        f"waiting up to {timeout:.0f}s for the warehouse writer lock held by {holder}"
+                        f"waiting up to {timeout:g}s for the warehouse writer lock held by {holder}"
                     )
                     announced = True
                 time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
