@@ -180,7 +180,7 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(
     lines: list[str] = []
     dbt.build(run_id, warehouse, lines.append, None, target)
     assert unit_results() == []
-    assert any("unit tests not re-run" in line for line in lines), lines
+    assert any("unit tests were not re-run" in line for line in lines), lines
 
     # a new warehouse built into the same target folder: the key is judged once its models
     # are built (the catalog the fixtures are typed by is then the same), so they are skipped
@@ -190,7 +190,7 @@ def test_unit_tests_rerun_only_when_what_they_depend_on_changed(
     lines.clear()
     forecast_and_build(fresh, study, target, select=None, on_line=lines.append)
     assert unit_results() == []
-    assert any("unit tests not re-run" in line for line in lines), lines
+    assert any("unit tests were not re-run" in line for line in lines), lines
     assert any(line.startswith("built ") and " models" in line for line in lines), lines
 
     # TSRATE_ALWAYS_UNIT_TESTS=1 runs them anyway: tests/unit/test_dbt_child.py
