@@ -1,0 +1,102 @@
+"""Sweep 12: the errors planted in the session's new code that its own tests missed.
+
+Each test checks our code against an independent computation written here (plain Python loops
+over the documented rule, numpy or itertools), never against our own helpers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tsrate.methods.noise import snap_row_ties, snap_ties
+
+NOISE = 1e-12
+
+
+def ties_by_hand(row: list[float]) -> list[float]:
+    """snap_ties' documented rule, one value at a time: in ascending order (NaN last), a value
+    within NOISE x max(1, largest finite |x|) of the first value of its run takes that value."""
+    finite = [abs(v) for v in row if math.isfinite(v)]
+    bound = NOISE * max(1.0, max(finite, default=0.0))
+    out = list(row)
+    start = None
+    for i in sorted(range(len(row)), key=lambda i: (math.isnan(row[i]), row[i])):
+        value = row[i]
+        if math.isnan(value):
+            continue
+        if start is not None and value - start <= bound:
+            out[i] = start
+        else:
+            start = value
+    return out
+
+
+def same(a, b) -> bool:
+    return np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float), equal_nan=True)
+
+
+def test_two_values_within_noise_tie():
+    # two systems are the smallest group rated: their noise must tie them too
+    x = [2.0, 2.0 + 1e-13]
+    assert same(snap_ties(x), ties_by_hand(x)) and snap_ties(x)[1] == 2.0
+    rows = np.array([[5.0, 5.0 - 1e-13], [1.0, 3.0]])
+    assert same(snap_row_ties(rows), [ties_by_hand(list(r)) for r in rows])
+    assert snap_row_ties(rows)[0, 0] == 5.0 - 1e-13
+
+
+def test_the_bound_scales_with_the_largest_value_not_the_smallest():
+    # bound 1e-12 x 1e6 = 1e-6: the two large values differ by 1e-7 and tie
+    x = [0.5, 1e6, 1e6 + 1e-7]
+    expected = ties_by_hand(x)
+    assert expected[2] == 1e6
+    assert same(snap_ties(x), expected)
+
+
+def test_below_one_the_bound_is_noise_itself():
+    # scale 0.5 < 1: bound 1e-12, so 1.5e-12 apart stays apart (a bound of 2e-12 would tie)
+    x = [0.5, 0.5 + 1.5e-12]
+    assert ties_by_hand(x) == x
+    assert same(snap_ties(x), x)
+
+
+def test_empty_and_single_column_rows_come_back_unchanged():
+    for shape in [(3, 0), (0, 0), (2, 1)]:
+        rows = np.arange(math.prod(shape), dtype=float).reshape(shape)
+        out = snap_row_ties(rows)
+        assert out.shape == shape and same(out, rows)
+    assert snap_ties([]).shape == (0,)
+    assert same(snap_ties([4.0]), [4.0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_rows_match_the_rule_by_hand(seed):
+    rng = np.random.default_rng(seed)
+    base = rng.choice([0.3, 1.7, 250.0, -4.0], size=(6, 7))
+    rows = base + rng.choice([0.0, 1e-13, -1e-13, 3e-12, 1e-9], size=base.shape)
+    rows[rng.random(rows.shape) < 0.1] = np.nan
+    assert same(snap_row_ties(rows), [ties_by_hand(list(r)) for r in rows])
+    for row in rows:
+        assert same(snap_ties(row), ties_by_hand(list(row)))
+
+
+def test_a_value_exactly_at_the_bound_ties():
+    # 1e-12 - 0 is exactly the bound NOISE x max(1, 1e-12): "within" includes the bound
+    x = [0.0, 1e-12]
+    assert ties_by_hand(x) == [0.0, 0.0]
+    assert same(snap_ties(x), [0.0, 0.0])
+    assert same(snap_row_ties(np.array([[1e-12, 0.0, 7.0]])), [[0.0, 0.0, 7.0]])
+
+
+def test_share_mc_se_is_the_binomial_formula_even_over_one_resample():
+    from tsrate.suites.rating import share_mc_se
+
+    # sqrt(p (1 - p) / R), R >= 1; NaN with no resample counted or a NaN share
+    for share, counted in [(1.0, 1), (0.0, 1), (0.5, 2), (0.25, 4), (1.0, 3)]:
+        assert share_mc_se(share, counted) == pytest.approx(
+            math.sqrt(share * (1 - share) / counted), abs=0
+        )
+    assert math.isnan(share_mc_se(0.5, 0))
+    assert math.isnan(share_mc_se(1.0, 0))
+    assert math.isnan(share_mc_se(float("nan"), 5))
