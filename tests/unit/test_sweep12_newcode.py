@@ -100,3 +100,53 @@ def test_share_mc_se_is_the_binomial_formula_even_over_one_resample():
     assert math.isnan(share_mc_se(0.5, 0))
     assert math.isnan(share_mc_se(1.0, 0))
     assert math.isnan(share_mc_se(float("nan"), 5))
+
+
+def test_six_seeds_are_still_bootstrapped_exactly():
+    """The exact limit is six seeds (C(11, 6) = 462 distinct draws): with six the share is
+    the event's probability over the 6^6 equally likely ordered draws, enumerated here."""
+    import itertools
+
+    import pandas as pd
+
+    from tsrate.suites.interpretability import marts as interp
+
+    mse = {"A": [1.0, 3.5, 1.1, 1.3, 2.4, 1.2], "B": [2.01, 1.97, 2.03, 1.91, 2.12, 2.05]}
+    runs = pd.DataFrame(
+        [{"suite_run_id": "r", "variant_id": "d2", "model_id": model, "seed": seed,
+          "run_key": f"{model}-{seed}", "test_mse": value}
+         for model, values in mse.items() for seed, value in enumerate(values, start=1)]
+    )  # fmt: skip
+    correctness = pd.DataFrame(
+        columns=["suite_run_id", "variant_id", "model_id", "seed", "measure", "margin"]
+    )
+    attention = pd.DataFrame(
+        columns=["suite_run_id", "variant_id", "model_id", "seed", "attention",
+                 "target_index", "source_index", "lag", "value"]
+    )  # fmt: skip
+    scores = runs.groupby(["suite_run_id", "variant_id", "model_id"], as_index=False)
+    scores = scores["test_mse"].mean().rename(columns={"test_mse": "raw_score"})
+    ratings = interp.rating_table(scores.assign(metric="test_mse"), 3)
+    assert dict(zip(ratings["model_id"], ratings["rating"], strict=True)) == {"A": 1, "B": 2}
+    a, b = np.array(mse["A"]), np.array(mse["B"])
+    ordered = np.array(list(itertools.product(range(6), repeat=6)))
+    mean_a, mean_b = a[ordered].mean(axis=1), b[ordered].mean(axis=1)
+    assert (np.abs(mean_a - mean_b) > 1e-9).all()
+    expected = float(np.mean(mean_a < mean_b))
+    table = interp.rating_stability_table(runs, correctness, attention, ratings, 3, seed=7)
+    table = table.set_index("model_id")
+    assert (table["n_resamples"] == math.comb(11, 6)).all() and (table["n_seeds"] == 6).all()
+    assert (table["share_mc_se"] == 0.0).all()
+    for model in ("A", "B"):
+        assert table.loc[model, "share_at_rating"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_withholding_rule_is_more_than_five_percent_of_the_resamples():
+    from tsrate.suites.intervals import too_many_undefined
+
+    # 5 % of 200 is 10: 10 undefined keep the interval, 11 withhold it; so do 15 (7.5 %)
+    assert not too_many_undefined(10, 200)
+    assert too_many_undefined(11, 200) and too_many_undefined(15, 200)
+    # weights of an exact bootstrap: probabilities out of 1
+    assert not too_many_undefined(0.05, 1.0) and too_many_undefined(0.07, 1.0)
+    assert too_many_undefined(0, 0)
