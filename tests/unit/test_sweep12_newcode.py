@@ -150,3 +150,24 @@ def test_the_withholding_rule_is_more_than_five_percent_of_the_resamples():
     # weights of an exact bootstrap: probabilities out of 1
     assert not too_many_undefined(0.05, 1.0) and too_many_undefined(0.07, 1.0)
     assert too_many_undefined(0, 0)
+
+
+@pytest.mark.parametrize("n_permutations", [1, 5])
+def test_chance_of_a_constant_attention_is_known_by_hand(n_permutations):
+    """A constant attention ranks nothing, whatever truth it is scored against: Spearman 0,
+    AUROC 1/2 (every cell tied), top-k k/candidates per target (all tied: each of the k
+    slots holds a true cell with probability k/candidates) and per lag pair alike. So the
+    chance level is known for any permutation, a single one included."""
+    from tsrate.suites.interpretability.measures import chance_level
+
+    beta = np.ones((3, 4))
+    truth = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0.0]])
+    lag_truth = np.zeros((3, 4, 3))
+    lag_truth[0, 0, 1] = lag_truth[1, 0, 0] = lag_truth[1, 1, 2] = 1
+    got = chance_level(beta, np.ones((3, 4, 3)), None, truth, lag_truth, n_permutations, 3)
+    k = (truth > 0).sum(1)
+    lag_k = (lag_truth > 0).sum(-1)
+    assert got["beta_spearman"] == 0.0
+    assert got["beta_auroc"] == pytest.approx(0.5, abs=1e-15)
+    assert got["beta_topk"] == pytest.approx(np.mean(k / 4), abs=1e-15)
+    assert got["alpha_lag_topk"] == pytest.approx(np.mean(lag_k[lag_k > 0] / 3), abs=1e-15)
