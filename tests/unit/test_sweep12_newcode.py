@@ -171,3 +171,54 @@ def test_chance_of_a_constant_attention_is_known_by_hand(n_permutations):
     assert got["beta_auroc"] == pytest.approx(0.5, abs=1e-15)
     assert got["beta_topk"] == pytest.approx(np.mean(k / 4), abs=1e-15)
     assert got["alpha_lag_topk"] == pytest.approx(np.mean(lag_k[lag_k > 0] / 3), abs=1e-15)
+
+
+def test_chance_top_k_counts_each_targets_own_candidate_sources():
+    """A constant attention with unattended (NaN) cells that differ by target: target 0 has
+    3 candidate sources, target 1 two, target 2 one. Each has one true source, so top-1's
+    chance is 1/3 and 1/2 for the first two, and target 2 (no more candidates than true
+    sources) has no top-k: 5/12. Counting candidates per source column instead (1, 2, 3)
+    would give 3/4."""
+    from tsrate.suites.interpretability.measures import chance_level
+
+    beta = np.array([[1.0, 1.0, 1.0], [np.nan, 1.0, 1.0], [np.nan, np.nan, 1.0]])
+    truth = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 1.0]])
+    got = chance_level(beta, None, None, truth, np.zeros((3, 3, 1)), 20, 0)
+    assert got["beta_topk"] == pytest.approx(np.mean([1 / 3, 1 / 2]), abs=1e-15)
+
+
+def test_chance_is_undefined_without_a_true_edge_even_for_a_constant_attention():
+    """No true edge: every permuted truth is constant, so Spearman is undefined (SciPy: NaN
+    for a constant column), as are AUROC (one class) and top-k (k = 0), however the
+    attention looks: a constant attention's 'chance 0' applies only to a truth that varies."""
+    from scipy import stats
+
+    from tsrate.suites.interpretability.measures import chance_level
+
+    beta = np.ones((3, 3))
+    truth = np.zeros((3, 3))
+    with np.errstate(invalid="ignore"), pytest.warns(stats.ConstantInputWarning):
+        assert math.isnan(stats.spearmanr(beta.ravel(), truth.ravel()).statistic)
+    got = chance_level(beta, None, None, truth, np.zeros((3, 3, 1)), 10, 0)
+    assert math.isnan(got["beta_spearman"])
+    assert math.isnan(got["beta_auroc"]) and math.isnan(got["beta_topk"])
+
+
+def test_the_note_names_exactly_twelve_scores_without_a_remainder():
+    from tsrate.suites.verdict import _listed
+
+    twelve = [f"s{i:02d}" for i in range(12)]
+    text = _listed(twelve)
+    assert text.count("<code>") == 12 and "more" not in text
+    text = _listed([*twelve, "s12"])
+    assert text.count("<code>") == 12 and text.endswith("and 1 more")
+
+
+def test_no_ratings_give_no_summary_table():
+    import pandas as pd
+
+    from tsrate.suites.verdict import summary_table_html
+
+    assert summary_table_html(None) == ""
+    assert summary_table_html(pd.DataFrame()) == ""
+    assert summary_table_html(pd.DataFrame({"system_id": ["a"], "raw_score": [1.0]})) == ""
