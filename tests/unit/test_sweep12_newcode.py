@@ -222,3 +222,58 @@ def test_no_ratings_give_no_summary_table():
     assert summary_table_html(None) == ""
     assert summary_table_html(pd.DataFrame()) == ""
     assert summary_table_html(pd.DataFrame({"system_id": ["a"], "raw_score": [1.0]})) == ""
+
+
+def test_a_writer_that_waited_one_second_says_so(tmp_path, monkeypatch):
+    """--lock-timeout 1: the refusal says it waited (any positive timeout does)."""
+    import fcntl
+    import os
+    import time
+
+    from tsrate.platform.locking import WarehouseBusy, lock_path, writer_lock
+
+    warehouse = tmp_path / "w.duckdb"
+    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    try:
+        with pytest.raises(WarehouseBusy) as caught:
+            with writer_lock(warehouse, timeout=1):
+                pass
+    finally:
+        os.close(fd)
+    assert " after waiting 1s;" in str(caught.value)
+
+
+def test_the_dry_run_prints_one_line_of_four_fields_per_schedule():
+    import json
+
+    from tsrate.platform.serve import ScheduleConfig, build_deployments, schedule_lines
+
+    deployments = build_deployments(ScheduleConfig(timezone="Europe/Berlin"))
+    expected = [
+        [d.name, s.schedule.cron, s.schedule.timezone or "UTC", d.parameters or {}]
+        for d in deployments
+        for s in d.schedules
+    ]
+    assert len(expected) >= 2
+    lines = schedule_lines(deployments)
+    got = [line.split("\t") for line in lines]
+    assert [row[:3] for row in got] == [row[:3] for row in expected]
+    assert [json.loads(row[3]) for row in got] == [row[3] for row in expected]
+    assert {row[2] for row in got} == {"Europe/Berlin"}
+    # one line of JSON with sorted keys: the same parameters print the same line
+    assert [row[3] for row in got] == [json.dumps(row[3], sort_keys=True) for row in expected]
+
+
+def test_stability_counts_rate_lower_is_better_by_default_and_weigh_each_resample():
+    from tsrate.suites.intervals import stability_counts
+
+    published = {"a": 1, "b": 2}  # a the lower score: rating 1 when lower is better
+    resampled = [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 2.0}]
+    hits, counted = stability_counts(published, resampled, 2)
+    assert hits == {"a": 1.0, "b": 1.0} and counted == {"a": 2.0, "b": 2.0}
+    hits, counted = stability_counts(published, resampled, 2, weights=[0.25, 0.75])
+    assert hits == {"a": 0.25, "b": 0.25} and counted == {"a": 1.0, "b": 1.0}
