@@ -277,3 +277,43 @@ def test_stability_counts_rate_lower_is_better_by_default_and_weigh_each_resampl
     assert hits == {"a": 1.0, "b": 1.0} and counted == {"a": 2.0, "b": 2.0}
     hits, counted = stability_counts(published, resampled, 2, weights=[0.25, 0.75])
     assert hits == {"a": 0.25, "b": 0.25} and counted == {"a": 1.0, "b": 1.0}
+
+
+def _runs_warehouse(rows, study_id=True, studies=True):
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("create schema raw")
+    column = ", study_id varchar" if study_id else ""
+    con.execute(
+        f"create table raw.runs (run_id varchar, status varchar, started_at timestamp{column})"
+    )
+    for row in rows:
+        con.execute(f"insert into raw.runs values ({', '.join('?' * len(row))})", list(row))
+    if studies:
+        con.execute("create table raw.studies (study_id varchar)")
+    return con
+
+
+def test_current_study_id_is_the_newest_complete_runs_study():
+    from tsrate.robustness.studies import current_study_id
+
+    rows = [
+        ("r1", "succeeded", "2026-01-01 00:00:00", "s1"),
+        ("r2", "forecasted", "2026-01-03 00:00:00", "s2"),
+        ("r3", "failed", "2026-01-05 00:00:00", "s3"),  # incomplete: not the current one
+        ("r0", "publish_failed", "2026-01-03 00:00:00", "s0"),  # same start: run_id desc
+    ]
+    assert current_study_id(_runs_warehouse(rows)) == "s2"
+    assert current_study_id(_runs_warehouse(rows[2:3])) is None  # no complete run
+    assert current_study_id(_runs_warehouse([r[:3] for r in rows], study_id=False)) is None
+
+
+def test_studies_are_stored_only_with_both_tables_and_every_runs_study():
+    from tsrate.robustness.studies import studies_stored
+
+    done = [("r1", "succeeded", "2026-01-01 00:00:00", "s1")]
+    assert studies_stored(_runs_warehouse(done))
+    assert not studies_stored(_runs_warehouse(done, studies=False))
+    assert not studies_stored(_runs_warehouse([(*done[0][:3], None)]))
+    assert not studies_stored(_runs_warehouse([r[:3] for r in done], study_id=False))
