@@ -317,3 +317,21 @@ def test_studies_are_stored_only_with_both_tables_and_every_runs_study():
     assert not studies_stored(_runs_warehouse(done, studies=False))
     assert not studies_stored(_runs_warehouse([(*done[0][:3], None)]))
     assert not studies_stored(_runs_warehouse([r[:3] for r in done], study_id=False))
+
+
+def test_a_numpy_date_inside_a_nested_value_is_a_plain_date():
+    import datetime as dt
+
+    import duckdb
+
+    from tsrate.platform.query import _plain
+
+    date = duckdb.sqltype("DATE")
+    assert _plain(np.datetime64("2026-01-02"), date) == dt.date(2026, 1, 2)
+    assert _plain(np.datetime64("2026-01-02T05:00"), date) == dt.date(2026, 1, 2)
+    assert _plain(np.datetime64("NaT"), date) is None
+    assert _plain(dt.date(2026, 1, 3), date) == dt.date(2026, 1, 3)
+    listed = _plain(
+        np.array(["2026-01-04", "NaT"], dtype="datetime64[us]"), duckdb.sqltype("DATE[]")
+    )
+    assert listed == [dt.datetime(2026, 1, 4).date(), None]
