@@ -335,3 +335,13 @@ def test_a_numpy_date_inside_a_nested_value_is_a_plain_date():
         np.array(["2026-01-04", "NaT"], dtype="datetime64[us]"), duckdb.sqltype("DATE[]")
     )
     assert listed == [dt.datetime(2026, 1, 4).date(), None]
+
+
+def test_nested_text_prints_as_itself_not_escaped():
+    import json
+
+    from tsrate.platform.query import _nested_as_json
+
+    value = ["Société Générale", {"名": "ü"}]
+    assert _nested_as_json(value) == json.dumps(value, ensure_ascii=False)
+    assert "é" in _nested_as_json(value)
