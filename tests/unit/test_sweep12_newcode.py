@@ -345,3 +345,12 @@ def test_nested_text_prints_as_itself_not_escaped():
     value = ["Société Générale", {"名": "ü"}]
     assert _nested_as_json(value) == json.dumps(value, ensure_ascii=False)
     assert "é" in _nested_as_json(value)
+
+
+def test_stability_counts_rate_a_lone_system_lower_is_better_by_default():
+    """One system on [ideal 0, maximum 10] in three levels: 2.0 lies in the first third,
+    rating 1 when lower is better (the default); 9.0 in the last, rating 3."""
+    from tsrate.suites.intervals import stability_counts
+
+    hits, counted = stability_counts({"a": 1}, [{"a": 2.0}, {"a": 9.0}], 3, ideal=0.0, maximum=10.0)
+    assert hits == {"a": 1.0} and counted == {"a": 2.0}
