@@ -268,10 +268,10 @@ def test_the_dry_run_prints_one_line_of_four_fields_per_schedule():
     assert [row[3] for row in got] == [json.dumps(row[3], sort_keys=True) for row in expected]
 
 
-def test_stability_counts_rate_lower_is_better_by_default_and_weigh_each_resample():
+def test_stability_counts_count_each_resample_or_its_weight():
     from tsrate.suites.intervals import stability_counts
 
-    published = {"a": 1, "b": 2}  # a the lower score: rating 1 when lower is better
+    published = {"a": 1, "b": 2}  # ratings of two systems on two levels: 1 the lower score
     resampled = [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 2.0}]
     hits, counted = stability_counts(published, resampled, 2)
     assert hits == {"a": 1.0, "b": 1.0} and counted == {"a": 2.0, "b": 2.0}
