@@ -348,9 +348,10 @@ def test_nested_text_prints_as_itself_not_escaped():
 
 
 def test_stability_counts_rate_a_lone_system_lower_is_better_by_default():
-    """One system on [ideal 0, maximum 10] in three levels: 2.0 lies in the first third,
-    rating 1 when lower is better (the default); 9.0 in the last, rating 3."""
+    """One system on [ideal 0, maximum 10] in three levels: 2.0 and 3.0 lie in the first
+    third, rating 1 when lower is better (the default), 9.0 in the last, rating 3."""
     from tsrate.suites.intervals import stability_counts
 
-    hits, counted = stability_counts({"a": 1}, [{"a": 2.0}, {"a": 9.0}], 3, ideal=0.0, maximum=10.0)
-    assert hits == {"a": 1.0} and counted == {"a": 2.0}
+    resampled = [{"a": 2.0}, {"a": 3.0}, {"a": 9.0}]
+    hits, counted = stability_counts({"a": 1}, resampled, 3, ideal=0.0, maximum=10.0)
+    assert hits == {"a": 2.0} and counted == {"a": 3.0}
