@@ -72,6 +72,13 @@ def verdict_by_hand(judged: pd.DataFrame, system: str = "system_id") -> dict:
     )
     share = pd.to_numeric(frame["share_at_rating"], errors="coerce")
     frame["shaky"] = share.lt(SHAKY) & share.notna()
+    # near the cut: within two Monte Carlo standard errors of it (an exact share never is)
+    errors = frame["share_mc_se"] if "share_mc_se" in frame else [None] * len(frame)
+    near_cut = sum(
+        1
+        for p, se in zip(share, errors, strict=True)
+        if p == p and se is not None and se == se and se > 0 and abs(p - SHAKY) <= 2 * se
+    )
     per = frame.groupby(system).agg(g=("goodness", "mean"), shaky=("shaky", "sum"),
                                     n=("goodness", "size"))  # fmt: skip
     per = per.reset_index().sort_values(["g", system], ascending=[False, True])
@@ -88,6 +95,7 @@ def verdict_by_hand(judged: pd.DataFrame, system: str = "system_id") -> dict:
         "leader_shaky": float(leaders["shaky"].sum()),
         "leader_ratings": float(leaders["n"].sum()),
         "shaky": float(frame["shaky"].sum()),
+        "near_cut": float(near_cut),
     }
 
 
@@ -107,6 +115,10 @@ def assert_reads_well(seen: dict, expected: dict, n_charts: int) -> None:
         names.append("worst_goodness")
     for name in names:
         assert seen["derived"][name] == pytest.approx(expected[name]), (name, seen["derived"])
+    if expected["near_cut"]:  # said only when some rating lies near the shaky cut
+        assert seen["derived"]["near_cut"] == expected["near_cut"], seen["derived"]
+    else:
+        assert "near_cut" not in seen["derived"], seen["derived"]
     verdict = seen["verdict"]
     best, worst = expected["best"], expected["worst"]
     if len(best) == len(expected["systems"]):  # every system ties

@@ -55,7 +55,8 @@ def test_interpretability_report_reads_well_in_a_browser(tmp_path, dbt_target):
     path = write_report(warehouse, tmp_path / "interpretability.html")
     judged = read(
         warehouse,
-        "select r.model_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating "
+        "select r.model_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating, "
+        "s.share_mc_se "
         "from marts.interp_ratings r join marts.interp_rating_stability s "
         "using (suite_run_id, metric, variant_id, model_id)",
     )

@@ -47,7 +47,8 @@ def test_understanding_report_reads_well_in_a_browser(tmp_path, dbt_target):
     path = write_report(warehouse, tmp_path / "understanding.html")
     judged = read(
         warehouse,
-        "select r.system_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating "
+        "select r.system_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating, "
+        "s.share_mc_se "
         "from marts.und_ratings r join marts.und_rating_stability s "
         "using (suite_run_id, prompting, metric, feature, system_id)",
     )

@@ -10,7 +10,10 @@ higher is better, (levels - rating) / (levels - 1) otherwise); a system's score 
 goodness over its rated scores, and the verdict compares systems on the same scores only
 (:func:`comparable`: those all share, else the largest group sharing some, else none). A
 rating is shaky when under 60 % of the resamples give its
-level (the core report's threshold). Numbers derived here are ``<span class="derived"
+level (the core report's threshold); with the share's Monte Carlo standard error
+(``share_mc_se``, optional) a rating whose share lies within two of them of that cut is
+counted as *near the cut*: another bootstrap seed could move it to the other side (an
+exact share, standard error 0, never is). Numbers derived here are ``<span class="derived"
 data-derived=... data-value=...>`` so a test can recompute them from the marts.
 """
 
@@ -24,6 +27,9 @@ from tsrate.html.page import named
 #: a rating is shaky below this share of resamples at its level (as in the core report)
 SHAKY_SHARE = 0.6
 
+#: a share within this many Monte Carlo standard errors of :data:`SHAKY_SHARE` is near the cut
+NEAR_CUT_SE = 2.0
+
 
 def goodness(ratings: pd.DataFrame) -> pd.Series:
     """Each rating's goodness in [0, 1] (1 = the best level); NaN for a null rating."""
@@ -36,17 +42,21 @@ def goodness(ratings: pd.DataFrame) -> pd.Series:
 
 
 def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFrame:
-    """Per system: mean goodness, rated scores, shaky ones; best first (ties by name)."""
+    """Per system: mean goodness, rated scores, shaky ones and ones near the shaky cut;
+    best first (ties by name)."""
     frame = ratings.assign(goodness=goodness(ratings)).dropna(subset=["goodness"])
+    frame = frame.assign(shaky=False, near_cut=False)
     if "share_at_rating" in frame:
         share = pd.to_numeric(frame["share_at_rating"], errors="coerce")
         frame = frame.assign(shaky=share.lt(SHAKY_SHARE) & share.notna())
-    else:
-        frame = frame.assign(shaky=False)
+        if "share_mc_se" in frame:
+            se = pd.to_numeric(frame["share_mc_se"], errors="coerce")
+            near = (share - SHAKY_SHARE).abs().le(NEAR_CUT_SE * se) & se.gt(0)
+            frame = frame.assign(near_cut=near & share.notna())
     out = (
         frame.groupby(system)
         .agg(mean_goodness=("goodness", "mean"), n_ratings=("goodness", "size"),
-             n_shaky=("shaky", "sum"))
+             n_shaky=("shaky", "sum"), n_near_cut=("near_cut", "sum"))
         .reset_index()
     )  # fmt: skip
     return out.sort_values(["mean_goodness", system], ascending=[False, True]).reset_index(
@@ -55,10 +65,12 @@ def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFr
 
 
 #: a suite ratings' columns that say how a score was rated, not which score it is (the
-#: score: every other column but the system's)
+#: score: every other column but the system's), its stability mart's among them (a model
+#: rated over fewer training seeds is rated on the same score)
 RATING_COLUMNS = frozenset(
     {"raw_score", "rating", "rating_levels", "higher_is_better", "rank", "rating_reason",
-     "n_systems", "n_models", "share_at_rating", "goodness", "shaky"}
+     "n_systems", "n_models", "share_at_rating", "share_mc_se", "n_seeds", "n_resamples",
+     "n_resamples_undefined", "goodness", "shaky", "near_cut"}
 )  # fmt: skip
 
 
@@ -182,6 +194,14 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
             f"{SHAKY_SHARE:.0%} of resamples give the published level), "
             f"{_derived('shaky', total, str(total))} of all {n_scores}."
         )
+        near = int(scores["n_near_cut"].sum())
+        if near:
+            text += (
+                f" {_derived('near_cut', near, str(near))} of the {n_scores} "
+                f"{'lies' if near == 1 else 'lie'} within two Monte Carlo standard errors "
+                f"(share_mc_se) of the {SHAKY_SHARE:.0%} cut: another bootstrap seed could "
+                f"put {'it' if near == 1 else 'them'} on its other side."
+            )
     else:
         text += " How firm: unknown (no resampled shares in these marts)."
     return head + text + tail
@@ -229,7 +249,8 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
         return ""
 
     def shaky(r) -> str:  # noqa: ANN001
-        return f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "")
+        near = f" ({int(r.n_near_cut)} near the cut)" if r.n_near_cut else ""
+        return f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "") + near
 
     compared, left_out = comparable(ratings, system)
     if not left_out:

@@ -124,7 +124,9 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         "correctness": "select * from marts.interp_correctness where in_main_study",
         "scores": "select * from marts.interp_prediction_scores where in_main_study",
         "sensitivity": "select * from marts.interp_sensitivity",
-        "ratings": "select r.*, s.share_at_rating, s.n_seeds from marts.interp_ratings r "
+        # share_mc_se came later: an older snapshot lacks it (the regex then names one)
+        "ratings": "select r.*, columns('^share_(at_rating|mc_se)$'), s.n_seeds "
+        "from marts.interp_ratings r "
         "left join marts.interp_rating_stability s "
         "using (suite_run_id, metric, variant_id, model_id)",
     }

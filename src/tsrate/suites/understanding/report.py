@@ -534,8 +534,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
             "group by all order by all"
         )
-        judged = read(
-            "select r.*, s.share_at_rating from marts.und_ratings r "
+        judged = read(  # share_mc_se came later: an older snapshot lacks it
+            "select r.*, columns('^share_(at_rating|mc_se)$') from marts.und_ratings r "
             "left join marts.und_rating_stability s "
             "using (suite_run_id, prompting, metric, feature, system_id)"
         )
