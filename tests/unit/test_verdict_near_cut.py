@@ -104,3 +104,13 @@ def test_a_model_rated_over_fewer_training_seeds_is_rated_on_the_same_score():
     assert left_out == "" and len(compared) == 4
     html = verdict_html(frame, "the tasks", "x")
     assert "do not separate them" in html  # a and b: (1 + 0) / 2 each
+
+
+def test_the_verdict_counts_the_ratings_near_the_cut_of_every_system():
+    # a: 0.62 (|0.02| <= 0.04) near; b: 0.57 (|0.03| <= 0.06) near; both on m1 and m2
+    frame = ratings(
+        [("m1", "a", 3, 0.62, 0.02), ("m2", "a", 3, 0.95, 0.01),
+         ("m1", "b", 1, 0.57, 0.03), ("m2", "b", 2, 0.99, 0.005)]
+    )  # fmt: skip
+    html = verdict_html(frame, "the tasks", "x")
+    assert derived(html)["near_cut"] == 2 and "of the 4 lie within two" in html
