@@ -320,10 +320,13 @@ def test_system_scores_without_shares_count_nothing_shaky_and_keep_their_columns
     # b and a tie at goodness 1 (rating 1 of 3, lower is better): a first by name; c at 0
     ratings = suite_ratings([("b", 1, 3, False), ("c", 3, 3, False), ("a", 1, 3, False)])
     scores = system_scores(ratings)
-    assert list(scores.columns) == ["system_id", "mean_goodness", "n_ratings", "n_shaky"]
+    assert list(scores.columns) == [
+        "system_id", "mean_goodness", "n_ratings", "n_shaky", "n_near_cut"
+    ]  # fmt: skip
     assert scores["system_id"].tolist() == ["a", "b", "c"]
     assert scores["mean_goodness"].tolist() == [1.0, 1.0, 0.0]
     assert scores["n_shaky"].tolist() == [0, 0, 0]
+    assert scores["n_near_cut"].tolist() == [0, 0, 0]
 
 
 def test_verdict_of_a_lone_system_with_some_shares_unknown():
