@@ -19,6 +19,8 @@ data-derived=... data-value=...>`` so a test can recompute them from the marts.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from tsrate.html.charts import esc
@@ -29,6 +31,14 @@ SHAKY_SHARE = 0.6
 
 #: a share within this many Monte Carlo standard errors of :data:`SHAKY_SHARE` is near the cut
 NEAR_CUT_SE = 2.0
+
+
+def floor_share(share: float, decimals: int) -> float:
+    """``share`` rounded DOWN to ``decimals`` decimals, as the core report prints a share
+    (:func:`tsrate.robustness.report.numbers.format_share`): a share printed as 0.60 or more
+    is never a shaky one (0.599 -> 0.59 at two decimals, where rounding prints 0.60)."""
+    scale = 10**decimals
+    return math.floor(float(share) * scale + 1e-9) / scale
 
 
 def goodness(ratings: pd.DataFrame) -> pd.Series:
