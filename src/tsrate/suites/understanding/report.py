@@ -552,7 +552,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)
     )
     suite_runs = sorted(scores["suite_run_id"].unique()) if not scores.empty else []
-    judged = label_prompting(judged)
+    # each prompting style is rated on its own: prompting stays part of the score, so the
+    # verdict never compares a chain-of-thought rating with a zero-shot one
+    if "prompting" in judged.columns:
+        judged = label_prompting(judged).assign(prompting=judged["prompting"])
     sections = [
         "<h1>Time-series understanding</h1>",
         verdict_html(
