@@ -68,7 +68,9 @@ def test_the_table_ranks_by_the_verdicts_compared_scores_and_names_them():
         if name == "random":
             assert row[0] == "–" and row[2] == "" and row[3] == ""
         else:
-            assert row[0] == str(ranked.index(name) + 1)
+            # equal means share a rank (1 + the systems strictly ahead), as the verdict ties them
+            ahead = sum(compared[other] > compared[name] + 1e-9 for other in compared)
+            assert row[0] == str(ahead + 1)
             assert row[2] == f"{100 * compared[name]:.0f} %" and row[3] == "1"
     # the own-scores mean would put random (100 %) first and llm_a (83 %) above naive: the
     # compared column is what the verdict ranks by
@@ -95,7 +97,8 @@ def test_systems_sharing_some_scores_are_compared_on_those_only():
         assert row[4] == f"{100 * own[name]:.0f} %"
         assert row[5] == str(sum(1 for _, _, s, _ in rows if s == name))
     means = [compared[re.sub("</?code>", "", r[1])] for r in table]
-    assert means == sorted(means, reverse=True) and [r[0] for r in table] == ["1", "2", "3"]
+    # b and c tie at 50 %: they share rank 2
+    assert means == sorted(means, reverse=True) and [r[0] for r in table] == ["1", "2", "2"]
     # the suite run (one value) names no score; the two compared tasks are named
     assert "on the same 2 scores (<code>t1</code>, <code>t2</code>)" in html
     assert "not compared" not in html

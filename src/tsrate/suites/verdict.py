@@ -19,6 +19,8 @@ data-derived=... data-value=...>`` so a test can recompute them from the marts.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from tsrate.html.charts import esc
@@ -29,6 +31,14 @@ SHAKY_SHARE = 0.6
 
 #: a share within this many Monte Carlo standard errors of :data:`SHAKY_SHARE` is near the cut
 NEAR_CUT_SE = 2.0
+
+
+def floor_share(share: float, decimals: int) -> float:
+    """``share`` rounded DOWN to ``decimals`` decimals, as the core report prints a share
+    (:func:`tsrate.robustness.report.numbers.format_share`): a share printed as 0.60 or more
+    is never a shaky one (0.599 -> 0.59 at two decimals, where rounding prints 0.60)."""
+    scale = 10**decimals
+    return math.floor(float(share) * scale + 1e-9) / scale
 
 
 def goodness(ratings: pd.DataFrame) -> pd.Series:
@@ -254,10 +264,11 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
 
     compared, left_out = comparable(ratings, system)
     if not left_out:
+        ranks = _shared_ranks(list(scores["mean_goodness"]))
         rows = [
-            [str(i), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",
+            [str(rank), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",
              str(int(r.n_ratings)), shaky(r)]
-            for i, (_, r) in enumerate(scores.iterrows(), start=1)
+            for rank, (_, r) in zip(ranks, scores.iterrows(), strict=True)
         ]  # fmt: skip
         header = ["Rank", "System", "Mean goodness (100 % = best level)", "Rated scores",
                   "Shaky ratings"]  # fmt: skip
@@ -266,10 +277,11 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
     on = on.set_index(system)
     own = scores.set_index(system)
     order = [*on.index, *[name for name in own.index if name not in on.index]]
+    ranked = dict(zip(on.index, _shared_ranks(list(on["mean_goodness"])), strict=True))
     rows = []
     for name in order:
         r = own.loc[name]
-        rank = str(len(rows) + 1) if name in on.index else "–"
+        rank = str(ranked[name]) if name in on.index else "–"
         mean_on = f"{100 * on.loc[name, 'mean_goodness']:.0f} %" if name in on.index else ""
         n_on = str(int(on.loc[name, "n_ratings"])) if name in on.index else ""
         rows.append(
@@ -296,6 +308,16 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
             "over different scores it ranks nothing."
         )
     return _summary(header, rows, f'<p class="note">{note}</p>')
+
+
+def _shared_ranks(means: list[float]) -> list[int]:
+    """Ranks of ``means`` (best first): equal means (within 1e-9, as the verdict ties them)
+    share the first one's rank, the next takes its position (1, 1, 3)."""
+    ranks: list[int] = []
+    for position, value in enumerate(means):
+        tied = position and abs(value - means[position - 1]) <= 1e-9
+        ranks.append(ranks[-1] if tied else position + 1)
+    return ranks
 
 
 def _summary(header: list[str], rows: list[list[str]], note: str) -> str:

@@ -156,6 +156,9 @@ class ReportData:
     leave_one_out: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     #: marts.window_leakage summed per system (n_windows, n_flagged, n_known, basis, reason)
     leakage: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: the robustness outcome of the marts' default view (var robustness_outcome: the paper's
+    #: R^max unless the build set another); ratings and rating_stability are read at it
+    default_outcome: str = PAPER_OUTCOME
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,17 +220,26 @@ def load_report_data(snapshot: Path) -> ReportData:
             # suite publications (tsrate.suites.publishing) carry no study: skip them
             "from published_runs where study is not null order by published_at desc limit 1"
         ).fetchone()
+        # the default view's robustness outcome (var robustness_outcome), as the build chose
+        default_outcome = PAPER_OUTCOME
+        if {("ratings", "outcome"), ("ratings", "is_default_outcome")} <= columns:
+            found = con.execute(
+                "select min(outcome) from marts.ratings where run_id = ? "
+                "and is_default_outcome and outcome is not null",
+                [run_id],
+            ).fetchone()[0]
+            default_outcome = found or PAPER_OUTCOME
 
         def mart(
             name: str, sql: str = "select * from marts.{name} where run_id = ?"
         ) -> pd.DataFrame:
-            """The run's rows; at the paper's outcome when the mart has an outcome column."""
+            """The run's rows; at the default outcome when the mart has an outcome column."""
             if f"marts.{name}" not in tables:
                 return pd.DataFrame()
             query, params = sql.format(name=name), [run_id]
             if (name, "outcome") in columns:
                 query += " and (outcome is null or outcome = ?)"
-                params.append(PAPER_OUTCOME)
+                params.append(default_outcome)
             return con.execute(query, params).df()
 
         def seed(name: str) -> pd.DataFrame:
@@ -277,7 +289,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             outcome_ratings = con.execute(
                 "select * from marts.ratings where run_id = ? and outcome is not null "
                 "and outcome <> ? order by outcome, metric, perturbation_id, system_id",
-                [run_id, PAPER_OUTCOME],
+                [run_id, default_outcome],
             ).df()
         uncertainty = pd.DataFrame()
         if "marts.uncertainty_effects" in tables:
@@ -325,6 +337,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             uncertainty_effects=uncertainty,
             leave_one_out=mart("rating_leave_one_out"),
             leakage=leakage,
+            default_outcome=default_outcome,
         )
     finally:
         con.close()

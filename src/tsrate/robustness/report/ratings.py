@@ -60,11 +60,12 @@ def _stability_of(data: ReportData, metric: str, perturbation: str, system: str)
 
 
 def separation_flag(
-    data: ReportData, metric: str, perturbation: str, outcome: str = PAPER_OUTCOME
+    data: ReportData, metric: str, perturbation: str, outcome: str | None = None
 ) -> str:
     """The robustness_scores flag of a metric x perturbation x outcome whose score does not
     separate systems on this study (every system at the same extreme or the same score):
     its ``separation_reason``, marked with ``separates_systems`` (false); "" otherwise."""
+    outcome = data.default_outcome if outcome is None else outcome
     frame = data.separation
     if frame.empty:
         return ""
@@ -173,7 +174,7 @@ def rating_tables_section(data: ReportData) -> str:
         f"<b>⚠ marks a shaky rating</b>: under {SHAKY_SHARE:.0%} of resamples agree, so it "
         "rests on the particular windows of this study. Partial order: systems by ascending "
         "raw score, ties share a rank.</p>"
-        '<p class="note">Robustness ratings are for the paper\'s outcome (R^max in price units) '
+        f'<p class="note">Robustness ratings are for {_default_view(data)} '
         "unless labelled otherwise. <b>⊘</b> under a partial order: the score does not "
         "separate systems on this study (every system at the same extreme or the same score; "
         "<code>marts.robustness_scores.separates_systems</code>), so its ratings say nothing "
@@ -222,7 +223,8 @@ def rating_tables_section(data: ReportData) -> str:
                     ]
                 )
         if rows:
-            heading = f"{family} — {OUTCOME_LABELS[PAPER_OUTCOME]}" if robust else family
+            outcome = OUTCOME_LABELS.get(data.default_outcome, data.default_outcome)
+            heading = f"{family} — {outcome}" if robust else family
             parts.append(
                 details(
                     f'<h3 style="display:inline">{esc(heading)}</h3> ({len(rows)} rows)',
@@ -250,6 +252,19 @@ def rating_tables_section(data: ReportData) -> str:
     parts.append(outcome_ratings_block(data))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _default_view(data: ReportData, short: bool = False) -> str:
+    """How the text names the outcome of the default view: the paper's R^max, or the one a
+    build chose with var robustness_outcome."""
+    if data.default_outcome == PAPER_OUTCOME:
+        return "the paper's outcome" if short else "the paper's outcome (R^max in price units)"
+    label = OUTCOME_LABELS.get(data.default_outcome, data.default_outcome)
+    return (
+        f"the default outcome {esc(data.default_outcome)}"
+        if short
+        else f"the default outcome (var robustness_outcome), {esc(label)}"
+    )
 
 
 def rated_together_note(ratings: pd.DataFrame) -> str:
@@ -282,7 +297,7 @@ def separation_summary(data: ReportData) -> str:
     if not frame.empty:
         rated = set(zip(ratings["metric"], ratings["perturbation_id"], strict=True))
         paper = frame[
-            (frame["outcome"] == PAPER_OUTCOME) & ~frame["separates_systems"].astype(bool)
+            (frame["outcome"] == data.default_outcome) & ~frame["separates_systems"].astype(bool)
         ]
         flat = sum(
             (m, p) in rated for m, p in zip(paper["metric"], paper["perturbation_id"], strict=True)
@@ -296,7 +311,8 @@ def separation_summary(data: ReportData) -> str:
     if "rating_reason" in ratings.columns:
         reasons = int(ratings["rating_reason"].map(lambda v: text_html(v) is not None).sum())
     return (
-        '<p class="separation-summary">Flags at the paper\'s outcome: metric × perturbation '
+        f'<p class="separation-summary">Flags at {_default_view(data, short=True)}: '
+        "metric × perturbation "
         f"scores that do not separate systems on this study (⊘): <b>{flat}</b>; ratings not "
         "separable from another system's within their spread over treatment draws (≈): "
         f"<b>{close}</b>; ratings with a rating reason: <b>{reasons}</b>.</p>"
@@ -305,6 +321,8 @@ def separation_summary(data: ReportData) -> str:
 
 #: what the compact table of each other outcome shows
 OUTCOME_NOTES = {
+    "max_abs_residual": "The same metrics on the paper's outcome, R^max in price units (the "
+    "build's default view is another outcome).",
     "": "The same metrics on a scale-free outcome, so that price levels do not decide WRS "
     "and APE (compare its ⊘ flags with the table above).",
     "wql": "The same metrics on each window's WQL: how a perturbation or a group changes the "
@@ -361,7 +379,8 @@ def outcome_ratings_block(data: ReportData) -> str:
         parts.append(
             f'<h3 class="outcome" data-outcome="{esc(outcome)}">Robustness — {esc(label)}</h3>'
             f'<p class="note">{esc(OUTCOME_NOTES.get(outcome, OUTCOME_NOTES[""]))} Rating and '
-            "raw score only; bootstrap shares are computed for the paper's outcome.</p>"
+            "raw score only; bootstrap shares are computed for "
+            f"{_default_view(data, short=True)}.</p>"
             + table_html(
                 ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
                 rows,

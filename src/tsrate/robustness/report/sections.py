@@ -284,10 +284,20 @@ def reading_paragraph(data: ReportData) -> str:
             + "."
         )
     accuracy = summary[summary["metric"] == "smape"].set_index("system_id")
-    if not accuracy.empty:
-        best = accuracy["avg_raw_score"].idxmin()
+    lowest = accuracy["avg_raw_score"].dropna()
+    if not lowest.empty:
+        # every system at the lowest mean, in seed order: the mart's rows have no order
+        ranked = [s for s in systems if s in lowest.index]
+        ranked += sorted(set(lowest.index) - set(ranked))
+        tied = [s for s in ranked if math.isclose(lowest[s], lowest.min())]
+        best = tied[0]
+        who = (
+            f"system by SMAPE is <b>{esc(best)}</b>"
+            if len(tied) == 1
+            else "systems by SMAPE are " + " and ".join(f"<b>{esc(s)}</b>" for s in tied)
+        )
         sentences.append(
-            f"The most accurate system by SMAPE is <b>{esc(best)}</b> ("
+            f"The most accurate {who} ("
             + num(
                 float(accuracy.loc[best, "avg_raw_score"]),
                 "system_summary",

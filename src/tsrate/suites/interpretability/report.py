@@ -23,7 +23,7 @@ from tsrate.html.charts import chart_name, figure
 from tsrate.html.page import frame_table
 from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
 from tsrate.suites.publishing import html_page, read_marts, write_html
-from tsrate.suites.verdict import summary_table_html, verdict_html
+from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
 #: a heatmap's cell side in pixels (smaller for large matrices)
 CELL = 22
@@ -246,9 +246,14 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
     sections.append(trends_section(data["correctness"]))
     if not data["ratings"].empty:
         sections.append("<h2>Ratings</h2>")
-        sections.append(
-            _table(data["ratings"][[c for c in RATING_TABLE if c in data["ratings"].columns]])
-        )
+        shown = data["ratings"][[c for c in RATING_TABLE if c in data["ratings"].columns]]
+        if "share_at_rating" in shown:  # rounded down: a shaky share never reads 0.6
+            shown = shown.assign(
+                share_at_rating=shown["share_at_rating"].map(
+                    lambda v: v if pd.isna(v) else floor_share(v, 4)
+                )
+            )
+        sections.append(_table(shown))
         sections.append(
             "<p>share_at_rating: share of bootstrap resamples of the training seeds that give "
             "the published rating (marts.interp_rating_stability; up to 6 seeds every distinct "

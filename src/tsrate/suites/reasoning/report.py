@@ -17,7 +17,7 @@ from tsrate.html.charts import PALETTE, Point, Series, bar_chart, chart_name, fi
 from tsrate.html.page import details, frame_table
 from tsrate.suites.publishing import html_page, read_marts, write_html
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
-from tsrate.suites.verdict import summary_table_html, verdict_html
+from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:
@@ -305,6 +305,10 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         if not stability.empty:
             wanted = [c for c in ("ci_low", "ci_high", "share_at_rating") if c in stability]
             ratings = ratings.merge(stability[[*keys, *wanted]], on=keys, how="left")
+            if "share_at_rating" in ratings:  # rounded down: a shaky share never reads 0.6
+                ratings["share_at_rating"] = ratings["share_at_rating"].map(
+                    lambda v: v if pd.isna(v) else floor_share(v, 3)
+                )
         sections.append(_table(ratings, "Every rating"))
     return html_page("tsrate reasoning", "".join(sections))
 

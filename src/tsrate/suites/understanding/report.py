@@ -33,7 +33,7 @@ from tsrate.platform.warehouse import connect
 from tsrate.suites import intervals
 from tsrate.suites.publishing import html_page, write_html
 from tsrate.suites.understanding import generators as g
-from tsrate.suites.verdict import summary_table_html, verdict_html
+from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
 #: a chart is drawn only from cells of at least this many prompts (smaller ones are listed)
 MIN_CHART_PROMPTS = 20
@@ -310,7 +310,8 @@ def rated_scores_html(rated: pd.DataFrame) -> str:
             f"[{row.ci_low:.3g}, {row.ci_high:.3g}]" if pd.notna(row.ci_low) else "(undefined)"
         )
         rating = "" if pd.isna(row.rating) else str(int(row.rating))
-        share = "" if pd.isna(row.share_at_rating) else f"{row.share_at_rating:.2f}"
+        # rounded down: a shaky share (under 0.6) never reads 0.60
+        share = "" if pd.isna(row.share_at_rating) else f"{floor_share(row.share_at_rating, 2):.2f}"
         rows.append(
             f"<tr><td>{html.escape(str(row.metric))}</td><td>{html.escape(str(row.feature))}</td>"
             f"<td>{html.escape(str(row.system_id))}</td><td>{row.raw_score:.3g}</td>"
@@ -551,7 +552,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)
     )
     suite_runs = sorted(scores["suite_run_id"].unique()) if not scores.empty else []
-    judged = label_prompting(judged)
+    # each prompting style is rated on its own: prompting stays part of the score, so the
+    # verdict never compares a chain-of-thought rating with a zero-shot one
+    if "prompting" in judged.columns:
+        judged = label_prompting(judged).assign(prompting=judged["prompting"])
     sections = [
         "<h1>Time-series understanding</h1>",
         verdict_html(
