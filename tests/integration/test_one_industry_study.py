@@ -1,7 +1,8 @@
 """A study whose tickers share one industry: the industry confounder is constant, so
 pie_industry is 0 for every system by construction. It is published as not defined (a null
 score and rating with the reason), while ape_industry, a randomised effect estimate, and the
-company scores (two companies) stay rated."""
+company scores (two companies) stay rated. The model's hand-computed unit cases (one-industry,
+one-ticker and two-industry runs) run in tests/integration/test_sweep12_newcode.py."""
 
 from __future__ import annotations
 
@@ -80,13 +81,3 @@ def test_pie_of_a_one_industry_study_is_not_rated_and_says_why(tmp_path):
     assert n_ape > 0 and rated_ape > 0 and n_company > 0 and rated_company > 0
     assert pie[0] == "pie_industry" and pie[1] > 0 and pie[2] == 0
     assert pie[3] == ["not rated: " + REASON]
-
-
-def test_robustness_scores_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
-    """The model's hand-computed unit cases (robustness_scores.yml), among them one-industry,
-    one-ticker and two-industry runs: PIE of a constant confounder unscored with its reason,
-    and a run without any WRS metric (one ticker) still listing both, unscored."""
-    from tests.integration.builds import unit_cases_pass
-
-    selection = ["--select", "+robustness_scores", "--exclude", "test_type:data"]
-    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
