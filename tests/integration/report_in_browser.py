@@ -96,6 +96,7 @@ def verdict_by_hand(judged: pd.DataFrame, system: str = "system_id") -> dict:
         "leader_ratings": float(leaders["n"].sum()),
         "shaky": float(frame["shaky"].sum()),
         "near_cut": float(near_cut),
+        "unknown_share": float(share.isna().sum()),
     }
 
 
@@ -115,10 +116,11 @@ def assert_reads_well(seen: dict, expected: dict, n_charts: int) -> None:
         names.append("worst_goodness")
     for name in names:
         assert seen["derived"][name] == pytest.approx(expected[name]), (name, seen["derived"])
-    if expected["near_cut"]:  # said only when some rating lies near the shaky cut
-        assert seen["derived"]["near_cut"] == expected["near_cut"], seen["derived"]
-    else:
-        assert "near_cut" not in seen["derived"], seen["derived"]
+    for said_if_any in ("near_cut", "unknown_share"):  # said only when there are some
+        if expected[said_if_any]:
+            assert seen["derived"][said_if_any] == expected[said_if_any], seen["derived"]
+        else:
+            assert said_if_any not in seen["derived"], seen["derived"]
     verdict = seen["verdict"]
     best, worst = expected["best"], expected["worst"]
     if len(best) == len(expected["systems"]):  # every system ties

@@ -321,12 +321,13 @@ def test_system_scores_without_shares_count_nothing_shaky_and_keep_their_columns
     ratings = suite_ratings([("b", 1, 3, False), ("c", 3, 3, False), ("a", 1, 3, False)])
     scores = system_scores(ratings)
     assert list(scores.columns) == [
-        "system_id", "mean_goodness", "n_ratings", "n_shaky", "n_near_cut"
+        "system_id", "mean_goodness", "n_ratings", "n_shaky", "n_near_cut", "n_unknown"
     ]  # fmt: skip
     assert scores["system_id"].tolist() == ["a", "b", "c"]
     assert scores["mean_goodness"].tolist() == [1.0, 1.0, 0.0]
     assert scores["n_shaky"].tolist() == [0, 0, 0]
     assert scores["n_near_cut"].tolist() == [0, 0, 0]
+    assert scores["n_unknown"].tolist() == [0, 0, 0]  # no share column: nothing to say
 
 
 def test_verdict_of_a_lone_system_with_some_shares_unknown():
@@ -339,7 +340,8 @@ def test_verdict_of_a_lone_system_with_some_shares_unknown():
     assert 'data-derived="leader_shaky" data-value="1.0"' in html
     assert 'data-derived="leader_ratings" data-value="2.0"' in html
     assert "of solo's" in html and "ratings are shaky (under 60%" in html
-    assert "unknown" not in html
+    assert "How firm: unknown" not in html  # some shares are known
+    assert 'data-derived="unknown_share" data-value="1.0"' in html  # the other is said apart
 
 
 def test_verdict_without_anything_rated():

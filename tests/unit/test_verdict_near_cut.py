@@ -114,3 +114,18 @@ def test_the_verdict_counts_the_ratings_near_the_cut_of_every_system():
     )  # fmt: skip
     html = verdict_html(frame, "the tasks", "x")
     assert derived(html)["near_cut"] == 2 and "of the 4 lie within two" in html
+
+
+def test_ratings_without_a_resampled_share_are_said_to_be_of_unknown_firmness():
+    """NEAR's b/m3 has no share (withheld): counted in neither the shaky nor the near-cut
+    count, and said apart."""
+    scores = system_scores(ratings(NEAR)).set_index("system_id")
+    assert scores.loc["a", "n_unknown"] == 0 and scores.loc["b", "n_unknown"] == 1
+    html = verdict_html(ratings(NEAR), "the tasks", "x")
+    assert derived(html)["unknown_share"] == 1
+    assert "1</span> of the 6 has no resampled share: how firm it is is unknown." in html
+    two = ratings(NEAR).assign(share_at_rating=[0.9, 0.9, 0.9, 0.9, None, None])
+    html = verdict_html(two, "the tasks", "x")
+    assert "2</span> of the 6 have no resampled share: how firm they are is unknown." in html
+    full = ratings(NEAR[:5] + [("m3", "b", 1, 0.9, 0.01)])
+    assert "unknown_share" not in derived(verdict_html(full, "the tasks", "x"))

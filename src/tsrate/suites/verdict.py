@@ -52,13 +52,13 @@ def goodness(ratings: pd.DataFrame) -> pd.Series:
 
 
 def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFrame:
-    """Per system: mean goodness, rated scores, shaky ones and ones near the shaky cut;
-    best first (ties by name)."""
+    """Per system: mean goodness, rated scores, shaky ones, ones near the shaky cut and
+    ones without a share (firmness unknown); best first (ties by name)."""
     frame = ratings.assign(goodness=goodness(ratings)).dropna(subset=["goodness"])
-    frame = frame.assign(shaky=False, near_cut=False)
+    frame = frame.assign(shaky=False, near_cut=False, unknown=False)
     if "share_at_rating" in frame:
         share = pd.to_numeric(frame["share_at_rating"], errors="coerce")
-        frame = frame.assign(shaky=share.lt(SHAKY_SHARE) & share.notna())
+        frame = frame.assign(shaky=share.lt(SHAKY_SHARE) & share.notna(), unknown=share.isna())
         if "share_mc_se" in frame:
             se = pd.to_numeric(frame["share_mc_se"], errors="coerce")
             near = (share - SHAKY_SHARE).abs().le(NEAR_CUT_SE * se) & se.gt(0)
@@ -66,7 +66,8 @@ def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFr
     out = (
         frame.groupby(system)
         .agg(mean_goodness=("goodness", "mean"), n_ratings=("goodness", "size"),
-             n_shaky=("shaky", "sum"), n_near_cut=("near_cut", "sum"))
+             n_shaky=("shaky", "sum"), n_near_cut=("near_cut", "sum"),
+             n_unknown=("unknown", "sum"))
         .reset_index()
     )  # fmt: skip
     return out.sort_values(["mean_goodness", system], ascending=[False, True]).reset_index(
@@ -80,7 +81,7 @@ def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFr
 RATING_COLUMNS = frozenset(
     {"raw_score", "rating", "rating_levels", "higher_is_better", "rank", "rating_reason",
      "n_systems", "n_models", "share_at_rating", "share_mc_se", "n_seeds", "n_resamples",
-     "n_resamples_undefined", "goodness", "shaky", "near_cut"}
+     "n_resamples_undefined", "goodness", "shaky", "near_cut", "unknown"}
 )  # fmt: skip
 
 
@@ -204,6 +205,13 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
             f"{SHAKY_SHARE:.0%} of resamples give the published level), "
             f"{_derived('shaky', total, str(total))} of all {n_scores}."
         )
+        unknown = int(scores["n_unknown"].sum())
+        if unknown:  # withheld or never resampled: neither shaky nor firm
+            text += (
+                f" {_derived('unknown_share', unknown, str(unknown))} of the {n_scores} "
+                f"{'has' if unknown == 1 else 'have'} no resampled share: how firm "
+                f"{'it is' if unknown == 1 else 'they are'} is unknown."
+            )
         near = int(scores["n_near_cut"].sum())
         if near:
             text += (
