@@ -421,14 +421,13 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         raise TsrateError(f"unknown format {fmt!r}: use table, csv or json")
     if frame.empty:
         return f"(no rows; columns: {', '.join(map(str, frame.columns))})"
-    import pandas as pd
-
     shown = frame.astype(object).where(frame.notna(), "")  # NULL, NaN, NaT, <NA> -> empty
     for position, dtype in enumerate(frame.dtypes):  # a LIST or STRUCT as JSON, as in csv
         if dtype.kind == "O":
             shown.isetitem(position, shown.iloc[:, position].map(_nested_as_json))
-    with pd.option_context("display.max_columns", 50, "display.width", 200):
-        text = shown.to_string(index=False)
+    # every column, every character: to_string wraps and cuts nothing (the display options
+    # that would, display.max_columns and display.width, are only for a frame's repr)
+    text = shown.to_string(index=False)
     if result.truncated:
         text += "\n" + truncation_note(result)
     return text
