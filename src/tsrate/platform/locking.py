@@ -48,7 +48,7 @@ WRITER_LEASE_SECONDS = 60.0
 
 _guard = threading.Lock()
 _held_files: dict[str, int] = {}  # resolved lock path -> its open descriptor (the flock)
-_held_slots: dict[str, int] = {}  # limit name -> depth
+_held_slots: set[str] = set()  # the concurrency limits whose slot this process holds
 _held_info: dict[str, dict[str, str]] = {}  # resolved lock path -> what its file says
 
 
@@ -312,15 +312,9 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
     from tsrate.platform.orchestration import flow_run_context
 
     with _guard:
-        depth = _held_slots.get(WRITER_LIMIT, 0)
-        if depth:
-            _held_slots[WRITER_LIMIT] = depth + 1
-    if depth:
-        try:
-            yield True
-        finally:
-            with _guard:
-                _held_slots[WRITER_LIMIT] -= 1
+        reentered = WRITER_LIMIT in _held_slots
+    if reentered:  # this process holds it already: its outer holder alone frees it
+        yield True
         return
     if flow_run_context() is None or not _writer_limit_exists():
         yield False
@@ -338,12 +332,12 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
         raise_on_lease_renewal_failure=False,
     ):
         with _guard:
-            _held_slots[WRITER_LIMIT] = 1
+            _held_slots.add(WRITER_LIMIT)
         try:
             yield True
         finally:
             with _guard:
-                _held_slots.pop(WRITER_LIMIT, None)
+                _held_slots.discard(WRITER_LIMIT)
 
 
 @contextlib.contextmanager
