@@ -402,8 +402,9 @@ def _json_number(value: object) -> object:
 
 def _json_column(column: pd.Series) -> list:
     """One column's values for the json format (:func:`format_result`)."""
-    if column.dtype.kind == "f":  # as Python floats (float32 too), NaN and NA as themselves
-        return [_json_number(value) for value in column.astype(object)]
+    if column.dtype.kind == "f":  # float32 and nullable Float64 too: NA as NaN, then null
+        values = column.to_numpy(dtype="float64", na_value=float("nan")).tolist()
+        return [_json_number(value) for value in values]
     if column.dtype.kind == "O":  # text, dates, times, lists, structs, maps, NULL as None
         return [_json_number(_json_ready(value)) for value in column]
     # whole numbers, booleans (nullable too), timestamps (ISO 8601 to the millisecond, UTC
