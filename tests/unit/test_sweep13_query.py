@@ -71,11 +71,33 @@ def test_json_of_no_rows_is_an_empty_array(database):
     assert text == "[]"
 
 
+UUID = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+
+
+def test_a_uuid_prints_as_its_text_alone_in_a_list_and_as_a_map_key(database):
+    """DuckDB hands a UUID over as Python's uuid.UUID, which JSON has no type for (and which
+    cannot be a JSON key as it is); a struct's numbers follow each format's rule."""
+    sql = (
+        f"select '{UUID}'::uuid as id, ['{UUID}'::uuid] as ids, "
+        f"map(['{UUID}'::uuid], [1]) as counts, {{'n': 5, 'share': 1 / 3}} as part"
+    )
+    result = run_query(database, sql)
+    assert format_result(result, "json") == (
+        f'[{{"id":"{UUID}","ids":["{UUID}"],"counts":{{"{UUID}":1}},'
+        '"part":{"n":5,"share":0.333333333333333}}]'
+    )
+    assert format_result(result, "csv") == (
+        f'id,ids,counts,part\n{UUID},"[""{UUID}""]","{{""{UUID}"": 1}}",'
+        '"{""n"": 5, ""share"": 0.3333333333333333}"'
+    )
+
+
 def test_a_list_straight_from_duckdb_prints_as_json_in_table_and_csv():
     """A frame as DuckDB's .df() gives it: each list a numpy array, not yet a Python list."""
     frame = duckdb.sql("select ['a', 'b'] as names, [1, 2] as ns").df()
     assert isinstance(frame["names"][0], np.ndarray)  # what the test is about
     assert format_result(result_of(frame), "csv") == 'names,ns\n"[""a"", ""b""]","[1, 2]"'
+    assert format_result(result_of(frame), "json") == '[{"names":["a","b"],"ns":[1,2]}]'
     assert format_result(result_of(frame), "table").splitlines() == [
         "     names     ns",
         '["a", "b"] [1, 2]',
