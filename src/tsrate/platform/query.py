@@ -437,7 +437,7 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
                 frame.isetitem(position, frame.iloc[:, position].map(_nested_as_json))
         return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
     if fmt == "json":
-        # by position: names may repeat (DuckDB renames a repeated name itself: a, a_1)
+        # by position; a query's names are unique (DuckDB renames a repeat itself: a, a_1)
         columns = [_json_column(frame.iloc[:, position]) for position in range(frame.shape[1])]
         names = list(map(str, frame.columns))
         rows = [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
