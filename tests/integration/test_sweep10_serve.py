@@ -237,12 +237,12 @@ def _writing_flow():  # noqa: ANN202
     def write(timeout: float) -> dict:
         seen: dict = {}
         with locking.prefect_writer_slot(timeout=timeout) as held:
-            seen["held"], seen["depth"] = held, dict(locking._held_slots)
+            seen["held"], seen["slots"] = held, set(locking._held_slots)
             seen["taken"] = _limit().active_slots if held else None
             with locking.prefect_writer_slot(timeout=5.0) as again:  # nested: no wait
-                seen["again"], seen["inner depth"] = again, dict(locking._held_slots)
-            seen["depth after"] = dict(locking._held_slots)
-        seen["left"] = dict(locking._held_slots)
+                seen["again"], seen["inner slots"] = again, set(locking._held_slots)
+            seen["slots after"] = set(locking._held_slots)
+        seen["left"] = set(locking._held_slots)
         return seen
 
     return write
@@ -274,12 +274,12 @@ def test_the_writer_slot_is_one_slot_held_only_inside_a_flow_run(prefect_api, mo
     seen = write(timeout=7.0)
     assert seen == {
         "held": True,
-        "depth": {locking.WRITER_LIMIT: 1},
+        "slots": {locking.WRITER_LIMIT},
         "taken": 1,
         "again": True,
-        "inner depth": {locking.WRITER_LIMIT: 2},
-        "depth after": {locking.WRITER_LIMIT: 1},
-        "left": {},
+        "inner slots": {locking.WRITER_LIMIT},
+        "slots after": {locking.WRITER_LIMIT},  # the nested writer's exit frees nothing
+        "left": set(),
     }
     assert calls == [
         {

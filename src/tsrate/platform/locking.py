@@ -47,8 +47,8 @@ WRITER_LIMIT = "tsrate-warehouse-writer"
 WRITER_LEASE_SECONDS = 60.0
 
 _guard = threading.Lock()
-_held_files: dict[str, tuple[int, int]] = {}  # resolved lock path -> (fd, depth)
-_held_slots: dict[str, int] = {}  # limit name -> depth
+_held_files: dict[str, int] = {}  # resolved lock path -> its open descriptor (the flock)
+_held_slots: set[str] = set()  # the concurrency limits whose slot this process holds
 _held_info: dict[str, dict[str, str]] = {}  # resolved lock path -> what its file says
 
 
@@ -138,7 +138,7 @@ def announce(activity: str, progress: dict | None = None) -> None:
     where this process holds no writer lock."""
     activity = activity[:ACTIVITY_CHARS]
     with _guard:
-        for key, (fd, _depth) in _held_files.items():
+        for key, fd in _held_files.items():
             info = _held_info.get(key)
             if info is None or (info.get("activity"), info.get("progress")) == (
                 activity,
@@ -198,19 +198,9 @@ def writer_lock(
     path = lock_path(warehouse).resolve()
     key = str(path)
     with _guard:
-        if key in _held_files:  # this process holds it already
-            fd, depth = _held_files[key]
-            _held_files[key] = (fd, depth + 1)
-            reentered = True
-        else:
-            reentered = False
-    if reentered:
-        try:
-            yield path
-        finally:
-            with _guard:
-                fd, depth = _held_files[key]
-                _held_files[key] = (fd, depth - 1)
+        reentered = key in _held_files
+    if reentered:  # this process holds it already: its outer holder alone releases it
+        yield path
         return
     if fcntl is None:  # pragma: no cover - Windows
         yield path
@@ -261,7 +251,7 @@ def writer_lock(
     }
     with _guard:
         _write_info(fd, info)
-        _held_files[key] = (fd, 1)
+        _held_files[key] = fd
         _held_info[key] = info
     try:
         yield path
@@ -322,15 +312,9 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
     from tsrate.platform.orchestration import flow_run_context
 
     with _guard:
-        depth = _held_slots.get(WRITER_LIMIT, 0)
-        if depth:
-            _held_slots[WRITER_LIMIT] = depth + 1
-    if depth:
-        try:
-            yield True
-        finally:
-            with _guard:
-                _held_slots[WRITER_LIMIT] -= 1
+        reentered = WRITER_LIMIT in _held_slots
+    if reentered:  # this process holds it already: its outer holder alone frees it
+        yield True
         return
     if flow_run_context() is None or not _writer_limit_exists():
         yield False
@@ -348,12 +332,12 @@ def prefect_writer_slot(timeout: float | None = None) -> Iterator[bool]:
         raise_on_lease_renewal_failure=False,
     ):
         with _guard:
-            _held_slots[WRITER_LIMIT] = 1
+            _held_slots.add(WRITER_LIMIT)
         try:
             yield True
         finally:
             with _guard:
-                _held_slots.pop(WRITER_LIMIT, None)
+                _held_slots.discard(WRITER_LIMIT)
 
 
 @contextlib.contextmanager

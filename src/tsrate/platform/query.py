@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -339,12 +340,6 @@ def _whole_numbers(frame: pd.DataFrame, types: list) -> pd.DataFrame:
     return frame
 
 
-def _iso_day(value: object) -> object:
-    """A ``datetime.date`` (not a datetime) as ``YYYY-MM-DD``; anything else as it is."""
-    is_day = isinstance(value, dt.date) and not isinstance(value, dt.datetime)
-    return value.isoformat() if is_day else value
-
-
 def _json_ready(value: object) -> object:
     """A nested value (:func:`_plain`) with its dates, times and numpy values as JSON can
     write them (pandas would write a date inside a list as a midnight timestamp)."""
@@ -385,6 +380,40 @@ def _nested_as_json(value: object) -> object:
     return json.dumps(_json_ready(value), default=plain, ensure_ascii=False)
 
 
+#: significant digits of a number in the json format (what a double holds for certain)
+JSON_DIGITS = 15
+
+
+def _json_number(value: object) -> object:
+    """A value of the json format with its floats, also inside a list or dict, to
+    :data:`JSON_DIGITS` significant digits (0.1 as 0.1, 2.5e-15 as 2.5e-15: pandas' own
+    writer counts decimal places instead, and printed 2.5e-15 as 0.000000000000002) and a
+    NaN, an infinity or pandas' NA as null (JSON has no number for them)."""
+    if isinstance(value, float):  # numpy's float64 too
+        return float(f"{value:.{JSON_DIGITS}g}") if math.isfinite(value) else None
+    if isinstance(value, list):
+        return [_json_number(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _json_number(item) for key, item in value.items()}
+    if value is not None and type(value).__name__ == "NAType":  # pandas' NA
+        return None
+    return value
+
+
+def _json_column(column: pd.Series) -> list:
+    """One column's values for the json format (:func:`format_result`)."""
+    if column.dtype.kind == "f":  # float32 and nullable Float64 too: NA as NaN, then null
+        values = column.to_numpy(dtype="float64", na_value=float("nan")).tolist()
+        return [_json_number(value) for value in values]
+    if column.dtype.kind == "O":  # text, dates, times, lists, structs, maps, NULL as None
+        return [_json_number(_json_ready(value)) for value in column]
+    # whole numbers, booleans (nullable too), timestamps (ISO 8601 to the millisecond, UTC
+    # as Z) and intervals (ISO 8601 durations) as pandas writes them
+    return [
+        row[0] for row in json.loads(column.to_frame().to_json(orient="values", date_format="iso"))
+    ]
+
+
 def truncation_note(result: QueryResult) -> str:
     """The line saying the output stopped at ``limit`` rows."""
     return (
@@ -408,27 +437,23 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
                 frame.isetitem(position, frame.iloc[:, position].map(_nested_as_json))
         return frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
     if fmt == "json":
-        # a DATE as its day (pandas would write a date as a midnight timestamp)
-        frame = frame.copy()
-        for position, dtype in enumerate(frame.dtypes):  # by position: names may repeat
-            if dtype.kind == "O":
-                frame.isetitem(position, frame.iloc[:, position].map(_iso_day).map(_json_ready))
-        # 15 significant digits, pandas' most (its default, 10, cut 0.123456789012 short)
-        return frame.to_json(
-            orient="records", date_format="iso", force_ascii=False, double_precision=15
-        )
+        # by position; a query's names are unique (DuckDB renames a repeat itself: a, a_1)
+        columns = [_json_column(frame.iloc[:, position]) for position in range(frame.shape[1])]
+        names = list(map(str, frame.columns))
+        rows = [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+        # a BLOB (bytes), a UUID or another value JSON has no type for: as its text
+        return json.dumps(rows, ensure_ascii=False, separators=(",", ":"), default=str)
     if fmt != "table":
         raise TsrateError(f"unknown format {fmt!r}: use table, csv or json")
     if frame.empty:
         return f"(no rows; columns: {', '.join(map(str, frame.columns))})"
-    import pandas as pd
-
     shown = frame.astype(object).where(frame.notna(), "")  # NULL, NaN, NaT, <NA> -> empty
     for position, dtype in enumerate(frame.dtypes):  # a LIST or STRUCT as JSON, as in csv
         if dtype.kind == "O":
             shown.isetitem(position, shown.iloc[:, position].map(_nested_as_json))
-    with pd.option_context("display.max_columns", 50, "display.width", 200):
-        text = shown.to_string(index=False)
+    # every column, every character: to_string wraps and cuts nothing (the display options
+    # that would, display.max_columns and display.width, are only for a frame's repr)
+    text = shown.to_string(index=False)
     if result.truncated:
         text += "\n" + truncation_note(result)
     return text
