@@ -187,6 +187,15 @@ def study_section(data: ReportData) -> str:
     return "".join(parts)
 
 
+def _tied_at(values: pd.Series, pick) -> list:  # noqa: ANN001 - max or min
+    """The labels of ``values`` (no NaN) at its maximum or minimum (``pick``), within
+    floating noise, sorted: a tie names every one, whatever order the mart's rows came in."""
+    target = pick(values)
+    return sorted(
+        k for k, v in values.items() if math.isclose(v, target, rel_tol=1e-9, abs_tol=1e-12)
+    )
+
+
 def reading_paragraph(data: ReportData) -> str:
     """One paragraph reading the results, every number a traceable mart value."""
     summary, per_perturbation = data.system_summary, data.perturbation_summary
@@ -196,8 +205,9 @@ def reading_paragraph(data: ReportData) -> str:
         return "<p>No ratings in this run.</p>"
     systems = system_order(data)
     robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
-    if not robustness.empty:
-        means = robustness.groupby("system_id")["avg_rating"].mean().sort_values()
+    # a system without any robustness rating (all null) is left out, not named last
+    means = robustness.groupby("system_id")["avg_rating"].mean().dropna().sort_values()
+    if not means.empty:
         best_value, worst_value = means.iloc[0], means.iloc[-1]
         best = [s for s in systems if s in means.index and math.isclose(means[s], best_value)]
         worst = [s for s in systems if s in means.index and math.isclose(means[s], worst_value)]
@@ -229,12 +239,20 @@ def reading_paragraph(data: ReportData) -> str:
             + f" scale, averaged over the {len(metrics)} robustness metrics and the perturbations."
         )
     ape = per_perturbation[per_perturbation["metric"].isin(["ape_industry", "ape_company"])]
-    if not ape.empty:
-        means = ape.groupby("perturbation_id")["avg_raw_score"].mean().sort_values()
-        worst = means.index[-1]
+    means = ape.groupby("perturbation_id")["avg_raw_score"].mean().dropna()
+    if not means.empty:  # a perturbation whose APE is undefined everywhere names nothing
+        hurts, mildest = _tied_at(means, max), _tied_at(means, min)
+        worst = hurts[0]
         sentences.append(
-            f"The perturbation that hurts most is <b>{esc(worst)}</b>: its mean perturbation "
-            "effect (APE, industry and company confounders, over systems) is "
+            (
+                f"The perturbation that hurts most is <b>{esc(worst)}</b>: its"
+                if len(hurts) == 1
+                else "The perturbations that hurt most are "
+                + " and ".join(f"<b>{esc(p)}</b>" for p in hurts)
+                + ": their"
+            )
+            + " mean perturbation effect (APE, industry and company confounders, over "
+            "systems) is "
             + num(
                 float(means[worst]),
                 "perturbation_summary",
@@ -246,28 +264,32 @@ def reading_paragraph(data: ReportData) -> str:
             + (
                 ", against "
                 + num(
-                    float(means.iloc[0]),
+                    float(means[mildest[0]]),
                     "perturbation_summary",
                     "avg_raw_score",
                     {
                         **run,
-                        "perturbation_id": means.index[0],
+                        "perturbation_id": mildest[0],
                         "metric": ["ape_company", "ape_industry"],
                     },
                     agg="avg",
                 )
-                + f" for the mildest, {esc(means.index[0])}"
-                if len(means) > 1
+                + f" for the mildest, {' and '.join(esc(p) for p in mildest)}"
+                if len(hurts) < len(means)
                 else ""
             )
             + "."
         )
     smape = per_perturbation[per_perturbation["metric"] == "smape"].set_index("perturbation_id")
     treated = smape.drop(index="P0", errors="ignore")
-    if "P0" in smape.index and not treated.empty:
-        worst = treated["avg_raw_score"].idxmax()
+    raised = treated["avg_raw_score"].dropna() if not treated.empty else treated
+    if "P0" in smape.index and not raised.empty:
+        most = _tied_at(raised, max)  # ties: every one, by perturbation id
+        worst = most[0]
         sentences.append(
-            f"For accuracy, <b>{esc(worst)}</b> raises the mean SMAPE over systems most: from "
+            "For accuracy, "
+            + " and ".join(f"<b>{esc(p)}</b>" for p in most)
+            + f" {'raises' if len(most) == 1 else 'raise'} the mean SMAPE over systems most: from "
             + num(
                 float(smape.loc["P0", "avg_raw_score"]),
                 "perturbation_summary",
