@@ -87,3 +87,10 @@ def test_one_perturbation_raising_smape_most_is_named_alone():
     data = _with_perturbation_means({}, {"P0": 10.0, "P1": 30.0, "P2": 20.0, "P3": math.nan})
     text = plain(reading_paragraph(data))
     assert "For accuracy, P1 raises the mean SMAPE over systems most: from 10.00 on clean" in text
+
+
+def test_an_undefined_ape_in_the_first_row_is_left_out_too():
+    data = _with_perturbation_means({"P1": math.nan, "P2": 3.0, "P3": 1.0}, {})
+    text = plain(reading_paragraph(data))
+    assert "The perturbation that hurts most is P2: its mean" in text
+    assert "is 3.00 price units, against 1.00 for the mildest, P3." in text
