@@ -19,6 +19,15 @@ from tsrate.html.page import table as _page_table
 from tsrate.robustness.report.data import SHAKY_SHARE, ReportData
 
 
+def tied_at(values: pd.Series, pick) -> list:  # noqa: ANN001 - max or min
+    """The labels of ``values`` (no NaN) at its maximum or minimum (``pick``), within
+    floating noise, sorted: a tie names every one, whatever order the mart's rows came in."""
+    target = pick(values)
+    return sorted(
+        k for k, v in values.items() if math.isclose(v, target, rel_tol=1e-9, abs_tol=1e-12)
+    )
+
+
 def format_share(share: float | None) -> str:
     """A bootstrap share as whole percent, rounded DOWN (0.599 -> '59 %'), so that a share
     printed as 60 % or more is never a shaky one (see :func:`is_shaky`)."""

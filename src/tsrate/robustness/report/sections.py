@@ -26,6 +26,7 @@ from tsrate.robustness.report.numbers import (
     source_note,
     system_order,
     table_html,
+    tied_at,
 )
 
 
@@ -187,15 +188,6 @@ def study_section(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _tied_at(values: pd.Series, pick) -> list:  # noqa: ANN001 - max or min
-    """The labels of ``values`` (no NaN) at its maximum or minimum (``pick``), within
-    floating noise, sorted: a tie names every one, whatever order the mart's rows came in."""
-    target = pick(values)
-    return sorted(
-        k for k, v in values.items() if math.isclose(v, target, rel_tol=1e-9, abs_tol=1e-12)
-    )
-
-
 def reading_paragraph(data: ReportData) -> str:
     """One paragraph reading the results, every number a traceable mart value."""
     summary, per_perturbation = data.system_summary, data.perturbation_summary
@@ -205,7 +197,6 @@ def reading_paragraph(data: ReportData) -> str:
         return "<p>No ratings in this run.</p>"
     systems = system_order(data)
     robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
-    # a system without any robustness rating (all null) is left out, not named last
     means = robustness.groupby("system_id")["avg_rating"].mean().dropna().sort_values()
     if not means.empty:
         best_value, worst_value = means.iloc[0], means.iloc[-1]
@@ -241,8 +232,8 @@ def reading_paragraph(data: ReportData) -> str:
     ape = per_perturbation[per_perturbation["metric"].isin(["ape_industry", "ape_company"])]
     means = ape.groupby("perturbation_id")["avg_raw_score"].mean().dropna()
     if not means.empty:  # a perturbation whose APE is undefined everywhere names nothing
-        hurts, mildest = _tied_at(means, max), _tied_at(means, min)
-        worst = hurts[0]
+        hurts, mildest = tied_at(means, max), tied_at(means, min)
+        worst, apes = hurts[0], {**run, "metric": ["ape_company", "ape_industry"]}
         sentences.append(
             (
                 f"The perturbation that hurts most is <b>{esc(worst)}</b>: its"
@@ -257,7 +248,7 @@ def reading_paragraph(data: ReportData) -> str:
                 float(means[worst]),
                 "perturbation_summary",
                 "avg_raw_score",
-                {**run, "perturbation_id": worst, "metric": ["ape_company", "ape_industry"]},
+                {**apes, "perturbation_id": worst},
                 agg="avg",
             )
             + " price units"
@@ -267,11 +258,7 @@ def reading_paragraph(data: ReportData) -> str:
                     float(means[mildest[0]]),
                     "perturbation_summary",
                     "avg_raw_score",
-                    {
-                        **run,
-                        "perturbation_id": mildest[0],
-                        "metric": ["ape_company", "ape_industry"],
-                    },
+                    {**apes, "perturbation_id": mildest[0]},
                     agg="avg",
                 )
                 + f" for the mildest, {' and '.join(esc(p) for p in mildest)}"
@@ -281,10 +268,9 @@ def reading_paragraph(data: ReportData) -> str:
             + "."
         )
     smape = per_perturbation[per_perturbation["metric"] == "smape"].set_index("perturbation_id")
-    treated = smape.drop(index="P0", errors="ignore")
-    raised = treated["avg_raw_score"].dropna() if not treated.empty else treated
+    raised = smape.drop(index="P0", errors="ignore")["avg_raw_score"].dropna()
     if "P0" in smape.index and not raised.empty:
-        most = _tied_at(raised, max)  # ties: every one, by perturbation id
+        most = tied_at(raised, max)  # ties: every one, by perturbation id
         worst = most[0]
         sentences.append(
             "For accuracy, "
