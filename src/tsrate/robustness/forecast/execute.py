@@ -18,6 +18,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import datetime as dt
+import gc
 import logging
 import os
 import sys
@@ -342,13 +343,36 @@ def _exit_without_teardown() -> None:
 
 def _stop_resource_tracker() -> None:
     """Stop multiprocessing's resource tracker, which the pool started and which would
-    otherwise live as long as this process (and outlive it by seconds if it is killed)."""
+    otherwise live as long as this process (and outlive it by seconds if it is killed),
+    unless a semaphore of this process is still registered with it.
+
+    A tracker that stops unlinks every semaphore still registered with it and warns that
+    they leaked; their owners (another component's queues, a Dask nanny's, a pool an
+    abandoned generator holds) then fail to unlink them at exit (``sem_unlink``:
+    FileNotFoundError). Garbage is collected first: the semaphores that only garbage holds
+    (queues in reference cycles) are released and unregistered the normal way."""
     from multiprocessing import resource_tracker
 
+    gc.collect()
+    if live_semaphores():
+        return  # the tracker ends with this process, as it does without a pool
     stop = getattr(resource_tracker._resource_tracker, "_stop", None)
     if stop is not None:
         with contextlib.suppress(Exception):
             stop()
+
+
+def live_semaphores() -> int:
+    """How many named semaphores this process created are alive (multiprocessing's locks
+    and queues of a non-fork start method): each has a finalizer that unlinks it and
+    unregisters it from the resource tracker when it is collected or at exit."""
+    from multiprocessing import synchronize, util
+
+    cleanup = synchronize.SemLock._cleanup
+    return sum(
+        getattr(finalizer, "_callback", None) is cleanup
+        for finalizer in list(util._finalizer_registry.values())
+    )
 
 
 def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
