@@ -350,13 +350,14 @@ def _stop_resource_tracker() -> None:
     A tracker that stops unlinks every semaphore still registered with it and warns that
     they leaked; their owners (another component's queues, a Dask nanny's, a pool an
     abandoned generator holds) then fail to unlink them at exit (``sem_unlink``:
-    FileNotFoundError). Garbage is collected first: the semaphores that only garbage holds
-    (queues in reference cycles) are released and unregistered the normal way."""
+    FileNotFoundError). Garbage is collected first if any is alive: the semaphores that only
+    garbage holds (queues in reference cycles) are released the normal way."""
     from multiprocessing import resource_tracker
 
-    gc.collect()
     if live_semaphores():
-        return  # the tracker ends with this process, as it does without a pool
+        gc.collect()
+        if live_semaphores():
+            return  # the tracker ends with this process, as it does without a pool
     stop = getattr(resource_tracker._resource_tracker, "_stop", None)
     if stop is not None:
         with contextlib.suppress(Exception):
