@@ -18,8 +18,10 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import datetime as dt
+import gc
 import logging
 import os
+import signal
 import sys
 import time
 import uuid
@@ -342,13 +344,51 @@ def _exit_without_teardown() -> None:
 
 def _stop_resource_tracker() -> None:
     """Stop multiprocessing's resource tracker, which the pool started and which would
-    otherwise live as long as this process (and outlive it by seconds if it is killed)."""
+    otherwise live as long as this process (and outlive it by seconds if it is killed),
+    unless a semaphore of this process is still registered with it.
+
+    A tracker that stops unlinks every semaphore still registered with it and warns that
+    they leaked; their owners (another component's queues, a Dask nanny's, a pool an
+    abandoned generator holds) then fail to unlink them at exit (``sem_unlink``:
+    FileNotFoundError). Garbage is collected first if any is alive: the semaphores that only
+    garbage holds (queues in reference cycles) are released the normal way."""
     from multiprocessing import resource_tracker
 
+    if live_semaphores():
+        gc.collect()
+        if live_semaphores():
+            return  # the tracker ends with this process, as it does without a pool
     stop = getattr(resource_tracker._resource_tracker, "_stop", None)
     if stop is not None:
         with contextlib.suppress(Exception):
             stop()
+
+
+def live_semaphores() -> int:
+    """How many named semaphores this process made are alive (the locks and queues of a
+    non-fork start method), each with a finalizer that unlinks and unregisters it."""
+    from multiprocessing import synchronize, util
+
+    cleanup = synchronize.SemLock._cleanup
+    return sum(
+        getattr(f, "_callback", None) is cleanup for f in [*util._finalizer_registry.values()]
+    )
+
+
+def _fork_server_children(pool: concurrent.futures.ProcessPoolExecutor) -> list[int]:
+    """The processes this process's fork server forked, when ``pool`` forks its workers
+    there (Linux ``/proc``; none elsewhere): the forecast workers of this process's pool,
+    one pool at a time, those it has not recorded yet included."""
+    from multiprocessing import forkserver
+
+    context, server = getattr(pool, "_mp_context", None), forkserver._forkserver._forkserver_pid
+    if context is None or context.get_start_method() != "forkserver" or server is None:
+        return []
+    children: list[int] = []
+    for task in Path(f"/proc/{server}/task").glob("*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            children += [int(pid) for pid in task.read_text().split()]
+    return children
 
 
 def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
@@ -358,7 +398,14 @@ def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     pipe: the pool's manager thread then waits forever for the rest (this process holds the
     pipe's other write end, so no end-of-file comes), and the interpreter's exit joins that
     thread, so a stopped run printed its message and never exited. Once the workers are
-    dead, this closes our write end, so the thread reads end-of-file and ends."""
+    dead, this closes our write end, so the thread reads end-of-file and ends.
+
+    A stop while a worker was being forked leaves a worker the pool never recorded (the
+    fork server forks it, often after this function has looked, and the pool never reads
+    its pid): it took the pool's work, blocked sending a result nobody reads, and the
+    pool's feeder thread then waited forever to write to it, so the run never exited
+    either. While the manager thread waits, the fork server's children are killed too
+    (:func:`_fork_server_children`)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)
     results = getattr(pool, "_result_queue", None)  # shutdown() below forgets it
@@ -372,10 +419,14 @@ def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     if manager is None or results is None:
         return
     manager.join(timeout=1)
-    if manager.is_alive():
+    deadline = time.monotonic() + 5
+    while manager.is_alive() and time.monotonic() < deadline:
+        for pid in _fork_server_children(pool):  # forked after the pool stopped looking
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             results._writer.close()
-        manager.join(timeout=5)
+        manager.join(timeout=0.2)
 
 
 class LazyBatches(Mapping):
