@@ -15,7 +15,8 @@ check collects every problem it finds instead of stopping at the first:
 - tickers: no duplicates; each has a ``seeds/companies.csv`` row, a non-empty
   ``biased_offset`` when ``biased`` is a system, and prices: stored in ``raw.prices`` or in the
   source the run will ingest (``auto``: stored or the bundled skfolio sample; ``skfolio``: the
-  sample; ``file``: the file; ``none``: stored only; ``yahoo`` is not checked offline);
+  sample; ``file``: the file added to the stored prices, each day once; ``none``:
+  stored only; ``yahoo`` is not checked offline);
 - trading days: each ticker has at least ``context_length + horizon`` trading days inside
   [start, end] (one window), counted in the prices the run would use.
 - confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; with
@@ -151,9 +152,16 @@ def read_seed(path: Path) -> list[dict[str, str]]:
 
 
 def file_trading_days(
-    path: str | Path, start: dt.date | None, end: dt.date | None, problems: list[str]
+    path: str | Path,
+    start: dt.date | None,
+    end: dt.date | None,
+    problems: list[str],
+    stored_dates: dict[str, set[dt.date]] | None = None,
 ) -> dict[str, int]:
-    """Trading days per ticker of a price file (read and validated as ``tsrate ingest`` does)."""
+    """Trading days per ticker of a price file (read and validated as ``tsrate ingest`` does).
+
+    ``stored_dates`` (ticker -> its stored dates in [start, end]): counted with the file's,
+    each day once, as the run merges the file into the stored history."""
     from tsrate.robustness.sources import PriceValidationError, read_price_file  # pandas: on use
 
     try:
@@ -167,9 +175,43 @@ def file_trading_days(
 
     dates = pd.to_datetime(prices["price_date"])
     inside = prices[(dates >= pd.Timestamp(start)) & (dates <= pd.Timestamp(end))]
-    counts = {str(t): 0 for t in prices["ticker"].unique()}
-    counts.update({str(t): int(n) for t, n in inside.groupby("ticker").size().items()})
+    stored_dates = stored_dates or {}
+    counts = {str(t): len(stored_dates.get(str(t), ())) for t in prices["ticker"].unique()}
+    for ticker, rows in inside.groupby("ticker"):
+        days = set(pd.to_datetime(rows["price_date"]).dt.date)
+        counts[str(ticker)] = len(days | stored_dates.get(str(ticker), set()))
     return counts
+
+
+def stored_price_dates(
+    warehouse: Path, start: dt.date, end: dt.date
+) -> dict[str, set[dt.date]] | None:
+    """The stored dates in [start, end] per ticker; None when the warehouse is held by a
+    writer (DuckDB's lock), empty when nothing is stored."""
+    if not Path(warehouse).exists():
+        return {}
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(warehouse), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        exists = con.execute(
+            "select count(*) from duckdb_tables() where schema_name = 'raw' "
+            "and table_name = 'prices'"
+        ).fetchone()[0]
+        if not exists:
+            return {}
+        dates: dict[str, set[dt.date]] = {}
+        for ticker, day in con.execute(
+            "select ticker, price_date from raw.prices where price_date between ? and ?",
+            [start, end],
+        ).fetchall():
+            dates.setdefault(str(ticker), set()).add(day)
+        return dates
+    finally:
+        con.close()
 
 
 def stored_state(
@@ -333,7 +375,7 @@ def check_study(
         problems.append(f"unknown price source {source!r}; use one of {', '.join(SOURCES)}")
     if source == "file" and not path:
         problems.append("source 'file' needs a price file (--file PATH)")
-    available, label = _available(source, path, stored, start, end, problems)
+    available, label = _available(source, path, stored, start, end, problems, warehouse)
 
     needed = None if context is None or horizon is None else context + horizon
     for ticker in dict.fromkeys(tickers):
@@ -508,17 +550,23 @@ def _available(
     start: dt.date | None,
     end: dt.date | None,
     problems: list[str],
+    warehouse: Path | None = None,
 ) -> tuple[dict[str, int] | None, str]:
     """Trading days per ticker the run will have, and where they come from (for messages).
 
     None when it cannot be known before the run (Yahoo; the warehouse locked by a writer).
+    A price file's tickers count its days and their stored ones, each day once (the run
+    adds the file to the stored history).
     """
     if source == "yahoo":
         return None, "Yahoo Finance"
     if source == "file":
         if not path:
             return None, "the price file"
-        from_file = file_trading_days(path, start, end, problems)
+        stored_dates = None
+        if stored and warehouse is not None and start is not None and end is not None:
+            stored_dates = stored_price_dates(warehouse, start, end)
+        from_file = file_trading_days(path, start, end, problems, stored_dates)
         if stored is None:
             return None, "the price file"
         return {**stored, **from_file}, f"the warehouse or {path}"
