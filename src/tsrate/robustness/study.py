@@ -151,67 +151,11 @@ def read_seed(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def file_trading_days(
-    path: str | Path,
-    start: dt.date | None,
-    end: dt.date | None,
-    problems: list[str],
-    stored_dates: dict[str, set[dt.date]] | None = None,
-) -> dict[str, int]:
-    """Trading days per ticker of a price file (read and validated as ``tsrate ingest`` does).
+def file_trading_days(*args: Any, **kwargs: Any) -> dict[str, int]:
+    """:func:`tsrate.robustness.sources.file_trading_days` (pandas is imported on use)."""
+    from tsrate.robustness.sources import file_trading_days as trading_days
 
-    ``stored_dates`` (ticker -> its stored dates in [start, end]): counted with the file's,
-    each day once, as the run merges the file into the stored history."""
-    from tsrate.robustness.sources import PriceValidationError, read_price_file  # pandas: on use
-
-    try:
-        prices = read_price_file(path)
-    except PriceValidationError as exc:
-        problems.extend(f"--file {exc.source}: {problem}" for problem in exc.problems)
-        return {}
-    if start is None or end is None:
-        return {str(t): -1 for t in prices["ticker"].unique()}
-    import pandas as pd
-
-    dates = pd.to_datetime(prices["price_date"])
-    inside = prices[(dates >= pd.Timestamp(start)) & (dates <= pd.Timestamp(end))]
-    stored_dates = stored_dates or {}
-    counts = {str(t): len(stored_dates.get(str(t), ())) for t in prices["ticker"].unique()}
-    for ticker, rows in inside.groupby("ticker"):
-        days = set(pd.to_datetime(rows["price_date"]).dt.date)
-        counts[str(ticker)] = len(days | stored_dates.get(str(ticker), set()))
-    return counts
-
-
-def stored_price_dates(
-    warehouse: Path, start: dt.date, end: dt.date
-) -> dict[str, set[dt.date]] | None:
-    """The stored dates in [start, end] per ticker; None when the warehouse is held by a
-    writer (DuckDB's lock), empty when nothing is stored."""
-    if not Path(warehouse).exists():
-        return {}
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(warehouse), read_only=True)
-    except duckdb.Error:
-        return None
-    try:
-        exists = con.execute(
-            "select count(*) from duckdb_tables() where schema_name = 'raw' "
-            "and table_name = 'prices'"
-        ).fetchone()[0]
-        if not exists:
-            return {}
-        dates: dict[str, set[dt.date]] = {}
-        for ticker, day in con.execute(
-            "select ticker, price_date from raw.prices where price_date between ? and ?",
-            [start, end],
-        ).fetchall():
-            dates.setdefault(str(ticker), set()).add(day)
-        return dates
-    finally:
-        con.close()
+    return trading_days(*args, **kwargs)
 
 
 def stored_state(
@@ -555,18 +499,13 @@ def _available(
     """Trading days per ticker the run will have, and where they come from (for messages).
 
     None when it cannot be known before the run (Yahoo; the warehouse locked by a writer).
-    A price file's tickers count its days and their stored ones, each day once (the run
-    adds the file to the stored history).
     """
     if source == "yahoo":
         return None, "Yahoo Finance"
     if source == "file":
         if not path:
             return None, "the price file"
-        stored_dates = None
-        if stored and warehouse is not None and start is not None and end is not None:
-            stored_dates = stored_price_dates(warehouse, start, end)
-        from_file = file_trading_days(path, start, end, problems, stored_dates)
+        from_file = file_trading_days(path, start, end, problems, warehouse if stored else None)
         if stored is None:
             return None, "the price file"
         return {**stored, **from_file}, f"the warehouse or {path}"
