@@ -209,7 +209,7 @@ def test_export_in_fevs_format_writes_one_summary_per_metric(tmp_path, monkeypat
         "'r1' as run_id"
     )
     con.execute(
-        "create table published_runs as select "
+        "create table published_runs as select 'r1' as run_id, "
         """'{"horizon": 5, "context_length": 30, "start": "2022-09-01"}' as study, """
         "now()::timestamp as published_at"
     )

@@ -128,8 +128,13 @@ def export_fev(snapshot: Path, destination: Path) -> list[Path]:
             if "window_leakage" in tables
             else pd.DataFrame(columns=["system_id", "in_training_data"])
         )
+        # the study of the run these errors describe: a suite's publication (no study) or
+        # another run's may be newer, while the marts stay this run's
+        run_ids = sorted({str(r) for r in tasks["run_id"].dropna()}) if "run_id" in tasks else []
         run = con.execute(
-            "select study from published_runs order by published_at desc limit 1"
+            "select study from published_runs where study is not null "
+            "order by list_contains(?, run_id) desc, published_at desc limit 1",
+            [run_ids],
         ).fetchone()
     finally:
         con.close()

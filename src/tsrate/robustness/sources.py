@@ -142,6 +142,65 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
     return validate_prices(frame[PRICE_COLUMNS], source=source, max_gap_days=max_gap_days)
 
 
+def file_trading_days(
+    path: str | Path,
+    start: dt.date | None,
+    end: dt.date | None,
+    problems: list[str],
+    warehouse: str | Path | None = None,
+) -> dict[str, int]:
+    """Trading days per ticker of a price file (read and validated as ``tsrate ingest``
+    does) in [start, end] (-1 each without a period; the file's problems appended to
+    ``problems``). With ``warehouse``: the ticker's stored days counted too, each day once,
+    as a run adds the file to the stored history (``tsrate run --file``)."""
+    try:
+        prices = read_price_file(path)
+    except PriceValidationError as exc:
+        problems.extend(f"--file {exc.source}: {problem}" for problem in exc.problems)
+        return {}
+    if start is None or end is None:
+        return {str(t): -1 for t in prices["ticker"].unique()}
+    stored_dates = (stored_price_dates(warehouse, start, end) if warehouse else None) or {}
+    dates = pd.to_datetime(prices["price_date"])
+    inside = prices[(dates >= pd.Timestamp(start)) & (dates <= pd.Timestamp(end))]
+    counts = {str(t): len(stored_dates.get(str(t), ())) for t in prices["ticker"].unique()}
+    for ticker, rows in inside.groupby("ticker"):
+        days = set(pd.to_datetime(rows["price_date"]).dt.date)
+        counts[str(ticker)] = len(days | stored_dates.get(str(ticker), set()))
+    return counts
+
+
+def stored_price_dates(
+    warehouse: str | Path, start: dt.date, end: dt.date
+) -> dict[str, set[dt.date]] | None:
+    """The stored dates in [start, end] per ticker of ``raw.prices``: None when the warehouse
+    is held by a writer (DuckDB's lock), empty when nothing is stored."""
+    if not Path(warehouse).exists():
+        return {}
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(warehouse), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        exists = con.execute(
+            "select count(*) from duckdb_tables() where schema_name = 'raw' "
+            "and table_name = 'prices'"
+        ).fetchone()[0]
+        if not exists:
+            return {}
+        dates: dict[str, set[dt.date]] = {}
+        for ticker, day in con.execute(
+            "select ticker, price_date from raw.prices where price_date between ? and ?",
+            [start, end],
+        ).fetchall():
+            dates.setdefault(str(ticker), set()).add(day)
+        return dates
+    finally:
+        con.close()
+
+
 def _safe_header_problems(path: Path, suffix: str) -> list[str]:
     try:
         return header_problems(path, suffix)

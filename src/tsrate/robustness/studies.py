@@ -304,21 +304,39 @@ def studies_stored(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def list_studies(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Each study with its systems (from runs with complete forecasts) and last update.
+    """Each study with its systems (from runs with complete forecasts, less the systems each
+    run skipped) and last update.
 
     Reads only where the studies are stored (:func:`studies_stored`): a read-only connection
     will do; otherwise :func:`ensure_studies` first, which writes."""
     if not studies_stored(con):
         ensure_studies(con)
+    # a run lists every system of its study, the ones it skipped (no weights, no endpoint) too
+    skipped = (
+        "select run_id, system_id from raw.run_skipped_systems"
+        if _has_table(con, "run_skipped_systems")
+        else "select null::varchar as run_id, null::varchar as system_id where false"
+    )
     rows = con.execute(
         f"""
+        with skipped as ({skipped}),
+        named as (
+            select run_id, study_id, unnest(systems) as system_id
+            from raw.runs where status in {COMPLETE!r}
+        ),
+        forecast as (
+            select study_id, list_sort(list(distinct system_id)) as systems
+            from named anti join skipped using (run_id, system_id)
+            where system_id is not null
+            group by study_id
+        )
         select s.study_id, s.study_name, s.tickers, s.study_start, s.study_end,
                s.context_length, s.horizon, s.stride, s.perturbations,
                count(r.run_id) as n_runs,
                max(coalesce(r.finished_at, r.started_at)) as last_update,
-               list_sort(list_distinct(flatten(list(r.systems) filter (
-                   where r.status in {COMPLETE!r})))) as systems
+               any_value(f.systems) as systems
         from raw.studies s left join raw.runs r using (study_id)
+        left join forecast f using (study_id)
         group by all order by last_update desc nulls last, s.study_name
         """
     ).fetchall()

@@ -15,7 +15,8 @@ check collects every problem it finds instead of stopping at the first:
 - tickers: no duplicates; each has a ``seeds/companies.csv`` row, a non-empty
   ``biased_offset`` when ``biased`` is a system, and prices: stored in ``raw.prices`` or in the
   source the run will ingest (``auto``: stored or the bundled skfolio sample; ``skfolio``: the
-  sample; ``file``: the file; ``none``: stored only; ``yahoo`` is not checked offline);
+  sample; ``file``: the file added to the stored prices, each day once; ``none``:
+  stored only; ``yahoo`` is not checked offline);
 - trading days: each ticker has at least ``context_length + horizon`` trading days inside
   [start, end] (one window), counted in the prices the run would use.
 - confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; with
@@ -150,26 +151,11 @@ def read_seed(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def file_trading_days(
-    path: str | Path, start: dt.date | None, end: dt.date | None, problems: list[str]
-) -> dict[str, int]:
-    """Trading days per ticker of a price file (read and validated as ``tsrate ingest`` does)."""
-    from tsrate.robustness.sources import PriceValidationError, read_price_file  # pandas: on use
+def file_trading_days(*args: Any, **kwargs: Any) -> dict[str, int]:
+    """:func:`tsrate.robustness.sources.file_trading_days` (pandas is imported on use)."""
+    from tsrate.robustness.sources import file_trading_days as trading_days
 
-    try:
-        prices = read_price_file(path)
-    except PriceValidationError as exc:
-        problems.extend(f"--file {exc.source}: {problem}" for problem in exc.problems)
-        return {}
-    if start is None or end is None:
-        return {str(t): -1 for t in prices["ticker"].unique()}
-    import pandas as pd
-
-    dates = pd.to_datetime(prices["price_date"])
-    inside = prices[(dates >= pd.Timestamp(start)) & (dates <= pd.Timestamp(end))]
-    counts = {str(t): 0 for t in prices["ticker"].unique()}
-    counts.update({str(t): int(n) for t, n in inside.groupby("ticker").size().items()})
-    return counts
+    return trading_days(*args, **kwargs)
 
 
 def stored_state(
@@ -333,7 +319,7 @@ def check_study(
         problems.append(f"unknown price source {source!r}; use one of {', '.join(SOURCES)}")
     if source == "file" and not path:
         problems.append("source 'file' needs a price file (--file PATH)")
-    available, label = _available(source, path, stored, start, end, problems)
+    available, label = _available(source, path, stored, start, end, problems, warehouse)
 
     needed = None if context is None or horizon is None else context + horizon
     for ticker in dict.fromkeys(tickers):
@@ -508,6 +494,7 @@ def _available(
     start: dt.date | None,
     end: dt.date | None,
     problems: list[str],
+    warehouse: Path | None = None,
 ) -> tuple[dict[str, int] | None, str]:
     """Trading days per ticker the run will have, and where they come from (for messages).
 
@@ -518,7 +505,7 @@ def _available(
     if source == "file":
         if not path:
             return None, "the price file"
-        from_file = file_trading_days(path, start, end, problems)
+        from_file = file_trading_days(path, start, end, problems, warehouse if stored else None)
         if stored is None:
             return None, "the price file"
         return {**stored, **from_file}, f"the warehouse or {path}"
