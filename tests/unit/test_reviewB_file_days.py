@@ -74,3 +74,14 @@ def test_a_day_in_both_counts_once(project, stored_and_file) -> None:
     assert len(problems) == 1
     assert "ticker 'AAPL' has 50 trading days in 2022-06-01..2022-12-28" in problems[0]
     assert "fewer than context_length + horizon = 51" in problems[0]
+
+
+def test_a_preset_counts_the_stored_and_the_file_days_each_once(stored_and_file) -> None:
+    """The presets' own price check (``--preset NAME --file``) counts as the study check does:
+    30 stored + 30 in the file - 10 in both = 50 (the larger half alone: 30)."""
+    from tsrate.robustness.presets import missing_prices
+
+    warehouse, path = stored_and_file
+    values = {**STUDY, "context_length": 40}
+    assert missing_prices(values, "file", path, warehouse) == []
+    assert missing_prices({**values, "context_length": 41}, "file", path, warehouse) == ["AAPL"]

@@ -96,9 +96,9 @@ def price_days(
     if source in ("auto", "skfolio"):
         for ticker, n in (skfolio_trading_days(start, end) or {}).items():
             days[ticker] = max(days.get(ticker, 0), n)
-    if source == "file" and path:
+    if source == "file" and path:  # the run adds the file to the stored days: each once
         problems: list[str] = []
-        for ticker, n in file_trading_days(path, start, end, problems).items():
+        for ticker, n in file_trading_days(path, start, end, problems, warehouse).items():
             days[ticker] = max(days.get(ticker, 0), n)
         if problems:  # the study check reports the file's problems in full
             return None
