@@ -2,6 +2,12 @@ with
 
 cells as (
     select * from {{ ref('interp_attention_summary') }}
+    -- DA-RNN's input attention never covers the target itself: its beta diagonal is 0 on
+    -- every seed by construction (std 0), not attention, and left out as in correctness
+    where not (
+        model_id = 'darnn' and attention = 'beta'
+        and coalesce(target_index = source_index, false)
+    )
 ),
 
 scores as (

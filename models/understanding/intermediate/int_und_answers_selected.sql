@@ -1,4 +1,4 @@
-{#- Every (prompt, system) of the selected suite run with the system's stored reply. -#}
+{#- Every (prompt, system) of the selected suite run with the system's stored reply, if any. -#}
 with
 
 selected as (
@@ -38,8 +38,12 @@ final as (
         prompts.quadrant,
         prompts.series_length,
         responses.raw_text,
-        responses.parse_ok,
-        responses.parse_error,
+        -- a prompt without a stored reply (a suite run that ended early) is unusable
+        coalesce(responses.parse_ok, false) as parse_ok,
+        case
+            when responses.prompt_key is null then 'no reply stored for this prompt'
+            else responses.parse_error
+        end as parse_error,
         responses.answer,
         responses.answer_value,
         responses.answer_date,
@@ -49,7 +53,7 @@ final as (
     inner join run_prompts on run_prompts.suite_run_id = selected.suite_run_id
     inner join run_systems on run_systems.suite_run_id = selected.suite_run_id
     inner join prompts on prompts.prompt_key = run_prompts.prompt_key
-    inner join responses
+    left join responses
         on responses.prompt_key = prompts.prompt_key
         and responses.system_id = run_systems.system_id
         and responses.fingerprint = run_systems.fingerprint

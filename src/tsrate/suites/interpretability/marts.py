@@ -270,6 +270,11 @@ def rating_stability_table(
             part = correctness[in_variant & (correctness["measure"] == measure)]
             scores[f"{measure}_margin"] = _seed_matrix(part, "margin", seeds)
         cells = beta[(beta["suite_run_id"] == suite_run_id) & (beta["variant_id"] == variant_id)]
+        # DA-RNN's diagonal is 0 on every seed by construction, not attention (as in
+        # correctness_table and the mart interp_stability): left out of beta_std
+        cells = cells[
+            ~((cells["model_id"] == "darnn") & (cells["target_index"] == cells["source_index"]))
+        ]
         cell_keys = ["target_index", "source_index", "lag"]
         cell_cube = {
             model_id: part.assign(lag=part["lag"].fillna(-1))

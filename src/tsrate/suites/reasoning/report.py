@@ -96,6 +96,8 @@ def unusable_lines(tasks: pd.DataFrame, forecasts: pd.DataFrame) -> str:
         total = row.n_items
         if not pd.isna(row.n_items_without_series):
             bad += int(row.n_unparseable_without_series or 0)
+            # an older snapshot's mart lacks the unanswered count without the series
+            bad += int(getattr(row, "n_unanswered_without_series", 0) or 0)
             total += int(row.n_items_without_series)
         counts.setdefault(row.system_id, [0, 0])
         counts[row.system_id][0] += int(bad)

@@ -515,7 +515,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         ratings = read(
             "select r.metric, r.prompting, r.higher_is_better, r.system_id, "
             "avg(r.rating) as mean_rating, "
-            "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features "
+            "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features, "
+            # the mean is over the rated features only (a MAPE away from 0 may have none)
+            "count(r.rating) as n_rated "
             "from marts.und_ratings r left join marts.und_rating_stability s "
             "using (suite_run_id, prompting, metric, feature, system_id) group by all "
             "order by r.metric, r.prompting desc, r.system_id"
@@ -604,7 +606,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h2>Ratings (mean rating over features, with stability)</h2>",
         "<p>Rating 1 holds the lowest raw score of its group: the best where higher_is_better "
         "is false (errors), the worst where it is true, so compare ratings within a metric, "
-        "never averaged over metrics. mean_share_at_rating: share of prompt resamples that "
+        "never averaged over metrics. n_rated: the features the mean rating is over (a feature "
+        "without a rating, e.g. a lone MAPE away from 0, is left out of it). "
+        "mean_share_at_rating: share of prompt resamples that "
         "give the published rating (1 = firm).</p>",
         frame_table(ratings) if not ratings.empty else "<p>none</p>",
         "<p>Each rated score (mean over formats) with the percentile 95 % interval of the "
