@@ -18,6 +18,7 @@ windows as (
         window_errors.system_id,
         window_errors.ticker,
         window_errors.perturbation_id,
+        window_errors.window_end_date,
         window_errors.mase,
         window_errors.smape,
         window_quantile_scores.wql,
@@ -51,6 +52,31 @@ per_task as (
     group by run_id, system_id, ticker, perturbation_id, metric
 ),
 
+{#- Every system is scored on the same windows: the windows of a task where some system has
+    a value of the metric (a flat context's mase has none, for every system alike), counted
+    per system among its own windows. A system with fewer values than that (quantile
+    forecasts on only some windows) has no task error: a failure, not a mean over a subset. -#}
+scored_windows as (
+    select distinct run_id, ticker, perturbation_id, window_end_date, metric from long
+),
+
+expected as (
+    select
+        windows.run_id,
+        windows.system_id,
+        windows.ticker,
+        windows.perturbation_id,
+        cast(scored_windows.metric as varchar) as metric,
+        count(*) as n_expected,
+    from windows
+    inner join scored_windows
+        on scored_windows.run_id = windows.run_id
+        and scored_windows.ticker = windows.ticker
+        and scored_windows.perturbation_id = windows.perturbation_id
+        and scored_windows.window_end_date = windows.window_end_date
+    group by all
+),
+
 grid as (
     select distinct
         windows.run_id,
@@ -69,7 +95,8 @@ tasks as (
         grid.ticker,
         grid.perturbation_id,
         grid.metric,
-        per_task.test_error,
+        case when per_task.n_windows = expected.n_expected then per_task.test_error end
+            as test_error,
         coalesce(per_task.n_windows, 0) as n_windows,
     from grid
     left join per_task
@@ -78,6 +105,12 @@ tasks as (
         and per_task.ticker = grid.ticker
         and per_task.perturbation_id = grid.perturbation_id
         and per_task.metric = grid.metric
+    left join expected
+        on expected.run_id = grid.run_id
+        and expected.system_id = grid.system_id
+        and expected.ticker = grid.ticker
+        and expected.perturbation_id = grid.perturbation_id
+        and expected.metric = grid.metric
 ),
 
 selected_run as (

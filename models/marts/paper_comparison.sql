@@ -44,7 +44,8 @@ averaged as (
         'mean' as perturbation_id,
         regexp_replace(metric, '_(industry|company)$', '') as metric,
         avg(tsrate_value) as tsrate_value,
-        count(*) as n_averaged,
+        {#- the scores averaged: a metric the study cannot produce leaves null scores -#}
+        count(tsrate_value) as n_averaged,
     from per_perturbation
     group by all
 ),

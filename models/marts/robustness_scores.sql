@@ -2,6 +2,16 @@
     APE / PIE (confounding) of every system, perturbation and outcome, with how far each
     score can be trusted: its spread over treatment draws, how it tracks the oracle effect,
     and whether the score separates systems at all. -#}
+{#- The default view (var robustness_outcome) must be an outcome the analysis computes (var
+    robustness_outcomes): else no row here is the default view, and ratings, system_summary
+    and the report's default view would silently hold accuracy metrics only. -#}
+{%- if execute and var('robustness_outcome') not in var('robustness_outcomes') %}
+    {{ exceptions.raise_compiler_error(
+        "var robustness_outcome '" ~ var('robustness_outcome') ~ "' is not among var robustness_outcomes ("
+        ~ var('robustness_outcomes') | join(' ')
+        ~ "): add it to robustness_outcomes or choose the default view among them"
+    ) }}
+{%- endif %}
 {#- The columns of a row that has no score (a metric the study cannot produce, an outcome a
     system is not analysed on): one list for both, so their shapes cannot drift apart. -#}
 {%- set no_score -%}
