@@ -12,7 +12,8 @@ The prompt asks for exactly d values in the same format (:data:`SYSTEM_PROMPT`,
 
 Parsing (:func:`parse_forecast`), tolerant of the common answer shapes: code fences and
 ``<think>…</think>`` blocks are dropped; a numbered list (``1. 101.2`` / ``Day 1: 101.2``)
-gives its values; otherwise the longest run of numbers separated by commas, semicolons or
+gives its values (an item's point is followed by white space, so a line ``101.25`` is one
+value, not item 101); otherwise the longest run of numbers separated by commas, semicolons or
 white space is the answer (so a sentence before it, such as "the next 20 values:", does not
 count). Brackets of a JSON list are fine. Thousands separators are not supported (the comma
 separates values). Length policy: **more** than d numbers → the first d are kept (models
@@ -187,7 +188,7 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _RUN = re.compile(rf"{_NUMBER}(?:(?:\s*[,;]\s*|\s+){_NUMBER})*")
 _NUMBER_RE = re.compile(_NUMBER)
 _LIST_LINE = re.compile(
-    rf"^\s*[-*]?\s*(?:(?:day|step|t)\s*\+?\s*)?\d+\s*[.):]\s*({_NUMBER})\s*[,;]?\s*$",
+    rf"^\s*[-*]?\s*(?:(?:day|step|t)\s*\+?\s*)?\d+\s*(?:[):]|\.(?=\s))\s*({_NUMBER})\s*[,;]?\s*$",
     re.IGNORECASE,
 )
 
