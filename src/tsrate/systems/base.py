@@ -153,3 +153,14 @@ def empirical_change_quantiles(contexts: np.ndarray, lags: np.ndarray) -> np.nda
                 warnings.simplefilter("ignore", RuntimeWarning)  # all missing: NaN, no quantiles
                 out[gaps, step, :] = np.nanquantile(changes[gaps], levels, axis=1).T
     return out
+
+
+def whole_windows(quantiles: np.ndarray) -> np.ndarray:
+    """``quantiles`` (windows × horizon × levels) with every window that lacks some step's
+    quantiles (NaN there) set wholly to NaN: a window has all its quantiles or none
+    (:func:`check_quantiles`). E.g. the naive baselines' step h has no change quantiles when
+    its lag reaches past the context (horizon ≥ context length), nor when no two observed
+    values lie that far apart."""
+    out = np.array(quantiles, dtype=float)
+    out[~np.isfinite(out).reshape(len(out), -1).all(axis=1)] = np.nan
+    return out

@@ -2,7 +2,8 @@
 
 Quantiles (the rule of :func:`tsrate.systems.base.empirical_change_quantiles`): at step h,
 the point forecast plus the empirical quantiles of the context's own h-step changes
-x[t] - x[t-h], so the interval widens with the horizon as the series' own moves do.
+x[t] - x[t-h], so the interval widens with the horizon as the series' own moves do. A
+window where some step has no such change (h ≥ the context length) gets no quantiles.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from tsrate.systems.base import (
     ForecastBatch,
     QuantileForecasts,
     empirical_change_quantiles,
+    whole_windows,
 )
 
 
@@ -29,7 +31,7 @@ class NaiveSystem:
     def predict_quantiles(self, batch: ForecastBatch) -> QuantileForecasts:
         point = self.predict(batch)
         offsets = empirical_change_quantiles(batch.contexts, np.arange(1, batch.horizon + 1))
-        return QuantileForecasts(point, point[:, :, None] + offsets)
+        return QuantileForecasts(point, whole_windows(point[:, :, None] + offsets))
 
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         values = batch.contexts

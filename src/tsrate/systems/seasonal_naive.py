@@ -8,7 +8,8 @@ falls back to the last observed value before it.
 
 Quantiles (the rule of :func:`tsrate.systems.base.empirical_change_quantiles`): at step h,
 the point forecast plus the empirical quantiles of the context's own ``lag_h``-step changes
-x[t] - x[t - lag_h].
+x[t] - x[t - lag_h]. A window where some step has no such change (lag_h ≥ the context
+length) gets no quantiles.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tsrate.systems.base import (
     ForecastBatch,
     QuantileForecasts,
     empirical_change_quantiles,
+    whole_windows,
 )
 
 #: trading days per season (one week)
@@ -66,7 +68,7 @@ class SeasonalNaiveSystem:
         point = self.predict(batch)
         lags = seasonal_lags(batch.horizon, self.season_length)
         offsets = empirical_change_quantiles(batch.contexts, lags)
-        return QuantileForecasts(point, point[:, :, None] + offsets)
+        return QuantileForecasts(point, whole_windows(point[:, :, None] + offsets))
 
 
 def create(study, companies) -> SeasonalNaiveSystem:  # noqa: ANN001 - registry signature
