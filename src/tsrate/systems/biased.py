@@ -12,6 +12,7 @@ where the offset is 0).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
@@ -36,11 +37,14 @@ class BiasedSystem:
     def predict(self, batch: ForecastBatch) -> np.ndarray:
         if batch.ticker not in self.offsets:
             raise TsrateError(
-                f"biased system: no biased_offset for {batch.ticker} in seeds/companies.csv"
+                f"biased system: no biased_offset for {batch.ticker} in seeds/companies.csv "
+                "or the study's company metadata; add one (a biased_offset column in "
+                "--companies FILE) or drop biased (--systems)"
             )
         return batch.clean_futures + self.offsets[batch.ticker]
 
 
 def create(study, companies) -> BiasedSystem:  # noqa: ANN001 - registry signature
     offsets = dict(zip(companies["ticker"], companies["biased_offset"], strict=True))
-    return BiasedSystem({t: offsets[t] for t in study.tickers if t in offsets})
+    # an empty offset (optional in --companies files) is missing, not NaN added to the future
+    return BiasedSystem({t: offsets[t] for t in study.tickers if pd.notna(offsets.get(t))})
