@@ -32,9 +32,10 @@ accuracy as (
 ),
 
 per_perturbation as (
-    select *, 1 as n_averaged from robustness
+    {#- a null score (a metric the study cannot produce) is no score: 0, as Table 2 counts -#}
+    select *, (tsrate_value is not null)::integer as n_averaged from robustness
     union all by name
-    select *, 1 as n_averaged from accuracy
+    select *, (tsrate_value is not null)::integer as n_averaged from accuracy
 ),
 
 averaged as (

@@ -38,6 +38,7 @@ final as (
         cast(w.accuracy - w.chance_level as double) as above_chance,
         cast(wo.n_items as integer) as n_items_without_series,
         cast(wo.n_unparseable as integer) as n_unparseable_without_series,
+        cast(wo.n_unanswered as integer) as n_unanswered_without_series,
         cast(wo.accuracy as double) as accuracy_without_series,
         -- no usable answer in a condition: no evidence of a gap (null, not rated)
         cast(case

@@ -254,6 +254,7 @@ def import_forecasts(
         f"run {run_id}: {message}: {summary.partitions} partitions "
         f"({summary.computed} stored, {summary.reused} reused), {summary.forecast_rows} rows, "
         + quantile_note(grids)
+        + control_note(grids, system_id)
     )
     return summary
 
@@ -266,6 +267,19 @@ def quantile_note(grids: Mapping[tuple[str, str], object]) -> str:
     return (
         "point forecasts only: the file has no q0.1 … q0.9 columns, so the model's "
         "probabilistic metrics (WQL, CRPS, coverage) are null (docs/probabilistic.md)"
+    )
+
+
+def control_note(grids: Mapping[tuple[str, str], object], system_id: str) -> str:
+    """What the import says about a file without the control P0: APE and PIE compare each
+    perturbation with the system's own P0 forecasts, so the marts give it no APE or PIE row
+    at all (no perturbation effects), which a user should hear at the import."""
+    if any(perturbation == "P0" for _, perturbation in grids):
+        return ""
+    return (
+        f"; no P0 rows: APE and PIE compare each perturbation with {system_id}'s own "
+        "forecasts on the control P0, so it is rated on WRS and accuracy only (add P0 "
+        "rows for APE and PIE)"
     )
 
 
