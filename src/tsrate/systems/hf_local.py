@@ -58,6 +58,7 @@ from tsrate.systems._settings import int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
 from tsrate.systems.llm import (
+    FORECAST_PARSER,
     parse_replies,
     png_data_url,
     prompt_digest,
@@ -283,6 +284,9 @@ class HfLocalSystem:
     """A causal or vision-language model from a local checkpoint, forecasting window by
     window (``with_image``: the numeric+image prompt with the window's line plot)."""
 
+    #: appended to the fingerprint in stored partitions' keys: the replies are parsed by
+    #: :func:`tsrate.systems.llm.parse_forecast` (not in the response cache's key)
+    partition_tag = f";{FORECAST_PARSER}"
     #: batch text prompts grouped by length (:meth:`generate`); False only to measure
     #: what the grouping saves (benchmarks/bench_gemma_suites.py)
     group_by_length = True

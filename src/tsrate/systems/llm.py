@@ -193,6 +193,14 @@ _LIST_LINE = re.compile(
 )
 
 
+#: the version of :func:`parse_forecast`'s rules, named in the stored partitions' keys of every
+#: system that forecasts through it (:attr:`LlmSystem.partition_tag`): forecasts parsed by
+#: older rules are recomputed on the next run, their replies read back from the response
+#: cache. 2: a line holding one decimal price (``101.25``) is that price, no longer list item
+#: 101 with value 25.
+FORECAST_PARSER = "reply_parser=2"
+
+
 def parse_forecast(reply: str | None, horizon: int) -> np.ndarray:
     """The first ``horizon`` numbers of a reply (see the module doc); raises :class:`ReplyParseError`."""
     if reply is None or not reply.strip():
@@ -389,6 +397,9 @@ class ResponseCache:
 
 class LlmSystem:
     """One language model behind an OpenAI-compatible endpoint, forecasting window by window."""
+
+    #: appended to the fingerprint in stored partitions' keys (not in the response cache's)
+    partition_tag = f";{FORECAST_PARSER}"
 
     def __init__(
         self,

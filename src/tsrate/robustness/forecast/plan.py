@@ -120,7 +120,9 @@ def plan_partitions(
         raise TsrateError(f"unknown perturbation(s) {unknown}; known: {sorted(PERTURBATIONS)}")
     partitions = []
     for system_id, (system, accepted) in systems.items():
-        fingerprint = system.fingerprint()
+        # a system's partition tag (e.g. its reply parser's version) keys its stored
+        # forecasts too: forecasts made under older rules are recomputed
+        fingerprint = system.fingerprint() + getattr(system, "partition_tag", "")
         for ticker, ticker_series in series.items():
             for perturbation_id in study.perturbations:
                 if perturbation_id in accepted:
