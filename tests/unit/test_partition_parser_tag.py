@@ -17,7 +17,6 @@ from tsrate.robustness.forecast.plan import TickerSeries, input_key, plan_partit
 from tsrate.systems.hf_local import HfLocalSystem
 from tsrate.systems.llm import FORECAST_PARSER, LlmSettings, LlmSystem, parse_forecast
 
-
 STUDY = dict(
     study_tickers="AAA",
     study_start="2022-01-03",

@@ -55,7 +55,20 @@ def _snapshot(path: Path, publications: list[tuple[str, str, dict | None]]) -> N
 
 
 def _expected_path(study: dict) -> str:
-    return "tsrate/" + hashlib.sha256(json.dumps(study).encode()).hexdigest()[:16]
+    """fev's dataset: the study's data keys (tickers, period, window shape, perturbations),
+    sorted and compact, hashed."""
+    keys = (
+        "tickers",
+        "start",
+        "end",
+        "context_length",
+        "horizon",
+        "stride",
+        "perturbations",
+        "perturbation_phase",
+    )
+    data = json.dumps({k: study.get(k) for k in keys}, sort_keys=True, separators=(",", ":"))
+    return "tsrate/" + hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def test_a_suite_publication_after_the_core_run_keeps_the_core_runs_study(tmp_path) -> None:

@@ -84,8 +84,22 @@ def _constant_columns(metric: str, fingerprint: str) -> dict:
     }
 
 
-def test_the_study_fingerprint_is_the_first_16_hex_digits_of_its_json_sha256() -> None:
-    assert study_fingerprint('{"a": 1}') == hashlib.sha256(b'{"a": 1}').hexdigest()[:16]
+def test_the_study_fingerprint_is_the_first_16_hex_digits_of_its_data_keys_sha256() -> None:
+    study = {"tickers": ["AAPL"], "start": "2022-01-03", "end": "2022-12-28",
+             "context_length": 80, "horizon": 20, "stride": 1, "perturbations": ["P0", "P1"],
+             "perturbation_phase": 0, "systems": ["naive"], "seed": 42, "arima_order": [1, 1, 1]}  # fmt: skip
+    by_hand = (
+        '{"context_length":80,"end":"2022-12-28","horizon":20,"perturbation_phase":0,'
+        '"perturbations":["P0","P1"],"start":"2022-01-03","stride":1,"tickers":["AAPL"]}'
+    )
+    expected = hashlib.sha256(by_hand.encode()).hexdigest()[:16]
+    assert study_fingerprint(json.dumps(study)) == expected
+    # other systems, seeds or settings on the same data: the same dataset for fev
+    other = {**study, "systems": ["naive", "arima", "mine"], "seed": 7, "arima_order": [2, 1, 0]}
+    assert study_fingerprint(json.dumps(other)) == expected
+    for key, value in (("tickers", ["MSFT"]), ("horizon", 10), ("perturbations", ["P0"]),
+                       ("start", "2022-02-01"), ("stride", 5), ("perturbation_phase", 1)):  # fmt: skip
+        assert study_fingerprint(json.dumps({**study, key: value})) != expected, key
     assert study_fingerprint(None) == hashlib.sha256(b"").hexdigest()[:16]
     assert study_fingerprint(None) == "e3b0c44298fc1c14"  # sha256 of nothing
 
@@ -170,7 +184,18 @@ def test_export_fev_writes_one_csv_per_metric_with_fevs_columns_and_the_provenan
     assert written == [destination / "crps.csv", destination / "mase.csv"]
     assert sorted(p.name for p in destination.iterdir()) == ["crps.csv", "mase.csv"]
     mase = pd.read_csv(destination / "mase.csv", keep_default_na=False)
-    fingerprint = hashlib.sha256(json.dumps(STUDY).encode()).hexdigest()[:16]
+    keys = (
+        "tickers",
+        "start",
+        "end",
+        "context_length",
+        "horizon",
+        "stride",
+        "perturbations",
+        "perturbation_phase",
+    )
+    data = json.dumps({k: STUDY.get(k) for k in keys}, sort_keys=True, separators=(",", ":"))
+    fingerprint = hashlib.sha256(data.encode()).hexdigest()[:16]
     assert list(mase.columns) == [
         "dataset_path", "dataset_config", "horizon", "initial_cutoff", "min_context_length",
         "max_context_length", "seasonality", "eval_metric", "extra_metrics",

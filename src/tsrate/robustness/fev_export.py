@@ -31,9 +31,22 @@ FEV_FORMAT_VERSION = "0.10.0"
 FEV_METRIC_NAMES = {"mase": "MASE", "smape": "SMAPE", "wql": "WQL", "crps": "CRPS"}
 
 
+#: the study's keys that define the data the tasks are cut from (fev's dataset): the systems,
+#: their settings and seeds do not, so runs of other systems on the same data share it
+DATASET_KEYS = ("tickers", "start", "end", "context_length", "horizon", "stride",
+                "perturbations", "perturbation_phase")  # fmt: skip
+
+
 def study_fingerprint(study_json: str | None) -> str:
-    """A short hash of the study definition (tickers, period, window shape, perturbations)."""
-    return hashlib.sha256((study_json or "").encode()).hexdigest()[:16]
+    """A short hash of the study's data definition (:data:`DATASET_KEYS`: tickers, period,
+    window shape, perturbations), the first 16 hex digits of the SHA-256 of those keys' JSON
+    (sorted keys, compact); of nothing without a study."""
+    if not study_json:
+        return hashlib.sha256(b"").hexdigest()[:16]
+    study = json.loads(study_json)
+    data = {key: study.get(key) for key in DATASET_KEYS}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def trained_on_this_dataset(leakage: pd.DataFrame) -> dict[str, bool | None]:
