@@ -44,19 +44,25 @@ def test_the_build_progress_counts_finished_nodes_when_they_finish_out_of_order(
         f"{PROGRESS} 3 of 4 int_c",  # started third, finished second
         f"{PROGRESS} 2 of 4 int_b",
         f"{PROGRESS} 4 of 4 marts_d",
-        f"{PROGRESS} 2 of 3 unit_y",  # the unit tests: a new invocation, numbered anew
-        f"{PROGRESS} 1 of 3 unit_x",
-        f"{PROGRESS} 3 of 3 unit_z",
+        f"{PROGRESS} 2 of 4 unit_y",  # the unit tests: a new invocation, numbered anew
+        f"{PROGRESS} 1 of 4 unit_x",
+        f"{PROGRESS} 4 of 4 unit_w",
+        f"{PROGRESS} 3 of 4 unit_z",
+        f"{PROGRESS} 5 of 6 other_e",  # another invocation, of another size
+        f"{PROGRESS} 1 of 6 other_a",
     ]
     with writer_lock(warehouse), phase("build (dbt)", lambda _: None):
         dbt_runner._follow(Child(lines), ["build"], lambda _: None, None, False, 0.0)
-    # by hand: one more node finished at each line; the second invocation counts from one
+    # by hand: one more node finished at each line; each new invocation counts from one
     assert counts == [
         {"done": 1, "total": 4},
         {"done": 2, "total": 4},
         {"done": 3, "total": 4},
         {"done": 4, "total": 4},
-        {"done": 1, "total": 3},
-        {"done": 2, "total": 3},
-        {"done": 3, "total": 3},
+        {"done": 1, "total": 4},
+        {"done": 2, "total": 4},
+        {"done": 3, "total": 4},
+        {"done": 4, "total": 4},
+        {"done": 1, "total": 6},
+        {"done": 2, "total": 6},
     ]
