@@ -29,7 +29,7 @@ final as (
         and study_id = '{{ requested_study }}'
     {%- endif %}
     {%- if requested_run == 'latest' %}
-        and run_status in ('forecasted', 'succeeded')
+        and run_status in ('forecasted', 'succeeded', 'publish_failed')
     qualify row_number() over (order by started_at desc, run_id desc) = 1
     {%- else %}
         and run_id = '{{ requested_run }}'

@@ -172,8 +172,20 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
         print(f"the marts are stale until you run: tsrate build --study {study_id}")
         return 0
-    dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
-    result = publish(warehouse, summary.run_id)
+    # a failed build or publish is recorded on the run, as `tsrate build` records it: left
+    # `forecasted`, the next default build would take it again and fail the same way
+    try:
+        dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
+    except dbt.DbtError as exc:
+        with connect(warehouse) as con:
+            finish_run(con, summary.run_id, "build_failed", str(exc)[-2000:])
+        raise
+    try:
+        result = publish(warehouse, summary.run_id)
+    except Exception as exc:  # stopped (Ctrl-C, SIGTERM): the run stays as it was
+        with connect(warehouse) as con:
+            finish_run(con, summary.run_id, "publish_failed", str(exc)[-2000:])
+        raise
     with connect(warehouse) as con:
         finish_run(con, summary.run_id, "succeeded")
     from tsrate.robustness.report.render import write_report

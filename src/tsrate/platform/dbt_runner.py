@@ -172,6 +172,8 @@ def _follow(
     marker = f"{SUMMARY} {RELEASED}"
     hook = dbt_line_hook()  # tests only (tsrate.platform.stages); None otherwise
     lines: list[str] = []
+    finished: set[int] = set()  # the numbers of the nodes finished (progress lines)
+    finished_of = 0  # of how many nodes
     handle = None
     if log_file is not None:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
@@ -195,11 +197,15 @@ def _follow(
                 elif line.startswith(PROGRESS):  # on screen only as dbt's own line (verbose)
                     node = line[len(PROGRESS) :].strip()  # "<index> of <total> <node>"
                     index, _of, total = (node.split() + ["", "", ""])[:3]
-                    counts = (
-                        {"done": int(index), "total": int(total)}
-                        if index.isdigit() and total.isdigit()
-                        else None
-                    )
+                    counts = None
+                    if index.isdigit() and total.isdigit():
+                        # dbt numbers a node when it starts, and two threads finish them out
+                        # of order: count the nodes finished (a node numbered again, or
+                        # another total, is a new dbt invocation: the unit tests)
+                        if int(total) != finished_of or int(index) in finished:
+                            finished, finished_of = set(), int(total)
+                        finished.add(int(index))
+                        counts = {"done": len(finished), "total": int(total)}
                     announce(f"dbt {node} done", counts)
                 elif verbose and line.strip():
                     say(line)

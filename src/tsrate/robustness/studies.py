@@ -391,11 +391,12 @@ def study_of_newest_run(con: duckdb.DuckDBPyConnection) -> str | None:
 
 
 def newest_complete_run(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
-    """The newest run of ``study_id`` with status forecasted or succeeded, or a one-line
-    :class:`TsrateError` with a hint."""
+    """The newest run of ``study_id`` with status forecasted, succeeded or publish_failed
+    (what ``tsrate build`` builds: tsrate.platform.warehouse.BUILDABLE_STATUSES), or a
+    one-line :class:`TsrateError` with a hint."""
     row = con.execute(
         "select run_id from raw.runs where study_id = ? and status in ('forecasted', "
-        "'succeeded') order by started_at desc, run_id desc limit 1",
+        "'succeeded', 'publish_failed') order by started_at desc, run_id desc limit 1",
         [study_id],
     ).fetchone()
     if row is None:

@@ -636,8 +636,8 @@ FORECASTED = ("forecasted", "succeeded", "build_failed", "publish_failed")
 def run_to_build(warehouse: Path, run_id: str | None = None) -> str:
     """The run ``tsrate build`` will describe, or a one-line :class:`TsrateError` with a hint.
 
-    ``run_id`` None: the newest run whose forecasts are complete with status ``forecasted``
-    or ``succeeded`` (what the dbt var ``run_id: latest`` selects). A named run must exist
+    ``run_id`` None: the newest run whose forecasts are complete with status ``forecasted``,
+    ``succeeded`` or ``publish_failed`` (what the dbt var ``run_id: latest`` selects). A named run must exist
     and have complete forecasts (any status of :data:`FORECASTED`). Without such a run the
     build would make empty marts, so it is refused.
     """
@@ -678,7 +678,7 @@ def run_to_build(warehouse: Path, run_id: str | None = None) -> str:
             )
         return run_id
     for candidate, candidate_status in runs:
-        if candidate_status in ("forecasted", "succeeded"):
+        if candidate_status in ("forecasted", "succeeded", "publish_failed"):
             return candidate
     newest = f" (the newest, {runs[0][0]}, is {runs[0][1]!r})" if runs else ""
     raise TsrateError(

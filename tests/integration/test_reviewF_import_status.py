@@ -1,0 +1,91 @@
+"""`tsrate import` (without --no-build) records a failed build or publish on its run, as
+`tsrate build` does (docs/operations.md, run states): a failed build marks the run
+`build_failed`, a failed publish `publish_failed`, each with the last 2,000 characters of
+the error. Before, the import's run stayed `forecasted`, so the next default `tsrate build`
+took it again (and failed the same way) and `tsrate runs` showed it as a finished run.
+
+Real parts: a warehouse of the bundled prices, a real forecast run of the naive baseline,
+an imported prediction file, tsrate's dbt build in a child process and the real publish.
+The build is made to fail by a forecast row stored twice (the forecasts' grain test
+fails, as in test_sweep10_suitecli.py); the publish by a real folder where the Parquet link
+must go (publish refuses to replace it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.import_study import STUDY, prediction_grid
+from tests.support.warehouses import rows
+from tests.unit.test_sweep9_studies_pipeline import METADATA
+from tsrate import TsrateError, cli
+from tsrate.config import load_companies
+from tsrate.platform import dbt_runner
+from tsrate.platform.warehouse import connect, store_prices
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+from tsrate.robustness.forecast.plan import load_series
+from tsrate.robustness.sources import load_skfolio_sp500
+
+pytestmark = pytest.mark.slow
+
+FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+         "--context-length", "30", "--horizon", "5", "--systems", "naive",
+         "--perturbations", "P0"]  # fmt: skip
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch, dbt_target):
+    path = tmp_path / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
+    monkeypatch.setenv("TSRATE_PREFECT", "never")
+    monkeypatch.delenv("TSRATE_VERBOSE", raising=False)
+    with connect(path) as con:
+        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
+    return path
+
+
+def _import(warehouse, tmp_path) -> str:  # noqa: ANN001 - Paths
+    """`tsrate import` of the external system's P0 predictions; the error it raised."""
+    with connect(warehouse) as con:
+        grid = prediction_grid(load_series(con, STUDY))
+    path = tmp_path / "external.csv"
+    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
+    (tmp_path / "external.yaml").write_text(METADATA)
+    argv = ["import", str(path), "--system", "external", *FLAGS, "--no-baselines"]
+    args = cli.build_parser().parse_args([*argv, "--metadata", str(tmp_path / "external.yaml")])
+    with pytest.raises(TsrateError) as caught:
+        args.func(args)
+    return caught
+
+
+def _imported_run(warehouse) -> tuple[str, str]:  # noqa: ANN001 - a Path
+    ((status, message),) = rows(
+        warehouse,
+        "select status, message from raw.runs where list_contains(systems, 'external')",
+    )
+    return status, message
+
+
+def test_an_import_whose_build_fails_marks_its_run_build_failed(warehouse, tmp_path):
+    with connect(warehouse) as con:  # a run of the same study, one forecast row stored twice
+        run_id = run_forecasts(con, STUDY, load_companies(), workers=1).run_id
+        finish_run(con, run_id, "forecasted")
+        con.execute("insert into raw.forecasts select * from raw.forecasts limit 1")
+    caught = _import(warehouse, tmp_path)
+    assert caught.type is dbt_runner.DbtError
+    error = str(caught.value)
+    status, message = _imported_run(warehouse)
+    assert status == "build_failed"
+    assert message == error[-2000:]
+
+
+def test_an_import_whose_publish_fails_marks_its_run_publish_failed(warehouse, tmp_path):
+    blocker = warehouse.parent / "published" / "parquet"  # a real folder, not the link
+    blocker.mkdir(parents=True)
+    caught = _import(warehouse, tmp_path)
+    error = str(caught.value)
+    assert "is a real folder, not the link tsrate swaps" in error
+    status, message = _imported_run(warehouse)
+    assert status == "publish_failed"
+    assert message == error[-2000:]
