@@ -19,3 +19,8 @@ pytestmark = pytest.mark.slow
 def test_robustness_scores_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
     selection = ["--select", "+robustness_scores", "--exclude", "test_type:data"]
     unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
+
+
+def test_ratings_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
+    selection = ["--select", "+ratings", "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
