@@ -14,11 +14,21 @@ selected_run as (
 
 {#- Robustness scores that could not be computed (a metric the study's shape cannot
     produce, or a system not analysed on an outcome, e.g. wql without quantile forecasts)
+    or that are not a finite number (NaN: int_ratings_assigned rates finite scores only)
     are not rated, but appear with a null rating and the score's reason, never silently
     missing. They do not count among the systems rated together. -#}
 unscored as (
-    select * from {{ ref('robustness_scores') }}
-    where raw_score is null and score_reason is not null
+    select
+        * exclude (score_reason),
+        coalesce(score_reason, case
+            when isnan(raw_score)
+                then 'the score is not a number (NaN), so it cannot be compared with the others'
+            when raw_score is null
+                then 'the score could not be computed'
+            else 'the score is infinite (' || raw_score || '), so it cannot be compared with the others'
+        end) as score_reason,
+    from {{ ref('robustness_scores') }}
+    where raw_score is null or not isfinite(raw_score)
 ),
 
 rated_and_unrated as (
