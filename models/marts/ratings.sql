@@ -31,6 +31,13 @@ unscored as (
     where raw_score is null or not isfinite(raw_score)
 ),
 
+{#- Likewise an accuracy mean that is null or not a finite number (no window with a value,
+    or a NaN among them): not rated, but listed with the reason. -#}
+unscored_accuracy as (
+    select * from {{ ref('accuracy_scores') }}
+    where mean is null or not isfinite(mean)
+),
+
 rated_and_unrated as (
     select
         run_id, metric, metric_family, outcome, is_default_outcome, perturbation_id,
@@ -56,6 +63,30 @@ rated_and_unrated as (
         cast(null as boolean) as separable,
         cast(null as varchar) as separation_reason,
     from unscored
+    union all
+    select
+        unscored_accuracy.run_id,
+        unscored_accuracy.metric,
+        'accuracy' as metric_family,
+        cast(null as varchar) as outcome,
+        true as is_default_outcome,
+        unscored_accuracy.perturbation_id,
+        unscored_accuracy.system_id,
+        cast(null as double) as raw_score,
+        cast(null as integer) as rating,
+        {{ var('rating_levels') }} as rating_levels,
+        unscored_accuracy.higher_is_better,
+        cast(null as integer) as rank,
+        'not rated: ' || case
+            when unscored_accuracy.mean is null then 'the mean is undefined (no window has a value)'
+            when isnan(unscored_accuracy.mean)
+                then 'the mean is not a number (NaN), so it cannot be compared with the others'
+            else 'the mean is infinite (' || unscored_accuracy.mean || '), so it cannot be compared with the others'
+        end as rating_reason,
+        cast(null as double) as score_spread,
+        cast(null as boolean) as separable,
+        cast(null as varchar) as separation_reason,
+    from unscored_accuracy
 ),
 
 final as (
