@@ -645,8 +645,7 @@ def block_bootstrap_ratings(
         raise ValueError(f"values lacks columns {sorted(missing)}")
     frame = values[["system_id", "perturbation_id", "window_end_date", "value"]].copy()
     frame["value"] = frame["value"].astype(float)
-    # the dates of EVERY row, a date without a finite value included: the resampled
-    # histories are the run's, the same for every metric (date_multiplicities)
+    # every row's date, valued or not: the run's histories, the same for every metric
     dates, date_idx = _sorted_codes(frame["window_end_date"])
     finite = np.isfinite(frame["value"].to_numpy())
     frame, date_idx = frame.loc[finite], date_idx[finite]
