@@ -14,11 +14,28 @@ selected_run as (
 
 {#- Robustness scores that could not be computed (a metric the study's shape cannot
     produce, or a system not analysed on an outcome, e.g. wql without quantile forecasts)
+    or that are not a finite number (NaN: int_ratings_assigned rates finite scores only)
     are not rated, but appear with a null rating and the score's reason, never silently
     missing. They do not count among the systems rated together. -#}
 unscored as (
-    select * from {{ ref('robustness_scores') }}
-    where raw_score is null and score_reason is not null
+    select
+        * exclude (score_reason),
+        coalesce(score_reason, case
+            when isnan(raw_score)
+                then 'the score is not a number (NaN), so it cannot be compared with the others'
+            when raw_score is null
+                then 'the score could not be computed'
+            else 'the score is infinite (' || raw_score || '), so it cannot be compared with the others'
+        end) as score_reason,
+    from {{ ref('robustness_scores') }}
+    where raw_score is null or not isfinite(raw_score)
+),
+
+{#- Likewise an accuracy mean that is null or not a finite number (no window with a value,
+    or a NaN among them): not rated, but listed with the reason. -#}
+unscored_accuracy as (
+    select * from {{ ref('accuracy_scores') }}
+    where mean is null or not isfinite(mean)
 ),
 
 rated_and_unrated as (
@@ -46,6 +63,30 @@ rated_and_unrated as (
         cast(null as boolean) as separable,
         cast(null as varchar) as separation_reason,
     from unscored
+    union all
+    select
+        unscored_accuracy.run_id,
+        unscored_accuracy.metric,
+        'accuracy' as metric_family,
+        cast(null as varchar) as outcome,
+        true as is_default_outcome,
+        unscored_accuracy.perturbation_id,
+        unscored_accuracy.system_id,
+        cast(null as double) as raw_score,
+        cast(null as integer) as rating,
+        {{ var('rating_levels') }} as rating_levels,
+        unscored_accuracy.higher_is_better,
+        cast(null as integer) as rank,
+        'not rated: ' || case
+            when unscored_accuracy.mean is null then 'the mean is undefined (no window has a value)'
+            when isnan(unscored_accuracy.mean)
+                then 'the mean is not a number (NaN), so it cannot be compared with the others'
+            else 'the mean is infinite (' || unscored_accuracy.mean || '), so it cannot be compared with the others'
+        end as rating_reason,
+        cast(null as double) as score_spread,
+        cast(null as boolean) as separable,
+        cast(null as varchar) as separation_reason,
+    from unscored_accuracy
 ),
 
 final as (

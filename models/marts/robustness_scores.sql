@@ -263,18 +263,24 @@ unioned as (
 ),
 
 {#- Average ranks (ties share the mean of their positions) of the estimate and of the
-    oracle across the systems of one metric x perturbation x outcome: their Pearson
+    oracle across the systems of one metric x perturbation x outcome that have both (a
+    system without an oracle effect is ranked apart, never among them): their Pearson
     correlation is Spearman's rho. -#}
+paired as (
+    select *, raw_score is not null and oracle_score is not null as has_pair,
+    from unioned
+),
+
 ranked as (
     select
         *,
-        rank() over (partition by run_id, metric, perturbation_id, outcome order by raw_score)
-            + (count(*) over (partition by run_id, metric, perturbation_id, outcome, raw_score) - 1) / 2.0
+        rank() over (partition by run_id, metric, perturbation_id, outcome, has_pair order by raw_score)
+            + (count(*) over (partition by run_id, metric, perturbation_id, outcome, has_pair, raw_score) - 1) / 2.0
             as score_rank,
-        rank() over (partition by run_id, metric, perturbation_id, outcome order by oracle_score)
-            + (count(*) over (partition by run_id, metric, perturbation_id, outcome, oracle_score) - 1) / 2.0
+        rank() over (partition by run_id, metric, perturbation_id, outcome, has_pair order by oracle_score)
+            + (count(*) over (partition by run_id, metric, perturbation_id, outcome, has_pair, oracle_score) - 1) / 2.0
             as oracle_rank,
-    from unioned
+    from paired
 ),
 
 per_group as (
@@ -283,7 +289,7 @@ per_group as (
         count(raw_score) over per_score as n_systems,
         min(raw_score) over per_score as group_min,
         max(raw_score) over per_score as group_max,
-        corr(score_rank, oracle_rank) filter (where oracle_score is not null) over per_score
+        corr(score_rank, oracle_rank) filter (where has_pair) over per_score
             as oracle_rank_correlation,
     from ranked
     window per_score as (partition by run_id, metric, perturbation_id, outcome)

@@ -618,7 +618,7 @@ def block_bootstrap_ratings(
 
     ``values`` has columns ``system_id, perturbation_id, window_end_date, value`` (several
     rows per date are fine, e.g. one per ticker; NaN values are ignored). The ordered
-    distinct ``window_end_date`` values of the whole frame are resampled with
+    distinct ``window_end_date`` values of the whole frame (rows with a NaN value included) are resampled with
     :func:`moving_block_indices` (seeded by ``seed``); the SAME resampled dates are used for
     every system and perturbation, so each resample is a coherent alternative history. A
     date drawn m times contributes all its rows m times. Per resample the statistic
@@ -645,11 +645,13 @@ def block_bootstrap_ratings(
         raise ValueError(f"values lacks columns {sorted(missing)}")
     frame = values[["system_id", "perturbation_id", "window_end_date", "value"]].copy()
     frame["value"] = frame["value"].astype(float)
-    frame = frame.loc[np.isfinite(frame["value"].to_numpy())]
+    # every row's date, valued or not: the run's histories, the same for every metric
+    dates, date_idx = _sorted_codes(frame["window_end_date"])
+    finite = np.isfinite(frame["value"].to_numpy())
+    frame, date_idx = frame.loc[finite], date_idx[finite]
     if frame.empty:
         raise ValueError("values has no finite value to bootstrap")
 
-    dates, date_idx = _sorted_codes(frame["window_end_date"])
     pert_values, pert_idx = _sorted_codes(frame["perturbation_id"])
     system_values, system_idx = _sorted_codes(frame["system_id"])
     # Groups: the (perturbation, system) pairs present, sorted by perturbation then system.

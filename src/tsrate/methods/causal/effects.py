@@ -329,19 +329,24 @@ SCORE_SCHEMA = {
 
 
 def _spread(effects: pd.DataFrame, scores: pd.DataFrame, sd_column: str, how: str) -> pd.Series:
-    """The spread over draws of an aggregated score: max aggregations take the sd of the
-    worst distribution (the one giving the score); mean aggregations the mean of the sds."""
+    """The standard error over draws of an aggregated score: max aggregations take the sd
+    of the worst distribution (the one giving the score) over the square root of ITS draws
+    (a distribution can average fewer draws than another when draws were left out); mean
+    aggregations the mean of the sds over the square root of the most draws of any."""
     if how in {"max_abs", "max"}:
         worst = scores[[*SCORE_KEYS, "worst_distribution_id"]].merge(
-            effects[[*SCORE_KEYS, "distribution_id", sd_column]].rename(
+            effects[[*SCORE_KEYS, "distribution_id", sd_column, "n_draws"]].rename(
                 columns={"distribution_id": "worst_distribution_id"}
             ),
             on=[*SCORE_KEYS, "worst_distribution_id"],
             how="left",
         )
-        return worst[sd_column]
-    mean_sd = effects.groupby(SCORE_KEYS, sort=True)[sd_column].mean().rename("sd").reset_index()
-    return scores[SCORE_KEYS].merge(mean_sd, on=SCORE_KEYS, how="left")["sd"]
+        return worst[sd_column] / np.sqrt(worst["n_draws"].astype(float))
+    grouped = effects.groupby(SCORE_KEYS, sort=True)
+    mean_sd = grouped[sd_column].mean() / np.sqrt(grouped["n_draws"].max().astype(float))
+    return scores[SCORE_KEYS].merge(mean_sd.rename("sd").reset_index(), on=SCORE_KEYS, how="left")[
+        "sd"
+    ]
 
 
 def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
@@ -352,7 +357,8 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     confounder's distributions of |mean APE_m|, raw PIE = max of mean PIE % (the paper's
     worst case); ``mean`` -- their means. ``score_spread``: the standard error over draws of
     the score, i.e. the standard deviation over draws (see :func:`_spread`) divided by
-    sqrt(n_draws), because the score rated is the mean of the draws (NaN for one draw); ``oracle_score`` aggregates |ape_oracle| the same way (APE
+    the square root of the draws averaged (for ``max``, the worst distribution's own draws),
+    because the score rated is the mean of the draws (NaN for one draw); ``oracle_score`` aggregates |ape_oracle| the same way (APE
     rows; NaN for PIE, which has no oracle). ``n_draws_left_out``: draws left out of the
     distributions' means because an arm was empty, summed over the distributions.
     """
@@ -401,8 +407,6 @@ def effect_scores(effects: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     out["metric"] = out["measure"] + "_" + out["confounder"]
     out = out.merge(n_draws.reset_index(), on=SCORE_KEYS, how="left")
     out = out.merge(left_out.reset_index(), on=SCORE_KEYS, how="left")
-    # The rated score is a MEAN over draws: its spread is the standard error over draws.
-    out["score_spread"] = out["score_spread"] / np.sqrt(out["n_draws"].astype(float))
     estimands = effects.groupby(SCORE_KEYS)["estimand"].first().rename("estimand").reset_index()
     out = out.merge(estimands, on=SCORE_KEYS, how="left")
     out = out.sort_values([*SCORE_KEYS, "measure"]).reset_index(drop=True)[SCORE_COLUMNS]
