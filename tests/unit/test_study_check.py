@@ -176,6 +176,8 @@ def test_biased_needs_an_offset_for_every_ticker(project, warehouse):
     _edit_seed(project / "seeds" / "companies.csv", drop_offset)
     problems = _check(warehouse)
     assert "'biased' system" in _only(problems, "'MSFT' has no biased_offset")
+    # every place an offset can come from is named, not the bundled seed alone
+    assert "the --companies file or the price file's biased_offset column" in problems[0]
     assert len(problems) == 1
     assert _check(warehouse, systems="naive") == []  # only biased needs it
 

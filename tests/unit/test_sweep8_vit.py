@@ -101,6 +101,9 @@ def test_batch_size_comes_from_the_argument_then_the_environment_then_the_device
     monkeypatch.setenv("TSRATE_VIT_BATCH_SIZE", "0")
     with pytest.raises(TsrateError, match="at least 1, got 0"):
         system(tmp_path)
+    monkeypatch.setenv("TSRATE_VIT_BATCH_SIZE", "many")  # one line naming it, not a ValueError
+    with pytest.raises(TsrateError, match="TSRATE_VIT_BATCH_SIZE='many' is not a whole number"):
+        system(tmp_path)
 
 
 # -------------------------------------------------------------------------- forecasts

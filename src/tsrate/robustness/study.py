@@ -335,8 +335,9 @@ def check_study(
             )
         elif "biased" in systems and not (companies[ticker].get("biased_offset") or "").strip():
             problems.append(
-                f"ticker {ticker!r} has no biased_offset in seeds/companies.csv, which the "
-                "'biased' system adds to the actual future; fill it in or drop biased (--systems)"
+                f"ticker {ticker!r} has no biased_offset (seeds/companies.csv, the --companies "
+                "file or the price file's biased_offset column), which the 'biased' system adds "
+                "to the actual future; fill it in or drop biased (--systems)"
             )
         if available is None:  # prices cannot be checked (yahoo, or the warehouse is locked)
             continue

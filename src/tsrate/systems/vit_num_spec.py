@@ -137,6 +137,14 @@ class VitNumSpecSystem:
         self._cache_dir = cache_dir
         self._device = device or os.environ.get("TSRATE_VIT_DEVICE") or None
         env_batch = os.environ.get("TSRATE_VIT_BATCH_SIZE")
+        if not batch_size and env_batch:
+            try:
+                int(env_batch)
+            except ValueError:
+                raise TsrateError(
+                    f"TSRATE_VIT_BATCH_SIZE={env_batch!r} is not a whole number: set a batch "
+                    "size of at least 1, or unset it (256 on a CPU, 4096 on a GPU)"
+                ) from None
         self._batch_size = batch_size or (int(env_batch) if env_batch else None)
         if self._batch_size is not None and self._batch_size < 1:
             raise TsrateError(f"ViT batch size must be at least 1, got {self._batch_size}")
