@@ -11,14 +11,14 @@ counts here are worked out from the business-day calendars of the two halves by 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.config import project_dir
+# the study check's copy of the project (dbt_project.yml and seeds as TSRATE_PROJECT_DIR)
+from tests.unit.test_study_check import project  # noqa: F401
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.study import check_study
 
@@ -30,16 +30,6 @@ STUDY = dict(
     systems="naive",
     perturbations="P0,P1",
 )
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    shutil.copy(project_dir() / "dbt_project.yml", root / "dbt_project.yml")
-    shutil.copytree(project_dir() / "seeds", root / "seeds")
-    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(root))
-    return root
 
 
 def _history() -> pd.DataFrame:
@@ -62,13 +52,15 @@ def stored_and_file(tmp_path) -> tuple[Path, Path]:
     return warehouse, path
 
 
-def test_an_update_file_adds_its_days_to_the_stored_ones(project, stored_and_file) -> None:
+@pytest.mark.usefixtures("project")
+def test_an_update_file_adds_its_days_to_the_stored_ones(stored_and_file) -> None:
     warehouse, path = stored_and_file
     # 30 stored + 30 in the file - 10 in both = 50 days = context 40 + horizon 10: one window
     assert check_study({**STUDY, "context_length": 40}, "file", path, warehouse) == []
 
 
-def test_a_day_in_both_counts_once(project, stored_and_file) -> None:
+@pytest.mark.usefixtures("project")
+def test_a_day_in_both_counts_once(stored_and_file) -> None:
     warehouse, path = stored_and_file
     problems = check_study({**STUDY, "context_length": 41}, "file", path, warehouse)
     assert len(problems) == 1
