@@ -314,4 +314,10 @@ def test_a_pool_run_stops_the_resource_tracker_it_started(monkeypatch) -> None:
     )
     assert summary.computed == 4
     tracker = resource_tracker._resource_tracker
-    assert getattr(tracker, "_pid", None) is None  # stopped: it would outlive a killed run
+    if forecasting.live_semaphores():
+        # an earlier test of this worker process holds a queue or lock that is still alive:
+        # stopping the tracker would unlink it under its owner, so the tracker runs on
+        # (test_resource_tracker checks both branches in a fresh interpreter)
+        assert getattr(tracker, "_pid", None) is not None
+    else:
+        assert getattr(tracker, "_pid", None) is None  # stopped: it would outlive a killed run
