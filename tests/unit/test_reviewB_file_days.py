@@ -18,7 +18,6 @@ import pandas as pd
 import pytest
 
 # the study check's copy of the project (dbt_project.yml and seeds as TSRATE_PROJECT_DIR)
-from tests.unit.test_study_check import project  # noqa: F401
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.study import check_study
 

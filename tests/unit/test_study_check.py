@@ -8,14 +8,12 @@ fresh interpreter and look at what it imported.
 from __future__ import annotations
 
 import csv
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.config import project_dir
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.blackbox.predictions import register_system, system_metadata
 from tsrate.robustness.study import (
@@ -36,17 +34,6 @@ SMALL = dict(
     systems="naive,biased",
     perturbations="P0,P1",
 )
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    """A copy of the project's dbt_project.yml and seeds, used as TSRATE_PROJECT_DIR."""
-    root = tmp_path / "project"
-    root.mkdir()
-    shutil.copy(project_dir() / "dbt_project.yml", root / "dbt_project.yml")
-    shutil.copytree(project_dir() / "seeds", root / "seeds")
-    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(root))
-    return root
 
 
 @pytest.fixture

@@ -14,26 +14,13 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from tsrate.config import project_dir
 from tsrate.robustness.study import check_study
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    """A copy of the project's dbt_project.yml and seeds, used as TSRATE_PROJECT_DIR."""
-    root = tmp_path / "project"
-    root.mkdir()
-    shutil.copy(project_dir() / "dbt_project.yml", root / "dbt_project.yml")
-    shutil.copytree(project_dir() / "seeds", root / "seeds")
-    monkeypatch.setenv("TSRATE_PROJECT_DIR", str(root))
-    return root
 
 
 @pytest.fixture
