@@ -20,7 +20,8 @@ from tsrate.html.charts import RANK_FLOOR, enough, page_specs, spec_rows
 from tsrate.robustness.report.data import _default_outcome
 from tsrate.robustness.report.figures import confounder_section, radar_section
 from tsrate.robustness.report.paper import HEADER, _row_cells
-from tsrate.robustness.report.sections import overview_section, reading_paragraph
+from tsrate.robustness.report.reading import reading_paragraph
+from tsrate.robustness.report.sections import overview_section
 from tsrate.suites.interpretability.report import heatmap_spec, trends_section
 from tsrate.suites.understanding.report import _figure2, format_table_html, profile_figure
 

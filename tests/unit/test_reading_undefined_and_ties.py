@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from tests.unit.test_sweep9_report_text import plain, rating_rows, report_data, three_systems
-from tsrate.robustness.report.sections import reading_paragraph
+from tsrate.robustness.report.reading import reading_paragraph
 
 
 def _with_perturbation_means(ape: dict[str, float], smape: dict[str, float]):

@@ -15,7 +15,7 @@ from tests.unit.test_sweep9_report_text import (
     report_data,
     three_systems,
 )
-from tsrate.robustness.report.sections import reading_paragraph
+from tsrate.robustness.report.reading import reading_paragraph
 
 
 def _tied_on_smape():

@@ -21,9 +21,9 @@ import pandas as pd
 import pytest
 
 from tsrate.robustness.report.data import ReportData
+from tsrate.robustness.report.reading import reading_paragraph
 from tsrate.robustness.report.sections import (
     overview_section,
-    reading_paragraph,
     shaky_counts,
     study_section,
     summary_section,

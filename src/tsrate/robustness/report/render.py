@@ -75,10 +75,10 @@ from tsrate.robustness.report.ratings import (  # noqa: F401
     rating_tables_section,
     separation_flag,
 )
+from tsrate.robustness.report.reading import reading_paragraph  # noqa: F401
 from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
 from tsrate.robustness.report.sections import (  # noqa: F401
     overview_section,
-    reading_paragraph,
     study_section,
     summary_section,
     verdict_section,

@@ -1,0 +1,174 @@
+"""The report's reading: one paragraph that reads the results in words (the most and least
+robust systems, the perturbation that hurts most, the confounders), every number a traceable
+mart value. A function of :class:`ReportData` returning HTML."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from tsrate.html.charts import esc
+from tsrate.robustness.report.data import ROBUSTNESS_METRICS, ReportData
+from tsrate.robustness.report.numbers import num, source_note, system_order, tied_at
+
+
+def reading_paragraph(data: ReportData) -> str:
+    """One paragraph reading the results, every number a traceable mart value."""
+    summary, per_perturbation = data.system_summary, data.perturbation_summary
+    sentences: list[str] = []
+    run = {"run_id": data.run_id}
+    if summary.empty:
+        return "<p>No ratings in this run.</p>"
+    systems = system_order(data)
+    robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
+    means = robustness.groupby("system_id")["avg_rating"].mean().dropna().sort_values()
+    if not means.empty:
+        best_value, worst_value = means.iloc[0], means.iloc[-1]
+        best = [s for s in systems if s in means.index and math.isclose(means[s], best_value)]
+        worst = [s for s in systems if s in means.index and math.isclose(means[s], worst_value)]
+        metrics = sorted(set(robustness["metric"]))
+
+        def rating_of(system: str) -> str:
+            return num(
+                float(means[system]),
+                "system_summary",
+                "avg_rating",
+                {**run, "system_id": system, "metric": metrics},
+                agg="avg",
+            )
+
+        sentences.append(
+            f"Across {len(systems)} rated systems, the most robust is "
+            + " and ".join(f"<b>{esc(s)}</b> (mean robustness rating {rating_of(s)})" for s in best)
+            + ", the least robust "
+            + " and ".join(f"<b>{esc(s)}</b> ({rating_of(s)})" for s in worst)
+            + " on a 1 (best) to "
+            + num(
+                float(summary["rating_levels"].max()),
+                "system_summary",
+                "rating_levels",
+                run,
+                agg="max",
+                integer=True,
+            )
+            + f" scale, averaged over the {len(metrics)} robustness metrics and the perturbations."
+        )
+    ape = per_perturbation[per_perturbation["metric"].isin(["ape_industry", "ape_company"])]
+    means = ape.groupby("perturbation_id")["avg_raw_score"].mean().dropna()
+    if not means.empty:  # a perturbation whose APE is undefined everywhere names nothing
+        hurts, mildest = tied_at(means, max), tied_at(means, min)
+        worst, apes = hurts[0], {**run, "metric": ["ape_company", "ape_industry"]}
+        sentences.append(
+            (
+                f"The perturbation that hurts most is <b>{esc(worst)}</b>: its"
+                if len(hurts) == 1
+                else "The perturbations that hurt most are "
+                + " and ".join(f"<b>{esc(p)}</b>" for p in hurts)
+                + ": their"
+            )
+            + " mean perturbation effect (APE, industry and company confounders, over "
+            "systems) is "
+            + num(
+                float(means[worst]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**apes, "perturbation_id": worst},
+                agg="avg",
+            )
+            + " price units"
+            + (
+                ", against "
+                + num(
+                    float(means[mildest[0]]),
+                    "perturbation_summary",
+                    "avg_raw_score",
+                    {**apes, "perturbation_id": mildest[0]},
+                    agg="avg",
+                )
+                + f" for the mildest, {' and '.join(esc(p) for p in mildest)}"
+                if len(hurts) < len(means)
+                else ""
+            )
+            + "."
+        )
+    smape = per_perturbation[per_perturbation["metric"] == "smape"].set_index("perturbation_id")
+    raised = smape.drop(index="P0", errors="ignore")["avg_raw_score"].dropna()
+    if "P0" in smape.index and not raised.empty:
+        most = tied_at(raised, max)  # ties: every one, by perturbation id
+        worst = most[0]
+        sentences.append(
+            "For accuracy, "
+            + " and ".join(f"<b>{esc(p)}</b>" for p in most)
+            + f" {'raises' if len(most) == 1 else 'raise'} the mean SMAPE over systems most: from "
+            + num(
+                float(smape.loc["P0", "avg_raw_score"]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": "P0", "metric": "smape"},
+            )
+            + " on clean inputs to "
+            + num(
+                float(smape.loc[worst, "avg_raw_score"]),
+                "perturbation_summary",
+                "avg_raw_score",
+                {**run, "perturbation_id": worst, "metric": "smape"},
+            )
+            + "."
+        )
+    accuracy = summary[summary["metric"] == "smape"].set_index("system_id")
+    lowest = accuracy["avg_raw_score"].dropna()
+    if not lowest.empty:
+        # every system at the lowest mean, in seed order: the mart's rows have no order
+        ranked = [s for s in systems if s in lowest.index]
+        ranked += sorted(set(lowest.index) - set(ranked))
+        tied = [s for s in ranked if math.isclose(lowest[s], lowest.min())]
+        best = tied[0]
+        who = (
+            f"system by SMAPE is <b>{esc(best)}</b>"
+            if len(tied) == 1
+            else "systems by SMAPE are " + " and ".join(f"<b>{esc(s)}</b>" for s in tied)
+        )
+        sentences.append(
+            f"The most accurate {who} ("
+            + num(
+                float(accuracy.loc[best, "avg_raw_score"]),
+                "system_summary",
+                "avg_raw_score",
+                {**run, "system_id": best, "metric": "smape"},
+            )
+            + " averaged over perturbations)."
+        )
+    overall = data.confounder_comparison
+    if not overall.empty:
+        rows = overall[(overall["grouped_by"] == "all") & overall["measure"].isin(["ape", "pie"])]
+        for row in rows.sort_values("measure").itertuples():
+            if pd.isna(row.industry_avg) or pd.isna(row.company_avg):
+                continue
+            where = {**run, "grouped_by": "all", "measure": row.measure, "system_id": None}
+            where["perturbation_id"] = None
+            sentences.append(
+                f"With {row.measure.upper()}, "
+                + (
+                    "industry as the confounder shows more bias than company"
+                    if row.industry_avg > row.company_avg
+                    else "company as the confounder shows at least as much bias as industry"
+                )
+                + " ("
+                + num(row.industry_avg, "confounder_comparison", "industry_avg", where)
+                + " vs "
+                + num(row.company_avg, "confounder_comparison", "company_avg", where)
+                + ")."
+            )
+    return (
+        '<section id="reading"><h2>Reading the results</h2><p class="reading">'
+        + " ".join(sentences)
+        + "</p>"
+        + source_note(
+            "system_summary",
+            "perturbation_summary",
+            "confounder_comparison",
+            extra="hover a number to see the mart row it comes from",
+        )
+        + "</section>"
+    )
