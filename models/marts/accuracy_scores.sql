@@ -4,10 +4,12 @@ window_errors as (
     select * from {{ ref('window_errors') }}
 ),
 
+{#- include nulls: a system whose every value of a metric is null (e.g. MASE on a flat
+    context) keeps its row, with a null mean and n = 0, so ratings lists it unrated with
+    the reason instead of leaving it out without a word. -#}
 long as (
-    unpivot window_errors
-    on smape, mase, sign_accuracy
-    into name metric value metric_value
+    select * from window_errors
+    unpivot include nulls (metric_value for metric in (smape, mase, sign_accuracy))
 ),
 
 final as (

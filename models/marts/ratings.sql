@@ -20,13 +20,10 @@ selected_run as (
 unscored as (
     select
         * exclude (score_reason),
-        coalesce(score_reason, case
-            when isnan(raw_score)
-                then 'the score is not a number (NaN), so it cannot be compared with the others'
-            when raw_score is null
-                then 'the score could not be computed'
-            else 'the score is infinite (' || raw_score || '), so it cannot be compared with the others'
-        end) as score_reason,
+        coalesce(
+            score_reason,
+            {{ unrated_reason('raw_score', 'score', 'the score could not be computed') }}
+        ) as score_reason,
     from {{ ref('robustness_scores') }}
     where raw_score is null or not isfinite(raw_score)
 ),
@@ -77,12 +74,9 @@ rated_and_unrated as (
         {{ var('rating_levels') }} as rating_levels,
         unscored_accuracy.higher_is_better,
         cast(null as integer) as rank,
-        'not rated: ' || case
-            when unscored_accuracy.mean is null then 'the mean is undefined (no window has a value)'
-            when isnan(unscored_accuracy.mean)
-                then 'the mean is not a number (NaN), so it cannot be compared with the others'
-            else 'the mean is infinite (' || unscored_accuracy.mean || '), so it cannot be compared with the others'
-        end as rating_reason,
+        'not rated: ' || {{ unrated_reason(
+            'unscored_accuracy.mean', 'mean', 'the mean is undefined (no window has a value)'
+        ) }} as rating_reason,
         cast(null as double) as score_spread,
         cast(null as boolean) as separable,
         cast(null as varchar) as separation_reason,

@@ -265,9 +265,14 @@ unioned as (
 {#- Average ranks (ties share the mean of their positions) of the estimate and of the
     oracle across the systems of one metric x perturbation x outcome that have both (a
     system without an oracle effect is ranked apart, never among them): their Pearson
-    correlation is Spearman's rho. -#}
+    correlation is Spearman's rho. Only finite scores count: a NaN or infinite score (which
+    ratings cannot rate either) is no system of the group, neither in its ranks nor in
+    n_systems nor in whether the score separates systems. -#}
 paired as (
-    select *, raw_score is not null and oracle_score is not null as has_pair,
+    select
+        *,
+        coalesce(isfinite(raw_score), false) as has_score,
+        coalesce(isfinite(raw_score) and isfinite(oracle_score), false) as has_pair,
     from unioned
 ),
 
@@ -286,9 +291,9 @@ ranked as (
 per_group as (
     select
         *,
-        count(raw_score) over per_score as n_systems,
-        min(raw_score) over per_score as group_min,
-        max(raw_score) over per_score as group_max,
+        count(raw_score) filter (where has_score) over per_score as n_systems,
+        min(raw_score) filter (where has_score) over per_score as group_min,
+        max(raw_score) filter (where has_score) over per_score as group_max,
         corr(score_rank, oracle_rank) filter (where has_pair) over per_score
             as oracle_rank_correlation,
     from ranked
@@ -329,6 +334,8 @@ final as (
                 then 'does not separate systems on this study: every system at 0'
             when n_systems >= 2 and group_max = group_min
                 then 'does not separate systems on this study: every system at the same score'
+            when n_systems = 0
+                then 'does not separate systems on this study: no system has a finite score'
         end as varchar) as separation_reason,
         cast(aggregation as varchar) as aggregation,
         cast(estimand as varchar) as estimand,

@@ -540,10 +540,9 @@ def bootstrap_summary(
     perturbation with :func:`rate_matrix` on the point scores and on every resample;
     ``ci_low``/``ci_high`` are percentile bounds at ``confidence``, extended to the point
     score where it lies outside them (:func:`interval_holding_the_point`); ``share`` the
-    fraction of valid resamples giving each rating level. Floating noise of 0 is 0 throughout
-    (:func:`snap_to_zero`, per perturbation as the published scores): in every resample
-    (:func:`snap_rows_to_zero`) before it is rated, and in the interval ends (scale: the
-    largest |point| or |end| of the perturbation).
+    fraction of valid resamples giving each rating level. As in :func:`ratings_frame`, noise of
+    0 is 0 (:func:`snap_to_zero` per perturbation; interval ends on the largest |point|, |end|)
+    and a perturbation's worst value is its columns' largest known ``maximum`` (NaN: unknown).
     """
     levels = _check_levels(levels)
     if not 0 < confidence < 1:
@@ -556,12 +555,13 @@ def bootstrap_summary(
     pert_of_group = groups["perturbation_id"].to_numpy()
     point_rating = np.zeros(n_groups, dtype=np.int64)
     boot_rating = np.zeros(boot.shape, dtype=np.int64)
+    maxima = np.full(n_groups, np.nan) if maximum is None else np.asarray(maximum, dtype=float)
     for pert in pd.unique(pert_of_group):
         cols = np.flatnonzero(pert_of_group == pert)
         boot[:, cols] = snap_rows_to_zero(boot[:, cols])
-        worst = None if maximum is None else np.asarray(maximum, dtype=float)[cols]
+        worst = np.full(cols.size, np.fmax.reduce(maxima[cols]))  # NaN: none known
         rule = {"ideal": ideal, "maximum": worst, "higher_is_better": higher_is_better}
-        point_rating[cols] = rate_matrix(point[None, cols], levels, **rule)[0]
+        point_rating[cols] = rate_matrix(snap_to_zero(point[cols])[None, :], levels, **rule)[0]
         boot_rating[:, cols] = rate_matrix(boot[:, cols], levels, **rule)
 
     valid = np.isfinite(boot)

@@ -44,6 +44,9 @@ __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_di
 
 #: Resamples processed at once (bounds memory: resamples x pairs arrays).
 CHUNK = 32
+#: (resample, group) entries checked at once for a resample that draws one value only
+#: (bounds memory: entries x dates arrays).
+CANDIDATES = 4096
 #: Stacked (stratum x label) cells per matrix product of :func:`effects_resampled` (bounds
 #: memory: dates x columns and resamples x columns arrays).
 CHUNK_COLUMNS = 8192
@@ -83,6 +86,14 @@ def wrs_resampled(
     groups, or pairs sharing ``within_column``), same test (pooled Student, two-sided,
     ``p < 1 - confidence``), same weights; the score is the sum over pairs and levels,
     rounded to :data:`tsrate.methods.wrs.WRS_DECIMALS`.
+
+    A group is constant in a resample when every window drawn holds one value (so it is in
+    every resample of a constant group, and can be in some of a group that is not); it is
+    then tested as :func:`tsrate.methods.wrs.student_t_test` tests a constant group
+    (checked exactly): variance 0 and that value as its mean. Two such groups at the same
+    value are not rejected (t = 0, p = 1, where ``scipy.stats.ttest_ind`` returns NaN), at
+    different values rejected at every level, and the resample counts as a valid one; the
+    floating residue of the weighted sums must not decide it (it rejected equal constants).
 
     Returns ``(keys, point, boot)``: ``keys`` one row per system x perturbation with at
     least one pair (sorted), ``point`` (keys,) the score on the original data, ``boot``
@@ -132,6 +143,20 @@ def wrs_resampled(
     cnt = np.bincount(cell, minlength=size).reshape(n_dates, n_groups).astype(float)
     s1 = np.bincount(cell, weights=yc, minlength=size).reshape(n_dates, n_groups)
     s2 = np.bincount(cell, weights=yc * yc, minlength=size).reshape(n_dates, n_groups)
+    # (dates x groups) smallest and largest value of every cell (+/-inf: no window), to
+    # tell exactly whether a resample draws one value only from a group
+    cell_min = np.full(size, np.inf)
+    cell_max = np.full(size, -np.inf)
+    np.minimum.at(cell_min, cell, y)
+    np.maximum.at(cell_max, cell, y)
+    cell_min = cell_min.reshape(n_dates, n_groups)
+    cell_max = cell_max.reshape(n_dates, n_groups)
+    # the largest squared deviation of a group from its mean: a resample whose computed
+    # variance is below a millionth of it may be constant (floating residue is ~1e-13 of
+    # it) and is checked exactly; above it, it has two values
+    deviation = np.zeros(n_groups)
+    np.maximum.at(deviation, gid, yc * yc)
+    suspect = 1e-6 * deviation
 
     # Pairs: groups sharing the keys (rows of `groups` are sorted by them).
     block = groups[keys[0]].astype(str)
@@ -178,6 +203,12 @@ def wrs_resampled(
             var = np.maximum((w @ s2 - n * mean_c * mean_c) / (n - 1), 0.0)
         mean = np.where(constant, vmin, mean_c + centre)
         var = np.where(constant, 0.0, var)
+        # a group constant in this resample only: its exact value and variance 0
+        rows, cols, value = _resampled_constants(
+            w, cell_min, cell_max, ~constant & (var <= suspect)
+        )
+        mean[rows, cols] = value
+        var[rows, cols] = 0.0
         n_a, n_b = n[:, ia], n[:, ib]
         # The pooled two-sided Student test of tsrate.methods.wrs, decided by |t| > t_crit (the
         # same as p < 1 - confidence) with critical values tabulated per integer dof.
@@ -202,6 +233,29 @@ def wrs_resampled(
         or [np.zeros((0, len(out_keys)))]
     )
     return out_keys, point, boot
+
+
+def _resampled_constants(
+    w: np.ndarray, cell_min: np.ndarray, cell_max: np.ndarray, suspects: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the (resample, group) entries ``suspects`` (a bool matrix): which draw one value
+    only (every window of every date with a multiplicity > 0 the same), and that value.
+    Returns (resample index, group index, value) of those that do."""
+    rows, groups = np.nonzero(suspects)
+    found_rows, found_groups, values = [], [], []
+    for start in range(0, rows.size, CANDIDATES):
+        r, g = rows[start : start + CANDIDATES], groups[start : start + CANDIDATES]
+        drawn = w[r] > 0  # candidates x dates
+        low = np.where(drawn, cell_min[:, g].T, np.inf).min(axis=1)
+        high = np.where(drawn, cell_max[:, g].T, -np.inf).max(axis=1)
+        one = (low == high) & np.isfinite(low)
+        found_rows.append(r[one])
+        found_groups.append(g[one])
+        values.append(low[one])
+    if not found_rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
+    return np.concatenate(found_rows), np.concatenate(found_groups), np.concatenate(values)
 
 
 def _group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
