@@ -1,16 +1,22 @@
 """Operations a user meets around a run, at the values they see: the progress share (floored:
 100 % only once every item is done), in the run's line and in ``tsrate status``; one log file
-per build, however close two builds start."""
+per build, however close two builds start; a publication whose swap fails leaves nothing of
+itself, and the previous one whole."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 
-from tsrate import cli
+from tests.unit.test_operations import _tiny_warehouse
+from tsrate import TsrateError, cli
 from tsrate.platform.locking import writer_lock
 from tsrate.platform.progress import Progress, phase
+from tsrate.platform.publish import publish
 
 
 @pytest.fixture
@@ -63,3 +69,70 @@ def test_two_build_logs_started_in_one_instant_get_two_files(tmp_path):
     assert set((tmp_path / "logs").glob("dbt-build-run-7-*.log")) == {first, second, third}
     later = new_log_file(tmp_path / "logs", "dbt-build-run-7", now + 0.001)
     assert later.name == f"dbt-build-run-7-{stamp[:-3]}251.log"
+
+
+def _published_files(published: Path) -> dict[str, bytes | str]:
+    """Every file and link under ``published``: a link by where it points, a file by its bytes."""
+    return {
+        str(path.relative_to(published)): (
+            os.readlink(path) if path.is_symlink() else path.read_bytes()
+        )
+        for path in sorted(published.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
+
+
+def test_a_failed_parquet_link_swap_leaves_nothing_of_its_publication(tmp_path):
+    """The link is a real folder (a user copied the Parquet files over it): the publish of
+    run-b fails with one line, and neither its snapshot nor its Parquet folder is left behind
+    for the next publish to find; run-a's publication is as it was."""
+    warehouse, published = tmp_path / "tsrate.duckdb", tmp_path / "published"
+    _tiny_warehouse(warehouse, "run-a", rows=2)
+    publish(warehouse, "run-a")
+    link = published / "parquet"
+    link.unlink()
+    shutil.copytree(published / "parquet-runs" / "run-a", link)
+    before = _published_files(published)
+    _tiny_warehouse(warehouse, "run-b", rows=3)
+    with pytest.raises(TsrateError, match="is a real folder, not the link") as failed:
+        publish(warehouse, "run-b")
+    assert "\n" not in str(failed.value)
+    assert _published_files(published) == before  # nothing of run-b: no snapshot, no folder
+    assert sorted(p.name for p in (published / "parquet-runs").iterdir()) == ["run-a"]
+
+
+def test_a_failed_snapshot_rename_points_the_parquet_link_back(tmp_path):
+    """The DuckDB file cannot be renamed over the snapshot (here a folder stands there by the
+    time of the swap) after the link was swapped: the link goes back to run-a's folder and
+    run-b's folder and snapshot are removed."""
+    warehouse, published = tmp_path / "tsrate.duckdb", tmp_path / "published"
+    _tiny_warehouse(warehouse, "run-a", rows=2)
+    publish(warehouse, "run-a")
+    snapshot = published / "tsrate.duckdb"
+
+    def block_the_snapshot() -> None:  # just before the swap
+        saved = snapshot.read_bytes()
+        snapshot.unlink()
+        snapshot.mkdir()
+        (snapshot / "kept").write_bytes(saved)
+
+    before = _published_files(published)
+    _tiny_warehouse(warehouse, "run-b", rows=3)
+    with pytest.raises(OSError):
+        publish(warehouse, "run-b", before_swap=block_the_snapshot)
+    after = _published_files(published)
+    assert after.pop("tsrate.duckdb/kept") == before.pop("tsrate.duckdb")
+    assert after == before
+    assert os.readlink(published / "parquet") == "parquet-runs/run-a"
+    assert sorted(p.name for p in (published / "parquet-runs").iterdir()) == ["run-a"]
+
+
+def test_a_failed_first_publication_leaves_no_link(tmp_path):
+    warehouse, published = tmp_path / "tsrate.duckdb", tmp_path / "published"
+    _tiny_warehouse(warehouse, "run-a", rows=2)
+    snapshot = published / "tsrate.duckdb"
+    with pytest.raises(OSError):
+        publish(warehouse, "run-a", before_swap=lambda: (snapshot / "blocked").mkdir(parents=True))
+    assert sorted(str(p.relative_to(published)) for p in published.rglob("*")) == [
+        "parquet-runs", "tsrate.duckdb", "tsrate.duckdb/blocked"
+    ]  # fmt: skip

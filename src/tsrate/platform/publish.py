@@ -22,13 +22,16 @@ reader is 2.x.
 
 Crash safety: everything is written under temporary names first (``*.partial``); a kill at
 any point leaves the previous snapshot and Parquet untouched, and the next publish removes
-the leftovers. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
+the leftovers. A swap that fails (a real folder where the link should be, an error renaming
+the DuckDB file) removes the new files at once and points the link back: the previous
+publication stays, whole. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
 exactly between them leaves Parquet one run ahead of the DuckDB file until the next
 publish. Callers hold the warehouse writer lock (:mod:`tsrate.platform.locking`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -197,9 +200,17 @@ def publish(
         shutil.rmtree(version, ignore_errors=True)
         raise
     pause_point("publish")  # test hook: everything written, nothing swapped in yet
-    if parquet:
-        _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / folder, run_id)
-    os.replace(staging, target)  # atomic on one filesystem: readers see old or new
+    link, destination = parquet_path(target), Path(PARQUET_VERSIONS) / folder
+    before = os.readlink(link) if link.is_symlink() else None
+    try:
+        if parquet:
+            _swap_link(link, destination, run_id)
+        os.replace(staging, target)  # atomic on one filesystem: readers see old or new
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        if parquet:
+            _undo_swap(link, before, destination, run_id)
+        raise
     if parquet:
         _prune_versions(versions, keep={folder, *_previous_run(target, folder)})
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
@@ -307,6 +318,21 @@ def _swap_link(link: Path, destination: Path, run_id: str) -> None:
     temporary.unlink(missing_ok=True)
     os.symlink(destination, temporary, target_is_directory=True)
     os.replace(temporary, link)
+
+
+def _undo_swap(link: Path, before: str | None, destination: Path, run_id: str) -> None:
+    """After a failed swap: point ``link`` back where it pointed (``before``; no link when
+    None) and remove the new Parquet folder ``destination`` (relative to the link's folder)
+    unless the link still leads there."""
+    link.with_name(f".{link.name}.{run_id}.partial").unlink(missing_ok=True)
+    if link.is_symlink() and os.readlink(link) == str(destination):  # swapped: undo it
+        with contextlib.suppress(OSError):
+            if before is None:
+                link.unlink()
+            else:
+                _swap_link(link, Path(before), run_id)
+    if not (link.is_symlink() and os.readlink(link) == str(destination)):
+        shutil.rmtree(link.parent / destination, ignore_errors=True)
 
 
 def _version_name(versions: Path, run_id: str) -> str:
