@@ -1,7 +1,7 @@
 """Operations a user meets around a run, at the values they see: the progress share (floored:
 100 % only once every item is done), in the run's line and in ``tsrate status``; one log file
 per build, however close two builds start; a publication whose swap fails leaves nothing of
-itself, and the previous one whole."""
+itself, and the previous one whole; a run killed after its publication is closed succeeded."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from tests.unit.test_operations import _tiny_warehouse
@@ -136,3 +137,46 @@ def test_a_failed_first_publication_leaves_no_link(tmp_path):
     assert sorted(str(p.relative_to(published)) for p in published.rglob("*")) == [
         "parquet-runs", "tsrate.duckdb", "tsrate.duckdb/blocked"
     ]  # fmt: skip
+
+
+def test_a_run_stopped_after_its_publication_is_closed_succeeded_not_interrupted(
+    tmp_path, monkeypatch
+):
+    """The process was killed between the snapshot swap and writing ``succeeded``: the next
+    run (here the pipeline's closing step, under the lock) finds the run's publication in
+    the snapshot and marks it succeeded; runs stopped before their swap stay interrupted."""
+    from flows.pipeline import _close_interrupted_runs
+    from tests.unit.test_operations import _runs_table
+
+    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
+    warehouse = tmp_path / "tsrate.duckdb"
+    states = ["publishing", "publishing", "building", "succeeded", "running"]
+    _runs_table(warehouse, [(f"r{i}", f"2026-01-0{i + 1}", s) for i, s in enumerate(states)])
+    source = tmp_path / "source" / "tsrate.duckdb"
+    source.parent.mkdir()
+    for run_id in ("r3", "r0"):  # r0 published, then killed before it said so
+        _tiny_warehouse(source, run_id, rows=2)
+        publish(source, run_id, target=tmp_path / "published" / "tsrate.duckdb")
+    closed = _close_interrupted_runs(str(warehouse))
+    assert closed == [("r1", "publishing"), ("r2", "building"), ("r4", "running")]
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        after = {row[0]: row[1:] for row in con.execute("from raw.runs").fetchall()}
+    assert {run_id: row[2] for run_id, row in after.items()} == {
+        "r0": "succeeded",
+        "r1": "interrupted",  # publishing, but its snapshot was never swapped in
+        "r2": "interrupted",
+        "r3": "succeeded",
+        "r4": "interrupted",
+    }
+    assert after["r0"][1] is not None  # finished
+    assert after["r0"][3].startswith("published; the process stopped before it marked")
+    assert after["r3"][3] == "succeeded because of r3"  # a finished run is left alone
+    assert _close_interrupted_runs(str(warehouse)) == []
+
+
+def test_no_snapshot_or_an_unreadable_one_reconciles_nothing(tmp_path):
+    from tsrate.platform.publish import published_run_ids
+
+    assert published_run_ids(tmp_path / "none.duckdb") == set()
+    (tmp_path / "broken.duckdb").write_bytes(b"not a database" * 100)
+    assert published_run_ids(tmp_path / "broken.duckdb") == set()

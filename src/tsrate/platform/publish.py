@@ -90,6 +90,18 @@ def parquet_path(snapshot: Path) -> Path:
     return Path(snapshot).parent / PARQUET_LINK
 
 
+def published_run_ids(snapshot: Path) -> set[str]:
+    """The runs (and suite runs) ``snapshot`` records a publication of; none without a
+    readable snapshot."""
+    if not Path(snapshot).exists():
+        return set()
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            return {row[0] for row in con.execute("select run_id from published_runs").fetchall()}
+    except duckdb.Error:  # unreadable: nothing to reconcile with (publish says what is wrong)
+        return set()
+
+
 def remove_leftovers(target: Path) -> list[Path]:
     """Delete ``*.partial`` files and folders of publishes that were killed; return them."""
     removed = []
