@@ -180,3 +180,99 @@ def test_no_snapshot_or_an_unreadable_one_reconciles_nothing(tmp_path):
     assert published_run_ids(tmp_path / "none.duckdb") == set()
     (tmp_path / "broken.duckdb").write_bytes(b"not a database" * 100)
     assert published_run_ids(tmp_path / "broken.duckdb") == set()
+
+
+def _import_run_warehouse(path: Path, run_id: str) -> None:
+    """A live warehouse whose run ``run_id`` rates an imported system: ``raw.runs.systems``
+    holds it beside the study's own (as ``tsrate import`` leaves them), the study does not."""
+    from tsrate.config import Study
+
+    study = Study.from_mapping(
+        {
+            "study_tickers": ["AAPL", "MSFT"],
+            "study_start": "2022-01-03",
+            "study_end": "2022-06-30",
+            "systems": ["naive"],
+        }
+    )
+    with duckdb.connect(str(path)) as con:
+        for schema in ("raw", "marts", "seeds"):
+            con.execute(f"create schema if not exists {schema}")
+        con.execute(
+            "create table if not exists raw.runs (run_id varchar, study json, systems varchar[])"
+        )
+        con.execute(
+            "insert into raw.runs values (?, ?, ['naive', 'acme-model'])",
+            [run_id, study.to_json()],
+        )
+        con.execute("create or replace table marts.scores as select 1 as score")
+
+
+def _runs_during_a_write(warehouse: Path, capsys) -> dict[str, list[str]]:
+    with writer_lock(warehouse), phase("forecast", lambda _: None):
+        assert cli.main(["runs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header, rows = out[0].split(), {}
+    for line in out[1:]:
+        values = line.split()
+        values[2:4] = [" ".join(values[2:4])]  # published_at: a date and a time
+        rows[values[0]] = dict(zip(header, values, strict=True))
+    return rows
+
+
+def test_runs_during_a_write_lists_an_imported_system_of_a_published_run(warehouse, capsys):
+    _import_run_warehouse(warehouse, "import-run")
+    publish(warehouse, "import-run")
+    rows = _runs_during_a_write(warehouse, capsys)
+    assert rows["import-run"]["systems"] == "naive,acme-model"
+    assert rows["import-run"]["tickers"] == "AAPL,MSFT"
+    snapshot = warehouse.parent / "published"
+    with duckdb.connect(str(snapshot / "tsrate.duckdb"), read_only=True) as con:
+        assert con.execute("select systems from published_runs").fetchall() == [
+            (["naive", "acme-model"],)
+        ]
+        described = con.execute(
+            "select comment from duckdb_columns() where table_name = 'published_runs' "
+            "and column_name = 'systems'"
+        ).fetchone()[0]
+    assert "imported ones included" in described
+    parquet = duckdb.sql(f"select systems from '{snapshot}/parquet/published_runs.parquet'")
+    assert parquet.fetchall() == [(["naive", "acme-model"],)]
+
+
+def test_a_snapshot_from_before_the_systems_column_stays_readable(warehouse, capsys):
+    """An older snapshot's published_runs has no systems column: `tsrate runs` reads its
+    runs' systems from their studies, and the next publication keeps its rows (systems
+    null) beside its own."""
+    from tsrate.config import Study
+
+    study = Study.from_mapping(
+        {
+            "study_tickers": ["AAPL"],
+            "study_start": "2022-01-03",
+            "study_end": "2022-06-30",
+            "systems": ["naive", "arima"],
+        }
+    )
+    snapshot = warehouse.parent / "published" / "tsrate.duckdb"
+    snapshot.parent.mkdir(parents=True)
+    with duckdb.connect(str(snapshot)) as con:
+        con.execute(
+            "create table published_runs (run_id varchar, published_at timestamp, "
+            "study json, row_counts json, parquet_path varchar)"
+        )
+        con.execute(
+            "insert into published_runs values ('old-run', '2026-12-01 10:00', ?, '{}', null)",
+            [study.to_json()],
+        )
+    assert _runs_during_a_write(warehouse, capsys)["old-run"]["systems"] == "naive,arima"
+    _import_run_warehouse(warehouse, "import-run")
+    publish(warehouse, "import-run")
+    with duckdb.connect(str(snapshot), read_only=True) as con:
+        recorded = con.execute(
+            "select run_id, systems from published_runs order by published_at"
+        ).fetchall()
+    assert recorded == [("old-run", None), ("import-run", ["naive", "acme-model"])]
+    rows = _runs_during_a_write(warehouse, capsys)
+    assert rows["old-run"]["systems"] == "naive,arima"
+    assert rows["import-run"]["systems"] == "naive,acme-model"

@@ -72,6 +72,8 @@ PUBLISHED_RUNS_COLUMNS = {
     "for a suite publication.",
     "row_counts": "Rows of every table copied, as JSON (schema.table -> rows).",
     "parquet_path": "Its Parquet folder, relative to the snapshot's folder; null: not exported.",
+    "systems": "The run's systems, imported ones included (the study's list leaves those "
+    "out); null for a suite publication and in rows of snapshots published before it.",
 }
 
 
@@ -157,31 +159,33 @@ def publish(
         ) from None
     try:
         counts = _copy_tables(con, warehouse)
-        study = con.execute("select study from live.raw.runs where run_id = ?", [run_id]).fetchone()
+        study, systems = _run_study(con, run_id)
         con.execute("detach live")
         con.execute(
             "create table published_runs (run_id varchar, published_at timestamp, "
-            "study json, row_counts json, parquet_path varchar)"
+            "study json, row_counts json, parquet_path varchar, systems varchar[])"
         )
         if target.exists():
             con.execute(f"attach {_literal(target)} as previous (read_only)")
-            # by name: snapshots published before the Parquet export lack parquet_path
+            # by name: older snapshots lack parquet_path (before the Parquet export) and
+            # systems (before imported systems were recorded here): null in their rows
             con.execute("insert into published_runs by name select * from previous.published_runs")
             con.execute("detach previous")
         con.execute(
-            "insert into published_runs values (?, ?, ?, ?, ?)",
+            "insert into published_runs values (?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
-                study[0] if study else None,
+                study,
                 json.dumps(counts),
                 f"{PARQUET_VERSIONS}/{folder}" if parquet else None,
+                systems,
             ],
         )
         con.execute(
             "comment on table published_runs is 'One row per publication of this snapshot: "
-            "the run whose marts it holds, when, its study, row counts and its Parquet folder "
-            "(relative to the snapshot folder; null: not exported).'"
+            "the run whose marts it holds, when, its study, row counts, its Parquet folder "
+            "(relative to the snapshot folder; null: not exported) and its systems.'"
         )
         for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
             con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
@@ -226,6 +230,20 @@ def publish(
     if parquet:
         _prune_versions(versions, keep={folder, *_previous_run(target, folder)})
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
+
+
+def _run_study(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str | None, list | None]:
+    """The study (JSON) and systems of ``run_id`` in the attached ``live`` warehouse: both
+    None for a suite run (not in raw.runs); systems None where raw.runs has no such column."""
+    has_systems = con.execute(
+        "select count(*) from duckdb_columns() where database_name = 'live' "
+        "and schema_name = 'raw' and table_name = 'runs' and column_name = 'systems'"
+    ).fetchone()[0]
+    systems = "systems" if has_systems else "null::varchar[]"
+    row = con.execute(
+        f"select study, {systems} from live.raw.runs where run_id = ?", [run_id]
+    ).fetchone()
+    return (row[0], row[1]) if row else (None, None)
 
 
 def snapshot_settings() -> dict[str, str]:
