@@ -27,6 +27,7 @@ from tsrate.platform.orchestration import NO_CACHE, flow, task
 from tsrate.platform.orchestration import call as _call
 from tsrate.platform.progress import phase, run_logger
 from tsrate.platform.publish import publish, published_path, published_run_ids
+from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import (
     STOPPED_AFTER_PUBLICATION,
     close_interrupted_runs,
@@ -207,6 +208,7 @@ def _run_steps(
         # the report (it needs every rating mart) is rendered beside the Parquet export
         published = _call(publish_task, warehouse, run_id, report=select is None)
     rendered = _RENDERED.pop(run_id, None)
+    pause_point("published")  # test hook: swapped in, not yet marked succeeded
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
     if select is None:
