@@ -24,8 +24,8 @@ Crash safety: everything is written under temporary names first (``*.partial``);
 any point leaves the previous snapshot and Parquet untouched, and the next publish removes
 the leftovers. A swap that fails (a real folder where the link should be, an error renaming
 the DuckDB file) removes the new files at once and points the link back: the previous
-publication stays, whole. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
-exactly between them leaves Parquet one run ahead of the DuckDB file until the next
+publication stays, whole. The two swaps (Parquet link, then DuckDB file) are two renames: a
+kill exactly between them leaves Parquet one run ahead of the DuckDB file until the next
 publish. Callers hold the warehouse writer lock (:mod:`tsrate.platform.locking`).
 """
 
