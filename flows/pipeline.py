@@ -26,8 +26,15 @@ from tsrate.platform.locking import warehouse_writer
 from tsrate.platform.orchestration import NO_CACHE, flow, task
 from tsrate.platform.orchestration import call as _call
 from tsrate.platform.progress import phase, run_logger
-from tsrate.platform.publish import publish, published_path
-from tsrate.platform.warehouse import close_interrupted_runs, connect, set_run_status
+from tsrate.platform.publish import publish, published_path, published_run_ids
+from tsrate.platform.stages import pause_point
+from tsrate.platform.warehouse import (
+    STOPPED_AFTER_PUBLICATION,
+    close_interrupted_runs,
+    connect,
+    mark_published_runs_succeeded,
+    set_run_status,
+)
 from tsrate.robustness.forecast.distributed import dask_task_runner, resolve_dask_address
 from tsrate.robustness.forecast.execute import finish_run, new_run_id
 from tsrate.robustness.forecast.workers import start_early
@@ -52,11 +59,15 @@ def _missing_tickers(warehouse: str, tickers: tuple[str, ...]) -> list[str]:
 
 
 def _close_interrupted_runs(warehouse: str) -> list[tuple[str, str]]:
-    """Mark runs left running, building or publishing by a stopped process ``interrupted``.
+    """Mark runs left running, building or publishing by a stopped process ``interrupted``
+    (one whose snapshot was swapped in: ``succeeded``, and said here).
 
     Called under the writer lock, when no other process can be running one.
     """
+    published = published_run_ids(published_path(Path(warehouse)))
     with connect(warehouse) as con:
+        for run_id in mark_published_runs_succeeded(con, published):
+            run_logger().info(STOPPED_AFTER_PUBLICATION.format(run_id))
         return close_interrupted_runs(con)
 
 
@@ -197,6 +208,7 @@ def _run_steps(
         # the report (it needs every rating mart) is rendered beside the Parquet export
         published = _call(publish_task, warehouse, run_id, report=select is None)
     rendered = _RENDERED.pop(run_id, None)
+    pause_point("published")  # test hook: swapped in, not yet marked succeeded
     with connect(warehouse) as con:
         finish_run(con, run_id, "succeeded")
     if select is None:

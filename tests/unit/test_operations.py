@@ -404,7 +404,7 @@ def test_progress_counts_done_and_weighs_the_eta_by_each_systems_cost():
     progress.update("slow", "slow A", 6.0)  # 3 s of wall for 6 s of compute: 2 workers
     # left: 1 slow (6 s) + 4 cheap (unknown: the mean so far, 6 s) = 30 s compute = 15 s wall
     assert progress.eta() == pytest.approx(15.0)
-    assert lines[-1] == "[1/6]  17% slow A ETA 15s"
+    assert lines[-1] == "[1/6]  16% slow A ETA 15s"
     now[0] = 3.5
     progress.update("cheap", "cheap A", 1.0)
     # left: 1 slow (6 s) + 3 cheap (1 s each) = 9 s compute; wall/compute 3.5 / 7

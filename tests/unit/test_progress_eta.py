@@ -203,7 +203,7 @@ def test_a_batch_shares_one_eta():
     progress.update_many([("a", "a1", 1.0), ("a", "a2", 1.0), ("a", "a3", 1.0)])
     # compute began 1 s in (the first item's 1 s before it ended): 3 s of compute in 1 s of
     # wall; 3 items of 1 s left: 1 s. Line by line it would have said 5 s, 2 s, 1 s.
-    assert lines == ["[1/6]  17% a1 ETA 1s", "[2/6]  33% a2 ETA 1s", "[3/6]  50% a3 ETA 1s"]
+    assert lines == ["[1/6]  16% a1 ETA 1s", "[2/6]  33% a2 ETA 1s", "[3/6]  50% a3 ETA 1s"]
     now[0] = 4.0
     progress.update_many([("a", f"a{i}", 1.0) for i in (4, 5, 6)])
     assert lines[-1] == "[6/6] 100% a6" and lines[-2] == "[5/6]  83% a5"  # nothing left

@@ -304,12 +304,22 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path
     from tsrate.platform import dbt_runner as dbt
-    from tsrate.platform.warehouse import buildable_run, close_interrupted_runs, connect
+    from tsrate.platform.publish import published_path, published_run_ids
+    from tsrate.platform.warehouse import (
+        STOPPED_AFTER_PUBLICATION,
+        buildable_run,
+        close_interrupted_runs,
+        connect,
+        mark_published_runs_succeeded,
+    )
     from tsrate.robustness.forecast.execute import finish_run
     from tsrate.robustness.studies import ensure_studies, newest_complete_run, resolve_study
     from tsrate.robustness.study import run_to_build
 
+    published = published_run_ids(published_path(warehouse))
     with connect(warehouse) as con:  # under the writer lock (main)
+        for run_id in mark_published_runs_succeeded(con, published):
+            print(STOPPED_AFTER_PUBLICATION.format(run_id))
         for run_id, state in close_interrupted_runs(con):
             print(f"run {run_id} was stopped while {state}: marked interrupted")
         failure = None

@@ -130,7 +130,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             "it finishes; `tsrate status` follows it)",
             file=sys.stderr,
         )
-        result = query(PUBLISHED_RUNS_SQL, limit=args.limit)
+        result = query(published_runs_sql(published_path(warehouse)), limit=args.limit)
         print(format_result(result))
         return 0
     busy = live_reader(
@@ -150,15 +150,31 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-#: ``tsrate runs`` while a writer holds the warehouse: the snapshot's publications, with the
-#: study's tickers, systems and period where the publication is a core run's (null: a suite's)
-PUBLISHED_RUNS_SQL = (
-    "select run_id, 'published' as status, date_trunc('second', published_at) as published_at, "
-    "array_to_string(cast(study->'$.tickers' as varchar[]), ',') as tickers, "
-    "array_to_string(cast(study->'$.systems' as varchar[]), ',') as systems, "
-    "cast(study->>'$.start' as date) as study_start, cast(study->>'$.end' as date) as study_end "
-    "from published_runs order by published_at desc"
-)
+def published_runs_sql(snapshot) -> str:  # noqa: ANN001 - a Path
+    """``tsrate runs`` while a writer holds the warehouse: the snapshot's publications, with
+    the study's tickers and period where the publication is a core run's (null: a suite's),
+    and the run's systems, imported ones included (``published_runs.systems``); from the
+    study's list in rows or snapshots published before that column (imports left out)."""
+    import duckdb
+
+    study_systems = "cast(study->'$.systems' as varchar[])"
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            recorded = con.execute(
+                "select count(*) from duckdb_columns() where table_name = 'published_runs' "
+                "and column_name = 'systems'"
+            ).fetchone()[0]
+    except duckdb.Error:  # the query says what is wrong with the snapshot
+        recorded = 0
+    systems = f"coalesce(systems, {study_systems})" if recorded else study_systems
+    return (
+        "select run_id, 'published' as status, "
+        "date_trunc('second', published_at) as published_at, "
+        "array_to_string(cast(study->'$.tickers' as varchar[]), ',') as tickers, "
+        f"array_to_string({systems}, ',') as systems, "
+        "cast(study->>'$.start' as date) as study_start, cast(study->>'$.end' as date) as study_end "
+        "from published_runs order by published_at desc"
+    )
 
 
 def _ago(stamp: str | None) -> str:

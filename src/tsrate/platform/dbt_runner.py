@@ -42,6 +42,25 @@ def log_folder(warehouse: Path | None = None) -> Path:
     return Path(warehouse or warehouse_path()).resolve().parent / "logs"
 
 
+def new_log_file(folder: Path, name: str, now: float | None = None) -> Path:
+    """A new, empty log file ``<folder>/<name>-<local time to the millisecond>.log``, made
+    with exclusive creation, so two builds started in the same instant (two warehouses in
+    one folder, two processes) never write one file: the later gets ``-2``, ``-3``, ...
+    ``now``: the time (seconds since the epoch; default: now)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    now = time.time() if now is None else now
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
+    path, n = folder / f"{name}-{stamp}.log", 1
+    while True:
+        try:
+            path.open("x", encoding="utf-8").close()
+        except FileExistsError:
+            n += 1
+            path = folder / f"{name}-{stamp}-{n}.log"
+        else:
+            return path
+
+
 def target_folder(target_path: Path | str | None = None) -> Path:
     """dbt's target folder, absolute: ``target_path``, else env ``DBT_TARGET_PATH``, else the
     project's ``target/`` (a relative one is the project's, as dbt reads it)."""
@@ -317,7 +336,8 @@ def build(
     then every selected data test's compiled SQL in one DuckDB connection, failures named.
     Suite models (their tags) are left to each suite's own build. The run id reaches dbt as
     env ``TSRATE_RUN_ID`` so dbt's partial parse is kept between runs. dbt's full log goes
-    to ``<warehouse folder>/logs/``; ``verbose`` (default: ``tsrate --verbose``) streams it.
+    to ``<warehouse folder>/logs/dbt-build-<run>-<time>.log`` (:func:`new_log_file`);
+    ``verbose`` (default: ``tsrate --verbose``) streams it.
     A child started ahead by :func:`prepare_build` for the same arguments is used when
     it is still waiting (else a new one is started).
 
@@ -333,8 +353,7 @@ def build(
     warehouse = Path(warehouse or warehouse_path()).resolve()
     ensure_raw_schema(warehouse)
     args = _build_args(select)
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    log_file = log_folder(warehouse) / f"dbt-build-{run_id or 'latest'}-{stamp}.log"
+    log_file = new_log_file(log_folder(warehouse), f"dbt-build-{run_id or 'latest'}")
     verbose = verbose_default() if verbose is None else verbose
     env_vars = {
         "TSRATE_RUN_ID": run_id or "latest",

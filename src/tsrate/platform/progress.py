@@ -3,7 +3,8 @@
 * :func:`run_logger` — Prefect's run logger inside an orchestrated flow run, else the
   ``tsrate.run`` logger (``tsrate run`` without a Prefect API runs the flows in-process).
 * :func:`phase` — ``<name>: started`` and ``<name>: done in 12.3s`` (or ``failed after``).
-* :class:`Progress` — ``[45/120] 38% fracast MRK P1 ... ETA 1m05s``. On a terminal it is one
+* :class:`Progress` — ``[45/120]  37% fracast MRK P1 ... ETA 1m05s`` (the share floored:
+  100 % only once every item is done). On a terminal it is one
   line redrawn in place (a bar); in logs, plain lines. The ETA weighs the work left by what
   each system's finished partitions cost so far (a fracast partition costs more than a
   naive one), shrunk toward its prior while few have finished (a system's first partitions
@@ -177,9 +178,10 @@ class Progress:
         return self._text(label, self.done, self.eta() if self.pending else None)
 
     def _text(self, label: str, done: int, eta: float | None) -> str:
-        share = done / self.total if self.total else 1.0
+        # floored, not rounded: 199 of 200 is 99 %, and 100 % means every item is done
+        percent = done * 100 // self.total if self.total else 100
         eta_text = f"ETA {duration(eta)}" if eta is not None else ""
-        return f"[{done}/{self.total}] {share:4.0%} {label} {eta_text}".rstrip()
+        return f"[{done}/{self.total}] {percent:3d}% {label} {eta_text}".rstrip()
 
     def update(self, group: str, label: str, seconds: float) -> None:
         """One item finished: count it and show its line."""

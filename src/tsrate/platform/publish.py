@@ -22,13 +22,16 @@ reader is 2.x.
 
 Crash safety: everything is written under temporary names first (``*.partial``); a kill at
 any point leaves the previous snapshot and Parquet untouched, and the next publish removes
-the leftovers. The two swaps (Parquet link, then DuckDB file) are two renames: a kill
-exactly between them leaves Parquet one run ahead of the DuckDB file until the next
+the leftovers. A swap that fails (a real folder where the link should be, an error renaming
+the DuckDB file) removes the new files at once and points the link back: the previous
+publication stays, whole. The two swaps (Parquet link, then DuckDB file) are two renames: a
+kill exactly between them leaves Parquet one run ahead of the DuckDB file until the next
 publish. Callers hold the warehouse writer lock (:mod:`tsrate.platform.locking`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -69,6 +72,8 @@ PUBLISHED_RUNS_COLUMNS = {
     "for a suite publication.",
     "row_counts": "Rows of every table copied, as JSON (schema.table -> rows).",
     "parquet_path": "Its Parquet folder, relative to the snapshot's folder; null: not exported.",
+    "systems": "The run's systems, imported ones included (the study's list leaves those "
+    "out); null for a suite publication and in rows of snapshots published before it.",
 }
 
 
@@ -85,6 +90,18 @@ def _quote(name: str) -> str:
 def parquet_path(snapshot: Path) -> Path:
     """``published/parquet``: the link BI tools read Parquet through (beside the snapshot)."""
     return Path(snapshot).parent / PARQUET_LINK
+
+
+def published_run_ids(snapshot: Path) -> set[str]:
+    """The runs (and suite runs) ``snapshot`` records a publication of; none without a
+    readable snapshot."""
+    if not Path(snapshot).exists():
+        return set()
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            return {row[0] for row in con.execute("select run_id from published_runs").fetchall()}
+    except duckdb.Error:  # unreadable: nothing to reconcile with (publish says what is wrong)
+        return set()
 
 
 def remove_leftovers(target: Path) -> list[Path]:
@@ -142,31 +159,33 @@ def publish(
         ) from None
     try:
         counts = _copy_tables(con, warehouse)
-        study = con.execute("select study from live.raw.runs where run_id = ?", [run_id]).fetchone()
+        study, systems = _run_study(con, run_id)
         con.execute("detach live")
         con.execute(
             "create table published_runs (run_id varchar, published_at timestamp, "
-            "study json, row_counts json, parquet_path varchar)"
+            "study json, row_counts json, parquet_path varchar, systems varchar[])"
         )
         if target.exists():
             con.execute(f"attach {_literal(target)} as previous (read_only)")
-            # by name: snapshots published before the Parquet export lack parquet_path
+            # by name: older snapshots lack parquet_path (before the Parquet export) and
+            # systems (before imported systems were recorded here): null in their rows
             con.execute("insert into published_runs by name select * from previous.published_runs")
             con.execute("detach previous")
         con.execute(
-            "insert into published_runs values (?, ?, ?, ?, ?)",
+            "insert into published_runs values (?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
-                study[0] if study else None,
+                study,
                 json.dumps(counts),
                 f"{PARQUET_VERSIONS}/{folder}" if parquet else None,
+                systems,
             ],
         )
         con.execute(
             "comment on table published_runs is 'One row per publication of this snapshot: "
-            "the run whose marts it holds, when, its study, row counts and its Parquet folder "
-            "(relative to the snapshot folder; null: not exported).'"
+            "the run whose marts it holds, when, its study, row counts, its Parquet folder "
+            "(relative to the snapshot folder; null: not exported) and its systems.'"
         )
         for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
             con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
@@ -197,12 +216,34 @@ def publish(
         shutil.rmtree(version, ignore_errors=True)
         raise
     pause_point("publish")  # test hook: everything written, nothing swapped in yet
-    if parquet:
-        _swap_link(parquet_path(target), Path(PARQUET_VERSIONS) / folder, run_id)
-    os.replace(staging, target)  # atomic on one filesystem: readers see old or new
+    link, destination = parquet_path(target), Path(PARQUET_VERSIONS) / folder
+    before = os.readlink(link) if link.is_symlink() else None
+    try:
+        if parquet:
+            _swap_link(link, destination, run_id)
+        os.replace(staging, target)  # atomic on one filesystem: readers see old or new
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        if parquet:
+            _undo_swap(link, before, destination, run_id)
+        raise
     if parquet:
         _prune_versions(versions, keep={folder, *_previous_run(target, folder)})
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
+
+
+def _run_study(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str | None, list | None]:
+    """The study (JSON) and systems of ``run_id`` in the attached ``live`` warehouse: both
+    None for a suite run (not in raw.runs); systems None where raw.runs has no such column."""
+    has_systems = con.execute(
+        "select count(*) from duckdb_columns() where database_name = 'live' "
+        "and schema_name = 'raw' and table_name = 'runs' and column_name = 'systems'"
+    ).fetchone()[0]
+    systems = "systems" if has_systems else "null::varchar[]"
+    row = con.execute(
+        f"select study, {systems} from live.raw.runs where run_id = ?", [run_id]
+    ).fetchone()
+    return (row[0], row[1]) if row else (None, None)
 
 
 def snapshot_settings() -> dict[str, str]:
@@ -307,6 +348,21 @@ def _swap_link(link: Path, destination: Path, run_id: str) -> None:
     temporary.unlink(missing_ok=True)
     os.symlink(destination, temporary, target_is_directory=True)
     os.replace(temporary, link)
+
+
+def _undo_swap(link: Path, before: str | None, destination: Path, run_id: str) -> None:
+    """After a failed swap: point ``link`` back where it pointed (``before``; no link when
+    None) and remove the new Parquet folder ``destination`` (relative to the link's folder)
+    unless the link still leads there."""
+    link.with_name(f".{link.name}.{run_id}.partial").unlink(missing_ok=True)
+    if link.is_symlink() and os.readlink(link) == str(destination):  # swapped: undo it
+        with contextlib.suppress(OSError):
+            if before is None:
+                link.unlink()
+            else:
+                _swap_link(link, Path(before), run_id)
+    if not (link.is_symlink() and os.readlink(link) == str(destination)):
+        shutil.rmtree(link.parent / destination, ignore_errors=True)
 
 
 def _version_name(versions: Path, run_id: str) -> str:

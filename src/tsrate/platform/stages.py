@@ -10,6 +10,7 @@ Unset (always, outside tests) the hooks cost one environment lookup. Stages:
 * ``build``     — dbt has reported its first finished model; the dbt child is frozen
                   (SIGSTOP) so the kill lands mid-build, whatever the build's speed
 * ``publish``   — the new snapshot and Parquet files are written but not yet swapped in
+* ``published`` — ``tsrate run``'s snapshot is swapped in, the run not yet marked succeeded
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 PAUSE_AT = "TSRATE_TEST_PAUSE_AT"
 PAUSE_FILE = "TSRATE_TEST_PAUSE_FILE"
 PAUSE_SECONDS = "TSRATE_TEST_PAUSE_SECONDS"
-STAGES = ("ingest", "inference", "build", "publish")
+STAGES = ("ingest", "inference", "build", "publish", "published")
 
 
 def pause_requested(stage: str) -> bool:

@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import duckdb
@@ -269,7 +269,8 @@ def load_prices(
 
 # --- Run states (raw.runs.status) ---------------------------------------------------------
 #: a run's life: running (forecasting) -> forecasted -> building -> publishing -> succeeded;
-#: or failed / build_failed / publish_failed / interrupted (its process stopped mid-way).
+#: or failed / build_failed / publish_failed / interrupted (its process stopped mid-way; one
+#: stopped after its snapshot was swapped in is succeeded: :func:`mark_published_runs_succeeded`).
 #: ``forecasted`` is a finished state too (the nightly refresh stops there).
 UNFINISHED_STATUSES = ("running", "building", "publishing")
 #: runs whose forecasts are complete, so the marts can be built for them
@@ -308,6 +309,44 @@ def close_interrupted_runs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, st
             },
         )
     return [(run_id, status) for run_id, status in stale]
+
+
+#: what the next run or build says of each run :func:`mark_published_runs_succeeded` marks
+STOPPED_AFTER_PUBLICATION = (
+    "run {} was stopped after its publication: marked succeeded (`tsrate report` writes its "
+    "report if it is missing)"
+)
+
+
+def mark_published_runs_succeeded(
+    con: duckdb.DuckDBPyConnection, published: Collection[str]
+) -> list[str]:
+    """Mark every run left ``publishing`` whose publication is in the snapshot ``succeeded``;
+    return their ids. ``published``: the run ids of the snapshot's ``published_runs``.
+
+    Such a run's process stopped after its snapshot was swapped in and before it wrote
+    ``succeeded``: readers see its marts, so ``interrupted`` would say what did not happen.
+    Call it, like :func:`close_interrupted_runs` and before it, under the writer lock.
+    """
+    create_raw_tables(con)
+    stopped = [
+        run_id
+        for (run_id,) in con.execute(
+            "select run_id from raw.runs where status = 'publishing' order by started_at"
+        ).fetchall()
+        if run_id in published
+    ]
+    for run_id in stopped:
+        con.execute(
+            "update raw.runs set status = 'succeeded', finished_at = now()::timestamp, "
+            "message = $message where run_id = $run_id",
+            {
+                "run_id": run_id,
+                "message": "published; the process stopped before it marked the run "
+                "succeeded, so its report may be missing (`tsrate report` writes it)",
+            },
+        )
+    return stopped
 
 
 def buildable_run(con: duckdb.DuckDBPyConnection) -> tuple[str, list[str]]:
