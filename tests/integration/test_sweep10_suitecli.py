@@ -74,7 +74,7 @@ def test_reasoning_run_then_its_build_publish_and_report(warehouse, dbt_target, 
 
     lines: list[str] = []
     report = finish_suite("reasoning", suite_run_id, warehouse, lines.append, str(dbt_target))
-    log_file = dbt_runner.log_folder(warehouse) / f"dbt-build-{suite_run_id}.log"
+    (log_file,) = dbt_runner.log_folder(warehouse).glob(f"dbt-build-{suite_run_id}-*.log")
     assert f"full dbt log: {log_file}" in lines
     assert log_file.exists() and "full dbt log" not in capsys.readouterr().out
     assert report == warehouse.parent / "reports" / "reasoning.html" and report.exists()

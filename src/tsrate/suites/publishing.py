@@ -72,7 +72,7 @@ def finish_suite(
         # then every data test of the selection in one DuckDB connection (dbt ran each as a
         # node of its own: 125 tests took seconds), only its summary on screen (every line
         # with `tsrate --verbose`) and dbt's full log in logs/
-        log_file = dbt.log_folder(warehouse) / f"dbt-build-{suite_run_id}.log"
+        log_file = dbt.new_log_file(dbt.log_folder(warehouse), f"dbt-build-{suite_run_id}")
         dbt.run_dbt(
             ["tsrate-build", "--select", f"tag:{suite.dbt_tag}"],  # indirect selection cautious
             None,
