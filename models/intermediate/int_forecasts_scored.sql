@@ -25,8 +25,8 @@ windows as (
     select * from {{ ref('int_windows_located') }}
 ),
 
-prices as (
-    select * from {{ ref('int_prices_indexed') }}
+run_days as (
+    select * from {{ ref('int_run_days') }}
 ),
 
 located as (
@@ -39,7 +39,7 @@ located as (
         forecasts.perturbation_id,
         forecasts.horizon_step,
         forecasts.forecast,
-        windows.end_index + forecasts.horizon_step as target_index,
+        windows.end_position + forecasts.horizon_step as target_position,
         windows.last_context_value,
         windows.mase_scale,
     from forecasts
@@ -49,9 +49,12 @@ located as (
         and windows.window_end_date = forecasts.window_end_date
 ),
 
-{#- The target day is joined on a plain column (target_index): with the sum written inside
-    the join condition DuckDB hashed on ticker alone and filtered every forecast against
-    every day of its ticker, a cost quadratic in the study's length. -#}
+{#- The target of step h is the h-th day after the origin in the run's own series
+    (int_run_days) and its clean close there: counted in raw.prices instead, a day merged
+    into the history after the run would move the step onto the next trading day. The day
+    is joined on a plain column (target_position): with the sum written inside the join
+    condition DuckDB hashed on ticker alone and filtered every forecast against every day of
+    its ticker, a cost quadratic in the study's length. -#}
 joined as (
     select
         located.run_id,
@@ -63,13 +66,14 @@ joined as (
         located.horizon_step,
         actual.price_date as target_date,
         located.forecast,
-        actual.close as actual,
+        actual.clean_value as actual,
         located.last_context_value,
         located.mase_scale,
     from located
-    inner join prices as actual
-        on actual.ticker = located.ticker
-        and actual.trading_day_index = located.target_index
+    inner join run_days as actual
+        on actual.run_id = located.run_id
+        and actual.ticker = located.ticker
+        and actual.study_position = located.target_position
 ),
 
 {#- The previous step's forecast and actual: the row before in the stored partition (one

@@ -1,7 +1,10 @@
 {{ config(materialized='table') }}
-{#- Each window of the selected run with its position in the price series, its last clean
-    context value and its MASE scale: the mean absolute one-step change over the clean
-    context (context_length - 1 changes, all inside the context).
+{#- Each window of the selected run with its position in the run's own series
+    (int_run_days: the days the run forecast, whatever raw.prices gained since), its last
+    clean context value and its MASE scale: the mean absolute one-step change over the
+    clean context (context_length - 1 changes, all inside the context). end_index is the
+    origin's index in the stored price history (int_prices_indexed), for the marts that
+    look days up there.
 
     The sum of those changes is a difference of running sums (the running sum at the origin
     minus the one at the first context day), so every join is an equality on a plain column:
@@ -25,6 +28,10 @@ prices as (
     select * from {{ ref('int_prices_indexed') }}
 ),
 
+run_days as (
+    select * from {{ ref('int_run_days') }}
+),
+
 located as (
     select
         windows.run_id,
@@ -35,23 +42,29 @@ located as (
         windows.horizon_end_date,
         selected_run.context_length,
         window_end.trading_day_index as end_index,
-        window_end.close as last_context_value,
+        origin.study_position as end_position,
+        origin.clean_value as last_context_value,
     from windows
     inner join selected_run on selected_run.run_id = windows.run_id
     inner join prices as window_end
         on window_end.ticker = windows.ticker
         and window_end.price_date = windows.window_end_date
+    inner join run_days as origin
+        on origin.run_id = windows.run_id
+        and origin.ticker = windows.ticker
+        and origin.price_date = windows.window_end_date
 ),
 
 running as (
     select
+        run_id,
         ticker,
-        trading_day_index,
+        study_position,
         sum(coalesce(abs_one_step_change, 0)) over days_so_far as changes_so_far,
         count(abs_one_step_change) over days_so_far as n_changes_so_far,
-    from prices
+    from run_days
     window days_so_far as (
-        partition by ticker order by trading_day_index rows between unbounded preceding and current row
+        partition by run_id, ticker order by study_position rows between unbounded preceding and current row
     )
 ),
 
@@ -60,8 +73,8 @@ bounded as (
         run_id,
         ticker,
         window_end_date,
-        end_index,
-        end_index - context_length + 1 as first_context_index,
+        end_position,
+        end_position - context_length + 1 as first_context_position,
     from located
 ),
 
@@ -75,11 +88,13 @@ scaled as (
         at_end.n_changes_so_far - at_start.n_changes_so_far as n_context_changes,
     from bounded
     inner join running as at_end
-        on at_end.ticker = bounded.ticker
-        and at_end.trading_day_index = bounded.end_index
+        on at_end.run_id = bounded.run_id
+        and at_end.ticker = bounded.ticker
+        and at_end.study_position = bounded.end_position
     inner join running as at_start
-        on at_start.ticker = bounded.ticker
-        and at_start.trading_day_index = bounded.first_context_index
+        on at_start.run_id = bounded.run_id
+        and at_start.ticker = bounded.ticker
+        and at_start.study_position = bounded.first_context_position
 ),
 
 final as (
