@@ -259,16 +259,23 @@ def confusion_html(confusion: pd.DataFrame) -> str:
 
 
 def usable_table_html(usable: pd.DataFrame) -> str:
-    """Unusable replies per system and task (count and coverage)."""
+    """Unusable answers per system and task (count and coverage): ``n_unusable`` =
+    ``n_unparsed`` (stored replies the parser could not read) + ``n_unanswered`` (prompts
+    without a stored reply), each named in the system's line."""
     if usable.empty:
         return "<p>none</p>"
-    totals = usable.groupby("system_id", sort=True)[["n_unusable", "n_prompts"]].sum()
-    lines = "".join(
-        f"<li>{html.escape(system)}: {int(row.n_unusable)} of {int(row.n_prompts)} answers "
-        "unusable</li>"
-        for system, row in totals.iterrows()
-    )
-    return f"<ul>{lines}</ul>" + frame_table(usable)
+    parts = [c for c in ("n_unparsed", "n_unanswered") if c in usable.columns]
+    totals = usable.groupby("system_id", sort=True)[["n_unusable", "n_prompts", *parts]].sum()
+    lines = []
+    for system, row in totals.iterrows():
+        split = ""
+        if len(parts) == 2:
+            split = f" ({int(row.n_unparsed)} unparseable, {int(row.n_unanswered)} unanswered)"
+        lines.append(
+            f"<li>{html.escape(system)}: {int(row.n_unusable)} of {int(row.n_prompts)} answers "
+            f"unusable{split}</li>"
+        )
+    return f"<ul>{''.join(lines)}</ul>" + frame_table(usable)
 
 
 def interval_table_html(scores: pd.DataFrame) -> str:
@@ -460,6 +467,15 @@ def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _unusable(scores: pd.DataFrame) -> int:
+    """Unusable answers of und_scores rows: unparseable + unanswered (a snapshot published
+    before n_unanswered existed counted both in n_unparsed)."""
+    total = int(scores["n_unparsed"].sum())
+    if "n_unanswered" in scores.columns:
+        total += int(scores["n_unanswered"].sum())
+    return total
+
+
 def prompting_table_html(scores: pd.DataFrame) -> str:
     """Zero-shot against chain-of-thought: per system and task, the headline score (F1 for
     detection and classification, accuracy otherwise; mean over features and formats) and
@@ -475,7 +491,7 @@ def prompting_table_html(scores: pd.DataFrame) -> str:
         if set(by) != {"zero_shot", "cot"}:
             continue
         zero, cot = (float(by[k][column].mean()) for k in ("zero_shot", "cot"))
-        unusable = {k: int(by[k]["n_unparsed"].sum()) for k in by}
+        unusable = {k: _unusable(by[k]) for k in by}
         prompts = {k: int(by[k]["n_prompts"].sum()) for k in by}
         rows.append(
             f"<tr><td>{html.escape(system_id)}</td><td>{html.escape(task)}</td><td>{column}</td>"
@@ -544,8 +560,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         )
         usable = read(
             "select prompting, system_id, task, sum(n_prompts) as n_prompts, "
-            "sum(n_unparsed) as n_unusable, "
-            "1 - sum(n_unparsed) / sum(n_prompts) as coverage from marts.und_scores "
+            "sum(n_unparsed) as n_unparsed, sum(n_unanswered) as n_unanswered, "
+            "sum(n_unparsed + n_unanswered) as n_unusable, "
+            "1 - sum(n_unparsed + n_unanswered) / sum(n_prompts) as coverage "
+            "from marts.und_scores "
             "group by all order by system_id, prompting desc, task"
         )
     comparison = prompting_table_html(scores)
@@ -583,7 +601,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<h2>Every answer counts: unusable replies</h2>",
         "<p>An unparseable or missing reply is wrong for accuracy and F1 and, for MAPE, is "
         "charged the largest error any system made on the same prompt (at least 100 %); so "
-        "a system with no usable answer ranks last on every metric it attempted.</p>",
+        "a system with no usable answer ranks last on every metric it attempted. "
+        "n_unusable = n_unparsed (a stored reply the parser could not read) + n_unanswered "
+        "(a prompt with no stored reply: a run that ended early).</p>",
         usable_table_html(usable),
         "<h2>Scores with 95 % intervals</h2>",
         "<p>Accuracy: Wilson interval; F1 and MAPE: percentile bootstrap over prompts. "
