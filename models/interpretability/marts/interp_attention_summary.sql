@@ -31,6 +31,18 @@ aggregated as (
     group by all
 ),
 
+judged as (
+    select
+        *,
+        -- DA-RNN's input attention never covers the target itself: its beta diagonal is 0
+        -- on every seed by construction (a structural zero), not a measured attention
+        not (
+            model_id = 'darnn' and attention = 'beta'
+            and coalesce(target_index = source_index, false)
+        ) as applicable,
+    from aggregated
+),
+
 final as (
     select
         cast(aggregated.suite_run_id as varchar) as suite_run_id,
@@ -40,16 +52,17 @@ final as (
         cast(aggregated.target_index as integer) as target_index,
         cast(aggregated.source_index as integer) as source_index,
         cast(aggregated.lag as integer) as lag,
-        cast(aggregated.mean_value as double) as mean_value,
-        cast(aggregated.std_value as double) as std_value,
+        cast(case when aggregated.applicable then aggregated.mean_value end as double) as mean_value,
+        cast(case when aggregated.applicable then aggregated.std_value end as double) as std_value,
         cast(aggregated.n_runs as integer) as n_runs,
+        cast(aggregated.applicable as boolean) as applicable,
         cast(
             case
                 when aggregated.lag is null then coalesce(truth_by_pair.true_weight, 0)
                 else coalesce(truth.weight, 0)
             end as double
         ) as true_weight,
-    from aggregated
+    from judged as aggregated
     left join truth_by_pair
         on truth_by_pair.variant_key = aggregated.variant_key
         and truth_by_pair.target_index = aggregated.target_index

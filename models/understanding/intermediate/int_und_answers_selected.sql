@@ -38,7 +38,9 @@ final as (
         prompts.quadrant,
         prompts.series_length,
         responses.raw_text,
-        -- a prompt without a stored reply (a suite run that ended early) is unusable
+        -- a prompt without a stored reply (a suite run that ended early) is unusable and
+        -- counted apart from an unparseable reply (n_unanswered, not n_unparsed)
+        responses.prompt_key is not null as answered,
         coalesce(responses.parse_ok, false) as parse_ok,
         case
             when responses.prompt_key is null then 'no reply stored for this prompt'

@@ -31,6 +31,7 @@ aggregated as (
         count(*) as n_features,
         sum(n_prompts) as n_prompts,
         sum(n_unparsed) as n_unparsed,
+        sum(n_unanswered) as n_unanswered,
     from cells
     group by suite_run_id, prompting, system_id, format, task
 ),
@@ -52,6 +53,7 @@ final as (
         cast(n_features as integer) as n_features,
         cast(n_prompts as integer) as n_prompts,
         cast(n_unparsed as integer) as n_unparsed,
+        cast(n_unanswered as integer) as n_unanswered,
     from aggregated
 )
 

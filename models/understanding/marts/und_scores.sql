@@ -14,6 +14,7 @@ final as (
         cast(format as varchar) as format,
         cast(n_prompts as integer) as n_prompts,
         cast(n_unparsed as integer) as n_unparsed,
+        cast(n_unanswered as integer) as n_unanswered,
         cast(n_parsed_by_llm as integer) as n_parsed_by_llm,
         cast(coverage as double) as coverage,
         cast(accuracy as double) as accuracy,

@@ -9,6 +9,10 @@ marts (``interp_*``) from a DuckDB file read-only and writes the HTML. Heatmap c
 pair shows the model's mean over seeds beside the truth (normalised |coefficients| summed
 over lags); the std over seeds is in every cell's tooltip. Alpha panels (paper Figures 5
 and 10): rows = target, columns = lag 1..window (1 = most recent) of the target's own series.
+A cell the model cannot attend to by construction (DA-RNN's beta diagonal: its input
+attention never covers the target, so the 0 it stores is a structural zero, not a measured
+one; ``interp_attention_summary.applicable`` false) is drawn as not applicable: blank with a
+cross, named in the panel's caption, never as a 0.
 """
 
 from __future__ import annotations
@@ -27,6 +31,15 @@ from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
 #: a heatmap's cell side in pixels (smaller for large matrices)
 CELL = 22
+#: fill and mark of a not-applicable cell (:func:`heatmap_spec`'s ``not_applicable``)
+NOT_APPLICABLE_FILL = "#ffffff"
+NOT_APPLICABLE_MARK = "\u00d7"
+#: the caption of a panel with not-applicable cells (DA-RNN's beta diagonal)
+NOT_APPLICABLE_NOTE = (
+    f"{NOT_APPLICABLE_MARK} = not applicable: DA-RNN's input attention never covers the "
+    "target's own series, so its beta diagonal is 0 by construction (a structural zero, not "
+    "a measured one)."
+)
 
 
 def heatmap_spec(
@@ -35,15 +48,27 @@ def heatmap_spec(
     std: np.ndarray | None = None,
     top: float | None = None,
     first_col: int = 0,
+    not_applicable: np.ndarray | None = None,
 ) -> dict:
     """A (rows x columns) heatmap as a Vega-Lite spec; NaN cells are drawn grey.
 
     Row i, column j holds ``matrix[i, j]`` (one data row per cell: ``row``, ``col``
     (0-based), ``label_col`` (from ``first_col``: 1 for lags), ``value``, ``std``);
-    ``top`` is the value drawn darkest (default the matrix maximum)."""
+    ``top`` is the value drawn darkest (default the matrix maximum). ``not_applicable``
+    (boolean, same shape): cells the model cannot attend to by construction, drawn blank
+    with a cross (:data:`NOT_APPLICABLE_MARK`) and ``not applicable`` in the tooltip, never
+    coloured by their value."""
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2:
         raise ValueError("a heatmap needs a 2-D matrix")
+    na = (
+        np.zeros(matrix.shape, dtype=bool)
+        if not_applicable is None
+        else np.asarray(not_applicable, dtype=bool)
+    )
+    if na.shape != matrix.shape:
+        raise ValueError("a heatmap's not_applicable mask needs the matrix's shape")
+    matrix = np.where(na, np.nan, matrix)
     n_rows, n_cols = matrix.shape
     finite = matrix[np.isfinite(matrix)]
     top = float(top if top is not None else (finite.max() if finite.size else 1.0))
@@ -60,15 +85,22 @@ def heatmap_spec(
             }
             if np.isfinite(value):
                 row["value"] = float(value)
-            if std is not None and np.isfinite(std[i, j]):
+            if std is not None and np.isfinite(std[i, j]) and not na[i, j]:
                 row["std"] = float(std[i, j])
+            if na.any():
+                row["not_applicable"] = bool(na[i, j])
+                if na[i, j]:
+                    row["missing"] = False
+                    row["note"] = "not applicable (structural zero)"
             cells.append(row)
     tooltip = [{"field": "row", "type": "ordinal", "title": "target"},
                {"field": "label_col", "type": "ordinal", "title": "source" if not first_col else "lag"},
                {"field": "value", "type": "quantitative", "format": ".3g"}]  # fmt: skip
     if std is not None:
         tooltip.append({"field": "std", "type": "quantitative", "format": ".3g", "title": "std"})
-    return {
+    if na.any():
+        tooltip.append({"field": "note", "type": "nominal", "title": "note"})
+    spec = {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.4.1.json",
         "title": {"text": title, "anchor": "start", "fontSize": 12},
         "data": {"values": cells},
@@ -88,16 +120,45 @@ def heatmap_spec(
             "tooltip": tooltip,
         },
     }
+    if not na.any():
+        return spec
+    # a layer of crosses over the blank not-applicable cells
+    rect = {"mark": spec.pop("mark"), "encoding": spec.pop("encoding")}
+    rect["encoding"]["color"]["condition"] = [
+        {"test": "datum.not_applicable", "value": NOT_APPLICABLE_FILL},
+        {"test": "datum.missing", "value": "#eeeeee"},
+    ]
+    cross = {
+        "transform": [{"filter": "datum.not_applicable"}],
+        "mark": {
+            "type": "text",
+            "text": NOT_APPLICABLE_MARK,
+            "color": "#888888",
+            "fontSize": max(6, int(cell * 0.7)),
+        },
+        "encoding": {
+            "x": {"field": "label_col", "type": "ordinal", "title": None},
+            "y": {"field": "row", "type": "ordinal", "title": None},
+            "tooltip": tooltip,
+        },
+    }
+    spec["layer"] = [rect, cross]
+    return spec
 
 
 _PANELS: list[int] = [0]
 
 
-def heatmap_figure(matrix: np.ndarray, title: str, **options) -> str:
-    """:func:`heatmap_spec` as a figure of the page (a unique chart name per panel)."""
+def heatmap_figure(matrix: np.ndarray, title: str, caption: str = "", **options) -> str:
+    """:func:`heatmap_spec` as a figure of the page (a unique chart name per panel); a panel
+    with not-applicable cells gets :data:`NOT_APPLICABLE_NOTE` as its caption (the legend of
+    its crosses) unless ``caption`` is given."""
     _PANELS[0] += 1
     name = f"heatmap-{_PANELS[0]}-{chart_name(title)}"
-    return figure(name, heatmap_spec(matrix, title, **options), "", css="heatmap")
+    na = options.get("not_applicable")
+    if not caption and na is not None and np.asarray(na, dtype=bool).any():
+        caption = NOT_APPLICABLE_NOTE
+    return figure(name, heatmap_spec(matrix, title, **options), caption, css="heatmap")
 
 
 def _matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -105,6 +166,20 @@ def _matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
     out = np.full((n, n), np.nan)
     out[frame["target_index"], frame["source_index"]] = frame[column]
     return out
+
+
+def _not_applicable(frame: pd.DataFrame) -> np.ndarray:
+    """(target x source) True where interp_attention_summary.applicable is false; a snapshot
+    published before that column existed: DA-RNN's beta diagonal (its structural zero)."""
+    if "applicable" in frame.columns:
+        flag = ~frame["applicable"].astype("boolean").fillna(True).astype(bool)
+    else:
+        flag = (
+            (frame["model_id"] == "darnn")
+            & (frame["attention"] == "beta")
+            & (frame["target_index"] == frame["source_index"])
+        )
+    return _matrix(frame.assign(_na=flag.astype(float)), "_na") == 1.0
 
 
 def _lag_matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -207,6 +282,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
                         f"{model_id}: {label}",
                         std=_matrix(panel, "std_value"),
                         top=1.0 if kind == "tcdf_picks" else None,
+                        not_applicable=_not_applicable(panel),
                     )
                 )
         sections.append("</div>")

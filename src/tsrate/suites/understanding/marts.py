@@ -19,7 +19,8 @@ whose answers are all unusable ranks last (or tied last) on every error metric i
 ``error_penalised`` marks those rows.
 
 ``task_scores``: one row per (suite run, prompting, system, task, feature, format): ``n_prompts``,
-``n_unparsed``, ``n_parsed_by_llm`` (chain-of-thought replies whose answer the parser
+``n_unparsed`` (stored replies the parser could not read), ``n_unanswered`` (prompts without a
+stored reply: a run that ended early), ``n_parsed_by_llm`` (chain-of-thought replies whose answer the parser
 model extracted, :mod:`.cot_parser`), ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
 unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
 classification: macro F1 over the task's classes, an unparseable answer a miss for its true
@@ -72,6 +73,7 @@ SCORED_COLUMNS = [
     "format",
     "quadrant",
     "series_length",
+    "answered",
     "parse_ok",
     "parsed_by",
     "truth",
@@ -90,6 +92,7 @@ SCORE_COLUMNS = [
     "format",
     "n_prompts",
     "n_unparsed",
+    "n_unanswered",
     "n_parsed_by_llm",
     "coverage",
     "accuracy",
@@ -152,6 +155,8 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
                 "format": row.format,
                 "quadrant": None if pd.isna(row.quadrant) else int(row.quadrant),
                 "series_length": int(row.series_length),
+                # a frame without the column (older callers): every row held a reply
+                "answered": bool(getattr(row, "answered", True)),
                 "parse_ok": bool(row.parse_ok),
                 "parsed_by": _label(getattr(row, "parsed_by", None))
                 or ("regex" if row.parse_ok else None),
@@ -179,6 +184,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             "format": "string",
             "quadrant": "Int64",
             "series_length": "int64",
+            "answered": "bool",
             "parse_ok": "bool",
             "parsed_by": "string",
             "truth": "string",
@@ -249,7 +255,14 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         n = len(block)
         record["n_prompts"] = n
         parsed = block["parse_ok"].astype(bool).to_numpy()
-        record["n_unparsed"] = int((~parsed).sum())
+        answered = (
+            block["answered"].astype(bool).to_numpy()
+            if "answered" in block.columns
+            else np.ones(n, dtype=bool)
+        )
+        # unusable = unparseable (a stored reply the parser could not read) + unanswered
+        record["n_unparsed"] = int((answered & ~parsed).sum())
+        record["n_unanswered"] = int((~answered).sum())
         record["n_parsed_by_llm"] = (
             int((block["parsed_by"] == "llm").sum()) if "parsed_by" in block.columns else 0
         )
@@ -314,6 +327,7 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             "format": "string",
             "n_prompts": "int64",
             "n_unparsed": "int64",
+            "n_unanswered": "int64",
             "n_parsed_by_llm": "int64",
             "coverage": "float64",
             "accuracy": "float64",

@@ -33,6 +33,7 @@ from tsrate.platform.warehouse import connect
 from tsrate.suites import intervals
 from tsrate.suites.publishing import html_page, write_html
 from tsrate.suites.understanding import generators as g
+from tsrate.suites.understanding.snapshot import REBUILD, SnapshotReader
 from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
 #: a chart is drawn only from cells of at least this many prompts (smaller ones are listed)
@@ -259,16 +260,23 @@ def confusion_html(confusion: pd.DataFrame) -> str:
 
 
 def usable_table_html(usable: pd.DataFrame) -> str:
-    """Unusable replies per system and task (count and coverage)."""
+    """Unusable answers per system and task (count and coverage): ``n_unusable`` =
+    ``n_unparsed`` (stored replies the parser could not read) + ``n_unanswered`` (prompts
+    without a stored reply), each named in the system's line."""
     if usable.empty:
         return "<p>none</p>"
-    totals = usable.groupby("system_id", sort=True)[["n_unusable", "n_prompts"]].sum()
-    lines = "".join(
-        f"<li>{html.escape(system)}: {int(row.n_unusable)} of {int(row.n_prompts)} answers "
-        "unusable</li>"
-        for system, row in totals.iterrows()
-    )
-    return f"<ul>{lines}</ul>" + frame_table(usable)
+    parts = [c for c in ("n_unparsed", "n_unanswered") if c in usable.columns]
+    totals = usable.groupby("system_id", sort=True)[["n_unusable", "n_prompts", *parts]].sum()
+    lines = []
+    for system, row in totals.iterrows():
+        split = ""
+        if len(parts) == 2:
+            split = f" ({int(row.n_unparsed)} unparseable, {int(row.n_unanswered)} unanswered)"
+        lines.append(
+            f"<li>{html.escape(system)}: {int(row.n_unusable)} of {int(row.n_prompts)} answers "
+            f"unusable{split}</li>"
+        )
+    return f"<ul>{''.join(lines)}</ul>" + frame_table(usable)
 
 
 def interval_table_html(scores: pd.DataFrame) -> str:
@@ -305,10 +313,15 @@ def rated_scores_html(rated: pd.DataFrame) -> str:
     if rated.empty:
         return "<p>none</p>"
     rows = []
+    # an older snapshot's stability mart has no intervals: say so, never "(undefined)"
+    has_interval = {"ci_low", "ci_high"} <= set(rated.columns)
     for row in rated.itertuples(index=False):
-        interval = (
-            f"[{row.ci_low:.3g}, {row.ci_high:.3g}]" if pd.notna(row.ci_low) else "(undefined)"
-        )
+        if not has_interval:
+            interval = "(not in this snapshot)"
+        elif pd.notna(row.ci_low):
+            interval = f"[{row.ci_low:.3g}, {row.ci_high:.3g}]"
+        else:
+            interval = "(undefined)"
         rating = "" if pd.isna(row.rating) else str(int(row.rating))
         # rounded down: a shaky share (under 0.6) never reads 0.60
         share = "" if pd.isna(row.share_at_rating) else f"{floor_share(row.share_at_rating, 2):.2f}"
@@ -460,6 +473,15 @@ def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _unusable(scores: pd.DataFrame) -> int:
+    """Unusable answers of und_scores rows: unparseable + unanswered (a snapshot published
+    before n_unanswered existed counted both in n_unparsed)."""
+    total = int(scores["n_unparsed"].sum())
+    if "n_unanswered" in scores.columns:
+        total += int(scores["n_unanswered"].sum())
+    return total
+
+
 def prompting_table_html(scores: pd.DataFrame) -> str:
     """Zero-shot against chain-of-thought: per system and task, the headline score (F1 for
     detection and classification, accuracy otherwise; mean over features and formats) and
@@ -475,7 +497,7 @@ def prompting_table_html(scores: pd.DataFrame) -> str:
         if set(by) != {"zero_shot", "cot"}:
             continue
         zero, cot = (float(by[k][column].mean()) for k in ("zero_shot", "cot"))
-        unusable = {k: int(by[k]["n_unparsed"].sum()) for k in by}
+        unusable = {k: _unusable(by[k]) for k in by}
         prompts = {k: int(by[k]["n_prompts"].sum()) for k in by}
         rows.append(
             f"<tr><td>{html.escape(system_id)}</td><td>{html.escape(task)}</td><td>{column}</td>"
@@ -497,56 +519,83 @@ def prompting_table_html(scores: pd.DataFrame) -> str:
 def write_report(warehouse: Path, output: Path) -> Path:
     """Write the HTML report from the suite's marts; returns ``output``."""
     with connect(warehouse, read_only=True) as con:
-
-        def read(sql: str) -> pd.DataFrame:
-            try:
-                return con.execute(sql).df()
-            except Exception:  # noqa: BLE001 - the marts do not exist before a build
-                return pd.DataFrame()
-
-        scores = read("select * from marts.und_scores")
-        table = read("select * from marts.und_format_table")
+        reader = SnapshotReader(con)
+        read = reader.read
+        scores = read("scores", "select * from {und_scores}", "und_scores")
+        table = read("table", "select * from {und_format_table}", "und_format_table")
         bias = read(
+            "bias",
             "select prompting, system_id, dataset, task, quadrant, n_prompts, accuracy_pct, "
             "accuracy_ci_low_pct, accuracy_ci_high_pct, accuracy_elsewhere_pct, p_holm, "
-            "min_prompts_to_judge, judgeable, position_bias from marts.und_position_bias "
-            "order by system_id, prompting desc, dataset, task, quadrant"
+            "min_prompts_to_judge, judgeable, position_bias from {und_position_bias} "
+            "order by system_id, prompting desc, dataset, task, quadrant",
+            "und_position_bias",
         )
         ratings = read(
+            "ratings",
             "select r.metric, r.prompting, r.higher_is_better, r.system_id, "
             "avg(r.rating) as mean_rating, "
             "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features, "
             # the mean is over the rated features only (a MAPE away from 0 may have none)
             "count(r.rating) as n_rated "
-            "from marts.und_ratings r left join marts.und_rating_stability s "
+            "from {und_ratings} r left join {und_rating_stability} s "
             "using (suite_run_id, prompting, metric, feature, system_id) group by all "
-            "order by r.metric, r.prompting desc, r.system_id"
+            "order by r.metric, r.prompting desc, r.system_id",
+            "und_ratings",
+            "und_rating_stability",
         )
-        rated = read(  # ci_low / ci_high came later: empty for an older snapshot
-            "select prompting, metric, feature, system_id, raw_score, ci_low, ci_high, rating, "
-            "share_at_rating from marts.und_rating_stability "
-            "order by metric, feature, prompting desc, system_id"
+        # ci_low / ci_high came later: an older snapshot's rated scores come without them
+        interval = "ci_low, ci_high, " if reader.has("und_rating_stability", "ci_low") else ""
+        rated = read(
+            "rated",
+            f"select prompting, metric, feature, system_id, raw_score, {interval}rating, "
+            "share_at_rating from {und_rating_stability} "
+            "order by metric, feature, prompting desc, system_id",
+            "und_rating_stability",
+        )
+        rated_note = (
+            ""
+            if reader.has("und_rating_stability", "ci_low") or rated.empty
+            else "<p>The intervals of the rated scores are not in this snapshot (published "
+            f"before they existed): rebuild it with <code>{REBUILD}</code>.</p>"
         )
         confusion = read(
+            "confusion",
             "select prompting, system_id, task, feature, truth, predicted, n_prompts "
-            "from marts.und_confusion_matrix order by all"
+            "from {und_confusion_matrix} order by all",
+            "und_confusion_matrix",
         )
         curves = read(
+            "curves",
             "select prompting, system_id, task, length_bin_start, length_bin_end, "
             "sum(n_prompts) as n, sum(round(accuracy * n_prompts)) as n_correct, "
-            "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from marts.und_length_curves "
-            "group by all order by all"
+            "sum(accuracy * n_prompts) / sum(n_prompts) as accuracy from {und_length_curves} "
+            "group by all order by all",
+            "und_length_curves",
         )
         judged = read(  # share_mc_se came later: an older snapshot lacks it
-            "select r.*, columns('^share_(at_rating|mc_se)$') from marts.und_ratings r "
-            "left join marts.und_rating_stability s "
-            "using (suite_run_id, prompting, metric, feature, system_id)"
+            "judged",
+            "select r.*, columns('^share_(at_rating|mc_se)$') from {und_ratings} r "
+            "left join {und_rating_stability} s "
+            "using (suite_run_id, prompting, metric, feature, system_id)",
+            "und_ratings",
+            "und_rating_stability",
+        )
+        # n_unanswered came later: an older snapshot's n_unparsed counted every unusable
+        # answer (unparseable or unanswered), so it is their total there
+        unusable = (
+            "sum(n_unparsed) as n_unparsed, sum(n_unanswered) as n_unanswered, "
+            "sum(n_unparsed + n_unanswered) as n_unusable, "
+            "1 - sum(n_unparsed + n_unanswered) / sum(n_prompts) as coverage "
+            if reader.has("und_scores", "n_unanswered")
+            else "sum(n_unparsed) as n_unusable, 1 - sum(n_unparsed) / sum(n_prompts) as coverage "
         )
         usable = read(
+            "usable",
             "select prompting, system_id, task, sum(n_prompts) as n_prompts, "
-            "sum(n_unparsed) as n_unusable, "
-            "1 - sum(n_unparsed) / sum(n_prompts) as coverage from marts.und_scores "
-            "group by all order by system_id, prompting desc, task"
+            f"{unusable}from {{und_scores}} "
+            "group by all order by system_id, prompting desc, task",
+            "und_scores",
         )
     comparison = prompting_table_html(scores)
     against_chance = chance_table_html(scores)
@@ -558,8 +607,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
     # verdict never compares a chain-of-thought rating with a zero-shot one
     if "prompting" in judged.columns:
         judged = label_prompting(judged).assign(prompting=judged["prompting"])
+    note = reader.note
     sections = [
         "<h1>Time-series understanding</h1>",
+        note("judged", ""),
         verdict_html(
             judged,
             "the understanding tasks (per metric and feature)",
@@ -578,31 +629,32 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "In brackets: an approximate 95 % interval of that mean (normal approximation from "
         "the cells' own intervals, read as standard errors: und_format_table.score_ci_low / "
         "_high).</p>",
-        format_table_html(table),
+        note("table", format_table_html(table)),
         comparison,
         "<h2>Every answer counts: unusable replies</h2>",
         "<p>An unparseable or missing reply is wrong for accuracy and F1 and, for MAPE, is "
         "charged the largest error any system made on the same prompt (at least 100 %); so "
-        "a system with no usable answer ranks last on every metric it attempted.</p>",
-        usable_table_html(usable),
+        "a system with no usable answer ranks last on every metric it attempted. "
+        "n_unusable = n_unparsed (a stored reply the parser could not read) + n_unanswered "
+        "(a prompt with no stored reply: a run that ended early).</p>",
+        note("usable", usable_table_html(usable)),
         "<h2>Scores with 95 % intervals</h2>",
         "<p>Accuracy: Wilson interval; F1 and MAPE: percentile bootstrap over prompts. "
         "Mean over features and formats of each cell's score and of each cell's interval "
         "ends: a guide to how wide a cell's interval is, not an interval of the mean; the "
         "interval of each rated score is in the ratings section below.</p>",
-        interval_table_html(scores),
+        note("scores", interval_table_html(scores)),
         "<h2>Position bias (two-proportion test per quadrant, Holm-corrected)</h2>",
-        position_bias_html(bias),
+        note("bias", position_bias_html(bias)),
         "<h2>Accuracy by series length (paper Figure 3)</h2>",
         "<p>Prompts pooled over feature datasets and formats; each bar a 30-day bin of "
         "lengths, with the Wilson 95 % interval of its pooled prompts (tooltip and the table "
         "below; und_length_curves holds each dataset and format's own, "
         "accuracy_ci_low / _high).</p>",
-        *length_curve_charts(curves),
-        length_curve_table_html(curves),
+        note("curves", "".join(length_curve_charts(curves)) + length_curve_table_html(curves)),
         "<h2>Confusion matrices (paper Appendix D)</h2>",
         "<p>Rows: the true answer; columns: the system's answer, all formats pooled.</p>",
-        confusion_html(confusion),
+        note("confusion", confusion_html(confusion)),
         "<h2>Ratings (mean rating over features, with stability)</h2>",
         "<p>Rating 1 holds the lowest raw score of its group: the best where higher_is_better "
         "is false (errors), the worst where it is true, so compare ratings within a metric, "
@@ -610,9 +662,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "without a rating, e.g. a lone MAPE away from 0, is left out of it). "
         "mean_share_at_rating: share of prompt resamples that "
         "give the published rating (1 = firm).</p>",
-        frame_table(ratings) if not ratings.empty else "<p>none</p>",
+        note("ratings", frame_table(ratings) if not ratings.empty else "<p>none</p>"),
         "<p>Each rated score (mean over formats) with the percentile 95 % interval of the "
         "same prompt resamples.</p>",
-        rated_scores_html(rated),
+        rated_note,
+        note("rated", rated_scores_html(rated)),
     ]
     return write_html(output, html_page("tsrate understanding", "".join(sections)))
