@@ -376,7 +376,8 @@ class GemmaSystem(HfLocalSystem):
         return replies
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
-        return parse_replies(self.forecast_replies(batch), batch.horizon)
+        replies = self.forecast_replies(batch)
+        return parse_replies(replies, batch.horizon, batch.contexts, self.settings.decimals)
 
     def choice_replies(
         self,

@@ -654,7 +654,8 @@ class HfLocalSystem:
         return out
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
-        return parse_replies(self.complete_all(self.prompts(batch)), batch.horizon)
+        replies = self.complete_all(self.prompts(batch))
+        return parse_replies(replies, batch.horizon, batch.contexts, self.settings.decimals)
 
 
 def create(study, companies, system_id: str | None = None) -> HfLocalSystem:  # noqa: ANN001
