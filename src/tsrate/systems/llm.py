@@ -208,20 +208,16 @@ _LIST_LINE = re.compile(
 #: (:func:`echo_length`), no longer read as the first forecast values.
 FORECAST_PARSER = "reply_parser=3"
 
-#: the fewest leading values of a reply that can be an echo of the context: one value equal
-#: to the last price is as likely a forecast that holds the price (persistence) as an echo
-ECHO_MIN_VALUES = 2
-
 
 def echo_length(numbers: list[str], context: np.ndarray, decimals: int) -> int:
     """How many leading ``numbers`` of a reply repeat the context's last values, as the
-    prompt printed them (:func:`format_values`, ``decimals`` places): the longest k of at
-    least :data:`ECHO_MIN_VALUES` with ``numbers[:k]`` equal to the printed context's last
-    k values and not all one value (a flat run equal to a flat context's end is as likely a
-    forecast that holds the price); 0 when there is none."""
+    prompt printed them (:func:`format_values`, ``decimals`` places): the longest k with
+    ``numbers[:k]`` equal to the printed context's last k values and not all one value, so
+    at least two (one value equal to the last price, like a flat run equal to a flat
+    context's end, is as likely a forecast that holds the price); 0 when there is none."""
     printed = format_values(np.asarray(context, dtype=float), decimals).split(", ")
     head = [f"{float(x):.{decimals}f}" for x in numbers[: len(printed)]]
-    for k in range(len(head), ECHO_MIN_VALUES - 1, -1):
+    for k in range(len(head), 1, -1):
         if head[:k] == printed[-k:] and len(set(head[:k])) > 1:
             return k
     return 0
