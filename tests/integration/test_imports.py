@@ -99,8 +99,8 @@ def test_cli_import_rejects_a_malformed_file_and_stores_nothing(tmp_path):
     bad = tmp_path / "predictions.csv"
     bad.write_text("ticker,window_end_date,horizon_step,forecast\nAAPL,2022-10-14,1,1.0\n")
     result = subprocess.run(
-        [sys.executable, "-m", "tsrate.cli", "import", str(bad), "--system", "chronos",
-         "--tickers", "AAPL", "--start", "2022-09-01", "--end", "2022-12-28",
+        [sys.executable, "-m", "tsrate.cli", "import", str(bad), "--system", "cli_bad",
+         "--metadata", "family=foundation", "--tickers", "AAPL", "--start", "2022-09-01", "--end", "2022-12-28",
          "--context-length", "30", "--horizon", "5", "--systems", "naive"],
         env=dict(os.environ, TSRATE_WAREHOUSE=str(warehouse)), cwd=project_dir(),
         capture_output=True, text=True, timeout=300,

@@ -1,5 +1,5 @@
 """The registration of an imported system (tsrate.robustness.blackbox.registry) at its
-edges: the known-system and new-system checks with and without baselines, the
+edges: the known-system and new-system checks, the
 ``--metadata`` argument forms, every metadata default and rule at its exact length bound,
 and the append-only ``raw.imported_systems`` on an in-memory DuckDB (a repeat registration
 writes nothing, any changed field writes a row, the latest wins).
@@ -52,39 +52,38 @@ def problems_of(call) -> str:
 
 
 def test_a_known_system_gives_its_own_rows_accepted_perturbations():
-    assert check_known_system("seeded_a", SEED, STUDY, True, REGISTERED) == ("P0", "P2")
-    assert check_known_system("seeded_b", SEED, STUDY, True, REGISTERED) == ("P1", "P3")
-    assert check_known_system("reg_b", SEED, STUDY, True, REGISTERED) == ("P2", "P3", "P5")
+    assert check_known_system("seeded_a", SEED, STUDY, REGISTERED) == ("P0", "P2")
+    assert check_known_system("seeded_b", SEED, STUDY, REGISTERED) == ("P1", "P3")
+    assert check_known_system("reg_b", SEED, STUDY, REGISTERED) == ("P2", "P3", "P5")
     with pytest.raises(TsrateError, match="unknown system 'reg_a'"):
-        check_known_system("reg_a", SEED, STUDY, True)  # no registrations given: unknown
+        check_known_system("reg_a", SEED, STUDY)  # no registrations given: unknown
     with pytest.raises(TsrateError, match="unknown system 'other'"):
-        check_known_system("other", SEED, STUDY, True, REGISTERED)
+        check_known_system("other", SEED, STUDY, REGISTERED)
 
 
-def test_the_studys_own_system_is_refused_only_with_baselines():
-    text = problems_of(lambda: check_known_system("naive", SEED, STUDY, True, REGISTERED))
+def test_the_studys_own_system_is_refused_with_and_without_baselines():
+    # a study's runs forecast its systems themselves: imported rows under such an id would
+    # replace or mix with them in the marts, so --no-baselines does not make it importable
+    text = problems_of(lambda: check_known_system("naive", SEED, STUDY, REGISTERED))
     assert "system 'naive' is one of the study's own systems ['naive']" in text
-    # without baselines the run does not forecast it itself: importing it is allowed
-    assert check_known_system("naive", SEED, STUDY, False, REGISTERED) == ("P0", "P1", "P2", "P3")
-    assert check_known_system("seeded_a", SEED, STUDY, False, REGISTERED) == ("P0", "P2")
-    check_new_system("naive_v2", SEED, STUDY, True)
-    check_new_system("naive_v2", SEED, STUDY, False)
+    assert "with or without --no-baselines" in text and "--system naive_imported" in text
+    assert check_known_system("seeded_a", SEED, STUDY, REGISTERED) == ("P0", "P2")
+    check_new_system("naive_v2", SEED, STUDY)
     own = dataclasses.replace(STUDY, systems=("naive", "mine"))
     with pytest.raises(TsrateError, match="system 'mine' is one of the study's own systems"):
-        check_new_system("mine", SEED, own, True)
-    check_new_system("mine", SEED, own, False)
+        check_new_system("mine", SEED, own)
 
 
 def test_a_new_system_id_is_checked_and_a_long_one_shortened_in_the_message():
-    check_new_system("a", SEED, STUDY, True)
-    check_new_system("m" * 64, SEED, STUDY, True)
+    check_new_system("a", SEED, STUDY)
+    check_new_system("m" * 64, SEED, STUDY)
     with pytest.raises(TsrateError, match="is a row of seeds/systems.csv"):
-        check_new_system("seeded_a", SEED, STUDY, True)
-    text = problems_of(lambda: check_new_system("m" * 65, SEED, STUDY, True))
+        check_new_system("seeded_a", SEED, STUDY)
+    text = problems_of(lambda: check_new_system("m" * 65, SEED, STUDY))
     assert f"system id '{'m' * 65}' (65 characters): use 1 to 64" in text
-    text = problems_of(lambda: check_new_system("M" * 80, SEED, STUDY, True))
+    text = problems_of(lambda: check_new_system("M" * 80, SEED, STUDY))
     assert f"system id '{'M' * 80}' (80 characters)" in text  # 80 shown whole
-    text = problems_of(lambda: check_new_system("M" * 81, SEED, STUDY, True))
+    text = problems_of(lambda: check_new_system("M" * 81, SEED, STUDY))
     assert f"system id '{'M' * 77}...' (81 characters)" in text  # longer: 77 + '...'
 
 

@@ -439,7 +439,8 @@ def test_system_defaults_and_the_image_fingerprint(tmp_path):
     assert system.context_length == project_var("context_length") == 80
     assert HfLocalSystem.group_by_length is True
     image = HfLocalSystem("x", settings(image_size=64), with_image=True, sentiment=Sentiment())
-    assert image.fingerprint().endswith(";bos=once;image=line_plot64;sentiment=stub")
+    placement = image.placement()  # device and dtype (tests/unit/test_local_model_placement.py)
+    assert image.fingerprint().endswith(f";bos=once;{placement};image=line_plot64;sentiment=stub")
 
 
 def test_prompts_send_the_plot_and_p6_reads_the_sentiment():

@@ -84,7 +84,7 @@ REGISTERED = pd.DataFrame({"system_id": ["drift_csv"], "accepted_perturbations":
 
 def _refusal(system_id: str) -> str:
     with pytest.raises(TsrateError) as caught:
-        check_known_system(system_id, SEED, STUDY, True, REGISTERED)
+        check_known_system(system_id, SEED, STUDY, REGISTERED)
     return str(caught.value)
 
 

@@ -27,8 +27,9 @@ admissible answers only, numbers and dates over their regular form, through a he
 their tokens). The packaged GGUF has no chat template: suite chats are rendered in Gemma
 3's turn format (:data:`GEMMA_CHAT_TEMPLATE`; forecasts stay plain text, see
 :data:`CHAT_FORMAT`) and a reply ends at ``<end_of_turn>`` too. The fingerprint names the
-GGUF by its sha256, the chat format and the decoding rule, so forecasts are recomputed
-when any changes.
+GGUF by its sha256, the chat format, the decoding rule and the device and dtype (bfloat16
+on a GPU, float32 on a CPU: their greedy replies differ), so forecasts are recomputed when
+any changes.
 
 The model's terms of use are Gemma's (https://ai.google.dev/gemma/terms).
 """
@@ -238,7 +239,7 @@ class GemmaSystem(HfLocalSystem):
         return (
             f"gemma3_270m;checkpoint={self.checkpoint_id()};chat={CHAT_FORMAT};"
             f"{FORECAST_DECODING};max_new_tokens={s.max_new_tokens};decimals={s.decimals};"
-            f"prompt={prompt_digest()}"
+            f"prompt={prompt_digest()};{self.placement()}"
         )
 
     def availability(self) -> Availability:
@@ -375,7 +376,8 @@ class GemmaSystem(HfLocalSystem):
         return replies
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
-        return parse_replies(self.forecast_replies(batch), batch.horizon)
+        replies = self.forecast_replies(batch)
+        return parse_replies(replies, batch.horizon, batch.contexts, self.settings.decimals)
 
     def choice_replies(
         self,

@@ -30,8 +30,9 @@ Settings (environment, else dbt var ``hf_local_systems.<system_id>.<key>``, else
 
 Shared (environment ``TSRATE_HF_<KEY>``, dbt var ``hf_<key>``): ``max_new_tokens`` (256),
 ``batch_size`` (windows per ``generate`` call; 8), ``device`` (``auto``: cuda when torch
-sees a GPU, with bfloat16; else CPU float32). ``llm_decimals`` (2) and ``llm_image_size``
-(the line plot's side in pixels, 128) as for the endpoints.
+sees a GPU, with bfloat16; else CPU float32; the device and dtype are part of the
+fingerprint). ``llm_decimals`` (2) and ``llm_image_size`` (the line plot's side in pixels,
+128) as for the endpoints.
 """
 
 from __future__ import annotations
@@ -342,6 +343,7 @@ class HfLocalSystem:
             f"hf_local;checkpoint={self.checkpoint_id()};greedy;max_new_tokens={s.max_new_tokens};"
             f"decimals={s.decimals};prompt={prompt_digest(self.with_image)}"
             ";bos=once"  # forecasts stored when a templated BOS was doubled are recomputed
+            f";{self.placement()}"
         )
         if self.with_image:
             text += f";image=line_plot{s.image_size};sentiment={self.sentiment.fingerprint()}"
@@ -381,9 +383,22 @@ class HfLocalSystem:
     def device(self) -> str:
         if self.settings.device != "auto":
             return self.settings.device
-        import torch
-
+        try:
+            import torch
+        except ImportError:  # unavailable anyway; the fingerprint still needs a device
+            return "cpu"
         return "cuda" if torch.cuda.is_available() else "cpu"
+
+    @property
+    def dtype_name(self) -> str:
+        """The weights' dtype on :attr:`device`: bfloat16 on a GPU, else float32."""
+        return "bfloat16" if self.device.startswith("cuda") else "float32"
+
+    def placement(self) -> str:
+        """``device=…;dtype=…``, part of the fingerprint (as Chronos's): greedy replies in
+        bfloat16 on a GPU are not those in float32 on a CPU, so neither may stand for the
+        other in the stored forecasts or the response cache."""
+        return f"device={self.device};dtype={self.dtype_name}"
 
     def load(self) -> None:
         """Load tokenizer (vision-language: processor) and model once (``local_files_only``)."""
@@ -397,7 +412,7 @@ class HfLocalSystem:
             AutoTokenizer,
         )
 
-        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        dtype = getattr(torch, self.dtype_name)
         key = self._checkpoint_key(dtype)
         if key in _LOADED:
             self._processor, self._tokenizer, self._model = _LOADED[key]
@@ -639,7 +654,8 @@ class HfLocalSystem:
         return out
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
-        return parse_replies(self.complete_all(self.prompts(batch)), batch.horizon)
+        replies = self.complete_all(self.prompts(batch))
+        return parse_replies(replies, batch.horizon, batch.contexts, self.settings.decimals)
 
 
 def create(study, companies, system_id: str | None = None) -> HfLocalSystem:  # noqa: ANN001

@@ -22,8 +22,8 @@ model saw must be the study's (same context length, perturbation spacing and pha
 ``tsrate`` cannot check that, but the perturbed inputs of the run (``raw.perturbed_inputs``)
 show what they should have been.
 
-The system is a row of the systems seed (``seeds/systems.csv``, with an empty
-``implementation`` for a model tsrate cannot run), or is **registered** by the import itself
+The system is a row of the systems seed (``seeds/systems.csv``) with an empty
+``implementation`` (a model tsrate cannot run), or is **registered** by the import itself
 with ``metadata`` (``tsrate import-predictions FILE --system NAME --metadata ...``): the
 seed's columns (:data:`METADATA_KEYS`) from a YAML/JSON file or ``key=value`` pairs
 (:func:`read_metadata`), checked by :func:`system_metadata` (unknown keys, a bad modality,
@@ -34,6 +34,9 @@ dbt's ``stg_systems`` unions it with the seed and every mart reads system metada
 there, so the system is rated and labelled like a seed row. Once registered, later imports
 of the same id need no ``metadata``; a seed id cannot be registered. Its
 ``accepted_perturbations`` must list the perturbations in the file (default: exactly those).
+An id whose forecasts tsrate makes itself is refused, with or without ``baselines``: a seed
+row with an ``implementation`` or one of the study's systems (the marts rate the newest run
+per system of a study, so imported rows would replace that system's own or mix with them).
 
 The whole file and the metadata are validated before anything is written: a rejected
 import stores nothing (no registration, no run) and the error names the file, the rows and
@@ -164,9 +167,9 @@ def import_forecasts(
     seed = load_systems_seed() if systems_seed is None else systems_seed
     registered = registered_systems(con)
     if metadata is None:
-        accepted = check_known_system(system_id, seed, study, baselines, registered)
+        accepted = check_known_system(system_id, seed, study, registered)
     else:
-        check_new_system(system_id, seed, study, baselines)
+        check_new_system(system_id, seed, study)
         # bad metadata fails before the file is read; accepted_perturbations defaults later
         declared = system_metadata(system_id, metadata)["accepted_perturbations"]
         has_accepted = metadata.get("accepted_perturbations") not in (None, "", [])

@@ -54,10 +54,10 @@ def check_known_system(
     system_id: str,
     seed: pd.DataFrame,
     study: Study,
-    baselines: bool,
     registered: pd.DataFrame | None = None,
 ) -> tuple[str, ...]:
-    """The accepted perturbations of a known system (seed row, else registration)."""
+    """The accepted perturbations of a known system (seed row, else registration) that an
+    import may fill: not one tsrate forecasts itself (:func:`check_not_forecast_here`)."""
     registered = empty_registrations() if registered is None else registered
     known = seed if system_id in set(seed["system_id"]) else registered
     if system_id not in set(known["system_id"]):
@@ -74,11 +74,7 @@ def check_known_system(
             f"`{system_id},My model,,numeric,foundation,time-series,decoder-only,true,"
             "P0 P1 P2 P3,,Predictions imported from files.` (dbt rates only systems it knows)"
         )
-    if baselines and system_id in study.systems:
-        raise TsrateError(
-            f"system {system_id!r} is one of the study's own systems {list(study.systems)}, "
-            "which the run forecasts itself; import under another system id"
-        )
+    check_not_forecast_here(system_id, seed, study)
     row = known[known["system_id"] == system_id].iloc[0]
     return tuple(str(row.get("accepted_perturbations", "") or "").split())
 
@@ -92,7 +88,32 @@ def malformed_system_id(system_id: str) -> str:
     )
 
 
-def check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baselines: bool) -> None:
+def check_not_forecast_here(system_id: str, seed: pd.DataFrame, study: Study) -> None:
+    """Refuse an id whose forecasts tsrate makes itself: one of the study's systems, or a
+    seed row with an ``implementation``. With or without ``--no-baselines``: the marts rate
+    a study's newest run per system, so imported rows under such an id would silently
+    replace the system's own forecasts, or be replaced by (and mixed with) its next run."""
+    if system_id in study.systems:
+        raise TsrateError(
+            f"system {system_id!r} is one of the study's own systems {list(study.systems)}, "
+            "which its runs forecast themselves (with or without --no-baselines), so imported "
+            "rows would replace or mix with them; import under another system id, e.g. "
+            f"--system {system_id}_imported --metadata display_name='...'"
+        )
+    if "implementation" not in seed.columns:
+        return
+    row = seed[seed["system_id"] == system_id]
+    implementation = "" if row.empty else row.iloc[0]["implementation"]
+    if isinstance(implementation, str) and implementation.strip():
+        raise TsrateError(
+            f"system {system_id!r} is a system tsrate forecasts itself (seeds/systems.csv "
+            f"implementation {implementation.strip()}), so imported rows would replace or mix "
+            "with its own forecasts in every study that runs it; import under another system "
+            f"id, e.g. --system {system_id}_imported --metadata display_name='...'"
+        )
+
+
+def check_new_system(system_id: str, seed: pd.DataFrame, study: Study) -> None:
     """A system id this import may register: not a seed row, well formed, not the study's own."""
     if system_id in set(seed["system_id"]):
         raise TsrateError(
@@ -101,11 +122,7 @@ def check_new_system(system_id: str, seed: pd.DataFrame, study: Study, baselines
         )
     if not SYSTEM_ID.match(system_id):
         raise TsrateError(malformed_system_id(system_id))
-    if baselines and system_id in study.systems:
-        raise TsrateError(
-            f"system {system_id!r} is one of the study's own systems {list(study.systems)}; "
-            "import under another system id"
-        )
+    check_not_forecast_here(system_id, seed, study)
 
 
 def read_metadata(items: Sequence[str]) -> dict[str, Any]:
