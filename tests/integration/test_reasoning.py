@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from tests.integration.suite_publish import assert_suite_published
+from tests.support.doc_queries import assert_documented_queries_return_rows
 from tests.support.rating_properties import (
     assert_ratings_never_mislead,
     assert_scores_inside_intervals,
@@ -92,6 +93,8 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
     assert runs.to_dict("records") == [{"status": "succeeded", "source": "procedural"}]
     for mart in MARTS:
         assert count(warehouse, f"marts.{mart}") > 0, mart
+    # the SQL its docs page hands an analyst runs as written on this build, with rows
+    assert_documented_queries_return_rows(warehouse, "reasoning")
     # the suite's build is tsrate's: its data tests ran in one connection, all passing
     build_log = (warehouse.parent / "logs" / f"dbt-build-{suite_run_id}.log").read_text()
     ran = re.search(r"data tests: (\d+) run in one connection in [\d.]+s: PASS=(\d+) ", build_log)
