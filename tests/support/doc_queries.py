@@ -46,6 +46,7 @@ class DocQuery:
     line: int  # 1-based line of the statement's first line
     sql: str
     live: bool  # `tsrate query --live`: reads raw, staging and intermediate too
+    kind: str = "sql"  # sql (a block), shell (`tsrate query`), python, inline
 
     @property
     def where(self) -> str:
@@ -121,6 +122,7 @@ def documented_queries(page: Path, root: Path | None = None) -> tuple[list[DocQu
         prose.extend([""] * (end + 1 - opening))
         index = end + 1
         found: list[tuple[int, str, bool]] = []
+        kind = {"sql": "sql", "python": "python"}.get(lang, "shell")
         if lang == "sql":
             found = [(line, sql, False) for line, sql in _statements(body, opening + 2)]
         elif lang in SHELL:
@@ -139,7 +141,7 @@ def documented_queries(page: Path, root: Path | None = None) -> tuple[list[DocQu
             if why is not None:
                 skipped.append(NotRun(name, line, why, sql))
             else:
-                queries.append(DocQuery(name, line, sql, live))
+                queries.append(DocQuery(name, line, sql, live, kind))
     text = "\n".join(prose)
     for match in INLINE.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
@@ -150,7 +152,7 @@ def documented_queries(page: Path, root: Path | None = None) -> tuple[list[DocQu
             skipped.append(NotRun(name, line, marker.group("why"), sql))
         else:
             live = bool(re.search(r"\bfrom\s+(raw|staging|intermediate)\.", sql, flags=re.I))
-            queries.append(DocQuery(name, line, sql, live))
+            queries.append(DocQuery(name, line, sql, live, "inline"))
     queries.sort(key=lambda query: query.line)
     skipped.sort(key=lambda marked: marked.line)
     return queries, skipped

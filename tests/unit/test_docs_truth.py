@@ -118,12 +118,12 @@ def test_queries_are_found_in_every_form_and_only_marked_ones_are_left_out(tmp_p
     )
     (tmp_path / "README.md").write_text("none here\n")
     queries, skipped = documented_queries(page, tmp_path)
-    assert [(q.line, q.sql, q.live) for q in queries] == [
-        (1, "select 1 as inline", False),
-        (5, "select 2", False),
-        (6, "select\n  3", False),
-        (14, "select 4", True),
-        (18, "select 5", False),
+    assert [(q.line, q.sql, q.live, q.kind) for q in queries] == [
+        (1, "select 1 as inline", False, "inline"),
+        (5, "select 2", False, "sql"),
+        (6, "select\n  3", False, "sql"),
+        (14, "select 4", True, "shell"),
+        (18, "select 5", False, "python"),
     ]
     assert [(s.line, s.why) for s in skipped] == [(2, "a template"), (11, "placeholders")]
 
@@ -139,6 +139,23 @@ def test_every_page_with_queries_is_run_on_the_warehouse_it_assumes():
     assert {warehouse_of(page) for page in pages} >= {"core", "reasoning", "interpretability"}
     for marked in skipped:
         assert marked.why, f"{marked.page}:{marked.line}: a not-run marker must say why"
+
+
+LIVE_LAYERS = re.compile(r"\b(from|join)\s+(raw|staging|intermediate)\.", flags=re.I)
+
+
+def test_queries_of_the_published_snapshot_read_only_its_schemas():
+    """`tsrate query "..."` and the Python example read the published snapshot (marts,
+    seeds, published_runs): a query of raw, staging or intermediate there fails with
+    "schema ... does not exist", so it must say --live."""
+    queries, _ = all_documented_queries()
+    wrong = [
+        f"{query.where}: {query.sql[:80]}"
+        for query in queries
+        if query.kind in ("shell", "python") and not query.live and LIVE_LAYERS.search(query.sql)
+    ]
+    assert not wrong, wrong
+    assert any(query.kind == "shell" and query.live for query in queries)
 
 
 def _references(text: str):
