@@ -147,7 +147,7 @@ def documented_queries(page: Path, root: Path | None = None) -> tuple[list[DocQu
         line = text.count("\n", 0, match.start()) + 1
         sql = re.sub(r"\s+", " ", match.group("sql")).strip()
         before = text[: match.start()].rstrip()
-        marker = NOT_RUN.search(before[-200:]) if before.endswith("-->") else None
+        marker = re.search(NOT_RUN.pattern + r"$", before[-300:])
         if marker is not None:
             skipped.append(NotRun(name, line, marker.group("why"), sql))
         else:
