@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.integration.suite_publish import assert_suite_published
+from tests.support.doc_queries import assert_documented_queries_return_rows
 from tests.support.rating_properties import assert_ratings_never_mislead
 from tests.support.report_trace import printed_numbers, trace_problems
 from tests.support.warehouses import read
@@ -56,6 +57,8 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness, dbt_t
     )
     assert status["status"].tolist() == ["succeeded"]
     assert_suite_published(warehouse, "interpretability", suite_run_id, tmp_path)
+    # the SQL its docs page hands an analyst runs as written on this build, with rows
+    assert_documented_queries_return_rows(warehouse, "interpretability")
     runs = read(warehouse, "select model_id, seed, variant_key from raw.interp_runs")
     # main: 2 datasets x 2 models x 2 seeds; sensitivity (the reference code's datasets)
     # adds, for imv_tensor seed 1, dataset 2 with the reference lag sets at f = 0.3 (also

@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from tests.integration.suite_publish import assert_suite_published
+from tests.support.doc_queries import assert_documented_queries_return_rows
 from tests.support.rating_properties import (
     assert_ratings_never_mislead,
     assert_scores_inside_intervals,
@@ -92,6 +93,8 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
     assert runs.to_dict("records") == [{"status": "succeeded", "source": "procedural"}]
     for mart in MARTS:
         assert count(warehouse, f"marts.{mart}") > 0, mart
+    # the SQL its docs page hands an analyst runs as written on this build, with rows
+    assert_documented_queries_return_rows(warehouse, "reasoning")
     # the suite's build is tsrate's: its data tests ran in one connection, all passing
     (log_file,) = (warehouse.parent / "logs").glob(f"dbt-build-{suite_run_id}-*.log")
     build_log = log_file.read_text()

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from tests.integration.suite_publish import assert_suite_published
+from tests.support.doc_queries import assert_documented_queries_return_rows
 from tests.support.rating_properties import (
     assert_ratings_never_mislead,
     assert_scores_inside_intervals,
@@ -100,6 +101,8 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness, db
     )
     assert status["status"].tolist() == ["succeeded"]
     assert_suite_published(warehouse, "understanding", suite_run_id, tmp_path)
+    # the SQL its docs page hands an analyst runs as written on this build, with rows
+    assert_documented_queries_return_rows(warehouse, "understanding")
     scores = read(warehouse, "select * from marts.und_scores")
     assert set(scores["suite_run_id"]) == {suite_run_id}
     assert set(scores["system_id"]) == {"und_analyst", "und_random"}
