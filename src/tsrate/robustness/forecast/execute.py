@@ -59,6 +59,7 @@ from tsrate.robustness.forecast.workers import (
 from tsrate.systems.base import (
     ForecastBatch,
     QuantileForecasts,
+    check_fallbacks,
     check_forecasts,
     check_quantiles,
 )
@@ -181,16 +182,17 @@ def forecast_partition(
     output = predict_quantiles(batch) if predict_quantiles is not None else system.predict(batch)
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
-    quantiles = None
+    quantiles, fallbacks = None, ()  # fallbacks: the last-value windows, recorded apart
     if isinstance(output, QuantileForecasts):
         quantiles = check_quantiles(system_id, batch, output.quantiles)
+        fallbacks = check_fallbacks(system_id, batch, output.fallbacks)
         output = output.point
     if isinstance(output, PartialForecasts):
         checked = check_partial_forecasts(system_id, batch, output)
     else:
         checked = check_forecasts(system_id, batch, output)
     if quantiles is not None:
-        checked = QuantileForecasts(checked, quantiles)
+        checked = QuantileForecasts(checked, quantiles, fallbacks)
     return checked, seconds, cpu_seconds, setup
 
 
