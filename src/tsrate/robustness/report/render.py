@@ -75,6 +75,7 @@ from tsrate.robustness.report.ratings import (  # noqa: F401
     rating_tables_section,
     separation_flag,
 )
+from tsrate.robustness.report.reading import fallback_note
 from tsrate.robustness.report.relative import leave_one_out_section, uncertainty_section
 from tsrate.robustness.report.sections import (  # noqa: F401
     overview_section,
@@ -126,6 +127,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         paper_study_section(data),
         overview_section(data),
         reading_paragraph(data),
+        fallback_note(data),  # the windows a system did not really forecast, if any
         study_section(data),
         summary_section(data),
         rating_tables_section(data),
