@@ -283,7 +283,10 @@ def _batch(contexts: list[list[float]], horizon: int = 2) -> ForecastBatch:
 
 def test_fracast_returns_each_window_with_too_few_values_as_a_fallback_with_its_reason():
     """Windows under fracast's 8 finite values never reach the model (no torch here)."""
-    short = [[1.0] * (MIN_FINITE - 1) + [np.nan] * 2, [np.nan] * (MIN_FINITE - 3) + [3.0, 4.0, 5.0, np.nan]]
+    short = [
+        [1.0] * (MIN_FINITE - 1) + [np.nan] * 2,
+        [np.nan] * (MIN_FINITE - 3) + [3.0, 4.0, 5.0, np.nan],
+    ]
     out = FracastSystem().predict_quantiles(_batch(short))
     assert [f.row for f in out.fallbacks] == [0, 1]
     assert out.fallbacks[1].reason == f"3 finite value(s), fracast needs at least {MIN_FINITE}"
