@@ -326,3 +326,23 @@ def test_a_partition_file_carries_the_fallback_windows(tmp_path):
     plain = dataclasses.replace(forecasts, fallbacks=())
     path = write_partition_file(tmp_path, partition, batch.window_end_dates, plain, 1.5)
     assert read_partition_file(path, partition, batch)[0].fallbacks == ()
+
+
+def test_imported_predictions_record_an_unknown_fallback_count(warehouse, good, tmp_path):
+    """tsrate cannot see whether an imported model fell back: its partitions read null."""
+    from tests.support.import_study import EXTERNAL_ROW, STUDY, write_csv
+    from tsrate.robustness.blackbox.predictions import import_forecasts
+    from tsrate.systems.registry import load_systems_seed
+
+    seed = pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    file = write_csv(tmp_path, good[good["perturbation_id"] == "P0"], "p0.csv")
+    with connect(warehouse) as con:
+        run = import_forecasts(
+            con, file, "external_demo", STUDY, baselines=False, systems_seed=seed
+        ).run_id
+        counts = con.execute(
+            "select p.n_fallback_windows from raw.forecast_partitions p join raw.run_partitions r "
+            "using (partition_key) where r.run_id = ?",
+            [run],
+        ).fetchall()
+    assert counts and counts == [(None,)] * len(counts)
