@@ -41,10 +41,10 @@ from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import transaction
 from tsrate.robustness.forecast.plan import (
+    LazyBatches,
     Partition,
     TickerSeries,
     load_series,
-    make_batch,
     order_partitions,
     plan_partitions,
     system_cost,
@@ -429,44 +429,6 @@ def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
         with contextlib.suppress(Exception):
             results._writer.close()
         manager.join(timeout=0.2)
-
-
-class LazyBatches(Mapping):
-    """The batch of each partition, built when first asked for and kept until
-    :meth:`release`: a study's batches are built one partition at a time instead of all at
-    once (500 tickers x 10 years x 12 partitions per ticker held 12 GB of batches before the
-    first forecast)."""
-
-    def __init__(self, study: Study, series: dict[str, TickerSeries], todo: list[Partition]):
-        self._study = study
-        self._series = series
-        self._todo = {p: None for p in todo}
-        self._built: dict[Partition, ForecastBatch] = {}
-
-    def __getitem__(self, partition: Partition) -> ForecastBatch:
-        if partition not in self._todo:
-            raise KeyError(partition)
-        batch = self._built.get(partition)
-        if batch is None:
-            batch = make_batch(
-                self._study, self._series[partition.ticker], partition.perturbation_id
-            )
-            self._built[partition] = batch
-        return batch
-
-    def __iter__(self) -> Iterator[Partition]:
-        return iter(self._todo)
-
-    def __len__(self) -> int:
-        return len(self._todo)
-
-    def release(self, partition: Partition) -> None:
-        """Forget a stored partition's batch (it is rebuilt if asked for again)."""
-        self._built.pop(partition, None)
-
-    @property
-    def n_held(self) -> int:
-        return len(self._built)
 
 
 def run_forecasts(
