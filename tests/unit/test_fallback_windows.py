@@ -24,7 +24,7 @@ from tsrate.config import load_companies
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.distributed import read_partition_file, write_partition_file
-from tsrate.robustness.forecast.execute import run_forecasts
+from tsrate.robustness.forecast.execute import run_forecasts, run_problems
 from tsrate.robustness.forecast.plan import Partition
 from tsrate.robustness.forecast.store import FinishedPartition, store_partition, store_partitions
 from tsrate.systems.base import (
@@ -122,6 +122,13 @@ def test_a_real_arima_run_records_exactly_the_windows_whose_fit_fails(fallback_r
         warehouse, "select count(*) from raw.forecast_fallbacks where system_id <> 'arima'"
     ) == [(0,)]
 
+    # the run says so (the summary, logged by the flow; `tsrate run` prints run_problems)
+    assert summary.fallback_windows == {"arima": len(expected)}
+    line = f"arima: {len(expected)} window(s) forecast by the last-value fallback, not the model"
+    assert any(problem.startswith(line) for problem in summary.describe_problems())
+    with connect(warehouse, read_only=True) as con:
+        assert run_problems(con, summary.run_id) == summary.describe_problems()
+
     # each partition counts its own fallback windows; naive has none (0, not unknown)
     partitions = read(
         warehouse,
@@ -169,6 +176,7 @@ def test_a_rerun_reuses_the_partitions_with_their_fallback_windows(fallback_run)
     with connect(warehouse) as con:
         second = run_forecasts(con, study(), load_companies(), workers=1, progress=print)
     assert second.computed == 0 and second.reused == first.partitions
+    assert second.fallback_windows == first.fallback_windows  # reused, still counted
     assert read(warehouse, "select * from raw.forecast_fallbacks order by all").equals(before)
     reused = rows(
         warehouse,

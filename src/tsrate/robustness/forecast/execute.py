@@ -89,14 +89,24 @@ class RunSummary:
     #: windows without a forecast (raw.forecast_failures) per system, in computed and reused
     #: partitions of the run
     failed_windows: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: windows a system forecast by its last-value fallback (raw.forecast_fallbacks) per
+    #: system, in computed and reused partitions of the run
+    fallback_windows: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def describe_problems(self) -> list[str]:
-        """One line per skipped system and per system with failed windows (for logs/CLI)."""
+        """One line per skipped system, per system with failed windows and per system with
+        fallback windows (for logs/CLI)."""
         lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
         lines += [
             f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
             "are left out of every system's scores, see marts.forecast_failures_summary)"
             for s, n in sorted(self.failed_windows.items())
+        ]
+        lines += [
+            f"{s}: {n} window(s) forecast by the last-value fallback, not the model (scored "
+            "as its forecasts; see staging.stg_forecast_fallbacks, "
+            "marts.forecast_failures_summary)"
+            for s, n in sorted(self.fallback_windows.items())
         ]
         return lines
 
@@ -118,14 +128,34 @@ def failed_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int
     )
 
 
+def fallback_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
+    """Windows forecast by a system's last-value fallback, per system, over the partitions
+    the run uses (none in a warehouse without raw.forecast_fallbacks)."""
+    try:
+        counts = con.execute(
+            "select system_id, count(*)::integer from raw.forecast_fallbacks "
+            "where partition_key in (select partition_key from raw.run_partitions "
+            "where run_id = ?) group by system_id order by system_id",
+            [run_id],
+        ).fetchall()
+    except duckdb.CatalogException:
+        return {}
+    return dict(counts)
+
+
 def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
-    """What a stored run skipped or failed, one line each (empty when nothing)."""
+    """What a stored run skipped, failed or fell back on, one line each (empty when nothing)."""
     skipped = dict(
         con.execute(
             "select system_id, reason from raw.run_skipped_systems where run_id = ?", [run_id]
         ).fetchall()
     )
-    stored = RunSummary(run_id, skipped_systems=skipped, failed_windows=failed_windows(con, run_id))
+    stored = RunSummary(
+        run_id,
+        skipped_systems=skipped,
+        failed_windows=failed_windows(con, run_id),
+        fallback_windows=fallback_windows(con, run_id),
+    )
     return stored.describe_problems()
 
 
@@ -658,5 +688,6 @@ def _run_forecasts(
                 raise
         _stop_resource_tracker()
     summary.failed_windows = failed_windows(con, run_id)
+    summary.fallback_windows = fallback_windows(con, run_id)
     summary.seconds = time.perf_counter() - started
     return summary
