@@ -102,13 +102,12 @@ class RunSummary:
             "are left out of every system's scores, see marts.forecast_failures_summary)"
             for s, n in sorted(self.failed_windows.items())
         ]
-        lines += [
+        return lines + [
             f"{s}: {n} window(s) forecast by the last-value fallback, not the model (scored "
             "as its forecasts; see staging.stg_forecast_fallbacks, "
             "marts.forecast_failures_summary)"
             for s, n in sorted(self.fallback_windows.items())
         ]
-        return lines
 
 
 def new_run_id() -> str:
