@@ -1,6 +1,8 @@
 {#- Failed windows per system and perturbation of the selected run, and what they cost
     every system's scores (see int_forecasts_selected: a window that any system failed is
-    left out for all systems and perturbations). -#}
+    left out for all systems and perturbations); and the windows a system did not really
+    forecast (its last-value fallback, scored as its forecast): null where some partition
+    of the cell was stored before fallbacks were recorded. -#}
 with
 
 selected_run as (
@@ -19,6 +21,10 @@ failures as (
     select * from {{ ref('stg_forecast_failures') }}
 ),
 
+fallbacks as (
+    select * from {{ ref('stg_forecast_fallbacks') }}
+),
+
 run_partition_list as (
     select
         selected_run.run_id,
@@ -27,6 +33,7 @@ run_partition_list as (
         partitions.ticker,
         partitions.perturbation_id,
         partitions.n_windows,
+        partitions.n_fallback_windows,
     from selected_run
     inner join run_partitions on run_partitions.run_id = selected_run.run_id
     inner join partitions on partitions.partition_key = run_partitions.partition_key
@@ -57,8 +64,20 @@ windows_per_cell as (
         system_id,
         perturbation_id,
         sum(n_windows) as n_windows,
+        -- known only when every partition of the cell recorded its fallbacks
+        count(*) = count(n_fallback_windows) as fallbacks_known,
     from run_partition_list
     group by run_id, system_id, perturbation_id
+),
+
+fallbacks_per_cell as (
+    select
+        run_partition_list.system_id,
+        run_partition_list.perturbation_id,
+        count(*) as n_fallback_windows,
+    from run_partition_list
+    inner join fallbacks on fallbacks.partition_key = run_partition_list.partition_key
+    group by run_partition_list.system_id, run_partition_list.perturbation_id
 ),
 
 excluded_per_cell as (
@@ -96,6 +115,14 @@ final as (
         cast(windows_per_cell.n_windows - excluded_per_cell.n_windows_excluded as bigint)
             as n_windows_rated,
         failures_per_cell.most_common_reason,
+        case
+            when windows_per_cell.fallbacks_known
+                then cast(coalesce(fallbacks_per_cell.n_fallback_windows, 0) as bigint)
+        end as n_fallback_windows,
+        case
+            when windows_per_cell.fallbacks_known
+                then coalesce(fallbacks_per_cell.n_fallback_windows, 0) / windows_per_cell.n_windows
+        end as fallback_share,
     from windows_per_cell
     inner join excluded_per_cell
         on excluded_per_cell.system_id = windows_per_cell.system_id
@@ -103,6 +130,9 @@ final as (
     left join failures_per_cell
         on failures_per_cell.system_id = windows_per_cell.system_id
         and failures_per_cell.perturbation_id = windows_per_cell.perturbation_id
+    left join fallbacks_per_cell
+        on fallbacks_per_cell.system_id = windows_per_cell.system_id
+        and fallbacks_per_cell.perturbation_id = windows_per_cell.perturbation_id
 )
 
 select * from final

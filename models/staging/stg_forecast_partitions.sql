@@ -16,6 +16,7 @@ renamed as (
         cast(n_rows as bigint) as n_rows,
         cast(seconds as double) as compute_seconds,
         cast(finished_at as timestamp) as finished_at,
+        cast(n_fallback_windows as integer) as n_fallback_windows,
     from source
 )
 

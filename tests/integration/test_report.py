@@ -173,6 +173,7 @@ def _mart_value(con, item: dict) -> float:
         "avg": f"avg({column})",
         "max": f"max({column})",
         "count_distinct": f"count(distinct {column})",
+        "sum": f"sum({column})",
     }[agg]
     rows = con.execute(
         f"select {select} from {item['data-mart']} where {condition}", params

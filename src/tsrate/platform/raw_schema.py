@@ -4,8 +4,9 @@ Raw tables are the only tables Python writes; dbt builds everything else from th
 definitions, in one place:
 
 * :data:`CORE_DDL` — the robustness core: prices, runs, windows, perturbed inputs, forecast
-  partitions, forecasts and quantiles, skipped systems, forecast failures, sentiment labels
-  (``raw.sentiments``) and trained model checkpoints;
+  partitions, forecasts and quantiles, skipped systems, forecast failures, fallback windows
+  (``raw.forecast_fallbacks``), sentiment labels (``raw.sentiments``) and trained model
+  checkpoints;
 * :data:`IMPORTED_SYSTEMS_DDL` — systems registered by an import of predictions (read by
   ``stg_systems``, so it exists before any import);
 * :data:`SUITE_RUNS_DDL` — one table of suite runs for every suite;
@@ -93,8 +94,13 @@ create table if not exists raw.forecast_partitions (
     n_windows integer not null,
     n_rows bigint not null,
     seconds double not null,
-    finished_at timestamp not null
+    finished_at timestamp not null,
+    n_fallback_windows integer
 );
+
+-- warehouses made before fallback windows were recorded: their partitions read null
+-- (unknown), not 0
+alter table raw.forecast_partitions add column if not exists n_fallback_windows integer;
 
 create table if not exists raw.run_partitions (
     run_id varchar not null,
@@ -150,6 +156,18 @@ create table if not exists raw.forecast_failures (
     perturbation_id varchar not null,
     reason varchar not null,
     raw_text varchar not null,
+    recorded_at timestamp not null,
+    primary key (partition_key, window_end_date)
+);
+
+create table if not exists raw.forecast_fallbacks (
+    run_id varchar not null,
+    partition_key varchar not null,
+    system_id varchar not null,
+    ticker varchar not null,
+    window_end_date date not null,
+    perturbation_id varchar not null,
+    reason varchar not null,
     recorded_at timestamp not null,
     primary key (partition_key, window_end_date)
 );

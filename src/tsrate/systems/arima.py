@@ -25,6 +25,8 @@ of each step's forecast (statsmodels' ``get_forecast``); a fallback window has n
 Fallbacks (counted in ``fallbacks``): a window whose fit fails (a non-finite forecast, a
 singular matrix, a series too short for statsmodels' start values) forecasts its last
 observed value; a window with no observed value at all is missing (NaN), as naive's is.
+Each last-value window is returned with its reason (``QuantileForecasts.fallbacks``) and
+stored in ``raw.forecast_fallbacks``: it is scored as ARIMA's forecast, and the marts say so.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ import warnings
 
 import numpy as np
 
-from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
+from tsrate.systems.base import (
+    QUANTILE_LEVELS,
+    Availability,
+    ForecastBatch,
+    QuantileForecasts,
+    WindowFallback,
+)
 
 #: warm vs cold fits: the median over windows of the relative forecast difference is below
 #: this (measured: 0.000 % over 720 windows of the default study, 0.11 % on AAPL P3 alone)
@@ -112,6 +120,7 @@ class ArimaSystem:
         out = np.empty((batch.n_windows, batch.horizon))
         quantiles = np.full((batch.n_windows, batch.horizon, len(z)), np.nan)
         start = None
+        fallbacks: list[WindowFallback] = []
         for row, context in enumerate(batch.contexts):
             if np.isnan(context).all():  # nothing to fit: SARIMAX would forecast its prior, 0
                 self.fallbacks += 1
@@ -129,13 +138,23 @@ class ArimaSystem:
                     spread = np.sqrt(np.asarray(predicted.var_pred_mean, dtype=float))
                     if np.all(np.isfinite(spread)):
                         quantiles[row] = forecast[:, None] + spread[:, None] * z[None, :]
-                except (ValueError, np.linalg.LinAlgError, IndexError):
+                except (ValueError, np.linalg.LinAlgError, IndexError) as exc:
                     # IndexError: statsmodels' start values on a series too short to fit
                     start = None
                     self.fallbacks += 1
                     observed = context[~np.isnan(context)]
                     out[row] = observed[-1] if len(observed) else np.nan
-        return QuantileForecasts(out, quantiles)
+                    fallbacks.append(WindowFallback(row, fallback_reason(exc)))
+        return QuantileForecasts(out, quantiles, tuple(fallbacks))
+
+
+def fallback_reason(exc: BaseException) -> str:
+    """Why a window's fit failed, in one line (stored with the fallback window)."""
+    if isinstance(exc, IndexError):
+        return "the context is too short for statsmodels' start values"
+    if isinstance(exc, np.linalg.LinAlgError):
+        return f"singular matrix in the fit ({exc})"
+    return f"the fit failed ({exc})"
 
 
 def worker_imports() -> None:

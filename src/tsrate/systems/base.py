@@ -91,6 +91,16 @@ QUANTILE_LEVELS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.
 
 
 @dataclasses.dataclass(frozen=True)
+class WindowFallback:
+    """A window the system did not really forecast: its model failed there (e.g. ARIMA's fit)
+    and it gave the last observed value instead. The forecast is stored and scored as the
+    system's; the window is recorded in ``raw.forecast_fallbacks`` so that analysts see it."""
+
+    row: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
 class QuantileForecasts:
     """Point forecasts with quantile forecasts beside them.
 
@@ -98,11 +108,26 @@ class QuantileForecasts:
     forecasts); ``quantiles`` is (windows × horizon × len(QUANTILE_LEVELS)), level by level
     as :data:`QUANTILE_LEVELS`. A window whose quantiles are all NaN has none (e.g. ARIMA's
     fallback windows); it gets null probabilistic metrics, never a made-up interval.
-    Quantiles are stored as the system gives them (not re-sorted).
+    Quantiles are stored as the system gives them (not re-sorted). ``fallbacks``: the
+    windows the system gave its last-value fallback for (:class:`WindowFallback`).
     """
 
     point: object
     quantiles: np.ndarray
+    fallbacks: tuple[WindowFallback, ...] = ()
+
+
+def check_fallbacks(
+    system_id: str, batch: ForecastBatch, fallbacks: tuple[WindowFallback, ...]
+) -> tuple[WindowFallback, ...]:
+    """Validate fallback windows (distinct windows of the batch); returns them by row."""
+    where = f"system {system_id!r}, ticker {batch.ticker}, perturbation {batch.perturbation_id}"
+    rows = [fallback.row for fallback in fallbacks]
+    if len(set(rows)) != len(rows):
+        raise ForecastOutputError(f"{where}: a window is reported as a fallback twice")
+    if any(not 0 <= row < batch.n_windows for row in rows):
+        raise ForecastOutputError(f"{where}: a fallback names a window outside the batch")
+    return tuple(sorted(fallbacks, key=lambda fallback: fallback.row))
 
 
 def check_quantiles(system_id: str, batch: ForecastBatch, quantiles: object) -> np.ndarray:

@@ -8,7 +8,8 @@ offline. What the model does with our windows (read from fracast 0.1.0's source)
   min/max before the network and back after.
 - It needs at least 8 finite values per window, else it rejects the whole batch. Such a
   window (none in this project's P0–P3 studies) gets the last observed value instead and
-  is counted in ``fallbacks``, like ARIMA's failed fits.
+  is counted in ``fallbacks``, like ARIMA's failed fits, and returned as a fallback window
+  (``QuantileForecasts.fallbacks``, stored in ``raw.forecast_fallbacks``).
 - Missing values (P3): the model takes NaN natively. A non-finite input is masked out:
   the encoder sees 0 with a "not observed" coverage flag at that position, and its
   periodogram (season detection) uses the window's mean of observed values there. So no
@@ -53,7 +54,13 @@ import os
 import numpy as np
 
 from tsrate import TsrateError
-from tsrate.systems.base import QUANTILE_LEVELS, Availability, ForecastBatch, QuantileForecasts
+from tsrate.systems.base import (
+    QUANTILE_LEVELS,
+    Availability,
+    ForecastBatch,
+    QuantileForecasts,
+    WindowFallback,
+)
 
 INSTALL_HINT = (
     "install the CPU build of torch first, then fracast: "
@@ -180,15 +187,18 @@ class FracastSystem:
         quantiles = np.full((batch.n_windows, batch.horizon, len(QUANTILE_LEVELS)), np.nan)
         finite = np.isfinite(contexts)
         usable = finite.sum(axis=1) >= MIN_FINITE
+        fallbacks = []
         for row in np.flatnonzero(~usable):
             self.fallbacks += 1
             observed = contexts[row][finite[row]]
             out[row] = observed[-1] if len(observed) else np.nan
+            reason = f"{len(observed)} finite value(s), fracast needs at least {MIN_FINITE}"
+            fallbacks.append(WindowFallback(int(row), reason))
         rows = np.flatnonzero(usable)
         if len(rows):
             quantiles[rows] = self.forecast_quantiles(contexts[rows], batch.horizon)
             out[rows] = quantiles[rows][:, :, QUANTILE_LEVELS.index(0.5)]
-        return QuantileForecasts(out, quantiles)
+        return QuantileForecasts(out, quantiles, tuple(fallbacks))
 
     # -- model -----------------------------------------------------------------------------
 

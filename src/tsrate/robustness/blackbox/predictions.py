@@ -238,6 +238,7 @@ def import_forecasts(
             ticker_series.window_end_dates,
             forecasts_array,
             0.0,
+            fallbacks_known=False,  # an imported model's fallbacks are not known here
         )
         summary.computed += 1
     # the file as it can be found again later: `tsrate systems` lists it from any folder

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from tsrate import TsrateError
 from tsrate.config import project_vars
-from tsrate.systems.base import ForecastBatch, QuantileForecasts
+from tsrate.systems.base import ForecastBatch, QuantileForecasts, WindowFallback
 
 DASK_ADDRESS = "TSRATE_DASK_ADDRESS"
 PARTITION_DIR = "TSRATE_PARTITION_DIR"
@@ -98,9 +98,11 @@ def write_partition_file(
     ``forecasts`` is an array, or partial forecasts (``.values`` array, ``.failures`` of
     windows without a forecast, as tsrate.systems.failures defines); failures travel in the
     file's metadata. Quantile forecasts (``.point`` and ``.quantiles``, as
-    tsrate.systems.base.QuantileForecasts) travel as one column per level.
+    tsrate.systems.base.QuantileForecasts) travel as one column per level, their fallback
+    windows in the metadata.
     """
     quantiles = getattr(forecasts, "quantiles", None)
+    fallbacks = [dataclasses.asdict(f) for f in getattr(forecasts, "fallbacks", ())]
     forecasts = getattr(forecasts, "point", forecasts)
     failures = [dataclasses.asdict(f) for f in getattr(forecasts, "failures", ())]
     forecasts = np.asarray(getattr(forecasts, "values", forecasts), dtype=float)
@@ -127,6 +129,7 @@ def write_partition_file(
         "horizon": horizon,
         "seconds": seconds,
         "failures": failures,
+        **({"fallbacks": fallbacks} if fallbacks else {}),
     }
     table = table.replace_schema_metadata({_METADATA_KEY: json.dumps(meta).encode()})
     path = partition_file(folder, partition.input_key)
@@ -178,7 +181,8 @@ def read_partition_file(
     )
     if columns:
         quantiles = frame[columns].to_numpy(dtype=float).reshape(n_windows, horizon, len(columns))
-        forecasts = QuantileForecasts(forecasts, quantiles)
+        fallbacks = tuple(WindowFallback(**f) for f in meta.get("fallbacks", ()))
+        forecasts = QuantileForecasts(forecasts, quantiles, fallbacks)
     return forecasts, float(meta["seconds"])
 
 

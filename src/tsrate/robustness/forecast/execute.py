@@ -41,10 +41,10 @@ from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import transaction
 from tsrate.robustness.forecast.plan import (
+    LazyBatches,
     Partition,
     TickerSeries,
     load_series,
-    make_batch,
     order_partitions,
     plan_partitions,
     system_cost,
@@ -59,6 +59,7 @@ from tsrate.robustness.forecast.workers import (
 from tsrate.systems.base import (
     ForecastBatch,
     QuantileForecasts,
+    check_fallbacks,
     check_forecasts,
     check_quantiles,
 )
@@ -88,16 +89,25 @@ class RunSummary:
     #: windows without a forecast (raw.forecast_failures) per system, in computed and reused
     #: partitions of the run
     failed_windows: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: windows a system forecast by its last-value fallback (raw.forecast_fallbacks) per
+    #: system, in computed and reused partitions of the run
+    fallback_windows: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def describe_problems(self) -> list[str]:
-        """One line per skipped system and per system with failed windows (for logs/CLI)."""
+        """One line per skipped system, per system with failed windows and per system with
+        fallback windows (for logs/CLI)."""
         lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
         lines += [
             f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
             "are left out of every system's scores, see marts.forecast_failures_summary)"
             for s, n in sorted(self.failed_windows.items())
         ]
-        return lines
+        return lines + [
+            f"{s}: {n} window(s) forecast by the last-value fallback, not the model (scored "
+            "as its forecasts; see staging.stg_forecast_fallbacks, "
+            "marts.forecast_failures_summary)"
+            for s, n in sorted(self.fallback_windows.items())
+        ]
 
 
 def new_run_id() -> str:
@@ -117,14 +127,34 @@ def failed_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int
     )
 
 
+def fallback_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
+    """Windows forecast by a system's last-value fallback, per system, over the partitions
+    the run uses (none in a warehouse without raw.forecast_fallbacks)."""
+    try:
+        counts = con.execute(
+            "select system_id, count(*)::integer from raw.forecast_fallbacks "
+            "where partition_key in (select partition_key from raw.run_partitions "
+            "where run_id = ?) group by system_id order by system_id",
+            [run_id],
+        ).fetchall()
+    except duckdb.CatalogException:
+        return {}
+    return dict(counts)
+
+
 def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
-    """What a stored run skipped or failed, one line each (empty when nothing)."""
+    """What a stored run skipped, failed or fell back on, one line each (empty when nothing)."""
     skipped = dict(
         con.execute(
             "select system_id, reason from raw.run_skipped_systems where run_id = ?", [run_id]
         ).fetchall()
     )
-    stored = RunSummary(run_id, skipped_systems=skipped, failed_windows=failed_windows(con, run_id))
+    stored = RunSummary(
+        run_id,
+        skipped_systems=skipped,
+        failed_windows=failed_windows(con, run_id),
+        fallback_windows=fallback_windows(con, run_id),
+    )
     return stored.describe_problems()
 
 
@@ -181,16 +211,17 @@ def forecast_partition(
     output = predict_quantiles(batch) if predict_quantiles is not None else system.predict(batch)
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
-    quantiles = None
+    quantiles, fallbacks = None, ()  # fallbacks: the last-value windows, recorded apart
     if isinstance(output, QuantileForecasts):
         quantiles = check_quantiles(system_id, batch, output.quantiles)
+        fallbacks = check_fallbacks(system_id, batch, output.fallbacks)
         output = output.point
     if isinstance(output, PartialForecasts):
         checked = check_partial_forecasts(system_id, batch, output)
     else:
         checked = check_forecasts(system_id, batch, output)
     if quantiles is not None:
-        checked = QuantileForecasts(checked, quantiles)
+        checked = QuantileForecasts(checked, quantiles, fallbacks)
     return checked, seconds, cpu_seconds, setup
 
 
@@ -429,44 +460,6 @@ def _kill_pool(pool: concurrent.futures.ProcessPoolExecutor) -> None:
         manager.join(timeout=0.2)
 
 
-class LazyBatches(Mapping):
-    """The batch of each partition, built when first asked for and kept until
-    :meth:`release`: a study's batches are built one partition at a time instead of all at
-    once (500 tickers x 10 years x 12 partitions per ticker held 12 GB of batches before the
-    first forecast)."""
-
-    def __init__(self, study: Study, series: dict[str, TickerSeries], todo: list[Partition]):
-        self._study = study
-        self._series = series
-        self._todo = {p: None for p in todo}
-        self._built: dict[Partition, ForecastBatch] = {}
-
-    def __getitem__(self, partition: Partition) -> ForecastBatch:
-        if partition not in self._todo:
-            raise KeyError(partition)
-        batch = self._built.get(partition)
-        if batch is None:
-            batch = make_batch(
-                self._study, self._series[partition.ticker], partition.perturbation_id
-            )
-            self._built[partition] = batch
-        return batch
-
-    def __iter__(self) -> Iterator[Partition]:
-        return iter(self._todo)
-
-    def __len__(self) -> int:
-        return len(self._todo)
-
-    def release(self, partition: Partition) -> None:
-        """Forget a stored partition's batch (it is rebuilt if asked for again)."""
-        self._built.pop(partition, None)
-
-    @property
-    def n_held(self) -> int:
-        return len(self._built)
-
-
 def run_forecasts(
     con: duckdb.DuckDBPyConnection,
     study: Study,
@@ -694,5 +687,6 @@ def _run_forecasts(
                 raise
         _stop_resource_tracker()
     summary.failed_windows = failed_windows(con, run_id)
+    summary.fallback_windows = fallback_windows(con, run_id)
     summary.seconds = time.perf_counter() - started
     return summary

@@ -1,5 +1,6 @@
-"""Storing computed partitions: forecast rows, quantiles, failed windows and the partition
-records, in one transaction per call (all or nothing; see :func:`store_partitions`)."""
+"""Storing computed partitions: forecast rows, quantiles, failed windows, fallback windows
+and the partition records, in one transaction per call (all or nothing; see
+:func:`store_partitions`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pyarrow as pa
 
 from tsrate.platform.warehouse import transaction
 from tsrate.robustness.forecast.plan import Partition
-from tsrate.systems.base import QUANTILE_LEVELS, QuantileForecasts
+from tsrate.systems.base import QUANTILE_LEVELS, QuantileForecasts, WindowFallback
 from tsrate.systems.failures import PartialForecasts, WindowFailure
 
 #: the columns of raw.forecast_quantiles holding each level (q10 = the 0.1 quantile)
@@ -34,7 +35,9 @@ class FinishedPartition:
     """One computed partition waiting to be stored: its forecasts as the system returned them
     (an array, or :class:`PartialForecasts` / :class:`QuantileForecasts`) and its time:
     wall ``seconds`` (stored), ``cpu_seconds`` and the worker's one-time ``setup_seconds``
-    (reported, not stored)."""
+    (reported, not stored). ``fallbacks_known``: whether the forecasts say which windows
+    were last-value fallbacks (tsrate's own systems do; imported predictions cannot, so
+    their partitions record an unknown count, null, not 0)."""
 
     partition: Partition
     partition_key: str
@@ -43,6 +46,7 @@ class FinishedPartition:
     seconds: float
     cpu_seconds: float | None = None
     setup_seconds: float = 0.0
+    fallbacks_known: bool = True
 
 
 def store_partition(
@@ -53,11 +57,17 @@ def store_partition(
     window_end_dates: np.ndarray,
     forecasts_array: np.ndarray | PartialForecasts,
     seconds: float,
+    fallbacks_known: bool = True,
 ) -> int:
     """Store one partition in one transaction (see :func:`store_partitions`); returns the
     forecast rows stored."""
     finished = FinishedPartition(
-        partition, partition_key, window_end_dates, forecasts_array, seconds
+        partition,
+        partition_key,
+        window_end_dates,
+        forecasts_array,
+        seconds,
+        fallbacks_known=fallbacks_known,
     )
     return store_partitions(con, run_id, [finished])[0]
 
@@ -68,7 +78,10 @@ def store_partitions(
     """Store finished partitions in ONE transaction: all of them or none. Failed windows (a
     :class:`PartialForecasts`) go to ``raw.forecast_failures`` with their raw output and
     reason, not to ``raw.forecasts``; quantiles (a :class:`QuantileForecasts`) go to
-    ``raw.forecast_quantiles`` for the windows that have them. Rows land in the order of
+    ``raw.forecast_quantiles`` for the windows that have them. Windows a system gave its
+    last-value fallback for (``QuantileForecasts.fallbacks``) stay in ``raw.forecasts`` as
+    its forecasts and are listed in ``raw.forecast_fallbacks``; the partition record counts
+    them (``n_fallback_windows``; null when the forecasts cannot say). Rows land in the order of
     ``finished``, as one insert per table (a commit costs a WAL sync: storing the fast
     baselines' partitions one by one was most of the parent's time). Returns the forecast
     rows stored per partition.
@@ -80,13 +93,15 @@ def store_partitions(
     forecast workers share."""
     forecasts = _Rows(run_id)
     quantiles = _Rows(run_id)
-    failure_rows, partition_rows, stored = [], [], []
+    failure_rows, fallback_rows, partition_rows, stored = [], [], [], []
     for entry in finished:
         partition, forecasts_array = entry.partition, entry.forecasts
         window_end_dates = np.asarray(entry.window_end_dates)
         quantile_values = None
+        fallbacks: tuple[WindowFallback, ...] = ()
         if isinstance(forecasts_array, QuantileForecasts):
             quantile_values = forecasts_array.quantiles
+            fallbacks = forecasts_array.fallbacks
             forecasts_array = forecasts_array.point
         failures: tuple[WindowFailure, ...] = ()
         if isinstance(forecasts_array, PartialForecasts):
@@ -109,6 +124,19 @@ def store_partitions(
             )
             for f in failures
         ]
+        fallbacks = tuple(f for f in fallbacks if f.row not in failed)  # stored windows only
+        fallback_rows += [
+            (
+                run_id,
+                entry.partition_key,
+                partition.system_id,
+                partition.ticker,
+                pd.Timestamp(window_end_dates[f.row]).date(),
+                partition.perturbation_id,
+                f.reason,
+            )
+            for f in fallbacks
+        ]
         if quantile_values is not None:
             rows = quantile_rows(quantile_values, failed)
             if len(rows):
@@ -130,6 +158,7 @@ def store_partitions(
                 n_windows,
                 n_rows,
                 entry.seconds,
+                len(fallbacks) if entry.fallbacks_known else None,
             )
         )
         stored.append(n_rows)
@@ -142,11 +171,17 @@ def store_partitions(
                 "(?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
                 failure_rows,
             )
+        if fallback_rows:
+            con.executemany(
+                "insert into raw.forecast_fallbacks values (?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+                fallback_rows,
+            )
         forecasts.insert(con, "raw.forecasts", ("forecast",))
         quantiles.insert(con, "raw.forecast_quantiles", QUANTILE_COLUMNS)
         con.executemany(
-            "insert into raw.forecast_partitions values "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+            "insert into raw.forecast_partitions (partition_key, input_key, run_id, system_id, "
+            "ticker, perturbation_id, n_windows, n_rows, seconds, n_fallback_windows, "
+            "finished_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
             partition_rows,
         )
         con.executemany(

@@ -156,6 +156,9 @@ class ReportData:
     leave_one_out: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     #: marts.window_leakage summed per system (n_windows, n_flagged, n_known, basis, reason)
     leakage: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: marts.forecast_failures_summary: failed and fallback windows per system and
+    #: perturbation (empty: a snapshot without it)
+    forecast_failures: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     #: the robustness outcome of the marts' default view (var robustness_outcome: the paper's
     #: R^max unless the build set another); ratings and rating_stability are read at it
     default_outcome: str = PAPER_OUTCOME
@@ -337,6 +340,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             uncertainty_effects=uncertainty,
             leave_one_out=mart("rating_leave_one_out"),
             leakage=leakage,
+            forecast_failures=mart("forecast_failures_summary"),
             default_outcome=default_outcome,
         )
     finally:

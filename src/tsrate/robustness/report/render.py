@@ -45,6 +45,7 @@ from tsrate.robustness.report.data import (  # noqa: F401  (re-exported: the rep
     default_report_path,
     load_report_data,
 )
+from tsrate.robustness.report.fallbacks import fallback_note
 from tsrate.robustness.report.figures import (  # noqa: F401
     confounder_section,
     forecast_chart,
@@ -126,6 +127,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         paper_study_section(data),
         overview_section(data),
         reading_paragraph(data),
+        fallback_note(data),  # the windows a system did not really forecast, if any
         study_section(data),
         summary_section(data),
         rating_tables_section(data),
