@@ -15,10 +15,21 @@ selected as (
 
 runs as (
     {#- only the sensitivity models and seeds: the default point is a main-study variant
-        that every model and seed also trained -#}
-    select runs.*
-    from {{ ref('int_interp_runs_selected') }} as runs
-    inner join selected on selected.suite_run_id = runs.suite_run_id
+        that every model and seed also trained. Read from the suite run's units, not
+        int_interp_runs_selected, which keeps a main-study variant's main seeds only -#}
+    select
+        units.suite_run_id,
+        runs.variant_key,
+        variants.dataset_id,
+        variants.variant_id,
+        runs.model_id,
+        runs.seed,
+        runs.test_mse,
+    from {{ ref('stg_interp_suite_run_units') }} as units
+    inner join selected on selected.suite_run_id = units.suite_run_id
+    inner join {{ ref('stg_interp_runs') }} as runs on runs.run_key = units.run_key
+    inner join {{ ref('stg_interp_variants') }} as variants
+        on variants.variant_key = runs.variant_key
     where list_contains(selected.sensitivity_models, runs.model_id)
         and list_contains(selected.sensitivity_seeds, runs.seed)
 ),
