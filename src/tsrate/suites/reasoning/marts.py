@@ -270,24 +270,37 @@ def rating_scores(
     accuracy: pd.DataFrame, errors: pd.DataFrame, context: pd.DataFrame
 ) -> pd.DataFrame:
     """The long score table the suite rates (suite_run_id, system_id, metric, task,
-    raw_score), from the marts rsn_task_accuracy (accuracy per choice task; series_gap per
-    qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition, task
-    ``forecast_<condition>``) and rsn_context_effects (context_gain, task ``forecast``)."""
+    raw_score, unrated_reason), from the marts rsn_task_accuracy (accuracy per choice task;
+    series_gap per qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition,
+    task ``forecast_<condition>``) and rsn_context_effects (context_gain, task
+    ``forecast``). A system that forecast fewer items of a condition than the most any
+    system did (``--fracast N``) keeps its scores but is held back from the ranking
+    (``unrated_reason``): its mean is over other, possibly easier, items."""
     keys = ["suite_run_id", "system_id"]
     qa = accuracy[accuracy["task"].isin(["qa_single", "qa_two", "qa_perturbed"])]
+    errors = errors.assign(unrated_reason=None)
+    if "n_items" in errors.columns and len(errors):
+        # a mean over fewer items (``--fracast N``) is not comparable with the others'
+        most = errors.groupby(["suite_run_id", "condition"])["n_items"].transform("max")
+        fewer = errors["n_items"] < most
+        errors.loc[fewer, "unrated_reason"] = [
+            f"forecast {n} of the {m} forecasting items: its mean is over other items than "
+            "the other systems' (not ranked)"
+            for n, m in zip(errors.loc[fewer, "n_items"], most[fewer], strict=True)
+        ]
     return pd.concat(
         [
             accuracy[keys].assign(
                 metric="accuracy", task=accuracy["task"], raw_score=accuracy["accuracy"]
             ),
             qa[keys].assign(metric="series_gap", task=qa["task"], raw_score=qa["series_gap"]),
-            errors[keys].assign(
+            errors[[*keys, "unrated_reason"]].assign(
                 metric="mae", task="forecast_" + errors["condition"], raw_score=errors["mae"]
             ),
-            errors[keys].assign(
+            errors[[*keys, "unrated_reason"]].assign(
                 metric="mse", task="forecast_" + errors["condition"], raw_score=errors["mse"]
             ),
-            errors[keys].assign(
+            errors[[*keys, "unrated_reason"]].assign(
                 metric="crps", task="forecast_" + errors["condition"], raw_score=errors["crps"]
             ),
             context[keys].assign(
