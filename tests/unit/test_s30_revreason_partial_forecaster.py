@@ -73,3 +73,54 @@ def test_systems_of_every_item_are_rated_as_before():
     # the only system of its group: ranked (the kit rates no lone system on an open scale)
     assert list(group["system_id"]) == ["context_rule"] and list(group["rank"]) == [1]
     assert "forecasting items" not in str(group["rating_reason"].iloc[0])
+
+
+def test_a_held_back_forecaster_does_not_move_the_others_stability():
+    # per item MAE: fracast forecast only i1 and i2, where it beats everyone
+    per_item = {
+        "naive": [1.0, 1.2, 6.0, 9.0],
+        "arima": [1.1, 1.3, 5.0, 9.5],
+        "median": [2.0, 2.2, 8.0, 8.0],
+        "fracast": [0.2, 0.3, None, None],
+    }
+    rows = [
+        (system, f"i{k + 1}", value)
+        for system, values in per_item.items()
+        for k, value in enumerate(values)
+        if value is not None
+    ]
+    values = pd.DataFrame(rows, columns=["system_id", "item_id", "value"]).assign(
+        suite_run_id=RUN, metric="mae", task="forecast_without_context"
+    )
+    means = values.groupby("system_id")["value"].agg(["mean", "size"])
+    errors = pd.DataFrame(
+        {
+            "suite_run_id": RUN,
+            "system_id": list(means.index),
+            "condition": "without_context",
+            "mae": means["mean"].to_numpy(),
+            "mse": means["mean"].to_numpy(),
+            "crps": means["mean"].to_numpy(),
+            "n_items": means["size"].to_numpy(),
+        }
+    )
+    empty = pd.DataFrame(columns=["suite_run_id", "system_id", "task", "accuracy", "series_gap"])
+    context = pd.DataFrame(columns=["suite_run_id", "system_id", "mae_gain"])
+    ratings = marts.rating_table(marts.rating_scores(empty, errors, context), 3)
+    ratings = ratings[ratings["metric"] == "mae"]
+    assert ratings.set_index("system_id")["rating"].isna().to_dict()["fracast"]
+    got = marts.rating_stability_table(values, ratings, 3, 300, 0).set_index("system_id")
+    # the same three systems with fracast never run: their shares must not differ
+    alone = marts.rating_stability_table(
+        values[values["system_id"] != "fracast"],
+        ratings[ratings["system_id"] != "fracast"],
+        3,
+        300,
+        0,
+    ).set_index("system_id")
+    for system in ("naive", "arima", "median"):
+        assert got.loc[system, "share_at_rating"] == alone.loc[system, "share_at_rating"], system
+    # the held-back system keeps its row, without a share; its score is undefined in the
+    # resamples that draw neither i1 nor i2 (P = (2/4)^4 = 1/16 of them)
+    assert pd.isna(got.loc["fracast", "share_at_rating"])
+    assert 0.03 < got.loc["fracast", "n_resamples_undefined"] / 300 < 0.10
