@@ -270,24 +270,37 @@ def rating_scores(
     accuracy: pd.DataFrame, errors: pd.DataFrame, context: pd.DataFrame
 ) -> pd.DataFrame:
     """The long score table the suite rates (suite_run_id, system_id, metric, task,
-    raw_score), from the marts rsn_task_accuracy (accuracy per choice task; series_gap per
-    qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition, task
-    ``forecast_<condition>``) and rsn_context_effects (context_gain, task ``forecast``)."""
+    raw_score, unrated_reason), from the marts rsn_task_accuracy (accuracy per choice task;
+    series_gap per qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition,
+    task ``forecast_<condition>``) and rsn_context_effects (context_gain, task
+    ``forecast``). A system that forecast fewer items of a condition than the most any
+    system did (``--fracast N``) keeps its scores but is held back from the ranking
+    (``unrated_reason``): its mean is over other, possibly easier, items."""
     keys = ["suite_run_id", "system_id"]
     qa = accuracy[accuracy["task"].isin(["qa_single", "qa_two", "qa_perturbed"])]
+    errors = errors.assign(unrated_reason=None)
+    if "n_items" in errors.columns and len(errors):
+        # a mean over fewer items (``--fracast N``) is not comparable with the others'
+        most = errors.groupby(["suite_run_id", "condition"])["n_items"].transform("max")
+        fewer = errors["n_items"] < most
+        errors.loc[fewer, "unrated_reason"] = [
+            f"forecast {n} of the {m} forecasting items: its mean is over other items than "
+            "the other systems' (not ranked)"
+            for n, m in zip(errors.loc[fewer, "n_items"], most[fewer], strict=True)
+        ]
     return pd.concat(
         [
             accuracy[keys].assign(
                 metric="accuracy", task=accuracy["task"], raw_score=accuracy["accuracy"]
             ),
             qa[keys].assign(metric="series_gap", task=qa["task"], raw_score=qa["series_gap"]),
-            errors[keys].assign(
+            errors[[*keys, "unrated_reason"]].assign(
                 metric="mae", task="forecast_" + errors["condition"], raw_score=errors["mae"]
             ),
-            errors[keys].assign(
+            errors[[*keys, "unrated_reason"]].assign(
                 metric="mse", task="forecast_" + errors["condition"], raw_score=errors["mse"]
             ),
-            errors[keys].assign(
+            errors[[*keys, "unrated_reason"]].assign(
                 metric="crps", task="forecast_" + errors["condition"], raw_score=errors["crps"]
             ),
             context[keys].assign(
@@ -403,14 +416,25 @@ def rating_stability_table(
                 warnings.simplefilter("ignore", RuntimeWarning)
                 means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
             draws.append(dict(zip(wide.columns, means, strict=True)))
-        records += kit.stability_records(
-            {"suite_run_id": suite_run_id, "metric": metric, "task": task},
-            published_rows,
-            "system_id",
-            draws,
-            levels,
-            kit.metric_rule(spec, metric),
-            {"n_resamples": resamples, "n_items": len(matrix)},
+        # a system held back from the ranking (no rank: rating_scores' unrated_reason) is
+        # re-rated apart, so it moves none of the others' resampled ratings
+        held = (
+            published_rows["rank"].isna()
+            if "rank" in published_rows
+            else pd.Series(False, index=published_rows.index)
         )
+        for rows in (published_rows[~held], published_rows[held]):
+            if rows.empty:
+                continue
+            names = set(rows["system_id"])
+            records += kit.stability_records(
+                {"suite_run_id": suite_run_id, "metric": metric, "task": task},
+                rows,
+                "system_id",
+                [{s: v for s, v in d.items() if s in names} for d in draws],
+                levels,
+                kit.metric_rule(spec, metric),
+                {"n_resamples": resamples, "n_items": len(matrix)},
+            )
     keys = ["suite_run_id", "metric", "task"]
     return kit.stability_table(records, keys, "system_id", ["n_resamples", "n_items"])

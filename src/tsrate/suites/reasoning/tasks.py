@@ -24,8 +24,9 @@ prompt hash, so editing a template re-asks.
 
 Parsing is strict (:func:`parse_choice`): the reply must name exactly one option letter,
 as the whole reply ("B", "(B)", "B."), as a stated answer ("Answer: B", "the answer is
-B") or at the start of a restated option ("B. about 547 units"). Anything else, or two
-different letters, is unparseable; the raw text and the reason are stored and counted.
+B") or at the start of a restated option ("B. about 547 units"). A lowercase "a" followed
+by a word ("the answer is a steady rise") is the article, not option A. Anything else, or
+two different letters, is unparseable; the raw text and the reason are stored and counted.
 Forecasts are decoded with :func:`tsrate.suites.reasoning.encoding.decode`.
 """
 
@@ -223,11 +224,20 @@ def parse_choice(reply: str | None, n_options: int) -> int:
     alone = re.fullmatch(rf"\(?([{letters}])\)?[.):]?", body, re.IGNORECASE)
     if alone:
         return letters.index(alone.group(1).upper())
-    stated = re.findall(
-        rf"\b(?:answer|option|choice)\s*(?:is|:)?\s*:?\s*\**\(?([{letters}])\)?(?![\w])",
-        body,
-        re.IGNORECASE,
-    )
+    stated = [
+        match.group(1)
+        for match in re.finditer(
+            rf"\b(?:answer|option|choice)\s*(?:is|:)?\s*:?\s*\**\(?([{letters}])\)?(?![\w])",
+            body,
+            re.IGNORECASE,
+        )
+        # "the answer is a steady rise": the article, not option A
+        if not (
+            match.group(1) == "a"
+            and match.end() == match.end(1)
+            and re.match(r"\s+\w", body[match.end() :])
+        )
+    ]
     named = sorted({letter.upper() for letter in stated})
     if len(named) == 1:
         return letters.index(named[0])
