@@ -12,6 +12,7 @@ must not move or vanish with raw.prices.
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import pytest
 
@@ -110,3 +111,30 @@ def test_a_merged_day_does_not_become_a_target_day_of_the_leakage_flags(tmp_path
         list(zip(after["window_end_date"].dt.date, after["in_training_data"], strict=True))
         == expected
     )
+
+
+def test_a_merged_day_leaves_the_uncertainty_clusters_in_place(tmp_path, dbt_target):
+    # The run's AAPL windows are consecutive origins of its series (stride 1): positions
+    # 0 .. n - 1 in ceil(n / horizon) clusters of `horizon` origins. A day merged into
+    # raw.prices after the run must change neither the clusters nor the interval.
+    warehouse, day = _warehouse_lacking_a_day(tmp_path)
+    run_id = forecast_and_build(warehouse, _study(), dbt_target, select=MARTS)
+    n_windows = read(warehouse, "select count(*) as n from raw.windows where run_id = ?", [run_id])[
+        "n"
+    ][0]
+    assert n_windows > HORIZON
+    effects_sql = (
+        "select outcome, n_windows, n_clusters, mean_change, change_se "
+        "from marts.uncertainty_effects where perturbation_id = 'P1' order by outcome"
+    )
+    before = read(warehouse, effects_sql)
+    assert len(before) == 2
+    assert (before["n_windows"] == n_windows).all()
+    assert (before["n_clusters"] == math.ceil(n_windows / HORIZON)).all()
+    _merge(warehouse, day)
+    _rebuild(warehouse, run_id, dbt_target)
+    after = read(warehouse, effects_sql)
+    assert (after["n_clusters"] == math.ceil(n_windows / HORIZON)).all()
+    assert after[["outcome", "n_windows"]].equals(before[["outcome", "n_windows"]])
+    assert after["mean_change"].tolist() == pytest.approx(before["mean_change"].tolist())
+    assert after["change_se"].tolist() == pytest.approx(before["change_se"].tolist())
