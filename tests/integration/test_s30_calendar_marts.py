@@ -138,3 +138,34 @@ def test_a_merged_day_leaves_the_uncertainty_clusters_in_place(tmp_path, dbt_tar
     assert after[["outcome", "n_windows"]].equals(before[["outcome", "n_windows"]])
     assert after["mean_change"].tolist() == pytest.approx(before["mean_change"].tolist())
     assert after["change_se"].tolist() == pytest.approx(before["change_se"].tolist())
+
+
+def test_an_origin_removed_from_the_history_keeps_its_window(tmp_path, dbt_target):
+    # `tsrate ingest --replace` with a file lacking ORIGIN removes that day from raw.prices.
+    # The run forecast it: its window stays in window_errors and window_leakage (before, it
+    # silently dropped out of every mart).
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, ["AAPL"])
+    run_id = forecast_and_build(warehouse, _study(), dbt_target, select=MARTS)
+    windows_sql = (
+        "select count(*) as n, count(*) filter (where window_end_date = ?) as at_origin "
+        "from (select distinct ticker, window_end_date from marts.{})"
+    )
+    n_windows = read(warehouse, "select count(*) as n from raw.windows where run_id = ?", [run_id])[
+        "n"
+    ][0]
+    for mart in ("window_errors", "window_leakage"):
+        counts = read(warehouse, windows_sql.format(mart), [ORIGIN])
+        assert (counts["n"][0], counts["at_origin"][0]) == (n_windows, 1)
+    with connect(warehouse) as con:
+        history = con.execute(
+            "select ticker, price_date, close from raw.prices "
+            "where ticker = 'AAPL' and price_date <> ?",
+            [ORIGIN],
+        ).df()
+        changes = store_prices(con, history, "a file without the day", replace=True)
+    assert changes["AAPL"].removed == 1
+    _rebuild(warehouse, run_id, dbt_target)
+    for mart in ("window_errors", "window_leakage"):
+        counts = read(warehouse, windows_sql.format(mart), [ORIGIN])
+        assert (counts["n"][0], counts["at_origin"][0]) == (n_windows, 1), mart
