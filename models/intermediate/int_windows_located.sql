@@ -3,8 +3,10 @@
     (int_run_days: the days the run forecast, whatever raw.prices gained since), its last
     clean context value and its MASE scale: the mean absolute one-step change over the
     clean context (context_length - 1 changes, all inside the context). end_index is the
-    origin's index in the stored price history (int_prices_indexed), for the marts that
-    look days up there.
+    origin's index in the stored price history (int_prices_indexed) as it is now, null when
+    the history no longer holds the origin; no mart locates days by it (a window's days are
+    the run's own: end_position), and a window never depends on raw.prices still holding
+    its origin.
 
     The sum of those changes is a difference of running sums (the running sum at the origin
     minus the one at the first context day), so every join is an equality on a plain column:
@@ -46,7 +48,9 @@ located as (
         origin.clean_value as last_context_value,
     from windows
     inner join selected_run on selected_run.run_id = windows.run_id
-    inner join prices as window_end
+    -- a left join: the run forecast the origin whatever raw.prices holds now (ingest
+    -- --replace can remove a day); end_index is then null and the window stays
+    left join prices as window_end
         on window_end.ticker = windows.ticker
         and window_end.price_date = windows.window_end_date
     inner join run_days as origin

@@ -4,7 +4,8 @@
     true (oracle) average effect, with a 95 % interval centred on that very mean and robust to
     CLUSTERS of windows: a cluster is one ticker's windows whose origins fall in the same
     stretch of `horizon` trading days (windows of one cluster share target days and are not
-    independent; clusters barely overlap). The standard error is the cluster-robust (CR1,
+    independent; clusters barely overlap), counted in the series the run forecast
+    (int_windows_located.end_position), so a day merged into raw.prices later moves no edge. The standard error is the cluster-robust (CR1,
     Liang-Zeger) one of a mean: se^2 = G / (G - 1) * sum over clusters g of (sum over g's
     windows of (change - mean_change))^2 / N^2, G the clusters with at least one change, N
     the changes; the interval is mean_change -/+ t_{0.975, G - 1} * se. This is statsmodels'
@@ -48,7 +49,7 @@ clustered as (
         window_errors.window_end_date,
         window_errors.perturbation_id,
         window_errors.ticker || ':' || cast(floor(
-            (windows.end_index - min(windows.end_index) over (partition by window_errors.run_id, window_errors.ticker))
+            (windows.end_position - min(windows.end_position) over (partition by window_errors.run_id, window_errors.ticker))
             / greatest(selected_run.horizon, 1)
         ) as varchar) as cluster_id,
         window_errors.wql,

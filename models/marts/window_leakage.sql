@@ -8,7 +8,8 @@
       horizon_end_date) lies inside the training period [train_start, train_end]: the first
       target day is on or before train_end and the last on or after train_start (a
       train_end that is not a trading day leaks nothing to an origin the trading day before
-      it);
+      it). Target days are the run's own (int_run_days, the series it forecast), not the
+      days raw.prices holds now: a day merged into the history after the run is none;
     - a system whose training statement (run_provenance.training_data, from the systems
       seed) starts 'none:' (no training: naive, seasonal naive, ARIMA, random, biased): false;
     - a system with a stated training cutoff (run_provenance.training_cutoff: the last day
@@ -27,8 +28,8 @@ windows as (
     select * from {{ ref('int_windows_located') }}
 ),
 
-trading_days as (
-    select ticker, trading_day_index, price_date from {{ ref('int_prices_indexed') }}
+run_days as (
+    select run_id, ticker, study_position, price_date from {{ ref('int_run_days') }}
 ),
 
 provenance as (
@@ -45,8 +46,9 @@ system_windows as (
 ),
 
 located as (
-    -- the first target day: the ticker's next trading day after the origin (the day after
-    -- the origin when the calendar lacks it, which errs toward flagging)
+    -- the first target day: the day after the origin in the series the run forecast
+    -- (int_run_days: a day merged into raw.prices since is none of the run's target days;
+    -- the day after the origin when the calendar lacks it, which errs toward flagging)
     select
         system_windows.*,
         windows.horizon_end_date,
@@ -56,9 +58,10 @@ located as (
         on windows.run_id = system_windows.run_id
         and windows.ticker = system_windows.ticker
         and windows.window_end_date = system_windows.window_end_date
-    left join trading_days as first_target
-        on first_target.ticker = windows.ticker
-        and first_target.trading_day_index = windows.end_index + 1
+    left join run_days as first_target
+        on first_target.run_id = windows.run_id
+        and first_target.ticker = windows.ticker
+        and first_target.study_position = windows.end_position + 1
 ),
 
 final as (
