@@ -369,13 +369,16 @@ def test_anomaly_kinds_on_hand_built_series():
         y[[20, 40, 60, 80][:count]] += 10
         assert an.anomaly_kind(y) == kind
     y = x.copy()
-    y[50:53] += 10  # three days in a row: a step spike
+    y[50:54] += 10  # four days in a row: a step spike
     assert an.anomaly_kind(y) == "step_spike"
-    y[20] += 10  # ... and a lone spike elsewhere: still a step spike (any cluster of 3+)
+    y[20] += 10  # ... and a lone spike elsewhere: still a step spike (any run of 4+)
     assert an.anomaly_kind(y) == "step_spike"
     y = x.copy()
-    y[50:52] += 10  # two days in a row: one cluster, a single spike
-    assert an.anomaly_kind(y) == "single_spike"
+    y[50:53] += 10  # three days in a row (Appendix B: consecutive anomalies): a triple spike
+    assert an.anomaly_kind(y) == "triple_spike"
+    y = x.copy()
+    y[50:52] += 10  # two days in a row: a double spike
+    assert an.anomaly_kind(y) == "double_spike"
     # |z| just over 6 is a spike, just under is not (the rolling median is the base here)
     for size, kind in ((6.3, "single_spike"), (5.7, "none")):
         y = x.copy()

@@ -44,7 +44,7 @@ from tsrate.suites.understanding.formats import parse_formatted
 from tsrate.suites.understanding.tasks import DETECTIONS, LETTERS, Prompt
 from tsrate.systems.base import Availability
 
-ANALYST_VERSION = 3
+ANALYST_VERSION = 4
 RANDOM_VERSION = 1
 
 
@@ -181,9 +181,12 @@ def anomaly_kind(x: np.ndarray) -> str:
         return "level_shift"
     if not clusters:
         return "none"
-    if any(len(c) >= 3 for c in clusters):
+    if any(len(c) >= 4 for c in clusters):
         return "step_spike"
-    return {1: "single_spike", 2: "double_spike"}.get(len(clusters), "triple_spike")
+    # double / triple spikes are 2 / 3 anomalies on consecutive days (Appendix B): read the
+    # number of spike days, whether they form one run or lie apart
+    days = sum(len(c) for c in clusters)
+    return {1: "single_spike", 2: "double_spike"}.get(days, "triple_spike")
 
 
 def changepoint(x: np.ndarray) -> tuple[int, float]:
