@@ -46,3 +46,30 @@ def test_generated_double_and_triple_spikes_are_classified_as_generated(kind):
         assert sub_feature == kind and len(labels["positions"]) == {"double_spike": 2}.get(kind, 3)
         said.append(an.anomaly_kind(np.round(values, 2)))
     assert said == [kind] * 20
+
+
+def test_a_level_shift_half_way_along_is_a_level_shift_not_a_trend():
+    """A persistent jump of 10 noise sds on day 50 of 100: a straight line fitted to it has
+    R^2 of about 0.7 (so it passes the trend test), but one step fits it to the noise: it is
+    a level shift (and the series has anomalies), whatever the trend test says."""
+    rng = np.random.default_rng(3)
+    y = 50.0 + rng.normal(0.0, 1.0, 100)
+    y[50:] += 10.0
+    assert an.has_trend(y)  # the trap: a line explains most of a mid-series jump
+    assert an.anomaly_kind(y) == "level_shift"
+    # a straight trend of the same rise is still no level shift
+    ramp = 50.0 + 0.2 * np.arange(100) + rng.normal(0.0, 1.0, 100)
+    assert an.anomaly_kind(ramp) != "level_shift"
+
+
+def test_generated_level_shifts_are_read_as_level_shifts():
+    """The generator's level shifts (a persistent jump of 8-15 sd, not in the first or
+    last 10 % of the series), printed at 2 decimals: every one of 20 is read as one."""
+    said = []
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(30, 151))
+        values, sub_feature, labels, *_ = anomalies(rng, n, "level_shift")
+        assert sub_feature == "level_shift" and 8 <= abs(labels["magnitude"]) <= 15
+        said.append(an.anomaly_kind(np.round(values, 2)))
+    assert said == ["level_shift"] * 20
