@@ -73,3 +73,32 @@ def test_generated_level_shifts_are_read_as_level_shifts():
         assert sub_feature == "level_shift" and 8 <= abs(labels["magnitude"]) <= 15
         said.append(an.anomaly_kind(np.round(values, 2)))
     assert said == ["level_shift"] * 20
+
+
+def _sse_line(x):
+    t = np.arange(len(x))
+    return float(np.sum((x - np.polyval(np.polyfit(t, x, 1), t)) ** 2))
+
+
+def _sse_best_step(x):
+    return min(
+        float(np.sum((x[:k] - x[:k].mean()) ** 2) + np.sum((x[k:] - x[k:].mean()) ** 2))
+        for k in range(1, len(x))
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "beats"),
+    [
+        ([0.0, 0.0, 10.0, 10.0], True),  # 4 days: the shortest series it judges
+        ([0.0, 0.0, 10.0], False),  # 3 days: too short to tell a jump from a line
+        ([0.0, *[10.0] * 9], True),  # the jump right after the first day (step SSE 0)
+        ([*[10.0] * 9, 0.0], True),  # ... and right before the last
+        (list(np.arange(10.0)), False),  # a straight line: the line fits exactly
+    ],
+)
+def test_a_step_beats_the_line_when_it_leaves_under_half_its_squared_residuals(values, beats):
+    x = np.array(values)
+    if len(x) >= 4:  # the rule, computed by loops here
+        assert (_sse_best_step(x) < 0.5 * _sse_line(x)) is beats
+    assert an._step_beats_line(x) is beats
