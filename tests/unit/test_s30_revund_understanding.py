@@ -95,6 +95,10 @@ def _sse_best_step(x):
         ([0.0, *[10.0] * 9], True),  # the jump right after the first day (step SSE 0)
         ([*[10.0] * 9, 0.0], True),  # ... and right before the last
         (list(np.arange(10.0)), False),  # a straight line: the line fits exactly
+        # a jump of 4 on a slope: 0.5 a day leaves the step 0.33 of the line's squared
+        # residuals (a jump), 0.75 a day 0.74 (under the line's, but not under half)
+        (list(np.repeat([0.0, 4.0], 4) + 0.5 * np.arange(8)), True),
+        (list(np.repeat([0.0, 4.0], 4) + 0.75 * np.arange(8)), False),
     ],
 )
 def test_a_step_beats_the_line_when_it_leaves_under_half_its_squared_residuals(values, beats):
