@@ -106,3 +106,16 @@ def test_a_step_beats_the_line_when_it_leaves_under_half_its_squared_residuals(v
     if len(x) >= 4:  # the rule, computed by loops here
         assert (_sse_best_step(x) < 0.5 * _sse_line(x)) is beats
     assert an._step_beats_line(x) is beats
+
+
+def test_a_jump_on_a_trend_needs_more_than_five_noise_sds():
+    """Steps of e every third day (most changes 0: the noise is the 1e-9 floor) with a jump
+    of d on day 15 of 30: the line passes the trend test, one step beats it; the edge
+    medians differ by d + e. d + e = 5e-9 is exactly 5 noise sds (no level shift, and no
+    spike: z <= 5); 7e-9 is a level shift."""
+    e = 1e-9
+    for d, kind in ((4e-9, "none"), (6e-9, "level_shift")):
+        x = np.tile([0.0, 0.0, 0.0, e, e, e], 5)
+        x[15:] += d
+        assert an.has_trend(x) and an._step_beats_line(x) and an._frozen_run(x) == 3
+        assert an.anomaly_kind(x) == kind, d
