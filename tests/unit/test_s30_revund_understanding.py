@@ -119,3 +119,11 @@ def test_a_jump_on_a_trend_needs_more_than_five_noise_sds():
         x[15:] += d
         assert an.has_trend(x) and an._step_beats_line(x) and an._frozen_run(x) == 3
         assert an.anomaly_kind(x) == kind, d
+
+
+def test_a_jump_without_a_trend_needs_only_five_noise_sds():
+    """Without a trend the step test is not needed: steps of d every third day (noise the
+    1e-9 floor, no step beating the line) at 5.5 noise sds are a level shift."""
+    x = np.tile([0.0, 0.0, 0.0, 5.5e-9, 5.5e-9, 5.5e-9], 5)
+    assert not an.has_trend(x) and not an._step_beats_line(x)
+    assert an.anomaly_kind(x) == "level_shift"
