@@ -369,13 +369,16 @@ def test_anomaly_kinds_on_hand_built_series():
         y[[20, 40, 60, 80][:count]] += 10
         assert an.anomaly_kind(y) == kind
     y = x.copy()
-    y[50:53] += 10  # three days in a row: a step spike
+    y[50:54] += 10  # four days in a row: a step spike
     assert an.anomaly_kind(y) == "step_spike"
-    y[20] += 10  # ... and a lone spike elsewhere: still a step spike (any cluster of 3+)
+    y[20] += 10  # ... and a lone spike elsewhere: still a step spike (any run of 4+)
     assert an.anomaly_kind(y) == "step_spike"
     y = x.copy()
-    y[50:52] += 10  # two days in a row: one cluster, a single spike
-    assert an.anomaly_kind(y) == "single_spike"
+    y[50:53] += 10  # three days in a row (Appendix B: consecutive anomalies): a triple spike
+    assert an.anomaly_kind(y) == "triple_spike"
+    y = x.copy()
+    y[50:52] += 10  # two days in a row: a double spike
+    assert an.anomaly_kind(y) == "double_spike"
     # |z| just over 6 is a spike, just under is not (the rolling median is the base here)
     for size, kind in ((6.3, "single_spike"), (5.7, "none")):
         y = x.copy()
@@ -392,11 +395,19 @@ def test_anomaly_kinds_on_hand_built_series():
 
 def ref_level_shift(x):
     """|median of the last edge days - median of the first| > 5 noise sds, edge = n // 10
-    (at least 3), and no trend."""
+    (at least 3), and no trend -- or a trend that one step (two means, split anywhere)
+    fits with under half the squared residuals of the least-squares line (a jump)."""
     edge = max(3, len(x) // 10)
     shift = np.median(x[len(x) - edge :]) - np.median(x[:edge])
     _, r2, p = ref_ols(x)
-    return bool(abs(shift) > 5 * max(ref_noise(x), 1e-9) and not (r2 >= 0.5 and p < 1e-3))
+    t = np.arange(len(x))
+    line = np.sum((x - np.polyval(np.polyfit(t, x, 1), t)) ** 2)
+    step = min(
+        np.sum((x[:k] - x[:k].mean()) ** 2) + np.sum((x[k:] - x[k:].mean()) ** 2)
+        for k in range(1, len(x))
+    )
+    jump = (not (r2 >= 0.5 and p < 1e-3)) or step < 0.5 * line
+    return bool(abs(shift) > 5 * max(ref_noise(x), 1e-9) and jump)
 
 
 def test_level_shift_is_five_noise_sds_between_the_edges():

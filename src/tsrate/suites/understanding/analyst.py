@@ -44,7 +44,7 @@ from tsrate.suites.understanding.formats import parse_formatted
 from tsrate.suites.understanding.tasks import DETECTIONS, LETTERS, Prompt
 from tsrate.systems.base import Availability
 
-ANALYST_VERSION = 3
+ANALYST_VERSION = 4
 RANDOM_VERSION = 1
 
 
@@ -167,6 +167,23 @@ def _clusters(indices: np.ndarray) -> list[list[int]]:
     return out
 
 
+def _step_beats_line(x: np.ndarray) -> bool:
+    """The best single step (two means, split anywhere) leaves under half the squared
+    residuals of the least-squares line."""
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    if n < 4:
+        return False
+    t = np.arange(n, dtype=float)
+    slope, intercept = np.polyfit(t, x, 1)
+    line = float(np.sum((x - (slope * t + intercept)) ** 2))
+    csum, csq = np.cumsum(x), np.cumsum(x * x)
+    k = np.arange(1, n)  # the first segment is x[:k]
+    left = csq[k - 1] - csum[k - 1] ** 2 / k
+    right = (csq[-1] - csq[k - 1]) - (csum[-1] - csum[k - 1]) ** 2 / (n - k)
+    return float(np.min(left + right)) < 0.5 * line
+
+
 def anomaly_kind(x: np.ndarray) -> str:
     """single/double/triple_spike, step_spike, level_shift, temporal_disruption or none."""
     if _frozen_run(x) >= 5:
@@ -179,11 +196,18 @@ def anomaly_kind(x: np.ndarray) -> str:
     clusters = _clusters(np.flatnonzero(np.abs(z) > 6))
     if abs(shift) > 5 * max(noise, 1e-9) and not has_trend(x):
         return "level_shift"
+    # a straight line fitted to a jump half-way along has a high R^2 too: a jump that one
+    # step fits far better than a line is a level shift, not a trend
+    if abs(shift) > 5 * max(noise, 1e-9) and _step_beats_line(x):
+        return "level_shift"
     if not clusters:
         return "none"
-    if any(len(c) >= 3 for c in clusters):
+    if any(len(c) >= 4 for c in clusters):
         return "step_spike"
-    return {1: "single_spike", 2: "double_spike"}.get(len(clusters), "triple_spike")
+    # double / triple spikes are 2 / 3 anomalies on consecutive days (Appendix B): read the
+    # number of spike days, whether they form one run or lie apart
+    days = sum(len(c) for c in clusters)
+    return {1: "single_spike", 2: "double_spike"}.get(days, "triple_spike")
 
 
 def changepoint(x: np.ndarray) -> tuple[int, float]:
