@@ -46,6 +46,7 @@ def test_the_eta_is_rounded_up_not_to_the_nearest_second():
         (1.001, "2s"),
         (59.5, "1m00s"),
         (119.0, "1m59s"),
+        (3598.2, "59m59s"),  # the last second shown in seconds
         (3599.2, "1h00m"),
         (3600.0, "1h00m"),
         (3600.5, "1h01m"),  # minutes shown: rounded up to the next minute
