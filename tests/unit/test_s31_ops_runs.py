@@ -148,3 +148,14 @@ def test_while_a_writer_holds_the_lock_nothing_is_called_stopped(warehouse, caps
     assert "a writer holds the warehouse" in err
     assert "stopped" not in out + err
     assert _listed(out) == {"killed-publishing": "published"}
+
+
+def test_a_published_run_id_with_a_quote_is_matched_as_it_is(warehouse, capsys):
+    """The snapshot's run ids go into the listing's SQL as quoted literals."""
+    _runs(warehouse, [("o'brien-run", "publishing"), ("o''brien-run", "publishing")])
+    _snapshot(warehouse, ["o'brien-run"])
+    assert cli.main(["runs"]) == 0
+    assert _listed(capsys.readouterr().out) == {
+        "o'brien-run": f"publishing {AFTER}",
+        "o''brien-run": f"publishing {STOPPED}",
+    }
