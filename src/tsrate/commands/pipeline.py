@@ -22,8 +22,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
     from tsrate.platform.locking import writer_lock
     from tsrate.platform.progress import log as run_log
+    from tsrate.platform.published_paths import check_parquet_link, published_path
     from tsrate.robustness.study import require_valid_study
 
+    # pre-flight: what would stop the publish at the end, before anything is written
+    check_parquet_link(published_path(warehouse_path()))
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
@@ -291,6 +294,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     from tsrate.robustness.study import run_to_build
 
     warehouse = warehouse_path()
+    if not getattr(args, "no_publish", False):  # pre-flight: the publish at the end
+        from tsrate.platform.published_paths import check_parquet_link, published_path
+
+        check_parquet_link(published_path(warehouse))
     if not warehouse.exists() or args.run_id:
         # no warehouse, or a named run without complete forecasts: refuse in one line
         run_to_build(warehouse, args.run_id)

@@ -106,6 +106,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     import contextlib
 
     from tsrate.config import warehouse_path
+    from tsrate.platform import locking
     from tsrate.platform.locking import describe_holder, writer_status
     from tsrate.platform.query import format_result, live_reader, query
 
@@ -140,9 +141,17 @@ def cmd_runs(args: argparse.Namespace) -> int:
         '`tsrate query "from published_runs"` lists the published runs meanwhile',
     )
     with busy if warehouse.exists() else contextlib.nullcontext():  # else: query says so
+        # the lock's shared side is held: no writer is alive, so a run left unfinished was
+        # stopped, and its status says so (the next run or build reconciles it)
+        status = "status"
+        if locking.fcntl is not None:  # else: no lock to tell a live writer by
+            from tsrate.platform.publish import published_path, published_run_ids
+            from tsrate.platform.warehouse import listed_status_sql
+
+            status = listed_status_sql(published_run_ids(published_path(warehouse)))
         result = query(
-            "select run_id, status, started_at, finished_at, tickers, systems, study_start, "
-            "study_end from raw.runs order by started_at desc",
+            f"select run_id, {status} as status, started_at, finished_at, tickers, systems, "
+            "study_start, study_end from raw.runs order by started_at desc",
             live=True,
             limit=args.limit,
         )

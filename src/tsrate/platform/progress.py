@@ -4,7 +4,8 @@
   ``tsrate.run`` logger (``tsrate run`` without a Prefect API runs the flows in-process).
 * :func:`phase` — ``<name>: started`` and ``<name>: done in 12.3s`` (or ``failed after``).
 * :class:`Progress` — ``[45/120]  37% fracast MRK P1 ... ETA 1m05s`` (the share floored:
-  100 % only once every item is done). On a terminal it is one
+  100 % only once every item is done; the ETA rounded up, ``<1s`` under a second, never
+  ``0s`` while an item runs). On a terminal it is one
   line redrawn in place (a bar); in logs, plain lines. The ETA weighs the work left by what
   each system's finished partitions cost so far (a fracast partition costs more than a
   naive one), shrunk toward its prior while few have finished (a system's first partitions
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -59,6 +61,17 @@ def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def remaining(seconds: float) -> str:
+    """A time left as :func:`duration` writes it, rounded up to the unit shown (``<1s`` under
+    a second): an ETA never says less than the estimate, nor ``0s`` while an item still runs."""
+    if seconds < 1:
+        return "<1s"
+    whole = math.ceil(seconds)
+    if whole >= 3600:  # shown in minutes
+        whole = math.ceil(whole / 60) * 60
+    return duration(whole)
 
 
 def announcing(say: Callable[[str], None]) -> Callable[[str], None]:
@@ -180,7 +193,7 @@ class Progress:
     def _text(self, label: str, done: int, eta: float | None) -> str:
         # floored, not rounded: 199 of 200 is 99 %, and 100 % means every item is done
         percent = done * 100 // self.total if self.total else 100
-        eta_text = f"ETA {duration(eta)}" if eta is not None else ""
+        eta_text = f"ETA {remaining(eta)}" if eta is not None else ""
         return f"[{done}/{self.total}] {percent:3d}% {label} {eta_text}".rstrip()
 
     def update(self, group: str, label: str, seconds: float) -> None:

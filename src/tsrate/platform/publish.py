@@ -24,7 +24,8 @@ Crash safety: everything is written under temporary names first (``*.partial``);
 any point leaves the previous snapshot and Parquet untouched, and the next publish removes
 the leftovers. A swap that fails (a real folder where the link should be, an error renaming
 the DuckDB file) removes the new files at once and points the link back: the previous
-publication stays, whole. The two swaps (Parquet link, then DuckDB file) are two renames: a
+publication stays, whole. ``tsrate run`` and ``tsrate build`` refuse such a folder before they
+start (:func:`tsrate.platform.published_paths.check_parquet_link`). The two swaps (Parquet link, then DuckDB file) are two renames: a
 kill exactly between them leaves Parquet one run ahead of the DuckDB file until the next
 publish. Callers hold the warehouse writer lock (:mod:`tsrate.platform.locking`).
 """
@@ -43,13 +44,16 @@ from pathlib import Path
 import duckdb
 
 from tsrate import TsrateError
+from tsrate.platform.published_paths import (  # light: a run's pre-flight check imports them
+    PARQUET_LINK,
+    parquet_path,
+    published_path,
+)
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import duckdb_settings
 from tsrate.suites import unbuilt_suite_marts  # the registry: a leaf module
 
 PUBLISHED_SCHEMAS = ("marts", "seeds")
-SNAPSHOT_NAME = "tsrate.duckdb"
-PARQUET_LINK = "parquet"
 PARQUET_VERSIONS = "parquet-runs"
 #: DuckDB storage compatibility version of the published snapshot: readable from DuckDB 1.0 on.
 SNAPSHOT_STORAGE_VERSION = "v1.0.0"
@@ -77,19 +81,8 @@ PUBLISHED_RUNS_COLUMNS = {
 }
 
 
-def published_path(warehouse: Path) -> Path:
-    """``<warehouse folder>/published/tsrate.duckdb`` (override with TSRATE_PUBLISHED)."""
-    override = os.environ.get("TSRATE_PUBLISHED")
-    return Path(override) if override else Path(warehouse).parent / "published" / SNAPSHOT_NAME
-
-
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def parquet_path(snapshot: Path) -> Path:
-    """``published/parquet``: the link BI tools read Parquet through (beside the snapshot)."""
-    return Path(snapshot).parent / PARQUET_LINK
 
 
 def published_run_ids(snapshot: Path) -> set[str]:

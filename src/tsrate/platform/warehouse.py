@@ -349,6 +349,24 @@ def mark_published_runs_succeeded(
     return stopped
 
 
+def listed_status_sql(published: Collection[str]) -> str:
+    """The ``status`` column of ``raw.runs`` as a listing shows it while no process holds the
+    writer lock: a run left running, building or publishing is not running (the lock dies
+    with its holder), so its status says it stopped and what the next run or build will mark
+    it (:func:`mark_published_runs_succeeded`, :func:`close_interrupted_runs`), e.g.
+    ``publishing (stopped; the next run or build marks it interrupted)``. Read-only: the
+    listing changes nothing. ``published``: the run ids of the snapshot's ``published_runs``."""
+    ids = ", ".join("'" + run_id.replace("'", "''") + "'" for run_id in sorted(published))
+    after_publication = f"run_id in ({ids})" if ids else "false"
+    unfinished = ", ".join(repr(s) for s in UNFINISHED_STATUSES)
+    return (
+        f"case when status = 'publishing' and {after_publication} then status || "
+        "' (stopped after its publication; the next run or build marks it succeeded)' "
+        f"when status in ({unfinished}) then status || "
+        "' (stopped; the next run or build marks it interrupted)' else status end"
+    )
+
+
 def buildable_run(con: duckdb.DuckDBPyConnection) -> tuple[str, list[str]]:
     """(the newest run whose marts can be built, notes on newer runs that cannot).
 
