@@ -296,10 +296,21 @@ per_group as (
         max(raw_score) filter (where has_score) over per_score as group_max,
         corr(score_rank, oracle_rank) filter (where has_pair) over per_score
             as oracle_rank_correlation,
+        case
+            when count(score_reason) over per_score = count(*) over per_score
+                and min(score_reason) over per_score = max(score_reason) over per_score
+                then min(score_reason) over per_score
+        end as group_score_reason,
     from ranked
     window per_score as (partition by run_id, metric, perturbation_id, outcome)
 ),
 
+{#- separates_systems and separation_reason are facts of the group (metric x perturbation x
+    outcome), the same on every row of it: whether its finite scores separate systems, and
+    why not. A system's own reason for having no score stays in its score_reason, never in
+    separation_reason (a row of a group that separates would read "separates" and a reason
+    why not). A group with no finite score names the reason its rows share (e.g. a metric
+    the study cannot produce), or else that no system has a finite score. -#}
 final as (
     select
         cast(run_id as varchar) as run_id,
@@ -326,7 +337,7 @@ final as (
         cast(n_systems > 0 and coalesce(n_systems < 2 or group_max > group_min, false) as boolean)
             as separates_systems,
         cast(case
-            when score_reason is not null then score_reason
+            when n_systems = 0 and group_score_reason is not null then group_score_reason
             when n_systems >= 2 and group_max = group_min and measure = 'wrs'
                 and group_max >= max_score - 1e-9
                 then 'does not separate systems on this study: every system at the maximum WRS'

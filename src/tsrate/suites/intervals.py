@@ -205,15 +205,21 @@ def stability_counts(
     weights = [1.0] * len(resampled) if weights is None else [float(w) for w in weights]
     if len(weights) != len(resampled):
         raise ValueError(f"{len(weights)} weights for {len(resampled)} resamples: give one each")
+    # only the systems the published rating rated are re-rated: one the suite held back
+    # (no rating, its unrated_reason) took no part in it and moves none of the others'
+    # resampled ratings. The rule rates a group all or none, so a group it rated nobody
+    # (e.g. a lone system away from the ideal with no known worst value) has no rating to
+    # be at: no share either way.
+    taking_part = {s for s, rating in published.items() if rating is not None}
     for scores, weight in zip(resampled, weights, strict=True):
-        finite = {s: v for s, v in scores.items() if s in published and math.isfinite(v)}
+        finite = {s: v for s, v in scores.items() if s in taking_part and math.isfinite(v)}
         if not finite:
             continue
         again = assign_ratings(
             finite, levels, ideal=ideal, maximum=maximum, higher_is_better=higher_is_better
         )
         for system, value in again.items():
-            if published[system] is None or value is None:
+            if value is None:
                 continue
             counted[system] += weight
             hits[system] += weight * (value == published[system])
@@ -236,7 +242,9 @@ def stability_shares(
     and its known worst value ``maximum``, None = unbounded, all from the suite's rating
     spec: a lone or all-tied resample at the ideal gets the best rating, one away from it is
     rated by its distance only where the worst value is known, and is left unrated
-    otherwise). A non-finite score leaves the system out of
+    otherwise). Only the systems with a published rating are re-rated: a system held back
+    from the published rating (the suite's ``unrated_reason``) moves none of the others'
+    resampled ratings. A non-finite score leaves the system out of
     that resample, which then does not count for it; nor does a resample that leaves it
     unrated."""
     hits, counted = stability_counts(

@@ -416,25 +416,17 @@ def rating_stability_table(
                 warnings.simplefilter("ignore", RuntimeWarning)
                 means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
             draws.append(dict(zip(wide.columns, means, strict=True)))
-        # a system held back from the ranking (no rank: rating_scores' unrated_reason) is
-        # re-rated apart, so it moves none of the others' resampled ratings
-        held = (
-            published_rows["rank"].isna()
-            if "rank" in published_rows
-            else pd.Series(False, index=published_rows.index)
+        # a system held back from the ranking (rating_scores' unrated_reason) keeps its row
+        # and interval; the kit re-rates only the rated systems, so it moves none of the
+        # others' resampled ratings
+        records += kit.stability_records(
+            {"suite_run_id": suite_run_id, "metric": metric, "task": task},
+            published_rows,
+            "system_id",
+            draws,
+            levels,
+            kit.metric_rule(spec, metric),
+            {"n_resamples": resamples, "n_items": len(matrix)},
         )
-        for rows in (published_rows[~held], published_rows[held]):
-            if rows.empty:
-                continue
-            names = set(rows["system_id"])
-            records += kit.stability_records(
-                {"suite_run_id": suite_run_id, "metric": metric, "task": task},
-                rows,
-                "system_id",
-                [{s: v for s, v in d.items() if s in names} for d in draws],
-                levels,
-                kit.metric_rule(spec, metric),
-                {"n_resamples": resamples, "n_items": len(matrix)},
-            )
     keys = ["suite_run_id", "metric", "task"]
     return kit.stability_table(records, keys, "system_id", ["n_resamples", "n_items"])
