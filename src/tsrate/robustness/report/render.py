@@ -84,6 +84,7 @@ from tsrate.robustness.report.sections import (  # noqa: F401
     summary_section,
     verdict_section,
 )
+from tsrate.robustness.report.sources import source_note
 
 #: CSS of the rating tables and flags (the shared rules are in tsrate.html.page)
 STYLE = """
@@ -128,6 +129,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         overview_section(data),
         reading_paragraph(data),
         fallback_note(data),  # the windows a system did not really forecast, if any
+        source_note(data),  # systems rated from forecasts made on other prices, if any
         study_section(data),
         summary_section(data),
         rating_tables_section(data),
