@@ -743,9 +743,9 @@ def test_retrieval_and_extremes_are_read_from_the_table():
     analyst = an.StatisticalAnalyst()
     p = a_prompt(values, "retrieval")
     q = int(np.random.default_rng([3, 7]).integers(0, 7))
-    assert analyst.answer(p) == f"{values[q]:g}"
+    assert analyst.answer(p) == f"{values[q]:.2f}"  # as printed, at the 2 decimals
     assert analyst.answer(a_prompt(values, "arithmetic_min")) == "-1.25 on 2021-03-02"
-    assert analyst.answer(a_prompt(values, "arithmetic_max")) == "7 on 2021-03-03"
+    assert analyst.answer(a_prompt(values, "arithmetic_max")) == "7.00 on 2021-03-03"
     # a date the table does not hold
     p = dataclasses.replace(p, text=p.text.replace(f"on {p.expected['date']}?", "on 2030-01-01?"))
     assert analyst.answer(p) == "the date is not in the series"
@@ -753,7 +753,7 @@ def test_retrieval_and_extremes_are_read_from_the_table():
     cot = a_prompt(values, "arithmetic_max", prompting="cot")
     assert analyst.answer(cot) == (
         "I read the 7 days of the series from the csv block and applied the standard "
-        "statistics to the arithmetic_max question.\nAnswer: 7 on 2021-03-03"
+        "statistics to the arithmetic_max question.\nAnswer: 7.00 on 2021-03-03"
     )
 
 
@@ -910,12 +910,12 @@ def test_random_answerer_draws_from_the_prompt_keys_digest():
     values = [3.5, -1.25, 7.0, 2.0]
     for seed in (0, 5):
         rnd = an.RandomAnswerer(seed)
-        assert rnd.fingerprint() == f"und_random-v1-seed{seed}"
+        assert rnd.fingerprint() == f"und_random-v2-seed{seed}"
         for task in ("retrieval", "arithmetic_max", "arithmetic_min"):
             p = a_prompt(values, task)
             digest = hashlib.sha256(f"{seed}|{p.prompt_key}".encode()).digest()
             i = int(np.random.default_rng(int.from_bytes(digest[:8], "little")).integers(0, 4))
-            want = f"{values[i]:g}" + (
+            want = f"{values[i]:.{p.decimals}f}" + (
                 "" if task == "retrieval" else f" on {dt.date(2021, 3, 1 + i)}"
             )
             assert rnd.answer(p) == want
@@ -930,12 +930,12 @@ def test_random_answerer_draws_from_the_prompt_keys_digest():
 def test_reference_answerers_are_always_available_and_answer_in_order():
     analyst, rnd = an.StatisticalAnalyst(), an.RandomAnswerer()
     assert analyst.availability().available and rnd.availability().available
-    assert rnd.seed == 0 and rnd.fingerprint() == "und_random-v1-seed0"
+    assert rnd.seed == 0 and rnd.fingerprint() == "und_random-v2-seed0"
     prompts = [
         a_prompt([1.0, 4.0, 2.0], "arithmetic_max"),
         a_prompt([1.0, 4.0, 2.0], "arithmetic_min"),
     ]
-    assert analyst.answer_all(prompts) == ["4 on 2021-03-02", "1 on 2021-03-01"]
+    assert analyst.answer_all(prompts) == ["4.00 on 2021-03-02", "1.00 on 2021-03-01"]
     assert rnd.answer_all(prompts) == [rnd.answer(p) for p in prompts]
 
 

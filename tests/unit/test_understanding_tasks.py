@@ -46,9 +46,11 @@ def test_classification_needs_exactly_one_option():
     )
     several = parse_answer("classification", "fixed or shifting", CLASSES)
     assert not several.ok and "several options" in several.error
+    assert parse_answer("classification", "sideways", CLASSES).error == "names none of the options"
+    # declining every option is an abstention (never a class)
     assert (
         parse_answer("classification", "none of these", CLASSES).error
-        == "names none of the options"
+        == "abstains: declines every option"
     )
     stationary = ("stationary", "non_stationary")
     assert parse_answer("classification", "non-stationary", stationary).answer == "non_stationary"

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsrate import TsrateError
 from tsrate.html.charts import chart_name, figure
 from tsrate.html.page import frame_table
 from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
@@ -190,7 +191,64 @@ def _lag_matrix(frame: pd.DataFrame, column: str) -> np.ndarray:
     return out
 
 
+#: the command that rebuilds the suite's marts in a warehouse (and publishes them)
+REBUILD = "tsrate suite interpretability build"
+
+#: per mart, the columns this report reads (beyond these it reads what is there: columns
+#: that came later, e.g. rating_reason, applicable or share_mc_se, are optional)
+REQUIRED = {
+    "interp_attention_summary": (
+        "variant_id", "model_id", "attention", "lag", "source_index", "target_index",
+        "true_weight", "mean_value", "std_value",
+    ),
+    "interp_correctness": (
+        "in_main_study", "variant_id", "model_id", "measure", "mean_value", "std_value",
+        "mean_chance", "mean_margin",
+    ),
+    "interp_prediction_scores": (
+        "in_main_study", "suite_run_id", "variant_id", "dataset_id", "model_id",
+        "test_mse_mean", "test_mse_std",
+    ),
+    "interp_sensitivity": (
+        "study", "dataset_id", "model_id", "parameter_value", "relative_error",
+        "relative_error_per_sigma",
+    ),
+    "interp_ratings": (
+        "suite_run_id", "metric", "variant_id", "model_id", "raw_score", "rating",
+        "rating_levels", "higher_is_better",
+    ),
+    "interp_rating_stability": ("suite_run_id", "metric", "variant_id", "model_id", "n_seeds"),
+}  # fmt: skip
+
+
+def check_snapshot(path: Path, required: dict[str, tuple[str, ...]], rebuild: str) -> None:
+    """Raise a one-line :class:`TsrateError` naming the first mart or column of ``required``
+    that the snapshot at ``path`` lacks (one published by an older release) and ``rebuild``,
+    the command that rebuilds the marts, instead of a raw query or lookup error."""
+    from tsrate.platform.warehouse import connect
+
+    with connect(path, read_only=True) as con:
+        present: dict[str, set[str]] = {}
+        for table, column in con.execute(
+            "select table_name, column_name from duckdb_columns() where schema_name = 'marts'"
+        ).fetchall():
+            present.setdefault(table, set()).add(column)
+    for table, columns in required.items():
+        if table not in present:
+            raise TsrateError(
+                f"{path}: marts.{table} is not in this snapshot (published by an older tsrate "
+                f"or before the suite was built): rebuild it with `{rebuild}`"
+            )
+        for column in columns:
+            if column not in present[table]:
+                raise TsrateError(
+                    f"{path}: marts.{table} has no column {column} (published by an older "
+                    f"tsrate): rebuild it with `{rebuild}`"
+                )
+
+
 def _read(path: Path) -> dict[str, pd.DataFrame]:
+    check_snapshot(path, REQUIRED, REBUILD)
     queries = {
         "cells": "select * from marts.interp_attention_summary "
         "where attention in ('beta', 'tcdf_picks') and lag is null",

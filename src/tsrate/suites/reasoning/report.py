@@ -15,12 +15,46 @@ import pandas as pd
 
 from tsrate.html.charts import PALETTE, Point, Series, bar_chart, chart_name, figure
 from tsrate.html.page import details, frame_table
+from tsrate.suites.interpretability.report import check_snapshot
 from tsrate.suites.publishing import html_page, read_marts, write_html
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
 from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
+#: the command that rebuilds the suite's marts in a warehouse (and publishes them)
+REBUILD = "tsrate suite reasoning build"
+
+#: per mart, the columns this report reads (beyond these it reads what is there: columns
+#: that came later, e.g. crps, ci_low or n_unanswered_without_series, are optional)
+REQUIRED = {
+    "rsn_task_accuracy": (
+        "suite_run_id", "task", "system_id", "n_items", "accuracy", "accuracy_ci_low",
+        "accuracy_ci_high", "chance_level", "n_unanswered", "n_unparseable",
+        "accuracy_without_series", "n_items_without_series", "n_unparseable_without_series",
+    ),
+    "rsn_forecast_errors": (
+        "suite_run_id", "system_id", "condition", "n_items", "n_unanswered", "n_unparseable",
+        "mae", "baseline_mae",
+    ),
+    "rsn_context_effects": ("suite_run_id", "system_id"),
+    "rsn_ratings": (
+        "suite_run_id", "metric", "task", "rank", "system_id", "raw_score", "rating",
+        "rating_levels", "higher_is_better",
+    ),
+    "rsn_rating_stability": (),
+}  # fmt: skip
+#: marts added later (Section 5.3, Figure A.5): an older snapshot may lack them whole, but
+#: one that has them needs these columns
+LATER_REQUIRED = {
+    "rsn_perturbation_effects": (
+        "suite_run_id", "condition", "system_id", "accuracy_original", "accuracy_perturbed",
+        "chance_level",
+    ),
+    "rsn_context_combinations": ("suite_run_id", "condition", "system_id", "paper_label", "mae_gain"),
+}  # fmt: skip
+
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:
+    check_snapshot(path, REQUIRED, REBUILD)
     queries = {
         "tasks": "select * from marts.rsn_task_accuracy order by task, system_id",
         "forecasts": "select * from marts.rsn_forecast_errors order by system_id, condition",
@@ -40,6 +74,7 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
             path, {"t": "select table_name from duckdb_tables() where schema_name = 'marts'"}
         )["t"]["table_name"]
     )
+    check_snapshot(path, {t: c for t, c in LATER_REQUIRED.items() if t in present}, REBUILD)
     queries = {
         name: f"select * from marts.{table} order by {order}"
         for name, (table, order) in later.items()

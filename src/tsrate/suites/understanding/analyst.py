@@ -40,12 +40,14 @@ import numpy as np
 from scipy import signal, stats
 
 from tsrate import TsrateError
-from tsrate.suites.understanding.formats import parse_formatted
+from tsrate.suites.understanding.formats import number, parse_formatted
 from tsrate.suites.understanding.tasks import DETECTIONS, LETTERS, Prompt
 from tsrate.systems.base import Availability
 
-ANALYST_VERSION = 4
-RANDOM_VERSION = 1
+#: v5, random v2: numeric answers printed at the prompt's decimals, as the series was shown
+#: (``:g`` kept 6 significant digits: a value above 1,000 at 3 decimals came back rounded)
+ANALYST_VERSION = 5
+RANDOM_VERSION = 2
 
 
 def series_in(prompt_text: str, fmt: str):
@@ -430,11 +432,11 @@ class StatisticalAnalyst:
             day = asked.group(1)
             for d, v in zip(dates, x, strict=True):
                 if str(d) == day:
-                    return f"{v:g}"
+                    return number(v, prompt.decimals)
             return "the date is not in the series"
         if task in ("arithmetic_min", "arithmetic_max"):
             i = int(np.argmin(x) if "minimum" in _question(text) else np.argmax(x))
-            return f"{x[i]:g} on {dates[i]}"
+            return f"{number(x[i], prompt.decimals)} on {dates[i]}"
         if task == "matching_intra":
             return self._match_numbers(dates, columns, _letter_options(text))
         if task == "matching_cross":
@@ -558,8 +560,8 @@ class RandomAnswerer:
         i = int(rng.integers(0, len(dates)))
         value = next(iter(columns.values()))[i]
         if prompt.task == "retrieval":
-            return f"{value:g}"
-        return f"{value:g} on {dates[i]}"
+            return number(value, prompt.decimals)
+        return f"{number(value, prompt.decimals)} on {dates[i]}"
 
     def answer_all(self, prompts: list[Prompt]) -> list[str]:
         return [self.answer(p) for p in prompts]

@@ -15,6 +15,9 @@ Order of parsing a chain-of-thought reply (``prompting`` = ``cot``):
    (id and fingerprint) in ``parser``;
 3. otherwise the reply is unparseable (the reason names both failures) and counts wrong.
 
+A reply whose ``Answer:`` line abstains ("None of these": ``Parsed.abstained``) is never
+sent to the parser model: it chose no option, and there is no other answer to extract.
+
 Zero-shot replies are parsed by the strict parser alone (``parsed_by`` = ``regex``). A
 reply is parsed once, when it is stored: a rerun reuses the stored parse.
 """
@@ -76,7 +79,12 @@ class CotParser:
         asked = [
             i
             for i, (p, r, a) in enumerate(zip(prompts, replies, parsed, strict=True))
-            if p.prompting == "cot" and not a.ok and r is not None and str(r).strip()
+            # an abstention ("Answer: None of these") is an answer: nothing to extract
+            if p.prompting == "cot"
+            and not a.ok
+            and not a.abstained
+            and r is not None
+            and str(r).strip()
         ]
         if not asked:
             return parsed, parsed_by, texts

@@ -3,6 +3,12 @@ correct answer is: :mod:`tsrate.suites.understanding.tasks`).
 
 An answer that does not state exactly one admissible answer in the asked form is
 *unparseable*: stored with its raw text and the reason, counted wrong, never guessed.
+
+A classification reply that declines every option ("None of these", "none of the above",
+"none of the options") is an *abstention* (``Parsed.abstained``): unusable like an
+unparseable reply, and never read as a class -- not even as the class ``none`` that some
+tasks offer (volatility's "no volatility"); a reply that names that class ("none", "Answer:
+none") still chooses it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ class Parsed:
     value: float | None = None
     date: str | None = None
     error: str | None = None
+    abstained: bool = False  # the reply declined every option ("None of these")
 
 
 def _fail(reason: str) -> Parsed:
@@ -47,6 +54,10 @@ def _normal(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
+#: a reply that declines every option (read after :func:`_normal`)
+_ABSTAINS = re.compile(r"\bnone of (?:the |these |those )?(?:above|these|those|options|them)\b")
+
+
 def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
     """Read one reply strictly (see the module docstring); never guesses."""
     if text is None or not str(text).strip():
@@ -60,6 +71,9 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
     if task == "classification":
         said = _normal(re.sub(r"^(answer|option)\s*:\s*", "", reply, flags=re.IGNORECASE))
         said = said.strip(" .'\"`*")
+        if _ABSTAINS.search(said):
+            # before the labels: "none of these" names no class, not the class 'none'
+            return Parsed(False, error="abstains: declines every option", abstained=True)
         exact = [label for label in options if _normal(label) == said]
         if exact:
             return Parsed(True, answer=exact[0])
@@ -124,7 +138,7 @@ def parse_cot_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Par
         return _fail("no 'Answer:' line in the chain-of-thought reply")
     parsed = parse_answer(task, lines[-1].strip(), options)
     if not parsed.ok:
-        return _fail(f"the last 'Answer:' line: {parsed.error}")
+        return dataclasses.replace(parsed, error=f"the last 'Answer:' line: {parsed.error}")
     return parsed
 
 
