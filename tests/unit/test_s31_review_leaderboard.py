@@ -1,0 +1,44 @@
+"""A reading review of the leaderboard and the fev export against fev 0.10's own rules
+(fev/analysis.py): what fev reads per task must be one value per task, and a system's
+failures are its own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tsrate.robustness.fev_export import fev_summaries
+
+
+def _task_rows(errors: dict[str, list[float]], windows: dict[str, list[int]]) -> pd.DataFrame:
+    rows = []
+    for system, values in errors.items():
+        for index, value in enumerate(values):
+            rows.append(
+                dict(
+                    run_id="r",
+                    metric="wql",
+                    task_id=f"AAPL P{index}",
+                    ticker="AAPL",
+                    perturbation_id=f"P{index}",
+                    system_id=system,
+                    test_error=value,
+                    n_windows=windows[system][index],
+                    inference_time_s=1.0,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def test_num_forecasts_is_the_tasks_window_count_for_every_system() -> None:
+    # as leaderboard_tasks writes them: 16 scored windows per task; arima fell back on one
+    # window of P1 (no quantiles there), so it has 15 values and no task error
+    tasks = _task_rows(
+        {"seasonal_naive": [0.02, 0.03], "arima": [0.01, np.nan]},
+        {"seasonal_naive": [16, 16], "arima": [16, 15]},
+    )
+    frame = fev_summaries(tasks, {"horizon": 20}, "abc")["wql"]
+    # fev.leaderboard(..., normalize_time_per_n_forecasts=...) refuses a task whose models
+    # report different num_forecasts ("corrupted evaluation summaries"): one per task
+    assert frame.groupby("dataset_config")["num_forecasts"].nunique().eq(1).all()
+    assert frame["num_forecasts"].tolist() == [16, 16, 16, 16]
