@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tsrate.robustness.fev_export import fev_summaries
+from tsrate.robustness.marts.leaderboard import leaderboard
 
 
 def _task_rows(errors: dict[str, list[float]], windows: dict[str, list[int]]) -> pd.DataFrame:
@@ -42,3 +44,37 @@ def test_num_forecasts_is_the_tasks_window_count_for_every_system() -> None:
     # report different num_forecasts ("corrupted evaluation summaries"): one per task
     assert frame.groupby("dataset_config")["num_forecasts"].nunique().eq(1).all()
     assert frame["num_forecasts"].tolist() == [16, 16, 16, 16]
+
+
+def _board_tasks(errors: dict[str, list[float]]) -> pd.DataFrame:
+    rows = []
+    for system, values in errors.items():
+        for index, value in enumerate(values):
+            rows.append(
+                dict(
+                    run_id="r",
+                    scope="all",
+                    metric="wql",
+                    task_id=f"t{index}",
+                    block_id=f"b{index}",
+                    system_id=system,
+                    test_error=value,
+                )  # fmt: skip
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_task_the_baseline_failed_counts_only_as_the_baselines_failure() -> None:
+    board = leaderboard(
+        _board_tasks(
+            {"seasonal_naive": [1.0, np.nan, 2.0], "a": [0.5, 0.7, 1.0], "b": [2.0, 0.9, 4.0]}
+        ),
+        n_resamples=0,
+    ).set_index("system_id")
+    # the task is dropped for all (no relative error without the baseline's) ...
+    assert (board["n_tasks"] == 2).all()
+    assert board.loc["a", "skill_score"] == pytest.approx(0.5)
+    assert board.loc["b", "skill_score"] == pytest.approx(-1.0)
+    # ... and counted where the error is missing: a and b gave theirs
+    assert board.loc["seasonal_naive", "num_failures"] == 1
+    assert board.loc["a", "num_failures"] == 0 and board.loc["b", "num_failures"] == 0
