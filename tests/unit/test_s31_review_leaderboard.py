@@ -10,6 +10,7 @@ import pytest
 
 from tsrate.robustness.fev_export import fev_summaries
 from tsrate.robustness.marts.leaderboard import leaderboard
+from tsrate.robustness.report.probabilistic import leaderboard_section
 
 
 def _task_rows(errors: dict[str, list[float]], windows: dict[str, list[int]]) -> pd.DataFrame:
@@ -78,3 +79,21 @@ def test_a_task_the_baseline_failed_counts_only_as_the_baselines_failure() -> No
     # ... and counted where the error is missing: a and b gave theirs
     assert board.loc["seasonal_naive", "num_failures"] == 1
     assert board.loc["a", "num_failures"] == 0 and board.loc["b", "num_failures"] == 0
+
+
+def test_the_reports_leaderboard_names_the_baseline_the_mart_divided_by() -> None:
+    board = pd.DataFrame(
+        [
+            dict(scope="all", metric="mase", system_id=s, skill_score=k, skill_score_lower=k,
+                 skill_score_upper=k, win_rate=0.5, average_rank=1.5, n_tasks=4,
+                 num_failures=0, baseline_system_id="naive", reason=None)
+            for s, k in (("naive", 0.0), ("arima", 0.1))
+        ]
+    )  # fmt: skip
+
+    def num(value, table, column, where, integer=False):
+        return f"{value:g}"
+
+    html = leaderboard_section(board, num)
+    assert "relative error vs naive clipped" in html
+    assert "seasonal naive" not in html
