@@ -7,7 +7,8 @@ the task definition (``dataset_path`` names tsrate and the study's fingerprint,
 scale, ``eval_metric``, ``quantile_levels``), ``model_name`` (the system id),
 ``test_error``, timings, ``trained_on_this_dataset`` (from the ``window_leakage`` mart: true
 when any window of the system lies inside its training data, false when none can, empty when
-unknown) and ``num_forecasts`` (windows), plus tsrate's run id and version. ``fev_version`` is the
+unknown) and ``num_forecasts`` (the task's scored windows, the same for every system of the
+task, as fev checks), plus tsrate's run id and version. ``fev_version`` is the
 summary format written (0.10.0); fev refuses summaries without it. A system without any
 error for a metric (no quantile forecasts for WQL/CRPS) is left out of that file, as fev
 expects a result or a failure per task; tasks where it failed stay as empty ``test_error``.
@@ -106,7 +107,10 @@ def fev_summaries(
                 "trained_on_this_dataset": [
                     trained.get(str(system)) for system in group["system_id"]
                 ],
-                "num_forecasts": group["n_windows"].to_numpy(),
+                # fev reads num_forecasts as the task's (one value for every model of a
+                # task): the windows scored, the most any system has a value for (a system
+                # that failed the task has fewer)
+                "num_forecasts": group.groupby("task_id")["n_windows"].transform("max").to_numpy(),
                 "fev_version": FEV_FORMAT_VERSION,
                 "tsrate_run_id": group["run_id"].to_numpy(),
                 "tsrate_version": __version__,

@@ -153,7 +153,9 @@ def leaderboard(
             continue
         relative = pivot.divide(pivot[baseline], axis=0)
         relative = relative.clip(lower=MIN_RELATIVE_ERROR, upper=MAX_RELATIVE_ERROR)
-        failures = relative.isna().sum()
+        # a system's failures are the tasks it has no error for: a task the baseline failed
+        # is dropped for all (no relative error) but is not the others' failure
+        failures = pivot.isna().sum()
         relative = relative.dropna()
         systems = list(relative.columns)
         if relative.empty:

@@ -121,9 +121,16 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
                 rows,
             )
         )
+    # the baseline the mart divided by (var leaderboard_baseline), not always seasonal naive
+    baselines = (
+        sorted({str(b) for b in board["baseline_system_id"].dropna()})
+        if "baseline_system_id" in board
+        else []
+    )
+    baseline = esc(", ".join(baselines)) if baselines else "seasonal naive"
     parts.append(
         '<p class="source">Source: <code>marts.leaderboard</code> — a task is one ticker under '
-        "one perturbation; relative error vs seasonal naive clipped to [0.01, 100]; skill score "
+        f"one perturbation; relative error vs {baseline} clipped to [0.01, 100]; skill score "
         "= 1 − geometric mean; intervals resample tickers. Read beside the L-level ratings "
         "above; <code>tsrate export --format fev</code> gives the same to fev.</p></section>"
     )
