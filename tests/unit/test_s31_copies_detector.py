@@ -79,6 +79,13 @@ def test_a_language_model_is_compared_with_its_context_as_printed():
     assert shown_contexts(context, 2).tolist() == [float(f"{v:.2f}") for v in context]
     assert shown_contexts(context, 2).tolist()[:3] == printed[:3]
     assert _copied(printed[1:4], context, decimals=2)
+    # next to a half, the printed value is the binary value's own rounding (numpy's may differ)
+    halves = np.array([0.125, 2.675, 1.005, 100.125, np.inf, -np.inf, np.nan])
+    read_back = shown_contexts(halves, 2)
+    assert read_back[:4].tolist() == [float(f"{v:.2f}") for v in halves[:4]]
+    assert np.isnan(read_back[4:]).all()  # the prompt writes NaN for a non-finite value
+    many = np.round(np.random.default_rng(1).uniform(-1000, 1000, 20000), 3)
+    assert shown_contexts(many, 2).tolist() == [float(f"{v:.2f}") for v in many]
     assert not _copied(printed[1:4], context)  # the raw values were not what it saw
     assert _copied(context[1:4], context)  # a numeric system copies the values themselves
     assert not _copied(context[1:4], context, decimals=2)

@@ -18,9 +18,10 @@ to a context value, the last one included, would be a "copy", which says nothing
 A copy is still the system's forecast and is scored as such; the count per partition
 (``raw.forecast_partitions.n_copied_windows``) only makes it visible. The run counts copies
 in its own process when it stores a partition, where each window's context and forecast are
-both at hand, for every system: a comparison of each window's d values with each of the
-context's n - d + 1 stretches, O(windows · n · d), vectorised (well under a millisecond for
-a default partition)."""
+both at hand, for every system: each window's first forecast value is compared with the
+first value of each of the context's n - d + 1 stretches, and only the stretches that match
+are compared whole, O(windows · n + matches · d), vectorised (under a millisecond for 250
+windows of 80 values and a horizon of 20)."""
 
 from __future__ import annotations
 
@@ -50,8 +51,15 @@ def shown_contexts(contexts: np.ndarray, decimals: int | None) -> np.ndarray:
     values = np.asarray(contexts, dtype=float)
     if decimals is None:
         return values
-    flat = [float(f"{v:.{decimals}f}") if np.isfinite(v) else np.nan for v in values.ravel()]
-    return np.array(flat, dtype=float).reshape(values.shape)
+    # numpy's rounding is the printed value's except next to a half (binary halves round as
+    # their exact value does in the text): those few are printed and read back
+    shown = np.round(values, decimals)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = values * 10.0**decimals
+        tricky = np.isfinite(values) & (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
+    shown[tricky] = [float(f"{v:.{decimals}f}") for v in values[tricky]]
+    shown[~np.isfinite(values)] = np.nan  # the prompt writes NaN for any non-finite value
+    return shown
 
 
 def copied_windows(
@@ -63,14 +71,22 @@ def copied_windows(
     shown = shown_contexts(contexts, decimals)
     values = np.asarray(forecasts, dtype=float)
     n_windows, horizon = values.shape
+    copied = np.zeros(n_windows, dtype=bool)
     if horizon < 1 or shown.shape[1] < horizon:
-        return np.zeros(n_windows, dtype=bool)
-    stretches = sliding_window_view(shown, horizon, axis=1)  # windows × (n - d + 1) × d
-    wanted = values[:, None, :]
-    scale = np.maximum(np.abs(stretches), np.abs(wanted))
+        return copied
+    # the stretches whose first value matches the forecast's first (few), then those whole
+    starts = shown[:, : shown.shape[1] - horizon + 1]
+    rows, columns = np.nonzero(_close(starts, values[:, :1]))
+    stretches = sliding_window_view(shown, horizon, axis=1)[rows, columns]  # k × d
+    whole = _close(stretches, values[rows]).all(axis=1)
+    copied[rows[whole]] = True
+    return copied
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``|a - b| <= COPY_RTOL · max(|a|, |b|)`` elementwise (broadcast); NaN is never close."""
     with np.errstate(invalid="ignore"):
-        close = np.abs(stretches - wanted) <= COPY_RTOL * scale
-    return close.all(axis=2).any(axis=1)
+        return np.abs(a - b) <= COPY_RTOL * np.maximum(np.abs(a), np.abs(b))
 
 
 def count_copied_windows(
