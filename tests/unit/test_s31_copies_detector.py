@@ -41,6 +41,9 @@ def test_a_near_miss_a_reordering_or_a_longer_horizon_is_not_a_copy():
     assert not _copied(near)
     assert not _copied(CONTEXT[2:5] * (1 + 100 * COPY_RTOL))
     assert _copied(CONTEXT[2:5] * (1 + COPY_RTOL / 4))  # within the tolerance: float noise
+    # the tolerance is 1e-9 of the value: 1.5e-9 off is no copy, 0.5e-9 off is
+    assert not _copied(CONTEXT[2:5] * (1 + 1.5e-9))
+    assert _copied(CONTEXT[2:5] * (1 + 0.5e-9))
     assert not _copied(CONTEXT[2:5][::-1])
     assert not _copied([CONTEXT[0], CONTEXT[2], CONTEXT[3]])  # not contiguous
     one_off = CONTEXT[2:5].copy()
@@ -98,10 +101,17 @@ def test_a_language_model_is_compared_with_its_context_as_printed():
 
     assert shown_decimals(Llm()) == 3
     assert shown_decimals(object()) is None
+    for odd in (True, "2", 2.0):  # a setting that is no count of decimals prints nothing here
+        Settings.decimals = odd
+        assert shown_decimals(Llm()) is None
 
 
 def test_a_one_value_horizon_is_not_counted():
     contexts = np.array([CONTEXT])
+    # the rule itself reads one value as a stretch of one; only the count leaves it out
+    assert copied_windows(contexts, np.array([[CONTEXT[3]]])).tolist() == [True]
+    assert copied_windows(contexts, np.array([[CONTEXT[3] + 0.5]])).tolist() == [False]
+    assert copied_windows(contexts, np.zeros((1, 0))).tolist() == [False]  # no forecast
     assert count_copied_windows(contexts, np.array([[CONTEXT[-1]]])) is None
     assert count_copied_windows(contexts, np.array([CONTEXT[:2]])) == 1
 
