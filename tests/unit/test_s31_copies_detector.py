@@ -153,3 +153,32 @@ def test_random_windows_with_planted_copies_agree_with_the_rule_read_literally(d
     got = copied_windows(contexts, forecasts, decimals).tolist()
     assert got == expected
     assert 50 < sum(expected) < n_windows  # copies and non-copies both present
+
+
+def test_a_partition_is_counted_against_the_context_its_system_saw():
+    from types import SimpleNamespace
+
+    from tsrate.robustness.forecast.copies import partition_copies
+    from tsrate.systems.base import QUANTILE_LEVELS, ForecastBatch, QuantileForecasts
+    from tsrate.systems.failures import PartialForecasts, WindowFailure
+
+    contexts = np.array([[100.123, 100.456, 100.789, 101.005], [99.5, 99.25, 99.0, 98.75]])
+    batch = ForecastBatch(
+        ticker="T",
+        perturbation_id="P0",
+        window_end_dates=np.array(["2022-01-03", "2022-01-04"], dtype="datetime64[D]"),
+        contexts=contexts,
+        horizon=2,
+        clean_futures=np.zeros((2, 2)),
+        study_range=(0.0, 1.0),
+    )
+    forecasts = np.array([[100.46, 100.79], [99.25, 99.0]])  # row 0: cents as printed
+    printing = SimpleNamespace(settings=SimpleNamespace(decimals=2))  # a language model
+    assert partition_copies(batch, forecasts, printing) == 2
+    assert partition_copies(batch, forecasts, object()) == 1  # a numeric system: raw values
+    quantiles = np.repeat(forecasts[:, :, None], len(QUANTILE_LEVELS), axis=2)
+    assert partition_copies(batch, QuantileForecasts(forecasts, quantiles, ()), printing) == 2
+    failed = PartialForecasts(
+        np.array([[np.nan, np.nan], [99.25, 99.0]]), (WindowFailure(0, "short", ""),)
+    )
+    assert partition_copies(batch, failed, printing) == 1  # a failed window is no copy
