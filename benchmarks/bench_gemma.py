@@ -96,7 +96,8 @@ def main() -> None:
                 replies = system.forecast_replies(batch)
             seconds = time.perf_counter() - started
             tokens = count_tokens(system, replies)
-            parsed = parse_replies(replies, batch.horizon)
+            # parsed as the system parses them: a leading echo of the context is skipped
+            parsed = parse_replies(replies, batch.horizon, batch.contexts, system.settings.decimals)
             failed = len(getattr(parsed, "failures", ()))
             print(
                 f"{mode:8s} batch {size}: {tokens} new tokens in {seconds:.1f} s = "

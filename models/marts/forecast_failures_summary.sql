@@ -2,7 +2,9 @@
     every system's scores (see int_forecasts_selected: a window that any system failed is
     left out for all systems and perturbations); and the windows a system did not really
     forecast (its last-value fallback, scored as its forecast): null where some partition
-    of the cell was stored before fallbacks were recorded. -#}
+    of the cell was stored before fallbacks were recorded. Windows whose forecast repeats a
+    stretch of the system's own input (stg_forecast_copies, also scored as its forecasts):
+    null where some partition of the cell has no count. -#}
 with
 
 selected_run as (
@@ -25,6 +27,10 @@ fallbacks as (
     select * from {{ ref('stg_forecast_fallbacks') }}
 ),
 
+copies as (
+    select * from {{ ref('stg_forecast_copies') }}
+),
+
 run_partition_list as (
     select
         selected_run.run_id,
@@ -34,9 +40,11 @@ run_partition_list as (
         partitions.perturbation_id,
         partitions.n_windows,
         partitions.n_fallback_windows,
+        copies.n_copied_windows,
     from selected_run
     inner join run_partitions on run_partitions.run_id = selected_run.run_id
     inner join partitions on partitions.partition_key = run_partitions.partition_key
+    left join copies on copies.partition_key = run_partitions.partition_key
 ),
 
 run_failures as (
@@ -66,6 +74,9 @@ windows_per_cell as (
         sum(n_windows) as n_windows,
         -- known only when every partition of the cell recorded its fallbacks
         count(*) = count(n_fallback_windows) as fallbacks_known,
+        -- likewise the copies: known only when every partition of the cell counted them
+        case when count(*) = count(n_copied_windows) then sum(n_copied_windows) end
+            as n_copied_windows,
     from run_partition_list
     group by run_id, system_id, perturbation_id
 ),
@@ -123,6 +134,8 @@ final as (
             when windows_per_cell.fallbacks_known
                 then coalesce(fallbacks_per_cell.n_fallback_windows, 0) / windows_per_cell.n_windows
         end as fallback_share,
+        cast(windows_per_cell.n_copied_windows as bigint) as n_copied_windows,
+        windows_per_cell.n_copied_windows / windows_per_cell.n_windows as copied_share,
     from windows_per_cell
     inner join excluded_per_cell
         on excluded_per_cell.system_id = windows_per_cell.system_id

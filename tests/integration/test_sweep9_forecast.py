@@ -162,7 +162,7 @@ def _server(tmp_path: Path, case: str, **env: str) -> dict:
             create_raw_tables(con)
             con.execute(
                 "insert into raw.forecast_partitions values "
-                "('k', 'k', 'r', 'naive', 'AAPL', 'P0', 1, 1, 0.1, now()::timestamp, 0)"
+                "('k', 'k', 'r', 'naive', 'AAPL', 'P0', 1, 1, 0.1, now()::timestamp, 0, null)"
             )
     return run_script(
         _SERVER,

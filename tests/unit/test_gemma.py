@@ -202,9 +202,11 @@ def test_forecast_replies_stop_once_the_horizon_is_written(cache):
     replies = system.forecast_replies(batch)
     model, tokenizer = system._model, system._tokenizer
     cap = numeric_decoding.numeric_token_cap(batch.contexts, D, system.settings.decimals)
-    stop = numeric_decoding.ForecastComplete(tokenizer, 0, D)
+    # the stop rule reads each reply after any echo of its window's context, as the parser
+    contexts, decimals = batch.contexts, system.settings.decimals
+    stop = numeric_decoding.ForecastComplete(tokenizer, 0, D, contexts, decimals)
     leads = []
-    for messages, reply in zip(system.prompts(batch), replies, strict=True):
+    for row, (messages, reply) in enumerate(zip(system.prompts(batch), replies, strict=True)):
         text = prompt_text(tokenizer, messages)
         # phase 1: the unconstrained greedy reply's opening, up to its first line
         opening = system.generate([text], max_new_tokens=numeric_decoding.LEAD_IN_TOKENS)[0]
@@ -218,7 +220,7 @@ def test_forecast_replies_stop_once_the_horizon_is_written(cache):
         )
         assert full.startswith(reply)  # the same greedy tokens, cut early
         # cut at the first prefix that holds the horizon's numbers (or the end)
-        cuts = [k for k in range(1, len(full) + 1) if stop.done(full[:k])]
+        cuts = [k for k in range(1, len(full) + 1) if stop.done(full[:k], row)]
         assert reply == (full[: cuts[0]] if cuts else full)
     assert any(leads)  # this model opens some replies with text: both phases are tested
 
@@ -389,7 +391,7 @@ def test_a_tokenizer_without_a_chat_template_gets_gemma_turns_and_stops_at_end_o
     assert tokenizer.chat_template is None
     texts = []
     real = system.constrained_replies
-    system.constrained_replies = lambda t, h, c: texts.extend(t) or real(t, h, c)
+    system.constrained_replies = lambda t, h, c, *more: texts.extend(t) or real(t, h, c, *more)
     batch = make_batch(1)
     system.forecast_replies(batch)
     assert texts == [prompt_text(tokenizer, system.prompts(batch)[0])]

@@ -82,7 +82,7 @@ def test_a_run_computes_everything_when_forced_or_when_no_partition_is_stored(tm
         create_raw_tables(con)
         con.execute(
             "insert into raw.forecast_partitions values "
-            "('k', 'k', 'r', 'naive', 'AAPL', 'P0', 1, 1, 0.1, now()::timestamp, 0)"
+            "('k', 'k', 'r', 'naive', 'AAPL', 'P0', 1, 1, 0.1, now()::timestamp, 0, null)"
         )
     assert not workers.computes_everything(stored, force=False)
     assert workers.computes_everything(stored, force=True)

@@ -95,12 +95,15 @@ create table if not exists raw.forecast_partitions (
     n_rows bigint not null,
     seconds double not null,
     finished_at timestamp not null,
-    n_fallback_windows integer
+    n_fallback_windows integer,
+    n_copied_windows integer
 );
 
 -- warehouses made before fallback windows were recorded: their partitions read null
 -- (unknown), not 0
 alter table raw.forecast_partitions add column if not exists n_fallback_windows integer;
+-- likewise before windows whose forecast copies a stretch of their context were counted
+alter table raw.forecast_partitions add column if not exists n_copied_windows integer;
 
 create table if not exists raw.run_partitions (
     run_id varchar not null,

@@ -80,7 +80,9 @@ INSTALL_HINT = (
 #: written last into a converted checkpoint: its presence means the folder is complete
 READY_FILE = "tsrate_gemma.json"
 #: the decoding rule of ``predict``, part of the fingerprint
-FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon"
+#: (stop=horizon-after-echo: the stop rule skips a leading echo of the context as the parser
+#: does; the replies of the earlier rule, stop=horizon, were cut at the echo)
+FORECAST_DECODING = f"greedy-lead-in{LEAD_IN_TOKENS}-numeric-head;stop=horizon-after-echo"
 #: the decoding rule of :meth:`GemmaSystem.choice_replies`, part of an answerer's fingerprint
 CHOICE_DECODING = "greedy-over-admissible-answers;numbers=pattern;cot=reasoning-then-answer-line"
 #: the characters a numeric answer (:class:`~tsrate.systems.choice_decoding.PatternAnswer`)
@@ -320,14 +322,16 @@ class GemmaSystem(HfLocalSystem):
         if todo:
             self.load()
             texts = [prompt_text(self._tokenizer, messages[row]) for row in todo]
-            fresh = self.constrained_replies(texts, batch.horizon, cap)
+            fresh = self.constrained_replies(texts, batch.horizon, cap, batch.contexts[todo])
             for row, reply in zip(todo, fresh, strict=True):
                 replies[row] = reply
                 if cache:
                     cache.put(keys[row], reply, self.system_id)
         return replies
 
-    def constrained_replies(self, texts: list[str], horizon: int, cap: int) -> list[str]:
+    def constrained_replies(
+        self, texts: list[str], horizon: int, cap: int, contexts: np.ndarray | None = None
+    ) -> list[str]:
         """Greedy replies in two phases: the model's own free-text lead-in over the full
         head (up to :data:`~tsrate.systems.numeric_decoding.LEAD_IN_TOKENS` tokens, ending at
         its first line, none when it starts with a number), then the numbers over the
@@ -338,7 +342,9 @@ class GemmaSystem(HfLocalSystem):
         the lead-in's tokens where the prompt followed by the lead-in tokenizes to them), in
         the same batches, so it computes only the rest. The replies are those of two calls
         of :meth:`generate` (the second over each prompt followed by its lead-in), up to
-        float rounding (tests/unit/test_gemma_prefill.py; docs/systems.md)."""
+        float rounding (tests/unit/test_gemma_prefill.py; docs/systems.md). ``contexts``
+        (one per text): the numbers stop once the horizon's values follow any echo of the
+        context, as the parser reads them (:class:`~tsrate.systems.numeric_decoding.ForecastComplete`)."""
         from transformers import DynamicCache
 
         self.load()
@@ -363,9 +369,9 @@ class GemmaSystem(HfLocalSystem):
             del cache, opened
             extra = {"cache": reused} if reused is not None else {}
             with restricted_head(self._model, self.numeric_ids()):
-                numbers = self.generate_ids(
-                    continued, number_limit, stopping_for(tokenizer, horizon), **extra
-                )
+                shown = None if contexts is None else np.asarray(contexts)[rows]
+                stop = stopping_for(tokenizer, horizon, shown, self.settings.decimals)
+                numbers = self.generate_ids(continued, number_limit, stop, **extra)
             rests = tokenizer.batch_decode(
                 numbers[:, continued["input_ids"].shape[1] :], skip_special_tokens=True
             )

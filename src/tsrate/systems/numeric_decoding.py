@@ -13,7 +13,11 @@ it is a change of the decoding rule, named in the fingerprint, not an approximat
 
 :func:`numeric_token_cap` bounds the new tokens a window needs and :class:`ForecastComplete`
 stops a reply once it holds the horizon's numbers, so a model that would go on writing
-numbers is not decoded for nothing.
+numbers is not decoded for nothing. Given the windows' contexts it counts the numbers as the
+parser will (:func:`~tsrate.systems.llm.parse_forecast`): a leading echo of the context's
+last values is not part of the forecast, so a reply that restates them is decoded on until
+the horizon's numbers follow (within the token cap), not stopped at the echo and then
+failed by the parser for having no forecast after it.
 """
 
 from __future__ import annotations
@@ -121,19 +125,32 @@ def numeric_token_cap(contexts: np.ndarray, horizon: int, decimals: int) -> int:
 
 class ForecastComplete:
     """A stopping criterion: a row is done once its reply, cut after its last separator
-    (so a number still being written is not counted), parses to ``horizon`` numbers."""
+    (so a number still being written is not counted), parses to ``horizon`` numbers, read
+    as the parser reads them: after any echo of the row's context (``contexts[row]``, the
+    values the prompt printed at ``decimals`` places; without ``contexts`` no echo is
+    looked for)."""
 
-    def __init__(self, tokenizer: Any, prompt_length: int, horizon: int):
+    def __init__(
+        self,
+        tokenizer: Any,
+        prompt_length: int,
+        horizon: int,
+        contexts: np.ndarray | None = None,
+        decimals: int = 2,
+    ):
         self.tokenizer = tokenizer
         self.prompt_length = prompt_length
         self.horizon = horizon
+        self.contexts = contexts
+        self.decimals = decimals
 
-    def done(self, reply: str) -> bool:
+    def done(self, reply: str, row: int | None = None) -> bool:
         cut = max(reply.rfind(c) for c in ", \n;")
         if cut < 0:
             return False
+        context = None if self.contexts is None or row is None else self.contexts[row]
         try:
-            parse_forecast(reply[:cut], self.horizon)
+            parse_forecast(reply[:cut], self.horizon, context, self.decimals)
         except ReplyParseError:
             return False
         return True
@@ -144,7 +161,8 @@ class ForecastComplete:
         replies = self.tokenizer.batch_decode(
             input_ids[:, self.prompt_length :], skip_special_tokens=True
         )
-        return torch.tensor([self.done(r) for r in replies], device=input_ids.device)
+        done = [self.done(reply, row) for row, reply in enumerate(replies)]
+        return torch.tensor(done, device=input_ids.device)
 
 
 #: the most tokens of free text (full head) a reply may open with before its numbers
@@ -170,17 +188,17 @@ def lead_in(reply: str) -> tuple[str, bool]:
 class LeadInComplete(ForecastComplete):
     """A stopping criterion: a row is done once its lead-in is (:func:`lead_in`)."""
 
-    def done(self, reply: str) -> bool:
+    def done(self, reply: str, row: int | None = None) -> bool:
         return lead_in(reply)[1]
 
 
-def _criteria(kind: type, tokenizer: Any, horizon: int) -> Any:
+def _criteria(kind: type, tokenizer: Any, horizon: int, **options: Any) -> Any:
     def build(prompt_length: int) -> Any:
         from transformers import StoppingCriteria, StoppingCriteriaList
 
         class _Stop(StoppingCriteria):
             def __init__(self) -> None:
-                self.inner = kind(tokenizer, prompt_length, horizon)
+                self.inner = kind(tokenizer, prompt_length, horizon, **options)
 
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
                 return self.inner(input_ids, scores)
@@ -190,9 +208,12 @@ def _criteria(kind: type, tokenizer: Any, horizon: int) -> Any:
     return build
 
 
-def stopping_for(tokenizer: Any, horizon: int) -> Any:
-    """``prompt length → StoppingCriteriaList([ForecastComplete])`` (``HfLocalSystem.generate``)."""
-    return _criteria(ForecastComplete, tokenizer, horizon)
+def stopping_for(
+    tokenizer: Any, horizon: int, contexts: np.ndarray | None = None, decimals: int = 2
+) -> Any:
+    """``prompt length → StoppingCriteriaList([ForecastComplete])`` (``HfLocalSystem.generate``;
+    ``contexts``: one per row of the generated batch, in its order)."""
+    return _criteria(ForecastComplete, tokenizer, horizon, contexts=contexts, decimals=decimals)
 
 
 def lead_in_stopping(tokenizer: Any) -> Any:

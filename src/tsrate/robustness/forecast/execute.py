@@ -40,6 +40,7 @@ from tsrate.platform.progress import Progress
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import transaction
+from tsrate.robustness.forecast import copies
 from tsrate.robustness.forecast.plan import (
     LazyBatches,
     Partition,
@@ -92,22 +93,24 @@ class RunSummary:
     #: windows a system forecast by its last-value fallback (raw.forecast_fallbacks) per
     #: system, in computed and reused partitions of the run
     fallback_windows: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: windows whose forecast copies a stretch of their context, per system with any (the same)
+    copied_windows: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def describe_problems(self) -> list[str]:
-        """One line per skipped system, per system with failed windows and per system with
-        fallback windows (for logs/CLI)."""
+        """One line per skipped system and per system with failed, fallback or copied windows."""
         lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
         lines += [
             f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
             "are left out of every system's scores, see marts.forecast_failures_summary)"
             for s, n in sorted(self.failed_windows.items())
         ]
-        return lines + [
+        lines += [
             f"{s}: {n} window(s) forecast by the last-value fallback, not the model (scored "
             "as its forecasts; see staging.stg_forecast_fallbacks, "
             "marts.forecast_failures_summary)"
             for s, n in sorted(self.fallback_windows.items())
         ]
+        return lines + copies.copied_lines(self.copied_windows)
 
 
 def new_run_id() -> str:
@@ -154,6 +157,7 @@ def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
         skipped_systems=skipped,
         failed_windows=failed_windows(con, run_id),
         fallback_windows=fallback_windows(con, run_id),
+        copied_windows=copies.copied_window_counts(con, run_id),
     )
     return stored.describe_problems()
 
@@ -603,15 +607,18 @@ def _run_forecasts(
         key = partition.input_key
         if key in finished:
             key = f"{key}-{run_id}"
+        batch = batches[partition]
+        n_copied = copies.partition_copies(batch, forecasts_array, systems[partition.system_id][0])
         pending.append(
             FinishedPartition(
                 partition,
                 key,
-                batches[partition].window_end_dates,
+                batch.window_end_dates,
                 forecasts_array,
                 seconds,
                 cpu_seconds,
                 setup_seconds,
+                n_copied_windows=n_copied,
             )
         )
         if len(pending) == 1:
@@ -688,5 +695,6 @@ def _run_forecasts(
         _stop_resource_tracker()
     summary.failed_windows = failed_windows(con, run_id)
     summary.fallback_windows = fallback_windows(con, run_id)
+    summary.copied_windows = copies.copied_window_counts(con, run_id)
     summary.seconds = time.perf_counter() - started
     return summary

@@ -37,7 +37,9 @@ class FinishedPartition:
     wall ``seconds`` (stored), ``cpu_seconds`` and the worker's one-time ``setup_seconds``
     (reported, not stored). ``fallbacks_known``: whether the forecasts say which windows
     were last-value fallbacks (tsrate's own systems do; imported predictions cannot, so
-    their partitions record an unknown count, null, not 0)."""
+    their partitions record an unknown count, null, not 0). ``n_copied_windows``: the
+    windows whose forecast repeats a stretch of their own context
+    (:mod:`tsrate.robustness.forecast.copies`), None when not counted (stored null)."""
 
     partition: Partition
     partition_key: str
@@ -47,6 +49,7 @@ class FinishedPartition:
     cpu_seconds: float | None = None
     setup_seconds: float = 0.0
     fallbacks_known: bool = True
+    n_copied_windows: int | None = None
 
 
 def store_partition(
@@ -81,7 +84,8 @@ def store_partitions(
     ``raw.forecast_quantiles`` for the windows that have them. Windows a system gave its
     last-value fallback for (``QuantileForecasts.fallbacks``) stay in ``raw.forecasts`` as
     its forecasts and are listed in ``raw.forecast_fallbacks``; the partition record counts
-    them (``n_fallback_windows``; null when the forecasts cannot say). Rows land in the order of
+    them (``n_fallback_windows``; null when the forecasts cannot say), and records the
+    windows copied from their context (``n_copied_windows``, as given). Rows land in the order of
     ``finished``, as one insert per table (a commit costs a WAL sync: storing the fast
     baselines' partitions one by one was most of the parent's time). Returns the forecast
     rows stored per partition.
@@ -159,6 +163,7 @@ def store_partitions(
                 n_rows,
                 entry.seconds,
                 len(fallbacks) if entry.fallbacks_known else None,
+                entry.n_copied_windows,
             )
         )
         stored.append(n_rows)
@@ -181,7 +186,8 @@ def store_partitions(
         con.executemany(
             "insert into raw.forecast_partitions (partition_key, input_key, run_id, system_id, "
             "ticker, perturbation_id, n_windows, n_rows, seconds, n_fallback_windows, "
-            "finished_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()::timestamp)",
+            "n_copied_windows, finished_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "now()::timestamp)",
             partition_rows,
         )
         con.executemany(
