@@ -87,11 +87,18 @@ unit_tests:
     given:
       - input: ref('numbers')
         rows:
-          - {n: 3}
+          - {n: GIVEN}
     expect:
       rows:
         - {m: EXPECTED}
 """
+
+
+def schema_yml(given: int, expected: int) -> str:
+    """The tiny project's schema.yml: its unit case doubles ``given`` and expects
+    ``expected``."""
+    return SCHEMA.replace("GIVEN", str(given)).replace("EXPECTED", str(expected))
+
 
 #: a data test that fails when a row of doubled is over TINY_LIMIT (default: none is)
 NO_BIG = "select m from {{ ref('doubled') }} where m > {{ env_var('TINY_LIMIT', '100') }}\n"
@@ -117,7 +124,7 @@ def tiny(tmp_path, monkeypatch):
     (project / "models" / "numbers.sql").write_text("select 1 as n union all select 2 as n\n")
     (project / "models" / "doubled.sql").write_text("select n * 2 as m from {{ ref('numbers') }}\n")
     (project / "models" / "run_info.sql").write_text(RUN_INFO)
-    (project / "models" / "schema.yml").write_text(SCHEMA.replace("EXPECTED", "6"))
+    (project / "models" / "schema.yml").write_text(schema_yml(3, 6))
     (project / "tests" / "no_big.sql").write_text(NO_BIG)
     (project / "tests" / "gate.sql").write_text(GATE)
     monkeypatch.setenv("TSRATE_PROJECT_DIR", str(project))
@@ -240,7 +247,7 @@ def test_a_failing_data_test_model_or_unit_test_fails_the_build_by_name(tiny, mo
     assert not dbt.pending_build(warehouse)  # it ended before releasing: raised at once
 
     monkeypatch.delenv("TINY_BREAK")
-    (project / "models" / "schema.yml").write_text(SCHEMA.replace("EXPECTED", "7"))
+    (project / "models" / "schema.yml").write_text(schema_yml(3, 7))
     with pytest.raises(dbt.DbtError, match="doubled_doubles"):
         dbt.build("r", warehouse, said.append, None, target)
 
