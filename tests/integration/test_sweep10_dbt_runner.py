@@ -31,40 +31,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.integration.runner_project import PROFILES, PROJECT, schema_yml
 from tsrate import TsrateError
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.dbt_child import RELEASED
 
 pytestmark = pytest.mark.slow
-
-PROJECT = """\
-name: tiny
-version: "0.1.0"
-config-version: 2
-profile: tiny
-model-paths: ["models"]
-test-paths: ["tests"]
-models:
-  tiny:
-    +materialized: table
-"""
-
-#: as the real profiles.yml: the file by name in the child's folder, the access mode and
-#: memory limit the child's own read-only connections match
-PROFILES = """\
-tiny:
-  target: local
-  outputs:
-    local:
-      type: duckdb
-      path: "{{ env_var('TSRATE_DBT_WAREHOUSE', '') or env_var('TSRATE_WAREHOUSE', 'x.duckdb') }}"
-      threads: 1
-      keep_open: true
-      config_options:
-        access_mode: "{{ env_var('TSRATE_DBT_ACCESS_MODE', 'automatic') }}"
-      settings:
-        memory_limit: "{{ env_var('TSRATE_DUCKDB_MEMORY_LIMIT', '4GB') }}"
-"""
 
 RUN_INFO = """\
 {% if env_var('TINY_BREAK', '') %}select no_such_column from {{ ref('numbers') }}
@@ -72,33 +44,6 @@ RUN_INFO = """\
     '{{ env_var("TSRATE_STUDY_ID", "unset") }}' as study_id,
     '{{ env_var("TSRATE_RUN_SCOPE", "unset") }}' as scope{% endif %}
 """
-
-SCHEMA = """\
-version: 2
-models:
-  - name: doubled
-    columns:
-      - name: m
-        data_tests:
-          - not_null
-unit_tests:
-  - name: doubled_doubles
-    model: doubled
-    given:
-      - input: ref('numbers')
-        rows:
-          - {n: GIVEN}
-    expect:
-      rows:
-        - {m: EXPECTED}
-"""
-
-
-def schema_yml(given: int, expected: int) -> str:
-    """The tiny project's schema.yml: its unit case doubles ``given`` and expects
-    ``expected``."""
-    return SCHEMA.replace("GIVEN", str(given)).replace("EXPECTED", str(expected))
-
 
 #: a data test that fails when a row of doubled is over TINY_LIMIT (default: none is)
 NO_BIG = "select m from {{ ref('doubled') }} where m > {{ env_var('TINY_LIMIT', '100') }}\n"

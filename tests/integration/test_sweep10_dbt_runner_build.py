@@ -37,11 +37,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.integration.test_sweep10_dbt_runner import (  # the same tiny project
-    PROFILES,
-    PROJECT,
-    schema_yml,
-)
+from tests.integration.runner_project import PROFILES, PROJECT, schema_yml  # the same tiny project
 from tsrate.platform import dbt_child
 from tsrate.platform.dbt_child import (
     BUILD_RESULTS,
