@@ -63,3 +63,37 @@ def unit_cases_pass(
         pass
     command = ["build", *selection, "--indirect-selection", "cautious"]
     assert dbt.run_dbt(command, None, warehouse, None, dbt_target, env)
+
+
+#: The interpretability suite's build as `tsrate suite interpretability run` runs it
+#: (tsrate.suites.publishing).
+INTERP_SELECT = ["tsrate-build", "--select", "tag:interpretability"]
+#: As tests/integration/test_interpretability.py's tiny run, without the sensitivity studies.
+INTERP_TINY = {
+    "length": 260,
+    "burn_in": 20,
+    "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
+}
+
+
+def interpretability_built(warehouse: Path, models: list[str], target: Path) -> str:
+    """A real (small) interpretability suite run in ``warehouse``: ``models`` trained on
+    dataset 4 with the small configuration's two seeds and :data:`INTERP_TINY`'s settings (no
+    sensitivity studies), then dbt builds the suite's marts as its run does (the run named by
+    the suite's env var). Returns the suite run id."""
+    from tsrate.suites import SUITES
+    from tsrate.suites.interpretability.suite import (
+        plan_units,
+        plan_variants,
+        resolve_config,
+        run_units,
+    )
+
+    config = resolve_config("small", overrides=INTERP_TINY)
+    variants = plan_variants(config, [4], sensitivity=False)
+    units = plan_units(config, variants, models)
+    suite_run_id, trained, _ = run_units(warehouse, config, variants, units, lambda _: None)
+    assert trained == len(units) == 2 * len(models)  # models x 2 seeds
+    run = {SUITES["interpretability"].run_env: suite_run_id}  # as the suite's run passes it
+    dbt.run_dbt(INTERP_SELECT, None, warehouse, lambda _: None, target, env_vars=run)
+    return suite_run_id

@@ -15,6 +15,8 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium
+from tests.support.warehouses import read
+from tsrate.html.charts import check_specs, page_specs
 
 #: a rating is shaky below this share of resamples at its level (the reports' threshold,
 #: written here again so that a change there fails the tests)
@@ -100,6 +102,19 @@ def verdict_by_hand(judged: pd.DataFrame, system: str = "system_id") -> dict:
     }
 
 
+def interp_verdict_by_hand(warehouse: Path) -> dict:
+    """:func:`verdict_by_hand` of an interpretability suite's warehouse, from
+    marts.interp_ratings and marts.interp_rating_stability."""
+    judged = read(
+        warehouse,
+        "select r.model_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating, "
+        "s.share_mc_se "
+        "from marts.interp_ratings r join marts.interp_rating_stability s "
+        "using (suite_run_id, metric, variant_id, model_id)",
+    )
+    return verdict_by_hand(judged, system="model_id")
+
+
 def named(systems: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``: how a verdict names tied systems."""
     return systems[0] if len(systems) == 1 else ", ".join(systems[:-1]) + " and " + systems[-1]
@@ -132,3 +147,11 @@ def assert_reads_well(seen: dict, expected: dict, n_charts: int) -> None:
     assert seen["page_width"] <= 1280 and seen["overview_right"] <= 1280
     assert sorted(seen["names"]) == expected["systems"]  # untruncated, every system
     assert seen["svg_texts"] > 10 and seen["cut"] == []
+
+
+def assert_page_reads_well(chromium: str, path: Path, expected: dict) -> None:
+    """The report at ``path`` read in the browser: :func:`assert_reads_well` against
+    ``expected`` with every chart of the page counted, and every chart's spec checked."""
+    n_charts = len(page_specs(path.read_text()))
+    assert_reads_well(seen_in_browser(chromium, path), expected, n_charts=n_charts)
+    assert check_specs(path.read_text()) == n_charts

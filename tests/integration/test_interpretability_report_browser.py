@@ -14,54 +14,22 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.browser import find_chromium
-from tests.integration.report_in_browser import assert_reads_well, seen_in_browser, verdict_by_hand
-from tests.support.warehouses import read
-from tsrate.html.charts import check_specs, page_specs
-from tsrate.platform import dbt_runner as dbt
-from tsrate.suites import SUITES
+from tests.integration.builds import interpretability_built
+from tests.integration.report_in_browser import assert_page_reads_well, interp_verdict_by_hand
 
 CHROMIUM = find_chromium()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary"),
 ]
-#: the suite's build as `tsrate suite interpretability run` runs it (tsrate.suites.publishing)
-SELECT = ["tsrate-build", "--select", "tag:interpretability"]
-#: as tests/integration/test_interpretability.py's tiny run, without the sensitivity studies
-TINY = {
-    "length": 260,
-    "burn_in": 20,
-    "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
-}
 
 
 def test_interpretability_report_reads_well_in_a_browser(tmp_path, dbt_target):
     from tsrate.suites.interpretability.report import write_report
-    from tsrate.suites.interpretability.suite import (
-        plan_units,
-        plan_variants,
-        resolve_config,
-        run_units,
-    )
 
     warehouse = tmp_path / "tsrate.duckdb"
-    config = resolve_config("small", overrides=TINY)
-    variants = plan_variants(config, [4], sensitivity=False)
-    units = plan_units(config, variants, ["imv_tensor", "tcdf"])
-    suite_run_id, trained, _ = run_units(warehouse, config, variants, units, lambda _: None)
-    assert trained == len(units) == 4  # 2 models x 2 seeds
-    run = {SUITES["interpretability"].run_env: suite_run_id}  # as the suite's run passes it
-    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, env_vars=run)
+    interpretability_built(warehouse, ["imv_tensor", "tcdf"], dbt_target)
     path = write_report(warehouse, tmp_path / "interpretability.html")
-    judged = read(
-        warehouse,
-        "select r.model_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating, "
-        "s.share_mc_se "
-        "from marts.interp_ratings r join marts.interp_rating_stability s "
-        "using (suite_run_id, metric, variant_id, model_id)",
-    )
-    expected = verdict_by_hand(judged, system="model_id")
+    expected = interp_verdict_by_hand(warehouse)
     assert expected["systems"] == ["imv_tensor", "tcdf"]
-    seen = seen_in_browser(CHROMIUM, path)
-    assert_reads_well(seen, expected, n_charts=len(page_specs(path.read_text())))
-    assert check_specs(path.read_text()) == len(page_specs(path.read_text()))
+    assert_page_reads_well(CHROMIUM, path, expected)

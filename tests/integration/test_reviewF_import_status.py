@@ -15,22 +15,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY, prediction_grid
-from tests.support.warehouses import rows
+from tests.support.import_study import STUDY, STUDY_FLAGS, prediction_grid
+from tests.support.warehouses import ingest, rows
 from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate import TsrateError, cli
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner
-from tsrate.platform.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 from tsrate.robustness.forecast.plan import load_series
-from tsrate.robustness.sources import load_skfolio_sp500
 
 pytestmark = pytest.mark.slow
 
-FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
-         "--context-length", "30", "--horizon", "5", "--systems", "naive",
-         "--perturbations", "P0"]  # fmt: skip
+FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
 
 
 @pytest.fixture
@@ -40,8 +37,7 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
     monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
     monkeypatch.setenv("TSRATE_PREFECT", "never")
     monkeypatch.delenv("TSRATE_VERBOSE", raising=False)
-    with connect(path) as con:
-        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
+    ingest(path, ["AAPL", "JPM"])
     return path
 
 

@@ -17,7 +17,13 @@ import math
 import pytest
 
 from tests.integration.builds import forecast_and_build
-from tests.support.warehouses import ingest, read, small_study
+from tests.support.warehouses import (
+    ingest,
+    merge_day,
+    read,
+    small_study,
+    warehouse_lacking_a_day,
+)
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect, store_prices
 
@@ -54,36 +60,13 @@ def _rebuild(warehouse, run_id, dbt_target) -> None:
     )
 
 
-def _warehouse_lacking_a_day(tmp_path):
-    """A warehouse whose first source lacked AAPL's MISSING_DAY; returns it and the day."""
-    warehouse = tmp_path / "tsrate.duckdb"
-    ingest(warehouse, ["AAPL"])
-    with connect(warehouse) as con:
-        day = con.execute(
-            "select ticker, price_date, close from raw.prices "
-            "where ticker = 'AAPL' and price_date = ?",
-            [MISSING_DAY],
-        ).df()
-        assert len(day) == 1
-        con.execute(
-            "delete from raw.prices where ticker = 'AAPL' and price_date = ?", [MISSING_DAY]
-        )
-    return warehouse, day
-
-
-def _merge(warehouse, day) -> None:
-    with connect(warehouse) as con:
-        changes = store_prices(con, day, "a later file")
-    assert changes["AAPL"].added == 1 and changes["AAPL"].changed == 0
-
-
 def test_a_merged_day_does_not_become_a_target_day_of_the_leakage_flags(tmp_path, dbt_target):
     # A checkpoint trained on AAPL up to MISSING_DAY. In the run's series the origin
     # ORIGIN's first target day is 2022-11-16 (the run never forecast 11-15): after
     # train_end, no leak. EARLIER_ORIGIN's first target day is ORIGIN: a leak. After the
     # day is merged, the first target of ORIGIN must still be 11-16 (counted in raw.prices
     # it became 11-15, on train_end: a leak the run's forecasts never had).
-    warehouse, day = _warehouse_lacking_a_day(tmp_path)
+    warehouse, day = warehouse_lacking_a_day(tmp_path, ["AAPL"], MISSING_DAY)
     with connect(warehouse) as con:
         con.execute(
             "insert into raw.model_checkpoints (system_id, checkpoint_key, checkpoint_path, "
@@ -104,7 +87,7 @@ def test_a_merged_day_does_not_become_a_target_day_of_the_leakage_flags(tmp_path
         == expected
     )
     assert (before["leakage_basis"] == "checkpoint").all()
-    _merge(warehouse, day)
+    merge_day(warehouse, day)
     _rebuild(warehouse, run_id, dbt_target)
     after = read(warehouse, flags_sql, [EARLIER_ORIGIN, ORIGIN])
     assert (
@@ -117,7 +100,7 @@ def test_a_merged_day_leaves_the_uncertainty_clusters_in_place(tmp_path, dbt_tar
     # The run's AAPL windows are consecutive origins of its series (stride 1): positions
     # 0 .. n - 1 in ceil(n / horizon) clusters of `horizon` origins. A day merged into
     # raw.prices after the run must change neither the clusters nor the interval.
-    warehouse, day = _warehouse_lacking_a_day(tmp_path)
+    warehouse, day = warehouse_lacking_a_day(tmp_path, ["AAPL"], MISSING_DAY)
     run_id = forecast_and_build(warehouse, _study(), dbt_target, select=MARTS)
     n_windows = read(warehouse, "select count(*) as n from raw.windows where run_id = ?", [run_id])[
         "n"
@@ -131,7 +114,7 @@ def test_a_merged_day_leaves_the_uncertainty_clusters_in_place(tmp_path, dbt_tar
     assert len(before) == 2
     assert (before["n_windows"] == n_windows).all()
     assert (before["n_clusters"] == math.ceil(n_windows / HORIZON)).all()
-    _merge(warehouse, day)
+    merge_day(warehouse, day)
     _rebuild(warehouse, run_id, dbt_target)
     after = read(warehouse, effects_sql)
     assert (after["n_clusters"] == math.ceil(n_windows / HORIZON)).all()

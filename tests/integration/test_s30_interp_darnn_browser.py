@@ -13,42 +13,23 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.browser import find_chromium
-from tests.integration.report_in_browser import assert_reads_well, seen_in_browser, verdict_by_hand
+from tests.integration.builds import interpretability_built
+from tests.integration.report_in_browser import assert_page_reads_well, interp_verdict_by_hand
 from tests.support.warehouses import read
-from tsrate.html.charts import check_specs, page_specs, spec_rows
-from tsrate.platform import dbt_runner as dbt
-from tsrate.suites import SUITES
+from tsrate.html.charts import page_specs, spec_rows
 
 CHROMIUM = find_chromium()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary"),
 ]
-SELECT = ["tsrate-build", "--select", "tag:interpretability"]
-TINY = {
-    "length": 260,
-    "burn_in": 20,
-    "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
-}
 
 
 def test_darnn_diagonal_is_not_applicable_in_the_mart_and_the_browser(tmp_path, dbt_target):
     from tsrate.suites.interpretability.report import NOT_APPLICABLE_MARK, write_report
-    from tsrate.suites.interpretability.suite import (
-        plan_units,
-        plan_variants,
-        resolve_config,
-        run_units,
-    )
 
     warehouse = tmp_path / "tsrate.duckdb"
-    config = resolve_config("small", overrides=TINY)
-    variants = plan_variants(config, [4], sensitivity=False)
-    units = plan_units(config, variants, ["imv_tensor", "darnn"])
-    suite_run_id, trained, _ = run_units(warehouse, config, variants, units, lambda _: None)
-    assert trained == len(units) == 4  # 2 models x 2 seeds
-    run = {SUITES["interpretability"].run_env: suite_run_id}
-    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, env_vars=run)
+    interpretability_built(warehouse, ["imv_tensor", "darnn"], dbt_target)
     cells = read(
         warehouse,
         "select model_id, target_index, source_index, mean_value, std_value, applicable "
@@ -72,14 +53,4 @@ def test_darnn_diagonal_is_not_applicable_in_the_mart_and_the_browser(tmp_path, 
     assert sorted((r["row"], r["col"]) for r in rows if r["not_applicable"]) == [(0, 0), (1, 1)]
     assert panel["layer"][1]["mark"]["text"] == NOT_APPLICABLE_MARK
     assert "structural zero" in page
-    judged = read(
-        warehouse,
-        "select r.model_id, r.rating, r.rating_levels, r.higher_is_better, s.share_at_rating, "
-        "s.share_mc_se "
-        "from marts.interp_ratings r join marts.interp_rating_stability s "
-        "using (suite_run_id, metric, variant_id, model_id)",
-    )
-    expected = verdict_by_hand(judged, system="model_id")
-    seen = seen_in_browser(CHROMIUM, path)
-    assert_reads_well(seen, expected, n_charts=len(specs))
-    assert check_specs(page) == len(specs)
+    assert_page_reads_well(CHROMIUM, path, interp_verdict_by_hand(warehouse))

@@ -19,9 +19,14 @@ import datetime as dt
 import pytest
 
 from tests.integration.builds import forecast_and_build
-from tests.support.warehouses import ERROR_MARTS, ingest, read, small_study
+from tests.support.warehouses import (
+    ERROR_MARTS,
+    merge_day,
+    read,
+    small_study,
+    warehouse_lacking_a_day,
+)
 from tsrate.platform import dbt_runner as dbt
-from tsrate.platform.warehouse import connect, store_prices
 
 pytestmark = pytest.mark.slow
 
@@ -33,19 +38,8 @@ OFFSETS = {"AAPL": 0.0, "JPM": 500.0}
 def test_a_day_merged_into_the_history_later_leaves_the_runs_horizon_steps_in_place(
     tmp_path, dbt_target
 ):
-    warehouse = tmp_path / "tsrate.duckdb"
-    ingest(warehouse, ["AAPL", "JPM"])
-    with connect(warehouse) as con:
-        # the first source lacked one of AAPL's days
-        day = con.execute(
-            "select ticker, price_date, close from raw.prices "
-            "where ticker = 'AAPL' and price_date = ?",
-            [MISSING_DAY],
-        ).df()
-        assert len(day) == 1
-        con.execute(
-            "delete from raw.prices where ticker = 'AAPL' and price_date = ?", [MISSING_DAY]
-        )
+    # the first source lacked one of AAPL's days
+    warehouse, day = warehouse_lacking_a_day(tmp_path, ["AAPL", "JPM"], MISSING_DAY)
     study = small_study(
         study_tickers=["AAPL", "JPM"],
         study_start="2022-09-01",
@@ -58,9 +52,7 @@ def test_a_day_merged_into_the_history_later_leaves_the_runs_horizon_steps_in_pl
     run_id = forecast_and_build(warehouse, study, dbt_target, select=ERROR_MARTS)
     before = read(warehouse, "select * from marts.window_errors order by all")
     # a later file holds the day: merged (not --replace), nothing stored is dropped or changed
-    with connect(warehouse) as con:
-        changes = store_prices(con, day, "a later file")
-    assert changes["AAPL"].added == 1 and changes["AAPL"].changed == 0
+    merge_day(warehouse, day)
     dbt.build(
         run_id=run_id,
         warehouse=warehouse,

@@ -31,66 +31,18 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.integration.runner_project import PROFILES, PROJECT, schema_yml
 from tsrate import TsrateError
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.dbt_child import RELEASED
 
 pytestmark = pytest.mark.slow
 
-PROJECT = """\
-name: tiny
-version: "0.1.0"
-config-version: 2
-profile: tiny
-model-paths: ["models"]
-test-paths: ["tests"]
-models:
-  tiny:
-    +materialized: table
-"""
-
-#: as the real profiles.yml: the file by name in the child's folder, the access mode and
-#: memory limit the child's own read-only connections match
-PROFILES = """\
-tiny:
-  target: local
-  outputs:
-    local:
-      type: duckdb
-      path: "{{ env_var('TSRATE_DBT_WAREHOUSE', '') or env_var('TSRATE_WAREHOUSE', 'x.duckdb') }}"
-      threads: 1
-      keep_open: true
-      config_options:
-        access_mode: "{{ env_var('TSRATE_DBT_ACCESS_MODE', 'automatic') }}"
-      settings:
-        memory_limit: "{{ env_var('TSRATE_DUCKDB_MEMORY_LIMIT', '4GB') }}"
-"""
-
 RUN_INFO = """\
 {% if env_var('TINY_BREAK', '') %}select no_such_column from {{ ref('numbers') }}
 {% else %}select '{{ env_var("TSRATE_RUN_ID", "unset") }}' as run_id,
     '{{ env_var("TSRATE_STUDY_ID", "unset") }}' as study_id,
     '{{ env_var("TSRATE_RUN_SCOPE", "unset") }}' as scope{% endif %}
-"""
-
-SCHEMA = """\
-version: 2
-models:
-  - name: doubled
-    columns:
-      - name: m
-        data_tests:
-          - not_null
-unit_tests:
-  - name: doubled_doubles
-    model: doubled
-    given:
-      - input: ref('numbers')
-        rows:
-          - {n: 3}
-    expect:
-      rows:
-        - {m: EXPECTED}
 """
 
 #: a data test that fails when a row of doubled is over TINY_LIMIT (default: none is)
@@ -117,7 +69,7 @@ def tiny(tmp_path, monkeypatch):
     (project / "models" / "numbers.sql").write_text("select 1 as n union all select 2 as n\n")
     (project / "models" / "doubled.sql").write_text("select n * 2 as m from {{ ref('numbers') }}\n")
     (project / "models" / "run_info.sql").write_text(RUN_INFO)
-    (project / "models" / "schema.yml").write_text(SCHEMA.replace("EXPECTED", "6"))
+    (project / "models" / "schema.yml").write_text(schema_yml(3, 6))
     (project / "tests" / "no_big.sql").write_text(NO_BIG)
     (project / "tests" / "gate.sql").write_text(GATE)
     monkeypatch.setenv("TSRATE_PROJECT_DIR", str(project))
@@ -240,7 +192,7 @@ def test_a_failing_data_test_model_or_unit_test_fails_the_build_by_name(tiny, mo
     assert not dbt.pending_build(warehouse)  # it ended before releasing: raised at once
 
     monkeypatch.delenv("TINY_BREAK")
-    (project / "models" / "schema.yml").write_text(SCHEMA.replace("EXPECTED", "7"))
+    (project / "models" / "schema.yml").write_text(schema_yml(3, 7))
     with pytest.raises(dbt.DbtError, match="doubled_doubles"):
         dbt.build("r", warehouse, said.append, None, target)
 

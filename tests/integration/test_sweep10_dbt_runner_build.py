@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.integration.test_sweep10_dbt_runner import PROFILES, PROJECT  # the same tiny project
+from tests.integration.runner_project import PROFILES, PROJECT, schema_yml  # the same tiny project
 from tsrate.platform import dbt_child
 from tsrate.platform.dbt_child import (
     BUILD_RESULTS,
@@ -54,25 +54,6 @@ RUN_INFO = """\
 {% else %}select '{{ env_var("TSRATE_RUN_ID", "unset") }}' as run_id{% endif %}
 """
 
-SCHEMA = """\
-version: 2
-models:
-  - name: doubled
-    columns:
-      - name: m
-        data_tests:
-          - not_null
-unit_tests:
-  - name: doubled_doubles
-    model: doubled
-    given:
-      - input: ref('numbers')
-        rows:
-          - {n: GIVEN}
-    expect:
-      rows:
-        - {m: EXPECTED}
-"""
 
 #: fails when a row of doubled is over TINY_LIMIT (default: none is)
 NO_BIG = "select m from {{ ref('doubled') }} where m > {{ env_var('TINY_LIMIT', '100') }}\n"
@@ -112,8 +93,7 @@ class Tiny:
         (self.project / name).write_text(text)
 
     def fixture(self, given: int, expected: int) -> None:
-        text = SCHEMA.replace("GIVEN", str(given)).replace("EXPECTED", str(expected))
-        self.write("models/schema.yml", text)
+        self.write("models/schema.yml", schema_yml(given, expected))
 
     def build(self, *args: str, stdin: str | None = None) -> tuple[int, list[str]]:
         """tsrate_build's exit status and its summary lines (without the prefix)."""

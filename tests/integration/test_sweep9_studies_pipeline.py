@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY, prediction_grid
+from tests.support.import_study import STUDY, STUDY_FLAGS, prediction_grid
+from tests.support.warehouses import ingest
 from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
-from tsrate.platform.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.plan import load_series
-from tsrate.robustness.sources import load_skfolio_sp500
 
 pytestmark = pytest.mark.slow
 
-FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
-         "--context-length", "30", "--horizon", "5", "--systems", "naive",
-         "--perturbations", "P0"]  # fmt: skip
+FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
 
 
 @pytest.fixture
@@ -34,8 +32,7 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
     path = tmp_path / "tsrate.duckdb"
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
     monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
-    with connect(path) as con:
-        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
+    ingest(path, ["AAPL", "JPM"])
     return path
 
 

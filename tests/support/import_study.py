@@ -5,6 +5,8 @@ here."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 
@@ -21,6 +23,10 @@ STUDY = Study.from_mapping(
         systems=["naive"],
     )
 )
+
+#: :data:`STUDY` as the CLI's study flags.
+STUDY_FLAGS = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
+               "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
 
 #: The raw tables an import can write: a rejected import leaves them exactly as they were.
 RAW_TABLES = [
@@ -94,3 +100,25 @@ def rejected(warehouse, attempt, *fragments, error=Exception) -> str:
     for table in RAW_TABLES:
         pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
     return message
+
+
+def in_process_tsrate(warehouse, capsys, monkeypatch):  # noqa: ANN001 - pytest's fixtures
+    """A ``tsrate(*args)`` that runs the CLI's ``main`` in this process on ``warehouse``, from
+    the project folder, and returns its exit code and what it printed as a finished process
+    would (``returncode``, ``stdout``, ``stderr``)."""
+    from tsrate.cli import main
+    from tsrate.config import project_dir
+
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    monkeypatch.chdir(project_dir())
+
+    def tsrate(*args):
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as stop:
+            code = stop.code
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+    return tsrate

@@ -4,6 +4,7 @@ dbt builds are tests/integration/builds.py's."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,6 +36,32 @@ def small_study(**overrides) -> Study:
 def ingest(warehouse: Path, tickers: list[str]) -> None:
     with connect(warehouse) as con:
         store_prices(con, load_skfolio_sp500(tickers), "skfolio")
+
+
+def warehouse_lacking_a_day(
+    tmp_path: Path, tickers: list[str], day: dt.date, ticker: str = "AAPL"
+) -> tuple[Path, pd.DataFrame]:
+    """A warehouse of ``tickers`` whose first source lacked ``ticker``'s ``day`` (ingested,
+    then that one row deleted from raw.prices); returns it and the day's row, for a later
+    file to merge (:func:`merge_day`)."""
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, tickers)
+    with connect(warehouse) as con:
+        row = con.execute(
+            "select ticker, price_date, close from raw.prices where ticker = ? and price_date = ?",
+            [ticker, day],
+        ).df()
+        assert len(row) == 1
+        con.execute("delete from raw.prices where ticker = ? and price_date = ?", [ticker, day])
+    return warehouse, row
+
+
+def merge_day(warehouse: Path, row: pd.DataFrame, ticker: str = "AAPL") -> None:
+    """A later file holds the day :func:`warehouse_lacking_a_day` left out: merged (not
+    ``--replace``), it is added and nothing stored is changed."""
+    with connect(warehouse) as con:
+        changes = store_prices(con, row, "a later file")
+    assert changes[ticker].added == 1 and changes[ticker].changed == 0
 
 
 #: The error marts and everything they need; tests of those marts skip the rating models.

@@ -14,12 +14,18 @@ real seed, the real import and the CLI's ``main`` in this process.
 from __future__ import annotations
 
 import dataclasses
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
-from tests.support.import_study import EXTERNAL_ROW, STUDY, rejected, write_csv
+from tests.support.import_study import (
+    EXTERNAL_ROW,
+    STUDY,
+    STUDY_FLAGS,
+    in_process_tsrate,
+    rejected,
+    write_csv,
+)
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -42,20 +48,33 @@ def attempt(warehouse, path, seed, system_id, **kwargs):
     return run
 
 
+def refused(warehouse, seed, path, system_id, baselines, *fragments) -> None:
+    """Importing ``path`` under ``system_id`` is refused in one line naming every fragment
+    and the hint ``--system <id>_imported``, and nothing is stored."""
+    message = rejected(
+        warehouse,
+        attempt(warehouse, path, seed, system_id, baselines=baselines),
+        *fragments,
+        f"--system {system_id}_imported",
+        error=TsrateError,
+    )
+    assert "\n" not in message
+
+
 @pytest.mark.parametrize("baselines", [True, False])
 def test_the_studys_own_baseline_is_refused_with_and_without_baselines(
     warehouse, seed, good, tmp_path, baselines
 ):
     path = write_csv(tmp_path, good)
-    message = rejected(
+    refused(
         warehouse,
-        attempt(warehouse, path, seed, "naive", baselines=baselines),
+        seed,
+        path,
+        "naive",
+        baselines,
         "system 'naive' is one of the study's own systems ['naive']",
         "with or without --no-baselines",
-        "--system naive_imported",
-        error=TsrateError,
     )
-    assert "\n" not in message
 
 
 @pytest.mark.parametrize("baselines", [True, False])
@@ -64,15 +83,15 @@ def test_a_seed_system_tsrate_runs_is_refused_outside_the_study_too(
 ):
     assert "arima" not in STUDY.systems
     path = write_csv(tmp_path, good)
-    message = rejected(
+    refused(
         warehouse,
-        attempt(warehouse, path, seed, "arima", baselines=baselines),
+        seed,
+        path,
+        "arima",
+        baselines,
         "system 'arima' is a system tsrate forecasts itself",
         "implementation tsrate.systems.arima",
-        "--system arima_imported",
-        error=TsrateError,
     )
-    assert "\n" not in message
 
 
 def test_registering_metadata_under_the_studys_system_is_refused_without_baselines(
@@ -98,27 +117,11 @@ def test_a_seed_row_without_implementation_still_imports_alone(warehouse, seed, 
 
 
 def test_the_cli_refusal_is_one_line(warehouse, good, tmp_path, capsys, monkeypatch):
-    from tsrate.cli import main
-    from tsrate.config import project_dir
-
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
-    monkeypatch.chdir(project_dir())
-    flags = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
-             "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
+    tsrate = in_process_tsrate(warehouse, capsys, monkeypatch)
     path = write_csv(tmp_path, good, "cli.csv")
-
-    def tsrate(*args):
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as stop:
-            code = stop.code
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
-
     for system_id in ("naive", "chronos"):
         result = tsrate(
-            "import", str(path), "--system", system_id, *flags, "--no-baselines", "--no-build"
+            "import", str(path), "--system", system_id, *STUDY_FLAGS, "--no-baselines", "--no-build"
         )
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()

@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.import_study import RAW_TABLES, STUDY, rejected, snapshot, write_csv
+from tests.support.import_study import (
+    RAW_TABLES,
+    STUDY,
+    STUDY_FLAGS,
+    in_process_tsrate,
+    rejected,
+    snapshot,
+    write_csv,
+)
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
 from tsrate.systems.registry import load_systems_seed
@@ -238,26 +246,8 @@ def test_cli_import_predictions_with_a_manifest(
     """Through `tsrate export-inputs` and `tsrate import-predictions --manifest` (the CLI's
     main in this process): crossing quantiles are one `tsrate: error:` line and store
     nothing; the good file stores them."""
-    from types import SimpleNamespace
-
-    from tsrate.cli import main
-    from tsrate.config import project_dir
-
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
-    monkeypatch.chdir(project_dir())
-
-    def tsrate(*args):
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as stop:
-            code = stop.code
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
-
-    flags = ["--tickers", "AAPL,JPM", "--start", "2022-09-01", "--end", "2022-12-28",
-             "--context-length", "30", "--horizon", "5", "--systems", "naive"]  # fmt: skip
-    exported = tsrate("export-inputs", str(tmp_path / "export"), *flags)
+    tsrate = in_process_tsrate(warehouse, capsys, monkeypatch)
+    exported = tsrate("export-inputs", str(tmp_path / "export"), *STUDY_FLAGS)
     assert exported.returncode == 0, exported.stderr
     frame = with_quantiles.copy()
     frame[["forecast", *FILE_COLUMNS]] += 0.5  # points no other test imported

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from tests.support.stability_inputs import empty_effects, empty_scores, stability_settings
 from tsrate.config import project_dir
 from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
 from tsrate.methods.causal.estimators import perturbation_effects
@@ -415,34 +416,14 @@ def test_rating_stability_rates_accuracy_as_the_published_ratings_do_without_an_
     columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
     columns += ["window_end_date", "smape", "mase", "sign_accuracy"]
     errors = pd.DataFrame(rows, columns=columns).assign(max_abs_residual=rng.random(len(rows)))
-    no_scores = pd.DataFrame(
-        columns=["run_id", "metric", "system_id", "perturbation_id", "raw_score", "max_score"]
-    )
-    no_effects = pd.DataFrame(
-        columns=["run_id", "system_id", "distribution_id", "confounder", "perturbation_id"]
-        + ["ape_matched", "pie_percent"]
-    )
     sets = pd.DataFrame(
         {"run_id": ["r1"], "system_id": ["S1"], "perturbation_set": ["P0"], "has_effects": False}
     )
-    settings = dict(
-        rating_levels=3,
-        bootstrap_resamples=20,
-        bootstrap_block_length=3,
-        bootstrap_seed=1,
-        bootstrap_confidence=0.9,
-        robustness_outcome="max_abs_residual",
-        matching_estimand="ATE",
-        distribution_aggregation="max",
-        bootstrap_effect_distributions=0,
-        causal_seed=0,
-        treatment_draws=1,
-        effect_strata="confounder",
-    )
+    settings = stability_settings(bootstrap_resamples=20)
     out = rating_stability(
         errors,
-        no_scores,
-        no_effects,
+        empty_scores(),
+        empty_effects(),
         LEVELS,
         sets,
         pd.DataFrame(columns=DISTRIBUTION_COLUMNS),

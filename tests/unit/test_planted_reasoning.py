@@ -11,21 +11,9 @@ import re
 import numpy as np
 import pytest
 
+from tests.support.reasoning_items import PLAIN
 from tsrate.suites.reasoning import scenario_model as sm
 from tsrate.suites.reasoning import scenarios as sc
-
-#: Subject 0: daily hospital admissions, a weekly (7-day) cycle.
-PLAIN = sm.Scenario(
-    subject_index=0,
-    length=50,
-    base=200.0,
-    trend=0.0,
-    amplitude=0.0,
-    event_kind="none",
-    event_step=-1,
-    event_effect=0.0,
-    noise_seed=7,
-)
 
 
 def test_trend_is_the_relative_change_from_the_first_to_the_last_step():

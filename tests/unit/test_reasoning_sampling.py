@@ -10,30 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.reasoning_items import FORECAST, SERIES
 from tsrate import TsrateError
 from tsrate.suites.reasoning.answerers import LanguageModelAnswerer, prompt_hash
-from tsrate.suites.reasoning.items import Item
 from tsrate.suites.reasoning.marts import forecast_errors
 from tsrate.suites.reasoning.sampling import (
     REFERENCE_TEMPERATURES,
     crps_ensemble,
     median_forecast,
-)
-
-SERIES = tuple(float(100 + 3 * t + (t % 7)) for t in range(30))
-FORECAST = Item(
-    task="forecast",
-    category="retail",
-    series=SERIES[:24],
-    future=SERIES[24:],
-    context="From day 25 on, a promotion doubles the values.",
-    # every piece of the six forecasting conditions (Figure A.5)
-    params={
-        "context_pieces": {
-            "characteristics": "A retail series with a weekly rhythm.",
-            "metadata": {"start": "2024-01-01", "frequency": "D"},
-        }
-    },
 )
 
 

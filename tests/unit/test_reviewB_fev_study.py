@@ -11,13 +11,13 @@ expected values here are worked out from the study written into the snapshot by 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from tests.support.fev import fev_dataset_path
 from tsrate.robustness.fev_export import export_fev
 
 CORE_STUDY = {"horizon": 5, "start": "2022-06-01", "context_length": 40}
@@ -54,23 +54,6 @@ def _snapshot(path: Path, publications: list[tuple[str, str, dict | None]]) -> N
     con.close()
 
 
-def _expected_path(study: dict) -> str:
-    """fev's dataset: the study's data keys (tickers, period, window shape, perturbations),
-    sorted and compact, hashed."""
-    keys = (
-        "tickers",
-        "start",
-        "end",
-        "context_length",
-        "horizon",
-        "stride",
-        "perturbations",
-        "perturbation_phase",
-    )
-    data = json.dumps({k: study.get(k) for k in keys}, sort_keys=True, separators=(",", ":"))
-    return "tsrate/" + hashlib.sha256(data.encode()).hexdigest()[:16]
-
-
 def test_a_suite_publication_after_the_core_run_keeps_the_core_runs_study(tmp_path) -> None:
     snapshot = tmp_path / "snapshot.duckdb"
     _snapshot(
@@ -86,7 +69,7 @@ def test_a_suite_publication_after_the_core_run_keeps_the_core_runs_study(tmp_pa
     assert mase["min_context_length"].tolist() == [40, 40]
     assert mase["max_context_length"].tolist() == [40, 40]
     assert mase["initial_cutoff"].tolist() == ["2022-06-01"] * 2
-    assert set(mase["dataset_path"]) == {_expected_path(CORE_STUDY)}
+    assert set(mase["dataset_path"]) == {fev_dataset_path(CORE_STUDY)}
 
 
 def test_the_study_is_the_one_of_the_run_the_errors_describe(tmp_path) -> None:
@@ -104,4 +87,4 @@ def test_the_study_is_the_one_of_the_run_the_errors_describe(tmp_path) -> None:
     export_fev(snapshot, tmp_path / "fev")
     mase = pd.read_csv(tmp_path / "fev" / "mase.csv", keep_default_na=False)
     assert mase["horizon"].tolist() == [5, 5]
-    assert set(mase["dataset_path"]) == {_expected_path(CORE_STUDY)}
+    assert set(mase["dataset_path"]) == {fev_dataset_path(CORE_STUDY)}

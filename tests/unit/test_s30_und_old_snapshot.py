@@ -36,6 +36,16 @@ def _scores() -> pd.DataFrame:
     return pd.DataFrame([row("alpha", 4, 0.9, 0.85), row("und_random", 0, 0.5, 0.45)])
 
 
+def _mart(columns: str, rows: list[tuple], **same) -> pd.DataFrame:
+    """An old mart with ``columns`` (space-separated) in that order: suite_run_id is RUN, each
+    column named in ``same`` holds that value in every row, and the others take each row's
+    values in order."""
+    names = columns.split()
+    varying = [c for c in names if c != "suite_run_id" and c not in same]
+    frame = pd.DataFrame([dict(zip(varying, row, strict=True)) for row in rows], columns=varying)
+    return frame.assign(suite_run_id=RUN, **same)[names]
+
+
 def _marts() -> dict[str, pd.DataFrame]:
     ratings = pd.DataFrame(
         [
@@ -51,60 +61,41 @@ def _marts() -> dict[str, pd.DataFrame]:
     )  # fmt: skip
     return {
         "und_scores": _scores(),
-        "und_format_table": pd.DataFrame(
-            [
-                dict(
-                    suite_run_id=RUN,
-                    system_id=s,
-                    format="csv",
-                    task="detection",
-                    metric="f1",
-                    score=v,
-                    n_features=1,
-                    n_prompts=40,
-                    n_unparsed=u,
-                )
-                for s, v, u in (("alpha", 0.85, 4), ("und_random", 0.45, 0))
-            ]
+        "und_format_table": _mart(
+            "suite_run_id system_id format task metric score n_features n_prompts n_unparsed",
+            [("alpha", 0.85, 4), ("und_random", 0.45, 0)],
+            format="csv",
+            task="detection",
+            metric="f1",
+            n_features=1,
+            n_prompts=40,
         ),  # fmt: skip
-        "und_position_bias": pd.DataFrame(
-            [
-                dict(
-                    suite_run_id=RUN,
-                    system_id="alpha",
-                    dataset="outlier",
-                    task="retrieval",
-                    quadrant=q,
-                    n_prompts=30,
-                    n_correct=c,
-                    accuracy_pct=100 * c / 30,
-                    accuracy_ci_low_pct=10.0,
-                    accuracy_ci_high_pct=90.0,
-                    accuracy_elsewhere_pct=50.0,
-                    p_value=0.5,
-                    p_holm=0.75,
-                    min_prompts_to_judge=12,
-                    judgeable=True,
-                    position_bias=False,
-                )
-                for q, c in ((1, 12), (2, 18))
-            ]
+        "und_position_bias": _mart(
+            "suite_run_id system_id dataset task quadrant n_prompts n_correct accuracy_pct "
+            "accuracy_ci_low_pct accuracy_ci_high_pct accuracy_elsewhere_pct p_value p_holm "
+            "min_prompts_to_judge judgeable position_bias",
+            [(q, c, 100 * c / 30) for q, c in ((1, 12), (2, 18))],
+            system_id="alpha",
+            dataset="outlier",
+            task="retrieval",
+            n_prompts=30,
+            accuracy_ci_low_pct=10.0,
+            accuracy_ci_high_pct=90.0,
+            accuracy_elsewhere_pct=50.0,
+            p_value=0.5,
+            p_holm=0.75,
+            min_prompts_to_judge=12,
+            judgeable=True,
+            position_bias=False,
         ),  # fmt: skip
         "und_ratings": ratings,
         "und_rating_stability": stability,
-        "und_confusion_matrix": pd.DataFrame(
-            [
-                dict(
-                    suite_run_id=RUN,
-                    system_id="alpha",
-                    task="detection",
-                    feature="trend",
-                    truth=t,
-                    predicted=p,
-                    n_prompts=n,
-                )
-                for t, p, n in (("yes", "yes", 17), ("yes", "no", 3), ("no", "no", 20))
-            ]
+        "und_confusion_matrix": _mart(
+            "suite_run_id system_id task feature truth predicted n_prompts",
+            [("yes", "yes", 17), ("yes", "no", 3), ("no", "no", 20)],
+            system_id="alpha",
+            task="detection",
+            feature="trend",
         ),  # fmt: skip
         "und_length_curves": pd.DataFrame(
             [

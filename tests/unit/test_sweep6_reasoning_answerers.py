@@ -17,6 +17,7 @@ import types
 
 import pytest
 
+from tests.support.reasoning_items import FORECAST, SERIES
 from tsrate import TsrateError
 from tsrate.suites.reasoning import answerers as ans
 from tsrate.suites.reasoning.answerers import (
@@ -35,20 +36,6 @@ from tsrate.suites.reasoning.answerers import (
 from tsrate.suites.reasoning.items import Item
 from tsrate.suites.reasoning.tasks import templates_digest
 
-SERIES = tuple(float(100 + 3 * t + (t % 7)) for t in range(30))
-FORECAST = Item(
-    task="forecast",
-    category="retail",
-    series=SERIES[:24],
-    future=SERIES[24:],
-    context="From day 25 on, a promotion doubles the values.",
-    params={
-        "context_pieces": {
-            "characteristics": "A retail series with a weekly rhythm.",
-            "metadata": {"start": "2024-01-01", "frequency": "D"},
-        }
-    },
-)
 CHOICE = Item(
     task="qa_single",
     category="retail",

@@ -20,22 +20,10 @@ import re
 import numpy as np
 import pytest
 
+from tests.support.reasoning_items import PLAIN
 from tsrate import TsrateError
 from tsrate.suites.reasoning import scenario_model as sm
 from tsrate.suites.reasoning import scenarios as sc
-
-#: Subject 0: daily hospital admissions (weekly cycle), a flat level of 200, no event.
-PLAIN = sm.Scenario(
-    subject_index=0,
-    length=50,
-    base=200.0,
-    trend=0.0,
-    amplitude=0.0,
-    event_kind="none",
-    event_step=-1,
-    event_effect=0.0,
-    noise_seed=7,
-)
 
 
 def _number(option: str) -> float:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.fev import fev_dataset_path
 from tsrate import TsrateError, __version__
 from tsrate.robustness.fev_export import (
     export_fev,
@@ -185,18 +186,6 @@ def test_export_fev_writes_one_csv_per_metric_with_fevs_columns_and_the_provenan
     assert written == [destination / "crps.csv", destination / "mase.csv"]
     assert sorted(p.name for p in destination.iterdir()) == ["crps.csv", "mase.csv"]
     mase = pd.read_csv(destination / "mase.csv", keep_default_na=False)
-    keys = (
-        "tickers",
-        "start",
-        "end",
-        "context_length",
-        "horizon",
-        "stride",
-        "perturbations",
-        "perturbation_phase",
-    )
-    data = json.dumps({k: STUDY.get(k) for k in keys}, sort_keys=True, separators=(",", ":"))
-    fingerprint = hashlib.sha256(data.encode()).hexdigest()[:16]
     assert list(mase.columns) == [
         "dataset_path", "dataset_config", "horizon", "initial_cutoff", "min_context_length",
         "max_context_length", "seasonality", "eval_metric", "extra_metrics",
@@ -208,7 +197,7 @@ def test_export_fev_writes_one_csv_per_metric_with_fevs_columns_and_the_provenan
         "tsrate_price_rows_fingerprint", "tsrate_partitions_fingerprint",
         "tsrate_training_data", "tsrate_training_cutoff",
     ]  # fmt: skip
-    assert set(mase["dataset_path"]) == {f"tsrate/{fingerprint}"}
+    assert set(mase["dataset_path"]) == {fev_dataset_path(STUDY)}
     assert mase["horizon"].tolist() == [5] * 4  # the latest publication's study
     assert mase["model_name"].tolist() == ["naive", "naive", "arima", "arima"]
     assert mase["test_error"].astype(str).tolist() == ["0.9", "", "1.1", "1.2"]

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from tests.support.stability_inputs import empty_effects, empty_scores, stability_settings
 from tsrate.methods.stability import (
     aggregate_distributions,
     date_positions,
@@ -623,13 +624,6 @@ def accuracy_only_inputs(n_dates: int = 10):
     errors = pd.DataFrame(rows, columns=columns).assign(
         sign_accuracy=50.0, max_abs_residual=rng.random(len(rows))
     )
-    no_scores = pd.DataFrame(
-        columns=["run_id", "metric", "system_id", "perturbation_id", "raw_score", "max_score"]
-    )
-    no_effects = pd.DataFrame(
-        columns=["run_id", "system_id", "distribution_id", "confounder", "perturbation_id"]
-        + ["ape_matched", "pie_percent"]
-    )
     sets = pd.DataFrame(
         {
             "run_id": "r1",
@@ -638,28 +632,7 @@ def accuracy_only_inputs(n_dates: int = 10):
             "has_effects": False,
         }
     )
-    return errors, no_scores, no_effects, sets
-
-
-def stability_settings(**changed) -> dict:
-    """The rating_stability settings these tests use: 5 resamples, seed 1, 90 %, one draw."""
-    return (
-        dict(
-            rating_levels=3,
-            bootstrap_resamples=5,
-            bootstrap_block_length=3,
-            bootstrap_seed=1,
-            bootstrap_confidence=0.9,
-            robustness_outcome="max_abs_residual",
-            matching_estimand="ATE",
-            distribution_aggregation="max",
-            bootstrap_effect_distributions=0,
-            causal_seed=0,
-            treatment_draws=1,
-            effect_strata="confounder",
-        )
-        | changed
-    )
+    return errors, empty_scores(), empty_effects(), sets
 
 
 @pytest.mark.parametrize("asked,used", [(4, 4), (1, 1), (0, 1), (100, 10)])

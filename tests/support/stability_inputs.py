@@ -1,0 +1,44 @@
+"""Inputs of the robustness rating_stability computation (tsrate.robustness.marts.stability)
+that its unit tests share: its settings and the empty score and effect tables of a study
+rated on accuracy alone. No test here."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def stability_settings(**changed) -> dict:
+    """The rating_stability settings these tests use: 5 resamples, seed 1, 90 %, one draw;
+    ``changed`` replaces any of them."""
+    return (
+        dict(
+            rating_levels=3,
+            bootstrap_resamples=5,
+            bootstrap_block_length=3,
+            bootstrap_seed=1,
+            bootstrap_confidence=0.9,
+            robustness_outcome="max_abs_residual",
+            matching_estimand="ATE",
+            distribution_aggregation="max",
+            bootstrap_effect_distributions=0,
+            causal_seed=0,
+            treatment_draws=1,
+            effect_strata="confounder",
+        )
+        | changed
+    )
+
+
+def empty_scores() -> pd.DataFrame:
+    """No published robustness scores (a new, empty table each call)."""
+    return pd.DataFrame(
+        columns=["run_id", "metric", "system_id", "perturbation_id", "raw_score", "max_score"]
+    )
+
+
+def empty_effects() -> pd.DataFrame:
+    """No matched effects (a new, empty table each call)."""
+    return pd.DataFrame(
+        columns=["run_id", "system_id", "distribution_id", "confounder", "perturbation_id"]
+        + ["ape_matched", "pie_percent"]
+    )
