@@ -294,6 +294,9 @@ per_group as (
         count(raw_score) filter (where has_score) over per_score as n_systems,
         min(raw_score) filter (where has_score) over per_score as group_min,
         max(raw_score) filter (where has_score) over per_score as group_max,
+        {#- the scored systems' own maximum, for the group's reason: an unscored row's
+            max_score (null, or another count of pairs) must not give it another reason -#}
+        max(max_score) filter (where has_score) over per_score as group_max_score,
         corr(score_rank, oracle_rank) filter (where has_pair) over per_score
             as oracle_rank_correlation,
         case
@@ -339,7 +342,7 @@ final as (
         cast(case
             when n_systems = 0 and group_score_reason is not null then group_score_reason
             when n_systems >= 2 and group_max = group_min and measure = 'wrs'
-                and group_max >= max_score - 1e-9
+                and group_max >= group_max_score - 1e-9
                 then 'does not separate systems on this study: every system at the maximum WRS'
             when n_systems >= 2 and group_max = group_min and group_max = 0
                 then 'does not separate systems on this study: every system at 0'
