@@ -24,6 +24,7 @@ def build_flow(
     select: str | None = None,
     lock_timeout: float = 0.0,
     release_early: bool = False,
+    unit_tests: bool = True,
 ) -> None:
     """Build and test every dbt model for ``run_id`` (default: the latest forecasted run).
 
@@ -31,7 +32,8 @@ def build_flow(
     ``release_early``: return once the models are built, the data tests still running
     read-only in dbt's child; the caller (the pipeline, which holds the lock throughout)
     gets their verdict from :func:`tsrate.platform.dbt_runner.finish_build` before it
-    writes the warehouse or publishes.
+    writes the warehouse or publishes. ``unit_tests`` False: a full build leaves dbt's unit
+    tests to ``tsrate build`` and CI (:func:`tsrate.platform.dbt_runner.build`).
     """
     logger = run_logger()
     started = time.perf_counter()
@@ -43,6 +45,7 @@ def build_flow(
             on_line=logger.info,
             select=select,
             release_early=release_early,
+            unit_tests=unit_tests,
         )
     if release_early and dbt.pending_build(warehouse):
         logger.info("dbt models built in %.1fs; data tests running", time.perf_counter() - started)

@@ -41,3 +41,33 @@ def test_only_a_full_build_without_the_override_may_skip_its_unit_tests():
     assert not unit_tests_keyed(None, {ALWAYS_UNIT_TESTS: "1"})
     assert not unit_tests_keyed("+window_errors", {})
     assert not unit_tests_keyed("tag:reasoning", {ALWAYS_UNIT_TESTS: "1"})
+
+
+def test_a_run_leaves_a_full_builds_unit_tests_to_tsrate_build_and_ci():
+    """``tsrate run`` asks its full build to leave dbt's unit tests out (dbt Labs' advice:
+    they check the SQL on fixed inputs; development and CI run them); a partial build and
+    TSRATE_ALWAYS_UNIT_TESTS=1 run them all the same, and a build not asked (tsrate build)
+    keys them as before. The real builds: tests/integration/test_run_leaves_unit_tests.py."""
+    from tsrate.platform.dbt_child import (
+        ALWAYS_UNIT_TESTS,
+        RUN_LEAVES_UNIT_TESTS,
+        unit_tests_left_to_build,
+    )
+
+    asked = {RUN_LEAVES_UNIT_TESTS: "1"}
+    assert unit_tests_left_to_build(None, asked)
+    assert not unit_tests_left_to_build(None, {})
+    assert not unit_tests_left_to_build(None, {RUN_LEAVES_UNIT_TESTS: ""})
+    assert not unit_tests_left_to_build("+window_errors", asked)
+    assert not unit_tests_left_to_build(None, {**asked, ALWAYS_UNIT_TESTS: "1"})
+
+
+def test_the_pipeline_asks_its_build_to_leave_the_unit_tests():
+    """The run's build (flows/pipeline.py) passes unit_tests=False; tsrate build's does not."""
+    import inspect
+
+    from flows import pipeline
+    from tsrate.commands import pipeline as commands
+
+    assert "unit_tests=False" in inspect.getsource(pipeline)
+    assert "unit_tests" not in inspect.getsource(commands)

@@ -91,6 +91,10 @@ BUILD_RESULTS = "build_run_results.json"
 UNIT_TEST_PASS = "tsrate_unit_tests_passed.json"
 #: Set (1): a full build runs the unit tests even when nothing they depend on changed.
 ALWAYS_UNIT_TESTS = "TSRATE_ALWAYS_UNIT_TESTS"
+#: Set (1) by ``tsrate run`` for its build: a full build leaves its unit tests out (dbt Labs'
+#: advice: unit tests check the SQL on fixed inputs, so they belong to development and CI,
+#: not to every production build); ``tsrate build``, CI and TSRATE_ALWAYS_UNIT_TESTS run them.
+RUN_LEAVES_UNIT_TESTS = "TSRATE_RUN_LEAVES_UNIT_TESTS"
 #: DuckDB's access mode for dbt's connection (profiles.yml): ``READ_ONLY`` while the unit
 #: tests run beside the data tests, after the file was released.
 DBT_ACCESS_MODE = "TSRATE_DBT_ACCESS_MODE"
@@ -410,6 +414,13 @@ def _unit_test_key(manifest, warehouse: str) -> str:  # noqa: ANN001 - a dbt Man
     return digest.hexdigest()
 
 
+def unit_tests_left_to_build(select: str | None, environ: Mapping[str, str]) -> bool:
+    """Whether this build leaves its unit tests out: a full build asked by ``tsrate run``
+    (:data:`RUN_LEAVES_UNIT_TESTS`), unless TSRATE_ALWAYS_UNIT_TESTS=1; a partial build
+    runs them."""
+    return unit_tests_keyed(select, environ) and bool(environ.get(RUN_LEAVES_UNIT_TESTS))
+
+
 def unit_tests_keyed(select: str | None, environ: Mapping[str, str]) -> bool:
     """Whether a build may skip its unit tests when they passed with today's key: a full
     build may; a partial build (``select``) and ``TSRATE_ALWAYS_UNIT_TESTS=1`` run them."""
@@ -504,7 +515,15 @@ def tsrate_build(argv: list[str]) -> int:
         failed, _ = _summarise_build(built.result)
         result, ok = built.result, built.success  # the models' (and unit tests') outcome
         skip_units = units_beside = False
-        if keyed and not failed and ok:
+        left = unit_tests_left_to_build(options.select, os.environ)
+        if keyed and not failed and ok and left:
+            skip_units = True  # neither run nor keyed: a later tsrate build judges them
+            _say(
+                "the dbt unit tests were not run: tsrate run leaves them to tsrate build "
+                "and CI (they check the SQL on fixed inputs, not this data; "
+                f"{ALWAYS_UNIT_TESTS}=1 runs them)"
+            )
+        elif keyed and not failed and ok:
             _close_dbt_connection()  # the key reads the catalog the models left
             skip_units = _unit_tests_passed(manifest, os.environ["TSRATE_WAREHOUSE"])
             if skip_units:
@@ -522,7 +541,7 @@ def tsrate_build(argv: list[str]) -> int:
                 failed = _summarise_build(units.result, "after the models, ran")[0]
                 result.results.extend(units.result.results)  # one run_results.json
                 ok = ok and units.success
-        done = "models and seeds" if units_beside else "models, seeds and unit tests"
+        done = "models and seeds" if units_beside or left else "models, seeds and unit tests"
         _say(f"{done} in {time.perf_counter() - step:.1f}s")
         passed_file = _target_path() / UNIT_TEST_PASS
         if failed or not ok:

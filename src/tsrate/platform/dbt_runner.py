@@ -324,6 +324,7 @@ def build(
     study_id: str | None = None,
     scope: str = "study",
     release_early: bool = False,
+    unit_tests: bool = True,
 ) -> list[str]:
     """Build and test the core models for ``run_id`` (default: the latest forecasted run).
 
@@ -340,6 +341,10 @@ def build(
     ``verbose`` (default: ``tsrate --verbose``) streams it.
     A child started ahead by :func:`prepare_build` for the same arguments is used when
     it is still waiting (else a new one is started).
+
+    ``unit_tests`` False (``tsrate run``): a full build leaves dbt's unit tests to
+    ``tsrate build`` and CI (:data:`tsrate.platform.dbt_child.RUN_LEAVES_UNIT_TESTS`); a
+    partial build and ``TSRATE_ALWAYS_UNIT_TESTS=1`` run them all the same.
 
     ``release_early``: return once the models are built and the child has released the
     warehouse (it runs the data tests read-only, so the caller may read the warehouse, e.g.
@@ -359,6 +364,8 @@ def build(
         "TSRATE_RUN_ID": run_id or "latest",
         "TSRATE_STUDY_ID": study_id or "latest",
         "TSRATE_RUN_SCOPE": scope,
+        # the child reads it once the models are built (tsrate.platform.dbt_child)
+        "TSRATE_RUN_LEAVES_UNIT_TESTS": "" if unit_tests else "1",
     }
     prepared = _PREPARED.pop(_key(warehouse, select, target_path), None)
     if prepared is not None:
