@@ -60,11 +60,9 @@ from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
 from tsrate.systems.llm import (
     FORECAST_PARSER,
+    batch_messages,
     parse_replies,
-    png_data_url,
     prompt_digest,
-    render_messages,
-    window_images,
 )
 from tsrate.systems.registry import load_systems_seed
 
@@ -462,18 +460,7 @@ class HfLocalSystem:
         """The chat messages of every window, exactly as the endpoint systems build them
         (numeric+image: with the window's line plot as a PNG data URL image part)."""
         s = self.settings
-        if not self.with_image:
-            return [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
-        images = window_images(
-            np.asarray(batch.contexts, dtype=float),
-            batch.perturbation_id,
-            s.image_size,
-            self.sentiment if batch.perturbation_id == "P6" else None,
-        )
-        return [
-            render_messages(c, batch.horizon, s.decimals, png_data_url(image))
-            for c, image in zip(batch.contexts, images, strict=True)
-        ]
+        return batch_messages(batch, s.decimals, self.with_image, s.image_size, self.sentiment)
 
     def encode(self, texts: list[str], images: list[list[Any]] | None = None) -> Any:
         """The model inputs of a chunk of prompt texts (vision-language: the processor, with

@@ -191,6 +191,30 @@ def window_images(
     return perturb_images(images, perturbation_id, labels)
 
 
+def batch_messages(
+    batch: ForecastBatch,
+    decimals: int,
+    with_image: bool,
+    image_size: int,
+    sentiment: SentimentSystem | None = None,
+) -> list[list[dict]]:
+    """The chat messages of every window of a batch, exactly as a language model receives
+    them (numeric+image: each window's line plot, :func:`window_images`, as a PNG data URL
+    image part); the endpoint and the local systems build their prompts here."""
+    if not with_image:
+        return [render_messages(c, batch.horizon, decimals) for c in batch.contexts]
+    images = window_images(
+        np.asarray(batch.contexts, dtype=float),
+        batch.perturbation_id,
+        image_size,
+        sentiment if batch.perturbation_id == "P6" else None,
+    )
+    return [
+        render_messages(c, batch.horizon, decimals, png_data_url(image))
+        for c, image in zip(batch.contexts, images, strict=True)
+    ]
+
+
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _RUN = re.compile(rf"{_NUMBER}(?:(?:\s*[,;]\s*|\s+){_NUMBER})*")
 _NUMBER_RE = re.compile(_NUMBER)
@@ -655,18 +679,7 @@ class LlmSystem:
     def prompts(self, batch: ForecastBatch) -> list[list[dict]]:
         """The chat messages of every window of a batch, exactly as sent."""
         s = self.settings
-        if not s.with_image:
-            return [render_messages(c, batch.horizon, s.decimals) for c in batch.contexts]
-        images = window_images(
-            np.asarray(batch.contexts, dtype=float),
-            batch.perturbation_id,
-            s.image_size,
-            self.sentiment if batch.perturbation_id == "P6" else None,
-        )
-        return [
-            render_messages(c, batch.horizon, s.decimals, png_data_url(image))
-            for c, image in zip(batch.contexts, images, strict=True)
-        ]
+        return batch_messages(batch, s.decimals, s.with_image, s.image_size, self.sentiment)
 
 
 def create(study, companies, system_id: str | None = None) -> LlmSystem:  # noqa: ANN001
