@@ -145,6 +145,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tsrate.robustness.blackbox.predictions import import_forecasts, read_metadata
     from tsrate.robustness.forecast.execute import finish_run
 
+    if not args.no_build:  # pre-flight: what would stop the publish at the end
+        from tsrate.platform.published_paths import check_publish
+
+        check_publish(warehouse_path())
     manifest = getattr(args, "manifest", None)
     metadata = read_metadata(args.metadata) if args.metadata else None
     study = None if manifest else Study.from_vars(study_overrides(args))
