@@ -1,6 +1,7 @@
 """What a forecast run did and what went wrong in it: :class:`RunSummary` (its counts,
 timings, skipped systems and the windows without a model forecast, failed, fallback or
-copied) and :func:`run_problems`, the same lines read back from a stored run.
+copied) and :func:`run_problems`, the same lines read back from a stored run; once it is
+rated, :func:`source_change_line` names the systems it rated from forecasts of other prices.
 
 :func:`tsrate.robustness.forecast.execute.run_forecasts` fills a summary; ``tsrate run``
 prints a stored run's problems once it is rated (:mod:`tsrate.commands.pipeline`).
@@ -100,3 +101,31 @@ def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
         copied_windows=copies.copied_window_counts(con, run_id),
     )
     return stored.describe_problems()
+
+
+def source_change_line(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
+    """One line naming the systems of ``run_id`` rated from forecasts an earlier run made on
+    other prices (``marts.run_provenance.source_days_changed > 0``), each with its changed
+    ticker-days, and the hint the mart's ``source_inputs_reason`` gives; None when there is
+    none, or no such mart (a run not built)."""
+    try:
+        rows = con.execute(
+            "select system_id, source_days_changed, source_run_id from marts.run_provenance "
+            "where run_id = ? and source_days_changed > 0 order by system_id",
+            [run_id],
+        ).fetchall()
+    except duckdb.CatalogException:
+        return None
+    if not rows:
+        return None
+    systems = ", ".join(
+        f"{system} ({changed} ticker-day(s) changed since run {source} forecast it)"
+        for system, changed, source in rows
+    )
+    ids = ",".join(system for system, *_ in rows)
+    return (
+        f"rated from forecasts made on other prices: {systems}; their scores compare "
+        f"forecasts of one series with another. Forecast them again on this run's inputs: "
+        f"tsrate run --systems {ids} (an imported model: tsrate export-inputs, then "
+        "import-predictions); see marts.run_provenance.source_inputs_reason"
+    )
