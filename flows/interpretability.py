@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import sys
 
+from tsrate.config import warehouse_path
 from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import announcing, run_logger
+from tsrate.platform.published_paths import check_publish
 from tsrate.suites.interpretability.suite import (
     SuiteConfig,
     default_workers,
@@ -70,6 +72,8 @@ def interpretability_flow(
     def work(store: str) -> str:
         return call(train_task, store, config, datasets, models, sensitivity, workers)
 
+    if build:  # pre-flight: what would stop the publish at the end, before any work
+        check_publish(warehouse or warehouse_path())
     return run_and_publish("interpretability", work, warehouse, lock_timeout, build, target_path)
 
 

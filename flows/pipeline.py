@@ -27,6 +27,7 @@ from tsrate.platform.orchestration import NO_CACHE, flow, task
 from tsrate.platform.orchestration import call as _call
 from tsrate.platform.progress import phase, run_logger
 from tsrate.platform.publish import publish, published_path, published_run_ids
+from tsrate.platform.published_paths import check_publish
 from tsrate.platform.stages import pause_point
 from tsrate.platform.warehouse import (
     STOPPED_AFTER_PUBLICATION,
@@ -94,6 +95,8 @@ def pipeline_flow(
 
     ``source``: ``auto`` ingests the bundled skfolio sample only when a study ticker has no
     stored prices; ``skfolio``/``file``/``yahoo`` always ingest first; ``none`` never does.
+    A real folder where the published ``parquet`` link belongs is refused first, before the
+    lock (:func:`tsrate.platform.published_paths.check_publish`), when the run rates.
     The run holds the warehouse writer lock throughout (``lock_timeout``: seconds to wait
     while another writer holds it; 0: fail at once). ``rate=False`` stops after the
     forecasts (the nightly refresh); ``select`` limits the dbt build (default: every model).
@@ -104,6 +107,8 @@ def pipeline_flow(
     logger = run_logger()
     study = flow_study(study, overrides)
     warehouse = warehouse or str(warehouse_path())
+    if rate:  # pre-flight (a scheduled run too): what would stop the publish at the end
+        check_publish(warehouse)
     with warehouse_writer(warehouse, lock_timeout, logger.info):
         for run_id, state in _close_interrupted_runs(warehouse):
             logger.info(

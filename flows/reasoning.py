@@ -9,8 +9,10 @@ Progress is logged per chunk. Run it alone with ``python flows/reasoning.py``.
 from __future__ import annotations
 
 from tsrate import TsrateError
+from tsrate.config import warehouse_path
 from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import announcing, run_logger
+from tsrate.platform.published_paths import check_publish
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, run_suite
@@ -75,6 +77,8 @@ def reasoning_flow(
     def work(store: str) -> str:
         return call(answer_task, store, config)
 
+    if build:  # pre-flight: what would stop the publish at the end, before any work
+        check_publish(warehouse or warehouse_path())
     return run_and_publish("reasoning", work, warehouse, lock_timeout, build, target_path)
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import sys
 
+from tsrate.config import warehouse_path
 from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import announcing, run_logger
+from tsrate.platform.published_paths import check_publish
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
 
@@ -69,6 +71,8 @@ def understanding_flow(
     def work(store: str) -> str:
         return call(answer_task, store, config, list(llm or []), references, cot_parser)
 
+    if build:  # pre-flight: what would stop the publish at the end, before any work
+        check_publish(warehouse or warehouse_path())
     return run_and_publish("understanding", work, warehouse, lock_timeout, build, target_path)
 
 

@@ -95,16 +95,18 @@ def _store_companies(price_file: str | None, companies: str | None) -> None:
 
 
 def _print_run_problems(run_id: str) -> None:
-    """Skipped systems and windows without a forecast (also logged by the forecast flow)."""
+    """Skipped systems, windows without a model forecast (also logged by the forecast flow)
+    and systems rated from forecasts made on other prices (known once the run is built)."""
     import duckdb
 
     from tsrate.config import warehouse_path
     from tsrate.platform.warehouse import connect
-    from tsrate.robustness.forecast.execute import run_problems
+    from tsrate.robustness.forecast.summary import run_problems, source_change_line
 
     try:
         with connect(warehouse_path(), read_only=True) as con:
             problems = run_problems(con, run_id)
+            other_prices = source_change_line(con, run_id)
     except (TsrateError, duckdb.Error) as exc:
         print(f"(could not read what run {run_id} skipped: {exc}; see the run's log)")
         return
@@ -112,6 +114,8 @@ def _print_run_problems(run_id: str) -> None:
         print(f"warning: {line}")
     if problems:
         print("details: staging.stg_run_skipped_systems, marts.forecast_failures_summary")
+    if other_prices:
+        print(f"warning: {other_prices}")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -145,6 +149,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tsrate.robustness.blackbox.predictions import import_forecasts, read_metadata
     from tsrate.robustness.forecast.execute import finish_run
 
+    if not args.no_build:  # pre-flight: what would stop the publish at the end
+        from tsrate.platform.published_paths import check_publish
+
+        check_publish(warehouse_path())
     manifest = getattr(args, "manifest", None)
     metadata = read_metadata(args.metadata) if args.metadata else None
     study = None if manifest else Study.from_vars(study_overrides(args))

@@ -5,7 +5,7 @@
 * :func:`phase` — ``<name>: started`` and ``<name>: done in 12.3s`` (or ``failed after``).
 * :class:`Progress` — ``[45/120]  37% fracast MRK P1 ... ETA 1m05s`` (the share floored:
   100 % only once every item is done; the ETA rounded up, ``<1s`` under a second, never
-  ``0s`` while an item runs). On a terminal it is one
+  ``0s`` while an item runs; the lock file's ``eta_seconds`` the same, in whole seconds). On a terminal it is one
   line redrawn in place (a bar); in logs, plain lines. The ETA weighs the work left by what
   each system's finished partitions cost so far (a fracast partition costs more than a
   naive one), shrunk toward its prior while few have finished (a system's first partitions
@@ -68,10 +68,17 @@ def remaining(seconds: float) -> str:
     a second): an ETA never says less than the estimate, nor ``0s`` while an item still runs."""
     if seconds < 1:
         return "<1s"
-    whole = math.ceil(seconds)
+    return duration(shown_seconds(seconds))
+
+
+def shown_seconds(seconds: float) -> int:
+    """The whole seconds :func:`remaining` shows for a time left: rounded up to the unit
+    shown, at least 1 (``<1s``). The lock file stores this as ``eta_seconds``, so a monitor
+    reads what the progress line says, and never 0 while work remains."""
+    whole = max(1, math.ceil(seconds))
     if whole >= 3600:  # shown in minutes
         whole = math.ceil(whole / 60) * 60
-    return duration(whole)
+    return whole
 
 
 def announcing(say: Callable[[str], None]) -> Callable[[str], None]:
@@ -221,7 +228,7 @@ class Progress:
     def _show(self, text: str, done: int, eta: float | None = None) -> None:
         counts = {"done": done, "total": self.total}
         if eta is not None:
-            counts["eta_seconds"] = round(eta, 1)
+            counts["eta_seconds"] = shown_seconds(eta)  # as the line shows it
         announce(text, counts)
         if self.tty:
             width = 24

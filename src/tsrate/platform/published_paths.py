@@ -23,11 +23,17 @@ def parquet_path(snapshot: Path) -> Path:
     return Path(snapshot).parent / PARQUET_LINK
 
 
+def check_publish(warehouse: str | os.PathLike) -> None:
+    """:func:`check_parquet_link` for the snapshot a publish of ``warehouse`` writes: the
+    pre-flight check of every command and flow that publishes at its end."""
+    check_parquet_link(published_path(Path(warehouse)))
+
+
 def check_parquet_link(snapshot: Path) -> None:
-    """Refuse, before a run or build does any work, where a real folder (or file) stands
-    where the ``published/parquet`` link belongs: the publish at its end would find it only
-    when it swaps the link in (:func:`tsrate.platform.publish.publish`), after every forecast
-    and the build."""
+    """Refuse, before a command or flow that publishes does any work, where a real folder
+    (or file) stands where the ``published/parquet`` link belongs: the publish at its end
+    would find it only when it swaps the link in (:func:`tsrate.platform.publish.publish`),
+    after every forecast and the build."""
     link = parquet_path(snapshot)
     if link.exists() and not link.is_symlink():
         kind = "folder" if link.is_dir() else "file"

@@ -234,7 +234,11 @@ def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN
     names or, without one, on a server started here (with its UI) and stopped with us."""
     from prefect.settings import PREFECT_API_URL
 
+    from tsrate.config import warehouse_path
+    from tsrate.platform.published_paths import check_publish
+
     config = config or ScheduleConfig.from_vars()
+    check_publish(warehouse_path())  # the weekly rating publishes: refused now, not then
     if PREFECT_API_URL.value():
         url = str(PREFECT_API_URL.value())
         if not server_answers(url):

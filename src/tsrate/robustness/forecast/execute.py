@@ -52,6 +52,12 @@ from tsrate.robustness.forecast.plan import (
     unavailable_systems,
 )
 from tsrate.robustness.forecast.store import FinishedPartition, store_partitions
+from tsrate.robustness.forecast.summary import (  # run_problems: callers reach it here too
+    RunSummary,
+    failed_windows,
+    fallback_windows,
+    run_problems,  # noqa: F401
+)
 from tsrate.robustness.forecast.workers import (
     single_threaded_children,
     system_modules,
@@ -70,96 +76,9 @@ from tsrate.systems.registry import resolve_systems
 log = logging.getLogger("tsrate.robustness.forecast.execute")
 
 
-@dataclasses.dataclass
-class RunSummary:
-    run_id: str
-    partitions: int = 0
-    reused: int = 0
-    computed: int = 0
-    forecast_rows: int = 0
-    seconds: float = 0.0
-    #: wall seconds of each system's forecasts (summed over partitions; without setup)
-    per_system_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
-    #: the same forecasts' CPU seconds in the workers (the floor on this many cores)
-    per_system_cpu_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
-    #: one-time setup in the workers: building each system, importing its libraries and
-    #: loading its weights, summed over the workers that did it
-    per_system_setup_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
-    #: systems the study names that cannot run here: system_id -> reason (raw.run_skipped_systems)
-    skipped_systems: dict[str, str] = dataclasses.field(default_factory=dict)
-    #: windows without a forecast (raw.forecast_failures) per system, in computed and reused
-    #: partitions of the run
-    failed_windows: dict[str, int] = dataclasses.field(default_factory=dict)
-    #: windows a system forecast by its last-value fallback (raw.forecast_fallbacks) per
-    #: system, in computed and reused partitions of the run
-    fallback_windows: dict[str, int] = dataclasses.field(default_factory=dict)
-    #: windows whose forecast copies a stretch of their context, per system with any (the same)
-    copied_windows: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    def describe_problems(self) -> list[str]:
-        """One line per skipped system and per system with failed, fallback or copied windows."""
-        lines = [f"skipped {s}: {reason}" for s, reason in sorted(self.skipped_systems.items())]
-        lines += [
-            f"{s}: {n} window(s) without a forecast (see raw.forecast_failures; those windows "
-            "are left out of every system's scores, see marts.forecast_failures_summary)"
-            for s, n in sorted(self.failed_windows.items())
-        ]
-        lines += [
-            f"{s}: {n} window(s) forecast by the last-value fallback, not the model (scored "
-            "as its forecasts; see staging.stg_forecast_fallbacks, "
-            "marts.forecast_failures_summary)"
-            for s, n in sorted(self.fallback_windows.items())
-        ]
-        return lines + copies.copied_lines(self.copied_windows)
-
-
 def new_run_id() -> str:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     return f"{stamp}-{uuid.uuid4().hex[:8]}"
-
-
-def failed_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
-    """Windows without a forecast per system, over the partitions the run uses."""
-    return dict(
-        con.execute(
-            "select system_id, count(*)::integer from raw.forecast_failures "
-            "where partition_key in (select partition_key from raw.run_partitions "
-            "where run_id = ?) group by system_id order by system_id",
-            [run_id],
-        ).fetchall()
-    )
-
-
-def fallback_windows(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
-    """Windows forecast by a system's last-value fallback, per system, over the partitions
-    the run uses (none in a warehouse without raw.forecast_fallbacks)."""
-    try:
-        counts = con.execute(
-            "select system_id, count(*)::integer from raw.forecast_fallbacks "
-            "where partition_key in (select partition_key from raw.run_partitions "
-            "where run_id = ?) group by system_id order by system_id",
-            [run_id],
-        ).fetchall()
-    except duckdb.CatalogException:
-        return {}
-    return dict(counts)
-
-
-def run_problems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
-    """What a stored run skipped, failed or fell back on, one line each (empty when nothing)."""
-    skipped = dict(
-        con.execute(
-            "select system_id, reason from raw.run_skipped_systems where run_id = ?", [run_id]
-        ).fetchall()
-    )
-    stored = RunSummary(
-        run_id,
-        skipped_systems=skipped,
-        failed_windows=failed_windows(con, run_id),
-        fallback_windows=fallback_windows(con, run_id),
-        copied_windows=copies.copied_window_counts(con, run_id),
-    )
-    return stored.describe_problems()
 
 
 _WORKER_SYSTEMS: dict[str, object] = {}
