@@ -146,3 +146,12 @@ def test_an_older_snapshot_without_the_count_reads_its_unparsed_as_before(tmp_pa
     old = scores.assign(n_unparsed=scores["n_unparsed"] + scores["n_abstained"])
     text = _report(tmp_path, old.drop(columns="n_abstained"))
     assert "<li>s: 3 of 5 answers unusable (2 unparseable, 1 unanswered)</li>" in text
+
+
+def test_the_prompting_comparison_counts_the_abstentions_unusable(scores):
+    # the same cell asked with a chain of thought: both columns count 3 unusable of 5
+    both = pd.concat([scores, scores.assign(prompting="cot")], ignore_index=True)
+    row = re.search(
+        r"<tr><td>s</td><td>classification</td>.*?</tr>", rep.prompting_table_html(both)
+    )
+    assert row.group(0).endswith("<td>3 / 5</td><td>3 / 5</td></tr>")
