@@ -19,6 +19,7 @@ from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.suites import SUITES
 from tsrate.suites.understanding.formats import FORMATS
+from tsrate.suites.understanding.scoring import parse_reply
 from tsrate.suites.understanding.tasks import TASKS
 
 pytestmark = pytest.mark.slow
@@ -126,9 +127,21 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness, db
     assert random_trend["n_prompts"] == len(raw)
     assert random_trend["accuracy"] == pytest.approx((raw["answer"] == raw["truth"]).mean())
     unparsed = read(warehouse, "select count(*) n from marts.und_unparsed_answers")["n"][0]
-    # the mart lists both kinds of unusable answer; a finished run left none unanswered
-    assert unparsed == scores["n_unparsed"].sum() + scores["n_unanswered"].sum()
+    # the mart lists every kind of unusable answer; a finished run left none unanswered
+    assert unparsed == scores[["n_unparsed", "n_abstained", "n_unanswered"]].sum().sum()
     assert scores["n_unanswered"].sum() == 0
+    # abstentions ("None of these": the analyst's honest answer when its finding is not an
+    # option) are counted apart: the stored replies re-read by the parser agree
+    replies = read(
+        warehouse,
+        "select r.raw_text, p.task, p.options, p.prompting from raw.und_responses r "
+        "join raw.und_prompts p using (prompt_key)",
+    )
+    abstained = sum(
+        parse_reply(r.task, r.raw_text, tuple(r.options), r.prompting).abstained
+        for r in replies.itertuples(index=False)
+    )
+    assert scores["n_abstained"].sum() == abstained
     # Appendix D: the confusion matrix counts the raw answers (unusable ones a column)
     keys = ["task", "feature", "truth", "predicted"]
     answers = read(
@@ -330,7 +343,9 @@ def test_zero_shot_and_chain_of_thought_fill_the_marts_side_by_side(
     assert (ratings["n_systems"] <= 2).all()
     assert_ratings_never_mislead(ratings, GROUP)
     unparsed = read(warehouse, "select * from marts.und_unparsed_answers where prompting = 'cot'")
-    assert len(unparsed) == cot["n_unparsed"].sum() and cot["n_unanswered"].sum() == 0
+    assert len(unparsed) == cot["n_unparsed"].sum() + cot["n_abstained"].sum()
+    assert cot["n_unanswered"].sum() == 0
+    assert unparsed["abstained"].sum() == cot["n_abstained"].sum()
     assert unparsed["parse_error"].str.startswith("the last 'Answer:' line: ").all()
     report = (tmp_path / "reports" / "understanding.html").read_text()
     assert "Zero-shot against chain of thought" in report and "und_analyst · cot" in report

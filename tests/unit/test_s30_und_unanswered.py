@@ -110,7 +110,10 @@ def test_the_report_names_unparseable_and_unanswered_apart(tmp_path, scores):
     unanswered), chain-of-thought s 1 of 2 (0 unparseable, 1 unanswered); the zero-shot
     against chain-of-thought table counts 2 / 3 and 1 / 2 unusable."""
     text = _report(tmp_path, scores)
-    assert "<li>s: 2 of 3 answers unusable (1 unparseable, 1 unanswered)</li>" in text
-    assert "<li>s · cot: 1 of 2 answers unusable (0 unparseable, 1 unanswered)</li>" in text
+    assert "<li>s: 2 of 3 answers unusable (1 unparseable, 0 abstained, 1 unanswered)</li>" in text
+    assert (
+        "<li>s · cot: 1 of 2 answers unusable (0 unparseable, 0 abstained, 1 unanswered)</li>"
+        in text
+    )
     row = re.search(r"<tr><td>s</td><td>detection</td><td>f1</td>.*?</tr>", text).group(0)
     assert row.endswith("<td>2 / 3</td><td>1 / 2</td></tr>")

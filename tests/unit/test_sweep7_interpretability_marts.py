@@ -406,7 +406,9 @@ def test_every_resample_is_the_documented_draw_scored_by_the_documented_formulas
     assert seen["beta_auroc_margin"]["rule"] == (None, True, None)
 
 
-def test_a_model_with_a_null_rating_is_left_out_of_the_resamples(monkeypatch):
+def test_a_model_with_a_null_rating_is_resampled_too(monkeypatch):
+    # its resampled scores only feed n_resamples_undefined: the kit re-rates the rated
+    # models alone (test_s32_suites_interp_undefined checks the shares are unmoved)
     runs, correctness, attention = stability_inputs()
     ratings = published_ratings(runs, correctness, attention, rating=(1, None))
     seen = {}
@@ -421,7 +423,7 @@ def test_a_model_with_a_null_rating_is_left_out_of_the_resamples(monkeypatch):
         runs, correctness, attention, ratings, 3, resamples=5, exact_max_seeds=0
     )
     for draws in seen.values():
-        assert len(draws) == 5 and all(set(d) == {"A"} for d in draws)
+        assert len(draws) == 5 and all(set(d) == {"A", "B"} for d in draws)
 
 
 def test_the_stability_table_end_to_end_on_a_dominant_model():

@@ -42,6 +42,15 @@ final as (
         -- counted apart from an unparseable reply (n_unanswered, not n_unparsed)
         responses.prompt_key is not null as answered,
         coalesce(responses.parse_ok, false) as parse_ok,
+        -- a stored reply that declined every option ("None of these"): the parser's reason
+        -- ends so (the strict parser's, after a chain-of-thought prefix or the parser
+        -- model's extraction); unusable like an unparseable reply but counted apart
+        -- (n_abstained, not n_unparsed): the system answered, and chose no option
+        coalesce(
+            not responses.parse_ok
+            and responses.parse_error like '%abstains: declines every option',
+            false
+        ) as abstained,
         case
             when responses.prompt_key is null then 'no reply stored for this prompt'
             else responses.parse_error

@@ -32,6 +32,7 @@ aggregated as (
         sum(n_prompts) as n_prompts,
         sum(n_unparsed) as n_unparsed,
         sum(n_unanswered) as n_unanswered,
+        sum(n_abstained) as n_abstained,
     from cells
     group by suite_run_id, prompting, system_id, format, task
 ),
@@ -54,6 +55,7 @@ final as (
         cast(n_prompts as integer) as n_prompts,
         cast(n_unparsed as integer) as n_unparsed,
         cast(n_unanswered as integer) as n_unanswered,
+        cast(n_abstained as integer) as n_abstained,
     from aggregated
 )
 

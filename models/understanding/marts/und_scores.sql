@@ -15,6 +15,7 @@ final as (
         cast(n_prompts as integer) as n_prompts,
         cast(n_unparsed as integer) as n_unparsed,
         cast(n_unanswered as integer) as n_unanswered,
+        cast(n_abstained as integer) as n_abstained,
         cast(n_parsed_by_llm as integer) as n_parsed_by_llm,
         cast(coverage as double) as coverage,
         cast(accuracy as double) as accuracy,

@@ -16,6 +16,7 @@ final as (
         cast(format as varchar) as format,
         cast(raw_text as varchar) as raw_text,
         cast(parse_error as varchar) as parse_error,
+        cast(abstained as boolean) as abstained,
         cast(parser_text as varchar) as parser_text,
     from answers
 )

@@ -232,6 +232,32 @@ def read_marts(snapshot: Path, queries: dict[str, str]) -> dict[str, pd.DataFram
         return {name: con.execute(sql).df() for name, sql in queries.items()}
 
 
+def check_snapshot(path: Path, required: dict[str, tuple[str, ...]], rebuild: str) -> None:
+    """Raise a one-line :class:`TsrateError` naming the first mart or column of ``required``
+    that the snapshot at ``path`` lacks (one published by an older release) and ``rebuild``,
+    the command that rebuilds the marts, instead of a raw query or lookup error."""
+    from tsrate.platform.warehouse import connect
+
+    with connect(path, read_only=True) as con:
+        present: dict[str, set[str]] = {}
+        for table, column in con.execute(
+            "select table_name, column_name from duckdb_columns() where schema_name = 'marts'"
+        ).fetchall():
+            present.setdefault(table, set()).add(column)
+    for table, columns in required.items():
+        if table not in present:
+            raise TsrateError(
+                f"{path}: marts.{table} is not in this snapshot (published by an older tsrate "
+                f"or before the suite was built): rebuild it with `{rebuild}`"
+            )
+        for column in columns:
+            if column not in present[table]:
+                raise TsrateError(
+                    f"{path}: marts.{table} has no column {column} (published by an older "
+                    f"tsrate): rebuild it with `{rebuild}`"
+                )
+
+
 def html_page(title: str, body: str, style: str = "") -> str:
     """Every suite report's envelope: the one page shell of :mod:`tsrate.html.page` (shared
     style, inlined chart libraries when ``body`` holds a chart); ``body`` brings its own

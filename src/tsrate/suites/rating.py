@@ -155,7 +155,7 @@ STABILITY_VALUES = [
     "share_mc_se",
 ]
 #: Column after the counts: resamples in which the system's re-scored value is undefined
-#: (missing or not finite; every resample for a system left out of the re-rating).
+#: (missing or not finite), counted for every system, also one the re-rating leaves out.
 UNDEFINED = "n_resamples_undefined"
 STABILITY_TYPES = {
     "raw_score": "float64",

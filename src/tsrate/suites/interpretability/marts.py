@@ -293,12 +293,13 @@ def rating_stability_table(
             rng = stability_rng(seed, "interpretability", variant_id)
             draws = [rng.integers(0, len(seeds), len(seeds)) for _ in range(resamples)]
         for metric, rows in block.groupby("metric"):
-            # a null published rating has a null share; leaving those models out of the
-            # re-rating also keeps the near-uniform ones out, as rating_table does (a
-            # compared model is null only when every compared model is)
-            compared = [r.model_id for r in rows.itertuples(index=False) if not pd.isna(r.rating)]
+            # every model's score is recomputed, so n_resamples_undefined counts the
+            # resamples where it is undefined, as in the other suites; the kit re-rates only
+            # the models with a published rating (stability_counts), so a near-uniform or
+            # otherwise unrated one moves none of the others' resampled ratings
+            models = list(rows["model_id"])
             resampled = [
-                {m: _resampled_score(metric, m, pick, scores, cell_cube) for m in compared}
+                {m: _resampled_score(metric, m, pick, scores, cell_cube) for m in models}
                 for pick in draws
             ]
             records += stability_records(

@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsrate import TsrateError
 from tsrate.html.charts import chart_name, figure
 from tsrate.html.page import frame_table
 from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
-from tsrate.suites.publishing import html_page, read_marts, write_html
+from tsrate.suites.publishing import check_snapshot, html_page, read_marts, write_html
 from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 
 #: a heatmap's cell side in pixels (smaller for large matrices)
@@ -219,32 +218,6 @@ REQUIRED = {
     ),
     "interp_rating_stability": ("suite_run_id", "metric", "variant_id", "model_id", "n_seeds"),
 }  # fmt: skip
-
-
-def check_snapshot(path: Path, required: dict[str, tuple[str, ...]], rebuild: str) -> None:
-    """Raise a one-line :class:`TsrateError` naming the first mart or column of ``required``
-    that the snapshot at ``path`` lacks (one published by an older release) and ``rebuild``,
-    the command that rebuilds the marts, instead of a raw query or lookup error."""
-    from tsrate.platform.warehouse import connect
-
-    with connect(path, read_only=True) as con:
-        present: dict[str, set[str]] = {}
-        for table, column in con.execute(
-            "select table_name, column_name from duckdb_columns() where schema_name = 'marts'"
-        ).fetchall():
-            present.setdefault(table, set()).add(column)
-    for table, columns in required.items():
-        if table not in present:
-            raise TsrateError(
-                f"{path}: marts.{table} is not in this snapshot (published by an older tsrate "
-                f"or before the suite was built): rebuild it with `{rebuild}`"
-            )
-        for column in columns:
-            if column not in present[table]:
-                raise TsrateError(
-                    f"{path}: marts.{table} has no column {column} (published by an older "
-                    f"tsrate): rebuild it with `{rebuild}`"
-                )
 
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:

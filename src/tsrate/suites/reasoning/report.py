@@ -15,8 +15,7 @@ import pandas as pd
 
 from tsrate.html.charts import PALETTE, Point, Series, bar_chart, chart_name, figure
 from tsrate.html.page import details, frame_table
-from tsrate.suites.interpretability.report import check_snapshot
-from tsrate.suites.publishing import html_page, read_marts, write_html
+from tsrate.suites.publishing import check_snapshot, html_page, read_marts, write_html
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
 from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
 

@@ -20,7 +20,8 @@ whose answers are all unusable ranks last (or tied last) on every error metric i
 
 ``task_scores``: one row per (suite run, prompting, system, task, feature, format): ``n_prompts``,
 ``n_unparsed`` (stored replies the parser could not read), ``n_unanswered`` (prompts without a
-stored reply: a run that ended early), ``n_parsed_by_llm`` (chain-of-thought replies whose answer the parser
+stored reply: a run that ended early), ``n_abstained`` (replies that declined every option,
+"None of these": the parser read them, and they chose nothing), ``n_parsed_by_llm`` (chain-of-thought replies whose answer the parser
 model extracted, :mod:`.cot_parser`), ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
 unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
 classification: macro F1 over the task's classes, an unparseable answer a miss for its true
@@ -75,6 +76,7 @@ SCORED_COLUMNS = [
     "series_length",
     "answered",
     "parse_ok",
+    "abstained",
     "parsed_by",
     "truth",
     "predicted",
@@ -93,6 +95,7 @@ SCORE_COLUMNS = [
     "n_prompts",
     "n_unparsed",
     "n_unanswered",
+    "n_abstained",
     "n_parsed_by_llm",
     "coverage",
     "accuracy",
@@ -158,6 +161,8 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
                 # a frame without the column (older callers): every row held a reply
                 "answered": bool(getattr(row, "answered", True)),
                 "parse_ok": bool(row.parse_ok),
+                # older callers' frames lack the column: no reply there was an abstention
+                "abstained": bool(getattr(row, "abstained", False)),
                 "parsed_by": _label(getattr(row, "parsed_by", None))
                 or ("regex" if row.parse_ok else None),
                 "truth": _label(expected.get("answer", expected.get("value"))),
@@ -186,6 +191,7 @@ def score_table(answers: pd.DataFrame) -> pd.DataFrame:
             "series_length": "int64",
             "answered": "bool",
             "parse_ok": "bool",
+            "abstained": "bool",
             "parsed_by": "string",
             "truth": "string",
             "predicted": "string",
@@ -260,9 +266,17 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             if "answered" in block.columns
             else np.ones(n, dtype=bool)
         )
-        # unusable = unparseable (a stored reply the parser could not read) + unanswered
-        record["n_unparsed"] = int((answered & ~parsed).sum())
+        flagged = (
+            block["abstained"].astype(bool).to_numpy()
+            if "abstained" in block.columns
+            else np.zeros(n, dtype=bool)
+        )
+        abstained = flagged & answered & ~parsed
+        # unusable = unparseable (a stored reply the parser could not read) + abstained (a
+        # reply that declined every option) + unanswered (no stored reply): three apart
+        record["n_unparsed"] = int((answered & ~parsed & ~abstained).sum())
         record["n_unanswered"] = int((~answered).sum())
+        record["n_abstained"] = int(abstained.sum())
         record["n_parsed_by_llm"] = (
             int((block["parsed_by"] == "llm").sum()) if "parsed_by" in block.columns else 0
         )
@@ -328,6 +342,7 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             "n_prompts": "int64",
             "n_unparsed": "int64",
             "n_unanswered": "int64",
+            "n_abstained": "int64",
             "n_parsed_by_llm": "int64",
             "coverage": "float64",
             "accuracy": "float64",

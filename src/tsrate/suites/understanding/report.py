@@ -261,17 +261,19 @@ def confusion_html(confusion: pd.DataFrame) -> str:
 
 def usable_table_html(usable: pd.DataFrame) -> str:
     """Unusable answers per system and task (count and coverage): ``n_unusable`` =
-    ``n_unparsed`` (stored replies the parser could not read) + ``n_unanswered`` (prompts
-    without a stored reply), each named in the system's line."""
+    ``n_unparsed`` (stored replies the parser could not read) + ``n_abstained`` (replies
+    that declined every option; a snapshot without it counted them in ``n_unparsed``) +
+    ``n_unanswered`` (prompts without a stored reply), each named in the system's line."""
     if usable.empty:
         return "<p>none</p>"
-    parts = [c for c in ("n_unparsed", "n_unanswered") if c in usable.columns]
+    names = {"n_unparsed": "unparseable", "n_abstained": "abstained", "n_unanswered": "unanswered"}
+    parts = [c for c in names if c in usable.columns]
     totals = usable.groupby("system_id", sort=True)[["n_unusable", "n_prompts", *parts]].sum()
     lines = []
     for system, row in totals.iterrows():
         split = ""
-        if len(parts) == 2:
-            split = f" ({int(row.n_unparsed)} unparseable, {int(row.n_unanswered)} unanswered)"
+        if len(parts) > 1:
+            split = " (" + ", ".join(f"{int(row[c])} {names[c]}" for c in parts) + ")"
         lines.append(
             f"<li>{html.escape(system)}: {int(row.n_unusable)} of {int(row.n_prompts)} answers "
             f"unusable{split}</li>"
@@ -474,9 +476,11 @@ def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _unusable(scores: pd.DataFrame) -> int:
-    """Unusable answers of und_scores rows: unparseable + unanswered (a snapshot published
-    before n_unanswered existed counted both in n_unparsed)."""
+    """Unusable answers of und_scores rows: unparseable + abstained + unanswered (a snapshot
+    published before n_abstained or n_unanswered existed counted those in n_unparsed)."""
     total = int(scores["n_unparsed"].sum())
+    if "n_abstained" in scores.columns:
+        total += int(scores["n_abstained"].sum())
     if "n_unanswered" in scores.columns:
         total += int(scores["n_unanswered"].sum())
     return total
@@ -582,11 +586,18 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "und_rating_stability",
         )
         # n_unanswered came later: an older snapshot's n_unparsed counted every unusable
-        # answer (unparseable or unanswered), so it is their total there
+        # answer (unparseable or unanswered), so it is their total there; n_abstained later
+        # still: without it, n_unparsed counts the abstentions too
+        abstained = reader.has("und_scores", "n_abstained")
+        counted = (
+            "n_unparsed + n_abstained + n_unanswered" if abstained else "n_unparsed + n_unanswered"
+        )
         unusable = (
-            "sum(n_unparsed) as n_unparsed, sum(n_unanswered) as n_unanswered, "
-            "sum(n_unparsed + n_unanswered) as n_unusable, "
-            "1 - sum(n_unparsed + n_unanswered) / sum(n_prompts) as coverage "
+            "sum(n_unparsed) as n_unparsed, "
+            + ("sum(n_abstained) as n_abstained, " if abstained else "")
+            + "sum(n_unanswered) as n_unanswered, "
+            f"sum({counted}) as n_unusable, "
+            f"1 - sum({counted}) / sum(n_prompts) as coverage "
             if reader.has("und_scores", "n_unanswered")
             else "sum(n_unparsed) as n_unusable, 1 - sum(n_unparsed) / sum(n_prompts) as coverage "
         )
@@ -635,7 +646,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<p>An unparseable or missing reply is wrong for accuracy and F1 and, for MAPE, is "
         "charged the largest error any system made on the same prompt (at least 100 %); so "
         "a system with no usable answer ranks last on every metric it attempted. "
-        "n_unusable = n_unparsed (a stored reply the parser could not read) + n_unanswered "
+        "n_unusable = n_unparsed (a stored reply the parser could not read) + n_abstained "
+        "(a reply that declined every option, e.g. 'None of these') + n_unanswered "
         "(a prompt with no stored reply: a run that ended early).</p>",
         note("usable", usable_table_html(usable)),
         "<h2>Scores with 95 % intervals</h2>",
