@@ -164,3 +164,16 @@ def test_a_suite_flow_checks_the_default_warehouses_snapshot(warehouse, copied_o
     with pytest.raises(TsrateError) as refused:
         _suite_flows()[1].fn()
     assert str(refused.value) == _message(copied_over)
+
+
+@pytest.mark.parametrize("suite", ["understanding", "interpretability", "reasoning"])
+def test_a_suite_build_refuses_it_before_it_reads_the_warehouse(
+    warehouse, copied_over, tmp_path, capsys, suite
+):
+    """``tsrate suite NAME build`` checks before it looks for a stored run (the warehouse does
+    not even exist here: without the check it would say so instead)."""
+    before = _files(tmp_path)
+    assert cli.main(["suite", suite, "build"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tsrate: error: {_message(copied_over)}"]
+    assert _files(tmp_path) == {**before, str(lock_path(warehouse)): b""}

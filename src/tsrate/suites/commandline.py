@@ -82,9 +82,11 @@ def add_build_action(subparsers: argparse._SubParsersAction, suite: Suite) -> No
 
     def build_from_args(args: argparse.Namespace) -> int:
         from tsrate.config import warehouse_path
+        from tsrate.platform.published_paths import check_publish
         from tsrate.suites.publishing import buildable_run, finish_suite
 
         warehouse = warehouse_path()
+        check_publish(warehouse)  # pre-flight: what would stop the publish at the end
         suite_run_id = buildable_run(warehouse, suite, args.suite_run_id)
         report = finish_suite(suite, suite_run_id, warehouse, print)
         print(f"{suite.name} suite run {suite_run_id} built and published; report: {report}")
