@@ -68,8 +68,9 @@ def copied_counts(summary: pd.DataFrame) -> pd.DataFrame:
     return _counts(summary, _COPIES.column)
 
 
-def _names(data: ReportData) -> dict[str, str]:
-    """system_id -> display name, from the report's systems (empty when it has none)."""
+def display_names(data: ReportData) -> dict[str, str]:
+    """system_id -> display name, from the report's systems (empty when it has none): how
+    the reading's warnings (here and in :mod:`.sources`) name a system."""
     if not data.systems.empty and "display_name" in data.systems:
         return dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
     return {}
@@ -81,7 +82,7 @@ def _paragraph(data: ReportData, wording: _Wording) -> str:
     counts = _counts(data.forecast_failures, wording.column)
     if counts.empty:
         return ""
-    names = _names(data)
+    names = display_names(data)
     sentences = []
     for row in counts.itertuples():
         count = getattr(row, wording.column)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from tsrate.html.charts import esc
 from tsrate.robustness.report.data import ReportData
-from tsrate.robustness.report.fallbacks import _names
+from tsrate.robustness.report.fallbacks import display_names
 
 
 def source_warnings(provenance: pd.DataFrame) -> pd.DataFrame:
@@ -31,7 +31,7 @@ def source_note(data: ReportData) -> str:
     flagged = source_warnings(data.run_provenance)
     if flagged.empty:
         return ""
-    names = _names(data)
+    names = display_names(data)
     sentences = [
         f"<b>{esc(names.get(row.system_id, row.system_id))}</b>: {esc(row.source_inputs_reason)}."
         for row in flagged.itertuples()
