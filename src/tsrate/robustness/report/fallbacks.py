@@ -9,6 +9,8 @@ model (a small language model, typically) may answer with a copy of a piece of i
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pandas as pd
 
 from tsrate.html.charts import esc
@@ -16,104 +18,98 @@ from tsrate.robustness.report.data import ReportData
 from tsrate.robustness.report.numbers import format_share, num
 
 
+class _Wording(NamedTuple):
+    """What one paragraph counts (a column of ``forecast_failures_summary``) and says."""
+
+    column: str
+    id: str  # the paragraph's HTML id
+    did: str  # after the system's name, before its count
+    unknown: str  # why some windows have no count
+    scored: str  # what is scored as its forecasts
+
+
+_FALLBACKS = _Wording(
+    "n_fallback_windows", "fallbacks", " fell back to the last value on ",
+    "stored before fallbacks were recorded", "those windows",
+)  # fmt: skip
+_COPIES = _Wording(
+    "n_copied_windows", "copies", "'s forecast repeated a stretch of its own input on ",
+    "stored before copies were counted", "those copies",
+)  # fmt: skip
+
+
+def _counts(summary: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per system with a positive ``column`` total: that total (summed where known),
+    n_windows (all its windows) and n_unknown (windows of cells whose ``column`` is null);
+    empty when ``summary`` is, or has no ``column`` (a mart built before it existed)."""
+    columns = ["system_id", column, "n_windows", "n_unknown"]
+    if summary.empty or column not in summary:
+        return pd.DataFrame(columns=columns)
+    frame = summary.assign(n_unknown=summary["n_windows"].where(summary[column].isna(), 0))
+    totals = (
+        frame.groupby("system_id", sort=True)[[column, "n_windows", "n_unknown"]]
+        .sum(min_count=0)
+        .reset_index()
+    )
+    return totals[totals[column] > 0][columns].reset_index(drop=True)
+
+
 def fallback_counts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per system with fallback windows: n_fallback_windows (summed where known), n_windows
     (all its windows) and n_unknown (windows of cells stored before fallbacks were recorded,
     whose count is null); systems without a fallback window are not listed."""
-    columns = ["system_id", "n_fallback_windows", "n_windows", "n_unknown"]
-    if summary.empty or "n_fallback_windows" not in summary:
-        return pd.DataFrame(columns=columns)
-    frame = summary.assign(
-        n_unknown=summary["n_windows"].where(summary["n_fallback_windows"].isna(), 0)
-    )
-    totals = (
-        frame.groupby("system_id", sort=True)[["n_fallback_windows", "n_windows", "n_unknown"]]
-        .sum(min_count=0)
-        .reset_index()
-    )
-    return totals[totals["n_fallback_windows"] > 0][columns].reset_index(drop=True)
+    return _counts(summary, _FALLBACKS.column)
 
 
 def copied_counts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per system with copied windows: n_copied_windows (summed where known), n_windows (all
     its windows) and n_unknown (windows of cells without a count, null); systems without a
     copied window are not listed."""
-    columns = ["system_id", "n_copied_windows", "n_windows", "n_unknown"]
-    if summary.empty or "n_copied_windows" not in summary:
-        return pd.DataFrame(columns=columns)
-    frame = summary.assign(
-        n_unknown=summary["n_windows"].where(summary["n_copied_windows"].isna(), 0)
-    )
-    totals = (
-        frame.groupby("system_id", sort=True)[["n_copied_windows", "n_windows", "n_unknown"]]
-        .sum(min_count=0)
-        .reset_index()
-    )
-    return totals[totals["n_copied_windows"] > 0][columns].reset_index(drop=True)
+    return _counts(summary, _COPIES.column)
 
 
-def _names(data: ReportData) -> dict[str, str]:
+def display_names(data: ReportData) -> dict[str, str]:
+    """system_id -> display name, from the report's systems (empty when it has none): how
+    the reading's warnings (here and in :mod:`.sources`) name a system."""
     if not data.systems.empty and "display_name" in data.systems:
         return dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
     return {}
 
 
-def copied_note(data: ReportData) -> str:
-    """One sentence per system whose forecasts repeated a stretch of their own input, a
-    paragraph of the reading (empty when none did)."""
-    counts = copied_counts(data.forecast_failures)
+def _paragraph(data: ReportData, wording: _Wording) -> str:
+    """One sentence per system counted in ``wording.column``, its counts traced to
+    ``forecast_failures_summary`` (empty when no system has one)."""
+    counts = _counts(data.forecast_failures, wording.column)
     if counts.empty:
         return ""
-    names = _names(data)
+    names = display_names(data)
     sentences = []
     for row in counts.itertuples():
+        count = getattr(row, wording.column)
         where = {"run_id": data.run_id, "system_id": row.system_id}
         unknown = (
-            f"; unknown on {int(row.n_unknown)} windows stored before copies were counted"
-            if row.n_unknown
-            else ""
+            f"; unknown on {int(row.n_unknown)} windows {wording.unknown}" if row.n_unknown else ""
         )
         sentences.append(
-            f"{esc(names.get(row.system_id, row.system_id))}'s forecast repeated a stretch of "
-            + "its own input on "
-            + num(float(row.n_copied_windows), "forecast_failures_summary",
-                  "n_copied_windows", where, agg="sum", integer=True)
+            f"{esc(names.get(row.system_id, row.system_id))}{wording.did}"
+            + num(float(count), "forecast_failures_summary", wording.column, where,
+                  agg="sum", integer=True)
             + " of "
             + num(float(row.n_windows), "forecast_failures_summary", "n_windows", where,
                   agg="sum", integer=True)
-            + f" windows ({esc(format_share(row.n_copied_windows / row.n_windows))}"
-            + f"{unknown}): those copies are scored as its forecasts."
+            + f" windows ({esc(format_share(count / row.n_windows))}"
+            + f"{unknown}): {wording.scored} are scored as its forecasts."
         )  # fmt: skip
-    return f'<p class="reading" id="copies">{" ".join(sentences)}</p>'
+    return f'<p class="reading" id="{wording.id}">{" ".join(sentences)}</p>'
+
+
+def copied_note(data: ReportData) -> str:
+    """One sentence per system whose forecasts repeated a stretch of their own input, a
+    paragraph of the reading (empty when none did)."""
+    return _paragraph(data, _COPIES)
 
 
 def fallback_note(data: ReportData) -> str:
     """One sentence per system with fallback windows, a paragraph of the reading (empty when
     no system fell back), followed by the copied windows' paragraph (:func:`copied_note`)."""
-    return _fallback_paragraph(data) + copied_note(data)
-
-
-def _fallback_paragraph(data: ReportData) -> str:
-    counts = fallback_counts(data.forecast_failures)
-    if counts.empty:
-        return ""
-    names = _names(data)
-    sentences = []
-    for row in counts.itertuples():
-        where = {"run_id": data.run_id, "system_id": row.system_id}
-        unknown = (
-            f"; unknown on {int(row.n_unknown)} windows stored before fallbacks were recorded"
-            if row.n_unknown
-            else ""
-        )
-        sentences.append(
-            f"{esc(names.get(row.system_id, row.system_id))} fell back to the last value on "
-            + num(float(row.n_fallback_windows), "forecast_failures_summary",
-                  "n_fallback_windows", where, agg="sum", integer=True)
-            + " of "
-            + num(float(row.n_windows), "forecast_failures_summary", "n_windows", where,
-                  agg="sum", integer=True)
-            + f" windows ({esc(format_share(row.n_fallback_windows / row.n_windows))}"
-            + f"{unknown}): those windows are scored as its forecasts."
-        )  # fmt: skip
-    return f'<p class="reading" id="fallbacks">{" ".join(sentences)}</p>'
+    return _paragraph(data, _FALLBACKS) + copied_note(data)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from tsrate.html.charts import esc
 from tsrate.robustness.report.data import ReportData
+from tsrate.robustness.report.fallbacks import display_names
 
 
 def source_warnings(provenance: pd.DataFrame) -> pd.DataFrame:
@@ -30,9 +31,7 @@ def source_note(data: ReportData) -> str:
     flagged = source_warnings(data.run_provenance)
     if flagged.empty:
         return ""
-    names = {}
-    if not data.systems.empty and "display_name" in data.systems:
-        names = dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
+    names = display_names(data)
     sentences = [
         f"<b>{esc(names.get(row.system_id, row.system_id))}</b>: {esc(row.source_inputs_reason)}."
         for row in flagged.itertuples()
