@@ -168,8 +168,8 @@ def leaderboard(
                     base | {"system_id": system_id, "reason": f"no {metric} for {baseline}"}
                 )
             continue
+        # a zero baseline error makes the baseline's own ratio 0 / 0 = NaN: dropped below
         relative = pivot.divide(pivot[baseline], axis=0)
-        relative = relative.where(pivot[baseline] != 0, axis=0)
         relative = relative.clip(lower=MIN_RELATIVE_ERROR, upper=MAX_RELATIVE_ERROR)
         # a system's failures are the tasks it has no error for: a task the baseline failed
         # is dropped for all (no relative error) but is not the others' failure
