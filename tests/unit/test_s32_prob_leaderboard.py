@@ -77,13 +77,15 @@ ZERO_BASELINE = {
     "T2": {BASELINE: 1.0, "a": 2.0, "c": 0.5},
     "T3": {BASELINE: 2.0, "a": 1.0, "c": 4.0},
     "T4": {BASELINE: 0.4, "a": 0.1, "c": 0.3},
+    # a tiny but positive baseline error is an ordinary task: a's ratio 5000 clips to 100
+    "T5": {BASELINE: 1e-4, "a": 0.5, "c": 1e-4},
 }
 
 
 def test_a_zero_baseline_task_is_counted_named_and_nobodys_failure():
     board = _board(ZERO_BASELINE)
     assert set(board.index) == {BASELINE, "a", "c"}
-    assert (board["n_tasks"] == 3).all()
+    assert (board["n_tasks"] == 4).all()
     assert (board["n_tasks_zero_baseline"] == 1).all()
     assert (board["num_failures"] == 0).all()
     for reason in board["reason"]:
@@ -92,7 +94,7 @@ def test_a_zero_baseline_task_is_counted_named_and_nobodys_failure():
 
 def test_scores_without_the_zero_baseline_task_equal_scipy():
     board = _board(ZERO_BASELINE)
-    skill, win, rank = _independent(ZERO_BASELINE, ["T2", "T3", "T4"])
+    skill, win, rank = _independent(ZERO_BASELINE, ["T2", "T3", "T4", "T5"])
     for system in board.index:
         assert board.loc[system, "skill_score"] == pytest.approx(skill[system], abs=1e-12)
         assert board.loc[system, "win_rate"] == pytest.approx(win[system], abs=1e-12)
@@ -118,11 +120,11 @@ def test_only_zero_baseline_tasks_leave_nothing_to_rank_and_say_why():
 
 
 def test_a_failed_task_beside_a_zero_baseline_task_is_still_the_systems_failure():
-    errors = dict(ZERO_BASELINE) | {"T5": {BASELINE: 1.0, "a": np.nan, "c": 2.0}}
+    errors = dict(ZERO_BASELINE) | {"T6": {BASELINE: 1.0, "a": np.nan, "c": 2.0}}
     board = _board(errors)
     assert board.loc["a", "num_failures"] == 1
     assert board.loc["c", "num_failures"] == 0
-    assert (board["n_tasks"] == 3).all()
+    assert (board["n_tasks"] == 4).all()
     assert (board["n_tasks_zero_baseline"] == 1).all()
 
 
