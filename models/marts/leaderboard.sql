@@ -19,6 +19,7 @@ final as (
         cast(average_rank as double) as average_rank,
         cast(n_tasks as integer) as n_tasks,
         cast(num_failures as integer) as num_failures,
+        cast(n_tasks_zero_baseline as integer) as n_tasks_zero_baseline,
         cast(baseline_system_id as varchar) as baseline_system_id,
         cast(reason as varchar) as reason,
     from scored

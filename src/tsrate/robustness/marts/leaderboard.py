@@ -15,7 +15,14 @@ WQL or CRPS), every system scored on the same windows. As ``fev.leaderboard`` (f
   "drop"``) and counted in ``num_failures`` of the systems that failed it; a system with no
   error on any task is left out with the reason.
 
-Beside fev: average rank (1 = best, ties share the mean rank) over the kept tasks, and 95 %
+Beside fev: a task where the baseline's error is exactly 0 has no relative error (x / 0); fev
+refuses the whole table then ("results for baseline_model are missing"). tsrate drops the
+task for every system, fails nobody for it, and says so: ``n_tasks_zero_baseline`` counts
+such tasks and the reason names them.
+
+Also beside fev: average rank over the kept tasks (1 = best; ranked on the clipped relative
+errors, so systems clipped at the same bound tie and share the mean rank, as
+``scipy.stats.rankdata(method="average")``), and 95 %
 block-bootstrap intervals for skill score and win rate, resampling tickers (all of a
 ticker's tasks together, since they share its prices) with a fixed seed.
 """
@@ -45,6 +52,7 @@ LEADERBOARD_COLUMNS = [
     "average_rank",
     "n_tasks",
     "num_failures",
+    "n_tasks_zero_baseline",
     "baseline_system_id",
     "reason",
 ]
@@ -132,6 +140,15 @@ def leaderboard(
                     }
                 )
             continue
+        # a baseline error of exactly 0 gives no relative error: the task is dropped for all
+        zero_baseline = int((pivot[baseline] == 0).sum())
+        base = base | {"n_tasks_zero_baseline": zero_baseline}
+        zero_note = (
+            f"{zero_baseline} task(s) left out: {baseline}'s {metric} is 0 there "
+            "(no relative error)"
+            if zero_baseline
+            else None
+        )
         empty = [s for s in pivot.columns if pivot[s].isna().all()]
         for system_id in empty:
             rows.append(
@@ -151,6 +168,7 @@ def leaderboard(
                     base | {"system_id": system_id, "reason": f"no {metric} for {baseline}"}
                 )
             continue
+        # a zero baseline error makes the baseline's own ratio 0 / 0 = NaN: dropped below
         relative = pivot.divide(pivot[baseline], axis=0)
         relative = relative.clip(lower=MIN_RELATIVE_ERROR, upper=MAX_RELATIVE_ERROR)
         # a system's failures are the tasks it has no error for: a task the baseline failed
@@ -165,7 +183,9 @@ def leaderboard(
                     | {
                         "system_id": system_id,
                         "num_failures": int(failures[system_id]),
-                        "reason": "no task where every system has an error",
+                        "reason": f"no task left to rank; {zero_note}"
+                        if zero_note
+                        else "no task where every system has an error",
                     }
                 )
             continue
@@ -197,7 +217,10 @@ def leaderboard(
                     "reason": None if len(systems) > 1 else "a lone system has no win rate",
                 }
             )
+        if zero_note:  # the ranked systems' rows say which tasks a zero baseline left out
+            for row in rows[-len(systems) :]:
+                row["reason"] = "; ".join(filter(None, [row["reason"], zero_note]))
     frame = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
-    for column in ["n_tasks", "num_failures"]:
+    for column in ["n_tasks", "num_failures", "n_tasks_zero_baseline"]:
         frame[column] = frame[column].astype("Int64")
     return frame
