@@ -122,3 +122,22 @@ def in_process_tsrate(warehouse, capsys, monkeypatch):  # noqa: ANN001 - pytest'
         return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
     return tsrate
+
+
+def imported_partition_counts(warehouse, good: pd.DataFrame, tmp_path, column: str) -> list:
+    """Import the P0 rows of ``good`` as the external system and return ``column`` of
+    raw.forecast_partitions for each partition of that import's run."""
+    from tsrate.robustness.blackbox.predictions import import_forecasts
+    from tsrate.systems.registry import load_systems_seed
+
+    seed = pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    file = write_csv(tmp_path, good[good["perturbation_id"] == "P0"], "p0.csv")
+    with connect(warehouse) as con:
+        run = import_forecasts(
+            con, file, "external_demo", STUDY, baselines=False, systems_seed=seed
+        ).run_id
+        return con.execute(
+            f"select p.{column} from raw.forecast_partitions p join raw.run_partitions r "
+            "using (partition_key) where r.run_id = ?",
+            [run],
+        ).fetchall()
