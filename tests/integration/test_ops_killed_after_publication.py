@@ -41,7 +41,7 @@ def test_tsrate_build_closes_a_run_stopped_after_its_publication_succeeded(
     the build itself then stops at its unknown --study, before any dbt build."""
     import duckdb
 
-    from tests.unit.test_operations import _tiny_warehouse
+    from tests.support.publish_warehouse import scored_warehouse
     from tsrate.cli import main
     from tsrate.config import Study
     from tsrate.platform.publish import publish
@@ -63,7 +63,7 @@ def test_tsrate_build_closes_a_run_stopped_after_its_publication_succeeded(
             )
     source = tmp_path / "source" / "tsrate.duckdb"
     source.parent.mkdir()
-    _tiny_warehouse(source, "published-run", rows=2)
+    scored_warehouse(source, "published-run", rows=2)
     publish(source, "published-run", target=tmp_path / "published" / "tsrate.duckdb")
     assert main(["build", "--study", "no-such-study"]) == 2
     out, err = capsys.readouterr()
