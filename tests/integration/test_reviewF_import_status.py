@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.import_study import STUDY, STUDY_FLAGS, prediction_grid
 from tests.support.warehouses import ingest, rows
-from tests.unit.test_sweep9_studies_pipeline import METADATA
+from tests.support.import_study import METADATA
 from tsrate import TsrateError, cli
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner

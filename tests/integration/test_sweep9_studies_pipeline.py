@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY, STUDY_FLAGS, prediction_grid
+from tests.support.import_study import METADATA, STUDY, STUDY_P0_FLAGS, prediction_grid
 from tests.support.warehouses import ingest
-from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
-
-FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
 
 
 @pytest.fixture
@@ -42,14 +39,23 @@ def test_an_import_with_its_build_exits_0_and_says_where_it_published(warehouse,
     path = tmp_path / "external.csv"
     grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
     (tmp_path / "external.yaml").write_text(METADATA)
-    argv = ["import", str(path), "--system", "external", *FLAGS, "--no-baselines"]
+    argv = ["import", str(path), "--system", "external", *STUDY_P0_FLAGS, "--no-baselines"]
     assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("run ") and " rated and published to " in last
 
 
 def test_a_run_exits_0(warehouse, capsys):
-    argv = ["run", "--source", "none", *FLAGS, "--workers", "1", "--select", "+window_errors"]
+    argv = [
+        "run",
+        "--source",
+        "none",
+        *STUDY_P0_FLAGS,
+        "--workers",
+        "1",
+        "--select",
+        "+window_errors",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "succeeded. Try: tsrate query" in out

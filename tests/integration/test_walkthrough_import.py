@@ -13,9 +13,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tests.integration.test_sweep9_studies_pipeline import FLAGS  # the import study's flags
-from tests.support.import_study import STUDY, prediction_grid
-from tests.unit.test_sweep9_studies_pipeline import METADATA
+from tests.support.import_study import METADATA, STUDY, STUDY_P0_FLAGS, prediction_grid
 from tsrate.cli import main
 from tsrate.platform.publish import published_path
 from tsrate.platform.warehouse import connect, store_prices
@@ -65,7 +63,7 @@ def test_an_import_writes_the_report_of_what_it_published_and_build_publishes_to
     path = tmp_path / "external.csv"
     grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
     (tmp_path / "external.yaml").write_text(METADATA)
-    argv = ["import", str(path), "--system", "external", *FLAGS]
+    argv = ["import", str(path), "--system", "external", *STUDY_P0_FLAGS]
     assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
 

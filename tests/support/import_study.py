@@ -141,3 +141,19 @@ def imported_partition_counts(warehouse, good: pd.DataFrame, tmp_path, column: s
             "using (partition_key) where r.run_id = ?",
             [run],
         ).fetchall()
+
+
+#: the imported system's metadata file, as a user writes it
+METADATA = """\
+display_name: External (imported)
+modality: numeric
+family: foundation
+purpose: general-purpose
+architecture: decoder-only
+is_foundation_model: true
+accepted_perturbations: [P0, P1, P2, P3]
+description: Forecasts made elsewhere.
+"""
+
+#: :data:`STUDY_FLAGS` for P0 alone (the import study's flags)
+STUDY_P0_FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
