@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import METADATA, STUDY, STUDY_P0_FLAGS, prediction_grid
+from tests.support.import_study import STUDY_P0_FLAGS, external_p0_import
 from tests.support.warehouses import ingest
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect
-from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
 
@@ -34,13 +33,8 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
 
 
 def test_an_import_with_its_build_exits_0_and_says_where_it_published(warehouse, tmp_path, capsys):
-    with connect(warehouse) as con:
-        grid = prediction_grid(load_series(con, STUDY))
-    path = tmp_path / "external.csv"
-    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
-    (tmp_path / "external.yaml").write_text(METADATA)
-    argv = ["import", str(path), "--system", "external", *STUDY_P0_FLAGS, "--no-baselines"]
-    assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
+    argv = [*external_p0_import(warehouse, tmp_path), "--no-baselines"]
+    assert main(argv) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("run ") and " rated and published to " in last
 

@@ -157,3 +157,18 @@ description: Forecasts made elsewhere.
 
 #: :data:`STUDY_FLAGS` for P0 alone (the import study's flags)
 STUDY_P0_FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
+
+
+def external_p0_import(warehouse, tmp_path) -> list[str]:
+    """The external system's P0 predictions of :data:`STUDY` (its full grid: clean actuals +
+    1.0) in ``tmp_path``/external.csv, its :data:`METADATA` in external.yaml beside; returns
+    `tsrate import`'s arguments for them, ``--metadata`` included."""
+    from tsrate.robustness.forecast.plan import load_series
+
+    with connect(warehouse) as con:
+        grid = prediction_grid(load_series(con, STUDY))
+    path = tmp_path / "external.csv"
+    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
+    (tmp_path / "external.yaml").write_text(METADATA)
+    return ["import", str(path), "--system", "external", *STUDY_P0_FLAGS,
+            "--metadata", str(tmp_path / "external.yaml")]  # fmt: skip
