@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.warehouses import ERROR_MARTS
+import duckdb
+
+from tests.support.warehouses import ERROR_MARTS, ingest
 from tsrate.config import Study, load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
@@ -21,9 +23,11 @@ def forecast_and_build(
     workers: int = 1,
     select: str | None = ERROR_MARTS,
     on_line: Callable[[str], None] | None = None,
+    before_build: Callable[[duckdb.DuckDBPyConnection, str], None] | None = None,
 ) -> str:
     """Forecast ``study`` into ``warehouse`` and dbt-build ``select`` (None: every model);
-    ``on_line`` gets the build's summary lines. One process forecasts (``workers=1``): the
+    ``on_line`` gets the build's summary lines; ``before_build(con, run_id)`` may change the
+    stored run before the build. One process forecasts (``workers=1``): the
     pool forecasts the same (tests/integration/test_forecast_pool.py) and costs each
     build about 0.7 CPU-s to start."""
     with connect(warehouse) as con:
@@ -36,6 +40,8 @@ def forecast_and_build(
             progress=lambda message: None,
         )
         finish_run(con, summary.run_id, "forecasted")
+        if before_build is not None:
+            before_build(con, summary.run_id)
     dbt.build(
         run_id=summary.run_id,
         warehouse=warehouse,
@@ -44,6 +50,27 @@ def forecast_and_build(
         select=select,
     )
     return summary.run_id
+
+
+def failures_summary_built(warehouse: Path, study: Study, target: Path, unrecorded: str) -> str:
+    """Ingest ``study``'s tickers, forecast it and dbt-build marts.forecast_failures_summary
+    (and its unit tests), with naive's JPM P3 partition's ``unrecorded`` count set null as in
+    a partition stored before that count was recorded (as the migration leaves it)."""
+    ingest(warehouse, list(study.tickers))
+
+    def unrecorded_partition(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+        con.execute(
+            f"update raw.forecast_partitions set {unrecorded} = null "
+            "where system_id = 'naive' and ticker = 'JPM' and perturbation_id = 'P3'"
+        )
+
+    return forecast_and_build(
+        warehouse,
+        study,
+        target,
+        select="+forecast_failures_summary",
+        before_build=unrecorded_partition,
+    )
 
 
 def unit_cases_pass(
@@ -68,11 +95,19 @@ def unit_cases_pass(
 #: The interpretability suite's build as `tsrate suite interpretability run` runs it
 #: (tsrate.suites.publishing).
 INTERP_SELECT = ["tsrate-build", "--select", "tag:interpretability"]
-#: As tests/integration/test_interpretability.py's tiny run, without the sensitivity studies.
+#: The tiny settings of the interpretability tests' suite runs, without sensitivity studies.
 INTERP_TINY = {
     "length": 260,
     "burn_in": 20,
     "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
+}
+#: :data:`INTERP_TINY` with tiny sensitivity studies (of IMV-LSTM (Tensor) alone).
+INTERP_TINY_SENSITIVITY = {
+    **INTERP_TINY,
+    "sensitivity_f": (0.3, 0.6),
+    "sensitivity_sigma": (0.1,),
+    "sensitivity_n": (5,),
+    "sensitivity_models": ("imv_tensor",),
 }
 
 

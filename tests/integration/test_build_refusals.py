@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.test_study_check import SMALL, _prices
+from tests.support.study_inputs import SMALL, walk_prices
 from tsrate.platform.warehouse import connect, store_prices
 
 
@@ -24,8 +24,8 @@ def _forecast_tiny_run(warehouse: Path, status: str) -> str:
         {**SMALL, "study_start": "2022-10-01", "systems": "naive", "perturbations": "P0"}
     )
     with connect(warehouse) as con:
-        store_prices(con, _prices("AAPL", "2022-06-01", 160), "test")
-        store_prices(con, _prices("MSFT", "2022-06-01", 160), "test")
+        store_prices(con, walk_prices("AAPL", "2022-06-01", 160), "test")
+        store_prices(con, walk_prices("MSFT", "2022-06-01", 160), "test")
         run_id = run_forecasts(con, study, load_companies(), workers=1).run_id
         finish_run(con, run_id, status)
     return run_id
@@ -46,7 +46,7 @@ def test_build_without_a_warehouse_or_a_forecast_run_refuses(tmp_path, monkeypat
     assert err[0].startswith(f"tsrate: error: no warehouse at {warehouse}: nothing to build")
     assert not warehouse.exists()
     with connect(warehouse) as con:  # prices, but no run
-        store_prices(con, _prices("AAPL", "2022-06-01", 60), "test")
+        store_prices(con, walk_prices("AAPL", "2022-06-01", 60), "test")
     code, err = _build(warehouse, monkeypatch, capsys)
     assert code == 2
     assert err == [

@@ -1,5 +1,5 @@
 """Fallback windows in the marts: a real ARIMA run where some fits fail (the study of
-tests/unit/test_fallback_windows.py, on two tickers), dbt building
+tests/support/fallback_study.py, on two tickers), dbt building
 marts.forecast_failures_summary (and its unit tests) in a child process.
 
 Rules: n_fallback_windows per system and perturbation equals the windows whose fit fails,
@@ -16,51 +16,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.warehouses import ingest, read, small_study
-from tests.unit.test_fallback_windows import (
-    CONTEXT,
-    HORIZON,
-    ORDER,
-    cold_fit_fails,
-    stored_contexts,
-)
-from tsrate.config import load_companies
-from tsrate.platform import dbt_runner as dbt
-from tsrate.platform.warehouse import connect
-from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+from tests.integration.builds import failures_summary_built
+from tests.support.fallback_study import cold_fit_fails, stored_contexts, study
+from tests.support.warehouses import read
 
 pytestmark = pytest.mark.slow
 
 
 def test_the_summary_mart_counts_the_windows_that_fell_back(tmp_path, dbt_target):
     warehouse = tmp_path / "tsrate.duckdb"
-    ingest(warehouse, ["AAPL", "JPM"])
-    study = small_study(
-        study_tickers=["AAPL", "JPM"],
-        study_start="2022-10-03",
-        study_end="2022-10-21",
-        context_length=CONTEXT,
-        horizon=HORIZON,
-        perturbations=["P0", "P3"],
-        systems=["arima", "naive"],
-        arima_order=list(ORDER),
-    )
-    with connect(warehouse) as con, np.errstate(all="ignore"), warnings.catch_warnings():
+    with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        summary = run_forecasts(con, study, load_companies(), workers=1, progress=print)
-        finish_run(con, summary.run_id, "forecasted")
-        # naive's JPM P3 partition as one stored before fallbacks were recorded
-        con.execute(
-            "update raw.forecast_partitions set n_fallback_windows = null "
-            "where system_id = 'naive' and ticker = 'JPM' and perturbation_id = 'P3'"
-        )
-    dbt.build(
-        run_id=summary.run_id,
-        warehouse=warehouse,
-        target_path=dbt_target,
-        on_line=lambda line: None,
-        select="+forecast_failures_summary",
-    )
+        failures_summary_built(warehouse, study(("AAPL", "JPM")), dbt_target, "n_fallback_windows")
     contexts = stored_contexts(warehouse)
     contexts["fails"] = [cold_fit_fails(c) for c in contexts["context"]]
     windows = contexts.groupby("perturbation_id").size()

@@ -6,6 +6,7 @@ import duckdb
 import numpy as np
 import pytest
 
+from tests.integration.builds import INTERP_TINY_SENSITIVITY
 from tests.integration.suite_publish import assert_suite_published
 from tests.support.doc_queries import assert_documented_queries_return_rows
 from tests.support.rating_properties import assert_ratings_never_mislead
@@ -18,15 +19,6 @@ from tsrate.suites import SUITES
 
 pytestmark = pytest.mark.slow
 
-TINY = {
-    "length": 260,
-    "burn_in": 20,
-    "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
-    "sensitivity_f": (0.3, 0.6),
-    "sensitivity_sigma": (0.1,),
-    "sensitivity_n": (5,),
-    "sensitivity_models": ("imv_tensor",),
-}
 SELECT = ["build", "--select", "tag:interpretability", "--indirect-selection", "cautious"]
 #: the env var naming the suite run the marts describe (not --vars: keeps dbt's parse)
 RUN_ENV = SUITES["interpretability"].run_env
@@ -49,7 +41,7 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness, dbt_t
         models=["imv_tensor", "tcdf"],
         warehouse=str(warehouse),
         target_path=str(target),
-        overrides=TINY,
+        overrides=INTERP_TINY_SENSITIVITY,
         workers=2,  # two spawned training processes; this process alone writes
     )
     status = read(
@@ -206,7 +198,7 @@ def test_suite_flow_fills_the_marts_and_resumes(tmp_path, prefect_harness, dbt_t
         datasets=[2, 4],
         models=["imv_tensor", "tcdf"],
         warehouse=str(warehouse),
-        overrides=TINY,
+        overrides=INTERP_TINY_SENSITIVITY,
         build=False,
     )
     assert again != suite_run_id

@@ -25,6 +25,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.integration.killed_runs import RUN_FLAGS, SELECT, kill_at, run_environment, start_run
 from tests.integration.serve_process import start_serve, wait_for_line
 from tests.support.warehouses import read
 from tsrate.config import project_dir
@@ -40,66 +41,11 @@ OVERRIDES = {
     "systems": "naive,biased",
     "perturbations": "P0,P1",
 }
-SELECT = "+window_errors"  # the error mart and its upstream: a short dbt build
-RUN_FLAGS = [
-    "--tickers", "AAPL,MSFT", "--start", "2022-09-01", "--end", "2022-12-28",
-    "--context-length", "30", "--horizon", "5", "--systems", "naive,biased",
-    "--perturbations", "P0,P1", "--workers", "1", "--select", SELECT,
-]  # fmt: skip
 PARTITIONS = 2 * 2 * 2  # tickers × systems × perturbations
 
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _environment(tmp_path: Path, warehouse: Path, **extra: str) -> dict[str, str]:
-    from prefect.settings import PREFECT_API_URL
-
-    env = dict(os.environ)  # DBT_TARGET_PATH: the session's (tests/conftest.py), parse kept
-    env.update(
-        TSRATE_WAREHOUSE=str(warehouse),
-        PREFECT_API_URL=str(PREFECT_API_URL.value()),
-        PYTHONPATH=f"{project_dir() / 'src'}{os.pathsep}{project_dir()}",  # this checkout's
-    )
-    env.pop("TSRATE_PUBLISHED", None)
-    env.update(extra)
-    return env
-
-
-def _start_run(tmp_path: Path, warehouse: Path, log: Path, **extra: str) -> subprocess.Popen:
-    with open(log, "w") as handle:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tsrate.cli", "run", *RUN_FLAGS],
-            cwd=project_dir(),
-            env=_environment(tmp_path, warehouse, **extra),
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _kill_at(tmp_path: Path, warehouse: Path, stage: str, while_paused=None) -> None:
-    """Start `tsrate run`, wait until it pauses at ``stage``, call ``while_paused(pid)``,
-    SIGKILL it."""
-    marker = tmp_path / f"paused-{stage}"
-    log = tmp_path / f"run-{stage}.log"
-    process = _start_run(
-        tmp_path,
-        warehouse,
-        log,
-        TSRATE_TEST_PAUSE_AT=stage,
-        TSRATE_TEST_PAUSE_FILE=str(marker),
-    )
-    deadline = time.monotonic() + 240
-    while not marker.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"`tsrate run` never paused at {stage}:\n{log.read_text()[-4000:]}")
-        time.sleep(0.2)
-    if while_paused is not None:
-        while_paused(process.pid)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=30) == -signal.SIGKILL
 
 
 def _assert_released(warehouse: Path) -> None:
@@ -207,7 +153,7 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
         """A second `tsrate run` while the first writes: a clear error, not DuckDB's, that
         says what the first is doing; `tsrate status` and `tsrate runs` answer beside it."""
         log = tmp_path / "run-second.log"
-        second = _start_run(tmp_path, warehouse, log)
+        second = start_run(tmp_path, warehouse, log)
         assert second.wait(timeout=120) == 2
         assert f"is being written by pid {holder_pid}" in log.read_text()
         assert ", now: forecast" in log.read_text()
@@ -222,9 +168,7 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
         assert first_run in out and f"pid {holder_pid}" in err
 
     for stage in ("ingest", "inference", "build", "publish"):
-        _kill_at(
-            tmp_path, warehouse, stage, second_run_fails_fast if stage == "inference" else None
-        )
+        kill_at(tmp_path, warehouse, stage, second_run_fails_fast if stage == "inference" else None)
         assert _digest(snapshot) == published, f"killed at {stage}: the snapshot changed"
         capsys.readouterr()
         assert main(["status", "--format", "json"]) == 0  # the killed run's text is stale
@@ -245,7 +189,7 @@ def test_killed_runs_leave_the_snapshot_intact_and_the_next_run_resumes(
     log = tmp_path / "run-final.log"
     reader = SnapshotPoller(snapshot)
     reader.start()
-    process = _start_run(tmp_path, warehouse, log)
+    process = start_run(tmp_path, warehouse, log)
     try:
         assert process.wait(timeout=300) == 0, log.read_text()[-4000:]
     finally:
@@ -431,7 +375,7 @@ def _paused_run(tmp_path: Path, warehouse: Path, stage: str, name: str) -> subpr
         process = subprocess.Popen(
             [sys.executable, "-m", "tsrate.cli", "run", *flags],
             cwd=project_dir(),
-            env=_environment(
+            env=run_environment(
                 tmp_path,
                 warehouse,
                 PREFECT_API_URL="",
@@ -484,7 +428,7 @@ def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_pat
 
     # the next run closes every run the stops left unfinished, whatever their stage
     log = tmp_path / "run-final.log"
-    done = _start_run(tmp_path, warehouse, log, PREFECT_API_URL="")
+    done = start_run(tmp_path, warehouse, log, PREFECT_API_URL="")
     assert done.wait(timeout=600) == 0, log.read_text()[-4000:]
     runs = read(warehouse, "select status, message from raw.runs order by started_at")
     assert runs["status"].tolist() == ["interrupted", "interrupted", "interrupted", "succeeded"]
@@ -517,7 +461,7 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
 
     warehouse = tmp_path / "live" / "tsrate.duckdb"
     log = tmp_path / "serve.log"
-    env = _environment(tmp_path, warehouse, PREFECT_HOME=str(tmp_path / "prefect-home"))
+    env = run_environment(tmp_path, warehouse, PREFECT_HOME=str(tmp_path / "prefect-home"))
     env.pop("PREFECT_API_URL")
     serve = start_serve(env, log)
     try:
@@ -552,7 +496,7 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     warehouse = tmp_path / "live" / "tsrate.duckdb"
     marker = tmp_path / "paused-inference"
     log = tmp_path / "serve.log"
-    env = _environment(
+    env = run_environment(
         tmp_path,
         warehouse,
         TSRATE_TEST_PAUSE_AT="inference",

@@ -8,13 +8,18 @@ import time
 
 import pytest
 
-from tests.integration.test_sweep10_dbt_runner import tiny  # noqa: F401 - the fixture
+from tests.integration.runner_fixture import tiny_project
 from tsrate.platform import dbt_runner as dbt
 
 pytestmark = pytest.mark.slow
 
 
-def test_two_builds_in_one_second_keep_two_logs(tiny, monkeypatch):  # noqa: F811
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    yield from tiny_project(tmp_path, monkeypatch)
+
+
+def test_two_builds_in_one_second_keep_two_logs(tiny, monkeypatch):
     _, warehouse, target = tiny
     real = time.strftime
 

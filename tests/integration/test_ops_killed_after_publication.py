@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_operations_end_to_end import _kill_at, _start_run
+from tests.integration.killed_runs import kill_at, start_run
 from tests.support.warehouses import read
 
 pytestmark = pytest.mark.slow
@@ -18,13 +18,13 @@ def test_a_run_killed_after_its_publication_is_closed_succeeded(
     monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
     warehouse = tmp_path / "live" / "tsrate.duckdb"
     snapshot = warehouse.parent / "published" / "tsrate.duckdb"
-    _kill_at(tmp_path, warehouse, "published")
+    kill_at(tmp_path, warehouse, "published")
     (killed,) = read(snapshot, "select run_id from published_runs")["run_id"].tolist()
     stopped = read(warehouse, "select status from raw.runs where run_id = ?", [killed])
     assert stopped["status"].tolist() == ["publishing"]  # as the kill left it
 
     log = tmp_path / "run-next.log"
-    process = _start_run(tmp_path, warehouse, log)
+    process = start_run(tmp_path, warehouse, log)
     assert process.wait(timeout=300) == 0, log.read_text()[-4000:]
     assert f"run {killed} was stopped after its publication: marked succeeded" in log.read_text()
     runs = read(warehouse, "select run_id, status, message from raw.runs order by started_at")
@@ -41,7 +41,7 @@ def test_tsrate_build_closes_a_run_stopped_after_its_publication_succeeded(
     the build itself then stops at its unknown --study, before any dbt build."""
     import duckdb
 
-    from tests.unit.test_operations import _tiny_warehouse
+    from tests.support.publish_warehouse import scored_warehouse
     from tsrate.cli import main
     from tsrate.config import Study
     from tsrate.platform.publish import publish
@@ -63,7 +63,7 @@ def test_tsrate_build_closes_a_run_stopped_after_its_publication_succeeded(
             )
     source = tmp_path / "source" / "tsrate.duckdb"
     source.parent.mkdir()
-    _tiny_warehouse(source, "published-run", rows=2)
+    scored_warehouse(source, "published-run", rows=2)
     publish(source, "published-run", target=tmp_path / "published" / "tsrate.duckdb")
     assert main(["build", "--study", "no-such-study"]) == 2
     out, err = capsys.readouterr()

@@ -28,17 +28,17 @@ ROOT = Path(__file__).resolve().parents[2]
 _RUNS = """
 import gc, json, multiprocessing, sys
 from multiprocessing import resource_tracker
-from tests.unit.test_sweep9_forecast import _priced_warehouse, _study
+from tests.support.forecast_inputs import priced_warehouse, plan_study
 from tsrate import TsrateError
 from tsrate.config import load_companies
 from tsrate.robustness.forecast import execute as forecasting
 
-study = _study(systems=["naive", "biased"], perturbations=["P0", "P2"])
+study = plan_study(systems=["naive", "biased"], perturbations=["P0", "P2"])
 companies = load_companies()
 out = {}
 
 def run(companies):
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     return forecasting.run_forecasts(con, study, companies, workers=2, progress=lambda _: None)
 
 def tracker_running():

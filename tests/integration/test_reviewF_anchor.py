@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.study_runs import runs_warehouse
 from tests.support.warehouses import rows
-from tests.unit.test_reviewF_buildable_runs import _warehouse
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import buildable_run, connect
 
@@ -25,7 +25,7 @@ def test_plain_dbt_latest_anchors_on_the_run_tsrate_build_builds(tmp_path, dbt_t
     for name in ("TSRATE_RUN_ID", "TSRATE_STUDY_ID", "TSRATE_RUN_SCOPE"):
         monkeypatch.delenv(name, raising=False)  # plain dbt: the var's default, 'latest'
     warehouse = tmp_path / "tsrate.duckdb"
-    _warehouse(warehouse).close()
+    runs_warehouse(warehouse).close()
     with connect(warehouse) as con:
         expected, _notes = buildable_run(con)
     assert expected == "r2-publish-failed"  # by hand: the newest run that can be built

@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY, STUDY_FLAGS, prediction_grid
+from tests.support.import_study import STUDY, external_p0_import
 from tests.support.warehouses import ingest, rows
-from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate import TsrateError, cli
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
-from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
-
-FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
 
 
 @pytest.fixture
@@ -43,13 +39,8 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
 
 def _import(warehouse, tmp_path) -> str:  # noqa: ANN001 - Paths
     """`tsrate import` of the external system's P0 predictions; the error it raised."""
-    with connect(warehouse) as con:
-        grid = prediction_grid(load_series(con, STUDY))
-    path = tmp_path / "external.csv"
-    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
-    (tmp_path / "external.yaml").write_text(METADATA)
-    argv = ["import", str(path), "--system", "external", *FLAGS, "--no-baselines"]
-    args = cli.build_parser().parse_args([*argv, "--metadata", str(tmp_path / "external.yaml")])
+    argv = [*external_p0_import(warehouse, tmp_path), "--no-baselines"]
+    args = cli.build_parser().parse_args(argv)
     with pytest.raises(TsrateError) as caught:
         args.func(args)
     return caught

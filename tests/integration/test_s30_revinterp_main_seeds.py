@@ -16,22 +16,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.integration.builds import INTERP_SELECT, INTERP_TINY_SENSITIVITY
 from tests.support.warehouses import read
 from tsrate.platform import dbt_runner as dbt
 from tsrate.suites import SUITES
 
 pytestmark = pytest.mark.slow
-
-SELECT = ["tsrate-build", "--select", "tag:interpretability"]
-TINY = {
-    "length": 260,
-    "burn_in": 20,
-    "settings": {"test_length": 40, "hidden": 3, "epochs": 2, "batch_size": 64},
-    "sensitivity_f": (0.3, 0.6),
-    "sensitivity_sigma": (0.1,),
-    "sensitivity_n": (5,),
-    "sensitivity_models": ("imv_tensor",),
-}
 
 
 def _raw_run(warehouse, model_id: str, seed: int, variant_id: str = "d7"):
@@ -55,7 +45,7 @@ def test_main_study_marts_leave_out_seeds_only_the_sensitivity_study_planned(tmp
     )
 
     warehouse = tmp_path / "tsrate.duckdb"
-    config = resolve_config("small", seeds=[2], overrides=TINY)
+    config = resolve_config("small", seeds=[2], overrides=INTERP_TINY_SENSITIVITY)
     variants = plan_variants(config, [7])
     units = plan_units(config, variants, ["imv_tensor", "darnn"])
     # main: d7 x 2 models x seed 2; sensitivity (imv_tensor, seed 1): d7 (f = 0.3 and
@@ -69,7 +59,7 @@ def test_main_study_marts_leave_out_seeds_only_the_sensitivity_study_planned(tmp
     suite_run_id, trained, _ = run_units(warehouse, config, variants, units, lambda _: None)
     assert trained == 4
     run = {SUITES["interpretability"].run_env: suite_run_id}
-    dbt.run_dbt(SELECT, None, warehouse, lambda _: None, dbt_target, env_vars=run)
+    dbt.run_dbt(INTERP_SELECT, None, warehouse, lambda _: None, dbt_target, env_vars=run)
 
     main_key, main_mse = _raw_run(warehouse, "imv_tensor", 2)
     _, sensitivity_mse = _raw_run(warehouse, "imv_tensor", 1)

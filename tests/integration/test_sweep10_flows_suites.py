@@ -17,7 +17,7 @@ import pytest
 from flows.interpretability import interpretability_flow
 from flows.reasoning import reasoning_flow
 from flows.understanding import understanding_flow
-from tests.unit.test_sweep10_flows_suites import GENERATOR, INTERPRETABILITY, UNDERSTANDING
+from tests.support.tiny_suites import GENERATOR, INTERPRETABILITY, UNDERSTANDING
 from tsrate.platform.dbt_runner import DbtError
 
 pytestmark = pytest.mark.slow

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.scripts import run_script
-from tests.unit.test_sweep9_forecast import _priced_warehouse, _study, made_by_the_run
+from tests.support.forecast_inputs import made_by_the_run, plan_study, priced_warehouse
 from tsrate import __version__
 from tsrate.config import load_companies
 from tsrate.robustness.forecast import execute as forecasting
@@ -46,8 +46,8 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     # every result held until the end of the run (nothing is due before): the commits are
     # the first partition alone, then full batches of MAX_PARTITIONS_PER_COMMIT, then the rest
     monkeypatch.setattr(forecasting, "STORE_EVERY", 600.0)
-    con, _ = _priced_warehouse()
-    study = _study(
+    con, _ = priced_warehouse()
+    study = plan_study(
         study_tickers=["AAPL", "MSFT"],
         systems=["naive", "biased", "random"],
         perturbations=["P0", "P1", "P2", "P3", "P4", "P5", "P6"],
@@ -76,7 +76,7 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     assert held == [8]
     assert parallel == [2]  # the ETA counts the 2 workers' partitions as under way
     # two partitions on two workers: a pool too
-    two = _study(study_tickers=["AAPL"], systems=["naive", "biased"], perturbations=["P0"])
+    two = plan_study(study_tickers=["AAPL"], systems=["naive", "biased"], perturbations=["P0"])
     parallel.clear()
     built: dict = {}
     monkeypatch.setattr(forecasting, "_WORKER_SYSTEMS", built)
@@ -84,7 +84,7 @@ def test_the_pool_commits_at_most_max_partitions_at_once_and_keeps_four_per_work
     assert parallel == [2]
     assert built == {}  # computed in the workers, not here
     # one partition on two workers: computed here, nothing under way beside it
-    one = _study(study_tickers=["AAPL"], systems=["naive"], perturbations=["P0"])
+    one = plan_study(study_tickers=["AAPL"], systems=["naive"], perturbations=["P0"])
     parallel.clear()
     forecasting.run_forecasts(con, one, load_companies(), workers=2, force=True, progress=say)
     assert parallel == [None]
@@ -95,8 +95,8 @@ def test_without_a_worker_count_the_pool_has_one_worker_per_core(monkeypatch) ->
     cores = os.cpu_count() or 1
     if cores < 2:
         pytest.skip("one core: the run computes in its own process")
-    con, _ = _priced_warehouse()
-    study = _study(
+    con, _ = priced_warehouse()
+    study = plan_study(
         study_tickers=["AAPL", "MSFT"],
         systems=["naive", "biased", "random"],
         perturbations=["P0", "P1", "P2", "P3"],
@@ -116,8 +116,8 @@ def test_without_a_worker_count_the_pool_has_one_worker_per_core(monkeypatch) ->
 def test_the_eta_prices_an_unseen_system_by_its_own_stated_cost(monkeypatch) -> None:
     pytest.importorskip("fracast")
     monkeypatch.setenv("TSRATE_FRACAST_ENCODER", "full")  # 37 ms a window, not the table's 8
-    con, _ = _priced_warehouse()
-    study = _study(systems=["fracast", "naive"], study_tickers=["AAPL"], perturbations=["P0"])
+    con, _ = priced_warehouse()
+    study = plan_study(systems=["fracast", "naive"], study_tickers=["AAPL"], perturbations=["P0"])
     priors = []
     bars = made_by_the_run(monkeypatch, forecasting, "Progress")
 
@@ -307,8 +307,8 @@ def test_a_killed_pool_leaves_no_worker_and_a_pool_without_work_is_killed_quietl
 def test_a_pool_run_stops_the_resource_tracker_it_started(monkeypatch) -> None:
     from multiprocessing import resource_tracker
 
-    con, _ = _priced_warehouse()
-    study = _study(systems=["naive", "biased"], perturbations=["P0"])
+    con, _ = priced_warehouse()
+    study = plan_study(systems=["naive", "biased"], perturbations=["P0"])
     summary = forecasting.run_forecasts(
         con, study, load_companies(), workers=2, progress=lambda _: None
     )

@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY, STUDY_FLAGS, prediction_grid
+from tests.support.import_study import STUDY_P0_FLAGS, external_p0_import
 from tests.support.warehouses import ingest
-from tests.unit.test_sweep9_studies_pipeline import METADATA
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect
-from tsrate.robustness.forecast.plan import load_series
 
 pytestmark = pytest.mark.slow
-
-FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
 
 
 @pytest.fixture
@@ -37,19 +33,23 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
 
 
 def test_an_import_with_its_build_exits_0_and_says_where_it_published(warehouse, tmp_path, capsys):
-    with connect(warehouse) as con:
-        grid = prediction_grid(load_series(con, STUDY))
-    path = tmp_path / "external.csv"
-    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
-    (tmp_path / "external.yaml").write_text(METADATA)
-    argv = ["import", str(path), "--system", "external", *FLAGS, "--no-baselines"]
-    assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
+    argv = [*external_p0_import(warehouse, tmp_path), "--no-baselines"]
+    assert main(argv) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("run ") and " rated and published to " in last
 
 
 def test_a_run_exits_0(warehouse, capsys):
-    argv = ["run", "--source", "none", *FLAGS, "--workers", "1", "--select", "+window_errors"]
+    argv = [
+        "run",
+        "--source",
+        "none",
+        *STUDY_P0_FLAGS,
+        "--workers",
+        "1",
+        "--select",
+        "+window_errors",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "succeeded. Try: tsrate query" in out

@@ -13,13 +13,10 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tests.integration.test_sweep9_studies_pipeline import FLAGS  # the import study's flags
-from tests.support.import_study import STUDY, prediction_grid
-from tests.unit.test_sweep9_studies_pipeline import METADATA
+from tests.support.import_study import external_p0_import
 from tsrate.cli import main
 from tsrate.platform.publish import published_path
 from tsrate.platform.warehouse import connect, store_prices
-from tsrate.robustness.forecast.plan import load_series
 from tsrate.robustness.report.data import default_report_path
 from tsrate.robustness.sources import load_skfolio_sp500
 
@@ -60,13 +57,8 @@ def _publications(snapshot) -> list[tuple[str, str]]:
 def test_an_import_writes_the_report_of_what_it_published_and_build_publishes_too(
     warehouse, tmp_path, capsys
 ):
-    with connect(warehouse) as con:
-        grid = prediction_grid(load_series(con, STUDY))
-    path = tmp_path / "external.csv"
-    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
-    (tmp_path / "external.yaml").write_text(METADATA)
-    argv = ["import", str(path), "--system", "external", *FLAGS]
-    assert main([*argv, "--metadata", str(tmp_path / "external.yaml")]) == 0
+    argv = external_p0_import(warehouse, tmp_path)
+    assert main(argv) == 0
     last = capsys.readouterr().out.splitlines()[-1]
 
     snapshot = published_path(warehouse)

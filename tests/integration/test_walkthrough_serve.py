@@ -15,8 +15,8 @@ import time
 
 import pytest
 
+from tests.integration.interpreter_stand_in import gone, put_stand_in
 from tests.integration.serve_process import start_serve, wait_for_line
-from tests.integration.test_sweep10_serve import _gone, _stand_in
 from tsrate.config import project_dir
 from tsrate.platform.prefect_server import owned_prefect_server
 
@@ -24,12 +24,12 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_owned_server_is_out_of_reach_of_the_terminals_ctrl_c(tmp_path, monkeypatch):
-    stand_in = _stand_in(tmp_path, monkeypatch)
+    stand_in = put_stand_in(tmp_path, monkeypatch)
     with owned_prefect_server(timeout=60):
         server = stand_in.record()["pid"]
         assert os.getpgid(server) != os.getpgid(0)
         assert os.getsid(server) != os.getsid(0)
-    assert _gone(server)  # still stopped with the block
+    assert gone(server)  # still stopped with the block
 
 
 def test_ctrl_c_on_serve_stops_it_with_130_and_no_error_line(tmp_path):

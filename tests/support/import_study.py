@@ -122,3 +122,53 @@ def in_process_tsrate(warehouse, capsys, monkeypatch):  # noqa: ANN001 - pytest'
         return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
     return tsrate
+
+
+def imported_partition_counts(warehouse, good: pd.DataFrame, tmp_path, column: str) -> list:
+    """Import the P0 rows of ``good`` as the external system and return ``column`` of
+    raw.forecast_partitions for each partition of that import's run."""
+    from tsrate.robustness.blackbox.predictions import import_forecasts
+    from tsrate.systems.registry import load_systems_seed
+
+    seed = pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    file = write_csv(tmp_path, good[good["perturbation_id"] == "P0"], "p0.csv")
+    with connect(warehouse) as con:
+        run = import_forecasts(
+            con, file, "external_demo", STUDY, baselines=False, systems_seed=seed
+        ).run_id
+        return con.execute(
+            f"select p.{column} from raw.forecast_partitions p join raw.run_partitions r "
+            "using (partition_key) where r.run_id = ?",
+            [run],
+        ).fetchall()
+
+
+#: the imported system's metadata file, as a user writes it
+METADATA = """\
+display_name: External (imported)
+modality: numeric
+family: foundation
+purpose: general-purpose
+architecture: decoder-only
+is_foundation_model: true
+accepted_perturbations: [P0, P1, P2, P3]
+description: Forecasts made elsewhere.
+"""
+
+#: :data:`STUDY_FLAGS` for P0 alone (the import study's flags)
+STUDY_P0_FLAGS = [*STUDY_FLAGS, "--perturbations", "P0"]
+
+
+def external_p0_import(warehouse, tmp_path) -> list[str]:
+    """The external system's P0 predictions of :data:`STUDY` (its full grid: clean actuals +
+    1.0) in ``tmp_path``/external.csv, its :data:`METADATA` in external.yaml beside; returns
+    `tsrate import`'s arguments for them, ``--metadata`` included."""
+    from tsrate.robustness.forecast.plan import load_series
+
+    with connect(warehouse) as con:
+        grid = prediction_grid(load_series(con, STUDY))
+    path = tmp_path / "external.csv"
+    grid[grid["perturbation_id"] == "P0"].to_csv(path, index=False)
+    (tmp_path / "external.yaml").write_text(METADATA)
+    return ["import", str(path), "--system", "external", *STUDY_P0_FLAGS,
+            "--metadata", str(tmp_path / "external.yaml")]  # fmt: skip

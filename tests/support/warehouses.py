@@ -218,3 +218,17 @@ def horizon_clusters(warehouse: Path, windows: pd.DataFrame, horizon: int) -> pd
     )
     first = days.groupby(windows["ticker"]).transform("min")
     return windows["ticker"] + ":" + ((days - first) // horizon).astype(str)
+
+
+#: raw.runs as the previous release created it (no study_id)
+OLD_RUNS_DDL = """
+create schema if not exists raw;
+create table raw.runs (
+    run_id varchar primary key, started_at timestamp not null, finished_at timestamp,
+    status varchar not null, study_hash varchar not null, study json not null,
+    tickers varchar[] not null, systems varchar[] not null, perturbations varchar[] not null,
+    study_start date not null, study_end date not null, context_length integer not null,
+    horizon integer not null, stride integer not null, perturbation_phase integer not null,
+    message varchar
+);
+"""

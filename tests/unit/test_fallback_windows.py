@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.warehouses import ingest, read, rows, small_study
+from tests.support.fallback_study import HORIZON, ORDER, cold_fit_fails, stored_contexts, study
+from tests.support.import_study import imported_partition_counts
+from tests.support.warehouses import ingest, read, rows
 from tsrate.config import load_companies
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect
@@ -37,58 +39,6 @@ from tsrate.systems.base import (
 )
 from tsrate.systems.failures import PartialForecasts, WindowFailure
 from tsrate.systems.fracast_model import MIN_FINITE, FracastSystem
-
-ORDER = (1, 2, 1)
-CONTEXT = 3
-HORIZON = 2
-
-
-def study():
-    return small_study(
-        study_tickers=["AAPL"],
-        study_start="2022-10-03",
-        study_end="2022-10-21",
-        context_length=CONTEXT,
-        horizon=HORIZON,
-        perturbations=["P0", "P3"],
-        systems=["arima", "naive"],
-        arima_order=list(ORDER),
-    )
-
-
-def cold_fit_fails(context: np.ndarray) -> bool:
-    """Whether statsmodels' SARIMAX cannot forecast ``context`` (fitted from its own start):
-    an exception of the kinds a fit raises, or a non-finite forecast."""
-    from statsmodels.tsa.statespace.sarimax import SARIMAX
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fitted = SARIMAX(context, order=ORDER, concentrate_scale=True).fit(disp=False)
-            forecast = np.asarray(fitted.get_forecast(HORIZON).predicted_mean, dtype=float)
-        except (ValueError, np.linalg.LinAlgError, IndexError):
-            return True
-    return not np.all(np.isfinite(forecast))
-
-
-def stored_contexts(warehouse) -> pd.DataFrame:
-    """Every (ticker, perturbation, window) of the run with its context as the system got it,
-    read back from raw.perturbed_inputs and raw.windows."""
-    inputs = read(
-        warehouse,
-        "select ticker, perturbation_id, position, price_date, input_value "
-        "from raw.perturbed_inputs order by ticker, perturbation_id, position",
-    )
-    windows = read(warehouse, "select ticker, window_end_date from raw.windows")
-    out = []
-    for (ticker, perturbation), series in inputs.groupby(["ticker", "perturbation_id"]):
-        dates = pd.to_datetime(series["price_date"]).tolist()
-        values = series["input_value"].to_numpy(dtype=float)
-        for end in pd.to_datetime(windows[windows["ticker"] == ticker]["window_end_date"]):
-            at = dates.index(end)
-            context = values[at - CONTEXT + 1 : at + 1]
-            out.append((ticker, perturbation, end.date(), context))
-    return pd.DataFrame(out, columns=["ticker", "perturbation_id", "window_end_date", "context"])
 
 
 @pytest.fixture(scope="module")
@@ -338,19 +288,5 @@ def test_a_partition_file_carries_the_fallback_windows(tmp_path):
 
 def test_imported_predictions_record_an_unknown_fallback_count(warehouse, good, tmp_path):
     """tsrate cannot see whether an imported model fell back: its partitions read null."""
-    from tests.support.import_study import EXTERNAL_ROW, STUDY, write_csv
-    from tsrate.robustness.blackbox.predictions import import_forecasts
-    from tsrate.systems.registry import load_systems_seed
-
-    seed = pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
-    file = write_csv(tmp_path, good[good["perturbation_id"] == "P0"], "p0.csv")
-    with connect(warehouse) as con:
-        run = import_forecasts(
-            con, file, "external_demo", STUDY, baselines=False, systems_seed=seed
-        ).run_id
-        counts = con.execute(
-            "select p.n_fallback_windows from raw.forecast_partitions p join raw.run_partitions r "
-            "using (partition_key) where r.run_id = ?",
-            [run],
-        ).fetchall()
+    counts = imported_partition_counts(warehouse, good, tmp_path, "n_fallback_windows")
     assert counts and counts == [(None,)] * len(counts)

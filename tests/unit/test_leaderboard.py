@@ -3,28 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from tests.support.leaderboard_tasks import board_tasks as tasks
 from tsrate.robustness.marts.leaderboard import leaderboard, win_rates
-
-
-def tasks(errors: dict[str, list[float]]) -> pd.DataFrame:
-    rows = []
-    for system, values in errors.items():
-        for index, value in enumerate(values):
-            rows.append(
-                dict(
-                    run_id="r",
-                    scope="all",
-                    metric="mase",
-                    task_id=f"t{index}",
-                    block_id=f"b{index}",
-                    system_id=system,
-                    test_error=value,
-                )
-            )
-    return pd.DataFrame(rows)
 
 
 def test_ties_count_one_half_and_clipping_bounds_the_ratio():

@@ -7,38 +7,17 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pytest
 import yaml
 
+from tests.support.publish_warehouse import runs_table, scored_warehouse
 from tsrate import TsrateError
 from tsrate.config import project_dir
 from tsrate.platform.publish import export_parquet, publish
 from tsrate.platform.serve import ScheduleConfig, build_deployments, deployment_parameters
-
-
-def _tiny_warehouse(path: Path, run_id: str, rows: int) -> None:
-    """A live warehouse with the shape publish reads: raw.runs, a mart and a seed."""
-    con = duckdb.connect(str(path))
-    try:
-        con.execute("create schema if not exists raw")
-        con.execute("create schema if not exists marts")
-        con.execute("create schema if not exists seeds")
-        con.execute("create table if not exists raw.runs (run_id varchar, study json)")
-        con.execute("insert into raw.runs values (?, ?)", [run_id, json.dumps({"n": rows})])
-        con.execute(
-            "create or replace table marts.scores as "
-            f"select '{run_id}' as run_id, range as item, range * 0.5 as score from range({rows})"
-        )
-        con.execute("comment on table marts.scores is 'One row per item.'")
-        con.execute(
-            "create or replace table seeds.systems as select 'naive' as system_id, 'Naive' as name"
-        )
-    finally:
-        con.close()
 
 
 def test_publish_swaps_the_parquet_link_and_records_it(tmp_path):
@@ -46,7 +25,7 @@ def test_publish_swaps_the_parquet_link_and_records_it(tmp_path):
     published = tmp_path / "published"
     runs = ["run-a", "run-b", "run-c"]
     for index, run_id in enumerate(runs, start=1):
-        _tiny_warehouse(warehouse, run_id, rows=index * 10)
+        scored_warehouse(warehouse, run_id, rows=index * 10)
         result = publish(warehouse, run_id)
         link = published / "parquet"
         assert result.parquet_path == link and link.is_symlink()
@@ -94,7 +73,7 @@ def test_publish_removes_leftovers_of_a_killed_publish_and_reads_older_snapshots
     for path in leftovers:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half written")
-    _tiny_warehouse(warehouse, "new", rows=3)
+    scored_warehouse(warehouse, "new", rows=3)
     publish(warehouse, "new")
     assert not list(published.glob(".*.partial"))
     assert not list((published / "parquet-runs").glob(".*"))
@@ -105,7 +84,7 @@ def test_publish_removes_leftovers_of_a_killed_publish_and_reads_older_snapshots
 
 def test_a_failed_publish_changes_nothing(tmp_path):
     warehouse = tmp_path / "tsrate.duckdb"
-    _tiny_warehouse(warehouse, "first", rows=2)
+    scored_warehouse(warehouse, "first", rows=2)
     publish(warehouse, "first")
     snapshot = tmp_path / "published" / "tsrate.duckdb"
     before = snapshot.read_bytes()
@@ -121,13 +100,13 @@ def test_a_failed_publish_changes_nothing(tmp_path):
 
 def test_export_writes_the_snapshot_for_bi_and_refuses_foreign_folders(tmp_path):
     warehouse = tmp_path / "tsrate.duckdb"
-    _tiny_warehouse(warehouse, "run-a", rows=4)
+    scored_warehouse(warehouse, "run-a", rows=4)
     snapshot = publish(warehouse, "run-a").path
     destination = tmp_path / "bi" / "tsrate"
     written = export_parquet(snapshot, destination)
     assert destination / "marts" / "scores.parquet" in written
     assert len(pd.read_parquet(destination / "marts" / "scores.parquet")) == 4
-    _tiny_warehouse(warehouse, "run-b", rows=6)
+    scored_warehouse(warehouse, "run-b", rows=6)
     publish(warehouse, "run-b")
     export_parquet(snapshot, destination)  # an earlier export is replaced
     assert len(pd.read_parquet(destination / "marts" / "scores.parquet")) == 6
@@ -287,7 +266,7 @@ def test_cli_export_and_serve_dry_run(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
     assert main(["export", str(tmp_path / "bi")]) == 2
     assert "no published snapshot" in capsys.readouterr().err
-    _tiny_warehouse(warehouse, "run-a", rows=5)
+    scored_warehouse(warehouse, "run-a", rows=5)
     publish(warehouse, "run-a")
     assert main(["export", str(tmp_path / "bi")]) == 0
     assert len(pd.read_parquet(tmp_path / "bi" / "marts" / "scores.parquet")) == 5
@@ -325,27 +304,12 @@ def test_partition_files_carry_window_failures(tmp_path):
     np.testing.assert_array_equal(back.values, values)  # NaN rows included
 
 
-def _runs_table(path: Path, rows: list[tuple[str, str, str]]) -> None:
-    con = duckdb.connect(str(path))
-    con.execute("create schema raw")
-    con.execute(
-        "create table raw.runs (run_id varchar, started_at timestamp, finished_at timestamp, "
-        "status varchar, message varchar)"
-    )
-    for run_id, started, status in rows:
-        con.execute(
-            "insert into raw.runs values (?, ?::timestamp, null, ?, ?)",
-            [run_id, started, status, f"{status} because of {run_id}"],
-        )
-    con.close()
-
-
 def test_unfinished_runs_are_closed_interrupted_and_finished_ones_kept(tmp_path):
     from tsrate.platform.warehouse import close_interrupted_runs
 
     path = tmp_path / "runs.duckdb"
     states = ["running", "forecasted", "building", "publishing", "succeeded", "build_failed"]
-    _runs_table(path, [(f"r{i}", f"2026-01-0{i + 1}", s) for i, s in enumerate(states)])
+    runs_table(path, [(f"r{i}", f"2026-01-0{i + 1}", s) for i, s in enumerate(states)])
     con = duckdb.connect(str(path))
     closed = close_interrupted_runs(con)
     assert closed == [("r0", "running"), ("r2", "building"), ("r3", "publishing")]
@@ -370,7 +334,7 @@ def test_the_build_picks_the_newest_buildable_run_and_says_why_newer_ones_are_no
     from tsrate.platform.warehouse import buildable_run
 
     path = tmp_path / "runs.duckdb"
-    _runs_table(
+    runs_table(
         path,
         [
             ("old", "2026-01-01", "succeeded"),

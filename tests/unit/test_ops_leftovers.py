@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.unit.test_operations import _tiny_warehouse
+from tests.support.publish_warehouse import scored_warehouse
 from tsrate import TsrateError, cli
 from tsrate.platform.locking import writer_lock
 from tsrate.platform.progress import Progress, phase
@@ -88,13 +88,13 @@ def test_a_failed_parquet_link_swap_leaves_nothing_of_its_publication(tmp_path):
     run-b fails with one line, and neither its snapshot nor its Parquet folder is left behind
     for the next publish to find; run-a's publication is as it was."""
     warehouse, published = tmp_path / "tsrate.duckdb", tmp_path / "published"
-    _tiny_warehouse(warehouse, "run-a", rows=2)
+    scored_warehouse(warehouse, "run-a", rows=2)
     publish(warehouse, "run-a")
     link = published / "parquet"
     link.unlink()
     shutil.copytree(published / "parquet-runs" / "run-a", link)
     before = _published_files(published)
-    _tiny_warehouse(warehouse, "run-b", rows=3)
+    scored_warehouse(warehouse, "run-b", rows=3)
     with pytest.raises(TsrateError, match="is a real folder, not the link") as failed:
         publish(warehouse, "run-b")
     assert "\n" not in str(failed.value)
@@ -107,7 +107,7 @@ def test_a_failed_snapshot_rename_points_the_parquet_link_back(tmp_path):
     time of the swap) after the link was swapped: the link goes back to run-a's folder and
     run-b's folder and snapshot are removed."""
     warehouse, published = tmp_path / "tsrate.duckdb", tmp_path / "published"
-    _tiny_warehouse(warehouse, "run-a", rows=2)
+    scored_warehouse(warehouse, "run-a", rows=2)
     publish(warehouse, "run-a")
     snapshot = published / "tsrate.duckdb"
 
@@ -118,7 +118,7 @@ def test_a_failed_snapshot_rename_points_the_parquet_link_back(tmp_path):
         (snapshot / "kept").write_bytes(saved)
 
     before = _published_files(published)
-    _tiny_warehouse(warehouse, "run-b", rows=3)
+    scored_warehouse(warehouse, "run-b", rows=3)
     with pytest.raises(OSError):
         publish(warehouse, "run-b", before_swap=block_the_snapshot)
     after = _published_files(published)
@@ -130,7 +130,7 @@ def test_a_failed_snapshot_rename_points_the_parquet_link_back(tmp_path):
 
 def test_a_failed_first_publication_leaves_no_link(tmp_path):
     warehouse, published = tmp_path / "tsrate.duckdb", tmp_path / "published"
-    _tiny_warehouse(warehouse, "run-a", rows=2)
+    scored_warehouse(warehouse, "run-a", rows=2)
     snapshot = published / "tsrate.duckdb"
     with pytest.raises(OSError):
         publish(warehouse, "run-a", before_swap=lambda: (snapshot / "blocked").mkdir(parents=True))
@@ -146,16 +146,16 @@ def test_a_run_stopped_after_its_publication_is_closed_succeeded_not_interrupted
     run (here the pipeline's closing step, under the lock) finds the run's publication in
     the snapshot and marks it succeeded; runs stopped before their swap stay interrupted."""
     from flows.pipeline import _close_interrupted_runs
-    from tests.unit.test_operations import _runs_table
+    from tests.support.publish_warehouse import runs_table
 
     monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
     warehouse = tmp_path / "tsrate.duckdb"
     states = ["publishing", "publishing", "building", "succeeded", "running"]
-    _runs_table(warehouse, [(f"r{i}", f"2026-01-0{i + 1}", s) for i, s in enumerate(states)])
+    runs_table(warehouse, [(f"r{i}", f"2026-01-0{i + 1}", s) for i, s in enumerate(states)])
     source = tmp_path / "source" / "tsrate.duckdb"
     source.parent.mkdir()
     for run_id in ("r3", "r0"):  # r0 published, then killed before it said so
-        _tiny_warehouse(source, run_id, rows=2)
+        scored_warehouse(source, run_id, rows=2)
         publish(source, run_id, target=tmp_path / "published" / "tsrate.duckdb")
     closed = _close_interrupted_runs(str(warehouse))
     assert closed == [("r1", "publishing"), ("r2", "building"), ("r4", "running")]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.unit.test_report_builders import RUN, _data
+from tests.support.report_frames import RUN, two_systems
 from tsrate.html.charts import RANK_FLOOR, enough, page_specs, spec_rows
 from tsrate.robustness.report.data import _default_outcome
 from tsrate.robustness.report.figures import confounder_section, radar_section
@@ -60,7 +60,7 @@ def test_the_best_system_sits_at_the_top_of_every_radar_axis():
     """In the builders' fixture 'good' has the lower raw score on every lower-is-better metric
     (1 + penalty vs 3 + penalty) and the higher sign accuracy (90 vs 70): on every axis of
     every radar (rank scale, best = 1, worst = RANK_FLOOR) good is at 1 and bad at the floor."""
-    rows = _rows(radar_section(_data(), {}))
+    rows = _rows(radar_section(two_systems(), {}))
     assert rows
     axes = {row["axis"] for row in rows}
     assert {"SMAPE", "MASE", "Sign accuracy %", "APE industry"} <= axes
@@ -74,7 +74,7 @@ def test_each_radar_axis_takes_its_direction_from_the_ratings_mart():
     list of metric names: told that higher MASE is better (as it would be for a new
     higher-is-better metric), the radars put the system with the higher MASE (bad: 3 + penalty
     against 1 + penalty) at the top of the MASE axis and leave every other axis as it was."""
-    data = _data()
+    data = two_systems()
     data.ratings.loc[data.ratings["metric"] == "mase", "higher_is_better"] = True
     rows = _rows(radar_section(data, {}))
     assert any(row["axis"] == "MASE" for row in rows)
@@ -88,7 +88,7 @@ def test_the_per_perturbation_radars_plot_the_raw_score():
     """Each per-perturbation radar point is ratings.raw_score of its cell: hand-worked from the
     fixture, SMAPE at P0 is 1 for good and 3 for bad, at P1 1 + 1 = 2 and 3 + 1 = 4, at P2
     1 + 5 = 6 and 3 + 5 = 8."""
-    rows = _rows(radar_section(_data(), {}))
+    rows = _rows(radar_section(two_systems(), {}))
     smape = {
         (row["series"], eval_where(row)["perturbation_id"]): row["value"]
         for row in rows
@@ -113,7 +113,7 @@ def eval_where(row: dict) -> dict:
 
 def test_the_confounder_table_puts_each_average_in_its_own_column():
     """The fixture's overall APE row: industry_avg 6, company_avg 2 (industry more biased)."""
-    html = confounder_section(_data(), {})
+    html = confounder_section(two_systems(), {})
     table = html[html.rindex("<table") :]
     row = re.search(r"<tr><td>APE \(price units\)</td>(.*?)</tr>", table).group(1)
     cells = [_plain(c).strip() for c in re.findall(r"<td>(.*?)</td>", row)]
@@ -123,7 +123,7 @@ def test_the_confounder_table_puts_each_average_in_its_own_column():
 def test_the_reading_names_the_perturbation_that_raises_smape_most():
     """Mean SMAPE over systems: P0 (1 + 3) / 2 = 2, P1 (2 + 4) / 2 = 3, P2 (6 + 8) / 2 = 7: P2
     raises it most, from 2.00 to 7.00."""
-    plain = _plain(reading_paragraph(_data()))
+    plain = _plain(reading_paragraph(two_systems()))
     assert "For accuracy, P2 raises the mean SMAPE over systems most: from 2.00" in plain
     assert "on clean inputs to 7.00" in plain
 
@@ -142,14 +142,14 @@ def test_the_hurts_most_sentence_averages_only_the_ape_rows():
             for p, m, v in rows
         ]
     )
-    plain = _plain(reading_paragraph(_data(perturbation_summary=frame)))
+    plain = _plain(reading_paragraph(two_systems(perturbation_summary=frame)))
     assert "hurts most is P1" in plain
     assert "is 10.00 price units, against 3.00 for the mildest, P2" in plain
 
 
 def test_the_overview_marks_which_way_each_accuracy_metric_is_better():
     """SMAPE and MASE: lower is better (↓); sign accuracy: higher is better (↑)."""
-    html = overview_section(_data())
+    html = overview_section(two_systems())
     headers = [_plain(h).strip() for h in re.findall(r"<th>(.*?)</th>", html)]
     assert "SMAPE (mean) ↓" in headers and "MASE (mean) ↓" in headers
     assert "Sign accuracy % (mean) ↑" in headers

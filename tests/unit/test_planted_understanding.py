@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.support.understanding_samples import trend_sample
 from tsrate.suites.understanding import generators as g
 from tsrate.suites.understanding.generators.base import ar1, count_peaks
 from tsrate.suites.understanding.generators.multivariate import (
@@ -192,23 +193,6 @@ def test_any_of_tied_extreme_dates_is_a_correct_date():
 # --------------------------------------------------------------------------------------
 
 
-def _trend_sample(values) -> g.Sample:
-    import datetime as dt
-
-    return g.Sample(
-        dataset="trend",
-        split="test",
-        index=0,
-        seed=123,
-        start_date=dt.date(2020, 1, 1),
-        values=np.asarray(values, dtype=float),
-        sub_feature="none",
-        labels={},
-        qualitative="q",
-        quantitative="q",
-    )
-
-
 def test_extremes_and_retrieved_values_are_the_printed_numbers():
     """The model sees the series at the prompt's decimals, so the truth is what it sees:
     1.004 and 1.001 both print as 1.00 -- the minimum is 1.00 on BOTH dates (the raw
@@ -217,7 +201,7 @@ def test_extremes_and_retrieved_values_are_the_printed_numbers():
     from tsrate.suites.understanding.tasks import build_prompts
 
     values = [1.004, 1.001, 2.006, 1.5, 1.7, 1.2]
-    sample = _trend_sample(values)
+    sample = trend_sample(values)
     prompts = build_prompts(
         sample, ("csv",), 2, {}, tasks=("retrieval", "arithmetic_min", "arithmetic_max")
     )

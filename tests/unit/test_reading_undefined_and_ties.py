@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from tests.unit.test_sweep9_report_text import plain, rating_rows, report_data, three_systems
+from tests.support.report_text import plain, rating_rows, report_data, three_systems
 from tsrate.robustness.report.reading import reading_paragraph
 
 

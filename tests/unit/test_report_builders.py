@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
+from tests.support.report_frames import ROBUSTNESS, RUN, two_systems
 from tsrate.html.charts import (
     RANK_FLOOR,
     chart_rows,
@@ -28,10 +29,6 @@ from tsrate.robustness.report.render import (
     reading_paragraph,
     study_section,
 )
-
-RUN = "r1"
-ROBUSTNESS = ["wrs_industry", "wrs_company", "ape_industry", "ape_company", "pie_industry"]
-
 
 # ----------------------------------------------------------------------------- numbers
 
@@ -58,127 +55,6 @@ def test_num_carries_its_mart_row():
 # ----------------------------------------------------------------------------- html
 
 
-def _data(**overrides) -> ReportData:
-    """Two systems (a robust 'good', a fragile 'bad'), P0-P2, every metric."""
-    rows = []
-    for perturbation in ["P0", "P1", "P2"]:
-        for metric in [*ROBUSTNESS, "smape", "mase", "sign_accuracy"]:
-            if perturbation == "P0" and not metric.startswith("wrs") and metric in ROBUSTNESS:
-                continue
-            higher = metric == "sign_accuracy"
-            penalty = {"P0": 0.0, "P1": 1.0, "P2": 5.0}[perturbation]
-            for system, base in (("good", 1.0), ("bad", 3.0)):
-                score = base + penalty if not higher else 100 - base * 10
-                rows.append(
-                    dict(
-                        run_id=RUN,
-                        metric=metric,
-                        metric_family="accuracy"
-                        if metric in ("smape", "mase", "sign_accuracy")
-                        else "robustness",
-                        perturbation_id=perturbation,
-                        system_id=system,
-                        raw_score=score,
-                        rating_levels=3,
-                        higher_is_better=higher,
-                    )
-                )
-    ratings = pd.DataFrame(rows)
-    ratings["rank"] = (
-        ratings.groupby(["metric", "perturbation_id"])["raw_score"].rank(method="min").astype(int)
-    )
-    ratings["rating"] = ratings["rank"].map({1: 1, 2: 3})
-    group = ["run_id", "system_id", "metric"]
-    system_summary = (
-        ratings.groupby(group)
-        .agg(
-            avg_raw_score=("raw_score", "mean"),
-            avg_rating=("rating", "mean"),
-            rating_levels=("rating_levels", "max"),
-            higher_is_better=("higher_is_better", "all"),
-        )
-        .reset_index()
-    )
-    perturbation_summary = (
-        ratings.groupby(["run_id", "perturbation_id", "metric"])
-        .agg(avg_raw_score=("raw_score", "mean"), higher_is_better=("higher_is_better", "all"))
-        .reset_index()
-    )
-    confounder = pd.DataFrame(
-        [
-            dict(
-                run_id=RUN,
-                grouped_by="all",
-                system_id=None,
-                perturbation_id=None,
-                measure="ape",
-                industry_avg=6.0,
-                company_avg=2.0,
-                more_biased_confounder="industry",
-            ),
-            dict(
-                run_id=RUN,
-                grouped_by="system",
-                system_id="good",
-                perturbation_id=None,
-                measure="ape",
-                industry_avg=4.0,
-                company_avg=1.0,
-                more_biased_confounder="industry",
-            ),
-        ]
-    )
-    groups = pd.DataFrame(
-        [
-            dict(
-                run_id=RUN,
-                system_scope="all_systems",
-                comparison="foundation",
-                group_name="non-foundation",
-                metric="smape",
-                avg_raw_score=2.0,
-                system_ids="bad good",
-            )
-        ]
-    )
-    systems = pd.DataFrame(
-        [
-            dict(system_id="good", display_name="Good", implementation="m", base_model=None,
-                 modality="numeric", description="runs"),
-            dict(system_id="bad", display_name="Bad", implementation="m", base_model=None,
-                 modality="numeric", description="runs"),
-            dict(system_id="ghost_a", display_name="Ghost A", implementation=None,
-                 base_model="ghost", modality="numeric", description="Needs ghost weights."),
-            dict(system_id="ghost_b", display_name="Ghost B", implementation="",
-                 base_model="ghost", modality="numeric+image", description="Needs a ghost API."),
-        ]
-    )  # fmt: skip
-    perturbations = pd.DataFrame(
-        [
-            dict(perturbation_id=p, name=p, family="f", modality=m, description="d")
-            for p, m in [("P0", "numeric"), ("P1", "numeric"), ("P2", "numeric"), ("P4", "image")]
-        ]
-    )
-    values = dict(
-        run_id=RUN,
-        published_at="2026-01-01 00:00:00",
-        study=dict(tickers=["AAA"], start="2022-01-03", end="2022-12-30", systems=["good", "bad"],
-                   perturbations=["P0", "P1", "P2"], context_length=80, horizon=20),
-        ratings=ratings,
-        system_summary=system_summary,
-        perturbation_summary=perturbation_summary,
-        confounder_comparison=confounder,
-        group_comparisons=groups,
-        modality_pairs=pd.DataFrame(),
-        systems=systems,
-        perturbations=perturbations,
-        companies=pd.DataFrame([dict(ticker="AAA", company_name="A Corp", industry="Tech")]),
-        windows=pd.DataFrame([dict(ticker="AAA", n_windows=10, first_window="x", last_window="y")]),
-    )  # fmt: skip
-    values.update(overrides)
-    return ReportData(**values)
-
-
 class _Tags(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -195,7 +71,7 @@ def _tags(html: str) -> list[tuple[str, dict]]:
 
 
 def test_report_is_self_contained_and_every_chart_is_a_vega_lite_spec():
-    report = build_report(_data(), generated_at="now")
+    report = build_report(two_systems(), generated_at="now")
     tags = _tags(report.html)
     assert not [t for t, a in tags if t in ("link", "img", "iframe")]
     assert not [a for t, a in tags if t == "script" and a.get("src")]
@@ -239,7 +115,7 @@ def test_the_spec_check_names_an_invalid_chart():
 
 
 def test_verdict_comes_first_and_names_best_and_worst_with_the_gap():
-    report = build_report(_data(), generated_at="now")
+    report = build_report(two_systems(), generated_at="now")
     assert report.html.index('id="verdict"') < report.html.index('id="study"')
     verdict = re.search(r'<section id="verdict">(.*?)</section>', report.html, re.S).group(1)
     plain = re.sub(r"<[^>]+>", "", verdict)
@@ -253,7 +129,7 @@ def test_verdict_comes_first_and_names_best_and_worst_with_the_gap():
 
 
 def test_every_number_in_the_report_names_its_mart():
-    report = build_report(_data(), generated_at="now")
+    report = build_report(two_systems(), generated_at="now")
     spans = [a for t, a in _tags(report.html) if t == "span" and "num" in a.get("class", "")]
     traced = [a for a in spans if "data-mart" in a]
     assert len(traced) > 50
@@ -273,7 +149,7 @@ def test_every_number_in_the_report_names_its_mart():
 
 
 def test_reading_names_the_most_robust_system_and_the_worst_perturbation():
-    text = reading_paragraph(_data())
+    text = reading_paragraph(two_systems())
     plain = re.sub(r"<[^>]+>", "", text)
     assert "the most robust is good" in plain
     assert "the least robust bad" in plain
@@ -284,12 +160,12 @@ def test_reading_names_the_most_robust_system_and_the_worst_perturbation():
 
 
 def test_reading_without_ratings_says_so():
-    empty = _data(ratings=pd.DataFrame(), system_summary=pd.DataFrame())
+    empty = two_systems(ratings=pd.DataFrame(), system_summary=pd.DataFrame())
     assert "No ratings" in reading_paragraph(empty)
 
 
 def test_study_lists_unavailable_systems_and_perturbations_with_why():
-    html = study_section(_data())
+    html = study_section(two_systems())
     plain = re.sub(r"<[^>]+>", "", html)
     assert "ghost_a (Ghost A)" in plain and "Needs ghost weights." in plain
     assert "Needs a ghost API." in plain
@@ -299,17 +175,17 @@ def test_study_lists_unavailable_systems_and_perturbations_with_why():
 
 
 def test_study_lists_seed_systems_left_out_of_the_study():
-    systems = _data().systems
+    systems = two_systems().systems
     extra = dict(system_id="spare", display_name="Spare", implementation="tsrate.systems.x",
                  base_model=None, modality="numeric", description="Needs the spare extra.")  # fmt: skip
-    data = _data(systems=pd.concat([systems, pd.DataFrame([extra])], ignore_index=True))
+    data = two_systems(systems=pd.concat([systems, pd.DataFrame([extra])], ignore_index=True))
     plain = re.sub(r"<[^>]+>", "", study_section(data))
     assert "spare (Spare)not in this study (var systems;" in plain
     assert "Needs the spare extra." in plain
 
 
 def test_groups_with_one_side_and_no_pairs_are_explained_not_drawn():
-    report = build_report(_data(), generated_at="now")
+    report = build_report(two_systems(), generated_at="now")
     plain = re.sub(r"<[^>]+>", "", report.html)
     assert "only one group has rated systems" in plain
     assert not [n for n in report.charts if n.startswith("groups-")]
@@ -396,7 +272,7 @@ def _stability(data: ReportData, shares: dict) -> pd.DataFrame:
 def test_every_rating_shows_its_share_and_interval_and_shaky_ones_are_flagged():
     from tsrate.robustness.report.render import rating_tables_section
 
-    data = _data()
+    data = two_systems()
     data.stability = _stability(data, {("smape", "P1", "bad"): 0.55, ("mase", "P2", "good"): 0.6})
     html = rating_tables_section(data)
     spans = [a for t, a in _tags(html) if t == "span" and a.get("data-mart")]
@@ -435,7 +311,7 @@ def test_every_rating_shows_its_share_and_interval_and_shaky_ones_are_flagged():
 def test_ratings_without_a_stability_mart_say_so():
     from tsrate.robustness.report.render import rating_tables_section
 
-    html = rating_tables_section(_data())
+    html = rating_tables_section(two_systems())
     assert "has no <code>marts.rating_stability</code>" in html
     assert 'data-column="share"' not in html
 
@@ -443,7 +319,7 @@ def test_ratings_without_a_stability_mart_say_so():
 def test_table_2_is_a_real_table_with_one_column_per_system_and_perturbation():
     from tsrate.robustness.report.render import summary_section
 
-    html = summary_section(_data())
+    html = summary_section(two_systems())
     assert "{" not in re.sub(r"<[^>]+>", "", html)  # no dict-like text
     tables = re.findall(r'<table class="table2">(.*?)</table>', html)
     assert len(tables) == 2
@@ -553,7 +429,7 @@ def test_forecast_plots_are_drawn_for_the_chosen_windows():
         [dict(system_id="bad", ticker="AAA", window_end_date=window, perturbation_id="P1",
               disagreement=0.1)]
     )  # fmt: skip
-    data = _data(trace_windows=chosen, traces=traces, contexts=contexts)
+    data = two_systems(trace_windows=chosen, traces=traces, contexts=contexts)
     charts: dict[str, dict] = {}
     html = forecasts_section(data, charts)
     assert list(charts) == ["forecast-aaa-2022-03-01-p1"]
@@ -568,7 +444,7 @@ def test_forecast_plots_are_drawn_for_the_chosen_windows():
     assert {json.loads(r["where"])["system_id"] for r in forecast} == {"good", "bad"}
     assert json.loads(forecast[0]["where"])["window_end_date"] == "2022-03-01"
     assert "Chosen for <b>bad</b>" in html
-    empty = forecasts_section(_data(), {})
+    empty = forecasts_section(two_systems(), {})
     assert "No window has forecasts of two or more systems" in empty
 
 
@@ -580,12 +456,12 @@ TIED = "all systems tied and the metric has no ideal value: the score does not s
 
 
 def _flagged_data() -> ReportData:
-    """_data() with the flags of the marts: WRS company under P0 does not separate systems
+    """two_systems() with the flags of the marts: WRS company under P0 does not separate systems
     (at the paper's outcome only), the APE company scores under P1 are not separable, and
     MASE under P2 has a null rating with its reason; plus the scale-free outcome's ratings."""
     from tsrate.robustness.report.render import PAPER_OUTCOME
 
-    data = _data()
+    data = two_systems()
     ratings = data.ratings.copy()
     ratings["rating"] = ratings["rating"].astype("Int64")
     ratings["rating_reason"] = None
@@ -725,7 +601,7 @@ def test_the_scale_free_outcome_has_its_own_labelled_table():
 def test_a_report_without_flags_or_other_outcomes_has_none():
     from tsrate.robustness.report.render import rating_tables_section
 
-    html = rating_tables_section(_data())
+    html = rating_tables_section(two_systems())
     assert 'class="flag' not in html and "data-outcome" not in html
     plain = re.sub(r"<[^>]+>", "", html)
     assert "(⊘): 0; " in plain and "(≈): 0; " in plain and "rating reason: 0." in plain
@@ -792,13 +668,13 @@ def _with_twin(base: ReportData, of: str = "good") -> ReportData:
         name: pd.concat([frame, frame[frame["system_id"] == of].assign(system_id="twin")])
         for name, frame in (("system_summary", base.system_summary), ("ratings", base.ratings))
     }
-    return _data(**twin)
+    return two_systems(**twin)
 
 
 def test_verdict_names_systems_that_tie_together():
     """Two systems with the same mean rating are both the most robust: the verdict does not
     crown the first by name order (the default study's fracast and naive tie at 1.90)."""
-    tied = _with_twin(_data())
+    tied = _with_twin(two_systems())
     tied.stability = _stability(tied, {("smape", "P1", "twin"): 0.3})  # twin's one shaky
     plain = _verdict_text(tied)
     assert "Of 3 rated systems, good and twin tie as the most robust" in plain
@@ -810,14 +686,14 @@ def test_verdict_names_systems_that_tie_together():
         f"How firm: 1 of the leaders' {2 * n} ratings are shaky (good 0 of {n}, twin 1 of {n};"
         in plain
     )
-    laggards = _verdict_text(_with_twin(_data(), of="bad"))
+    laggards = _verdict_text(_with_twin(two_systems(), of="bad"))
     assert "good is the most robust" in laggards and "bad and twin tie as the least" in laggards
 
 
 def test_verdict_says_when_the_ratings_do_not_separate_the_systems():
-    base = _data()
+    base = two_systems()
     summary = base.system_summary.assign(avg_rating=2.0)
-    plain = _verdict_text(_data(system_summary=summary))
+    plain = _verdict_text(two_systems(system_summary=summary))
     assert "All 2 rated systems have the same mean robustness rating" in plain
     assert "the ratings do not separate them" in plain
     assert "most robust" not in plain
@@ -854,7 +730,7 @@ BOARD_ROW = dict(run_id=RUN, metric="smape", win_rate=0.5, win_rate_lower=0.4,
 def test_verdict_says_whether_the_leaderboard_separates_the_lowest_smape(good, bad, says):
     """The runner-up by mean SMAPE against the leader, by the leaderboard's 95 % skill-score
     intervals (all perturbations): apart, overlapping, or apart the other way."""
-    plain = _verdict_text(_data(leaderboard=_board(good, bad)))
+    plain = _verdict_text(two_systems(leaderboard=_board(good, bad)))
     assert says in plain
     assert (
         f"([{good[0]:.3g}, {good[1]:.3g}] vs [{bad[0]:.3g}, {bad[1]:.3g}])"
@@ -864,7 +740,7 @@ def test_verdict_says_whether_the_leaderboard_separates_the_lowest_smape(good, b
 
 
 def test_verdict_without_a_leaderboard_says_nothing_of_separation():
-    plain = _verdict_text(_data())
+    plain = _verdict_text(two_systems())
     assert "lowest mean SMAPE (3.00) and bad the highest (5.00)" in plain
     assert "leaderboard" not in plain
 
@@ -883,7 +759,7 @@ def test_verdict_says_whether_the_leaderboard_separates_the_lowest_mase(good, ba
     naive on SMAPE but not on MASE)."""
     board = _board((0.3, 0.4), (0.1, 0.2))  # SMAPE: good clearly ahead
     mase = _board(good, bad).assign(metric="mase")
-    plain = _verdict_text(_data(leaderboard=pd.concat([board, mase], ignore_index=True)))
+    plain = _verdict_text(two_systems(leaderboard=pd.concat([board, mase], ignore_index=True)))
     assert says in plain
     assert "MASE skill scores' 95 %" in plain
     mase_sentence = plain[plain.index("By MASE") :]
@@ -891,13 +767,13 @@ def test_verdict_says_whether_the_leaderboard_separates_the_lowest_mase(good, ba
 
 
 def test_verdict_names_the_lowest_mase_when_it_is_not_the_lowest_smape():
-    base = _data()
+    base = two_systems()
     summary = base.system_summary.copy()
     mase = summary["metric"] == "mase"
     summary.loc[mase, "avg_raw_score"] = summary.loc[mase, "system_id"].map(
         {"good": 4.0, "bad": 2.5}
     )
-    plain = _verdict_text(_data(system_summary=summary))
+    plain = _verdict_text(two_systems(system_summary=summary))
     assert "good has the lowest mean SMAPE (3.00)" in plain
     assert "By MASE, bad has the lowest mean (2.50)." in plain
     assert "lowest mean too" not in plain

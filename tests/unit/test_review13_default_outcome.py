@@ -85,7 +85,7 @@ def test_the_papers_outcome_stays_the_default_view_of_a_default_build(tmp_path):
 def test_the_rating_tables_name_and_flag_the_default_outcome():
     import pandas as pd
 
-    from tests.unit.test_sweep9_report_text import rating_rows, report_data, three_systems
+    from tests.support.report_text import rating_rows, report_data, three_systems
     from tsrate.robustness.report.ratings import rating_tables_section
 
     separation = pd.DataFrame(

@@ -9,12 +9,7 @@ seed order is zeta, alpha, mid.
 
 from __future__ import annotations
 
-from tests.unit.test_sweep9_report_text import (
-    plain,
-    rating_rows,
-    report_data,
-    three_systems,
-)
+from tests.support.report_text import plain, rating_rows, report_data, three_systems
 from tsrate.robustness.report.reading import reading_paragraph
 
 

@@ -14,38 +14,13 @@ from the documented list.
 
 from __future__ import annotations
 
-import duckdb
-
-from tsrate.platform.raw_schema import create_raw_tables
+from tests.support.study_runs import runs_warehouse
 from tsrate.platform.warehouse import buildable_run
-from tsrate.robustness.studies import ensure_studies, newest_complete_run
-
-#: (run_id, started_at, status) of one study, oldest first
-RUNS = [
-    ("r1-succeeded", "2026-01-01 00:00:00", "succeeded"),
-    ("r2-publish-failed", "2026-01-02 00:00:00", "publish_failed"),
-    ("r3-build-failed", "2026-01-03 00:00:00", "build_failed"),
-    ("r4-failed", "2026-01-04 00:00:00", "failed"),
-]
-
-
-def _warehouse(path) -> duckdb.DuckDBPyConnection:  # noqa: ANN001 - a Path
-    con = duckdb.connect(str(path))
-    create_raw_tables(con)
-    ensure_studies(con)  # adds raw.runs.study_id
-    for run_id, started, status in RUNS:
-        con.execute(
-            "insert into raw.runs (run_id, started_at, status, study_hash, study, tickers, "
-            "systems, perturbations, study_start, study_end, context_length, horizon, stride, "
-            "perturbation_phase, message, study_id) values (?, ?::timestamp, ?, 'h', '{}', "
-            "['AAPL'], ['naive'], ['P0'], '2022-01-01', '2022-06-30', 30, 5, 5, 0, ?, 's1')",
-            [run_id, started, status, f"{status} of {run_id}"],
-        )
-    return con
+from tsrate.robustness.studies import newest_complete_run
 
 
 def test_the_default_build_and_the_study_build_anchor_on_the_same_run(tmp_path):
-    con = _warehouse(tmp_path / "w.duckdb")
+    con = runs_warehouse(tmp_path / "w.duckdb")
     try:
         # by hand: newest first, r4 failed and r3 build_failed cannot build; r2's publish
         # failed after its build: it is the newest run that can be built
@@ -57,7 +32,7 @@ def test_the_default_build_and_the_study_build_anchor_on_the_same_run(tmp_path):
 
 
 def test_a_study_build_still_passes_over_runs_that_cannot_build(tmp_path):
-    con = _warehouse(tmp_path / "w.duckdb")
+    con = runs_warehouse(tmp_path / "w.duckdb")
     try:
         con.execute("update raw.runs set status = 'interrupted' where run_id = 'r2-publish-failed'")
         # by hand: r4 failed, r3 build_failed, r2 interrupted: r1 (succeeded)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.support.gemma_system import loaded
 from tests.support.memory_models import bigram_model
-from tests.unit.test_sweep8_gemma import loaded
 from tsrate.systems import gemma
 from tsrate.systems.llm import ReplyParseError, parse_forecast
 from tsrate.systems.numeric_decoding import ForecastComplete

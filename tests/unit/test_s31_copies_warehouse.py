@@ -11,32 +11,16 @@ counts copies itself from the stored inputs and forecasts (plain loops)."""
 
 from __future__ import annotations
 
-import math
-
 import duckdb
-import pandas as pd
 import pytest
 
-from tests.support.warehouses import ingest, read, rows, small_study
+from tests.support.copy_study import is_copy, stored_windows, study
+from tests.support.import_study import imported_partition_counts
+from tests.support.warehouses import ingest, read, rows
 from tsrate.config import load_companies
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import RunSummary, run_forecasts, run_problems
-
-CONTEXT = 12
-HORIZON = 3
-
-
-def study():
-    return small_study(
-        study_tickers=["AAPL", "JPM"],
-        study_start="2022-09-01",
-        study_end="2022-12-28",
-        context_length=CONTEXT,
-        horizon=HORIZON,
-        perturbations=["P0", "P1", "P3"],
-        systems=["naive", "seasonal_naive"],
-    )
 
 
 @pytest.fixture(scope="module")
@@ -48,49 +32,11 @@ def copy_run(tmp_path_factory):
     return warehouse, summary
 
 
-def _stored_windows(warehouse) -> pd.DataFrame:
-    """Each stored window with its context (from raw.perturbed_inputs) and its forecast (from
-    raw.forecasts), per partition."""
-    inputs = read(
-        warehouse,
-        "select ticker, perturbation_id, price_date, input_value from raw.perturbed_inputs "
-        "order by ticker, perturbation_id, position",
-    )
-    forecasts = read(
-        warehouse,
-        "select partition_key, system_id, ticker, perturbation_id, window_end_date, "
-        "list(forecast order by horizon_step) as forecast from raw.forecasts group by all",
-    )
-    series = {
-        key: (pd.to_datetime(group["price_date"]).tolist(), group["input_value"].tolist())
-        for key, group in inputs.groupby(["ticker", "perturbation_id"])
-    }
-    contexts = []
-    for row in forecasts.itertuples():
-        dates, values = series[(row.ticker, row.perturbation_id)]
-        at = dates.index(pd.Timestamp(row.window_end_date))
-        contexts.append(values[at - CONTEXT + 1 : at + 1])
-    return forecasts.assign(context=contexts)
-
-
-def _is_copy(context, forecast) -> bool:
-    d = len(forecast)
-    return any(
-        all(
-            context[i + j] is not None
-            and not math.isnan(context[i + j])
-            and math.isclose(forecast[j], context[i + j], rel_tol=1e-9, abs_tol=0.0)
-            for j in range(d)
-        )
-        for i in range(len(context) - d + 1)
-    )
-
-
 def test_each_partition_counts_exactly_the_windows_that_copy_their_context(copy_run):
     warehouse, summary = copy_run
-    windows = _stored_windows(warehouse)
+    windows = stored_windows(warehouse)
     windows["copy"] = [
-        _is_copy(c, f) for c, f in zip(windows.context, windows.forecast, strict=True)
+        is_copy(c, f) for c, f in zip(windows.context, windows.forecast, strict=True)
     ]
     expected = windows.groupby("partition_key")["copy"].sum().astype(int)
     stored = read(
@@ -163,19 +109,5 @@ def test_a_system_without_copies_gets_no_line():
 def test_imported_predictions_record_an_unknown_copy_count(warehouse, good, tmp_path):
     """tsrate does not see the context an imported model was given: its partitions read null,
     even where its forecasts happen to repeat a stretch of the stored context."""
-    from tests.support.import_study import EXTERNAL_ROW, STUDY, write_csv
-    from tsrate.robustness.blackbox.predictions import import_forecasts
-    from tsrate.systems.registry import load_systems_seed
-
-    seed = pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
-    file = write_csv(tmp_path, good[good["perturbation_id"] == "P0"], "p0.csv")
-    with connect(warehouse) as con:
-        run = import_forecasts(
-            con, file, "external_demo", STUDY, baselines=False, systems_seed=seed
-        ).run_id
-        counts = con.execute(
-            "select p.n_copied_windows from raw.forecast_partitions p join raw.run_partitions r "
-            "using (partition_key) where r.run_id = ?",
-            [run],
-        ).fetchall()
+    counts = imported_partition_counts(warehouse, good, tmp_path, "n_copied_windows")
     assert counts and counts == [(None,)] * len(counts)

@@ -8,29 +8,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.leaderboard_tasks import board_tasks, task_rows
 from tsrate.robustness.fev_export import fev_summaries
 from tsrate.robustness.marts.leaderboard import leaderboard
 from tsrate.robustness.report.probabilistic import leaderboard_section
 
 
 def _task_rows(errors: dict[str, list[float]], windows: dict[str, list[int]]) -> pd.DataFrame:
-    rows = []
-    for system, values in errors.items():
-        for index, value in enumerate(values):
-            rows.append(
-                dict(
-                    run_id="r",
-                    metric="wql",
-                    task_id=f"AAPL P{index}",
-                    ticker="AAPL",
-                    perturbation_id=f"P{index}",
-                    system_id=system,
-                    test_error=value,
-                    n_windows=windows[system][index],
-                    inference_time_s=1.0,
-                )
-            )
-    return pd.DataFrame(rows)
+    return task_rows(
+        errors,
+        lambda system, index, value: dict(run_id="r", metric="wql", task_id=f"AAPL P{index}",
+                                          ticker="AAPL", perturbation_id=f"P{index}",
+                                          system_id=system, test_error=value,
+                                          n_windows=windows[system][index], inference_time_s=1.0),
+    )  # fmt: skip
 
 
 def test_num_forecasts_is_the_tasks_window_count_for_every_system() -> None:
@@ -47,28 +38,11 @@ def test_num_forecasts_is_the_tasks_window_count_for_every_system() -> None:
     assert frame["num_forecasts"].tolist() == [16, 16, 16, 16]
 
 
-def _board_tasks(errors: dict[str, list[float]]) -> pd.DataFrame:
-    rows = []
-    for system, values in errors.items():
-        for index, value in enumerate(values):
-            rows.append(
-                dict(
-                    run_id="r",
-                    scope="all",
-                    metric="wql",
-                    task_id=f"t{index}",
-                    block_id=f"b{index}",
-                    system_id=system,
-                    test_error=value,
-                )  # fmt: skip
-            )
-    return pd.DataFrame(rows)
-
-
 def test_a_task_the_baseline_failed_counts_only_as_the_baselines_failure() -> None:
     board = leaderboard(
-        _board_tasks(
-            {"seasonal_naive": [1.0, np.nan, 2.0], "a": [0.5, 0.7, 1.0], "b": [2.0, 0.9, 4.0]}
+        board_tasks(
+            {"seasonal_naive": [1.0, np.nan, 2.0], "a": [0.5, 0.7, 1.0], "b": [2.0, 0.9, 4.0]},
+            metric="wql",
         ),
         n_resamples=0,
     ).set_index("system_id")

@@ -11,28 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-import numpy as np
-
-from tsrate.suites.understanding import generators as g
+from tests.support.understanding_samples import trend_sample
 from tsrate.suites.understanding.analyst import RandomAnswerer, StatisticalAnalyst
 from tsrate.suites.understanding.scoring import parse_answer, score_answer
 from tsrate.suites.understanding.tasks import build_prompts
-
-
-def _sample(values: list[float]) -> g.Sample:
-    return g.Sample(
-        dataset="trend",
-        split="test",
-        index=0,
-        seed=1,
-        start_date=dt.date(2020, 1, 1),
-        values=np.array(values, dtype=float),
-        sub_feature="linear_up",
-        labels={},
-        qualitative="",
-        quantitative="",
-    )
-
 
 #: 20 days 1000.1234, 1001.1234, ... (printed 1000.123, 1001.123, ...: 7 digits each), day 6
 #: (2020-01-06) raised to 1305.6789
@@ -41,7 +23,7 @@ VALUES[5] = 1305.6789
 
 
 def _prompts(values, decimals):
-    sample = _sample(values)
+    sample = trend_sample(values, seed=1, sub_feature="linear_up", description="")
     pool = {"trend": [sample]}
     tasks = ("retrieval", "arithmetic_min", "arithmetic_max")
     return {p.task: p for p in build_prompts(sample, ("csv",), decimals, pool, tasks=tasks)}

@@ -21,74 +21,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsrate.methods.causal.distributions import CONTROL, study_distributions
-from tsrate.methods.causal.effects import draw_matrix, effect_scores, study_effects
+from tests.support.effect_study import (
+    DRAWS,
+    PERTS,
+    SEED,
+    SETTINGS,
+    effect_inputs,
+    published_effects,
+)
+from tsrate.methods.causal.distributions import CONTROL
+from tsrate.methods.causal.effects import draw_matrix
 from tsrate.methods.ratings import bootstrap_summary, date_multiplicities
 from tsrate.platform.marts_io import Units
 from tsrate.robustness.marts.stability import effect_resamples
-
-COMPANIES = pd.DataFrame(
-    {
-        "ticker": ["A", "B", "C", "D", "E", "F"],
-        "industry": ["Bank", "Bank", "Pharma", "Pharma", "Tech", "Tech"],
-    }
-)
-PERTS = ["P0", "P1", "P2"]
-DRAWS = 3
-SEED = 5
-SETTINGS = {
-    "robustness_outcome": "max_abs_residual",
-    "matching_estimand": "ATE",
-    "distribution_aggregation": "max",
-    "causal_seed": SEED,
-    "treatment_draws": DRAWS,
-    "effect_strata": "confounder",
-}
-
-
-def _errors(n_dates: int = 24, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    dates = pd.bdate_range("2003-01-01", periods=n_dates)
-    frames = []
-    for system, effect in (("flat", 0.0), ("moved", 0.7)):
-        for p_i, pert in enumerate(PERTS):
-            for j, (ticker, industry) in enumerate(COMPANIES.itertuples(index=False)):
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "run_id": "r1",
-                            "system_id": system,
-                            "perturbation_id": pert,
-                            "ticker": ticker,
-                            "industry": industry,
-                            "window_end_date": dates,
-                            "max_abs_residual": rng.gamma(2.0, 1.0, n_dates)
-                            + effect * p_i * (1 + j % 2)
-                            + 0.5 * j,
-                        }
-                    )
-                )
-    return pd.concat(frames, ignore_index=True)
-
-
-def _inputs():
-    errors = _errors()
-    sets = pd.DataFrame(
-        {
-            "run_id": "r1",
-            "system_id": ["flat", "moved"],
-            "perturbation_set": " ".join(PERTS),
-            "has_effects": True,
-        }
-    )
-    distributions = study_distributions(COMPANIES)
-    dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
-    return errors, sets, distributions, dates
-
-
-def _published(errors, sets, distributions, draws=DRAWS) -> pd.DataFrame:
-    effects = study_effects(errors, sets, distributions, SEED, draws=draws, estimand="ATE")
-    return effects, effect_scores(effects, "max")
 
 
 def _slow_ape_pie(y, codes, strata, w, treat, control):
@@ -173,8 +118,8 @@ def _slow_scores(errors, distributions, weights_of_date, *, draws=DRAWS):
 
 
 def test_point_of_the_resampling_is_the_published_score():
-    errors, sets, distributions, dates = _inputs()
-    effects, scores = _published(errors, sets, distributions)
+    errors, sets, distributions, dates = effect_inputs()
+    effects, scores = published_effects(errors, sets, distributions)
     resamples = effect_resamples(
         errors, effects, 0, sets, distributions, "r1", dates, np.ones((1, dates.size)), SETTINGS
     )
@@ -188,8 +133,8 @@ def test_point_of_the_resampling_is_the_published_score():
 
 
 def test_resamples_equal_the_slow_mean_over_every_draw():
-    errors, sets, distributions, dates = _inputs()
-    effects, _ = _published(errors, sets, distributions)
+    errors, sets, distributions, dates = effect_inputs()
+    effects, _ = published_effects(errors, sets, distributions)
     weights = date_multiplicities(dates.size, 4, 3, seed=9)
     resamples = effect_resamples(
         errors, effects, 0, sets, distributions, "r1", dates, weights, SETTINGS
@@ -210,8 +155,8 @@ def test_resamples_equal_the_slow_mean_over_every_draw():
 
 def test_a_planted_weight_error_is_caught():
     # resampling with the dates' multiplicities shifted by one date is a different estimate
-    errors, sets, distributions, dates = _inputs()
-    effects, _ = _published(errors, sets, distributions)
+    errors, sets, distributions, dates = effect_inputs()
+    effects, _ = published_effects(errors, sets, distributions)
     weights = date_multiplicities(dates.size, 4, 1, seed=2)
     keys, boot = effect_resamples(
         errors, effects, 0, sets, distributions, "r1", dates, np.roll(weights, 1, axis=1), SETTINGS
@@ -253,8 +198,8 @@ def test_chunked_products_give_the_same_resamples(monkeypatch):
     # one distribution per matrix product (the chunking used on large studies) changes nothing
     import tsrate.methods.stability as methods
 
-    errors, sets, distributions, dates = _inputs()
-    effects, _ = _published(errors, sets, distributions)
+    errors, sets, distributions, dates = effect_inputs()
+    effects, _ = published_effects(errors, sets, distributions)
     weights = date_multiplicities(dates.size, 4, 5, seed=4)
     args = (errors, effects, 0, sets, distributions, "r1", dates, weights, SETTINGS)
     whole = effect_resamples(*args)

@@ -10,6 +10,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.support.warehouses import OLD_RUNS_DDL
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect, store_prices
@@ -35,19 +36,6 @@ COMPANIES = pd.DataFrame(
         "biased_offset": [0, 500, 9],
     }
 )
-
-#: raw.runs as the previous release created it (no study_id)
-OLD_RUNS_DDL = """
-create schema if not exists raw;
-create table raw.runs (
-    run_id varchar primary key, started_at timestamp not null, finished_at timestamp,
-    status varchar not null, study_hash varchar not null, study json not null,
-    tickers varchar[] not null, systems varchar[] not null, perturbations varchar[] not null,
-    study_start date not null, study_end date not null, context_length integer not null,
-    horizon integer not null, stride integer not null, perturbation_phase integer not null,
-    message varchar
-);
-"""
 
 
 def expected_id(study: Study, companies: dict[str, tuple]) -> str:

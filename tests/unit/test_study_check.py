@@ -10,10 +10,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.study_inputs import SMALL, walk_prices
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.blackbox.predictions import register_system, system_metadata
 from tsrate.robustness.study import (
@@ -24,27 +24,10 @@ from tsrate.robustness.study import (
     skfolio_trading_days,
 )
 
-#: a valid small study on the default tickers (the bundled sample holds them)
-SMALL = dict(
-    study_tickers="AAPL,MSFT",
-    study_start="2022-06-01",
-    study_end="2022-12-28",
-    context_length=40,
-    horizon=10,
-    systems="naive,biased",
-    perturbations="P0,P1",
-)
-
 
 @pytest.fixture
 def warehouse(tmp_path) -> Path:
     return tmp_path / "warehouse" / "tsrate.duckdb"  # absent: nothing stored
-
-
-def _prices(ticker: str, start: str, days: int) -> pd.DataFrame:
-    dates = pd.bdate_range(start, periods=days)
-    close = 100 + np.cumsum(np.random.default_rng(0).normal(0, 1, days))
-    return pd.DataFrame({"ticker": ticker, "price_date": dates.date, "close": close})
 
 
 def _edit_seed(path: Path, edit) -> None:
@@ -171,7 +154,7 @@ def test_biased_needs_an_offset_for_every_ticker(project, warehouse):
 
 def test_prices_stored_source_none_and_too_few_days(project, warehouse):
     with connect(warehouse) as con:
-        store_prices(con, _prices("AAPL", "2022-06-01", 45), "test")  # 45 < 40 + 10
+        store_prices(con, walk_prices("AAPL", "2022-06-01", 45), "test")  # 45 < 40 + 10
     problems = _check(warehouse, source="none")
     line = _only(problems, "ticker 'AAPL' has 45 trading days in 2022-06-01..2022-12-28")
     assert "context_length + horizon = 50" in line
@@ -190,7 +173,9 @@ def test_too_few_days_in_the_bundled_sample(project, warehouse):
 
 def test_a_price_file_source(project, warehouse, tmp_path):
     path = tmp_path / "prices.csv"
-    frame = pd.concat([_prices("XYZ", "2022-06-01", 120), _prices("AAPL", "2022-06-01", 20)])
+    frame = pd.concat(
+        [walk_prices("XYZ", "2022-06-01", 120), walk_prices("AAPL", "2022-06-01", 20)]
+    )
     frame.rename(columns={"price_date": "date"}).to_csv(path, index=False)
     problems = _check(warehouse, source="file", path=path, study_tickers="XYZ,AAPL,MSFT")
     _only(problems, "'XYZ' has no row in seeds/companies.csv")  # priced, but no company row

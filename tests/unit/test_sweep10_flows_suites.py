@@ -27,19 +27,10 @@ from flows.interpretability import interpretability_flow
 from flows.reasoning import reasoning_flow
 from flows.understanding import understanding_flow
 from tests.support.locks import another_writer
+from tests.support.tiny_suites import GENERATOR, INTERPRETABILITY, UNDERSTANDING
 from tests.support.warehouses import rows as _rows
 from tsrate.platform.locking import WarehouseBusy
 from tsrate.suites.interpretability import suite as interp_suite
-
-#: the smallest procedural reasoning set (an item has 4 captions)
-GENERATOR = {"scenarios": 4, "forecasts": 1}
-UNDERSTANDING = {"train": 1, "validation": 1, "test": 2, "position_per_cell": 1,
-                 "position_length": 40, "max_length": 60, "datasets": ["trend"]}  # fmt: skip
-INTERPRETABILITY = {"length": 260, "burn_in": 20, "sensitivity_f": (0.3,),
-                    "sensitivity_sigma": (0.1,), "sensitivity_n": (5,),
-                    "sensitivity_models": ("imv_tensor",),
-                    "settings": {"test_length": 40, "hidden": 3, "epochs": 2,
-                                 "batch_size": 64}}  # fmt: skip
 
 
 def test_reasoning_runs_with_its_documented_defaults(tmp_path):

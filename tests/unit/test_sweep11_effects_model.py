@@ -18,7 +18,6 @@ missing setting is refused in one line that names them all.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,6 +27,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+
+from tests.support.effects_draws import draw_codes, draw_seed
 
 MODEL_FILE = (
     Path(__file__).resolve().parents[2]
@@ -119,25 +120,6 @@ SETTINGS = {
 # ---------------------------------------------------------------- the independent side
 
 
-def _seed(seed: int, name: str) -> np.random.SeedSequence:
-    """The documented seed of a draw: [seed, sha256(name) as little-endian 32-bit words]."""
-    digest = hashlib.sha256(name.encode("utf-8")).digest()
-    return np.random.SeedSequence([seed, *np.frombuffer(digest, dtype="<u4").tolist()])
-
-
-def _codes(u: np.ndarray, favoured: np.ndarray, tw: float, cw: float, k: int) -> np.ndarray:
-    """The inverse CDF: a favoured unit is P0 below cw / W (W = cw + k tw), then treatment j
-    below (cw + j tw) / W; any other unit draws the k + 1 labels uniformly."""
-    w = cw + k * tw
-    favoured_edges = np.array([(cw + j * tw) / w for j in range(k + 1)])
-    plain_edges = np.arange(1, k + 2) / (k + 1)
-    out = np.empty(u.size, dtype=int)
-    for i, (x, fav) in enumerate(zip(u, favoured, strict=True)):
-        edges = favoured_edges if fav else plain_edges
-        out[i] = int(np.argmax(x < edges))
-    return out
-
-
 def _propensity(treated: np.ndarray, strata: np.ndarray) -> np.ndarray:
     """P(treated | stratum) by an unpenalised logistic regression on one-hot strata
     (statsmodels GLM); a stratum with one arm only has the limit 0 or 1."""
@@ -189,8 +171,8 @@ def _expected(settings: dict[str, str]) -> pd.DataFrame:
             per_draw = {j: [] for j in range(1, k + 1)}
             for r in range(draws):
                 name = dist_id if r == 0 else f"{dist_id}#{r}"
-                u = np.random.default_rng(_seed(seed, name)).random(grid.shape[0])
-                codes = _codes(u, column == favoured_value, tw, cw, k)
+                u = np.random.default_rng(draw_seed(seed, name)).random(grid.shape[0])
+                codes = draw_codes(u, column == favoured_value, tw, cw, k)
                 for j in range(1, k + 1):
                     keep = (codes == j) | (codes == 0)
                     treated = codes[keep] == j

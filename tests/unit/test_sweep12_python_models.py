@@ -41,7 +41,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from tests.unit.test_sweep11_effects_model import _codes, _seed
+from tests.support.effects_draws import draw_codes, draw_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -374,8 +374,8 @@ def test_treatments_are_draw_zero_of_each_distribution_from_its_seed() -> None:
     assert len(got) == len(grid) * len(distributions)
     for dist_id, confounder, favoured, tw, cw in distributions.itertuples(index=False):
         column = tickers if confounder == "company" else industries
-        u = np.random.default_rng(_seed(17, dist_id)).random(len(grid))
-        codes = _codes(u, column == favoured, tw, cw, len(labels) - 1)
+        u = np.random.default_rng(draw_seed(17, dist_id)).random(len(grid))
+        codes = draw_codes(u, column == favoured, tw, cw, len(labels) - 1)
         mine = got[got["distribution_id"] == dist_id]
         keys = zip(mine["ticker"], mine["window_end_date"], strict=True)
         drawn = dict(zip(keys, mine["perturbation_id"], strict=True))

@@ -27,30 +27,19 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
+from tests.support.gemma_system import SHA, loaded, refuse, settings
 from tests.support.memory_models import bigram_model
 from tests.support.tiny_models import CHAT_TEMPLATE, character_tokenizer
 from tsrate import TsrateError
 from tsrate.systems import gemma, hf_local
-from tsrate.systems.hf_local import HfSettings
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-SHA = "ab" * 32
 TURNS = ["<start_of_turn>", "<end_of_turn>"]
-
-
-def settings(**kw) -> HfSettings:
-    values = {"model_path": "", "max_new_tokens": 256, "batch_size": 1, "device": "cpu"}
-    return HfSettings(**{**values, **kw})
-
-
-def refuse(folder: Path) -> None:  # noqa: ARG001
-    raise AssertionError("must not convert")
 
 
 def fake_model(eos) -> types.SimpleNamespace:  # noqa: ANN001
@@ -211,13 +200,6 @@ def test_load_converts_then_loads_then_decides_the_chat_format(cache, monkeypatc
 
 
 # -- Gemma's turns -------------------------------------------------------------------------------------
-
-
-def loaded(model, tokenizer, **kw) -> gemma.GemmaSystem:  # noqa: ANN001
-    """A system whose model and tokenizer are already there (``load`` returns at once)."""
-    system = gemma.GemmaSystem(settings=settings(**kw), convert=refuse, gguf_sha256=SHA)
-    system._model, system._tokenizer = model, tokenizer
-    return system
 
 
 CHAT = [

@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.forecast_inputs import made_by_the_run, plan_study, priced_warehouse
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies
 from tsrate.inputs.perturbations import input_series
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.platform.stages import PAUSE_AT, PAUSE_FILE, PAUSE_SECONDS
-from tsrate.platform.warehouse import store_prices
 from tsrate.robustness.forecast import execute
 from tsrate.robustness.forecast.execute import (
     RunSummary,
@@ -151,45 +151,9 @@ def test_a_partition_whose_every_window_failed_stores_its_failures_and_no_foreca
 # --- plan.py --------------------------------------------------------------------------------
 
 
-def _study(**overrides) -> Study:
-    values = dict(
-        study_tickers=["AAPL", "MSFT"],
-        study_start="2021-01-04",
-        study_end="2021-03-31",
-        context_length=6,
-        horizon=3,
-        stride=2,
-        perturbations=["P0", "P2"],
-        systems=["naive", "biased"],
-    )
-    values.update(overrides)
-    return Study.from_mapping(values)
-
-
-def _priced_warehouse() -> tuple[duckdb.DuckDBPyConnection, dict[str, pd.DataFrame]]:
-    """Two tickers with different closes on different calendars (MSFT skips Wednesdays),
-    plus days outside the study period on both sides."""
-    days = pd.bdate_range("2020-12-21", "2021-04-09")
-    frames = {
-        "AAPL": pd.DataFrame(
-            {"ticker": "AAPL", "price_date": days, "close": 100.0 + np.arange(len(days))}
-        ),
-        "MSFT": pd.DataFrame(
-            {
-                "ticker": "MSFT",
-                "price_date": days[days.day_of_week != 2],
-                "close": 50.0 + 0.5 * np.arange((days.day_of_week != 2).sum()) ** 1.5,
-            }
-        ),
-    }
-    con = duckdb.connect(":memory:")
-    store_prices(con, pd.concat(frames.values(), ignore_index=True), "test")
-    return con, frames
-
-
 def test_load_series_holds_each_tickers_own_study_period_closes_and_window_ends() -> None:
-    con, frames = _priced_warehouse()
-    study = _study()
+    con, frames = priced_warehouse()
+    study = plan_study()
     series = load_series(con, study)
     assert list(series) == ["AAPL", "MSFT"]
     for ticker, frame in frames.items():
@@ -215,7 +179,7 @@ def test_unavailable_systems_lists_only_implemented_systems_that_cannot_run(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("TSRATE_GEMINI_NUMERIC_BASE_URL", raising=False)
     # an unknown system is not listed (resolve_systems rejects it); naive runs anywhere
-    study = _study(systems=["naive", "gemini_numeric", "no_such_system"])
+    study = plan_study(systems=["naive", "gemini_numeric", "no_such_system"])
     unavailable = unavailable_systems(study, load_companies())
     assert list(unavailable) == ["gemini_numeric"]
     assert "API key" in unavailable["gemini_numeric"]
@@ -231,7 +195,7 @@ def test_input_key_is_the_documented_digest() -> None:
     """sha256 of the parts joined by '|' (each followed by one), then the clean prices
     rounded to 10 decimals as float64 bytes; its first 32 hex digits. Warehouses written
     earlier reuse their partitions only while this stays the same."""
-    study = _study(perturbation_phase=1)
+    study = plan_study(perturbation_phase=1)
     series = _series(["2021-01-04", "2021-01-05", "2021-01-06"], [1.5, 2.25, 3.125])
     text = "naive|order=1|AAPL|P2|6|3|2|1|2021-01-04|2021-01-06|"
     expected = hashlib.sha256(text.encode() + np.array([1.5, 2.25, 3.125]).tobytes())
@@ -239,7 +203,7 @@ def test_input_key_is_the_documented_digest() -> None:
 
 
 def test_input_key_changes_with_the_first_and_last_dates_and_prices_past_1e_10() -> None:
-    study = _study()
+    study = plan_study()
     base = _series(["2021-01-04", "2021-01-05", "2021-01-06"], [1.0, 2.0, 3.0])
     key = input_key("naive", "", study, base, "P0")
     assert len(key) == 32 and int(key, 16) >= 0
@@ -257,7 +221,7 @@ def test_input_key_changes_with_the_first_and_last_dates_and_prices_past_1e_10()
 
 
 def test_make_batch_holds_the_perturbed_contexts_clean_futures_and_the_clean_range() -> None:
-    study = _study(context_length=4, horizon=2, perturbation_phase=1)
+    study = plan_study(context_length=4, horizon=2, perturbation_phase=1)
     clean = np.array([10.0, 12.0, 9.0, 15.0, 11.0, 14.0, 8.0, 13.0])
     dates = np.arange("2021-01-04", "2021-01-12", dtype="datetime64[D]")
     series = TickerSeries("AAPL", dates, clean, np.array([3, 5]))
@@ -309,7 +273,7 @@ def test_order_partitions_prices_each_system_by_itself_not_its_perturbations() -
 
 
 def _run_study(**overrides) -> Study:
-    return _study(**{"systems": ["naive", "biased"], **overrides})
+    return plan_study(**{"systems": ["naive", "biased"], **overrides})
 
 
 def _windows_of(frame: pd.DataFrame, study: Study) -> pd.DataFrame:
@@ -326,7 +290,7 @@ def _n_windows(frame: pd.DataFrame, study: Study) -> int:
 
 
 def test_a_serial_run_stores_each_partition_once_with_the_forecasts_of_its_windows() -> None:
-    con, frames = _priced_warehouse()
+    con, frames = priced_warehouse()
     study = _run_study()
     said: list[str] = []
     began = time.perf_counter()
@@ -404,7 +368,7 @@ def test_a_serial_run_stores_each_partition_once_with_the_forecasts_of_its_windo
 
 
 def test_a_second_run_reuses_the_partitions_and_a_forced_one_appends_new_ones() -> None:
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     study = _run_study()
     first = run_forecasts(con, study, load_companies(), workers=1, progress=lambda _: None)
     first_keys = sorted(
@@ -463,7 +427,7 @@ def _timed_executor(results: list):
 
 
 def test_an_executors_timings_are_summed_per_system() -> None:
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     study = _run_study(perturbations=["P0"])
     yielded: list = []
     summary = run_forecasts(
@@ -480,7 +444,7 @@ def test_an_executors_timings_are_summed_per_system() -> None:
 
 def test_forecast_partition_builds_a_system_once_and_checks_its_quantiles() -> None:
     study = _run_study()
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     series = load_series(con, study)
     batch = make_batch(study, series["AAPL"], "P0")
     study_json = study.to_json()
@@ -506,7 +470,7 @@ def test_a_run_pauses_for_the_tests_after_its_first_stored_partition(
     monkeypatch.setenv(PAUSE_AT, "inference")
     monkeypatch.setenv(PAUSE_FILE, str(marker))
     monkeypatch.setenv(PAUSE_SECONDS, "0")
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     seen: list[tuple[str, bool]] = []
     run_forecasts(
         con,
@@ -525,7 +489,7 @@ def test_problems_name_the_skipped_systems_and_the_failed_windows_per_system(
 ) -> None:
     for name in ("GEMINI_API_KEY", "TSRATE_GEMINI_NUMERIC_API_KEY_ENV"):
         monkeypatch.delenv(name, raising=False)
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     study = _run_study(systems=["naive", "gemini_numeric"], perturbations=["P0"])
     said: list[str] = []
     summary = run_forecasts(con, study, load_companies(), workers=1, progress=said.append)
@@ -604,7 +568,7 @@ def test_llm_replies_are_cached_beside_a_warehouse_file_unless_told_otherwise(
 def test_a_run_none_of_whose_systems_can_run_names_each_with_its_reason(monkeypatch) -> None:
     for name in ("GEMINI_API_KEY", "TSRATE_GEMINI_NUMERIC_API_KEY_ENV"):
         monkeypatch.delenv(name, raising=False)
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     study = _run_study(systems=["gemini_numeric"], perturbations=["P0"])
     reason = unavailable_systems(study, load_companies())["gemini_numeric"]
     with pytest.raises(TsrateError) as raised:
@@ -616,7 +580,7 @@ def test_a_run_none_of_whose_systems_can_run_names_each_with_its_reason(monkeypa
 def test_one_worker_or_fewer_computes_in_this_process(monkeypatch) -> None:
     """workers=1, a count below 1, or no count where the machine's is unknown: every
     partition is forecast here (the systems are built in this process), no pool."""
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     study = _run_study(study_tickers=["AAPL"], perturbations=["P0"])
     key = f"biased|{study.to_json()}"  # the last system computed (naive is dearer: first)
     companies = load_companies()
@@ -633,21 +597,6 @@ def test_one_worker_or_fewer_computes_in_this_process(monkeypatch) -> None:
     assert built_here(2, lambda: run_forecasts(con, study, companies, workers=-3, **quiet)) == [key]
     # no count given and the machine's unknown: one worker
     assert built_here(None, lambda: run_forecasts(con, study, companies, **quiet)) == [key]
-
-
-def made_by_the_run(monkeypatch, module, name: str) -> list:
-    """Every ``module.<name>`` object the run makes from here on, in order: the class is
-    replaced by a subclass that records its instances (nothing else changes)."""
-    made: list = []
-    base = getattr(module, name)
-
-    class Recorded(base):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(module, name, Recorded)
-    return made
 
 
 def _progress_parallel(monkeypatch, run) -> list:
@@ -668,7 +617,7 @@ def test_the_eta_counts_partitions_under_way_only_for_a_pool(monkeypatch) -> Non
     """A serial run or an executor's run has none under way beside the one finishing
     (``parallel`` None); a pool's, and a single partition's with two workers, are
     tests/integration/test_sweep9_forecast.py's."""
-    con, _ = _priced_warehouse()
+    con, _ = priced_warehouse()
     study = _run_study(perturbations=["P0"])
     companies = load_companies()
     serial = _progress_parallel(

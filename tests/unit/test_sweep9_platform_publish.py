@@ -18,26 +18,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.support.publish_warehouse import tiny_warehouse
 from tsrate.platform.publish import export_parquet, publish
-
-
-def tiny_warehouse(path: Path, run_id: str, rows: int = 3) -> None:
-    """raw.runs, one mart with a comment and a described column, one seed."""
-    con = duckdb.connect(str(path))
-    try:
-        for schema in ("raw", "marts", "seeds"):
-            con.execute(f"create schema if not exists {schema}")
-        con.execute("create table if not exists raw.runs (run_id varchar, study json)")
-        con.execute("insert into raw.runs values (?, ?)", [run_id, json.dumps({"n": rows})])
-        con.execute(
-            "create or replace table marts.scores as "
-            f"select '{run_id}' as run_id, range as item from range({rows})"
-        )
-        con.execute("comment on table marts.scores is 'One row per item.'")
-        con.execute("comment on column marts.scores.item is 'The item number.'")
-        con.execute("create or replace table seeds.systems as select 'naive' as system_id")
-    finally:
-        con.close()
 
 
 def refuse_to_delete(monkeypatch, suffix: str) -> None:

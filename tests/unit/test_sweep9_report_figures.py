@@ -18,7 +18,7 @@ import re
 import pandas as pd
 import pytest
 
-from tests.unit.test_report_builders import RUN, _data
+from tests.support.report_frames import RUN, two_systems
 from tsrate.html.charts import page_specs, spec_rows
 from tsrate.robustness.report import figures
 
@@ -113,7 +113,7 @@ def test_a_radar_needs_three_axes():
 def test_without_a_direction_column_no_radar_is_drawn():
     """A ratings frame without ``higher_is_better`` states no direction: every metric is
     left out, so no radar (and no error)."""
-    data = _data()
+    data = two_systems()
     data.ratings = data.ratings.drop(columns="higher_is_better")
     charts: dict[str, dict] = {}
     html = figures.radar_section(data, charts)
@@ -124,7 +124,7 @@ def test_the_average_radars_plot_system_summary_with_its_row():
     """The fixture's SMAPE: good 1, 2, 6 under P0-P2 (mean 3), bad 3, 4, 8 (mean 5); the
     average radar's SMAPE points carry marts.system_summary.avg_raw_score at those means."""
     charts: dict[str, dict] = {}
-    figures.radar_section(_data(), charts)
+    figures.radar_section(two_systems(), charts)
     rows = [r for r in _rows(charts["radar-accuracy-average"]) if r["axis"] == "SMAPE"]
     got = {r["series"]: (r["mart"], r["column"], json.loads(r["where"]), r["value"]) for r in rows}
     assert got == {
@@ -178,7 +178,7 @@ def _window_data(perturbation: str = "P1", **overrides):
         [dict(system_id="bad", ticker="AAA", window_end_date=WINDOW,
               perturbation_id=perturbation, disagreement=0.3)]
     )  # fmt: skip
-    return _data(trace_windows=chosen, traces=traces, contexts=contexts, **overrides)
+    return two_systems(trace_windows=chosen, traces=traces, contexts=contexts, **overrides)
 
 
 def _lines(spec: dict) -> dict[str, list[tuple[int, float]]]:
@@ -261,7 +261,7 @@ def test_the_forecast_text_states_the_tail_drawn(study, tail):
 def test_the_confounder_bars_plot_each_average_in_its_colour():
     """The fixture: APE over all systems industry 6, company 2; good 4, 1; bad has no row."""
     charts: dict[str, dict] = {}
-    figures.confounder_section(_data(), charts)
+    figures.confounder_section(two_systems(), charts)
     assert list(charts) == ["confounders-ape"]
     spec = charts["confounders-ape"]
     got = {
@@ -329,7 +329,7 @@ def _tables(html: str) -> list[list[list[str]]]:
 
 def test_group_radars_only_for_two_or_more_groups_each_from_its_own_rows():
     charts: dict[str, dict] = {}
-    html = figures.group_section(_data(group_comparisons=_groups()), charts)
+    html = figures.group_section(two_systems(group_comparisons=_groups()), charts)
     radars = [n for n in charts if n.startswith("groups-")]
     assert radars == ["groups-all-systems-foundation"]
     spec = charts["groups-all-systems-foundation"]
@@ -376,7 +376,7 @@ def test_group_radars_only_for_two_or_more_groups_each_from_its_own_rows():
 
 
 def test_group_tables_trace_each_number_to_its_group_row():
-    html = figures.group_section(_data(group_comparisons=_groups()), {})
+    html = figures.group_section(two_systems(group_comparisons=_groups()), {})
     spans = re.findall(r'<span class="num"([^>]*)>', html)
     wheres = [
         json.loads(re.search(r'data-where="([^"]*)"', s).group(1).replace("&quot;", '"'))
@@ -394,7 +394,7 @@ def test_group_tables_trace_each_number_to_its_group_row():
 
 
 def test_no_group_rows_says_so_in_both_scopes():
-    html = figures.group_section(_data(group_comparisons=pd.DataFrame()), {})
+    html = figures.group_section(two_systems(group_comparisons=pd.DataFrame()), {})
     assert _plain(html).count("No rated system in this scope") == 2
 
 
@@ -422,7 +422,7 @@ def _pairs() -> pd.DataFrame:
 
 def test_a_modality_pair_radar_per_model_from_its_own_rows():
     charts: dict[str, dict] = {}
-    html = figures.modality_pairs_block(_data(modality_pairs=_pairs()), charts)
+    html = figures.modality_pairs_block(two_systems(modality_pairs=_pairs()), charts)
     assert list(charts) == ["modality-pair-g"]  # h has one metric: no radar
     spec = charts["modality-pair-g"]
     rows = {(r["series"], r["axis"]): r for r in _rows(spec)}
@@ -458,16 +458,16 @@ def test_a_modality_pair_radar_per_model_from_its_own_rows():
 
 
 def test_without_pairs_the_block_lists_the_seeded_ones():
-    html = figures.modality_pairs_block(_data(), {})
+    html = figures.modality_pairs_block(two_systems(), {})
     assert "The systems seed pairs ghost (ghost_a, ghost_b): a pair is compared" in _plain(html)
-    bare = _data(systems=_data().systems.drop(columns="base_model"))
+    bare = two_systems(systems=two_systems().systems.drop(columns="base_model"))
     assert "The systems seed declares no pairs" in figures.modality_pairs_block(bare, {})
 
 
 def test_every_radar_of_the_page_is_in_its_html():
     charts: dict[str, dict] = {}
     html = figures.group_section(
-        _data(group_comparisons=_groups(), modality_pairs=_pairs()), charts
+        two_systems(group_comparisons=_groups(), modality_pairs=_pairs()), charts
     )
     assert page_specs(html) == charts
     assert set(charts) == {"groups-all-systems-foundation", "modality-pair-g"}

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.unit.test_report_builders import RUN, _data
+from tests.support.report_frames import RUN, two_systems
 from tsrate.robustness.report import ratings as rt
 
 #: the paper's outcome (marts.robustness_scores.outcome of the R^max rows)
@@ -43,7 +43,7 @@ def test_the_paper_outcome_constant_is_the_one_the_tests_assume():
 
 
 def test_a_separation_flag_only_for_a_false_flag_with_its_text_or_the_default():
-    data = _data()
+    data = two_systems()
     data.separation = _separation(
         [
             ("wrs_company", "P0", PAPER, False, None),
@@ -91,7 +91,7 @@ def _stability(share: float, rating: int = 2, confidence: float = 0.9) -> pd.Dat
 
 
 def test_a_rating_cell_prints_its_share_in_whole_percent_rounded_down():
-    data = _data()
+    data = two_systems()
     data.stability = _stability(0.599)
     cell = rt.rating_cell(data, _row(), {"run_id": RUN})
     # 0.599 -> 59 % (under 60 %: shaky); the interval [1.25 - 2.50]
@@ -102,7 +102,7 @@ def test_a_rating_cell_prints_its_share_in_whole_percent_rounded_down():
 
 
 def test_a_rating_cell_without_its_stability_row_shows_a_dash():
-    data = _data()
+    data = two_systems()
     data.stability = _stability(0.7).assign(system_id="other")
     cell = rt.rating_cell(data, _row(separable=False, separation_reason="close"), {})
     assert _plain(cell) == "2 1.50 – ≈ close"
@@ -110,18 +110,18 @@ def test_a_rating_cell_without_its_stability_row_shows_a_dash():
 
 
 def test_the_tables_state_the_confidence_of_the_stability_mart():
-    data = _data()
+    data = two_systems()
     data.stability = _stability(0.5, confidence=0.9).assign(system_id="good")
     html = rt.rating_tables_section(data)
     assert "its 90% bootstrap interval" in html
     # one stability row (good, SMAPE, P1), share 0.5: shaky
     assert "1 of 1</b> ratings are shaky" in html
-    assert "its 95% bootstrap interval" in rt.rating_tables_section(_data())
+    assert "its 95% bootstrap interval" in rt.rating_tables_section(two_systems())
 
 
 def test_a_block_of_one_system_still_gets_its_arrow():
     """Sign accuracy (higher is better) under P2 rated for good only: ↑, and SMAPE ↓."""
-    data = _data()
+    data = two_systems()
     ratings = data.ratings
     data.ratings = ratings[
         ~((ratings["metric"] == "sign_accuracy") & (ratings["system_id"] == "bad"))
@@ -144,7 +144,7 @@ def _systems_data(n: int):
         ]
     )  # fmt: skip
     systems = pd.DataFrame({"system_id": names})
-    return _data(ratings=ratings, systems=systems)
+    return two_systems(ratings=ratings, systems=systems)
 
 
 def test_the_tables_are_open_for_up_to_four_systems():
@@ -165,7 +165,7 @@ def test_the_rated_together_note_edges():
 
 
 def test_the_flag_counts_read_only_the_paper_outcome_rated_cells_and_false_flags():
-    data = _data()
+    data = two_systems()
     ratings = data.ratings.copy()
     smape = ratings["metric"] == "smape"
     ratings["separable"] = pd.array([pd.NA] * len(ratings), dtype="boolean")
@@ -205,7 +205,7 @@ def _outcomes() -> pd.DataFrame:
 
 
 def test_other_outcomes_list_extra_systems_last_and_skip_an_outcome_without_robustness_rows():
-    data = _data()
+    data = two_systems()
     data.outcome_ratings = _outcomes()
     html = rt.outcome_ratings_block(data)
     assert re.findall(r'data-outcome="([^"]*)"', html) == ["wql"]

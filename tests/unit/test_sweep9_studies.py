@@ -24,7 +24,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.unit.test_studies import OLD_RUNS_DDL
+from tests.support.warehouses import OLD_RUNS_DDL
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.platform.raw_schema import COMPANIES_DDL, STUDIES_DDL

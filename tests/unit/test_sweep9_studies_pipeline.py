@@ -25,6 +25,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.support.import_study import METADATA
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect, duckdb_settings, store_prices
@@ -126,16 +127,6 @@ def test_a_companies_file_is_stored_with_a_plain_price_file(warehouse, tmp_path,
 IMPORT_FLAGS = ["--tickers", "AAPL", "--start", "2022-09-01", "--end", "2022-12-28",
                 "--context-length", "30", "--horizon", "5", "--systems", "naive",
                 "--perturbations", "P0"]  # fmt: skip
-METADATA = """\
-display_name: External (imported)
-modality: numeric
-family: foundation
-purpose: general-purpose
-architecture: decoder-only
-is_foundation_model: true
-accepted_perturbations: [P0, P1, P2, P3]
-description: Forecasts made elsewhere.
-"""
 
 
 @pytest.mark.parametrize("baselines", [True, False])

@@ -22,7 +22,7 @@ import duckdb
 import pytest
 
 from tests.support.locks import another_writer
-from tests.unit.test_studies import OLD_RUNS_DDL
+from tests.support.warehouses import OLD_RUNS_DDL
 from tsrate.cli import main
 from tsrate.config import Study
 from tsrate.platform.warehouse import duckdb_settings

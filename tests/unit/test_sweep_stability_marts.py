@@ -555,11 +555,11 @@ def test_a_mean_over_distributions_resamples_every_distribution_whatever_top_k()
     """top_k limits the work only for the max aggregation: a mean needs every distribution,
     so top_k = 1 or 2 gives the same resamples as top_k = 0 (all), and every multiplicity 1
     gives the published mean over distributions (perturbation_effect_scores)."""
-    from tests.unit.test_stability_draws import SETTINGS, _inputs, _published
+    from tests.support.effect_study import SETTINGS, effect_inputs, published_effects
     from tsrate.methods.causal.effects import effect_scores
 
-    errors, sets, distributions, dates = _inputs()
-    effects, _ = _published(errors, sets, distributions)
+    errors, sets, distributions, dates = effect_inputs()
+    effects, _ = published_effects(errors, sets, distributions)
     settings = SETTINGS | {"distribution_aggregation": "mean"}
     weights = np.vstack([np.ones(dates.size), np.resize([2.0, 0.0, 1.0], dates.size)])
     args = (sets, distributions, "r1", dates, weights, settings)
@@ -587,10 +587,10 @@ def test_effect_resamples_of_systems_with_different_perturbation_sets():
     resampled APE_m / PIE % of both sets, side by side, are the published scores
     (perturbation_effects -> perturbation_effect_scores, with the worst case over
     distributions)."""
-    from tests.unit.test_stability_draws import SEED, SETTINGS, _inputs
+    from tests.support.effect_study import SEED, SETTINGS, effect_inputs
     from tsrate.methods.causal.effects import effect_scores, study_effects
 
-    errors, sets, distributions, dates = _inputs()
+    errors, sets, distributions, dates = effect_inputs()
     sets = sets.assign(perturbation_set=["P0 P1 P2", "P0 P1"])
     effects = study_effects(errors, sets, distributions, SEED, draws=3, estimand="ATE")
     published = effect_scores(effects, "max").set_index(["metric", "system_id", "perturbation_id"])

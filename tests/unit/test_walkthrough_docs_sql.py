@@ -9,7 +9,7 @@ import re
 
 import duckdb
 
-from tests.unit.test_sweep9_platform_publish import tiny_warehouse
+from tests.support.publish_warehouse import tiny_warehouse
 from tsrate.config import project_dir
 from tsrate.platform.publish import parquet_path, publish
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from tests.unit.test_sweep9_platform_publish import tiny_warehouse
+from tests.support.publish_warehouse import tiny_warehouse
 from tsrate.platform.publish import publish
 
 
