@@ -41,6 +41,7 @@ from tsrate.commands.reading import (
     cmd_studies,
     cmd_systems,
 )
+from tsrate.commands.usage import OneLineParser
 
 
 def _positive_int(text: str) -> int:
@@ -102,7 +103,7 @@ def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class _SuiteParser(argparse.ArgumentParser):
+class _SuiteParser(OneLineParser):
     """``tsrate suite <name>``: its actions (run, report, ...) are added the first time it
     parses or prints its help, so building the CLI imports no suite module (nor NumPy,
     pandas, DuckDB): every other command, and every error, starts in a fraction of a second."""
@@ -116,7 +117,7 @@ class _SuiteParser(argparse.ArgumentParser):
         from tsrate.suites.publishing import add_report_action
 
         actions = self.add_subparsers(
-            dest="suite_action", required=True, parser_class=argparse.ArgumentParser
+            dest="suite_action", required=True, parser_class=OneLineParser
         )
         entry.register(actions)  # run, prompts, ...: each action sets its own func
         add_report_action(actions, entry)  # one report command: reads the published snapshot
@@ -173,7 +174,7 @@ Guides: README.md and docs/ in the project.
 the main job and the warehouse:
   tsrate run                 ingest if needed, forecast, build, publish, report
   tsrate ingest [FILE]       load prices (bundled sample, CSV/Parquet, Yahoo)
-  tsrate build               rebuild the live marts (default: newest run)
+  tsrate build               rebuild the marts from a run's forecasts, publish
   tsrate runs                the recorded runs, newest first
   tsrate status              who writes the warehouse now, its phase and ETA
   tsrate studies             the stored studies, their systems, last update
@@ -203,7 +204,7 @@ EPILOG = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tsrate",
         description=DESCRIPTION,
         epilog=EPILOG,
