@@ -41,7 +41,12 @@ from tsrate.commands.reading import (
     cmd_studies,
     cmd_systems,
 )
-from tsrate.commands.usage import OneLineParser
+from tsrate.commands.usage import (
+    OneLineParser,
+    check_warehouse_setting,
+    path_error_line,
+    require_inputs,
+)
 
 
 def _positive_int(text: str) -> int:
@@ -276,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_companies_flag(ingest)
     _add_lock_timeout(ingest)
-    ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
+    ingest.set_defaults(func=cmd_ingest, writes_warehouse=True, input_files=("path",))
 
     imported = sub.add_parser(
         "import", help="rate a model black-box from a file of its predictions (CSV/Parquet)"
@@ -300,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_study_flags(imported)
     _add_lock_timeout(imported)
-    imported.set_defaults(func=cmd_import, writes_warehouse=True)
+    imported.set_defaults(func=cmd_import, writes_warehouse=True, input_files=("path",))
 
     predictions = sub.add_parser(
         "import-predictions",
@@ -327,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     predictions.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_lock_timeout(predictions)
-    predictions.set_defaults(func=cmd_import, writes_warehouse=True)
+    predictions.set_defaults(func=cmd_import, writes_warehouse=True, input_files=("path",))
 
     export_inputs = sub.add_parser(
         "export-inputs",
@@ -491,7 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--snapshot", help="published snapshot to read (default: warehouse/published/tsrate.duckdb)"
     )
     report.add_argument(
-        "--output", help="HTML file to write (default: report.html beside the snapshot)"
+        "--output",
+        help="HTML file to write, its folder created (default: report.html by the snapshot)",
     )
     report.set_defaults(func=cmd_report)
 
@@ -521,10 +527,10 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
     """The ``tsrate: error: ...`` line for a failure, and the exit status."""
     import duckdb
 
+    hint = getattr(exc, "hint", None)
     if getattr(exc, "problems", None):  # the study check: one line, or one line a problem
-        return str(exc), 2
+        return f"{exc}{f' (hint: {hint})' if hint else ''}", 2
     if isinstance(exc, TsrateError):
-        hint = getattr(exc, "hint", None)
         return f"{one_line(exc)}{f' (hint: {hint})' if hint else ''}", 2
     if isinstance(exc, duckdb.Error):
         return (
@@ -533,6 +539,8 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
             "--debug shows the traceback)",
             2,
         )
+    if isinstance(exc, OSError) and exc.filename is not None:  # a path the OS refused
+        return path_error_line(exc), 2
     detail = one_line(exc) or "no message"
     return (
         f"unexpected {type(exc).__name__}: {detail} (hint: rerun with --debug to see the "
@@ -592,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     _stop_on_sigterm()
     try:
         with _quiet_tracebacks(debug):
+            check_warehouse_setting()
+            require_inputs(args)
             if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
                 from tsrate.config import warehouse_path
                 from tsrate.platform.locking import writer_lock
