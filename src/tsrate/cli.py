@@ -281,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_companies_flag(ingest)
     _add_lock_timeout(ingest)
-    ingest.set_defaults(func=cmd_ingest, writes_warehouse=True, input_files=("path",))
+    ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
+    ingest.set_defaults(input_files=("path",))  # checked before the lock is waited for
 
     imported = sub.add_parser(
         "import", help="rate a model black-box from a file of its predictions (CSV/Parquet)"
@@ -305,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_study_flags(imported)
     _add_lock_timeout(imported)
-    imported.set_defaults(func=cmd_import, writes_warehouse=True, input_files=("path",))
+    imported.set_defaults(func=cmd_import, writes_warehouse=True)
+    imported.set_defaults(input_files=("path",))  # checked before the lock is waited for
 
     predictions = sub.add_parser(
         "import-predictions",
@@ -332,7 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     predictions.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_lock_timeout(predictions)
-    predictions.set_defaults(func=cmd_import, writes_warehouse=True, input_files=("path",))
+    predictions.set_defaults(func=cmd_import, writes_warehouse=True)
+    predictions.set_defaults(input_files=("path",))  # checked before the lock is waited for
 
     export_inputs = sub.add_parser(
         "export-inputs",
