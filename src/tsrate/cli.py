@@ -179,7 +179,7 @@ Guides: README.md and docs/ in the project.
 the main job and the warehouse:
   tsrate run                 ingest if needed, forecast, build, publish, report
   tsrate ingest [FILE]       load prices (bundled sample, CSV/Parquet, Yahoo)
-  tsrate build               rebuild the marts from a run's forecasts, publish
+  tsrate build               rebuild the marts and publish them (as run does)
   tsrate runs                the recorded runs, newest first
   tsrate status              who writes the warehouse now, its phase and ETA
   tsrate studies             the stored studies, their systems, last update
