@@ -41,6 +41,12 @@ from tsrate.commands.reading import (
     cmd_studies,
     cmd_systems,
 )
+from tsrate.commands.usage import (
+    OneLineParser,
+    check_warehouse_setting,
+    path_error_line,
+    require_inputs,
+)
 
 
 def _positive_int(text: str) -> int:
@@ -102,7 +108,7 @@ def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class _SuiteParser(argparse.ArgumentParser):
+class _SuiteParser(OneLineParser):
     """``tsrate suite <name>``: its actions (run, report, ...) are added the first time it
     parses or prints its help, so building the CLI imports no suite module (nor NumPy,
     pandas, DuckDB): every other command, and every error, starts in a fraction of a second."""
@@ -116,7 +122,7 @@ class _SuiteParser(argparse.ArgumentParser):
         from tsrate.suites.publishing import add_report_action
 
         actions = self.add_subparsers(
-            dest="suite_action", required=True, parser_class=argparse.ArgumentParser
+            dest="suite_action", required=True, parser_class=OneLineParser
         )
         entry.register(actions)  # run, prompts, ...: each action sets its own func
         add_report_action(actions, entry)  # one report command: reads the published snapshot
@@ -173,7 +179,7 @@ Guides: README.md and docs/ in the project.
 the main job and the warehouse:
   tsrate run                 ingest if needed, forecast, build, publish, report
   tsrate ingest [FILE]       load prices (bundled sample, CSV/Parquet, Yahoo)
-  tsrate build               rebuild the live marts (default: newest run)
+  tsrate build               rebuild the marts and publish them (as run does)
   tsrate runs                the recorded runs, newest first
   tsrate status              who writes the warehouse now, its phase and ETA
   tsrate studies             the stored studies, their systems, last update
@@ -203,7 +209,7 @@ EPILOG = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tsrate",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -276,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_companies_flag(ingest)
     _add_lock_timeout(ingest)
     ingest.set_defaults(func=cmd_ingest, writes_warehouse=True)
+    ingest.set_defaults(input_files=("path",))  # checked before the lock is waited for
 
     imported = sub.add_parser(
         "import", help="rate a model black-box from a file of its predictions (CSV/Parquet)"
@@ -300,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_study_flags(imported)
     _add_lock_timeout(imported)
     imported.set_defaults(func=cmd_import, writes_warehouse=True)
+    imported.set_defaults(input_files=("path",))  # checked before the lock is waited for
 
     predictions = sub.add_parser(
         "import-predictions",
@@ -327,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     predictions.add_argument("--no-build", action="store_true", help="store only; build later")
     _add_lock_timeout(predictions)
     predictions.set_defaults(func=cmd_import, writes_warehouse=True)
+    predictions.set_defaults(input_files=("path",))  # checked before the lock is waited for
 
     export_inputs = sub.add_parser(
         "export-inputs",
@@ -490,7 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--snapshot", help="published snapshot to read (default: warehouse/published/tsrate.duckdb)"
     )
     report.add_argument(
-        "--output", help="HTML file to write (default: report.html beside the snapshot)"
+        "--output",
+        help="HTML file to write, its folder created (default: report.html by the snapshot)",
     )
     report.set_defaults(func=cmd_report)
 
@@ -520,10 +530,10 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
     """The ``tsrate: error: ...`` line for a failure, and the exit status."""
     import duckdb
 
+    hint = getattr(exc, "hint", None)
     if getattr(exc, "problems", None):  # the study check: one line, or one line a problem
-        return str(exc), 2
+        return f"{exc}{f' (hint: {hint})' if hint else ''}", 2
     if isinstance(exc, TsrateError):
-        hint = getattr(exc, "hint", None)
         return f"{one_line(exc)}{f' (hint: {hint})' if hint else ''}", 2
     if isinstance(exc, duckdb.Error):
         return (
@@ -532,6 +542,8 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
             "--debug shows the traceback)",
             2,
         )
+    if isinstance(exc, OSError) and exc.filename is not None:  # a path the OS refused
+        return path_error_line(exc), 2
     detail = one_line(exc) or "no message"
     return (
         f"unexpected {type(exc).__name__}: {detail} (hint: rerun with --debug to see the "
@@ -591,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     _stop_on_sigterm()
     try:
         with _quiet_tracebacks(debug):
+            check_warehouse_setting()
+            require_inputs(args)
             if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
                 from tsrate.config import warehouse_path
                 from tsrate.platform.locking import writer_lock

@@ -58,12 +58,12 @@ def bad_inputs(tmp_path):
         ("runs on junk", ["runs"], on_junk, "cannot be opened"),
         ("ingest into junk", ["ingest", str(prices)], on_junk, "DuckDB: "),
         ("mixed time zones", ["ingest", str(zones)], ok, "the dates mix time zones"),
-        ("report of junk", ["report", "--snapshot", str(junk)], ok, "DuckDB: "),
+        ("report of junk", ["report", "--snapshot", str(junk)], ok, "is not a DuckDB file"),
         (
             "not a directory",
             ["ingest", str(prices)],
             {"TSRATE_WAREHOUSE": str(prices / "tsrate.duckdb")},
-            "unexpected FileExistsError",
+            "prices.csv: File exists (hint: it exists already (a file where a folder",
         ),
     ]
     for name, folder in exports.items():

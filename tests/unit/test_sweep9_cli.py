@@ -182,7 +182,10 @@ def test_the_commands_that_write_take_the_writer_lock_before_anything_else(
 ):
     """With the warehouse's lock held by another open file (flock contends as another
     process would), each such command fails at once naming the holder, before reading
-    any of its arguments' files (none of them exist here)."""
+    any of its arguments' files (f.csv exists, but is no price nor prediction file; a
+    missing one is named before the lock: tests/unit/test_s32_cli_errors.py)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.csv").write_text("not, a, price file\n")
     warehouse = tmp_path / "w.duckdb"
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
     with another_writer(warehouse):

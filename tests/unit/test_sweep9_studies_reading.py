@@ -131,7 +131,7 @@ def test_the_studies_listing_gives_an_earlier_releases_runs_their_study(warehous
     con.close()
     assert main(["studies"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
-    assert "2 tickers" in line and "1 runs" in line
+    assert "2 tickers" in line and "1 run, last" in line
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         assert con.execute("select count(*) from raw.runs where study_id is null").fetchone() == (

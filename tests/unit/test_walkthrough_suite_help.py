@@ -38,7 +38,7 @@ def test_a_size_too_small_names_its_option(command, flag, value, wanted, capsys)
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     line = next(line for line in err.splitlines() if "error:" in line)
-    assert f"argument {flag}: {wanted}" in line and line.endswith(f"got {value}")
+    assert f"argument {flag}: {wanted}" in line and f"got {value}; see '" in line
 
 
 @pytest.mark.parametrize(

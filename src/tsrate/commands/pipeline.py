@@ -232,10 +232,14 @@ def _reads_live(command: str) -> Callable[[Command], Command]:
 
 @_reads_live("export-inputs")
 def cmd_export_inputs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tsrate.commands.usage import check_output_folder
     from tsrate.config import Study, warehouse_path
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.blackbox.export import export_inputs
 
+    check_output_folder(Path(args.folder))  # before the warehouse is read
     overrides = study_overrides(args)
     flags = any(value is not None for value in overrides.values())
     if args.study and flags:

@@ -295,10 +295,13 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tsrate.commands.usage import check_output_folder
     from tsrate.config import warehouse_path
     from tsrate.platform.publish import published_path
     from tsrate.robustness.report.render import write_report
 
+    if args.output:  # its folder is made (as --help says); refuse one that cannot be, first
+        check_output_folder(Path(args.output).parent)
     snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse_path())
     result = write_report(snapshot, Path(args.output) if args.output else None)
     print(
@@ -311,17 +314,24 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_docs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tsrate.commands.usage import check_output_folder
     from tsrate.platform import dbt_runner as dbt
 
+    if args.output:  # before dbt, whose own failure here says only "exit 2"
+        check_output_folder(Path(args.output))
     site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
     print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tsrate.commands.usage import check_output_folder
     from tsrate.config import warehouse_path
     from tsrate.platform.publish import export_parquet, published_path
 
+    check_output_folder(Path(args.destination))  # before the snapshot is read
     snapshot = published_path(warehouse_path())
     if getattr(args, "format", "parquet") == "fev":
         from tsrate.robustness.fev_export import export_fev

@@ -357,7 +357,7 @@ def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
             f"{s['study_name']}  {s['study_id']}  {len(s['tickers'])} tickers "
             f"({' '.join(s['tickers'])}) {s['start']}..{s['end']} n={s['context_length']} "
             f"d={s['horizon']} stride={s['stride']} [{' '.join(s['perturbations'])}]  "
-            f"{s['n_runs']} runs, last {when}  systems: {systems}"
+            f"{s['n_runs']} run{'' if s['n_runs'] == 1 else 's'}, last {when}  systems: {systems}"
         )
     return lines or ["no study yet: `tsrate run` defines one"]
 

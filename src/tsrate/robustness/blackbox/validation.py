@@ -59,14 +59,25 @@ MAX_EXAMPLES = 5
 MAX_ABS_FORECAST = 10 * MAX_CLOSE
 
 
-class ImportValidationError(TsrateError):
-    """A prediction file that cannot be imported, with every problem found listed."""
+#: Problems of one kind (``alike``) quoted in an error's message; the others are counted.
+MAX_ALIKE = 3
 
-    def __init__(self, source: str, problems: list[str]):
+
+class ImportValidationError(TsrateError):
+    """A prediction file that cannot be imported, with every problem found in ``problems``
+    and ``hint``, what to do, where there is one. The message is one line (the CLI prints
+    one line per error; Prefect logs repeat it): every problem, or, for problems all of one
+    kind (``alike``, e.g. "(ticker, perturbation) pairs"), the first :data:`MAX_ALIKE` and
+    "and N more <alike> alike" (24 incomplete grids made a 6 KB line)."""
+
+    def __init__(self, source: str, problems: list[str], hint: str | None = None, alike: str = ""):
         self.source = source
         self.problems = list(problems)
-        # one line (the CLI prints one line per error; Prefect logs repeat it)
-        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(self.problems)}")
+        self.hint = hint
+        shown = self.problems[:MAX_ALIKE] if alike else self.problems
+        rest = len(self.problems) - len(shown)
+        more = f"; and {rest} more {alike} alike" if rest else ""
+        super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(shown)}{more}")
 
 
 def read_prediction_file(path: Path) -> tuple[pd.DataFrame, str]:
@@ -179,7 +190,12 @@ def validate_predictions(
         raise ImportValidationError(source, problems)
     grids, problems = _grids(parsed, study, series)
     if problems:
-        raise ImportValidationError(source, problems)
+        hint = (
+            f"every (ticker, perturbation) in the file needs a forecast for horizon_step "
+            f"1..{study.horizon} of every window of the study; `tsrate export-inputs` "
+            "writes those windows and a manifest"
+        )
+        raise ImportValidationError(source, problems, hint, "(ticker, perturbation) pairs")
     return grids
 
 

@@ -192,12 +192,21 @@ def load_report_data(snapshot: Path) -> ReportData:
             f"no published snapshot at {snapshot}: finish a `tsrate run` (or a `tsrate import` "
             "that builds) before `tsrate report`"
         )
+    hint = "give --snapshot a published tsrate.duckdb (`tsrate run` writes one)"
+    if snapshot.is_file():
+        with snapshot.open("rb") as handle:
+            header = handle.read(12)
+        if header[8:12] != b"DUCK":  # DuckDB's header: an 8-byte checksum, then "DUCK"
+            raise TsrateError(
+                f"{snapshot} cannot be opened as a DuckDB snapshot: it is not a DuckDB file "
+                f"(no DuckDB header in its first bytes); {hint}"
+            )
     try:
         con = duckdb.connect(str(snapshot), read_only=True)
-    except duckdb.Error as exc:  # a CSV, a text file, a newer DuckDB's file
+    except duckdb.Error as exc:  # a newer DuckDB's file, a damaged one
         raise TsrateError(
             f"{snapshot} cannot be opened as a DuckDB snapshot (DuckDB: "
-            f"{str(exc).splitlines()[0]}); give --snapshot a published tsrate.duckdb"
+            f"{str(exc).splitlines()[0]}); {hint}"
         ) from None
     try:
         tables = {

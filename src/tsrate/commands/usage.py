@@ -1,0 +1,142 @@
+"""The command line's usage errors and path errors: each one line, as every failure is.
+
+argparse prints the usage (several lines) before ``prog: error: message``, names the
+top-level program for an option that a sub-command does not know, and suggests nothing.
+:class:`OneLineParser` prints ``tsrate: error: <command>: <problem>; see '<command>
+--help'`` instead, exit status 2, with the closest options or commands (difflib) for a
+misspelt one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import errno
+import os
+from pathlib import Path
+from typing import NoReturn
+
+#: Above this many choices the "choose from" list is left to ``--help``.
+LISTED_CHOICES = 8
+
+
+#: How alike (difflib's ratio) a candidate must be to be suggested, and how far below the
+#: best one the others may be.
+CUTOFF, MARGIN = 0.6, 0.1
+
+
+def closest(word: str, candidates: list[str]) -> list[str]:
+    """The (at most 3) candidates closest to ``word``, best first: each alike enough, and
+    nearly as alike as the best (``--tikers`` suggests ``--tickers``, not ``--workers``)."""
+    scored = []
+    for candidate in candidates:
+        matcher = difflib.SequenceMatcher(None, word.lstrip("-"), candidate.lstrip("-"))
+        scored.append((matcher.ratio(), candidate))
+    scored.sort(key=lambda pair: -pair[0])
+    best = scored[0][0] if scored else 0.0
+    return [name for ratio, name in scored[:3] if ratio >= max(CUTOFF, best - MARGIN)]
+
+
+def did_you_mean(word: str, candidates: list[str]) -> str:
+    """`` (did you mean X?)`` / `` (did you mean X or Y?)``, or '' when none is close."""
+    near = closest(word, candidates)
+    return f" (did you mean {' or '.join(near)}?)" if near else ""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose every error is one line naming the (sub-)command and a hint.
+
+    A sub-command's parser reports its own unrecognised arguments (argparse leaves them to
+    the top-level parser, which then names ``tsrate`` instead of ``tsrate run``)."""
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(self._unrecognized(extras))
+        return namespace, extras
+
+    def _unrecognized(self, extras: list[str]) -> str:
+        flags = [arg for arg in extras if arg.startswith("-") and arg != "-"]
+        if not flags:
+            return f"unexpected argument {extras[0]!r}"
+        flag = flags[0].split("=", 1)[0]
+        known = [option for option in self._option_string_actions if option.startswith("--")]
+        return f"unrecognized argument {flag}{did_you_mean(flag, known)}"
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        if action.choices is None or value in action.choices:
+            return
+        choices = [str(choice) for choice in action.choices]
+        suggestion = did_you_mean(str(value), choices)
+        message = f"invalid choice: {value!r}{suggestion}"
+        if not suggestion and len(choices) <= LISTED_CHOICES:
+            message += f" (choose from {', '.join(choices)})"
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - argparse's own
+            raise argparse.ArgumentError(None, message)  # "argument command:" says nothing
+        raise argparse.ArgumentError(action, message)
+
+    def error(self, message: str) -> NoReturn:
+        where = "" if " " not in self.prog else f"{self.prog}: "
+        self.exit(2, f"tsrate: error: {where}{message}; see '{self.prog} --help'\n")
+
+
+#: The hint for an OS error on a path, by errno (others: :data:`PATH_HINT`).
+PATH_HINTS = {
+    errno.ENOENT: "check the path's spelling; the folders above it must exist",
+    errno.ENOTDIR: "a part of the path is a file where a folder is needed: choose another path",
+    errno.EEXIST: "it exists already (a file where a folder is needed?): choose another path",
+    errno.EISDIR: "the path is a folder where a file is needed: name a file",
+    errno.EACCES: "choose a path you may write to, or change its permissions",
+    errno.EPERM: "choose a path you may write to, or change its permissions",
+    errno.EROFS: "choose a path on a writable file system",
+    errno.ENOSPC: "free some space on that disk, or choose a path on another one",
+}
+PATH_HINT = "check the path, and that you may read and write there"
+
+
+def path_error_line(exc: OSError) -> str:
+    """One line for an OSError on a path: the path, the OS's reason, a hint."""
+    paths = " and ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    reason = exc.strerror or str(exc)
+    return f"{paths}: {reason} (hint: {PATH_HINTS.get(exc.errno, PATH_HINT)})"
+
+
+def check_output_folder(folder: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be made: the path itself or a
+    folder above it is a file, or the nearest existing folder is not writable (the OSError
+    that making it would raise, for :func:`path_error_line`)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
+    nearest = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if nearest is None:
+        return
+    if not nearest.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(nearest))
+
+
+def require_inputs(args: argparse.Namespace) -> None:
+    """The input files a writing command names (its ``input_files`` arguments) exist: checked
+    before it waits for, or is refused, the writer lock."""
+    for name in getattr(args, "input_files", ()):
+        value = getattr(args, name, None)
+        if value and not Path(value).exists():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(value))
+
+
+def check_warehouse_setting() -> None:
+    """``TSRATE_WAREHOUSE`` names the warehouse's DuckDB file: a folder there is refused
+    with the file to name instead (each command said only "no DuckDB database at DIR")."""
+    from tsrate import TsrateError
+
+    if not os.environ.get("TSRATE_WAREHOUSE"):
+        return
+    from tsrate.config import warehouse_path
+
+    path = warehouse_path()
+    if path.is_dir():
+        error = TsrateError(f"TSRATE_WAREHOUSE names a folder, {path}, not a DuckDB file")
+        error.hint = f"set it to the warehouse's file, e.g. {path / 'tsrate.duckdb'}"
+        raise error
