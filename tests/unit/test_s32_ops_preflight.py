@@ -82,7 +82,10 @@ def test_check_publish_looks_beside_the_warehouses_snapshot(warehouse, copied_ov
 def test_import_refuses_it_before_it_reads_anything(
     warehouse, copied_over, tmp_path, monkeypatch, capsys, command
 ):
-    monkeypatch.chdir(tmp_path)  # predictions.csv does not exist: read first, it would say so
+    monkeypatch.chdir(tmp_path)
+    # predictions.csv exists (the CLI names a missing one at once) but is no import file:
+    # read first, it would be refused for its content
+    (tmp_path / "predictions.csv").write_text("not,an,import\n")
     before = _files(tmp_path)
     assert cli.main(command) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -93,8 +96,9 @@ def test_import_refuses_it_before_it_reads_anything(
 
 def test_import_that_only_stores_does_not_need_the_link(warehouse, copied_over, tmp_path, capsys):
     """Past the check, the system is looked up first: an unknown one is refused."""
-    missing = tmp_path / "predictions.csv"
-    assert cli.main(["import", str(missing), "--system", "my_model", "--no-build"]) == 2
+    junk = tmp_path / "predictions.csv"
+    junk.write_text("not,an,import\n")
+    assert cli.main(["import", str(junk), "--system", "my_model", "--no-build"]) == 2
     err = capsys.readouterr().err
     assert "real folder" not in err and "unknown system 'my_model'" in err
 
