@@ -117,6 +117,26 @@ def test_export_writes_the_snapshot_for_bi_and_refuses_foreign_folders(tmp_path)
     with pytest.raises(TsrateError, match="not an earlier tsrate export"):
         export_parquet(snapshot, foreign)
     assert (foreign / "thesis.txt").read_text() == "keep me"
+    # a folder that merely holds a file called manifest.json (a web app, another tool's
+    # export) is not replaced either: only a manifest as tsrate writes it counts
+    for text in (
+        '{"name": "my app", "icons": []}',
+        "not json",
+        "[]",
+        '["published_runs.parquet"]',
+        '{"a.parquet": 3}',
+        '{"a.parquet": {"rows": 3}}',
+        '{"published_runs.parquet": {"rows": 1}, "notes.txt": {"rows": 1}}',
+        '{"published_runs.parquet": {"title": "runs"}}',
+    ):
+        (foreign / "manifest.json").write_text(text)
+        with pytest.raises(TsrateError, match="not an earlier tsrate export"):
+            export_parquet(snapshot, foreign)
+        assert (foreign / "thesis.txt").read_text() == "keep me"
+    (foreign / "manifest.json").write_text((destination / "manifest.json").read_text())
+    export_parquet(snapshot, foreign)  # what tsrate wrote there is replaced
+    assert not (foreign / "thesis.txt").exists()
+    assert len(pd.read_parquet(foreign / "marts" / "scores.parquet")) == 6
     with pytest.raises(TsrateError, match="no published snapshot"):
         export_parquet(tmp_path / "nowhere.duckdb", tmp_path / "out")
 

@@ -391,6 +391,24 @@ def _prune_versions(versions: Path, keep: set[str]) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _is_export(folder: Path) -> bool:
+    """Whether ``folder`` holds an earlier export (which may be replaced): a ``manifest.json``
+    as :func:`write_parquet` writes it (every entry a Parquet file with its row count, the
+    published runs among them), not merely any file of that name."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(manifest, dict)
+        and "published_runs.parquet" in manifest
+        and all(
+            str(name).endswith(".parquet") and isinstance(entry, dict) and "rows" in entry
+            for name, entry in manifest.items()
+        )
+    )
+
+
 def export_parquet(snapshot: Path, destination: Path) -> list[Path]:
     """Write the tables of a published ``snapshot`` as Parquet into ``destination`` (for BI).
 
@@ -401,7 +419,7 @@ def export_parquet(snapshot: Path, destination: Path) -> list[Path]:
     snapshot, destination = Path(snapshot), Path(destination)
     if not snapshot.exists():
         raise TsrateError(f"no published snapshot at {snapshot} yet: finish a `tsrate run` first")
-    if destination.exists() and not (destination / "manifest.json").exists():
+    if destination.exists() and not _is_export(destination):
         raise TsrateError(
             f"{destination} exists and is not an earlier tsrate export; choose a new folder"
         )
