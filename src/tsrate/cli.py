@@ -122,7 +122,7 @@ class _SuiteParser(OneLineParser):
         from tsrate.suites.publishing import add_report_action
 
         actions = self.add_subparsers(
-            dest="suite_action", required=True, parser_class=OneLineParser
+            dest="suite_action", metavar="ACTION", required=True, parser_class=OneLineParser
         )
         entry.register(actions)  # run, prompts, ...: each action sets its own func
         add_report_action(actions, entry)  # one report command: reads the published snapshot
@@ -145,8 +145,10 @@ def _add_suite_commands(sub) -> None:
     (names and summaries from the registry; the suite's module is imported when used)."""
     from tsrate.suites import SUITES
 
-    suite = sub.add_parser("suite", help="run another suite (see tsrate.suites)")
-    names = suite.add_subparsers(dest="suite_name", required=True, parser_class=_SuiteParser)
+    suite = sub.add_parser("suite", help="run a suite: understanding, reasoning or interpretability")
+    names = suite.add_subparsers(
+        dest="suite_name", metavar="NAME", required=True, parser_class=_SuiteParser
+    )
     for entry in SUITES.values():
         names.add_parser(entry.name, help=entry.summary).suite_entry = entry
 
@@ -223,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--verbose", action="store_true", help="show dbt's whole log live (else: a summary)"
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser(
         "run", help="run the study end to end (ingest when needed, forecast, build)"
@@ -267,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = sub.add_parser("ingest", help="load prices into raw.prices")
     ingest.add_argument(
-        "path", nargs="?", help="CSV or Parquet file with columns ticker,date,close"
+        "path", nargs="?", metavar="FILE", help="CSV or Parquet file with columns ticker,date,close"
     )
     ingest.add_argument("--source", default="skfolio", choices=["skfolio", "yahoo"])
     ingest.add_argument("--tickers", help="comma-separated tickers (default: all of the source)")
@@ -289,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imported.add_argument(
         "path",
+        metavar="FILE",
         help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast "
         "[, q0.1 ... q0.9: optional quantiles, all nine or none]",
     )
@@ -315,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     predictions.add_argument(
         "path",
+        metavar="FILE",
         help="columns ticker,window_end_date,perturbation_id,horizon_step,forecast "
         "[, q0.1 ... q0.9: optional quantiles, all nine or none]",
     )
@@ -341,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export-inputs",
         help="write the study's exact model inputs (Parquet, optional PNGs) and a manifest",
     )
-    export_inputs.add_argument("folder", help="a new (or empty) folder to write")
+    export_inputs.add_argument("folder", metavar="DIR", help="a new (or empty) folder to write")
     export_inputs.add_argument(
         "--images",
         type=int,
@@ -442,7 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
         "query",
         help="run one read-only SQL statement against the published snapshot (marts, seeds)",
     )
-    query.add_argument("sql", help="one select / with / from / values / describe statement")
+    query.add_argument(
+        "sql", metavar="SQL", help="one select / with / from / values / describe statement"
+    )
     query.add_argument(
         "--live",
         action="store_true",
@@ -469,7 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser(
         "export", help="write the published marts and seeds as Parquet files (for BI tools)"
     )
-    export.add_argument("destination", help="folder to write (replaced if an earlier export)")
+    export.add_argument(
+        "destination", metavar="DIR", help="folder to write (replaced if an earlier export)"
+    )
     export.add_argument(
         "--format",
         choices=["parquet", "fev"],

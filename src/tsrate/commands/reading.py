@@ -90,16 +90,40 @@ def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.
     from tsrate.systems.registry import create_system, load_systems_seed
 
     seed = load_systems_seed().set_index("system_id")
+    prompted = _prompted_systems(seed, study, load_companies())
+    listed = f"the systems with a prompt are {', '.join(prompted) or 'none here'}"
     if system_id not in seed.index:
-        raise TsrateError(f"unknown system {system_id!r}; known systems: {sorted(seed.index)}")
+        from tsrate.commands.usage import did_you_mean
+
+        error = TsrateError(f"unknown system {system_id!r}{did_you_mean(system_id, prompted)}")
+        error.hint = f"`tsrate systems` lists every system; {listed}"
+        raise error
+    if system_id not in prompted:
+        error = TsrateError(f"system {system_id!r} is not a language model: it has no prompt")
+        error.hint = listed
+        raise error
     implementation = seed.loc[system_id, "implementation"]
-    system = create_system(implementation, study, load_companies()) if implementation else None
-    if not hasattr(system, "prompts"):
-        raise TsrateError(f"system {system_id!r} is not a language model: it has no prompt")
+    system = create_system(implementation, study, load_companies())
     batch = sample_batch(study.context_length, study.horizon)
     print(f"# {system_id}: prompt for a sample window of {study.context_length} values")
     print(describe_messages(system.prompts(batch)[0]))
     return 0
+
+
+def _prompted_systems(seed, study, companies) -> list[str]:  # noqa: ANN001 - frames, Study
+    """The seed's systems that send a prompt (a language model's ``prompts``), in seed order;
+    one that cannot be built here is left out."""
+    from tsrate.systems.registry import create_system
+
+    prompted = []
+    for system_id, implementation in seed["implementation"].items():
+        try:
+            system = create_system(implementation, study, companies) if implementation else None
+        except TsrateError:
+            continue
+        if hasattr(system, "prompts"):
+            prompted.append(system_id)
+    return prompted
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

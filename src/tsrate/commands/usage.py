@@ -20,6 +20,9 @@ from typing import NoReturn
 LISTED_CHOICES = 8
 
 
+#: How argparse begins the error for missing positionals and required options.
+REQUIRED = "the following arguments are required: "
+
 #: How alike (difflib's ratio) a candidate must be to be suggested, and how far below the
 #: best one the others may be.
 CUTOFF, MARGIN = 0.6, 0.1
@@ -75,7 +78,21 @@ class OneLineParser(argparse.ArgumentParser):
             raise argparse.ArgumentError(None, message)  # "argument command:" says nothing
         raise argparse.ArgumentError(action, message)
 
+    def _name_choices(self, message: str) -> str:
+        """argparse's "arguments are required: NAME" with a missing sub-command's choices
+        after its name (``NAME (one of a, b, c)``), when there are few enough to list."""
+        named = []
+        for name in message[len(REQUIRED) :].split(", "):
+            for action in self._actions:
+                listed = action.choices is not None and len(action.choices) <= LISTED_CHOICES
+                if listed and not action.option_strings and action.metavar == name:
+                    name += f" (one of {', '.join(map(str, action.choices))})"
+            named.append(name)
+        return REQUIRED + ", ".join(named)
+
     def error(self, message: str) -> NoReturn:
+        if message.startswith(REQUIRED):
+            message = self._name_choices(message)
         where = "" if " " not in self.prog else f"{self.prog}: "
         self.exit(2, f"tsrate: error: {where}{message}; see '{self.prog} --help'\n")
 

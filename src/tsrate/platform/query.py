@@ -105,13 +105,32 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+#: What to do when no DuckDB file is at the path a command reads.
+MISSING_HINT = (
+    "finish a `tsrate run` first (it writes the warehouse and publishes the snapshot), or "
+    "set TSRATE_WAREHOUSE (or the command's --snapshot) to an existing DuckDB file"
+)
+
+
+def missing_database(path: Path) -> TsrateError:
+    """The error for a path with no DuckDB file: a folder names the file to give instead,
+    a missing path what writes one; each with its hint (``error.hint``)."""
+    if path.is_dir():
+        error = TsrateError(f"{path} is a folder, not a DuckDB database file")
+        error.hint = f"name the database file, e.g. {path / 'tsrate.duckdb'}"
+    else:
+        error = TsrateError(f"no DuckDB database at {path}")
+        error.hint = MISSING_HINT
+    return error
+
+
 def open_sealed(path: Path, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
     """``path`` opened read-only with :data:`SEALED_SETTINGS` (and tsrate's memory limit)."""
     from tsrate.platform.warehouse import duckdb_settings
 
     path = Path(path)
     if not path.is_file():
-        raise TsrateError(f"no DuckDB database at {path}")
+        raise missing_database(path)
     config: dict[str, object] = {**duckdb_settings(), **SEALED_SETTINGS}
     if memory_limit:
         config["memory_limit"] = memory_limit

@@ -76,7 +76,10 @@ def add_build_action(subparsers: argparse._SubParsersAction, suite: Suite) -> No
         "--no-build; default: the newest ready one)",
     )
     parser.add_argument(
-        "suite_run_id", nargs="?", help="the suite run to build (default: the newest ready one)"
+        "suite_run_id",
+        nargs="?",
+        metavar="SUITE_RUN_ID",
+        help="the suite run to build (default: the newest ready one)",
     )
     add_lock_timeout(parser)
 
