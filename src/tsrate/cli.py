@@ -100,11 +100,11 @@ def _add_metadata_flag(parser: argparse.ArgumentParser) -> None:
         "--metadata",
         nargs="+",
         action="extend",
-        metavar="FILE_OR_KEY=VALUE",
+        metavar="PATH|K=V",
         help="register the system (not a seed row) with the systems seed's columns: a "
         ".yaml/.json file and/or key=value pairs (display_name, modality, family, purpose, "
         "architecture, is_foundation_model, accepted_perturbations, description, "
-        "paper_symbol, base_model); put FILE before this flag",
+        "paper_symbol, base_model); put the predictions FILE before this flag",
     )
 
 
@@ -145,7 +145,9 @@ def _add_suite_commands(sub) -> None:
     (names and summaries from the registry; the suite's module is imported when used)."""
     from tsrate.suites import SUITES
 
-    suite = sub.add_parser("suite", help="run a suite: understanding, reasoning or interpretability")
+    suite = sub.add_parser(
+        "suite", help="run a suite: understanding, reasoning or interpretability"
+    )
     names = suite.add_subparsers(
         dest="suite_name", metavar="NAME", required=True, parser_class=_SuiteParser
     )
@@ -228,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser(
-        "run", help="run the study end to end (ingest when needed, forecast, build)"
+        "run", help="run the study end to end: ingest if needed, forecast, build, publish, report"
     )
     _add_study_flags(run)
     run.add_argument(
@@ -473,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.set_defaults(func=cmd_query)
 
     export = sub.add_parser(
-        "export", help="write the published marts and seeds as Parquet files (for BI tools)"
+        "export", help="write the published marts and seeds as Parquet (BI tools), or fev's CSVs"
     )
     export.add_argument(
         "destination", metavar="DIR", help="folder to write (replaced if an earlier export)"

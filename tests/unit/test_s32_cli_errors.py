@@ -45,7 +45,7 @@ def usage_error(argv: list[str], capsys) -> str:
         (["qurey"], "invalid choice: 'qurey' (did you mean query?); see 'tsrate --help'"),
         (["query", "select 1", "--format", "xml"], "tsrate query: argument --format: invalid "
          "choice: 'xml' (choose from table, csv, json); see 'tsrate query --help'"),
-        (["query"], "tsrate query: the following arguments are required: sql; "
+        (["query"], "tsrate query: the following arguments are required: SQL; "
          "see 'tsrate query --help'"),
         (["runs", "extra"], "tsrate runs: unexpected argument 'extra'; see 'tsrate runs --help'"),
         (["--nope", "runs"], "unrecognized argument --nope; see 'tsrate --help'"),

@@ -151,10 +151,10 @@ def test_the_prompt_of_a_language_model_and_refusals_naming_the_system(warehouse
     assert f"Forecast the next {horizon} daily closing prices" in out
     assert main(["systems", "--show-prompt", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("tsrate: error: unknown system 'nope'; known systems: [")
+    assert err.startswith("tsrate: error: unknown system 'nope' (hint: `tsrate systems` lists")
     assert main(["systems", "--show-prompt", "naive"]) == 2
-    assert capsys.readouterr().err == (
-        "tsrate: error: system 'naive' is not a language model: it has no prompt\n"
+    assert capsys.readouterr().err.startswith(
+        "tsrate: error: system 'naive' is not a language model: it has no prompt (hint: "
     )
 
 
