@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from tsrate import TsrateError, cli
-from tsrate.commands.usage import LISTED_CHOICES
+from tsrate.commands.usage import LISTED_CHOICES, OneLineParser
 from tsrate.platform.query import MISSING_HINT, open_sealed
 from tsrate.suites import SUITES
 from tsrate.systems.registry import load_systems_seed
@@ -137,6 +137,23 @@ def test_a_missing_choice_with_many_choices_is_named_without_the_list(capsys):
     )
     assert len(command.choices) > LISTED_CHOICES
     assert "(one of" not in usage_error([], capsys)
+
+
+@pytest.mark.parametrize("count", [LISTED_CHOICES, LISTED_CHOICES + 1])
+def test_a_missing_sub_command_lists_up_to_the_listed_number_of_choices(count, capsys):
+    """The same bound as an invalid choice's list: LISTED_CHOICES are listed, one more not."""
+    parser = OneLineParser(prog="tsrate demo")
+    names = [f"c{i}" for i in range(count)]
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name in names:
+        actions.add_parser(name)
+    with pytest.raises(SystemExit):
+        parser.parse_args([])
+    listed = f" (one of {', '.join(names)})" if count <= LISTED_CHOICES else ""
+    assert capsys.readouterr().err == (
+        f"tsrate: error: tsrate demo: the following arguments are required: ACTION{listed}; "
+        "see 'tsrate demo --help'\n"
+    )
 
 
 def test_an_option_error_is_left_as_argparse_words_it(capsys):
