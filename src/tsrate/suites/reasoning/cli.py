@@ -72,14 +72,17 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--choice-encoding",
         choices=ENCODINGS,
         default="llmtime_gpt",
-        help="how choice prompts show the series (default llmtime_gpt, as in the paper; "
-        "plain = the values as they are; plot = line-plot image)",
+        metavar="ENCODING",
+        help=f"how choice prompts show the series: {', '.join(ENCODINGS)} (default "
+        "llmtime_gpt, as in the paper; plain = the values as they are; plot = line-plot image)",
     )
     parser.add_argument(
         "--forecast-encoding",
         choices=TEXT_ENCODINGS,
         default="llmtime_gpt",
-        help="how forecasting prompts show the history (default llmtime_gpt)",
+        metavar="ENCODING",
+        help=f"how forecasting prompts show the history: {', '.join(TEXT_ENCODINGS)} "
+        "(default llmtime_gpt)",
     )
     parser.add_argument(
         "--forecast-samples",
