@@ -127,6 +127,14 @@ def test_s32_visible_null_counts_read_as_no_steps():
     html = probabilistic_section(frame, num)
     assert [row[6] for row in cells_of(html)][2:4] == ["–", "–"]
     assert "in a 10 of 80 steps (12 %)" in plain(html)
+    # every count null (no system with quantile steps known): as an older snapshot
+    frame[["n_quantile_steps", "n_crossed_steps"]] = None
+    assert probabilistic_section(frame, num) == probabilistic_section(scores(None), num)
+
+
+def test_s32_visible_a_single_crossed_step_is_shown():
+    html = probabilistic_section(scores({("b", "P1"): (500, 1)}), num)
+    assert "Crossed quantiles" in html and "in b 1 of 500 steps (0.2 %)" in plain(html)
 
 
 def test_s32_visible_the_share_never_hides_a_crossing_nor_claims_all():
@@ -134,6 +142,7 @@ def test_s32_visible_the_share_never_hides_a_crossing_nor_claims_all():
     assert share_text(1, 2000) == "<0.1 %"  # 0.05 % would print 0.1 or 0.0
     assert share_text(1, 1000) == "0.1 %"
     assert share_text(1, 20) == "5.0 %"
+    assert share_text(19, 200) == "9.5 %"  # one decimal below 10 %
     assert share_text(1, 3) == "33 %"
     assert share_text(1999, 2000) == "99 %"  # 99.95 % is not every step
     assert share_text(5, 5) == "100 %"
