@@ -88,6 +88,11 @@ def test_s32_visible_a_crossing_system_gets_a_column_and_a_sentence():
     assert "in a 10 of 80 steps (12 %) (over all perturbations" in text
     assert " b 0 of" not in text and "pt 0 of" not in text
     assert "score the quantiles as stored, as fev does (never re-sorted)" in text
+    # the sentence's totals are sums over the system's WQL rows (one per perturbation)
+    assert (
+        'data-column="n_crossed_steps" data-where="{&quot;metric&quot;: &quot;wql&quot;, '
+        '&quot;system_id&quot;: &quot;a&quot;}" data-value="10.0" data-agg="sum"'
+    ) in html
     # the counts are traceable to their mart row
     assert (
         'data-column="n_crossed_steps" data-where="{&quot;metric&quot;: &quot;wql&quot;, '
@@ -110,6 +115,9 @@ def test_s32_visible_the_counts_are_read_from_the_groups_own_row():
         ("pt", "P0"): "–",
     }
     assert "in b 3 of 30 steps (10 %) (over" in plain(html)
+    # each cell reads (and names) the WQL row, wherever the mart put it
+    wheres = re.findall(r'data-column="n_\w+" data-where="([^"]*)"', html)
+    assert len(wheres) == 6 and all("&quot;metric&quot;: &quot;wql&quot;" in w for w in wheres)
 
 
 def test_s32_visible_nothing_when_no_step_crosses_and_old_snapshots_render_as_before():
@@ -181,3 +189,20 @@ def test_s32_visible_the_report_of_a_snapshot_shows_crossings_and_an_old_one_ren
     part = section(old.html)
     assert "Crossed" not in part
     assert cells_of(part)[0] == ["a", "P0", "0.1", "0.2", "0.3", "0.4", ""]
+
+
+def test_s32_visible_a_cell_without_its_wql_row_traces_another_and_the_total_is_plain():
+    """a/P1 lost its WQL row: its cell reads the CRPS row (same counts); a's total mixes
+    two metrics, so no one sum over the mart traces it: printed as plain text."""
+    frame = scores(CROSSING)
+    frame = frame[~((frame["system_id"] == "a") & (frame["perturbation_id"] == "P1")
+                    & (frame["metric"] == "wql"))]  # fmt: skip
+    html = probabilistic_section(frame, num)
+    assert [row[6] for row in cells_of(html)][:2] == [
+        "1 of 40 steps (2.5 %)",
+        "9 of 40 steps (22 %)",
+    ]
+    assert (
+        "&quot;metric&quot;: &quot;crps&quot;, &quot;perturbation_id&quot;: &quot;P1&quot;" in html
+    )
+    assert 'data-agg="sum"' not in html and "in a 10 of 80 steps (12 %)" in plain(html)

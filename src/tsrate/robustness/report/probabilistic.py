@@ -44,8 +44,10 @@ def share_text(k: int, n: int) -> str:
 
 def crossed_counts(group: pd.DataFrame) -> tuple[int, int, str]:
     """(crossed steps, quantile steps, the metric row read) of one system and perturbation:
-    the mart repeats both counts on each metric row (null read as 0)."""
-    row = group.iloc[0]
+    the mart repeats both counts on each metric row (null read as 0); the WQL row's
+    where there is one, so the cells and sums trace to the same rows."""
+    wql = group[group["metric"] == "wql"]
+    row = (wql if len(wql) else group).iloc[0]
     counts = [0 if pd.isna(row[c]) else int(row[c]) for c in CROSSING_COLUMNS]
     return counts[1], counts[0], str(row["metric"])
 
@@ -65,18 +67,27 @@ def crossed_cell(group: pd.DataFrame, system: str, perturbation: str, num) -> st
     return f"<b>{text}</b>" if crossed else text
 
 
-def crossing_note(scores: pd.DataFrame) -> str:
+def crossing_note(scores: pd.DataFrame, num: Callable[..., str]) -> str:
     """A sentence naming each system whose stored quantiles cross at some step, with its
-    'k of n steps (p %)' over all perturbations, and what it means; '' when none cross."""
-    totals = {}
-    for system, group in scores.groupby("system_id"):
+    'k of n steps (p %)' over all perturbations (sums over one metric's rows: the mart
+    repeats the counts on each), and what it means; '' when none cross."""
+    named = []
+    for system, group in scores.groupby("system_id", sort=True):
         per = [crossed_counts(g) for _, g in group.groupby("perturbation_id")]
-        totals[system] = (sum(c for c, _, _ in per), sum(n for _, n, _ in per))
-    named = [
-        f"<b>{esc(system)}</b> {crossed} of {steps} steps ({esc(share_text(crossed, steps))})"
-        for system, (crossed, steps) in sorted(totals.items())
-        if crossed
-    ]
+        crossed, steps = sum(c for c, _, _ in per), sum(n for _, n, _ in per)
+        if not crossed:
+            continue
+        where = {"system_id": system, "metric": per[0][2]}
+        counts = [
+            num(float(value), "probabilistic_scores", column, where, agg="sum", integer=True)
+            for value, column in ((crossed, "n_crossed_steps"), (steps, "n_quantile_steps"))
+        ]
+        if len({m for _, _, m in per}) > 1:  # no one metric row per perturbation: untraced
+            counts = [str(crossed), str(steps)]
+        named.append(
+            f"<b>{esc(system)}</b> {counts[0]} of {counts[1]} steps "
+            f"({esc(share_text(crossed, steps))})"
+        )
     if not named:
         return ""
     return (
@@ -122,7 +133,7 @@ def probabilistic_section(scores: pd.DataFrame, num: Callable[..., str]) -> str:
     header += ["Crossed quantiles", "Note"] if crossing else ["Note"]
     parts.append(table_html(header, rows))
     if crossing:
-        parts.append(crossing_note(scores))
+        parts.append(crossing_note(scores, num))
     parts.append(
         '<p class="source">Source: <code>marts.probabilistic_scores</code> — means over windows; '
         "WQL as fev, CRPS from the 9 quantiles (price units), MSIS of the 10–90 % interval "
