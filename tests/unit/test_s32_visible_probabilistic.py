@@ -206,3 +206,13 @@ def test_s32_visible_a_cell_without_its_wql_row_traces_another_and_the_total_is_
         "&quot;metric&quot;: &quot;crps&quot;, &quot;perturbation_id&quot;: &quot;P1&quot;" in html
     )
     assert 'data-agg="sum"' not in html and "in a 10 of 80 steps (12 %)" in plain(html)
+
+
+def test_s32_visible_the_sentence_names_systems_in_order_under_one_perturbation():
+    """Only P0 in the run; z comes first in the mart, crossing 2 of 10, a 1 of 10: the
+    sentence names a then z, each traced to its one WQL row's sum."""
+    frame = scores({("a", "P0"): (10, 1), ("b", "P0"): (10, 2)})
+    frame = frame[frame["perturbation_id"] == "P0"].replace({"system_id": {"b": "z"}})
+    html = probabilistic_section(frame.iloc[::-1], num)
+    assert "in a 1 of 10 steps (10 %); z 2 of 10 steps (20 %) (over" in plain(html)
+    assert html.count('data-agg="sum"') == 4
