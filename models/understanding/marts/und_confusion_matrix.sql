@@ -13,7 +13,13 @@ final as (
         cast(task as varchar) as task,
         cast(feature as varchar) as feature,
         cast(truth as varchar) as truth,
-        cast(coalesce(predicted, '(unusable)') as varchar) as predicted,
+        -- a reply declining every option is a refusal, not garbage: its own column
+        cast(
+            case
+                when abstained then '(abstained)'
+                else coalesce(predicted, '(unusable)')
+            end as varchar
+        ) as predicted,
         cast(count(*) as integer) as n_prompts,
     from scored
     group by all

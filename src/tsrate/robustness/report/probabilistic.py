@@ -25,13 +25,93 @@ def table_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+#: marts.probabilistic_scores' step counts (absent from snapshots published before them)
+CROSSING_COLUMNS = ("n_quantile_steps", "n_crossed_steps")
+
+
+def share_text(k: int, n: int) -> str:
+    """k of n as a percent that never reads 0 for a crossing nor 100 for a miss."""
+    share = 100 * k / n
+    if k == 0:
+        return "0 %"
+    if share < 0.1:
+        return "<0.1 %"
+    if share >= 10:
+        text = f"{share:.0f}"
+        return f"{text if text != '100' or k == n else '99'} %"
+    return f"{share:.1f} %"
+
+
+def crossed_counts(group: pd.DataFrame) -> tuple[int, int, str]:
+    """(crossed steps, quantile steps, the metric row read) of one system and perturbation:
+    the mart repeats both counts on each metric row (null read as 0); the WQL row's
+    where there is one, so the cells and sums trace to the same rows."""
+    wql = group[group["metric"] == "wql"]
+    row = (wql if len(wql) else group).iloc[0]
+    counts = [0 if pd.isna(row[c]) else int(row[c]) for c in CROSSING_COLUMNS]
+    return counts[1], counts[0], str(row["metric"])
+
+
+def crossed_cell(group: pd.DataFrame, system: str, perturbation: str, num) -> str:  # noqa: ANN001
+    """'k of n steps (p %)' for one system and perturbation, traceable to its mart row."""
+    crossed, steps, metric = crossed_counts(group)
+    if steps == 0:
+        return "–"
+    where = {"system_id": system, "perturbation_id": perturbation, "metric": metric}
+    text = (
+        num(float(crossed), "probabilistic_scores", "n_crossed_steps", where, integer=True)
+        + " of "
+        + num(float(steps), "probabilistic_scores", "n_quantile_steps", where, integer=True)
+        + f" steps ({esc(share_text(crossed, steps))})"
+    )
+    return f"<b>{text}</b>" if crossed else text
+
+
+def crossing_note(scores: pd.DataFrame, num: Callable[..., str]) -> str:
+    """A sentence naming each system whose stored quantiles cross at some step, with its
+    'k of n steps (p %)' over all perturbations (sums over one metric's rows: the mart
+    repeats the counts on each), and what it means; '' when none cross."""
+    named = []
+    for system, group in scores.groupby("system_id", sort=True):
+        per = [crossed_counts(g) for _, g in group.groupby("perturbation_id")]
+        crossed, steps = sum(c for c, _, _ in per), sum(n for _, n, _ in per)
+        if not crossed:
+            continue
+        where = {"system_id": system, "metric": per[0][2]}
+        counts = [
+            num(float(value), "probabilistic_scores", column, where, agg="sum", integer=True)
+            for value, column in ((crossed, "n_crossed_steps"), (steps, "n_quantile_steps"))
+        ]
+        if len({m for _, _, m in per}) > 1:  # no one metric row per perturbation: untraced
+            counts = [str(crossed), str(steps)]
+        named.append(
+            f"<b>{esc(system)}</b> {counts[0]} of {counts[1]} steps "
+            f"({esc(share_text(crossed, steps))})"
+        )
+    if not named:
+        return ""
+    return (
+        "<p>Crossed quantiles: at some forecast steps the stored q10 … q90 are not in "
+        "non-decreasing order, in " + "; ".join(named) + " (over all perturbations; per "
+        "perturbation in the column above). WQL, CRPS, MSIS and coverage score the "
+        "quantiles as stored, as fev does (never re-sorted): crossing costs pinball loss "
+        "and can shrink or invert the 10–90 % interval, so read those systems' scores "
+        "and coverage with it (docs/probabilistic.md).</p>"
+    )
+
+
 def probabilistic_section(scores: pd.DataFrame, num: Callable[..., str]) -> str:
     """Mean WQL, CRPS, MSIS and 80 % coverage per system and perturbation
-    (marts.probabilistic_scores); systems without quantile forecasts say why."""
+    (marts.probabilistic_scores); systems without quantile forecasts say why. When a
+    system's stored quantiles cross at some step (n_crossed_steps; a snapshot without the
+    column shows nothing), a column and a sentence say so."""
     parts = ['<section id="probabilistic"><h2>Probabilistic forecasts (quantiles 0.1–0.9)</h2>']
     if scores.empty:
         parts.append("<p>No probabilistic scores in this snapshot.</p></section>")
         return "".join(parts)
+    crossing = set(CROSSING_COLUMNS) <= set(scores.columns) and bool(
+        scores["n_crossed_steps"].fillna(0).gt(0).any()
+    )
     rows = []
     for (system, perturbation), group in scores.groupby(["system_id", "perturbation_id"]):
         by_metric = group.set_index("metric")
@@ -45,11 +125,15 @@ def probabilistic_section(scores: pd.DataFrame, num: Callable[..., str]) -> str:
             where = {"system_id": system, "perturbation_id": perturbation, "metric": metric}
             cells.append(num(float_value(row["mean"]), "probabilistic_scores", "mean", where))
             reason = reason or (row["reason"] if isinstance(row["reason"], str) else None)
+        if crossing:
+            cells.append(crossed_cell(group, system, perturbation, num))
         cells.append(esc(reason or ""))
         rows.append(cells)
-    parts.append(
-        table_html(["System", "Perturbation", "WQL", "CRPS", "MSIS", "80 % coverage", "Note"], rows)
-    )
+    header = ["System", "Perturbation", "WQL", "CRPS", "MSIS", "80 % coverage"]
+    header += ["Crossed quantiles", "Note"] if crossing else ["Note"]
+    parts.append(table_html(header, rows))
+    if crossing:
+        parts.append(crossing_note(scores, num))
     parts.append(
         '<p class="source">Source: <code>marts.probabilistic_scores</code> — means over windows; '
         "WQL as fev, CRPS from the 9 quantiles (price units), MSIS of the 10–90 % interval "

@@ -234,8 +234,14 @@ def length_curve_table_html(curves: pd.DataFrame) -> str:
     )
 
 
+#: und_confusion_matrix's answers that are no option, after the options: a refusal
+#: ('None of these') apart from an unparseable or missing reply
+NO_OPTION_ANSWERS = ("(abstained)", "(unusable)")
+
+
 def confusion_html(confusion: pd.DataFrame) -> str:
-    """One small matrix per system, task and feature (truth rows, answer columns)."""
+    """One small matrix per system, task and feature (truth rows, answer columns; the
+    options sorted, then '(abstained)' and '(unusable)' where they occurred)."""
     if confusion.empty:
         return "<p>none</p>"
     parts = []
@@ -245,6 +251,10 @@ def confusion_html(confusion: pd.DataFrame) -> str:
         wide = block.pivot_table(
             index="truth", columns="predicted", values="n_prompts", aggfunc="sum", fill_value=0
         )
+        wide = wide[
+            [c for c in wide.columns if c not in NO_OPTION_ANSWERS]
+            + [c for c in NO_OPTION_ANSWERS if c in wide.columns]
+        ]
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in wide.columns)
         rows = "".join(
             f"<tr><th>{html.escape(str(t))}</th>"
@@ -665,7 +675,11 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "accuracy_ci_low / _high).</p>",
         note("curves", "".join(length_curve_charts(curves)) + length_curve_table_html(curves)),
         "<h2>Confusion matrices (paper Appendix D)</h2>",
-        "<p>Rows: the true answer; columns: the system's answer, all formats pooled.</p>",
+        "<p>Rows: the true answer; columns: the system's answer, all formats pooled; "
+        "<code>(abstained)</code>: replies that declined every option (a refusal, e.g. "
+        "'None of these'), <code>(unusable)</code>: unparseable replies and prompts without "
+        "a reply (a snapshot built before abstentions had their own column counts them "
+        "there).</p>",
         note("confusion", confusion_html(confusion)),
         "<h2>Ratings (mean rating over features, with stability)</h2>",
         "<p>Rating 1 holds the lowest raw score of its group: the best where higher_is_better "
