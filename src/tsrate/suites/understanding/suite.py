@@ -323,6 +323,30 @@ def plan_prompts(
     return list(keys.values())
 
 
+#: which datasets each task is asked of (:func:`.tasks.build_prompts`)
+TASK_NEEDS = {
+    "detection": "a univariate or pair dataset",
+    "classification": "a univariate or pair dataset",
+    "retrieval": "a univariate dataset or position set",
+    "arithmetic_min": "a univariate dataset or position set",
+    "arithmetic_max": "a univariate dataset or position set",
+    "matching_intra": "a univariate or pair dataset",
+    "matching_cross": "4 or more univariate or pair datasets",
+    "search": "a position set",
+}
+
+
+def refuse_empty_plan(config: SuiteConfig, prompts: Sequence[Prompt]) -> None:
+    """A plan of no prompts is an error naming what each chosen task needs."""
+    if prompts:
+        return
+    needs = "; ".join(f"{t} needs {TASK_NEEDS.get(t, 'a known dataset')}" for t in config.tasks)
+    raise TsrateError(
+        f"--datasets {','.join(config.datasets)} with --tasks {','.join(config.tasks)} "
+        f"gives no prompts ({needs}): choose datasets the tasks are asked of"
+    )
+
+
 def question_key(prompt: Prompt) -> tuple:
     """What a question is, whatever its prompting style: its series, task, feature, format,
     expected answer and options (the chain-of-thought prompt of a question differs from the
@@ -420,6 +444,7 @@ def run_suite(
     generated = generate_all(config)
     samples = [s for splits in generated.values() for split in splits.values() for s in split]
     prompts = plan_prompts(config, generated)
+    refuse_empty_plan(config, prompts)
     planned = len(prompts)
     if config.sample:
         prompts = sample_prompts(prompts, config.sample, config.data_seed)
