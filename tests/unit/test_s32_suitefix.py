@@ -28,3 +28,34 @@ def test_empty_understanding_plan_is_refused_before_storing(tmp_path, datasets, 
     assert "\n" not in message
     assert "gives no prompts" in message and need in message
     assert not warehouse.exists()
+
+
+def test_unknown_build_run_hints_a_live_query_that_runs(tmp_path, monkeypatch, capsys):
+    import re
+
+    from tsrate import cli
+    from tsrate.platform.raw_schema import create_raw_tables
+    from tsrate.platform.warehouse import connect
+
+    warehouse = tmp_path / "w.duckdb"
+    with connect(warehouse) as con:
+        create_raw_tables(con)
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    assert cli.main(["suite", "reasoning", "build", "rsn-nosuch"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no reasoning suite run 'rsn-nosuch'" in err and "\n" not in err
+    sql = re.search(r'tsrate query --live "(.+)"`', err).group(1)
+    assert sql == "select suite_run_id, status from raw.suite_runs where suite = 'reasoning'"
+    assert cli.main(["query", "--live", sql]) == 0
+
+
+def test_build_without_warehouse_suggests_the_suite_run(tmp_path, monkeypatch, capsys):
+    from tsrate import cli
+
+    warehouse = tmp_path / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    assert cli.main(["suite", "interpretability", "build"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no warehouse at" in err and "\n" not in err
+    assert "`tsrate suite interpretability run` first" in err
+    assert not warehouse.exists()

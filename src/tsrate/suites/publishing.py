@@ -135,6 +135,11 @@ def buildable_run(warehouse: Path, suite: Suite, suite_run_id: str | None = None
     from tsrate.platform.warehouse import connect
 
     statuses = (suite.ready_status, *REBUILDABLE)
+    if not Path(warehouse).exists():
+        raise TsrateError(
+            f"no warehouse at {warehouse}, so no stored {suite.name} suite run to build: run "
+            f"`tsrate suite {suite.name} run` first"
+        )
     with connect(warehouse, read_only=True) as con:
         exists = con.execute(
             "select count(*) from duckdb_tables() where schema_name = 'raw' "
@@ -160,8 +165,9 @@ def buildable_run(warehouse: Path, suite: Suite, suite_run_id: str | None = None
     status = dict(rows).get(suite_run_id)
     if status is None:
         raise TsrateError(
-            f"no {suite.name} suite run {suite_run_id!r} in {warehouse}: see "
-            '`tsrate query "select suite_run_id, status from raw.suite_runs"`'
+            f"no {suite.name} suite run {suite_run_id!r} in {warehouse}: see `tsrate query "
+            f'--live "select suite_run_id, status from raw.suite_runs where suite = '
+            f"'{suite.name}'\"`"
         )
     if status not in statuses:
         raise TsrateError(
