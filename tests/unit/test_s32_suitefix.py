@@ -59,3 +59,41 @@ def test_build_without_warehouse_suggests_the_suite_run(tmp_path, monkeypatch, c
     assert "no warehouse at" in err and "\n" not in err
     assert "`tsrate suite interpretability run` first" in err
     assert not warehouse.exists()
+
+
+def _snapshot(path, tables):
+    from tsrate.platform.warehouse import connect
+
+    with connect(path) as con:
+        con.execute("create schema if not exists marts")
+        for table in tables:
+            con.execute(f"create table marts.{table} as select 1 as x")
+    return path
+
+
+@pytest.mark.parametrize("suite", ["understanding", "reasoning", "interpretability"])
+def test_report_of_a_snapshot_without_the_suite_says_run_it(tmp_path, capsys, suite):
+    from tsrate import cli
+
+    snapshot = _snapshot(
+        tmp_path / "published.duckdb",
+        ["leaderboard", "rsn_x" if suite == "understanding" else "und_x"],
+    )
+    output = tmp_path / "r.html"
+    argv = ["suite", suite, "report", "--snapshot", str(snapshot), "--output", str(output)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        f"no {suite} suite run published in {snapshot}: run `tsrate suite {suite} run`"
+    )
+    assert "\n" not in err and not output.exists()
+
+
+def test_report_of_a_snapshot_with_some_suite_mart_is_an_older_snapshot(tmp_path, capsys):
+    from tsrate import cli
+
+    snapshot = _snapshot(tmp_path / "published.duckdb", ["rsn_ratings"])
+    argv = ["suite", "reasoning", "report", "--snapshot", str(snapshot)]
+    assert cli.main([*argv, "--output", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "published by an older tsrate" in err and "no reasoning suite run" not in err
