@@ -97,3 +97,37 @@ def test_report_of_a_snapshot_with_some_suite_mart_is_an_older_snapshot(tmp_path
     assert cli.main([*argv, "--output", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert "published by an older tsrate" in err and "no reasoning suite run" not in err
+
+
+def test_run_hint_orders_ratings_by_prompting_then_rank():
+    from pathlib import Path
+
+    import duckdb
+    import yaml
+
+    from tsrate.suites.understanding.cli import RATINGS_QUERY
+
+    spec = yaml.safe_load(Path("models/understanding/marts/und_ratings.yml").read_text())
+    (model,) = [m for m in spec["models"] if m["name"] == "und_ratings"]
+    columns = [c["name"] for c in model["columns"]]
+    con = duckdb.connect()
+    con.execute("create schema marts")
+    con.execute(
+        "create table marts.und_ratings as select * from (values "
+        "('zero_shot', 'accuracy', 'trend', 2, 'b'), ('cot', 'accuracy', 'trend', 1, 'a'), "
+        "('zero_shot', 'accuracy', 'trend', 1, 'a'), ('cot', 'accuracy', 'trend', 2, 'b')) "
+        "t(prompting, metric, feature, rank, system_id)"
+    )
+    for column in ("prompting", "metric", "feature", "rank", "system_id"):
+        assert column in columns
+    rows = con.execute(RATINGS_QUERY.replace("select *", "select prompting, rank")).fetchall()
+    assert rows == [("cot", 1), ("cot", 2), ("zero_shot", 1), ("zero_shot", 2)]
+
+
+def test_small_help_says_position_sets_are_csv_only(capsys):
+    from tsrate import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["suite", "understanding", "run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "position sets csv" in help_text and "all 9 formats" not in help_text

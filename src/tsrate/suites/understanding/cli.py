@@ -20,6 +20,9 @@ from tsrate.suites.publishing import run_message
 #: with chain of thought) that gemma3_270m answers in about 10 minutes on 2 cores
 DEFAULT_SAMPLE = 16
 
+#: the query the run's closing line suggests: each prompting style's table in rank order
+RATINGS_QUERY = "select * from marts.und_ratings order by prompting, metric, feature, rank"
+
 
 def _sample_size(text: str) -> int:
     try:
@@ -36,7 +39,7 @@ def _sample_size(text: str) -> int:
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_size_arguments(
         parser,
-        small="the small configuration (default): 5 test series per dataset, all 9 formats",
+        small="small (default): 5 test series per feature set in 9 formats; position sets csv",
         paper="the paper's sizes: 5000/2000/200 series per dataset, 400 per position set",
     )
     parser.add_argument(
@@ -127,7 +130,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             "understanding",
             suite_run_id,
             not args.no_build,
-            "select * from marts.und_ratings order by metric, feature, system_id",
+            RATINGS_QUERY,
         )
     )
     return 0

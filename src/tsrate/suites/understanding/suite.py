@@ -84,7 +84,7 @@ SMALL = SuiteConfig(
 )
 
 #: The paper's sizes: 5000 / 2000 / 200 per dataset, 400 series per position set (50 per
-#: cell), length 175; every format for every task (about 100,000 prompts per system).
+#: cell), length 175; every format for every task (150,849 prompts per system).
 PAPER = dataclasses.replace(
     SMALL,
     name="paper",
