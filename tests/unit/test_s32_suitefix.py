@@ -131,3 +131,28 @@ def test_small_help_says_position_sets_are_csv_only(capsys):
         cli.main(["suite", "understanding", "run", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "position sets csv" in help_text and "all 9 formats" not in help_text
+
+
+@pytest.mark.parametrize("temperature", ["0", "-1", "nan", "inf", "warm"])
+def test_forecast_temperature_must_be_positive(capsys, temperature):
+    from tsrate import cli
+
+    argv = ["suite", "reasoning", "run", "--llm", "endpoint:m", "--forecast-samples", "3"]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, "--forecast-temperature", temperature])
+    assert exit_.value.code == 2
+    assert "expected a temperature > 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--forecast-samples", "3"], ["--forecast-temperature", "0.5"]],
+)
+def test_sampling_options_without_llm_are_refused(tmp_path, monkeypatch, capsys, options):
+    from tsrate import cli
+
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "w.duckdb"))
+    assert cli.main(["suite", "reasoning", "run", *options, "--no-build"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "add --llm" in err
+    assert not (tmp_path / "w.duckdb").exists()

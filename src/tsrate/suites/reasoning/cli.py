@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from tsrate import TsrateError
 from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
     add_build_action,
@@ -37,6 +38,19 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from exc
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a temperature > 0, got {text!r}") from exc
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a temperature > 0, got {text} (one greedy reply: leave out "
+            "--forecast-samples)"
+        )
     return value
 
 
@@ -95,7 +109,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--forecast-temperature",
-        type=float,
+        type=_temperature,
         default=None,
         metavar="T",
         help="sampling temperature with --forecast-samples > 1 (default: the LLMTime "
@@ -140,6 +154,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     from tsrate.platform.entrypoints import REASONING_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
 
+    if not args.llm and (args.forecast_samples != 1 or args.forecast_temperature is not None):
+        raise TsrateError(
+            "--forecast-samples and --forecast-temperature sample a language model's "
+            "forecasts: add --llm (the offline references give one reply each)"
+        )
     suite_run_id = run_flow(
         load_entrypoint(REASONING_FLOW),
         import_path=args.import_path,
