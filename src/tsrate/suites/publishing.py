@@ -51,13 +51,13 @@ def write_suite_report(suite: Suite | str, snapshot: Path, output: Path) -> Path
     return module.write_report(snapshot, Path(output))
 
 
-def check_published(snapshot: Path, suite: Suite) -> None:
+def check_published(published: Path, suite: Suite) -> None:
     """A one-line :class:`TsrateError` when the snapshot holds no ``marts.<prefix>_*``
     table of ``suite`` at all (the suite was never run and built there), before the report
     would call it an older snapshot or print an empty page."""
     from tsrate.platform.warehouse import connect
 
-    with connect(snapshot, read_only=True) as con:
+    with connect(published, read_only=True) as con:
         found = con.execute(
             "select count(*) from duckdb_tables() where schema_name = 'marts' "
             "and starts_with(table_name, ?)",
@@ -65,7 +65,7 @@ def check_published(snapshot: Path, suite: Suite) -> None:
         ).fetchone()[0]
     if not found:
         raise TsrateError(
-            f"no {suite.name} suite run published in {snapshot}: run `tsrate suite "
+            f"no {suite.name} suite run published in {published}: run `tsrate suite "
             f"{suite.name} run`"
         )
 
