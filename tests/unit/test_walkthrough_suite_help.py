@@ -15,7 +15,7 @@ def test_the_small_configuration_counts_every_format(capsys):
     with pytest.raises(SystemExit):
         cli.main(["suite", "understanding", "run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    counted = re.search(r"all (\d+) formats", text)
+    counted = re.search(r"series per feature set in (\d+) formats", text)
     assert counted, text
     assert int(counted.group(1)) == len(FORMATS) == 9
 
