@@ -84,7 +84,8 @@ SMALL = SuiteConfig(
 )
 
 #: The paper's sizes: 5000 / 2000 / 200 per dataset, 400 series per position set (50 per
-#: cell), length 175; every format for every task (150,849 prompts per system).
+#: cell), length 175; every format for every task (150,849 prompts per system and
+#: prompting style, as plan_prompts counts them).
 PAPER = dataclasses.replace(
     SMALL,
     name="paper",
