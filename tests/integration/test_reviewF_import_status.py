@@ -7,8 +7,10 @@ took it again (and failed the same way) and `tsrate runs` showed it as a finishe
 Real parts: a warehouse of the bundled prices, a real forecast run of the naive baseline,
 an imported prediction file, tsrate's dbt build in a child process and the real publish.
 The build is made to fail by a forecast row stored twice (the forecasts' grain test
-fails, as in test_sweep10_suitecli.py); the publish by a real folder where the Parquet link
-must go (publish refuses to replace it).
+fails, as in test_sweep10_suitecli.py); the publish by a snapshot storage version DuckDB
+does not know (`TSRATE_SNAPSHOT_STORAGE_VERSION`: publish refuses to write the snapshot,
+after the import and its build). A real folder where the Parquet link must go no longer
+does: the import refuses it before any work (tests/unit/test_s32_ops_preflight.py).
 """
 
 from __future__ import annotations
@@ -67,12 +69,13 @@ def test_an_import_whose_build_fails_marks_its_run_build_failed(warehouse, tmp_p
     assert message == error[-2000:]
 
 
-def test_an_import_whose_publish_fails_marks_its_run_publish_failed(warehouse, tmp_path):
-    blocker = warehouse.parent / "published" / "parquet"  # a real folder, not the link
-    blocker.mkdir(parents=True)
+def test_an_import_whose_publish_fails_marks_its_run_publish_failed(
+    warehouse, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("TSRATE_SNAPSHOT_STORAGE_VERSION", "v0.0.0-unknown")
     caught = _import(warehouse, tmp_path)
     error = str(caught.value)
-    assert "is a real folder, not the link tsrate swaps" in error
+    assert "cannot write the snapshot" in error and "v0.0.0-unknown" in error
     status, message = _imported_run(warehouse)
     assert status == "publish_failed"
     assert message == error[-2000:]
