@@ -2,7 +2,8 @@
 
 * :func:`run_logger` — Prefect's run logger inside an orchestrated flow run, else the
   ``tsrate.run`` logger (``tsrate run`` without a Prefect API runs the flows in-process).
-* :func:`phase` — ``<name>: started`` and ``<name>: done in 12.3s`` (or ``failed after``).
+* :func:`phase` — ``<name>: started`` and ``<name>: done in 12.3s`` (or ``failed after``, or
+  ``stopped after`` when Ctrl-C or SIGTERM stopped it).
 * :class:`Progress` — ``[45/120]  37% fracast MRK P1 ... ETA 1m05s`` (the share floored:
   100 % only once every item is done; the ETA rounded up, ``<1s`` under a second, never
   ``0s`` while an item runs; the lock file's ``eta_seconds`` the same, in whole seconds). On a terminal it is one
@@ -101,6 +102,9 @@ def phase(name: str, say: Callable[[str], None] | None = None) -> Iterator[None]
     announce()
     try:
         yield
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (the CLI raises it): stopped, not failed
+        say(f"{name}: stopped after {time.perf_counter() - started:.1f}s")
+        raise
     except BaseException:
         say(f"{name}: failed after {time.perf_counter() - started:.1f}s")
         raise
