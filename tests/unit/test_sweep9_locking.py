@@ -183,3 +183,23 @@ def test_a_writer_holding_the_lock_gets_no_reader_grace(held, clock):
         with writer_lock(held, timeout=0):
             pass
     assert clock.sleeps == [] and "is being written by pid 4242" in str(caught.value)
+
+
+def test_the_hint_after_a_wait_asks_for_a_longer_timeout(held, clock):
+    """After a wait the wait is said apart from the holder's "now: <phase>" and the hint asks
+    for a longer --lock-timeout (not the option the user just passed); without a wait the
+    hint names the option."""
+    with pytest.raises(WarehouseBusy) as waited:
+        with writer_lock(held, timeout=3):
+            pass
+    message = str(waited.value)
+    assert "(x); one writer at a time. Gave up after waiting 3s: wait for it to finish or " \
+        "pass a longer --lock-timeout; `tsrate serve`: writer_lock_timeout_s; readers" in message  # fmt: skip
+    assert "SECONDS to wait" not in message
+    with pytest.raises(WarehouseBusy) as at_once:
+        with writer_lock(held):
+            pass
+    message = str(at_once.value)
+    assert "(x); one writer at a time. Wait for it to finish (or pass --lock-timeout SECONDS " \
+        "to wait; `tsrate serve`: writer_lock_timeout_s); readers" in message  # fmt: skip
+    assert "longer" not in message

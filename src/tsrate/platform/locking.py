@@ -228,11 +228,18 @@ def writer_lock(
                     waited = f" after waiting {timeout:g}s" if timeout > 0 else ""
                     doing = "read" if readers else "written"
                     rule = "no writer beside a live reader" if readers else "one writer at a time"
+                    # the wait is said apart from the holder ("pid 7, now: forecast"), and a
+                    # user who passed --lock-timeout is told to pass a longer one
+                    hint = (
+                        f"Gave up{waited}: wait for it to finish or pass a longer --lock-timeout"
+                        if waited
+                        else "Wait for it to finish (or pass --lock-timeout SECONDS to wait"
+                    )
                     raise WarehouseBusy(
-                        f"the warehouse {Path(warehouse)} is being {doing} by {holder}{waited}; "
-                        f"{rule}. Wait for it to finish (or pass --lock-timeout "
-                        "SECONDS to wait; `tsrate serve`: writer_lock_timeout_s); readers use "
-                        f"the published snapshot. Lock file: {path}"
+                        f"the warehouse {Path(warehouse)} is being {doing} by {holder}; "
+                        f"{rule}. {hint}; `tsrate serve`: writer_lock_timeout_s"
+                        f"{'' if waited else ')'}; readers use the published snapshot. "
+                        f"Lock file: {path}"
                     ) from None
                 if not announced:
                     (say or log.info)(
