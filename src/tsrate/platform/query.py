@@ -268,6 +268,15 @@ def query(
     if not live:
         snapshot = published_path(warehouse)
         if not snapshot.exists():
+            from tsrate.platform.locking import describe_holder, writer_status
+
+            writer = writer_status(warehouse)
+            if writer is not None:  # --live would be refused beside a writer: say so instead
+                raise TsrateError(
+                    f"no published snapshot at {snapshot} yet, and the warehouse is being "
+                    f"written by {describe_holder(writer)}: query again once it has published "
+                    "(`tsrate status` shows its progress)"
+                )
             raise TsrateError(
                 f"no published snapshot at {snapshot} yet: finish a `tsrate run`, or query the "
                 "live warehouse with --live"
