@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -472,6 +473,10 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
         assert flow_run.state.is_completed(), (flow_run.state, log.read_text()[-3000:])
         runs = read(warehouse, "select status from raw.runs")
         assert runs["status"].tolist() == ["succeeded"]
+        # the scheduled run's lines (Prefect's format, its own process) carry the date
+        dated = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \| INFO +\| Flow run '")
+        lines = [ln for ln in log.read_text().splitlines() if "| Flow run '" in ln]
+        assert lines and all(dated.match(ln) for ln in lines), lines[:3]
         children = _descendants(serve.pid)
         assert children, "expected the Prefect server"
     finally:

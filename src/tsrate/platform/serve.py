@@ -229,9 +229,26 @@ def schedule_lines(deployments: list[RunnerDeployment]) -> list[str]:
     return lines
 
 
+#: Prefect's log formats stamp the time of day only (``07:40:30.088 | INFO | ...``): a serve
+#: log of several nights needs the date. Prefect reads these overrides of its logging.yml
+#: when it sets up logging; the scheduled runs (processes of their own) inherit them.
+DATED_LOGS = {
+    "PREFECT_LOGGING_FORMATTERS_STANDARD_DATEFMT": "%Y-%m-%d %H:%M:%S",
+    "PREFECT_LOGGING_FORMATTERS_SIMPLE_DATEFMT": "%Y-%m-%d %H:%M:%S",
+}
+
+
+def date_the_logs(environ: dict[str, str] | os._Environ = os.environ) -> None:
+    """Stamp Prefect's log lines with the date too (:data:`DATED_LOGS`), unless the user
+    set a format of their own."""
+    for variable, value in DATED_LOGS.items():
+        environ.setdefault(variable, value)
+
+
 def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN001
     """Serve the deployments (blocks until stopped), on the Prefect server ``PREFECT_API_URL``
     names or, without one, on a server started here (with its UI) and stopped with us."""
+    date_the_logs()  # before Prefect is imported here: it sets up its logging then
     from prefect.settings import PREFECT_API_URL
 
     from tsrate.config import warehouse_path
