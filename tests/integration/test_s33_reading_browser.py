@@ -41,7 +41,8 @@ SEEN = """(() => {
   const reading = document.getElementById('reading');
   const warning = id => { const p = document.getElementById(id); if (!p) return null;
     const r = p.getBoundingClientRect();
-    return {parent: p.parentElement.id, section: p.closest('section').id, text: p.innerText,
+    const section = p.closest('section');
+    return {parent: p.parentElement.id, section: section ? section.id : null, text: p.innerText,
             height: r.height, right: r.right}; };
   return {
     children: Array.from(reading.children).map(e => e.tagName + '.' + (e.id || e.className)),
