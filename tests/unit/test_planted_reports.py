@@ -23,7 +23,7 @@ from tsrate.robustness.report.paper import HEADER, _row_cells
 from tsrate.robustness.report.reading import reading_paragraph
 from tsrate.robustness.report.sections import overview_section
 from tsrate.suites.interpretability.report import heatmap_spec, trends_section
-from tsrate.suites.understanding.report import _figure2, format_table_html, profile_figure
+from tsrate.suites.understanding.report import figure2, format_table_html, profile_figure
 
 
 def _plain(html: str) -> str:
@@ -212,7 +212,7 @@ def test_the_feature_detection_profile_plots_f1():
             "n_prompts": [30, 30, 30],
         }
     )
-    html = "".join(_figure2(scores))
+    html = "".join(figure2(scores))
     assert {row["axis"]: row["y"] for row in _rows(html)} == {
         "trend": 0.2,
         "seasonality": 0.4,

@@ -81,13 +81,13 @@ def test_figure2_uses_csv_where_present_and_else_the_mean_over_formats():
     csv = cells("s", "detection", "csv", {"trend": 0.25, "seasonality": 0.5, "noise": 0.75})
     json_ = cells("s", "detection", "json", {"trend": 0.2, "seasonality": 0.5, "noise": 1.0})
     tsv = cells("s", "detection", "tsv", {"trend": 0.6, "seasonality": 0.75, "noise": 0.0})
-    html = "".join(rep._figure2(pd.DataFrame(csv + json_)))
+    html = "".join(rep.figure2(pd.DataFrame(csv + json_)))
     assert {r["axis"]: r["y"] for r in rows_of(html)} == {
         "trend": 0.25,
         "seasonality": 0.5,
         "noise": 0.75,
     }
-    html = "".join(rep._figure2(pd.DataFrame(json_ + tsv)))
+    html = "".join(rep.figure2(pd.DataFrame(json_ + tsv)))
     got = {r["axis"]: r["y"] for r in rows_of(html)}
     assert got == pytest.approx({"trend": 0.4, "seasonality": 0.625, "noise": 0.5})
     # the prompts of a cell are summed over the formats: 30 + 30
@@ -98,15 +98,15 @@ def test_figure2_needs_three_detection_features_and_three_numeric_axes():
     """Figure 2(a) is drawn from 3 features, not from 2; 2(b) from 3 task x feature axes,
     not from 2 -- whatever the number of systems (one here)."""
     two = cells("s", "detection", "csv", {"trend": 0.25, "noise": 0.75})
-    assert rep._figure2(pd.DataFrame(two)) == []
+    assert rep.figure2(pd.DataFrame(two)) == []
     three = two + cells("s", "detection", "csv", {"seasonality": 0.5})
-    assert len(rep._figure2(pd.DataFrame(three))) == 1
+    assert len(rep.figure2(pd.DataFrame(three))) == 1
     numeric = cells("s", "retrieval", "csv", {"trend": 0.5}) + cells(
         "s", "arithmetic_min", "csv", {"trend": 0.25}
     )
-    assert rep._figure2(pd.DataFrame(numeric)) == []
+    assert rep.figure2(pd.DataFrame(numeric)) == []
     numeric += cells("s", "arithmetic_max", "csv", {"trend": 0.75})
-    (html,) = rep._figure2(pd.DataFrame(numeric))
+    (html,) = rep.figure2(pd.DataFrame(numeric))
     assert {r["axis"]: r["y"] for r in rows_of(html)} == {
         "trend value": 0.5,
         "trend min": 0.25,
@@ -120,7 +120,7 @@ def test_figure2b_leaves_the_position_sets_out():
     numeric = []
     for task, value in (("retrieval", 0.5), ("arithmetic_min", 0.25), ("arithmetic_max", 0.75)):
         numeric += cells("s", task, "csv", {"trend": value, "outlier": 1.0, "brownian": 0.0})
-    (html,) = rep._figure2(pd.DataFrame(numeric))
+    (html,) = rep.figure2(pd.DataFrame(numeric))
     assert {r["axis"]: r["y"] for r in rows_of(html)} == {
         "trend value": 0.5,
         "trend min": 0.25,

@@ -15,7 +15,7 @@ import pandas as pd
 
 from tsrate.html.charts import esc
 from tsrate.robustness.report.data import ReportData
-from tsrate.robustness.report.numbers import format_share, num
+from tsrate.robustness.report.numbers import display_names, format_share, num
 
 
 class _Wording(NamedTuple):
@@ -66,14 +66,6 @@ def copied_counts(summary: pd.DataFrame) -> pd.DataFrame:
     its windows) and n_unknown (windows of cells without a count, null); systems without a
     copied window are not listed."""
     return _counts(summary, _COPIES.column)
-
-
-def display_names(data: ReportData) -> dict[str, str]:
-    """system_id -> display name, from the report's systems (empty when it has none): how
-    the reading's warnings (here and in :mod:`.sources`) name a system."""
-    if not data.systems.empty and "display_name" in data.systems:
-        return dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
-    return {}
 
 
 def _paragraph(data: ReportData, wording: _Wording) -> str:

@@ -169,6 +169,14 @@ def system_order(data: ReportData) -> list[str]:
     return ordered + sorted(rated - set(ordered))
 
 
+def display_names(data: ReportData) -> dict[str, str]:
+    """system_id -> display name, from the report's systems (empty when it has none): how
+    the summary table and the reading's warnings name a system."""
+    if not data.systems.empty and "display_name" in data.systems:
+        return dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
+    return {}
+
+
 def perturbation_order(data: ReportData) -> list[str]:
     if data.ratings.empty:
         return []

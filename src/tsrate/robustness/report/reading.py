@@ -1,6 +1,8 @@
 """The report's reading: one paragraph that reads the results in words (the most and least
 robust systems, the perturbation that hurts most, the confounders), every number a traceable
-mart value. A function of :class:`ReportData` returning HTML."""
+mart value, followed inside the same section by its warnings (:mod:`.fallbacks`' windows a
+system did not really forecast or copied, :mod:`.sources`' systems forecast on other prices).
+A function of :class:`ReportData` returning HTML."""
 
 from __future__ import annotations
 
@@ -9,17 +11,29 @@ import math
 import pandas as pd
 
 from tsrate.html.charts import esc
+from tsrate.robustness.report import fallbacks, sources
 from tsrate.robustness.report.data import ROBUSTNESS_METRICS, ReportData
 from tsrate.robustness.report.numbers import num, source_note, system_order, tied_at
 
 
+def reading_warnings(data: ReportData) -> str:
+    """The reading's warning paragraphs, each empty unless a system is flagged: fallback
+    windows, then copied windows, then systems rated from forecasts on other prices."""
+    return fallbacks.fallback_note(data) + sources.source_note(data)
+
+
 def reading_paragraph(data: ReportData) -> str:
-    """One paragraph reading the results, every number a traceable mart value."""
+    """The reading section: one paragraph reading the results, every number a traceable mart
+    value, then its source line and its :func:`reading_warnings`."""
     summary, per_perturbation = data.system_summary, data.perturbation_summary
     sentences: list[str] = []
     run = {"run_id": data.run_id}
     if summary.empty:
-        return "<p>No ratings in this run.</p>"
+        return (
+            '<section id="reading"><h2>Reading the results</h2><p>No ratings in this run.</p>'
+            + reading_warnings(data)
+            + "</section>"
+        )
     systems = system_order(data)
     robustness = summary[summary["metric"].isin(ROBUSTNESS_METRICS)]
     means = robustness.groupby("system_id")["avg_rating"].mean().dropna().sort_values()
@@ -170,5 +184,6 @@ def reading_paragraph(data: ReportData) -> str:
             "confounder_comparison",
             extra="hover a number to see the mart row it comes from",
         )
+        + reading_warnings(data)
         + "</section>"
     )

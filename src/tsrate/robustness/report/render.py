@@ -45,7 +45,6 @@ from tsrate.robustness.report.data import (  # noqa: F401  (re-exported: the rep
     default_report_path,
     load_report_data,
 )
-from tsrate.robustness.report.fallbacks import fallback_note
 from tsrate.robustness.report.figures import (  # noqa: F401
     confounder_section,
     forecast_chart,
@@ -84,7 +83,6 @@ from tsrate.robustness.report.sections import (  # noqa: F401
     summary_section,
     verdict_section,
 )
-from tsrate.robustness.report.sources import source_note
 
 #: CSS of the rating tables and flags (the shared rules are in tsrate.html.page)
 STYLE = """
@@ -127,9 +125,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         verdict_section(data),  # the verdict first; then what this study is beside the paper's
         paper_study_section(data),
         overview_section(data),
-        reading_paragraph(data),
-        fallback_note(data),  # the windows a system did not really forecast, if any
-        source_note(data),  # systems rated from forecasts made on other prices, if any
+        reading_paragraph(data),  # with its warnings: fallbacks, copies, other prices
         study_section(data),
         summary_section(data),
         rating_tables_section(data),

@@ -17,6 +17,7 @@ from tsrate.robustness.report.data import (
     ReportData,
 )
 from tsrate.robustness.report.numbers import (
+    display_names,
     first_row,
     format_number,
     is_shaky,
@@ -476,9 +477,7 @@ def overview_section(data: ReportData) -> str:
     summary = data.system_summary
     if means.empty:
         return ""
-    names = {}
-    if not data.systems.empty and "display_name" in data.systems:
-        names = dict(zip(data.systems["system_id"], data.systems["display_name"], strict=False))
+    names = display_names(data)
     counts = shaky_counts(data).set_index("system_id")
     run = {"run_id": data.run_id}
     rows = []

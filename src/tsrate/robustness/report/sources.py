@@ -12,7 +12,7 @@ import pandas as pd
 
 from tsrate.html.charts import esc
 from tsrate.robustness.report.data import ReportData
-from tsrate.robustness.report.fallbacks import display_names
+from tsrate.robustness.report.numbers import display_names
 
 
 def source_warnings(provenance: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,165 @@
+"""The understanding report's comparisons: each system against the chance reference
+(und_random, :func:`chance_table`), and zero-shot against chain-of-thought answers
+(:func:`prompting_table_html`); :func:`label_prompting` keeps the two styles apart
+everywhere else."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from tsrate.suites import intervals
+
+#: the chance reference every other system is held against
+CHANCE_SYSTEM = "und_random"
+
+
+def chance_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per system (other than und_random), prompting style and task: the share of prompts
+    answered right (unusable replies count as wrong), pooled over features and formats,
+    with its Wilson 95 % interval, beside und_random's share on the same questions, the
+    two-sided p-value of the two-proportion z test and a verdict: ``above chance`` /
+    ``below chance`` (p < 0.05) or ``not distinguishable from chance``. Empty without
+    und_random's answers."""
+    columns = [
+        "prompting",
+        "system_id",
+        "task",
+        "n_prompts",
+        "accuracy",
+        "ci_low",
+        "ci_high",
+        "chance_accuracy",
+        "chance_n",
+        "p_value",
+        "verdict",
+    ]
+    if scores.empty or CHANCE_SYSTEM not in set(scores["system_id"]):
+        return pd.DataFrame(columns=columns)
+    usable = scores[scores["accuracy"].notna()].copy()
+    usable["n_correct"] = (usable["accuracy"] * usable["n_prompts"]).round()
+    pooled = usable.groupby(["prompting", "system_id", "task"], as_index=False)[
+        ["n_correct", "n_prompts"]
+    ].sum()
+    chance = pooled[pooled["system_id"] == CHANCE_SYSTEM].set_index(["prompting", "task"])
+    rows = []
+    for row in pooled[pooled["system_id"] != CHANCE_SYSTEM].itertuples(index=False):
+        # und_random answers every question the same way in each prompting style: its
+        # zero-shot answers are the chance level of the chain-of-thought questions too
+        key = (row.prompting, row.task)
+        if key not in chance.index:
+            key = ("zero_shot", row.task)
+        if key not in chance.index:
+            continue
+        k0, n0 = chance.loc[key, "n_correct"], chance.loc[key, "n_prompts"]
+        k, n = row.n_correct, row.n_prompts
+        low, high = intervals.wilson_interval(k, n)
+        p = intervals.two_proportion_p(k, n, k0, n0)
+        if p < intervals.ALPHA:
+            verdict = "above chance" if k / n > k0 / n0 else "below chance"
+        else:
+            verdict = "not distinguishable from chance"
+        rows.append(
+            [
+                row.prompting,
+                row.system_id,
+                row.task,
+                int(n),
+                k / n,
+                float(low),
+                float(high),
+                k0 / n0,
+                int(n0),
+                p,
+                verdict,
+            ]
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def chance_table_html(scores: pd.DataFrame) -> str:
+    """:func:`chance_table` as a section: one row per system, prompting and task."""
+    table = chance_table(scores)
+    if table.empty:
+        return ""
+    rows = []
+    for row in table.itertuples(index=False):
+        system = row.system_id + (" · cot" if row.prompting == "cot" else "")
+        verdict = html.escape(row.verdict)
+        if row.verdict != "not distinguishable from chance":
+            verdict = f"<b>{verdict}</b>"
+        rows.append(
+            f"<tr><td>{html.escape(system)}</td><td>{html.escape(row.task)}</td>"
+            f"<td>{row.n_prompts}</td><td>{row.accuracy:.2f} [{row.ci_low:.2f}, "
+            f"{row.ci_high:.2f}]</td><td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
+            f"<td>{row.p_value:.3g}</td><td>{verdict}</td></tr>"
+        )
+    return (
+        "<h2>Against chance</h2>"
+        f"<p>Share of questions answered right (an unusable reply is wrong), pooled over "
+        f"features and formats, with its Wilson 95 % interval, beside {CHANCE_SYSTEM}'s "
+        "share on the same questions; two-sided two-proportion z test, p &lt; 0.05 for a "
+        "verdict. A small sample (<code>--sample</code>) is often not distinguishable from "
+        "chance: read the interval.</p>"
+        "<table><tr><th>system</th><th>task</th><th>prompts</th><th>accuracy [95 %]</th>"
+        f"<th>{CHANCE_SYSTEM} (prompts)</th><th>p</th><th>verdict</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
+
+
+def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of a mart with ``system_id`` renamed ``<system> · cot`` for chain-of-thought
+    rows, so that zero-shot and chain-of-thought answers are never pooled in a chart or
+    table; the ``prompting`` column is dropped."""
+    if frame.empty or "prompting" not in frame.columns:
+        return frame
+    cot = frame["prompting"] == "cot"
+    out = frame.drop(columns="prompting")
+    out["system_id"] = out["system_id"].where(~cot, out["system_id"] + " · cot")
+    return out
+
+
+def _unusable(scores: pd.DataFrame) -> int:
+    """Unusable answers of und_scores rows: unparseable + abstained + unanswered (a snapshot
+    published before n_abstained or n_unanswered existed counted those in n_unparsed)."""
+    total = int(scores["n_unparsed"].sum())
+    if "n_abstained" in scores.columns:
+        total += int(scores["n_abstained"].sum())
+    if "n_unanswered" in scores.columns:
+        total += int(scores["n_unanswered"].sum())
+    return total
+
+
+def prompting_table_html(scores: pd.DataFrame) -> str:
+    """Zero-shot against chain-of-thought: per system and task, the headline score (F1 for
+    detection and classification, accuracy otherwise; mean over features and formats) and
+    the unusable replies of each prompting style. Empty when the scores hold one style."""
+    if scores.empty or "prompting" not in scores.columns:
+        return ""
+    if set(scores["prompting"]) != {"zero_shot", "cot"}:
+        return ""
+    rows = []
+    for (system_id, task), block in scores.groupby(["system_id", "task"], sort=True):
+        column = "f1" if task in ("detection", "classification") else "accuracy"
+        by = {prompting: part for prompting, part in block.groupby("prompting", sort=False)}
+        if set(by) != {"zero_shot", "cot"}:
+            continue
+        zero, cot = (float(by[k][column].mean()) for k in ("zero_shot", "cot"))
+        unusable = {k: _unusable(by[k]) for k in by}
+        prompts = {k: int(by[k]["n_prompts"].sum()) for k in by}
+        rows.append(
+            f"<tr><td>{html.escape(system_id)}</td><td>{html.escape(task)}</td><td>{column}</td>"
+            f"<td>{zero:.2f}</td><td>{cot:.2f}</td><td>{cot - zero:+.2f}</td>"
+            f"<td>{unusable['zero_shot']} / {prompts['zero_shot']}</td>"
+            f"<td>{unusable['cot']} / {prompts['cot']}</td></tr>"
+        )
+    return (
+        "<h2>Zero-shot against chain of thought</h2>"
+        "<p>The same questions asked zero-shot and with a chain-of-thought instruction (the "
+        "reply's last <code>Answer:</code> line parsed strictly); mean over features and "
+        "formats. Ratings compare systems within one prompting style.</p>"
+        "<table><tr><th>system</th><th>task</th><th>metric</th><th>zero-shot</th><th>cot</th>"
+        "<th>cot - zero-shot</th><th>unusable zero-shot</th><th>unusable cot</th></tr>"
+        f"{''.join(rows)}</table>"
+    )
