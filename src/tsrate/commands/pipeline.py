@@ -1,7 +1,7 @@
 """The bodies of the commands that write the warehouse: ``run``, ``ingest``, ``import`` /
 ``import-predictions``, ``export-inputs``, ``train``, ``show-input``, ``build``.
 
-Their options are defined in :func:`tsrate.cli.build_parser`; each body imports what it needs
+Their options are defined in :mod:`tsrate.commands.pipeline_parsers`; each body imports what it needs
 when it runs (a command's start stays light).
 """
 

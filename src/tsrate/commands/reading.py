@@ -1,7 +1,7 @@
 """The bodies of the commands that read the warehouse or serve it: ``systems``, ``studies``,
 ``runs``, ``query``, ``report``, ``docs``, ``export``, ``serve``.
 
-Their options are defined in :func:`tsrate.cli.build_parser`; each body imports what it needs
+Their options are defined in :mod:`tsrate.commands.reading_parsers`; each body imports what it needs
 when it runs (``tsrate systems`` must start in under 2 s).
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tsrate.cli import wait_seconds
+from tsrate.commands.flags import add_lock_timeout
 
 if TYPE_CHECKING:
     from tsrate.suites import Suite
@@ -43,19 +43,9 @@ def add_size_arguments(parser: argparse.ArgumentParser, small: str, paper: str) 
 
 def add_control_arguments(parser: argparse.ArgumentParser, store_only: str) -> None:
     """``--no-build`` (store the suite run's answers or models only; ``store_only`` says what)
-    and ``--lock-timeout``."""
+    and ``--lock-timeout`` (as every writing command has: :mod:`tsrate.commands.flags`)."""
     parser.add_argument("--no-build", action="store_true", help=store_only)
     add_lock_timeout(parser)
-
-
-def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
-    """``--lock-timeout``: seconds to wait for the warehouse writer lock (default 0)."""
-    parser.add_argument(
-        "--lock-timeout",
-        type=wait_seconds,
-        default=0.0,
-        help="seconds to wait while another process writes the warehouse (default: fail at once)",
-    )
 
 
 def add_run_action(subparsers, text: str, add_arguments, run) -> None:  # noqa: ANN001
