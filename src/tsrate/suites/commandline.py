@@ -41,6 +41,18 @@ def add_size_arguments(parser: argparse.ArgumentParser, small: str, paper: str) 
     parser.set_defaults(config="small")
 
 
+def add_no_references(parser: argparse.ArgumentParser, which: str) -> None:
+    """``--no-references`` (``which``: the reference systems it leaves out), stored as
+    ``no_references``; ``--no-reference`` is a hidden alias, so either spelling works in
+    every suite."""
+    parser.add_argument(
+        "--no-references", dest="no_references", action="store_true", help=f"skip {which}"
+    )
+    parser.add_argument(
+        "--no-reference", dest="no_references", action="store_true", help=argparse.SUPPRESS
+    )
+
+
 def add_control_arguments(parser: argparse.ArgumentParser, store_only: str) -> None:
     """``--no-build`` (store the suite run's answers or models only; ``store_only`` says what)
     and ``--lock-timeout`` (as every writing command has: :mod:`tsrate.commands.flags`)."""
