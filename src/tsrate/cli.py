@@ -29,6 +29,7 @@ from tsrate.commands.usage import (
     OneLineParser,
     check_warehouse_setting,
     path_error_line,
+    refuse_without_warehouse,
     require_inputs,
 )
 
@@ -186,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             if getattr(args, "writes_warehouse", False):  # `run` takes the lock itself
                 from tsrate.config import warehouse_path
                 from tsrate.platform.locking import writer_lock
+
+                refuse_without_warehouse(args)  # before the lock: it leaves a file behind
 
                 with writer_lock(warehouse_path(), getattr(args, "lock_timeout", 0.0) or 0.0):
                     return args.func(args)

@@ -15,9 +15,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from tests.support.locks import another_writer
 from tsrate import cli
+from tsrate.platform.locking import lock_path
 
 SUITES_WITH_REFERENCES = ("understanding", "reasoning")
 
@@ -80,3 +84,64 @@ def test_the_forecasts_help_says_that_0_skips_forecasting():
     text = " ".join(_run_help("reasoning").split())
     wanted = "--forecasts FORECASTS procedural forecasting items, default 12 (0 skips the "
     assert wanted + "forecasting task)" in text
+
+
+#: the writing commands that refuse when there is no warehouse, and their one-line refusals
+REFUSED_WITHOUT_WAREHOUSE = [
+    (["build"], "nothing to build; `tsrate run` forecasts the study"),
+    (["build", "--no-publish"], "nothing to build"),
+    (["build", "--run-id", "r1"], "nothing to build"),
+    (["docs"], "run `tsrate run` before `tsrate docs`"),
+    (["suite", "reasoning", "build"], "no stored reasoning suite run to build"),
+    (["suite", "understanding", "build"], "no stored understanding suite run to build"),
+    (["suite", "interpretability", "build", "x"], "no stored interpretability suite run"),
+]
+
+
+@pytest.mark.parametrize(("argv", "says"), REFUSED_WITHOUT_WAREHOUSE)
+def test_a_command_refused_for_a_missing_warehouse_leaves_no_lock_file(
+    argv, says, tmp_path, monkeypatch, capsys
+):
+    warehouse = tmp_path / "wh" / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tsrate: error: no warehouse at {warehouse}") and says in err, err
+    assert len(err.splitlines()) == 1
+    assert not lock_path(warehouse).exists()
+    assert not (tmp_path / "wh").exists()
+
+
+def test_report_without_a_warehouse_writes_nothing(tmp_path, monkeypatch, capsys):
+    """`tsrate report` reads the published snapshot and takes no lock: nothing is left."""
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "wh" / "w.duckdb"))
+    assert cli.main(["report"]) == 2
+    assert "no published snapshot at" in capsys.readouterr().err
+    assert not (tmp_path / "wh").exists()
+
+
+@pytest.mark.parametrize(("argv", "says"), REFUSED_WITHOUT_WAREHOUSE[:1] + [(["docs"], "")])
+def test_with_a_lock_file_there_a_writer_creating_the_warehouse_is_named(
+    argv, says, tmp_path, monkeypatch, capsys
+):
+    """The warehouse is missing but another process holds its lock (the first run,
+    creating it): the command waits for, or is refused, the lock as before."""
+    warehouse = tmp_path / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    with another_writer(warehouse):
+        assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tsrate: error: the warehouse {warehouse} is being written by"), err
+
+
+def test_a_lock_file_left_by_an_earlier_writer_is_kept_and_the_refusal_is_the_same(
+    tmp_path, monkeypatch, capsys
+):
+    """An existing (free) lock file: the lock is taken, the command refuses inside it, and
+    the file is left as it was found (never removed: a waiting writer may hold it open)."""
+    warehouse = tmp_path / "w.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    lock_path(warehouse).write_text("")
+    assert cli.main(["build"]) == 2
+    assert "nothing to build" in capsys.readouterr().err
+    assert lock_path(warehouse).exists() and os.path.getsize(lock_path(warehouse)) == 0

@@ -13,6 +13,7 @@ from tsrate.commands.flags import (
     positive_int,
 )
 from tsrate.commands.pipeline import (
+    check_build,
     cmd_build,
     cmd_export_inputs,
     cmd_import,
@@ -204,3 +205,4 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     add_verbose_flag(build)
     add_lock_timeout(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
+    build.set_defaults(without_warehouse=check_build)  # refused before the lock

@@ -348,6 +348,19 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def docs_without_warehouse(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
+    """``tsrate docs``'s refusal when there is no warehouse, which the CLI runs before taking
+    the writer lock (so it leaves no lock file): the output folder first, as
+    :func:`cmd_docs` checks it, then the missing warehouse."""
+    from pathlib import Path
+
+    from tsrate.commands.usage import check_output_folder
+
+    if args.output:
+        check_output_folder(Path(args.output))
+    raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` before `tsrate docs`")
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 

@@ -15,6 +15,7 @@ from tsrate.commands.reading import (
     cmd_status,
     cmd_studies,
     cmd_systems,
+    docs_without_warehouse,
 )
 
 
@@ -121,3 +122,4 @@ def add_reading_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers a
     # dbt opens the live file to read its catalog: as a writer would, so that a build
     # starting meanwhile is refused at once instead of failing half-way on DuckDB's lock
     docs.set_defaults(func=cmd_docs, writes_warehouse=True)
+    docs.set_defaults(without_warehouse=docs_without_warehouse)  # refused before the lock

@@ -97,5 +97,15 @@ def add_build_action(subparsers: argparse._SubParsersAction, suite: Suite) -> No
         print(f"{suite.name} suite run {suite_run_id} built and published; report: {report}")
         return 0
 
-    # the CLI takes the warehouse writer lock around it, as for `tsrate build`
-    parser.set_defaults(func=build_from_args, writes_warehouse=True)
+    def without_warehouse(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
+        from tsrate.platform.published_paths import check_publish
+        from tsrate.suites.publishing import buildable_run
+
+        check_publish(warehouse)  # the same refusals, in the same order, as build_from_args
+        buildable_run(warehouse, suite, args.suite_run_id)  # no warehouse: its one line
+
+    # the CLI takes the warehouse writer lock around it, as for `tsrate build`, and refuses
+    # it before the lock when there is no warehouse to build from
+    parser.set_defaults(
+        func=build_from_args, writes_warehouse=True, without_warehouse=without_warehouse
+    )
