@@ -1,5 +1,5 @@
 """The bodies of the commands that read the warehouse or serve it: ``systems``, ``studies``,
-``runs``, ``query``, ``report``, ``docs``, ``export``, ``serve``.
+``runs``, ``status``, ``query``, ``report``, ``docs``, ``export``, ``serve``.
 
 Their options are defined in :mod:`tsrate.commands.reading_parsers`; each body imports what it needs
 when it runs (``tsrate systems`` must start in under 2 s).
