@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from tsrate import cli
+from tsrate.commands import reading_parsers
 
 #: the variables tests/conftest.py guards (BUILD_PATH_VARIABLES)
 BUILD_PATH_VARIABLES = ("TSRATE_ALWAYS_UNIT_TESTS", "TSRATE_VERBOSE")
@@ -19,7 +20,7 @@ BEFORE: dict[str, str | None] = {}
 
 def test_a_verbose_cli_call_in_process_sets_the_variable(monkeypatch):
     BEFORE.update({name: os.environ.get(name) for name in BUILD_PATH_VARIABLES})
-    monkeypatch.setattr(cli, "cmd_runs", lambda args: 0)
+    monkeypatch.setattr(reading_parsers, "cmd_runs", lambda args: 0)
     assert cli.main(["--verbose", "runs"]) == 0
     assert os.environ["TSRATE_VERBOSE"] == "1"  # left set: no monkeypatch recorded it
     os.environ["TSRATE_ALWAYS_UNIT_TESTS"] = "1"  # as a careless test would

@@ -180,4 +180,4 @@ def test_a_suite_build_refuses_it_before_it_reads_the_warehouse(
     assert cli.main(["suite", suite, "build"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"tsrate: error: {_message(copied_over)}"]
-    assert _files(tmp_path) == {**before, str(lock_path(warehouse)): b""}
+    assert _files(tmp_path) == before  # refused before the writer lock: no lock file either

@@ -28,6 +28,7 @@ import pytest
 
 from tests.support.locks import another_writer
 from tsrate import TsrateError, cli
+from tsrate.commands import reading_parsers
 
 WRITERS = {  # command: its required arguments
     "run": [],
@@ -112,7 +113,7 @@ def raising(exc):
     ],
 )
 def test_main_maps_each_ending_to_its_exit_status(exc, status, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "cmd_runs", raising(exc))
+    monkeypatch.setattr(reading_parsers, "cmd_runs", raising(exc))
     pointed = []
     if isinstance(exc, BrokenPipeError):  # main points stdout at /dev/null: record it instead
         monkeypatch.setattr(cli.os, "dup2", lambda fd, target: pointed.append((fd, target)))
@@ -134,7 +135,7 @@ def test_main_maps_each_ending_to_its_exit_status(exc, status, monkeypatch, caps
 
 
 def test_debug_anywhere_or_from_the_environment_adds_the_traceback(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "cmd_runs", raising(RuntimeError("boom")))
+    monkeypatch.setattr(reading_parsers, "cmd_runs", raising(RuntimeError("boom")))
     monkeypatch.delenv("TSRATE_DEBUG", raising=False)
     assert cli.main(["runs", "--debug"]) == 1
     assert "Traceback" in capsys.readouterr().err
@@ -237,13 +238,13 @@ def test_without_debug_a_logged_failure_is_one_line_naming_the_exception():
 
 def test_main_reads_the_command_line_when_given_none(monkeypatch):
     seen = []
-    monkeypatch.setattr(cli, "cmd_runs", lambda args: seen.append(args.limit) or 0)
+    monkeypatch.setattr(reading_parsers, "cmd_runs", lambda args: seen.append(args.limit) or 0)
     monkeypatch.setattr(cli.sys, "argv", ["tsrate", "runs", "--limit", "7"])
     assert cli.main() == 0 and seen == [7]
 
 
 def test_verbose_is_set_for_dbt_only_when_asked(monkeypatch):
-    monkeypatch.setattr(cli, "cmd_runs", lambda args: 0)
+    monkeypatch.setattr(reading_parsers, "cmd_runs", lambda args: 0)
     # set, then deleted: monkeypatch records the worker's own value and puts it back after the
     # test (a delenv of an absent variable records nothing, and main's TSRATE_VERBOSE=1 was
     # left in the worker for every later test and its subprocesses)

@@ -1,6 +1,8 @@
-"""The bodies of the ``tsrate`` commands, outside :mod:`tsrate.cli` (which holds the parser
-and ``main``): :mod:`tsrate.commands.pipeline` writes the warehouse,
-:mod:`tsrate.commands.reading` reads or serves it.
+"""The ``tsrate`` commands, by group (:mod:`tsrate.cli` holds the top-level parser and
+``main``): :mod:`tsrate.commands.pipeline` writes the warehouse,
+:mod:`tsrate.commands.reading` reads or serves it; each group's options are in its
+``*_parsers`` module (``pipeline_parsers``, ``reading_parsers``, ``suite_parsers``), the
+options they share in :mod:`tsrate.commands.flags`.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import argparse
 
 
 def study_overrides(args: argparse.Namespace) -> dict:
-    """The study flags of a command (``tsrate.cli``'s study group) as ``Study.from_vars``
+    """The study flags of a command (:func:`tsrate.commands.flags.add_study_flags`) as ``Study.from_vars``
     overrides; a flag not given is None (the var's default)."""
     return {
         "study_tickers": args.tickers,

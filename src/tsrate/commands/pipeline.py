@@ -1,7 +1,7 @@
 """The bodies of the commands that write the warehouse: ``run``, ``ingest``, ``import`` /
 ``import-predictions``, ``export-inputs``, ``train``, ``show-input``, ``build``.
 
-Their options are defined in :func:`tsrate.cli.build_parser`; each body imports what it needs
+Their options are defined in :mod:`tsrate.commands.pipeline_parsers`; each body imports what it needs
 when it runs (a command's start stays light).
 """
 
@@ -303,9 +303,24 @@ def cmd_show_input(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
     from tsrate.platform import dbt_runner as dbt
-    from tsrate.robustness.study import run_to_build
 
     warehouse = warehouse_path()
+    check_build(args, warehouse)
+    # dbt's child imports dbt and parses (no database access) while the run is chosen
+    dbt.prepare_build(warehouse)
+    try:
+        return _build_run(args, warehouse)
+    finally:
+        dbt.discard_prepared()  # unused: no run could build
+
+
+def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - a Path
+    """What refuses ``tsrate build`` before any work, each in one line: a publish that would
+    fail at the end, no warehouse, a named run without complete forecasts. Where there is
+    no warehouse the CLI runs it before taking the writer lock (``without_warehouse``), so
+    the refusal leaves no lock file behind."""
+    from tsrate.robustness.study import run_to_build
+
     if not getattr(args, "no_publish", False):  # pre-flight: the publish at the end
         from tsrate.platform.published_paths import check_parquet_link, published_path
 
@@ -313,12 +328,6 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not warehouse.exists() or args.run_id:
         # no warehouse, or a named run without complete forecasts: refuse in one line
         run_to_build(warehouse, args.run_id)
-    # dbt's child imports dbt and parses (no database access) while the run is chosen
-    dbt.prepare_build(warehouse)
-    try:
-        return _build_run(args, warehouse)
-    finally:
-        dbt.discard_prepared()  # unused: no run could build
 
 
 def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path

@@ -1,7 +1,7 @@
 """The bodies of the commands that read the warehouse or serve it: ``systems``, ``studies``,
-``runs``, ``query``, ``report``, ``docs``, ``export``, ``serve``.
+``runs``, ``status``, ``query``, ``report``, ``docs``, ``export``, ``serve``.
 
-Their options are defined in :func:`tsrate.cli.build_parser`; each body imports what it needs
+Their options are defined in :mod:`tsrate.commands.reading_parsers`; each body imports what it needs
 when it runs (``tsrate systems`` must start in under 2 s).
 """
 
@@ -346,6 +346,19 @@ def cmd_docs(args: argparse.Namespace) -> int:
     site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
     print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
     return 0
+
+
+def docs_without_warehouse(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
+    """``tsrate docs``'s refusal when there is no warehouse, which the CLI runs before taking
+    the writer lock (so it leaves no lock file): the output folder first, as
+    :func:`cmd_docs` checks it, then the missing warehouse."""
+    from pathlib import Path
+
+    from tsrate.commands.usage import check_output_folder
+
+    if args.output:
+        check_output_folder(Path(args.output))
+    raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` before `tsrate docs`")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -143,6 +143,24 @@ def require_inputs(args: argparse.Namespace) -> None:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(value))
 
 
+def refuse_without_warehouse(args: argparse.Namespace) -> None:
+    """A writing command that needs a warehouse to exist (its ``without_warehouse``: a
+    function of the arguments and the warehouse's path that raises its one-line refusal)
+    is refused before the writer lock is taken, when neither the warehouse nor its lock
+    file exists: taking the lock would leave an empty lock file, and its folder, behind a
+    command that wrote nothing. With a lock file there, the lock is taken as usual, so a
+    writer creating the warehouse meanwhile is named as busy."""
+    refuse = getattr(args, "without_warehouse", None)
+    if refuse is None:
+        return
+    from tsrate.config import warehouse_path
+    from tsrate.platform.locking import lock_path
+
+    warehouse = warehouse_path()
+    if not warehouse.exists() and not lock_path(warehouse).exists():
+        refuse(args, warehouse)
+
+
 def check_warehouse_setting() -> None:
     """``TSRATE_WAREHOUSE`` names the warehouse's DuckDB file: a folder there is refused
     with the file to name instead (each command said only "no DuckDB database at DIR")."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tsrate.cli import wait_seconds
+from tsrate.commands.flags import add_lock_timeout
 
 if TYPE_CHECKING:
     from tsrate.suites import Suite
@@ -41,21 +41,23 @@ def add_size_arguments(parser: argparse.ArgumentParser, small: str, paper: str) 
     parser.set_defaults(config="small")
 
 
+def add_no_references(parser: argparse.ArgumentParser, which: str) -> None:
+    """``--no-references`` (``which``: the reference systems it leaves out), stored as
+    ``no_references``; ``--no-reference`` is a hidden alias, so either spelling works in
+    every suite."""
+    parser.add_argument(
+        "--no-references", dest="no_references", action="store_true", help=f"skip {which}"
+    )
+    parser.add_argument(
+        "--no-reference", dest="no_references", action="store_true", help=argparse.SUPPRESS
+    )
+
+
 def add_control_arguments(parser: argparse.ArgumentParser, store_only: str) -> None:
     """``--no-build`` (store the suite run's answers or models only; ``store_only`` says what)
-    and ``--lock-timeout``."""
+    and ``--lock-timeout`` (as every writing command has: :mod:`tsrate.commands.flags`)."""
     parser.add_argument("--no-build", action="store_true", help=store_only)
     add_lock_timeout(parser)
-
-
-def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
-    """``--lock-timeout``: seconds to wait for the warehouse writer lock (default 0)."""
-    parser.add_argument(
-        "--lock-timeout",
-        type=wait_seconds,
-        default=0.0,
-        help="seconds to wait while another process writes the warehouse (default: fail at once)",
-    )
 
 
 def add_run_action(subparsers, text: str, add_arguments, run) -> None:  # noqa: ANN001
@@ -95,5 +97,15 @@ def add_build_action(subparsers: argparse._SubParsersAction, suite: Suite) -> No
         print(f"{suite.name} suite run {suite_run_id} built and published; report: {report}")
         return 0
 
-    # the CLI takes the warehouse writer lock around it, as for `tsrate build`
-    parser.set_defaults(func=build_from_args, writes_warehouse=True)
+    def without_warehouse(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
+        from tsrate.platform.published_paths import check_publish
+        from tsrate.suites.publishing import buildable_run
+
+        check_publish(warehouse)  # the same refusals, in the same order, as build_from_args
+        buildable_run(warehouse, suite, args.suite_run_id)  # no warehouse: its one line
+
+    # the CLI takes the warehouse writer lock around it, as for `tsrate build`, and refuses
+    # it before the lock when there is no warehouse to build from
+    parser.set_defaults(
+        func=build_from_args, writes_warehouse=True, without_warehouse=without_warehouse
+    )

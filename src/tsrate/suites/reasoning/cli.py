@@ -10,6 +10,7 @@ from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
     add_build_action,
     add_control_arguments,
+    add_no_references,
     add_run_action,
     at_least,
 )
@@ -69,11 +70,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="a language model to rate: endpoint:ID (OpenAI-compatible server, "
         "TSRATE_<ID>_BASE_URL/_MODEL) or hf_local:ID (TSRATE_<ID>_MODEL_PATH); repeatable",
     )
-    parser.add_argument(
-        "--no-references",
-        action="store_true",
-        help="skip the offline references (random, naive, median, ARIMA, context rule)",
-    )
+    add_no_references(parser, "the offline references (random, naive, median, ARIMA, context rule)")
     parser.add_argument(
         "--fracast",
         type=_fracast,
@@ -123,7 +120,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="procedural scenarios, 4 or more (default 24)",
     )
     parser.add_argument(
-        "--forecasts", type=at_least(0), default=12, help="procedural forecasting items (12)"
+        "--forecasts",
+        type=at_least(0),
+        default=12,
+        help="procedural forecasting items, default 12 (0 skips the forecasting task)",
     )
     parser.add_argument(
         "--length",
@@ -148,6 +148,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "forecast; default: all), e.g. for a slow local model",
     )
     add_control_arguments(parser, store_only="answer and store only")
+    parser.set_defaults(input_files=("import_path",))  # a missing one: named before any work
 
 
 def run_from_args(args: argparse.Namespace) -> int:

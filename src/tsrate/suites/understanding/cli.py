@@ -9,6 +9,7 @@ from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
     add_build_action,
     add_control_arguments,
+    add_no_references,
     add_run_action,
     add_size_arguments,
     at_least,
@@ -50,10 +51,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="a language model to ask (endpoint:ID or hf_local:ID; repeatable); "
         "configured as in `tsrate systems` (TSRATE_<ID>_BASE_URL / _MODEL / _MODEL_PATH)",
     )
-    parser.add_argument(
-        "--no-reference",
-        action="store_true",
-        help="ask only the --llm models (not the statistical analyst and random answerer)",
+    add_no_references(
+        parser, "the statistical analyst and random answerer: ask only the --llm models"
     )
     parser.add_argument("--datasets", type=str_list, help="datasets to use (default: all)")
     parser.add_argument("--formats", type=str_list, help="formats for the feature datasets")
@@ -119,7 +118,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         load_entrypoint(UNDERSTANDING_FLOW),
         config_name=args.config,
         llm=list(args.llm),
-        references=not args.no_reference,
+        references=not args.no_references,
         overrides=overrides_from_args(args),
         build=not args.no_build,
         lock_timeout=args.lock_timeout,

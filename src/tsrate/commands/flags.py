@@ -1,0 +1,85 @@
+"""The argument types and option groups that several ``tsrate`` commands share (the study
+flags, ``--companies``, ``--metadata``, ``--verbose``, ``--lock-timeout``); the suites'
+commands use them too (:mod:`tsrate.suites.commandline`)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a usage error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def wait_seconds(text: str) -> float:
+    """An argparse type: ``--lock-timeout``'s seconds, 0 (do not wait) or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0:  # a negative wait (or nan) would silently mean "do not wait"
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
+    return value
+
+
+def add_study_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("study (defaults: vars in dbt_project.yml)")
+    group.add_argument("--tickers", help="comma-separated tickers, e.g. KO,PEP,XOM,CVX")
+    group.add_argument("--start", help="first day of the study period (YYYY-MM-DD)")
+    group.add_argument("--end", help="last day of the study period (YYYY-MM-DD)")
+    group.add_argument("--systems", help="comma-separated system ids (see `tsrate systems`)")
+    group.add_argument("--perturbations", help="comma-separated perturbation ids, e.g. P0,P1,P2,P3")
+    group.add_argument("--context-length", type=int, help="input window length n")
+    group.add_argument("--horizon", type=int, help="forecast horizon d")
+    group.add_argument("--stride", type=int, help="days between windows")
+    group.add_argument("--phase", type=int, help="first perturbed position (then every n-th)")
+    group.add_argument("--seed", type=int, help="random seed")
+
+
+def add_companies_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--companies",
+        metavar="FILE",
+        help="company metadata (CSV/Parquet: ticker,company_name,industry[,biased_offset]) "
+        "for tickers outside seeds/companies.csv; a price file's own company_name/industry "
+        "columns are read too",
+    )
+
+
+def add_metadata_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metadata",
+        nargs="+",
+        action="extend",
+        metavar="PATH|K=V",
+        help="register the system (not a seed row) with the systems seed's columns: a "
+        ".yaml/.json file and/or key=value pairs (display_name, modality, family, purpose, "
+        "architecture, is_foundation_model, accepted_perturbations, description, "
+        "paper_symbol, base_model); put the predictions FILE before this flag",
+    )
+
+
+def add_verbose_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # `tsrate --verbose run` and `tsrate run --verbose`
+        help="show dbt's whole log live (else: a summary; the full log is in <warehouse>/logs)",
+    )
+
+
+def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
+    """``--lock-timeout SECONDS``: how long a writing command waits for the writer lock."""
+    parser.add_argument(
+        "--lock-timeout",
+        type=wait_seconds,
+        default=0.0,
+        help="seconds to wait while another process writes the warehouse (default: fail at once)",
+    )
