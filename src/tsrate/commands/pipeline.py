@@ -34,10 +34,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.preset:  # a named study (tsrate.robustness.presets) under the flags; prices first
         from tsrate.robustness.presets import resolve_preset
 
-        overrides = resolve_preset(args.preset, overrides, source, path, warehouse_path(), print)
-    # every problem of the study, in about a second, before Prefect or any model is imported
+        overrides = resolve_preset(
+            args.preset, overrides, source, path, warehouse_path(), run_log.info
+        )
+    # every problem of the study, in about a second, before Prefect or any model is imported;
+    # its warnings are lines of the run's log (stderr, time-stamped) like the rest of it
     companies = getattr(args, "companies", None)
-    study = require_valid_study(overrides, source, path, warn=print, companies_path=companies)
+    study = require_valid_study(
+        overrides, source, path, warn=_log_warning, companies_path=companies
+    )
     # then the writer lock, before Prefect and the flows are even imported: a busy
     # warehouse is reported at once (the flows take the same lock again, re-entrantly); a
     # wait for it is a time-stamped line of the run's log, like its progress lines
@@ -79,6 +84,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
     _print_run_problems(run_id)
     return 0
+
+
+def _log_warning(line: str) -> None:
+    """A study check's ``warning: ...`` line as a WARNING of the run's log."""
+    from tsrate.platform.progress import log as run_log
+
+    run_log.warning(line.removeprefix("warning: "))
 
 
 def _store_companies(price_file: str | None, companies: str | None) -> None:
