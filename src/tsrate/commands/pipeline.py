@@ -25,8 +25,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tsrate.platform.published_paths import check_parquet_link, published_path
     from tsrate.robustness.study import require_valid_study
 
-    # pre-flight: what would stop the publish at the end, before anything is written
-    check_parquet_link(published_path(warehouse_path()))
+    rate = not getattr(args, "no_rate", False)
+    if rate:  # pre-flight: what would stop the publish at the end, before anything is written
+        check_parquet_link(published_path(warehouse_path()))
     source, path = args.source, None
     if args.file:
         source, path = "file", args.file
@@ -53,7 +54,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # dbt's child imports dbt and parses (no database access) while this process
         # imports Prefect and the flows: on a rerun the forecasts take a fraction of a
         # second, so this is most of what stands before the build's first model
-        dbt.prepare_build(warehouse_path(), args.select)
+        if rate:
+            dbt.prepare_build(warehouse_path(), args.select)
         try:
             from tsrate.platform.entrypoints import PIPELINE_FLOW, load_entrypoint
             from tsrate.platform.orchestration import run_flow
@@ -76,12 +78,19 @@ def cmd_run(args: argparse.Namespace) -> int:
                 force=args.force,
                 workers=args.workers,
                 lock_timeout=args.lock_timeout,
+                rate=rate,
                 select=args.select,
                 dask_address=args.dask,
             )
         finally:
             dbt.discard_prepared()  # unused (a failure before the build): stop it now
-    print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
+    if rate:
+        print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
+    else:
+        print(
+            f"run {run_id} forecasted (--no-rate: nothing rated or published); "
+            "`tsrate build` rates it, or the next `tsrate run` reuses its forecasts"
+        )
     _print_run_problems(run_id)
     return 0
 

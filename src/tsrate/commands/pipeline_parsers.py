@@ -53,6 +53,11 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     add_lock_timeout(run)
     run.add_argument("--select", help="dbt selection to build (default: every model)")
     run.add_argument(
+        "--no-rate",
+        action="store_true",
+        help="forecast only, rate nothing (a nightly refresh: the next run reuses them)",
+    )
+    run.add_argument(
         "--dask",
         metavar="ADDRESS",
         help="forecast on a Dask scheduler (tcp://host:8786; local[:N] for a local cluster); "
