@@ -5,8 +5,10 @@
     msis = mean_t interval score of [q10, q90] / mase_scale   (alpha = 0.2, scaled like MASE)
     coverage_80 = share of steps with q10 <= actual <= q90
     coverage_error_80 = |coverage_80 - 0.8|                   (absolute miscalibration; lower is better)
-    Read by window_quantile_scores (the published metrics) and window_errors (the
-    probabilistic outcomes of the robustness analysis). -#}
+    n_crossed_steps = steps whose quantiles decrease somewhere along the levels (quantile
+    crossing; the metrics use the quantiles as stored, as fev does)
+    Read by window_quantile_scores (the published metrics and crossed-step counts) and
+    window_errors (the probabilistic outcomes of the robustness analysis). -#}
 with
 
 steps as (
@@ -25,6 +27,11 @@ per_window as (
         avg(interval_score_80) / nullif(any_value(mase_scale), 0) as msis,
         avg(case when is_covered_80 then 1.0 else 0.0 end) as coverage_80,
         count(*) as n_quantile_steps,
+        {#- a step crosses when its quantiles, in level order, are not already sorted -#}
+        count(*) filter (
+            where [q10, q20, q30, q40, q50, q60, q70, q80, q90]
+                <> list_sort([q10, q20, q30, q40, q50, q60, q70, q80, q90])
+        ) as n_crossed_steps,
     from steps
     group by run_id, system_id, ticker, window_end_date, perturbation_id
 ),
@@ -42,6 +49,7 @@ final as (
         cast(coverage_80 as double) as coverage_80,
         cast(abs(coverage_80 - 0.8) as double) as coverage_error_80,
         cast(n_quantile_steps as integer) as n_quantile_steps,
+        cast(n_crossed_steps as integer) as n_crossed_steps,
     from per_window
 )
 

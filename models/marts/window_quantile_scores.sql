@@ -6,7 +6,8 @@
     msis = mean_t interval score of [q10, q90] / mase_scale   (alpha = 0.2, scaled like MASE)
     coverage_80 = share of steps with q10 <= actual <= q90.
     The quantiles are scored as stored (fev's practice); n_crossed_steps counts the window's
-    steps whose quantiles decrease somewhere along the levels (quantile crossing). -#}
+    steps whose quantiles decrease somewhere along the levels (quantile crossing), counted in
+    int_window_quantile_metrics' one pass over the steps. -#}
 with
 
 window_errors as (
@@ -15,26 +16,6 @@ window_errors as (
 
 per_window as (
     select * from {{ ref('int_window_quantile_metrics') }}
-),
-
-steps as (
-    select * from {{ ref('int_forecast_quantiles_scored') }}
-),
-
-crossings as (
-    select
-        run_id,
-        system_id,
-        ticker,
-        window_end_date,
-        perturbation_id,
-        {#- a step crosses when its quantiles, in level order, are not already sorted -#}
-        count(*) filter (
-            where [q10, q20, q30, q40, q50, q60, q70, q80, q90]
-                <> list_sort([q10, q20, q30, q40, q50, q60, q70, q80, q90])
-        ) as n_crossed_steps,
-    from steps
-    group by run_id, system_id, ticker, window_end_date, perturbation_id
 ),
 
 systems_with_quantiles as (
@@ -53,7 +34,7 @@ final as (
         cast(per_window.msis as double) as msis,
         cast(per_window.coverage_80 as double) as coverage_80,
         cast(coalesce(per_window.n_quantile_steps, 0) as integer) as n_quantile_steps,
-        cast(coalesce(crossings.n_crossed_steps, 0) as integer) as n_crossed_steps,
+        cast(coalesce(per_window.n_crossed_steps, 0) as integer) as n_crossed_steps,
         cast(
             case
                 when per_window.system_id is not null then null
@@ -69,12 +50,6 @@ final as (
         and per_window.ticker = window_errors.ticker
         and per_window.window_end_date = window_errors.window_end_date
         and per_window.perturbation_id = window_errors.perturbation_id
-    left join crossings
-        on crossings.run_id = window_errors.run_id
-        and crossings.system_id = window_errors.system_id
-        and crossings.ticker = window_errors.ticker
-        and crossings.window_end_date = window_errors.window_end_date
-        and crossings.perturbation_id = window_errors.perturbation_id
     left join systems_with_quantiles
         on systems_with_quantiles.run_id = window_errors.run_id
         and systems_with_quantiles.system_id = window_errors.system_id
