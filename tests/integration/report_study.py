@@ -1,6 +1,6 @@
 """The report end to end's study (tests/integration/test_report_marts.py,
 test_report_sections.py, test_report_docs.py): a tiny real study, built, published and
-reported, once per test process (a process pool and a dbt child: integration tests only).
+reported, once per test process (a dbt child: integration tests only).
 
 The study runs the naive, random and biased systems on four companies. So that every
 section of the report has something to show, it works on a copy of the project whose
