@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.browser import Chromium, find_chromium
-from tests.support.report_page import open_report
+from tests.support.report_page import open_report, page_checks
 from tests.support.ten_systems import SYSTEMS, ten_systems
 from tsrate.html.charts import check_specs, page_specs
 from tsrate.html.page import write_page
@@ -25,7 +25,6 @@ def test_ten_systems_fit_1280_px_and_every_chart_renders_offline(tmp_path):
     path = write_page(tmp_path / "report.html", report.html)
     with Chromium(CHROMIUM, width=1280, height=900) as browser:
         charts = open_report(browser, path)
-        page_width = browser.evaluate("document.documentElement.scrollWidth")
         summary = browser.evaluate(
             "(() => { const t = document.querySelector('#overview table');"
             " const r = t.getBoundingClientRect();"
@@ -40,8 +39,7 @@ def test_ten_systems_fit_1280_px_and_every_chart_renders_offline(tmp_path):
             "Array.from(document.querySelectorAll('#radars .vega-chart svg'))[0]"
             ".querySelector('.role-legend').textContent"
         )
-        errors = browser.errors()
-        network = browser.network_requests()
+        page_width, errors, network = page_checks(browser)
     assert errors == [] and network == []
     assert charts["failed"] == [] and charts["rendered"] == len(page_specs(report.html)) > 5
     assert check_specs(report.html) == len(page_specs(report.html))

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, find_chromium
-from tests.support.report_page import open_report
+from tests.support.report_page import open_report, page_checks
 from tests.support.ten_systems import RUN, SYSTEMS, ten_systems
 from tsrate.html.page import write_page
 from tsrate.robustness.report.render import ReportData, build_report
@@ -66,9 +66,7 @@ def test_flagged_systems_get_their_paragraphs_after_the_reading(tmp_path):
             " n.dataset.column, JSON.parse(n.dataset.where).system_id, n.dataset.agg,"
             " parseFloat(n.dataset.value), n.innerText])}; })"
         )
-        page_width = browser.evaluate("document.documentElement.scrollWidth")
-        errors = browser.errors()
-        network = browser.network_requests()
+        page_width, errors, network = page_checks(browser)
     assert errors == [] and network == []
     fallbacks, copies, sources = seen
     # System 0: 3 + 2 of 40 + 40 + 40 windows (P2's 40 uncounted) = 5 of 120, 4.2 % -> 4 %

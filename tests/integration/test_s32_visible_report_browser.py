@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, find_chromium
-from tests.support.report_page import open_report
+from tests.support.report_page import open_report, page_checks
 from tests.support.ten_systems import RUN, SYSTEMS, ten_systems
 from tsrate.html.page import write_page
 from tsrate.robustness.report.probabilistic import PROBABILISTIC_METRICS
@@ -56,9 +56,7 @@ def test_s32_visible_the_crossing_column_and_sentence_render_in_a_browser(tmp_pa
             " JSON.parse(n.dataset.where).system_id, n.dataset.agg, parseFloat(n.dataset.value),"
             " n.innerText])}; })()"
         )
-        page_width = browser.evaluate("document.documentElement.scrollWidth")
-        errors = browser.errors()
-        network = browser.network_requests()
+        page_width, errors, network = page_checks(browser)
     assert errors == [] and network == []
     assert seen["heads"][-2:] == ["Crossed quantiles", "Note"]
     assert seen["text"].startswith(

@@ -19,3 +19,10 @@ def open_report(browser, path: Path) -> dict:
     """Open ``path`` in ``browser`` and wait until its charts settled; their tally."""
     browser.open(Path(path).as_uri())
     return browser.wait_until(CHARTS_SETTLED)
+
+
+def page_checks(browser) -> tuple[int, list[str], list[str]]:
+    """What every report page is checked for: its width (no wider than the window), its
+    console errors and the requests it made off the machine (none of either)."""
+    page_width = browser.evaluate("document.documentElement.scrollWidth")
+    return page_width, browser.errors(), browser.network_requests()
