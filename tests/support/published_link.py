@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests.support.published_runs import warehouse_env
+
 
 def env_warehouse(tmp_path: Path, monkeypatch) -> Path:
     """``tmp_path/warehouse/tsrate.duckdb`` (its folder made, the file not) as
@@ -15,9 +17,7 @@ def env_warehouse(tmp_path: Path, monkeypatch) -> Path:
     one beside it."""
     path = tmp_path / "warehouse" / "tsrate.duckdb"
     path.parent.mkdir()
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
-    return path
+    return warehouse_env(path, monkeypatch)
 
 
 def copied_over(snapshot_folder: Path, kind: str = "folder") -> Path:
