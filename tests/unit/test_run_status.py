@@ -15,6 +15,7 @@ import json
 import duckdb
 import pytest
 
+from tests.support.dbt_child_stand_in import ChildStandIn
 from tests.support.locks import another_writer
 from tests.support.published_runs import published_runs_snapshot, warehouse_env
 from tsrate import cli
@@ -251,19 +252,9 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
     seen: list[str] = []
     counts: list[dict | None] = []
 
-    class Child:  # what the runner reads of a dbt child: its stdout, then its exit code
-        def __init__(self, lines):
-            self.lines = lines
-
-        @property
-        def stdout(self):
-            for line in self.lines:
-                yield line + "\n"
-                seen.append(writer_status(warehouse)["activity"])
-                counts.append(writer_status(warehouse).get("progress"))
-
-        def wait(self):
-            return 0
+    def after_line():
+        seen.append(writer_status(warehouse)["activity"])
+        counts.append(writer_status(warehouse).get("progress"))
 
     said: list[str] = []
     lines = [
@@ -274,7 +265,9 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
         f"{SUMMARY} models and seeds in 0.4s",
     ]
     with writer_lock(warehouse), phase("build (dbt)", lambda _: None):
-        returned = dbt_runner._follow(Child(lines), ["build"], said.append, None, False, 0.0)
+        returned = dbt_runner._follow(
+            ChildStandIn(lines, after_line), ["build"], said.append, None, False, 0.0
+        )
     assert returned == lines
     assert said == ["parsed the project in 1.2s", "models and seeds in 0.4s"]
     assert seen == [
