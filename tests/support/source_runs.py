@@ -1,6 +1,7 @@
 """Forecast runs of the import study (tests/support/import_study.py) with the systems a test
-names, for the tests of a system rated from an earlier run forecast on other prices. The
-forecasts run in this process (one worker); the dbt build is the test's. No test here."""
+names, for the tests of a study's later runs (a system rated from an earlier run, maybe
+forecast on other prices). The forecasts run in this process (one worker); the dbt build
+is the test's. No test here."""
 
 from __future__ import annotations
 
