@@ -14,6 +14,7 @@ import pytest
 from tests.support.warehouses import ingest
 from tsrate.config import Study
 from tsrate.platform.warehouse import connect
+from tsrate.systems.registry import load_systems_seed
 
 STUDY = Study.from_mapping(
     dict(
@@ -55,6 +56,11 @@ EXTERNAL_ROW = dict(
     implementation="",
     description="Predictions imported from a file.",
 )
+
+
+def seed_with(row: dict = EXTERNAL_ROW) -> pd.DataFrame:
+    """The systems seed as the project ships it, plus ``row`` (a user adding a model)."""
+    return pd.concat([load_systems_seed(), pd.DataFrame([row])], ignore_index=True)
 
 
 def prediction_grid(series) -> pd.DataFrame:
