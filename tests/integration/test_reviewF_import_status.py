@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY, external_p0_import
-from tests.support.warehouses import ingest, rows
+from tests.support.import_study import STUDY, external_p0_import, import_warehouse
+from tests.support.warehouses import rows
 from tsrate import TsrateError, cli
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner
@@ -30,13 +30,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch, dbt_target):
-    path = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
     monkeypatch.setenv("TSRATE_PREFECT", "never")
     monkeypatch.delenv("TSRATE_VERBOSE", raising=False)
-    ingest(path, ["AAPL", "JPM"])
-    return path
+    return import_warehouse(tmp_path, monkeypatch, dbt_target)
 
 
 def _import(warehouse, tmp_path) -> str:  # noqa: ANN001 - Paths

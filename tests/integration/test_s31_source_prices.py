@@ -15,36 +15,14 @@ import pytest
 
 from tests.integration.builds import unit_cases_pass
 from tests.support.import_study import STUDY
+from tests.support.source_runs import forecast
 from tests.support.warehouses import ingest, read
-from tsrate.config import Study, load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
-from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 from tsrate.robustness.report.data import ReportData
 from tsrate.robustness.report.sources import source_note
 
 pytestmark = pytest.mark.slow
-
-
-def study(systems: list[str]) -> Study:
-    return Study.from_mapping(
-        dict(
-            study_tickers=list(STUDY.tickers),
-            study_start=str(STUDY.start),
-            study_end=str(STUDY.end),
-            context_length=STUDY.context_length,
-            horizon=STUDY.horizon,
-            systems=systems,
-        )
-    )
-
-
-def forecast(warehouse, systems: list[str]) -> str:
-    with connect(warehouse) as con:
-        run = run_forecasts(con, study(systems), load_companies(), workers=1,
-                            progress=lambda _: None)  # fmt: skip
-        finish_run(con, run.run_id, "forecasted")
-    return run.run_id
 
 
 def provenance(warehouse) -> dict:

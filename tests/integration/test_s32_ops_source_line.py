@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_s31_source_prices import forecast
 from tests.support.import_study import STUDY
+from tests.support.source_runs import forecast
 from tests.support.warehouses import ingest
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect

@@ -3,7 +3,7 @@ value, one whose forecasts copied its own input and one rated from forecasts on 
 each get their paragraph (``#fallbacks``, ``#copies``, ``#sources``) right after the reading,
 with the counts worked out here by hand, traceable numbers, and no console error or request.
 
-Built from the hand-made marts of ``test_report_browser`` (no dbt build): seconds.
+Built from the hand-made marts of ``tests/support/ten_systems.py`` (no dbt build): seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, find_chromium
-from tests.integration.test_report_browser import RUN, SYSTEMS, ten_systems
+from tests.support.report_page import open_report, page_checks
+from tests.support.ten_systems import RUN, SYSTEMS, ten_systems
 from tsrate.html.page import write_page
 from tsrate.robustness.report.render import ReportData, build_report
 
@@ -55,11 +56,7 @@ def flagged() -> ReportData:
 def test_flagged_systems_get_their_paragraphs_after_the_reading(tmp_path):
     path = write_page(tmp_path / "report.html", build_report(flagged(), generated_at="now").html)
     with Chromium(CHROMIUM, width=1280, height=900) as browser:
-        browser.open(path.as_uri())
-        browser.wait_until(
-            "window.tsrateCharts && window.tsrateCharts.rendered + "
-            "window.tsrateCharts.failed.length === window.tsrateCharts.total"
-        )
+        open_report(browser, path)
         seen = browser.evaluate(
             "['fallbacks', 'copies', 'sources'].map(id => { const p = document.getElementById(id);"
             " if (!p) return null; const r = p.getBoundingClientRect();"
@@ -69,9 +66,7 @@ def test_flagged_systems_get_their_paragraphs_after_the_reading(tmp_path):
             " n.dataset.column, JSON.parse(n.dataset.where).system_id, n.dataset.agg,"
             " parseFloat(n.dataset.value), n.innerText])}; })"
         )
-        page_width = browser.evaluate("document.documentElement.scrollWidth")
-        errors = browser.errors()
-        network = browser.network_requests()
+        page_width, errors, network = page_checks(browser)
     assert errors == [] and network == []
     fallbacks, copies, sources = seen
     # System 0: 3 + 2 of 40 + 40 + 40 windows (P2's 40 uncounted) = 5 of 120, 4.2 % -> 4 %

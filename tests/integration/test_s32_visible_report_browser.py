@@ -3,7 +3,7 @@ systems with long names under four perturbations, one crossing its quantiles at 
 steps. The column and the sentence are shown, the counts traceable, the page no wider than
 the window, and no console error or request.
 
-Built from the hand-made marts of ``test_report_browser`` (no dbt build): seconds.
+Built from the hand-made marts of ``tests/support/ten_systems.py`` (no dbt build): seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from tests.integration.browser import Chromium, find_chromium
-from tests.integration.test_report_browser import RUN, SYSTEMS, ten_systems
+from tests.support.report_page import open_report, page_checks
+from tests.support.ten_systems import RUN, SYSTEMS, ten_systems
 from tsrate.html.page import write_page
 from tsrate.robustness.report.probabilistic import PROBABILISTIC_METRICS
 from tsrate.robustness.report.render import build_report
@@ -43,11 +44,7 @@ def test_s32_visible_the_crossing_column_and_sentence_render_in_a_browser(tmp_pa
     data = dataclasses.replace(ten_systems(), probabilistic_scores=crossing_scores())
     path = write_page(tmp_path / "report.html", build_report(data, generated_at="now").html)
     with Chromium(CHROMIUM, width=1280, height=900) as browser:
-        browser.open(path.as_uri())
-        browser.wait_until(
-            "window.tsrateCharts && window.tsrateCharts.rendered + "
-            "window.tsrateCharts.failed.length === window.tsrateCharts.total"
-        )
+        open_report(browser, path)
         seen = browser.evaluate(
             "(() => { const s = document.getElementById('probabilistic');"
             " const heads = Array.from(s.querySelectorAll('th')).map(h => h.innerText);"
@@ -59,9 +56,7 @@ def test_s32_visible_the_crossing_column_and_sentence_render_in_a_browser(tmp_pa
             " JSON.parse(n.dataset.where).system_id, n.dataset.agg, parseFloat(n.dataset.value),"
             " n.innerText])}; })()"
         )
-        page_width = browser.evaluate("document.documentElement.scrollWidth")
-        errors = browser.errors()
-        network = browser.network_requests()
+        page_width, errors, network = page_checks(browser)
     assert errors == [] and network == []
     assert seen["heads"][-2:] == ["Crossed quantiles", "Note"]
     assert seen["text"].startswith(

@@ -15,6 +15,7 @@ import yaml
 
 from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
 from tests.support.import_study import STUDY
+from tests.support.source_runs import study
 from tests.support.warehouses import ingest, read
 from tsrate.config import Study, load_companies
 from tsrate.platform import dbt_runner as dbt
@@ -26,16 +27,7 @@ pytestmark = pytest.mark.slow
 
 #: what the rating marts and the error marts need
 SELECT = "+ratings +window_errors +run_provenance"
-LATER = Study.from_mapping(
-    dict(
-        study_tickers=list(STUDY.tickers),
-        study_start=str(STUDY.start),
-        study_end=str(STUDY.end),
-        context_length=STUDY.context_length,
-        horizon=STUDY.horizon,
-        systems=["naive", "seasonal_naive"],
-    )
-)
+LATER = study(["naive", "seasonal_naive"])
 
 
 def build(warehouse, target, select=SELECT, **kwargs):

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.import_study import STUDY_P0_FLAGS, external_p0_import
-from tests.support.warehouses import ingest
+from tests.support.import_study import STUDY_P0_FLAGS, external_p0_import, import_warehouse
 from tsrate.cli import main
 from tsrate.config import Study, load_companies
 from tsrate.platform.warehouse import connect
@@ -25,11 +24,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch, dbt_target):
-    path = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
-    ingest(path, ["AAPL", "JPM"])
-    return path
+    return import_warehouse(tmp_path, monkeypatch, dbt_target)
 
 
 def test_an_import_with_its_build_exits_0_and_says_where_it_published(warehouse, tmp_path, capsys):

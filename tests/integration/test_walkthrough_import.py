@@ -13,25 +13,19 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tests.support.import_study import external_p0_import
+from tests.support.import_study import external_p0_import, import_warehouse
 from tsrate.cli import main
 from tsrate.platform.publish import published_path
-from tsrate.platform.warehouse import connect, store_prices
+from tsrate.platform.warehouse import connect
 from tsrate.robustness.report.data import default_report_path
-from tsrate.robustness.sources import load_skfolio_sp500
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch, dbt_target):
-    path = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
     monkeypatch.delenv("TSRATE_REPORT", raising=False)
-    with connect(path) as con:
-        store_prices(con, load_skfolio_sp500(["AAPL", "JPM"]), "skfolio")
-    return path
+    return import_warehouse(tmp_path, monkeypatch, dbt_target)
 
 
 def _published_run(snapshot) -> str:

@@ -5,13 +5,16 @@ here."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
+from tests.support.warehouses import ingest
 from tsrate.config import Study
 from tsrate.platform.warehouse import connect
+from tsrate.systems.registry import load_systems_seed
 
 STUDY = Study.from_mapping(
     dict(
@@ -53,6 +56,11 @@ EXTERNAL_ROW = dict(
     implementation="",
     description="Predictions imported from a file.",
 )
+
+
+def seed_with(row: dict = EXTERNAL_ROW) -> pd.DataFrame:
+    """The systems seed as the project ships it, plus ``row`` (a user adding a model)."""
+    return pd.concat([load_systems_seed(), pd.DataFrame([row])], ignore_index=True)
 
 
 def prediction_grid(series) -> pd.DataFrame:
@@ -172,3 +180,13 @@ def external_p0_import(warehouse, tmp_path) -> list[str]:
     (tmp_path / "external.yaml").write_text(METADATA)
     return ["import", str(path), "--system", "external", *STUDY_P0_FLAGS,
             "--metadata", str(tmp_path / "external.yaml")]  # fmt: skip
+
+
+def import_warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dbt_target: Path) -> Path:
+    """``tmp_path``/tsrate.duckdb holding the bundled prices of :data:`STUDY`'s tickers, as
+    ``TSRATE_WAREHOUSE``, its dbt builds in the session's target (``dbt_target``)."""
+    path = tmp_path / "tsrate.duckdb"
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(dbt_target))
+    ingest(path, list(STUDY.tickers))
+    return path

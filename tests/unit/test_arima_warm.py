@@ -10,9 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tsrate.inputs.perturbations import perturb_series
-from tsrate.inputs.windows import contexts, futures, window_end_positions
-from tsrate.robustness.sources import load_skfolio_sp500
+from tests.support.forecast_batch import closes, series_batch
 from tsrate.systems.arima import WARM_MAX_TOLERANCE, WARM_MEDIAN_TOLERANCE, ArimaSystem
 from tsrate.systems.base import ForecastBatch
 
@@ -20,19 +18,8 @@ N, H, WINDOWS = 80, 20, 20
 
 
 def batch(ticker: str, perturbation: str = "P0") -> ForecastBatch:
-    frame = load_skfolio_sp500([ticker])
-    values = frame[frame["price_date"].astype(str) >= "2022-01-01"]["close"].to_numpy()
-    inputs, _ = perturb_series(values, perturbation, every=N)
-    ends = window_end_positions(len(values), N, H)[:WINDOWS]
-    return ForecastBatch(
-        ticker,
-        perturbation,
-        np.arange(len(ends)),
-        contexts(inputs, ends, N),
-        H,
-        futures(values, ends, H),
-        (float(values.min()), float(values.max())),
-    )
+    values = closes(ticker, "2022-01-01")
+    return series_batch(values, perturbation, N, H, WINDOWS, ticker=ticker)
 
 
 def statsmodels_chain(batch: ForecastBatch, warm: bool) -> np.ndarray:

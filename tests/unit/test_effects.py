@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from tests.support.effect_rows import effect_row
 from tsrate.methods.causal.effects import EFFECTS_COLUMNS, effect_scores, study_effects
 from tsrate.methods.causal.estimators import (
     DISTRIBUTION_COLUMNS,
@@ -299,30 +300,21 @@ def test_effect_scores_max_over_distributions_with_the_worst_distributions_sprea
     rows = []
     for dist, ape, ape_sd, pie, pie_sd in (("a", -3.0, 0.5, 10.0, 1.0), ("b", 2.0, 0.1, 40.0, 4.0)):
         rows.append(
-            {
-                "run_id": "r",
-                "system_id": "s",
-                "distribution_id": dist,
-                "confounder": "company",
-                "favored_value": dist,
-                "perturbation_set": "P0 P1",
-                "perturbation_id": "P1",
-                "n_treated": 1,
-                "n_control": 1,
-                "ape_observational": 0.0,
-                "ape_matched": ape,
-                "ape_oracle": ape / 2,
-                "matching_error": 0.0,
-                "pie_percent": pie,
-                "strata_without_overlap": 0,
-                "n_strata": 2,
-                "estimand": "ATE",
-                "outcome": "max_abs_residual",
-                "n_draws": 8,
-                "ape_observational_sd": 0.0,
-                "ape_matched_sd": ape_sd,
-                "pie_percent_sd": pie_sd,
-            }
+            effect_row(
+                dist,
+                n_treated=1,
+                n_control=1,
+                ape_observational=0.0,
+                ape_matched=ape,
+                ape_oracle=ape / 2,
+                matching_error=0.0,
+                pie_percent=pie,
+                n_strata=2,
+                n_draws=8,
+                ape_observational_sd=0.0,
+                ape_matched_sd=ape_sd,
+                pie_percent_sd=pie_sd,
+            )
         )
     out = effect_scores(pd.DataFrame(rows), "max").set_index("measure")
     se = 1 / np.sqrt(8)
@@ -396,23 +388,17 @@ def test_scores_within_floating_noise_of_zero_are_stored_as_zero() -> None:
     for system, ape in (("biased", 1.84e-14), ("naive", 1.2)):
         rows.append(
             dict.fromkeys(EFFECTS_COLUMNS, 0)
-            | {
-                "run_id": "r",
-                "system_id": system,
-                "distribution_id": "company:A",
-                "confounder": "company",
-                "favored_value": "A",
-                "perturbation_set": "P0 P1",
-                "perturbation_id": "P1",
-                "ape_matched": ape,
-                "ape_oracle": -3e-15 if system == "biased" else 1.0,
-                "pie_percent": 5.0,
-                "estimand": "ATE",
-                "outcome": "max_abs_residual",
-                "n_draws": 2,
-                "ape_matched_sd": 0.0,
-                "pie_percent_sd": 0.0,
-            }
+            | effect_row(
+                "company:A",
+                system_id=system,
+                favored_value="A",
+                ape_matched=ape,
+                ape_oracle=-3e-15 if system == "biased" else 1.0,
+                pie_percent=5.0,
+                n_draws=2,
+                ape_matched_sd=0.0,
+                pie_percent_sd=0.0,
+            )
         )
     out = effect_scores(pd.DataFrame(rows), "max")
     biased = out[(out.system_id == "biased") & (out.measure == "ape")].iloc[0]

@@ -7,13 +7,12 @@ import sys
 import numpy as np
 import pytest
 
+from tests.support.forecast_batch import closes, series_batch
 from tsrate import TsrateError
 from tsrate.config import Study
-from tsrate.inputs.perturbations import perturb_series
-from tsrate.inputs.windows import contexts, futures, window_end_positions
-from tsrate.robustness.sources import load_skfolio_sp500
+from tsrate.inputs.windows import window_end_positions
 from tsrate.systems import fracast_model
-from tsrate.systems.base import ForecastBatch, check_forecasts
+from tsrate.systems.base import check_forecasts
 from tsrate.systems.fracast_model import FracastSystem
 
 N, D, WINDOWS = 80, 20, 6
@@ -21,8 +20,7 @@ N, D, WINDOWS = 80, 20, 6
 
 @pytest.fixture(scope="module")
 def aapl():
-    frame = load_skfolio_sp500(["AAPL"])
-    return frame[frame["price_date"].astype(str) >= "2022-06-01"]["close"].to_numpy()
+    return closes("AAPL", "2022-06-01")
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +31,8 @@ def system():
 
 
 def batch(values, perturbation="P0", windows=WINDOWS):
-    inputs, _ = perturb_series(values, perturbation, every=N, phase=N - 1)
     # phase n-1: the perturbed value is the last input of the first window (the hardest spot)
-    ends = window_end_positions(len(values), N, D)[:windows]
-    return ForecastBatch(
-        "AAPL",
-        perturbation,
-        np.arange(len(ends)),
-        contexts(inputs, ends, N),
-        D,
-        futures(values, ends, D),
-        (float(values.min()), float(values.max())),
-    )
+    return series_batch(values, perturbation, N, D, windows, phase=N - 1)
 
 
 def test_shape_finite_and_plausible(system, aapl):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pandas as pd
 import pytest
 
 from tests.support.import_study import (
@@ -24,18 +23,17 @@ from tests.support.import_study import (
     STUDY_FLAGS,
     in_process_tsrate,
     rejected,
+    seed_with,
     write_csv,
 )
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
-from tsrate.systems.registry import load_systems_seed
 
 
 @pytest.fixture(scope="module")
 def seed():
-    seed = load_systems_seed()
-    return pd.concat([seed, pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    return seed_with(EXTERNAL_ROW)
 
 
 def attempt(warehouse, path, seed, system_id, **kwargs):

@@ -18,12 +18,12 @@ from tests.support.import_study import (
     STUDY_FLAGS,
     in_process_tsrate,
     rejected,
+    seed_with,
     snapshot,
     write_csv,
 )
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
-from tsrate.systems.registry import load_systems_seed
 
 LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 FILE_COLUMNS = ["q0.1", "q0.2", "q0.3", "q0.4", "q0.5", "q0.6", "q0.7", "q0.8", "q0.9"]
@@ -47,7 +47,7 @@ EXTERNAL_ROW = dict(
 
 @pytest.fixture(scope="module")
 def seed():
-    return pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    return seed_with(EXTERNAL_ROW)
 
 
 @pytest.fixture(scope="module")

@@ -16,19 +16,18 @@ from tests.support.import_study import (
     EXTERNAL_ROW,
     STUDY,
     rejected,
+    seed_with,
     snapshot,
     write_csv,
 )
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import ImportValidationError, import_forecasts
-from tsrate.systems.registry import load_systems_seed
 
 
 @pytest.fixture(scope="module")
 def seed():
-    seed = load_systems_seed()
-    return pd.concat([seed, pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    return seed_with(EXTERNAL_ROW)
 
 
 def do_import(warehouse, path, seed, system_id="external_demo", study=STUDY, **kwargs):

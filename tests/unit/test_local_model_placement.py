@@ -10,12 +10,11 @@ Real tiny checkpoints (tests/support/tiny_models.py), loaded by the real code.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
+from tests.support.study_inputs import one_ticker_series, one_ticker_study
 from tests.support.tiny_models import NUMBERS, CountingConverter, save_bigram_model
-from tsrate.config import Study
-from tsrate.robustness.forecast.plan import TickerSeries, plan_partitions
+from tsrate.robustness.forecast.plan import plan_partitions
 from tsrate.systems import gemma
 from tsrate.systems.hf_local import HfLocalSystem, HfSettings
 from tsrate.systems.llm import ResponseCache
@@ -23,25 +22,11 @@ from tsrate.systems.llm import ResponseCache
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-STUDY = dict(
-    study_tickers="AAA",
-    study_start="2022-01-03",
-    study_end="2022-02-28",
-    context_length=20,
-    horizon=5,
-    systems="local_lm",
-    perturbations="P0",
-)
-
-
-def _series() -> TickerSeries:
-    dates = np.arange(np.datetime64("2022-01-03"), np.datetime64("2022-03-01"))
-    return TickerSeries("AAA", dates, np.linspace(100, 120, len(dates)), np.array([30, 40]))
-
 
 def _key(system) -> str:  # noqa: ANN001 - any system with a fingerprint
-    study = Study.from_mapping(STUDY)
-    (partition,) = plan_partitions(study, {"AAA": _series()}, {"local_lm": (system, {"P0"})})
+    study = one_ticker_study("local_lm")
+    series = {"AAA": one_ticker_series()}
+    (partition,) = plan_partitions(study, series, {"local_lm": (system, {"P0"})})
     return partition.input_key
 
 

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from tests.support.publish_warehouse import scored_warehouse
+from tests.support.published_runs import warehouse_env
 from tsrate import TsrateError, cli
 from tsrate.platform.locking import writer_lock
 from tsrate.platform.progress import Progress, phase
@@ -22,10 +23,7 @@ from tsrate.platform.publish import publish
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    path = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
-    return path
+    return warehouse_env(tmp_path / "tsrate.duckdb", monkeypatch)
 
 
 @pytest.mark.parametrize(

@@ -10,22 +10,10 @@ not parse replies keeps the key it had.
 
 from __future__ import annotations
 
-import numpy as np
-
-from tsrate.config import Study
-from tsrate.robustness.forecast.plan import TickerSeries, input_key, plan_partitions
+from tests.support.study_inputs import one_ticker_series, one_ticker_study
+from tsrate.robustness.forecast.plan import input_key, plan_partitions
 from tsrate.systems.hf_local import HfLocalSystem
 from tsrate.systems.llm import FORECAST_PARSER, LlmSettings, LlmSystem, parse_forecast
-
-STUDY = dict(
-    study_tickers="AAA",
-    study_start="2022-01-03",
-    study_end="2022-02-28",
-    context_length=20,
-    horizon=5,
-    systems="naive",
-    perturbations="P0",
-)
 
 
 class Plain:
@@ -35,18 +23,13 @@ class Plain:
         return "plain;v1"
 
 
-def _series() -> TickerSeries:
-    dates = np.arange(np.datetime64("2022-01-03"), np.datetime64("2022-03-01"))
-    return TickerSeries("AAA", dates, np.linspace(100, 120, len(dates)), np.array([30, 40]))
-
-
 def test_the_parser_reads_one_decimal_price_per_line_as_that_price():
     assert parse_forecast("101.25\n101.50\n102.75", 3).tolist() == [101.25, 101.5, 102.75]
 
 
 def test_an_llm_systems_partitions_are_keyed_by_the_parser_version():
-    study = Study.from_mapping(STUDY)
-    series = {"AAA": _series()}
+    study = one_ticker_study("naive")
+    series = {"AAA": one_ticker_series()}
     llm = LlmSystem("llm_x", LlmSettings(base_url="http://x", model="m", api_key_env="K"))
     (partition,) = plan_partitions(study, series, {"llm_x": (llm, {"P0"})})
     tagged = input_key(
@@ -59,7 +42,7 @@ def test_an_llm_systems_partitions_are_keyed_by_the_parser_version():
 
 
 def test_a_system_without_a_tag_keeps_its_key():
-    study = Study.from_mapping(STUDY)
-    series = {"AAA": _series()}
+    study = one_ticker_study("naive")
+    series = {"AAA": one_ticker_series()}
     (partition,) = plan_partitions(study, series, {"plain": (Plain(), {"P0"})})
     assert partition.input_key == input_key("plain", "plain;v1", study, series["AAA"], "P0")

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.reasoning_responses import forecast_response
 from tsrate.suites.interpretability.marts import NEAR_UNIFORM_ENTROPY, rating_scores
 from tsrate.suites.reasoning.marts import forecast_errors, item_values
 
@@ -17,21 +18,9 @@ SKEWED = [0.0, 0.0, 0.0, 10.0]
 
 
 def forecast_row(system, item, condition, forecast, future, history=SKEWED):
-    return {
-        "suite_run_id": "run",
-        "prompt_hash": f"{system}-{item}-{condition}",
-        "item_id": item,
-        "system_id": system,
-        "condition": condition,
-        "category": "c",
-        "task": "forecast",
-        "is_answered": forecast is not None,
-        "parse_ok": forecast is not None,
-        "forecast": forecast,
-        "series": history,
-        "future": future,
-        "is_correct": None,
-    }
+    """A response answered with ``forecast``, or unanswered where it is None."""
+    return forecast_response(system, item, forecast, future, history, condition=condition,
+                             answered=forecast is not None)  # fmt: skip
 
 
 def test_the_baseline_predicts_the_median_of_the_history():

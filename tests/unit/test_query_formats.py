@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.support.query_snapshot import published_marts, run_query
 from tsrate import cli
 from tsrate.platform.publish import published_path
 
@@ -18,28 +19,18 @@ from tsrate.platform.publish import published_path
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch) -> Path:
     live = tmp_path / "warehouse" / "tsrate.duckdb"
-    snapshot = published_path(live)
-    snapshot.parent.mkdir(parents=True)
-    con = duckdb.connect(str(snapshot))
-    con.execute("create schema marts")
-    con.execute(
+    published_marts(
+        live,
         "create table marts.t as select * from (values (1, 'a', 1.5, date '2022-01-03'), "
-        "(2, null, null, null)) v(id, name, score, day)"
+        "(2, null, null, null)) v(id, name, score, day)",
+        "create table marts.big as select range as i from range(200000)",
     )
-    con.execute("create table marts.big as select range as i from range(200000)")
-    con.close()
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(live))
     return live
 
 
-def _run(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(["query", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_table_shows_null_as_empty(warehouse, capsys):
-    code, out, _ = _run(capsys, "from marts.t order by id")
+    code, out, _ = run_query(capsys, "from marts.t order by id")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["id", "name", "score", "day"]
@@ -49,7 +40,7 @@ def test_table_shows_null_as_empty(warehouse, capsys):
 
 
 def test_csv_reads_back_with_null_empty(warehouse, capsys):
-    code, out, err = _run(capsys, "from marts.t order by id", "--format", "csv")
+    code, out, err = run_query(capsys, "from marts.t order by id", "--format", "csv")
     assert code == 0 and err == ""
     rows = list(csv.DictReader(io.StringIO(out)))
     assert rows == [
@@ -59,7 +50,7 @@ def test_csv_reads_back_with_null_empty(warehouse, capsys):
 
 
 def test_json_is_an_array_with_null(warehouse, capsys):
-    code, out, _ = _run(capsys, "from marts.t order by id", "--format", "json")
+    code, out, _ = run_query(capsys, "from marts.t order by id", "--format", "json")
     assert code == 0
     rows = json.loads(out)
     assert rows[1] == {"id": 2, "name": None, "score": None, "day": None}
@@ -67,7 +58,7 @@ def test_json_is_an_array_with_null(warehouse, capsys):
 
 
 def test_csv_keeps_the_row_limit_note_off_stdout(warehouse, capsys):
-    code, out, err = _run(capsys, "from marts.big", "--format", "csv", "--limit", "5")
+    code, out, err = run_query(capsys, "from marts.big", "--format", "csv", "--limit", "5")
     assert code == 0
     assert out.splitlines() == ["i", "0", "1", "2", "3", "4"]
     assert "first 5 rows shown" in err
@@ -101,7 +92,7 @@ def nested_dates(warehouse) -> Path:
 
 def test_dates_inside_lists_and_structs_print_as_dates_in_every_format(nested_dates, capsys):
     # a DATE[] column reached the csv as midnight timestamps (2022-01-03T00:00:00)
-    code, out, err = _run(capsys, "from marts.nested", "--format", "csv")
+    code, out, err = run_query(capsys, "from marts.nested", "--format", "csv")
     assert code == 0 and err == ""
     (row,) = list(csv.DictReader(io.StringIO(out)))
     assert json.loads(row["days"]) == ["2022-01-03", None, "2022-01-04"]
@@ -109,14 +100,14 @@ def test_dates_inside_lists_and_structs_print_as_dates_in_every_format(nested_da
     assert json.loads(row["weeks"]) == [["2022-01-06"]]
     assert json.loads(row["names"]) == ["a", "b"]
 
-    code, out, _ = _run(capsys, "from marts.nested", "--format", "json")
+    code, out, _ = run_query(capsys, "from marts.nested", "--format", "json")
     assert code == 0
     (row,) = json.loads(out)
     assert row["days"] == ["2022-01-03", None, "2022-01-04"]
     assert row["span"] == {"first": "2022-01-05", "n": 2}
     assert row["weeks"] == [["2022-01-06"]]
 
-    code, out, _ = _run(capsys, "from marts.nested")
+    code, out, _ = run_query(capsys, "from marts.nested")
     assert code == 0
     assert '["2022-01-03", null, "2022-01-04"]' in out
     assert '{"first": "2022-01-05", "n": 2}' in out
@@ -129,7 +120,7 @@ def test_a_map_with_date_keys_prints_in_every_format(warehouse, capsys):
     con.execute("create table marts.by_day as select map {date '2022-01-03': 2} as counts")
     con.close()
     for fmt in ("table", "csv", "json"):
-        code, out, err = _run(capsys, "from marts.by_day", "--format", fmt)
+        code, out, err = run_query(capsys, "from marts.by_day", "--format", fmt)
         assert code == 0 and err == "", (fmt, err)
         assert '"2022-01-03"' in out and "T00:00" not in out, fmt
     assert json.loads(out) == [{"counts": {"2022-01-03": 2}}]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.reasoning_responses import forecast_response
 from tsrate.suites.reasoning.marts import (
     forecast_errors,
     forecast_intervals,
@@ -24,21 +25,8 @@ HISTORY = [0.0, 1.0, 2.0, 3.0, 4.0]  # mean 2, population sd sqrt(2), range 4, m
 def response(
     system, item, forecast, future, *, parsed=True, answered=True, condition="without_context"
 ):
-    return {
-        "suite_run_id": "run",
-        "prompt_hash": f"{system}-{item}-{condition}",
-        "item_id": item,
-        "system_id": system,
-        "condition": condition,
-        "category": "c",
-        "task": "forecast",
-        "is_answered": answered,
-        "parse_ok": parsed and answered,
-        "forecast": forecast if parsed and answered else None,
-        "series": HISTORY,
-        "future": future,
-        "is_correct": None,
-    }
+    return forecast_response(system, item, forecast, future, HISTORY, condition=condition,
+                             parsed=parsed, answered=answered)  # fmt: skip
 
 
 def test_normalised_errors_hand_worked():

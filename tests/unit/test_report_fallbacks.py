@@ -7,35 +7,22 @@ import re
 
 import pandas as pd
 
+from tests.support.failure_notes import failures_data, failures_summary, text
 from tsrate.robustness.report.data import ReportData
 from tsrate.robustness.report.fallbacks import fallback_counts, fallback_note
 
 
 def _data(summary: pd.DataFrame) -> ReportData:
-    empty = pd.DataFrame()
-    systems = pd.DataFrame({"system_id": ["arima", "naive"], "display_name": ["ARIMA", "Naive"]})
-    return ReportData(
-        "r1", "2026-01-01T00:00:00", {}, *([empty] * 6), systems, *([empty] * 3),
-        forecast_failures=summary,
-    )  # fmt: skip
-
-
-def _summary(rows: list[tuple]) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        rows, columns=["system_id", "perturbation_id", "n_windows", "n_fallback_windows"]
-    )
-    return frame.assign(run_id="r1", n_fallback_windows=frame["n_fallback_windows"].astype("Int64"))  # fmt: skip
-
-
-def _text(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+    return failures_data(summary, {"arima": "ARIMA", "naive": "Naive"})
 
 
 def test_a_system_that_fell_back_gets_one_sentence_with_traced_counts():
     # arima: 3 + 4 of 40 + 40 windows = 7 of 80, 8.75 % printed rounded down as 8 %
-    summary = _summary([("arima", "P0", 40, 3), ("arima", "P3", 40, 4), ("naive", "P0", 40, 0)])
+    summary = failures_summary(
+        [("arima", "P0", 40, 3), ("arima", "P3", 40, 4), ("naive", "P0", 40, 0)]
+    )
     html = fallback_note(_data(summary))
-    assert _text(html) == (
+    assert text(html) == (
         "ARIMA fell back to the last value on 7 of 80 windows (8 %): "
         "those windows are scored as its forecasts."
     )
@@ -47,13 +34,16 @@ def test_a_system_that_fell_back_gets_one_sentence_with_traced_counts():
 
 
 def test_no_fallback_no_sentence_and_an_unknown_cell_is_said():
-    assert fallback_note(_data(_summary([("arima", "P0", 40, 0), ("naive", "P0", 40, 0)]))) == ""
+    assert (
+        fallback_note(_data(failures_summary([("arima", "P0", 40, 0), ("naive", "P0", 40, 0)])))
+        == ""
+    )
     assert fallback_note(_data(pd.DataFrame())) == ""
-    unknown = _summary(
+    unknown = failures_summary(
         [("arima", "P0", 40, 2), ("arima", "P3", 40, None), ("naive", "P3", 40, None)]
     )
     counts = fallback_counts(unknown)
     assert counts.values.tolist() == [["arima", 2, 80, 40]]
-    assert "(2 %; unknown on 40 windows stored before fallbacks were recorded)" in _text(
+    assert "(2 %; unknown on 40 windows stored before fallbacks were recorded)" in text(
         fallback_note(_data(unknown))
     )

@@ -10,12 +10,13 @@ a second dbt invocation, numbered from 1 again: their count starts again.
 
 Real parts: the runner's own line follower (``dbt_runner._follow``), the writer lock and
 its file as `tsrate status` reads it. The dbt child is stood in for by an object with what
-the follower reads of a process (its stdout lines, its exit code), as in
-tests/unit/test_run_status.py.
+the follower reads of a process (its stdout lines, its exit code):
+tests/support/dbt_child_stand_in.py.
 """
 
 from __future__ import annotations
 
+from tests.support.dbt_child_stand_in import ChildStandIn
 from tsrate.platform import dbt_runner
 from tsrate.platform.dbt_child import PROGRESS
 from tsrate.platform.locking import writer_lock, writer_status
@@ -26,18 +27,8 @@ def test_the_build_progress_counts_finished_nodes_when_they_finish_out_of_order(
     warehouse = tmp_path / "tsrate.duckdb"
     counts: list[dict | None] = []
 
-    class Child:  # what the runner reads of a dbt child: its stdout, then its exit code
-        def __init__(self, lines):
-            self.lines = lines
-
-        @property
-        def stdout(self):
-            for line in self.lines:
-                yield line + "\n"
-                counts.append(writer_status(warehouse).get("progress"))
-
-        def wait(self):
-            return 0
+    def after_line():
+        counts.append(writer_status(warehouse).get("progress"))
 
     lines = [
         f"{PROGRESS} 1 of 4 stg_a",
@@ -52,7 +43,9 @@ def test_the_build_progress_counts_finished_nodes_when_they_finish_out_of_order(
         f"{PROGRESS} 1 of 6 other_a",
     ]
     with writer_lock(warehouse), phase("build (dbt)", lambda _: None):
-        dbt_runner._follow(Child(lines), ["build"], lambda _: None, None, False, 0.0)
+        dbt_runner._follow(
+            ChildStandIn(lines, after_line), ["build"], lambda _: None, None, False, 0.0
+        )
     # by hand: one more node finished at each line; each new invocation counts from one
     assert counts == [
         {"done": 1, "total": 4},

@@ -16,6 +16,7 @@ import statistics
 import pandas as pd
 import pytest
 
+from tests.support.effect_rows import effect_row
 from tsrate.methods.causal.effects import effect_scores
 
 # per distribution: the draws of APE_m and PIE % (b has two draws left out)
@@ -31,31 +32,22 @@ def effect_rows() -> pd.DataFrame:
     for dist, draws in DRAWS.items():
         ape, pie = draws["ape"], draws["pie"]
         rows.append(
-            {
-                "run_id": "r",
-                "system_id": "s",
-                "distribution_id": dist,
-                "confounder": "company",
-                "favored_value": dist,
-                "perturbation_set": "P0 P1",
-                "perturbation_id": "P1",
-                "n_treated": 3,
-                "n_control": 3,
-                "ape_observational": statistics.mean(ape),
-                "ape_matched": statistics.mean(ape),
-                "ape_oracle": statistics.mean(ape),
-                "matching_error": 0.0,
-                "pie_percent": statistics.mean(pie),
-                "strata_without_overlap": 0,
-                "n_strata": 2,
-                "estimand": "ATE",
-                "outcome": "max_abs_residual",
-                "n_draws": len(ape),
-                "n_draws_left_out": TREATMENT_DRAWS - len(ape),
-                "ape_observational_sd": statistics.stdev(ape),
-                "ape_matched_sd": statistics.stdev(ape),
-                "pie_percent_sd": statistics.stdev(pie),
-            }
+            effect_row(
+                dist,
+                n_treated=3,
+                n_control=3,
+                ape_observational=statistics.mean(ape),
+                ape_matched=statistics.mean(ape),
+                ape_oracle=statistics.mean(ape),
+                matching_error=0.0,
+                pie_percent=statistics.mean(pie),
+                n_strata=2,
+                n_draws=len(ape),
+                n_draws_left_out=TREATMENT_DRAWS - len(ape),
+                ape_observational_sd=statistics.stdev(ape),
+                ape_matched_sd=statistics.stdev(ape),
+                pie_percent_sd=statistics.stdev(pie),
+            )
         )
     return pd.DataFrame(rows)
 

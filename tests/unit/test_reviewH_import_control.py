@@ -11,18 +11,16 @@ study's full grid) fixtures; without baselines, so no system is run."""
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
-from tests.support.import_study import EXTERNAL_ROW, STUDY, write_csv
+from tests.support.import_study import EXTERNAL_ROW, STUDY, seed_with, write_csv
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
-from tsrate.systems.registry import load_systems_seed
 
 
 @pytest.fixture(scope="module")
 def seed():
-    return pd.concat([load_systems_seed(), pd.DataFrame([EXTERNAL_ROW])], ignore_index=True)
+    return seed_with(EXTERNAL_ROW)
 
 
 def said_by_import(warehouse, seed, frame, tmp_path, name):

@@ -15,7 +15,9 @@ import json
 import duckdb
 import pytest
 
+from tests.support.dbt_child_stand_in import ChildStandIn
 from tests.support.locks import another_writer
+from tests.support.published_runs import published_runs_snapshot, warehouse_env
 from tsrate import cli
 from tsrate.config import Study
 from tsrate.platform import locking
@@ -31,28 +33,7 @@ from tsrate.platform.progress import Progress, phase
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    path = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
-    return path
-
-
-def _snapshot(warehouse, rows):
-    """A published snapshot beside ``warehouse`` whose published_runs holds ``rows``
-    (run_id, published_at, study JSON), with publish's own columns."""
-    snapshot = warehouse.parent / "published" / "tsrate.duckdb"
-    snapshot.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(snapshot)) as con:
-        con.execute(
-            "create table published_runs (run_id varchar, published_at timestamp, "
-            "study json, row_counts json, parquet_path varchar)"
-        )
-        for run_id, published_at, study in rows:
-            con.execute(
-                "insert into published_runs values (?, ?, ?, '{}', null)",
-                [run_id, published_at, study],
-            )
-    return snapshot
+    return warehouse_env(tmp_path / "tsrate.duckdb", monkeypatch)
 
 
 def test_the_holder_announces_its_phases_and_progress_lines(warehouse):
@@ -151,7 +132,7 @@ def test_status_with_no_warehouse_and_no_snapshot(warehouse, capsys):
 
 def test_status_names_the_writer_its_activity_and_the_newest_publication(warehouse, capsys):
     duckdb.connect(str(warehouse)).close()
-    _snapshot(
+    published_runs_snapshot(
         warehouse,
         [
             ("run-new", dt.datetime(2026, 12, 5, 11, 0), None),
@@ -197,7 +178,7 @@ def test_runs_during_a_write_lists_the_published_runs(warehouse, capsys):
             "systems": ["naive", "arima"],
         }
     )
-    _snapshot(
+    published_runs_snapshot(
         warehouse,
         [
             ("run-core", dt.datetime(2026, 12, 4, 9, 30), study.to_json()),
@@ -250,7 +231,9 @@ def test_a_suite_run_announces_its_phase_and_its_batches(warehouse):
 def test_status_reads_the_snapshot_beside_a_bi_tool_holding_it(warehouse, capsys):
     """A BI tool holds the snapshot read-only (here, in this process): status opens it
     read-only too (DuckDB refuses a second open of a file with another configuration)."""
-    snapshot = _snapshot(warehouse, [("run-a", dt.datetime(2026, 12, 5, 11, 0), None)])
+    snapshot = published_runs_snapshot(
+        warehouse, [("run-a", dt.datetime(2026, 12, 5, 11, 0), None)]
+    )
     reader = duckdb.connect(str(snapshot), read_only=True)
     try:
         assert cli.main(["status", "--format", "json"]) == 0
@@ -269,19 +252,9 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
     seen: list[str] = []
     counts: list[dict | None] = []
 
-    class Child:  # what the runner reads of a dbt child: its stdout, then its exit code
-        def __init__(self, lines):
-            self.lines = lines
-
-        @property
-        def stdout(self):
-            for line in self.lines:
-                yield line + "\n"
-                seen.append(writer_status(warehouse)["activity"])
-                counts.append(writer_status(warehouse).get("progress"))
-
-        def wait(self):
-            return 0
+    def after_line():
+        seen.append(writer_status(warehouse)["activity"])
+        counts.append(writer_status(warehouse).get("progress"))
 
     said: list[str] = []
     lines = [
@@ -292,7 +265,9 @@ def test_a_build_announces_its_summary_and_node_lines_and_prints_only_the_summar
         f"{SUMMARY} models and seeds in 0.4s",
     ]
     with writer_lock(warehouse), phase("build (dbt)", lambda _: None):
-        returned = dbt_runner._follow(Child(lines), ["build"], said.append, None, False, 0.0)
+        returned = dbt_runner._follow(
+            ChildStandIn(lines, after_line), ["build"], said.append, None, False, 0.0
+        )
     assert returned == lines
     assert said == ["parsed the project in 1.2s", "models and seeds in 0.4s"]
     assert seen == [

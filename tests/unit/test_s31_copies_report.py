@@ -8,40 +8,18 @@ import re
 
 import pandas as pd
 
+from tests.support.failure_notes import failures_data, failures_summary, text
 from tsrate.robustness.report.data import ReportData
 from tsrate.robustness.report.fallbacks import copied_counts, copied_note, fallback_note
 
 
 def _data(summary: pd.DataFrame) -> ReportData:
-    empty = pd.DataFrame()
-    systems = pd.DataFrame(
-        {"system_id": ["gemma3_270m", "naive"], "display_name": ["gemma3_270m", "Naive"]}
-    )
-    return ReportData(
-        "r1", "2026-01-01T00:00:00", {}, *([empty] * 6), systems, *([empty] * 3),
-        forecast_failures=summary,
-    )  # fmt: skip
-
-
-def _summary(rows: list[tuple]) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        rows,
-        columns=["system_id", "perturbation_id", "n_windows", "n_fallback_windows", "n_copied_windows"],
-    )  # fmt: skip
-    return frame.assign(
-        run_id="r1",
-        n_fallback_windows=frame["n_fallback_windows"].astype("Int64"),
-        n_copied_windows=frame["n_copied_windows"].astype("Int64"),
-    )
-
-
-def _text(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+    return failures_data(summary, {"gemma3_270m": "gemma3_270m", "naive": "Naive"})
 
 
 def test_a_system_that_copied_gets_one_sentence_with_traced_counts():
     # gemma: 4 + 3 of 6 + 6 windows = 7 of 12, 58.3 % printed as 58 %
-    summary = _summary(
+    summary = failures_summary(
         [
             ("gemma3_270m", "P0", 6, 0, 4),
             ("gemma3_270m", "P1", 6, 0, 3),
@@ -49,7 +27,7 @@ def test_a_system_that_copied_gets_one_sentence_with_traced_counts():
         ]
     )
     html = copied_note(_data(summary))
-    assert _text(html) == (
+    assert text(html) == (
         "gemma3_270m's forecast repeated a stretch of its own input on 7 of 12 windows "
         "(58 %): those copies are scored as its forecasts."
     )
@@ -60,22 +38,22 @@ def test_a_system_that_copied_gets_one_sentence_with_traced_counts():
     assert spans == [("n_copied_windows", where, "7.0"), ("n_windows", where, "12.0")]
     # the reading's fallback note carries it, after the fallback sentence when there is one
     assert fallback_note(_data(summary)) == html
-    with_fallback = _summary([("gemma3_270m", "P0", 6, 2, 4), ("naive", "P0", 6, 0, 0)])
-    both = _text(fallback_note(_data(with_fallback)))
+    with_fallback = failures_summary([("gemma3_270m", "P0", 6, 2, 4), ("naive", "P0", 6, 0, 0)])
+    both = text(fallback_note(_data(with_fallback)))
     assert both.startswith("gemma3_270m fell back to the last value on 2 of 6 windows")
     assert both.endswith("its own input on 4 of 6 windows (66 %): those copies are scored as its forecasts.")  # fmt: skip
 
 
 def test_no_copy_no_sentence_and_an_unknown_cell_is_said():
-    none = _summary([("gemma3_270m", "P0", 6, 0, 0), ("naive", "P0", 6, 0, 0)])
+    none = failures_summary([("gemma3_270m", "P0", 6, 0, 0), ("naive", "P0", 6, 0, 0)])
     assert copied_note(_data(none)) == "" and fallback_note(_data(none)) == ""
     assert copied_note(_data(pd.DataFrame())) == ""
-    older = _summary([("naive", "P0", 6, 0, 0)]).drop(columns="n_copied_windows")
+    older = failures_summary([("naive", "P0", 6, 0, 0)]).drop(columns="n_copied_windows")
     assert copied_note(_data(older)) == ""  # a mart built before the column existed
-    unknown = _summary(
+    unknown = failures_summary(
         [("gemma3_270m", "P0", 40, 0, 2), ("gemma3_270m", "P3", 40, 0, None), ("naive", "P3", 40, 0, None)]
     )  # fmt: skip
     assert copied_counts(unknown).values.tolist() == [["gemma3_270m", 2, 80, 40]]
-    assert "(2 %; unknown on 40 windows stored before copies were counted)" in _text(
+    assert "(2 %; unknown on 40 windows stored before copies were counted)" in text(
         copied_note(_data(unknown))
     )

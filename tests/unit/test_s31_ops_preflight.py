@@ -9,93 +9,56 @@ pre-flight check stops at the lock at once, before it writes or starts anything.
 
 from __future__ import annotations
 
-import fcntl
-import os
-
 import pytest
 
+from tests.support import locks
+from tests.support.published_link import copied_over, env_warehouse, files, refusal
 from tsrate import cli
-from tsrate.platform.locking import lock_path
 
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    path = tmp_path / "warehouse" / "tsrate.duckdb"
-    path.parent.mkdir()
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
-    return path
+    return env_warehouse(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def another_writer(warehouse):
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    yield
-    os.close(fd)
-
-
-def _files(root) -> dict[str, bytes | str]:
-    """Every path under ``root`` with its content (a link: its target)."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_symlink():
-            found[str(path)] = os.readlink(path)
-        elif path.is_file():
-            found[str(path)] = path.read_bytes()
-        else:
-            found[str(path)] = "dir"
-    return found
-
-
-def _copied_over(snapshot_folder, kind: str = "folder"):
-    """``published/parquet`` as a real folder holding a copied Parquet file (or a file)."""
-    snapshot_folder.mkdir(parents=True, exist_ok=True)
-    link = snapshot_folder / "parquet"
-    if kind == "folder":
-        (link / "marts").mkdir(parents=True)
-        (link / "marts" / "ratings.parquet").write_bytes(b"PAR1 copied by hand")
-    else:
-        link.write_text("not a link")
-    return link
+    with locks.another_writer(warehouse):
+        yield
 
 
 def _refused(capsys, link, kind: str = "folder") -> None:
     out, err = capsys.readouterr()
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0] == (
-        f"tsrate: error: {link} is a real {kind}, not the link tsrate publishes Parquet "
-        f"through, so the publish at the end would fail; move it away (e.g. mv {link} "
-        f"{link}.old) and run again"
-    )
+    assert lines[0] == f"tsrate: error: {refusal(link, kind)}"
     assert "being written" not in err  # refused before it reached the lock
 
 
 @pytest.mark.usefixtures("another_writer")
 def test_run_refuses_a_real_parquet_folder_before_it_starts(warehouse, tmp_path, capsys):
-    link = _copied_over(warehouse.parent / "published")
-    before = _files(tmp_path)
+    link = copied_over(warehouse.parent / "published")
+    before = files(tmp_path)
     assert cli.main(["run", "--lock-timeout", "0"]) == 2
     _refused(capsys, link)
-    assert _files(tmp_path) == before  # nothing written, the copied files kept
+    assert files(tmp_path) == before  # nothing written, the copied files kept
 
 
 @pytest.mark.usefixtures("another_writer")
 def test_run_refuses_a_real_file_there_too(warehouse, tmp_path, capsys):
-    link = _copied_over(warehouse.parent / "published", kind="file")
-    before = _files(tmp_path)
+    link = copied_over(warehouse.parent / "published", kind="file")
+    before = files(tmp_path)
     assert cli.main(["run"]) == 2
     _refused(capsys, link, kind="file")
-    assert _files(tmp_path) == before
+    assert files(tmp_path) == before
 
 
 @pytest.mark.usefixtures("another_writer")
 def test_the_check_looks_beside_an_overridden_snapshot(warehouse, tmp_path, monkeypatch, capsys):
     elsewhere = tmp_path / "bi" / "tsrate.duckdb"
     monkeypatch.setenv("TSRATE_PUBLISHED", str(elsewhere))
-    link = _copied_over(elsewhere.parent)
-    _copied_over(warehouse.parent / "published", kind="folder")  # not the one published
+    link = copied_over(elsewhere.parent)
+    copied_over(warehouse.parent / "published", kind="folder")  # not the one published
     assert cli.main(["run"]) == 2
     _refused(capsys, link)
 
@@ -117,15 +80,15 @@ def test_a_link_or_nothing_there_passes_the_check(warehouse, capsys):
 def test_build_refuses_it_before_it_starts(warehouse, tmp_path, capsys):
     """Before the warehouse is even opened, and (there is no warehouse here) before the
     writer lock: not even the lock's empty file is left."""
-    link = _copied_over(warehouse.parent / "published")
-    before = _files(tmp_path)
+    link = copied_over(warehouse.parent / "published")
+    before = files(tmp_path)
     assert cli.main(["build"]) == 2
     _refused(capsys, link)
-    assert _files(tmp_path) == before
+    assert files(tmp_path) == before
 
 
 def test_build_without_publishing_does_not_need_the_link(warehouse, capsys):
-    _copied_over(warehouse.parent / "published")
+    copied_over(warehouse.parent / "published")
     assert cli.main(["build", "--no-publish"]) == 2  # no warehouse: its own refusal
     err = capsys.readouterr().err
     assert "real folder" not in err and "no warehouse" in err

@@ -18,6 +18,7 @@ import re
 import duckdb
 import pytest
 
+from tests.support.published_runs import published_runs_snapshot, warehouse_env
 from tsrate import cli
 from tsrate.platform.locking import writer_lock
 from tsrate.platform.raw_schema import create_raw_tables
@@ -33,10 +34,7 @@ AFTER = "(stopped after its publication; the next run or build marks it succeede
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    path = tmp_path / "tsrate.duckdb"
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
-    return path
+    return warehouse_env(tmp_path / "tsrate.duckdb", monkeypatch)
 
 
 def _runs(warehouse, rows):
@@ -56,18 +54,8 @@ def _runs(warehouse, rows):
 
 def _snapshot(warehouse, run_ids):
     """A published snapshot beside ``warehouse`` recording the publication of ``run_ids``."""
-    snapshot = warehouse.parent / "published" / "tsrate.duckdb"
-    snapshot.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(snapshot)) as con:
-        con.execute(
-            "create table published_runs (run_id varchar, published_at timestamp, "
-            "study json, row_counts json, parquet_path varchar)"
-        )
-        for run_id in run_ids:
-            con.execute(
-                "insert into published_runs values (?, now()::timestamp, ?, '{}', null)",
-                [run_id, json.dumps({"tickers": ["AAPL"], "systems": ["naive"]})],
-            )
+    study = json.dumps({"tickers": ["AAPL"], "systems": ["naive"]})
+    published_runs_snapshot(warehouse, [(run_id, None, study) for run_id in run_ids])
 
 
 def _listed(out: str) -> dict[str, str]:

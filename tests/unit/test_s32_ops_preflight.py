@@ -14,12 +14,11 @@ check.
 
 from __future__ import annotations
 
-import fcntl
-import os
-
 import pytest
 
 from flows.pipeline import pipeline_flow
+from tests.support import locks, published_link
+from tests.support.published_link import env_warehouse, files, refusal
 from tsrate import TsrateError, cli
 from tsrate.platform.locking import lock_path
 from tsrate.platform.published_paths import check_publish
@@ -27,48 +26,25 @@ from tsrate.platform.published_paths import check_publish
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    path = tmp_path / "warehouse" / "tsrate.duckdb"
-    path.parent.mkdir()
-    monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
-    monkeypatch.delenv("TSRATE_PUBLISHED", raising=False)
-    return path
+    return env_warehouse(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def another_writer(warehouse):
-    fd = os.open(lock_path(warehouse), os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    yield
-    os.close(fd)
+    with locks.another_writer(warehouse):
+        yield
 
 
 @pytest.fixture
 def copied_over(warehouse):
     """``published/parquet`` as a real folder holding a copied Parquet file."""
-    link = warehouse.parent / "published" / "parquet"
-    (link / "marts").mkdir(parents=True)
-    (link / "marts" / "ratings.parquet").write_bytes(b"PAR1 copied by hand")
-    return link
-
-
-def _message(link) -> str:
-    return (
-        f"{link} is a real folder, not the link tsrate publishes Parquet through, so the "
-        f"publish at the end would fail; move it away (e.g. mv {link} {link}.old) and run again"
-    )
-
-
-def _files(root) -> dict[str, bytes | str]:
-    found = {}
-    for path in sorted(root.rglob("*")):
-        found[str(path)] = path.read_bytes() if path.is_file() else "dir"
-    return found
+    return published_link.copied_over(warehouse.parent / "published")
 
 
 def test_check_publish_looks_beside_the_warehouses_snapshot(warehouse, copied_over):
     with pytest.raises(TsrateError) as refused:
         check_publish(str(warehouse))
-    assert str(refused.value) == _message(copied_over)
+    assert str(refused.value) == refusal(copied_over)
     check_publish(warehouse.parent / "elsewhere" / "tsrate.duckdb")  # nothing there: passes
 
 
@@ -86,12 +62,12 @@ def test_import_refuses_it_before_it_reads_anything(
     # predictions.csv exists (the CLI names a missing one at once) but is no import file:
     # read first, it would be refused for its content
     (tmp_path / "predictions.csv").write_text("not,an,import\n")
-    before = _files(tmp_path)
+    before = files(tmp_path)
     assert cli.main(command) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"tsrate: error: {_message(copied_over)}"]
+    assert err == [f"tsrate: error: {refusal(copied_over)}"]
     # the writer lock's empty file, which the CLI takes before any writing command, is all
-    assert _files(tmp_path) == {**before, str(lock_path(warehouse)): b""}
+    assert files(tmp_path) == {**before, str(lock_path(warehouse)): b""}
 
 
 def test_import_that_only_stores_does_not_need_the_link(warehouse, copied_over, tmp_path, capsys):
@@ -110,11 +86,11 @@ def test_the_pipeline_flow_refuses_it_before_the_lock(
     """A scheduled run (``tsrate serve``'s weekly rating) is the pipeline flow itself; the
     snapshot checked is the one beside the warehouse given."""
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "default" / "tsrate.duckdb"))
-    before = _files(tmp_path)
+    before = files(tmp_path)
     with pytest.raises(TsrateError) as refused:
         pipeline_flow.fn(warehouse=str(warehouse), source="none")
-    assert str(refused.value) == _message(copied_over)
-    assert _files(tmp_path) == before
+    assert str(refused.value) == refusal(copied_over)
+    assert files(tmp_path) == before
 
 
 @pytest.mark.usefixtures("another_writer")
@@ -133,7 +109,7 @@ def test_serve_refuses_it_before_it_asks_for_a_server(warehouse, copied_over):
     with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:9/api"}):
         with pytest.raises(TsrateError) as refused:
             serve.serve(config, say=print)
-    assert str(refused.value) == _message(copied_over)
+    assert str(refused.value) == refusal(copied_over)
 
 
 def _suite_flows():
@@ -152,11 +128,11 @@ def test_a_suite_flow_refuses_it_before_the_lock(
     """The snapshot checked is the one beside the warehouse given, not the default's."""
     flow = _suite_flows()[index]
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(tmp_path / "default" / "tsrate.duckdb"))
-    before = _files(tmp_path)
+    before = files(tmp_path)
     with pytest.raises(TsrateError) as refused:
         flow.fn(warehouse=str(warehouse))
-    assert str(refused.value) == _message(copied_over)
-    assert _files(tmp_path) == before
+    assert str(refused.value) == refusal(copied_over)
+    assert files(tmp_path) == before
     # stored only (--no-build): no publish, no check; on to the lock
     with pytest.raises(TsrateError, match="being written by another process"):
         flow.fn(warehouse=str(warehouse), build=False)
@@ -167,7 +143,7 @@ def test_a_suite_flow_checks_the_default_warehouses_snapshot(warehouse, copied_o
     """No warehouse given: the one TSRATE_WAREHOUSE names, whose snapshot is beside it."""
     with pytest.raises(TsrateError) as refused:
         _suite_flows()[1].fn()
-    assert str(refused.value) == _message(copied_over)
+    assert str(refused.value) == refusal(copied_over)
 
 
 @pytest.mark.parametrize("suite", ["understanding", "interpretability", "reasoning"])
@@ -176,8 +152,8 @@ def test_a_suite_build_refuses_it_before_it_reads_the_warehouse(
 ):
     """``tsrate suite NAME build`` checks before it looks for a stored run (the warehouse does
     not even exist here: without the check it would say so instead)."""
-    before = _files(tmp_path)
+    before = files(tmp_path)
     assert cli.main(["suite", suite, "build"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"tsrate: error: {_message(copied_over)}"]
-    assert _files(tmp_path) == before  # refused before the writer lock: no lock file either
+    assert err == [f"tsrate: error: {refusal(copied_over)}"]
+    assert files(tmp_path) == before  # refused before the writer lock: no lock file either

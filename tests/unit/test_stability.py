@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.effect_study import PERTS, company_errors, error_dates
 from tsrate.methods.causal.estimators import grid_perturbation_effects, worst_case
 from tsrate.methods.ratings import bootstrap_summary, date_multiplicities
 from tsrate.methods.stability import (
@@ -28,32 +29,18 @@ COMPANIES = pd.DataFrame(
         "industry": ["Tech", "Tech", "Pharma", "Pharma", "Bank", "Bank"],
     }
 )
-PERTS = ["P0", "P1", "P2"]
 
 
 def window_errors(n_dates: int = 30, seed: int = 0) -> pd.DataFrame:
     """Two systems; 'shaky' has industry and company shifts so that some pairs reject."""
-    rng = np.random.default_rng(seed)
-    dates = pd.bdate_range("2001-01-01", periods=n_dates)
-    frames = []
-    for system, shift in (("steady", 0.0), ("shaky", 0.4)):
-        for pert_i, pert in enumerate(PERTS):
-            for j, (ticker, industry) in enumerate(COMPANIES.itertuples(index=False)):
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "system_id": system,
-                            "perturbation_id": pert,
-                            "ticker": ticker,
-                            "industry": industry,
-                            "window_end_date": dates,
-                            "max_abs_residual": rng.gamma(2.0, 1.0, n_dates)
-                            + shift * (j % 3)
-                            + 0.3 * pert_i,
-                        }
-                    )
-                )
-    return pd.concat(frames, ignore_index=True)
+    return company_errors(
+        COMPANIES,
+        {"steady": 0.0, "shaky": 0.4},
+        lambda draws, shift, p_i, j: draws + shift * (j % 3) + 0.3 * p_i,
+        "2001-01-01",
+        n_dates,
+        seed,
+    )
 
 
 def replicate(frame: pd.DataFrame, dates: np.ndarray, weights: np.ndarray) -> pd.DataFrame:
@@ -71,7 +58,7 @@ def reference_wrs(frame: pd.DataFrame, group: str, within: str | None) -> pd.Ser
 @pytest.mark.parametrize("group,within", [("industry", None), ("ticker", "industry")])
 def test_wrs_resampled_matches_replicated_rows(group: str, within: str | None) -> None:
     errors = window_errors()
-    dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
+    dates = error_dates(errors)
     mult = date_multiplicities(dates.size, 5, 12, seed=3)
     keys, point, boot = wrs_resampled(errors, group, LEVELS, within, dates, mult)
     index = pd.MultiIndex.from_frame(keys)
@@ -88,7 +75,7 @@ def test_wrs_resampled_matches_replicated_rows(group: str, within: str | None) -
 
 def test_wrs_resampled_validates_input() -> None:
     errors = window_errors(n_dates=10)
-    dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
+    dates = error_dates(errors)
     mult = np.ones((2, dates.size))
     bad = errors.copy()
     bad.loc[3, "max_abs_residual"] = np.nan

@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.support.forecast_batch import closes, series_batch
 from tsrate.config import Study
-from tsrate.inputs.perturbations import perturb_series
-from tsrate.inputs.windows import contexts, futures, window_end_positions
-from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.arima import ArimaSystem
-from tsrate.systems.base import ForecastBatch, ForecastOutputError, check_forecasts
+from tsrate.systems.base import ForecastOutputError, check_forecasts
 from tsrate.systems.biased import BiasedSystem
 from tsrate.systems.naive import NaiveSystem
 from tsrate.systems.registry import resolve_systems, system_infos
@@ -19,22 +17,11 @@ from tsrate.systems.uniform_random import UniformRandomSystem
 
 @pytest.fixture(scope="module")
 def aapl():
-    frame = load_skfolio_sp500(["AAPL"])
-    return frame[frame["price_date"].astype(str) >= "2022-06-01"]["close"].to_numpy()
+    return closes("AAPL", "2022-06-01")
 
 
 def batch(values, perturbation="P0", n=30, d=5, windows=6):
-    inputs, _ = perturb_series(values, perturbation, every=n)
-    ends = window_end_positions(len(values), n, d)[:windows]
-    return ForecastBatch(
-        "AAPL",
-        perturbation,
-        np.arange(len(ends)),
-        contexts(inputs, ends, n),
-        d,
-        futures(values, ends, d),
-        (float(values.min()), float(values.max())),
-    )
+    return series_batch(values, perturbation, n, d, windows)
 
 
 def test_naive_repeats_last_observed_value(aapl):

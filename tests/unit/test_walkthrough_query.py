@@ -11,8 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tsrate import cli
-from tsrate.platform.publish import published_path
+from tests.support.query_snapshot import published_marts, run_query
 
 
 @pytest.fixture
@@ -23,38 +22,28 @@ def warehouse(tmp_path, monkeypatch) -> Path:
     con.execute("create schema raw")
     con.execute("create table raw.prices as select 'AAPL' as ticker, 1.5 as close")
     con.close()
-    snapshot = published_path(live)
-    snapshot.parent.mkdir(parents=True)
-    con = duckdb.connect(str(snapshot))
-    con.execute("create schema marts")
-    con.execute(
+    published_marts(
+        live,
         "create table marts.ratings as select * from (values "
         "('naive', date '2022-01-03', timestamp '2022-01-03 10:30:00', 2), "
-        "('random', null, null, 3)) v(system_id, window_end_date, published_at, rating)"
+        "('random', null, null, 3)) v(system_id, window_end_date, published_at, rating)",
     )
-    con.close()
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(live))
     return live
-
-
-def _query(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(["query", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 SQL = "select system_id, window_end_date, published_at from marts.ratings order by system_id"
 
 
 def test_a_date_is_a_day_in_the_table(warehouse, capsys):
-    code, out, _ = _query(capsys, SQL)
+    code, out, _ = run_query(capsys, SQL)
     assert code == 0
     assert out.splitlines()[1].split() == ["naive", "2022-01-03", "2022-01-03", "10:30:00"]
     assert "2022-01-03 00:00:00" not in out
 
 
 def test_a_date_is_a_day_in_json_and_csv(warehouse, capsys):
-    code, out, _ = _query(capsys, SQL, "--format", "json")
+    code, out, _ = run_query(capsys, SQL, "--format", "json")
     assert code == 0
     assert json.loads(out) == [
         {
@@ -64,13 +53,13 @@ def test_a_date_is_a_day_in_json_and_csv(warehouse, capsys):
         },
         {"system_id": "random", "window_end_date": None, "published_at": None},
     ]
-    code, out, _ = _query(capsys, SQL, "--format", "csv")
+    code, out, _ = run_query(capsys, SQL, "--format", "csv")
     assert code == 0
     assert next(csv.DictReader(io.StringIO(out)))["window_end_date"] == "2022-01-03"
 
 
 def test_a_table_without_its_schema_keeps_duckdbs_suggestion(warehouse, capsys):
-    code, _, err = _query(capsys, "from ratings")
+    code, _, err = run_query(capsys, "from ratings")
     assert code == 2
     assert len(err.splitlines()) == 1
     assert 'Did you mean "marts.ratings"?' in err
@@ -78,22 +67,22 @@ def test_a_table_without_its_schema_keeps_duckdbs_suggestion(warehouse, capsys):
 
 
 def test_a_mistyped_column_keeps_the_candidates(warehouse, capsys):
-    code, _, err = _query(capsys, "select ratingg from marts.ratings")
+    code, _, err = run_query(capsys, "select ratingg from marts.ratings")
     assert code == 2
     assert len(err.splitlines()) == 1
     assert 'Candidate bindings: "rating"' in err
 
 
 def test_a_live_only_schema_on_the_snapshot_says_add_live(warehouse, capsys):
-    code, _, err = _query(capsys, "select * from raw.prices")
+    code, _, err = run_query(capsys, "select * from raw.prices")
     assert code == 2
     assert "add --live" in err
-    code, out, _ = _query(capsys, "select * from raw.prices", "--live")
+    code, out, _ = run_query(capsys, "select * from raw.prices", "--live")
     assert code == 0 and "AAPL" in out
 
 
 def test_an_unknown_table_in_the_live_file_lists_with_live(warehouse, capsys):
-    code, _, err = _query(capsys, "from raw.pricez", "--live")
+    code, _, err = run_query(capsys, "from raw.pricez", "--live")
     assert code == 2
     assert 'Did you mean "prices"?' in err or 'Did you mean "raw.prices"?' in err
     assert err.rstrip().endswith('order by all" --live)')
@@ -109,16 +98,16 @@ def test_a_sum_of_integers_is_a_whole_number_in_every_format(warehouse, capsys):
     """DuckDB sums integers as HUGEINT, which pandas receives as float64 (5.0): shown as 5 in
     the table, csv and json; a NULL sum stays empty/null, a decimal sum stays a decimal, and a
     value beyond 64 bits is left as DuckDB gave it."""
-    code, out, _ = _query(capsys, SUMS, "--format", "json")
+    code, out, _ = run_query(capsys, SUMS, "--format", "json")
     assert code == 0
     (row,) = json.loads(out)
     assert row["total"] == 5 and isinstance(row["total"], int)
     assert row["none_above"] is None
     assert row["halves"] == 2.5
     assert row["beyond_64_bits"] == pytest.approx(2.0**100)
-    code, out, _ = _query(capsys, SUMS, "--format", "csv")
+    code, out, _ = run_query(capsys, SUMS, "--format", "csv")
     assert list(csv.reader(io.StringIO(out)))[1][:3] == ["5", "", "2.5"]
-    code, out, _ = _query(capsys, SUMS)
+    code, out, _ = run_query(capsys, SUMS)
     assert out.splitlines()[1].split()[0] == "5"
 
 
@@ -126,10 +115,10 @@ def test_whole_numbers_up_to_64_bits_only(warehouse, capsys):
     """2^62 fits 64 bits: a whole number; 2^63 does not (Int64 tops out at 2^63 - 1), so a
     column holding it, even beside 2^62, is left as DuckDB gave it (a float), not cut."""
     fits = "select (2::hugeint ** 62)::hugeint as n"
-    code, out, _ = _query(capsys, fits, "--format", "json")
+    code, out, _ = run_query(capsys, fits, "--format", "json")
     assert code == 0 and json.loads(out) == [{"n": 2**62}]
     both = "select (2::hugeint ** e)::hugeint as n from (values (62), (63)) v(e) order by e"
-    code, out, err = _query(capsys, both, "--format", "json")
+    code, out, err = run_query(capsys, both, "--format", "json")
     assert code == 0, err
     assert [row["n"] for row in json.loads(out)] == pytest.approx([2.0**62, 2.0**63], rel=1e-14)
     assert all(isinstance(row["n"], float) for row in json.loads(out))
@@ -138,13 +127,13 @@ def test_whole_numbers_up_to_64_bits_only(warehouse, capsys):
 def test_json_keeps_fifteen_significant_digits(warehouse, capsys):
     """pandas writes JSON numbers to 10 significant digits unless told: a MASE of
     0.123456789012345 came out as 0.123456789."""
-    code, out, _ = _query(capsys, "select 0.123456789012345::double as mase", "--format", "json")
+    code, out, _ = run_query(capsys, "select 0.123456789012345::double as mase", "--format", "json")
     assert code == 0
     assert json.loads(out)[0]["mase"] == pytest.approx(0.123456789012345, rel=1e-14)
 
 
 def test_sql_that_does_not_parse_says_what_tsrate_query_takes(warehouse, capsys):
-    code, _, err = _query(capsys, "selec system_id from marts.ratings")
+    code, _, err = run_query(capsys, "selec system_id from marts.ratings")
     assert code == 2 and len(err.splitlines()) == 1
     assert "does not parse" in err and 'syntax error at or near "selec"' in err
     assert "(hint: " in err and "one read-only statement" in err
@@ -153,17 +142,17 @@ def test_sql_that_does_not_parse_says_what_tsrate_query_takes(warehouse, capsys)
 def test_reading_a_file_is_refused_with_the_way_to_read_files(warehouse, capsys, tmp_path):
     prices = tmp_path / "prices.csv"
     prices.write_text("ticker,close\nAAPL,1.5\n")
-    code, _, err = _query(capsys, f"select * from read_csv('{prices}')")
+    code, _, err = run_query(capsys, f"select * from read_csv('{prices}')")
     assert code == 2 and len(err.splitlines()) == 1
     assert "file system operations are disabled" in err
     assert "(hint: " in err and "tsrate export DIR" in err
 
 
 def test_a_negative_timeout_says_that_0_means_no_limit(warehouse, capsys):
-    code, _, err = _query(capsys, "select 1", "--timeout", "-1")
+    code, _, err = run_query(capsys, "select 1", "--timeout", "-1")
     assert code == 2 and len(err.splitlines()) == 1
     assert "0: no limit" in err
-    code, out, _ = _query(capsys, "select 1 as one", "--timeout", "0")
+    code, out, _ = run_query(capsys, "select 1 as one", "--timeout", "0")
     assert code == 0 and "1" in out
 
 
@@ -174,7 +163,7 @@ def test_a_list_or_struct_column_is_json_in_csv(warehouse, capsys):
         "select ['AAPL', 'MSFT'] as tickers, {'a': 1, 'b': [1, 2]} as s, "
         "[1.5, null] as halves, []::varchar[] as none, null::int[] as missing"
     )
-    code, out, err = _query(capsys, sql, "--format", "csv")
+    code, out, err = run_query(capsys, sql, "--format", "csv")
     assert code == 0, err
     row = next(csv.DictReader(io.StringIO(out)))
     assert json.loads(row["tickers"]) == ["AAPL", "MSFT"]
