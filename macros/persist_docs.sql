@@ -2,7 +2,7 @@
     persist_docs has already kept only the columns the relation has (validate_doc_columns,
     from one get_columns_in_relation), and dbt-duckdb's macro asked the catalog again for
     every model (a query over DuckDB's catalog per model: about a second of each build's
-    node time). Same statements, one query fewer; tests/integration/test_report.py checks
+    node time). Same statements, one query fewer; tests/integration/test_report_docs.py checks
     that every documented column of the core models carries its comment. -#}
 {% macro duckdb__alter_column_comment(relation, column_dict) %}
   {% for column_name in column_dict %}

@@ -2,7 +2,8 @@
 inlined Vega libraries (no console error, no request), and the page does not overflow.
 
 Built from hand-made mart frames (no dbt build), so it runs in seconds; the end-to-end
-report on a real snapshot is tests/integration/test_report.py.
+report on a real snapshot is tests/integration/test_report_marts.py, test_report_sections.py
+and test_report_docs.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The reading's three warnings in headless Chromium: a system that fell back to its last
 value, one whose forecasts copied its own input and one rated from forecasts on other prices
-each get their paragraph (``#fallbacks``, ``#copies``, ``#sources``) right after the reading,
-with the counts worked out here by hand, traceable numbers, and no console error or request.
+each get their paragraph (``#fallbacks``, ``#copies``, ``#sources``) inside the reading's
+section, after its source line, with the counts worked out here by hand, traceable numbers, and no console error or request.
 
 Built from the hand-made marts of ``tests/support/ten_systems.py`` (no dbt build): seconds.
 """
@@ -61,7 +61,8 @@ def test_flagged_systems_get_their_paragraphs_after_the_reading(tmp_path):
             "['fallbacks', 'copies', 'sources'].map(id => { const p = document.getElementById(id);"
             " if (!p) return null; const r = p.getBoundingClientRect();"
             " return {tag: p.tagName, text: p.innerText, height: r.height, right: r.right,"
-            " before: p.previousElementSibling.id,"
+            " before: p.previousElementSibling.id || p.previousElementSibling.className,"
+            " parent: p.parentElement.id,"
             " nums: Array.from(p.querySelectorAll('.num')).map(n => [n.dataset.mart,"
             " n.dataset.column, JSON.parse(n.dataset.where).system_id, n.dataset.agg,"
             " parseFloat(n.dataset.value), n.innerText])}; })"
@@ -88,5 +89,6 @@ def test_flagged_systems_get_their_paragraphs_after_the_reading(tmp_path):
         f"Not forecast on this run's prices: System 2: {REASON}. Source: marts.run_provenance."
     )
     assert [p["tag"] for p in seen] == ["P"] * 3
-    assert [p["before"] for p in seen] == ["reading", "fallbacks", "copies"]
+    assert [p["before"] for p in seen] == ["source", "fallbacks", "copies"]
+    assert [p["parent"] for p in seen] == ["reading"] * 3
     assert all(p["height"] > 0 and p["right"] <= 1280 for p in seen) and page_width <= 1280

@@ -31,7 +31,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary"),
 ]
-#: what the report reads (as tests/integration/test_report.py builds it) and the failures mart
+#: what the report reads (as tests/integration/report_study.py builds it) and the failures mart
 MARTS = (
     "+group_comparisons +modality_pairs +confounder_comparison +perturbation_summary "
     "+rating_stability +forecast_traces window_errors +window_inputs systems perturbations "

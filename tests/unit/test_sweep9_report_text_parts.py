@@ -5,7 +5,7 @@ mart row holds them, and every printed number by the documented precision rule.
 
 Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep9_report_text.json, with the sections' tests in
-tests/unit/test_sweep9_report_text.py): a changed default, comparison or and/or here changes
+tests/unit/test_sweep9_report_text_verdict.py, _study.py and _reading.py): a changed default, comparison or and/or here changes
 a checked string.
 """
 
