@@ -151,6 +151,10 @@ def publish(
             "TSRATE_SNAPSHOT_STORAGE_VERSION, e.g. v1.0.0 or latest)"
         ) from None
     try:
+        # one transaction for the whole snapshot: each statement on its own would be its own
+        # commit (a WAL write and sync per table, per comment), and the file is a temporary
+        # one that nobody reads before the rename
+        con.execute("begin")
         counts = _copy_tables(con, warehouse)
         study, systems = _run_study(con, run_id)
         con.execute("detach live")
@@ -182,6 +186,7 @@ def publish(
         )
         for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
             con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
+        con.execute("commit")
         con.execute("checkpoint")
         if beside is not None:  # read-only from here on, as the reader beside us
             con.close()
@@ -268,7 +273,9 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
     for schema, name, comment in relations:
         qualified = f"{_quote(schema)}.{_quote(name)}"
         con.execute(f"create schema if not exists {_quote(schema)}")
-        con.execute(f"create table {qualified} as select * from live.{qualified}")
+        # the copy returns its row count (a count(*) of the new table would read it again)
+        copied = con.execute(f"create table {qualified} as select * from live.{qualified}")
+        counts[f"{schema}.{name}"] = copied.fetchone()[0]
         if comment:
             con.execute(f"comment on table {qualified} is {_literal(comment)}")
         for column, column_comment in con.execute(
@@ -279,7 +286,6 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
             con.execute(
                 f"comment on column {qualified}.{_quote(column)} is {_literal(column_comment)}"
             )
-        counts[f"{schema}.{name}"] = con.execute(f"select count(*) from {qualified}").fetchone()[0]
     return counts
 
 
@@ -320,11 +326,10 @@ def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
             f"description: {_literal(comment or '')}, "
             f"column_descriptions: {_literal(json.dumps(described, sort_keys=True))}"
         )
-        con.execute(
+        rows = con.execute(  # the copy returns the rows it wrote
             f"copy {_quote(schema)}.{_quote(name)} to {_literal(path)} "
             f"(format parquet, kv_metadata {{{metadata}}})"
-        )
-        rows = con.execute(f"select count(*) from {_quote(schema)}.{_quote(name)}").fetchone()[0]
+        ).fetchone()[0]
         manifest[str(relative)] = {"rows": rows, "description": comment, "columns": columns}
         written.append(path)
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
