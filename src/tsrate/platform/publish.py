@@ -269,6 +269,14 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
     relations = [r for r in relations if not (r[0] == "marts" and r[1] in unbuilt)]
     if not any(schema == "marts" for schema, _, _ in relations):
         raise TsrateError(f"{warehouse} holds no marts to publish; run `tsrate build` first")
+    column_comments: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, name, column, text in con.execute(  # one catalog query, not one per table
+        "select schema_name, table_name, column_name, comment from duckdb_columns() "
+        "where database_name = 'live' and schema_name in (select unnest($schemas)) "
+        "and comment is not null order by schema_name, table_name, column_index",
+        {"schemas": list(PUBLISHED_SCHEMAS)},
+    ).fetchall():
+        column_comments.setdefault((schema, name), []).append((column, text))
     counts: dict[str, int] = {}
     for schema, name, comment in relations:
         qualified = f"{_quote(schema)}.{_quote(name)}"
@@ -278,11 +286,7 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
         counts[f"{schema}.{name}"] = copied.fetchone()[0]
         if comment:
             con.execute(f"comment on table {qualified} is {_literal(comment)}")
-        for column, column_comment in con.execute(
-            "select column_name, comment from duckdb_columns() where database_name = 'live' "
-            "and schema_name = ? and table_name = ? and comment is not null",
-            [schema, name],
-        ).fetchall():
+        for column, column_comment in column_comments.get((schema, name), []):
             con.execute(
                 f"comment on column {qualified}.{_quote(column)} is {_literal(column_comment)}"
             )
@@ -304,21 +308,22 @@ def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
         "select schema_name, table_name, comment from duckdb_tables() "
         "where database_name = current_database() order by 1, 2"
     ).fetchall()
+    described_columns: dict[tuple[str, str], dict[str, dict]] = {}
+    for schema, name, column, kind, text in con.execute(  # one catalog query for all tables
+        "select schema_name, table_name, column_name, data_type, comment from duckdb_columns() "
+        "where database_name = current_database() order by schema_name, table_name, column_index"
+    ).fetchall():
+        described_columns.setdefault((schema, name), {})[column] = {
+            "type": kind,
+            "description": text,
+        }
     written = []
     manifest = {}
     for schema, name, comment in tables:
         relative = Path(name + ".parquet") if schema == "main" else Path(schema, name + ".parquet")
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        columns = {
-            column: {"type": kind, "description": text}
-            for column, kind, text in con.execute(
-                "select column_name, data_type, comment from duckdb_columns() "
-                "where database_name = current_database() and schema_name = ? "
-                "and table_name = ? order by column_index",
-                [schema, name],
-            ).fetchall()
-        }
+        columns = described_columns.get((schema, name), {})
         # the descriptions travel inside the file too (Parquet key-value metadata):
         # `description` (the table's) and `column_descriptions` (JSON: column -> text)
         described = {c: v["description"] for c, v in columns.items() if v["description"]}
