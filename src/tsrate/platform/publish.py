@@ -151,6 +151,10 @@ def publish(
             "TSRATE_SNAPSHOT_STORAGE_VERSION, e.g. v1.0.0 or latest)"
         ) from None
     try:
+        # one transaction for the whole snapshot: each statement on its own would be its own
+        # commit (a WAL write and sync per table, per comment), and the file is a temporary
+        # one that nobody reads before the rename
+        con.execute("begin")
         counts = _copy_tables(con, warehouse)
         study, systems = _run_study(con, run_id)
         con.execute("detach live")
@@ -182,6 +186,7 @@ def publish(
         )
         for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
             con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
+        con.execute("commit")
         con.execute("checkpoint")
         if beside is not None:  # read-only from here on, as the reader beside us
             con.close()
@@ -264,22 +269,27 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
     relations = [r for r in relations if not (r[0] == "marts" and r[1] in unbuilt)]
     if not any(schema == "marts" for schema, _, _ in relations):
         raise TsrateError(f"{warehouse} holds no marts to publish; run `tsrate build` first")
+    column_comments: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, name, column, text in con.execute(  # one catalog query, not one per table
+        "select schema_name, table_name, column_name, comment from duckdb_columns() "
+        "where database_name = 'live' and schema_name in (select unnest($schemas)) "
+        "and comment is not null order by schema_name, table_name, column_index",
+        {"schemas": list(PUBLISHED_SCHEMAS)},
+    ).fetchall():
+        column_comments.setdefault((schema, name), []).append((column, text))
     counts: dict[str, int] = {}
     for schema, name, comment in relations:
         qualified = f"{_quote(schema)}.{_quote(name)}"
         con.execute(f"create schema if not exists {_quote(schema)}")
-        con.execute(f"create table {qualified} as select * from live.{qualified}")
+        # the copy returns its row count (a count(*) of the new table would read it again)
+        copied = con.execute(f"create table {qualified} as select * from live.{qualified}")
+        counts[f"{schema}.{name}"] = copied.fetchone()[0]
         if comment:
             con.execute(f"comment on table {qualified} is {_literal(comment)}")
-        for column, column_comment in con.execute(
-            "select column_name, comment from duckdb_columns() where database_name = 'live' "
-            "and schema_name = ? and table_name = ? and comment is not null",
-            [schema, name],
-        ).fetchall():
+        for column, column_comment in column_comments.get((schema, name), []):
             con.execute(
                 f"comment on column {qualified}.{_quote(column)} is {_literal(column_comment)}"
             )
-        counts[f"{schema}.{name}"] = con.execute(f"select count(*) from {qualified}").fetchone()[0]
     return counts
 
 
@@ -298,21 +308,22 @@ def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
         "select schema_name, table_name, comment from duckdb_tables() "
         "where database_name = current_database() order by 1, 2"
     ).fetchall()
+    described_columns: dict[tuple[str, str], dict[str, dict]] = {}
+    for schema, name, column, kind, text in con.execute(  # one catalog query for all tables
+        "select schema_name, table_name, column_name, data_type, comment from duckdb_columns() "
+        "where database_name = current_database() order by schema_name, table_name, column_index"
+    ).fetchall():
+        described_columns.setdefault((schema, name), {})[column] = {
+            "type": kind,
+            "description": text,
+        }
     written = []
     manifest = {}
     for schema, name, comment in tables:
         relative = Path(name + ".parquet") if schema == "main" else Path(schema, name + ".parquet")
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        columns = {
-            column: {"type": kind, "description": text}
-            for column, kind, text in con.execute(
-                "select column_name, data_type, comment from duckdb_columns() "
-                "where database_name = current_database() and schema_name = ? "
-                "and table_name = ? order by column_index",
-                [schema, name],
-            ).fetchall()
-        }
+        columns = described_columns.get((schema, name), {})
         # the descriptions travel inside the file too (Parquet key-value metadata):
         # `description` (the table's) and `column_descriptions` (JSON: column -> text)
         described = {c: v["description"] for c, v in columns.items() if v["description"]}
@@ -320,11 +331,10 @@ def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
             f"description: {_literal(comment or '')}, "
             f"column_descriptions: {_literal(json.dumps(described, sort_keys=True))}"
         )
-        con.execute(
+        rows = con.execute(  # the copy returns the rows it wrote
             f"copy {_quote(schema)}.{_quote(name)} to {_literal(path)} "
             f"(format parquet, kv_metadata {{{metadata}}})"
-        )
-        rows = con.execute(f"select count(*) from {_quote(schema)}.{_quote(name)}").fetchone()[0]
+        ).fetchone()[0]
         manifest[str(relative)] = {"rows": rows, "description": comment, "columns": columns}
         written.append(path)
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
