@@ -244,7 +244,7 @@ def test_a_writer_that_waited_one_second_says_so(tmp_path, monkeypatch):
                 pass
     finally:
         os.close(fd)
-    assert " after waiting 1s;" in str(caught.value)
+    assert " Gave up after waiting 1s:" in str(caught.value)
 
 
 def test_the_dry_run_prints_one_line_of_four_fields_per_schedule():

@@ -61,4 +61,4 @@ def test_run_logs_its_wait_for_the_lock_with_a_time_stamp(tmp_path, monkeypatch,
     assert "waiting up to" not in out
     waits = [r for r in caplog.records if r.getMessage().startswith("waiting up to")]
     assert [r.name for r in waits] == ["tsrate.run"]
-    assert "is being written by another process after waiting" in err
+    assert "is being written by another process; one writer at a time. Gave up after waiting" in err
