@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 _RUNS = """
-import gc, json, multiprocessing, sys
+import gc, json, multiprocessing, sys, time
 from multiprocessing import resource_tracker
 from tests.support.forecast_inputs import priced_warehouse, plan_study
 from tsrate import TsrateError
@@ -58,6 +58,11 @@ held.put("still usable")
 out["held_queue"] = held.get(timeout=30)
 out["live_with_the_queue"] = forecasting.live_semaphores()
 del held  # unlinked and unregistered by its own finalizer
+# once its feeder thread has seen the close: the thread holds two of the queue's locks until
+# it exits, which a loaded machine may not have scheduled yet (up to 10 s here)
+deadline = time.monotonic() + 10
+while forecasting.live_semaphores() and time.monotonic() < deadline:
+    time.sleep(0.05)
 out["live_without_it"] = forecasting.live_semaphores()
 
 # a queue that only garbage holds (a reference cycle) that no automatic collection reaches
