@@ -82,7 +82,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("specs", nargs="+", type=Path, help="spec files (JSON lists)")
     parser.add_argument("--repo", type=Path, required=True, help="a clone to plant errors in")
-    parser.add_argument("--only", nargs="*", help="ids to run (default: all)")
+    parser.add_argument("--only", nargs="*", help="ids to run, by spaces or commas (default: all)")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per planted error")
     parser.add_argument("--out", type=Path, help="append results here as JSON lines")
     options = parser.parse_args()
@@ -93,10 +93,15 @@ def main() -> int:
         target = f"/tmp/plant-{os.getpid()}-dbt-target"
         os.environ["TSRATE_TEST_DBT_TARGET"] = target
         atexit.register(shutil.rmtree, target, ignore_errors=True)
+    only = {i for item in options.only or () for i in item.split(",") if i}
+    known = {e["id"] for spec in options.specs for e in json.loads(spec.read_text())}
+    if only - known:  # a typo or a comma-joined list must not pass as "nothing missed"
+        unknown = ", ".join(sorted(only - known))
+        sys.exit(f"plant.py: no entry with id {unknown} in the given specs; check --only")
     missed = 0
     for spec in options.specs:
         for error in json.loads(spec.read_text()):
-            if options.only and error["id"] not in options.only:
+            if only and error["id"] not in only:
                 continue
             result = run_one(repo, error, options.timeout)
             missed += result["status"] in ("MISSED", "BAD TESTS")
