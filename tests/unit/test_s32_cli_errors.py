@@ -16,7 +16,7 @@ import os
 import duckdb
 import pytest
 
-from tests.unit.test_sweep8_blackbox_validation import SMALL, grid_rows, validate
+from tests.support.prediction_grid import SMALL, grid_rows, validate
 from tsrate import cli
 from tsrate.commands.usage import closest
 from tsrate.robustness.blackbox.validation import MAX_ALIKE, ImportValidationError
@@ -269,15 +269,16 @@ def test_a_missing_input_file_is_named_before_the_writer_lock(warehouse_env, cap
 
 
 def test_studies_count_one_run_as_one_run():
-    from tests.unit.test_sweep9_studies import OLD_RUNS_DDL, STUDY, _run, _study
+    from tests.support.old_runs import STUDY, insert_run, study_with
+    from tests.support.warehouses import OLD_RUNS_DDL
     from tsrate.robustness import studies
 
     con = duckdb.connect()
     try:
         con.execute(OLD_RUNS_DDL)
-        _run(con, "r1", STUDY, "2026-01-01")
-        _run(con, "r2", _study(stride=2), "2026-01-02")
-        _run(con, "r3", _study(stride=2), "2026-01-03")
+        insert_run(con, "r1", STUDY, "2026-01-01")
+        insert_run(con, "r2", study_with(stride=2), "2026-01-02")
+        insert_run(con, "r3", study_with(stride=2), "2026-01-03")
         studies.ensure_studies(con)
         lines = studies.describe_studies(con)
     finally:

@@ -76,12 +76,15 @@ def test_fracast_takes_zero_and_refuses_a_negative_count():
         rsn_cli._fracast("-1")
 
 
-def test_forecast_samples_start_at_one():
+def test_forecast_samples_start_at_one(capsys):
     parser = _parser(rsn_cli)
     assert parser.parse_args(["--forecast-samples", "1"]).forecast_samples == 1
     assert parser.parse_args(["--forecast-samples", "2"]).forecast_samples == 2
-    with pytest.raises(argparse.ArgumentTypeError, match="got 0"):
-        rsn_cli._positive("0")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--forecast-samples", "0"])
+    assert "argument --forecast-samples: expected a whole number >= 1, got 0" in (
+        capsys.readouterr().err
+    )
 
 
 def test_no_references_and_no_llm_is_nothing_to_run(in_process, capsys):

@@ -24,32 +24,12 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.support.old_runs import STUDY, insert_run, study_with
 from tests.support.warehouses import OLD_RUNS_DDL
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.platform.raw_schema import COMPANIES_DDL, STUDIES_DDL
 from tsrate.robustness import studies
-
-STUDY = Study.from_mapping(
-    dict(
-        study_tickers=["JPM", "AAPL"],
-        study_start="2022-09-01",
-        study_end="2022-12-28",
-        context_length=30,
-        horizon=5,
-        systems=["naive"],
-    )
-)
-
-
-def _study(**changes) -> Study:
-    values = dict(
-        study_tickers=list(STUDY.tickers), study_start=str(STUDY.start),
-        study_end=str(STUDY.end), context_length=STUDY.context_length,
-        horizon=STUDY.horizon, stride=STUDY.stride, systems=list(STUDY.systems),
-    )  # fmt: skip
-    values.update(changes)
-    return Study.from_mapping(values)
 
 
 def _hand_id(study: Study, companies: dict[str, tuple]) -> str:
@@ -71,19 +51,6 @@ def _hand_id(study: Study, companies: dict[str, tuple]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _run(con, run_id: str, study: Study, started: str, status: str = "succeeded") -> None:
-    con.execute(
-        "insert into raw.runs (run_id, started_at, finished_at, status, study_hash, study, "
-        "tickers, systems, perturbations, study_start, study_end, context_length, horizon, "
-        "stride, perturbation_phase, message) values (?, ?::timestamp, ?::timestamp, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, 'old')",
-        [run_id, started, started, status, study.study_hash, study.to_json(),
-         list(study.tickers), list(study.systems), list(study.perturbations), study.start,
-         study.end, study.context_length, study.horizon, study.stride,
-         study.perturbation_phase],
-    )  # fmt: skip
-
-
 @pytest.fixture
 def con():
     connection = duckdb.connect()
@@ -99,7 +66,7 @@ def test_a_ticker_without_metadata_stores_none_not_the_text_none_or_nan():
         {"ticker": ["aapl ", "JPM"], "company_name": ["Apple Inc.", None],
          "industry": [float("nan"), "Banking"], "biased_offset": [None, "x"]}
     )  # fmt: skip
-    rows = studies.company_rows(_study(study_tickers=["JPM", "AAPL", "XOM"]), companies)
+    rows = studies.company_rows(study_with(study_tickers=["JPM", "AAPL", "XOM"]), companies)
     assert rows == [
         {"ticker": "AAPL", "company_name": "Apple Inc.", "industry": None, "biased_offset": None},
         {"ticker": "JPM", "company_name": None, "industry": "Banking", "biased_offset": None},
@@ -136,7 +103,7 @@ def test_the_vars_study_with_the_seed_is_named_default_and_any_other_by_its_id(c
 def test_a_name_taken_by_another_study_is_refused_naming_it(con):
     first = studies.register_study(con, STUDY, None, name="mine")
     with pytest.raises(TsrateError, match=f"study name 'mine' is taken by study {first}"):
-        studies.register_study(con, _study(stride=2), None, name="mine")
+        studies.register_study(con, study_with(stride=2), None, name="mine")
     assert con.execute("select count(*) from raw.studies").fetchone()[0] == 1
     # the same study may be registered again under its own name
     assert studies.register_study(con, STUDY, None, name="mine") == first
@@ -155,7 +122,7 @@ def test_a_known_study_given_a_new_name_is_renamed_and_keeps_its_name_otherwise(
 
 def test_an_import_is_recorded_under_its_runs_study_and_an_unknown_run_refused(con):
     con.execute(OLD_RUNS_DDL)
-    _run(con, "r1", STUDY, "2026-01-01")
+    insert_run(con, "r1", STUDY, "2026-01-01")
     study_id = studies.ensure_studies(con)[0][1]
     assert studies.record_import(con, "r1", "ext", "f.csv", "ab" * 32) == study_id
     row = con.execute(
@@ -169,7 +136,7 @@ def test_an_import_is_recorded_under_its_runs_study_and_an_unknown_run_refused(c
 def _two_studies(con) -> tuple[str, str]:
     """Two studies whose names sort the other way round from their ids."""
     a = studies.register_study(con, STUDY, None)
-    b = studies.register_study(con, _study(stride=2), None)
+    b = studies.register_study(con, study_with(stride=2), None)
     low, high = sorted([a, b])
     con.execute("update raw.studies set study_name = 'zeta' where study_id = ?", [low])
     con.execute("update raw.studies set study_name = 'alpha' where study_id = ?", [high])
@@ -202,8 +169,8 @@ def test_no_study_lists_the_known_names_sorted_by_name(con):
 def test_the_listing_shows_the_systems_of_complete_runs_or_says_there_is_none(con):
     con.execute(OLD_RUNS_DDL)
     assert studies.describe_studies(con) == ["no study yet: `tsrate run` defines one"]
-    _run(con, "r1", STUDY, "2026-01-01")
-    _run(con, "r2", _study(stride=2, systems=["arima"]), "2026-01-02", status="failed")
+    insert_run(con, "r1", STUDY, "2026-01-01")
+    insert_run(con, "r2", study_with(stride=2, systems=["arima"]), "2026-01-02", status="failed")
     studies.ensure_studies(con)
     lines = studies.describe_studies(con)
     assert len(lines) == 2
@@ -220,7 +187,7 @@ def test_imported_systems_read_back_and_none_before_both_tables_exist(con):
     con.execute(STUDIES_DDL.split("create table if not exists raw.study_imports")[0])
     assert studies.imported_systems(con) == []  # raw.studies alone: nothing imported yet
     con.execute(OLD_RUNS_DDL)
-    _run(con, "r1", STUDY, "2026-01-01")
+    insert_run(con, "r1", STUDY, "2026-01-01")
     study_id = studies.ensure_studies(con)[0][1]
     studies.record_import(con, "r1", "ext", "f.csv", "ab" * 32)
     got = studies.imported_systems(con)
@@ -243,9 +210,9 @@ def test_only_study_imports_without_studies_reads_nothing(con):
 
 def test_the_newest_runs_study_and_the_newest_complete_run(con):
     con.execute(OLD_RUNS_DDL)
-    _run(con, "r1", STUDY, "2026-01-01")
-    _run(con, "r2", STUDY, "2026-01-02", status="forecasted")
-    _run(con, "r3", _study(stride=2), "2026-01-03", status="failed")
+    insert_run(con, "r1", STUDY, "2026-01-01")
+    insert_run(con, "r2", STUDY, "2026-01-02", status="forecasted")
+    insert_run(con, "r3", study_with(stride=2), "2026-01-03", status="failed")
     assigned = dict(studies.ensure_studies(con))
     assert studies.study_of_newest_run(con) == assigned["r1"]
     assert studies.newest_complete_run(con, assigned["r1"]) == "r2"
@@ -282,6 +249,6 @@ def test_the_current_study_of_an_empty_warehouse_is_none_or_a_refusal_naming_it(
 def test_a_named_study_in_a_warehouse_not_yet_migrated_is_refused_naming_it(con):
     con.execute(OLD_RUNS_DDL)
     con.execute(STUDIES_DDL)  # the tables exist, but raw.runs has no study_id yet
-    _run(con, "r1", STUDY, "2026-01-01")
+    insert_run(con, "r1", STUDY, "2026-01-01")
     with pytest.raises(TsrateError, match="no study 'mine': this warehouse has no studies yet"):
         studies.current_study(con, "mine")

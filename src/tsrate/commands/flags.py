@@ -1,21 +1,32 @@
-"""The argument types and option groups that several ``tsrate`` commands share (the study
-flags, ``--companies``, ``--metadata``, ``--verbose``, ``--lock-timeout``); the suites'
-commands use them too (:mod:`tsrate.suites.commandline`)."""
+"""The argument types and option groups that several ``tsrate`` commands share (whole
+numbers of N or more, the study flags, ``--companies``, ``--metadata``, ``--verbose``,
+``--lock-timeout``); the suites' commands use them too (:mod:`tsrate.suites.commandline`)."""
 
 from __future__ import annotations
 
 import argparse
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of 1 or more (a usage error otherwise)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+def at_least(minimum: int, why: str = "", *, one_message: bool = False):  # noqa: ANN201
+    """An argparse type: a whole number of ``minimum`` or more, else a usage error
+    ("expected a whole number, got 'x'", "must be 4 or more (``why``), got 3");
+    ``one_message``: both refusals read "expected a whole number >= N, got ..." instead."""
+    bound = f"expected a whole number >= {minimum}"
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            said = bound if one_message else "expected a whole number"
+            raise argparse.ArgumentTypeError(f"{said}, got {text!r}") from None
+        if value < minimum:
+            if one_message:
+                raise argparse.ArgumentTypeError(f"{bound}, got {value}")
+            reason = f" ({why})" if why else ""
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more{reason}, got {value}")
+        return value
+
+    return whole_number
 
 
 def wait_seconds(text: str) -> float:

@@ -10,7 +10,7 @@ from tsrate.commands.flags import (
     add_metadata_flag,
     add_study_flags,
     add_verbose_flag,
-    positive_int,
+    at_least,
 )
 from tsrate.commands.pipeline import (
     check_build,
@@ -47,7 +47,7 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     run.add_argument("--force", action="store_true", help="recompute finished forecast partitions")
     run.add_argument(
         "--workers",
-        type=positive_int,
+        type=at_least(1),
         help="forecast processes, 1 or more (default: CPU count)",
     )
     add_lock_timeout(run)

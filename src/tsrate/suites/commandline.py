@@ -16,23 +16,6 @@ def str_list(text: str) -> list[str]:
     return [part for part in text.replace(",", " ").split() if part]
 
 
-def at_least(minimum: int, why: str = ""):  # noqa: ANN201 - an argparse type
-    """An argparse type: a whole number of ``minimum`` or more (``why``: the reason, said in
-    the usage error)."""
-
-    def whole_number(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            reason = f" ({why})" if why else ""
-            raise argparse.ArgumentTypeError(f"must be {minimum} or more{reason}, got {value}")
-        return value
-
-    return whole_number
-
-
 def add_size_arguments(parser: argparse.ArgumentParser, small: str, paper: str) -> None:
     """``--small`` (default) or ``--paper``, stored as ``config``; the texts say what each is."""
     size = parser.add_mutually_exclusive_group()

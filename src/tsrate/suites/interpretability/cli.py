@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 
 from tsrate import TsrateError
+from tsrate.commands.flags import at_least
 from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
     add_build_action,
     add_control_arguments,
     add_run_action,
     add_size_arguments,
-    at_least,
     str_list,
 )
 from tsrate.suites.publishing import run_message

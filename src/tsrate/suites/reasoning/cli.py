@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 
 from tsrate import TsrateError
+from tsrate.commands.flags import at_least
 from tsrate.suites import get_suite
 from tsrate.suites.commandline import (
     add_build_action,
     add_control_arguments,
     add_no_references,
     add_run_action,
-    at_least,
 )
 from tsrate.suites.publishing import run_message
 from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
@@ -29,16 +29,6 @@ def _fracast(text: str) -> bool | int:
         ) from exc
     if value < 0:
         raise argparse.ArgumentTypeError("--fracast needs a number >= 0")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from exc
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
     return value
 
 
@@ -97,7 +87,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--forecast-samples",
-        type=_positive,
+        type=at_least(1, one_message=True),
         default=1,
         metavar="N",
         help="sampled replies per forecast prompt of a language model; the forecast is "
