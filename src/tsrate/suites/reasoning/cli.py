@@ -87,7 +87,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--forecast-samples",
-        type=at_least(1, one_message=True),
+        type=at_least(1),
         default=1,
         metavar="N",
         help="sampled replies per forecast prompt of a language model; the forecast is "
