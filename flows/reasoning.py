@@ -15,7 +15,7 @@ from tsrate.platform.progress import announcing, run_logger
 from tsrate.platform.published_paths import check_publish
 from tsrate.suites.publishing import run_and_publish
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
-from tsrate.suites.reasoning.suite import RunConfig, run_suite
+from tsrate.suites.reasoning.suite import RunConfig, require_answerers, run_suite
 
 
 @task(name="rsn-answer")
@@ -56,6 +56,7 @@ def reasoning_flow(
     ``forecast_temperature`` (None: the reference's for the encoding, 0.7 for llmtime_gpt);
     ``tasks``: only these tasks' items (None: every task).
     """
+    require_answerers(llms or [], references)  # before the writer lock: it leaves a file behind
     try:
         generator_config = GeneratorConfig(**(generator or {}))
     except TypeError as exc:

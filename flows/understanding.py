@@ -16,7 +16,13 @@ from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import announcing, run_logger
 from tsrate.platform.published_paths import check_publish
 from tsrate.suites.publishing import run_and_publish
-from tsrate.suites.understanding.suite import SuiteConfig, open_systems, resolve_config, run_suite
+from tsrate.suites.understanding.suite import (
+    SuiteConfig,
+    open_systems,
+    require_a_system,
+    resolve_config,
+    run_suite,
+)
 
 
 @task(name="und-answer")
@@ -67,6 +73,7 @@ def understanding_flow(
     fields to change (tests use tiny sizes); ``cot_parser``: a language-model spec asked for
     the final answer of chain-of-thought replies without a parseable ``Answer:`` line."""
     config = resolve_config(config_name, overrides)
+    require_a_system(llm or [], references)  # before the writer lock: it leaves a file behind
 
     def work(store: str) -> str:
         return call(answer_task, store, config, list(llm or []), references, cot_parser)

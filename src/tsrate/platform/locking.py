@@ -230,16 +230,16 @@ def writer_lock(
                     rule = "no writer beside a live reader" if readers else "one writer at a time"
                     # the wait is said apart from the holder ("pid 7, now: forecast"), and a
                     # user who passed --lock-timeout is told to pass a longer one
+                    serve = "`tsrate serve`: writer_lock_timeout_s"
                     hint = (
-                        f"Gave up{waited}: wait for it to finish or pass a longer --lock-timeout"
+                        f"Gave up{waited}: wait for it to finish or pass a longer "
+                        f"--lock-timeout; {serve}"
                         if waited
-                        else "Wait for it to finish (or pass --lock-timeout SECONDS to wait"
+                        else f"Wait for it to finish (or pass --lock-timeout SECONDS to wait; {serve})"
                     )
                     raise WarehouseBusy(
                         f"the warehouse {Path(warehouse)} is being {doing} by {holder}; "
-                        f"{rule}. {hint}; `tsrate serve`: writer_lock_timeout_s"
-                        f"{'' if waited else ')'}; readers use the published snapshot. "
-                        f"Lock file: {path}"
+                        f"{rule}. {hint}; readers use the published snapshot. Lock file: {path}"
                     ) from None
                 if not announced:
                     (say or log.info)(

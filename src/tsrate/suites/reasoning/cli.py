@@ -144,12 +144,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_from_args(args: argparse.Namespace) -> int:
     from tsrate.platform.entrypoints import REASONING_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
+    from tsrate.suites.reasoning.suite import require_answerers
 
     if not args.llm and (args.forecast_samples != 1 or args.forecast_temperature is not None):
         raise TsrateError(
             "--forecast-samples and --forecast-temperature sample a language model's "
             "forecasts: add --llm (the offline references give one reply each)"
         )
+    require_answerers(args.llm, not args.no_references)  # before Prefect and the lock
     suite_run_id = run_flow(
         load_entrypoint(REASONING_FLOW),
         import_path=args.import_path,

@@ -47,6 +47,7 @@ keys sorted) on the next line; without a tiny description, its ``description_sho
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import math
@@ -201,11 +202,25 @@ def _characteristics(row: dict, line: int, problems: _Problems):
     return None
 
 
+#: what an import file is and what names it, said in the hint of a missing one
+IMPORT_FILE = (
+    "the import, --import PATH or the flow's import_path, is a JSONL file in the public "
+    "dataset's schema"
+)
+
+
 def read_rows(path: str | Path) -> ImportedRows:
-    """Parse and validate ``path``; raise :class:`DatasetError` listing every problem."""
+    """Parse and validate ``path``; raise :class:`DatasetError` listing every problem. A
+    missing file (or a folder) is one line with the hint the command line gives for a
+    missing path (:data:`tsrate.commands.usage.PATH_HINTS`) and what the file must be."""
     path = Path(path)
     if not path.is_file():
-        raise DatasetError(f"{path}: no such file")
+        from tsrate.commands.usage import PATH_HINTS
+
+        folder = path.is_dir()
+        reason = "a folder, not a file" if folder else "no such file"
+        hint = PATH_HINTS[errno.EISDIR if folder else errno.ENOENT]
+        raise DatasetError(f"{path}: {reason} (hint: {hint}; {IMPORT_FILE})")
     problems = _Problems(path)
     raw: list[tuple[int, dict]] = []
     with path.open(encoding="utf-8") as handle:

@@ -85,9 +85,24 @@ def load_items(config: RunConfig) -> list[Item]:
     return items
 
 
+#: the refusal of a run with no system to ask, and its hint
+NOTHING_TO_RUN = (
+    "nothing to run: no references and no --llm; give --llm SPEC or keep the reference systems"
+)
+
+
+def require_answerers(llms: Sequence[str], references: bool) -> None:
+    """Refuse a run with neither the reference systems nor a language model, from its
+    arguments alone: the command and the flow check it before the warehouse writer lock is
+    taken, so the refusal leaves no lock file (nor warehouse) behind."""
+    if not references and not llms:
+        raise TsrateError(NOTHING_TO_RUN)
+
+
 def build_answerers(config: RunConfig) -> list:
     """The references (when enabled) and one answerer per language-model spec; each
-    language model must say it can run here."""
+    language model must say it can run here. None is refused here too
+    (:func:`require_answerers` refuses it earlier)."""
     from tsrate.systems.language import open_language_model
 
     answerers = (
@@ -111,7 +126,7 @@ def build_answerers(config: RunConfig) -> list:
         seen.add(answerer.system_id)
         answerers.append(answerer)
     if not answerers:
-        raise TsrateError("nothing to run: no references and no --llm")
+        raise TsrateError(NOTHING_TO_RUN)
     return answerers
 
 

@@ -109,11 +109,13 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 def run_from_args(args: argparse.Namespace) -> int:
     from tsrate.platform.entrypoints import UNDERSTANDING_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
+    from tsrate.suites.understanding.suite import require_a_system
 
     if args.cot_parser and args.prompting == "zero_shot":
         raise TsrateError(
             "--cot-parser reads chain-of-thought replies: add --prompting cot or --prompting both"
         )
+    require_a_system(args.llm, not args.no_references)  # before Prefect and the lock
     suite_run_id = run_flow(
         load_entrypoint(UNDERSTANDING_FLOW),
         config_name=args.config,

@@ -258,9 +258,22 @@ class LanguageModelAnswerer:
         return replies
 
 
+#: the refusal of a run with no system to ask, and its hint
+NO_SYSTEM = "no system to ask: give --llm BACKEND:ID or keep the reference systems"
+
+
+def require_a_system(llm_specs: Sequence[str], references: bool) -> None:
+    """Refuse a run with neither the reference systems nor a language model, from its
+    arguments alone: the command and the flow check it before the warehouse writer lock is
+    taken, so the refusal leaves no lock file (nor warehouse) behind."""
+    if not references and not llm_specs:
+        raise TsrateError(NO_SYSTEM)
+
+
 def open_systems(llm_specs: Sequence[str] = (), references: bool = True, random_seed: int = 0):
     """The systems to ask: the offline references (unless ``references`` is False) and one
-    answerer per language-model spec (``endpoint:<ID>`` / ``hf_local:<ID>``)."""
+    answerer per language-model spec (``endpoint:<ID>`` / ``hf_local:<ID>``); none is
+    refused here too (:func:`require_a_system` refuses it earlier)."""
     systems: list[tuple[object, str]] = []
     if references:
         systems += [(StatisticalAnalyst(), "reference"), (RandomAnswerer(random_seed), "reference")]
@@ -271,7 +284,7 @@ def open_systems(llm_specs: Sequence[str] = (), references: bool = True, random_
     if len(set(ids)) != len(ids):
         raise TsrateError(f"two systems share an id: {ids}")
     if not systems:
-        raise TsrateError("no system to ask: give --llm BACKEND:ID or keep the reference systems")
+        raise TsrateError(NO_SYSTEM)
     return systems
 
 
