@@ -17,9 +17,10 @@ import pytest
 
 from tests.support.report_frames import RUN, two_systems
 from tsrate.html.charts import RANK_FLOOR, enough, page_specs, spec_rows
+from tsrate.robustness.report.comparisons import confounder_section
 from tsrate.robustness.report.data import _default_outcome
-from tsrate.robustness.report.figures import confounder_section, radar_section
 from tsrate.robustness.report.paper import HEADER, _row_cells
+from tsrate.robustness.report.radars import radar_section
 from tsrate.robustness.report.reading import reading_paragraph
 from tsrate.robustness.report.sections import overview_section
 from tsrate.suites.interpretability.report import heatmap_spec, trends_section

@@ -1,7 +1,7 @@
-"""The report's charts (tsrate.robustness.report.figures: the radars of Figures 5-9, the
-confounder bars of Figure 4, the forecast plots) checked as data: each Vega-Lite spec's rows,
-axes, colours and dash pattern against values worked out by hand from the small frames each
-test feeds in.
+"""The report's charts (tsrate.robustness.report's figures, radars, comparisons and
+forecasts modules: the radars of Figures 5-9, the confounder bars of Figure 4, the forecast
+plots) checked as data: each Vega-Lite spec's rows, axes, colours and dash pattern against
+values worked out by hand from the small frames each test feeds in.
 
 Written for the mutation sweep (tests/planted/mutate.py; its survivors are
 tests/planted/sweep9_report_figures.json): a metric dropped from or kept on a radar, a
@@ -20,7 +20,7 @@ import pytest
 
 from tests.support.report_frames import RUN, two_systems
 from tsrate.html.charts import page_specs, spec_rows
-from tsrate.robustness.report import figures
+from tsrate.robustness.report import comparisons, figures, forecasts, radars
 
 #: Okabe-Ito's first two colours: the palette's first and second entries
 BLUE, VERMILION = "#0072B2", "#D55E00"
@@ -72,7 +72,7 @@ def test_a_radar_keeps_a_metric_one_name_has_and_drops_one_no_name_has():
     }
     directions = {"smape": False, "mase": False, "sign_accuracy": True, "ape_industry": False}
     metrics = ("smape", "mase", "ape_industry", "sign_accuracy", "pie_company")
-    spec = figures._radar_for(
+    spec = figures.radar_for(
         "t", metrics, ["a", "b"], {"a": BLUE, "b": VERMILION}, _values(table), directions
     )
     assert spec is not None
@@ -96,16 +96,14 @@ def test_a_radar_needs_three_axes():
     }
     directions = dict.fromkeys(("smape", "mase", "pie_company"), False)
     colours = {"a": BLUE, "b": VERMILION}
-    three = figures._radar_for(
+    three = figures.radar_for(
         "t", ("smape", "mase", "pie_company"), ["a", "b"], colours, _values(table), directions
     )
     assert three is not None and len(_rows(three)) == 6
-    two = figures._radar_for(
-        "t", ("smape", "mase"), ["a", "b"], colours, _values(table), directions
-    )
+    two = figures.radar_for("t", ("smape", "mase"), ["a", "b"], colours, _values(table), directions)
     assert two is None
     assert (
-        figures._radar_for("t", ("smape", "mase", "pie_company"), [], {}, _values({}), directions)
+        figures.radar_for("t", ("smape", "mase", "pie_company"), [], {}, _values({}), directions)
         is None
     )
 
@@ -116,7 +114,7 @@ def test_without_a_direction_column_no_radar_is_drawn():
     data = two_systems()
     data.ratings = data.ratings.drop(columns="higher_is_better")
     charts: dict[str, dict] = {}
-    html = figures.radar_section(data, charts)
+    html = radars.radar_section(data, charts)
     assert charts == {} and 'id="radars"' in html
 
 
@@ -124,7 +122,7 @@ def test_the_average_radars_plot_system_summary_with_its_row():
     """The fixture's SMAPE: good 1, 2, 6 under P0-P2 (mean 3), bad 3, 4, 8 (mean 5); the
     average radar's SMAPE points carry marts.system_summary.avg_raw_score at those means."""
     charts: dict[str, dict] = {}
-    figures.radar_section(two_systems(), charts)
+    radars.radar_section(two_systems(), charts)
     rows = [r for r in _rows(charts["radar-accuracy-average"]) if r["axis"] == "SMAPE"]
     got = {r["series"]: (r["mart"], r["column"], json.loads(r["where"]), r["value"]) for r in rows}
     assert got == {
@@ -143,12 +141,12 @@ def test_the_average_radars_plot_system_summary_with_its_row():
 
 def test_the_y_range_skips_missing_and_non_finite_values():
     # the finite prices 100 and 110: range 10, 20 % of the mean 105 = 21 -> pad 21
-    assert figures.trace_y_range([None, 100.0, float("nan"), 110.0, float("inf")]) == (
+    assert forecasts.trace_y_range([None, 100.0, float("nan"), 110.0, float("inf")]) == (
         pytest.approx((79.0, 131.0))
     )
-    assert figures.trace_y_range([None, float("nan")]) is None
+    assert forecasts.trace_y_range([None, float("nan")]) is None
     # all prices 0: no range, no level -> the 1e-9 floor
-    assert figures.trace_y_range([0.0, 0.0]) == (-1e-9, 1e-9)
+    assert forecasts.trace_y_range([0.0, 0.0]) == (-1e-9, 1e-9)
 
 
 WINDOW = pd.Timestamp("2022-03-01")
@@ -194,7 +192,7 @@ def test_a_forecast_plot_read_without_prepared_windows():
     horizon steps at 1, 2; the perturbed input is the dashed grey line over x <= 0."""
     data = _window_data()
     chosen = next(data.trace_windows.itertuples())
-    spec = figures.forecast_chart(data, chosen, {"good": BLUE, "bad": VERMILION})
+    spec = forecasts.forecast_chart(data, chosen, {"good": BLUE, "bad": VERMILION})
     assert _lines(spec) == {
         "actual": [(-2, 104.0), (-1, 105.0), (0, 106.0), (1, 101.0), (2, 102.0)],
         # 0 is off the y scale (clean prices 101-106: pad 20 % of their mean 103.6 = 20.72,
@@ -216,13 +214,13 @@ def test_a_forecast_plot_read_without_prepared_windows():
     scale = _encoding(spec, "color")["scale"]
     assert scale["range"] == ["#222222", "#999999", BLUE, VERMILION]
     missing = chosen._replace(ticker="ZZZ")
-    assert figures.forecast_chart(data, missing, {"good": BLUE, "bad": VERMILION}) is None
+    assert forecasts.forecast_chart(data, missing, {"good": BLUE, "bad": VERMILION}) is None
 
 
 def test_a_clean_window_has_no_input_line():
     data = _window_data("P0")
     chosen = next(data.trace_windows.itertuples())
-    spec = figures.forecast_chart(data, chosen, {"good": BLUE, "bad": VERMILION})
+    spec = forecasts.forecast_chart(data, chosen, {"good": BLUE, "bad": VERMILION})
     assert list(_lines(spec)) == ["actual", "good", "bad"]
 
 
@@ -231,7 +229,7 @@ def test_without_ratings_the_forecast_lines_follow_the_system_ids():
     that order."""
     data = _window_data(ratings=pd.DataFrame(), system_summary=pd.DataFrame())
     charts: dict[str, dict] = {}
-    figures.forecasts_section(data, charts)
+    forecasts.forecasts_section(data, charts)
     (spec,) = charts.values()
     assert list(_lines(spec))[-2:] == ["bad", "good"]
     scale = _encoding(spec, "color")["scale"]
@@ -251,7 +249,7 @@ def test_without_ratings_the_forecast_lines_follow_the_system_ids():
 def test_the_forecast_text_states_the_tail_drawn(study, tail):
     """Context values drawn: 3 horizons, at most the whole context
     (data.context_tail_length's docstring); an unknown horizon counts as 1."""
-    html = figures.forecasts_section(_window_data(study=study), {})
+    html = forecasts.forecasts_section(_window_data(study=study), {})
     assert f"the last {tail} context values" in _plain(html)
 
 
@@ -261,7 +259,7 @@ def test_the_forecast_text_states_the_tail_drawn(study, tail):
 def test_the_confounder_bars_plot_each_average_in_its_colour():
     """The fixture: APE over all systems industry 6, company 2; good 4, 1; bad has no row."""
     charts: dict[str, dict] = {}
-    figures.confounder_section(two_systems(), charts)
+    comparisons.confounder_section(two_systems(), charts)
     assert list(charts) == ["confounders-ape"]
     spec = charts["confounders-ape"]
     got = {
@@ -329,7 +327,7 @@ def _tables(html: str) -> list[list[list[str]]]:
 
 def test_group_radars_only_for_two_or_more_groups_each_from_its_own_rows():
     charts: dict[str, dict] = {}
-    html = figures.group_section(two_systems(group_comparisons=_groups()), charts)
+    html = comparisons.group_section(two_systems(group_comparisons=_groups()), charts)
     radars = [n for n in charts if n.startswith("groups-")]
     assert radars == ["groups-all-systems-foundation"]
     spec = charts["groups-all-systems-foundation"]
@@ -376,7 +374,7 @@ def test_group_radars_only_for_two_or_more_groups_each_from_its_own_rows():
 
 
 def test_group_tables_trace_each_number_to_its_group_row():
-    html = figures.group_section(two_systems(group_comparisons=_groups()), {})
+    html = comparisons.group_section(two_systems(group_comparisons=_groups()), {})
     spans = re.findall(r'<span class="num"([^>]*)>', html)
     wheres = [
         json.loads(re.search(r'data-where="([^"]*)"', s).group(1).replace("&quot;", '"'))
@@ -394,7 +392,7 @@ def test_group_tables_trace_each_number_to_its_group_row():
 
 
 def test_no_group_rows_says_so_in_both_scopes():
-    html = figures.group_section(two_systems(group_comparisons=pd.DataFrame()), {})
+    html = comparisons.group_section(two_systems(group_comparisons=pd.DataFrame()), {})
     assert _plain(html).count("No rated system in this scope") == 2
 
 
@@ -422,7 +420,7 @@ def _pairs() -> pd.DataFrame:
 
 def test_a_modality_pair_radar_per_model_from_its_own_rows():
     charts: dict[str, dict] = {}
-    html = figures.modality_pairs_block(two_systems(modality_pairs=_pairs()), charts)
+    html = comparisons.modality_pairs_block(two_systems(modality_pairs=_pairs()), charts)
     assert list(charts) == ["modality-pair-g"]  # h has one metric: no radar
     spec = charts["modality-pair-g"]
     rows = {(r["series"], r["axis"]): r for r in _rows(spec)}
@@ -458,15 +456,15 @@ def test_a_modality_pair_radar_per_model_from_its_own_rows():
 
 
 def test_without_pairs_the_block_lists_the_seeded_ones():
-    html = figures.modality_pairs_block(two_systems(), {})
+    html = comparisons.modality_pairs_block(two_systems(), {})
     assert "The systems seed pairs ghost (ghost_a, ghost_b): a pair is compared" in _plain(html)
     bare = two_systems(systems=two_systems().systems.drop(columns="base_model"))
-    assert "The systems seed declares no pairs" in figures.modality_pairs_block(bare, {})
+    assert "The systems seed declares no pairs" in comparisons.modality_pairs_block(bare, {})
 
 
 def test_every_radar_of_the_page_is_in_its_html():
     charts: dict[str, dict] = {}
-    html = figures.group_section(
+    html = comparisons.group_section(
         two_systems(group_comparisons=_groups(), modality_pairs=_pairs()), charts
     )
     assert page_specs(html) == charts
@@ -475,7 +473,7 @@ def test_every_radar_of_the_page_is_in_its_html():
 
 def test_a_point_without_a_value_carries_no_row():
     """A missing value draws no point (rank chart rows come only from present values)."""
-    spec = figures._radar_for(
+    spec = figures.radar_for(
         "t",
         ("smape", "mase", "pie_company"),
         ["a", "b"],

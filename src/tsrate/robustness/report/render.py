@@ -14,8 +14,9 @@ printed numbers beside the run's (:mod:`.paper`).
 
 Modules: :mod:`.data` loads (:func:`load_report_data`), :mod:`.numbers` prints traceable
 numbers, :mod:`.sections` (verdict, study, summary, Table 2), :mod:`.ratings` (rating
-tables) and :mod:`.figures` (charts) render, pure over DataFrames; this module assembles
-the page and writes it. Traceability: every number printed is a ``<span class="num">`` with
+tables), :mod:`.radars`, :mod:`.comparisons` and :mod:`.forecasts` (charts, on
+:mod:`.figures`) render, pure over DataFrames; this module assembles the page and writes
+it. Traceability: every number printed is a ``<span class="num">`` with
 ``data-mart``/``data-column``/``data-where``/``data-value``, and every plotted number a chart
 row with ``mart``/``column``/``where``/``value``; the integration test re-reads each one.
 """
@@ -28,6 +29,11 @@ import json
 from pathlib import Path
 
 from tsrate.html.page import page, write_page
+from tsrate.robustness.report.comparisons import (  # noqa: F401
+    confounder_section,
+    group_section,
+    modality_pairs_block,
+)
 from tsrate.robustness.report.data import (  # noqa: F401  (re-exported: the report's API)
     ACCURACY_METRICS,
     METRIC_LABELS,
@@ -45,13 +51,9 @@ from tsrate.robustness.report.data import (  # noqa: F401  (re-exported: the rep
     default_report_path,
     load_report_data,
 )
-from tsrate.robustness.report.figures import (  # noqa: F401
-    confounder_section,
+from tsrate.robustness.report.forecasts import (  # noqa: F401
     forecast_chart,
     forecasts_section,
-    group_section,
-    modality_pairs_block,
-    radar_section,
     trace_y_range,
 )
 from tsrate.robustness.report.numbers import (  # noqa: F401
@@ -70,6 +72,7 @@ from tsrate.robustness.report.probabilistic import (
     probabilistic_section,
     provenance_section,
 )
+from tsrate.robustness.report.radars import radar_section
 from tsrate.robustness.report.ratings import (  # noqa: F401
     rating_cell,
     rating_tables_section,
