@@ -5,7 +5,9 @@ folder, with what an import file is), and nothing left behind: no warehouse, no
 command's pre-flight check, which only asked whether the path exists, and be refused
 inside the flow after the writer lock, leaving an empty lock file).
 
-The same refusal in process, and a pipe's: tests/unit/test_s34_import_refusals.py.
+The same refusal in process, and a pipe's: tests/unit/test_s34_import_refusals.py. Also the
+interpretability suite's unknown dataset, refused before the lock the same way (its other
+refusals in process: tests/unit/test_s34_interp_refusals.py).
 """
 
 from __future__ import annotations
@@ -57,3 +59,16 @@ def test_an_import_folder_is_refused_before_the_lock_and_leaves_nothing_behind(t
     line = f"{folder}: a folder, not a file (hint: {hint}; {IMPORT_FILE})"
     assert done.stderr == f"tsrate: error: {line}\n"  # one line: no "suite started/failed" log
     assert done.stdout == ""
+
+
+def test_an_unknown_interpretability_dataset_is_refused_before_the_lock(tmp_path):
+    """The interpretability suite's unknown dataset, refused inside the flow after the lock
+    before, is refused the same way now (in process, with the other refusals of its
+    arguments: tests/unit/test_s34_interp_refusals.py)."""
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    argv = ["suite", "interpretability", "run", "--datasets", "2,99", "--no-build"]
+    done = _tsrate(*argv, warehouse=warehouse, cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert list(tmp_path.iterdir()) == []  # no warehouse, no lock file, no folder
+    line = "unknown dataset(s) [99]: the benchmark has datasets 1-10"
+    assert (done.stderr, done.stdout) == (f"tsrate: error: {line}\n", "")
