@@ -19,6 +19,7 @@ from tsrate.suites.interpretability.suite import (
     default_workers,
     plan_units,
     plan_variants,
+    require_known,
     resolve_config,
     run_units,
 )
@@ -68,6 +69,7 @@ def interpretability_flow(
     training processes (default: one per CPU core up to 4; one on a GPU).
     """
     config = resolve_config(config_name, seeds, overrides)
+    require_known(datasets, models)  # before the writer lock: it leaves a file behind
 
     def work(store: str) -> str:
         return call(train_task, store, config, datasets, models, sensitivity, workers)

@@ -53,6 +53,9 @@ REFUSED = [
     (UNDERSTANDING, "--test-size", "0", "must be 1 or more, got 0"),
     (UNDERSTANDING, "--test-size", "-1", "must be 1 or more, got -1"),
     (UNDERSTANDING, "--test-size", "x", "expected a whole number, got 'x'"),
+    (UNDERSTANDING, "--sample", "0", "must be 1 or more, got 0"),
+    (UNDERSTANDING, "--sample", "-1", "must be 1 or more, got -1"),
+    (UNDERSTANDING, "--sample", "x", "expected a whole number, got 'x'"),
     (INTERPRETABILITY, "--workers", "0", "must be 1 or more, got 0"),
     (INTERPRETABILITY, "--workers", "-1", "must be 1 or more, got -1"),
     (INTERPRETABILITY, "--workers", "x", "expected a whole number, got 'x'"),
@@ -66,6 +69,7 @@ SMALLEST = [
     (REASONING, "--forecasts", 0),
     (REASONING, "--length", 30),
     (UNDERSTANDING, "--test-size", 1),
+    (UNDERSTANDING, "--sample", 1),
     (INTERPRETABILITY, "--workers", 1),
 ]
 

@@ -105,8 +105,8 @@ def test_sample_alone_is_16_questions_and_1_is_accepted():
     parser = _parser(und_cli)
     assert parser.parse_args(["--sample"]).sample == 16
     assert parser.parse_args(["--sample", "1"]).sample == 1
-    with pytest.raises(argparse.ArgumentTypeError, match=">= 1, got 0"):
-        und_cli._sample_size("0")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--sample", "0"])
 
 
 def test_test_size_is_an_override_only_when_given():

@@ -109,6 +109,8 @@ PATH_HINTS = {
     errno.ENOSPC: "free some space on that disk, or choose a path on another one",
 }
 PATH_HINT = "check the path, and that you may read and write there"
+#: The hint for an input path that is neither a file nor a folder (a device, pipe or socket).
+NOT_REGULAR_HINT = "the path is a device, pipe or socket where a file is needed: name a file"
 
 
 def path_error_line(exc: OSError) -> str:
@@ -134,13 +136,38 @@ def check_output_folder(folder: Path) -> None:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(nearest))
 
 
+def not_a_file(path: str | Path, about: str = "") -> str | None:
+    """None for a regular file; else the one line that refuses ``path`` as an input file:
+    what it is (no such file, a folder, not a regular file), the hint for it, and ``about``
+    (what the file must be) after the hint. The pre-flight check and a reader of the file
+    say it in the same words."""
+    file = Path(path)
+    if file.is_file():
+        return None
+    if file.is_dir():
+        reason, hint = "a folder, not a file", PATH_HINTS[errno.EISDIR]
+    elif file.exists():
+        reason, hint = "not a regular file", NOT_REGULAR_HINT
+    else:
+        reason, hint = "no such file", PATH_HINTS[errno.ENOENT]
+    return f"{file}: {reason} (hint: {hint}{'; ' + about if about else ''})"
+
+
 def require_inputs(args: argparse.Namespace) -> None:
-    """The input files a writing command names (its ``input_files`` arguments) exist: checked
-    before it waits for, or is refused, the writer lock."""
+    """The input files a writing command names (its ``input_files`` arguments) exist and are
+    regular files (a folder, a device, a pipe is refused with :func:`not_a_file`'s line and
+    the command's ``input_file_about`` for it): checked before it waits for, or is refused,
+    the writer lock, which would leave an empty lock file behind a refused run."""
+    from tsrate import TsrateError
+
+    about = getattr(args, "input_file_about", {})
     for name in getattr(args, "input_files", ()):
         value = getattr(args, name, None)
         if value and not Path(value).exists():
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(value))
+        refusal = not_a_file(value, about.get(name, "")) if value else None
+        if refusal:
+            raise TsrateError(refusal)
 
 
 def refuse_without_warehouse(args: argparse.Namespace) -> None:

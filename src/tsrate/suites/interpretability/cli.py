@@ -62,9 +62,25 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_from_args(args: argparse.Namespace) -> int:
     from tsrate.platform.entrypoints import INTERPRETABILITY_FLOW, load_entrypoint
     from tsrate.platform.orchestration import run_flow
+    from tsrate.suites.interpretability.models import MODEL_IDS
+    from tsrate.suites.interpretability.suite import require_known
 
     if args.seeds is not None and not args.seeds:
-        raise TsrateError("--seeds names no seed")
+        raise TsrateError(
+            "--seeds names no seed: give some, e.g. --seeds 1,2, or leave it out for the "
+            "configuration's"
+        )
+    # an empty list would mean all of them to the flow: refused, as --seeds is
+    if args.datasets is not None and not args.datasets:
+        raise TsrateError(
+            "--datasets names no dataset: give some of 1-10, e.g. --datasets 2,4, or leave "
+            "it out for all"
+        )
+    if args.models is not None and not args.models:
+        raise TsrateError(
+            f"--models names no model: give some of {', '.join(MODEL_IDS)}, or leave it out for all"
+        )
+    require_known(args.datasets, args.models)  # before Prefect and the lock
     suite_run_id = run_flow(
         load_entrypoint(INTERPRETABILITY_FLOW),
         config_name=args.config,

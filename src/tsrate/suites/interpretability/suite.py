@@ -198,14 +198,25 @@ def _base_params(config: SuiteConfig, dataset_id: int) -> dict:
     return {"length": config.length, "burn_in": config.burn_in, "seed": config.data_seed}
 
 
+def require_known(datasets: Sequence[int] | None = (), models: Sequence[str] | None = ()) -> None:
+    """Refuse datasets and models the suite does not have, from the arguments alone: the
+    command and the flow check them before the warehouse writer lock is taken, so the
+    refusal leaves no lock file (nor warehouse) behind; :func:`plan_variants` and
+    :func:`plan_units` check them again."""
+    unknown = sorted(set(datasets or ()) - set(GENERATORS))
+    if unknown:
+        raise TsrateError(f"unknown dataset(s) {unknown}: the benchmark has datasets 1-10")
+    unknown = sorted(set(models or ()) - set(MODEL_IDS))
+    if unknown:
+        raise TsrateError(f"unknown model(s) {unknown}: choose from {', '.join(MODEL_IDS)}")
+
+
 def plan_variants(
     config: SuiteConfig, datasets: Sequence[int] | None = None, sensitivity: bool = True
 ) -> list[Variant]:
     """The variants of the main study (datasets 1-10) and of the sensitivity studies."""
     chosen = tuple(datasets) if datasets else config.datasets
-    unknown = sorted(set(chosen) - set(GENERATORS))
-    if unknown:
-        raise TsrateError(f"unknown dataset(s) {unknown}: the benchmark has datasets 1-10")
+    require_known(datasets=chosen)
     out: list[Variant] = []
     for dataset_id in chosen:
         base = _base_params(config, dataset_id)
@@ -290,9 +301,7 @@ def plan_units(
     """Every (variant, model, seed) to train; sensitivity variants use the sensitivity models
     and seeds. Units shared by several studies appear once."""
     chosen = tuple(models) if models else config.models
-    unknown = sorted(set(chosen) - set(MODEL_IDS))
-    if unknown:
-        raise TsrateError(f"unknown model(s) {unknown}: choose from {', '.join(MODEL_IDS)}")
+    require_known(models=chosen)
     settings = dataclasses.asdict(config.settings)
     settings["device"] = pick_device(settings["device"])
     units: dict[str, Unit] = {}

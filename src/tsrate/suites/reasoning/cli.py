@@ -15,6 +15,7 @@ from tsrate.suites.commandline import (
     add_run_action,
 )
 from tsrate.suites.publishing import run_message
+from tsrate.suites.reasoning.dataset import IMPORT_FILE
 from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
 
 
@@ -139,6 +140,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_control_arguments(parser, store_only="answer and store only")
     parser.set_defaults(input_files=("import_path",))  # a missing one: named before any work
+    parser.set_defaults(input_file_about={"import_path": IMPORT_FILE})  # and what it must be
 
 
 def run_from_args(args: argparse.Namespace) -> int:

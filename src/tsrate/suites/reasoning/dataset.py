@@ -47,7 +47,6 @@ keys sorted) on the next line; without a tiny description, its ``description_sho
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import logging
 import math
@@ -208,19 +207,25 @@ IMPORT_FILE = (
     "dataset's schema"
 )
 
+#: what a row of an import file is, said in the hint of a file without one
+ROW = (
+    "a row is one JSON object per line in the public dataset's schema: a series (uuid, "
+    "description, ..., series) or a question (category, question, options, the answer, its "
+    "series or a series row's uuid); blank lines are skipped"
+)
+
 
 def read_rows(path: str | Path) -> ImportedRows:
     """Parse and validate ``path``; raise :class:`DatasetError` listing every problem. A
-    missing file (or a folder) is one line with the hint the command line gives for a
-    missing path (:data:`tsrate.commands.usage.PATH_HINTS`) and what the file must be."""
-    path = Path(path)
-    if not path.is_file():
-        from tsrate.commands.usage import PATH_HINTS
+    missing file, a folder or anything else but a regular file is one line in the command
+    line's own words for it (:func:`tsrate.commands.usage.not_a_file`), with what the file
+    must be. A file with no rows says what a row is (:data:`ROW`)."""
+    from tsrate.commands.usage import not_a_file
 
-        folder = path.is_dir()
-        reason = "a folder, not a file" if folder else "no such file"
-        hint = PATH_HINTS[errno.EISDIR if folder else errno.ENOENT]
-        raise DatasetError(f"{path}: {reason} (hint: {hint}; {IMPORT_FILE})")
+    path = Path(path)
+    refusal = not_a_file(path, IMPORT_FILE)
+    if refusal:
+        raise DatasetError(refusal)
     problems = _Problems(path)
     raw: list[tuple[int, dict]] = []
     with path.open(encoding="utf-8") as handle:
@@ -237,7 +242,7 @@ def read_rows(path: str | Path) -> ImportedRows:
                 continue
             raw.append((line_number, row))
     if not raw and not problems.messages:
-        raise DatasetError(f"{path}: no rows")
+        raise DatasetError(f"{path}: no rows (hint: {ROW})")
     series_rows: list[SeriesRow] = []
     by_uuid: dict[str, SeriesRow] = {}
     for line, row in raw:

@@ -25,18 +25,6 @@ DEFAULT_SAMPLE = 16
 RATINGS_QUERY = "select * from marts.und_ratings order by prompting, metric, feature, rank"
 
 
-def _sample_size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"--sample takes a number of questions, got {text!r}"
-        ) from exc
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--sample needs a number >= 1, got {value}")
-    return value
-
-
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_size_arguments(
         parser,
@@ -62,7 +50,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sample",
-        type=_sample_size,
+        type=at_least(1),
         nargs="?",
         const=DEFAULT_SAMPLE,
         metavar="N",
