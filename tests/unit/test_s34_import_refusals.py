@@ -5,8 +5,9 @@ command in a child process: tests/integration/test_s34_import_refusals.py):
   (which only asked whether the path exists) and was refused inside the flow, after the
   writer lock, leaving an empty lock file; now the pre-flight check refuses a folder, and
   anything else that is not a regular file, in the flow's own words, before the flow starts;
-* the other commands' input files (``tsrate ingest FILE``) are refused the same way, without
-  the reasoning suite's words on what an import is;
+* the other commands' input files (``tsrate ingest FILE``) are refused the same way when
+  they are folders, without the reasoning suite's words on what an import is (a pipe passes:
+  ``tsrate ingest <(...)``);
 * a file with no rows says what a row is.
 
 The expected lines are written out by hand.
@@ -91,3 +92,22 @@ def test_a_file_with_no_rows_says_what_a_row_is(tmp_path):
         "are skipped)"
     )
     assert "\n" not in str(refused.value)
+
+
+def test_a_pipe_passes_the_check_where_the_command_may_read_one(tmp_path):
+    """``tsrate ingest <(...)`` names a pipe: only the commands whose file is read inside the
+    flow (the reasoning import: ``regular_input_files``) need a regular file."""
+    from argparse import Namespace
+
+    from tsrate import TsrateError
+    from tsrate.commands.usage import require_inputs
+
+    pipe = tmp_path / "prices.csv"
+    os.mkfifo(pipe)
+    require_inputs(Namespace(input_files=("path",), path=str(pipe)))  # not opened, not refused
+    with pytest.raises(TsrateError, match="not a regular file"):
+        require_inputs(
+            Namespace(input_files=("path",), path=str(pipe), regular_input_files=("path",))
+        )
+    with pytest.raises(TsrateError, match="a folder, not a file"):
+        require_inputs(Namespace(input_files=("path",), path=str(tmp_path)))

@@ -155,19 +155,25 @@ def not_a_file(path: str | Path, about: str = "") -> str | None:
 
 def require_inputs(args: argparse.Namespace) -> None:
     """The input files a writing command names (its ``input_files`` arguments) exist and are
-    regular files (a folder, a device, a pipe is refused with :func:`not_a_file`'s line and
-    the command's ``input_file_about`` for it): checked before it waits for, or is refused,
-    the writer lock, which would leave an empty lock file behind a refused run."""
+    not folders; those in its ``regular_input_files`` must be regular files (a device or a
+    pipe is refused too: their reader cannot read a pipe). A refusal is :func:`not_a_file`'s
+    line with the command's ``input_file_about`` for it. Checked before the command waits
+    for, or is refused, the writer lock, which would leave an empty lock file behind a
+    refused run. Other input files may be pipes (``tsrate ingest <(...)``)."""
     from tsrate import TsrateError
 
     about = getattr(args, "input_file_about", {})
+    regular = getattr(args, "regular_input_files", ())
     for name in getattr(args, "input_files", ()):
         value = getattr(args, name, None)
-        if value and not Path(value).exists():
+        if not value:
+            continue
+        if not Path(value).exists():
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(value))
-        refusal = not_a_file(value, about.get(name, "")) if value else None
-        if refusal:
-            raise TsrateError(refusal)
+        if name in regular or Path(value).is_dir():
+            refusal = not_a_file(value, about.get(name, ""))
+            if refusal:
+                raise TsrateError(refusal)
 
 
 def refuse_without_warehouse(args: argparse.Namespace) -> None:

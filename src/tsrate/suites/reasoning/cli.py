@@ -141,6 +141,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_control_arguments(parser, store_only="answer and store only")
     parser.set_defaults(input_files=("import_path",))  # a missing one: named before any work
     parser.set_defaults(input_file_about={"import_path": IMPORT_FILE})  # and what it must be
+    parser.set_defaults(regular_input_files=("import_path",))  # the flow reads it: a file
 
 
 def run_from_args(args: argparse.Namespace) -> int:
