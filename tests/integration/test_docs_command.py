@@ -74,6 +74,13 @@ def test_docs_say_tsrates_steps_and_keep_dbts_log_in_a_file(built, tmp_path):
     assert (site / "static_index.html").stat().st_size > 10_000
     catalog = json.loads((site / "catalog.json").read_text())
     assert set(catalog["nodes"]) == {f"model.tiny.{m}" for m in ("numbers", "doubled", "run_info")}
+    # every test is documented by its source SQL; only the models are compiled
+    nodes = json.loads((site / "manifest.json").read_text())["nodes"]
+    tests = [node for node in nodes.values() if node["resource_type"] == "test"]
+    assert len(tests) == 3 and all(
+        node["raw_code"] and not node.get("compiled_code") for node in tests
+    )
+    assert "ref(" not in nodes["model.tiny.doubled"]["compiled_code"]
 
     logs = list((warehouse.parent / "logs").glob("dbt-docs-*.log"))
     assert len(logs) == 1
