@@ -344,7 +344,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if args.output:  # before dbt, whose own failure here says only "exit 2"
         check_output_folder(Path(args.output))
     site = dbt.docs(target_path=Path(args.output) if args.output else None, on_line=print)
-    print(f"dbt docs written to {site}; open static_index.html (one offline file) in a browser")
+    print(f"open {site / 'static_index.html'} (one offline file) in a browser")
     return 0
 
 
@@ -355,10 +355,11 @@ def docs_without_warehouse(args: argparse.Namespace, warehouse) -> None:  # noqa
     from pathlib import Path
 
     from tsrate.commands.usage import check_output_folder
+    from tsrate.platform.dbt_runner import check_docs_warehouse
 
     if args.output:
         check_output_folder(Path(args.output))
-    raise TsrateError(f"no warehouse at {warehouse}: run `tsrate run` before `tsrate docs`")
+    check_docs_warehouse(warehouse)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from tsrate.commands.flags import add_lock_timeout
+from tsrate.commands.flags import add_lock_timeout, add_verbose_flag
 from tsrate.commands.reading import (
     cmd_docs,
     cmd_export,
@@ -119,6 +119,7 @@ def add_reading_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers a
     docs = sub.add_parser("docs", help="build the dbt docs site from the live warehouse")
     docs.add_argument("--output", help="folder for the site (default: warehouse/docs)")
     add_lock_timeout(docs)
+    add_verbose_flag(docs)
     # dbt opens the live file to read its catalog: as a writer would, so that a build
     # starting meanwhile is refused at once instead of failing half-way on DuckDB's lock
     docs.set_defaults(func=cmd_docs, writes_warehouse=True)

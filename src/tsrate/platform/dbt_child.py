@@ -645,6 +645,13 @@ if __name__ == "__main__":
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # skip the interpreter's teardown of dbt's modules (seconds)
+    if len(sys.argv) > 1 and sys.argv[1] == "tsrate-docs":  # tsrate.platform.dbt_docs
+        from tsrate.platform.dbt_docs import generate
+
+        code = generate(sys.argv[2:], _say, _close_dbt_connection)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     try:
         from dbt.cli.main import cli  # what `python -m dbt.cli.main` runs
 
