@@ -238,7 +238,7 @@ def rating_tables_section(data: ReportData) -> str:
                         rows,
                         css="ratings",
                     ),
-                    open_=len(systems) <= 4,
+                    open_=MAIN_TABLES_OPEN,  # read first; a wide one scrolls in its box
                 )
             )
     parts.append(
@@ -319,6 +319,11 @@ def separation_summary(data: ReportData) -> str:
     )
 
 
+#: the default outcome's and the accuracy tables are shown open, whatever the number of
+#: systems (the page's first reading); the other outcomes' tables are collapsed below them
+MAIN_TABLES_OPEN = True
+
+
 #: what the compact table of each other outcome shows
 OUTCOME_NOTES = {
     "max_abs_residual": "The same metrics on the paper's outcome, R^max in price units (the "
@@ -377,15 +382,27 @@ def outcome_ratings_block(data: ReportData) -> str:
             continue
         label = OUTCOME_LABELS.get(outcome, outcome)
         parts.append(
-            f'<h3 class="outcome" data-outcome="{esc(outcome)}">Robustness — {esc(label)}</h3>'
-            f'<p class="note">{esc(OUTCOME_NOTES.get(outcome, OUTCOME_NOTES[""]))} Rating and '
-            "raw score only; bootstrap shares are computed for "
-            f"{_default_view(data, short=True)}.</p>"
-            + table_html(
-                ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
-                rows,
-                css="ratings outcome-ratings",
+            details(
+                f'<h3 class="outcome" data-outcome="{esc(outcome)}" style="display:inline">'
+                f"Robustness — {esc(label)}</h3> (alternative outcome, {len(rows)} rows)",
+                f'<p class="note">{esc(OUTCOME_NOTES.get(outcome, OUTCOME_NOTES[""]))} Rating '
+                "and raw score only; bootstrap shares are computed for "
+                f"{_default_view(data, short=True)}.</p>"
+                + table_html(
+                    ["Metric", "P", *[f"<code>{esc(s)}</code>" for s in systems], "Partial order"],
+                    rows,
+                    css="ratings outcome-ratings",
+                )
+                + source_note("ratings", "robustness_scores", extra=f"outcome = '{esc(outcome)}'"),
             )
-            + source_note("ratings", "robustness_scores", extra=f"outcome = '{esc(outcome)}'")
         )
-    return "".join(parts)
+    if not parts:
+        return ""
+    return (
+        '<p class="note alternatives">Alternative outcomes, collapsed below (click one to '
+        "open): the same robustness metrics measured on outcomes other than "
+        f"{_default_view(data, short=True)} rated above, to check whether price levels, "
+        "quantile quality or calibration change the picture. Read the tables above first; "
+        "the flags ⊘ and ≈ mark where an alternative does not separate systems.</p>"
+        + "".join(parts)
+    )
