@@ -85,6 +85,10 @@ def test_the_shared_set_is_every_perturbation_all_systems_have():
     assert "Accuracy is compared on the perturbations every system is rated on, P0 P1" in text
     assert "mid was rated on P0 and P1" in text
     assert "By accuracy, mid has the lowest mean SMAPE (25.00)" in text
+    mine = rows[(rows["system_id"] == "mid") & rows["metric"].isin(ROBUSTNESS)]
+    n, k = len(mine), mine["metric"].nunique()
+    assert (n, k) == (8, 6)  # WRS on P0 and P1, APE and PIE on P1
+    assert f"rests on {n} ratings over {k} of the 6 robustness metrics" in text
 
 
 def test_systems_rated_alike_keep_the_summary_means():
