@@ -13,6 +13,7 @@ import pandas as pd
 from tests.support.report_text import ROBUSTNESS, plain, rating_rows, report_data, uniform
 from tests.support.sweep9_report_text import nums
 from tsrate.robustness.report import coverage
+from tsrate.robustness.report.reading import reading_paragraph
 from tsrate.robustness.report.sections import verdict_section
 
 
@@ -108,3 +109,17 @@ def test_with_no_perturbation_shared_by_all_the_largest_group_is_compared():
     full = {"a": ["P0", "P1"], "b": ["P0", "P1"]}
     assert coverage.shared_perturbations(full) == (["a", "b"], ["P0", "P1"])
     assert coverage.partial_systems(full) == {}
+
+
+def test_the_reading_names_the_most_accurate_on_the_shared_perturbations_too():
+    rows = partial_run(("P0",))
+    means = by_hand(rows, "smape", ["P0"])
+    best = min(means, key=means.get)
+    html = reading_paragraph(report_data(rows))
+    text = plain(html)
+    assert (
+        f"The most accurate system by SMAPE is {best} ({means[best]:.2f} averaged over P0, "
+        "the perturbation every compared system is rated on)." in text
+    )
+    assert "averaged over the robustness metrics and perturbations each is rated on" in text
+    assert "mid was rated on P0 only: its robustness rating rests on 2 ratings" in text

@@ -16,7 +16,8 @@ from collections import Counter
 
 import pandas as pd
 
-from tsrate.robustness.report.data import ReportData
+from tsrate.html.charts import esc
+from tsrate.robustness.report.data import ROBUSTNESS_METRICS, ReportData
 
 
 def rated_perturbations(data: ReportData, metrics: tuple[str, ...] | list[str]) -> dict:
@@ -81,3 +82,28 @@ def named_perturbations(perturbations: list[str]) -> str:
     if len(perturbations) == 1:
         return f"{perturbations[0]} only"
     return ", ".join(perturbations[:-1]) + f" and {perturbations[-1]}"
+
+
+def fewer_robustness(data: ReportData, systems: list[str]) -> list[str]:
+    """A sentence for each of ``systems`` rated on fewer perturbations than the others:
+    its robustness rating rests on its own ratings only (how many, over how many metrics)."""
+    per_system = rated_perturbations(data, ROBUSTNESS_METRICS)
+    fewer = partial_systems(per_system)
+    ratings = data.ratings
+    sentences = []
+    for system in systems:
+        if system not in fewer:
+            continue
+        mine = ratings[
+            (ratings["system_id"] == system)
+            & ratings["metric"].isin(ROBUSTNESS_METRICS)
+            & ratings["raw_score"].notna()
+        ]
+        n, k = len(mine), mine["metric"].nunique()
+        sentences.append(
+            f"<b>{esc(system)}</b> was rated on {esc(named_perturbations(fewer[system]))}"
+            f": its robustness rating rests on {n} rating{'s' if n != 1 else ''} over {k} "
+            f"of the {len(ROBUSTNESS_METRICS)} robustness metrics, where the others' rest "
+            "on every perturbation they are rated on."
+        )
+    return sentences

@@ -357,31 +357,6 @@ def _compared(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str] | 
     return means, shared, text
 
 
-def _fewer_robustness(data: ReportData, systems: list[str]) -> list[str]:
-    """A sentence for each of ``systems`` rated on fewer perturbations than the others:
-    its robustness rating rests on its own ratings only (how many, over how many metrics)."""
-    per_system = coverage.rated_perturbations(data, ROBUSTNESS_METRICS)
-    fewer = coverage.partial_systems(per_system)
-    ratings = data.ratings
-    sentences = []
-    for system in systems:
-        if system not in fewer:
-            continue
-        mine = ratings[
-            (ratings["system_id"] == system)
-            & ratings["metric"].isin(ROBUSTNESS_METRICS)
-            & ratings["raw_score"].notna()
-        ]
-        n, k = len(mine), mine["metric"].nunique()
-        sentences.append(
-            f"<b>{esc(system)}</b> was rated on {esc(coverage.named_perturbations(fewer[system]))}"
-            f": its robustness rating rests on {n} rating{'s' if n != 1 else ''} over {k} "
-            f"of the {len(ROBUSTNESS_METRICS)} robustness metrics, where the others' rest "
-            "on every perturbation they are rated on."
-        )
-    return sentences
-
-
 def verdict_section(data: ReportData) -> str:
     """The verdict, first on the page: the most and least robust systems and by how much
     (systems with the same mean rating are named together as a tie; when every system
@@ -412,7 +387,7 @@ def verdict_section(data: ReportData) -> str:
     scale = f"on a 1 (best) to {levels} scale"
     # a system rated on fewer perturbations (an import may leave some out) has its mean over
     # fewer ratings: the sentence says over what, and names it with its own counts
-    fewer = _fewer_robustness(data, [s for s in means.index if s in {*leaders, *laggards}])
+    fewer = coverage.fewer_robustness(data, [s for s in means.index if s in {*leaders, *laggards}])
     over = (
         f"over {len(metrics)} robustness metrics and the perturbations"
         if not fewer
