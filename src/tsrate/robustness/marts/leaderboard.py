@@ -12,8 +12,10 @@ WQL or CRPS), every system scored on the same windows. As ``fev.leaderboard`` (f
   (a tie counts one half; relative errors within floating noise of each other, 1e-12
   relative, tie: :func:`tsrate.methods.noise.snap_ties`), averaged over the other systems;
 - a task where any rated system has no error is dropped for all (fev's ``missing_strategy=
-  "drop"``) and counted in ``num_failures`` of the systems that failed it; a system with no
-  error on any task is left out with the reason.
+  "drop"``) and counted in ``num_failures`` of the systems that failed it, and the ranked rows'
+  ``reason`` says how many tasks were dropped and which systems lack them, since everyone's
+  scores move (:func:`dropped_note`); a system with no error on any task is left out with
+  the reason.
 
 Beside fev: a task where the baseline's error is exactly 0 has no relative error (x / 0); fev
 refuses the whole table then ("results for baseline_model are missing"). tsrate drops the
@@ -99,6 +101,26 @@ def _intervals(
     return skill_low, skill_high, win_low, win_high
 
 
+def dropped_note(pivot: pd.DataFrame, metric: str, scope: str) -> str | None:
+    """Why every system's scores moved when some systems lack tasks (fev's "drop"): the
+    tasks dropped for all of the scope's tasks and each system that has no ``metric`` for
+    some (its count). None when no ranked system lacks a task. ``pivot``: tasks × systems,
+    the systems with no error on any task already left out. Scope ``all`` points to the
+    per-perturbation scopes, where a system that lacks whole perturbations drops nothing."""
+    missing = pivot.isna()
+    dropped = int(missing.any(axis=1).sum())
+    if not dropped:
+        return None
+    lacking = ", ".join(
+        f"{system} ({int(count)})" for system, count in missing.sum().items() if count
+    )
+    where = "; compare the per-perturbation scopes" if scope == "all" else ""
+    return (
+        f"{dropped} of {len(pivot)} tasks dropped for every system: no {metric} from "
+        f"{lacking} (fev's missing_strategy 'drop'{where})"
+    )
+
+
 def scoped_tasks(tasks: pd.DataFrame) -> pd.DataFrame:
     """``leaderboard_tasks`` rows (run_id, metric, ticker, perturbation_id, system_id,
     test_error) → the same rows once for scope ``all`` and once for their perturbation's
@@ -174,6 +196,7 @@ def leaderboard(
         # a system's failures are the tasks it has no error for: a task the baseline failed
         # is dropped for all (no relative error) but is not the others' failure
         failures = pivot.isna().sum()
+        drop_note = dropped_note(pivot, metric, str(scope))
         relative = relative.dropna()
         systems = list(relative.columns)
         if relative.empty:
@@ -217,6 +240,9 @@ def leaderboard(
                     "reason": None if len(systems) > 1 else "a lone system has no win rate",
                 }
             )
+        if drop_note:  # the ranked systems' rows say which tasks some systems lack
+            for row in rows[len(rows) - len(systems) :]:
+                row["reason"] = "; ".join(filter(None, [row["reason"], drop_note]))
         if zero_note:  # the ranked systems' rows say which tasks a zero baseline left out
             for row in rows[-len(systems) :]:
                 row["reason"] = "; ".join(filter(None, [row["reason"], zero_note]))

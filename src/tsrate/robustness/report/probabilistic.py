@@ -190,6 +190,7 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
                 ]
             )
         parts.append(f"<h3>{esc(metric.upper())}</h3>")
+        parts.append(dropped_line(block, metric, num))
         parts.append(
             table_html(
                 [
@@ -219,6 +220,46 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
         "above; <code>tsrate export --format fev</code> gives the same to fev.</p></section>"
     )
     return "".join(parts)
+
+
+def dropped_line(block: pd.DataFrame, metric: str, num: Callable[..., str]) -> str:
+    """A warning when scope ``all`` dropped tasks for every system because ranked systems
+    lack them (fev's "drop"): it names those systems and their missing tasks, since every
+    score in the table moved, and points to the per-perturbation scopes. Empty otherwise."""
+    ranked = block.dropna(subset=["skill_score"])
+    lacking = ranked[ranked["num_failures"].fillna(0) > 0]
+    if lacking.empty:
+        return ""
+    tasks = ranked["n_tasks"].dropna()
+    where = {"scope": "all", "metric": metric}
+    who = ", ".join(
+        f"<b>{esc(row.system_id)}</b> lacks "
+        + num(
+            float(row.num_failures),
+            "leaderboard",
+            "num_failures",
+            where | {"system_id": row.system_id},
+            integer=True,
+        )
+        for row in lacking.itertuples()
+    )
+    shared = (
+        num(
+            float(tasks.iloc[0]),
+            "leaderboard",
+            "n_tasks",
+            where | {"system_id": ranked["system_id"].iloc[0]},
+            integer=True,
+        )
+        if not tasks.empty
+        else "the"
+    )
+    return (
+        f"<p>⚠ Every system here is scored on only the {shared} tasks all "
+        f'of them have: {who} (fev\'s missing_strategy "drop"), so every score moved. '
+        "The per-perturbation scopes of <code>marts.leaderboard</code> (scope = a "
+        "perturbation id) compare the systems on each perturbation they have.</p>"
+    )
 
 
 def leakage_cell(leakage: pd.DataFrame | None, system: str) -> str:

@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 from tsrate.html.charts import esc
-from tsrate.robustness.report import fallbacks, sources
+from tsrate.robustness.report import coverage, fallbacks, sources
 from tsrate.robustness.report.data import ROBUSTNESS_METRICS, ReportData
 from tsrate.robustness.report.numbers import num, source_note, system_order, tied_at
 
@@ -42,6 +42,7 @@ def reading_paragraph(data: ReportData) -> str:
         best = [s for s in systems if s in means.index and math.isclose(means[s], best_value)]
         worst = [s for s in systems if s in means.index and math.isclose(means[s], worst_value)]
         metrics = sorted(set(robustness["metric"]))
+        fewer = coverage.fewer_robustness(data, [*best, *worst])
 
         def rating_of(system: str) -> str:
             return num(
@@ -66,8 +67,13 @@ def reading_paragraph(data: ReportData) -> str:
                 agg="max",
                 integer=True,
             )
-            + f" scale, averaged over the {len(metrics)} robustness metrics and the perturbations."
+            + (
+                f" scale, averaged over the {len(metrics)} robustness metrics and the perturbations."
+                if not fewer
+                else " scale, averaged over the robustness metrics and perturbations each is rated on."
+            )
         )
+        sentences.extend(fewer)  # a system rated on fewer perturbations: on what it rests
     ape = per_perturbation[per_perturbation["metric"].isin(["ape_industry", "ape_company"])]
     means = ape.groupby("perturbation_id")["avg_raw_score"].mean().dropna()
     if not means.empty:  # a perturbation whose APE is undefined everywhere names nothing
@@ -132,6 +138,11 @@ def reading_paragraph(data: ReportData) -> str:
         )
     accuracy = summary[summary["metric"] == "smape"].set_index("system_id")
     lowest = accuracy["avg_raw_score"].dropna()
+    # systems rated on different perturbations: each one's mean over the shared ones
+    shared: list[str] = []
+    if coverage.partial_systems(coverage.rated_perturbations(data, ["smape"])):
+        means, shared, _ = coverage.shared_means(data, "smape")
+        lowest = means.set_index("system_id")["avg_raw_score"]
     if not lowest.empty:
         # every system at the lowest mean, in seed order: the mart's rows have no order
         ranked = [s for s in systems if s in lowest.index]
@@ -143,16 +154,25 @@ def reading_paragraph(data: ReportData) -> str:
             if len(tied) == 1
             else "systems by SMAPE are " + " and ".join(f"<b>{esc(s)}</b>" for s in tied)
         )
-        sentences.append(
-            f"The most accurate {who} ("
-            + num(
-                float(accuracy.loc[best, "avg_raw_score"]),
-                "system_summary",
-                "avg_raw_score",
-                {**run, "system_id": best, "metric": "smape"},
+        where = {**run, "system_id": best, "metric": "smape"}
+        mean = (
+            num(float(lowest[best]), "system_summary", "avg_raw_score", where)
+            if not shared
+            else num(
+                float(lowest[best]),
+                "ratings",
+                "raw_score",
+                where | {"perturbation_id": shared},
+                agg="avg",
             )
-            + " averaged over perturbations)."
         )
+        over = (
+            "perturbations"
+            if not shared
+            else f"{' '.join(shared)}, the perturbation{'s' if len(shared) > 1 else ''} every "
+            "compared system is rated on"
+        )
+        sentences.append(f"The most accurate {who} ({mean} averaged over {esc(over)}).")
     overall = data.confounder_comparison
     if not overall.empty:
         rows = overall[(overall["grouped_by"] == "all") & overall["measure"].isin(["ape", "pie"])]

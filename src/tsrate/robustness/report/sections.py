@@ -9,6 +9,7 @@ import pandas as pd
 
 from tsrate.html.charts import esc
 from tsrate.html.page import named, section
+from tsrate.robustness.report import coverage
 from tsrate.robustness.report.data import (
     ACCURACY_METRICS,
     METRIC_LABELS,
@@ -331,6 +332,31 @@ def _lowest_by(data: ReportData, metric: str) -> pd.DataFrame:
     return rows.sort_values(["avg_raw_score", "system_id"])
 
 
+def _compared(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str] | None, str]:
+    """The systems' mean raw ``metric``, lowest first, as the verdict compares them: from
+    ``system_summary`` when every system is rated on the same perturbations (None); else
+    over the perturbations every compared system is rated on (their ids), with the sentence
+    that says so and names each system rated on fewer (:mod:`.coverage`)."""
+    per_system = coverage.rated_perturbations(data, [metric])
+    fewer = coverage.partial_systems(per_system)
+    if not fewer:
+        return _lowest_by(data, metric), None, ""
+    means, shared, left_out = coverage.shared_means(data, metric)
+    which = "perturbation" if len(shared) == 1 else "perturbations"
+    said = [
+        f"<b>{esc(s)}</b> was rated on {esc(coverage.named_perturbations(p))}"
+        for s, p in fewer.items()
+        if s not in left_out
+    ]
+    if left_out:
+        said.append(f"{named(left_out)} shares none of them and is not compared")
+    text = (
+        f"Accuracy is compared on the {which} every system is rated on, "
+        f"{esc(' '.join(shared))}, since {'; '.join(said)}. "
+    )
+    return means, shared, text
+
+
 def verdict_section(data: ReportData) -> str:
     """The verdict, first on the page: the most and least robust systems and by how much
     (systems with the same mean rating are named together as a tie; when every system
@@ -359,7 +385,15 @@ def verdict_section(data: ReportData) -> str:
     leaders = [s for s in means.index if math.isclose(means[s], means[best], abs_tol=1e-9)]
     laggards = [s for s in means.index if math.isclose(means[s], means[worst], abs_tol=1e-9)]
     scale = f"on a 1 (best) to {levels} scale"
-    over = f"over {len(metrics)} robustness metrics and the perturbations"
+    # a system rated on fewer perturbations (an import may leave some out) has its mean over
+    # fewer ratings: the sentence says over what, and names it with its own counts
+    fewer = coverage.fewer_robustness(data, [s for s in means.index if s in {*leaders, *laggards}])
+    over = (
+        f"over {len(metrics)} robustness metrics and the perturbations"
+        if not fewer
+        else f"over the robustness metrics and perturbations each is rated on, {len(metrics)} "
+        "metrics for a system rated on every perturbation"
+    )
     sentences = []
     if len(means) == 1:
         sentences.append(
@@ -389,17 +423,23 @@ def verdict_section(data: ReportData) -> str:
             + derived("robustness_gap", gap, format_number(gap))
             + " rating levels."
         )
+    sentences.extend(fewer)
+
+    ordered, smape_on, compared_on = _compared(data, "smape")
 
     def mean_of(row, metric: str) -> str:
         where = {**run, "system_id": row.system_id, "metric": metric}
-        return num(float(row.avg_raw_score), "system_summary", "avg_raw_score", where)
+        on = smape_on if metric == "smape" else mase_on
+        if on is None:  # every system rated on the same perturbations: the summary's mean
+            return num(float(row.avg_raw_score), "system_summary", "avg_raw_score", where)
+        where = where | {"perturbation_id": on}
+        return num(float(row.avg_raw_score), "ratings", "raw_score", where, agg="avg")
 
-    ordered = _lowest_by(data, "smape")
     if len(ordered) >= 2:
         top, bottom, runner = ordered.iloc[0], ordered.iloc[-1], ordered.iloc[1]
         separation = _separation(data, "smape", top.system_id, runner.system_id)
         lowest = (
-            f"By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE "
+            f"{compared_on}By accuracy, <b>{esc(top.system_id)}</b> has the lowest mean SMAPE "
             f"({mean_of(top, 'smape')})"
         )
         highest = f"<b>{esc(bottom.system_id)}</b>"
@@ -412,12 +452,13 @@ def verdict_section(data: ReportData) -> str:
                 f"{lowest}, {_versus(place, other, 'SMAPE')} ({intervals}); {highest} has the "
                 f"highest ({mean_of(bottom, 'smape')})."
             )
-    by_mase = _lowest_by(data, "mase")
+    by_mase, mase_on, _ = _compared(data, "mase")
     if len(by_mase) >= 2:  # the scale-free error can order the leaders differently
         top, runner = by_mase.iloc[0], by_mase.iloc[1]
         too = " too" if len(ordered) >= 2 and ordered.iloc[0].system_id == top.system_id else ""
+        on = f" (on {esc(' '.join(mase_on))})" if mase_on is not None else ""
         lowest = (
-            f"By MASE, <b>{esc(top.system_id)}</b> has the lowest mean{too} "
+            f"By MASE{on}, <b>{esc(top.system_id)}</b> has the lowest mean{too} "
             f"({mean_of(top, 'mase')})"
         )
         separation = _separation(data, "mase", top.system_id, runner.system_id)
@@ -462,8 +503,11 @@ def verdict_section(data: ReportData) -> str:
         + " ".join(sentences)
         + "</p>"
         + source_note(
-            "system_summary",
-            "rating_stability",
+            *(
+                ("system_summary", "rating_stability")
+                if smape_on is None and mase_on is None
+                else ("system_summary", "ratings", "rating_stability")
+            ),
             extra="hover a number to see the mart row it comes from",
         )
     )
