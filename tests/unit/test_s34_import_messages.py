@@ -158,6 +158,13 @@ def test_step_runs_and_pairs_are_named_briefly(tmp_path):
         ": AAPL P0, AAPL P1, AAPL P2 and 2 more pairs: incomplete grid, 56 of 84 forecasts "
         "(windows × steps 1..3) missing, in 28 of 28 windows: steps 2..3 in each"
     )
+    # four of six: three named, one counted
+    jpm = six["ticker"].eq("JPM") & six["perturbation_id"].ne("P0")
+    text = _rejected(tmp_path, six[jpm | six["horizon_step"].eq(1)], "p.csv")
+    assert text.endswith(
+        ": AAPL P0, AAPL P1, AAPL P2 and 1 more pair: incomplete grid, 52 of 78 forecasts "
+        "(windows × steps 1..3) missing, in 26 of 26 windows: steps 2..3 in each"
+    )
 
 
 def test_five_runs_of_steps_show_four_then_an_ellipsis(tmp_path, monkeypatch):

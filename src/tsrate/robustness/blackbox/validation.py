@@ -593,4 +593,5 @@ def _pairs(names: list[str], n_pairs: int) -> str:
         return f"every (ticker, perturbation) pair of the file ({n_pairs})"
     if len(names) <= MAX_ALIKE:
         return f"{', '.join(names[:-1])} and {names[-1]}"
-    return f"{', '.join(names[:MAX_ALIKE])} and {len(names) - MAX_ALIKE} more pairs"
+    rest = len(names) - MAX_ALIKE
+    return f"{', '.join(names[:MAX_ALIKE])} and {rest} more pair{'s' if rest > 1 else ''}"
