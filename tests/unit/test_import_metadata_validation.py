@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.support.import_study import RAW_TABLES, STUDY, snapshot, write_csv
+from tests.support.import_study import RAW_TABLES, STUDY, seed_with, snapshot, write_csv
 from tsrate import TsrateError
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import (
@@ -184,9 +184,18 @@ def test_rejected_metadata_or_file_stores_nothing(warehouse, good, tmp_path):
     # a seed row keeps its seed metadata; an unusable id is refused
     message = assert_nothing_stored(
         warehouse, before, registered_before,
+        lambda: import_with(
+            warehouse, path, METADATA, system_id="external_demo", systems_seed=seed_with()
+        ),
+    )  # fmt: skip
+    assert "is a row of seeds/systems.csv" in message and "import without --metadata" in message
+    # one tsrate forecasts itself: the refusal names the fix, another id (not "without
+    # --metadata", which is refused next)
+    message = assert_nothing_stored(
+        warehouse, before, registered_before,
         lambda: import_with(warehouse, path, METADATA, system_id="chronos"),
     )  # fmt: skip
-    assert "is a row of seeds/systems.csv" in message
+    assert "--system chronos_imported" in message and "without --metadata" not in message
     message = assert_nothing_stored(
         warehouse, before, registered_before,
         lambda: import_with(warehouse, path, METADATA, system_id="My Model"),

@@ -292,8 +292,8 @@ def test_incomplete_grid(warehouse, seed, good, tmp_path):
         write_csv(tmp_path, good[~drop]),
         seed,
         "AAPL P2: incomplete grid, 6 of",
-        f"{first_window} (all steps)",
-        "2022-11-01 (steps [3])",
+        f"{first_window} (every step)",
+        "2022-11-01 (step 3)",
     )
     assert "AAPL P0" not in message and "JPM" not in message
 
@@ -306,7 +306,7 @@ def test_implausibly_large_forecasts_are_refused_naming_the_row(warehouse, seed,
     bad.loc[[4, 6], "forecast"] = [1e308, -2e9]
     assert_rejected(
         warehouse, write_csv(tmp_path, bad), seed,
-        "lines 6, 8: forecast outside -1e+09 to 1e+09 (first: '1e+308')",
+        "lines 6, 8: forecast outside -1e+09 to 1e+09 (first: 1e+308)",
     )  # fmt: skip
     fine = good.copy()
     fine.loc[4, "forecast"] = -9.9e8  # a terrible forecast, but a number the scores can hold

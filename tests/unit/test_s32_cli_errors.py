@@ -14,6 +14,7 @@ import errno
 import os
 
 import duckdb
+import pandas as pd
 import pytest
 
 from tests.support.prediction_grid import SMALL, grid_rows, validate
@@ -202,18 +203,45 @@ def test_a_duckdb_file_passes_the_header_check(tmp_path):
         load_report_data(path)
 
 
+def _drop(frame, *gaps):
+    """``frame`` without the (ticker, perturbation, window end, step) forecasts of ``gaps``."""
+    keep = pd.Series(True, index=frame.index)
+    for ticker, perturbation, end, step in gaps:
+        keep &= ~(
+            frame["ticker"].eq(ticker)
+            & frame["perturbation_id"].eq(perturbation)
+            & frame["window_end_date"].eq(end)
+            & frame["horizon_step"].eq(step)
+        )
+    return frame[keep]
+
+
 def test_many_incomplete_grids_are_quoted_three_then_counted(tmp_path, capsys):
-    """Step 2 missing for every (ticker, perturbation): 2 tickers x 3 perturbations."""
-    frame = grid_rows(perturbations=("P0", "P1", "P2"))
+    """Five gaps in 2 tickers x 3 perturbations (AAPL P0 and JPM P0 lack the same forecast:
+    one problem names both)."""
+    frame = _drop(
+        grid_rows(perturbations=("P0", "P1", "P2")),
+        ("AAPL", "P0", "2022-10-05", 1),
+        ("AAPL", "P1", "2022-10-05", 2),
+        ("AAPL", "P2", "2022-10-05", 3),
+        ("JPM", "P0", "2022-10-05", 1),
+        ("JPM", "P1", "2022-10-07", 2),
+        ("JPM", "P2", "2022-10-07", 3),
+    )
     with pytest.raises(ImportValidationError) as caught:
-        validate(tmp_path, frame[frame["horizon_step"] != 2], accepted=("P0", "P1", "P2"))
+        validate(tmp_path, frame, accepted=("P0", "P1", "P2"))
     error = caught.value
-    assert len(error.problems) == 6  # every pair is kept for callers
+    assert len(error.problems) == 5  # every gap is kept for callers
     text = str(error)
-    assert text.count("incomplete grid") == MAX_ALIKE == 3
-    assert text.startswith(f"{tmp_path / 'p.csv'}: rejected, nothing was stored: AAPL P0: ")
-    assert "; ".join(error.problems[:3]) in text
-    assert text.endswith("; and 3 more (ticker, perturbation) pairs alike")
+    assert text.count(": incomplete grid") == MAX_ALIKE == 3
+    assert text == (
+        f"{tmp_path / 'p.csv'}: rejected, nothing was stored: AAPL P0 and JPM P0: incomplete "
+        "grid, 2 of 30 forecasts (windows × steps 1..3) missing, in 2 of 10 windows: step 1 of "
+        "2022-10-05; AAPL P1: incomplete grid, 1 of 24 forecasts (windows × steps 1..3) "
+        "missing, in 1 of 8 windows: step 2 of 2022-10-05; AAPL P2: incomplete grid, 1 of 24 "
+        "forecasts (windows × steps 1..3) missing, in 1 of 8 windows: step 3 of 2022-10-05; "
+        "and 2 more incomplete grids"
+    )
     assert error.hint == (
         f"every (ticker, perturbation) in the file needs a forecast for horizon_step 1..{SMALL.horizon} "
         "of every window of the study; `tsrate export-inputs` writes those windows and a manifest"
@@ -223,11 +251,16 @@ def test_many_incomplete_grids_are_quoted_three_then_counted(tmp_path, capsys):
 
 
 def test_three_incomplete_grids_are_all_quoted(tmp_path):
-    frame = grid_rows(tickers=("AAPL",), perturbations=("P0", "P1", "P2"))
+    frame = _drop(
+        grid_rows(tickers=("AAPL",), perturbations=("P0", "P1", "P2")),
+        ("AAPL", "P0", "2022-10-05", 1),
+        ("AAPL", "P1", "2022-10-05", 2),
+        ("AAPL", "P2", "2022-10-05", 3),
+    )
     with pytest.raises(ImportValidationError) as caught:
-        validate(tmp_path, frame[frame["horizon_step"] != 2], accepted=("P0", "P1", "P2"))
+        validate(tmp_path, frame, accepted=("P0", "P1", "P2"))
     text = str(caught.value)
-    assert text.count("incomplete grid") == 3 and "alike" not in text
+    assert text.count("incomplete grid") == 3 and "more" not in text
 
 
 def test_other_import_problems_are_all_quoted():

@@ -101,7 +101,7 @@ def test_the_text_na_is_a_ticker_and_a_spelled_missing_forecast(tmp_path):
     bad.loc[7, "forecast"] = "NA"
     text = message(tmp_path, bad)
     assert "ticker is empty" not in text
-    assert "line 9: forecast is missing or not finite (first: 'NA')" in text
+    assert "line 9: forecast is missing or not finite (first: NA)" in text
     only_ticker = grid_rows()
     only_ticker.loc[4, "ticker"] = "NA"
     assert "line 6: ticker(s) ['NA'] are not in the study" in message(tmp_path, only_ticker)
@@ -182,9 +182,9 @@ def test_each_parse_problem_names_its_rows_and_first_value(tmp_path):
         "lines 17, 19: window_end_date is not a date like 2022-10-14 (first: '2022-10-05 12:00')"
         in text
     )
-    assert "lines 20, 21: horizon_step is not a whole number (first: '1.5')" in text
+    assert "lines 20, 21: horizon_step is not a whole number (first: 1.5)" in text
     assert "lines 22, 23: forecast is not a number (first: '12,5')" in text
-    assert "lines 24, 25: forecast is missing or not finite (first: 'inf')" in text
+    assert "lines 24, 25: forecast is missing or not finite (first: inf)" in text
 
 
 def test_a_forecast_of_exactly_the_bound_is_accepted(tmp_path):
@@ -195,7 +195,7 @@ def test_a_forecast_of_exactly_the_bound_is_accepted(tmp_path):
     assert grids[("JPM", "P0")][0, 0] == 1e9 and grids[("JPM", "P0")][0, 1] == -1e9
     frame.loc[[3, 4], "forecast"] = [np.nextafter(1e9, np.inf), 2e9]
     text = message(tmp_path, frame)
-    assert "lines 5, 6: forecast outside -1e+09 to 1e+09 (first: '1000000000.0000001')" in text
+    assert "lines 5, 6: forecast outside -1e+09 to 1e+09 (first: 1000000000.0000001)" in text
 
 
 def test_date_parsing_errors_other_than_mixed_zones_are_not_reported_as_zones(
@@ -234,7 +234,7 @@ def test_a_quantile_of_exactly_the_bound_is_accepted_and_one_above_names_its_cel
     )
     frame.loc[4, ["q0.8", "q0.9"]] = [2e9, 3e9]
     text = message(tmp_path, frame)
-    assert "line 6: quantile outside -1e+09 to 1e+09 (first: q0.8 = '2000000000.0')" in text
+    assert "line 6: quantile outside -1e+09 to 1e+09 (first: q0.8 = 2000000000.0)" in text
 
 
 def test_each_bad_quantile_names_its_rows_and_first_cell(tmp_path):
@@ -244,7 +244,7 @@ def test_each_bad_quantile_names_its_rows_and_first_cell(tmp_path):
     frame.loc[5, "q0.9"] = "inf"
     text = message(tmp_path, frame)
     assert "line 3: quantile is not a number (first: q0.3 = 'abc'); every quantile" in text
-    assert "lines 5, 7: quantile is missing or not finite (first: q0.2 = '')" in text
+    assert "lines 5, 7: quantile is missing or not finite (first: q0.2 = empty)" in text
     assert "lines 3, 5: quantile is not a number" not in text
     mixed = grid_rows(tickers=("JPM",), quantiles=True).astype({c: object for c in FILE_COLUMNS})
     mixed.loc[2, ["q0.4", "q0.6"]] = ["y", "z"]
@@ -354,7 +354,7 @@ def test_an_incomplete_grid_names_windows_steps_and_counts(tmp_path):
     text = message(tmp_path, frame[~drop])
     assert text.endswith(
         "AAPL P0: incomplete grid, 6 of 24 forecasts (windows × steps 1..3) missing, in 3 of 8 "
-        "windows: 2022-10-06 (all steps); 2022-10-12 (steps [2]); 2022-10-14 (steps [1, 3])"
+        "windows: 2022-10-06 (every step); 2022-10-12 (step 2); 2022-10-14 (steps 1, 3)"
     )
     assert "JPM" not in text
 
@@ -365,19 +365,30 @@ def test_an_incomplete_grid_quotes_five_windows_then_counts(tmp_path):
     text = message(tmp_path, frame[~five])
     assert text.endswith(
         "AAPL P0: incomplete grid, 5 of 24 forecasts (windows × steps 1..3) missing, in 5 of 8 "
-        "windows: 2022-10-05 (steps [1]); 2022-10-06 (steps [1]); 2022-10-07 (steps [1]); "
-        "2022-10-10 (steps [1]); 2022-10-11 (steps [1])"
+        "windows: step 1 of 2022-10-05, 2022-10-06, 2022-10-07, 2022-10-10, 2022-10-11"
     )
     seven = (frame["window_end_date"] <= "2022-10-13") & (frame["horizon_step"] == 3)
     text = message(tmp_path, frame[~seven])
-    assert "7 of 24 forecasts (windows × steps 1..3) missing, in 7 of 8 windows: " in text
-    assert text.endswith("2022-10-11 (steps [3]), and 2 more")
+    assert text.endswith(
+        "7 of 24 forecasts (windows × steps 1..3) missing, in 7 of 8 windows: step 3 of "
+        "2022-10-05, 2022-10-06, 2022-10-07, 2022-10-10, 2022-10-11 and 2 more"
+    )
+    seven |= frame["window_end_date"].eq("2022-10-14") & frame["horizon_step"].eq(1)
+    text = message(tmp_path, frame[~seven])  # two gaps: five windows quoted, with their steps
+    assert text.endswith(
+        "8 of 24 forecasts (windows × steps 1..3) missing, in 8 of 8 windows: 2022-10-05 (step "
+        "3); 2022-10-06 (step 3); 2022-10-07 (step 3); 2022-10-10 (step 3); 2022-10-11 (step 3), "
+        "and 3 more"
+    )
 
 
 def test_an_incomplete_quantile_grid_is_rejected_too(tmp_path):
     frame = grid_rows(tickers=("JPM",), quantiles=True)
     text = message(tmp_path, frame.drop(index=[5]))
-    assert "JPM P0: incomplete grid, 1 of 6 forecasts" in text and "2022-10-07 (steps [3])" in text
+    assert text.endswith(
+        "JPM P0: incomplete grid, 1 of 6 forecasts (windows × steps 1..3) missing, in 1 of 2 "
+        "windows: step 3 of 2022-10-07"
+    )
 
 
 def test_quantile_columns_all_nine_or_none_at_the_expected_levels(tmp_path):

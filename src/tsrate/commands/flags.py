@@ -5,6 +5,7 @@ numbers of N or more, the study flags, ``--companies``, ``--metadata``, ``--verb
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def at_least(minimum: int, why: str = ""):  # noqa: ANN201 - an argparse type
@@ -59,8 +60,21 @@ def add_companies_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The suffixes of a metadata file (any other value of ``--metadata`` is a key=value pair).
+METADATA_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def not_metadata(value: str) -> bool:
+    """True when a ``--metadata`` value is neither a key=value pair nor a metadata file
+    (``good.csv``; an existing file that is not .yaml/.json): the predictions FILE, written
+    after the flag, which takes every value up to the next option."""
+    if Path(value).suffix.lower() in METADATA_SUFFIXES:
+        return False
+    return "=" not in value or Path(value).is_file()
+
+
 def add_metadata_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    action = parser.add_argument(
         "--metadata",
         nargs="+",
         action="extend",
@@ -70,6 +84,7 @@ def add_metadata_flag(parser: argparse.ArgumentParser) -> None:
         "architecture, is_foundation_model, accepted_perturbations, description, "
         "paper_symbol, base_model); put the predictions FILE before this flag",
     )
+    action.takes_positional = not_metadata  # a missing FILE after it: "put FILE before"
 
 
 def add_verbose_flag(parser: argparse.ArgumentParser) -> None:

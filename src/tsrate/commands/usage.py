@@ -13,6 +13,7 @@ import argparse
 import difflib
 import errno
 import os
+import sys
 from pathlib import Path
 from typing import NoReturn
 
@@ -53,6 +54,7 @@ class OneLineParser(argparse.ArgumentParser):
     the top-level parser, which then names ``tsrate`` instead of ``tsrate run``)."""
 
     def parse_known_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
+        self._arg_strings = list(sys.argv[1:] if args is None else args)  # for error()
         namespace, extras = super().parse_known_args(args, namespace)
         if extras:
             self.error(self._unrecognized(extras))
@@ -90,9 +92,36 @@ class OneLineParser(argparse.ArgumentParser):
             named.append(name)
         return REQUIRED + ", ".join(named)
 
+    def _taken_by_option(self, message: str) -> str:
+        """For a missing positional that a several-value option took as its last value (one
+        whose action carries ``takes_positional``, a test of that value): which option
+        took it, and to put the positional first. ``--metadata k=v FILE`` gave "the
+        following arguments are required: FILE" and nothing more."""
+        last: dict[argparse.Action, str] = {}  # each option's last value
+        action = None
+        for arg in getattr(self, "_arg_strings", []):
+            if arg == "--":
+                break
+            if arg.startswith("-") and len(arg) > 1:
+                action = self._option_string_actions.get(arg)  # None: --opt=value, or unknown
+            elif action is not None:
+                last[action] = arg
+        name = message[len(REQUIRED) :].split(", ")[0]
+        if name.startswith("-"):  # only options are missing: no positional was taken
+            return ""
+        for action, value in last.items():
+            test = getattr(action, "takes_positional", None)
+            if test is not None and test(value):
+                option = action.option_strings[-1]
+                return (
+                    f" ({option} took {value!r} as one of its values: it takes every value up "
+                    f"to the next option; put {name} before {option})"
+                )
+        return ""
+
     def error(self, message: str) -> NoReturn:
         if message.startswith(REQUIRED):
-            message = self._name_choices(message)
+            message = self._name_choices(message) + self._taken_by_option(message)
         where = "" if " " not in self.prog else f"{self.prog}: "
         self.exit(2, f"tsrate: error: {where}{message}; see '{self.prog} --help'\n")
 

@@ -114,7 +114,10 @@ def check_not_forecast_here(system_id: str, seed: pd.DataFrame, study: Study) ->
 
 
 def check_new_system(system_id: str, seed: pd.DataFrame, study: Study) -> None:
-    """A system id this import may register: not a seed row, well formed, not the study's own."""
+    """A system id this import may register: not the study's own nor one tsrate forecasts
+    (checked first: their refusal names the fix, another id; "import without --metadata"
+    would only be refused next), not a seed row, well formed."""
+    check_not_forecast_here(system_id, seed, study)
     if system_id in set(seed["system_id"]):
         raise TsrateError(
             f"system {system_id!r} is a row of seeds/systems.csv: its metadata comes from "
@@ -122,7 +125,6 @@ def check_new_system(system_id: str, seed: pd.DataFrame, study: Study) -> None:
         )
     if not SYSTEM_ID.match(system_id):
         raise TsrateError(malformed_system_id(system_id))
-    check_not_forecast_here(system_id, seed, study)
 
 
 def read_metadata(items: Sequence[str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ given, as the built-in systems' are (never re-sorted).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 from collections.abc import Mapping
@@ -67,8 +68,8 @@ class ImportValidationError(TsrateError):
     """A prediction file that cannot be imported, with every problem found in ``problems``
     and ``hint``, what to do, where there is one. The message is one line (the CLI prints
     one line per error; Prefect logs repeat it): every problem, or, for problems all of one
-    kind (``alike``, e.g. "(ticker, perturbation) pairs"), the first :data:`MAX_ALIKE` and
-    "and N more <alike> alike" (24 incomplete grids made a 6 KB line)."""
+    kind (``alike``, e.g. "incomplete grids"), the first :data:`MAX_ALIKE` and "and N more
+    <alike>" (24 incomplete grids made a 6 KB line)."""
 
     def __init__(self, source: str, problems: list[str], hint: str | None = None, alike: str = ""):
         self.source = source
@@ -76,7 +77,7 @@ class ImportValidationError(TsrateError):
         self.hint = hint
         shown = self.problems[:MAX_ALIKE] if alike else self.problems
         rest = len(self.problems) - len(shown)
-        more = f"; and {rest} more {alike} alike" if rest else ""
+        more = f"; and {rest} more {alike}" if rest else ""
         super().__init__(f"{source}: rejected, nothing was stored: {'; '.join(shown)}{more}")
 
 
@@ -195,7 +196,7 @@ def validate_predictions(
             f"1..{study.horizon} of every window of the study; `tsrate export-inputs` "
             "writes those windows and a manifest"
         )
-        raise ImportValidationError(source, problems, hint, "(ticker, perturbation) pairs")
+        raise ImportValidationError(source, problems, hint, "incomplete grids")
     return grids
 
 
@@ -237,7 +238,51 @@ def _lines(frame: pd.DataFrame, mask: pd.Series, what: str) -> str:
 
 
 def _first(frame: pd.DataFrame, mask: pd.Series, column: str) -> str:
-    return repr(frame.loc[mask, column].iloc[0])
+    value = frame.loc[mask, column].iloc[0]
+    null = value is None or value is pd.NA or value is pd.NaT
+    if null or (isinstance(value, float) and np.isnan(value)):  # np.float64 is a float
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            return "null"  # a Parquet text column's null (pandas reads it as NaN)
+    return _plain(value)
+
+
+#: How a CSV spells a missing number (read as text); shown as written, like a number.
+SPELLED_MISSING = ("nan", "+nan", "-nan", "na", "null")
+#: Longest text quoted whole in a message; a longer one is cut, with an ellipsis.
+MAX_SHOWN = 40
+
+
+def _plain(value: object) -> str:
+    """A cell as a message quotes it, the same from a CSV (text) and a Parquet file (typed):
+    a number plainly (``inf``, ``nan``, ``1e+308``, not numpy's ``np.float64(inf)`` or the
+    CSV text's ``'inf'``), an empty CSV cell as ``empty``, a Parquet null as ``null``, a
+    date as ``2022-10-14 12:00:00``, other text quoted (a stray comma or letter shows)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (bool, int)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if value is None or value is pd.NA or value is pd.NaT:
+        return "null"
+    if isinstance(value, dt.date):  # a Timestamp, datetime or date
+        return str(value)
+    text = str(value)
+    if not text.strip():
+        return "empty"
+    if text.strip() == text and (_is_number(text) or text.lower() in SPELLED_MISSING):
+        return text
+    return repr(text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…")
+
+
+def _is_number(text: str) -> bool:
+    if "_" in text:  # Python's float() takes 1_000; no file reader does
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
@@ -355,7 +400,7 @@ def _parse_quantiles(
         rows = pd.Series(mask.any(axis=1), index=frame.index)
         if rows.any():
             row, col = np.argwhere(mask)[0]
-            first = f"{columns[col]} = {frame[columns[col]].iloc[row]!r}"
+            first = f"{columns[col]} = {_plain(frame[columns[col]].iloc[row])}"
             problems.append(f"{_lines(frame, rows, what)}: {problem} (first: {first}); {hint}")
     q = values.to_numpy()
     lower, upper = q[:, :-1], q[:, 1:]
@@ -456,7 +501,9 @@ def _grids(
     parsed: pd.DataFrame, study: Study, series: dict[str, TickerSeries]
 ) -> tuple[dict[tuple[str, str], np.ndarray | QuantileForecasts], list[str]]:
     grids: dict[tuple[str, str], np.ndarray | QuantileForecasts] = {}
-    problems = []
+    #: gap (grid_gap) -> per pair: its name, forecasts missing and in all, windows with a
+    #: gap and in all
+    gaps: dict[str, list[tuple[str, int, int, int, int]]] = {}
     d = study.horizon
     quantile_columns = [c for c in QUANTILE_COLUMNS if c in parsed.columns]
     for (ticker, perturbation_id), rows in parsed.groupby(["ticker", "perturbation_id"]):
@@ -471,18 +518,80 @@ def _grids(
             grids[(ticker, perturbation_id)] = QuantileForecasts(grid, levels)
         missing = np.isnan(grid)
         if missing.any():
-            examples = []
-            for row in np.flatnonzero(missing.any(axis=1))[:MAX_EXAMPLES]:
-                steps = np.flatnonzero(missing[row]) + 1
-                label = "all steps" if len(steps) == d else f"steps {steps.tolist()}"
-                examples.append(f"{ends[row].date()} ({label})")
-            n_windows = int(missing.any(axis=1).sum())
-            more = f", and {n_windows - len(examples)} more" if n_windows > len(examples) else ""
-            problems.append(
-                f"{ticker} {perturbation_id}: incomplete grid, {int(missing.sum())} of "
-                f"{grid.size} forecasts (windows × steps 1..{d}) missing, in {n_windows} of "
-                f"{len(ends)} windows: {'; '.join(examples)}{more}"
+            gaps.setdefault(grid_gap(missing, [end.date() for end in ends]), []).append(
+                (
+                    f"{ticker} {perturbation_id}",
+                    int(missing.sum()),
+                    grid.size,
+                    int(missing.any(axis=1).sum()),
+                    len(ends),
+                )
             )
         if not quantile_columns:
             grids[(ticker, perturbation_id)] = grid
+    n_pairs = parsed.groupby(["ticker", "perturbation_id"]).ngroups
+    problems = []
+    for gap, pairs in gaps.items():
+        missing, size, gapped, windows = (sum(p[i] for p in pairs) for i in range(1, 5))
+        problems.append(
+            f"{_pairs([p[0] for p in pairs], n_pairs)}: incomplete grid, {missing} of {size} "
+            f"forecasts (windows × steps 1..{d}) missing, in {gapped} of {windows} windows: {gap}"
+        )
     return grids, problems
+
+
+def grid_gap(missing: np.ndarray, ends: list) -> str:
+    """Which forecasts a (windows × steps) grid lacks (``missing``; ``ends``: the windows'
+    end dates), said once for windows alike: "steps 11..20 in each" (every window lacks
+    them), "step 1 of 2022-10-05, 2022-10-06", "every step of 2022-10-06", else the first
+    :data:`MAX_EXAMPLES` windows with their steps. Pairs with the same gap are named
+    together (a file of short forecasts said each window's list of steps, for three of its
+    24 pairs, in a line of 1,588 characters)."""
+    rows = np.flatnonzero(missing.any(axis=1))
+    patterns = {tuple(np.flatnonzero(missing[row]).tolist()) for row in rows}
+    if len(patterns) == 1:
+        which = _step_ranges(np.flatnonzero(missing[rows[0]]) + 1, missing.shape[1])
+        if len(rows) == len(ends):
+            return f"{which} in each"
+        shown = ", ".join(str(ends[row]) for row in rows[:MAX_EXAMPLES])
+        more = f" and {len(rows) - MAX_EXAMPLES} more" if len(rows) > MAX_EXAMPLES else ""
+        return f"{which} of {shown}{more}"
+    examples = [
+        f"{ends[row]} ({_step_ranges(np.flatnonzero(missing[row]) + 1, missing.shape[1])})"
+        for row in rows[:MAX_EXAMPLES]
+    ]
+    more = f", and {len(rows) - len(examples)} more" if len(rows) > len(examples) else ""
+    return f"{'; '.join(examples)}{more}"
+
+
+#: Runs of steps quoted for one window ("steps 1..3, 7, 9..10"); the others are an ellipsis.
+MAX_STEP_RUNS = 4
+
+
+def _step_ranges(steps: np.ndarray, horizon: int) -> str:
+    """1-based steps as runs: "every step", "step 3", "steps 11..20", "steps 1, 3"."""
+    if len(steps) == horizon:
+        return "every step"
+    runs: list[list[int]] = []
+    for step in steps.tolist():
+        if runs and step == runs[-1][1] + 1:
+            runs[-1][1] = step
+        else:
+            runs.append([step, step])
+    parts = [str(a) if a == b else f"{a}..{b}" for a, b in runs[:MAX_STEP_RUNS]]
+    if len(runs) > MAX_STEP_RUNS:
+        parts.append("…")
+    return f"step{'s' if len(steps) > 1 else ''} {', '.join(parts)}"
+
+
+def _pairs(names: list[str], n_pairs: int) -> str:
+    """Who has one gap: "AAPL P0", "every (ticker, perturbation) pair of the file (24)",
+    or the first :data:`MAX_ALIKE` pairs and how many more."""
+    if len(names) == 1:
+        return names[0]
+    if len(names) == n_pairs:
+        return f"every (ticker, perturbation) pair of the file ({n_pairs})"
+    if len(names) <= MAX_ALIKE:
+        return f"{', '.join(names[:-1])} and {names[-1]}"
+    rest = len(names) - MAX_ALIKE
+    return f"{', '.join(names[:MAX_ALIKE])} and {rest} more pair{'s' if rest > 1 else ''}"
