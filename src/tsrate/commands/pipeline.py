@@ -239,7 +239,7 @@ def check_withdraw(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
     if not args.no_build:
         from tsrate.platform.published_paths import check_parquet_link, published_path
 
-        check_parquet_link(published_path(warehouse))
+        check_parquet_link(published_path(warehouse))  # the publish after the build
 
 
 def cmd_withdraw(args: argparse.Namespace) -> int:

@@ -5,7 +5,8 @@ metadata (company name, industry, ``biased_offset``), the period, the window sha
 (``context_length`` n, ``horizon`` d, ``stride``, ``perturbation_phase``), the perturbations
 and the settings that change forecasts (``random_seed``, ``arima_order``). Its **systems are
 not part of it**: systems join a study (a run forecasts some, an import adds one) and stay in
-it, so the marts of a study rate every system that has complete forecasts for it.
+it until withdrawn (``tsrate withdraw``, :mod:`tsrate.robustness.withdrawals`), so the marts
+of a study rate every system that has complete forecasts for it.
 
 The id is the first 16 hex digits of the SHA-256 of :func:`study_definition` as canonical
 JSON (sorted keys, no spaces; tickers and perturbations sorted), so the same definition
