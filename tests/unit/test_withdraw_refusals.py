@@ -150,3 +150,24 @@ def test_a_withdrawal_is_recorded_once_in_the_newest_run_study(
     assert line.endswith("systems: naive  withdrawn: external_demo"), line
     line = next(x for x in lines if f"  {other}  " in x)
     assert line.endswith("systems: none  withdrawn: naive"), line
+
+
+def test_a_real_parquet_folder_is_refused_before_anything_is_written(
+    stored, tmp_path, monkeypatch, capsys
+):
+    """Its build publishes at the end: a real folder where the ``parquet`` link belongs is
+    refused first, in the publish check's words, the withdrawal not recorded; ``--no-build``
+    does not need the link."""
+    from tests.support.published_link import copied_over, refusal
+
+    source, study_id, _ = stored
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    warehouse.parent.mkdir()
+    shutil.copy(source, warehouse)
+    link = copied_over(warehouse.parent / "published")
+    code, out, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--study", study_id)
+    assert (code, out, err) == (2, "", f"tsrate: error: {refusal(link, 'folder')}\n")
+    assert _withdrawals(warehouse) == []
+    code, _, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--no-build")
+    assert (code, err) == (0, "")
+    assert len(_withdrawals(warehouse)) == 1
