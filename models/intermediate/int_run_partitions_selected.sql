@@ -5,7 +5,10 @@
     than the selected run, from the newest such run per system (the selected run's own
     systems always from itself). So a system imported black-box (`tsrate
     import-predictions`, a run of the same study) stays rated after a later `tsrate run` of
-    the study that re-forecasts only the baselines. Scope 'run': the selected run's own
+    the study that re-forecasts only the baselines. A system withdrawn from the study
+    (`tsrate withdraw`, stg_study_withdrawals) is left out of every run of the study started
+    before its newest withdrawal there, so only a later run or import of it brings it back;
+    nothing is deleted. Scope 'run': the selected run's own
     partitions only (`tsrate build --run-id`, the single-run view). -#}
 with
 
@@ -25,11 +28,19 @@ partitions as (
     select partition_key, system_id from {{ ref('stg_forecast_partitions') }}
 ),
 
+withdrawals as (
+    select study_id, system_id, max(withdrawn_at) as withdrawn_at,
+    from {{ ref('stg_study_withdrawals') }}
+    group by study_id, system_id
+),
+
 candidate_runs as (
     select
         selected_run.run_id as selected_run_id,
         runs.run_id as source_run_id,
+        runs.study_id as source_study_id,
         runs.started_at,
+        selected_run.selection_scope,
         runs.run_id = selected_run.run_id as is_selected_run,
     from selected_run
     inner join runs
@@ -51,6 +62,14 @@ system_partitions as (
     from candidate_runs
     inner join run_partitions on run_partitions.run_id = candidate_runs.source_run_id
     inner join partitions on partitions.partition_key = run_partitions.partition_key
+    left join withdrawals
+        on withdrawals.study_id = candidate_runs.source_study_id
+        and withdrawals.system_id = partitions.system_id
+    where not (
+        candidate_runs.selection_scope = 'study'
+        and withdrawals.withdrawn_at is not null
+        and candidate_runs.started_at < withdrawals.withdrawn_at
+    )
 ),
 
 source_per_system as (

@@ -13,7 +13,7 @@ column lists only: their unit cases pass one row whose values all differ (errors
 hand: a column published under a neighbour's name, which a contract's names and types
 cannot see).
 
-The core's twelve other staging models (stg_forecasts, stg_forecast_quantiles, stg_windows,
+The core's thirteen other staging models (stg_forecasts, stg_forecast_quantiles, stg_windows,
 stg_runs, ...) are casts and renames only; each has a unit case passing one raw row whose
 values all differ (``<model>_every_column_under_its_own_name``), so a quantile, a date or a
 count cast under a neighbour's name fails it.
@@ -51,7 +51,7 @@ def test_public_faces_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
 STAGING = (
     "stg_forecast_failures stg_forecast_partitions stg_forecast_quantiles stg_forecasts "
     "stg_model_checkpoints stg_perturbed_inputs stg_prices stg_run_partitions "
-    "stg_run_skipped_systems stg_runs stg_sentiments stg_windows"
+    "stg_run_skipped_systems stg_runs stg_sentiments stg_study_withdrawals stg_windows"
 )
 
 

@@ -175,6 +175,7 @@ def test_a_missing_required_flag_is_a_usage_error_naming_it(argv, flag, capsys):
         ["ingest"],
         ["import", "f.csv", "--system", "x"],
         ["import-predictions", "f.csv", "--system", "x", "--manifest", "m"],
+        ["withdraw", "x"],
         ["build"],
     ],
 )

@@ -1,5 +1,5 @@
 """The bodies of the commands that write the warehouse: ``run``, ``ingest``, ``import`` /
-``import-predictions``, ``export-inputs``, ``train``, ``show-input``, ``build``.
+``import-predictions``, ``withdraw``, ``export-inputs``, ``train``, ``show-input``, ``build``.
 
 Their options are defined in :mod:`tsrate.commands.pipeline_parsers`; each body imports what it needs
 when it runs (a command's start stays light).
@@ -226,6 +226,50 @@ def cmd_import(args: argparse.Namespace) -> int:
     report = write_report(result.path)
     print(f"run {summary.run_id} rated and published to {result.path}; report: {report.path}")
     return 0
+
+
+def check_withdraw(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - a Path
+    """What refuses ``tsrate withdraw`` before any work: no warehouse (the CLI runs this
+    before the writer lock where there is none, so no lock file is left behind), and a
+    publish that would fail at the end of its build."""
+    if not warehouse.exists():
+        error = TsrateError(f"no warehouse at {warehouse}: no study to withdraw a system from")
+        error.hint = "`tsrate run` or `tsrate import` stores a study first; see `tsrate studies`"
+        raise error
+    if not args.no_build:
+        from tsrate.platform.published_paths import check_parquet_link, published_path
+
+        check_parquet_link(published_path(warehouse))  # the publish after the build
+
+
+def cmd_withdraw(args: argparse.Namespace) -> int:
+    from tsrate.config import warehouse_path
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.withdrawals import withdraw_system
+
+    warehouse = warehouse_path()
+    check_withdraw(args, warehouse)
+    with connect(warehouse) as con:  # under the writer lock (main)
+        done = withdraw_system(con, args.system, args.study, args.reason)
+    study = f"study {done.study_name} ({done.study_id}, {done.origin})"
+    when = f"{done.withdrawn_at:%Y-%m-%d %H:%M:%S}"
+    if not done.recorded:
+        print(f"{args.system!r} is already withdrawn from {study} since {when}: nothing to do")
+        return 0
+    print(
+        f"withdrew {args.system!r} from {study} at {when}: the study's marts leave out its "
+        "forecasts from runs started before now; they stay stored (raw.forecasts)"
+    )
+    print(
+        f"a later run or import that forecasts {args.system!r} brings it back (`tsrate run` "
+        "naming it, an import of it, an import's baselines): withdraw it again then"
+    )
+    if args.no_build:
+        print(
+            f"the marts and report still show it until you run: tsrate build --study {done.study_id}"
+        )
+        return 0
+    return cmd_build(argparse.Namespace(run_id=None, study=done.study_id, no_publish=False))
 
 
 def _reads_live(command: str) -> Callable[[Command], Command]:

@@ -1,5 +1,5 @@
 """The options of the commands that write the warehouse: ``run``, ``ingest``, ``import``,
-``import-predictions``, ``export-inputs``, ``train``, ``show-input``, ``build`` (their
+``import-predictions``, ``withdraw``, ``export-inputs``, ``train``, ``show-input``, ``build`` (their
 bodies: :mod:`tsrate.commands.pipeline`)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from tsrate.commands.flags import (
 )
 from tsrate.commands.pipeline import (
     check_build,
+    check_withdraw,
     cmd_build,
     cmd_export_inputs,
     cmd_import,
@@ -21,6 +22,7 @@ from tsrate.commands.pipeline import (
     cmd_run,
     cmd_show_input,
     cmd_train,
+    cmd_withdraw,
 )
 
 
@@ -139,6 +141,21 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     add_lock_timeout(predictions)
     predictions.set_defaults(func=cmd_import, writes_warehouse=True)
     predictions.set_defaults(input_files=("path",))  # checked before the lock is waited for
+
+    withdraw = sub.add_parser(
+        "withdraw",
+        help="take a system out of a study's marts (a mistaken import); nothing is deleted",
+    )
+    withdraw.add_argument("system", metavar="SYSTEM", help="its system_id (see `tsrate studies`)")
+    withdraw.add_argument(
+        "--study",
+        help="the study (name or id, see `tsrate studies`; default: the study of the newest run)",
+    )
+    withdraw.add_argument("--reason", help="why, kept with the withdrawal (raw.study_withdrawals)")
+    withdraw.add_argument("--no-build", action="store_true", help="record only; build later")
+    add_lock_timeout(withdraw)
+    withdraw.set_defaults(func=cmd_withdraw, writes_warehouse=True)
+    withdraw.set_defaults(without_warehouse=check_withdraw)  # refused before the lock
 
     export_inputs = sub.add_parser(
         "export-inputs",

@@ -304,6 +304,15 @@ create table if not exists raw.study_imports (
     file_sha256 varchar not null,
     imported_at timestamp not null
 );
+
+-- a system withdrawn from a study (`tsrate withdraw`): the study's marts leave out its
+-- forecasts from runs started before the withdrawal; nothing is deleted
+create table if not exists raw.study_withdrawals (
+    study_id varchar not null,
+    system_id varchar not null,
+    withdrawn_at timestamp not null,
+    reason varchar
+);
 """
 
 

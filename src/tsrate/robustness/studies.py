@@ -5,7 +5,8 @@ metadata (company name, industry, ``biased_offset``), the period, the window sha
 (``context_length`` n, ``horizon`` d, ``stride``, ``perturbation_phase``), the perturbations
 and the settings that change forecasts (``random_seed``, ``arima_order``). Its **systems are
 not part of it**: systems join a study (a run forecasts some, an import adds one) and stay in
-it, so the marts of a study rate every system that has complete forecasts for it.
+it until withdrawn (``tsrate withdraw``, :mod:`tsrate.robustness.withdrawals`), so the marts
+of a study rate every system that has complete forecasts for it.
 
 The id is the first 16 hex digits of the SHA-256 of :func:`study_definition` as canonical
 JSON (sorted keys, no spaces; tickers and perturbations sorted), so the same definition
@@ -348,18 +349,58 @@ def list_studies(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """One line per study for ``tsrate studies``."""
+    """One line per study for ``tsrate studies`` (its withdrawn systems named as such)."""
     lines = []
+    withdrawn: dict[str, list[str]] = {}
+    for row in withdrawn_systems(con):
+        withdrawn.setdefault(row["study_id"], []).append(row["system_id"])
     for s in list_studies(con):
         when = s["last_update"].strftime("%Y-%m-%d %H:%M") if s["last_update"] else "never"
-        systems = ", ".join(s["systems"] or []) or "no complete run"
+        out = withdrawn.get(s["study_id"], [])
+        systems = ", ".join(x for x in s["systems"] or [] if x not in out)
+        systems = systems or ("none" if out else "no complete run")
         lines.append(
             f"{s['study_name']}  {s['study_id']}  {len(s['tickers'])} tickers "
             f"({' '.join(s['tickers'])}) {s['start']}..{s['end']} n={s['context_length']} "
             f"d={s['horizon']} stride={s['stride']} [{' '.join(s['perturbations'])}]  "
             f"{s['n_runs']} run{'' if s['n_runs'] == 1 else 's'}, last {when}  systems: {systems}"
+            + (f"  withdrawn: {', '.join(out)}" if out else "")
         )
     return lines or ["no study yet: `tsrate run` defines one"]
+
+
+def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Each system withdrawn from a study (``tsrate withdraw``) and still out of its marts:
+    no run of the study with complete forecasts holding it started at or after its newest
+    withdrawal there (the rule of ``int_run_partitions_selected``). Sorted by study, system.
+
+    Reads only (a read-only connection will do): none before the first withdrawal."""
+    if not all(
+        _has_table(con, t)
+        for t in ("study_withdrawals", "runs", "run_partitions", "forecast_partitions")
+    ) or not _has_column(con, "runs", "study_id"):
+        return []
+    rows = con.execute(
+        f"""
+        with newest as (
+            select study_id, system_id, max(withdrawn_at) as withdrawn_at,
+                   arg_max(reason, withdrawn_at) as reason
+            from raw.study_withdrawals group by study_id, system_id
+        ),
+        held as (
+            select r.study_id, p.system_id, max(r.started_at) as last_started
+            from raw.runs r join raw.run_partitions rp using (run_id)
+            join raw.forecast_partitions p using (partition_key)
+            where r.status in {COMPLETE!r} group by r.study_id, p.system_id
+        )
+        select n.study_id, n.system_id, n.withdrawn_at, n.reason
+        from newest n left join held h using (study_id, system_id)
+        where h.last_started is null or h.last_started < n.withdrawn_at
+        order by n.study_id, n.system_id
+        """
+    ).fetchall()
+    keys = ("study_id", "system_id", "withdrawn_at", "reason")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
 def imported_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -408,8 +449,10 @@ def newest_complete_run(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
 
 
 def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """One line per imported system (its newest import) for ``tsrate systems``."""
+    """One line per imported system (its newest import) for ``tsrate systems``; one withdrawn
+    from that study (``tsrate withdraw``) says so."""
     lines, seen = [], set()
+    withdrawn = {(w["study_id"], w["system_id"]): w for w in withdrawn_systems(con)}
     for row in imported_systems(con):
         if row["system_id"] in seen:
             continue
@@ -420,6 +463,9 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
             f"{row['file_sha256'][:12]}) into study {row['study_name']} ({row['study_id']}), "
             f"run {row['run_id']}, {when}"
         )
+        out = withdrawn.get((row["study_id"], row["system_id"]))
+        if out is not None:
+            lines[-1] += f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M} (`tsrate withdraw`)"
     return lines
 
 

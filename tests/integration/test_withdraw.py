@@ -1,0 +1,75 @@
+"""`tsrate withdraw SYSTEM`: a system imported into a study by mistake leaves the study's
+marts at the build the command runs, its stored forecasts kept; a later import of it brings
+it back. Real dbt builds of the project on a small warehouse (the import study of
+tests/support/import_study.py, its two baselines); the command itself run as a user runs it.
+The refusals: tests/unit/test_withdraw_refusals.py."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import yaml
+
+from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
+from tests.support.import_study import STUDY, import_warehouse
+from tests.support.warehouses import read, rows
+from tsrate.platform import dbt_runner as dbt
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.predictions import import_forecasts
+
+pytestmark = pytest.mark.slow
+
+BASELINES = dataclasses.replace(STUDY, systems=("naive", "seasonal_naive"))
+RATED = "select distinct run_id, system_id from marts.ratings"
+STORED = "select count(*) from raw.forecasts where system_id = 'external_llm'"
+
+
+def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
+    tmp_path, monkeypatch, dbt_target
+):
+    warehouse = import_warehouse(tmp_path, monkeypatch, dbt_target)
+    predictions, _ = prediction_file(warehouse, tmp_path)
+    metadata = yaml.safe_load(METADATA_YAML)
+    with connect(warehouse) as con:
+        first = import_forecasts(
+            con, predictions, "external_llm", BASELINES, workers=1, metadata=metadata
+        )
+    (stored,) = rows(warehouse, STORED)
+    assert stored[0] > 0
+
+    done = tsrate_cli(warehouse, "withdraw", "external_llm", "--reason", "a test id")
+    assert done.returncode == 0, done.stderr
+    assert "withdrew 'external_llm' from study " in done.stdout
+    assert f"({first.study_id}, the newest run)" in done.stdout
+    assert f"run {first.run_id} built and published" in done.stdout  # the build ran
+    rated = read(warehouse, RATED)
+    assert set(rated["system_id"]) == {"naive", "seasonal_naive"}
+    assert set(rated["run_id"]) == {first.run_id}
+    provenance = read(warehouse, "select distinct system_id from marts.run_provenance")
+    assert "external_llm" not in set(provenance["system_id"])
+    assert rows(warehouse, STORED) == [stored]  # nothing deleted
+    assert rows(warehouse, "select study_id, system_id, reason from raw.study_withdrawals") == [
+        (first.study_id, "external_llm", "a test id")
+    ]
+    studies = tsrate_cli(warehouse, "studies")
+    assert studies.returncode == 0, studies.stderr
+    assert "systems: naive, seasonal_naive  withdrawn: external_llm" in studies.stdout
+    systems = tsrate_cli(warehouse, "systems")
+    line = next(x for x in systems.stdout.splitlines() if x.strip().startswith("external_llm "))
+    assert "; withdrawn " in line
+
+    # a later import of it (the same file: its partitions reused) brings it back
+    with connect(warehouse) as con:
+        again = import_forecasts(con, predictions, "external_llm", BASELINES, workers=1)
+    dbt.build(
+        warehouse=warehouse, target_path=dbt_target, on_line=lambda _: None,
+        select="+ratings +run_provenance",
+    )  # fmt: skip
+    rated = read(warehouse, RATED)
+    assert set(rated["system_id"]) == {"naive", "seasonal_naive", "external_llm"}
+    assert set(rated["run_id"]) == {again.run_id}
+    assert rows(warehouse, STORED) == [stored]  # reused, not stored twice
+    studies = tsrate_cli(warehouse, "studies")
+    assert "systems: external_llm, naive, seasonal_naive" in studies.stdout
+    assert "withdrawn" not in studies.stdout

@@ -1,0 +1,173 @@
+"""``tsrate withdraw SYSTEM``: its refusals, each one line with a hint and nothing written (an
+unknown system with a did-you-mean from the study's systems, a system of another study, an
+unknown study, no warehouse: refused before the writer lock, no lock file left), and what it
+records with ``--no-build`` (the default study is the newest run's; a second withdrawal of
+the same system writes nothing). In process, on a small real warehouse: one import of the
+import study with its baseline, then a run of another study (horizon 4) forecasting naive.
+The marts' side (the build leaves the system out, a later import brings it back):
+tests/integration/test_withdraw.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+
+from tests.support.import_study import STUDY, seed_with, write_csv
+from tsrate import cli
+from tsrate.config import load_companies
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.blackbox.predictions import import_forecasts
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+OTHER = dataclasses.replace(STUDY, horizon=4, systems=("naive",))
+
+
+@pytest.fixture(scope="module")
+def stored(warehouse, good, tmp_path_factory):
+    """The module's warehouse after the import (external_demo + naive, study of STUDY) and a
+    later run of OTHER (naive only); returns (warehouse, import study id, other study id)."""
+    folder = tmp_path_factory.mktemp("withdraw")
+    file = write_csv(folder, good, "external.csv")
+    with connect(warehouse) as con:
+        imported = import_forecasts(
+            con, file, "external_demo", STUDY, workers=1, systems_seed=seed_with()
+        )
+        later = run_forecasts(con, OTHER, load_companies(), workers=1, progress=lambda _: None)
+        finish_run(con, later.run_id, "forecasted")
+        other = con.execute(
+            "select study_id from raw.runs where run_id = ?", [later.run_id]
+        ).fetchone()[0]
+    assert other != imported.study_id
+    return warehouse, imported.study_id, other
+
+
+def _withdraw(warehouse, monkeypatch, capsys, *args):
+    monkeypatch.setenv("TSRATE_WAREHOUSE", str(warehouse))
+    capsys.readouterr()
+    code = cli.main(["withdraw", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _withdrawals(warehouse) -> list[tuple]:
+    with connect(warehouse, read_only=True) as con:
+        return con.execute(
+            "select study_id, system_id, reason from raw.study_withdrawals order by all"
+        ).fetchall()
+
+
+def _name(warehouse, study_id) -> str:
+    with connect(warehouse, read_only=True) as con:
+        return con.execute(
+            "select study_name from raw.studies where study_id = ?", [study_id]
+        ).fetchone()[0]
+
+
+def test_an_unknown_system_is_refused_with_the_study_systems(stored, monkeypatch, capsys):
+    warehouse, study_id, _ = stored
+    code, out, err = _withdraw(warehouse, monkeypatch, capsys, "extrnal_demo", "--study", study_id)
+    label = f"study {_name(warehouse, study_id)} ({study_id})"
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tsrate: error: unknown system 'extrnal_demo' (did you mean 'external_demo'?); the "
+        f"systems of {label}: external_demo, naive (hint: `tsrate studies` lists each "
+        "study's systems)\n"
+    )
+    assert _withdrawals(warehouse) == []
+
+
+def test_a_system_of_another_study_is_refused(stored, monkeypatch, capsys):
+    warehouse, _, other = stored
+    code, _, err = _withdraw(warehouse, monkeypatch, capsys, "external_demo", "--study", other)
+    assert code == 2
+    assert err == (
+        f"tsrate: error: system 'external_demo' has no forecasts in study "
+        f"{_name(warehouse, other)} ({other}); its systems: naive (hint: `tsrate studies` "
+        "lists each study's systems; name the study with --study)\n"
+    )
+    assert _withdrawals(warehouse) == []
+
+
+def test_an_unknown_study_is_refused_naming_the_known_ones(stored, monkeypatch, capsys):
+    warehouse, study_id, other = stored
+    code, _, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--study", "nope")
+    names = sorted([_name(warehouse, study_id), _name(warehouse, other)])
+    assert code == 2
+    assert err == (
+        f"tsrate: error: no study 'nope'; known studies: {', '.join(names)} "
+        "(see `tsrate studies`)\n"
+    )
+    assert _withdrawals(warehouse) == []
+
+
+def test_without_a_warehouse_it_is_refused_before_the_lock(tmp_path, monkeypatch, capsys):
+    warehouse = tmp_path / "none" / "tsrate.duckdb"
+    code, out, err = _withdraw(warehouse, monkeypatch, capsys, "naive")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tsrate: error: no warehouse at {warehouse}: no study to withdraw a system from "
+        "(hint: `tsrate run` or `tsrate import` stores a study first; see `tsrate studies`)\n"
+    )
+    assert not (tmp_path / "none").exists()  # no lock file, not even its folder
+
+
+def test_a_withdrawal_is_recorded_once_in_the_newest_run_study(
+    stored, tmp_path, monkeypatch, capsys
+):
+    source, study_id, other = stored
+    warehouse = tmp_path / "tsrate.duckdb"
+    shutil.copy(source, warehouse)
+    # the default study: the newest run's (OTHER's), named in the output
+    code, out, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--no-build")
+    assert (code, err) == (0, "")
+    first = out.splitlines()[0]
+    assert first.startswith(
+        f"withdrew 'naive' from study {_name(warehouse, other)} ({other}, the newest run) at "
+    )
+    assert out.splitlines()[-1] == (
+        f"the marts and report still show it until you run: tsrate build --study {other}"
+    )
+    code, out, _ = _withdraw(
+        warehouse, monkeypatch, capsys, "external_demo", "--study", study_id,
+        "--reason", "a test id", "--no-build",
+    )  # fmt: skip
+    assert code == 0 and out.startswith(
+        f"withdrew 'external_demo' from study {_name(warehouse, study_id)}"
+    )
+    expected = sorted([(other, "naive", None), (study_id, "external_demo", "a test id")])
+    assert _withdrawals(warehouse) == expected
+    # again: already withdrawn, nothing written
+    code, out, _ = _withdraw(warehouse, monkeypatch, capsys, "naive", "--study", other)
+    assert code == 0 and "is already withdrawn from study" in out and "nothing to do" in out
+    assert _withdrawals(warehouse) == expected
+    # `tsrate studies` names them as withdrawn, not among the systems
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["studies"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    line = next(x for x in lines if f"  {study_id}  " in x)
+    assert line.endswith("systems: naive  withdrawn: external_demo"), line
+    line = next(x for x in lines if f"  {other}  " in x)
+    assert line.endswith("systems: none  withdrawn: naive"), line
+
+
+def test_a_real_parquet_folder_is_refused_before_anything_is_written(
+    stored, tmp_path, monkeypatch, capsys
+):
+    """Its build publishes at the end: a real folder where the ``parquet`` link belongs is
+    refused first, in the publish check's words, the withdrawal not recorded; ``--no-build``
+    does not need the link."""
+    from tests.support.published_link import copied_over, refusal
+
+    source, study_id, _ = stored
+    warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
+    warehouse.parent.mkdir()
+    shutil.copy(source, warehouse)
+    link = copied_over(warehouse.parent / "published")
+    code, out, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--study", study_id)
+    assert (code, out, err) == (2, "", f"tsrate: error: {refusal(link, 'folder')}\n")
+    assert _withdrawals(warehouse) == []
+    code, _, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--no-build")
+    assert (code, err) == (0, "")
+    assert len(_withdrawals(warehouse)) == 1
