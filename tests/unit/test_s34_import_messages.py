@@ -209,6 +209,7 @@ def test_a_file_after_metadata_is_named_with_the_fix(capsys, tmp_path):
         ("import", ["--metadata", "m.yaml", "--system", "x", "--metadata", "p.csv"], "p.csv"),
         ("import", ["--system", "x", "--metadata", "k=v", str(existing)], str(existing)),
         ("import-predictions", ["--system", "x", "--manifest", "d", "--metadata", "f"], "f"),
+        ("import", ["--system", "x", "--meta", "display_name=x", "good.csv"], "good.csv"),
     ):
         expected = TAKEN.format(command=command, value=taken)
         assert _usage_error(capsys, command, *tail) == expected

@@ -103,7 +103,7 @@ class OneLineParser(argparse.ArgumentParser):
             if arg == "--":
                 break
             if arg.startswith("-") and len(arg) > 1:
-                action = self._option_string_actions.get(arg)  # None: --opt=value, or unknown
+                action = self._option_action(arg)  # None: --opt=value, or unknown
             elif action is not None:
                 last[action] = arg
         name = message[len(REQUIRED) :].split(", ")[0]
@@ -118,6 +118,15 @@ class OneLineParser(argparse.ArgumentParser):
                     f"to the next option; put {name} before {option})"
                 )
         return ""
+
+    def _option_action(self, arg: str) -> argparse.Action | None:
+        """The action of option ``arg`` as argparse reads it: by its full name, or by an
+        abbreviation that names one option only (``--meta`` for ``--metadata``)."""
+        action = self._option_string_actions.get(arg)
+        if action is not None or not arg.startswith("--") or not self.allow_abbrev:
+            return action
+        named = {a for o, a in self._option_string_actions.items() if o.startswith(arg)}
+        return named.pop() if len(named) == 1 else None
 
     def error(self, message: str) -> NoReturn:
         if message.startswith(REQUIRED):
