@@ -523,6 +523,7 @@ def overview_section(data: ReportData) -> str:
         return ""
     names = display_names(data)
     counts = shaky_counts(data).set_index("system_id")
+    fewer = coverage.fewer_marks(data)
     run = {"run_id": data.run_id}
     rows = []
     shown: dict[str, int] = {}  # equal means share the first one's rank, as the verdict ties them
@@ -531,7 +532,13 @@ def overview_section(data: ReportData) -> str:
         shown[system] = shown[tied[0]] if tied else rank
         cells = [
             str(shown[system]),
-            f"<code>{esc(system)}</code>",
+            f"<code>{esc(system)}</code>"
+            + (
+                f' <small class="partial" title="{esc(fewer[system][1])}">'
+                f"{esc(fewer[system][0])}</small>"
+                if system in fewer
+                else ""
+            ),
             esc(names.get(system, "") if isinstance(names.get(system), str) else ""),
             num(
                 float(means[system]),
