@@ -1,4 +1,4 @@
-"""The overview table and the radars mark a system rated on fewer perturbations.
+"""The overview table, Table 2 and the radars mark a system rated on fewer perturbations.
 
 Their numbers stay the marts' means over each system's own perturbations, so a P0-only
 import has its SMAPE over clean inputs beside the others' over P0-P3: its row in the
@@ -14,7 +14,7 @@ import pandas as pd
 
 from tests.support.report_text import rating_rows, report_data, uniform
 from tsrate.robustness.report.radars import radar_section
-from tsrate.robustness.report.sections import overview_section
+from tsrate.robustness.report.sections import overview_section, summary_section
 
 
 def run_keeping(keep: tuple[str, ...]) -> pd.DataFrame:
@@ -60,6 +60,19 @@ def test_no_mark_when_every_system_is_fully_rated():
     html = overview_section(report_data(run_keeping(("P0", "P1", "P2", "P3"))))
     assert set(system_cells(html)) == {"zeta", "alpha", "mid"}
     assert 'class="partial"' not in html and "only" not in html
+
+
+def test_table_2_marks_the_partial_system_in_its_column_header():
+    html = summary_section(report_data(run_keeping(("P0",))))
+    headers = dict(re.findall(r"<th><code>([^<]*)</code>(.*?)</th>", html))
+    assert set(headers) == {"zeta", "alpha", "mid"}
+    assert (
+        ">P0 only</small>" in headers["mid"]
+        and 'title="mid was rated on P0 only' in (headers["mid"])
+    )
+    assert headers["zeta"] == "" and headers["alpha"] == ""
+    full = summary_section(report_data(run_keeping(("P0", "P1", "P2", "P3"))))
+    assert 'class="partial"' not in full
 
 
 def test_the_averaged_radars_say_which_system_averages_over_fewer_perturbations():
