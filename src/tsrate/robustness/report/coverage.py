@@ -17,7 +17,7 @@ from collections import Counter
 import pandas as pd
 
 from tsrate.html.charts import esc
-from tsrate.robustness.report.data import ROBUSTNESS_METRICS, ReportData
+from tsrate.robustness.report.data import ACCURACY_METRICS, ROBUSTNESS_METRICS, ReportData
 
 
 def rated_perturbations(data: ReportData, metrics: tuple[str, ...] | list[str]) -> dict:
@@ -82,6 +82,24 @@ def named_perturbations(perturbations: list[str]) -> str:
     if len(perturbations) == 1:
         return f"{perturbations[0]} only"
     return ", ".join(perturbations[:-1]) + f" and {perturbations[-1]}"
+
+
+def fewer_marks(data: ReportData) -> dict[str, tuple[str, str]]:
+    """{system: (short mark, tooltip)} for each system rated on fewer perturbations than the
+    others (on any robustness or accuracy metric), for the tables and figures that show each
+    system's own means beside the others'. Every system fully rated: {}."""
+    per_system = rated_perturbations(data, (*ROBUSTNESS_METRICS, *ACCURACY_METRICS))
+    fewer = partial_systems(per_system)
+    every = sorted(set().union(*(set(p) for p in per_system.values()))) if per_system else []
+    return {
+        system: (
+            named_perturbations(mine),
+            f"{system} was rated on {named_perturbations(mine)}: its means cover fewer "
+            f"perturbations than the others' ({named_perturbations(every)}), so they do not "
+            "compare with theirs; the verdict compares systems on the perturbations they share.",
+        )
+        for system, mine in fewer.items()
+    }
 
 
 def fewer_robustness(data: ReportData, systems: list[str]) -> list[str]:

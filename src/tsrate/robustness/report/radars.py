@@ -4,6 +4,7 @@ perturbation and averaged over them (:func:`.figures.radar_for`)."""
 from __future__ import annotations
 
 from tsrate.html.charts import chart_name, esc
+from tsrate.robustness.report.coverage import fewer_marks
 from tsrate.robustness.report.data import ACCURACY_METRICS, ROBUSTNESS_METRICS, ReportData
 from tsrate.robustness.report.figures import chart_figure, metric_directions, radar_for
 from tsrate.robustness.report.numbers import (
@@ -22,6 +23,11 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
     systems = system_order(data)
     colours = system_colours(systems)
     ratings, summary = data.ratings, data.system_summary
+    fewer = fewer_marks(data)
+    # a system rated on fewer perturbations averages over its own: said under each average
+    fewer_note = "".join(
+        f" <b>{esc(system)}</b> ({esc(mark)}): {esc(tip)}" for system, (mark, tip) in fewer.items()
+    )
     parts = [
         '<section id="radars"><h2>Robustness and accuracy by rank, in the shape of Figures 5–6</h2>'
     ]
@@ -88,7 +94,8 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
                     chart_name(f"radar {family} average"),
                     spec,
                     charts,
-                    f"{esc(title)}. Source: <code>marts.system_summary</code> (avg_raw_score).",
+                    f"{esc(title)}. Source: <code>marts.system_summary</code> (avg_raw_score)."
+                    + fewer_note,
                 )
             )
         parts.append("</div>")

@@ -189,6 +189,15 @@ def study_section(data: ReportData) -> str:
     return "".join(parts)
 
 
+def fewer_mark(fewer: dict[str, tuple[str, str]], system: str) -> str:
+    """' P0 only' with its tooltip beside a system rated on fewer perturbations
+    (:func:`.coverage.fewer_marks`); '' for the others."""
+    if system not in fewer:
+        return ""
+    mark, tip = fewer[system]
+    return f' <small class="partial" title="{esc(tip)}">{esc(mark)}</small>'
+
+
 def summary_section(data: ReportData) -> str:
     """Table 2: each metric averaged per system and per perturbation, as two tables (rows:
     metrics; columns: systems, perturbations); the best value of each row in bold."""
@@ -200,6 +209,7 @@ def summary_section(data: ReportData) -> str:
     perturbations = (
         sorted(set(per_perturbation["perturbation_id"])) if not per_perturbation.empty else []
     )
+    fewer = coverage.fewer_marks(data)
     system_rows, perturbation_rows = [], []
     systems_of = row_groups(summary, ("metric",))
     perturbations_of = row_groups(per_perturbation, ("metric",))
@@ -238,7 +248,9 @@ def summary_section(data: ReportData) -> str:
         "<p>Plain means of the raw scores (↓ lower is better, ↑ higher is better); the best "
         "of each row in bold.</p><h3>Per system (mean over perturbations)</h3>"
         + table_html(
-            ["Metric", *[f"<code>{esc(s)}</code>" for s in systems]], system_rows, css="table2"
+            ["Metric", *[f"<code>{esc(s)}</code>" + fewer_mark(fewer, s) for s in systems]],
+            system_rows,
+            css="table2",
         )
         + source_note("system_summary")
         + "<h3>Per perturbation (mean over systems)</h3>"
@@ -523,6 +535,7 @@ def overview_section(data: ReportData) -> str:
         return ""
     names = display_names(data)
     counts = shaky_counts(data).set_index("system_id")
+    fewer = coverage.fewer_marks(data)
     run = {"run_id": data.run_id}
     rows = []
     shown: dict[str, int] = {}  # equal means share the first one's rank, as the verdict ties them
@@ -531,7 +544,7 @@ def overview_section(data: ReportData) -> str:
         shown[system] = shown[tied[0]] if tied else rank
         cells = [
             str(shown[system]),
-            f"<code>{esc(system)}</code>",
+            f"<code>{esc(system)}</code>" + fewer_mark(fewer, system),
             esc(names.get(system, "") if isinstance(names.get(system), str) else ""),
             num(
                 float(means[system]),
