@@ -2,7 +2,9 @@
 marts at the build the command runs, its stored forecasts kept; a later import of it brings
 it back. Real dbt builds of the project on a small warehouse (the import study of
 tests/support/import_study.py, its two baselines); the command itself run as a user runs it.
-The refusals: tests/unit/test_withdraw_refusals.py."""
+Also: ``--study`` of a study whose newest run is not the newest overall builds that study
+(its newest run), and the last system of a study is refused before anything is written or
+built. The refusals: tests/unit/test_withdraw_refusals.py."""
 
 from __future__ import annotations
 
@@ -14,13 +16,16 @@ import yaml
 from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
 from tests.support.import_study import STUDY, import_warehouse
 from tests.support.warehouses import read, rows
+from tsrate.config import load_companies
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
 pytestmark = pytest.mark.slow
 
 BASELINES = dataclasses.replace(STUDY, systems=("naive", "seasonal_naive"))
+OTHER = dataclasses.replace(STUDY, horizon=4, systems=("naive",))
 RATED = "select distinct run_id, system_id from marts.ratings"
 STORED = "select count(*) from raw.forecasts where system_id = 'external_llm'"
 
@@ -73,3 +78,47 @@ def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
     studies = tsrate_cli(warehouse, "studies")
     assert "systems: external_llm, naive, seasonal_naive" in studies.stdout
     assert "withdrawn" not in studies.stdout
+
+
+def test_withdrawing_from_an_older_study_builds_that_study_and_keeps_its_last_system(
+    tmp_path, monkeypatch, dbt_target
+):
+    warehouse = import_warehouse(tmp_path, monkeypatch, dbt_target)
+    predictions, _ = prediction_file(warehouse, tmp_path)
+    metadata = yaml.safe_load(METADATA_YAML)
+    with connect(warehouse) as con:
+        first = import_forecasts(
+            con, predictions, "external_llm", BASELINES, workers=1, metadata=metadata
+        )
+        later = run_forecasts(con, OTHER, load_companies(), workers=1, progress=lambda _: None)
+        finish_run(con, later.run_id, "forecasted")  # the newest run overall, not built
+        (other,) = con.execute(
+            "select study_id from raw.runs where run_id = ?", [later.run_id]
+        ).fetchone()
+    assert other != first.study_id
+
+    done = tsrate_cli(warehouse, "withdraw", "external_llm", "--study", first.study_id)
+    assert done.returncode == 0, done.stderr
+    assert f"({first.study_id}, --study {first.study_id}) at " in done.stdout
+    assert f"building the marts of run {first.run_id} and its study" in done.stdout
+    assert f"run {first.run_id} built and published" in done.stdout
+    rated = read(warehouse, "select distinct run_id, study_id, system_id from marts.ratings")
+    assert set(rated["run_id"]) == {first.run_id}
+    assert set(rated["study_id"]) == {first.study_id}
+    assert set(rated["system_id"]) == {"naive", "seasonal_naive"}
+    status = "select status from raw.runs where run_id = ?"
+    with connect(warehouse, read_only=True) as con:
+        assert con.execute(status, [later.run_id]).fetchone() == ("forecasted",)
+
+    # the newest run's study has one system: withdrawing it is refused, nothing built
+    done = tsrate_cli(warehouse, "withdraw", "naive")
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert done.stderr.startswith("tsrate: error: 'naive' is the last system rated in study ")
+    assert f"({other}): withdrawing it would leave the study nothing to rate" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert rows(warehouse, "select study_id, system_id from raw.study_withdrawals") == [
+        (first.study_id, "external_llm")
+    ]
+    assert set(read(warehouse, "select distinct run_id from marts.ratings")["run_id"]) == {
+        first.run_id
+    }

@@ -2,8 +2,10 @@
 unknown system with a did-you-mean from the study's systems, a system of another study, an
 unknown study, no warehouse: refused before the writer lock, no lock file left), and what it
 records with ``--no-build`` (the default study is the newest run's; a second withdrawal of
-the same system writes nothing). In process, on a small real warehouse: one import of the
-import study with its baseline, then a run of another study (horizon 4) forecasting naive.
+the same system writes nothing), and the last system of a study not withdrawn (its build would
+publish empty marts). In process, on a small real warehouse: one import of the import
+study with its baseline, then a run of another study (horizon 4) forecasting the two
+baselines.
 The marts' side (the build leaves the system out, a later import brings it back):
 tests/integration/test_withdraw.py."""
 
@@ -21,13 +23,13 @@ from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
-OTHER = dataclasses.replace(STUDY, horizon=4, systems=("naive",))
+OTHER = dataclasses.replace(STUDY, horizon=4, systems=("naive", "seasonal_naive"))
 
 
 @pytest.fixture(scope="module")
 def stored(warehouse, good, tmp_path_factory):
     """The module's warehouse after the import (external_demo + naive, study of STUDY) and a
-    later run of OTHER (naive only); returns (warehouse, import study id, other study id)."""
+    later run of OTHER (naive, seasonal_naive); returns (warehouse, import study id, other study id)."""
     folder = tmp_path_factory.mktemp("withdraw")
     file = write_csv(folder, good, "external.csv")
     with connect(warehouse) as con:
@@ -84,8 +86,8 @@ def test_a_system_of_another_study_is_refused(stored, monkeypatch, capsys):
     assert code == 2
     assert err == (
         f"tsrate: error: system 'external_demo' has no forecasts in study "
-        f"{_name(warehouse, other)} ({other}); its systems: naive (hint: `tsrate studies` "
-        "lists each study's systems; name the study with --study)\n"
+        f"{_name(warehouse, other)} ({other}); its systems: naive, seasonal_naive (hint: "
+        "`tsrate studies` lists each study's systems; name the study with --study)\n"
     )
     assert _withdrawals(warehouse) == []
 
@@ -149,7 +151,7 @@ def test_a_withdrawal_is_recorded_once_in_the_newest_run_study(
     line = next(x for x in lines if f"  {study_id}  " in x)
     assert line.endswith("systems: naive  withdrawn: external_demo"), line
     line = next(x for x in lines if f"  {other}  " in x)
-    assert line.endswith("systems: none  withdrawn: naive"), line
+    assert line.endswith("systems: seasonal_naive  withdrawn: naive"), line
 
 
 def test_a_real_parquet_folder_is_refused_before_anything_is_written(
@@ -171,3 +173,36 @@ def test_a_real_parquet_folder_is_refused_before_anything_is_written(
     code, _, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--no-build")
     assert (code, err) == (0, "")
     assert len(_withdrawals(warehouse)) == 1
+
+
+def test_the_last_system_of_a_study_is_refused(stored, tmp_path, monkeypatch, capsys):
+    """One system left still builds (its marts say there is nothing to compare it with);
+    none would publish empty marts and an empty report: the last one is refused, nothing
+    written, whether others were withdrawn first or it is the study's only system."""
+    source, study_id, other = stored
+    warehouse = tmp_path / "tsrate.duckdb"
+    shutil.copy(source, warehouse)
+    code, _, err = _withdraw(
+        warehouse, monkeypatch, capsys, "naive", "--study", other, "--no-build"
+    )
+    assert (code, err) == (0, "")
+    code, out, err = _withdraw(
+        warehouse, monkeypatch, capsys, "seasonal_naive", "--study", other, "--no-build"
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tsrate: error: 'seasonal_naive' is the last system rated in study "
+        f"{_name(warehouse, other)} ({other}), the others withdrawn (naive): withdrawing it "
+        "would leave the study nothing to rate (hint: rate another system in the study first "
+        "with `tsrate run` or `tsrate import`; `tsrate build --study` builds another study)\n"
+    )
+    assert _withdrawals(warehouse) == [(other, "naive", None)]
+    # the other study keeps one system after a withdrawal: allowed; then its last is refused
+    code, _, _ = _withdraw(
+        warehouse, monkeypatch, capsys, "external_demo", "--study", study_id, "--no-build"
+    )
+    assert code == 0
+    code, _, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--study", study_id)
+    assert code == 2 and "'naive' is the last system rated in study " in err, err
+    assert "the others withdrawn (external_demo)" in err
+    assert len(_withdrawals(warehouse)) == 2

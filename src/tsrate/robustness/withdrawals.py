@@ -80,7 +80,8 @@ def withdraw_system(
 ) -> Withdrawal:
     """Withdraw ``system_id`` from the study named ``study`` (name, id or id prefix; None: the
     study of the newest buildable run, as ``tsrate build`` picks it). Refuses in one line,
-    writing nothing: an unknown study or system, a system without forecasts in the study.
+    writing nothing: an unknown study or system, a system without forecasts in the study,
+    the study's last system not withdrawn (its build would rate nothing).
     Call under the writer lock (it writes)."""
     from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.robustness.study import did_you_mean
@@ -106,9 +107,19 @@ def withdraw_system(
             "`tsrate studies` lists each study's systems",
         )
     origin = f"--study {study}" if study is not None else "the newest run"
-    for row in withdrawn_systems(con):
-        if (row["study_id"], row["system_id"]) == (study_id, system_id):
-            return Withdrawal(study_id, name, system_id, row["withdrawn_at"], False, origin)
+    out = {row["system_id"]: row for row in withdrawn_systems(con) if row["study_id"] == study_id}
+    if system_id in out:
+        return Withdrawal(study_id, name, system_id, out[system_id]["withdrawn_at"], False, origin)
+    if not [s for s in systems if s != system_id and s not in out]:
+        # one system still builds (its marts say it has nothing to compare with); none would
+        # publish empty marts and an empty report over the last good snapshot
+        others = f", the others withdrawn ({', '.join(sorted(out))})" if out else ""
+        raise _refuse(
+            f"{system_id!r} is the last system rated in {label}{others}: withdrawing it "
+            "would leave the study nothing to rate",
+            "rate another system in the study first with `tsrate run` or `tsrate import`; "
+            "`tsrate build --study` builds another study",
+        )
     (withdrawn_at,) = con.execute(
         "insert into raw.study_withdrawals values (?, ?, now()::timestamp, ?) "
         "returning withdrawn_at",
