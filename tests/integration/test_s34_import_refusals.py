@@ -12,34 +12,13 @@ refusals in process: tests/unit/test_s34_interp_refusals.py).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-from tsrate.config import project_dir
+from tests.integration.cli_child import run_tsrate
 from tsrate.platform.locking import lock_path
-
-#: The children import this checkout (src/ first), not an installed copy.
-PYTHONPATH = os.pathsep.join([str(project_dir() / "src"), str(project_dir())])
 
 IMPORT_FILE = (
     "the import, --import PATH or the flow's import_path, is a JSONL file in the public "
     "dataset's schema"
 )
-
-
-def _tsrate(*args: str, warehouse: Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=PYTHONPATH, TSRATE_PROJECT_DIR=str(project_dir()))
-    env["TSRATE_WAREHOUSE"] = str(warehouse)
-    return subprocess.run(
-        [sys.executable, "-m", "tsrate.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_an_import_folder_is_refused_before_the_lock_and_leaves_nothing_behind(tmp_path):
@@ -48,7 +27,7 @@ def test_an_import_folder_is_refused_before_the_lock_and_leaves_nothing_behind(t
     work.mkdir()
     folder.mkdir()
     warehouse = work / "warehouse" / "tsrate.duckdb"
-    done = _tsrate(
+    done = run_tsrate(
         "suite", "reasoning", "run", "--import", str(folder), warehouse=warehouse, cwd=work
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -67,7 +46,7 @@ def test_an_unknown_interpretability_dataset_is_refused_before_the_lock(tmp_path
     arguments: tests/unit/test_s34_interp_refusals.py)."""
     warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
     argv = ["suite", "interpretability", "run", "--datasets", "2,99", "--no-build"]
-    done = _tsrate(*argv, warehouse=warehouse, cwd=tmp_path)
+    done = run_tsrate(*argv, warehouse=warehouse, cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert list(tmp_path.iterdir()) == []  # no warehouse, no lock file, no folder
     line = "unknown dataset(s) [99]: the benchmark has datasets 1-10"

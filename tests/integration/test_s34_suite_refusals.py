@@ -11,36 +11,15 @@ process: tests/unit/test_s34_suite_refusals.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from tsrate.config import project_dir
+from tests.integration.cli_child import run_tsrate
 from tsrate.platform.locking import lock_path
-
-#: The children import this checkout (src/ first), not an installed copy.
-PYTHONPATH = os.pathsep.join([str(project_dir() / "src"), str(project_dir())])
 
 UNDERSTANDING = "no system to ask: give --llm BACKEND:ID or keep the reference systems"
 REASONING = (
     "nothing to run: no references and no --llm; give --llm SPEC or keep the reference systems"
 )
-
-
-def _tsrate(*args: str, warehouse: Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=PYTHONPATH, TSRATE_PROJECT_DIR=str(project_dir()))
-    env["TSRATE_WAREHOUSE"] = str(warehouse)
-    return subprocess.run(
-        [sys.executable, "-m", "tsrate.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.mark.parametrize(
@@ -54,7 +33,7 @@ def _tsrate(*args: str, warehouse: Path, cwd: Path) -> subprocess.CompletedProce
 )
 def test_a_run_with_no_system_is_refused_and_leaves_nothing_behind(tmp_path, suite, extra, line):
     warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
-    done = _tsrate(
+    done = run_tsrate(
         "suite", suite, "run", "--no-references", *extra, warehouse=warehouse, cwd=tmp_path
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -71,6 +50,8 @@ def test_a_lock_file_already_there_is_left_as_it_was(tmp_path):
     warehouse.parent.mkdir()
     lock_path(warehouse).write_text("")
     for suite, line in (("understanding", UNDERSTANDING), ("reasoning", REASONING)):
-        done = _tsrate("suite", suite, "run", "--no-reference", warehouse=warehouse, cwd=tmp_path)
+        done = run_tsrate(
+            "suite", suite, "run", "--no-reference", warehouse=warehouse, cwd=tmp_path
+        )
         assert (done.returncode, done.stderr) == (2, f"tsrate: error: {line}\n")
     assert lock_path(warehouse).read_text() == "" and not warehouse.exists()
