@@ -30,9 +30,9 @@ RATED = "select distinct run_id, system_id from marts.ratings"
 STORED = "select count(*) from raw.forecasts where system_id = 'external_llm'"
 
 
-def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
-    tmp_path, monkeypatch, dbt_target
-):
+def _imported(tmp_path, monkeypatch, dbt_target):  # noqa: ANN001, ANN202 - pytest's fixtures
+    """A warehouse with the baselines and ``external_llm`` imported with its metadata:
+    (warehouse, the prediction file, the import)."""
     warehouse = import_warehouse(tmp_path, monkeypatch, dbt_target)
     predictions, _ = prediction_file(warehouse, tmp_path)
     metadata = yaml.safe_load(METADATA_YAML)
@@ -40,6 +40,13 @@ def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
         first = import_forecasts(
             con, predictions, "external_llm", BASELINES, workers=1, metadata=metadata
         )
+    return warehouse, predictions, first
+
+
+def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
+    tmp_path, monkeypatch, dbt_target
+):
+    warehouse, predictions, first = _imported(tmp_path, monkeypatch, dbt_target)
     (stored,) = rows(warehouse, STORED)
     assert stored[0] > 0
 
@@ -83,13 +90,8 @@ def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
 def test_withdrawing_from_an_older_study_builds_that_study_and_keeps_its_last_system(
     tmp_path, monkeypatch, dbt_target
 ):
-    warehouse = import_warehouse(tmp_path, monkeypatch, dbt_target)
-    predictions, _ = prediction_file(warehouse, tmp_path)
-    metadata = yaml.safe_load(METADATA_YAML)
+    warehouse, _, first = _imported(tmp_path, monkeypatch, dbt_target)
     with connect(warehouse) as con:
-        first = import_forecasts(
-            con, predictions, "external_llm", BASELINES, workers=1, metadata=metadata
-        )
         later = run_forecasts(con, OTHER, load_companies(), workers=1, progress=lambda _: None)
         finish_run(con, later.run_id, "forecasted")  # the newest run overall, not built
         (other,) = con.execute(
