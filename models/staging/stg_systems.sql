@@ -21,7 +21,7 @@ llms as (
 latest_llm as (
     select *
     from llms
-    qualify row_number() over (partition by system_id order by registered_at desc) = 1
+    qualify 1 = row_number() over (partition by system_id order by registered_at desc)
 ),
 
 latest_registration as (

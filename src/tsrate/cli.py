@@ -53,7 +53,7 @@ rating your own model:
   tsrate export-inputs DIR   write the study's exact inputs and a manifest
   tsrate import-predictions  import predictions made on those inputs, rate them
   tsrate import FILE         rate a model black-box from its predictions
-  tsrate register-llm ID     rate your own OpenAI-compatible LLM under its own id
+  tsrate register-llm ID     rate your OpenAI-compatible LLM under its own id
   tsrate withdraw SYSTEM     take a system out of its study's marts (kept)
   tsrate train               train (or reuse) the ViT-num-spec checkpoints
   tsrate show-input          the image a ViT-num-spec system got for a window

@@ -305,7 +305,7 @@ def check_study(
             problems.append(
                 f"unknown system {system_id!r}"
                 f"{did_you_mean(system_id, [*seed, *registered, *llms])}; "
-                "see `tsrate systems` (--systems, seeds/systems.csv, `tsrate register-llm`)"
+                "see `tsrate systems` (--systems, seeds/systems.csv)"
             )
 
     tickers = [t.upper() for t in _as_list(values.get("study_tickers"))]
