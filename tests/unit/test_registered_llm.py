@@ -128,3 +128,17 @@ def test_a_bad_environment_value_is_one_line_with_a_hint(monkeypatch):
     monkeypatch.setenv(registered.ENV, "not json")
     with pytest.raises(TsrateError, match=f"{registered.ENV} is not a list.*unset it"):
         registered.from_environment()
+
+
+@pytest.mark.parametrize("metadata", [None, {"display_name": "Imported"}])
+def test_an_import_under_a_registered_id_is_refused_before_the_file_is_read(tmp_path, metadata):
+    from tsrate.platform.raw_schema import create_raw_tables
+    from tsrate.robustness.blackbox.predictions import import_forecasts
+
+    con = duckdb.connect()
+    create_raw_tables(con)
+    registered.register(con, check_registration("my_llm", URL, "m", seed_ids=SEED))
+    study = dataclasses.replace(Study.from_vars(), systems=("naive",))
+    with pytest.raises(TsrateError, match="'my_llm' is a system tsrate forecasts itself"):
+        import_forecasts(con, tmp_path / "absent.csv", "my_llm", study, metadata=metadata)
+    assert con.execute("select count(*) from raw.runs").fetchone()[0] == 0
