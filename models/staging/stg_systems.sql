@@ -1,6 +1,8 @@
-{#- Every system the marts know: the systems seed, plus the systems registered by
-    `tsrate import-predictions --metadata` (raw.imported_systems: append-only, the latest
-    registration of an id wins; a seed row wins over a registration of the same id). -#}
+{#- Every system the marts know: the systems seed, plus the language models registered
+    under their own id by `tsrate register-llm` (raw.registered_llms), plus the systems
+    registered by `tsrate import-predictions --metadata` (raw.imported_systems). Both raw
+    tables are append-only: the latest registration of an id wins; a seed row wins over a
+    registration of the same id, and a registered language model over an import. -#}
 
 with
 
@@ -10,6 +12,16 @@ seeded as (
 
 registered as (
     select * from {{ source('raw', 'imported_systems') }}
+),
+
+llms as (
+    select * from {{ source('raw', 'registered_llms') }}
+),
+
+latest_llm as (
+    select *
+    from llms
+    qualify 1 = row_number() over (partition by system_id order by registered_at desc)
 ),
 
 latest_registration as (
@@ -40,6 +52,36 @@ from_seed as (
     from seeded
 ),
 
+from_llms as (
+    select
+        cast(system_id as varchar) as system_id,
+        cast(display_name as varchar) as display_name,
+        cast(null as varchar) as paper_symbol,
+        cast(modality as varchar) as modality,
+        cast('foundation' as varchar) as family,
+        cast('general-purpose' as varchar) as purpose,
+        cast(null as varchar) as architecture,
+        cast(null as boolean) as is_foundation_model,
+        cast(
+            case when modality = 'numeric+image' then 'P0 P1 P2 P3 P4 P5 P6' else 'P0 P1 P2 P3' end
+            as varchar
+        ) as accepted_perturbations,
+        cast('tsrate.systems.llm:' || system_id as varchar) as implementation,
+        cast(
+            'Language model ' || model || ' at ' || base_url
+            || ', registered by `tsrate register-llm`' as varchar
+        ) as description,
+        cast(null as varchar) as base_model,
+        cast(null as varchar) as paper_architecture,
+        cast(null as varchar) as training_corpus,
+        cast(null as date) as training_cutoff,
+        cast('the model is whichever one the registered endpoint serves' as varchar)
+            as training_reason,
+        cast('registered' as varchar) as origin,
+    from latest_llm
+    where system_id not in (select system_id from seeded)
+),
+
 from_imports as (
     select
         cast(system_id as varchar) as system_id,
@@ -62,10 +104,13 @@ from_imports as (
         cast('imported' as varchar) as origin,
     from latest_registration
     where system_id not in (select system_id from seeded)
+        and system_id not in (select system_id from latest_llm)
 ),
 
 final as (
     select * from from_seed
+    union all
+    select * from from_llms
     union all
     select * from from_imports
 )

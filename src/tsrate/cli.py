@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from tsrate import TsrateError
 from tsrate.commands.pipeline_parsers import add_pipeline_commands
 from tsrate.commands.reading_parsers import add_reading_commands
+from tsrate.commands.register_parsers import add_register_commands
 from tsrate.commands.suite_parsers import add_suite_commands
 from tsrate.commands.usage import (
     OneLineParser,
@@ -52,6 +53,7 @@ rating your own model:
   tsrate export-inputs DIR   write the study's exact inputs and a manifest
   tsrate import-predictions  import predictions made on those inputs, rate them
   tsrate import FILE         rate a model black-box from its predictions
+  tsrate register-llm ID     rate your OpenAI-compatible LLM under its own id
   tsrate withdraw SYSTEM     take a system out of its study's marts (kept)
   tsrate train               train (or reuse) the ViT-num-spec checkpoints
   tsrate show-input          the image a ViT-num-spec system got for a window
@@ -90,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_pipeline_commands(sub)  # run, ingest, import, ..., build: they write the warehouse
     add_reading_commands(sub)  # systems, studies, ..., docs: they read or serve it
+    add_register_commands(sub)  # register-llm: a language model under its own id
     add_suite_commands(sub)
     return parser
 

@@ -14,12 +14,15 @@ from tsrate import TsrateError
 
 
 def cmd_systems(args: argparse.Namespace) -> int:
-    from tsrate.config import Study
+    from tsrate.config import Study, warehouse_path
+    from tsrate.systems.registered import exported, read_registrations
     from tsrate.systems.registry import system_infos
 
-    if args.show_prompt:
-        return _show_prompt(args.show_prompt, Study.from_vars())
-    infos = system_infos(Study.from_vars())
+    # the seed's systems, then the language models registered in the warehouse (register-llm)
+    with exported(read_registrations(warehouse_path())):
+        if args.show_prompt:
+            return _show_prompt(args.show_prompt, Study.from_vars())
+        infos = system_infos(Study.from_vars())
     width = max(len(i.system_id) for i in infos)
     for info in infos:
         mark = "available  " if info.availability.available else "unavailable"

@@ -9,6 +9,8 @@ definitions, in one place:
   checkpoints;
 * :data:`IMPORTED_SYSTEMS_DDL` — systems registered by an import of predictions (read by
   ``stg_systems``, so it exists before any import);
+* :data:`REGISTERED_LLMS_DDL` — language models registered under their own id by
+  ``tsrate register-llm`` (read by ``stg_systems`` and by a run that forecasts one);
 * :data:`SUITE_RUNS_DDL` — one table of suite runs for every suite;
 * each registered suite's own raw tables: ``DDL`` of ``tsrate.suites.<name>.schema``, the one
   definition the suite kit gives each suite (collected here through the registry
@@ -233,6 +235,21 @@ create table if not exists raw.imported_systems (
 );
 """
 
+# language models registered under their own id (tsrate.systems.registered): append-only,
+# the latest registration of an id wins; the key is stored by the NAME of its variable only
+REGISTERED_LLMS_DDL = """
+create schema if not exists raw;
+create table if not exists raw.registered_llms (
+    system_id varchar not null,
+    display_name varchar not null,
+    base_url varchar not null,
+    model varchar not null,
+    api_key_env varchar,
+    modality varchar not null,
+    registered_at timestamp not null
+);
+"""
+
 SUITE_RUNS_DDL = """
 create schema if not exists raw;
 
@@ -318,9 +335,10 @@ create table if not exists raw.study_withdrawals (
 
 def create_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create every raw table when missing (idempotent): the core's, the imported systems',
-    ``raw.suite_runs`` and every registered suite's, in the order ``connect`` once did."""
+    the registered language models', ``raw.suite_runs`` and every registered suite's, in the order ``connect`` once did."""
     con.execute(CORE_DDL)
     con.execute(IMPORTED_SYSTEMS_DDL)
+    con.execute(REGISTERED_LLMS_DDL)
     con.execute(STUDIES_DDL)
     con.execute(COMPANIES_DDL)
     create_suite_tables(con)

@@ -8,9 +8,9 @@ check collects every problem it finds instead of stopping at the first:
 - the window shape: ``context_length`` >= 3, ``horizon`` and ``stride`` >= 1,
   ``perturbation_phase`` in [0, context_length);
 - perturbations: each is a row of ``seeds/perturbations.csv``; ``P0`` (the control) is there;
-- systems: each is a row of ``seeds/systems.csv`` with an ``implementation`` (a system
-  registered by ``tsrate import`` is named as such: its forecasts come from a file, so
-  ``tsrate run`` cannot make them); model availability (weights, endpoints) is left to the
+- systems: each is a row of ``seeds/systems.csv`` with an ``implementation``, or a language
+  model of ``tsrate register-llm`` (a system registered by ``tsrate import`` is named as
+  such: its forecasts come from a file, so ``tsrate run`` cannot make them); model availability (weights, endpoints) is left to the
   forecast step, which needs the model's own imports;
 - tickers: no duplicates; each has a ``seeds/companies.csv`` row, a non-empty
   ``biased_offset`` when ``biased`` is a system, and prices: stored in ``raw.prices`` or in the
@@ -44,6 +44,7 @@ from typing import Any
 from tsrate import TsrateError
 from tsrate.config import Study, project_dir, project_vars, warehouse_path
 from tsrate.robustness.sample import skfolio_sample_path
+from tsrate.systems.registered import read_registrations
 
 #: the CLI flag that sets each study var (for the hints)
 FLAGS = {
@@ -283,8 +284,11 @@ def check_study(
     # prices: stored, and the source the run ingests from
     warehouse = Path(warehouse) if warehouse else warehouse_path()
     stored, registered = stored_state(warehouse, start, end)
+    llms = [r.system_id for r in read_registrations(warehouse)]  # `tsrate register-llm`
     for system_id in dict.fromkeys(systems):
-        if system_id in seed:
+        if system_id in seed or system_id in llms:
+            if system_id not in seed:
+                continue
             if not (seed[system_id].get("implementation") or "").strip():
                 problems.append(
                     f"system {system_id!r} cannot run in this version: "
@@ -300,7 +304,7 @@ def check_study(
         else:
             problems.append(
                 f"unknown system {system_id!r}"
-                f"{did_you_mean(system_id, [*seed, *registered])}; "
+                f"{did_you_mean(system_id, [*seed, *registered, *llms])}; "
                 "see `tsrate systems` (--systems, seeds/systems.csv)"
             )
 

@@ -81,6 +81,7 @@ from tsrate.platform.files import write_text_atomic
 from tsrate.systems._settings import float_setting, int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts, WindowFailure
+from tsrate.systems.registered import profile as registered_profile
 from tsrate.systems.registry import load_systems_seed
 
 INSTALL_HINT = "pip install 'tsrate[llm]' (the openai client)"
@@ -371,7 +372,8 @@ def env_prefix(system_id: str) -> str:
 
 
 def load_settings(system_id: str, with_image: bool = False) -> LlmSettings:
-    """A system's settings: environment, else dbt vars, else :data:`PROFILES` (see module doc)."""
+    """A system's settings: environment, else dbt vars, else :data:`PROFILES` or the id's
+    registration (:mod:`tsrate.systems.registered`; see module doc)."""
     try:
         values = project_vars()
     except TsrateError:
@@ -379,7 +381,7 @@ def load_settings(system_id: str, with_image: bool = False) -> LlmSettings:
     configured = (values.get("llm_systems") or {}).get(system_id) or {}
     if not isinstance(configured, dict):
         raise TsrateError(f"dbt var llm_systems.{system_id} must be a mapping, got {configured!r}")
-    profile = PROFILES.get(system_id, {"base_url": "", "model": "", "api_key_env": ""})
+    profile = PROFILES.get(system_id) or registered_profile(system_id) or {}
     prefix = env_prefix(system_id)
 
     def own(key: str) -> str:

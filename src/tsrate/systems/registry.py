@@ -17,6 +17,7 @@ import pandas as pd
 from tsrate import TsrateError
 from tsrate.config import Study, load_companies, project_dir
 from tsrate.systems.base import Availability, ForecastSystem
+from tsrate.systems.registered import from_environment, seed_row
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,15 +30,26 @@ class SystemInfo:
 
 
 def load_systems_seed(path: Path | None = None) -> pd.DataFrame:
+    """The systems seed; the project's (``path`` None) with the language models registered
+    under their own id after it (:mod:`tsrate.systems.registered`, as the run or command
+    at hand exported them; a seed row wins over a registration of its id)."""
+    project_seed = path is None
     path = path or project_dir() / "seeds" / "systems.csv"
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     if frame["system_id"].duplicated().any():
         raise TsrateError(f"{path}: duplicate system_id values")
+    if project_seed:
+        known = set(frame["system_id"])
+        extra = [seed_row(r) for i, r in from_environment().items() if i not in known]
+        if extra:
+            rows = pd.DataFrame(extra, columns=frame.columns).fillna("")
+            frame = pd.concat([frame, rows], ignore_index=True)
     return frame
 
 
 def system_infos(study: Study, companies: pd.DataFrame | None = None) -> list[SystemInfo]:
-    """Every seed row with whether it can run here and why (what `tsrate systems` prints)."""
+    """Every seed row (registered language models included) with whether it can run here
+    and why (what `tsrate systems` prints)."""
     companies = load_companies() if companies is None else companies
     infos = []
     for row in load_systems_seed().itertuples():

@@ -103,6 +103,7 @@ from tsrate.robustness.forecast.execute import (
 from tsrate.robustness.forecast.plan import Partition, TickerSeries, input_key, load_series
 from tsrate.robustness.forecast.store import store_partition
 from tsrate.systems.base import QuantileForecasts
+from tsrate.systems.registered import exported, registrations
 from tsrate.systems.registry import load_systems_seed
 
 #: The import's public names: the ones defined here, and those of its two halves that
@@ -164,7 +165,10 @@ def import_forecasts(
     say = progress or (lambda message: None)
     path = Path(path)
     source = str(path)
-    seed = load_systems_seed() if systems_seed is None else systems_seed
+    seed = systems_seed
+    if seed is None:  # with the language models registered here: tsrate forecasts those too
+        with exported(registrations(con)):
+            seed = load_systems_seed()
     registered = registered_systems(con)
     if metadata is None:
         accepted = check_known_system(system_id, seed, study, registered)

@@ -71,6 +71,7 @@ from tsrate.systems.base import (
     check_quantiles,
 )
 from tsrate.systems.failures import PartialForecasts, check_partial_forecasts
+from tsrate.systems.registered import exported, registrations
 from tsrate.systems.registry import resolve_systems
 
 log = logging.getLogger("tsrate.robustness.forecast.execute")
@@ -398,7 +399,8 @@ def run_forecasts(
     Partitions are computed by ``executor`` when given, else by a local process pool of
     ``workers``; either way each lands in the warehouse in its own transaction.
     """
-    with _llm_cache_beside(con):
+    # the language models registered under their own id reach the workers as the cache does
+    with _llm_cache_beside(con), exported(registrations(con)):
         return _run_forecasts(con, study, companies, run_id, force, workers, progress, executor)
 
 
