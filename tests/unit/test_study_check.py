@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -23,6 +24,7 @@ from tsrate.robustness.study import (
     require_valid_study,
     skfolio_trading_days,
 )
+from tsrate.systems.registered import read_registrations
 
 
 @pytest.fixture
@@ -82,6 +84,24 @@ def test_unknown_system_gets_a_did_you_mean(project, warehouse):
     assert len(problems) == 1
     far = _only(_check(warehouse, systems="xyzzy"), "unknown system 'xyzzy'")
     assert "did you mean" not in far
+
+
+def test_an_unknown_id_waits_for_the_lock_while_registrations_cannot_be_read(project, warehouse):
+    """A writer holds the file (here: a read-write connection of this process, which
+    refuses the check's read-only open as another process's lock would): a well-formed id
+    may be a registered language model, so the check leaves it to the run, which checks it
+    again once it holds the warehouse (a cron run waiting with --lock-timeout is not refused
+    as unknown); a malformed one is still refused, and without a writer the id is unknown."""
+    with connect(warehouse):
+        pass  # the file exists: nothing registered in it
+    assert "unknown system 'myllm'" in _only(_check(warehouse, systems="naive,myllm"), "myllm")
+    writer = duckdb.connect(str(warehouse))
+    try:
+        assert read_registrations(warehouse) is None
+        assert _check(warehouse, systems="naive,myllm") == []
+        _only(_check(warehouse, systems="naive,MyLLM"), "unknown system 'MyLLM'")
+    finally:
+        writer.close()
 
 
 def test_system_without_an_implementation_and_an_imported_one(project, warehouse):

@@ -29,7 +29,7 @@ def test_systems_lists_every_system_while_a_writer_runs(warehouse, capsys):
     assert code == 0, err
     listed = [line.split()[0] for line in out.splitlines() if line and not line[0].isspace()]
     assert {"naive", "seasonal_naive", "random", "biased"} <= set(listed)
-    assert "imported systems: not listed while another process writes the warehouse" in out
+    assert "imported systems and registered language models: not listed while another" in out
     assert err == ""
 
 

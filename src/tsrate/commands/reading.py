@@ -19,7 +19,7 @@ def cmd_systems(args: argparse.Namespace) -> int:
     from tsrate.systems.registry import system_infos
 
     # the seed's systems, then the language models registered in the warehouse (register-llm)
-    with exported(read_registrations(warehouse_path())):
+    with exported(read_registrations(warehouse_path()) or []):  # None: being written
         if args.show_prompt:
             return _show_prompt(args.show_prompt, Study.from_vars())
         infos = system_infos(Study.from_vars())
@@ -50,7 +50,8 @@ def _print_imported_systems() -> None:
                 lines = imported_system_lines(con)
     except TsrateError:
         print(
-            "imported systems: not listed while another process writes the warehouse; "
+            "imported systems and registered language models: not listed while another "
+            "process writes the warehouse; "
             "rerun `tsrate systems` when it finishes"
         )
         return

@@ -44,7 +44,7 @@ from typing import Any
 from tsrate import TsrateError
 from tsrate.config import Study, project_dir, project_vars, warehouse_path
 from tsrate.robustness.sample import skfolio_sample_path
-from tsrate.systems.registered import read_registrations
+from tsrate.systems.registered import SYSTEM_ID, read_registrations
 
 #: the CLI flag that sets each study var (for the hints)
 FLAGS = {
@@ -284,7 +284,8 @@ def check_study(
     # prices: stored, and the source the run ingests from
     warehouse = Path(warehouse) if warehouse else warehouse_path()
     stored, registered = stored_state(warehouse, start, end)
-    llms = [r.system_id for r in read_registrations(warehouse)]  # `tsrate register-llm`
+    readable = read_registrations(warehouse)  # `tsrate register-llm`; None: being written
+    llms = [r.system_id for r in readable or []]
     for system_id in dict.fromkeys(systems):
         if system_id in seed or system_id in llms:
             if system_id not in seed:
@@ -301,6 +302,8 @@ def check_study(
                 "from a predictions file, so `tsrate run` cannot make them; import them with "
                 "`tsrate import FILE --system " + system_id + "`"
             )
+        elif readable is None and SYSTEM_ID.match(system_id):
+            continue  # maybe registered: the run checks it again once it holds the warehouse
         else:
             problems.append(
                 f"unknown system {system_id!r}"

@@ -178,9 +178,10 @@ def register(con: Any, registration: Registration) -> Registration | None:
     return previous
 
 
-def read_registrations(warehouse: str | os.PathLike) -> list[Registration]:
+def read_registrations(warehouse: str | os.PathLike) -> list[Registration] | None:
     """The registrations of the warehouse file, opened read-only; none when it does not
-    exist or another process writes it (DuckDB's lock)."""
+    exist; ``None`` when they cannot be read because another process writes it (DuckDB's
+    lock): the caller cannot tell a registered id from an unknown one then."""
     if not Path(warehouse).exists():
         return []
     import duckdb
@@ -188,7 +189,7 @@ def read_registrations(warehouse: str | os.PathLike) -> list[Registration]:
     try:
         con = duckdb.connect(str(warehouse), read_only=True)
     except duckdb.Error:
-        return []
+        return None
     try:
         return registrations(con)
     finally:
