@@ -268,6 +268,30 @@ def test_writes_hold_the_prefect_writer_slot_when_the_limit_exists(tmp_path, pre
             client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
 
 
+def test_a_flow_run_names_itself_in_the_lock(tmp_path, monkeypatch, prefect_harness):
+    """A writer in a Prefect flow run names its flow run in the lock file: beside its command
+    line, or alone where that is Prefect's engine (``python -m prefect.engine``, which a
+    served or worker's run is: the lock named ``.../prefect/engine.py`` and nothing else)."""
+    from prefect import flow
+
+    from tsrate.platform.locking import warehouse_writer, writer_status
+
+    warehouse = str(tmp_path / "tsrate.duckdb")
+
+    @flow(flow_run_name="nightly-probe")
+    def probe() -> str:
+        with warehouse_writer(warehouse):
+            return writer_status(warehouse)["command"]
+
+    words = "Prefect flow run 'nightly-probe' of flow 'probe'"
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/tsrate", "run", "--lock-timeout", "60"])
+    assert probe() == f"/venv/bin/tsrate run --lock-timeout 60; {words}"
+    engine = str(Path(sys.prefix) / "lib" / "site-packages" / "prefect" / "engine.py")
+    monkeypatch.setattr(sys, "argv", [engine])
+    assert probe() == words
+    assert writer_status(warehouse) is None  # released: nobody writes
+
+
 def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_harness):
     pytest.importorskip("prefect_dask")
     from flows.forecast import forecast_flow
@@ -456,7 +480,9 @@ def _run_weekly(log: Path, workers: int, timeout: float):  # noqa: ANN202 - a Fl
 
 def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
     """`tsrate serve` without a Prefect server: it starts one (with the UI), a run triggered
-    on its weekly deployment completes, and stopping serve leaves no process behind."""
+    on its weekly deployment completes, and stopping serve leaves no process behind. The
+    API URL it prints is the one `prefect` commands take: `prefect deployment inspect` finds
+    the weekly deployment with it (the UI's address answered "Deployment ... not found")."""
     import httpx
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -466,10 +492,22 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
     env.pop("PREFECT_API_URL")
     serve = start_serve(env, log)
     try:
-        ui = wait_for_line(serve, log, "UI and runs: ", 300).split("UI and runs: ", 1)[1].split()[0]
+        seen = wait_for_line(serve, log, "PREFECT_API_URL=", 300)
+        ui = seen.split("UI and runs: ", 1)[1].split()[0]
+        api = seen.split("API for prefect commands: PREFECT_API_URL=", 1)[1].split()[0]
+        assert api == f"{ui}/api"
         assert httpx.get(ui, timeout=30).status_code == 200  # the UI is served
-        with temporary_settings({PREFECT_API_URL: f"{ui}/api"}):
+        with temporary_settings({PREFECT_API_URL: api}):
             flow_run = _run_weekly(log, workers=1, timeout=600)
+        inspect = [sys.executable, "-m", "prefect", "deployment", "inspect"]
+        found = subprocess.run(
+            [*inspect, "tsrate-pipeline/tsrate-weekly"],
+            env=dict(env, PREFECT_API_URL=api),  # as the docs' command line sets it
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert found.returncode == 0, found.stdout + found.stderr
         assert flow_run.state.is_completed(), (flow_run.state, log.read_text()[-3000:])
         runs = read(warehouse, "select status from raw.runs")
         assert runs["status"].tolist() == ["succeeded"]
@@ -493,10 +531,12 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
 def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harness):
     """`tsrate serve` killed outright (a second Ctrl-C, a SIGKILL, the OOM killer) while a
     scheduled run writes the warehouse: the run's process (the Runner's child), its forecast
-    workers and dbt go with it, and the warehouse is free for the next writer."""
+    workers and dbt go with it, and the warehouse is free for the next writer. While it
+    writes, the lock names it by its flow run and deployment, not by Prefect's engine.py
+    (its command line), in `tsrate status` and every "busy" error."""
     from prefect.client.orchestration import get_client
 
-    from tsrate.platform.locking import WRITER_LIMIT
+    from tsrate.platform.locking import WRITER_LIMIT, writer_status
 
     warehouse = tmp_path / "live" / "tsrate.duckdb"
     marker = tmp_path / "paused-inference"
@@ -510,12 +550,16 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     serve = start_serve(env, log)
     try:
         wait_for_line(serve, log, "serving on the Prefect API", 120)
-        _run_weekly(log, workers=2, timeout=0)
+        flow_run = _run_weekly(log, workers=2, timeout=0)
         deadline = time.monotonic() + 300
         while not marker.exists():  # the run holds the warehouse, one partition stored
             assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
             time.sleep(0.2)
         run_pid = int(marker.read_text().split()[1])
+        holder = writer_status(warehouse)
+        assert holder["command"] == (
+            f"Prefect flow run '{flow_run.name}' of deployment 'tsrate-pipeline/tsrate-weekly'"
+        ), holder
         children = _descendants(serve.pid)
         assert run_pid in children and len(children) >= 3, "expected the run and its workers"
         serve.send_signal(signal.SIGKILL)  # serve alone: its process group stays

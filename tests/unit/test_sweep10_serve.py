@@ -569,7 +569,9 @@ def test_serve_on_a_configured_api_serves_the_given_config_and_keeps_others_slot
 
 def test_serve_without_an_api_starts_a_server_with_its_ui_and_owns_its_slot(monkeypatch):
     """No PREFECT_API_URL: serve asks for a server of its own, with the UI, says where the
-    UI is (the API URL without /api), and releases a slot left taken in that server."""
+    UI is (the API URL without /api) and, on a line of its own, the API URL that `prefect`
+    commands take (the UI's address answers `prefect deployment run` "not found"), and
+    releases a slot left taken in that server."""
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     served = _Served(monkeypatch)
@@ -586,10 +588,26 @@ def test_serve_without_an_api_starts_a_server_with_its_ui_and_owns_its_slot(monk
         serve.serve(_nightly_rating(), say=said.append)
     assert asked == [True]
     assert said == [
-        "started a Prefect server for the schedules; UI and runs: http://127.0.0.1:4998"
+        "started a Prefect server for the schedules; UI and runs: http://127.0.0.1:4998",
+        "API for prefect commands: PREFECT_API_URL=http://127.0.0.1:4998/api",
     ]
     assert served.release_held == [True]
     assert served.deployments["tsrate-nightly"].parameters["rate"] is True
+
+
+def test_the_docs_show_the_api_line_and_a_prefect_command_that_uses_it():
+    """docs/operations.md shows serve's two lines and a `prefect deployment run` with the
+    API URL the second one prints (the UI's address answers it "not found")."""
+    import re
+
+    from tsrate.config import project_dir
+
+    text = (project_dir() / "docs" / "operations.md").read_text()
+    api = "http://127.0.0.1:<port>/api"
+    assert serve.api_line(api) in text.splitlines()
+    assert f"UI and runs: {api.removesuffix('/api')}" in text
+    commands = re.findall(r"^PREFECT_API_URL=(\S+) prefect deployment run ", text, re.MULTILINE)
+    assert commands == [api]
 
 
 def test_a_runner_that_exits_or_is_interrupted_without_cause_passes_it_on(monkeypatch):

@@ -183,6 +183,73 @@ def writer_status(warehouse: str | Path) -> dict | None:
         os.close(fd)
 
 
+def waited_text(seconds: float) -> str:
+    """A wait in words: whole seconds (``41s``), tenths below ten seconds (``2.5s``)."""
+    return f"{seconds:.0f}s" if seconds >= 10 else f"{round(seconds, 1):g}s"
+
+
+#: the longest command text kept in the lock file
+COMMAND_CHARS = 300
+
+
+def holder_command(argv: list[str] | None = None) -> str:
+    """What the lock file names as its holder's command: the command line (``tsrate run
+    --lock-timeout 3600``), cut to :data:`COMMAND_CHARS`; in a Prefect flow run, the flow
+    run too (:func:`flow_run_words`), alone where the command line is Prefect's engine (a run
+    of ``tsrate serve``'s deployments or a worker's names only ``.../prefect/engine.py``)."""
+    argv = sys.argv if argv is None else argv
+    return command_words(argv, flow_run_words())
+
+
+def command_words(argv: list[str], flow_run: str | None) -> str:
+    """:func:`holder_command` for a given command line and flow run (None: not in one)."""
+    command = " ".join(argv) or sys.executable
+    if flow_run is not None:
+        command = flow_run if prefect_engine(argv) else f"{command}; {flow_run}"
+    return command[:COMMAND_CHARS]
+
+
+def prefect_engine(argv: list[str]) -> bool:
+    """Whether the command line is Prefect's engine running a flow run (``python -m
+    prefect.engine``: ``sys.argv[0]`` is its file, or the module's name)."""
+    first = Path(argv[0]) if argv else Path()
+    return str(first) == "prefect.engine" or (
+        first.name == "engine.py" and first.parent.name == "prefect"
+    )
+
+
+def flow_run_words() -> str | None:
+    """The Prefect flow run this process is in, in words, or None outside one: ``Prefect
+    flow run 'puzzling-sawfly' of deployment 'tsrate-pipeline/tsrate-weekly'`` (``of flow
+    'tsrate-pipeline'`` when no deployment started it). The deployment's name is asked of
+    the API; where that fails the flow's name stands in."""
+    from tsrate.platform.orchestration import flow_run_context
+
+    context = flow_run_context()
+    if context is None or context.flow_run is None:
+        return None
+    flow = context.flow.name if context.flow is not None else None
+    deployment = None
+    if context.flow_run.deployment_id is not None:
+        try:
+            from prefect.runtime import deployment as runtime_deployment
+
+            deployment = runtime_deployment.name
+        except Exception:  # noqa: BLE001 - the lock must not fail on a name
+            log.debug("could not read the flow run's deployment name", exc_info=True)
+    return flow_run_text(context.flow_run.name, flow, deployment)
+
+
+def flow_run_text(run: str, flow: str | None, deployment: str | None) -> str:
+    """A flow run in words (:func:`flow_run_words`), from its name, its flow's and its
+    deployment's (either may be None)."""
+    if deployment and flow:
+        return f"Prefect flow run '{run}' of deployment '{flow}/{deployment}'"
+    if flow:
+        return f"Prefect flow run '{run}' of flow '{flow}'"
+    return f"Prefect flow run '{run}'"
+
+
 @contextlib.contextmanager
 def writer_lock(
     warehouse: str | Path, timeout: float = 0.0, say: Callable[[str], None] | None = None
@@ -207,9 +274,11 @@ def writer_lock(
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + max(0.0, timeout)
+    started = time.monotonic()
+    deadline = started + max(0.0, timeout)
     grace_end: float | None = None  # set when readers alone are first found in the way
     announced = False
+    readers = False  # who was in the way last: readers alone, or a writer
     try:
         while True:
             try:
@@ -250,11 +319,17 @@ def writer_lock(
     except BaseException:
         os.close(fd)
         raise
+    if announced:  # it said it waits: it says when the wait is over too (cron logs, serve)
+        other = "the live reader" if readers else "the other writer"
+        (say or log.info)(
+            f"got the warehouse writer lock after {waited_text(time.monotonic() - started)}; "
+            f"{other} finished"
+        )
     info = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(sys.argv)[:300] or sys.executable,
+        "command": holder_command(),
     }
     with _guard:
         _write_info(fd, info)

@@ -17,7 +17,8 @@ deployment. ``prefect.yaml`` at the repository root describes the same deploymen
 Schedules need a Prefect server with its services (the scheduler creates the runs):
 ``tsrate serve`` uses the one ``PREFECT_API_URL`` names, else starts its own
 (:func:`tsrate.platform.prefect_server.owned_prefect_server`: ``prefect server start`` with the UI, on a free local port,
-killed with ``tsrate serve``) and says where its UI is. ``nightly_rating: true`` (var) or
+killed with ``tsrate serve``) and says where its UI is and, apart, its API (``.../api``: the
+``PREFECT_API_URL`` of ``prefect deployment run``). ``nightly_rating: true`` (var) or
 ``tsrate serve --nightly-rating`` makes the nightly deployment a full rating too.
 
 The suites can be scheduled too, each off unless its cron var is set (``understanding_cron``,
@@ -270,7 +271,14 @@ def serve(config: ScheduleConfig | None = None, say=print) -> None:  # noqa: ANN
 
     with owned_prefect_server(ui=True) as url:
         say(f"started a Prefect server for the schedules; UI and runs: {url.removesuffix('/api')}")
+        say(api_line(url))
         _serve(config, url, owned=True)
+
+
+def api_line(url: str) -> str:
+    """The line naming the API of the server ``tsrate serve`` started, as ``prefect`` commands
+    (``prefect deployment run``) take it: the UI's address answers them "not found"."""
+    return f"API for prefect commands: PREFECT_API_URL={url}"
 
 
 def server_answers(url: str, timeout: float = 5.0) -> bool:
