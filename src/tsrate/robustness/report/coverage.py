@@ -77,6 +77,18 @@ def shared_means(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str]
     return means, shared, sorted(set(per_system) - set(systems))
 
 
+def compared_means(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The systems' mean raw ``metric`` as the verdict and the reading compare them, lowest
+    first (system_id, avg_raw_score); the perturbations the means are over; the systems left
+    out. Every system rated on the same perturbations: ``system_summary``'s means, over all
+    of them ([]), nobody left out; else :func:`shared_means` (never [] perturbations)."""
+    if not partial_systems(rated_perturbations(data, [metric])):
+        summary = data.system_summary
+        rows = summary[summary["metric"] == metric].dropna(subset=["avg_raw_score"])
+        return rows.sort_values(["avg_raw_score", "system_id"]), [], []
+    return shared_means(data, metric)
+
+
 def named_perturbations(perturbations: list[str]) -> str:
     """'P0 only', 'P1 and P2', 'P0, P1 and P3'."""
     if len(perturbations) == 1:
