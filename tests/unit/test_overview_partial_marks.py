@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
 
 from tests.support.report_text import rating_rows, report_data, uniform
 from tsrate.robustness.report.radars import radar_section
+from tsrate.robustness.report.render import PARTIAL_STYLE, build_report
 from tsrate.robustness.report.sections import overview_section, summary_section
 
 
@@ -81,8 +83,57 @@ def test_the_averaged_radars_say_which_system_averages_over_fewer_perturbations(
     averaged = [c for c in captions if "average over perturbations" in c]
     assert len(averaged) == 2  # robustness and accuracy
     for caption in averaged:
-        assert "<b>mid</b> (P0 only): mid was rated on P0 only" in caption
+        # the tooltip's sentence alone: the name is not said twice
+        assert ". mid was rated on P0 only: its means cover fewer perturbations" in caption
+        assert caption.count("mid") == 1 and "(P0 only):" not in caption
         assert "zeta" not in caption and "alpha" not in caption
     assert not any("P0 only" in c for c in captions if c not in averaged)
     full = radar_section(report_data(run_keeping(("P0", "P1", "P2", "P3"))), {})
     assert "rated on" not in full
+
+
+def legends(charts: dict[str, dict]) -> dict[str, tuple[list[str], set[str]]]:
+    """{chart: (its legend's entries, the series its points belong to)}."""
+    out = {}
+    for name, spec in charts.items():
+        scales = [layer["encoding"]["color"]["scale"] for layer in spec["layer"]]
+        points = {row["series"] for row in spec["data"]["values"]}
+        out[name] = (scales[0]["domain"], points)
+    return out
+
+
+@pytest.mark.parametrize("keep", [("P0",), ("P0", "P1", "P3")])
+def test_every_radar_legend_marks_the_partial_system(keep):
+    charts: dict[str, dict] = {}
+    radar_section(report_data(run_keeping(keep)), charts)
+    rated = keep[0] if len(keep) == 1 else ", ".join(keep[:-1]) + f" and {keep[-1]}"
+    rated = f"{rated} only" if len(keep) == 1 else rated
+    assert any("average" in name for name in charts) and len(charts) >= 4
+    for name, (domain, points) in legends(charts).items():
+        assert domain == ["zeta", "alpha", f"mid ({rated})"], name
+        # the partial system's points carry the marked name (the legend picks by it)
+        assert points <= set(domain) and {"zeta", "alpha"} <= points, name
+    # an average over mid's own perturbations is plotted under its marked name
+    for name in ("radar-robustness-average", "radar-accuracy-average"):
+        assert f"mid ({rated})" in legends(charts)[name][1]
+
+
+def test_no_legend_mark_when_every_system_is_fully_rated():
+    charts: dict[str, dict] = {}
+    radar_section(report_data(run_keeping(("P0", "P1", "P2", "P3"))), charts)
+    for name, (domain, points) in legends(charts).items():
+        assert domain == ["zeta", "alpha", "mid"] and points == set(domain), name
+
+
+def test_the_page_styles_the_mark_only_when_it_has_one():
+    def page(keep: tuple[str, ...]) -> str:
+        rows = run_keeping(keep)
+        rows = rows.assign(rank=rows.groupby(["metric", "perturbation_id"])["rating"].rank())
+        return build_report(report_data(rows), generated_at="now").html
+
+    style = re.search(r"<style>(.*?)</style>", page(("P0",)), flags=re.S)
+    assert style is not None and PARTIAL_STYLE in style.group(1)
+    rule = re.search(r"\.partial\{([^}]*)\}", style.group(1))
+    assert rule is not None and "color:#" in rule.group(1)  # a muted mark, its own colour
+    full = page(("P0", "P1", "P2", "P3"))
+    assert ".partial{" not in full and 'class="partial"' not in full

@@ -240,12 +240,11 @@ def leaderboard(
                     "reason": None if len(systems) > 1 else "a lone system has no win rate",
                 }
             )
-        if drop_note:  # the ranked systems' rows say which tasks some systems lack
-            for row in rows[len(rows) - len(systems) :]:
-                row["reason"] = "; ".join(filter(None, [row["reason"], drop_note]))
-        if zero_note:  # the ranked systems' rows say which tasks a zero baseline left out
+        # the ranked systems' rows say which tasks some systems lack, then which tasks a zero
+        # baseline left out, after their own reason
+        for note in filter(None, (drop_note, zero_note)):
             for row in rows[-len(systems) :]:
-                row["reason"] = "; ".join(filter(None, [row["reason"], zero_note]))
+                row["reason"] = "; ".join(filter(None, [row["reason"], note]))
     frame = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
     for column in ["n_tasks", "num_failures", "n_tasks_zero_baseline"]:
         frame[column] = frame[column].astype("Int64")

@@ -20,17 +20,31 @@ from tsrate.html.charts import esc
 from tsrate.robustness.report.data import ACCURACY_METRICS, ROBUSTNESS_METRICS, ReportData
 
 
-def rated_perturbations(data: ReportData, metrics: tuple[str, ...] | list[str]) -> dict:
-    """{system: sorted perturbation ids} with a computed score (non-null raw_score) for any
-    of ``metrics`` in the report's ratings (the default outcome)."""
-    ratings = data.ratings
+def _read_rated(ratings: pd.DataFrame) -> dict[str, dict[str, set[str]]]:
+    """{metric: {system: perturbation ids}} with a computed score (non-null raw_score)."""
     if ratings.empty or not {"metric", "perturbation_id", "raw_score"} <= set(ratings.columns):
         return {}
-    rows = ratings[ratings["metric"].isin(list(metrics)) & ratings["raw_score"].notna()]
-    return {
-        str(system): sorted({str(p) for p in group["perturbation_id"]})
-        for system, group in rows.groupby("system_id", sort=True)
-    }
+    rows = ratings[ratings["raw_score"].notna()]
+    by_metric: dict[str, dict[str, set[str]]] = {}
+    for (metric, system), group in rows.groupby(["metric", "system_id"], sort=True):
+        by_metric.setdefault(str(metric), {})[str(system)] = {
+            str(p) for p in group["perturbation_id"]
+        }
+    return by_metric
+
+
+def rated_perturbations(data: ReportData, metrics: tuple[str, ...] | list[str]) -> dict:
+    """{system: sorted perturbation ids} with a computed score (non-null raw_score) for any
+    of ``metrics`` in the report's ratings (the default outcome). The ratings are read once
+    per report (held on ``data`` until its ``ratings`` frame is replaced)."""
+    held = data.rated_by_metric
+    if held is None or held[0] is not data.ratings:
+        held = data.rated_by_metric = (data.ratings, _read_rated(data.ratings))
+    per_system: dict[str, set[str]] = {}
+    for metric in dict.fromkeys(metrics):
+        for system, perturbations in held[1].get(metric, {}).items():
+            per_system.setdefault(system, set()).update(perturbations)
+    return {system: sorted(per_system[system]) for system in sorted(per_system)}
 
 
 def shared_perturbations(per_system: dict) -> tuple[list[str], list[str]]:
@@ -75,6 +89,18 @@ def shared_means(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str]
     means = rows.groupby("system_id")["raw_score"].mean().rename("avg_raw_score").reset_index()
     means = means.sort_values(["avg_raw_score", "system_id"]).reset_index(drop=True)
     return means, shared, sorted(set(per_system) - set(systems))
+
+
+def compared_means(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The systems' mean raw ``metric`` as the verdict and the reading compare them, lowest
+    first (system_id, avg_raw_score); the perturbations the means are over; the systems left
+    out. Every system rated on the same perturbations: ``system_summary``'s means, over all
+    of them ([]), nobody left out; else :func:`shared_means` (never [] perturbations)."""
+    if not partial_systems(rated_perturbations(data, [metric])):
+        summary = data.system_summary
+        rows = summary[summary["metric"] == metric].dropna(subset=["avg_raw_score"])
+        return rows.sort_values(["avg_raw_score", "system_id"]), [], []
+    return shared_means(data, metric)
 
 
 def named_perturbations(perturbations: list[str]) -> str:

@@ -162,6 +162,13 @@ class ReportData:
     #: the robustness outcome of the marts' default view (var robustness_outcome: the paper's
     #: R^max unless the build set another); ratings and rating_stability are read at it
     default_outcome: str = PAPER_OUTCOME
+    #: (the ratings frame it was read from, {metric: {system: perturbation ids}}): each
+    #: system's rated perturbations per metric, read once per report by
+    #: :func:`.coverage.rated_perturbations` (None: not read yet; a new ``ratings`` frame
+    #: reads again)
+    rated_by_metric: tuple | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False
+    )
 
 
 @dataclasses.dataclass(frozen=True)

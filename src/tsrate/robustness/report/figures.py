@@ -44,10 +44,12 @@ def radar_for(
     colours: Mapping[str, str],
     value_of,
     higher_is_better: Mapping[str, bool],
+    marks: Mapping[str, str] | None = None,
 ) -> dict | None:
     """A rank chart (the paper's radar) over ``metrics`` for ``names``; ``value_of(name, metric)``
     -> (value, attrs); each metric's direction from ``higher_is_better`` (the ratings mart's;
-    a metric it does not rate is left out: its direction is unknown)."""
+    a metric it does not rate is left out: its direction is unknown). ``marks``: a short mark
+    after a name in the legend ("mid (P0 only)"; :func:`.coverage.fewer_marks`)."""
     present = [
         m
         for m in metrics
@@ -64,5 +66,6 @@ def radar_for(
             value, attrs = value_of(name, metric)
             label = f"{name} · {METRIC_LABELS.get(metric, metric)}: {format_number(value)}"
             points.append(Point(value, label, attrs if value is not None else {}))
-        series.append(Series(name, points, colours[name]))
+        legend = f"{name} ({marks[name]})" if marks and name in marks else name
+        series.append(Series(legend, points, colours[name]))
     return rank_chart(title, [METRIC_LABELS.get(m, m) for m in present], series, directions)

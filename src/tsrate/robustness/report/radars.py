@@ -24,10 +24,10 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
     colours = system_colours(systems)
     ratings, summary = data.ratings, data.system_summary
     fewer = fewer_marks(data)
-    # a system rated on fewer perturbations averages over its own: said under each average
-    fewer_note = "".join(
-        f" <b>{esc(system)}</b> ({esc(mark)}): {esc(tip)}" for system, (mark, tip) in fewer.items()
-    )
+    # a system rated on fewer perturbations: its mark after its name in every legend; it
+    # averages over its own perturbations, said under each average (the tooltip's sentence)
+    marks = {system: mark for system, (mark, _) in fewer.items()}
+    fewer_note = "".join(f" {esc(tip)}" for _, tip in fewer.values())
     parts = [
         '<section id="radars"><h2>Robustness and accuracy by rank, in the shape of Figures 5–6</h2>'
     ]
@@ -66,7 +66,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
                 )
 
             title = f"{family} · {perturbation}"
-            spec = radar_for(title, metrics, systems, colours, value_of, directions)
+            spec = radar_for(title, metrics, systems, colours, value_of, directions, marks)
             if spec:
                 parts.append(
                     chart_figure(
@@ -87,7 +87,7 @@ def radar_section(data: ReportData, charts: dict[str, dict]) -> str:
             )
 
         title = f"{family} · average over perturbations"
-        spec = radar_for(title, metrics, systems, colours, average_of, directions)
+        spec = radar_for(title, metrics, systems, colours, average_of, directions, marks)
         if spec:
             parts.append(
                 chart_figure(

@@ -136,13 +136,10 @@ def reading_paragraph(data: ReportData) -> str:
             )
             + "."
         )
-    accuracy = summary[summary["metric"] == "smape"].set_index("system_id")
-    lowest = accuracy["avg_raw_score"].dropna()
-    # systems rated on different perturbations: each one's mean over the shared ones
-    shared: list[str] = []
-    if coverage.partial_systems(coverage.rated_perturbations(data, ["smape"])):
-        means, shared, _ = coverage.shared_means(data, "smape")
-        lowest = means.set_index("system_id")["avg_raw_score"]
+    # as the verdict compares them: systems rated on different perturbations have each
+    # one's mean over the shared ones ([]: every system on every perturbation)
+    means, shared, _ = coverage.compared_means(data, "smape")
+    lowest = means.set_index("system_id")["avg_raw_score"]
     if not lowest.empty:
         # every system at the lowest mean, in seed order: the mart's rows have no order
         ranked = [s for s in systems if s in lowest.index]

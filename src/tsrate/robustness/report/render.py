@@ -34,6 +34,7 @@ from tsrate.robustness.report.comparisons import (  # noqa: F401
     group_section,
     modality_pairs_block,
 )
+from tsrate.robustness.report.coverage import fewer_marks
 from tsrate.robustness.report.data import (  # noqa: F401  (re-exported: the report's API)
     ACCURACY_METRICS,
     METRIC_LABELS,
@@ -99,6 +100,10 @@ STYLE = """
 .reading{font-size:15px;line-height:1.5}
 """
 
+#: CSS of the mark after a system rated on fewer perturbations (only on a page that has one)
+PARTIAL_STYLE = """.partial{color:#777;font-weight:normal;font-size:11px;white-space:nowrap}
+"""
+
 NAV = (
     ("verdict", "Verdict"),
     ("paper-study", "This study"),
@@ -155,7 +160,7 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
         sections=sections,
         nav=NAV,
         subtitle=subtitle,
-        style=STYLE,
+        style=STYLE + (PARTIAL_STYLE if fewer_marks(data) else ""),
     )
     return Report(html, charts)
 

@@ -337,23 +337,16 @@ def _versus(place: str, other: str, label: str) -> str:
     }[place]
 
 
-def _lowest_by(data: ReportData, metric: str) -> pd.DataFrame:
-    """``system_summary``'s rows for ``metric`` with a mean raw score, lowest first."""
-    summary = data.system_summary
-    rows = summary[summary["metric"] == metric].dropna(subset=["avg_raw_score"])
-    return rows.sort_values(["avg_raw_score", "system_id"])
-
-
 def _compared(data: ReportData, metric: str) -> tuple[pd.DataFrame, list[str] | None, str]:
-    """The systems' mean raw ``metric``, lowest first, as the verdict compares them: from
-    ``system_summary`` when every system is rated on the same perturbations (None); else
-    over the perturbations every compared system is rated on (their ids), with the sentence
-    that says so and names each system rated on fewer (:mod:`.coverage`)."""
-    per_system = coverage.rated_perturbations(data, [metric])
-    fewer = coverage.partial_systems(per_system)
-    if not fewer:
-        return _lowest_by(data, metric), None, ""
-    means, shared, left_out = coverage.shared_means(data, metric)
+    """The systems' mean raw ``metric``, lowest first, as the verdict compares them
+    (:func:`.coverage.compared_means`): from ``system_summary`` when every system is rated
+    on the same perturbations (None); else over the perturbations every compared system is
+    rated on (their ids), with the sentence that says so and names each system rated on
+    fewer (:mod:`.coverage`)."""
+    means, shared, left_out = coverage.compared_means(data, metric)
+    if not shared:
+        return means, None, ""
+    fewer = coverage.partial_systems(coverage.rated_perturbations(data, [metric]))
     which = "perturbation" if len(shared) == 1 else "perturbations"
     said = [
         f"<b>{esc(s)}</b> was rated on {esc(coverage.named_perturbations(p))}"
