@@ -12,10 +12,11 @@
 
 
 {#- `comment on column` for every documented column of the model, as dbt-duckdb's
-    alter_column_comment writes them (each ends with `;`). -#}
+    alter_column_comment writes them (each ends with `;`), less trailing whitespace (as
+    macros/persist_docs.sql: a YAML block scalar ends with a newline). -#}
 {% macro tsrate_column_comments(relation) -%}
   {%- for column_name, column in model.columns.items() %}
-  comment on column {{ relation }}.{{ adapter.quote(column_name) if column['quote'] else column_name }} is {{ duckdb_escape_comment(column['description']) }};
+  comment on column {{ relation }}.{{ adapter.quote(column_name) if column['quote'] else column_name }} is {{ duckdb_escape_comment(column['description'].rstrip()) }};
   {%- endfor %}
 {%- endmacro %}
 

@@ -78,6 +78,10 @@ PUBLISHED_RUNS_COLUMNS = {
     "parquet_path": "Its Parquet folder, relative to the snapshot's folder; null: not exported.",
     "systems": "The run's systems, imported ones included (the study's list leaves those "
     "out); null for a suite publication and in rows of snapshots published before it.",
+    "study_id": "The run's study id (marts.ratings.study_id; `tsrate studies` lists it); "
+    "null for a suite publication and in rows of snapshots published before it.",
+    "study_name": "The study's name as `tsrate studies` shows it: `default` (the vars' study) "
+    "or `study-` and its id's first 8 characters; null as study_id.",
 }
 
 
@@ -139,7 +143,8 @@ def publish(
     remove_leftovers(target)
     staging = target.with_name(f".{target.name}.{run_id}.partial")
     versions = target.parent / PARQUET_VERSIONS
-    folder = _version_name(versions, run_id)  # the run id, unless it was published before
+    # the run id, unless it was published before (a folder there, or one recorded)
+    folder = _version_name(versions, run_id, _recorded_folders(target))
     version = versions / folder
     parquet_staging = versions / f".{run_id}.partial"
     done_beside: Callable[[], None] | None = None
@@ -156,20 +161,22 @@ def publish(
         # one that nobody reads before the rename
         con.execute("begin")
         counts = _copy_tables(con, warehouse)
-        study, systems = _run_study(con, run_id)
+        study, systems, study_id, study_name = _run_study(con, run_id)
         con.execute("detach live")
         con.execute(
             "create table published_runs (run_id varchar, published_at timestamp, "
-            "study json, row_counts json, parquet_path varchar, systems varchar[])"
+            "study json, row_counts json, parquet_path varchar, systems varchar[], "
+            "study_id varchar, study_name varchar)"
         )
         if target.exists():
             con.execute(f"attach {_literal(target)} as previous (read_only)")
             # by name: older snapshots lack parquet_path (before the Parquet export) and
-            # systems (before imported systems were recorded here): null in their rows
+            # systems (before imported systems were recorded here), study_id and study_name
+            # (before the study was named here): null in their rows
             con.execute("insert into published_runs by name select * from previous.published_runs")
             con.execute("detach previous")
         con.execute(
-            "insert into published_runs values (?, ?, ?, ?, ?, ?)",
+            "insert into published_runs values (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
@@ -177,12 +184,15 @@ def publish(
                 json.dumps(counts),
                 f"{PARQUET_VERSIONS}/{folder}" if parquet else None,
                 systems,
+                study_id,
+                study_name,
             ],
         )
         con.execute(
             "comment on table published_runs is 'One row per publication of this snapshot: "
             "the run whose marts it holds, when, its study, row counts, its Parquet folder "
-            "(relative to the snapshot folder; null: not exported) and its systems.'"
+            "(relative to the snapshot folder; null: not exported), its systems, its study id and "
+            "study name.'"
         )
         for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
             con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
@@ -230,18 +240,30 @@ def publish(
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
 
 
-def _run_study(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str | None, list | None]:
-    """The study (JSON) and systems of ``run_id`` in the attached ``live`` warehouse: both
-    None for a suite run (not in raw.runs); systems None where raw.runs has no such column."""
-    has_systems = con.execute(
-        "select count(*) from duckdb_columns() where database_name = 'live' "
-        "and schema_name = 'raw' and table_name = 'runs' and column_name = 'systems'"
-    ).fetchone()[0]
-    systems = "systems" if has_systems else "null::varchar[]"
+def _run_study(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple:
+    """The study (JSON), systems, study id and study name of ``run_id`` in the attached
+    ``live`` warehouse: all None for a suite run (not in raw.runs); each of the last three
+    None where the warehouse lacks its column (raw.runs.systems, raw.runs.study_id,
+    raw.studies)."""
+    present = {
+        (table, column)
+        for table, column in con.execute(
+            "select table_name, column_name from duckdb_columns() where database_name = 'live' "
+            "and schema_name = 'raw' and table_name in ('runs', 'studies')"
+        ).fetchall()
+    }
+    systems = "r.systems" if ("runs", "systems") in present else "null::varchar[]"
+    if ("runs", "study_id") not in present:
+        named, studies = "null::varchar, null::varchar", ""
+    elif ("studies", "study_name") not in present:
+        named, studies = "r.study_id, null::varchar", ""
+    else:
+        named, studies = "r.study_id, s.study_name", "left join live.raw.studies s using (study_id)"
     row = con.execute(
-        f"select study, {systems} from live.raw.runs where run_id = ?", [run_id]
+        f"select r.study, {systems}, {named} from live.raw.runs r {studies} where r.run_id = ?",
+        [run_id],
     ).fetchone()
-    return (row[0], row[1]) if row else (None, None)
+    return tuple(row) if row else (None, None, None, None)
 
 
 def snapshot_settings() -> dict[str, str]:
@@ -276,7 +298,7 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
         "and comment is not null order by schema_name, table_name, column_index",
         {"schemas": list(PUBLISHED_SCHEMAS)},
     ).fetchall():
-        column_comments.setdefault((schema, name), []).append((column, text))
+        column_comments.setdefault((schema, name), []).append((column, _tidy(text)))
     counts: dict[str, int] = {}
     for schema, name, comment in relations:
         qualified = f"{_quote(schema)}.{_quote(name)}"
@@ -284,8 +306,8 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
         # the copy returns its row count (a count(*) of the new table would read it again)
         copied = con.execute(f"create table {qualified} as select * from live.{qualified}")
         counts[f"{schema}.{name}"] = copied.fetchone()[0]
-        if comment:
-            con.execute(f"comment on table {qualified} is {_literal(comment)}")
+        if comment and _tidy(comment):
+            con.execute(f"comment on table {qualified} is {_literal(_tidy(comment))}")
         for column, column_comment in column_comments.get((schema, name), []):
             con.execute(
                 f"comment on column {qualified}.{_quote(column)} is {_literal(column_comment)}"
@@ -315,11 +337,12 @@ def write_parquet(con: duckdb.DuckDBPyConnection, folder: Path) -> list[Path]:
     ).fetchall():
         described_columns.setdefault((schema, name), {})[column] = {
             "type": kind,
-            "description": text,
+            "description": _tidy(text),
         }
     written = []
     manifest = {}
     for schema, name, comment in tables:
+        comment = _tidy(comment)  # an older snapshot's may end with a newline
         relative = Path(name + ".parquet") if schema == "main" else Path(schema, name + ".parquet")
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -368,16 +391,32 @@ def _undo_swap(link: Path, before: str | None, destination: Path, run_id: str) -
         shutil.rmtree(link.parent / destination, ignore_errors=True)
 
 
-def _version_name(versions: Path, run_id: str) -> str:
+def _version_name(versions: Path, run_id: str, recorded: set[str] = frozenset()) -> str:
     """The Parquet folder of a publication of ``run_id`` under ``versions``: the run id, or
     ``<run id>.<n>`` when a folder of that name is there already (the run is published again,
     e.g. by ``tsrate build`` after ``tsrate run``: readers may be in the earlier folder, which
-    must not be rewritten under them)."""
+    must not be rewritten under them) or an earlier publication recorded it (``recorded``:
+    its folder may have been deleted since; two publications must not share one path)."""
     name, n = run_id, 1
-    while (versions / name).exists():
+    while (versions / name).exists() or name in recorded:
         n += 1
         name = f"{run_id}.{n}"
     return name
+
+
+def _recorded_folders(target: Path) -> set[str]:
+    """The Parquet folders (names under ``parquet-runs``) of every publication ``target``
+    records; none without a readable snapshot (publish then replaces it)."""
+    if not target.exists():
+        return set()
+    try:
+        with duckdb.connect(str(target), read_only=True) as con:
+            rows = con.execute(
+                "select parquet_path from published_runs where parquet_path is not null"
+            ).fetchall()
+    except duckdb.Error:
+        return set()
+    return {Path(row[0]).name for row in rows}
 
 
 def _previous_run(target: Path, folder: str) -> list[str]:
@@ -452,6 +491,12 @@ def export_parquet(snapshot: Path, destination: Path) -> list[Path]:
     else:
         os.replace(staging, destination)
     return [destination / path.relative_to(staging) for path in written]
+
+
+def _tidy(comment: str | None) -> str | None:
+    """A comment without trailing whitespace (YAML block scalars end descriptions with a
+    newline, which a query tool prints as a literal ``\\n``)."""
+    return comment.rstrip() if comment is not None else None
 
 
 def _literal(value: object) -> str:
