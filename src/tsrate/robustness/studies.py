@@ -375,15 +375,17 @@ def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
 def withdrawn_systems(
     con: duckdb.DuckDBPyConnection, as_of_run: str | None = None
 ) -> list[dict[str, Any]]:
-    """Each system withdrawn from a study (``tsrate withdraw``) and still out of its marts:
-    no run of the study with complete forecasts holding it started at or after its newest
-    withdrawal there (the rule of ``int_run_partitions_selected``). Sorted by study, system;
-    each with the study's name and the newest withdrawal's time and reason.
+    """Each system withdrawn from a study (``tsrate withdraw``) and still out of the marts
+    ``tsrate build --study`` makes of it (the rule of ``int_run_partitions_selected``): no
+    run of the study with complete forecasts holding it, started at or after its newest
+    withdrawal there and no later than the run that build builds (the study's newest run
+    whose marts can be built: a newer run whose build failed brings nothing back). Sorted
+    by study, system; each with the study's name and the newest withdrawal's time and
+    reason. ``as_of_run``: its study's marts as a build of that run makes them.
 
-    ``as_of_run``: out of the marts a build of that run makes (its study's runs started
-    after it bring nothing back), as ``tsrate build`` builds an older run when a newer one
-    cannot be built. Reads only (a read-only connection will do): none before the first
-    withdrawal."""
+    Reads only (a read-only connection will do): none before the first withdrawal."""
+    from tsrate.platform.warehouse import BUILDABLE_STATUSES
+
     if not all(
         _has_table(con, t)
         for t in ("study_withdrawals", "runs", "run_partitions", "forecast_partitions")
@@ -396,13 +398,20 @@ def withdrawn_systems(
                    arg_max(reason, withdrawn_at) as reason
             from raw.study_withdrawals group by study_id, system_id
         ),
+        built as (  -- per study, the run its build builds
+            select study_id, started_at from raw.runs
+            where status in {BUILDABLE_STATUSES!r} or run_id = $run
+            qualify row_number() over (
+                partition by study_id
+                order by coalesce(run_id = $run, false) desc, started_at desc, run_id desc
+            ) = 1
+        ),
         held as (
             select r.study_id, p.system_id, max(r.started_at) as last_started
-            from raw.runs r join raw.run_partitions rp using (run_id)
+            from raw.runs r join built b using (study_id)
+            join raw.run_partitions rp using (run_id)
             join raw.forecast_partitions p using (partition_key)
-            where r.status in {COMPLETE!r} and ($run::varchar is null or r.started_at <= (
-                select started_at from raw.runs where run_id = $run
-            ))
+            where r.status in {COMPLETE!r} and r.started_at <= b.started_at
             group by r.study_id, p.system_id
         )
         select n.study_id, n.system_id, n.withdrawn_at, n.reason, s.study_name
