@@ -372,16 +372,14 @@ def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
     return lines or ["no study yet: `tsrate run` defines one"]
 
 
-def withdrawn_systems(
-    con: duckdb.DuckDBPyConnection, as_of_run: str | None = None
-) -> list[dict[str, Any]]:
+def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Each system withdrawn from a study (``tsrate withdraw``) and still out of the marts
     ``tsrate build --study`` makes of it (the rule of ``int_run_partitions_selected``): no
     run of the study with complete forecasts holding it, started at or after its newest
     withdrawal there and no later than the run that build builds (the study's newest run
     whose marts can be built: a newer run whose build failed brings nothing back). Sorted
     by study, system; each with the study's name and the newest withdrawal's time and
-    reason. ``as_of_run``: its study's marts as a build of that run makes them.
+    reason.
 
     Reads only (a read-only connection will do): none before the first withdrawal."""
     from tsrate.platform.warehouse import BUILDABLE_STATUSES
@@ -400,10 +398,9 @@ def withdrawn_systems(
         ),
         built as (  -- per study, the run its build builds
             select study_id, started_at from raw.runs
-            where status in {BUILDABLE_STATUSES!r} or run_id = $run
+            where status in {BUILDABLE_STATUSES!r}
             qualify row_number() over (
-                partition by study_id
-                order by coalesce(run_id = $run, false) desc, started_at desc, run_id desc
+                partition by study_id order by started_at desc, run_id desc
             ) = 1
         ),
         held as (
@@ -419,8 +416,7 @@ def withdrawn_systems(
         left join raw.studies s using (study_id)
         where h.last_started is null or h.last_started < n.withdrawn_at
         order by n.study_id, n.system_id
-        """,
-        {"run": as_of_run},
+        """
     ).fetchall()
     keys = ("study_id", "system_id", "withdrawn_at", "reason", "study_name")
     return [dict(zip(keys, row, strict=True)) for row in rows]

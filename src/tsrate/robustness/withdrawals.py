@@ -80,13 +80,11 @@ def built_run(con: duckdb.DuckDBPyConnection, study_id: str | None) -> str | Non
 def rated_and_out(
     con: duckdb.DuckDBPyConnection, study_id: str, run_id: str
 ) -> tuple[list[str], set[str]]:
-    """(the systems a build of ``run_id`` reads for ``study_id``, those of them withdrawn)."""
+    """(the systems a build of ``run_id`` reads for ``study_id``, those of them withdrawn);
+    ``run_id`` is the study's newest buildable run (:func:`built_run`), whose build the
+    listing (:func:`~tsrate.robustness.studies.withdrawn_systems`) describes."""
     held = systems_held(con, run_id)
-    out = {
-        row["system_id"]
-        for row in withdrawn_systems(con, as_of_run=run_id)
-        if row["study_id"] == study_id
-    }
+    out = {row["system_id"] for row in withdrawn_systems(con) if row["study_id"] == study_id}
     return held, out & set(held)
 
 
