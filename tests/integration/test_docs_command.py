@@ -8,7 +8,8 @@ write the site elsewhere:
 
 - the lines said are tsrate's ``docs: ...`` summary (the parse and how dbt did it, the
   compile, the catalog, the site written with what it documents), none of dbt's own
-  (those are in ``<warehouse folder>/logs/dbt-docs-*.log``, and said with ``verbose``);
+  (those are in ``<warehouse folder>/logs/dbt-docs-*.log``, and said with ``verbose``;
+  dbt's own ``dbt.log`` in that folder too, none in the site's);
 - the first call into a new folder starts from the build's parse, a second call re-parses
   nothing, a changed model is re-parsed (and documented as changed), and a call without any
   saved parse parses everything;
@@ -85,6 +86,9 @@ def test_docs_say_tsrates_steps_and_keep_dbts_log_in_a_file(built, tmp_path):
     logs = list((warehouse.parent / "logs").glob("dbt-docs-*.log"))
     assert len(logs) == 1
     assert "Running with dbt=" in logs[0].read_text()  # dbt's whole log, kept
+    # dbt's own dbt.log goes beside it, not into the site's folder
+    assert "Running with dbt=" in (warehouse.parent / "logs" / "dbt.log").read_text()
+    assert not (site / "logs").exists(), sorted(p.name for p in site.iterdir())
 
     verbose = docs(site, verbose=True)
     assert any("Running with dbt=" in line for line in verbose), verbose

@@ -206,3 +206,121 @@ def test_the_last_system_of_a_study_is_refused(stored, tmp_path, monkeypatch, ca
     assert code == 2 and "'naive' is the last system rated in study " in err, err
     assert "the others withdrawn (external_demo)" in err
     assert len(_withdrawals(warehouse)) == 2
+
+
+def _withdrawn_at(warehouse, study_id, system_id) -> str:
+    with connect(warehouse, read_only=True) as con:
+        (when,) = con.execute(
+            "select max(withdrawn_at) from raw.study_withdrawals where study_id = ? "
+            "and system_id = ?",
+            [study_id, system_id],
+        ).fetchone()
+    return f"{when:%Y-%m-%d %H:%M}"
+
+
+def test_the_listings_show_each_withdrawal_s_date_and_reason(stored, tmp_path, monkeypatch, capsys):
+    """``tsrate studies`` follows a study's line with one per withdrawn system (when, and the
+    reason when one was given, shortened to keep the line under 100 characters); ``tsrate
+    systems`` lists them in their own section, with their study."""
+    source, study_id, other = stored
+    warehouse = tmp_path / "tsrate.duckdb"
+    shutil.copy(source, warehouse)
+    reason = "imported under a test id " + "by mistake, " * 12 + "the end"
+    for args in (
+        ("naive", "--study", other),
+        ("external_demo", "--study", study_id, "--reason", reason),
+    ):
+        code, _, err = _withdraw(warehouse, monkeypatch, capsys, *args, "--no-build")
+        assert (code, err) == (0, ""), err
+    naive = _withdrawn_at(warehouse, other, "naive")
+    demo = _withdrawn_at(warehouse, study_id, "external_demo")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["studies"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, x in enumerate(lines) if f"  {other}  " in x)
+    assert lines[at + 1] == f"  withdrawn naive {naive}"  # no reason: nothing more
+    at = next(i for i, x in enumerate(lines) if f"  {study_id}  " in x)
+    shown = lines[at + 1]
+    assert shown.startswith(f"  withdrawn external_demo {demo}: imported under a test id by ")
+    assert shown.endswith("...") and 95 <= len(shown) < 100 and "the end" not in shown
+    assert len(lines) == 4  # two studies, one withdrawal each
+
+    assert cli.main(["systems"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("withdrawn from a study (left out of its marts: `tsrate withdraw`):")
+    names = {s: _name(warehouse, s) for s in (study_id, other)}
+    listed = out[at + 1 : at + 3]
+    assert f"  naive  from study {names[other]} {naive}" in listed, listed
+    (long,) = [x for x in listed if x.startswith("  external_demo  ")]
+    assert long.startswith(f"  external_demo  from study {names[study_id]} {demo}: imported ")
+    assert long.endswith("...") and 95 <= len(long) < 100, long
+
+
+def test_a_build_whose_study_systems_are_all_withdrawn_is_refused(
+    stored, tmp_path, monkeypatch, capsys
+):
+    """A study's newer run whose build failed leaves ``tsrate build`` its older run: the
+    withdrawal of that run's last system is refused, as its build would rate nothing; a
+    study that got there anyway (withdrawn while the newer run could still build) is
+    refused by ``tsrate build`` in one line naming it, before anything is written."""
+    source, study_id, _ = stored
+    warehouse = tmp_path / "tsrate.duckdb"
+    shutil.copy(source, warehouse)
+    newer = dataclasses.replace(STUDY, systems=("seasonal_naive",))
+    with connect(warehouse) as con:
+        (older,) = con.execute(
+            "select run_id from raw.runs where study_id = ?", [study_id]
+        ).fetchone()
+        later = run_forecasts(con, newer, load_companies(), workers=1, progress=lambda _: None)
+        finish_run(con, later.run_id, "forecasted")
+        assert con.execute(
+            "select study_id from raw.runs where run_id = ?", [later.run_id]
+        ).fetchone() == (study_id,)
+    for system in ("naive", "external_demo"):  # seasonal_naive stays: allowed
+        code, _, err = _withdraw(
+            warehouse, monkeypatch, capsys, system, "--study", study_id, "--no-build"
+        )
+        assert (code, err) == (0, ""), err
+    with connect(warehouse) as con:  # then the newer run's build fails
+        finish_run(con, later.run_id, "build_failed", "a test failure")
+    name = _name(warehouse, study_id)
+    before = warehouse.read_bytes()
+    capsys.readouterr()
+    code = cli.main(["build", "--study", study_id])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tsrate: error: the build of study {name} ({study_id}), run {older}, would rate no "
+        "system: every one is withdrawn (external_demo, naive) (hint: rate a system in the "
+        "study with `tsrate run` or `tsrate import` (a newer run brings it back); `tsrate "
+        "runs` shows why newer runs cannot build)\n"
+    )
+    assert warehouse.read_bytes() == before  # nothing written, no build started
+    assert not (tmp_path / "published").exists()
+
+
+def test_withdrawing_the_last_system_the_build_reads_is_refused(
+    stored, tmp_path, monkeypatch, capsys
+):
+    """A system only in a newer run whose build failed is not rated by the study's build
+    (it builds the older run): withdrawing the older run's last other system is refused."""
+    source, study_id, _ = stored
+    warehouse = tmp_path / "tsrate.duckdb"
+    shutil.copy(source, warehouse)
+    newer = dataclasses.replace(STUDY, systems=("seasonal_naive",))
+    with connect(warehouse) as con:
+        later = run_forecasts(con, newer, load_companies(), workers=1, progress=lambda _: None)
+        finish_run(con, later.run_id, "build_failed", "a test failure")
+    code, _, err = _withdraw(
+        warehouse, monkeypatch, capsys, "naive", "--study", study_id, "--no-build"
+    )
+    assert (code, err) == (0, ""), err
+    code, out, err = _withdraw(
+        warehouse, monkeypatch, capsys, "external_demo", "--study", study_id, "--no-build"
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"tsrate: error: 'external_demo' is the last system rated in study "
+        f"{_name(warehouse, study_id)} ({study_id}), the others withdrawn (naive): "
+    ), err
+    assert [r[1] for r in _withdrawals(warehouse)] == ["naive"]

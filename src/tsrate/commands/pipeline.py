@@ -381,7 +381,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - a Path
     """What refuses ``tsrate build`` before any work, each in one line: a publish that would
-    fail at the end, no warehouse, a named run without complete forecasts. Where there is
+    fail at the end, no warehouse, a named run without complete forecasts, a study whose
+    every system is withdrawn (its marts would be empty). Where there is
     no warehouse the CLI runs it before taking the writer lock (``without_warehouse``), so
     the refusal leaves no lock file behind."""
     from tsrate.robustness.study import run_to_build
@@ -393,6 +394,12 @@ def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - 
     if not warehouse.exists() or args.run_id:
         # no warehouse, or a named run without complete forecasts: refuse in one line
         run_to_build(warehouse, args.run_id)
+        return
+    from tsrate.platform.warehouse import connect
+    from tsrate.robustness.withdrawals import check_build_rates
+
+    with connect(warehouse, read_only=True) as con:  # a study whose systems are all withdrawn
+        check_build_rates(con, getattr(args, "study", None))
 
 
 def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path

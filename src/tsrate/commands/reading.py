@@ -35,12 +35,13 @@ def cmd_systems(args: argparse.Namespace) -> int:
 
 
 def _print_imported_systems() -> None:
-    """The imported systems of the live warehouse; while another process writes it, a note
-    instead (the list above stands: it comes from the seed and this machine)."""
+    """The imported systems of the live warehouse, then the systems withdrawn from a study;
+    while another process writes it, a note instead (the list above stands: it comes from
+    the seed and this machine)."""
     from tsrate.config import warehouse_path
     from tsrate.platform.query import live_reader
     from tsrate.platform.warehouse import connect
-    from tsrate.robustness.studies import imported_system_lines
+    from tsrate.robustness.studies import imported_system_lines, withdrawal_lines
 
     if not warehouse_path().exists():
         return
@@ -48,6 +49,7 @@ def _print_imported_systems() -> None:
         with live_reader(warehouse_path()):
             with connect(warehouse_path(), read_only=True) as con:
                 lines = imported_system_lines(con)
+                withdrawn = withdrawal_lines(con)
     except TsrateError:
         print(
             "imported systems and registered language models: not listed while another "
@@ -58,6 +60,10 @@ def _print_imported_systems() -> None:
     if lines:
         print("imported systems (rated in their study's marts):")
         for line in lines:
+            print(f"  {line}")
+    if withdrawn:
+        print("withdrawn from a study (left out of its marts: `tsrate withdraw`):")
+        for line in withdrawn:
             print(f"  {line}")
 
 

@@ -110,7 +110,7 @@ def _command(
         str(project),
     ]
     command += ["--no-use-colors", "--no-use-colors-file"]  # no ANSI codes in any log
-    if target_path is not None:
+    if target_path is not None and "DBT_LOG_PATH" not in (env_vars or {}):
         command += ["--log-path", str(target_folder(target_path) / "logs")]
     if dbt_vars:
         command += ["--vars", json.dumps(dbt_vars)]
@@ -538,7 +538,8 @@ def docs(
 
     ``on_line`` gets tsrate's progress (``docs: ...``: the parse, and whether dbt reused its
     saved one, the compile, the catalog, the site written); dbt's full log goes to
-    ``<warehouse folder>/logs/dbt-docs-<time>.log`` and, with ``verbose`` (default:
+    ``<warehouse folder>/logs/dbt-docs-<time>.log`` (dbt's own ``dbt.log`` to that folder
+    too, never into the site's) and, with ``verbose`` (default:
     ``tsrate --verbose``), to ``on_line`` too. The builds' saved parse is reused
     (:func:`reuse_build_parse`). A failure is one :class:`DbtError` line with a hint.
     """
@@ -553,6 +554,8 @@ def docs(
     started = time.perf_counter()
     # a default build's run, study and scope (the marts' SQL the site shows selects them)
     env_vars = {"TSRATE_RUN_ID": "latest", "TSRATE_STUDY_ID": "latest", "TSRATE_RUN_SCOPE": "study"}
+    # dbt's own dbt.log beside tsrate's log of the call, not in the site's folder
+    env_vars["DBT_LOG_PATH"] = str(log_file.parent)
     try:
         run_dbt(DOCS_ARGS, None, warehouse, say, target, env_vars, log_file, verbose)
     except DbtError:

@@ -349,14 +349,16 @@ def list_studies(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """One line per study for ``tsrate studies`` (its withdrawn systems named as such)."""
+    """One line per study for ``tsrate studies`` (its withdrawn systems named as such), each
+    withdrawn system then on a line of its own with the withdrawal's time and reason."""
     lines = []
-    withdrawn: dict[str, list[str]] = {}
+    withdrawn: dict[str, list[dict[str, Any]]] = {}
     for row in withdrawn_systems(con):
-        withdrawn.setdefault(row["study_id"], []).append(row["system_id"])
+        withdrawn.setdefault(row["study_id"], []).append(row)
     for s in list_studies(con):
         when = s["last_update"].strftime("%Y-%m-%d %H:%M") if s["last_update"] else "never"
-        out = withdrawn.get(s["study_id"], [])
+        rows = withdrawn.get(s["study_id"], [])
+        out = [row["system_id"] for row in rows]
         systems = ", ".join(x for x in s["systems"] or [] if x not in out)
         systems = systems or ("none" if out else "no complete run")
         lines.append(
@@ -366,15 +368,22 @@ def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
             f"{s['n_runs']} run{'' if s['n_runs'] == 1 else 's'}, last {when}  systems: {systems}"
             + (f"  withdrawn: {', '.join(out)}" if out else "")
         )
+        lines += [withdrawal_line(f"  withdrawn {row['system_id']}", row) for row in rows]
     return lines or ["no study yet: `tsrate run` defines one"]
 
 
 def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Each system withdrawn from a study (``tsrate withdraw``) and still out of its marts:
-    no run of the study with complete forecasts holding it started at or after its newest
-    withdrawal there (the rule of ``int_run_partitions_selected``). Sorted by study, system.
+    """Each system withdrawn from a study (``tsrate withdraw``) and still out of the marts
+    ``tsrate build --study`` makes of it (the rule of ``int_run_partitions_selected``): no
+    run of the study with complete forecasts holding it, started at or after its newest
+    withdrawal there and no later than the run that build builds (the study's newest run
+    whose marts can be built: a newer run whose build failed brings nothing back). Sorted
+    by study, system; each with the study's name and the newest withdrawal's time and
+    reason.
 
     Reads only (a read-only connection will do): none before the first withdrawal."""
+    from tsrate.platform.warehouse import BUILDABLE_STATUSES
+
     if not all(
         _has_table(con, t)
         for t in ("study_withdrawals", "runs", "run_partitions", "forecast_partitions")
@@ -387,20 +396,43 @@ def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                    arg_max(reason, withdrawn_at) as reason
             from raw.study_withdrawals group by study_id, system_id
         ),
+        built as (  -- per study, the run its build builds
+            select study_id, started_at from raw.runs
+            where status in {BUILDABLE_STATUSES!r}
+            qualify row_number() over (
+                partition by study_id order by started_at desc, run_id desc
+            ) = 1
+        ),
         held as (
             select r.study_id, p.system_id, max(r.started_at) as last_started
-            from raw.runs r join raw.run_partitions rp using (run_id)
+            from raw.runs r join built b using (study_id)
+            join raw.run_partitions rp using (run_id)
             join raw.forecast_partitions p using (partition_key)
-            where r.status in {COMPLETE!r} group by r.study_id, p.system_id
+            where r.status in {COMPLETE!r} and r.started_at <= b.started_at
+            group by r.study_id, p.system_id
         )
-        select n.study_id, n.system_id, n.withdrawn_at, n.reason
+        select n.study_id, n.system_id, n.withdrawn_at, n.reason, s.study_name
         from newest n left join held h using (study_id, system_id)
+        left join raw.studies s using (study_id)
         where h.last_started is null or h.last_started < n.withdrawn_at
         order by n.study_id, n.system_id
         """
     ).fetchall()
-    keys = ("study_id", "system_id", "withdrawn_at", "reason")
+    keys = ("study_id", "system_id", "withdrawn_at", "reason", "study_name")
     return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def withdrawal_line(head: str, row: Mapping[str, Any], width: int = 99) -> str:
+    """``head`` with the withdrawal's time and, when one was given, its reason (on one line,
+    shortened with ``...`` to keep the line within ``width`` characters)."""
+    line = f"{head} {row['withdrawn_at']:%Y-%m-%d %H:%M}"
+    reason = " ".join(str(row.get("reason") or "").split())
+    if not reason:
+        return line
+    room = width - len(line) - 2
+    if len(reason) > room:
+        reason = reason[: max(room - 3, 0)].rstrip() + "..."
+    return f"{line}: {reason}"
 
 
 def imported_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -467,6 +499,16 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
         if out is not None:
             lines[-1] += f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M} (`tsrate withdraw`)"
     return lines
+
+
+def withdrawal_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """One line per system withdrawn from a study and still out of its marts, for ``tsrate
+    systems``, printed indented by two: the study, when, and the reason given (none:
+    nothing more)."""
+    return [
+        withdrawal_line(f"{row['system_id']}  from study {row['study_name']}", row, width=97)
+        for row in withdrawn_systems(con)
+    ]
 
 
 def stored_company_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -47,6 +47,74 @@ def study_systems(con: duckdb.DuckDBPyConnection, study_id: str) -> list[str]:
     return [row[0] for row in rows]
 
 
+def systems_held(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """The systems whose partitions a build of ``run_id`` for its study reads before the
+    withdrawals leave some out: those of the run and of its study's runs with complete
+    forecasts started no later than it (``int_run_partitions_selected``'s candidates)."""
+    rows = con.execute(
+        f"""
+        with chosen as (select study_id, started_at from raw.runs where run_id = $run)
+        select distinct p.system_id
+        from raw.runs r join chosen using (study_id) join raw.run_partitions rp using (run_id)
+        join raw.forecast_partitions p using (partition_key)
+        where r.run_id = $run or (r.status in {COMPLETE!r} and r.started_at <= chosen.started_at)
+        order by p.system_id
+        """,
+        {"run": run_id},
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def built_run(con: duckdb.DuckDBPyConnection, study_id: str | None) -> str | None:
+    """The run ``tsrate build`` builds: the newest buildable run of ``study_id`` (``--study``),
+    else the newest buildable run; None when there is none (the build says why)."""
+    from tsrate.platform.warehouse import buildable_run
+    from tsrate.robustness.studies import newest_complete_run
+
+    try:
+        return newest_complete_run(con, study_id) if study_id else buildable_run(con)[0]
+    except TsrateError:
+        return None
+
+
+def rated_and_out(
+    con: duckdb.DuckDBPyConnection, study_id: str, run_id: str
+) -> tuple[list[str], set[str]]:
+    """(the systems a build of ``run_id`` reads for ``study_id``, those of them withdrawn);
+    ``run_id`` is the study's newest buildable run (:func:`built_run`), whose build the
+    listing (:func:`~tsrate.robustness.studies.withdrawn_systems`) describes."""
+    held = systems_held(con, run_id)
+    out = {row["system_id"] for row in withdrawn_systems(con) if row["study_id"] == study_id}
+    return held, out & set(held)
+
+
+def check_build_rates(con: duckdb.DuckDBPyConnection, study: str | None) -> None:
+    """Refuse, in one line with a hint, a ``tsrate build`` (``--study``: that study's) whose
+    every system is withdrawn: its marts and report would be empty. A study ends so when its
+    newer runs cannot be built (a build that failed after a withdrawal): the build falls
+    back to an older run whose systems are all out. Reads only."""
+    from tsrate.robustness.studies import studies_stored
+
+    if not studies_stored(con):
+        return  # an earlier release's warehouse: nothing withdrawn yet
+    run_id = built_run(con, resolve_study(con, study))
+    if run_id is None:
+        return
+    study_id, name = con.execute(
+        "select r.study_id, s.study_name from raw.runs r join raw.studies s using (study_id) "
+        "where r.run_id = ?",
+        [run_id],
+    ).fetchone()
+    held, out = rated_and_out(con, study_id, run_id)
+    if held and not [s for s in held if s not in out]:
+        raise _refuse(
+            f"the build of study {name} ({study_id}), run {run_id}, would rate no system: "
+            f"every one is withdrawn ({', '.join(sorted(out))})",
+            "rate a system in the study with `tsrate run` or `tsrate import` (a newer run "
+            "brings it back); `tsrate runs` shows why newer runs cannot build",
+        )
+
+
 def _known_systems(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Every system id this warehouse has forecasts or an import of."""
     rows = con.execute(
@@ -81,7 +149,8 @@ def withdraw_system(
     """Withdraw ``system_id`` from the study named ``study`` (name, id or id prefix; None: the
     study of the newest buildable run, as ``tsrate build`` picks it). Refuses in one line,
     writing nothing: an unknown study or system, a system without forecasts in the study,
-    the study's last system not withdrawn (its build would rate nothing).
+    the study's last system not withdrawn in what its build reads (:func:`built_run`, the
+    runs before it): that build would rate nothing.
     Call under the writer lock (it writes)."""
     from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.robustness.study import did_you_mean
@@ -110,10 +179,15 @@ def withdraw_system(
     out = {row["system_id"]: row for row in withdrawn_systems(con) if row["study_id"] == study_id}
     if system_id in out:
         return Withdrawal(study_id, name, system_id, out[system_id]["withdrawn_at"], False, origin)
-    if not [s for s in systems if s != system_id and s not in out]:
+    # what the study's build reads: its newest buildable run, and the runs before it
+    held, held_out = systems, set(out)
+    run_id = built_run(con, study_id)
+    if run_id is not None:
+        held, held_out = rated_and_out(con, study_id, run_id)
+    if not [s for s in held if s != system_id and s not in held_out]:
         # one system still builds (its marts say it has nothing to compare with); none would
         # publish empty marts and an empty report over the last good snapshot
-        others = f", the others withdrawn ({', '.join(sorted(out))})" if out else ""
+        others = f", the others withdrawn ({', '.join(sorted(held_out))})" if held_out else ""
         raise _refuse(
             f"{system_id!r} is the last system rated in {label}{others}: withdrawing it "
             "would leave the study nothing to rate",
