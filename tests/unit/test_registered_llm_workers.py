@@ -89,9 +89,15 @@ def test_a_task_carries_the_registrations_its_worker_builds_with(tmp_path, worke
 
 
 def test_a_pool_worker_builds_with_the_registrations_of_its_environment(worker_environment):
+    """The local path: the run exports them and its workers (or this process) take them."""
     with ChatServer(responder) as server:
         mine = Registration("my_llm", "My LLM", server.base_url, "tiny-c", "", "numeric")
         with registered.exported([mine]):  # as the run exports them for its pool's workers
             forecasts, *_ = forecast_partition(STUDY.to_json(), load_companies(), "my_llm", BATCH)
         np.testing.assert_allclose(forecasts, [[4.04, 4.04], [6.06, 6.06]])
         assert [p["model"] for p in server.payloads] == ["tiny-c", "tiny-c"]
+        # the next run in this process (one worker: no pool), the id registered again
+        other = Registration("my_llm", "My LLM", server.base_url, "tiny-d", "", "numeric")
+        with registered.exported([other]):
+            forecast_partition(STUDY.to_json(), load_companies(), "my_llm", BATCH)
+        assert [p["model"] for p in server.payloads[2:]] == ["tiny-d", "tiny-d"]
