@@ -36,6 +36,7 @@ from tsrate.robustness.forecast.execute import (
 from tsrate.robustness.forecast.plan import Partition
 from tsrate.robustness.study import flow_study
 from tsrate.systems.base import ForecastBatch
+from tsrate.systems.registered import Registration, from_environment
 
 #: Partitions submitted to the task runner at a time (Dask or Prefect's own). Each holds its
 #: batch until stored; a wave this size keeps a large cluster busy while a 500-ticker x
@@ -54,9 +55,13 @@ def forecast_partition(
     batch: ForecastBatch,
     folder: str,
     reuse_file: bool,
+    registered: tuple[Registration, ...] = (),
 ) -> str:
-    """Forecast one partition on a worker into ``folder/<input_key>.parquet``; return the path."""
-    return forecast_partition_file(study_json, companies, partition, batch, folder, reuse_file)
+    """Forecast one partition on a worker into ``folder/<input_key>.parquet``; return the path.
+    ``registered``: the run's registered language models (the worker builds with them)."""
+    return forecast_partition_file(
+        study_json, companies, partition, batch, folder, reuse_file, registered
+    )
 
 
 def _task_runner_executor(folder: str, reuse_files: bool) -> PartitionExecutor:
@@ -70,12 +75,20 @@ def _task_runner_executor(folder: str, reuse_files: bool) -> PartitionExecutor:
     ) -> Iterator[tuple[Partition, tuple]]:
         from prefect.futures import as_completed  # orchestrated: Prefect is loaded
 
+        # the run's registered language models (run_forecasts exports them while it runs)
+        registered = tuple(from_environment().values())
         # in waves, so that only a wave's batches are held at once (not the whole study's)
         for start in range(0, len(todo), WAVE):
             submitted = {}
             for partition in todo[start : start + WAVE]:
                 future = forecast_partition.submit(
-                    study_json, companies, partition, batches[partition], folder, reuse_files
+                    study_json,
+                    companies,
+                    partition,
+                    batches[partition],
+                    folder,
+                    reuse_files,
+                    registered,
                 )
                 submitted[future.task_run_id] = (future, partition)
             for future in as_completed([future for future, _ in submitted.values()]):

@@ -13,6 +13,10 @@ partitions already stored in the warehouse are never submitted. For a cluster of
 machines the partition folder must be shared storage every worker and the flow can reach
 (``TSRATE_PARTITION_DIR``). The address ``local`` (or ``local:N``) starts a LocalCluster of
 N worker processes on this machine — what the tests use.
+
+The language models registered under their own id (``tsrate register-llm``) travel with
+each partition task: a worker builds its system with them exported, as the local pool's
+workers, which take the run's environment, do; a worker never reads the warehouse.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import dataclasses
 import json
 import os
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,7 @@ import pyarrow.parquet as pq
 from tsrate import TsrateError
 from tsrate.config import project_vars
 from tsrate.systems.base import ForecastBatch, QuantileForecasts, WindowFallback
+from tsrate.systems.registered import Registration
 
 DASK_ADDRESS = "TSRATE_DASK_ADDRESS"
 PARTITION_DIR = "TSRATE_PARTITION_DIR"
@@ -193,12 +199,19 @@ def forecast_partition_file(
     batch: ForecastBatch,
     folder: str,
     reuse_file: bool = True,
+    registered: Iterable[Registration] = (),
 ) -> str:
-    """Worker side: forecast one partition into its file (or keep the file already there)."""
+    """Worker side: forecast one partition into its file (or keep the file already there).
+
+    ``registered``: the run's registered language models, which travel with each task (a
+    worker is not started by the run and does not share its environment, and never reads
+    the warehouse); the system is built with them exported."""
     from tsrate.robustness.forecast.execute import forecast_partition
 
     path = partition_file(folder, partition.input_key)
     if reuse_file and path.exists():
         return str(path)
-    forecasts, seconds, _, _ = forecast_partition(study_json, companies, partition.system_id, batch)
+    forecasts, seconds, _, _ = forecast_partition(
+        study_json, companies, partition.system_id, batch, registered
+    )
     return str(write_partition_file(folder, partition, batch.window_end_dates, forecasts, seconds))

@@ -23,6 +23,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -71,7 +72,7 @@ from tsrate.systems.base import (
     check_quantiles,
 )
 from tsrate.systems.failures import PartialForecasts, check_partial_forecasts
-from tsrate.systems.registered import exported, registrations
+from tsrate.systems.registered import Registration, exported, from_environment, registrations
 from tsrate.systems.registry import resolve_systems
 
 log = logging.getLogger("tsrate.robustness.forecast.execute")
@@ -83,6 +84,7 @@ def new_run_id() -> str:
 
 
 _WORKER_SYSTEMS: dict[str, object] = {}
+_BUILDING = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -105,9 +107,19 @@ def _llm_cache_beside(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def forecast_partition(
-    study_json: str, companies: pd.DataFrame, system_id: str, batch: ForecastBatch
+    study_json: str,
+    companies: pd.DataFrame,
+    system_id: str,
+    batch: ForecastBatch,
+    registered: Iterable[Registration] | None = None,
 ):
     """Worker entry point: build (once per process) the system and forecast one batch.
+
+    ``registered``: the run's registered language models (:mod:`tsrate.systems.registered`),
+    for a worker that does not share the run's environment (a Dask worker); the system is
+    built with them exported. None: the environment has them already (the local pool's
+    workers take the run's). A system is built again when its registration changes (a
+    long-lived Dask worker serves runs after a ``register-llm``).
 
     Returns ``(forecasts, seconds, cpu_seconds, setup_seconds)``: the forecasts' wall and
     CPU seconds (this process, every thread), and the seconds this call spent building and
@@ -116,20 +128,27 @@ def forecast_partition(
     apart (:class:`RunSummary`).
     """
     study = Study.from_json(study_json)
-    cache_key = f"{system_id}|{study_json}"
+    registered = None if registered is None else tuple(registered)
+    known = from_environment() if registered is None else {r.system_id: r for r in registered}
+    own = known.get(system_id)  # its registration, if it is a registered language model
+    cache_key = f"{system_id}|{study_json}" + (f"|{own!r}" if own is not None else "")
     setup = 0.0
-    if cache_key not in _WORKER_SYSTEMS:
-        began = time.perf_counter()
-        _WORKER_SYSTEMS.clear()
-        built = resolve_systems(dataclasses.replace(study, systems=(system_id,)), companies)[
-            system_id
-        ][0]
-        warm_up = getattr(built, "warm_up", None)
-        if warm_up is not None:
-            warm_up()
-        _WORKER_SYSTEMS[cache_key] = built
-        setup = time.perf_counter() - began
-    system = _WORKER_SYSTEMS[cache_key]
+    # one build at a time: a worker's threads (a Dask worker's) export in turn, so none
+    # builds while another one's block has restored the environment
+    with _BUILDING:
+        if cache_key not in _WORKER_SYSTEMS:
+            began = time.perf_counter()
+            _WORKER_SYSTEMS.clear()
+            with contextlib.nullcontext() if registered is None else exported(registered):
+                built = resolve_systems(
+                    dataclasses.replace(study, systems=(system_id,)), companies
+                )[system_id][0]
+                warm_up = getattr(built, "warm_up", None)
+                if warm_up is not None:
+                    warm_up()
+            _WORKER_SYSTEMS[cache_key] = built
+            setup = time.perf_counter() - began
+        system = _WORKER_SYSTEMS[cache_key]
     predict_quantiles = getattr(system, "predict_quantiles", None)
     started, cpu_started = time.perf_counter(), time.process_time()
     output = predict_quantiles(batch) if predict_quantiles is not None else system.predict(batch)
