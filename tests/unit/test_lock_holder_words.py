@@ -154,3 +154,43 @@ def test_the_docs_show_the_words_the_lock_writes():
     cron = text[text.index("## From cron") :]
     got = f"got the warehouse writer lock after {waited_text(41.2)}; the other writer finished"
     assert f"`{got}`" in cron[: cron.index("## ", 3)]
+
+
+def test_a_failure_after_the_wait_leaves_the_lock_free(tmp_path):
+    """The "got the lock" line is said once the lock is taken: when saying it fails (a
+    closed log stream), the lock must not stay taken for the rest of the process."""
+    import threading
+
+    from tests.support.locks import another_writer
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    releaser = threading.Event()
+
+    def say(line: str) -> None:
+        if line.startswith("waiting"):
+            releaser.set()
+        else:
+            raise OSError("log stream closed")
+
+    def take() -> None:
+        with writer_lock(warehouse, timeout=5, say=say):
+            pass
+
+    held = another_writer(warehouse)
+    held.__enter__()
+    failure: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _catch(take, failure))
+    worker.start()
+    assert releaser.wait(5)
+    held.__exit__(None, None, None)
+    worker.join(10)
+    assert failure and isinstance(failure[0], OSError)
+    with writer_lock(warehouse, timeout=0):  # free again: no descriptor left holding it
+        pass
+
+
+def _catch(call, into: list) -> None:
+    try:
+        call()
+    except BaseException as exc:  # noqa: BLE001 - the test reads it
+        into.append(exc)

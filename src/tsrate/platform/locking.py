@@ -273,6 +273,7 @@ def writer_lock(
         yield path
         return
     path.parent.mkdir(parents=True, exist_ok=True)
+    command = holder_command()  # before the lock: nothing may fail between taking and holding
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     started = time.monotonic()
     deadline = started + max(0.0, timeout)
@@ -316,25 +317,25 @@ def writer_lock(
                     )
                     announced = True
                 time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
+        if announced:  # it said it waits: it says when the wait is over too (cron, serve)
+            other = "the live reader" if readers else "the other writer"
+            (say or log.info)(
+                f"got the warehouse writer lock after {waited_text(time.monotonic() - started)}; "
+                f"{other} finished"
+            )
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "command": command,
+        }
+        with _guard:
+            _write_info(fd, info)
+            _held_files[key] = fd
+            _held_info[key] = info
     except BaseException:
-        os.close(fd)
+        os.close(fd)  # closing the file releases the lock: a failed start leaves it free
         raise
-    if announced:  # it said it waits: it says when the wait is over too (cron logs, serve)
-        other = "the live reader" if readers else "the other writer"
-        (say or log.info)(
-            f"got the warehouse writer lock after {waited_text(time.monotonic() - started)}; "
-            f"{other} finished"
-        )
-    info = {
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "command": holder_command(),
-    }
-    with _guard:
-        _write_info(fd, info)
-        _held_files[key] = fd
-        _held_info[key] = info
     try:
         yield path
     finally:
