@@ -20,7 +20,7 @@ from pathlib import Path
 from flows.build import build_flow
 from flows.forecast import forecast_flow
 from flows.ingest import ingest_flow
-from tsrate.config import Study, warehouse_path
+from tsrate.config import Study, project_dir, warehouse_path
 from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.locking import warehouse_writer
 from tsrate.platform.orchestration import NO_CACHE, flow, task
@@ -45,7 +45,14 @@ from tsrate.robustness.report.render import (
     write_rendered,
     write_report,
 )
-from tsrate.robustness.study import flow_study
+from tsrate.robustness.study import (
+    StudyCheckError,
+    flow_study,
+    read_seed,
+    stored_state,
+    system_problems,
+)
+from tsrate.systems.registered import read_registrations
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -70,6 +77,21 @@ def _close_interrupted_runs(warehouse: str) -> list[tuple[str, str]]:
         for run_id in mark_published_runs_succeeded(con, published):
             run_logger().info(STOPPED_AFTER_PUBLICATION.format(run_id))
         return close_interrupted_runs(con)
+
+
+def _recheck_systems(systems: tuple[str, ...], warehouse: str) -> None:
+    """The study's systems checked again under the writer lock, before anything is written:
+    the check before the lock cannot read the registered language models while another
+    process writes the warehouse, and leaves a well-formed id it does not know to this one
+    (a cron run waiting with ``--lock-timeout`` for a registered model). Only ids outside
+    the systems seed need the warehouse."""
+    seed = {row["system_id"]: row for row in read_seed(project_dir() / "seeds" / "systems.csv")}
+    if all(system_id in seed for system_id in systems):
+        return
+    _, imported = stored_state(Path(warehouse), None, None)
+    problems = system_problems(systems, seed, imported, read_registrations(warehouse) or [])
+    if problems:
+        raise StudyCheckError(problems)
 
 
 @flow(name="tsrate-pipeline")
@@ -110,6 +132,7 @@ def pipeline_flow(
     if rate:  # pre-flight (a scheduled run too): what would stop the publish at the end
         check_publish(warehouse)
     with warehouse_writer(warehouse, lock_timeout, logger.info):
+        _recheck_systems(study.systems, warehouse)
         for run_id, state in _close_interrupted_runs(warehouse):
             logger.info(
                 "run %s was stopped while %s: marked interrupted (finished partitions are reused)",

@@ -8,10 +8,9 @@ check collects every problem it finds instead of stopping at the first:
 - the window shape: ``context_length`` >= 3, ``horizon`` and ``stride`` >= 1,
   ``perturbation_phase`` in [0, context_length);
 - perturbations: each is a row of ``seeds/perturbations.csv``; ``P0`` (the control) is there;
-- systems: each is a row of ``seeds/systems.csv`` with an ``implementation``, or a language
-  model of ``tsrate register-llm`` (a system registered by ``tsrate import`` is named as
-  such: its forecasts come from a file, so ``tsrate run`` cannot make them); model availability (weights, endpoints) is left to the
-  forecast step, which needs the model's own imports;
+- systems: a row of ``seeds/systems.csv`` with an ``implementation`` or a ``tsrate
+  register-llm`` model (an import's system is named: ``tsrate run`` cannot make its
+  forecasts); availability (weights, endpoints) is left to the forecast step;
 - tickers: no duplicates; each has a ``seeds/companies.csv`` row, a non-empty
   ``biased_offset`` when ``biased`` is a system, and prices: stored in ``raw.prices`` or in the
   source the run will ingest (``auto``: stored or the bundled skfolio sample; ``skfolio``: the
@@ -19,16 +18,13 @@ check collects every problem it finds instead of stopping at the first:
   stored only; ``yahoo`` is not checked offline);
 - trading days: each ticker has at least ``context_length + horizon`` trading days inside
   [start, end] (one window), counted in the prices the run would use.
-- confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; with
-  ``seed``, the override ``seeds/confounder_distributions.csv`` passes
-  :func:`tsrate.methods.causal.distributions.distribution_problems` for the study's companies (columns, unique ids,
-  known confounders, positive weights, an industry and a company distribution of the study).
+- confounder distributions: var ``confounder_distributions`` is ``derived`` or ``seed``; a
+  ``seed`` override passes :func:`tsrate.methods.causal.distributions.distribution_problems`
+  (columns, unique ids, known confounders, positive weights, both kinds of distribution).
 
-A near miss (``arma``, ``APPL``, ``P7``) gets a did-you-mean from :mod:`difflib`.
-Only yaml and duckdb are imported (no pandas unless a price file is read or var
-``confounder_distributions`` is ``seed``, no Prefect, dbt or
-torch); the seeds and skfolio's bundled CSV file are read with the csv module, without
-importing skfolio.
+A near miss (``arma``, ``APPL``, ``P7``) gets a did-you-mean from :mod:`difflib`. Only yaml
+and duckdb are imported (pandas only for a price file or a ``seed`` distribution; no Prefect,
+dbt or torch); the seeds and skfolio's bundled CSV are read with the csv module.
 """
 
 from __future__ import annotations
@@ -210,6 +206,41 @@ def stored_state(
 # ----------------------------------------------------------------------------- the check
 
 
+def system_problems(
+    systems: Iterable[str], seed: dict[str, dict], registered: set[str], readable: list | None
+) -> list[str]:
+    """A line per system ``tsrate run`` cannot forecast (``registered``: imported ids;
+    ``readable``: registered language models, None while another process writes the
+    warehouse: a well-formed id is then left to the run's check under its lock)."""
+    llms = [r.system_id for r in readable or []]
+    problems: list[str] = []
+    for system_id in dict.fromkeys(systems):
+        if system_id in seed or system_id in llms:
+            if system_id not in seed:
+                continue
+            if not (seed[system_id].get("implementation") or "").strip():
+                problems.append(
+                    f"system {system_id!r} cannot run in this version: "
+                    f"{seed[system_id].get('description', '')} "
+                    "(see `tsrate systems`)"
+                )
+        elif system_id in registered:
+            problems.append(
+                f"system {system_id!r} was registered by `tsrate import`: its forecasts come "
+                "from a predictions file, so `tsrate run` cannot make them; import them with "
+                "`tsrate import FILE --system " + system_id + "`"
+            )
+        elif readable is None and SYSTEM_ID.match(system_id):
+            continue  # maybe registered: the run checks it again once it holds the warehouse
+        else:
+            problems.append(
+                f"unknown system {system_id!r}"
+                f"{did_you_mean(system_id, [*seed, *registered, *llms])}; "
+                "see `tsrate systems` (--systems, seeds/systems.csv)"
+            )
+    return problems
+
+
 def check_study(
     overrides: Mapping[str, Any] | None = None,
     source: str = "auto",
@@ -284,33 +315,7 @@ def check_study(
     # prices: stored, and the source the run ingests from
     warehouse = Path(warehouse) if warehouse else warehouse_path()
     stored, registered = stored_state(warehouse, start, end)
-    readable = read_registrations(warehouse)  # `tsrate register-llm`; None: being written
-    llms = [r.system_id for r in readable or []]
-    for system_id in dict.fromkeys(systems):
-        if system_id in seed or system_id in llms:
-            if system_id not in seed:
-                continue
-            if not (seed[system_id].get("implementation") or "").strip():
-                problems.append(
-                    f"system {system_id!r} cannot run in this version: "
-                    f"{seed[system_id].get('description', '')} "
-                    "(see `tsrate systems`)"
-                )
-        elif system_id in registered:
-            problems.append(
-                f"system {system_id!r} was registered by `tsrate import`: its forecasts come "
-                "from a predictions file, so `tsrate run` cannot make them; import them with "
-                "`tsrate import FILE --system " + system_id + "`"
-            )
-        elif readable is None and SYSTEM_ID.match(system_id):
-            continue  # maybe registered: the run checks it again once it holds the warehouse
-        else:
-            problems.append(
-                f"unknown system {system_id!r}"
-                f"{did_you_mean(system_id, [*seed, *registered, *llms])}; "
-                "see `tsrate systems` (--systems, seeds/systems.csv)"
-            )
-
+    problems += system_problems(systems, seed, registered, read_registrations(warehouse))
     tickers = [t.upper() for t in _as_list(values.get("study_tickers"))]
     if not tickers:
         problems.append("the study names no tickers (--tickers)")
