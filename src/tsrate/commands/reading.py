@@ -14,12 +14,12 @@ from tsrate import TsrateError
 
 
 def cmd_systems(args: argparse.Namespace) -> int:
-    from tsrate.config import Study, warehouse_path
-    from tsrate.systems.registered import exported, read_registrations
+    from tsrate.config import Study
+    from tsrate.systems.registered import exported
     from tsrate.systems.registry import system_infos
 
     # the seed's systems, then the language models registered in the warehouse (register-llm)
-    with exported(read_registrations(warehouse_path()) or []):  # None: being written
+    with exported(_registrations_now() or []):  # None: being written (a note says so below)
         if args.show_prompt:
             return _show_prompt(args.show_prompt, Study.from_vars())
         infos = system_infos(Study.from_vars())
@@ -32,6 +32,23 @@ def cmd_systems(args: argparse.Namespace) -> int:
         )
     _print_imported_systems()
     return 0
+
+
+def _registrations_now() -> list | None:
+    """The warehouse's registered language models, read as a live reader (the shared side
+    of the writer lock, so a writer starting meanwhile waits instead of failing on the
+    file); None while another process writes it, none without a warehouse."""
+    from tsrate.config import warehouse_path
+    from tsrate.platform.query import live_reader
+    from tsrate.systems.registered import read_registrations
+
+    if not warehouse_path().exists():
+        return []
+    try:
+        with live_reader(warehouse_path()):
+            return read_registrations(warehouse_path())
+    except TsrateError:
+        return None
 
 
 def _print_imported_systems() -> None:
