@@ -142,3 +142,23 @@ def test_an_import_under_a_registered_id_is_refused_before_the_file_is_read(tmp_
     with pytest.raises(TsrateError, match="'my_llm' is a system tsrate forecasts itself"):
         import_forecasts(con, tmp_path / "absent.csv", "my_llm", study, metadata=metadata)
     assert con.execute("select count(*) from raw.runs").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"system_id": "phi3-numeric"}, "the settings of the seed system 'phi3_numeric'"),
+        ({"system_id": "phi3.numeric"}, "TSRATE_PHI3_NUMERIC_BASE_URL and friends"),
+        ({"system_id": "my-llm", "registered_ids": ["my.llm"]}, "registered system 'my.llm'"),
+        ({"system_id": "my_llm", "registered_ids": ["a", "my-llm"]}, "register 'my-llm' again"),
+    ],
+)
+def test_an_id_sharing_the_settings_of_another_is_refused(given, said):
+    message = refusal(**given)
+    assert said in message and "differing only in '.', '-' or '_'" in message
+
+
+def test_the_same_id_registered_again_shares_its_own_settings_only():
+    got = check_registration("my.llm", URL, "m", seed_ids=SEED, registered_ids=["my.llm", "x"])
+    assert got.system_id == "my.llm"
+    assert llm.env_prefix("my.llm") == registered.env_prefix("my_llm") == "TSRATE_MY_LLM_"

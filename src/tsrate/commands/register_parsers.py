@@ -28,4 +28,4 @@ def add_register_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     llm.add_argument("--display-name", metavar="TEXT", help="its name in reports (default: ID)")
     add_lock_timeout(llm)
     llm.set_defaults(func=cmd_register_llm, writes_warehouse=True)
-    llm.set_defaults(without_warehouse=check_register_llm)  # refused before the lock
+    llm.set_defaults(before_lock=check_register_llm)  # refused before the lock, always

@@ -220,7 +220,15 @@ def refuse_without_warehouse(args: argparse.Namespace) -> None:
     is refused before the writer lock is taken, when neither the warehouse nor its lock
     file exists: taking the lock would leave an empty lock file, and its folder, behind a
     command that wrote nothing. With a lock file there, the lock is taken as usual, so a
-    writer creating the warehouse meanwhile is named as busy."""
+    writer creating the warehouse meanwhile is named as busy.
+
+    A command's ``before_lock`` (a function of the arguments that raises its one-line
+    refusal) runs first, whatever is there: checks that need no warehouse name their
+    problem even while another process writes, and a refused call leaves nothing in the
+    lock file."""
+    check = getattr(args, "before_lock", None)
+    if check is not None:
+        check(args)
     refuse = getattr(args, "without_warehouse", None)
     if refuse is None:
         return

@@ -81,6 +81,7 @@ from tsrate.platform.files import write_text_atomic
 from tsrate.systems._settings import float_setting, int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts, WindowFailure
+from tsrate.systems.registered import env_prefix
 from tsrate.systems.registered import profile as registered_profile
 from tsrate.systems.registry import load_systems_seed
 
@@ -365,10 +366,6 @@ class LlmSettings:
     cache_dir: str = ""  # "" : no response cache
     with_image: bool = False  # numeric+image: the prompt carries the window's line plot
     image_size: int = IMAGE_SIZE  # the line plot is image_size × image_size pixels
-
-
-def env_prefix(system_id: str) -> str:
-    return "TSRATE_" + re.sub(r"[^A-Za-z0-9]", "_", system_id).upper() + "_"
 
 
 def load_settings(system_id: str, with_image: bool = False) -> LlmSettings:

@@ -62,6 +62,34 @@ class Registration:
         return f"tsrate.systems.llm:{self.system_id}"
 
 
+def env_prefix(system_id: str) -> str:
+    """The prefix of a language model's settings variables (``TSRATE_<ID>_BASE_URL`` and
+    friends): ids that differ only in '.', '-' or '_' share it."""
+    return "TSRATE_" + re.sub(r"[^A-Za-z0-9]", "_", system_id).upper() + "_"
+
+
+def _prefix_clash(system_id: str, seed_ids: set[str], registered_ids: set[str]) -> str:
+    """Why ``system_id`` would read another system's settings variables ('' if it would
+    not): its prefix is that of a seed id, or of another registered id."""
+    prefix = env_prefix(system_id)
+    for other in sorted(seed_ids):
+        if env_prefix(other) == prefix:
+            return (
+                f"{system_id!r} would read the settings of the seed system {other!r} "
+                f"({prefix}BASE_URL and friends: ids differing only in '.', '-' or '_' share "
+                f"them); register under another id (e.g. my_{other})"
+            )
+    for other in sorted(registered_ids - {system_id}):
+        if env_prefix(other) == prefix:
+            return (
+                f"{system_id!r} would share the settings of the registered system {other!r} "
+                f"({prefix}BASE_URL and friends: ids differing only in '.', '-' or '_' share "
+                f"them); register {other!r} again to change it, or pick an id differing in "
+                "a letter or digit"
+            )
+    return ""
+
+
 def _text(name: str, value: str | None, problems: list[str]) -> str:
     text = (value or "").strip()
     if len(text) > MAX_TEXT:
@@ -80,13 +108,17 @@ def check_registration(
     display_name: str | None = None,
     seed_ids: Iterable[str] = (),
     imported_ids: Iterable[str] = (),
+    registered_ids: Iterable[str] = (),
 ) -> Registration:
     """The registration these arguments describe, or a one-line :class:`TsrateError` naming
     every problem with a hint: an id of the systems seed or of an imported system, an id
     that is not 1-64 lower-case letters, digits, '_', '.' or '-', a base URL that is not
-    http(s) or does not end in /v1, no model, a key variable that is not a variable's name."""
+    http(s) or does not end in /v1, no model, a key variable that is not a variable's name;
+    an id whose settings variables (:func:`env_prefix`) are those of a seed id or of another
+    of ``registered_ids`` (the same id registered again is no clash)."""
     problems: list[str] = []
-    if system_id in set(seed_ids):
+    seeds = set(seed_ids)
+    if system_id in seeds:
         problems.append(
             f"{system_id!r} is a system of seeds/systems.csv; register under a new id "
             f"(e.g. my_{system_id})"
@@ -102,6 +134,8 @@ def check_registration(
             f"system id {shown!r}: use 1 to 64 lower-case letters, digits, '_', '.' or '-', "
             "starting with a letter or digit (e.g. my_llm)"
         )
+    elif clash := _prefix_clash(system_id, seeds, set(registered_ids)):
+        problems.append(clash)
     url = _text("--base-url", base_url, problems).rstrip("/")
     if not re.match(r"^https?://[^/\s]+", url) or not url.endswith("/v1"):
         problems.append(
