@@ -43,7 +43,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +63,7 @@ from tsrate.systems.llm import (
     parse_replies,
     prompt_digest,
 )
+from tsrate.systems.registered import env_prefix
 from tsrate.systems.registry import load_systems_seed
 
 INSTALL_HINT = (
@@ -79,10 +79,6 @@ class HfSettings:
     device: str = "auto"
     decimals: int = 2
     image_size: int = IMAGE_SIZE  # numeric+image: the line plot is image_size × image_size
-
-
-def env_prefix(system_id: str) -> str:
-    return "TSRATE_" + re.sub(r"[^A-Za-z0-9]", "_", system_id).upper() + "_"
 
 
 #: The checkpoint this process loaded last (:meth:`HfLocalSystem._checkpoint_key` →
