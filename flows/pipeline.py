@@ -52,7 +52,6 @@ from tsrate.robustness.study import (
     stored_state,
     system_problems,
 )
-from tsrate.systems.registered import read_registrations
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -88,8 +87,8 @@ def _recheck_systems(systems: tuple[str, ...], warehouse: str) -> None:
     seed = {row["system_id"]: row for row in read_seed(project_dir() / "seeds" / "systems.csv")}
     if all(system_id in seed for system_id in systems):
         return
-    _, imported = stored_state(Path(warehouse), None, None)
-    problems = system_problems(systems, seed, imported, read_registrations(warehouse) or [])
+    _, imported, readable = stored_state(Path(warehouse), None, None)
+    problems = system_problems(systems, seed, imported, readable or [])
     if problems:
         raise StudyCheckError(problems)
 

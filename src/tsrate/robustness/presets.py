@@ -89,7 +89,7 @@ def price_days(
 
     if source == "yahoo":
         return None
-    stored, _ = stored_state(warehouse, start, end)
+    stored, _, _ = stored_state(warehouse, start, end)
     if stored is None:
         return None
     days = dict(stored)

@@ -40,7 +40,7 @@ from typing import Any
 from tsrate import TsrateError
 from tsrate.config import Study, project_dir, project_vars, warehouse_path
 from tsrate.robustness.sample import skfolio_sample_path
-from tsrate.systems.registered import SYSTEM_ID, read_registrations
+from tsrate.systems.registered import SYSTEM_ID, registrations
 
 #: the CLI flag that sets each study var (for the hints)
 FLAGS = {
@@ -155,23 +155,21 @@ def file_trading_days(*args: Any, **kwargs: Any) -> dict[str, int]:
     return trading_days(*args, **kwargs)
 
 
-def stored_state(
-    warehouse: Path, start: dt.date | None, end: dt.date | None
-) -> tuple[dict[str, int] | None, set[str]]:
-    """(trading days per stored ticker in [start, end], systems registered by import).
+def stored_state(warehouse: Path, start: dt.date | None, end: dt.date | None) -> tuple:
+    """(trading days per stored ticker in [start, end], systems registered by import, the
+    language models of ``tsrate register-llm``), read in one read-only open of the file.
 
     An absent warehouse stores nothing; one held by a writer (DuckDB's lock) cannot be read:
-    None, and the checks that need it are skipped (the run itself waits for or reports the
-    lock).
+    None (no days, no registrations: the checks that need them wait for the run's lock).
     """
     if not Path(warehouse).exists():
-        return {}, set()
+        return {}, set(), []
     import duckdb
 
     try:
         con = duckdb.connect(str(warehouse), read_only=True)
     except duckdb.Error:
-        return None, set()
+        return None, set(), None
     try:
         tables = {
             f"{schema}.{name}"
@@ -198,7 +196,7 @@ def stored_state(
                     "select distinct system_id from raw.imported_systems"
                 ).fetchall()
             }
-        return days, registered
+        return days, registered, registrations(con)
     finally:
         con.close()
 
@@ -314,8 +312,8 @@ def check_study(
 
     # prices: stored, and the source the run ingests from
     warehouse = Path(warehouse) if warehouse else warehouse_path()
-    stored, registered = stored_state(warehouse, start, end)
-    problems += system_problems(systems, seed, registered, read_registrations(warehouse))
+    stored, registered, llms = stored_state(warehouse, start, end)
+    problems += system_problems(systems, seed, registered, llms)
     tickers = [t.upper() for t in _as_list(values.get("study_tickers"))]
     if not tickers:
         problems.append("the study names no tickers (--tickers)")
