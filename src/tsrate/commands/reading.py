@@ -18,8 +18,10 @@ def cmd_systems(args: argparse.Namespace) -> int:
     from tsrate.systems.registered import exported
     from tsrate.systems.registry import system_infos
 
-    # the seed's systems, then the language models registered in the warehouse (register-llm)
-    with exported(_registrations_now() or []):  # None: being written (a note says so below)
+    # one read of the live file: the registered language models (register-llm) join the
+    # seed's systems; the imported and withdrawn systems are listed after them
+    live = _live_systems()
+    with exported(live[0] if live is not None else []):
         if args.show_prompt:
             return _show_prompt(args.show_prompt, Study.from_vars())
         infos = system_infos(Study.from_vars())
@@ -30,50 +32,43 @@ def cmd_systems(args: argparse.Namespace) -> int:
             f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
             f"{info.display_name}: {info.availability.reason}"
         )
-    _print_imported_systems()
+    _print_live_systems(live)
     return 0
 
 
-def _registrations_now() -> list | None:
-    """The warehouse's registered language models, read as a live reader (the shared side
-    of the writer lock, so a writer starting meanwhile waits instead of failing on the
-    file); None while another process writes it, none without a warehouse."""
-    from tsrate.config import warehouse_path
-    from tsrate.platform.query import live_reader
-    from tsrate.systems.registered import read_registrations
-
-    if not warehouse_path().exists():
-        return []
-    try:
-        with live_reader(warehouse_path()):
-            return read_registrations(warehouse_path())
-    except TsrateError:
-        return None
-
-
-def _print_imported_systems() -> None:
-    """The imported systems of the live warehouse, then the systems withdrawn from a study;
-    while another process writes it, a note instead (the list above stands: it comes from
-    the seed and this machine)."""
+def _live_systems() -> tuple[list, list[str], list[str]] | None:
+    """(registered language models, imported systems' lines, withdrawals' lines) of the
+    live warehouse, read once as a live reader (the shared side of the writer lock, so a
+    writer starting meanwhile waits instead of failing on the open file); all empty without
+    a warehouse; None while another process writes it."""
     from tsrate.config import warehouse_path
     from tsrate.platform.query import live_reader
     from tsrate.platform.warehouse import connect
     from tsrate.robustness.studies import imported_system_lines, withdrawal_lines
+    from tsrate.systems.registered import registrations
 
     if not warehouse_path().exists():
-        return
+        return [], [], []
     try:
         with live_reader(warehouse_path()):
             with connect(warehouse_path(), read_only=True) as con:
-                lines = imported_system_lines(con)
-                withdrawn = withdrawal_lines(con)
+                return registrations(con), imported_system_lines(con), withdrawal_lines(con)
     except TsrateError:
+        return None
+
+
+def _print_live_systems(live: tuple[list, list[str], list[str]] | None) -> None:
+    """The imported systems of the live warehouse, then the systems withdrawn from a study;
+    while another process writes it, a note instead (the list above stands: it comes from
+    the seed and this machine)."""
+    if live is None:
         print(
             "imported systems and registered language models: not listed while another "
             "process writes the warehouse; "
             "rerun `tsrate systems` when it finishes"
         )
         return
+    _, lines, withdrawn = live
     if lines:
         print("imported systems (rated in their study's marts):")
         for line in lines:

@@ -306,8 +306,9 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, warehouse: Path) -> dict[str, i
         # the copy returns its row count (a count(*) of the new table would read it again)
         copied = con.execute(f"create table {qualified} as select * from live.{qualified}")
         counts[f"{schema}.{name}"] = copied.fetchone()[0]
-        if comment and _tidy(comment):
-            con.execute(f"comment on table {qualified} is {_literal(_tidy(comment))}")
+        comment = _tidy(comment)
+        if comment:
+            con.execute(f"comment on table {qualified} is {_literal(comment)}")
         for column, column_comment in column_comments.get((schema, name), []):
             con.execute(
                 f"comment on column {qualified}.{_quote(column)} is {_literal(column_comment)}"
