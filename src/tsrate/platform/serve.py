@@ -31,7 +31,11 @@ seconds (default 10); after three failed checks in a row (and at once if it does
 at the start) ``tsrate serve`` stops with one line naming the server, instead of running on
 without a scheduler.
 
-Each scheduled run is a process of its own (Prefect's Runner starts it). A serve stopped
+Each scheduled run is a process of its own (Prefect's Runner starts it). A serve stopped by
+SIGTERM or Ctrl-C (SIGINT) stops its Runner as Prefect's own SIGTERM handler does: the Runner
+cancels the runs in flight (the process stopped, then the state) before it returns, each
+``Cancelled`` with :func:`stopped_message` (Prefect's own SIGINT handling leaves them
+``Running`` in the API for ever). A serve stopped
 outright (SIGKILL, a second Ctrl-C, the OOM killer) runs no cleanup: its runs notice
 (:func:`tsrate.platform.lifelines.stop_with_serve`) and stop at once, as a killed
 ``tsrate run`` does, with their forecast workers and dbt; the next run closes them as
@@ -364,7 +368,7 @@ def _serve(config: ScheduleConfig, url: str, owned: bool) -> None:
     # the Runner starts each flow run as a process of its own, with this environment: a run
     # stops when this process ends, even killed outright (lifelines.stop_with_serve)
     os.environ[SERVE_PID] = str(os.getpid())
-    with _signal_recorder() as received, server_watch(url) as gone:
+    with server_watch(url) as gone, _signal_recorder(gone) as received:
         try:
             prefect_serve(*deployments)
         except SystemExit:  # Prefect's Runner exits 0 on a SIGTERM before it has started
@@ -381,37 +385,64 @@ def _serve(config: ScheduleConfig, url: str, owned: bool) -> None:
     if gone:
         raise TsrateError(gone[0])
     if received:
-        # prefect.serve swallows the KeyboardInterrupt of a SIGINT, and its Runner replaces our
-        # SIGTERM handler with a graceful stop; both return normally. Re-raise, so that the
-        # CLI exits 130 (SIGINT) or 143 (SIGTERM), not 0
+        # a signal while serving stops the Runner gracefully (prefect.serve returns normally;
+        # it also swallows the KeyboardInterrupt of one before). Re-raise, so that the CLI
+        # exits 130 (SIGINT) or 143 (SIGTERM), not 0
         raise KeyboardInterrupt(received[0])
 
 
+def stopped_message(signame: str) -> str:
+    """The message of the ``Cancelled`` state of a run in flight when serve was stopped."""
+    return (
+        f"tsrate serve stopped by {signame}: the run was cancelled with it (the next run "
+        "marks it interrupted and reuses its stored forecasts)"
+    )
+
+
 @contextlib.contextmanager
-def _signal_recorder():  # noqa: ANN202 - yields the list of signal names received
-    """Record SIGINT/SIGTERM (by name) while still stopping with KeyboardInterrupt."""
+def _signal_recorder(gone: list[str] | None = None):  # noqa: ANN202 - yields signal names
+    """Record SIGINT/SIGTERM (by name). Before Prefect's Runner serves, and once its server
+    is ``gone`` (its stop would call the dead API), a signal stops with KeyboardInterrupt;
+    while it serves, SIGINT stops it as its SIGTERM handler does (gracefully: it cancels the
+    runs in flight), and the runs it cancels get :func:`stopped_message`."""
     received: list[str] = []
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
-    def stop(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
-        received.append(signal.Signals(signum).name)
-        signal.signal(signum, signal.SIG_DFL)  # a second signal kills at once
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
     from prefect.runner import Runner
 
+    def stop(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+        name = signal.Signals(signum).name
+        received.append(name)
+        signal.signal(signum, signal.SIG_DFL)  # a second signal kills at once
+        runner = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
+        serving = isinstance(runner, Runner) and runner.started and not runner.stopping
+        if not serving or gone:
+            raise KeyboardInterrupt(name)
+        runner.stopping = True  # what the Runner's SIGTERM handler does, SIGINT named
+        runner.execute_in_background(runner.astop)
+
     graceful = Runner.handle_sigterm
+    cancel_all = Runner.cancel_all
 
     def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN001 - a Runner
         received.append("SIGTERM")
         graceful(self, *args, **kwargs)
 
+    async def cancel_with_reason(self) -> None:  # noqa: ANN001 - a Runner
+        """The Runner's stop cancels its runs "Runner is shutting down."; say why instead."""
+        manager = getattr(self, "_cancellation_manager", None)
+        if not received or manager is None:
+            return await cancel_all(self)
+        return await manager.cancel_all(state_msg=stopped_message(received[0]))
+
     for sig in previous:
         signal.signal(sig, stop)
     Runner.handle_sigterm = handle_sigterm  # the Runner installs it as its SIGTERM handler
+    Runner.cancel_all = cancel_with_reason  # what its stop (astop) calls
     try:
         yield received
     finally:
         Runner.handle_sigterm = graceful
+        Runner.cancel_all = cancel_all
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -1,0 +1,76 @@
+"""`tsrate serve` stopped by SIGTERM or Ctrl-C while a scheduled run writes the warehouse:
+the run's Prefect flow run ends ``Cancelled`` with a message naming the signal (Prefect's own
+Ctrl-C handling left it ``Running`` in the API for ever, its SIGTERM handling said "Runner is
+shutting down."), serve still exits 143 / 130, within seconds."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from tests.integration.killed_runs import run_environment
+from tests.integration.serve_process import start_serve, wait_for_line
+from tests.integration.test_operations_end_to_end import _run_weekly
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc"),
+]
+
+
+@pytest.mark.parametrize(
+    ("signum", "group", "status"),
+    [
+        (signal.SIGTERM, False, 143),  # `kill`, a container stop: serve alone
+        (signal.SIGTERM, True, 143),  # systemd, `timeout`: the whole group
+        (signal.SIGINT, True, 130),  # Ctrl-C in a terminal: the whole group
+    ],
+    ids=["sigterm", "sigterm-group", "ctrl-c"],
+)
+def test_a_stopped_serve_cancels_its_flow_run_saying_why(
+    tmp_path, prefect_harness, signum, group, status
+):
+    from prefect.client.orchestration import get_client
+
+    from tsrate.platform.locking import WRITER_LIMIT
+    from tsrate.platform.serve import stopped_message
+
+    warehouse = tmp_path / "live" / "tsrate.duckdb"
+    marker = tmp_path / "paused-inference"
+    log = tmp_path / "serve.log"
+    env = run_environment(
+        tmp_path, warehouse, TSRATE_TEST_PAUSE_AT="inference", TSRATE_TEST_PAUSE_FILE=str(marker)
+    )
+    serve = start_serve(env, log)
+    try:
+        wait_for_line(serve, log, "serving on the Prefect API", 120)
+        flow_run = _run_weekly(log, workers=1, timeout=0)
+        deadline = time.monotonic() + 300
+        while not marker.exists():  # the run holds the warehouse, one partition stored
+            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
+            time.sleep(0.2)
+        stopped = time.monotonic()
+        if group:
+            os.killpg(serve.pid, signum)
+        else:
+            serve.send_signal(signum)
+        code = serve.wait(timeout=60)
+        took = time.monotonic() - stopped
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
+            os.killpg(serve.pid, signal.SIGKILL)
+        with get_client(sync_client=True) as client, contextlib.suppress(Exception):
+            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
+    text = log.read_text()
+    assert code == status, text[-4000:]
+    assert f"tsrate: stopped by {signum.name}" in text and "Traceback" not in text, text[-4000:]
+    with get_client(sync_client=True) as client:
+        state = client.read_flow_run(flow_run.id).state
+    assert state.is_cancelled(), (state, text[-4000:])
+    assert state.message == stopped_message(signum.name), state
+    assert took < 15, f"serve took {took:.1f}s to stop"
