@@ -15,7 +15,7 @@ import pytest
 
 from tests.integration.killed_runs import run_environment
 from tests.integration.serve_process import start_serve, wait_for_line
-from tests.integration.test_operations_end_to_end import _run_weekly
+from tests.integration.test_operations_end_to_end import _descendants, _run_weekly, _wait_gone
 
 pytestmark = [
     pytest.mark.slow,
@@ -54,6 +54,8 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
         while not marker.exists():  # the run holds the warehouse, one partition stored
             assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
             time.sleep(0.2)
+        children = _descendants(serve.pid)
+        assert children, "expected the run's process"
         stopped = time.monotonic()
         if group:
             os.killpg(serve.pid, signum)
@@ -61,6 +63,7 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
             serve.send_signal(signum)
         code = serve.wait(timeout=60)
         took = time.monotonic() - stopped
+        left = _wait_gone(children, 10.0)
     finally:
         with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
             os.killpg(serve.pid, signal.SIGKILL)
@@ -74,3 +77,4 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
     assert state.is_cancelled(), (state, text[-4000:])
     assert state.message == stopped_message(signum.name), state
     assert took < 15, f"serve took {took:.1f}s to stop"
+    assert left == {}, f"processes outlived the stopped tsrate serve: {left}"
