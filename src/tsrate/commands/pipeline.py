@@ -8,6 +8,7 @@ when it runs (a command's start stays light).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 from collections.abc import Callable
 
@@ -382,7 +383,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - a Path
     """What refuses ``tsrate build`` before any work, each in one line: a publish that would
     fail at the end, no warehouse, a named run without complete forecasts, a study whose
-    every system is withdrawn (its marts would be empty). Where there is
+    every system is withdrawn (its marts would be empty) unless the CLI judged that before
+    the lock (:func:`check_build_before_lock`). Where there is
     no warehouse the CLI runs it before taking the writer lock (``without_warehouse``), so
     the refusal leaves no lock file behind."""
     from tsrate.robustness.study import run_to_build
@@ -395,11 +397,63 @@ def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - 
         # no warehouse, or a named run without complete forecasts: refuse in one line
         run_to_build(warehouse, args.run_id)
         return
+    if getattr(args, "withdrawals_judged", False):
+        return
     from tsrate.platform.warehouse import connect
-    from tsrate.robustness.withdrawals import check_build_rates
 
     with connect(warehouse, read_only=True) as con:  # a study whose systems are all withdrawn
-        check_build_rates(con, getattr(args, "study", None))
+        _refuse_all_withdrawn(con, args, warehouse)
+
+
+def check_build_before_lock(args: argparse.Namespace) -> None:
+    """``tsrate build``'s refusal of a study whose every system is withdrawn, made before
+    the writer lock is taken (it writes nothing, and a refused call leaves nothing in the
+    lock file): on the live file opened read-only, as a live reader where a lock file is
+    there (a writer starting meanwhile waits for it) and without making one where none is.
+    While another process writes the file it cannot be read: the judgement is left to
+    :func:`check_build`, under the lock."""
+    from tsrate.config import warehouse_path
+
+    warehouse = warehouse_path()
+    if args.run_id or not warehouse.exists():
+        return  # check_build's: a named run builds its own systems
+    with _live_file_unless_written(warehouse) as con:
+        if con is not None:
+            _refuse_all_withdrawn(con, args, warehouse)
+            args.withdrawals_judged = True
+
+
+@contextlib.contextmanager
+def _live_file_unless_written(warehouse):  # noqa: ANN001, ANN202 - a Path; a connection
+    """The live file opened read-only, or None while another process writes it."""
+    from tsrate.platform.locking import lock_path
+    from tsrate.platform.query import live_reader
+    from tsrate.platform.warehouse import connect
+
+    with contextlib.ExitStack() as stack:
+        try:
+            if lock_path(warehouse).exists():  # else none is made for a read
+                stack.enter_context(live_reader(warehouse))
+            con = stack.enter_context(connect(warehouse, read_only=True))
+        except TsrateError:  # held by a writer (the lock, or DuckDB's own on the file)
+            con = None
+        yield con
+
+
+def _refuse_all_withdrawn(con, args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
+    """:func:`tsrate.robustness.withdrawals.check_build_rates` on the run the build will
+    build: a run stopped after its publication, which the build marks succeeded first, is
+    judged so (the snapshot is read only when a run was left publishing)."""
+    from tsrate.platform.publish import published_path, published_run_ids
+    from tsrate.robustness.studies import studies_stored
+    from tsrate.robustness.withdrawals import check_build_rates
+
+    if not studies_stored(con):
+        return  # an earlier release's warehouse: nothing withdrawn yet
+    published: set[str] = set()
+    if con.execute("select 1 from raw.runs where status = 'publishing' limit 1").fetchone():
+        published = published_run_ids(published_path(warehouse))
+    check_build_rates(con, getattr(args, "study", None), published)
 
 
 def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path

@@ -14,6 +14,7 @@ from tsrate.commands.flags import (
 )
 from tsrate.commands.pipeline import (
     check_build,
+    check_build_before_lock,
     check_withdraw,
     cmd_build,
     cmd_export_inputs,
@@ -228,3 +229,4 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     add_lock_timeout(build)
     build.set_defaults(func=cmd_build, writes_warehouse=True)
     build.set_defaults(without_warehouse=check_build)  # refused before the lock
+    build.set_defaults(before_lock=check_build_before_lock)  # all withdrawn: read-only

@@ -349,6 +349,27 @@ def mark_published_runs_succeeded(
     return stopped
 
 
+def _id_list_sql(run_ids: Collection[str]) -> str:
+    """``run_ids`` as the items of a SQL ``in (...)`` list (quoted); empty for none."""
+    return ", ".join("'" + run_id.replace("'", "''") + "'" for run_id in sorted(run_ids))
+
+
+def reconciled_status_sql(published: Collection[str], alias: str = "") -> str:
+    """The ``status`` column of ``raw.runs`` (of table ``alias``) as the next run or build
+    leaves it: a run left ``publishing`` whose publication is in the snapshot is
+    ``succeeded`` (:func:`mark_published_runs_succeeded`). Read-only: a check made before
+    the writer lock judges the run the build will build. ``published``: the run ids of the
+    snapshot's ``published_runs``."""
+    prefix = f"{alias}." if alias else ""
+    ids = _id_list_sql(published)
+    if not ids:
+        return f"{prefix}status"
+    return (
+        f"case when {prefix}status = 'publishing' and {prefix}run_id in ({ids}) "
+        f"then 'succeeded' else {prefix}status end"
+    )
+
+
 def listed_status_sql(published: Collection[str]) -> str:
     """The ``status`` column of ``raw.runs`` as a listing shows it while no process holds the
     writer lock: a run left running, building or publishing is not running (the lock dies
@@ -356,7 +377,7 @@ def listed_status_sql(published: Collection[str]) -> str:
     it (:func:`mark_published_runs_succeeded`, :func:`close_interrupted_runs`), e.g.
     ``publishing (stopped; the next run or build marks it interrupted)``. Read-only: the
     listing changes nothing. ``published``: the run ids of the snapshot's ``published_runs``."""
-    ids = ", ".join("'" + run_id.replace("'", "''") + "'" for run_id in sorted(published))
+    ids = _id_list_sql(published)
     after_publication = f"run_id in ({ids})" if ids else "false"
     unfinished = ", ".join(repr(s) for s in UNFINISHED_STATUSES)
     return (
@@ -367,14 +388,18 @@ def listed_status_sql(published: Collection[str]) -> str:
     )
 
 
-def buildable_run(con: duckdb.DuckDBPyConnection) -> tuple[str, list[str]]:
+def buildable_run(
+    con: duckdb.DuckDBPyConnection, published: Collection[str] = ()
+) -> tuple[str, list[str]]:
     """(the newest run whose marts can be built, notes on newer runs that cannot).
+    ``published``: where runs stopped after their publication are not marked succeeded yet,
+    the snapshot's run ids (:func:`reconciled_status_sql`).
 
     Raises :class:`TsrateError` naming the newest run and why it failed when none can build.
     """
     rows = con.execute(
-        "select run_id, status, coalesce(message, '') from raw.runs "
-        "order by started_at desc, run_id desc"
+        f"select run_id, {reconciled_status_sql(published)}, coalesce(message, '') "
+        "from raw.runs order by started_at desc, run_id desc"
     ).fetchall()
     notes = []
     for run_id, status, message in rows:

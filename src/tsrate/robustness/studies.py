@@ -27,7 +27,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -372,7 +372,9 @@ def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
     return lines or ["no study yet: `tsrate run` defines one"]
 
 
-def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+def withdrawn_systems(
+    con: duckdb.DuckDBPyConnection, published: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """Each system withdrawn from a study (``tsrate withdraw``) and still out of the marts
     ``tsrate build --study`` makes of it (the rule of ``int_run_partitions_selected``): no
     run of the study with complete forecasts holding it, started at or after its newest
@@ -381,8 +383,10 @@ def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     by study, system; each with the study's name and the newest withdrawal's time and
     reason.
 
-    Reads only (a read-only connection will do): none before the first withdrawal."""
-    from tsrate.platform.warehouse import BUILDABLE_STATUSES
+    Reads only (a read-only connection will do): none before the first withdrawal.
+    ``published``: the snapshot's run ids, where a run stopped after its publication is not
+    marked succeeded yet (:func:`tsrate.platform.warehouse.reconciled_status_sql`)."""
+    from tsrate.platform.warehouse import BUILDABLE_STATUSES, reconciled_status_sql
 
     if not all(
         _has_table(con, t)
@@ -398,7 +402,7 @@ def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         ),
         built as (  -- per study, the run its build builds
             select study_id, started_at from raw.runs
-            where status in {BUILDABLE_STATUSES!r}
+            where {reconciled_status_sql(published)} in {BUILDABLE_STATUSES!r}
             qualify row_number() over (
                 partition by study_id order by started_at desc, run_id desc
             ) = 1
@@ -408,7 +412,8 @@ def withdrawn_systems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             from raw.runs r join built b using (study_id)
             join raw.run_partitions rp using (run_id)
             join raw.forecast_partitions p using (partition_key)
-            where r.status in {COMPLETE!r} and r.started_at <= b.started_at
+            where {reconciled_status_sql(published, "r")} in {COMPLETE!r}
+            and r.started_at <= b.started_at
             group by r.study_id, p.system_id
         )
         select n.study_id, n.system_id, n.withdrawn_at, n.reason, s.study_name
@@ -463,13 +468,19 @@ def study_of_newest_run(con: duckdb.DuckDBPyConnection) -> str | None:
     return None if row is None else str(row[0])
 
 
-def newest_complete_run(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+def newest_complete_run(
+    con: duckdb.DuckDBPyConnection, study_id: str, published: Collection[str] = ()
+) -> str:
     """The newest run of ``study_id`` with status forecasted, succeeded or publish_failed
     (what ``tsrate build`` builds: tsrate.platform.warehouse.BUILDABLE_STATUSES), or a
-    one-line :class:`TsrateError` with a hint."""
+    one-line :class:`TsrateError` with a hint. ``published``: as for
+    :func:`tsrate.platform.warehouse.buildable_run`."""
+    from tsrate.platform.warehouse import reconciled_status_sql
+
     row = con.execute(
-        "select run_id from raw.runs where study_id = ? and status in ('forecasted', "
-        "'succeeded', 'publish_failed') order by started_at desc, run_id desc limit 1",
+        f"select run_id from raw.runs where study_id = ? and {reconciled_status_sql(published)} "
+        "in ('forecasted', 'succeeded', 'publish_failed') order by started_at desc, run_id desc "
+        "limit 1",
         [study_id],
     ).fetchone()
     if row is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Collection
 
 import duckdb
 
@@ -47,17 +48,23 @@ def study_systems(con: duckdb.DuckDBPyConnection, study_id: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def systems_held(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+def systems_held(
+    con: duckdb.DuckDBPyConnection, run_id: str, published: Collection[str] = ()
+) -> list[str]:
     """The systems whose partitions a build of ``run_id`` for its study reads before the
     withdrawals leave some out: those of the run and of its study's runs with complete
-    forecasts started no later than it (``int_run_partitions_selected``'s candidates)."""
+    forecasts started no later than it (``int_run_partitions_selected``'s candidates).
+    ``published``: as for :func:`built_run`."""
+    from tsrate.platform.warehouse import reconciled_status_sql
+
+    status = reconciled_status_sql(published, "r")
     rows = con.execute(
         f"""
         with chosen as (select study_id, started_at from raw.runs where run_id = $run)
         select distinct p.system_id
         from raw.runs r join chosen using (study_id) join raw.run_partitions rp using (run_id)
         join raw.forecast_partitions p using (partition_key)
-        where r.run_id = $run or (r.status in {COMPLETE!r} and r.started_at <= chosen.started_at)
+        where r.run_id = $run or ({status} in {COMPLETE!r} and r.started_at <= chosen.started_at)
         order by p.system_id
         """,
         {"run": run_id},
@@ -65,39 +72,51 @@ def systems_held(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def built_run(con: duckdb.DuckDBPyConnection, study_id: str | None) -> str | None:
+def built_run(
+    con: duckdb.DuckDBPyConnection, study_id: str | None, published: Collection[str] = ()
+) -> str | None:
     """The run ``tsrate build`` builds: the newest buildable run of ``study_id`` (``--study``),
-    else the newest buildable run; None when there is none (the build says why)."""
+    else the newest buildable run; None when there is none (the build says why).
+    ``published``: the snapshot's run ids, where a run stopped after its publication is not
+    marked succeeded yet (the build marks it so first, then builds it:
+    :func:`tsrate.platform.warehouse.reconciled_status_sql`)."""
     from tsrate.platform.warehouse import buildable_run
     from tsrate.robustness.studies import newest_complete_run
 
     try:
-        return newest_complete_run(con, study_id) if study_id else buildable_run(con)[0]
+        if study_id:
+            return newest_complete_run(con, study_id, published)
+        return buildable_run(con, published)[0]
     except TsrateError:
         return None
 
 
 def rated_and_out(
-    con: duckdb.DuckDBPyConnection, study_id: str, run_id: str
+    con: duckdb.DuckDBPyConnection, study_id: str, run_id: str, published: Collection[str] = ()
 ) -> tuple[list[str], set[str]]:
     """(the systems a build of ``run_id`` reads for ``study_id``, those of them withdrawn);
     ``run_id`` is the study's newest buildable run (:func:`built_run`), whose build the
     listing (:func:`~tsrate.robustness.studies.withdrawn_systems`) describes."""
-    held = systems_held(con, run_id)
-    out = {row["system_id"] for row in withdrawn_systems(con) if row["study_id"] == study_id}
+    held = systems_held(con, run_id, published)
+    withdrawn = withdrawn_systems(con, published)
+    out = {row["system_id"] for row in withdrawn if row["study_id"] == study_id}
     return held, out & set(held)
 
 
-def check_build_rates(con: duckdb.DuckDBPyConnection, study: str | None) -> None:
+def check_build_rates(
+    con: duckdb.DuckDBPyConnection, study: str | None, published: Collection[str] = ()
+) -> None:
     """Refuse, in one line with a hint, a ``tsrate build`` (``--study``: that study's) whose
     every system is withdrawn: its marts and report would be empty. A study ends so when its
     newer runs cannot be built (a build that failed after a withdrawal): the build falls
-    back to an older run whose systems are all out. Reads only."""
+    back to an older run whose systems are all out. Reads only, before the build marks the
+    runs stopped after their publication succeeded: ``published``, the snapshot's run ids,
+    makes it judge the run the build will build (:func:`built_run`)."""
     from tsrate.robustness.studies import studies_stored
 
     if not studies_stored(con):
         return  # an earlier release's warehouse: nothing withdrawn yet
-    run_id = built_run(con, resolve_study(con, study))
+    run_id = built_run(con, resolve_study(con, study), published)
     if run_id is None:
         return
     study_id, name = con.execute(
@@ -105,7 +124,7 @@ def check_build_rates(con: duckdb.DuckDBPyConnection, study: str | None) -> None
         "where r.run_id = ?",
         [run_id],
     ).fetchone()
-    held, out = rated_and_out(con, study_id, run_id)
+    held, out = rated_and_out(con, study_id, run_id, published)
     if held and not [s for s in held if s not in out]:
         raise _refuse(
             f"the build of study {name} ({study_id}), run {run_id}, would rate no system: "
