@@ -251,7 +251,9 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
     warehouse = warehouse_path()
     check_withdraw(args, warehouse)
     with connect(warehouse) as con:  # under the writer lock (main)
-        done = withdraw_system(con, args.system, args.study, args.reason)
+        # a run stopped after its publication counts as the build below will count it
+        published = _published_if_stopped(con, warehouse)
+        done = withdraw_system(con, args.system, args.study, args.reason, published)
     study = f"study {done.study_name} ({done.study_id}, {done.origin})"
     when = f"{done.withdrawn_at:%Y-%m-%d %H:%M:%S}"
     if not done.recorded:
@@ -444,16 +446,27 @@ def _refuse_all_withdrawn(con, args: argparse.Namespace, warehouse) -> None:  # 
     """:func:`tsrate.robustness.withdrawals.check_build_rates` on the run the build will
     build: a run stopped after its publication, which the build marks succeeded first, is
     judged so (the snapshot is read only when a run was left publishing)."""
-    from tsrate.platform.publish import published_path, published_run_ids
     from tsrate.robustness.studies import studies_stored
     from tsrate.robustness.withdrawals import check_build_rates
 
     if not studies_stored(con):
         return  # an earlier release's warehouse: nothing withdrawn yet
-    published: set[str] = set()
-    if con.execute("select 1 from raw.runs where status = 'publishing' limit 1").fetchone():
-        published = published_run_ids(published_path(warehouse))
-    check_build_rates(con, getattr(args, "study", None), published)
+    check_build_rates(con, getattr(args, "study", None), _published_if_stopped(con, warehouse))
+
+
+def _published_if_stopped(con, warehouse) -> set[str]:  # noqa: ANN001 - a connection, a Path
+    """The snapshot's run ids where some run was left ``publishing`` (the snapshot is read
+    only then), else none: what a check made before the next build's reconciliation needs to
+    judge the run that build will build (:func:`tsrate.platform.warehouse.buildable_run`)."""
+    import duckdb
+
+    from tsrate.platform.publish import published_path, published_run_ids
+
+    try:
+        left = con.execute("select 1 from raw.runs where status = 'publishing' limit 1")
+    except duckdb.CatalogException:  # no run yet
+        return set()
+    return published_run_ids(published_path(warehouse)) if left.fetchone() else set()
 
 
 def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a Path

@@ -144,11 +144,12 @@ def _known_systems(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in rows}
 
 
-def _default_study(con: duckdb.DuckDBPyConnection) -> str:
-    """The study of the run ``tsrate build`` builds by default (the newest buildable run)."""
+def _default_study(con: duckdb.DuckDBPyConnection, published: Collection[str] = ()) -> str:
+    """The study of the run ``tsrate build`` builds by default (the newest buildable run;
+    ``published``: as for :func:`built_run`)."""
     from tsrate.platform.warehouse import buildable_run
 
-    run_id, _ = buildable_run(con)
+    run_id, _ = buildable_run(con, published)
     row = con.execute("select study_id from raw.runs where run_id = ?", [run_id]).fetchone()
     return str(row[0])
 
@@ -164,19 +165,21 @@ def withdraw_system(
     system_id: str,
     study: str | None = None,
     reason: str | None = None,
+    published: Collection[str] = (),
 ) -> Withdrawal:
     """Withdraw ``system_id`` from the study named ``study`` (name, id or id prefix; None: the
     study of the newest buildable run, as ``tsrate build`` picks it). Refuses in one line,
     writing nothing: an unknown study or system, a system without forecasts in the study,
     the study's last system not withdrawn in what its build reads (:func:`built_run`, the
-    runs before it): that build would rate nothing.
+    runs before it): that build would rate nothing. ``published``: as for :func:`built_run`
+    (a run stopped after its publication is the run the build builds).
     Call under the writer lock (it writes)."""
     from tsrate.platform.raw_schema import create_raw_tables
     from tsrate.robustness.study import did_you_mean
 
     create_raw_tables(con)  # a writing edge: raw.study_withdrawals, raw.study_imports ...
     ensure_studies(con)
-    study_id = resolve_study(con, study) if study is not None else _default_study(con)
+    study_id = resolve_study(con, study) if study is not None else _default_study(con, published)
     name = con.execute(
         "select study_name from raw.studies where study_id = ?", [study_id]
     ).fetchone()[0]
@@ -195,14 +198,18 @@ def withdraw_system(
             "`tsrate studies` lists each study's systems",
         )
     origin = f"--study {study}" if study is not None else "the newest run"
-    out = {row["system_id"]: row for row in withdrawn_systems(con) if row["study_id"] == study_id}
+    out = {
+        row["system_id"]: row
+        for row in withdrawn_systems(con, published)
+        if row["study_id"] == study_id
+    }
     if system_id in out:
         return Withdrawal(study_id, name, system_id, out[system_id]["withdrawn_at"], False, origin)
     # what the study's build reads: its newest buildable run, and the runs before it
     held, held_out = systems, set(out)
-    run_id = built_run(con, study_id)
+    run_id = built_run(con, study_id, published)
     if run_id is not None:
-        held, held_out = rated_and_out(con, study_id, run_id)
+        held, held_out = rated_and_out(con, study_id, run_id, published)
     if not [s for s in held if s != system_id and s not in held_out]:
         # one system still builds (its marts say it has nothing to compare with); none would
         # publish empty marts and an empty report over the last good snapshot
