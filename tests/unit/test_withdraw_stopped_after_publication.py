@@ -25,6 +25,8 @@ from tsrate.robustness.studies import withdrawn_systems
 
 OLDER = dataclasses.replace(STUDY, systems=("naive",))
 NEWER = dataclasses.replace(STUDY, systems=("seasonal_naive",))
+#: another study (one ticker): its run, stopped after its publication, is the newest
+OTHER = dataclasses.replace(STUDY, tickers=("AAPL",), systems=("seasonal_naive",))
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +82,24 @@ def test_not_published_the_older_run_is_judged_and_naive_is_its_last_system(live
     assert _withdrawn(warehouse) == []
     with connect(warehouse, read_only=True) as con:
         assert con.execute("select count(*) from raw.study_withdrawals").fetchone() == (0,)
+
+
+def test_without_study_the_default_is_the_stopped_runs_study(live, capsys):
+    """A newest run of another study stopped after its publication: the build builds that
+    study, so withdraw (no --study) names it, where ``naive`` has no forecasts; without the
+    publication it would be the first study's, where ``naive`` is the last system."""
+    warehouse, newer = live
+    with connect(warehouse) as con:
+        finish_run(con, newer, "build_failed", "a test failure")
+        other = run_forecasts(con, OTHER, load_companies(), workers=1, progress=lambda _: None)
+        set_run_status(con, other.run_id, "publishing")
+        other_study = con.execute(
+            "select study_id from raw.runs where run_id = ?", [other.run_id]
+        ).fetchone()[0]
+    source = warehouse.parent.parent / "source" / "tsrate.duckdb"
+    source.parent.mkdir()
+    scored_warehouse(source, other.run_id, rows=2)
+    publish(source, other.run_id, target=published_path(warehouse))
+    assert cli.main(["withdraw", "naive", "--no-build"]) == 2
+    err = capsys.readouterr().err
+    assert "system 'naive' has no forecasts in study" in err and other_study in err, err
