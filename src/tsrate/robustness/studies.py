@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -256,6 +257,34 @@ def record_import(
         [run_id, row[0], system_id, source, file_sha256],
     )
     return str(row[0])
+
+
+def replaced_import_note(con: duckdb.DuckDBPyConnection, run_id: str, system_id: str) -> str:
+    """One line when the import of ``run_id`` (recorded) replaces an earlier import of
+    ``system_id`` into the same study from another file (the marts rate a study's newest run
+    per system): the earlier file and time, and how to keep and compare both; else ''."""
+    row = con.execute(
+        """
+        select e.source, e.file_sha256, e.imported_at, coalesce(s.study_name, e.study_id)
+        from raw.study_imports i
+        join raw.study_imports e
+          on e.study_id = i.study_id and e.system_id = i.system_id and e.run_id <> i.run_id
+        left join raw.studies s on s.study_id = i.study_id
+        where i.run_id = ? and i.system_id = ? and e.file_sha256 <> i.file_sha256
+        order by e.imported_at desc, e.run_id desc limit 1
+        """,
+        [run_id, system_id],
+    ).fetchone()
+    if row is None:
+        return ""
+    source, sha, when, study = row
+    return (
+        f"{system_id} was imported into study {study} before, from {Path(source).name} "
+        f"(sha256 {sha[:12]}) at {when:%Y-%m-%d %H:%M}: this import replaces it, and the "
+        f"marts now rate the new forecasts only (hint: to keep both, import the earlier file "
+        f"again under another id, e.g. --system {system_id}_v1, and compare the two with the "
+        "head-to-head query in docs/ratings.md, Choosing between two systems)"
+    )
 
 
 def resolve_study(con: duckdb.DuckDBPyConnection, study: str | None) -> str | None:
@@ -492,24 +521,45 @@ def newest_complete_run(
 
 
 def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """One line per imported system (its newest import) for ``tsrate systems``; one withdrawn
-    from that study (``tsrate withdraw``) says so."""
+    """Lines per imported system for ``tsrate systems``: its newest import, then one short
+    line (at most :data:`ALSO_WIDTH` characters) for each other study it is imported into
+    (its newest import there): an id is rated in every study it was imported into. An
+    import withdrawn from its study (``tsrate withdraw``) says so."""
     lines, seen = [], set()
     withdrawn = {(w["study_id"], w["system_id"]): w for w in withdrawn_systems(con)}
     for row in imported_systems(con):
-        if row["system_id"] in seen:
+        key = (row["system_id"], row["study_id"])
+        if key in seen:
             continue
-        seen.add(row["system_id"])
+        out = withdrawn.get(key)
+        gone = "" if out is None else f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M}"
         when = row["imported_at"].strftime("%Y-%m-%d %H:%M")
-        lines.append(
-            f"{row['system_id']}  imported from {row['source']} (sha256 "
-            f"{row['file_sha256'][:12]}) into study {row['study_name']} ({row['study_id']}), "
-            f"run {row['run_id']}, {when}"
-        )
-        out = withdrawn.get((row["study_id"], row["system_id"]))
-        if out is not None:
-            lines[-1] += f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M} (`tsrate withdraw`)"
+        if any(system == row["system_id"] for system, _ in seen):
+            fixed = f"  also in study {row['study_name']} ({row['study_id']}) from , {when}{gone}"
+            name = Path(str(row["source"])).name
+            room = max(ALSO_WIDTH - 2 - len(fixed), 8)
+            name = name if len(name) <= room else name[: room - 1] + "…"
+            fixed = fixed.replace(" from , ", f" from {name}, ", 1)
+            at = next(i for i, line in enumerate(lines) if line.startswith(row["system_id"] + "  "))
+            ends = at + 1
+            while ends < len(lines) and lines[ends].startswith("  also in study "):
+                ends += 1
+            lines.insert(ends, fixed)
+        else:
+            lines.append(
+                f"{row['system_id']}  imported from {row['source']} (sha256 "
+                f"{row['file_sha256'][:12]}) into study {row['study_name']} ({row['study_id']}), "
+                f"run {row['run_id']}, {when}"
+            )
+            if out is not None:
+                lines[-1] += f"{gone} (`tsrate withdraw`)"
+        seen.add(key)
     return lines
+
+
+#: Longest line of ``tsrate systems`` naming another study an imported id is in (printed
+#: indented by two).
+ALSO_WIDTH = 100
 
 
 def withdrawal_lines(con: duckdb.DuckDBPyConnection) -> list[str]:

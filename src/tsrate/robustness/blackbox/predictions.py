@@ -81,6 +81,8 @@ from tsrate.platform.warehouse import transaction
 from tsrate.robustness.blackbox.registry import (
     check_known_system,
     check_new_system,
+    dropped_fields,
+    dropped_note,
     read_metadata,
     register_system,
     registered_systems,
@@ -247,14 +249,22 @@ def import_forecasts(
         summary.computed += 1
     # the file as it can be found again later: `tsrate systems` lists it from any folder
     recorded = str(path.resolve())
+    earlier = registered[registered["system_id"] == system_id]
+    earlier = None if earlier.empty else earlier.iloc[0].to_dict()
     if registration is not None and register_system(con, registration, recorded):
         say(
             f"registered system {system_id!r} ({registration['display_name']}) "
             "in raw.imported_systems"
         )
-    from tsrate.robustness.studies import record_import
+        dropped = dropped_fields(earlier, metadata or {}, registration)
+        if dropped:
+            say(dropped_note(system_id, dropped))
+    from tsrate.robustness.studies import record_import, replaced_import_note
 
     summary.study_id = record_import(con, run_id, system_id, recorded, file_sha256)
+    replaced = replaced_import_note(con, run_id, system_id)
+    if replaced:
+        say(replaced)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started

@@ -329,3 +329,33 @@ def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], sour
             values,
         )
     return True
+
+
+def dropped_fields(
+    earlier: Mapping[str, Any] | None, given: Mapping[str, Any], row: Mapping[str, Any]
+) -> list[str]:
+    """The fields of the ``earlier`` registration (its row in :func:`registered_systems`)
+    that the new registration ``row`` drops: set before, not in this import's ``--metadata``
+    (``given``), and now their default (the newest registration wins, whole). A default
+    description of the earlier file ("Predictions imported from <file>.") is not counted."""
+    if earlier is None:
+        return []
+    dropped = []
+    for key in METADATA_KEYS:
+        before = earlier.get(key)
+        if before is None or (not isinstance(before, str) and pd.isna(before)) or key in given:
+            continue
+        if key == "description" and str(before).startswith("Predictions imported from "):
+            continue
+        if before != row.get(key):
+            dropped.append(f"{key}={before}")
+    return dropped
+
+
+def dropped_note(system_id: str, dropped: Sequence[str]) -> str:
+    """One line naming the fields a new registration of ``system_id`` dropped, and the fix."""
+    return (
+        f"the new registration of {system_id!r} replaces the earlier one whole (the newest "
+        f"registration wins), so it drops {', '.join(dropped)} set before (hint: give them "
+        "again in --metadata to keep them)"
+    )

@@ -181,23 +181,100 @@ def validate_predictions(
     """
     what = "row" if source.lower().endswith(".parquet") else "line"
     parsed, problems = _parse(frame, what)
-    if problems:
+    if "_bad_key" not in parsed:  # the dates could not be read at all (mixed time zones)
         raise ImportValidationError(source, problems)
-    problems = _check_against_study(parsed, what, study, series, system_id, accepted)
-    if problems:
-        raise ImportValidationError(source, problems)
-    problems = _check_duplicates(parsed, what)
-    if problems:
-        raise ImportValidationError(source, problems)
-    grids, problems = _grids(parsed, study, series)
-    if problems:
-        hint = (
-            f"every (ticker, perturbation) in the file needs a forecast for horizon_step "
-            f"1..{study.horizon} of every window of the study; `tsrate export-inputs` "
-            "writes those windows and a manifest"
-        )
-        raise ImportValidationError(source, problems, hint, "incomplete grids")
+    keyed = parsed[~parsed["_bad_key"]]
+    mismatch = study_mismatch(keyed, study, series)
+    if mismatch:
+        raise ImportValidationError(source, [mismatch], MISMATCH_HINT)
+    problems += _check_against_study(keyed, what, study, series, system_id, accepted)
+    problems += _check_duplicates(keyed, what)
+    if problems and parsed["_bad_key"].any():
+        raise ImportValidationError(source, problems)  # unread keys: the grid is unknown
+    gridded = parsed if not problems else _placeholders(keyed, study, series, accepted)
+    grids, gaps = _grids(gridded, study, series)
+    hint = (
+        f"every (ticker, perturbation) in the file needs a forecast for horizon_step "
+        f"1..{study.horizon} of every window of the study; `tsrate export-inputs` "
+        "writes those windows and a manifest"
+    )
+    if problems:  # every kind found, one line each; the grids' gaps as one more
+        if gaps:
+            more = f"; and {len(gaps) - 1} more incomplete grids" if len(gaps) > 1 else ""
+            problems.append(gaps[0] + more)
+        raise ImportValidationError(source, problems, hint if gaps else None)
+    if gaps:
+        raise ImportValidationError(source, gaps, hint, "incomplete grids")
     return grids
+
+
+def _placeholders(
+    keyed: pd.DataFrame, study: Study, series: dict[str, TickerSeries], accepted: tuple[str, ...]
+) -> pd.DataFrame:
+    """The rows of a rejected file that name a cell of the study's grid, their values 0 (a
+    value's problem is reported already): what its grid check needs to say which forecasts
+    are missing beside the other problems. Rows are matched by their keys only."""
+    ok = keyed["ticker"].isin(list(series)) & keyed["perturbation_id"].isin(
+        list(accepted or study.perturbations)
+    )
+    ok &= keyed["perturbation_id"].isin(list(study.perturbations))
+    ok &= keyed["horizon_step"].between(1, study.horizon)
+    rows = keyed[ok].drop_duplicates(
+        ["ticker", "window_end_date", "perturbation_id", "horizon_step"]
+    )
+    windows = {t: set(pd.to_datetime(s.window_end_dates)) for t, s in series.items()}
+    inside = [
+        date in windows[t] for t, date in zip(rows["ticker"], rows["window_end_date"], strict=True)
+    ]
+    rows = rows[inside].copy()
+    for column in ["forecast", *[c for c in QUANTILE_COLUMNS if c in rows.columns]]:
+        rows[column] = 0.0
+    return rows
+
+
+#: The hint of a file made for another study than the one it is imported into.
+MISMATCH_HINT = (
+    "import it with the --manifest of the export it was made from (its manifest.json lists "
+    "the study's windows), or with that study's flags for `tsrate import`; `tsrate studies` "
+    "lists the stored studies"
+)
+#: A file is taken for another study's when at least this share of its rows' (ticker,
+#: window end) are no window of the study, or of the study's windows (of the file's tickers)
+#: have no forecast at all.
+MISMATCH_SHARE = 0.25
+
+
+def study_mismatch(keyed: pd.DataFrame, study: Study, series: dict[str, TickerSeries]) -> str:
+    """Why the file's windows do not fit the study's (it was made for another study), or ''.
+
+    Taken for another study's: at least :data:`MISMATCH_SHARE` of the file's (ticker, window
+    end) pairs (of the study's tickers) are not windows of the study, or at least that share
+    of the study's windows of those tickers has no row at all. A few missing windows or
+    stray dates are the incomplete-grid and not-a-window problems instead."""
+    known = keyed[keyed["ticker"].isin(list(series))]
+    if known.empty:
+        return ""
+    pairs = set(zip(known["ticker"], known["window_end_date"], strict=True))
+    tickers = sorted({ticker for ticker, _ in pairs})
+    study_pairs = {
+        (ticker, date)
+        for ticker in tickers
+        for date in pd.to_datetime(series[ticker].window_end_dates)
+    }
+    outside = len(pairs - study_pairs)
+    uncovered = len(study_pairs - pairs)
+    if outside < MISMATCH_SHARE * len(pairs) and uncovered < MISMATCH_SHARE * len(study_pairs):
+        return ""
+    dates = sorted(date for _, date in pairs)
+    ends = sorted(date for _, date in study_pairs)
+    return (
+        f"the file does not match this study: {outside} of its {len(pairs)} (ticker, "
+        f"window_end_date) pairs are not windows of the study and {uncovered} of the study's "
+        f"{len(study_pairs)} windows of its tickers have no forecast (the file's windows end "
+        f"{dates[0].date()} to {dates[-1].date()}, the study's {ends[0].date()} to "
+        f"{ends[-1].date()}; study tickers {list(study.tickers)}, context "
+        f"{study.context_length}, horizon {study.horizon}, stride {study.stride})"
+    )
 
 
 def check_ticker_coverage(
@@ -289,12 +366,14 @@ def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
     problems = []
     out = pd.DataFrame({"_line": frame["_line"]})
 
+    blank_ticker = pd.Series(False, index=frame.index)
     for column in ("ticker", "perturbation_id"):
         text = frame[column].astype("string").str.strip().str.upper()
         blank = text.isna() | (text == "")
         if blank.any():
             problems.append(f"{_lines(frame, blank, what)}: {column} is empty")
         out[column] = text.fillna("")
+        blank_ticker |= blank
     malformed = (out["ticker"] != "") & out["ticker"].map(bad_ticker)
     if malformed.any():
         first = str(out.loc[malformed, "ticker"].iloc[0])
@@ -334,6 +413,8 @@ def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
             f"(first: {_first(frame, not_int, 'horizon_step')})"
         )
     out["horizon_step"] = steps.where(~not_int, 0).astype("int64")
+    # rows whose (ticker, window, step) cannot be read: left out of the checks of the keys
+    out["_bad_key"] = (blank_ticker | malformed | not_date | not_int).to_numpy()
 
     raw_forecasts = frame["forecast"]
     values = pd.to_numeric(raw_forecasts, errors="coerce").astype(float)
@@ -346,7 +427,9 @@ def _parse(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
     if unparseable.any():
         problems.append(
             f"{_lines(frame, unparseable, what)}: forecast is not a number "
-            f"(first: {_first(frame, unparseable, 'forecast')})"
+            f"(first: {_first(frame, unparseable, 'forecast')}); every forecast must be a "
+            "price written as a plain number, e.g. 138.2 ('.' for decimals, no thousands "
+            "separator, currency or unit)"
         )
     non_finite = ~np.isfinite(values) & ~unparseable
     if non_finite.any():
@@ -456,7 +539,9 @@ def _check_against_study(
     if bad_step.any():
         problems.append(
             f"{_lines(parsed, bad_step, what)}: horizon_step outside 1..{study.horizon} "
-            f"(first: {parsed.loc[bad_step, 'horizon_step'].iloc[0]})"
+            f"(first: {parsed.loc[bad_step, 'horizon_step'].iloc[0]}); the file must hold "
+            f"steps 1..{study.horizon} of each window, the study's horizon (an export's "
+            "manifest.json says it: horizon; step 1 is the trading day after window_end_date)"
         )
     windows = pd.concat(
         [
