@@ -290,7 +290,7 @@ def current_study_id(con: duckdb.DuckDBPyConnection, study: str | None = None) -
     return None if row is None else row[0]
 
 
-#: run statuses whose forecasts are complete (as tsrate.robustness.study.FORECASTED)
+#: run statuses whose forecasts are complete (as tsrate.robustness.build_run.FORECASTED)
 COMPLETE = ("forecasted", "succeeded", "build_failed", "publish_failed")
 
 
