@@ -33,7 +33,7 @@ from tsrate.robustness.forecast.plan import load_series, make_batch
 from tsrate.robustness.sources import load_skfolio_sp500
 from tsrate.systems.gemma import GemmaSystem
 from tsrate.systems.hf_local import prompt_text
-from tsrate.systems.llm import parse_replies
+from tsrate.systems.llm_replies import parse_replies
 
 
 def load() -> str:

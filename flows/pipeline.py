@@ -45,13 +45,8 @@ from tsrate.robustness.report.render import (
     write_rendered,
     write_report,
 )
-from tsrate.robustness.study import (
-    StudyCheckError,
-    flow_study,
-    read_seed,
-    stored_state,
-    system_problems,
-)
+from tsrate.robustness.study import StudyCheckError, flow_study, system_problems
+from tsrate.robustness.study_inputs import read_seed, stored_state
 
 
 def _interrupted(exc: BaseException) -> bool:

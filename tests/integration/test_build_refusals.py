@@ -57,7 +57,7 @@ def test_build_without_a_warehouse_or_a_forecast_run_refuses(tmp_path, monkeypat
 
 
 def test_build_refuses_runs_whose_forecasts_are_incomplete(tmp_path, monkeypatch, capsys):
-    from tsrate.robustness.study import run_to_build
+    from tsrate.robustness.build_run import run_to_build
 
     warehouse = tmp_path / "warehouse" / "tsrate.duckdb"
     run_id = _forecast_tiny_run(warehouse, "interrupted")

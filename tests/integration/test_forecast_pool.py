@@ -103,7 +103,7 @@ from tests.support.warehouses import small_study
 from tsrate.config import load_companies
 from tsrate.robustness.forecast.execute import forecast_partition
 from tsrate.systems.arima import ArimaSystem
-from tsrate.systems.llm import sample_batch
+from tsrate.systems.llm_prompts import sample_batch
 
 SARIMAX = "statsmodels.tsa.statespace.sarimax"
 before = SARIMAX in sys.modules

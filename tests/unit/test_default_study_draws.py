@@ -12,7 +12,7 @@ import pandas as pd
 
 from tsrate.config import load_companies, project_vars
 from tsrate.methods.causal.distributions import study_distributions, treatment_draws
-from tsrate.robustness.study import empty_arm_warning, expected_empty_arm_draws
+from tsrate.robustness.empty_arms import empty_arm_warning, expected_empty_arm_draws
 
 #: windows per ticker of the default study: 253 trading days from 2021-12-29 to 2022-12-28,
 #: less the 80-day context and the 20-day horizon (918 windows over 6 tickers)

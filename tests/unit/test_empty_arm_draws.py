@@ -145,7 +145,7 @@ def test_leaving_draws_out_does_not_bias_a_homogeneous_effect() -> None:
 
 
 def test_the_study_check_warns_when_draws_will_leave_an_arm_empty() -> None:
-    from tsrate.robustness.study import empty_arm_warning, expected_empty_arm_draws
+    from tsrate.robustness.empty_arms import empty_arm_warning, expected_empty_arm_draws
 
     industry = dict(zip(COMPANIES.ticker, COMPANIES.industry, strict=True))
     line = empty_arm_warning({"KO": 9, "XOM": 9}, industry, 3, 16)

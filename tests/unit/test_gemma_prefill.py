@@ -25,7 +25,7 @@ from benchmarks.bench_gemma_prefill import before
 from tests.support.tiny_models import CHAT_TEMPLATE, save_tiny_gemma, tiny_gemma_config
 from tsrate.systems import gemma, numeric_decoding
 from tsrate.systems.hf_local import HfSettings, continuation_cache, prompt_text
-from tsrate.systems.llm import render_messages
+from tsrate.systems.llm_prompts import render_messages
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

@@ -48,7 +48,7 @@ def test_local_model_forecasts_greedily_with_the_shared_prompt(numbers_model, mo
     batch = make_batch()
     out = system.predict(batch)
     np.testing.assert_array_equal(out, np.full((3, D), 10.5))
-    # the model read the chat template around the shared prompt (llm.render_messages)
+    # the model read the chat template around the shared prompt (llm_prompts.render_messages)
     text = hf_local.prompt_text(system._tokenizer, system.prompts(batch)[1])
     assert text.startswith("system: You are a time-series forecasting assistant")
     assert "NaN" in text and text.endswith("assistant:")
@@ -188,7 +188,7 @@ def record_vision_inputs(system: HfLocalSystem) -> list:
 
 
 def test_local_vision_language_model_reads_the_line_plot(numbers_vlm, monkeypatch):
-    from tsrate.systems.llm import USER_PROMPT_IMAGE, window_images
+    from tsrate.systems.llm_prompts import USER_PROMPT_IMAGE, window_images
 
     monkeypatch.setenv("TSRATE_PHI3_NUMERIC_IMAGE_MODEL_PATH", str(numbers_vlm))
     monkeypatch.setenv("TSRATE_HF_MAX_NEW_TOKENS", str(6 * (D + 1)))

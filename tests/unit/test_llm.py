@@ -23,14 +23,9 @@ from tsrate.config import Study
 from tsrate.systems import llm
 from tsrate.systems.base import ForecastOutputError, check_forecasts
 from tsrate.systems.failures import PartialForecasts, WindowFailure, check_partial_forecasts
-from tsrate.systems.llm import (
-    LlmEndpointError,
-    LlmSystem,
-    ReplyParseError,
-    format_values,
-    parse_forecast,
-    render_messages,
-)
+from tsrate.systems.llm import LlmEndpointError, LlmSystem
+from tsrate.systems.llm_prompts import format_values, render_messages
+from tsrate.systems.llm_replies import ReplyParseError, parse_forecast
 from tsrate.systems.registry import load_systems_seed, resolve_systems
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")

@@ -20,9 +20,9 @@ import pytest
 from tests.support.chat_server import ChatServer, settings
 from tsrate.systems.base import ForecastBatch
 from tsrate.systems.failures import PartialForecasts
-from tsrate.systems.llm import (
+from tsrate.systems.llm import LlmSystem
+from tsrate.systems.llm_replies import (
     FORECAST_PARSER,
-    LlmSystem,
     ReplyParseError,
     echo_length,
     parse_forecast,

@@ -16,7 +16,7 @@ from tsrate.config import Study
 from tsrate.inputs.images import IMAGE_SIZE, line_plot_images
 from tsrate.inputs.perturbations import SENTIMENT_STRIPE_HEIGHT, perturb_images
 from tsrate.inputs.sentiment import LinePlotSentiment, LinePlotSettings
-from tsrate.systems import llm
+from tsrate.systems import llm_prompts
 from tsrate.systems.llm import LlmSystem
 from tsrate.systems.registry import resolve_systems
 
@@ -58,8 +58,8 @@ def test_request_carries_the_line_plot_and_p4_p5_perturb_it():
     expected = line_plot_images(batch.contexts)
     assert len(clean) == 3
     for row, context in enumerate(batch.contexts):
-        text = llm.render_messages(context, D, 2, "x")[1]["content"][0]["text"]
-        assert "line plot" in text and llm.format_values(context, 2) in text
+        text = llm_prompts.render_messages(context, D, 2, "x")[1]["content"][0]["text"]
+        assert "line plot" in text and llm_prompts.format_values(context, 2) in text
         assert clean[text].shape == (IMAGE_SIZE, IMAGE_SIZE, 3)
         np.testing.assert_array_equal(clean[text], expected[row])
         np.testing.assert_array_equal(p4[text], perturb_images(expected[row : row + 1], "P4")[0])
@@ -85,7 +85,7 @@ def test_p6_draws_the_sentiment_stripe_and_the_size_is_configurable(tmp_path):
         images = sent_images(server)
     labels = sentiment.predict(batch.contexts).labels
     for row, context in enumerate(batch.contexts):
-        text = llm.render_messages(context, D, 2, "x")[1]["content"][0]["text"]
+        text = llm_prompts.render_messages(context, D, 2, "x")[1]["content"][0]["text"]
         image = images[text]
         assert image.shape == (64, 64, 3)
         stripe = image[-SENTIMENT_STRIPE_HEIGHT:]
@@ -110,7 +110,7 @@ def test_image_seed_rows_resolve_to_the_image_mode(monkeypatch, tmp_path):
     assert "image=line_plot128" in image_system.fingerprint()
     assert numeric_print.split(";prompt=")[1] != image_system.fingerprint().split(";prompt=")[1]
     # without an image the message content stays a plain string (numeric systems unchanged)
-    assert isinstance(llm.render_messages(np.ones(N), D, 2)[1]["content"], str)
+    assert isinstance(llm_prompts.render_messages(np.ones(N), D, 2)[1]["content"], str)
 
 
 def test_show_prompt_renders_the_template_files(capsys):
@@ -118,8 +118,8 @@ def test_show_prompt_renders_the_template_files(capsys):
 
     assert main(["systems", "--show-prompt", "phi3_numeric_image"]) == 0
     shown = capsys.readouterr().out
-    assert llm.SYSTEM_PROMPT in shown
-    first_line = llm.USER_PROMPT_IMAGE.split("{values}")[0].format(n=80, decimals=2)
+    assert llm_prompts.SYSTEM_PROMPT in shown
+    first_line = llm_prompts.USER_PROMPT_IMAGE.split("{values}")[0].format(n=80, decimals=2)
     assert first_line in shown
     assert "[image part: data:image/png, 128x128 line plot" in shown
     assert main(["systems", "--show-prompt", "gemini_numeric"]) == 0
@@ -133,11 +133,11 @@ def test_prompt_templates_are_package_files():
 
     folder = resources.files("tsrate.systems") / "prompts"
     for name, text in [
-        ("system", llm.SYSTEM_PROMPT),
-        ("numeric", llm.USER_PROMPT),
-        ("numeric_image", llm.USER_PROMPT_IMAGE),
+        ("system", llm_prompts.SYSTEM_PROMPT),
+        ("numeric", llm_prompts.USER_PROMPT),
+        ("numeric_image", llm_prompts.USER_PROMPT_IMAGE),
     ]:
         assert (folder / f"{name}.txt").read_text().rstrip("\n") == text
-    for template in (llm.USER_PROMPT, llm.USER_PROMPT_IMAGE):
+    for template in (llm_prompts.USER_PROMPT, llm_prompts.USER_PROMPT_IMAGE):
         for placeholder in ("{n}", "{decimals}", "{values}", "{horizon}"):
             assert placeholder in template

@@ -2,7 +2,7 @@
 
 The reply parser once read a line holding one decimal price (``101.25``) as list item 101
 with value 25. Forecasts stored under those rules must not be reused: every system that
-forecasts through :func:`tsrate.systems.llm.parse_forecast` adds the parser's version to its
+forecasts through :func:`tsrate.systems.llm_replies.parse_forecast` adds the parser's version to its
 stored partitions' keys (not to its fingerprint, which keys the response cache, so the
 recomputation reads the replies back instead of asking the model again). A system that does
 not parse replies keeps the key it had.
@@ -13,7 +13,8 @@ from __future__ import annotations
 from tests.support.study_inputs import one_ticker_series, one_ticker_study
 from tsrate.robustness.forecast.plan import input_key, plan_partitions
 from tsrate.systems.hf_local import HfLocalSystem
-from tsrate.systems.llm import FORECAST_PARSER, LlmSettings, LlmSystem, parse_forecast
+from tsrate.systems.llm import LlmSettings, LlmSystem
+from tsrate.systems.llm_replies import FORECAST_PARSER, parse_forecast
 
 
 class Plain:

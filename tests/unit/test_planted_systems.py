@@ -17,7 +17,7 @@ import pytest
 
 from tsrate.inputs import images
 from tsrate.suites.reasoning import dataset, encoding
-from tsrate.systems import choice_decoding, llm
+from tsrate.systems import choice_decoding, llm_replies
 
 # -- LLM forecasts: the reply parser --------------------------------------------------------
 
@@ -25,7 +25,7 @@ from tsrate.systems import choice_decoding, llm
 def test_llm_parser_keeps_the_sign_of_every_value():
     """A reply of negative and positive values: each value keeps its sign (a returns
     series, or prices of a shifted series, can be negative)."""
-    values = llm.parse_forecast("-1.5, 2.25, -3, +4", 4)
+    values = llm_replies.parse_forecast("-1.5, 2.25, -3, +4", 4)
     np.testing.assert_array_equal(values, [-1.5, 2.25, -3.0, 4.0])
 
 

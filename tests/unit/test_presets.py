@@ -21,7 +21,7 @@ from tsrate.robustness.presets import (
     require_preset_prices,
     resolve_preset,
 )
-from tsrate.robustness.study import read_seed
+from tsrate.robustness.study_inputs import read_seed
 
 PAPER_TICKERS = ["META", "GOOG", "PFE", "MRK", "WFC", "C"]
 

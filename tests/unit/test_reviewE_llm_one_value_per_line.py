@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tsrate.systems.llm import parse_forecast
+from tsrate.systems.llm_replies import parse_forecast
 
 
 @pytest.mark.parametrize(

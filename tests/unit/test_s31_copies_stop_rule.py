@@ -16,7 +16,7 @@ import pytest
 from tests.support.gemma_system import loaded
 from tests.support.memory_models import bigram_model
 from tsrate.systems import gemma
-from tsrate.systems.llm import ReplyParseError, parse_forecast
+from tsrate.systems.llm_replies import ReplyParseError, parse_forecast
 from tsrate.systems.numeric_decoding import ForecastComplete
 
 CONTEXT = np.array([100.0, 101.25, 102.5])

@@ -316,6 +316,8 @@ def test_studies_count_one_run_as_one_run():
         lines = studies.describe_studies(con)
     finally:
         con.close()
-    one = next(line for line in lines if "stride=1" in line)
-    two = next(line for line in lines if "stride=2" in line)
-    assert "]  1 run, last 2026-01-01 " in one and "]  2 runs, last 2026-01-03 " in two
+    # each study's first line ends with its runs; its window (the stride) on the next
+    one = lines[next(i for i, line in enumerate(lines) if "stride=1" in line) - 1]
+    two = lines[next(i for i, line in enumerate(lines) if "stride=2" in line) - 1]
+    assert one.endswith("  1 run, last 2026-01-01 00:00"), one
+    assert two.endswith("  2 runs, last 2026-01-03 00:00"), two

@@ -17,13 +17,8 @@ import pytest
 from tests.support.study_inputs import SMALL, walk_prices
 from tsrate.platform.warehouse import connect, store_prices
 from tsrate.robustness.blackbox.predictions import register_system, system_metadata
-from tsrate.robustness.study import (
-    StudyCheckError,
-    check_study,
-    did_you_mean,
-    require_valid_study,
-    skfolio_trading_days,
-)
+from tsrate.robustness.study import StudyCheckError, check_study, did_you_mean, require_valid_study
+from tsrate.robustness.study_inputs import skfolio_trading_days
 from tsrate.systems.registered import read_registrations
 
 

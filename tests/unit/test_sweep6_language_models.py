@@ -35,7 +35,7 @@ from tests.support.chat_server import ChatServer
 from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.inputs.images import IMAGE_SIZE
-from tsrate.systems import _settings, llm
+from tsrate.systems import _settings, llm, llm_prompts
 from tsrate.systems.llm import LlmEndpointError, LlmSettings, LlmSystem, ResponseCache
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
@@ -337,7 +337,7 @@ def test_cached_replies_are_counted_and_not_asked_again(monkeypatch, tmp_path):
 
 
 def test_sample_batch_is_the_documented_wave():
-    batch = llm.sample_batch(13, 3, "P2")
+    batch = llm_prompts.sample_batch(13, 3, "P2")
     expected = [round(100.0 + 0.05 * t + 2.0 * math.sin(t / 6.0), 2) for t in range(13)]
     assert batch.contexts.shape == (1, 13)
     np.testing.assert_array_equal(batch.contexts[0], expected)
@@ -350,10 +350,10 @@ def test_sample_batch_is_the_documented_wave():
 
 def test_an_image_part_is_summarised_with_its_width_height_and_size():
     image = np.zeros((20, 30, 3), dtype=np.uint8)  # 20 rows, 30 columns
-    url = llm.png_data_url(image)
+    url = llm_prompts.png_data_url(image)
     data = base64.b64decode(url.split(",", 1)[1])
-    messages = llm.render_messages(np.array([1.0, 2.0]), 2, 1, url)
-    text = llm.describe_messages(messages)
+    messages = llm_prompts.render_messages(np.array([1.0, 2.0]), 2, 1, url)
+    text = llm_prompts.describe_messages(messages)
     assert (
         f"[image part: data:image/png, 30x20 line plot of the values above, {len(data)} bytes"
         in text

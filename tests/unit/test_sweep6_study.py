@@ -214,7 +214,7 @@ def test_the_expected_empty_draws_follow_the_documented_union_bound():
     defaults (treated weight 2, control 1, at most 24 company distributions), at its edges
     (no treatment or no draw: 0; a study of one window a ticker, where the arms' sum passes 1
     and is capped) and with the company distributions capped."""
-    from tsrate.robustness.study import expected_empty_arm_draws
+    from tsrate.robustness.empty_arms import expected_empty_arm_draws
 
     industry = {"AAPL": "T", "MSFT": "T", "KO": "S"}
     for windows in ({"AAPL": 4, "MSFT": 2, "KO": 3}, {"AAPL": 1, "MSFT": 1, "KO": 1}):
@@ -238,26 +238,26 @@ def test_the_expected_empty_draws_follow_the_documented_union_bound():
 
 
 def test_the_warning_threshold_is_inclusive_at_005_and_names_the_fewest_windows(monkeypatch):
-    from tsrate.robustness import study
+    from tsrate.robustness import empty_arms
 
     industry = {"AAPL": "T", "KO": "S"}
     windows = {"AAPL": 30, "KO": 9}
     expected = union_bound(windows, industry, 3, 16)
-    assert study.EMPTY_ARM_WARNING == 0.05
-    line = study.empty_arm_warning(windows, industry, 3, 16)
+    assert empty_arms.EMPTY_ARM_WARNING == 0.05
+    line = empty_arms.empty_arm_warning(windows, industry, 3, 16)
     assert (line is not None) == (expected >= 0.05)
     # a study whose expectation lies between 0.05 and 0.1 is warned about
     between = next(n for n in range(1, 400) if 0.05 < union_bound({"A": n}, {"A": "T"}, 1, 1) < 0.1)
-    assert study.empty_arm_warning({"A": between}, {"A": "T"}, 1, 1) is not None
+    assert empty_arms.empty_arm_warning({"A": between}, {"A": "T"}, 1, 1) is not None
     # at the threshold exactly: warned (only an expectation below it is quiet)
-    monkeypatch.setattr(study, "EMPTY_ARM_WARNING", expected)
-    line = study.empty_arm_warning(windows, industry, 3, 16)
+    monkeypatch.setattr(empty_arms, "EMPTY_ARM_WARNING", expected)
+    line = empty_arms.empty_arm_warning(windows, industry, 3, 16)
     assert line is not None and "with 9 windows per ticker" in line
     # the default cap of 24 company distributions, as expected_empty_arm_draws'
     many = {f"T{i:02d}": 1 for i in range(26)}
     same = dict.fromkeys(many, "T")
     capped = union_bound(many, same, 3, 5000, companies=24)
-    assert f"about {capped:.1f} draws" in study.empty_arm_warning(many, same, 3, 5000)
+    assert f"about {capped:.1f} draws" in empty_arms.empty_arm_warning(many, same, 3, 5000)
     for other in (23, 25):
         assert f"{capped:.1f}" != f"{union_bound(many, same, 3, 5000, companies=other):.1f}"
 
@@ -290,8 +290,8 @@ def test_stored_company_rows_are_read_beside_a_reader_and_blanks_never_override(
     value in a companies file keeps the seed's; an unreadable warehouse is skipped."""
     import duckdb
 
+    from tsrate.robustness.build_run import run_to_build
     from tsrate.robustness.companies import store_companies
-    from tsrate.robustness.study import run_to_build
 
     warehouse.parent.mkdir(parents=True)
     con = duckdb.connect(str(warehouse))

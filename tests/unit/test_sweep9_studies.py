@@ -173,12 +173,46 @@ def test_the_listing_shows_the_systems_of_complete_runs_or_says_there_is_none(co
     insert_run(con, "r2", study_with(stride=2, systems=["arima"]), "2026-01-02", status="failed")
     studies.ensure_studies(con)
     lines = studies.describe_studies(con)
-    assert len(lines) == 2
-    complete = next(line for line in lines if "stride=1" in line)
-    failed = next(line for line in lines if "stride=2" in line)
-    assert complete.endswith("systems: naive")
-    assert failed.endswith("systems: no complete run")
-    assert "2 tickers (AAPL JPM) 2022-09-01..2022-12-28 n=30 d=5" in complete
+    assert len(lines) == 6  # three per study: name and runs, tickers and window, systems
+    complete = next(i for i, line in enumerate(lines) if "stride=1" in line)
+    failed = next(i for i, line in enumerate(lines) if "stride=2" in line)
+    assert lines[complete + 1] == "  systems: naive"
+    assert lines[failed + 1] == "  systems: no complete run"
+    assert lines[complete].startswith("  2 tickers (AAPL JPM) 2022-09-01..2022-12-28 n=30 d=5")
+
+
+def test_every_listing_line_fits_in_100_characters_and_keeps_every_word(con):
+    """A study name longer than a line, 24 tickers, long system ids and several runs: each
+    line of the listing stays within 100 characters, nothing is lost in the wrapping, and
+    the continuation lines are indented under their part."""
+    from tsrate.config import load_companies
+
+    tickers = sorted(load_companies()["ticker"])
+    systems = sorted(f"{name}_with_a_rather_long_system_id" for name in ("naive", "arima", "x"))
+    systems += ["naive", "seasonal_naive"]
+    study = study_with(study_tickers=tickers, systems=systems)
+    con.execute(OLD_RUNS_DDL)
+    for k in range(3):
+        insert_run(con, f"r{k}", study, f"2026-01-0{k + 1}")
+    (study_id,) = {pair[1] for pair in studies.ensure_studies(con)}
+    name = "a_study_named_at_length_" * 5
+    con.execute("update raw.studies set study_name = ?", [name.rstrip("_")])
+    lines = studies.describe_studies(con)
+    assert len(tickers) >= 20 and max(map(len, lines)) <= studies.LISTING_WIDTH == 100, lines
+    assert len(lines) > 3  # the window and the systems did not fit on a line each
+    # a name longer than a line is split (the only word that is), the rest at spaces
+    head = "".join(x.strip() for x in lines[:2])
+    assert head == f"{name.rstrip('_')}  {study_id}  3 runs, last 2026-01-03 00:00", lines[:2]
+    words = " ".join(lines).replace("(", " ").replace(")", " ").split()
+    for expected in [*tickers, "2022-09-01..2022-12-28", "n=30", "stride=1", "[P0", "P3]"]:
+        assert expected in words, expected
+    assert "systems: " + ", ".join(sorted(systems)) == " ".join(
+        " ".join(lines[lines.index(next(x for x in lines if "systems:" in x)) :]).split()
+    )
+    # a part's first line is indented by two, its continuation lines by six
+    window = next(i for i, x in enumerate(lines) if " tickers (" in x)
+    assert lines[window].startswith(f"  {len(tickers)} tickers (")
+    assert all(x.startswith("      ") and x[6] != " " for x in lines[window + 1 :] if ":" not in x)
 
 
 def test_imported_systems_read_back_and_none_before_both_tables_exist(con):

@@ -28,7 +28,7 @@ from tsrate.robustness.presets import (
     price_days,
     require_preset_prices,
 )
-from tsrate.robustness.study import skfolio_sample_path
+from tsrate.robustness.sample import skfolio_sample_path
 
 
 def _file(path: Path, days: dict[str, list[pd.Timestamp]]) -> Path:

@@ -91,7 +91,8 @@ def test_the_studies_listing_with_and_without_a_warehouse(warehouse, capsys):
     study_id = _with_an_import(warehouse)
     assert main(["studies"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 1 and out[0].startswith(f"study-{study_id[:8]}  {study_id}  2 tickers")
+    assert len(out) == 3 and out[0].startswith(f"study-{study_id[:8]}  {study_id}  1 run, ")
+    assert out[1].startswith("  2 tickers")
 
 
 def test_the_studies_listing_reads_beside_a_reader_and_is_refused_by_a_writer(warehouse, capsys):
@@ -106,7 +107,8 @@ def test_the_studies_listing_reads_beside_a_reader_and_is_refused_by_a_writer(wa
     with live_reader(warehouse):  # a --live query in progress
         assert main(["studies"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 1 and out[0].startswith(f"study-{study_id[:8]}  {study_id}  2 tickers")
+    assert len(out) == 3 and out[0].startswith(f"study-{study_id[:8]}  {study_id}  1 run, ")
+    assert out[1].startswith("  2 tickers")
     assert warehouse.read_bytes() == before  # nothing written
     assert writer_status(warehouse) is None and lock_path(warehouse).read_text() == ""
 
@@ -130,8 +132,8 @@ def test_the_studies_listing_gives_an_earlier_releases_runs_their_study(warehous
     )  # fmt: skip
     con.close()
     assert main(["studies"]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
-    assert "2 tickers" in line and "1 run, last" in line
+    line, window, _ = capsys.readouterr().out.splitlines()
+    assert "1 run, last" in line and window.startswith("  2 tickers")
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         assert con.execute("select count(*) from raw.runs where study_id is null").fetchone() == (

@@ -243,7 +243,7 @@ def test_pattern_answers_follow_the_partial_match_and_stop_at_the_cap():
 
 
 def test_parse_reads_the_longest_run_and_exactly_the_horizon():
-    from tsrate.systems.llm import parse_forecast
+    from tsrate.systems.llm_replies import parse_forecast
 
     # the runs are "2" (in the lead-in) and "7, 8, 9": the longest is the forecast
     np.testing.assert_array_equal(parse_forecast("Next 2 days and one: 7, 8, 9", 3), [7, 8, 9])
@@ -254,7 +254,7 @@ def test_parse_reads_the_longest_run_and_exactly_the_horizon():
 
 
 def test_parse_refuses_blank_replies_and_any_infinite_value():
-    from tsrate.systems.llm import ReplyParseError, parse_forecast
+    from tsrate.systems.llm_replies import ReplyParseError, parse_forecast
 
     with pytest.raises(ReplyParseError, match="empty reply"):
         parse_forecast(" \n\t", 2)
@@ -265,7 +265,7 @@ def test_parse_refuses_blank_replies_and_any_infinite_value():
 
 
 def test_failed_rows_keep_their_raw_reply():
-    from tsrate.systems.llm import parse_replies
+    from tsrate.systems.llm_replies import parse_replies
 
     out = parse_replies(["1, 2", "no idea", None], 2)
     np.testing.assert_array_equal(out.values[0], [1, 2])
@@ -276,7 +276,7 @@ def test_failed_rows_keep_their_raw_reply():
 def test_prompt_digest_hashes_the_numeric_templates_unless_asked_for_the_image_ones():
     import hashlib
 
-    from tsrate.systems import llm
+    from tsrate.systems import llm_prompts as llm
 
     def digest(*templates):
         return hashlib.sha256("\x00".join(templates).encode()).hexdigest()[:12]
@@ -288,7 +288,7 @@ def test_prompt_digest_hashes_the_numeric_templates_unless_asked_for_the_image_o
 def test_window_plots_are_png_urls_and_only_p6_needs_a_sentiment_system():
     import base64
 
-    from tsrate.systems import llm
+    from tsrate.systems import llm_prompts as llm
 
     contexts = np.array([[1.0, 2.0, 3.0, 2.5], [4.0, 3.0, np.nan, 5.0]])
     images = llm.window_images(contexts, "P0", 16)  # no sentiment system needed

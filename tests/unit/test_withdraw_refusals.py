@@ -148,10 +148,10 @@ def test_a_withdrawal_is_recorded_once_in_the_newest_run_study(
     monkeypatch.chdir(tmp_path)
     assert cli.main(["studies"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    line = next(x for x in lines if f"  {study_id}  " in x)
-    assert line.endswith("systems: naive  withdrawn: external_demo"), line
-    line = next(x for x in lines if f"  {other}  " in x)
-    assert line.endswith("systems: seasonal_naive  withdrawn: naive"), line
+    at = next(i for i, x in enumerate(lines) if f"  {study_id}  " in x)
+    assert lines[at + 2] == "  systems: naive  withdrawn: external_demo", lines
+    at = next(i for i, x in enumerate(lines) if f"  {other}  " in x)
+    assert lines[at + 2] == "  systems: seasonal_naive  withdrawn: naive", lines
 
 
 def test_a_real_parquet_folder_is_refused_before_anything_is_written(
@@ -238,12 +238,12 @@ def test_the_listings_show_each_withdrawal_s_date_and_reason(stored, tmp_path, m
     assert cli.main(["studies"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, x in enumerate(lines) if f"  {other}  " in x)
-    assert lines[at + 1] == f"  withdrawn naive {naive}"  # no reason: nothing more
+    assert lines[at + 3] == f"  withdrawn naive {naive}"  # no reason: nothing more
     at = next(i for i, x in enumerate(lines) if f"  {study_id}  " in x)
-    shown = lines[at + 1]
+    shown = lines[at + 3]
     assert shown.startswith(f"  withdrawn external_demo {demo}: imported under a test id by ")
     assert shown.endswith("...") and 95 <= len(shown) < 100 and "the end" not in shown
-    assert len(lines) == 4  # two studies, one withdrawal each
+    assert len(lines) == 8  # two studies of three lines, one withdrawal each
 
     assert cli.main(["systems"]) == 0
     out = capsys.readouterr().out.splitlines()

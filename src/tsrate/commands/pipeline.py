@@ -389,7 +389,7 @@ def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - 
     the lock (:func:`check_build_before_lock`). Where there is
     no warehouse the CLI runs it before taking the writer lock (``without_warehouse``), so
     the refusal leaves no lock file behind."""
-    from tsrate.robustness.study import run_to_build
+    from tsrate.robustness.build_run import run_to_build
 
     if not getattr(args, "no_publish", False):  # pre-flight: the publish at the end
         from tsrate.platform.published_paths import check_parquet_link, published_path
@@ -479,9 +479,9 @@ def _build_run(args: argparse.Namespace, warehouse) -> int:  # noqa: ANN001 - a 
         connect,
         mark_published_runs_succeeded,
     )
+    from tsrate.robustness.build_run import run_to_build
     from tsrate.robustness.forecast.execute import finish_run
     from tsrate.robustness.studies import ensure_studies, newest_complete_run, resolve_study
-    from tsrate.robustness.study import run_to_build
 
     published = published_run_ids(published_path(warehouse))
     with connect(warehouse) as con:  # under the writer lock (main)

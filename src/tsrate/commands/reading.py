@@ -108,7 +108,7 @@ def cmd_studies(args: argparse.Namespace) -> int:
 
 def _show_prompt(system_id: str, study) -> int:  # noqa: ANN001 - tsrate.config.Study
     from tsrate.config import load_companies
-    from tsrate.systems.llm import describe_messages, sample_batch
+    from tsrate.systems.llm_prompts import describe_messages, sample_batch
     from tsrate.systems.registry import create_system, load_systems_seed
 
     seed = load_systems_seed().set_index("system_id")

@@ -14,7 +14,7 @@ def _checked(
     args: argparse.Namespace, imported: set[str] = frozenset(), registered: set[str] = frozenset()
 ) -> Registration:
     from tsrate.config import project_dir
-    from tsrate.robustness.study import read_seed
+    from tsrate.robustness.study_inputs import read_seed
 
     seed = [row["system_id"] for row in read_seed(project_dir() / "seeds" / "systems.csv")]
     return check_registration(

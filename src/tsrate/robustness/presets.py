@@ -85,7 +85,7 @@ def price_days(
 ) -> dict[str, int] | None:
     """Trading days per ticker in [start, end] the run will have; None when unknowable
     before the run (Yahoo, or the warehouse held by a writer)."""
-    from tsrate.robustness.study import file_trading_days, skfolio_trading_days, stored_state
+    from tsrate.robustness.study_inputs import file_trading_days, skfolio_trading_days, stored_state
 
     if source == "yahoo":
         return None

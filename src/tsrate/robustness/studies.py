@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import textwrap
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -319,7 +320,7 @@ def current_study_id(con: duckdb.DuckDBPyConnection, study: str | None = None) -
     return None if row is None else row[0]
 
 
-#: run statuses whose forecasts are complete (as tsrate.robustness.study.FORECASTED)
+#: run statuses whose forecasts are complete (as tsrate.robustness.build_run.FORECASTED)
 COMPLETE = ("forecasted", "succeeded", "build_failed", "publish_failed")
 
 
@@ -377,9 +378,28 @@ def list_studies(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
+#: the widest line of ``tsrate studies``
+LISTING_WIDTH = 100
+
+
+def listing_lines(text: str, indent: str = "") -> list[str]:
+    """``text`` wrapped to :data:`LISTING_WIDTH` characters at its spaces, the first line
+    indented by ``indent``, the next ones by four more (a word longer than a line is split)."""
+    return textwrap.wrap(
+        text,
+        LISTING_WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + "    ",
+        break_on_hyphens=False,
+    )
+
+
 def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """One line per study for ``tsrate studies`` (its withdrawn systems named as such), each
-    withdrawn system then on a line of its own with the withdrawal's time and reason."""
+    """The lines of ``tsrate studies``, each within :data:`LISTING_WIDTH` characters: per
+    study its name, id, runs and last update, then (indented by two) its tickers and window,
+    then its systems (the withdrawn ones named as such), each wrapped as
+    :func:`listing_lines` does; each withdrawn system then on a line of its own with the
+    withdrawal's time and reason."""
     lines = []
     withdrawn: dict[str, list[dict[str, Any]]] = {}
     for row in withdrawn_systems(con):
@@ -390,12 +410,16 @@ def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
         out = [row["system_id"] for row in rows]
         systems = ", ".join(x for x in s["systems"] or [] if x not in out)
         systems = systems or ("none" if out else "no complete run")
-        lines.append(
-            f"{s['study_name']}  {s['study_id']}  {len(s['tickers'])} tickers "
-            f"({' '.join(s['tickers'])}) {s['start']}..{s['end']} n={s['context_length']} "
-            f"d={s['horizon']} stride={s['stride']} [{' '.join(s['perturbations'])}]  "
-            f"{s['n_runs']} run{'' if s['n_runs'] == 1 else 's'}, last {when}  systems: {systems}"
-            + (f"  withdrawn: {', '.join(out)}" if out else "")
+        runs = f"{s['n_runs']} run{'' if s['n_runs'] == 1 else 's'}, last {when}"
+        lines += listing_lines(f"{s['study_name']}  {s['study_id']}  {runs}")
+        lines += listing_lines(
+            f"{len(s['tickers'])} tickers ({' '.join(s['tickers'])}) {s['start']}..{s['end']} "
+            f"n={s['context_length']} d={s['horizon']} stride={s['stride']} "
+            f"[{' '.join(s['perturbations'])}]",
+            "  ",
+        )
+        lines += listing_lines(
+            f"systems: {systems}" + (f"  withdrawn: {', '.join(out)}" if out else ""), "  "
         )
         lines += [withdrawal_line(f"  withdrawn {row['system_id']}", row) for row in rows]
     return lines or ["no study yet: `tsrate run` defines one"]

@@ -24,7 +24,8 @@ check collects every problem it finds instead of stopping at the first:
 
 A near miss (``arma``, ``APPL``, ``P7``) gets a did-you-mean from :mod:`difflib`. Only yaml
 and duckdb are imported (pandas only for a price file or a ``seed`` distribution; no Prefect,
-dbt or torch); the seeds and skfolio's bundled CSV are read with the csv module.
+dbt or torch); the seeds and skfolio's bundled CSV are read with the csv module
+(:mod:`tsrate.robustness.study_inputs` reads them, the warehouse and the price file).
 """
 
 from __future__ import annotations
@@ -32,15 +33,15 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import difflib
-import gzip
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tsrate import TsrateError
 from tsrate.config import Study, project_dir, project_vars, warehouse_path
-from tsrate.robustness.sample import skfolio_sample_path
-from tsrate.systems.registered import SYSTEM_ID, registrations
+from tsrate.robustness.empty_arms import empty_arm_warning
+from tsrate.robustness.study_inputs import available_days, company_rows, read_seed, stored_state
+from tsrate.systems.registered import SYSTEM_ID
 
 #: the CLI flag that sets each study var (for the hints)
 FLAGS = {
@@ -115,92 +116,6 @@ def _int(values: Mapping[str, Any], name: str, default: int, problems: list[str]
         return None
 
 
-# ----------------------------------------------------------------------------- prices
-
-
-def skfolio_trading_days(start: dt.date | None, end: dt.date | None) -> dict[str, int] | None:
-    """Trading days with a close in [start, end] per ticker of the bundled sample.
-
-    With no valid period every ticker maps to -1 (present, days unknown); None when
-    skfolio's file cannot be found.
-    """
-    path = skfolio_sample_path()
-    if path is None:
-        return None
-    with gzip.open(path, "rt", newline="") as handle:
-        rows = csv.reader(handle)
-        tickers = next(rows)[1:]
-        if start is None or end is None:
-            return {t: -1 for t in tickers}
-        first, last = start.isoformat(), end.isoformat()
-        counts = dict.fromkeys(tickers, 0)
-        for row in rows:
-            if first <= row[0][:10] <= last:  # ISO dates compare as text
-                for ticker, close in zip(tickers, row[1:], strict=False):
-                    if close.strip():
-                        counts[ticker] += 1
-        return counts
-
-
-def read_seed(path: Path) -> list[dict[str, str]]:
-    """A seed CSV as a list of rows (text values; empty cells are '')."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def file_trading_days(*args: Any, **kwargs: Any) -> dict[str, int]:
-    """:func:`tsrate.robustness.sources.file_trading_days` (pandas is imported on use)."""
-    from tsrate.robustness.sources import file_trading_days as trading_days
-
-    return trading_days(*args, **kwargs)
-
-
-def stored_state(warehouse: Path, start: dt.date | None, end: dt.date | None) -> tuple:
-    """(trading days per stored ticker in [start, end], systems registered by import, the
-    language models of ``tsrate register-llm``), read in one read-only open of the file.
-
-    An absent warehouse stores nothing; one held by a writer (DuckDB's lock) cannot be read:
-    None (no days, no registrations: the checks that need them wait for the run's lock).
-    """
-    if not Path(warehouse).exists():
-        return {}, set(), []
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(warehouse), read_only=True)
-    except duckdb.Error:
-        return None, set(), None
-    try:
-        tables = {
-            f"{schema}.{name}"
-            for schema, name in con.execute(
-                "select schema_name, table_name from duckdb_tables()"
-            ).fetchall()
-        }
-        days: dict[str, int] = {}
-        if "raw.prices" in tables:
-            if start is None or end is None:
-                rows = con.execute("select distinct ticker, -1 from raw.prices").fetchall()
-            else:
-                rows = con.execute(
-                    "select ticker, count(*) filter (where price_date between ? and ?) "
-                    "from raw.prices group by ticker",
-                    [start, end],
-                ).fetchall()
-            days = {str(t): int(n) for t, n in rows}
-        registered: set[str] = set()
-        if "raw.imported_systems" in tables:
-            registered = {
-                str(r[0])
-                for r in con.execute(
-                    "select distinct system_id from raw.imported_systems"
-                ).fetchall()
-            }
-        return days, registered, registrations(con)
-    finally:
-        con.close()
-
-
 # ----------------------------------------------------------------------------- the check
 
 
@@ -257,7 +172,7 @@ def check_study(
     ``source`` / ``path``: where ``tsrate run`` will take missing prices from (see the module
     docstring); ``warehouse``: the live file (default: :func:`tsrate.config.warehouse_path`).
     An empty list means the study can run. ``warnings`` (when given) receives lines that do
-    not stop the run (:func:`empty_arm_warning`).
+    not stop the run (:func:`~tsrate.robustness.empty_arms.empty_arm_warning`).
     """
     project = Path(project) if project else project_dir()
     values = project_vars()
@@ -321,7 +236,7 @@ def check_study(
     seed_companies = {
         row["ticker"].strip().upper(): row for row in read_seed(project / "seeds" / "companies.csv")
     }
-    companies = _company_rows(
+    companies = company_rows(
         seed_companies, warehouse, path if source == "file" else None, companies_path, problems
     )
 
@@ -329,7 +244,7 @@ def check_study(
         problems.append(f"unknown price source {source!r}; use one of {', '.join(SOURCES)}")
     if source == "file" and not path:
         problems.append("source 'file' needs a price file (--file PATH)")
-    available, label = _available(source, path, stored, start, end, problems, warehouse)
+    available, label = available_days(source, path, stored, start, end, problems, warehouse)
 
     needed = None if context is None or horizon is None else context + horizon
     for ticker in dict.fromkeys(tickers):
@@ -441,93 +356,10 @@ def _distribution_problems(
     ]
 
 
-def _company_rows(
-    seed: dict[str, dict[str, str]],
-    warehouse: Path,
-    price_file: str | Path | None,
-    companies_path: str | Path | None,
-    problems: list[str],
-) -> dict[str, dict[str, str]]:
-    """Company rows per ticker: the seed, then stored, price-file and --companies values
-    (later sources win per non-empty value). pandas is imported only for a file."""
-    rows = {ticker: dict(row) for ticker, row in seed.items()}
-
-    def merge(ticker: str, values: Mapping[str, Any]) -> None:
-        into = rows.setdefault(ticker, {"ticker": ticker})
-        for key in ("company_name", "industry", "biased_offset"):
-            value = values.get(key)
-            if value is not None and str(value).strip() and str(value) != "nan":
-                into[key] = str(value)
-
-    if Path(warehouse).exists():
-        import duckdb
-
-        try:
-            con = duckdb.connect(str(warehouse), read_only=True)
-        except duckdb.Error:
-            con = None
-        if con is not None:
-            try:
-                from tsrate.robustness.studies import stored_company_rows
-
-                for row in stored_company_rows(con):
-                    merge(row["ticker"], row)
-            finally:
-                con.close()
-    for label, reader, file in (
-        ("--file", "companies_in_price_file", price_file),
-        ("--companies", "read_companies_file", companies_path),
-    ):
-        if not file or (label == "--file" and not Path(file).is_file()):
-            continue  # a missing price file: file_trading_days reports it, once
-        from tsrate.robustness import companies  # pandas: only for a file
-
-        try:
-            frame = getattr(companies, reader)(file)
-        except (TsrateError, OSError, ValueError) as exc:
-            problems.append(str(exc) if str(exc).startswith(label) else f"{label} {exc}")
-            continue
-        for row in [] if frame is None else frame.to_dict("records"):
-            merge(row["ticker"], row)
-    return rows
-
-
 def _duplicates(name: str, flag: str, items: list[str], problems: list[str]) -> None:
     twice = sorted({item for item in items if items.count(item) > 1})
     if twice:
         problems.append(f"the study names {name} twice: {', '.join(twice)} ({flag})")
-
-
-def _available(
-    source: str,
-    path: str | Path | None,
-    stored: dict[str, int] | None,
-    start: dt.date | None,
-    end: dt.date | None,
-    problems: list[str],
-    warehouse: Path | None = None,
-) -> tuple[dict[str, int] | None, str]:
-    """Trading days per ticker the run will have, and where they come from (for messages).
-
-    None when it cannot be known before the run (Yahoo; the warehouse locked by a writer).
-    """
-    if source == "yahoo":
-        return None, "Yahoo Finance"
-    if source == "file":
-        if not path:
-            return None, "the price file"
-        from_file = file_trading_days(path, start, end, problems, warehouse if stored else None)
-        if stored is None:
-            return None, "the price file"
-        return {**stored, **from_file}, f"the warehouse or {path}"
-    if stored is None:
-        return None, "the warehouse"
-    if source == "none":
-        return stored, "the warehouse (--source none ingests nothing)"
-    sample = skfolio_trading_days(start, end) or {}
-    if source == "skfolio":
-        return sample, "the bundled skfolio S&P 500 sample (--source skfolio)"
-    return {**sample, **stored}, "the warehouse or the bundled skfolio S&P 500 sample"
 
 
 def require_valid_study(
@@ -540,8 +372,9 @@ def require_valid_study(
 ) -> Study:
     """The study, or :class:`StudyCheckError` listing every problem of :func:`check_study`.
 
-    ``warn`` receives one line per warning (:func:`empty_arm_warning`: a study too small for
-    its treatment draws); warnings never stop the run.
+    ``warn`` receives one line per warning
+    (:func:`~tsrate.robustness.empty_arms.empty_arm_warning`: a study too small for its
+    treatment draws); warnings never stop the run.
     """
     warnings: list[str] = []
     problems = check_study(
@@ -574,125 +407,3 @@ def flow_study(
 
         return Study.from_json(json.dumps(dict(study), default=str))
     return Study.from_vars(dict(overrides or {}))
-
-
-#: expected draws with an empty arm above which the study check warns
-EMPTY_ARM_WARNING = 0.05
-
-
-def expected_empty_arm_draws(
-    windows_by_ticker: Mapping[str, int],
-    industry_of: Mapping[str, str],
-    treatments: int,
-    draws: int,
-    max_company_distributions: int = 24,
-    treated_weight: float = 2.0,
-    control_weight: float = 1.0,
-) -> float:
-    """Expected number of (distribution, draw) pairs whose draw leaves an arm empty.
-
-    The derived distributions (one per industry, one per company up to the bound) favour
-    their value: a favoured window draws P0 with probability c / (c + k t) and each
-    treatment t / (c + k t), every other window uniformly 1 / (k + 1) (c = control_weight,
-    t = treated_weight, k = ``treatments``). An arm is empty with probability
-    prod_i (1 - p_i) over the windows; the union over the k + 1 arms is bounded above by the
-    sum (exact enough for a warning). Pure arithmetic, no pandas: the check stays fast.
-    """
-    if treatments < 1 or draws < 1:
-        return 0.0
-    uniform = 1.0 / (treatments + 1)
-    favoured_total = control_weight + treatments * treated_weight
-    arms = [control_weight / favoured_total] + [treated_weight / favoured_total] * treatments
-    tickers = sorted(windows_by_ticker)
-    industries = sorted({industry_of[t] for t in tickers})
-    groups = [[t for t in tickers if industry_of[t] == i] for i in industries]
-    companies = [[t] for t in tickers][: max(0, int(max_company_distributions))]
-    expected = 0.0
-    for favoured in [*groups, *companies]:
-        n_favoured = sum(windows_by_ticker[t] for t in favoured)
-        n_other = sum(windows_by_ticker.values()) - n_favoured
-        p_empty = sum(min(1.0, (1 - arm) ** n_favoured * (1 - uniform) ** n_other) for arm in arms)
-        expected += min(1.0, p_empty) * draws
-    return expected
-
-
-def empty_arm_warning(
-    windows_by_ticker: Mapping[str, int],
-    industry_of: Mapping[str, str],
-    treatments: int,
-    draws: int,
-    max_company_distributions: int = 24,
-) -> str | None:
-    """One line when a study is too small for its treatment draws, else None."""
-    expected = expected_empty_arm_draws(
-        windows_by_ticker, industry_of, treatments, draws, max_company_distributions
-    )
-    if expected < EMPTY_ARM_WARNING:
-        return None
-    fewest = min(windows_by_ticker.values())
-    return (
-        f"the study is small for its {draws} treatment draws: with {fewest} windows per "
-        f"ticker about {expected:.1f} draws are expected to leave an arm empty (no window "
-        "drawn P0 or a treatment); they are left out of the APE/PIE means and counted in "
-        "marts.robustness_scores.n_draws_left_out (widen the period or lower --stride)"
-    )
-
-
-# ----------------------------------------------------------------------------- tsrate build
-
-#: run statuses whose forecasts are complete (the build can describe them)
-FORECASTED = ("forecasted", "succeeded", "build_failed", "publish_failed")
-
-
-def run_to_build(warehouse: Path, run_id: str | None = None) -> str:
-    """The run ``tsrate build`` will describe, or a one-line :class:`TsrateError` with a hint.
-
-    ``run_id`` None: the newest run whose forecasts are complete with status ``forecasted``,
-    ``succeeded`` or ``publish_failed`` (what the dbt var ``run_id: latest`` selects). A named run must exist
-    and have complete forecasts (any status of :data:`FORECASTED`). Without such a run the
-    build would make empty marts, so it is refused.
-    """
-    import duckdb
-
-    warehouse = Path(warehouse)
-    if not warehouse.exists():
-        raise TsrateError(
-            f"no warehouse at {warehouse}: nothing to build; `tsrate run` forecasts the study "
-            "and builds the marts"
-        )
-    try:
-        con = duckdb.connect(str(warehouse), read_only=True)
-    except duckdb.Error as exc:
-        raise TsrateError(f"cannot read the warehouse {warehouse}: {exc}") from exc
-    try:
-        has_runs = con.execute(
-            "select count(*) from duckdb_tables() where schema_name = 'raw' and table_name = 'runs'"
-        ).fetchone()[0]
-        runs = (
-            con.execute(
-                "select run_id, status from raw.runs order by started_at desc, run_id desc"
-            ).fetchall()
-            if has_runs
-            else []
-        )
-    finally:
-        con.close()
-    status = dict(runs)
-    if run_id is not None:
-        if run_id not in status:
-            raise TsrateError(f"no run {run_id!r} in raw.runs; see `tsrate runs`")
-        if status[run_id] not in FORECASTED:
-            raise TsrateError(
-                f"run {run_id!r} is {status[run_id]!r}: its forecasts are incomplete, so its "
-                "marts would be empty or partial; finish it with `tsrate run` (finished "
-                "partitions are reused) or pick another with --run-id (see `tsrate runs`)"
-            )
-        return run_id
-    for candidate, candidate_status in runs:
-        if candidate_status in ("forecasted", "succeeded", "publish_failed"):
-            return candidate
-    newest = f" (the newest, {runs[0][0]}, is {runs[0][1]!r})" if runs else ""
-    raise TsrateError(
-        f"no forecast run to build marts for in {warehouse}{newest}: `tsrate run` forecasts "
-        "the study and builds, `tsrate import FILE --system ID` rates a model's predictions"
-    )

@@ -60,7 +60,9 @@ from tsrate.systems.hf_local import (
     load_settings,
     prompt_text,
 )
-from tsrate.systems.llm import ResponseCache, cache_dir_setting, parse_replies, prompt_digest
+from tsrate.systems.llm import ResponseCache, cache_dir_setting
+from tsrate.systems.llm_prompts import prompt_digest
+from tsrate.systems.llm_replies import parse_replies
 from tsrate.systems.numeric_decoding import (
     LEAD_IN_TOKENS,
     lead_in,

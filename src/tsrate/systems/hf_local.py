@@ -1,7 +1,8 @@
 """Language models from a local Hugging Face checkpoint, through ``transformers``.
 
-The same prompt templates and parser as the endpoint systems (:mod:`tsrate.systems.llm`):
-each window becomes the chat messages of ``prompts/system.txt`` + ``prompts/numeric.txt``,
+The same prompt templates and parser as the endpoint systems
+(:mod:`tsrate.systems.llm_prompts`, :mod:`tsrate.systems.llm_replies`): each window
+becomes the chat messages of ``prompts/system.txt`` + ``prompts/numeric.txt``,
 rendered with the tokenizer's chat template when it has one (else ``system``, a blank
 line, ``user``, a newline), and the model generates **greedily** (no sampling, so a rerun
 gives the same forecast). The reasoning suite's sampled forecasts (``--forecast-samples``)
@@ -11,8 +12,8 @@ for the endpoint systems.
 Numeric+image seed rows (modality ``numeric+image``) load a **vision-language** checkpoint
 (``AutoProcessor`` + ``AutoModelForImageTextToText``, e.g. Llava, Qwen2-VL, Idefics3,
 PaliGemma, Gemma 3) and send each window's line plot with ``prompts/numeric_image.txt``:
-exactly the PNG the endpoint's numeric+image mode sends (:func:`tsrate.systems.llm.window_images`,
-P4–P6 applied to the image, then :func:`~tsrate.systems.llm.png_data_url`), decoded back to
+exactly the PNG the endpoint's numeric+image mode sends (:func:`tsrate.systems.llm_prompts.window_images`,
+P4–P6 applied to the image, then :func:`~tsrate.systems.llm_prompts.png_data_url`), decoded back to
 pixels and given to the model's own processor. The chat's image part becomes the processor's
 image placeholder (``{"type": "image"}``) in its chat template (else the processor's
 ``image_token`` before the text). A checkpoint whose ``config.json`` has a
@@ -57,12 +58,8 @@ from tsrate.inputs.sentiment import SentimentSystem
 from tsrate.systems._settings import int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
 from tsrate.systems.failures import PartialForecasts
-from tsrate.systems.llm import (
-    FORECAST_PARSER,
-    batch_messages,
-    parse_replies,
-    prompt_digest,
-)
+from tsrate.systems.llm_prompts import batch_messages, prompt_digest
+from tsrate.systems.llm_replies import FORECAST_PARSER, parse_replies
 from tsrate.systems.registered import env_prefix
 from tsrate.systems.registry import load_systems_seed
 
@@ -226,7 +223,7 @@ def decode_image_url(url: str) -> Any:
 
 def vision_chat(messages: list[dict]) -> tuple[list[dict], list[Any]]:
     """Chat-completions messages (``text`` / ``image_url`` content parts, as
-    :func:`tsrate.systems.llm.render_messages` writes them) in the form Hugging Face
+    :func:`tsrate.systems.llm_prompts.render_messages` writes them) in the form Hugging Face
     processors' chat templates read: every content a list of ``{"type": "text"}`` /
     ``{"type": "image"}`` parts, plus the decoded images in order."""
     converted, images = [], []
@@ -280,7 +277,7 @@ class HfLocalSystem:
     window (``with_image``: the numeric+image prompt with the window's line plot)."""
 
     #: appended to the fingerprint in stored partitions' keys: the replies are parsed by
-    #: :func:`tsrate.systems.llm.parse_forecast` (not in the response cache's key)
+    #: :func:`tsrate.systems.llm_replies.parse_forecast` (not in the response cache's key)
     partition_tag = f";{FORECAST_PARSER}"
     #: batch text prompts grouped by length (:meth:`generate`); False only to measure
     #: what the grouping saves (benchmarks/bench_gemma_suites.py)

@@ -4,31 +4,11 @@ One module serves several seed rows (``implementation = tsrate.systems.llm:<syst
 the paper's Gemini and Phi-3 numeric-only systems, or any model a user adds. Each window
 becomes one prompt; the reply's numbers are the forecast.
 
-Encoding (LLMTime-style, plain text): the context values, oldest first, each rounded to
-``decimals`` places (default 2: cents), separated by ``", "``; a missing value (P3) is
-written ``NaN`` and the prompt says so. No rescaling: the model sees prices as they are.
-The prompt asks for exactly d values in the same format (:data:`SYSTEM_PROMPT`,
-:data:`USER_PROMPT`; their hash is part of the fingerprint).
-
-Parsing (:func:`parse_forecast`), tolerant of the common answer shapes: code fences and
-``<think>…</think>`` blocks are dropped; a numbered list (``1. 101.2`` / ``Day 1: 101.2``)
-gives its values (an item's point is followed by white space, so a line ``101.25`` is one
-value, not item 101); otherwise the longest run of numbers separated by commas, semicolons or
-white space is the answer (so a sentence before it, such as "the next 20 values:", does not
-count). Brackets of a JSON list are fine. Thousands separators are not supported (the comma
-separates values). **Echoes** (:func:`echo_length`): a list whose leading values repeat the
-context's last values as the prompt printed them (at least two, not all one value; e.g. the
-model restates the last five prices, then continues) has that echo skipped: its forecast
-is what follows, and lists are compared by their length without it (so a sentence quoting
-the context does not win over the answer). One value equal to the last price is not an
-echo (a forecast that holds the price looks the same). An echo followed by fewer than d
-numbers fails the window ("echoed context: ..."), a reply that only repeats the context
-included: tsrate does not rate context values as a forecast. Length policy: **more** than d
-numbers → the first d are kept (models often continue the sequence); **fewer** than d, no
-numbers, or a non-finite number → the window fails: the batch comes back as :class:`~tsrate.systems.failures.PartialForecasts`
-and the run stores the raw reply and the reason in ``raw.forecast_failures`` (the window
-is then left out of every system's scores under every perturbation, see
-:mod:`tsrate.systems.failures`). Nothing is padded or zero-filled.
+The prompt is built by :mod:`tsrate.systems.llm_prompts` (LLMTime-style plain text; the
+numeric+image mode adds the window's line plot) and the reply read by
+:mod:`tsrate.systems.llm_replies` (:func:`~tsrate.systems.llm_replies.parse_forecast`: a
+reply that holds no forecast fails its window, nothing is padded); this module holds the
+endpoint: settings, the response cache and the client.
 
 Calls: ``temperature`` 0 by default, ``max_tokens``, a per-request ``timeout``, and
 ``retries`` with exponential backoff (``backoff_s`` × 2^attempt) on connection errors,
@@ -56,52 +36,32 @@ Shared by all LLM systems (environment ``TSRATE_LLM_<KEY>``, dbt var ``llm_<key>
 
 from __future__ import annotations
 
-import base64
 import concurrent.futures
 import dataclasses
 import hashlib
 import json
 import os
-import re
-import struct
-import tempfile
 import threading
 import time
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, project_vars, warehouse_path
-from tsrate.inputs.images import IMAGE_SIZE, line_plot_images, write_png
-from tsrate.inputs.perturbations import perturb_images
+from tsrate.inputs.images import IMAGE_SIZE
 from tsrate.inputs.sentiment import SentimentSystem
 from tsrate.platform.files import write_text_atomic
 from tsrate.systems._settings import float_setting, int_setting, setting
 from tsrate.systems.base import Availability, ForecastBatch
-from tsrate.systems.failures import PartialForecasts, WindowFailure
+from tsrate.systems.failures import PartialForecasts
+from tsrate.systems.llm_prompts import batch_messages, prompt_digest
+from tsrate.systems.llm_replies import FORECAST_PARSER, parse_replies
 from tsrate.systems.registered import env_prefix
 from tsrate.systems.registered import profile as registered_profile
 from tsrate.systems.registry import load_systems_seed
 
 INSTALL_HINT = "pip install 'tsrate[llm]' (the openai client)"
-
-
-def load_prompt(name: str) -> str:
-    """A prompt template of ``src/tsrate/systems/prompts/<name>.txt`` (package data), without
-    its final newline. Placeholders: ``{n}``, ``{decimals}``, ``{values}``, ``{horizon}``."""
-    path = resources.files("tsrate.systems") / "prompts" / f"{name}.txt"
-    try:
-        return path.read_text(encoding="utf-8").removesuffix("\n")
-    except FileNotFoundError as exc:
-        raise TsrateError(f"prompt template {name!r} not found at {path}") from exc
-
-
-#: The prompts: one system prompt, one user template per mode (numeric; numeric+image).
-SYSTEM_PROMPT = load_prompt("system")
-USER_PROMPT = load_prompt("numeric")
-USER_PROMPT_IMAGE = load_prompt("numeric_image")
 
 #: Built-in profiles of the paper's LLM rows; every key can be overridden (see module doc).
 PROFILES: dict[str, dict[str, str]] = {
@@ -123,229 +83,6 @@ REPLY_HEAD = 200
 
 class LlmEndpointError(TsrateError):
     """The endpoint could not be reached or refused the request (after retries)."""
-
-
-class ReplyParseError(ValueError):
-    """A reply holds no usable forecast; the message says why."""
-
-
-# -- prompt and parsing ----------------------------------------------------------------------
-
-
-def format_values(values: np.ndarray, decimals: int) -> str:
-    """``101.23, 101.5, NaN, …``: each value rounded to ``decimals`` places; NaN stays NaN."""
-    return ", ".join("NaN" if not np.isfinite(v) else f"{v:.{decimals}f}" for v in values)
-
-
-def render_messages(
-    context: np.ndarray, horizon: int, decimals: int, image_url: str | None = None
-) -> list[dict]:
-    """The chat messages of one window. With ``image_url`` (a ``data:image/png;base64,…``
-    URL of the window's line plot) the user message is the numeric+image template followed
-    by the image, as chat-completions content parts (``text``, ``image_url``)."""
-    template = USER_PROMPT if image_url is None else USER_PROMPT_IMAGE
-    user = template.format(
-        n=len(context),
-        decimals=decimals,
-        values=format_values(np.asarray(context, dtype=float), decimals),
-        horizon=horizon,
-    )
-    content: str | list[dict] = user
-    if image_url is not None:
-        content = [
-            {"type": "text", "text": user},
-            {"type": "image_url", "image_url": {"url": image_url}},
-        ]
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
-
-
-def prompt_digest(with_image: bool = False) -> str:
-    """Hash of the templates a mode uses (part of the fingerprint: editing a prompt file
-    recomputes the partitions)."""
-    templates = [SYSTEM_PROMPT, USER_PROMPT_IMAGE if with_image else USER_PROMPT]
-    return hashlib.sha256("\x00".join(templates).encode()).hexdigest()[:12]
-
-
-def png_data_url(image: np.ndarray) -> str:
-    """One (H × W × 3) uint8 image as a ``data:image/png;base64,…`` URL (via
-    :func:`tsrate.inputs.images.write_png`)."""
-    with tempfile.TemporaryDirectory(prefix="tsrate-png-") as folder:
-        data = write_png(Path(folder) / "plot.png", image).read_bytes()
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-
-
-def window_images(
-    contexts: np.ndarray,
-    perturbation_id: str,
-    size: int,
-    sentiment: SentimentSystem | None = None,
-) -> np.ndarray:
-    """The line plots (windows × size × size × 3) a numeric+image LLM receives: drawn from
-    the (numerically perturbed) contexts, then P4–P6 applied to the image exactly as for
-    ViT-num-spec (:func:`tsrate.inputs.perturbations.perturb_images`; P6's stripe from
-    ``sentiment`` reading the context)."""
-    images = line_plot_images(contexts, size, size)
-    labels = None
-    if perturbation_id == "P6":
-        if sentiment is None:
-            raise TsrateError("P6 needs a sentiment system to draw its stripe")
-        labels = sentiment.predict(contexts).labels
-    return perturb_images(images, perturbation_id, labels)
-
-
-def batch_messages(
-    batch: ForecastBatch,
-    decimals: int,
-    with_image: bool,
-    image_size: int,
-    sentiment: SentimentSystem | None = None,
-) -> list[list[dict]]:
-    """The chat messages of every window of a batch, exactly as a language model receives
-    them (numeric+image: each window's line plot, :func:`window_images`, as a PNG data URL
-    image part); the endpoint and the local systems build their prompts here."""
-    if not with_image:
-        return [render_messages(c, batch.horizon, decimals) for c in batch.contexts]
-    images = window_images(
-        np.asarray(batch.contexts, dtype=float),
-        batch.perturbation_id,
-        image_size,
-        sentiment if batch.perturbation_id == "P6" else None,
-    )
-    return [
-        render_messages(c, batch.horizon, decimals, png_data_url(image))
-        for c, image in zip(batch.contexts, images, strict=True)
-    ]
-
-
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_RUN = re.compile(rf"{_NUMBER}(?:(?:\s*[,;]\s*|\s+){_NUMBER})*")
-_NUMBER_RE = re.compile(_NUMBER)
-_LIST_LINE = re.compile(
-    rf"^\s*[-*]?\s*(?:(?:day|step|t)\s*\+?\s*)?\d+\s*(?:[):]|\.(?=\s))\s*({_NUMBER})\s*[,;]?\s*$",
-    re.IGNORECASE,
-)
-
-
-#: the version of :func:`parse_forecast`'s rules, named in the stored partitions' keys of every
-#: system that forecasts through it (:attr:`LlmSystem.partition_tag`): forecasts parsed by
-#: older rules are recomputed on the next run, their replies read back from the response
-#: cache. 2: a line holding one decimal price (``101.25``) is that price, no longer list item
-#: 101 with value 25. 3: a reply's leading echo of the context's last values is skipped
-#: (:func:`echo_length`), no longer read as the first forecast values.
-FORECAST_PARSER = "reply_parser=3"
-
-
-def echo_length(numbers: list[str], context: np.ndarray, decimals: int) -> int:
-    """How many leading ``numbers`` of a reply repeat the context's last values, as the
-    prompt printed them (:func:`format_values`, ``decimals`` places): the longest k with
-    ``numbers[:k]`` equal to the printed context's last k values and not all one value, so
-    at least two (one value equal to the last price, like a flat run equal to a flat
-    context's end, is as likely a forecast that holds the price); 0 when there is none."""
-    printed = format_values(np.asarray(context, dtype=float), decimals).split(", ")
-    head = [f"{float(x):.{decimals}f}" for x in numbers[: len(printed)]]
-    for k in range(len(head), 1, -1):
-        if head[:k] == printed[-k:] and len(set(head[:k])) > 1:
-            return k
-    return 0
-
-
-def parse_forecast(
-    reply: str | None, horizon: int, context: np.ndarray | None = None, decimals: int = 2
-) -> np.ndarray:
-    """The first ``horizon`` numbers of a reply after any echo of ``context`` (the window's
-    values as the prompt gave them, ``decimals`` places; see the module doc); raises
-    :class:`ReplyParseError`. Without ``context`` no echo is looked for."""
-    if reply is None or not reply.strip():
-        raise ReplyParseError("empty reply")
-    text = re.sub(r"<think>.*?</think>", " ", reply, flags=re.DOTALL | re.IGNORECASE)
-    text = re.sub(r"```[a-zA-Z]*", " ", text)
-    listed = [m.group(1) for m in map(_LIST_LINE.match, text.splitlines()) if m]
-    if len(listed) >= horizon:
-        candidates = [listed]
-    else:
-        candidates = [_NUMBER_RE.findall(run) for run in _RUN.findall(text)]
-        if not candidates:
-            raise ReplyParseError("no numbers in the reply")
-    echoes = [0 if context is None else echo_length(c, context, decimals) for c in candidates]
-    # the longest list once its echo is dropped (the first of equals, as before)
-    best = max(range(len(candidates)), key=lambda i: len(candidates[i]) - echoes[i])
-    echo, numbers = echoes[best], candidates[best][echoes[best] :]
-    if len(numbers) < horizon and echo:
-        raise ReplyParseError(
-            f"echoed context: the reply repeats the context's last {echo} values, then has "
-            f"{len(numbers)} value(s), expected {horizon}"
-        )
-    if len(numbers) < horizon:
-        raise ReplyParseError(
-            f"short answer: the longest list of numbers has {len(numbers)} value(s), "
-            f"expected {horizon}"
-        )
-    values = np.array([float(x) for x in numbers[:horizon]])
-    if not np.isfinite(values).all():
-        raise ReplyParseError("a forecast value is not finite")
-    return values
-
-
-def parse_replies(
-    replies: list[str | None],
-    horizon: int,
-    contexts: np.ndarray | None = None,
-    decimals: int = 2,
-) -> np.ndarray | PartialForecasts:
-    """Parse one reply per window (``contexts[row]``: the window's values the prompt gave,
-    at ``decimals`` places, whose echo is skipped): an array when all parse, else
-    :class:`PartialForecasts` (failed rows NaN, each failure with its reason and the raw
-    reply)."""
-    out = np.full((len(replies), horizon), np.nan)
-    failures = []
-    for row, reply in enumerate(replies):
-        context = None if contexts is None else contexts[row]
-        try:
-            out[row] = parse_forecast(reply, horizon, context, decimals)
-        except ReplyParseError as exc:
-            failures.append(WindowFailure(row, f"unparseable reply: {exc}", reply or ""))
-    return PartialForecasts(out, tuple(failures)) if failures else out
-
-
-# -- showing the prompt (`tsrate systems --show-prompt`) ------------------------------------
-
-
-def sample_batch(context_length: int, horizon: int, perturbation_id: str = "P0") -> ForecastBatch:
-    """One made-up window (a smooth wave around 100) to render a system's prompt with."""
-    steps = np.arange(context_length, dtype=float)
-    context = np.round(100.0 + 0.05 * steps + 2.0 * np.sin(steps / 6.0), 2)
-    return ForecastBatch(
-        ticker="SAMPLE",
-        perturbation_id=perturbation_id,
-        window_end_dates=np.array(["2022-12-01"], dtype="datetime64[D]"),
-        contexts=context[None, :],
-        horizon=horizon,
-        clean_futures=np.zeros((1, horizon)),
-        study_range=(0.0, 1.0),
-    )
-
-
-def describe_messages(messages: list[dict]) -> str:
-    """Chat messages as readable text; an image part is summarised (size, bytes), not dumped."""
-    lines = []
-    for message in messages:
-        lines.append(f"--- {message['role']} ---")
-        content = message["content"]
-        if isinstance(content, str):
-            lines.append(content)
-            continue
-        for part in content:
-            if part["type"] == "text":
-                lines.append(part["text"])
-            else:
-                url = part["image_url"]["url"]
-                data = base64.b64decode(url.split(",", 1)[1])
-                width, height = struct.unpack(">II", data[16:24])
-                lines.append(
-                    f"[image part: {url.split(';', 1)[0]}, {width}x{height} line plot of the "
-                    f"values above, {len(data)} bytes as a base64 data URL]"
-                )
-    return "\n".join(lines)
 
 
 # -- settings --------------------------------------------------------------------------------

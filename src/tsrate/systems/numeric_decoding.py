@@ -14,7 +14,7 @@ it is a change of the decoding rule, named in the fingerprint, not an approximat
 :func:`numeric_token_cap` bounds the new tokens a window needs and :class:`ForecastComplete`
 stops a reply once it holds the horizon's numbers, so a model that would go on writing
 numbers is not decoded for nothing. Given the windows' contexts it counts the numbers as the
-parser will (:func:`~tsrate.systems.llm.parse_forecast`): a leading echo of the context's
+parser will (:func:`~tsrate.systems.llm_replies.parse_forecast`): a leading echo of the context's
 last values is not part of the forecast, so a reply that restates them is decoded on until
 the horizon's numbers follow (within the token cap), not stopped at the echo and then
 failed by the parser for having no forecast after it.
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tsrate.systems.llm import ReplyParseError, parse_forecast
+from tsrate.systems.llm_replies import ReplyParseError, parse_forecast
 
 #: the characters a numeric forecast's reply may hold (besides the end-of-sequence tokens)
 NUMERIC_CHARACTERS = frozenset("0123456789.,-+ \n")

@@ -7,7 +7,7 @@ and the prompt (numeric, or numeric+image with the window's line plot). It is st
 registering an id again changes its endpoint) and needs no edit of the systems seed.
 
 A registered system forecasts through the same code as the seed's endpoint systems
-(:mod:`tsrate.systems.llm`: prompts, parsing, reply cache, failures, the endpoint and model
+(:mod:`tsrate.systems.llm` and its prompts and parsing modules: reply cache, failures, the endpoint and model
 in the stored partitions' key): :func:`seed_row` gives it a systems-seed row whose
 implementation is ``tsrate.systems.llm:<id>``, and :func:`profile` its endpoint, model and
 key variable (overridden, as for every LLM system, by ``TSRATE_<ID>_BASE_URL`` and friends

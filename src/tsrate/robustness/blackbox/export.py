@@ -8,7 +8,7 @@
   null = missing, P3), ``is_perturbed``. P4–P6 leave the numbers clean (they act on images).
 - ``images/<ticker>/<perturbation>/<window_end_date>.png`` (optional, ``--images N``: the
   first N windows of each ticker × perturbation): the line plot the numeric+image language
-  models receive, with P4–P6 applied (see :func:`tsrate.systems.llm.window_images`).
+  models receive, with P4–P6 applied (see :func:`tsrate.systems.llm_prompts.window_images`).
 - ``manifest.json``, written last: the study, per ticker its window end dates and a hash of
   its clean prices, the horizon, the file hashes, and the prediction format expected back
   (``predictions.columns``, and the optional ``predictions.quantile_columns``: the manifest
@@ -164,7 +164,7 @@ def export_inputs(
 def _write_images(
     study: Study, series: dict[str, TickerSeries], folder: Path, per_partition: int
 ) -> int:
-    from tsrate.systems.llm import window_images
+    from tsrate.systems.llm_prompts import window_images
 
     sentiment = None
     if "P6" in study.perturbations:

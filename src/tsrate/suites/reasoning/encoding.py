@@ -230,7 +230,7 @@ def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarra
 def plot_data_url(*series: np.ndarray, size: int = 128) -> list[str]:
     """One line-plot PNG data URL per series (y axis scaled per image, no labels)."""
     from tsrate.inputs.images import line_plot_images
-    from tsrate.systems.llm import png_data_url
+    from tsrate.systems.llm_prompts import png_data_url
 
     urls = []
     for values in series:
