@@ -206,9 +206,10 @@ def test_server_errors_are_retried_with_backoff():
 
     with ChatServer(lambda payload: (503, "overloaded")) as server:
         system = LlmSystem("phi3_numeric", settings(server.base_url, retries=1))
-        with pytest.raises(LlmEndpointError, match="no answer after 2 attempt\\(s\\)"):
+        with pytest.raises(LlmEndpointError, match="no answer after 2 attempt\\(s\\)") as busy:
             system.predict(make_batch(1))
     assert len(server.payloads) == 2
+    assert "busy or failing" in busy.value.hint and "TSRATE_LLM_RETRIES" in busy.value.hint
 
 
 def test_client_errors_fail_at_once():
@@ -223,8 +224,11 @@ def test_unreachable_endpoint_is_a_clear_error():
     with ChatServer(lambda payload: (200, "")) as server:
         url = server.base_url
     system = LlmSystem("phi3_numeric", settings(url, retries=1))
-    with pytest.raises(LlmEndpointError, match=f"{url}.*no answer after 2 attempt.*Connection"):
+    with pytest.raises(
+        LlmEndpointError, match=f"{url}.*no answer after 2 attempt.*Connection"
+    ) as down:
         system.predict(make_batch(1))
+    assert down.value.hint.startswith(f"is a server answering at {url}? start it")
 
 
 def test_windows_are_sent_concurrently():

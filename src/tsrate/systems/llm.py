@@ -85,6 +85,21 @@ class LlmEndpointError(TsrateError):
     """The endpoint could not be reached or refused the request (after retries)."""
 
 
+def unanswered_hint(last: Exception | None, base_url: str) -> str:
+    """What to check when every attempt failed: the server (no connection), else its load."""
+    import openai
+
+    if isinstance(last, openai.APIConnectionError):
+        return (
+            f"is a server answering at {base_url}? start it, or fix the base URL "
+            f"(`curl {base_url}/models` lists its models)"
+        )
+    return (
+        "the endpoint is busy or failing: try again later, or set TSRATE_LLM_RETRIES and "
+        "TSRATE_LLM_CONCURRENCY (fewer requests at once)"
+    )
+
+
 # -- settings --------------------------------------------------------------------------------
 
 
@@ -393,10 +408,12 @@ class LlmSystem:
             if n is not None:
                 return [c.message.content or "" for c in response.choices]
             return response.choices[0].message.content or ""
-        raise LlmEndpointError(
+        error = LlmEndpointError(
             f"{where}: no answer after {s.retries + 1} attempt(s): {type(last).__name__}: "
             f"{str(last)[:REPLY_HEAD]}"
-        ) from last
+        )
+        error.hint = unanswered_hint(last, s.base_url)
+        raise error from last
 
     def predict(self, batch: ForecastBatch) -> np.ndarray | PartialForecasts:
         """Forecasts of every window; when some replies cannot be parsed, a
