@@ -178,7 +178,13 @@ def test_the_report_flags_every_score_and_rating_its_marts_flag(reported):
 
     def shown(css: str, columns: tuple[str, ...]) -> list[tuple]:
         wheres = [json.loads(item["data-where"]) for item in _flags(html, css)]
-        # flags without an outcome are at the paper's (or, for accuracy, none)
+        # a reason every system of a row shares is said once, naming all of them: one per
+        # system; flags without an outcome are at the paper's (or, for accuracy, none)
+        wheres = [
+            {**w, "system_id": system} if isinstance(w.get("system_id"), list) else w
+            for w in wheres
+            for system in (w["system_id"] if isinstance(w.get("system_id"), list) else [None])
+        ]
         return sorted((w.get("outcome", PAPER_OUTCOME), *(w[c] for c in columns)) for w in wheres)
 
     def at(rows: list[tuple]) -> list[tuple]:

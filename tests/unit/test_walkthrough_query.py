@@ -81,6 +81,25 @@ def test_a_live_only_schema_on_the_snapshot_says_add_live(warehouse, capsys):
     assert code == 0 and "AAPL" in out
 
 
+def test_a_snapshot_only_table_asked_with_live_says_drop_live(warehouse, capsys):
+    """published_runs lives in the snapshot only: --live gets DuckDB's error and the reverse
+    of the live-only hint, on one line; the same query without --live answers."""
+    snapshot = warehouse.parent / "published" / "tsrate.duckdb"
+    con = duckdb.connect(str(snapshot))
+    con.execute("create table published_runs as select 'run-a' as run_id, 'default' as study")
+    con.close()
+    for sql in ("select * from published_runs", 'from main."Published_Runs"'):
+        code, _, err = run_query(capsys, sql, "--live")
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert "(hint: published_runs is in the published snapshot only" in err
+        assert err.rstrip().endswith("drop --live)")
+    code, out, _ = run_query(capsys, "select * from published_runs")
+    assert code == 0 and "run-a" in out
+    # another missing table of the live file keeps the listing hint, not this one
+    code, _, err = run_query(capsys, "from published_run", "--live")
+    assert code == 2 and "drop --live" not in err and "duckdb_tables()" in err
+
+
 def test_an_unknown_table_in_the_live_file_lists_with_live(warehouse, capsys):
     code, _, err = run_query(capsys, "from raw.pricez", "--live")
     assert code == 2

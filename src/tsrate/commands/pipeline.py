@@ -87,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             dbt.discard_prepared()  # unused (a failure before the build): stop it now
     if rate:
         print(f'run {run_id} succeeded. Try: tsrate query "select * from marts.accuracy_scores"')
+        _print_study_change(warehouse_path())
     else:
         print(
             f"run {run_id} forecasted (--no-rate: nothing rated or published); "
@@ -561,3 +562,15 @@ def _publish_build(warehouse, run_id: str) -> None:  # noqa: ANN001 - a Path
         f"run {run_id} built and published to {result.path} (tsrate query, BI tools: Parquet "
         f"{result.parquet_path}); report: {report.path}"
     )
+    _print_study_change(warehouse)
+
+
+def _print_study_change(warehouse) -> None:  # noqa: ANN001 - a Path
+    """After a publication: one line when the snapshot now holds another study than before
+    (:func:`tsrate.platform.publish.study_change`), so a run of a second study does not
+    replace the first one's ratings silently."""
+    from tsrate.platform.publish import published_path, study_change
+
+    line = study_change(published_path(warehouse))
+    if line:
+        print(line)

@@ -240,6 +240,30 @@ def publish(
     return PublishResult(target, run_id, counts, parquet_path(target) if parquet else None)
 
 
+def study_change(snapshot: Path) -> str | None:
+    """One line when the snapshot's newest publication holds another study than the one
+    before it: which study it holds now, which it held, and how to bring that one back;
+    None when the study is the same, or either is unknown (a first publication, a suite
+    publication, an older snapshot's row)."""
+    if not Path(snapshot).exists():
+        return None
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            rows = con.execute(
+                "select study_id, study_name from published_runs "
+                "order by published_at desc nulls last limit 2"
+            ).fetchall()
+    except duckdb.Error:  # an older snapshot without study ids, or not readable now
+        return None
+    if len(rows) < 2 or not rows[0][0] or not rows[1][0] or rows[0][0] == rows[1][0]:
+        return None
+    now, before = rows[0][1] or rows[0][0], rows[1][1] or rows[1][0]
+    return (
+        f"the snapshot now holds study {now} (it held {before}): tsrate query, the report "
+        f"and BI tools show {now}; to bring {before} back: tsrate build --study {before}"
+    )
+
+
 def _run_study(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple:
     """The study (JSON), systems, study id and study name of ``run_id`` in the attached
     ``live`` warehouse: all None for a suite run (not in raw.runs); each of the last three

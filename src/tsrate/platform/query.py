@@ -36,6 +36,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,6 +182,10 @@ def live_reader(
 
 #: The schemas only the live warehouse has (the snapshot holds marts, seeds, published_runs).
 LIVE_ONLY_SCHEMAS = ("raw", "staging", "intermediate")
+#: The tables only the published snapshot has (publish writes them; the live warehouse has none).
+SNAPSHOT_ONLY_TABLES = ("published_runs",)
+#: DuckDB's words for a table it cannot find (the name as the query spelt it).
+MISSING_TABLE = re.compile(r"Table with name (?P<name>[^ ]+) does not exist", flags=re.I)
 #: The query that lists what a database holds, as the error of an unknown table suggests it.
 LIST_TABLES = "select schema_name, table_name from duckdb_tables() order by all"
 
@@ -188,7 +193,8 @@ LIST_TABLES = "select schema_name, table_name from duckdb_tables() order by all"
 def failure_text(exc: duckdb.Error, live: bool = False) -> str:
     """DuckDB's error on one line with its own suggestions ("Did you mean ...", candidate
     columns), and for an unknown table where to look: ``--live`` for the live-only schemas,
-    else the query that lists the tables."""
+    no ``--live`` for a table only the snapshot has (:data:`SNAPSHOT_ONLY_TABLES`), else the
+    query that lists the tables."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     if not lines:
         return type(exc).__name__
@@ -206,6 +212,13 @@ def failure_text(exc: duckdb.Error, live: bool = False) -> str:
         return (
             f"{text} (hint: {', '.join(LIVE_ONLY_SCHEMAS)} are in the live warehouse only: add "
             "--live; the published snapshot holds marts, seeds and published_runs)"
+        )
+    table = MISSING_TABLE.search(text)
+    name = table.group("name").strip('"').lower() if table else ""
+    if live and name in SNAPSHOT_ONLY_TABLES:
+        return (
+            f"{text} (hint: {name} is in the published snapshot only, which tsrate query reads "
+            "without --live: drop --live)"
         )
     return f'{text} (hint: list the tables with tsrate query "{LIST_TABLES}"{" --live" * live})'
 

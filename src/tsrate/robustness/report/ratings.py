@@ -93,12 +93,42 @@ def separation_flag(
     )
 
 
-def rating_notes(row, key: Mapping[str, object]) -> str:
+#: marks a cell whose rating reason is the row's, said once at the row's end
+ROW_REASON_MARK = "†"
+
+
+def shared_reason(block: Sequence) -> str | None:
+    """The ``rating_reason`` every system of a metric x perturbation row shares (e.g. "all
+    systems tied: ..."), when there are two or more systems; None otherwise."""
+    reasons = {text_html(getattr(row, "rating_reason", None)) for row in block}
+    if len(block) < 2 or len(reasons) != 1:
+        return None
+    return reasons.pop()
+
+
+def row_reason(block: Sequence, where: Mapping[str, object]) -> str:
+    """The shared ``rating_reason`` of a row, said once (in its partial-order cell) for all
+    its systems, each cell marked † instead; "" when the systems' reasons differ."""
+    reason = shared_reason(block)
+    if reason is None:
+        return ""
+    key = {**where, "system_id": sorted(str(row.system_id) for row in block)}
+    return f'<br><span class="flag-mark">{ROW_REASON_MARK}</span> every system: ' + flag_html(
+        "rating-reason", reason, "ratings", "rating_reason", key
+    )
+
+
+def rating_notes(row, key: Mapping[str, object], shared: str | None = None) -> str:
     """Under a rating: its ``rating_reason`` (a null rating, or one given by the score's
-    absolute value) and, when ``separable`` is false, its ``separation_reason``."""
+    absolute value; only † when it is the reason ``shared`` by the whole row, said once by
+    :func:`row_reason`) and, when ``separable`` is false, its ``separation_reason``."""
     notes = ""
     reason = text_html(getattr(row, "rating_reason", None))
-    if reason:
+    if reason and reason == shared:
+        notes += (
+            f'<br><span class="flag-mark row-reason" title="{esc(reason)}">{ROW_REASON_MARK}</span>'
+        )
+    elif reason:
         notes += "<br>" + flag_html("rating-reason", reason, "ratings", "rating_reason", key)
     separable = getattr(row, "separable", None)
     if separable is not None and not pd.isna(separable) and not bool(separable):
@@ -125,13 +155,16 @@ def _rating_level(row, key: Mapping[str, object]) -> str:
     )
 
 
-def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
+def rating_cell(
+    data: ReportData, row, where: Mapping[str, object], shared: str | None = None
+) -> str:
     """One rating: the level (coloured), the raw score, its bootstrap interval and the share
     of resamples at the published level, flagged ⚠ when shaky (< SHAKY_SHARE); then its
-    rating_reason and, when not separable from another system, why (:func:`rating_notes`)."""
+    rating_reason († for the row's ``shared`` one) and, when not separable from another
+    system, why (:func:`rating_notes`)."""
     key = {**where, "system_id": row.system_id}
     cell = _rating_level(row, key)
-    notes = rating_notes(row, key)
+    notes = rating_notes(row, key, shared)
     stable = _stability_of(data, row.metric, row.perturbation_id, row.system_id)
     if stable is None:
         return (
@@ -149,6 +182,18 @@ def rating_cell(data: ReportData, row, where: Mapping[str, object]) -> str:
     )
     css = "share shaky" if shaky else "share"
     return f'{cell}<br>{interval} <span class="{css}">{share}{flag}</span>{notes}'
+
+
+def metric_label(metric: str, block: Sequence) -> str:
+    """A rating row's metric with its direction: ↓ (rating 1 is best), or, for a metric
+    where higher is better (sign accuracy), ↑ and in words that its top rating is best, so
+    the row does not read like its neighbours, where 1 is best."""
+    label = esc(METRIC_LABELS.get(metric, metric))
+    if not bool(block[0].higher_is_better):
+        return f"{label} ↓"
+    levels = block[0].rating_levels
+    best = "L" if pd.isna(levels) else str(int(levels))
+    return f'{label} ↑<br><span class="direction">higher is better; {best} is best</span>'
 
 
 def rating_tables_section(data: ReportData) -> str:
@@ -182,7 +227,9 @@ def rating_tables_section(data: ReportData) -> str:
         "another system's by less than their spread over treatment draws, so the two are not "
         "separable (<code>marts.ratings.separable</code>). A rating without a level (–) or "
         "rated by its distance from the ideal value shows why "
-        "(<code>marts.ratings.rating_reason</code>).</p>" + separation_summary(data)
+        "(<code>marts.ratings.rating_reason</code>); a reason every system of a row shares "
+        f"is said once, at the row's end, and each of its cells is marked {ROW_REASON_MARK}."
+        "</p>" + separation_summary(data)
     )
     if data.stability.empty:
         parts.append(
@@ -209,17 +256,20 @@ def rating_tables_section(data: ReportData) -> str:
                 block = blocks[metric, perturbation]
                 where = {"run_id": data.run_id, "metric": metric, "perturbation_id": perturbation}
                 by_system = {row.system_id: row for row in block}
-                arrow = "↑" if bool(block[0].higher_is_better) else "↓"
+                shared = shared_reason(block)
                 rows.append(
                     [
-                        f"{esc(METRIC_LABELS.get(metric, metric))} {arrow}",
+                        metric_label(metric, block),
                         esc(perturbation),
                         *[
-                            rating_cell(data, by_system[s], where) if s in by_system else "–"
+                            rating_cell(data, by_system[s], where, shared)
+                            if s in by_system
+                            else "–"
                             for s in systems
                         ],
                         f'<span class="order">{_partial_order(block)}</span>'
-                        + (separation_flag(data, metric, perturbation) if robust else ""),
+                        + (separation_flag(data, metric, perturbation) if robust else "")
+                        + row_reason(block, where),
                     ]
                 )
         if rows:
@@ -361,6 +411,7 @@ def outcome_ratings_block(data: ReportData) -> str:
                     "outcome": outcome,
                 }
                 by_system = {row.system_id: row for row in block}
+                shared = shared_reason(block)
                 cells = []
                 for system in systems:
                     row = by_system.get(system)
@@ -368,14 +419,15 @@ def outcome_ratings_block(data: ReportData) -> str:
                         cells.append("–")
                         continue
                     key = {**where, "system_id": system}
-                    cells.append(_rating_level(row, key) + rating_notes(row, key))
+                    cells.append(_rating_level(row, key) + rating_notes(row, key, shared))
                 rows.append(
                     [
                         f"{esc(METRIC_LABELS.get(metric, metric))} ↓",
                         esc(perturbation),
                         *cells,
                         f'<span class="order">{_partial_order(block)}</span>'
-                        + separation_flag(data, metric, perturbation, outcome),
+                        + separation_flag(data, metric, perturbation, outcome)
+                        + row_reason(block, where),
                     ]
                 )
         if not rows:

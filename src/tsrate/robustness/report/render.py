@@ -97,6 +97,7 @@ STYLE = """
 .flag{display:inline-block;white-space:normal;max-width:230px;font-size:11px;font-style:normal;padding:0 3px;border-radius:3px;vertical-align:top}
 .flag.no-separation{background:#e6dcf5}.flag.not-separable{background:#dcebf7}
 .flag.rating-reason{color:#555;background:#f0f0f0}.rating.none{background:#e4e4e4}
+.direction{font-size:11px;color:#555;font-weight:normal}
 .reading{font-size:15px;line-height:1.5}
 """
 

@@ -31,6 +31,34 @@ from tsrate.robustness.report.numbers import (
 )
 
 
+def biased_note(data: ReportData, rated: list[str], tickers: list[str]) -> str:
+    """Under the systems: what the Biased baseline is (the paper's S_b, the actual future
+    plus a per-company offset), so that its perfect score on a company with offset 0 and
+    its near-100 % sign accuracy are not read as a model's merit; "" when it is not rated."""
+    if "biased" not in rated:
+        return ""
+    companies = data.companies
+    zero = []
+    if not companies.empty and "biased_offset" in companies.columns:
+        offsets = companies[companies["ticker"].isin(tickers)]
+        zero = sorted(str(t) for t in offsets.loc[offsets["biased_offset"] == 0, "ticker"])
+    at_zero = (
+        f"{esc(', '.join(zero))} {'has' if len(zero) == 1 else 'have'} offset 0 in "
+        "<code>seeds.companies</code>, so there it is the actual future itself (residual 0, "
+        "SMAPE 0)"
+        if zero
+        else "a company with offset 0 gets the actual future itself (residual 0, SMAPE 0)"
+    )
+    return (
+        '<p class="note biased-note"><b><code>biased</code> is the truth plus an offset, not a '
+        "model.</b> It is the paper's S_b: the actual future plus a fixed per-company offset "
+        "(<code>biased_offset</code>), built to be maximally biased between companies. "
+        f"{at_zero}; and as it moves exactly as the actuals move, its sign accuracy is near "
+        "100 % on every company. Its top sign-accuracy ratings (and any skill it shows) come "
+        "from peeking at the truth by design, not from forecasting.</p>"
+    )
+
+
 def study_section(data: ReportData) -> str:
     """The study: data, period, window shape, companies, systems, perturbations, and gaps."""
     study = data.study
@@ -173,6 +201,7 @@ def study_section(data: ReportData) -> str:
             system_rows,
         ),
         source_note("ratings", extra="metadata from <code>marts.system_catalog</code>"),
+        biased_note(data, rated, tickers),
         "<h3>Systems not rated in this run</h3>",
         table_html(["System", "Why"], unavailable_rows)
         if unavailable_rows

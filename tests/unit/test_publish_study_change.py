@@ -1,0 +1,74 @@
+"""A publication of another study than the one the snapshot held says so in one line (which
+study the snapshot holds now, which it held, and the build that brings that one back), on
+real temporary DuckDB files and real forecasted runs; the same study published again, a
+first publication and a suite publication say nothing."""
+
+from __future__ import annotations
+
+import duckdb
+
+from tests.support.warehouses import ingest
+from tests.unit.test_s35_bi_publish import COMPANIES, OTHER_STUDY, STUDY
+from tsrate.commands.pipeline import _print_study_change
+from tsrate.platform.publish import publish, study_change
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+from tsrate.robustness.studies import list_studies
+
+
+def _two_studies(warehouse) -> tuple[dict[str, str], dict[str, str]]:
+    """One forecasted run of STUDY and one of OTHER_STUDY in one warehouse, and a tiny mart
+    to publish: (run id, study name) of each, keyed 'first' and 'second'."""
+    ingest(warehouse, sorted({*STUDY.tickers, *OTHER_STUDY.tickers}))
+    runs = {}
+    with connect(warehouse) as con:
+        for key, study in (("first", STUDY), ("second", OTHER_STUDY)):
+            summary = run_forecasts(con, study, COMPANIES, workers=1, progress=lambda m: None)
+            finish_run(con, summary.run_id, "forecasted")
+            runs[key] = summary.run_id
+        con.execute("create schema if not exists marts")
+        con.execute("create table marts.scores as select range as item from range(3)")
+        names = {
+            s["study_id"]: s["study_name"] for s in list_studies(con)
+        }  # what `tsrate studies` prints
+        ids = dict(con.execute("select run_id, study_id from raw.runs").fetchall())
+    return runs, {key: names[ids[run]] for key, run in runs.items()}
+
+
+def test_publishing_another_study_says_which_it_replaced_and_how_to_bring_it_back(tmp_path, capsys):
+    warehouse = tmp_path / "tsrate.duckdb"
+    runs, names = _two_studies(warehouse)
+    first, second = names["first"], names["second"]
+    assert first != second
+    snapshot = publish(warehouse, runs["first"], parquet=False).path
+    assert study_change(snapshot) is None  # a first publication: nothing was replaced
+    publish(warehouse, runs["first"], parquet=False)
+    assert study_change(snapshot) is None  # the same study again
+    publish(warehouse, runs["second"], parquet=False)
+    line = study_change(snapshot)
+    assert line == (
+        f"the snapshot now holds study {second} (it held {first}): tsrate query, the report "
+        f"and BI tools show {second}; to bring {first} back: tsrate build --study {first}"
+    )
+    _print_study_change(warehouse)  # what `tsrate run` and `tsrate build` print
+    assert capsys.readouterr().out == line + "\n"
+    publish(warehouse, runs["first"], parquet=False)  # back again: the other way round
+    assert f"now holds study {first} (it held {second})" in study_change(snapshot)
+
+
+def test_a_suite_publication_or_a_missing_snapshot_says_nothing(tmp_path, capsys):
+    warehouse = tmp_path / "tsrate.duckdb"
+    runs, _ = _two_studies(warehouse)
+    snapshot = tmp_path / "published" / "tsrate.duckdb"
+    assert study_change(snapshot) is None
+    publish(warehouse, runs["first"], parquet=False)
+    publish(warehouse, "suite-run-1", parquet=False)  # not in raw.runs: no study
+    assert study_change(snapshot) is None
+    publish(warehouse, runs["second"], parquet=False)  # the one before has no study either
+    assert study_change(snapshot) is None
+    with duckdb.connect(str(snapshot)) as con:  # an older snapshot: no study columns
+        con.execute("alter table published_runs drop column study_name")
+        con.execute("alter table published_runs drop column study_id")
+    assert study_change(snapshot) is None
+    _print_study_change(warehouse)
+    assert capsys.readouterr().out == ""
