@@ -97,3 +97,27 @@ def test_build_refuses_a_run_id_with_a_study_and_a_study_without_complete_foreca
     assert capsys.readouterr().err.startswith(
         f"tsrate: error: study {other} has no run with complete forecasts"
     )
+
+
+def test_an_import_into_another_study_says_the_snapshot_now_holds_it(warehouse, tmp_path, capsys):
+    """A build of one study publishes it; an import into another study then replaces it in
+    the snapshot: the import says so, naming both and how to bring the first back."""
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+    first = Study.from_mapping(
+        dict(study_tickers="AAPL", study_start="2022-09-01", study_end="2022-12-28",
+             context_length=30, horizon=5, systems="naive", perturbations="P0")
+    )  # fmt: skip
+    with connect(warehouse) as con:
+        run_id = run_forecasts(con, first, load_companies(), workers=1).run_id
+        finish_run(con, run_id, "forecasted")
+        name = con.execute(
+            "select s.study_name from raw.runs r join raw.studies s using (study_id) "
+            "where r.run_id = ?",
+            [run_id],
+        ).fetchone()[0]
+    assert main(["build"]) == 0
+    assert "the snapshot now holds" not in capsys.readouterr().out  # a first publication
+    assert main([*external_p0_import(warehouse, tmp_path), "--no-baselines"]) == 0
+    out = capsys.readouterr().out
+    assert f"(it held {name}):" in out and f"tsrate build --study {name}" in out, out

@@ -227,6 +227,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     # the report reads the snapshot just published: left alone it would show the previous run
     report = write_report(result.path)
     print(f"run {summary.run_id} rated and published to {result.path}; report: {report.path}")
+    _print_study_change(warehouse)
     return 0
 
 
