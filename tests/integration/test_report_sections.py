@@ -287,6 +287,13 @@ def test_the_verdict_numbers_equal_the_marts(reported):
             + outcome_clause(con, "ratings", "r")
             + outcome_clause(con, "rating_stability", "s")
         ).df()
+        # robustness rows (metric x perturbation, two or more rated systems) rating all alike
+        (alike,) = con.execute(
+            "select count(*) from (select metric, perturbation_id from marts.ratings r "
+            "where rating is not null and regexp_matches(metric, '^(wrs|ape|pie)')"
+            + outcome_clause(con, "ratings", "r")
+            + " group by all having count(*) >= 2 and count(distinct rating) = 1)"
+        ).fetchone()
     finally:
         con.close()
     robust = summary[summary["metric"].str.startswith(("wrs", "ape", "pie"))]
@@ -302,6 +309,8 @@ def test_the_verdict_numbers_equal_the_marts(reported):
         "shaky": float((judged["share"] < SHAKY_SHARE).sum()),
         "ratings": float(len(judged)),
     }
+    if alike and len(leaders) < len(means):  # said beside the gap, only when there are some
+        expected["alike_rows"] = float(alike)
     with Chromium(CHROMIUM) as browser:
         browser.open(reported["output"].as_uri())
         shown = browser.evaluate(

@@ -303,6 +303,34 @@ def _mean_robustness(data: ReportData) -> tuple[pd.Series, list[str]]:
     return means.loc[ranked], sorted(set(robustness["metric"]))
 
 
+def alike_rows(data: ReportData, metrics: list[str]) -> tuple[list[tuple[str, str]], int]:
+    """(the robustness rows, metric x perturbation of two or more rated systems, that give
+    every system the same rating, in order; how many such rows of two or more there are)."""
+    ratings = data.ratings
+    if ratings.empty:
+        return [], 0
+    rated = ratings[ratings["metric"].isin(metrics) & ratings["rating"].notna()]
+    per = rated.groupby(["metric", "perturbation_id"])["rating"].agg(["nunique", "size"])
+    rows = per[per["size"] >= 2]
+    return sorted(rows.index[rows["nunique"] == 1]), len(rows)
+
+
+def _alike_rows_sentence(data: ReportData, metrics: list[str]) -> list[str]:
+    """A sentence when some robustness rows rate every system alike: they do not separate
+    the systems, add the same level to every mean and so narrow the gap the means show."""
+    alike, rows = alike_rows(data, metrics)
+    if not alike:
+        return []
+    shown = ", ".join(f"{esc(m)} on {esc(p)}" for m, p in alike[:3])
+    more = f" and {len(alike) - 3} more" if len(alike) > 3 else ""
+    count = derived("alike_rows", float(len(alike)), str(len(alike)))
+    return [
+        f"{count} of the {rows} robustness rows (metric × perturbation) rate every system "
+        f"alike ({shown}{more}): they do not separate the systems, and they narrow the gap "
+        "between the means."
+    ]
+
+
 def shaky_counts(data: ReportData) -> pd.DataFrame:
     """Per system: its published ratings (n_ratings) and how many are shaky (n_shaky)."""
     if data.stability.empty or data.ratings.empty:
@@ -457,6 +485,7 @@ def verdict_section(data: ReportData) -> str:
             + derived("robustness_gap", gap, format_number(gap))
             + " rating levels."
         )
+        sentences.extend(_alike_rows_sentence(data, metrics))
     sentences.extend(fewer)
 
     ordered, smape_on, compared_on = _compared(data, "smape")
