@@ -31,7 +31,8 @@ def test_the_rows_that_rate_every_system_alike_are_counted_and_named():
 
 def test_one_system_apart_is_not_alike_and_an_unrated_cell_is_left_out():
     """wrs_company alike on P0..P2 only (mid 4 on P3); on P1 alpha has no rating (null):
-    the two others still rate alike there, so 3 rows."""
+    the two others still rate alike there, so 3 rows. wrs_industry on P0 rates zeta only
+    (alpha and mid null): a row of one system is no row of the count (19 of them)."""
     levels = three_systems()
     for system in levels.values():
         system["wrs_company"] = [3, 3, 3, 3]
@@ -43,6 +44,12 @@ def test_one_system_apart_is_not_alike_and_an_unrated_cell_is_left_out():
         & (rows["perturbation_id"] == "P1")
     )
     rows.loc[unrated, "rating"] = None
+    alone = (
+        rows["system_id"].isin(["alpha", "mid"])
+        & (rows["metric"] == "wrs_industry")
+        & (rows["perturbation_id"] == "P0")
+    )
+    rows.loc[alone, "rating"] = None
     text = plain(verdict_section(report_data(rows)))
-    assert "3 of the 20 robustness rows" in text, text
+    assert "3 of the 19 robustness rows" in text, text
     assert "(wrs_company on P0, wrs_company on P1, wrs_company on P2)" in text
