@@ -49,6 +49,7 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
     serve = start_serve(env, log)
     try:
         wait_for_line(serve, log, "serving on the Prefect API", 120)
+        _free_the_weekly_deployment()
         flow_run = _run_weekly(log, workers=1, timeout=0)
         deadline = time.monotonic() + 300
         while not marker.exists():  # the run holds the warehouse, one partition stored
@@ -78,3 +79,37 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
     assert state.message == stopped_message(signum.name), state
     assert took < 15, f"serve took {took:.1f}s to stop"
     assert left == {}, f"processes outlived the stopped tsrate serve: {left}"
+
+
+def _free_the_weekly_deployment() -> None:
+    """The session's Prefect API is shared with earlier tests, some of which stop a serve
+    outright: their flow runs of the weekly deployment stay Running and keep its one
+    concurrency slot (the test API revokes no expired lease), so this test's run would wait
+    for ever. Delete every unfinished run of it and free the slot before triggering."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterId,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+
+    unfinished = [StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING, StateType.CANCELLING]
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("tsrate-pipeline/tsrate-weekly")
+        runs = client.read_flow_runs(
+            deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
+            flow_run_filter=FlowRunFilter(
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=unfinished))
+            ),
+        )
+        for run in runs:
+            client.delete_flow_run(run.id)
+        limit = deployment.global_concurrency_limit
+        if limit is not None:
+            client.update_global_concurrency_limit(
+                limit.name, GlobalConcurrencyLimitUpdate(active_slots=0)
+            )
