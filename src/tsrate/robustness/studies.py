@@ -555,7 +555,7 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
         key = (row["system_id"], row["study_id"])
         if key in seen:
             continue
-        out = withdrawn.get(key)
+        out = withdrawn.get((row["study_id"], row["system_id"]))
         gone = "" if out is None else f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M}"
         when = row["imported_at"].strftime("%Y-%m-%d %H:%M")
         if any(system == row["system_id"] for system, _ in seen):
