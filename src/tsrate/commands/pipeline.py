@@ -448,11 +448,8 @@ def _refuse_all_withdrawn(con, args: argparse.Namespace, warehouse) -> None:  # 
     """:func:`tsrate.robustness.withdrawals.check_build_rates` on the run the build will
     build: a run stopped after its publication, which the build marks succeeded first, is
     judged so (the snapshot is read only when a run was left publishing)."""
-    from tsrate.robustness.studies import studies_stored
     from tsrate.robustness.withdrawals import check_build_rates
 
-    if not studies_stored(con):
-        return  # an earlier release's warehouse: nothing withdrawn yet
     check_build_rates(con, getattr(args, "study", None), _published_if_stopped(con, warehouse))
 
 

@@ -559,11 +559,12 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
         gone = "" if out is None else f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M}"
         when = row["imported_at"].strftime("%Y-%m-%d %H:%M")
         if any(system == row["system_id"] for system, _ in seen):
-            fixed = f"  also in study {row['study_name']} ({row['study_id']}) from , {when}{gone}"
+            head = f"  also in study {row['study_name']} ({row['study_id']}) from "
+            tail = f", {when}{gone}"
             name = Path(str(row["source"])).name
-            room = max(ALSO_WIDTH - 2 - len(fixed), 8)
+            room = max(ALSO_WIDTH - 2 - len(head) - len(tail), 8)
             name = name if len(name) <= room else name[: room - 1] + "…"
-            fixed = fixed.replace(" from , ", f" from {name}, ", 1)
+            fixed = head + name + tail
             at = next(i for i, line in enumerate(lines) if line.startswith(row["system_id"] + "  "))
             ends = at + 1
             while ends < len(lines) and lines[ends].startswith("  also in study "):
