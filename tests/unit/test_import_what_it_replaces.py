@@ -142,3 +142,28 @@ def test_a_file_of_another_study_is_told_so(warehouse, good, tmp_path):
         imported(warehouse, few, tmp_path, "few.csv", "other_study")
     assert "incomplete grid" in str(caught.value)
     assert "does not match" not in str(caught.value)
+
+
+def test_a_reimport_of_a_withdrawn_system_says_it_brings_it_back(warehouse, good, tmp_path):
+    from tsrate.robustness.withdrawals import withdraw_system
+
+    imported(warehouse, good, tmp_path, "kept.csv", "kept_model")
+    first = imported(warehouse, good, tmp_path, "back.csv", "back_model")
+    assert not [line for line in first if "withdrawn" in line]
+    with connect(warehouse) as con:
+        (study_id,) = con.execute(
+            "select distinct study_id from raw.study_imports where system_id = 'back_model'"
+        ).fetchone()
+        withdrawal = withdraw_system(con, "back_model", study_id, reason="a wrong file")
+    assert withdrawal.recorded
+    said = imported(warehouse, good, tmp_path, "back.csv", "back_model")
+    notes = [line for line in said if "withdrawn" in line]
+    assert len(notes) == 1, said
+    note = notes[0]
+    assert note.startswith(f"back_model was withdrawn from study {withdrawal.study_name} at ")
+    assert f"{withdrawal.withdrawn_at:%Y-%m-%d %H:%M} (a wrong file)" in note
+    assert "brings it back" in note and "`tsrate withdraw back_model --study " in note
+    again = imported(warehouse, good, tmp_path, "back.csv", "back_model")  # back already
+    assert not [line for line in again if "withdrawn" in line], again
+    other = imported(warehouse, good, tmp_path, "kept.csv", "kept_model")  # never withdrawn
+    assert not [line for line in other if "withdrawn" in line], other

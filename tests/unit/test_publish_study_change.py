@@ -1,7 +1,8 @@
 """A publication of another study than the one the snapshot held says so in one line (which
 study the snapshot holds now, which it held, and the build that brings that one back), on
 real temporary DuckDB files and real forecasted runs; the same study published again, a
-first publication and a suite publication say nothing."""
+first publication and a suite publication say nothing, and a suite publication between two
+core ones hides no change."""
 
 from __future__ import annotations
 
@@ -58,13 +59,23 @@ def test_publishing_another_study_says_which_it_replaced_and_how_to_bring_it_bac
 
 def test_a_suite_publication_or_a_missing_snapshot_says_nothing(tmp_path, capsys):
     warehouse = tmp_path / "tsrate.duckdb"
-    runs, _ = _two_studies(warehouse)
+    runs, names = _two_studies(warehouse)
     snapshot = tmp_path / "published" / "tsrate.duckdb"
     assert study_change(snapshot) is None
     publish(warehouse, runs["first"], parquet=False)
     publish(warehouse, "suite-run-1", parquet=False)  # not in raw.runs: no study
+    assert study_change(snapshot) is None  # the newest is a suite's: the core is unchanged
+    publish(warehouse, runs["first"], parquet=False)  # the same study, a suite's between
     assert study_change(snapshot) is None
-    publish(warehouse, runs["second"], parquet=False)  # the one before has no study either
+    publish(warehouse, "suite-run-2", parquet=False)
+    publish(warehouse, runs["second"], parquet=False)  # another study, a suite's between
+    assert study_change(snapshot).startswith(
+        f"the snapshot now holds study {names['second']} (it held {names['first']})"
+    )
+    publish(warehouse, "suite-run-3", parquet=False)
+    assert study_change(snapshot) is None  # the newest is a suite's: it changed no study
+    with duckdb.connect(str(snapshot)) as con:  # core rows of an older release: no study id
+        con.execute("update published_runs set study_id = null where run_id = ?", [runs["first"]])
     assert study_change(snapshot) is None
     with duckdb.connect(str(snapshot)) as con:  # an older snapshot: no study columns
         con.execute("alter table published_runs drop column study_name")

@@ -241,19 +241,26 @@ def publish(
 
 
 def study_change(snapshot: Path) -> str | None:
-    """One line when the snapshot's newest publication holds another study than the one
-    before it: which study it holds now, which it held, and how to bring that one back;
-    None when the study is the same, or either is unknown (a first publication, a suite
-    publication, an older snapshot's row)."""
+    """One line when the snapshot's newest publication holds another study than the core
+    publication before it (suite publications between them skipped: they leave the core
+    marts as they were): which study it holds now, which it held, and how to bring that one
+    back; None when the study is the same, or either is unknown (a first publication, a
+    suite publication the newest, an older snapshot's row)."""
     if not Path(snapshot).exists():
         return None
     try:
         with duckdb.connect(str(snapshot), read_only=True) as con:
-            rows = con.execute(
-                "select study_id, study_name from published_runs "
+            newest = con.execute(
+                "select study is null from published_runs "
+                "order by published_at desc nulls last limit 1"
+            ).fetchone()
+            rows = con.execute(  # the two newest core publications (a suite's has no study)
+                "select study_id, study_name from published_runs where study is not null "
                 "order by published_at desc nulls last limit 2"
             ).fetchall()
     except duckdb.Error:  # an older snapshot without study ids, or not readable now
+        return None
+    if newest is None or newest[0]:
         return None
     if len(rows) < 2 or not rows[0][0] or not rows[1][0] or rows[0][0] == rows[1][0]:
         return None

@@ -92,15 +92,22 @@ def built_run(
 
 
 def rated_and_out(
-    con: duckdb.DuckDBPyConnection, study_id: str, run_id: str, published: Collection[str] = ()
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    run_id: str,
+    published: Collection[str] = (),
+    withdrawn: Collection[str] | None = None,
 ) -> tuple[list[str], set[str]]:
     """(the systems a build of ``run_id`` reads for ``study_id``, those of them withdrawn);
     ``run_id`` is the study's newest buildable run (:func:`built_run`), whose build the
-    listing (:func:`~tsrate.robustness.studies.withdrawn_systems`) describes."""
+    listing (:func:`~tsrate.robustness.studies.withdrawn_systems`) describes. ``withdrawn``:
+    the study's withdrawn system ids from that listing when the caller has read it already
+    (None: read it here)."""
     held = systems_held(con, run_id, published)
-    withdrawn = withdrawn_systems(con, published)
-    out = {row["system_id"] for row in withdrawn if row["study_id"] == study_id}
-    return held, out & set(held)
+    if withdrawn is None:
+        listing = withdrawn_systems(con, published)
+        withdrawn = [row["system_id"] for row in listing if row["study_id"] == study_id]
+    return held, set(withdrawn) & set(held)
 
 
 def check_build_rates(
@@ -209,7 +216,7 @@ def withdraw_system(
     held, held_out = systems, set(out)
     run_id = built_run(con, study_id, published)
     if run_id is not None:
-        held, held_out = rated_and_out(con, study_id, run_id, published)
+        held, held_out = rated_and_out(con, study_id, run_id, published, withdrawn=out)
     if not [s for s in held if s != system_id and s not in held_out]:
         # one system still builds (its marts say it has nothing to compare with); none would
         # publish empty marts and an empty report over the last good snapshot
@@ -226,3 +233,46 @@ def withdraw_system(
         [study_id, system_id, reason],
     ).fetchone()
     return Withdrawal(study_id, name, system_id, withdrawn_at, True, origin)
+
+
+def brought_back_note(con: duckdb.DuckDBPyConnection, run_id: str, system_id: str) -> str:
+    """One line when the run ``run_id`` (an import, not finished yet) brings ``system_id``
+    back into its study's marts: withdrawn there before the run started, and held by no
+    other run of the study with complete forecasts started since (the listing's rule,
+    :func:`~tsrate.robustness.studies.withdrawn_systems`); else ''."""
+    present = con.execute(
+        "select count(*) from duckdb_tables() where schema_name = 'raw' "
+        "and table_name = 'study_withdrawals'"
+    ).fetchone()[0]
+    if not present:
+        return ""  # an earlier release's warehouse: nothing withdrawn yet
+    row = con.execute(
+        f"""
+        with this as (select study_id, started_at from raw.runs where run_id = $run),
+        newest as (
+            select w.study_id, max(w.withdrawn_at) as withdrawn_at,
+                   arg_max(w.reason, w.withdrawn_at) as reason
+            from raw.study_withdrawals w join this using (study_id)
+            where w.system_id = $system and w.withdrawn_at <= this.started_at
+            group by w.study_id
+        )
+        select coalesce(s.study_name, n.study_id), n.withdrawn_at, n.reason
+        from newest n left join raw.studies s using (study_id)
+        where not exists (
+            select 1 from raw.runs r join raw.run_partitions rp using (run_id)
+            join raw.forecast_partitions p using (partition_key)
+            where r.study_id = n.study_id and r.run_id <> $run and p.system_id = $system
+            and r.status in {COMPLETE!r} and r.started_at >= n.withdrawn_at
+        )
+        """,
+        {"run": run_id, "system": system_id},
+    ).fetchone()
+    if row is None:
+        return ""
+    study, when, reason = row
+    why = f" ({reason})" if reason else ""
+    return (
+        f"{system_id} was withdrawn from study {study} at {when:%Y-%m-%d %H:%M}{why}: this "
+        f"import brings it back into the study's marts (hint: `tsrate withdraw {system_id} "
+        f"--study {study}` takes it out again)"
+    )

@@ -265,6 +265,11 @@ def import_forecasts(
     replaced = replaced_import_note(con, run_id, system_id)
     if replaced:
         say(replaced)
+    from tsrate.robustness.withdrawals import brought_back_note
+
+    back = brought_back_note(con, run_id, system_id)
+    if back:
+        say(back)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started

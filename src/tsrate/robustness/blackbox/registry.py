@@ -48,6 +48,8 @@ ARCHITECTURES = ("encoder-only", "decoder-only", "encoder-decoder", "statistical
 SYSTEM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 #: Longest text of a metadata value (``description``: 2000).
 MAX_METADATA_TEXT = 200
+#: The description an import without one gets: "<this prefix><file name>."
+DEFAULT_DESCRIPTION = "Predictions imported from "
 
 
 def check_known_system(
@@ -241,7 +243,7 @@ def system_metadata(
         row[key] = None if values[key] is None else str(values[key])
     row["display_name"] = row["display_name"] or system_id
     row["family"] = row["family"] or "imported"
-    row["description"] = row["description"] or f"Predictions imported from {file_name}."
+    row["description"] = row["description"] or f"{DEFAULT_DESCRIPTION}{file_name}."
 
     modality = str(values["modality"] or "numeric")
     if modality not in MODALITIES:
@@ -345,7 +347,7 @@ def dropped_fields(
         before = earlier.get(key)
         if before is None or (not isinstance(before, str) and pd.isna(before)) or key in given:
             continue
-        if key == "description" and str(before).startswith("Predictions imported from "):
+        if key == "description" and str(before).startswith(DEFAULT_DESCRIPTION):
             continue
         if before != row.get(key):
             dropped.append(f"{key}={before}")
