@@ -156,6 +156,7 @@ def test_a_reimport_of_a_withdrawn_system_says_it_brings_it_back(warehouse, good
         ).fetchone()
         withdrawal = withdraw_system(con, "back_model", study_id, reason="a wrong file")
     assert withdrawal.recorded
+    imported(warehouse, shifted(good, 1.0), tmp_path, "kept2.csv", "kept_model")  # another id
     said = imported(warehouse, good, tmp_path, "back.csv", "back_model")
     notes = [line for line in said if "withdrawn" in line]
     assert len(notes) == 1, said
