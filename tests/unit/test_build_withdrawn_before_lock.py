@@ -115,8 +115,7 @@ def test_a_run_stopped_after_its_publication_is_the_run_judged(copy, study):
     _published(warehouse, newer)
     args = _args(study)
     check_build_before_lock(args)
-    assert args.withdrawals_judged
-    check_build(_args(study), warehouse)  # the same judgement under the lock
+    check_build(args, warehouse)  # the same judgement under the lock
     assert not lock_path(warehouse).exists()
 
 
@@ -135,9 +134,7 @@ def test_a_system_brought_back_by_the_run_stopped_after_its_publication_counts(c
             check_build_before_lock(_args(study))
     _published(warehouse, again.run_id)
     for study in (None, study_id):
-        args = _args(study)
-        check_build_before_lock(args)
-        assert args.withdrawals_judged
+        check_build_before_lock(_args(study))
 
 
 def test_while_another_process_writes_the_check_is_left_to_the_lock(copy, capsys):
@@ -150,9 +147,25 @@ def test_while_another_process_writes_the_check_is_left_to_the_lock(copy, capsys
     with another_writer(warehouse):
         check_build_before_lock(args)  # no judgement, no error
         assert cli.main(["build", "--study", study_id]) == 2
-    assert not getattr(args, "withdrawals_judged", False)
     err = capsys.readouterr().err
     assert "is being written by" in err and "one writer at a time" in err, err
     assert ALL_OUT not in err and "would get in its way" not in err
+    with pytest.raises(TsrateError, match=re.escape(f"), run {older}, {ALL_OUT}")):
+        check_build(args, warehouse)
+
+
+def test_the_judgement_is_made_again_under_the_lock(copy):
+    """Judged before the lock on a buildable newer run (it rates seasonal_naive), then that
+    run's build fails in another process while this build waits for the lock: the build
+    would fall back to the older run, every system withdrawn: refused under the lock."""
+    warehouse, study_id, older, newer = copy
+    _newer_run(warehouse, newer, "forecasted")
+    for study in (None, study_id):
+        args = _args(study)
+        check_build_before_lock(args)  # nothing to refuse yet
+        check_build(args, warehouse)
+    args = _args(study_id)
+    check_build_before_lock(args)
+    _newer_run(warehouse, newer, "build_failed")  # meanwhile, before the lock
     with pytest.raises(TsrateError, match=re.escape(f"), run {older}, {ALL_OUT}")):
         check_build(args, warehouse)

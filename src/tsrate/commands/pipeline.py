@@ -387,10 +387,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - a Path
     """What refuses ``tsrate build`` before any work, each in one line: a publish that would
     fail at the end, no warehouse, a named run without complete forecasts, a study whose
-    every system is withdrawn (its marts would be empty) unless the CLI judged that before
-    the lock (:func:`check_build_before_lock`). Where there is
-    no warehouse the CLI runs it before taking the writer lock (``without_warehouse``), so
-    the refusal leaves no lock file behind."""
+    every system is withdrawn (its marts would be empty; judged again under the lock after
+    :func:`check_build_before_lock`, so a withdrawal landing while the build waited for the
+    lock counts). Where there is no warehouse the CLI runs it before taking the writer lock
+    (``without_warehouse``), so the refusal leaves no lock file behind."""
     from tsrate.robustness.build_run import run_to_build
 
     if not getattr(args, "no_publish", False):  # pre-flight: the publish at the end
@@ -400,8 +400,6 @@ def check_build(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001 - 
     if not warehouse.exists() or args.run_id:
         # no warehouse, or a named run without complete forecasts: refuse in one line
         run_to_build(warehouse, args.run_id)
-        return
-    if getattr(args, "withdrawals_judged", False):
         return
     from tsrate.platform.warehouse import connect
 
@@ -415,7 +413,7 @@ def check_build_before_lock(args: argparse.Namespace) -> None:
     lock file): on the live file opened read-only, as a live reader where a lock file is
     there (a writer starting meanwhile waits for it) and without making one where none is.
     While another process writes the file it cannot be read: the judgement is left to
-    :func:`check_build`, under the lock."""
+    :func:`check_build`, which makes it again under the lock in any case."""
     from tsrate.config import warehouse_path
 
     warehouse = warehouse_path()
@@ -424,7 +422,6 @@ def check_build_before_lock(args: argparse.Namespace) -> None:
     with _live_file_unless_written(warehouse) as con:
         if con is not None:
             _refuse_all_withdrawn(con, args, warehouse)
-            args.withdrawals_judged = True
 
 
 @contextlib.contextmanager
