@@ -14,8 +14,13 @@ import time
 import pytest
 
 from tests.integration.killed_runs import run_environment
-from tests.integration.serve_process import start_serve, wait_for_line
-from tests.integration.test_operations_end_to_end import _descendants, _run_weekly, _wait_gone
+from tests.integration.serve_process import (
+    descendants,
+    run_weekly,
+    start_serve,
+    wait_for_line,
+    wait_gone,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -50,12 +55,12 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
     try:
         wait_for_line(serve, log, "serving on the Prefect API", 120)
         _free_the_weekly_deployment()
-        flow_run = _run_weekly(log, workers=1, timeout=0)
+        flow_run = run_weekly(log, workers=1, timeout=0)
         deadline = time.monotonic() + 300
         while not marker.exists():  # the run holds the warehouse, one partition stored
             assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
             time.sleep(0.2)
-        children = _descendants(serve.pid)
+        children = descendants(serve.pid)
         assert children, "expected the run's process"
         stopped = time.monotonic()
         if group:
@@ -64,7 +69,7 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
             serve.send_signal(signum)
         code = serve.wait(timeout=60)
         took = time.monotonic() - stopped
-        left = _wait_gone(children, 10.0)
+        left = wait_gone(children, 10.0)
     finally:
         with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
             os.killpg(serve.pid, signal.SIGKILL)
