@@ -90,7 +90,9 @@ def _free_the_weekly_deployment() -> None:
     """The session's Prefect API is shared with earlier tests, some of which stop a serve
     outright: their flow runs of the weekly deployment stay Running and keep its one
     concurrency slot (the test API revokes no expired lease), so this test's run would wait
-    for ever. Delete every unfinished run of it and free the slot before triggering."""
+    for ever. Delete every unfinished run of it and free the slot before triggering. Not
+    registered yet (the first serve on this API: its runner registers it after saying it
+    serves): no earlier run holds it."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
     from prefect.client.schemas.filters import (
@@ -101,10 +103,14 @@ def _free_the_weekly_deployment() -> None:
         FlowRunFilterStateType,
     )
     from prefect.client.schemas.objects import StateType
+    from prefect.exceptions import ObjectNotFound
 
     unfinished = [StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING, StateType.CANCELLING]
     with get_client(sync_client=True) as client:
-        deployment = client.read_deployment_by_name("tsrate-pipeline/tsrate-weekly")
+        try:
+            deployment = client.read_deployment_by_name("tsrate-pipeline/tsrate-weekly")
+        except ObjectNotFound:
+            return
         runs = client.read_flow_runs(
             deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
             flow_run_filter=FlowRunFilter(
