@@ -128,3 +128,14 @@ def test_a_long_import_source_and_the_writer_note_fit_too(warehouse, capsys):
     assert note[1].startswith("    ") and note[1].endswith(
         "rerun `tsrate systems` when it finishes"
     )
+
+
+def test_the_sample_in_the_docs_is_what_the_listing_prints(warehouse, capsys):
+    from tsrate.config import project_dir
+
+    text = (project_dir() / "docs" / "systems.md").read_text()
+    sample = text.split("as on a machine without a Gemini key:\n\n```text\n", 1)[1]
+    sample = sample.split("```", 1)[0].splitlines()
+    lines = _listed(capsys).splitlines()
+    at = lines.index(sample[0])
+    assert lines[at : at + len(sample)] == sample
