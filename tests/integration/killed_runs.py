@@ -20,6 +20,16 @@ RUN_FLAGS = [
     "--context-length", "30", "--horizon", "5", "--systems", "naive,biased",
     "--perturbations", "P0,P1", "--workers", "1", "--select", SELECT,
 ]  # fmt: skip
+#: RUN_FLAGS' study as a flow's ``overrides`` (the pipeline flow, serve's deployments)
+OVERRIDES = {
+    "study_tickers": "AAPL,MSFT",
+    "study_start": "2022-09-01",
+    "study_end": "2022-12-28",
+    "context_length": 30,
+    "horizon": 5,
+    "systems": "naive,biased",
+    "perturbations": "P0,P1",
+}
 
 
 def run_environment(tmp_path: Path, warehouse: Path, **extra: str) -> dict[str, str]:

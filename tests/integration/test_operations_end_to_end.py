@@ -26,22 +26,26 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.integration.killed_runs import RUN_FLAGS, SELECT, kill_at, run_environment, start_run
-from tests.integration.serve_process import start_serve, wait_for_line
+from tests.integration.killed_runs import (
+    OVERRIDES,
+    RUN_FLAGS,
+    SELECT,
+    kill_at,
+    run_environment,
+    start_run,
+)
+from tests.integration.serve_process import (
+    descendants,
+    run_weekly,
+    start_serve,
+    wait_for_line,
+    wait_gone,
+)
 from tests.support.warehouses import read
 from tsrate.config import project_dir
 
 pytestmark = pytest.mark.slow
 
-OVERRIDES = {
-    "study_tickers": "AAPL,MSFT",
-    "study_start": "2022-09-01",
-    "study_end": "2022-12-28",
-    "context_length": 30,
-    "horizon": 5,
-    "systems": "naive,biased",
-    "perturbations": "P0,P1",
-}
 PARTITIONS = 2 * 2 * 2  # tickers × systems × perturbations
 
 
@@ -353,43 +357,6 @@ def test_the_dask_path_stores_the_forecasts_of_the_local_path(tmp_path, prefect_
     assert read(distributed, "select count(*) n from raw.forecast_partitions")["n"][0] == partitions
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every live descendant of ``pid`` (Linux /proc)."""
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for task in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
-            try:
-                children = {int(child) for child in task.read_text().split()}
-            except OSError:
-                continue
-            todo += sorted(children - found)
-            found |= children
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-
-
-def _wait_gone(pids: set[int], seconds: float) -> dict[int, str]:
-    """The processes of ``pids`` still alive after ``seconds``, with their command lines."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
-        time.sleep(0.1)
-    alive = {}
-    for pid in pids:
-        if _alive(pid):
-            try:
-                alive[pid] = Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")[:200]
-            except OSError:
-                continue
-    return alive
-
-
 def _paused_run(tmp_path: Path, warehouse: Path, stage: str, name: str) -> subprocess.Popen:
     """`tsrate run` (2 forecast workers, no Prefect API: the default, in-process path)
     stopped by the test hook at ``stage``."""
@@ -426,7 +393,7 @@ def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_pat
 
     # SIGTERM while forecasting: the run, its forecast workers included, ends within 5 s
     process = _paused_run(tmp_path, warehouse, "inference", "term")
-    children = _descendants(process.pid)
+    children = descendants(process.pid)
     assert len(children) >= 2, "expected the forecast workers"
     sent = time.monotonic()
     process.send_signal(signal.SIGTERM)
@@ -435,7 +402,7 @@ def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_pat
     assert code == 128 + signal.SIGTERM
     log = (tmp_path / "run-term.log").read_text()
     assert "stopped by SIGTERM" in log and "Traceback" not in log
-    assert _wait_gone(children, 5.0) == {}
+    assert wait_gone(children, 5.0) == {}
     _assert_released(warehouse)
     # left as a kill would leave it: one partition stored, the run still `running`
     assert read(warehouse, "select status from raw.runs")["status"].tolist() == ["running"]
@@ -444,11 +411,11 @@ def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_pat
     # no child of the killed run is alive 5 s later
     for stage in ("inference", "build"):
         process = _paused_run(tmp_path, warehouse, stage, f"kill-{stage}")
-        children = _descendants(process.pid)
+        children = descendants(process.pid)
         assert children, f"expected child processes at {stage}"
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
-        assert _wait_gone(children, 5.0) == {}, f"orphans after a SIGKILL at {stage}"
+        assert wait_gone(children, 5.0) == {}, f"orphans after a SIGKILL at {stage}"
         _assert_released(warehouse)
 
     # the next run closes every run the stops left unfinished, whatever their stage
@@ -458,24 +425,6 @@ def test_sigterm_stops_a_run_within_5s_and_no_process_outlives_a_sigkill(tmp_pat
     runs = read(warehouse, "select status, message from raw.runs order by started_at")
     assert runs["status"].tolist() == ["interrupted", "interrupted", "interrupted", "succeeded"]
     assert "while the run was building" in runs["message"][2]
-
-
-def _run_weekly(log: Path, workers: int, timeout: float):  # noqa: ANN202 - a FlowRun
-    """Trigger the tiny study on serve's weekly deployment (waiting ``timeout`` s for it to
-    finish; 0: not at all), retrying until the runner has registered its deployments."""
-    from prefect.deployments import run_deployment
-
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            return run_deployment(
-                "tsrate-pipeline/tsrate-weekly",
-                parameters={"overrides": OVERRIDES, "select": SELECT, "workers": workers},
-                timeout=timeout,
-            )
-        except Exception:  # noqa: BLE001 - not registered yet
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(2)
 
 
 def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
@@ -498,7 +447,7 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
         assert api == f"{ui}/api"
         assert httpx.get(ui, timeout=30).status_code == 200  # the UI is served
         with temporary_settings({PREFECT_API_URL: api}):
-            flow_run = _run_weekly(log, workers=1, timeout=600)
+            flow_run = run_weekly(log, workers=1, timeout=600)
         inspect = [sys.executable, "-m", "prefect", "deployment", "inspect"]
         found = subprocess.run(
             [*inspect, "tsrate-pipeline/tsrate-weekly"],
@@ -515,7 +464,7 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
         dated = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \| INFO +\| Flow run '")
         lines = [ln for ln in log.read_text().splitlines() if "| Flow run '" in ln]
         assert lines and all(dated.match(ln) for ln in lines), lines[:3]
-        children = _descendants(serve.pid)
+        children = descendants(serve.pid)
         assert children, "expected the Prefect server"
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -524,7 +473,7 @@ def test_serve_owns_a_prefect_server_and_a_triggered_run_completes(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(serve.pid, signal.SIGKILL)
             raise
-    assert _wait_gone(children, 10.0) == {}, "the Prefect server outlived tsrate serve"
+    assert wait_gone(children, 10.0) == {}, "the Prefect server outlived tsrate serve"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
@@ -550,7 +499,7 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
     serve = start_serve(env, log)
     try:
         wait_for_line(serve, log, "serving on the Prefect API", 120)
-        flow_run = _run_weekly(log, workers=2, timeout=0)
+        flow_run = run_weekly(log, workers=2, timeout=0)
         deadline = time.monotonic() + 300
         while not marker.exists():  # the run holds the warehouse, one partition stored
             assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
@@ -560,11 +509,11 @@ def test_a_force_stopped_serve_leaves_no_flow_run_behind(tmp_path, prefect_harne
         assert holder["command"] == (
             f"Prefect flow run '{flow_run.name}' of deployment 'tsrate-pipeline/tsrate-weekly'"
         ), holder
-        children = _descendants(serve.pid)
+        children = descendants(serve.pid)
         assert run_pid in children and len(children) >= 3, "expected the run and its workers"
         serve.send_signal(signal.SIGKILL)  # serve alone: its process group stays
         serve.wait(timeout=30)
-        left = _wait_gone(children, 10.0)
+        left = wait_gone(children, 10.0)
     finally:
         with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
             os.killpg(serve.pid, signal.SIGKILL)

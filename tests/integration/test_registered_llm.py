@@ -23,6 +23,7 @@ import duckdb
 import pytest
 
 from tests.support.chat_server import ChatServer
+from tests.support.systems_listing import listing_entries
 from tsrate.config import project_dir
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")
@@ -84,7 +85,7 @@ def test_a_registered_llm_is_run_rated_listed_and_re_registered(tmp_path):
         assert "registered language model 'my_llm' (My LLM): model tiny-a" in done.stdout
         listed = tsrate(tmp_path, warehouse, "systems")
         assert listed.returncode == 0, listed.stderr
-        line = next(x for x in listed.stdout.splitlines() if x.startswith("my_llm "))
+        line = next(x for x in listing_entries(listed.stdout) if x.startswith("my_llm "))
         assert "available" in line and "unavailable" not in line and "My LLM" in line
         assert "model tiny-a at " + url in line
 

@@ -14,8 +14,13 @@ import time
 import pytest
 
 from tests.integration.killed_runs import run_environment
-from tests.integration.serve_process import start_serve, wait_for_line
-from tests.integration.test_operations_end_to_end import _descendants, _run_weekly, _wait_gone
+from tests.integration.serve_process import (
+    descendants,
+    run_weekly,
+    start_serve,
+    wait_for_line,
+    wait_gone,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -50,12 +55,12 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
     try:
         wait_for_line(serve, log, "serving on the Prefect API", 120)
         _free_the_weekly_deployment()
-        flow_run = _run_weekly(log, workers=1, timeout=0)
+        flow_run = run_weekly(log, workers=1, timeout=0)
         deadline = time.monotonic() + 300
         while not marker.exists():  # the run holds the warehouse, one partition stored
             assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
             time.sleep(0.2)
-        children = _descendants(serve.pid)
+        children = descendants(serve.pid)
         assert children, "expected the run's process"
         stopped = time.monotonic()
         if group:
@@ -64,7 +69,7 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
             serve.send_signal(signum)
         code = serve.wait(timeout=60)
         took = time.monotonic() - stopped
-        left = _wait_gone(children, 10.0)
+        left = wait_gone(children, 10.0)
     finally:
         with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
             os.killpg(serve.pid, signal.SIGKILL)
@@ -85,7 +90,9 @@ def _free_the_weekly_deployment() -> None:
     """The session's Prefect API is shared with earlier tests, some of which stop a serve
     outright: their flow runs of the weekly deployment stay Running and keep its one
     concurrency slot (the test API revokes no expired lease), so this test's run would wait
-    for ever. Delete every unfinished run of it and free the slot before triggering."""
+    for ever. Delete every unfinished run of it and free the slot before triggering. Not
+    registered yet (the first serve on this API: its runner registers it after saying it
+    serves): no earlier run holds it."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
     from prefect.client.schemas.filters import (
@@ -96,10 +103,14 @@ def _free_the_weekly_deployment() -> None:
         FlowRunFilterStateType,
     )
     from prefect.client.schemas.objects import StateType
+    from prefect.exceptions import ObjectNotFound
 
     unfinished = [StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING, StateType.CANCELLING]
     with get_client(sync_client=True) as client:
-        deployment = client.read_deployment_by_name("tsrate-pipeline/tsrate-weekly")
+        try:
+            deployment = client.read_deployment_by_name("tsrate-pipeline/tsrate-weekly")
+        except ObjectNotFound:
+            return
         runs = client.read_flow_runs(
             deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])),
             flow_run_filter=FlowRunFilter(

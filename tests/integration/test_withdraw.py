@@ -15,6 +15,7 @@ import yaml
 
 from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
 from tests.support.import_study import STUDY, import_warehouse
+from tests.support.systems_listing import listing_entries
 from tests.support.warehouses import read, rows
 from tsrate.config import load_companies
 from tsrate.platform import dbt_runner as dbt
@@ -68,7 +69,7 @@ def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
     assert studies.returncode == 0, studies.stderr
     assert "systems: naive, seasonal_naive  withdrawn: external_llm" in studies.stdout
     systems = tsrate_cli(warehouse, "systems")
-    line = next(x for x in systems.stdout.splitlines() if x.strip().startswith("external_llm "))
+    line = next(x for x in listing_entries(systems.stdout) if x.startswith("external_llm "))
     assert "; withdrawn " in line
 
     # a later import of it (the same file: its partitions reused) brings it back

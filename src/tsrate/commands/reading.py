@@ -14,6 +14,7 @@ from tsrate import TsrateError
 
 
 def cmd_systems(args: argparse.Namespace) -> int:
+    from tsrate.commands.systems_listing import system_lines
     from tsrate.config import Study
     from tsrate.systems.registered import exported
     from tsrate.systems.registry import system_infos
@@ -26,12 +27,15 @@ def cmd_systems(args: argparse.Namespace) -> int:
             return _show_prompt(args.show_prompt, Study.from_vars())
         infos = system_infos(Study.from_vars())
     width = max(len(i.system_id) for i in infos)
-    for info in infos:
-        mark = "available  " if info.availability.available else "unavailable"
-        print(
+    for info in infos:  # each line within SYSTEMS_WIDTH: a long reason goes on below
+        available = info.availability.available
+        mark = "available  " if available else "unavailable"
+        head = (
             f"{info.system_id:<{width}}  {mark}  [{' '.join(info.accepted_perturbations)}]  "
-            f"{info.display_name}: {info.availability.reason}"
+            f"{info.display_name}:"
         )
+        for line in system_lines(head, info.availability.reason, available):
+            print(line)
     _print_live_systems(live)
     return 0
 
@@ -61,18 +65,21 @@ def _print_live_systems(live: tuple[list, list[str], list[str]] | None) -> None:
     """The imported systems of the live warehouse, then the systems withdrawn from a study;
     while another process writes it, a note instead (the list above stands: it comes from
     the seed and this machine)."""
+    from tsrate.commands.systems_listing import wrapped
+
     if live is None:
-        print(
+        note = (
             "imported systems and registered language models: not listed while another "
             "process writes the warehouse; "
             "rerun `tsrate systems` when it finishes"
         )
+        print("\n".join(wrapped(note)))
         return
     _, lines, withdrawn = live
     if lines:
         print("imported systems (rated in their study's marts):")
-        for line in lines:
-            print(f"  {line}")
+        for line in lines:  # an import's source may be a long path
+            print("\n".join(wrapped(line, "  ")))
     if withdrawn:
         print("withdrawn from a study (left out of its marts: `tsrate withdraw`):")
         for line in withdrawn:
