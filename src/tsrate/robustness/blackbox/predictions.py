@@ -265,6 +265,11 @@ def import_forecasts(
     replaced = replaced_import_note(con, run_id, system_id)
     if replaced:
         say(replaced)
+    from tsrate.robustness.identical import identical_import_note
+
+    alike = identical_import_note(con, run_id, system_id, summary.study_id)
+    if alike:
+        say(alike)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started
