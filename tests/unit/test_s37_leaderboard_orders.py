@@ -55,7 +55,7 @@ def test_orders_that_agree_say_nothing():
     assert discordant_pairs(agree) == []
     assert order_note(agree, "mase", num) == ""
     # a tie in either order is no disagreement
-    tied = board({"a": (0.3, 0.5), "b": (0.1, 0.5), "c": (0.1, 0.2)})
+    tied = board({"a": (0.1, 0.5), "b": (0.3, 0.5), "c": (0.05, 0.2)})
     assert order_note(tied, "mase", num) == ""
 
 
