@@ -1,6 +1,7 @@
 """Systems that cannot be told apart: two system ids whose point forecasts are the same on
 every window they share (the same predictions imported under two ids, or an import equal to
-a built-in system's forecasts) are rated alike by construction, whatever the metric.
+a built-in system's forecasts) are rated alike by construction on every metric of the point
+forecasts (quantile forecasts are not compared here).
 
 Two forecasts of the same ticker, window, perturbation and horizon step are **the same**
 when they differ by at most :data:`RELATIVE_TOLERANCE` (1e-9) of the larger of their
