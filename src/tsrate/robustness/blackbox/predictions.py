@@ -54,7 +54,10 @@ computed), and the imported forecasts are added beside them, one partition per t
 perturbation. So one ``dbt build`` of that run rates the imported model against the
 baselines. A partition's ``input_key`` hashes the study's window settings, the ticker's clean
 prices and the imported forecasts themselves, so importing the same predictions again
-reuses the stored partitions (no new forecast rows).
+reuses the stored partitions (no new forecast rows). An import whose forecasts equal, on
+every window they share, those of another system the study's marts rate (the same file under
+another id, or a built-in system's forecasts) says so in one line, naming it: the two cannot
+be told apart (:func:`tsrate.robustness.identical.identical_import_note`).
 
 Its two halves are modules of their own: the file's checks in
 :mod:`tsrate.robustness.blackbox.validation`, the system's metadata and registration in
@@ -270,6 +273,11 @@ def import_forecasts(
     back = brought_back_note(con, run_id, system_id)
     if back:
         say(back)
+    from tsrate.robustness.identical import identical_import_note
+
+    alike = identical_import_note(con, run_id, system_id, summary.study_id)
+    if alike:
+        say(alike)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
     finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started

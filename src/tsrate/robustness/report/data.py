@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
+from tsrate.robustness.identical import identical_pairs
 
 REPORT_NAME = "report.html"
 
@@ -162,6 +163,10 @@ class ReportData:
     #: the robustness outcome of the marts' default view (var robustness_outcome: the paper's
     #: R^max unless the build set another); ratings and rating_stability are read at it
     default_outcome: str = PAPER_OUTCOME
+    #: (system_a, system_b, shared forecast steps) of each pair of systems whose forecasts
+    #: in marts.forecast_traces are the same on every step they share
+    #: (:func:`tsrate.robustness.identical.identical_pairs`; empty: none, or no such mart)
+    identical_pairs: list = dataclasses.field(default_factory=list)
     #: (the ratings frame it was read from, {metric: {system: perturbation ids}}): each
     #: system's rated perturbations per metric, read once per report by
     #: :func:`.coverage.rated_perturbations` (None: not read yet; a new ``ratings`` frame
@@ -327,6 +332,11 @@ def load_report_data(snapshot: Path) -> ReportData:
                 "from marts.window_leakage where run_id = ? group by system_id",
                 [run_id],
             ).df()
+        identical = []
+        if "marts.forecast_traces" in tables:
+            identical = identical_pairs(
+                con, "(select * from marts.forecast_traces where run_id = ?)", [run_id]
+            )
         return ReportData(
             run_id=run_id,
             published_at=published_at,
@@ -358,6 +368,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             leakage=leakage,
             forecast_failures=mart("forecast_failures_summary"),
             default_outcome=default_outcome,
+            identical_pairs=identical,
         )
     finally:
         con.close()

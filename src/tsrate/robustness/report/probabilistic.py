@@ -191,6 +191,7 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
             )
         parts.append(f"<h3>{esc(metric.upper())}</h3>")
         parts.append(dropped_line(block, metric, num))
+        parts.append(order_note(block, metric, num))
         parts.append(
             table_html(
                 [
@@ -220,6 +221,73 @@ def leaderboard_section(board: pd.DataFrame, num: Callable[..., str]) -> str:
         "above; <code>tsrate export --format fev</code> gives the same to fev.</p></section>"
     )
     return "".join(parts)
+
+
+def discordant_pairs(block: pd.DataFrame) -> list[tuple[str, str]]:
+    """(a, b) for each pair of one metric's ranked systems that the two orders disagree on:
+    a has a higher win rate than b but a lower skill score (both strictly: a tie in either
+    is no disagreement). In order of a's win rate, then b's (ties by system id)."""
+    ranked = block.dropna(subset=["skill_score", "win_rate"])
+    ranked = ranked.sort_values(["win_rate", "system_id"], ascending=[False, True])
+    rows = list(ranked[["system_id", "win_rate", "skill_score"]].itertuples(index=False))
+    return [
+        (str(a.system_id), str(b.system_id))
+        for i, a in enumerate(rows)
+        for b in rows[i + 1 :]
+        if a.win_rate > b.win_rate and a.skill_score < b.skill_score
+    ]
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def order_note(block: pd.DataFrame, metric: str, num: Callable[..., str]) -> str:
+    """A sentence when win rate and skill score order one metric's systems differently
+    (:func:`discordant_pairs`), naming them, and why: win rate counts the tasks won against
+    each other system, whatever the margin; skill score weighs each task by how much. The
+    best system by win rate, when another has a higher skill score, with its rank there;
+    else the first pair the orders disagree on. Empty when the orders agree."""
+    pairs = discordant_pairs(block)
+    if not pairs:
+        return ""
+    rows = block.dropna(subset=["skill_score", "win_rate"]).set_index("system_id")
+
+    def value(system: str, column: str) -> str:
+        where = {"scope": "all", "metric": metric, "system_id": system}
+        return num(float(rows.loc[system, column]), "leaderboard", column, where)
+
+    wins, skills = rows["win_rate"], rows["skill_score"]
+    top_win = sorted(rows.index[wins == wins.max()])[0]  # ties: the first id
+    above = skills > skills[top_win]
+    said_pairs = 1
+    if (above & (wins < wins[top_win])).any():  # the orders disagree on the best win rate
+        said_pairs = sum(a == top_win for a, _ in pairs)
+        leader = sorted(rows.index[skills == skills.max()])[0]
+        said = (
+            f"<b>{esc(top_win)}</b> has the best win rate ({value(top_win, 'win_rate')}) but "
+            f"ranks {_ordinal(int(above.sum()) + 1)} on skill score "
+            f"({value(top_win, 'skill_score')}; <b>{esc(leader)}</b> has the best, "
+            f"{value(leader, 'skill_score')})"
+        )
+    else:
+        a, b = pairs[0]
+        said = (
+            f"<b>{esc(a)}</b> has a higher win rate than <b>{esc(b)}</b> "
+            f"({value(a, 'win_rate')} against {value(b, 'win_rate')}) but a lower skill score "
+            f"({value(a, 'skill_score')} against {value(b, 'skill_score')})"
+        )
+    more = len(pairs) - said_pairs
+    others = (
+        f", and the orders disagree on {more} more pair{'s' if more > 1 else ''}" if more else ""
+    )
+    return (
+        f"<p>Win rate and skill score order the systems differently: {said}{others}. Win "
+        "rate counts the tasks a system wins against each other system, whatever the margin; "
+        "skill score weighs each task by how much (the geometric mean of the errors relative "
+        "to the baseline), so a system that wins many tasks narrowly and loses some badly "
+        "ranks higher on win rate than on skill score.</p>"
+    )
 
 
 def dropped_line(block: pd.DataFrame, metric: str, num: Callable[..., str]) -> str:

@@ -331,6 +331,26 @@ def _alike_rows_sentence(data: ReportData, metrics: list[str]) -> list[str]:
     ]
 
 
+def identical_systems_sentence(data: ReportData) -> list[str]:
+    """A sentence naming the pairs of systems whose forecasts are the same on every window
+    both forecast (data.identical_pairs, from marts.forecast_traces): they are rated alike by
+    construction (the same predictions under two ids, or an import of a built-in system's
+    forecasts), so their equal ratings say nothing about two models."""
+    pairs = data.identical_pairs
+    if not pairs:
+        return []
+    shown = "; ".join(f"<b>{esc(a)}</b> and <b>{esc(b)}</b>" for a, b, _ in pairs[:3])
+    rest = len(pairs) - 3
+    more = f" and {rest} more pair{'s' if rest > 1 else ''}" if rest > 0 else ""
+    which = "These systems" if len(pairs) > 1 else "Two systems"
+    return [
+        f"{which} made the same forecasts on every window both forecast (equal to 1e-9 "
+        f"relative, <code>marts.forecast_traces</code>), so they cannot be told apart and "
+        f"are rated alike: {shown}{more}; if one is a copy, <code>tsrate withdraw</code> "
+        "takes it out of the study."
+    ]
+
+
 def shaky_counts(data: ReportData) -> pd.DataFrame:
     """Per system: its published ratings (n_ratings) and how many are shaky (n_shaky)."""
     if data.stability.empty or data.ratings.empty:
@@ -486,6 +506,7 @@ def verdict_section(data: ReportData) -> str:
             + " rating levels."
         )
         sentences.extend(_alike_rows_sentence(data, metrics))
+    sentences.extend(identical_systems_sentence(data))
     sentences.extend(fewer)
 
     ordered, smape_on, compared_on = _compared(data, "smape")
