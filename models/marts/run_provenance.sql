@@ -1,3 +1,21 @@
+{#- The analysis settings: every dbt var that changes a published number of the core marts,
+    resolved as this build saw them (dbt_project.yml, then --vars), as one JSON object with
+    the keys in this order, then the confidence levels of the weighted rejection score (the
+    confidence_levels seed) and the selection scope. A var read by a core model and missing
+    here is a unit test's failure (tests/unit/test_run_provenance_settings.py). -#}
+{%- set analysis_vars = [
+    'rating_levels', 'robustness_outcome', 'robustness_outcomes',
+    'causal_seed', 'treatment_draws', 'matching_estimand', 'effect_strata',
+    'distribution_aggregation', 'confounder_distributions', 'max_company_distributions',
+    'bootstrap_seed', 'bootstrap_resamples', 'bootstrap_block_length', 'bootstrap_confidence',
+    'bootstrap_effect_distributions',
+    'leaderboard_baseline', 'leaderboard_bootstrap_seed', 'leaderboard_bootstrap_resamples',
+    'baseline_families',
+] -%}
+{%- set settings = {} -%}
+{%- for name in analysis_vars -%}
+    {%- do settings.update({name: var(name)}) -%}
+{%- endfor %}
 with
 
 provenance as (
@@ -6,6 +24,13 @@ provenance as (
 
 sources as (
     select * from {{ ref('int_source_run_inputs') }}
+),
+
+confidence as (
+    select
+        to_json(list({'confidence': confidence, 'weight': weight} order by confidence desc))
+            as levels,
+    from {{ ref('confidence_levels') }}
 ),
 
 final as (
@@ -17,7 +42,13 @@ final as (
         cast(provenance.git_reason as varchar) as git_reason,
         cast(provenance.dbt_version as varchar) as dbt_version,
         cast(provenance.duckdb_version as varchar) as duckdb_version,
+        cast(provenance.study_id as varchar) as study_id,
         cast(provenance.study_hash as varchar) as study_hash,
+        cast(json_merge_patch(
+            '{{ tojson(settings) | replace("'", "''") }}',
+            json_object('confidence_levels', confidence.levels,
+                        'run_scope', provenance.selection_scope)
+        ) as varchar) as analysis_settings,
         cast(provenance.price_rows as integer) as price_rows,
         cast(provenance.price_rows_fingerprint as varchar) as price_rows_fingerprint,
         cast(provenance.partitions as integer) as partitions,
@@ -44,6 +75,7 @@ final as (
                     || ' (an imported model: tsrate export-inputs, then import-predictions)'
         end as varchar) as source_inputs_reason,
     from provenance
+    cross join confidence
     left join sources
         on sources.run_id = provenance.run_id and sources.system_id = provenance.system_id
 )

@@ -3,7 +3,8 @@
 One row per system of the run: tsrate's version and git revision (null with the reason when
 the project is not a git checkout), the dbt and DuckDB versions of the build, a fingerprint
 of the price rows the run used (sha256 of the run's tickers' (ticker, date, close) rows over
-the study period, closes to 10 decimals, in ticker and date order), the study's hash, a
+the study period, closes to 10 decimals, in ticker and date order), the study's id (the one
+``tsrate studies`` shows) and the hash of the run's study JSON, the selection scope, a
 fingerprint of the system's partitions (sha256 of their sorted input keys, which hash the
 system's forecast-changing settings and weights name with the data), and what the system was
 trained on and up to which day, from the systems seed's ``training_corpus``,
@@ -35,7 +36,9 @@ PROVENANCE_COLUMNS = [
     "git_reason",
     "dbt_version",
     "duckdb_version",
+    "study_id",
     "study_hash",
+    "selection_scope",
     "price_rows",
     "price_rows_fingerprint",
     "partitions",
@@ -135,7 +138,10 @@ def run_provenance(
                     "git_reason": git_reason,
                     "dbt_version": versions.get("dbt"),
                     "duckdb_version": versions.get("duckdb"),
+                    # absent from hand-built runs of older callers: unknown, not an error
+                    "study_id": getattr(run, "study_id", None),
                     "study_hash": run.study_hash,
+                    "selection_scope": getattr(run, "selection_scope", None),
                     "price_rows": len(used),
                     "price_rows_fingerprint": price_fingerprint,
                     "partitions": len(keys),

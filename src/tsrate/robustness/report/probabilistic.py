@@ -4,6 +4,7 @@ through the ``num`` formatter the page passes in (tsrate.robustness.report.rende
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -341,8 +342,54 @@ def leakage_cell(leakage: pd.DataFrame | None, system: str) -> str:
     return f"<b>{esc(text)}</b>" if int(row["n_flagged"]) else esc(text)
 
 
+def setting_text(value: object) -> str:
+    """One analysis setting as the report writes it: a list joined by commas, the confidence
+    levels as 'confidence % (weight w)'."""
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) and "confidence" in v for v in value):
+            levels = [f"{100 * float(v['confidence']):g} % (weight {v['weight']})" for v in value]
+            return ", ".join(levels)
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def citation_html(first: pd.Series) -> str:
+    """What to cite (the study id, the run) and the build's analysis settings
+    (``analysis_settings``: the dbt vars that change a rating, as the build resolved them);
+    one line saying why for a snapshot built before they were recorded."""
+    study = first.get("study_id")
+    study_text = (
+        f"study <code>{esc(study)}</code> (the id <code>tsrate studies</code> shows), "
+        if isinstance(study, str)
+        else ""
+    )
+    run = first.get("run_id")
+    run_text = f"run <code>{esc(run)}</code>, " if isinstance(run, str) else ""
+    cite = (
+        f"<p>To cite these ratings: {study_text}{run_text}"
+        "the tsrate version and git revision and the price fingerprint above, and the "
+        "analysis settings below; a rerun with all of these reproduces every rating exactly "
+        "and float means to about 1e-12 (DuckDB's parallel summation order).</p>"
+    )
+    raw = first.get("analysis_settings")
+    if not isinstance(raw, str):
+        return cite + (
+            "<p>Analysis settings: not recorded in this snapshot (built before tsrate "
+            "recorded them); rebuild with <code>tsrate build</code> to record them.</p>"
+        )
+    settings = json.loads(raw)
+    items = "; ".join(
+        f"<code>{esc(name)}</code> {esc(setting_text(value))}" for name, value in settings.items()
+    )
+    return cite + (
+        '<p class="settings">Analysis settings of this build (dbt vars; '
+        f"<code>--vars</code> overrides them for one build): {items}.</p>"
+    )
+
+
 def provenance_section(provenance: pd.DataFrame, leakage: pd.DataFrame | None = None) -> str:
-    """The code, data and settings behind the run, per system (marts.run_provenance), and
+    """The code, data and settings behind the run, per system (marts.run_provenance: what to
+    cite and the analysis settings from its first row, the same on every row), and
     how many of its windows lie inside its training data (marts.window_leakage, summed per
     system: n_windows, n_flagged, n_known, leakage_basis, leakage_reason)."""
     parts = ['<section id="provenance"><h2>Provenance and training data</h2>']
@@ -358,6 +405,7 @@ def provenance_section(provenance: pd.DataFrame, leakage: pd.DataFrame | None = 
         f"{esc(str(first['price_rows']))} price rows, fingerprint "
         f"<code>{esc(str(first['price_rows_fingerprint'])[:16])}</code>.</p>"
     )
+    parts.append(citation_html(first))
     rows = []
     for row in provenance.sort_values("system_id").itertuples():
         statement = row.training_data if isinstance(row.training_data, str) else None
