@@ -47,7 +47,14 @@ def add_study_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--horizon", type=int, help="forecast horizon d")
     group.add_argument("--stride", type=int, help="days between windows")
     group.add_argument("--phase", type=int, help="first perturbed position (then every n-th)")
-    group.add_argument("--seed", type=int, help="random seed")
+    group.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the Random system's draws and Chronos' sample paths (var "
+        "random_seed; part of the study id). APE/PIE's treatment draws and the "
+        "bootstrap have their own seeds: dbt vars causal_seed, bootstrap_seed "
+        "(docs/studies.md)",
+    )
 
 
 def add_companies_flag(parser: argparse.ArgumentParser) -> None:
