@@ -69,9 +69,17 @@ def test_the_method_conventions_say_each_departure():
         "no caliper",
         "exact stratification",
         "not a percentage",
-        "79 for a context of 80",
+        "79 for this study's context of 80",
     ):
         assert said in text, said
+
+
+def test_the_mase_convention_counts_the_studys_own_context_changes():
+    data = two_systems()
+    short = dataclasses.replace(data, study={**data.study, "context_length": 30})
+    assert "29 for this study's context of 30" in _text(paper_study_section(short))
+    unknown = dataclasses.replace(data, study={**data.study, "context_length": None})
+    assert "(context length − 1)" in _text(paper_study_section(unknown))
 
 
 def test_the_comparison_reads_algorithm_1s_70_as_a_confidence_level():

@@ -42,9 +42,23 @@ CONVENTIONS = (
     "signed). PIE % = ||APE_o| − |APE_m|| × 100 is 100 × a difference in the outcome's "
     "units, with the paper's R^max a price difference: it scales with the price level and is "
     "not a percentage.",
-    "<b>MASE</b>: mean |residual| over the horizon divided by the mean of the context's "
-    "one-step changes (79 for a context of 80; the paper's eq. 5 writes t = 80 of them).",
 )
+
+
+def mase_convention(context_length: object) -> str:
+    """The conventions' MASE item, with the count of one-step changes of the study's context."""
+    try:
+        n = int(context_length)
+    except (TypeError, ValueError):
+        n = 0
+    count = f"{n - 1} for this study's context of {n}" if n > 1 else "context length − 1"
+    return (
+        "<b>MASE</b>: mean |residual| over the horizon divided by the mean of the clean "
+        f"context's one-step changes ({count}); the paper's eq. 5 writes t = 80 changes for a "
+        "context of 80, which would need a value before the context."
+    )
+
+
 #: the paper's eleven systems (tsrate ids); tsrate cannot run Gemini/Phi-3 without endpoints
 PAPER_SYSTEMS = (
     "arima",
@@ -174,7 +188,10 @@ def paper_study_section(data: ReportData) -> str:
     conventions = details(
         "Method conventions: how tsrate reads the paper where it is open or inconsistent",
         "<ul>"
-        + "".join(f"<li>{item}</li>" for item in CONVENTIONS)
+        + "".join(
+            f"<li>{item}</li>"
+            for item in (*CONVENTIONS, mase_convention(study.get("context_length")))
+        )
         + '</ul><p>Each with an example from the default study: docs/ratings.md, "Where '
         'tsrate departs from the paper".</p>',
     )
