@@ -528,8 +528,10 @@ def weighted_rejection_scores(pairs: pd.DataFrame) -> pd.DataFrame:
     largest possible per-pair mean (the sum of the weights, 2.4). Per pair the rejections are
     nested, so a pair contributes 0, w_60, w_60 + w_75 or w_60 + w_75 + w_95. With the stated
     weights 1 / 0.8 / 0.6 that is {0, 0.6, 1.4, 2.4} and a 3-pair sum can never be odd in the
-    first decimal -- yet Table 5 reports 5.9 and 6.9. With weights 1 / 0.7 / 0.6 (the 70 % that
-    Algorithm 1's input list names instead of 75 %) a pair contributes {0, 0.6, 1.3, 2.3} and
+    first decimal -- yet Table 5 reports 5.9 and 6.9. (Algorithm 1's input list names the
+    confidence levels 95 / 70 / 60 % with the same weights 1 / 0.8 / 0.6: a 70 % level changes
+    which pairs are rejected, not what a pair adds.) With weights 1 / 0.7 / 0.6, which the
+    paper never states, a pair contributes {0, 0.6, 1.3, 2.3} and
     3-pair sums reproduce every WRS value printed in Table 5 (0.6, 2.6, 4.6, 5.2, 5.9, 6.9;
     6.9 = 3 x 2.3 = all pairs rejected at all levels, as expected for the Biased system),
     except one isolated 5.6 (WRSC P0, S_c; a row that also lists S_r twice). So the paper's

@@ -14,6 +14,51 @@ from tsrate.robustness.report.numbers import num, source_note, table_html
 
 #: the paper's study (Sections 4.2.2, 5.1.1-5.1.3) as `tsrate run --preset paper` runs it
 PAPER = PRESETS["paper"]
+#: the robustness paper's title, as the page cites it
+PAPER_TITLE = (
+    "Creating a Causally Grounded Rating Method for Assessing the Robustness of AI Models "
+    "for Time-Series Forecasting"
+)
+#: how tsrate settles what the paper leaves open or states two ways (docs/ratings.md,
+#: "Where tsrate departs from the paper"), one item per convention
+CONVENTIONS = (
+    "<b>WRS's t-test</b>: two-sample, two-sided Student t-test with pooled variance, a pair "
+    "rejected at level c when p &lt; 1 − c (|t| &gt; t_crit; Algorithm 1's signed "
+    "<i>t_crit &gt; t</i> would depend on which group is named first). Overlapping stride-1 "
+    "windows count as independent observations, as in the paper, so the p-values are too "
+    "small and most WRS scores sit at their maximum.",
+    "<b>Confidence levels</b>: 95 / 75 / 60 % with weights 1 / 0.8 / 0.6, the paper's text "
+    "(<code>seeds/confidence_levels.csv</code> as shipped); Algorithm 1 lists 95 / 70 / 60 % "
+    "with the same weights.",
+    "<b>Ties</b>: the distinct raw scores are split into L groups, so a better score never "
+    "gets a worse rating and equal scores share one; systems all tied are rated by their "
+    "distance from the ideal (all at the maximum WRS: L). Algorithm 5 splits the values, ties "
+    "included: it would rate all-tied systems 1 and can give two scores one rating.",
+    "<b>Matching</b>: logistic propensity on the one-hot confounder, 1-nearest neighbour "
+    "with replacement, ties averaged, no caliper, ATE unless var "
+    "<code>matching_estimand</code> says ATT. With a discrete confounder this is exact "
+    "stratification (the propensity is the stratum's treated share).",
+    "<b>APE and PIE %</b>: absolute, as the paper's eqs. 2-3 (its Algorithms 2-3 are "
+    "signed). PIE % = ||APE_o| − |APE_m|| × 100 is 100 × a difference in the outcome's "
+    "units, with the paper's R^max a price difference: it scales with the price level and is "
+    "not a percentage.",
+)
+
+
+def mase_convention(context_length: object) -> str:
+    """The conventions' MASE item, with the count of one-step changes of the study's context."""
+    try:
+        n = int(context_length)
+    except (TypeError, ValueError):
+        n = 0
+    count = f"{n - 1} for this study's context of {n}" if n > 1 else "context length − 1"
+    return (
+        "<b>MASE</b>: mean |residual| over the horizon divided by the mean of the clean "
+        f"context's one-step changes ({count}); the paper's eq. 5 writes t = 80 changes for a "
+        "context of 80, which would need a value before the context."
+    )
+
+
 #: the paper's eleven systems (tsrate ids); tsrate cannot run Gemini/Phi-3 without endpoints
 PAPER_SYSTEMS = (
     "arima",
@@ -122,7 +167,7 @@ def paper_study_section(data: ReportData) -> str:
         f"<p>This report rates {len(rated)} forecasting systems on "
         f"daily closes of {_listed(study.get('tickers', []))} from "
         f"{esc(study.get('start', '?'))} to {esc(study.get('end', '?'))} with the method of "
-        "the robustness paper (WRS, APE, PIE %, SMAPE, MASE, sign accuracy; ratings with "
+        f"the robustness paper, <i>{PAPER_TITLE}</i> (WRS, APE, PIE %, SMAPE, MASE, sign accuracy; ratings with "
         "L = 3). Its tables and charts are laid out in the shape of the paper's Tables 2, "
         "5, 6 and Figures 4-9; they are this run's numbers, not a reproduction of the "
         "paper's.</p>"
@@ -140,7 +185,20 @@ def paper_study_section(data: ReportData) -> str:
             "<p>The run has the paper's tickers, period, window, perturbations and systems; "
             "its prices, seeds and model versions still differ from the paper's.</p>"
         )
-    return f'<section id="paper-study"><h2>This study and the paper\'s</h2>{what}{body}</section>'
+    conventions = details(
+        "Method conventions: how tsrate reads the paper where it is open or inconsistent",
+        "<ul>"
+        + "".join(
+            f"<li>{item}</li>"
+            for item in (*CONVENTIONS, mase_convention(study.get("context_length")))
+        )
+        + '</ul><p>Each with an example from the default study: docs/ratings.md, "Where '
+        'tsrate departs from the paper".</p>',
+    )
+    return (
+        '<section id="paper-study"><h2>This study and the paper\'s</h2>'
+        f"{what}{body}{conventions}</section>"
+    )
 
 
 def _row_cells(row, run_id: str) -> list[str]:
@@ -209,8 +267,10 @@ def paper_comparison_section(data: ReportData) -> str:
         + " Difference = tsrate − paper. WRS values the paper prints as 4.6, 5.6, 5.9 or 6.9 "
         "cannot be matched by any run: every sum of the weights 1/0.8/0.6 is a multiple of "
         "0.2 (so 5.9 and 6.9 are out of reach), and with three pairs and nested rejections "
-        "a pair adds 0, 0.6, 1.4 or 2.4 (so 4.6 and 5.6 are too); with 1/0.7/0.6, the 70 % "
-        "of the paper's Algorithm 1, all but 5.6 are reachable. Table 2's averages here are "
+        "a pair adds 0, 0.6, 1.4 or 2.4 (so 4.6 and 5.6 are too). The 70 % of the paper's "
+        "Algorithm 1 is a confidence level with the same weights: it reaches none of them; "
+        "only weights 1/0.7/0.6, which the paper does not state, would reach all but 5.6. "
+        "Table 2's averages here are "
         "over this run's perturbations (and both confounders for WRS, APE, PIE), the "
         "paper's over its own.</p>"
     )

@@ -15,6 +15,58 @@ from tsrate.robustness.report import coverage, fallbacks, sources
 from tsrate.robustness.report.data import ROBUSTNESS_METRICS, ReportData
 from tsrate.robustness.report.numbers import num, source_note, system_order, tied_at
 
+#: a mean sign accuracy (%) below this, far below chance (about 50 %), is explained as a
+#: forecast that does not move
+FLAT_SIGN_ACCURACY = 5.0
+
+
+def flat_forecasts(traces: pd.DataFrame) -> set[str]:
+    """The systems whose every plotted forecast (``marts.forecast_traces`` rows of the
+    report's windows) holds one value over the horizon, to 1e-9 of its size."""
+    if traces.empty or not {"system_id", "forecast"} <= set(traces.columns):
+        return set()
+    keys = ["system_id", "ticker", "window_end_date", "perturbation_id"]
+    spread = traces.groupby(keys)["forecast"].agg(["min", "max"])
+    size = spread.abs().max(axis=1).clip(lower=1.0)
+    flat = ((spread["max"] - spread["min"]) <= 1e-9 * size).groupby(level="system_id").all()
+    return {str(system) for system, is_flat in flat.items() if is_flat}
+
+
+def flat_sign_note(data: ReportData) -> str:
+    """Under the summary table: why a system's sign accuracy is near 0 % (a forecast that
+    does not move: sign(0) matches only an unchanged close), as the study section says why
+    Biased's is near 100 %; "" when every mean sign accuracy is at least
+    :data:`FLAT_SIGN_ACCURACY`."""
+    summary = data.system_summary
+    if summary.empty or "metric" not in summary.columns:
+        return ""
+    rows = summary[summary["metric"] == "sign_accuracy"].set_index("system_id")["avg_raw_score"]
+    order = system_order(data)
+    order += sorted(str(s) for s in rows.index if s not in order)  # a summary-only system
+    low = [s for s in order if s in rows.index and rows[s] < FLAT_SIGN_ACCURACY]
+    if not low:
+        return ""
+    flat = flat_forecasts(data.traces)
+
+    def named(system: str) -> str:
+        where = {"run_id": data.run_id, "system_id": system, "metric": "sign_accuracy"}
+        value = num(float(rows[system]), "system_summary", "avg_raw_score", where)
+        plotted = ", its plotted forecasts flat" if system in flat else ""
+        return f"<code>{esc(system)}</code> ({value} %{plotted})"
+
+    naive = " (naive repeats the last context value over the horizon)" if "naive" in low else ""
+    return (
+        '<p class="note flat-sign-note"><b>A sign accuracy near 0 % is a flat forecast, not '
+        "a bug.</b> "
+        + ", ".join(named(s) for s in low)
+        + ": sign accuracy (the paper's eq. 6) counts a horizon step when the forecast's move "
+        "has the sign of the actual's move. A forecast that holds one value"
+        + naive
+        + " moves by 0 at every step, and sign(0) matches only a step where the close did not "
+        "move, so it scores near 0 % where chance is about 50 %. It says the forecast does not "
+        "move, not that it moves the wrong way: read such a system's SMAPE and MASE.</p>"
+    )
+
 
 def reading_warnings(data: ReportData) -> str:
     """The reading's warning paragraphs, each empty unless a system is flagged: fallback
@@ -201,6 +253,7 @@ def reading_paragraph(data: ReportData) -> str:
             "confounder_comparison",
             extra="hover a number to see the mart row it comes from",
         )
+        + flat_sign_note(data)
         + reading_warnings(data)
         + "</section>"
     )

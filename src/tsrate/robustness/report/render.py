@@ -67,7 +67,11 @@ from tsrate.robustness.report.numbers import (  # noqa: F401
     num,
     provenance,
 )
-from tsrate.robustness.report.paper import paper_comparison_section, paper_study_section
+from tsrate.robustness.report.paper import (
+    PAPER_TITLE,
+    paper_comparison_section,
+    paper_study_section,
+)
 from tsrate.robustness.report.probabilistic import (
     leaderboard_section,
     probabilistic_section,
@@ -151,9 +155,9 @@ def build_report(data: ReportData, generated_at: str | None = None) -> Report:
     ]
     subtitle = (
         f"Run <code>{data.run_id}</code> · generated {generated_at} from the published "
-        f"snapshot <code>{data.snapshot_name}</code>. Method: Rating time-series foundation "
-        "models for robustness (causal rating framework). Query the same marts with SQL "
-        "(docs/bi.md, Querying)."
+        f"snapshot <code>{data.snapshot_name}</code>. Method: <i>{PAPER_TITLE}</i> (the "
+        'robustness paper; its conventions here: <a href="#paper-study">This study</a>). '
+        "Query the same marts with SQL (docs/bi.md, Querying)."
     )
     html = page(
         title=f"tsrate report · {data.run_id}",
