@@ -181,21 +181,37 @@ def bootstrap_interval(
                 "interval alike"
             )
     rng = np.random.default_rng(seed)
-    if clusters is None:
-        draws = list(rng.integers(0, len(data), size=(resamples, len(data))))
-    else:
-        index = cluster_order(clusters)
-        if len(index) != len(data):
-            raise ValueError(f"{len(data)} values but {len(index)} cluster labels: give one each")
-        members = [np.flatnonzero(index == c) for c in range(int(index.max()) + 1)]
-        draws = [
-            np.concatenate([members[c] for c in rng.integers(0, len(members), len(members))])
-            for _ in range(resamples)
-        ]
+    if clusters is not None:
+        draws = _cluster_draws(clusters, len(data), resamples, rng)
+        results = np.array(
+            [data[d].mean() if statistic is None else statistic(data[d]) for d in draws],
+            dtype=float,
+        )
+        return _percentile_interval(results, resamples, alpha)
+    draws = rng.integers(0, len(data), size=(resamples, len(data)))
     if statistic is None:
-        results = np.array([data[d].mean() for d in draws], dtype=float)
+        results = data[draws].mean(axis=1)
     else:
         results = np.array([statistic(data[d]) for d in draws], dtype=float)
+    return _percentile_interval(results, resamples, alpha)
+
+
+def _cluster_draws(clusters, items: int, resamples: int, rng) -> list[np.ndarray]:
+    """Item indices of each cluster-bootstrap resample: as many clusters as there are,
+    drawn with replacement, each bringing all of its items."""
+    index = cluster_order(clusters)
+    if len(index) != items:
+        raise ValueError(f"{items} values but {len(index)} cluster labels: give one each")
+    members = [np.flatnonzero(index == c) for c in range(int(index.max()) + 1)]
+    return [
+        np.concatenate([members[c] for c in rng.integers(0, len(members), len(members))])
+        for _ in range(resamples)
+    ]
+
+
+def _percentile_interval(results: np.ndarray, resamples: int, alpha: float) -> tuple:
+    """The percentile interval of a bootstrap's results; (NaN, NaN) when too many are
+    undefined (:func:`too_many_undefined`)."""
     if too_many_undefined(int((~np.isfinite(results)).sum()), resamples):
         return float("nan"), float("nan")
     results = results[np.isfinite(results)]

@@ -369,8 +369,12 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
 def _series_of(block: pd.DataFrame) -> np.ndarray:
     """Each prompt's sampled unit: its series (``series_key``); a prompt without one (an
     older caller's frame) is its own unit."""
-    keys = block["series_key"] if "series_key" in block.columns else pd.Series([None] * len(block))
-    prompts = block["prompt_key"].astype(str).to_numpy()
+    keys = block["series_key"] if "series_key" in block.columns else [None] * len(block)
+    prompts = (
+        block["prompt_key"].astype(str).to_numpy()
+        if "prompt_key" in block.columns
+        else np.array([f"#{i}" for i in range(len(block))])
+    )
     return np.array(
         [p if pd.isna(k) else str(k) for k, p in zip(keys, prompts, strict=True)], dtype=object
     )

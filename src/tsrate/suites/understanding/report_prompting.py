@@ -132,9 +132,9 @@ def chance_table_html(scores: pd.DataFrame, series: pd.DataFrame | None = None) 
             verdict = f"<b>{verdict}</b>"
         rows.append(
             f"<tr><td>{html.escape(system)}</td><td>{html.escape(row.task)}</td>"
-            f"<td>{row.n_prompts} ({_count(row.n_series)})</td>"
-            f"<td>{row.accuracy:.2f} [{row.ci_low:.2f}, "
-            f"{row.ci_high:.2f}]</td><td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
+            f"<td>{row.n_prompts}</td><td>{row.accuracy:.2f} [{row.ci_low:.2f}, "
+            f"{row.ci_high:.2f}]</td><td>{_count(row.n_series)}</td>"
+            f"<td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
             f"<td>{row.p_value:.3g}</td><td>{verdict}</td></tr>"
         )
     return (
@@ -148,8 +148,8 @@ def chance_table_html(scores: pd.DataFrame, series: pd.DataFrame | None = None) 
         "<code>marts.und_series_scores</code>). A small sample (<code>--sample</code>) is "
         "often not distinguishable from chance: read the interval.</p>"
         f"{note}"
-        "<table><tr><th>system</th><th>task</th><th>prompts (series)</th>"
-        "<th>accuracy [95 %]</th>"
+        "<table><tr><th>system</th><th>task</th><th>prompts</th>"
+        "<th>accuracy [95 %]</th><th>series</th>"
         f"<th>{CHANCE_SYSTEM} (prompts)</th><th>p</th><th>verdict</th></tr>"
         f"{''.join(rows)}</table>"
     )
