@@ -105,6 +105,7 @@ select * from final
     interpretability does not). -#}
 {% macro suite_rating_stability(computed_model, key, count_name, system='system_id', interval=false) %}
 {%- set keys = [key] if key is string else key -%}
+{%- set counts = [count_name] if count_name is string else count_name -%}
 with
 
 computed as (
@@ -130,7 +131,9 @@ final as (
         cast(ci_high as double) as ci_high,
         {%- endif %}
         cast(n_resamples as integer) as n_resamples,
-        cast({{ count_name }} as integer) as {{ count_name }},
+        {%- for c in counts %}
+        cast({{ c }} as integer) as {{ c }},
+        {%- endfor %}
         cast(n_resamples_undefined as integer) as n_resamples_undefined,
     from computed
 )

@@ -177,6 +177,19 @@ def test_offline_suite_fills_the_marts_and_resumes(tmp_path, prefect_harness, db
     assert binned.set_index(bin_keys)["n_prompts"].sort_index().to_dict() == (
         lengths.groupby(bin_keys).size().sort_index().to_dict()
     )
+    # the series, the unit the pooled intervals count: every prompt of every cell once
+    per_series = read(
+        warehouse,
+        "select system_id, task, sum(n_prompts) as n, sum(n_correct) as k, count(*) as units "
+        "from marts.und_series_scores group by all order by all",
+    ).set_index(["system_id", "task"])
+    cells = scores.assign(k=(scores["accuracy"] * scores["n_prompts"]).round())
+    cells = cells.groupby(["system_id", "task"])[["n_prompts", "k"]].sum()
+    assert per_series["n"].to_dict() == cells["n_prompts"].to_dict()
+    assert per_series["k"].to_dict() == cells["k"].astype(int).to_dict()
+    # detection is asked of feature series only, each in every format
+    detection = per_series.xs("detection", level="task")
+    assert (detection["units"] * len(FORMATS) <= detection["n"]).all()
     bias = read(warehouse, "select * from marts.und_position_bias where dataset = 'outlier'")
     assert set(bias["quadrant"]) == {1, 2, 3, 4}
     # one series per cell: every cell too small to judge, so no flag at all

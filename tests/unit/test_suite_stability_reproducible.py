@@ -151,7 +151,7 @@ def retrieval_rows(run: str, feature: str = "trend", prompts: int = 16, seed: in
         for i in range(prompts):
             value = 100.0 if rng.random() < rate else 150.0
             rows.append(dict(zip(ANSWER_COLUMNS, (
-                run, f"p{i:02d}", "s1", system, "trend", "retrieval", feature, "csv", 2,
+                run, f"p{i:02d}", f"s{i:02d}", system, "trend", "retrieval", feature, "csv", 2,
                 '{"value": 100.0}', 1, 40, True, None, None, value, None,
             ), strict=True)))  # fmt: skip
     return rows

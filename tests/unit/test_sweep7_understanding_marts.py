@@ -54,7 +54,9 @@ def answer_row(prompt, system, task, expected, ok, answer=None, value=None, **ex
         zip(
             ANSWER_COLUMNS,
             (
-                "run", prompt, "s1", system, "trend", task, "trend", "csv", 2, expected, 1, 40,
+                # each prompt about its own series (one question per series and format)
+                "run", prompt, f"s-{prompt}", system, "trend", task, "trend", "csv", 2,
+                expected, 1, 40,
                 ok, None if ok else "no answer", answer, value, None,
             ),
             strict=True,

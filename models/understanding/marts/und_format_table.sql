@@ -10,7 +10,7 @@ cells as (
         *,
         case when task in ('detection', 'classification') then f1 else accuracy end as cell_score,
         -- the cell's own 95 % interval (und_scores: Wilson for accuracy, percentile
-        -- bootstrap over prompts for F1) read as a standard error: width / (2 z)
+        -- bootstrap over series for F1) read as a standard error: width / (2 z)
         (case when task in ('detection', 'classification') then f1_ci_high - f1_ci_low
             else accuracy_ci_high - accuracy_ci_low end) / (2 * 1.959963984540054) as cell_se,
     from scores

@@ -1,4 +1,5 @@
-"""How firm the understanding ratings are: a bootstrap over prompts (thin wrapper over
+"""How firm the understanding ratings are: a bootstrap over series, each with all its
+prompts (thin wrapper over
 tsrate.suites.understanding.marts.rating_stability_table; each resample re-rated in the
 direction and with the ideal of the seed suite_rating_specs)."""
 

@@ -5,9 +5,19 @@ Conventions (stated once, used by every suite mart that carries an interval):
 
 * proportions (accuracy): the Wilson score interval at 95 % (:func:`wilson_interval`;
   identical to ``statsmodels.stats.proportion.proportion_confint(method="wilson")``);
+* items asked about one sampled unit (a suite's questions about one series, in several
+  text formats) are not independent: the unit is what was sampled, so a proportion over
+  such items takes its Wilson interval on the *effective* counts (:func:`clustered_counts`:
+  successes and trials divided by the design effect of the clustered proportion, Rao &
+  Scott 1992, "A simple method for the analysis of clustered binary data", Biometrics
+  48:577-585), the two-proportion test too, and every bootstrap draws units, each with all
+  of its items (:func:`cluster_weights`; a cluster bootstrap, Davison & Hinkley 1997,
+  Bootstrap Methods and their Application, section 3.8). Copying every unit's items k times
+  leaves the intervals exactly as they were; with one item per unit they are the plain
+  ones;
 * errors and F1 (not proportions): the percentile bootstrap over items at 95 %
   (:func:`bootstrap_interval`; ``BOOTSTRAP_RESAMPLES`` resamples, seeded, so a rebuild gives
-  the same interval);
+  the same interval), over units where items share one;
 * two proportions: the pooled two-sided z test (:func:`two_proportion_p`; identical to
   ``statsmodels.stats.proportion.proportions_ztest``), corrected for many tests with Holm's
   step-down method (:func:`holm`; identical to ``multipletests(method="holm")``);
@@ -71,6 +81,64 @@ def wilson_interval(successes, trials, alpha: float = ALPHA) -> tuple[np.ndarray
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
+def clustered_counts(successes, clusters) -> tuple[float, float]:
+    """Effective (successes, trials) of a proportion over items grouped in ``clusters`` (one
+    label per item: the sampled unit, e.g. a series asked in several formats): both divided
+    by the design effect d = sum_i (y_i - p m_i)^2 / (n p (1 - p)), cluster i holding m_i
+    items of which y_i succeed, n items in all, p = sum y / n (Rao & Scott 1992: the ratio
+    estimator's variance over the binomial one, without the c / (c - 1) small-sample factor,
+    so that one item per cluster gives d = 1 and the plain counts), floored at 1: items are
+    never worth more than independent ones (a design effect under 1, answers about one unit
+    less alike than about different ones, is read as 1). At p = 0 or 1 d is undefined:
+    each cluster counts once (n_eff = the number of clusters). Copying every cluster's items
+    k times multiplies d by k and leaves the effective counts unchanged (wherever d of the
+    uncopied items is at least 1: always with one item per cluster). (0, 0) for no items."""
+    y = np.asarray(successes, dtype=float)
+    labels = np.asarray(clusters, dtype=object)
+    if len(y) != len(labels):
+        raise ValueError(f"{len(y)} items but {len(labels)} cluster labels: give one each")
+    n = len(y)
+    if n == 0:
+        return 0.0, 0.0
+    _, index = np.unique(labels.astype(str), return_inverse=True)
+    per_cluster = np.bincount(index, weights=y)
+    sizes = np.bincount(index).astype(float)
+    p = y.sum() / n
+    if p in (0.0, 1.0):
+        n_eff = float(len(sizes))
+    else:
+        deff = float(((per_cluster - p * sizes) ** 2).sum() / (n * p * (1 - p)))
+        n_eff = n / max(deff, 1.0)
+    return p * n_eff, n_eff
+
+
+def clustered_wilson_interval(successes, clusters, alpha: float = ALPHA) -> tuple[float, float]:
+    """Wilson interval (:func:`wilson_interval`) of the share of ``successes`` (0/1 per item)
+    on the effective counts of :func:`clustered_counts`: the clusters, not the items, are
+    the independent unit. Centred like the Wilson interval of the effective counts, which
+    keep the point estimate; (NaN, NaN) for no items."""
+    k, n = clustered_counts(successes, clusters)
+    low, high = wilson_interval(k, n, alpha)
+    return float(low), float(high)
+
+
+def cluster_order(clusters) -> np.ndarray:
+    """Cluster index of each item, clusters numbered in order of first appearance (so that
+    one item per cluster draws exactly as an item bootstrap with the same seed)."""
+    labels = [str(c) for c in clusters]
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(c, len(first)) for c in labels], dtype=int)
+
+
+def cluster_weights(index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One cluster-bootstrap resample as item weights: as many clusters as there are drawn
+    with replacement (``index``: each item's cluster, :func:`cluster_order`), every item
+    weighted by how often its cluster was drawn."""
+    count = int(index.max()) + 1 if len(index) else 0
+    drawn = np.bincount(rng.integers(0, count, count), minlength=count)
+    return drawn[index]
+
+
 class MissingValuesError(TsrateError, ValueError):
     """Values to bootstrap hold missing (non-finite) entries (names which, and a hint)."""
 
@@ -83,6 +151,7 @@ def bootstrap_interval(
     seed: int = 0,
     alpha: float = ALPHA,
     what: str = "the values",
+    clusters: Sequence | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``statistic`` (default the mean) over the items
     ``values`` (resampled with replacement; an index array works with a closure statistic).
@@ -93,7 +162,11 @@ def bootstrap_interval(
     the resamples that draw none would describe other items than the point estimate. A
     closure statistic undefined on a resample leaves that resample out; when more than
     ``MAX_UNDEFINED_SHARE`` of the resamples are left out the interval is withheld (NaN,
-    NaN)."""
+    NaN).
+
+    ``clusters`` (one label per item): a cluster bootstrap -- each resample draws as many
+    clusters as there are, with replacement, each bringing all of its items
+    (:func:`cluster_weights`); the statistic then sees the drawn items, repeated."""
     data = np.asarray(values)
     if len(data) == 0:
         return float("nan"), float("nan")
@@ -108,11 +181,37 @@ def bootstrap_interval(
                 "interval alike"
             )
     rng = np.random.default_rng(seed)
+    if clusters is not None:
+        draws = _cluster_draws(clusters, len(data), resamples, rng)
+        results = np.array(
+            [data[d].mean() if statistic is None else statistic(data[d]) for d in draws],
+            dtype=float,
+        )
+        return _percentile_interval(results, resamples, alpha)
     draws = rng.integers(0, len(data), size=(resamples, len(data)))
     if statistic is None:
         results = data[draws].mean(axis=1)
     else:
         results = np.array([statistic(data[d]) for d in draws], dtype=float)
+    return _percentile_interval(results, resamples, alpha)
+
+
+def _cluster_draws(clusters, items: int, resamples: int, rng) -> list[np.ndarray]:
+    """Item indices of each cluster-bootstrap resample: as many clusters as there are,
+    drawn with replacement, each bringing all of its items."""
+    index = cluster_order(clusters)
+    if len(index) != items:
+        raise ValueError(f"{items} values but {len(index)} cluster labels: give one each")
+    members = [np.flatnonzero(index == c) for c in range(int(index.max()) + 1)]
+    return [
+        np.concatenate([members[c] for c in rng.integers(0, len(members), len(members))])
+        for _ in range(resamples)
+    ]
+
+
+def _percentile_interval(results: np.ndarray, resamples: int, alpha: float) -> tuple:
+    """The percentile interval of a bootstrap's results; (NaN, NaN) when too many are
+    undefined (:func:`too_many_undefined`)."""
     if too_many_undefined(int((~np.isfinite(results)).sum()), resamples):
         return float("nan"), float("nan")
     results = results[np.isfinite(results)]

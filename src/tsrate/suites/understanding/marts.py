@@ -25,7 +25,7 @@ stored reply: a run that ended early), ``n_abstained`` (replies that declined ev
 model extracted, :mod:`.cot_parser`), ``coverage`` (usable / all prompts), ``accuracy`` (correct / all prompts,
 unparseable counted wrong) with its Wilson 95 % interval, ``f1`` (detection and
 classification: macro F1 over the task's classes, an unparseable answer a miss for its true
-class, :func:`.scoring.f1_macro`) with a bootstrap 95 % interval over prompts, ``mape`` (mean
+class, :func:`.scoring.f1_macro`) with a bootstrap 95 % interval over series, ``mape`` (mean
 absolute percentage error over every prompt whose truth is not 0, penalties included) with a
 bootstrap interval, ``mape_parsed`` (the parsed answers only, for reference: never rated),
 ``date_accuracy`` (min/max: the date right, over all prompts), ``accuracy_two_step``
@@ -38,7 +38,7 @@ detection, computed from the same answers; not rated). Intervals:
 :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
 ``seeds/suite_rating_specs.csv``; each metric is first averaged over formats.
 
-``rating_stability_table``: share of prompt resamples at the published rating, each resample
+``rating_stability_table``: share of series resamples at the published rating, each resample
 re-rated by the same rule (the spec's direction and ideal), and the percentile 95 % interval
 of each rated score over the same resamples.
 
@@ -283,8 +283,10 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
         record["coverage"] = float(parsed.mean())
         correct = block["correct"].astype(bool).to_numpy()
         record["accuracy"] = float(correct.mean())
-        low, high = intervals.wilson_interval(int(correct.sum()), n)
-        record["accuracy_ci_low"], record["accuracy_ci_high"] = float(low), float(high)
+        # the series is the sampled unit: a series asked twice in a cell counts once
+        series = _series_of(block)
+        low, high = intervals.clustered_wilson_interval(correct, series)
+        record["accuracy_ci_low"], record["accuracy_ci_high"] = low, high
         # the key without its suite run: a rerun on identical answers gives the same intervals
         seed = _bootstrap_seed(*_seed_parts(key, 1)[1:])
         record["f1"] = record["f1_ci_low"] = record["f1_ci_high"] = None
@@ -300,9 +302,11 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
                 np.arange(n),
                 lambda i, t=truth, p=predicted, ls=labels: f1_macro(list(t[i]), list(p[i]), ls),
                 seed=seed,
+                clusters=series,
             )
         errors = pd.to_numeric(block["abs_pct_error"], errors="coerce")
         every = errors.dropna().to_numpy(dtype=float)
+        every_series = series[errors.notna().to_numpy()]
         own = errors[block["parse_ok"].astype(bool)].dropna()
         record["mape"] = float(every.mean()) if len(every) else None
         record["mape_ci_low"], record["mape_ci_high"] = (
@@ -313,6 +317,7 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
                     f"mape of system {record['system_id']} ({record['task']}, "
                     f"{record['feature']}, {record['format']}, {record['prompting']})"
                 ),
+                clusters=every_series,
             )
             if len(every)
             else (None, None)
@@ -358,6 +363,20 @@ def task_scores(scored: pd.DataFrame, options: pd.DataFrame) -> pd.DataFrame:
             "date_accuracy": "Float64",
             "accuracy_two_step": "Float64",
         }
+    )
+
+
+def _series_of(block: pd.DataFrame) -> np.ndarray:
+    """Each prompt's sampled unit: its series (``series_key``); a prompt without one (an
+    older caller's frame) is its own unit."""
+    keys = block["series_key"] if "series_key" in block.columns else [None] * len(block)
+    prompts = (
+        block["prompt_key"].astype(str).to_numpy()
+        if "prompt_key" in block.columns
+        else np.array([f"#{i}" for i in range(len(block))])
+    )
+    return np.array(
+        [p if pd.isna(k) else str(k) for k, p in zip(keys, prompts, strict=True)], dtype=object
     )
 
 
@@ -500,13 +519,17 @@ def rating_stability_table(
             keys = sorted(block["prompt_key"].unique())
             index = {k: i for i, k in enumerate(keys)}
             block = block.assign(_prompt_index=block["prompt_key"].map(index))
+            # the series is the sampled unit: a resample draws series, each with every
+            # prompt about it (all its formats, min and max alike)
+            unit = dict(zip(block["prompt_key"], _series_of(block), strict=True))
+            unit_index = intervals.cluster_order([unit[k] for k in keys])
             labels = sorted({c for k in keys for c in class_sets.get(k, ())})
             systems = {s: _groups(column, b) for s, b in block.groupby("system_id")}
             # seeded by the data's keys, not the suite run: a rerun draws the same resamples
             rng = kit.stability_rng(seed, "understanding", prompting, metric, feature)
             draws = []
             for _ in range(resamples):
-                weights = np.bincount(rng.integers(0, len(keys), len(keys)), minlength=len(keys))
+                weights = intervals.cluster_weights(unit_index, rng)
                 draws.append(
                     {
                         s: _metric_value(column, systems[s], weights, labels)
@@ -522,10 +545,15 @@ def rating_stability_table(
                 draws,
                 levels,
                 kit.metric_rule(spec, metric),
-                {"n_resamples": resamples, "n_prompts": len(keys)},
+                {
+                    "n_resamples": resamples,
+                    "n_prompts": len(keys),
+                    "n_series": int(unit_index.max()) + 1,
+                },
             )
     keys = ["suite_run_id", "prompting", "metric", "feature"]
-    return kit.stability_table(records, keys, "system_id", ["n_resamples", "n_prompts"])
+    counts = ["n_resamples", "n_prompts", "n_series"]
+    return kit.stability_table(records, keys, "system_id", counts)
 
 
 POSITION_COLUMNS = [
@@ -555,7 +583,10 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
     Per (suite run, prompting, system, dataset, task, quadrant), pooled over formats: the accuracy on
     prompts whose queried date / extreme lies in that quarter of the series, with its
     Wilson interval, tested against the accuracy on the other three quarters of the same
-    (system, dataset, task) with the two-sided pooled two-proportion z test. The p-values
+    (system, dataset, task) with the two-sided pooled two-proportion z test; interval, test
+    and power count series, not prompts (effective counts,
+    :func:`tsrate.suites.intervals.clustered_counts`: a series asked in several formats is
+    one sampled unit). The p-values
     of every test of a suite run are Holm-corrected together (family = the suite run).
     ``position_bias`` = Holm p < 0.05; null (too small to judge) when the quadrant holds
     fewer than ``min_prompts_to_judge`` prompts
@@ -567,14 +598,19 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
     for key, block in part.groupby(keys, sort=True):
         correct = block["correct"].astype(bool)
         quadrant = block["quadrant"].astype(int)
+        series = _series_of(block)
         for q in (1, 2, 3, 4):
-            inside = quadrant == q
+            inside = (quadrant == q).to_numpy()
             n1, k1 = int(inside.sum()), int(correct[inside].sum())
             n2, k2 = int((~inside).sum()), int(correct[~inside].sum())
             if n1 == 0:
                 continue
-            low, high = intervals.wilson_interval(k1, n1)
-            need = intervals.items_for_power(ratio=n2 / n1) if n2 else None
+            # pooled over formats: a series asked in several formats is one unit, so the
+            # interval, the test and the power use the effective counts of the series
+            e1 = intervals.clustered_counts(correct[inside].to_numpy(), series[inside])
+            e2 = intervals.clustered_counts(correct[~inside].to_numpy(), series[~inside])
+            low, high = intervals.wilson_interval(*e1)
+            need = intervals.items_for_power(ratio=e2[1] / e1[1]) if n2 else None
             records.append(
                 {
                     **dict(zip(keys, key, strict=True)),
@@ -585,9 +621,9 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
                     "accuracy_ci_low": float(low),
                     "accuracy_ci_high": float(high),
                     "accuracy_elsewhere": k2 / n2 if n2 else None,
-                    "p_value": intervals.two_proportion_p(k1, n1, k2, n2),
+                    "p_value": intervals.two_proportion_p(*e1, *e2) if n2 else float("nan"),
                     "min_prompts_to_judge": need,
-                    "judgeable": need is not None and n1 >= need,
+                    "judgeable": need is not None and e1[1] >= need,
                 }
             )
     out = pd.DataFrame.from_records(records, columns=POSITION_COLUMNS)

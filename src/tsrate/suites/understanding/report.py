@@ -58,6 +58,12 @@ def write_report(warehouse: Path, output: Path) -> Path:
         read = reader.read
         scores = read("scores", "select * from {und_scores}", "und_scores")
         table = read("table", "select * from {und_format_table}", "und_format_table")
+        # per series: the unit every pooled interval counts (absent from older snapshots)
+        series = (
+            read("series", "select * from {und_series_scores}", "und_series_scores")
+            if "und_series_scores" in reader.columns
+            else None
+        )
         bias = read(
             "bias",
             "select prompting, system_id, dataset, task, quadrant, n_prompts, accuracy_pct, "
@@ -140,7 +146,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "und_scores",
         )
     comparison = prompting_table_html(scores)
-    against_chance = chance_table_html(scores)
+    against_chance = chance_table_html(scores, series)
+    curves = with_pooled_wilson(curves, series)  # pooled over formats: counting series
     scores, table, bias, confusion, curves, usable, rated = (
         label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)
     )
@@ -182,7 +189,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "(a prompt with no stored reply: a run that ended early).</p>",
         note("usable", usable_table_html(usable)),
         "<h2>Scores with 95 % intervals</h2>",
-        "<p>Accuracy: Wilson interval; F1 and MAPE: percentile bootstrap over prompts. "
+        "<p>Accuracy: Wilson interval; F1 and MAPE: percentile bootstrap over series. "
         "Mean over features and formats of each cell's score and of each cell's interval "
         "ends: a guide to how wide a cell's interval is, not an interval of the mean; the "
         "interval of each rated score is in the ratings section below.</p>",
@@ -191,9 +198,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
         note("bias", position_bias_html(bias)),
         "<h2>Accuracy by series length (paper Figure 3)</h2>",
         "<p>Prompts pooled over feature datasets and formats; each bar a 30-day bin of "
-        "lengths, with the Wilson 95 % interval of its pooled prompts (tooltip and the table "
-        "below; und_length_curves holds each dataset and format's own, "
-        "accuracy_ci_low / _high).</p>",
+        "lengths, with the Wilson 95 % interval of its pooled prompts, counting series: a "
+        "series is asked in every format, so the interval is on the effective counts of its "
+        "series (Rao-Scott design effect; tooltip and the table below; und_length_curves "
+        "holds each dataset and format's own, accuracy_ci_low / _high).</p>",
         note("curves", "".join(length_curve_charts(curves)) + length_curve_table_html(curves)),
         "<h2>Confusion matrices (paper Appendix D)</h2>",
         "<p>Rows: the true answer; columns: the system's answer, all formats pooled; "
@@ -207,11 +215,12 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "is false (errors), the worst where it is true, so compare ratings within a metric, "
         "never averaged over metrics. n_rated: the features the mean rating is over (a feature "
         "without a rating, e.g. a lone MAPE away from 0, is left out of it). "
-        "mean_share_at_rating: share of prompt resamples that "
+        "mean_share_at_rating: share of series resamples (each series with all its "
+        "prompts) that "
         "give the published rating (1 = firm).</p>",
         note("ratings", frame_table(ratings) if not ratings.empty else "<p>none</p>"),
         "<p>Each rated score (mean over formats) with the percentile 95 % interval of the "
-        "same prompt resamples.</p>",
+        "same series resamples.</p>",
         rated_note,
         note("rated", rated_scores_html(rated)),
     ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import pandas as pd
 
 from tsrate.html.charts import (
@@ -145,16 +146,50 @@ def format_table_html(table: pd.DataFrame) -> str:
     return "".join(parts)
 
 
-def with_pooled_wilson(curves: pd.DataFrame) -> pd.DataFrame:
+def with_pooled_wilson(curves: pd.DataFrame, series: pd.DataFrame | None = None) -> pd.DataFrame:
     """``ci_low`` / ``ci_high``: the Wilson 95 % interval
     (:func:`tsrate.suites.intervals.wilson_interval`) of each row's pooled prompts
     (``n_correct`` of ``n``): the rows pool und_length_curves' cells over feature datasets
-    and formats, whose own intervals (accuracy_ci_low / _high) are per cell."""
+    and formats, whose own intervals (accuracy_ci_low / _high) are per cell. With
+    ``series`` (und_series_scores) the pooled prompts count their series, the sampled unit
+    (a series is asked in every format): the interval is on the effective counts of the
+    row's series (:func:`tsrate.suites.intervals.clustered_counts`), ``n_series`` how many;
+    without it every prompt counts as independent."""
     out = curves.copy()
-    if out.empty or "n_correct" not in out.columns:
-        return out
-    low, high = intervals.wilson_interval(out["n_correct"].to_numpy(), out["n"].to_numpy())
+    if out.empty or "n_correct" not in out.columns or "ci_low" in out.columns:
+        return out  # nothing to pool, or pooled already (with its series)
+    k, n = out["n_correct"].to_numpy(dtype=float), out["n"].to_numpy(dtype=float)
+    if series is not None and not series.empty:
+        effective = _series_counts(series)
+        keys = zip(
+            out["prompting"], out["system_id"], out["task"], out["length_bin_start"], strict=True
+        )
+        found = [effective.get(tuple(key)) for key in keys]
+        k = np.array([f[0] if f else v for f, v in zip(found, k, strict=True)], dtype=float)
+        n = np.array([f[1] if f else v for f, v in zip(found, n, strict=True)], dtype=float)
+        out["n_series"] = [f[2] if f else None for f in found]
+    low, high = intervals.wilson_interval(k, n)
     out["ci_low"], out["ci_high"] = low, high
+    return out
+
+
+def _series_counts(series: pd.DataFrame) -> dict[tuple, tuple[float, float, int]]:
+    """(prompting, system, task, length bin start) -> effective (correct, prompts) and the
+    series of und_series_scores rows, the rows und_length_curves holds (numeric tasks on
+    the feature datasets, 30-day bins)."""
+    part = series[
+        series["task"].isin(["retrieval", "arithmetic_min", "arithmetic_max"])
+        & ~series["dataset"].isin(g.POSITION)
+    ]
+    part = part.assign(length_bin_start=(part["series_length"] // 30) * 30)
+    out = {}
+    groups = ["prompting", "system_id", "task", "length_bin_start"]
+    for key, block in part.groupby(groups, sort=True):
+        n_i = block["n_prompts"].to_numpy(dtype=int)
+        k_i = block["n_correct"].to_numpy(dtype=int)
+        units = np.repeat(np.arange(len(block)), n_i)
+        correct = np.concatenate([np.arange(m) < k for k, m in zip(k_i, n_i, strict=True)])
+        out[key] = (*intervals.clustered_counts(correct, units), len(block))
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import pandas as pd
 
 from tsrate.suites import intervals
@@ -15,18 +16,26 @@ from tsrate.suites import intervals
 CHANCE_SYSTEM = "und_random"
 
 
-def chance_table(scores: pd.DataFrame) -> pd.DataFrame:
+def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per system (other than und_random), prompting style and task: the share of prompts
     answered right (unusable replies count as wrong), pooled over features and formats,
     with its Wilson 95 % interval, beside und_random's share on the same questions, the
     two-sided p-value of the two-proportion z test and a verdict: ``above chance`` /
     ``below chance`` (p < 0.05) or ``not distinguishable from chance``. Empty without
-    und_random's answers."""
+    und_random's answers.
+
+    ``series`` (und_series_scores: correct answers per series): the series, not the prompt,
+    is the independent unit -- a series is asked in every format and answered alike -- so
+    the interval and the test take the effective counts of the series
+    (:func:`tsrate.suites.intervals.clustered_counts`); ``n_series`` says how many. Without
+    it (a snapshot published before und_series_scores) every prompt counts as independent
+    and ``n_series`` is null: the interval is too narrow where series repeat."""
     columns = [
         "prompting",
         "system_id",
         "task",
         "n_prompts",
+        "n_series",
         "accuracy",
         "ci_low",
         "ci_high",
@@ -37,35 +46,48 @@ def chance_table(scores: pd.DataFrame) -> pd.DataFrame:
     ]
     if scores.empty or CHANCE_SYSTEM not in set(scores["system_id"]):
         return pd.DataFrame(columns=columns)
-    usable = scores[scores["accuracy"].notna()].copy()
-    usable["n_correct"] = (usable["accuracy"] * usable["n_prompts"]).round()
-    pooled = usable.groupby(["prompting", "system_id", "task"], as_index=False)[
-        ["n_correct", "n_prompts"]
-    ].sum()
-    chance = pooled[pooled["system_id"] == CHANCE_SYSTEM].set_index(["prompting", "task"])
+    groups = ["prompting", "system_id", "task"]
+    if series is not None and not series.empty:
+        counted = {key: _effective(block) for key, block in series.groupby(groups, sort=True)}
+    else:
+        usable = scores[scores["accuracy"].notna()].copy()
+        usable["n_correct"] = (usable["accuracy"] * usable["n_prompts"]).round()
+        pooled = usable.groupby(groups, as_index=False)[["n_correct", "n_prompts"]].sum()
+        counted = {
+            (r.prompting, r.system_id, r.task): (
+                r.n_correct,
+                r.n_prompts,
+                r.n_correct,
+                r.n_prompts,
+                None,
+            )
+            for r in pooled.itertuples(index=False)
+        }
     rows = []
-    for row in pooled[pooled["system_id"] != CHANCE_SYSTEM].itertuples(index=False):
+    for (prompting, system_id, task), (k, n, k_eff, n_eff, units) in counted.items():
+        if system_id == CHANCE_SYSTEM:
+            continue
         # und_random answers every question the same way in each prompting style: its
         # zero-shot answers are the chance level of the chain-of-thought questions too
-        key = (row.prompting, row.task)
-        if key not in chance.index:
-            key = ("zero_shot", row.task)
-        if key not in chance.index:
+        key = (prompting, CHANCE_SYSTEM, task)
+        if key not in counted:
+            key = ("zero_shot", CHANCE_SYSTEM, task)
+        if key not in counted:
             continue
-        k0, n0 = chance.loc[key, "n_correct"], chance.loc[key, "n_prompts"]
-        k, n = row.n_correct, row.n_prompts
-        low, high = intervals.wilson_interval(k, n)
-        p = intervals.two_proportion_p(k, n, k0, n0)
+        k0, n0, k0_eff, n0_eff, _ = counted[key]
+        low, high = intervals.wilson_interval(k_eff, n_eff)
+        p = intervals.two_proportion_p(k_eff, n_eff, k0_eff, n0_eff)
         if p < intervals.ALPHA:
             verdict = "above chance" if k / n > k0 / n0 else "below chance"
         else:
             verdict = "not distinguishable from chance"
         rows.append(
             [
-                row.prompting,
-                row.system_id,
-                row.task,
+                prompting,
+                system_id,
+                task,
                 int(n),
+                units,
                 k / n,
                 float(low),
                 float(high),
@@ -78,11 +100,30 @@ def chance_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def chance_table_html(scores: pd.DataFrame) -> str:
+def _effective(block: pd.DataFrame) -> tuple:
+    """(correct, prompts, effective correct, effective prompts, series) of und_series_scores
+    rows: one row per series, whose prompts form one cluster."""
+    n_i = block["n_prompts"].to_numpy(dtype=int)
+    k_i = block["n_correct"].to_numpy(dtype=int)
+    units = np.repeat(np.arange(len(block)), n_i)
+    correct = np.concatenate([[1] * k + [0] * (m - k) for k, m in zip(k_i, n_i, strict=True)])
+    k_eff, n_eff = intervals.clustered_counts(correct, units)
+    return int(k_i.sum()), int(n_i.sum()), k_eff, n_eff, len(block)
+
+
+def chance_table_html(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> str:
     """:func:`chance_table` as a section: one row per system, prompting and task."""
-    table = chance_table(scores)
+    table = chance_table(scores, series)
     if table.empty:
         return ""
+    note = ""
+    if table["n_series"].isna().all():
+        note = (
+            "<p><b>Prompts counted as independent:</b> this snapshot has no "
+            "<code>marts.und_series_scores</code>, so the interval is too narrow where a "
+            "series is asked in several formats; rebuild it with "
+            "<code>tsrate suite understanding build</code>.</p>"
+        )
     rows = []
     for row in table.itertuples(index=False):
         system = row.system_id + (" · cot" if row.prompting == "cot" else "")
@@ -92,7 +133,8 @@ def chance_table_html(scores: pd.DataFrame) -> str:
         rows.append(
             f"<tr><td>{html.escape(system)}</td><td>{html.escape(row.task)}</td>"
             f"<td>{row.n_prompts}</td><td>{row.accuracy:.2f} [{row.ci_low:.2f}, "
-            f"{row.ci_high:.2f}]</td><td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
+            f"{row.ci_high:.2f}]</td><td>{_count(row.n_series)}</td>"
+            f"<td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
             f"<td>{row.p_value:.3g}</td><td>{verdict}</td></tr>"
         )
     return (
@@ -100,12 +142,21 @@ def chance_table_html(scores: pd.DataFrame) -> str:
         f"<p>Share of questions answered right (an unusable reply is wrong), pooled over "
         f"features and formats, with its Wilson 95 % interval, beside {CHANCE_SYSTEM}'s "
         "share on the same questions; two-sided two-proportion z test, p &lt; 0.05 for a "
-        "verdict. A small sample (<code>--sample</code>) is often not distinguishable from "
-        "chance: read the interval.</p>"
-        "<table><tr><th>system</th><th>task</th><th>prompts</th><th>accuracy [95 %]</th>"
+        "verdict. The series is the independent unit, not the prompt: a series is asked "
+        "in every format and answered alike, so interval and test count the series "
+        "(effective counts, Rao-Scott design effect; "
+        "<code>marts.und_series_scores</code>). A small sample (<code>--sample</code>) is "
+        "often not distinguishable from chance: read the interval.</p>"
+        f"{note}"
+        "<table><tr><th>system</th><th>task</th><th>prompts</th>"
+        "<th>accuracy [95 %]</th><th>series</th>"
         f"<th>{CHANCE_SYSTEM} (prompts)</th><th>p</th><th>verdict</th></tr>"
         f"{''.join(rows)}</table>"
     )
+
+
+def _count(value) -> str:
+    return "?" if value is None or pd.isna(value) else str(int(value))
 
 
 def label_prompting(frame: pd.DataFrame) -> pd.DataFrame:

@@ -97,7 +97,7 @@ def interval_table_html(scores: pd.DataFrame) -> str:
 
 def rated_scores_html(rated: pd.DataFrame) -> str:
     """Every rated score (und_rating_stability: metric x feature x system, mean over formats)
-    with its percentile 95 % interval over prompt resamples, its rating and the share of
+    with its percentile 95 % interval over series resamples, its rating and the share of
     resamples at that rating; folded away (one row per rating)."""
     if rated.empty:
         return "<p>none</p>"
