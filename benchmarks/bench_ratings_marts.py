@@ -69,6 +69,7 @@ MARTS = [
     "marts.treatment_assignments",
     "intermediate.int_perturbation_effects_estimated",
     "marts.perturbation_effects",
+    "marts.perturbation_effect_draws",
     "intermediate.int_perturbation_effects_aggregated",
     "marts.robustness_scores",
     "intermediate.int_ratings_assigned",

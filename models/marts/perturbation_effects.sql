@@ -1,8 +1,9 @@
-{#- The public face of int_perturbation_effects_estimated: its columns in a fixed order and type (the contract). -#}
+{#- The public face of int_perturbation_effects_estimated's mean rows (draw null; its per-draw rows are perturbation_effect_draws): its columns in a fixed order and type (the contract). -#}
 with
 
 computed as (
     select * from {{ ref('int_perturbation_effects_estimated') }}
+    where draw is null
 ),
 
 final as (

@@ -6,7 +6,7 @@ ape_* / pie_* rows of robustness_scores. Tunables come from int_perturbation_eff
 not a public mart).
 """
 
-from tsrate.methods.causal.effects import effect_scores
+from tsrate.methods.causal.effects import effect_means, effect_scores
 
 
 def model(dbt, session):
@@ -16,4 +16,6 @@ def model(dbt, session):
             "int_perturbation_effects_aggregated: set config distribution_aggregation "
             "(var distribution_aggregation)"
         )
-    return effect_scores(dbt.ref("int_perturbation_effects_estimated").df(), str(aggregation))
+    # the mean rows only (draw null): the per-draw rows beside them are published, not rated
+    effects = effect_means(dbt.ref("int_perturbation_effects_estimated").df())
+    return effect_scores(effects, str(aggregation))

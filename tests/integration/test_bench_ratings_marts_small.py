@@ -39,6 +39,7 @@ def test_scale_benchmark_builds_the_marts_at_a_small_size():
         "intermediate.int_confounder_distributions",
         "marts.treatment_assignments",
         "marts.perturbation_effects",
+        "marts.perturbation_effect_draws",
         "marts.rating_stability",
     )
     for mart in marts + causal:

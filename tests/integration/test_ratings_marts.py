@@ -348,6 +348,78 @@ def test_treatment_assignments_are_reproducible_and_follow_the_seed(built):
     assert draw(seed + 1)["perturbation_id"].tolist() != expected["perturbation_id"].tolist()
 
 
+EFFECT_KEYS = ["system_id", "distribution_id", "perturbation_id", "outcome"]
+
+
+def test_published_effects_recompute_from_their_published_draws(built):
+    """An analyst recomputes every published APE and PIE from published rows: each
+    perturbation_effects row is the mean (sd, rounded mean, max, count) of its rows in
+    perturbation_effect_draws; eq. 3 on a draw row gives that draw's PIE (on a row's mean
+    APEs it does not give the mean PIE); draw 0's counts and APE_o recompute from
+    treatment_assignments joined to window_errors."""
+    warehouse, run_id, _ = built
+    n_draws = int(project_vars()["treatment_draws"])
+    where = " where run_id = ?"
+    effects = _read(warehouse, "select * from marts.perturbation_effects" + where, [run_id])
+    draws = _read(warehouse, "select * from marts.perturbation_effect_draws" + where, [run_id])
+    assert len(draws) == len(effects) * n_draws > 0  # no draw left out in this study
+    assert sorted(set(draws["draw"])) == list(range(n_draws))
+    grouped = draws.groupby(EFFECT_KEYS)
+    numbers = ["ape_observational", "ape_matched", "ape_oracle", "matching_error", "pie_percent"]
+    recomputed = grouped[numbers].mean()
+    for column in ["ape_observational", "ape_matched", "pie_percent"]:
+        recomputed[f"{column}_sd"] = grouped[column].std(ddof=1)
+    for column in ["n_treated", "n_control"]:
+        recomputed[column] = grouped[column].mean().round().astype("int64")  # half to even
+    for column in ["strata_without_overlap", "n_strata"]:
+        recomputed[column] = grouped[column].max()
+    recomputed["n_draws"] = grouped.size()
+    published = effects.set_index(EFFECT_KEYS).loc[recomputed.index]
+    assert len(published) == len(effects)
+    for column in recomputed.columns:
+        got, want = published[column].to_numpy(), recomputed[column].to_numpy()
+        if column.startswith("n_") or column in {"strata_without_overlap"}:
+            assert got.tolist() == want.tolist(), column
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9, err_msg=column)
+    # eq. 3 per draw gives the draw's PIE; on the mean APEs it is not the published mean
+    eq3 = (draws["ape_observational"].abs() - draws["ape_matched"].abs()).abs() * 100.0
+    np.testing.assert_allclose(draws["pie_percent"], eq3, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        draws["matching_error"], draws["ape_matched"] - draws["ape_oracle"], atol=1e-12
+    )
+    on_means = (effects["ape_observational"].abs() - effects["ape_matched"].abs()).abs() * 100.0
+    assert ((effects["pie_percent"] - on_means).abs() > 1e-3).any()
+
+    # draw 0 is treatment_assignments' draw: its arms and APE_o from the published windows
+    arms = _read(
+        warehouse,
+        """
+        with systems as (
+            select distinct run_id, system_id, perturbation_set
+            from marts.perturbation_effect_draws where run_id = ?
+        )
+        select s.system_id, a.distribution_id, a.perturbation_id,
+               count(*) as n, avg(w.max_abs_residual) as mean_outcome
+        from marts.treatment_assignments as a
+        join systems as s using (run_id, perturbation_set)
+        join marts.window_errors as w
+            on w.run_id = a.run_id and w.system_id = s.system_id and w.ticker = a.ticker
+            and w.window_end_date = a.window_end_date and w.perturbation_id = a.perturbation_id
+        group by all
+        """,
+        [run_id],
+    ).set_index(["system_id", "distribution_id", "perturbation_id"])
+    first = draws[(draws["draw"] == 0) & (draws["outcome"] == "max_abs_residual")]
+    assert len(first) == len(effects) / len(set(effects["outcome"]))
+    for row in first.itertuples():
+        treated = arms.loc[(row.system_id, row.distribution_id, row.perturbation_id)]
+        control = arms.loc[(row.system_id, row.distribution_id, "P0")]
+        assert (row.n_treated, row.n_control) == (treated["n"], control["n"]), row
+        ape = treated["mean_outcome"] - control["mean_outcome"]
+        assert row.ape_observational == pytest.approx(ape, rel=1e-9, abs=1e-9), row
+
+
 #: Documented queries about features this small study does not use (they must run, may be
 #: empty): no image perturbation (P6, so no sentiment labels), no trained checkpoints, no
 #: failed forecasts, no other suite.

@@ -37,3 +37,10 @@ def test_stg_systems_unit_case_passes(tmp_path, dbt_target, monkeypatch):
 def test_perturbation_effects_unit_case_passes(tmp_path, dbt_target, monkeypatch):
     selection = ["--select", "+perturbation_effects", "--exclude", "test_type:data"]
     unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)
+
+
+def test_perturbation_effect_draws_unit_case_passes(tmp_path, dbt_target, monkeypatch):
+    """perturbation_effect_draws is the other face of the same Python model: its unit case
+    passes a per-draw row whose numbers all differ and a mean row it must leave out."""
+    selection = ["--select", "+perturbation_effect_draws", "--exclude", "test_type:data"]
+    unit_cases_pass(selection, tmp_path, dbt_target, monkeypatch)

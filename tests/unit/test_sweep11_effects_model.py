@@ -11,7 +11,8 @@ in this file from the definitions alone: the confounded draws from their documen
 weights, APE_o as the treated-minus-control difference of means (an OLS slope, statsmodels),
 APE_m by unit-level nearest-propensity matching with the propensity fitted by an
 unpenalised logistic regression on the strata (statsmodels), PIE %, the oracle from the
-full grid, and the mean and sample sd over draws. Settings away from the defaults (ATT,
+full grid, and the mean and sample sd over draws; each draw's own values (the rows beside
+the means, published as perturbation_effect_draws) too. Settings away from the defaults (ATT,
 company strata, three draws, two outcomes) show that each one reaches the estimator; a
 missing setting is refused in one line that names them all.
 """
@@ -151,13 +152,14 @@ def _matched(y: np.ndarray, treated: np.ndarray, strata: np.ndarray, estimand: s
     return float(np.mean(effects))
 
 
-def _expected(settings: dict[str, str]) -> pd.DataFrame:
-    """One row per (outcome, distribution, treatment): means and sds over the draws."""
+def _expected(settings: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per (outcome, distribution, treatment): means and sds over the draws; and one
+    per (outcome, distribution, treatment, draw): that draw's own values."""
     errors = _window_errors()
     seed, draws = int(settings["causal_seed"]), int(settings["treatment_draws"])
     estimand, strata = settings["matching_estimand"], settings["effect_strata"]
     k = len(LABELS) - 1
-    rows = []
+    rows, draw_rows = [], []
     for outcome in settings["robustness_outcomes"].split():
         wide = errors.pivot_table(
             index=["ticker", "window_end_date"], columns="perturbation_id", values=outcome
@@ -184,6 +186,14 @@ def _expected(settings: dict[str, str]) -> pd.DataFrame:
                     oracle = effect[codes == j].mean() if estimand == "ATT" else effect.mean()
                     pie = abs(abs(ape_o) - abs(ape_m)) * 100.0
                     per_draw[j].append((treated.sum(), (~treated).sum(), ape_o, ape_m, oracle, pie))
+                    draw_rows.append(
+                        {"outcome": outcome, "distribution_id": dist_id}
+                        | {"perturbation_id": LABELS[j], "draw": r}
+                        | {"n_treated": int(treated.sum()), "n_control": int((~treated).sum())}
+                        | {"ape_observational": ape_o, "ape_matched": ape_m}
+                        | {"ape_oracle": oracle, "matching_error": ape_m - oracle}
+                        | {"pie_percent": pie}
+                    )
             for j, values in per_draw.items():
                 v = np.array(values, dtype=float)
                 rows.append(
@@ -204,7 +214,12 @@ def _expected(settings: dict[str, str]) -> pd.DataFrame:
                         "n_draws": draws,
                     }
                 )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), pd.DataFrame(draw_rows)
+
+
+def _means(frame: pd.DataFrame) -> pd.DataFrame:
+    """The model's mean rows (draw null), as perturbation_effects selects them."""
+    return frame.loc[frame["draw"].isna()].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------- the tests
@@ -220,10 +235,10 @@ NUMBERS += ["ape_observational_sd", "ape_matched_sd", "pie_percent_sd"]
 )
 def test_model_equals_an_independent_computation(changes: dict[str, str]) -> None:
     settings = SETTINGS | changes
-    got = _model()(_Dbt(settings), None)
-    want = _expected(settings)
+    out = _model()(_Dbt(settings), None)
+    want, want_draws = _expected(settings)
     keys = ["outcome", "distribution_id", "perturbation_id"]
-    got = got.sort_values(keys).reset_index(drop=True)
+    got = _means(out).sort_values(keys).reset_index(drop=True)
     want = want.sort_values(keys).reset_index(drop=True)
     assert got[keys].values.tolist() == want[keys].values.tolist()
     assert set(got["run_id"]) == {"r1"} and set(got["system_id"]) == {"s1"}
@@ -237,19 +252,32 @@ def test_model_equals_an_independent_computation(changes: dict[str, str]) -> Non
     assert (got["n_draws_left_out"] == 0).all()
     for column in NUMBERS:
         np.testing.assert_allclose(got[column], want[column], rtol=1e-9, atol=1e-9, err_msg=column)
+    # the rows beside the means (perturbation_effect_draws): each draw's own values
+    draws = out.loc[out["draw"].notna()].sort_values([*keys, "draw"]).reset_index(drop=True)
+    want_draws = want_draws.sort_values([*keys, "draw"]).reset_index(drop=True)
+    assert draws[[*keys, "draw"]].astype(str).values.tolist() == (
+        want_draws[[*keys, "draw"]].astype(str).values.tolist()
+    )
+    for column in ["n_treated", "n_control"]:
+        assert draws[column].tolist() == want_draws[column].tolist(), column
+    assert draws[["n_draws", "ape_matched_sd", "n_draws_left_out"]].isna().all().all()
+    for column in NUMBERS[:5]:
+        np.testing.assert_allclose(
+            draws[column].astype(float), want_draws[column], rtol=1e-9, atol=1e-9, err_msg=column
+        )
 
 
 def test_each_setting_changes_the_estimate() -> None:
     """The settings are not decorative: another seed, estimand, strata or number of draws
     each gives other numbers (so the test above pins what each one passes)."""
-    base = _model()(_Dbt(SETTINGS), None)["ape_matched"].to_numpy()
+    base = _means(_model()(_Dbt(SETTINGS), None))["ape_matched"].to_numpy()
     for key, value in [
         ("causal_seed", "12"),
         ("matching_estimand", "ATE"),
         ("effect_strata", "confounder"),
         ("treatment_draws", "2"),
     ]:
-        other = _model()(_Dbt(SETTINGS | {key: value}), None)["ape_matched"].to_numpy()
+        other = _means(_model()(_Dbt(SETTINGS | {key: value}), None))["ape_matched"].to_numpy()
         assert other.shape == base.shape and not np.allclose(other, base), key
 
 
@@ -273,6 +301,7 @@ def test_a_missing_setting_is_refused_in_one_line(missing: str, value: str | Non
 def test_a_seed_or_draw_count_of_zero_is_a_setting_not_a_missing_one() -> None:
     """``causal_seed: 0`` is a seed (only None is missing); zero draws reach the library,
     which refuses them with its own message."""
-    assert len(_model()(_Dbt(SETTINGS | {"causal_seed": 0}), None)) == 2 * 2 * 2
+    out = _model()(_Dbt(SETTINGS | {"causal_seed": 0}), None)
+    assert len(_means(out)) == 2 * 2 * 2 and len(out) == 2 * 2 * 2 * (1 + 3)
     with pytest.raises(ValueError, match="treatment_draws must be an integer >= 1"):
         _model()(_Dbt(SETTINGS | {"treatment_draws": 0}), None)

@@ -442,6 +442,25 @@ def test_aggregation_takes_the_configured_case(aggregation, ape, pie, worst) -> 
     ] == worst
 
 
+def test_aggregation_rates_the_mean_rows_not_the_draws_beside_them() -> None:
+    """int_perturbation_effects_estimated holds the means (draw null) and, beside them, the
+    draws they average (perturbation_effect_draws): only the means are rated. Draws far from
+    their means (APE_m 50, PIE % 900) would change every score."""
+    means = _estimated()
+    spread = ["n_draws", "ape_observational_sd", "ape_matched_sd", "pie_percent_sd"]
+    draw = means.drop(columns=[*spread, "n_draws_left_out"])
+    draw = draw.assign(ape_matched=50.0, pie_percent=900.0)
+    both = pd.concat(
+        [means.assign(draw=None), draw.assign(draw=0), draw.assign(draw=1)], ignore_index=True
+    ).astype({"draw": "Int64"})
+    settings = {"distribution_aggregation": "max"}
+    model = _model("int_perturbation_effects_aggregated")
+    alone = model(_Dbt(settings, {"int_perturbation_effects_estimated": means}), None)
+    got = model(_Dbt(settings, {"int_perturbation_effects_estimated": both}), None)
+    assert got["raw_score"].tolist() == [3.0, 40.0]
+    pd.testing.assert_frame_equal(got, alone)
+
+
 @pytest.mark.parametrize("value", [None, ""])
 def test_aggregation_refuses_no_setting(value) -> None:
     message = _refused(

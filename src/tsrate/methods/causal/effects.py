@@ -13,7 +13,9 @@ Conventions
 * Per draw, APE_o, APE_m and PIE % are estimated (:func:`tsrate.methods.causal.estimators.grid_perturbation_effects`);
   the published value is their MEAN over draws and the spread their sample standard
   deviation over draws (ddof = 1; NaN for one draw). PIE % is averaged per draw
-  (mean of | |APE_o,r| - |APE_m,r| | x 100), not recomputed from the mean APEs.
+  (mean of | |APE_o,r| - |APE_m,r| | x 100), not recomputed from the mean APEs. The per-draw
+  rows averaged can be kept (``draw_rows``) and published beside the means
+  (:func:`with_draws`; the mart ``perturbation_effect_draws``).
 * A draw that leaves an arm empty (no window drawn the control P0, or none drawn the
   treatment) cannot estimate that effect: it is LEFT OUT of that distribution's mean for
   that treatment, never an error. ``n_draws`` counts the draws used and
@@ -56,12 +58,15 @@ from tsrate.methods.ratings import snap_to_zero
 from tsrate.platform.marts_io import Units, outcome_grid
 
 __all__ = [
+    "DRAW_COLUMNS",
     "EFFECTS_COLUMNS",
     "EFFECTS_SCHEMA",
     "SCORE_COLUMNS",
     "SCORE_SCHEMA",
     "draw_matrix",
+    "effect_means",
     "study_effects",
+    "with_draws",
     "summarise_draws",
     "effect_scores",
 ]
@@ -92,6 +97,20 @@ EFFECTS_SCHEMA = {
     **dict.fromkeys(_INTEGER, "int64"),
     **dict.fromkeys(_NUMBER, "float64"),
 }
+#: One row per draw of a :func:`study_effects` row (``draw`` = r of
+#: :func:`tsrate.methods.causal.distributions.draw_seed`): the very values its mean averages.
+DRAW_COLUMNS = [
+    "run_id",
+    "system_id",
+    "distribution_id",
+    "confounder",
+    "favored_value",
+    "perturbation_set",
+    "perturbation_id",
+    "outcome",
+    "draw",
+    *EFFECT_COLUMNS[1:],
+]
 
 
 def draw_matrix(
@@ -159,6 +178,50 @@ def summarise_draws(
     return out.reset_index()
 
 
+def _draw_frame(
+    per_draw: pd.DataFrame,
+    meta: pd.DataFrame,
+    n_distributions: int,
+    run_id: str,
+    system_id: str,
+    perturbation_set: str,
+    outcome: str,
+) -> pd.DataFrame:
+    """:data:`DRAW_COLUMNS` from :func:`grid_perturbation_effects` rows numbered
+    ``r * n_distributions + d`` (the rows :func:`summarise_draws` averages)."""
+    code = per_draw["draw"].to_numpy()
+    out = per_draw.copy()
+    out["draw"] = code // n_distributions
+    d = code % n_distributions
+    for column in ("distribution_id", "confounder", "favored_value"):
+        out[column] = meta[column].astype(str).to_numpy()[d]
+    out["run_id"], out["system_id"] = run_id, system_id
+    out["perturbation_set"], out["outcome"] = perturbation_set, outcome
+    return out[DRAW_COLUMNS]
+
+
+def with_draws(effects: pd.DataFrame, draw_rows: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One frame for one dbt Python model: the :func:`study_effects` rows (``draw`` null)
+    followed by the per-draw rows it averaged (``draw`` = r; the mean-only columns n_draws,
+    *_sd and n_draws_left_out null). :func:`effect_means` takes the means back out."""
+    means = effects.assign(draw=pd.NA)
+    frames = [means, *(f for f in draw_rows if not f.empty)]
+    out = pd.concat(frames, ignore_index=True)[[*EFFECTS_COLUMNS, "draw"]]
+    keys = ["run_id", "system_id", "outcome", "distribution_id", "perturbation_id"]
+    out = out.sort_values([*keys, "draw"], kind="stable", na_position="first")
+    schema = {k: ("Int64" if v == "int64" else v) for k, v in EFFECTS_SCHEMA.items()}
+    return out.reset_index(drop=True).astype(schema | {"draw": "Int64"})
+
+
+def effect_means(rows: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`study_effects` rows of a :func:`with_draws` frame (all rows of a frame
+    without ``draw``), as :data:`EFFECTS_SCHEMA`."""
+    if "draw" not in rows.columns:
+        return rows
+    means = rows.loc[rows["draw"].isna()].drop(columns="draw").reset_index(drop=True)
+    return means.astype(EFFECTS_SCHEMA)
+
+
 def _missing_windows(grid: np.ndarray, units: Units, labels: list[str]) -> str:
     """For an error message: which tickers a system has no window row for, per perturbation
     of its set (its grid's NaN cells), with the usual cause; empty when it has them all."""
@@ -187,6 +250,7 @@ def study_effects(
     estimand: str = "ATE",
     outcomes: Sequence[str] = ("max_abs_residual",),
     strata: str = "confounder",
+    draw_rows: list[pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """:data:`EFFECTS_COLUMNS`: one row per run, system, distribution, treatment and outcome.
 
@@ -202,6 +266,9 @@ def study_effects(
     Valid because the draw's probabilities depend on the industry or company only, so they are
     constant within a company; it removes the between-company outcome differences that make
     the industry-stratified estimate noisy. For company distributions nothing changes.
+
+    ``draw_rows``: when a list, the per-draw rows each mean is taken over are appended to it
+    (:data:`DRAW_COLUMNS` frames, as estimated: not snapped to 0), for :func:`with_draws`.
     """
     if strata not in {"confounder", "company"}:
         raise ValueError(f"effect_strata must be 'confounder' or 'company' (got {strata!r})")
@@ -277,6 +344,9 @@ def study_effects(
             for (system_id, outcome), per_draw in zip(jobs, per_draws, strict=True):
                 per_draw["draw"] = kept[per_draw["draw"].to_numpy()]
                 effects = summarise_draws(per_draw, n_dist, draws)
+                if draw_rows is not None:
+                    labels_of = (str(run_id), system_id, perturbation_set, outcome)
+                    draw_rows.append(_draw_frame(per_draw, meta, n_dist, *labels_of))
                 for column in _NUMBER:  # floating noise of 0 is stored as 0
                     effects[column] = snap_to_zero(effects[column].to_numpy())
                 d = effects.pop("d").to_numpy()
