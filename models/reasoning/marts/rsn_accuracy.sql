@@ -14,7 +14,6 @@ by_condition as (
         count(*) as n_items,
         count(*) filter (where not is_answered) as n_unanswered,
         count(*) filter (where is_answered and not parse_ok) as n_unparseable,
-        count(*) filter (where is_correct) as n_correct,
         avg(case when is_correct then 1.0 else 0.0 end) as accuracy,
         avg(1.0 / n_options) as chance_level,
     from responses
