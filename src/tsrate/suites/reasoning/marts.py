@@ -428,7 +428,7 @@ def rating_stability_table(
         # the series is the sampled unit: a resample draws series, each with all its items
         # (numbered in the items' order, so one item per series draws as the items did)
         series = series_of_items(block)
-        members = _cluster_members(intervals.cluster_order([series[i] for i in wide.index]))
+        members = _cluster_members(intervals.cluster_order([series[str(i)] for i in wide.index]))
         # seeded by the data's keys, not the suite run: a rerun draws the same resamples
         rng = kit.stability_rng(seed, "reasoning", metric, task)
         matrix = wide.to_numpy(dtype=float)
