@@ -168,6 +168,61 @@ select * from final
 end)
 {%- endmacro %}
 
+{#- Effective counts of a proportion whose items are grouped in sampled units (clusters: the
+    series several questions ask about), as tsrate.suites.intervals.clustered_counts
+    computes them: a subquery (not an expression) with one row per `keys` group of
+    `relation`: n_clusters, n_effective and successes_effective, the item counts divided
+    by the design effect d = sum_i (y_i - p m_i)^2 / (n p (1 - p)) (Rao & Scott 1992;
+    cluster i holds m_i items of which y_i succeed, n items, p = successes / n) floored at
+    1, and design_effect = n / n_effective. One item per cluster: d = 1 exactly (the plain
+    counts); p = 0 or 1 (d undefined): each cluster counts once. `success` is a boolean
+    expression (null counts as failure), `cluster` the unit's column; join the result to
+    the groups on `keys` and pass successes_effective and n_effective to wilson_interval. -#}
+{% macro clustered_counts(relation, keys, success, cluster) %}
+{%- set by = keys | join(', ') -%}
+(
+    with per_cluster as (
+        select
+            {{ by }},
+            cast(count(*) as double) as m,
+            cast(count(*) filter (where {{ success }}) as double) as y,
+        from {{ relation }}
+        group by {{ by }}, {{ cluster }}
+    ),
+    shared as (
+        select
+            *,
+            sum(y) over grp / sum(m) over grp as p,
+            sum(m) over grp as n,
+            count(*) over grp as c,
+        from per_cluster
+        window grp as (partition by {{ by }})
+    ),
+    grouped as (
+        select
+            {{ by }},
+            any_value(c) as n_clusters,
+            any_value(n) as n,
+            any_value(p) as p,
+            case
+                when any_value(p) in (0.0, 1.0) then cast(any_value(c) as double)
+                when any_value(c) = any_value(n) then any_value(n)
+                else any_value(n) / greatest(1.0,
+                    sum((y - p * m) * (y - p * m)) / (any_value(n) * any_value(p) * (1 - any_value(p))))
+            end as n_effective,
+        from shared
+        group by {{ by }}
+    )
+    select
+        {{ by }},
+        cast(n_clusters as integer) as n_clusters,
+        n_effective,
+        p * n_effective as successes_effective,
+        n / n_effective as design_effect,
+    from grouped
+)
+{%- endmacro %}
+
 {#- Student t's 97.5 % quantile for `df` degrees of freedom (an integer expression >= 1;
     null below): scipy.stats.t.ppf(0.975, df) for df 1-30 (a table of its values), beyond
     the Cornish-Fisher expansion to df^-4 (Abramowitz & Stegun 26.7.5; relative error

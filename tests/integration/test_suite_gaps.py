@@ -224,6 +224,10 @@ def test_task_accuracy_and_wilson_bounds_from_the_expected_replies(scored):
     np.testing.assert_allclose(
         mart[["accuracy_ci_low", "accuracy_ci_high"]].to_numpy(float), ends, rtol=0, atol=1e-12
     )
+    # generated items are one per scenario and task: the series counted are the items
+    # (design effect 1), so the series-counted interval above is the plain one
+    assert mart["n_series"].tolist() == counts["n"].tolist()
+    assert (mart["design_effect"] == 1.0).all()
     # all right: the upper end is 1 exactly; none right: the lower end is 0 exactly
     oracle = mart.xs("oracle", level="system_id")
     assert (oracle["accuracy_ci_high"] == 1).all() and (oracle["accuracy_ci_low"] < 1).all()

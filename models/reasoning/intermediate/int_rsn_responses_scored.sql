@@ -31,6 +31,7 @@ final as (
         prompts.encoding,
         prompts.sample_index,
         items.item_id,
+        items.series_id,
         items.item_source,
         items.task,
         items.category,

@@ -1,1 +1,1 @@
-{{ suite_rating_stability('int_rsn_rating_stability_computed', 'task', 'n_items', interval=true) }}
+{{ suite_rating_stability('int_rsn_rating_stability_computed', 'task', ['n_items', 'n_series'], interval=true) }}

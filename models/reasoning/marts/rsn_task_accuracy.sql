@@ -14,11 +14,16 @@ by_condition as (
         count(*) as n_items,
         count(*) filter (where not is_answered) as n_unanswered,
         count(*) filter (where is_answered and not parse_ok) as n_unparseable,
-        count(*) filter (where is_correct) as n_correct,
         avg(case when is_correct then 1.0 else 0.0 end) as accuracy,
         avg(1.0 / n_options) as chance_level,
     from responses
     group by suite_run_id, task, system_id, condition
+),
+
+-- the series is the sampled unit: several questions about one imported series are not
+-- independent, so the Wilson interval takes the effective counts (Rao-Scott design effect)
+series_counts as (
+    select * from {{ clustered_counts('responses', ['suite_run_id', 'task', 'system_id', 'condition'], 'is_correct', 'series_id') }}
 ),
 
 final as (
@@ -31,8 +36,10 @@ final as (
         cast(w.n_unanswered as integer) as n_unanswered,
         cast(w.n_unparseable as integer) as n_unparseable,
         cast(w.accuracy as double) as accuracy,
-        cast({{ wilson_interval('w.n_correct', 'w.n_items', 'low') }} as double) as accuracy_ci_low,
-        cast({{ wilson_interval('w.n_correct', 'w.n_items', 'high') }} as double) as accuracy_ci_high,
+        cast({{ wilson_interval('c.successes_effective', 'c.n_effective', 'low') }} as double) as accuracy_ci_low,
+        cast({{ wilson_interval('c.successes_effective', 'c.n_effective', 'high') }} as double) as accuracy_ci_high,
+        cast(c.n_clusters as integer) as n_series,
+        cast(c.design_effect as double) as design_effect,
         cast(w.chance_level as double) as chance_level,
         cast(w.accuracy - w.chance_level as double) as above_chance,
         cast(wo.n_items as integer) as n_items_without_series,
@@ -46,6 +53,8 @@ final as (
                 then w.accuracy - wo.accuracy
         end as double) as series_gap,
     from by_condition as w
+    inner join series_counts as c
+        on c.suite_run_id = w.suite_run_id and c.task = w.task and c.system_id = w.system_id and c.condition = w.condition
     left join by_condition as wo
         on wo.suite_run_id = w.suite_run_id
         and w.task = wo.task and w.system_id = wo.system_id

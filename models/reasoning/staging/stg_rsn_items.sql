@@ -19,6 +19,14 @@ renamed as (
         cast(context as varchar) as context,
         cast(future as double[]) as future,
         cast(params as varchar) as params,
+        -- the sampled series the item asks about (the unit its intervals count): an imported
+        -- row's uuid (question rows name their series' uuid), else the generator's scenario,
+        -- else the series' own values (an imported question row carrying its series)
+        cast(coalesce(
+            'uuid:' || json_extract_string(params, '$.uuid'),
+            'scenario:' || md5(cast(json_extract(params, '$.scenario') as varchar)),
+            'values:' || md5(cast(series as varchar))
+        ) as varchar) as series_id,
         cast(created_at as timestamp) as created_at,
     from source
 )

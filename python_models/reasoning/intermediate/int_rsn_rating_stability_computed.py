@@ -1,4 +1,5 @@
-"""How firm the reasoning ratings are: a bootstrap over items (thin wrapper over
+"""How firm the reasoning ratings are: a bootstrap over series, each with all its items
+(thin wrapper over
 tsrate.suites.reasoning.marts.rating_stability_table; each resample re-rated in the
 direction and with the ideal of the seed suite_rating_specs)."""
 

@@ -28,9 +28,9 @@ bootstrap 95 % intervals over items (:mod:`tsrate.suites.intervals`), what the m
 :func:`tsrate.suites.rating.rate_scores` and the suite's rows of ``seeds/suite_rating_specs.csv``
 (metrics: accuracy, series_gap, mae, mse, crps, context_gain).
 
-``rating_stability_table``: share of item resamples at the published rating, each resample
-re-rated by the same rule (the spec's direction and ideal), and the percentile 95 % interval
-of each rated score over the same resamples.
+``rating_stability_table``: share of series resamples (each series with all its items) at
+the published rating, each resample re-rated by the same rule (the spec's direction and
+ideal), and the percentile 95 % interval of each rated score over the same resamples.
 """
 
 from __future__ import annotations
@@ -328,7 +328,8 @@ def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
     unparseable = 0), series_gap (right with minus right without the series, QA items;
     none for a system without a usable answer in a condition), mae / mse per forecasting
     condition (penalised), context_gain (MAE without minus with context, items whose two
-    forecasts are usable); crps as mae."""
+    forecasts are usable); crps as mae. ``series_id``: the series each item asks about
+    (the unit the stability resamples draw; :func:`series_of_items`)."""
     parts = []
     choice = responses[responses["task"] != "forecast"].copy()
     choice["value"] = choice["is_correct"].fillna(False).astype(float)
@@ -370,7 +371,22 @@ def item_values(responses: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
                 metric="context_gain", task="forecast", value=paired["mae"] - paired["mae_with"]
             )[[*cols, "metric"]]
         )
-    return pd.concat(parts, ignore_index=True)
+    values = pd.concat(parts, ignore_index=True)
+    series = series_of_items(responses)
+    return values.assign(series_id=values["item_id"].astype(str).map(series))
+
+
+def series_of_items(responses: pd.DataFrame) -> dict[str, str]:
+    """item_id -> the series it asks about (``series_id`` of int_rsn_responses_scored or of
+    :func:`item_values`: an imported row's uuid, a generated item's scenario); an item
+    without one (an older caller's frame) is its own series."""
+    items = responses["item_id"].astype(str)
+    if "series_id" not in responses.columns:
+        return dict(zip(items, items, strict=True))
+    return {
+        item: item if pd.isna(series) else str(series)
+        for item, series in zip(items, responses["series_id"], strict=True)
+    }
 
 
 def rating_stability_table(
@@ -381,9 +397,12 @@ def rating_stability_table(
     seed: int = 0,
     specs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """How firm each rating of ``ratings`` (int_rsn_ratings_assigned) is: the items of each
+    """How firm each rating of ``ratings`` (int_rsn_ratings_assigned) is: the series of each
     (suite run, metric, task) of ``values`` (:func:`item_values`) are resampled with
-    replacement (one draw per resample for every system), each system's mean re-rated by
+    replacement, each bringing all of its items (a cluster bootstrap: several questions of
+    an imported file about one series are one sampled unit; with one item per series, as
+    generated data have, exactly the item bootstrap), one draw per resample for every
+    system, each system's mean re-rated by
     the same rule (direction and ideal of the suite's rating spec ``specs``, default the
     seed file); ``share_at_rating`` = share of resamples giving the published rating (NaN
     for an unrated system); ``ci_low`` / ``ci_high`` = the percentile 95 % interval of the
@@ -406,12 +425,17 @@ def rating_stability_table(
         wide = block.pivot_table(
             index="item_id", columns="system_id", values="value", aggfunc="mean"
         )
+        # the series is the sampled unit: a resample draws series, each with all its items
+        # (numbered in the items' order, so one item per series draws as the items did)
+        series = series_of_items(block)
+        members = _cluster_members(intervals.cluster_order([series[str(i)] for i in wide.index]))
         # seeded by the data's keys, not the suite run: a rerun draws the same resamples
         rng = kit.stability_rng(seed, "reasoning", metric, task)
         matrix = wide.to_numpy(dtype=float)
         draws = []
         for _ in range(resamples):
-            rows = matrix[rng.integers(0, len(matrix), len(matrix))]
+            drawn = rng.integers(0, len(members), len(members))
+            rows = matrix[np.concatenate([members[c] for c in drawn])] if len(members) else matrix
             with warnings.catch_warnings():  # a system missing in every drawn item: NaN
                 warnings.simplefilter("ignore", RuntimeWarning)
                 means = np.nanmean(rows, axis=0) if len(rows) else np.full(matrix.shape[1], np.nan)
@@ -426,7 +450,15 @@ def rating_stability_table(
             draws,
             levels,
             kit.metric_rule(spec, metric),
-            {"n_resamples": resamples, "n_items": len(matrix)},
+            {"n_resamples": resamples, "n_items": len(matrix), "n_series": len(members)},
         )
     keys = ["suite_run_id", "metric", "task"]
-    return kit.stability_table(records, keys, "system_id", ["n_resamples", "n_items"])
+    counts = ["n_resamples", "n_items", "n_series"]
+    return kit.stability_table(records, keys, "system_id", counts)
+
+
+def _cluster_members(index: np.ndarray) -> list[np.ndarray]:
+    """Row positions of each cluster (``index``: each row's cluster,
+    :func:`tsrate.suites.intervals.cluster_order`)."""
+    count = int(index.max()) + 1 if len(index) else 0
+    return [np.flatnonzero(index == c) for c in range(count)]
