@@ -36,8 +36,9 @@ def model(dbt, session):
     return rating_stability(
         read_columns(dbt.ref("window_errors"), columns),
         dbt.ref("robustness_scores").filter("is_default_outcome").df(),
+        # the published means only (draw null), not the per-draw rows beside them
         dbt.ref("int_perturbation_effects_estimated")
-        .filter(f"outcome = '{outcome}'")
+        .filter(f"outcome = '{outcome}' and draw is null")
         .select(
             "run_id, system_id, distribution_id, confounder, perturbation_id, ape_matched, pie_percent"
         )

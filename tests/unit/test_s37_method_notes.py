@@ -68,6 +68,7 @@ def test_the_method_conventions_say_each_departure():
         "distinct raw scores are split",
         "no caliper",
         "exact stratification",
+        "a one-arm stratum is matched to the stratum of nearest propensity, however far",
         "not a percentage",
         "79 for this study's context of 80",
     ):

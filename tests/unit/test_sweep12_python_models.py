@@ -21,6 +21,8 @@ defaults, and every published number is recomputed in this file from its definit
   (``sha256`` of the distribution id) through the inverse CDF of the weights;
 * int_perturbation_effects_aggregated: the worst case (max |APE_m|, max PIE %) over the
   distributions, or their means;
+* int_ratings_bootstrapped: the distributions it resamples are chosen by the published
+  means, whatever the per-draw rows beside them hold;
 * int_ratings_assigned / int_rating_leave_one_out: Algorithm 5 on the configured number of
   levels (the distinct scores split as numpy.array_split does), and the ratings with each
   other system removed.
@@ -41,7 +43,10 @@ import pytest
 import yaml
 from scipy import stats
 
+from tests.support.effect_study import SEED as EFFECT_SEED
+from tests.support.effect_study import effect_inputs
 from tests.support.effects_draws import draw_codes, draw_seed
+from tsrate.methods.causal.effects import effect_means, effect_scores, study_effects, with_draws
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -459,6 +464,70 @@ def test_aggregation_rates_the_mean_rows_not_the_draws_beside_them() -> None:
     got = model(_Dbt(settings, {"int_perturbation_effects_estimated": both}), None)
     assert got["raw_score"].tolist() == [3.0, 40.0]
     pd.testing.assert_frame_equal(got, alone)
+
+
+#: int_ratings_bootstrapped's settings: one worst distribution per confounder, so which one
+#: is chosen changes the resamples
+BOOTSTRAP_SETTINGS = {
+    "rating_levels": "3",
+    "bootstrap_resamples": "20",
+    "bootstrap_block_length": "3",
+    "bootstrap_seed": "4",
+    "bootstrap_confidence": "0.9",
+    "robustness_outcome": "max_abs_residual",
+    "matching_estimand": "ATE",
+    "distribution_aggregation": "max",
+    "bootstrap_effect_distributions": "1",
+    "causal_seed": str(EFFECT_SEED),
+    "treatment_draws": "3",
+    "effect_strata": "confounder",
+}
+
+
+def _bootstrap_parents(estimated: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """int_ratings_bootstrapped's parents on the small effect study (tests/support/
+    effect_study.py), with ``estimated`` as int_perturbation_effects_estimated."""
+    errors, sets, distributions, _ = effect_inputs()
+    rng = np.random.default_rng(3)
+    errors = errors.assign(
+        smape=rng.random(len(errors)), mase=rng.random(len(errors)), sign_accuracy=0.5
+    )
+    scores = effect_scores(effect_means(estimated), "max")
+    return {
+        "window_errors": errors,
+        "robustness_scores": scores.assign(is_default_outcome=True, max_score=np.nan),
+        "int_perturbation_effects_estimated": estimated,
+        "confidence_levels": pd.DataFrame(
+            {"confidence": [0.95, 0.75, 0.6], "weight": [1.0, 0.8, 0.6]}
+        ),
+        "int_perturbation_sets_derived": sets,
+        "int_confounder_distributions": distributions,
+    }
+
+
+def test_rating_stability_resamples_the_distributions_worst_by_their_means() -> None:
+    """int_ratings_bootstrapped picks the distributions it resamples (the k worst per
+    confounder, var bootstrap_effect_distributions) from the published means (draw null),
+    not from the per-draw rows beside them: a draw far from its mean (the first
+    distribution's draw 0 given the largest |APE_m| and PIE %) changes nothing, nor do the
+    real draws."""
+    errors, sets, distributions, _ = effect_inputs()
+    draw_rows: list[pd.DataFrame] = []
+    effects = study_effects(
+        errors, sets, distributions, EFFECT_SEED, draws=3, estimand="ATE", draw_rows=draw_rows
+    )
+    estimated = with_draws(effects, draw_rows)
+    means = estimated.loc[estimated["draw"].isna()].reset_index(drop=True)
+    draws = estimated.loc[estimated["draw"].notna()]
+    first = draws["distribution_id"] == sorted(draws["distribution_id"])[0]
+    extreme = draws.loc[first & (draws["draw"] == 0)].assign(ape_matched=1e6, pie_percent=1e8)
+    planted = pd.concat([means, extreme], ignore_index=True).astype({"draw": "Int64"})
+    model = _model("int_ratings_bootstrapped")
+    alone = model(_Dbt(BOOTSTRAP_SETTINGS, _bootstrap_parents(means)), None)
+    assert alone["metric"].str.startswith(("ape_", "pie_")).any()
+    for given in (planted, estimated):
+        got = model(_Dbt(BOOTSTRAP_SETTINGS, _bootstrap_parents(given)), None)
+        pd.testing.assert_frame_equal(got, alone)
 
 
 @pytest.mark.parametrize("value", [None, ""])

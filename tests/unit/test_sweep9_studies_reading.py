@@ -22,16 +22,13 @@ import duckdb
 import pytest
 
 from tests.support.locks import another_writer
+from tests.support.old_runs import STUDY_WITH_IMPORT, warehouse_with_an_import
 from tests.support.warehouses import OLD_RUNS_DDL
 from tsrate.cli import main
 from tsrate.config import Study
 from tsrate.platform.warehouse import duckdb_settings
-from tsrate.robustness import studies
 
-STUDY = Study.from_mapping(
-    dict(study_tickers="JPM,AAPL", study_start="2022-09-01", study_end="2022-12-28",
-         context_length=30, horizon=5, systems="naive,ext")
-)  # fmt: skip
+STUDY = STUDY_WITH_IMPORT
 
 
 @pytest.fixture
@@ -42,20 +39,7 @@ def warehouse(tmp_path, monkeypatch):
 
 
 def _with_an_import(path) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path))
-    con.execute(OLD_RUNS_DDL)
-    con.execute(
-        "insert into raw.runs values ('r1', '2026-01-01', '2026-01-01', 'succeeded', ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, 'old')",
-        [STUDY.study_hash, STUDY.to_json(), list(STUDY.tickers), list(STUDY.systems),
-         list(STUDY.perturbations), STUDY.start, STUDY.end, STUDY.context_length,
-         STUDY.horizon, STUDY.stride, STUDY.perturbation_phase],
-    )  # fmt: skip
-    study_id = studies.ensure_studies(con)[0][1]
-    studies.record_import(con, "r1", "ext", "ext.csv", "ab" * 32)
-    con.close()
-    return study_id
+    return warehouse_with_an_import(path, STUDY)
 
 
 def test_the_systems_table_is_aligned_on_its_longest_id(warehouse, capsys):

@@ -10,16 +10,14 @@ systems unavailable (no API key), as a machine without one lists them.
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
 from tests.support.locks import another_writer
+from tests.support.old_runs import STUDY_WITH_IMPORT, warehouse_with_an_import
 from tests.support.systems_listing import listing_entries, squeezed
-from tests.support.warehouses import OLD_RUNS_DDL
 from tsrate.cli import main
 from tsrate.commands.systems_listing import system_lines
 from tsrate.config import Study
-from tsrate.robustness import studies
 
 GEMINI_HINT = (
     "set GEMINI_API_KEY (or name another variable in TSRATE_GEMINI_NUMERIC_API_KEY_ENV, or "
@@ -27,10 +25,7 @@ GEMINI_HINT = (
 )
 #: an import's source too long for a line
 LONG_SOURCE = "/data/" + "long_named_model/" * 3 + "predictions.csv"
-STUDY = Study.from_mapping(
-    dict(study_tickers="JPM,AAPL", study_start="2022-09-01", study_end="2022-12-28",
-         context_length=30, horizon=5, systems="naive,ext")
-)  # fmt: skip
+STUDY = STUDY_WITH_IMPORT
 
 
 @pytest.fixture
@@ -56,18 +51,7 @@ def _listed(capsys) -> str:
 
 
 def _with_a_long_import(path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(path)) as con:
-        con.execute(OLD_RUNS_DDL)
-        con.execute(
-            "insert into raw.runs values ('r1', '2026-01-01', '2026-01-01', 'succeeded', ?, ?, "
-            "?, ?, ?, ?, ?, ?, ?, ?, ?, 'old')",
-            [STUDY.study_hash, STUDY.to_json(), list(STUDY.tickers), list(STUDY.systems),
-             list(STUDY.perturbations), STUDY.start, STUDY.end, STUDY.context_length,
-             STUDY.horizon, STUDY.stride, STUDY.perturbation_phase],
-        )  # fmt: skip
-        studies.ensure_studies(con)
-        studies.record_import(con, "r1", "ext", LONG_SOURCE, "ab" * 32)
+    warehouse_with_an_import(path, STUDY, LONG_SOURCE)
 
 
 def test_every_line_fits_and_an_unavailable_llm_keeps_its_whole_hint(warehouse, capsys):

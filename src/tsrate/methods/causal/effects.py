@@ -71,13 +71,11 @@ __all__ = [
     "effect_scores",
 ]
 
+#: what names a row's system and confounder distribution, in every frame of this module
+_LABELS = ["run_id", "system_id", "distribution_id", "confounder", "favored_value"]
+_LABELS += ["perturbation_set"]
 EFFECTS_COLUMNS = [
-    "run_id",
-    "system_id",
-    "distribution_id",
-    "confounder",
-    "favored_value",
-    "perturbation_set",
+    *_LABELS,
     *EFFECT_COLUMNS,  # what tsrate.methods.causal.estimators.perturbation_effects returns per distribution
     "outcome",
     "n_draws",
@@ -86,8 +84,7 @@ EFFECTS_COLUMNS = [
     "pie_percent_sd",
     "n_draws_left_out",
 ]
-_TEXT = ["run_id", "system_id", "distribution_id", "confounder", "favored_value"]
-_TEXT += ["perturbation_set", "perturbation_id", "estimand", "outcome"]
+_TEXT = [*_LABELS, "perturbation_id", "estimand", "outcome"]
 _INTEGER = ["n_treated", "n_control", "strata_without_overlap", "n_strata", "n_draws"]
 _INTEGER += ["n_draws_left_out"]
 _NUMBER = ["ape_observational", "ape_matched", "ape_oracle", "matching_error", "pie_percent"]
@@ -100,12 +97,7 @@ EFFECTS_SCHEMA = {
 #: One row per draw of a :func:`study_effects` row (``draw`` = r of
 #: :func:`tsrate.methods.causal.distributions.draw_seed`): the very values its mean averages.
 DRAW_COLUMNS = [
-    "run_id",
-    "system_id",
-    "distribution_id",
-    "confounder",
-    "favored_value",
-    "perturbation_set",
+    *_LABELS,
     "perturbation_id",
     "outcome",
     "draw",

@@ -37,7 +37,9 @@ CONVENTIONS = (
     "<b>Matching</b>: logistic propensity on the one-hot confounder, 1-nearest neighbour "
     "with replacement, ties averaged, no caliper, ATE unless var "
     "<code>matching_estimand</code> says ATT. With a discrete confounder this is exact "
-    "stratification (the propensity is the stratum's treated share).",
+    "stratification (the propensity is the stratum's treated share) wherever a stratum holds "
+    "both arms; a one-arm stratum is matched to the stratum of nearest propensity, however "
+    "far, where a caliper would drop it.",
     "<b>APE and PIE %</b>: absolute, as the paper's eqs. 2-3 (its Algorithms 2-3 are "
     "signed). PIE % = ||APE_o| − |APE_m|| × 100 is 100 × a difference in the outcome's "
     "units, with the paper's R^max a price difference: it scales with the price level and is "
