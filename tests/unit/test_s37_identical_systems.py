@@ -198,3 +198,19 @@ def test_the_verdict_names_identical_pairs_in_one_sentence(n_pairs):
     assert ("e and f" in said[0]) is False
     plain_none = re.sub(r"<[^>]+>", "", build_report(two_systems(), generated_at="now").html)
     assert "cannot be told apart" not in plain_none
+
+
+def test_several_twins_are_named_with_the_range_of_their_shared_forecasts(
+    warehouse, good, tmp_path
+):
+    frame = good.copy()
+    frame["forecast"] = frame["forecast"].astype(float) + 7.75  # forecasts no other test has
+    p0 = frame[frame["perturbation_id"] == "P0"]
+    assert 0 < len(p0) < len(frame)
+    _import(warehouse, frame, tmp_path, "trio_a", "trio_a.csv")
+    _import(warehouse, p0, tmp_path, "trio_b", "trio_b.csv")  # P0 only: shares fewer steps
+    _, lines = _import(warehouse, frame, tmp_path, "trio_c", "trio_c.csv")
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("trio_c's forecasts equal those of trio_a and trio_b, ")
+    assert f"({len(p0)} to {len(frame)} forecasts, equal to 1e-9 relative)" in lines[0]
+    assert ": they cannot be told apart" in lines[0]

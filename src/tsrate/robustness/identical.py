@@ -156,10 +156,12 @@ def identical_import_note(
     ).fetchone()[0]
     study = name or study_id  # `tsrate withdraw --study` takes either
     named = ", ".join(others[:-1]) + (" and " if len(others) > 1 else "") + others[-1]
-    rated = "the two" if len(others) == 1 else "they all"
+    shared = sorted({int(n) for _, _, n in rows})  # per pair: its shared forecast steps
+    counted = str(shared[0]) if len(shared) == 1 else f"{shared[0]} to {shared[-1]}"
+    rated = "the two" if len(others) == 1 else "they"
     return (
         f"{system_id}'s forecasts equal those of {named}, already stored for study {study}, "
-        f"on every window they share ({int(rows[0][2])} forecasts, equal to 1e-9 relative): "
+        f"on every window they share ({counted} forecasts, equal to 1e-9 relative): "
         f"{rated} cannot be told apart and will be rated alike (hint: if one is a copy, "
         f"withdraw it: tsrate withdraw {system_id} --study {study}, or tsrate "
         f"withdraw {others[0]} --study {study})"

@@ -22,7 +22,8 @@ FLAT_SIGN_ACCURACY = 5.0
 
 def flat_forecasts(traces: pd.DataFrame) -> set[str]:
     """The systems whose every plotted forecast (``marts.forecast_traces`` rows of the
-    report's windows) holds one value over the horizon, to 1e-9 of its size."""
+    report's windows) holds one value over the horizon, to 1e-9 of its size (1e-9 absolute
+    for values under 1)."""
     if traces.empty or not {"system_id", "forecast"} <= set(traces.columns):
         return set()
     keys = ["system_id", "ticker", "window_end_date", "perturbation_id"]
@@ -62,7 +63,8 @@ def flat_sign_note(data: ReportData) -> str:
         + ": sign accuracy (the paper's eq. 6) counts a horizon step when the forecast's move "
         "has the sign of the actual's move. A forecast that holds one value"
         + naive
-        + " moves by 0 at every step, and sign(0) matches only a step where the close did not "
+        + " moves by 0 at every step after the first (the first is measured from the clean "
+        "context's last value), and sign(0) matches only a step where the close did not "
         "move, so it scores near 0 % where chance is about 50 %. It says the forecast does not "
         "move, not that it moves the wrong way: read such a system's SMAPE and MASE.</p>"
     )
