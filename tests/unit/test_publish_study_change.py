@@ -72,11 +72,13 @@ def test_a_suite_publication_or_a_missing_snapshot_says_nothing(tmp_path, capsys
     assert study_change(snapshot).startswith(
         f"the snapshot now holds study {names['second']} (it held {names['first']})"
     )
-    with duckdb.connect(str(snapshot)) as con:  # core rows of an older release: no study id
-        con.execute("update published_runs set study_id = null where run_id = ?", [runs["first"]])
-    assert study_change(snapshot) is None  # the core one before the newest has no study id
     publish(warehouse, "suite-run-3", parquet=False)
     assert study_change(snapshot) is None  # the newest is a suite's: it changed no study
+    publish(warehouse, runs["first"], parquet=False)  # back to the first study
+    assert f"now holds study {names['first']} (it held {names['second']})" in study_change(snapshot)
+    with duckdb.connect(str(snapshot)) as con:  # core rows of an older release: no study id
+        con.execute("update published_runs set study_id = null where run_id = ?", [runs["second"]])
+    assert study_change(snapshot) is None  # the core one before the newest has no study id
     with duckdb.connect(str(snapshot)) as con:  # an older snapshot: no study columns
         con.execute("alter table published_runs drop column study_name")
         con.execute("alter table published_runs drop column study_id")
