@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -92,13 +93,20 @@ def test_the_fallback_warning_is_inside_the_reading_section(reported):
         f"{name} fell back to the last value on {fails} of {windows} windows ({share} %): "
         "those windows are scored as its forecasts."
     )
-    # the heading, the reading, its source line, then each warning present, in this order
+    # the heading, the reading, its source line, then each warning present, in this order,
+    # and last the note on a near-zero sign accuracy where a system has one (naive's)
     present = [i for i in ("fallbacks", "copies", "sources") if seen[i] is not None]
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (flat,) = con.execute(
+            "select count(*) from marts.system_summary "
+            "where metric = 'sign_accuracy' and avg_raw_score < 5"
+        ).fetchone()
     assert seen["children"] == [
         "H2.",
         "P.reading",
         "P.source",
         *[f"P.{i}" for i in present],
+        *(["P.note flat-sign-note"] if flat else []),
     ], seen["children"]
     for paragraph in present:
         assert seen[paragraph]["parent"] == seen[paragraph]["section"] == "reading", paragraph

@@ -16,6 +16,7 @@ import yaml
 from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
 from tests.support.import_study import STUDY
 from tests.support.source_runs import study
+from tests.support.systems_listing import listing_entries, squeezed
 from tests.support.warehouses import ingest, read
 from tsrate.config import Study, load_companies
 from tsrate.platform import dbt_runner as dbt
@@ -95,7 +96,8 @@ def test_an_imported_system_stays_rated_after_a_later_run_of_its_study(tmp_path,
 
     listed = tsrate_cli(warehouse, "systems")
     assert listed.returncode == 0, listed.stderr
-    line = next(x for x in listed.stdout.splitlines() if x.strip().startswith("external_llm "))
+    entries = listing_entries(listed.stdout)  # an entry's lines joined (long paths wrap)
+    line = squeezed(next(x for x in entries if x.startswith("external_llm ")))
     assert predictions.name in line and imported.study_id in line and imported.run_id in line
     studies = tsrate_cli(warehouse, "studies")
     assert studies.returncode == 0, studies.stderr

@@ -255,7 +255,7 @@ def reading_paragraph(data: ReportData) -> str:
             "confounder_comparison",
             extra="hover a number to see the mart row it comes from",
         )
-        + flat_sign_note(data)
         + reading_warnings(data)
+        + flat_sign_note(data)
         + "</section>"
     )
