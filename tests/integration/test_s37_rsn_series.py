@@ -3,10 +3,11 @@
 Two real imports of the public schema: six series with one counterfactual question each
 (k = 1), and the same file with every question asked three times (k = 3; the copies differ
 in their wording, so they are distinct items). Scripted systems are added in the raw
-tables as in tests/integration/test_suite_gaps.py: ``oracle`` (always right), ``by_series``
-(right on the even series, on every copy) and ``mixed`` (right on a series' first
-question, and on every copy of series 0 and 3); the random answerer's stored replies mix within a series. Then the marts
-are rebuilt and read, against independent computations:
+tables (tests/support/reasoning_scripted.py, as in tests/integration/test_suite_gaps.py):
+``oracle`` (always right), ``by_series`` (right on the even series, on every copy) and
+``mixed`` (right on a series' first question, and on every copy of series 0 and 3); the
+random answerer's stored replies mix within a series. Then the marts are rebuilt and read,
+against independent computations:
 
 - the systems that answer every copy alike get, from the k = 3 file, exactly the accuracy
   and interval of the k = 1 file (the items tripled, the series not);
@@ -17,16 +18,15 @@ are rebuilt and read, against independent computations:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import string
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from tests.support.reasoning_dataset import question_row, series_row, write
+from tests.support.reasoning_scripted import add_scripted_replies
 from tests.support.warehouses import read
 from tsrate.platform import dbt_runner as dbt
 from tsrate.suites import SUITES
@@ -66,52 +66,22 @@ def tsqa_rows(k: int) -> list[dict]:
 def add_scripted_systems(warehouse) -> None:
     """Copy each choice prompt of the random answerer to every :data:`SCRIPTED` system, with
     a one-letter reply that is right or wrong as the system's rule says."""
-    con = duckdb.connect(str(warehouse))
-    try:
-        (suite_run_id,) = con.execute(
-            "select suite_run_id from raw.suite_runs where suite = 'reasoning'"
-        ).fetchone()
-        prompts = con.execute(
-            "select p.*, i.answer_index, len(i.options) as n_options, i.question, "
-            "i.params ->> 'uuid' as uuid from raw.rsn_prompts p "
-            "join raw.rsn_items i using (item_id) "
-            "where p.system_id = 'random' and i.task <> 'forecast' order by p.prompt_hash"
-        ).df()
-        new_prompts, replies = [], []
-        for system, right in SCRIPTED.items():
-            for row in prompts.itertuples():
-                digest = hashlib.sha256(f"{system}/{row.prompt_hash}".encode()).hexdigest()[:24]
-                new_prompts.append({**row._asdict(), "prompt_hash": digest, "system_id": system})
-                copy = int(row.question.split(", ")[-1][:-1]) if "again" in row.question else 0
-                answer = int(row.answer_index)
-                option = answer if right(int(row.uuid[1:]), copy) else (answer + 1) % 4
-                replies.append(
-                    {
-                        "prompt_hash": digest,
-                        "system_id": system,
-                        "raw_text": string.ascii_uppercase[option],
-                        "parsed_choice": option,
-                    }
-                )
-        frame = pd.DataFrame(new_prompts).drop(
-            columns=["Index", "answer_index", "n_options", "question", "uuid"]
-        )
-        columns = ", ".join(frame.columns)
-        con.register("new_prompts", frame)
-        con.execute(f"insert into raw.rsn_prompts ({columns}) select {columns} from new_prompts")
-        con.execute(
-            "insert into raw.rsn_suite_run_prompts select ?, prompt_hash from new_prompts",
-            [suite_run_id],
-        )
-        con.register("replies", pd.DataFrame(replies))
-        con.execute(
-            "insert into raw.rsn_responses (prompt_hash, system_id, raw_text, parsed_choice, "
-            "forecast, parse_ok, parse_error, seconds, answered_at) select prompt_hash, "
-            "system_id, raw_text, parsed_choice, null, true, null, 0.0, current_timestamp "
-            "from replies"
-        )
-    finally:
-        con.close()
+
+    def reply(k: int, prompt) -> dict:  # noqa: ANN001 - the prompt's copy
+        question = prompt.question
+        copy = int(question.split(", ")[-1][:-1]) if "again" in question else 0
+        answer = int(prompt.answer_index)
+        right = SCRIPTED[prompt.system_id](int(prompt.uuid[1:]), copy)
+        option = answer if right else (answer + 1) % 4
+        return {
+            "raw_text": string.ascii_uppercase[option],
+            "parsed_choice": option,
+            "parse_ok": True,
+            "parse_error": None,
+        }
+
+    items = {"question": "i.question", "uuid": "i.params ->> 'uuid'"}
+    add_scripted_replies(warehouse, SCRIPTED, reply, items)
 
 
 @pytest.fixture(scope="module")

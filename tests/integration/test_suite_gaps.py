@@ -17,14 +17,13 @@ tests/integration/test_planted_suite_sql.py.
 
 from __future__ import annotations
 
-import hashlib
 import string
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.reasoning_scripted import add_scripted_replies
 from tests.support.warehouses import read
 from tsrate.platform import dbt_runner as dbt
 from tsrate.suites import SUITES
@@ -58,69 +57,35 @@ def add_scripted_systems(warehouse) -> pd.DataFrame:
     """Copy each choice prompt of the random answerer to every :data:`SCRIPTED` system, in
     the same suite run, with the reply it scripts parsed by the suite's parser; return the
     expected rows (prompt_hash, system_id, task, answered, parse_ok, is_correct)."""
-    con = duckdb.connect(str(warehouse))
-    try:
-        (suite_run_id,) = con.execute(
-            "select suite_run_id from raw.suite_runs where suite = 'reasoning'"
-        ).fetchone()
-        prompts = con.execute(
-            "select p.*, i.task, i.answer_index, len(i.options) as n_options "
-            "from raw.rsn_prompts p join raw.rsn_items i using (item_id) "
-            "where p.system_id = 'random' and i.task <> 'forecast' order by p.prompt_hash"
-        ).df()
-        new_prompts, responses, expected = [], [], []
-        for system, names in SCRIPTED.items():
-            for k, row in enumerate(prompts.itertuples()):
-                digest = hashlib.sha256(f"{system}/{row.prompt_hash}".encode()).hexdigest()[:24]
-                new_prompts.append({**row._asdict(), "prompt_hash": digest, "system_id": system})
-                option = names(int(row.answer_index), int(row.n_options))
-                expected.append(
-                    {
-                        "prompt_hash": digest,
-                        "system_id": system,
-                        "task": row.task,
-                        "answered": option != "silent",
-                        "parse_ok": option not in (None, "silent"),
-                        "is_correct": option == row.answer_index,
-                    }
-                )
-                if option == "silent":
-                    continue
-                text = "I cannot tell from this." if option is None else spelled(option, k)
-                try:
-                    choice, error = parse_choice(text, int(row.n_options)), None
-                except ReplyParseError as exc:
-                    choice, error = None, str(exc)
-                responses.append(
-                    {
-                        "prompt_hash": digest,
-                        "system_id": system,
-                        "raw_text": text,
-                        "parsed_choice": choice,
-                        "parse_ok": error is None,
-                        "parse_error": error,
-                    }
-                )
-        frame = pd.DataFrame(new_prompts).drop(
-            columns=["Index", "task", "answer_index", "n_options"]
+    expected = []
+
+    def reply(k: int, prompt) -> dict | None:  # noqa: ANN001 - the prompt's copy
+        option = SCRIPTED[prompt.system_id](int(prompt.answer_index), int(prompt.n_options))
+        expected.append(
+            {
+                "prompt_hash": prompt.prompt_hash,
+                "system_id": prompt.system_id,
+                "task": prompt.task,
+                "answered": option != "silent",
+                "parse_ok": option not in (None, "silent"),
+                "is_correct": option == prompt.answer_index,
+            }
         )
-        columns = ", ".join(frame.columns)
-        con.register("new_prompts", frame)
-        con.execute(f"insert into raw.rsn_prompts ({columns}) select {columns} from new_prompts")
-        con.execute(
-            "insert into raw.rsn_suite_run_prompts select ?, prompt_hash from new_prompts",
-            [suite_run_id],
-        )
-        replies = pd.DataFrame(responses).astype({"parsed_choice": "Int64"})
-        con.register("replies", replies)
-        con.execute(
-            "insert into raw.rsn_responses (prompt_hash, system_id, raw_text, parsed_choice, "
-            "forecast, parse_ok, parse_error, seconds, answered_at) select prompt_hash, "
-            "system_id, raw_text, parsed_choice, null, parse_ok, parse_error, 0.0, "
-            "current_timestamp from replies"
-        )
-    finally:
-        con.close()
+        if option == "silent":
+            return None
+        text = "I cannot tell from this." if option is None else spelled(option, k)
+        try:
+            choice, error = parse_choice(text, int(prompt.n_options)), None
+        except ReplyParseError as exc:
+            choice, error = None, str(exc)
+        return {
+            "raw_text": text,
+            "parsed_choice": choice,
+            "parse_ok": error is None,
+            "parse_error": error,
+        }
+
+    add_scripted_replies(warehouse, SCRIPTED, reply, {"task": "i.task"})
     return pd.DataFrame(expected)
 
 

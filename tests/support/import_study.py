@@ -95,6 +95,26 @@ def write_csv(tmp_path, frame: pd.DataFrame, name="predictions.csv"):
     return path
 
 
+def imported(warehouse, frame, tmp_path, name, system_id, study=STUDY, metadata=None):
+    """Import ``frame`` (written as ``tmp_path``/``name``) as ``system_id`` into ``study``,
+    without baselines, its metadata ``metadata`` (default: ``system_id`` as its display
+    name): the import's summary and the lines it said."""
+    from tsrate.robustness.blackbox.predictions import import_forecasts
+
+    said: list[str] = []
+    with connect(warehouse) as con:
+        summary = import_forecasts(
+            con,
+            write_csv(tmp_path, frame, name),
+            system_id,
+            study,
+            baselines=False,
+            progress=said.append,
+            metadata=metadata or {"display_name": system_id},
+        )
+    return summary, said
+
+
 def rejected(warehouse, attempt, *fragments, error=Exception) -> str:
     """Run ``attempt()`` (an import); it must raise ``error`` naming every fragment and leave
     every raw table as it was. Returns the message."""

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 def listing_entries(out: str) -> list[str]:
     """Each entry of ``out`` (`tsrate systems`' stdout) as one line: its lines stripped and
-    joined by a space (a word cut across lines then reads with a space in it: compare
-    without whitespace, :func:`squeezed`)."""
+    joined by a space (where the listing wrapped at a space; a word is never split)."""
     entries: list[str] = []
     indents: list[int] = []
     for line in out.splitlines():

@@ -15,10 +15,9 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from tests.support.import_study import STUDY, rejected, write_csv
+from tests.support.import_study import STUDY, imported, rejected
 from tsrate.platform.warehouse import connect
 from tsrate.robustness import studies
-from tsrate.robustness.blackbox.predictions import import_forecasts
 from tsrate.robustness.blackbox.validation import ImportValidationError
 from tsrate.robustness.forecast.plan import load_series
 
@@ -32,22 +31,6 @@ FULL = {
 LONG_NAME = "wide_" + "x" * 90 + ".csv"
 #: a study of the same tickers from later on: its windows are the last ones of STUDY's
 LATER = dataclasses.replace(STUDY, start=dt.date(2022, 10, 15))
-
-
-def imported(warehouse, frame, tmp_path, name, system_id, study=STUDY, metadata=None):
-    """Import ``frame`` (written as ``name``) as ``system_id``; what the import said."""
-    said = []
-    with connect(warehouse) as con:
-        import_forecasts(
-            con,
-            write_csv(tmp_path, frame, name),
-            system_id,
-            study,
-            baselines=False,
-            progress=said.append,
-            metadata=metadata or {"display_name": system_id},
-        )
-    return said
 
 
 def windows_of(good, series):
@@ -64,11 +47,11 @@ def shifted(good, by):
 
 
 def test_a_reimport_under_the_same_id_names_what_it_replaces(warehouse, good, tmp_path):
-    first = imported(warehouse, good, tmp_path, "first.csv", "again_model")
+    _, first = imported(warehouse, good, tmp_path, "first.csv", "again_model")
     assert not [line for line in first if "replaces" in line]
-    same = imported(warehouse, good, tmp_path, "first.csv", "again_model")
+    _, same = imported(warehouse, good, tmp_path, "first.csv", "again_model")
     assert not [line for line in same if "replaces" in line]  # the same forecasts: no change
-    said = imported(warehouse, shifted(good, 0.5), tmp_path, "second.csv", "again_model")
+    _, said = imported(warehouse, shifted(good, 0.5), tmp_path, "second.csv", "again_model")
     notes = [line for line in said if "replaces it" in line]
     assert len(notes) == 1, said
     note = notes[0]
@@ -81,7 +64,7 @@ def test_an_import_into_another_study_replaces_nothing_and_is_listed(warehouse, 
     imported(warehouse, good, tmp_path, LONG_NAME, "two_studies")
     with connect(warehouse) as con:
         later = load_series(con, LATER)
-    said = imported(
+    _, said = imported(
         warehouse, windows_of(good, later), tmp_path, "narrow.csv", "two_studies", LATER
     )
     assert not [line for line in said if "replaces" in line]
@@ -97,7 +80,7 @@ def test_an_import_into_another_study_replaces_nothing_and_is_listed(warehouse, 
 
 def test_a_later_metadata_names_the_fields_it_drops(warehouse, good, tmp_path):
     imported(warehouse, good, tmp_path, "m1.csv", "meta_model", metadata=FULL)
-    said = imported(
+    _, said = imported(
         warehouse, good, tmp_path, "m2.csv", "meta_model", metadata={"display_name": "Mine 2"}
     )
     notes = [line for line in said if "drops" in line]
@@ -105,7 +88,7 @@ def test_a_later_metadata_names_the_fields_it_drops(warehouse, good, tmp_path):
     for field in ("family=foundation", "architecture=decoder-only", "is_foundation_model"):
         assert field in notes[0]
     assert "display_name" not in notes[0] and "hint:" in notes[0]
-    kept = imported(warehouse, good, tmp_path, "m3.csv", "meta_model", metadata=FULL)
+    _, kept = imported(warehouse, good, tmp_path, "m3.csv", "meta_model", metadata=FULL)
     assert not [line for line in kept if "drops" in line]  # nothing set before is left out
 
 
@@ -148,7 +131,7 @@ def test_a_reimport_of_a_withdrawn_system_says_it_brings_it_back(warehouse, good
     from tsrate.robustness.withdrawals import withdraw_system
 
     imported(warehouse, good, tmp_path, "kept.csv", "kept_model")
-    first = imported(warehouse, good, tmp_path, "back.csv", "back_model")
+    _, first = imported(warehouse, good, tmp_path, "back.csv", "back_model")
     assert not [line for line in first if "withdrawn" in line]
     with connect(warehouse) as con:
         (study_id,) = con.execute(
@@ -157,14 +140,14 @@ def test_a_reimport_of_a_withdrawn_system_says_it_brings_it_back(warehouse, good
         withdrawal = withdraw_system(con, "back_model", study_id, reason="a wrong file")
     assert withdrawal.recorded
     imported(warehouse, shifted(good, 1.0), tmp_path, "kept2.csv", "kept_model")  # another id
-    said = imported(warehouse, good, tmp_path, "back.csv", "back_model")
+    _, said = imported(warehouse, good, tmp_path, "back.csv", "back_model")
     notes = [line for line in said if "withdrawn" in line]
     assert len(notes) == 1, said
     note = notes[0]
     assert note.startswith(f"back_model was withdrawn from study {withdrawal.study_name} at ")
     assert f"{withdrawal.withdrawn_at:%Y-%m-%d %H:%M} (a wrong file)" in note
     assert "brings it back" in note and "`tsrate withdraw back_model --study " in note
-    again = imported(warehouse, good, tmp_path, "back.csv", "back_model")  # back already
+    _, again = imported(warehouse, good, tmp_path, "back.csv", "back_model")  # back already
     assert not [line for line in again if "withdrawn" in line], again
-    other = imported(warehouse, good, tmp_path, "kept.csv", "kept_model")  # never withdrawn
+    _, other = imported(warehouse, good, tmp_path, "kept.csv", "kept_model")  # never withdrawn
     assert not [line for line in other if "withdrawn" in line], other

@@ -2,7 +2,8 @@
 study the snapshot holds now, which it held, and the build that brings that one back), on
 real temporary DuckDB files and real forecasted runs; the same study published again, a
 first publication and a suite publication say nothing, and a suite publication between two
-core ones hides no change."""
+core ones hides no change. A core publication of an older release (its study JSON recorded,
+no study id) is still core: the line says the study it held is not recorded."""
 
 from __future__ import annotations
 
@@ -34,6 +35,28 @@ def _two_studies(warehouse) -> tuple[dict[str, str], dict[str, str]]:
         }  # what `tsrate studies` prints
         ids = dict(con.execute("select run_id, study_id from raw.runs").fetchall())
     return runs, {key: names[ids[run]] for key, run in runs.items()}
+
+
+#: what a publication says when the core publication before it names no study
+_UNRECORDED = (
+    "the snapshot now holds study {now}; the study it held is not recorded (published by an "
+    "older release): tsrate studies lists the studies, tsrate build --study NAME brings one "
+    "back"
+)
+
+
+def _as_an_older_release_wrote_it(snapshot, run_id: str) -> None:  # noqa: ANN001 - a Path
+    """``run_id``'s publications in ``snapshot`` as a release before study ids wrote them:
+    the study (JSON) recorded, no study id or name."""
+    with duckdb.connect(str(snapshot)) as con:
+        con.execute(
+            "update published_runs set study_id = null, study_name = null where run_id = ?",
+            [run_id],
+        )
+        assert con.execute(
+            "select count(*) from published_runs where run_id = ? and study is not null",
+            [run_id],
+        ).fetchone()[0]
 
 
 def test_publishing_another_study_says_which_it_replaced_and_how_to_bring_it_back(tmp_path, capsys):
@@ -76,12 +99,29 @@ def test_a_suite_publication_or_a_missing_snapshot_says_nothing(tmp_path, capsys
     assert study_change(snapshot) is None  # the newest is a suite's: it changed no study
     publish(warehouse, runs["first"], parquet=False)  # back to the first study
     assert f"now holds study {names['first']} (it held {names['second']})" in study_change(snapshot)
-    with duckdb.connect(str(snapshot)) as con:  # core rows of an older release: no study id
-        con.execute("update published_runs set study_id = null where run_id = ?", [runs["second"]])
-    assert study_change(snapshot) is None  # the core one before the newest has no study id
+    _as_an_older_release_wrote_it(snapshot, runs["second"])
+    assert study_change(snapshot) == _UNRECORDED.format(now=names["first"])
     with duckdb.connect(str(snapshot)) as con:  # an older snapshot: no study columns
         con.execute("alter table published_runs drop column study_name")
         con.execute("alter table published_runs drop column study_id")
     assert study_change(snapshot) is None
     _print_study_change(warehouse)
     assert capsys.readouterr().out == ""
+
+
+def test_a_core_publication_of_an_older_release_counts_as_core_its_study_unknown(tmp_path, capsys):
+    warehouse = tmp_path / "tsrate.duckdb"
+    runs, names = _two_studies(warehouse)
+    snapshot = publish(warehouse, runs["first"], parquet=False).path
+    _as_an_older_release_wrote_it(snapshot, runs["first"])
+    publish(warehouse, "suite-run-1", parquet=False)  # a suite's between: skipped
+    publish(warehouse, runs["second"], parquet=False)
+    # the older core row is the one replaced, not skipped as a suite's: its study unknown
+    line = study_change(snapshot)
+    assert line == _UNRECORDED.format(now=names["second"])
+    _print_study_change(warehouse)
+    assert capsys.readouterr().out == line + "\n"
+    publish(warehouse, runs["second"], parquet=False)  # the same study again, now recorded
+    assert study_change(snapshot) is None
+    _as_an_older_release_wrote_it(snapshot, runs["second"])  # every core row unrecorded
+    assert study_change(snapshot) is None  # what the snapshot holds now is not known either

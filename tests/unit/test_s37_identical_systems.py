@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.import_study import STUDY, write_csv
+from tests.support.import_study import STUDY, imported, write_csv
 from tests.support.report_frames import two_systems
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -102,27 +102,19 @@ def test_systems_are_compared_on_the_windows_they_share():
     assert pairs_of(forecasts("a", BASE), forecasts("elsewhere", BASE, "P2")) == []
 
 
-def _import(warehouse, frame, tmp_path, system_id, name):
-    said = []
-    with connect(warehouse) as con:
-        summary = import_forecasts(
-            con,
-            write_csv(tmp_path, frame, name),
-            system_id,
-            STUDY,
-            baselines=False,
-            progress=said.append,
-            metadata={"display_name": system_id},
-        )
+def _import(warehouse, frame, tmp_path, system_id):
+    """Import ``frame`` as ``system_id`` (from ``system_id``.csv): its summary and the lines
+    it said of a stored system it cannot be told apart from."""
+    summary, said = imported(warehouse, frame, tmp_path, f"{system_id}.csv", system_id)
     return summary, [line for line in said if "cannot be told apart" in line]
 
 
 def test_an_import_equal_to_a_stored_system_of_its_study_says_so(warehouse, good, tmp_path):
     frame = good.copy()
     frame["forecast"] = frame["forecast"].astype(float) + 3.25  # forecasts no other test has
-    _, first = _import(warehouse, frame, tmp_path, "twin_a", "twin_a.csv")
+    _, first = _import(warehouse, frame, tmp_path, "twin_a")
     assert first == []
-    summary, lines = _import(warehouse, frame, tmp_path, "twin_b", "twin_b.csv")
+    summary, lines = _import(warehouse, frame, tmp_path, "twin_b")
     assert len(lines) == 1, lines
     line = lines[0]
     assert line.startswith("twin_b's forecasts equal those of twin_a, already stored for study")
@@ -132,13 +124,13 @@ def test_an_import_equal_to_a_stored_system_of_its_study_says_so(warehouse, good
     # one window of one ticker and perturbation moved: no longer identical, no line
     moved = frame.copy()
     moved.loc[moved.index[-1], "forecast"] += 0.01
-    _, lines = _import(warehouse, moved, tmp_path, "twin_c", "twin_c.csv")
+    _, lines = _import(warehouse, moved, tmp_path, "twin_c")
     assert lines == []
     # a system withdrawn from the study is no longer rated beside it: no line
     with connect(warehouse) as con:
         withdraw_system(con, "twin_a", summary.study_id)
         withdraw_system(con, "twin_b", summary.study_id)
-    _, lines = _import(warehouse, frame, tmp_path, "twin_d", "twin_d.csv")
+    _, lines = _import(warehouse, frame, tmp_path, "twin_d")
     assert lines == []
 
 
@@ -207,9 +199,9 @@ def test_several_twins_are_named_with_the_range_of_their_shared_forecasts(
     frame["forecast"] = frame["forecast"].astype(float) + 7.75  # forecasts no other test has
     p0 = frame[frame["perturbation_id"] == "P0"]
     assert 0 < len(p0) < len(frame)
-    _import(warehouse, frame, tmp_path, "trio_a", "trio_a.csv")
-    _import(warehouse, p0, tmp_path, "trio_b", "trio_b.csv")  # P0 only: shares fewer steps
-    _, lines = _import(warehouse, frame, tmp_path, "trio_c", "trio_c.csv")
+    _import(warehouse, frame, tmp_path, "trio_a")
+    _import(warehouse, p0, tmp_path, "trio_b")  # P0 only: shares fewer steps
+    _, lines = _import(warehouse, frame, tmp_path, "trio_c")
     assert len(lines) == 1, lines
     assert lines[0].startswith("trio_c's forecasts equal those of trio_a and trio_b, ")
     assert f"({len(p0)} to {len(frame)} forecasts, equal to 1e-9 relative)" in lines[0]

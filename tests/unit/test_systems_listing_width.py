@@ -4,8 +4,10 @@ A system whose line would be longer goes on at its spaces onto continuation line
 by four; an unavailable one's first line ends with what is missing (its reason's first
 clause, outside brackets and back-quotes) and its setup hint starts a line of its own. The
 words are those of the one long line it replaces: the listing and the reasons are compared
-without whitespace. Run through ``tsrate.cli.main`` in this process, with the seed's Gemini
-systems unavailable (no API key), as a machine without one lists them.
+without whitespace. A word is never split: one longer than a line (a model's cache path, to
+be copied) stands alone on its line, the only line allowed past 100 characters. Run through
+``tsrate.cli.main`` in this process, with the seed's Gemini systems unavailable (no API
+key), as a machine without one lists them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tests.support.systems_listing import listing_entries, squeezed
 from tsrate.cli import main
 from tsrate.commands.systems_listing import system_lines
 from tsrate.config import Study
+from tsrate.systems import gemma
 
 GEMINI_HINT = (
     "set GEMINI_API_KEY (or name another variable in TSRATE_GEMINI_NUMERIC_API_KEY_ENV, or "
@@ -26,6 +29,8 @@ GEMINI_HINT = (
 #: an import's source too long for a line
 LONG_SOURCE = "/data/" + "long_named_model/" * 3 + "predictions.csv"
 STUDY = STUDY_WITH_IMPORT
+#: a model cache folder whose checkpoint paths are longer than a line
+LONG_CACHE = "model_cache_" + "of_a_shared_machine_" * 3
 
 
 @pytest.fixture
@@ -40,7 +45,13 @@ def warehouse(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "wh" / "tsrate.duckdb"
     monkeypatch.setenv("TSRATE_WAREHOUSE", str(path))
+    monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / "cache"))
     return path
+
+
+def _fit(lines: list[str]) -> bool:
+    """Whether each line is within 100 characters or one word alone (indented)."""
+    return all(len(line) <= 100 or len(line.split()) == 1 for line in lines)
 
 
 def _listed(capsys) -> str:
@@ -59,7 +70,7 @@ def test_every_line_fits_and_an_unavailable_llm_keeps_its_whole_hint(warehouse, 
 
     out = _listed(capsys)
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert _fit(lines), max(lines, key=len)
     entries = {entry.split()[0]: entry for entry in listing_entries(out)}
     infos = system_infos(Study.from_vars())
     assert list(entries) == [info.system_id for info in infos]
@@ -93,11 +104,38 @@ def test_a_first_clause_ends_outside_brackets_and_back_quotes():
     assert len(lines[0]) > 90 and squeezed(" ".join(lines)) == squeezed(head + reason)
 
 
+def test_a_path_longer_than_a_line_stays_whole_on_a_line_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / LONG_CACHE))
+    path = str(gemma.checkpoint_dir("a5fd3b62230aa5ec" * 4))
+    assert len(path) > 100
+    head = "my_llm  unavailable  [P0 P1 P2 P3]  My LLM (numeric):"
+    reason = f"no converted checkpoint: convert the GGUF into {path} (minutes), then rerun"
+    lines = system_lines(head, reason, available=False)
+    assert lines[0] == head + " no converted checkpoint:"
+    assert lines[1] == "    convert the GGUF into" and lines[2] == "    " + path
+    assert lines[3] == "    (minutes), then rerun" and len(lines) == 4
+    # an available one's reason too: the path alone on its line, whole
+    head = head.replace("unavailable", "available  ")
+    lines = system_lines(head, f"packaged (converted checkpoint cached in {path}) on cpu", True)
+    assert f"    {path})" in lines
+    assert _fit(lines) and squeezed(" ".join(lines)).endswith(squeezed(f"in {path}) on cpu"))
+
+
+def test_the_listing_keeps_gemmas_long_cache_path_whole(warehouse, tmp_path, monkeypatch, capsys):
+    if gemma.missing_packages():
+        pytest.skip(f"needs {gemma.missing_packages()}")
+    monkeypatch.setenv("TSRATE_CACHE", str(tmp_path / LONG_CACHE))
+    lines = _listed(capsys).splitlines()
+    path = str(gemma.checkpoint_dir(gemma.packaged_sha256()))
+    (alone,) = [x for x in lines if path in x]
+    assert alone == f"    {path})" and _fit(lines), alone
+
+
 def test_a_long_import_source_and_the_writer_note_fit_too(warehouse, capsys):
     _with_a_long_import(warehouse)
     out = _listed(capsys)
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert _fit(lines), max(lines, key=len)
     at = lines.index("imported systems (rated in their study's marts):")
     assert lines[at + 1].startswith("  ext  imported from /data/") and len(lines[at + 1]) > 80
     assert lines[at + 2].startswith("      ") and lines[at + 2][6] != " "
@@ -107,7 +145,7 @@ def test_a_long_import_source_and_the_writer_note_fit_too(warehouse, capsys):
     with another_writer(warehouse):
         busy = _listed(capsys)
     note = busy.splitlines()[-2:]
-    assert all(len(line) <= 100 for line in busy.splitlines())
+    assert _fit(busy.splitlines())
     assert note[0].startswith("imported systems and registered language models: not listed")
     assert note[1].startswith("    ") and note[1].endswith(
         "rerun `tsrate systems` when it finishes"

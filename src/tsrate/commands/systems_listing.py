@@ -4,8 +4,9 @@ A system's entry is one line when it fits: its id, availability, accepted pertur
 display name and why it is (un)available. A longer one goes on at its spaces onto
 continuation lines indented by :data:`CONTINUED`; an unavailable system's first line ends
 with what is missing (its reason's first clause) and the setup hint starts a line of its
-own. Only whitespace changes: the words are those of the one long line, and a word longer
-than a line (a path) is cut across lines rather than let past the width.
+own. Only whitespace changes: the words are those of the one long line. A word is never
+split: one longer than the room left (a path, to be copied whole) goes on a line of its own,
+even past the width.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ CONTINUED = "    "
 
 def wrapped(text: str, indent: str = "", more: str = CONTINUED) -> list[str]:
     """``text`` wrapped to :data:`SYSTEMS_WIDTH` at its spaces, the first line indented by
-    ``indent``, the next ones by ``indent`` and ``more``."""
+    ``indent``, the next ones by ``indent`` and ``more``; a word longer than the room stays
+    whole, alone on its line."""
     return textwrap.wrap(
         text,
         SYSTEMS_WIDTH,
         initial_indent=indent,
         subsequent_indent=indent + more,
         break_on_hyphens=False,
+        break_long_words=False,
     )
 
 

@@ -244,8 +244,11 @@ def study_change(snapshot: Path) -> str | None:
     """One line when the snapshot's newest publication holds another study than the core
     publication before it (suite publications between them skipped: they leave the core
     marts as they were): which study it holds now, which it held, and how to bring that one
-    back; None when the study is the same, or either is unknown (a first publication, a
-    suite publication the newest, an older snapshot's row)."""
+    back. A core publication is told from a suite's by its ``study`` (a core run's, never
+    null; a suite run has none). A core one before the newest that names no study (published
+    before ``study_id`` was recorded) is still the one replaced: the line says its study is
+    not recorded rather than claim a change or none. None when the study is the same, on a
+    first publication, when the newest is a suite's or names no study."""
     if not Path(snapshot).exists():
         return None
     try:
@@ -262,9 +265,16 @@ def study_change(snapshot: Path) -> str | None:
         return None
     if newest is None or newest[0]:
         return None
-    if len(rows) < 2 or not rows[0][0] or not rows[1][0] or rows[0][0] == rows[1][0]:
+    if len(rows) < 2 or not rows[0][0] or rows[0][0] == rows[1][0]:
         return None
-    now, before = rows[0][1] or rows[0][0], rows[1][1] or rows[1][0]
+    now = rows[0][1] or rows[0][0]
+    if not rows[1][0]:
+        return (
+            f"the snapshot now holds study {now}; the study it held is not recorded (published "
+            "by an older release): tsrate studies lists the studies, tsrate build --study NAME "
+            "brings one back"
+        )
+    before = rows[1][1] or rows[1][0]
     return (
         f"the snapshot now holds study {now} (it held {before}): tsrate query, the report "
         f"and BI tools show {now}; to bring {before} back: tsrate build --study {before}"
