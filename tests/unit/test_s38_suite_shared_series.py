@@ -13,6 +13,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportions_ztest
 
 from tsrate.suites.understanding.marts import position_bias_table, score_table
+from tsrate.suites.understanding.shared_series import shared_cell_correlations
 
 
 def scored(answers: list[tuple[int, int, bool]], fmt: str = "csv") -> pd.DataFrame:
@@ -126,3 +127,77 @@ def test_series_in_one_group_each_keep_the_plain_test(formats):
         )
         assert table.loc[q, "p_value"] == pytest.approx(p, rel=1e-12)
         assert table.loc[q, "n_prompts"] == inside.sum() * len(formats)
+
+
+NO_OPTIONS = pd.DataFrame(columns=["prompt_key", "options"])
+
+
+def detection_rows(series: list[str], feature: str, truth, said) -> list[dict]:
+    return [
+        {"suite_run_id": "run", "prompt_key": f"{s}-{feature}", "series_key": s,
+         "system_id": "a", "dataset": "statistical_properties", "task": "detection",
+         "feature": feature, "format": "csv", "decimals": 2,
+         "expected": '{"answer": "%s"}' % ("yes" if t else "no"), "quadrant": None,
+         "series_length": 40, "parse_ok": True, "parse_error": None,
+         "answer": "yes" if p else "no", "answer_value": None, "answer_date": None}
+        for s, t, p in zip(series, truth, said, strict=True)
+    ]  # fmt: skip
+
+
+def test_two_cells_asking_alike_about_one_series_correlate_fully():
+    """Both detection questions of 30 series with the same truth and the same answers: the
+    two cells' F1 are one score, drawn with the same series in every resample."""
+    rng = np.random.default_rng(3)
+    names = [f"s{i}" for i in range(30)]
+    truth = rng.random(30) < 0.5
+    said = np.where(rng.random(30) < 0.7, truth, ~truth)
+    rows = detection_rows(names, "fat_tails", truth, said)
+    rows += detection_rows(names, "stationarity", truth, said)
+    table = shared_cell_correlations(score_table(pd.DataFrame(rows)), NO_OPTIONS)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row["feature"], row["other_feature"]) == ("fat_tails", "stationarity")
+    assert row["correlation"] == pytest.approx(1.0)
+    assert row["n_shared_series"] == row["n_series"] == 30
+
+
+def test_shared_series_correlate_as_their_cluster_robust_covariance_says():
+    """Accuracy cells (retrieval) about 60 shared series, answered alike within a series:
+    the bootstrap correlation of the two accuracies is statsmodels' cluster-robust one
+    (the two shares as the coefficients of their cells' indicators, clustered by series)
+    up to the resampling error (200 resamples: about 0.05)."""
+    rng = np.random.default_rng(12)
+    skill = rng.choice([0.1, 0.9], 60)
+    rows = []
+    for feature in ("fat_tails", "stationarity"):
+        ok = rng.random(60) < skill
+        rows += [
+            {"suite_run_id": "run", "prompt_key": f"s{s}-{feature}", "series_key": f"s{s}",
+             "system_id": "a", "dataset": "statistical_properties", "task": "retrieval",
+             "feature": feature, "format": "csv", "decimals": 2,
+             "expected": '{"value": 100.0}', "quadrant": None, "series_length": 40,
+             "parse_ok": True, "parse_error": None, "answer": None,
+             "answer_value": 100.0 if ok[s] else 150.0, "answer_date": None}
+            for s in range(60)
+        ]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    row = shared_cell_correlations(score_table(frame), NO_OPTIONS).iloc[0]
+    y = (frame["answer_value"] == 100.0).astype(float).to_numpy()
+    design = np.column_stack([frame["feature"] == f for f in ("fat_tails", "stationarity")])
+    cov = robust_variance(y, design.astype(float), frame["series_key"].to_numpy())
+    expected = cov[0, 1] / np.sqrt(cov[0, 0] * cov[1, 1])
+    assert expected > 0.3  # answers alike within a series: the cells move together
+    assert row["correlation"] == pytest.approx(expected, abs=0.12)
+
+
+def test_cells_with_their_own_series_give_no_pair():
+    """Generated feature datasets: every detection cell asks about its own series, so no
+    pair correlates and the format table combines the cells as before (independent)."""
+    rng = np.random.default_rng(5)
+    truth, said = rng.random(20) < 0.5, rng.random(20) < 0.5
+    rows = detection_rows([f"t{i}" for i in range(20)], "trend", truth, said)
+    rows += detection_rows([f"v{i}" for i in range(20)], "seasonality", truth, said)
+    table = shared_cell_correlations(score_table(pd.DataFrame(rows)), NO_OPTIONS)
+    assert table.empty and list(table.columns)[-4:] == [
+        "n_series", "correlation", "n_resamples", "n_resamples_undefined"
+    ]  # fmt: skip
