@@ -18,8 +18,10 @@ cells as (
 
 -- two cells about the same series (a statistical_properties series' two detection
 -- questions) are not independent: their covariance, correlation x se x se, the correlation
--- of the two scores over a cluster bootstrap of the series (a shared series drawn once);
--- one that cannot be estimated counts as 1 (fully correlated: the wider interval)
+-- of the two scores over a cluster bootstrap of the series (a shared series drawn once),
+-- floored at 0 (cells are never worth more than independent ones, as the design effect is
+-- floored at 1); one that cannot be estimated counts as 1 (fully correlated: the wider
+-- interval)
 shared as (
     select * from {{ ref('int_und_shared_cells_correlated') }}
 ),
@@ -27,7 +29,7 @@ shared as (
 covariances as (
     select
         a.suite_run_id, a.prompting, a.system_id, a.format, a.task,
-        sum(coalesce(s.correlation, 1.0) * a.cell_se * b.cell_se) as cell_covariance,
+        sum(greatest(coalesce(s.correlation, 1.0), 0.0) * a.cell_se * b.cell_se) as cell_covariance,
     from shared as s
     inner join cells as a
         on a.suite_run_id = s.suite_run_id and a.prompting = s.prompting
