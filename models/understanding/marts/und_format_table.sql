@@ -16,25 +16,58 @@ cells as (
     from scores
 ),
 
+-- two cells about the same series (a statistical_properties series' two detection
+-- questions) are not independent: their covariance, correlation x se x se, the correlation
+-- of the two scores over a cluster bootstrap of the series (a shared series drawn once),
+-- floored at 0 (cells are never worth more than independent ones, as the design effect is
+-- floored at 1); one that cannot be estimated counts as 1 (fully correlated: the wider
+-- interval)
+shared as (
+    select * from {{ ref('int_und_shared_cells_correlated') }}
+),
+
+covariances as (
+    select
+        a.suite_run_id, a.prompting, a.system_id, a.format, a.task,
+        sum(greatest(coalesce(s.correlation, 1.0), 0.0) * a.cell_se * b.cell_se) as cell_covariance,
+    from shared as s
+    inner join cells as a
+        on a.suite_run_id = s.suite_run_id and a.prompting = s.prompting
+        and a.system_id = s.system_id and a.format = s.format and a.task = s.task
+        and a.feature = s.feature
+    inner join cells as b
+        on b.suite_run_id = s.suite_run_id and b.prompting = s.prompting
+        and b.system_id = s.system_id and b.format = s.format and b.task = s.task
+        and b.feature = s.other_feature
+    group by a.suite_run_id, a.prompting, a.system_id, a.format, a.task
+),
+
 aggregated as (
     select
-        suite_run_id,
-        prompting,
-        system_id,
-        format,
-        task,
+        c.suite_run_id,
+        c.prompting,
+        c.system_id,
+        c.format,
+        c.task,
         avg(cell_score) as score,
-        -- the score is an unweighted mean of F independent cell estimates (each feature's
-        -- prompts are its own): its standard error is sqrt(sum of the cells' se^2) / F
-        sqrt(sum(cell_se * cell_se)) / count(cell_score) as score_se,
+        -- the score is an unweighted mean of F cell estimates: its standard error is
+        -- sqrt(sum of the cells' se^2 + 2 x the covariances of cells sharing series) / F
+        -- (no pair shares a series: the cells are independent, the covariances absent)
+        sqrt(case
+            when sum(cell_se * cell_se) + 2 * coalesce(any_value(v.cell_covariance), 0.0) < 0 then 0.0
+            else sum(cell_se * cell_se) + 2 * coalesce(any_value(v.cell_covariance), 0.0)
+        end) / count(cell_score) as score_se,
         count(cell_score) = count(cell_se) as every_cell_has_interval,
         count(*) as n_features,
         sum(n_prompts) as n_prompts,
         sum(n_unparsed) as n_unparsed,
         sum(n_unanswered) as n_unanswered,
         sum(n_abstained) as n_abstained,
-    from cells
-    group by suite_run_id, prompting, system_id, format, task
+    from cells as c
+    left join covariances as v
+        on v.suite_run_id = c.suite_run_id and v.prompting = c.prompting
+        and v.system_id = c.system_id and v.format = c.format and v.task = c.task
+    group by c.suite_run_id, c.prompting, c.system_id, c.format, c.task
 ),
 
 final as (

@@ -20,7 +20,9 @@ Conventions (stated once, used by every suite mart that carries an interval):
   the same interval), over units where items share one;
 * two proportions: the pooled two-sided z test (:func:`two_proportion_p`; identical to
   ``statsmodels.stats.proportion.proportions_ztest``), corrected for many tests with Holm's
-  step-down method (:func:`holm`; identical to ``multipletests(method="holm")``);
+  step-down method (:func:`holm`; identical to ``multipletests(method="holm")``); where a
+  unit has items in both groups, the groups are not independent and the test's variance
+  takes the units' covariance (:func:`clustered_two_proportion_p`);
 * a cell is *too small to judge* when it holds fewer items than :func:`items_for_power`
   (items for 80 % power to detect a gap of ``MIN_DETECTABLE_GAP`` around 50 % at
   ``ALPHA`` before the multiple-test correction, Cohen's h);
@@ -240,18 +242,72 @@ def resampled_interval(scores: Sequence[float], alpha: float = ALPHA) -> tuple[f
     return float(low), float(high)
 
 
-def two_proportion_p(k1, n1, k2, n2) -> float:
+def two_proportion_p(k1, n1, k2, n2, *, variance_factor: float = 1.0) -> float:
     """Two-sided p-value of the pooled z test that two proportions are equal; 1.0 when the
     pooled proportion is 0 or 1 (no variation: no evidence of a difference); NaN when a
-    group is empty."""
+    group is empty. ``variance_factor`` scales the difference's variance (groups that share
+    units: :func:`clustered_two_proportion_p`); a variance scaled to 0 leaves only a gap of
+    0 possible (p 1, else 0)."""
     if n1 == 0 or n2 == 0:
         return float("nan")
     pooled = (k1 + k2) / (n1 + n2)
     variance = pooled * (1 - pooled) * (1 / n1 + 1 / n2)
     if variance == 0:
         return 1.0
-    z = (k1 / n1 - k2 / n2) / math.sqrt(variance)
+    variance *= variance_factor
+    gap = k1 / n1 - k2 / n2
+    if variance == 0:
+        return 1.0 if gap == 0 else 0.0
+    z = gap / math.sqrt(variance)
     return float(2 * stats.norm.sf(abs(z)))
+
+
+def _cluster_residuals(successes, clusters) -> dict[str, float]:
+    """Per cluster, the sum of its items' residuals from the group's share over the group's
+    items, sum_j (y_ij - p) / n: the cluster's part of the share's linearised deviation."""
+    y = np.asarray(successes, dtype=float)
+    labels = np.asarray(clusters, dtype=object).astype(str)
+    if len(y) != len(labels):
+        raise ValueError(f"{len(y)} items but {len(labels)} cluster labels: give one each")
+    residual = (y - y.mean()) / len(y)
+    out: dict[str, float] = {}
+    for label, value in zip(labels, residual, strict=True):
+        out[label] = out.get(label, 0.0) + float(value)
+    return out
+
+
+def overlap_factor(successes1, clusters1, successes2, clusters2) -> float:
+    """How the clusters two groups share change the variance of the difference of their
+    shares: Var(p1 - p2) / (Var(p1) + Var(p2)), each the cluster-robust (linearised,
+    Rao & Scott 1992) variance over the clusters, so Var(p1 - p2) = Var(p1) + Var(p2)
+    - 2 Cov(p1, p2), the covariance summed over the clusters in both groups. Exactly 1 when
+    no cluster is in both (nothing shared: the groups are independent); under 1 when a
+    cluster's answers agree across the groups (a paired comparison), over 1 when they
+    disagree; 1 when neither share varies within its group."""
+    r1 = _cluster_residuals(successes1, clusters1)
+    r2 = _cluster_residuals(successes2, clusters2)
+    v1 = sum(u * u for u in r1.values())
+    v2 = sum(u * u for u in r2.values())
+    shared = sum(r1[c] * r2[c] for c in r1.keys() & r2.keys())
+    if v1 + v2 == 0:
+        return 1.0
+    return max(0.0, (v1 + v2 - 2 * shared) / (v1 + v2))
+
+
+def clustered_two_proportion_p(successes1, clusters1, successes2, clusters2) -> float:
+    """Two-sided p-value that two shares of items (0/1 each, grouped in ``clusters``: the
+    sampled units) are equal, a unit allowed in both groups: the pooled z test
+    (:func:`two_proportion_p`) on each group's effective counts (:func:`clustered_counts`),
+    its variance times :func:`overlap_factor` (a Rao-Scott-style correction of the
+    difference for the units in both groups). With no unit in both groups it is exactly
+    :func:`two_proportion_p` of the effective counts. 1.0 when the pooled share is 0 or 1;
+    NaN when a group is empty."""
+    factor = overlap_factor(successes1, clusters1, successes2, clusters2)
+    return two_proportion_p(
+        *clustered_counts(successes1, clusters1),
+        *clustered_counts(successes2, clusters2),
+        variance_factor=factor,
+    )
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:

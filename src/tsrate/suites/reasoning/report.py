@@ -95,28 +95,39 @@ def chance_verdict(ci_low: float, ci_high: float, chance: float) -> str:
 
 
 def chance_section(tasks: pd.DataFrame) -> str:
-    """Every system and choice task with the series: accuracy, its Wilson 95 % interval,
-    the chance level (1 / options) and :func:`chance_verdict`."""
+    """Every system and choice task with the series: the series the interval counts
+    (``n_series``: several questions about one series are one sampled unit), accuracy, its
+    Wilson 95 % interval (on the series' effective counts), the chance level
+    (1 / options), the questions asked (``n_items``) and how many of their replies were
+    unusable, and :func:`chance_verdict`. A snapshot older than ``n_series`` shows "n/a"
+    there."""
     if tasks.empty:
         return ""
     rows = []
     for row in tasks.sort_values(["task", "system_id"]).itertuples(index=False):
+        n_series = getattr(row, "n_series", None)
+        series = "n/a" if n_series is None or pd.isna(n_series) else str(int(n_series))
         verdict = chance_verdict(row.accuracy_ci_low, row.accuracy_ci_high, row.chance_level)
         shown = html.escape(verdict)
         if verdict != "not distinguishable from chance":
             shown = f"<b>{shown}</b>"
         rows.append(
             f"<tr><td>{html.escape(str(row.task))}</td><td>{html.escape(str(row.system_id))}"
-            f"</td><td>{row.n_items}</td><td>{row.accuracy:.2f} [{row.accuracy_ci_low:.2f}, "
+            f"</td><td>{series}</td><td>{row.accuracy:.2f} [{row.accuracy_ci_low:.2f}, "
             f"{row.accuracy_ci_high:.2f}]</td><td>{row.chance_level:.2f}</td>"
-            f"<td>{row.n_unanswered + row.n_unparseable}</td><td>{shown}</td></tr>"
+            f"<td>{row.n_items}</td><td>{row.n_unanswered + row.n_unparseable}</td>"
+            f"<td>{shown}</td></tr>"
         )
     return (
         "<h2>Against chance</h2><p>Accuracy with the series (an unusable reply is wrong) "
         "with its Wilson 95 % interval against the chance level 1 / options: above or "
-        "below chance when the interval leaves it out, else not distinguishable.</p>"
-        "<table><tr><th>task</th><th>system</th><th>items</th><th>accuracy [95 %]</th>"
-        "<th>chance</th><th>unusable</th><th>verdict</th></tr>"
+        "below chance when the interval leaves it out, else not distinguishable. The "
+        "interval counts series, not questions: several questions about one series are "
+        "one sampled unit (series = the units it counts; questions = the items asked, "
+        "unusable among them).</p>"
+        "<table><tr><th>task</th><th>system</th><th>series (units)</th>"
+        "<th>accuracy [95 %]</th><th>chance</th><th>questions</th><th>unusable</th>"
+        "<th>verdict</th></tr>"
         f"{''.join(rows)}</table>"
     )
 

@@ -43,7 +43,8 @@ re-rated by the same rule (the spec's direction and ideal), and the percentile 9
 of each rated score over the same resamples.
 
 ``position_bias_table``: accuracy per quadrant (pooled over formats) tested against the
-other quadrants with the two-proportion z test, Holm-corrected over every test of the run.
+other quadrants with the two-proportion z test on the series (a series in both groups
+counted with its covariance), Holm-corrected over every test of the run.
 """
 
 from __future__ import annotations
@@ -586,7 +587,11 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
     (system, dataset, task) with the two-sided pooled two-proportion z test; interval, test
     and power count series, not prompts (effective counts,
     :func:`tsrate.suites.intervals.clustered_counts`: a series asked in several formats is
-    one sampled unit). The p-values
+    one sampled unit). A series asked about dates both inside and outside the quadrant is
+    in both groups, which are then not independent: the test's variance takes the
+    covariance of those series' answers
+    (:func:`tsrate.suites.intervals.clustered_two_proportion_p`; with no series in both,
+    the test above). The p-values
     of every test of a suite run are Holm-corrected together (family = the suite run).
     ``position_bias`` = Holm p < 0.05; null (too small to judge) when the quadrant holds
     fewer than ``min_prompts_to_judge`` prompts
@@ -611,6 +616,12 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
             e2 = intervals.clustered_counts(correct[~inside].to_numpy(), series[~inside])
             low, high = intervals.wilson_interval(*e1)
             need = intervals.items_for_power(ratio=e2[1] / e1[1]) if n2 else None
+            # a series asked inside and outside the quadrant is in both groups
+            p_value = float("nan")
+            if n2:
+                p_value = intervals.clustered_two_proportion_p(
+                    correct[inside].to_numpy(), series[inside], correct[~inside], series[~inside]
+                )
             records.append(
                 {
                     **dict(zip(keys, key, strict=True)),
@@ -621,7 +632,7 @@ def position_bias_table(scored: pd.DataFrame) -> pd.DataFrame:
                     "accuracy_ci_low": float(low),
                     "accuracy_ci_high": float(high),
                     "accuracy_elsewhere": k2 / n2 if n2 else None,
-                    "p_value": intervals.two_proportion_p(*e1, *e2) if n2 else float("nan"),
+                    "p_value": p_value,
                     "min_prompts_to_judge": need,
                     "judgeable": need is not None and e1[1] >= need,
                 }
