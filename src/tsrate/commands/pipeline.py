@@ -185,6 +185,19 @@ def cmd_import(args: argparse.Namespace) -> int:
             from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
 
             study = study_from_manifest(con, read_manifest(manifest))
+            from tsrate.platform.published_paths import published_path
+            from tsrate.robustness.blackbox.study_switch import check_study_switch
+
+            switching = check_study_switch(
+                con,
+                study,
+                published_path(warehouse),
+                switch=args.switch_study,
+                with_baselines=not args.no_baselines,
+                build=not args.no_build,
+            )
+            if switching:
+                print(switching, flush=True)
         summary = import_forecasts(
             con,
             args.path,

@@ -253,10 +253,10 @@ def study_mismatch(keyed: pd.DataFrame, study: Study, series: dict[str, TickerSe
     stray dates are the incomplete-grid and not-a-window problems instead."""
     known = keyed[keyed["ticker"].isin(list(series))]
     if known.empty:  # not one ticker of the study (if any rows): made for another study
-        theirs = _few(sorted(set(keyed["ticker"])))
+        theirs = shortened(sorted(set(keyed["ticker"])))
         return theirs and (
             f"the file was made for another study: none of its tickers ({theirs}) is "
-            f"in this study (its tickers: {_few(list(study.tickers))})"
+            f"in this study (its tickers: {shortened(list(study.tickers))})"
         )
     pairs = set(zip(known["ticker"], known["window_end_date"], strict=True))
     tickers = sorted({ticker for ticker, _ in pairs})
@@ -281,7 +281,7 @@ def study_mismatch(keyed: pd.DataFrame, study: Study, series: dict[str, TickerSe
     )
 
 
-def _few(names: list[str], shown: int = 4) -> str:
+def shortened(names: list[str], shown: int = 4) -> str:
     """'AAPL, AMZN, BAC, C and 16 more (20)': the first ``shown`` names and how many more."""
     rest = len(names) - shown
     more = f" and {rest} more ({len(names)})" if rest > 0 else ""
