@@ -202,6 +202,44 @@ def test_duplicate_keys(warehouse, seed, good, tmp_path):
         seed,
         f"line {len(bad) + 1}: duplicate (ticker, window_end_date, perturbation_id, horizon_step)",
         "on lines 9, " + str(len(bad) + 1),
+        # what the file must hold, as the other problems say it
+        "the file must hold one row per ticker, window_end_date, perturbation_id and horizon_step",
+    )
+
+
+def test_a_file_of_another_studys_tickers_only_is_one_problem_with_a_hint(
+    warehouse, seed, good, tmp_path
+):
+    """No ticker of the file in the study (a file made for another study): one problem
+    naming both ticker sets, shortened, and the hint to import it with its own manifest."""
+    bad = good.copy()
+    others = ["KO", "PEP", "XOM", "CVX", "BAC", "WFC"]
+    bad["ticker"] = [others[i % len(others)] for i in range(len(bad))]
+    caught = []
+
+    def attempt():
+        try:
+            do_import(warehouse, write_csv(tmp_path, bad), seed)
+        except ImportValidationError as exc:
+            caught.append(exc)
+            raise
+
+    message = rejected(
+        warehouse,
+        attempt,
+        "the file was made for another study: none of its tickers (BAC, CVX, KO, PEP and 2 "
+        "more (6)) is in this study (its tickers: AAPL, JPM)",
+    )
+    assert "KeyError" not in message
+    assert len(caught[0].problems) == 1 and "--manifest" in caught[0].hint
+
+
+def test_a_file_whose_perturbations_are_all_outside_the_study_names_them(
+    warehouse, seed, good, tmp_path
+):
+    bad = good[good["perturbation_id"] == "P0"].assign(perturbation_id="P9")
+    assert_rejected(
+        warehouse, write_csv(tmp_path, bad), seed, "perturbation(s) ['P9'] are not in the study"
     )
 
 

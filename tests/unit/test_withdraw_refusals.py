@@ -128,15 +128,24 @@ def test_a_withdrawal_is_recorded_once_in_the_newest_run_study(
     assert first.startswith(
         f"withdrew 'naive' from study {_name(warehouse, other)} ({other}, the newest run) at "
     )
-    assert out.splitlines()[-1] == (
-        f"the marts and report still show it until you run: tsrate build --study {other}"
-    )
+    # no build published yet: nothing shows it; a system tsrate forecasts comes back by a run
+    assert out.splitlines()[1:] == [
+        "a later run or import that forecasts 'naive' brings it back (`tsrate run` naming it, "
+        "an import that forecasts the study's baselines): withdraw it again then",
+        "the published marts and report do not rate it; the study's next build leaves it "
+        f"out: tsrate build --study {other}",
+    ]
     code, out, _ = _withdraw(
         warehouse, monkeypatch, capsys, "external_demo", "--study", study_id,
         "--reason", "a test id", "--no-build",
     )  # fmt: skip
     assert code == 0 and out.startswith(
         f"withdrew 'external_demo' from study {_name(warehouse, study_id)}"
+    )
+    # an imported system: only an import of it brings it back, not the baselines' forecasts
+    assert out.splitlines()[1] == (
+        "a later run or import that forecasts 'external_demo' brings it back (an import of "
+        "it): withdraw it again then"
     )
     expected = sorted([(other, "naive", None), (study_id, "external_demo", "a test id")])
     assert _withdrawals(warehouse) == expected
@@ -152,6 +161,37 @@ def test_a_withdrawal_is_recorded_once_in_the_newest_run_study(
     assert lines[at + 2] == "  systems: naive  withdrawn: external_demo", lines
     at = next(i for i, x in enumerate(lines) if f"  {other}  " in x)
     assert lines[at + 2] == "  systems: seasonal_naive  withdrawn: naive", lines
+
+
+def test_without_a_build_it_says_the_marts_show_it_only_where_they_rate_it(
+    stored, tmp_path, monkeypatch, capsys
+):
+    """``--no-build``: "the marts and report still show it" only when the published ratings
+    rate the system in that study; a system they do not rate (another study's, or never
+    built) is not said to be shown."""
+    from tests.support.query_snapshot import published_marts
+
+    source, study_id, other = stored
+    warehouse = tmp_path / "tsrate.duckdb"
+    shutil.copy(source, warehouse)
+    published_marts(
+        warehouse,
+        "create table marts.ratings (study_id varchar, system_id varchar)",
+        f"insert into marts.ratings values ('{other}', 'naive'), ('{other}', 'seasonal_naive')",
+    )
+    code, out, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--no-build")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == (
+        f"the marts and report still show it until you run: tsrate build --study {other}"
+    )
+    code, out, err = _withdraw(
+        warehouse, monkeypatch, capsys, "external_demo", "--study", study_id, "--no-build"
+    )
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == (
+        "the published marts and report do not rate it; the study's next build leaves it "
+        f"out: tsrate build --study {study_id}"
+    )
 
 
 def test_a_real_parquet_folder_is_refused_before_anything_is_written(

@@ -185,6 +185,19 @@ def cmd_import(args: argparse.Namespace) -> int:
             from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
 
             study = study_from_manifest(con, read_manifest(manifest))
+            from tsrate.platform.published_paths import published_path
+            from tsrate.robustness.blackbox.study_switch import check_study_switch
+
+            switching = check_study_switch(
+                con,
+                study,
+                published_path(warehouse),
+                switch=args.switch_study,
+                with_baselines=not args.no_baselines,
+                build=not args.no_build,
+            )
+            if switching:
+                print(switching, flush=True)
         summary = import_forecasts(
             con,
             args.path,
@@ -247,8 +260,9 @@ def check_withdraw(args: argparse.Namespace, warehouse) -> None:  # noqa: ANN001
 
 def cmd_withdraw(args: argparse.Namespace) -> int:
     from tsrate.config import warehouse_path
+    from tsrate.platform.published_paths import published_path
     from tsrate.platform.warehouse import connect
-    from tsrate.robustness.withdrawals import withdraw_system
+    from tsrate.robustness.withdrawals import bring_back_ways, published_rates, withdraw_system
 
     warehouse = warehouse_path()
     check_withdraw(args, warehouse)
@@ -256,6 +270,7 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
         # a run stopped after its publication counts as the build below will count it
         published = _published_if_stopped(con, warehouse)
         done = withdraw_system(con, args.system, args.study, args.reason, published)
+        ways = bring_back_ways(con, args.system)
     study = f"study {done.study_name} ({done.study_id}, {done.origin})"
     when = f"{done.withdrawn_at:%Y-%m-%d %H:%M:%S}"
     if not done.recorded:
@@ -266,13 +281,20 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
         "forecasts from runs started before now; they stay stored (raw.forecasts)"
     )
     print(
-        f"a later run or import that forecasts {args.system!r} brings it back (`tsrate run` "
-        "naming it, an import of it, an import's baselines): withdraw it again then"
+        f"a later run or import that forecasts {args.system!r} brings it back ({ways}): "
+        "withdraw it again then"
     )
     if args.no_build:
-        print(
-            f"the marts and report still show it until you run: tsrate build --study {done.study_id}"
-        )
+        if published_rates(published_path(warehouse), done.study_id, args.system):
+            print(
+                "the marts and report still show it until you run: "
+                f"tsrate build --study {done.study_id}"
+            )
+        else:
+            print(
+                "the published marts and report do not rate it; the study's next build "
+                f"leaves it out: tsrate build --study {done.study_id}"
+            )
         return 0
     return cmd_build(argparse.Namespace(run_id=None, study=done.study_id, no_publish=False))
 

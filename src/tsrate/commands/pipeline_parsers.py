@@ -139,6 +139,11 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
         help="do not forecast the study's own systems into the same run",
     )
     predictions.add_argument("--no-build", action="store_true", help="store only; build later")
+    predictions.add_argument(
+        "--switch-study",
+        action="store_true",
+        help="rate and publish the manifest's study though this warehouse holds another",
+    )
     add_lock_timeout(predictions)
     predictions.set_defaults(func=cmd_import, writes_warehouse=True)
     predictions.set_defaults(input_files=("path",))  # checked before the lock is waited for

@@ -4,8 +4,9 @@ that should no longer be rated beside the others, leaves the study's marts.
 Nothing is deleted: the withdrawal is a row of ``raw.study_withdrawals`` (study, system,
 when, reason), and ``int_run_partitions_selected`` leaves out the system's partitions from
 the study's runs started before its newest withdrawal there. A later run or import that
-forecasts the system (a ``tsrate run`` naming it, an import of it, or an import that
-forecasts the study's baselines) brings it back, with its stored forecasts.
+forecasts the system brings it back, with its stored forecasts: an import of it (an
+imported system), or a ``tsrate run`` naming it or an import that forecasts the study's
+baselines (a system tsrate forecasts itself).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Collection
+from pathlib import Path
 
 import duckdb
 
@@ -276,3 +278,32 @@ def brought_back_note(con: duckdb.DuckDBPyConnection, run_id: str, system_id: st
         f"import brings it back into the study's marts (hint: `tsrate withdraw {system_id} "
         f"--study {study}` takes it out again)"
     )
+
+
+def bring_back_ways(con: duckdb.DuckDBPyConnection, system_id: str) -> str:
+    """What brings ``system_id`` back once withdrawn, as the withdraw line lists it: an
+    import of it for an imported system; a run naming it or an import's baselines for a
+    system tsrate forecasts itself (an import of such an id is refused)."""
+    imported = con.execute(
+        "select count(*) from raw.study_imports where system_id = ?", [system_id]
+    ).fetchone()[0]
+    if imported:
+        return "an import of it"
+    return "`tsrate run` naming it, an import that forecasts the study's baselines"
+
+
+def published_rates(snapshot: Path, study_id: str, system_id: str) -> bool:
+    """Whether the published snapshot's ratings rate ``system_id`` in ``study_id`` (False
+    without a readable snapshot): what a withdrawal recorded without a build leaves shown."""
+    if not Path(snapshot).exists():
+        return False
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            return bool(
+                con.execute(
+                    "select count(*) from marts.ratings where study_id = ? and system_id = ?",
+                    [study_id, system_id],
+                ).fetchone()[0]
+            )
+    except duckdb.Error:  # an older snapshot without the column, or unreadable now
+        return False

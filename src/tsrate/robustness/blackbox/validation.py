@@ -226,7 +226,7 @@ def _placeholders(
     inside = [
         date in windows[t] for t, date in zip(rows["ticker"], rows["window_end_date"], strict=True)
     ]
-    rows = rows[inside].copy()
+    rows = rows[np.asarray(inside, dtype=bool)].copy()  # a list of none would pick columns
     for column in ["forecast", *[c for c in QUANTILE_COLUMNS if c in rows.columns]]:
         rows[column] = 0.0
     return rows
@@ -252,8 +252,12 @@ def study_mismatch(keyed: pd.DataFrame, study: Study, series: dict[str, TickerSe
     of the study's windows of those tickers has no row at all. A few missing windows or
     stray dates are the incomplete-grid and not-a-window problems instead."""
     known = keyed[keyed["ticker"].isin(list(series))]
-    if known.empty:
-        return ""
+    if known.empty:  # not one ticker of the study (if any rows): made for another study
+        theirs = shortened(sorted(set(keyed["ticker"])))
+        return theirs and (
+            f"the file was made for another study: none of its tickers ({theirs}) is "
+            f"in this study (its tickers: {shortened(list(study.tickers))})"
+        )
     pairs = set(zip(known["ticker"], known["window_end_date"], strict=True))
     tickers = sorted({ticker for ticker, _ in pairs})
     study_pairs = {
@@ -275,6 +279,13 @@ def study_mismatch(keyed: pd.DataFrame, study: Study, series: dict[str, TickerSe
         f"{ends[-1].date()}; study tickers {list(study.tickers)}, context "
         f"{study.context_length}, horizon {study.horizon}, stride {study.stride})"
     )
+
+
+def shortened(names: list[str], shown: int = 4) -> str:
+    """'AAPL, AMZN, BAC, C and 16 more (20)': the first ``shown`` names and how many more."""
+    rest = len(names) - shown
+    more = f" and {rest} more ({len(names)})" if rest > 0 else ""
+    return ", ".join(names[:shown]) + more
 
 
 def check_ticker_coverage(
@@ -578,7 +589,9 @@ def _check_duplicates(parsed: pd.DataFrame, what: str) -> list[str]:
     return [
         f"{_lines(parsed, repeated, what)}: duplicate (ticker, window_end_date, perturbation_id, "
         f"horizon_step); first: {first['ticker']} {first['window_end_date'].date()} "
-        f"{first['perturbation_id']} step {first['horizon_step']} on {_lines(parsed, same, what)}"
+        f"{first['perturbation_id']} step {first['horizon_step']} on "
+        f"{_lines(parsed, same, what)}; the file must hold one row per ticker, "
+        "window_end_date, perturbation_id and horizon_step: keep one of the repeated rows"
     ]
 
 

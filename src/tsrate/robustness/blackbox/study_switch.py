@@ -1,0 +1,119 @@
+"""Whether ``tsrate import-predictions --manifest`` would switch the warehouse to another study.
+
+An import rates its study and publishes it: a manifest of a study this warehouse never ran
+(a typo in the export folder, another warehouse's export) would forecast that study's
+baselines (minutes) and publish it over the study the snapshot holds. :func:`check_study_switch`
+refuses such a manifest up front, naming both studies, unless the user opts in
+(``--switch-study``); then it says first what the import will compute and publish. A manifest
+of the study the warehouse holds, or of any study it has a run of, is imported as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from tsrate import TsrateError
+from tsrate.config import Study
+from tsrate.robustness.blackbox.validation import shortened
+from tsrate.robustness.companies import study_companies
+from tsrate.robustness.studies import study_definition, study_id_of
+
+
+def _has_run_studies(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_columns() where schema_name = 'raw' "
+            "and table_name = 'runs' and column_name = 'study_id'"
+        ).fetchone()[0]
+    )
+
+
+def published_study_id(snapshot: Path) -> str | None:
+    """The study of the snapshot's newest core publication (None: no readable snapshot, or
+    one of an earlier release without study ids)."""
+    if not Path(snapshot).exists():
+        return None
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            row = con.execute(
+                "select study_id from published_runs where study_id is not null "
+                "order by published_at desc nulls last limit 1"
+            ).fetchone()
+    except duckdb.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
+def _held_study(con: duckdb.DuckDBPyConnection, snapshot: Path) -> str | None:
+    """The study the warehouse holds: the published one, else the newest run's."""
+    published = published_study_id(snapshot)
+    if published:
+        return published
+    row = con.execute(
+        "select study_id from raw.runs where study_id is not null "
+        "order by started_at desc, run_id desc limit 1"
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _describe(tickers: list[str], start: object, end: object) -> str:
+    count = f"{len(tickers)} ticker{'s' if len(tickers) != 1 else ''}"
+    return f"{count} {shortened(sorted(tickers))}; {start} to {end}"
+
+
+def check_study_switch(
+    con: duckdb.DuckDBPyConnection,
+    study: Study,
+    snapshot: Path,
+    *,
+    switch: bool,
+    with_baselines: bool,
+    build: bool,
+) -> str:
+    """'' when the manifest's ``study`` is the study the warehouse holds (``snapshot``'s, else
+    the newest run's), has a run here, or the warehouse holds none yet. Otherwise a one-line
+    :class:`TsrateError` naming both studies, or with ``switch`` the line to print first:
+    what the import will compute (``with_baselines``) and publish (``build``)."""
+    if not _has_run_studies(con):
+        return ""
+    study_id = study_id_of(study_definition(study, study_companies(con)))
+    ran = con.execute("select count(*) from raw.runs where study_id = ?", [study_id]).fetchone()
+    held = _held_study(con, snapshot)
+    if ran[0] or held is None or held == study_id:
+        return ""
+    row = con.execute(
+        "select study_name, tickers, study_start, study_end from raw.studies where study_id = ?",
+        [held],
+    ).fetchone()
+    held_name, held_text = (row[0], _describe(list(row[1]), row[2], row[3])) if row else (held, "")
+    described = _describe(list(study.tickers), study.start, study.end)
+    theirs = f"the manifest's study {study_id[:8]} ({described})"
+    named = "" if held[:8] in held_name else f"{held[:8]}; "
+    ours = f"study {held_name} ({named}{held_text})" if held_text else f"study {held_name}"
+    work = (
+        f"forecast its baselines ({', '.join(study.systems)} on {described.split(';')[0]} × "
+        f"{len(study.perturbations)} perturbations: minutes) beside the file"
+        if with_baselines and study.systems
+        else "store the file's forecasts alone (--no-baselines)"
+    )
+    then = (
+        f"publish it in place of {held_name} (tsrate build --study {held_name} brings that back)"
+        if build
+        else f"the snapshot keeps {held_name} (--no-build)"
+    )
+    if not switch:
+        error = TsrateError(
+            f"{theirs} is not this warehouse's {ours} and has no run here: this import would "
+            f"{work}; {then}"
+        )
+        error.hint = (
+            "check the --manifest folder: `tsrate export-inputs` exports this warehouse's "
+            "study; --switch-study rates and publishes that study here"
+        )
+        raise error
+    return (
+        f"--switch-study: {theirs} is new to this warehouse (it holds {ours}): this import "
+        f"will {work}; {then}"
+    )

@@ -1,0 +1,127 @@
+"""``tsrate import-predictions --manifest`` of a study the warehouse has no run of, while it
+holds another: refused up front in one line naming both studies, nothing stored, unless
+``--switch-study`` (then the first line says what the import computes and publishes). A
+manifest of a study with a run here is imported as before, without that line. In process
+(the CLI's main), ``--no-build --no-baselines``, on a small real warehouse."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from tests.support.import_study import (
+    RAW_TABLES,
+    STUDY,
+    STUDY_FLAGS,
+    in_process_tsrate,
+    prediction_grid,
+    snapshot,
+    write_csv,
+)
+from tests.support.warehouses import ingest
+from tsrate.platform.warehouse import connect
+from tsrate.robustness.forecast.plan import load_series
+
+#: the other study: the import study's first ticker alone
+AAPL_ONLY = dataclasses.replace(STUDY, tickers=("AAPL",))
+
+
+def _grid(warehouse, study) -> pd.DataFrame:
+    with connect(warehouse) as con:
+        grid = prediction_grid(load_series(con, study))
+    return grid[grid["perturbation_id"] == "P0"]
+
+
+def _study_ids(warehouse) -> list[str]:
+    with connect(warehouse, read_only=True) as con:
+        rows = con.execute("select distinct study_id from raw.runs order by 1").fetchall()
+    return [row[0] for row in rows]
+
+
+def _name(warehouse, study_id) -> str:
+    with connect(warehouse, read_only=True) as con:
+        sql = "select study_name from raw.studies where study_id = ?"
+        return con.execute(sql, [study_id]).fetchone()[0]
+
+
+def _study_id(warehouse, study) -> str:
+    """The id the warehouse gives ``study`` (its companies included)."""
+    from tsrate.robustness.companies import study_companies
+    from tsrate.robustness.studies import study_definition, study_id_of
+
+    with connect(warehouse, read_only=True) as con:
+        return study_id_of(study_definition(study, study_companies(con)))
+
+
+def test_a_manifest_of_a_study_without_a_run_here_is_refused_unless_switched(
+    tmp_path, capsys, monkeypatch
+):
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, list(STUDY.tickers))
+    tsrate = in_process_tsrate(warehouse, capsys, monkeypatch)
+    both, aapl = tmp_path / "both", tmp_path / "aapl"
+    assert tsrate("export-inputs", str(both), *STUDY_FLAGS).returncode == 0
+    flags = [*STUDY_FLAGS]
+    flags[flags.index("AAPL,JPM")] = "AAPL"
+    assert tsrate("export-inputs", str(aapl), *flags).returncode == 0
+    common = ["--system", "mine", "--no-baselines", "--no-build", "--metadata", "family=foundation"]
+    both_file = write_csv(tmp_path, _grid(warehouse, STUDY), "both.csv")
+    aapl_file = write_csv(tmp_path, _grid(warehouse, AAPL_ONLY), "aapl.csv")
+
+    # a warehouse without a run: the manifest's study is its first, imported as before
+    first = tsrate("import-predictions", str(both_file), "--manifest", str(both), *common)
+    assert first.returncode == 0, first.stderr
+    assert "--switch-study" not in first.stdout
+    (held,) = _study_ids(warehouse)
+
+    # another study's manifest: one line naming both studies, and nothing stored
+    before = snapshot(warehouse)
+    refused = tsrate("import-predictions", str(aapl_file), "--manifest", str(aapl), *common)
+    assert refused.returncode == 2 and refused.stdout == ""
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1, refused.stderr
+    name = _name(warehouse, held)
+    assert lines[0] == (
+        f"tsrate: error: the manifest's study {_study_id(warehouse, AAPL_ONLY)[:8]} (1 ticker "
+        f"AAPL; 2022-09-01 to 2022-12-28) is not this warehouse's study {name} ("
+        + ("" if held[:8] in name else f"{held[:8]}; ")
+        + "2 tickers AAPL, JPM; 2022-09-01 to 2022-12-28) and has no run here: this import "
+        "would store the file's forecasts alone (--no-baselines); the snapshot keeps "
+        f"{name} (--no-build) (hint: check the --manifest folder: `tsrate export-inputs` "
+        "exports this warehouse's study; --switch-study rates and publishes that study here)"
+    )
+    # without --no-baselines and --no-build: what it would compute and publish
+    refused = tsrate(
+        "import-predictions", str(aapl_file), "--manifest", str(aapl), *common[:2],
+        "--metadata", "family=foundation",
+    )  # fmt: skip
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert (
+        "this import would forecast its baselines (naive on 1 ticker AAPL × 4 perturbations: "
+        f"minutes) beside the file; publish it in place of {name} (tsrate build --study "
+        f"{name} brings that back) (hint: "
+    ) in refused.stderr
+    after = snapshot(warehouse)
+    for table in RAW_TABLES:
+        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
+
+    # opted in: said first, then imported as a run of that study
+    switched = tsrate(
+        "import-predictions", str(aapl_file), "--manifest", str(aapl), "--switch-study", *common
+    )
+    assert switched.returncode == 0, switched.stderr
+    said = switched.stdout.splitlines()[0]
+    assert said.startswith("--switch-study: the manifest's study "), switched.stdout
+    assert f"is new to this warehouse (it holds study {name} (" in said
+    assert said.endswith(
+        ": this import will store the file's forecasts alone (--no-baselines); the snapshot "
+        f"keeps {name} (--no-build)"
+    )
+    assert len(_study_ids(warehouse)) == 2
+
+    # both studies have a run here now: either manifest is imported without a word
+    for file, folder in ((aapl_file, aapl), (both_file, both)):
+        again = tsrate("import-predictions", str(file), "--manifest", str(folder), *common)
+        assert again.returncode == 0, again.stderr
+        assert "--switch-study" not in again.stdout
