@@ -2,7 +2,8 @@
 temporary DuckDB files: ``published_runs`` names the study of each publication (its id and
 its name, as ``tsrate studies`` lists them; null for a suite publication and in rows carried
 from older snapshots; docs/bi.md's query over two studies' snapshots names each row's
-study), a run published again after its Parquet folder was removed gets a
+study, and its comparison of scores puts each study's numbers on its rows), a run
+published again after its Parquet folder was removed gets a
 folder name no earlier publication recorded, and no comment written (tables and columns,
 snapshot, Parquet metadata, manifest) ends with whitespace."""
 
@@ -128,6 +129,46 @@ def test_the_documented_query_of_two_studies_names_each_rows_study(tmp_path):
         for statement in [part for part in sql.split(";") if part.strip()]:
             rows = con.execute(statement).fetchall()
     assert sorted(row[0] for row in rows) == sorted(names["warehouse"] + names["energy"])
+
+
+def test_the_documented_comparison_of_scores_reads_each_studys_numbers(tmp_path):
+    """docs/bi.md "Compare scores across studies, not ratings": after the two studies'
+    snapshots are attached (the block above it), its SQL puts each study's clean (P0)
+    score and its leaderboard skill score (scope all) on the system's row of that study."""
+    named = {}  # study name (as `tsrate studies` lists it) -> (its smape, its skill score)
+    for folder, smape, skill in (("", 0.05, 0.1), ("energy", 0.025, 0.3)):
+        warehouse = tmp_path / "warehouse" / folder / "tsrate.duckdb"
+        run_id = studied_warehouse(warehouse, STUDY if not folder else OTHER_STUDY)
+        with connect(warehouse) as con:
+            con.execute(
+                "create table marts.accuracy_scores as select ? as run_id, 'naive' as "
+                "system_id, unnest(['P0', 'P1']) as perturbation_id, 'smape' as metric, "
+                "unnest([?, 9.0]) as mean",
+                [run_id, smape],
+            )
+            con.execute(
+                "create table marts.leaderboard as select ? as run_id, unnest(['all', 'P0']) "
+                "as scope, 'smape' as metric, 'naive' as system_id, unnest([?, -1.0]) as "
+                "skill_score, 0.5 as win_rate",
+                [run_id, skill],
+            )
+        publish(warehouse, run_id, parquet=False)
+        with connect(warehouse, read_only=True) as con:
+            (study,) = list_studies(con)
+        named[study["study_name"]] = (smape, skill)
+    text = (project_dir() / "docs" / "bi.md").read_text()
+    blocks = [
+        re.search(rf"not run: {marker}[^\n]*\n```sql\n(.*?)```", text, re.S).group(1)
+        for marker in ("attaches two snapshots", "reads the two snapshots attached above")
+    ]
+    sql = "".join(blocks).replace("'warehouse/", f"'{tmp_path}/warehouse/")
+    with duckdb.connect() as con:
+        for statement in [part for part in sql.split(";") if part.strip()]:
+            rows = con.execute(statement).fetchall()
+    assert len(rows) == 2 and len(named) == 2
+    assert {row[2]: row[:2] + row[3:] for row in rows} == {
+        name: ("naive", "smape", smape, skill, 0.5) for name, (smape, skill) in named.items()
+    }
 
 
 def test_a_suite_publication_and_an_older_snapshots_rows_have_no_study_name(tmp_path):

@@ -12,6 +12,7 @@ the mart row it names, or drops the shaky marker changes a checked string here.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pandas as pd
@@ -148,6 +149,23 @@ def test_the_study_says_why_each_system_is_not_rated():
         ["spare (Spare)", "not in this study (var systems; tsrate systems says whether it can "
          "run here): Runs anywhere."],
     ]  # fmt: skip
+
+
+def test_a_withdrawn_system_is_said_to_be_withdrawn_with_when_and_why():
+    """published_runs.withdrawn: ghost (no implementation, as an import) and asked (in the
+    study's list) were withdrawn; the report gives the time and reason, not "not runnable"
+    nor "no ratings"; a withdrawal without a reason gives the time alone."""
+    withdrawn = {
+        "ghost": {"withdrawn_at": "2026-12-06 22:32:10", "reason": "a  trial\nwithdraw"},
+        "asked": {"withdrawn_at": "2026-12-05 08:00:00", "reason": None},
+    }
+    html = study_section(dataclasses.replace(study_data(), withdrawn=withdrawn))
+    rows = table_rows(html, "<h3>Systems not rated in this run</h3>")
+    assert rows[:2] == [
+        ["asked", "withdrawn from this study (2026-12-05 08:00)"],
+        ["ghost (Ghost)", "withdrawn from this study (2026-12-06 22:32: a trial withdraw)"],
+    ]
+    assert "not runnable" not in html
 
 
 def test_the_study_says_of_each_perturbation_whether_it_was_rated():

@@ -25,7 +25,7 @@ def test_every_column_of_published_runs_has_a_comment(tmp_path):
         con.close()
     assert set(comments) == {
         "run_id", "published_at", "study", "row_counts", "parquet_path", "systems",
-        "study_id", "study_name",
+        "study_id", "study_name", "systems_rated", "withdrawn",
     }  # fmt: skip
     assert all(text for text in comments.values()), comments
     assert "UTC" in comments["published_at"]

@@ -12,6 +12,7 @@ import contextvars
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,17 @@ log = logging.getLogger("tsrate.platform.dbt_runner")
 
 class DbtError(TsrateError):
     """dbt exited non-zero; the message carries the tail of its output."""
+
+
+class WarehouseInUse(DbtError):
+    """dbt could not open the warehouse: another process holds DuckDB's lock on it (one
+    line, its PID kept: :func:`tsrate.platform.warehouse.in_use_message`)."""
+
+
+#: DuckDB's words when another process holds the file: the child's summary line that has
+#: them is not echoed; the build's error says it in one line (:class:`WarehouseInUse`)
+LOCK_FAILURE = "Could not set lock on file"
+_LOCKED_FILE = re.compile(r'Could not set lock on file "([^"]+)"')
 
 
 def verbose_default() -> bool:
@@ -193,6 +205,7 @@ def _follow(
     marker = f"{SUMMARY} {RELEASED}"
     hook = dbt_line_hook()  # tests only (tsrate.platform.stages); None otherwise
     lines: list[str] = []
+    locked = ""  # the summary line saying another process holds the warehouse
     finished: set[int] = set()  # the numbers of the nodes finished (progress lines)
     finished_of = 0  # of how many nodes
     handle = None
@@ -212,7 +225,9 @@ def _follow(
                     hook(line)
                 if released is not None and line == marker:
                     released.set()
-                if line.startswith(SUMMARY):
+                if line.startswith(SUMMARY) and LOCK_FAILURE in line:
+                    locked = line[len(SUMMARY) :].strip()  # raised below, in one line
+                elif line.startswith(SUMMARY):
                     say(line[len(SUMMARY) :].strip())
                     announce(f"dbt {line[len(SUMMARY) :].strip()}")  # for `tsrate status`
                 elif line.startswith(PROGRESS):  # on screen only as dbt's own line (verbose)
@@ -238,6 +253,11 @@ def _follow(
     finally:
         if handle is not None:
             handle.close()
+    if code != 0 and locked:
+        from tsrate.platform.warehouse import in_use_message
+
+        file = _LOCKED_FILE.search(locked)
+        raise WarehouseInUse(in_use_message(file.group(1) if file else "", locked))
     if code != 0:
         summary = [line[len(SUMMARY) :].strip() for line in lines if line.startswith(SUMMARY)]
         tail = "\n".join(summary[-20:] if summary else lines[-40:])

@@ -76,12 +76,22 @@ PUBLISHED_RUNS_COLUMNS = {
     "for a suite publication.",
     "row_counts": "Rows of every table copied, as JSON (schema.table -> rows).",
     "parquet_path": "Its Parquet folder, relative to the snapshot's folder; null: not exported.",
-    "systems": "The run's systems, imported ones included (the study's list leaves those "
-    "out); null for a suite publication and in rows of snapshots published before it.",
+    "systems": "The run's own systems, imported ones included (the study's list leaves those "
+    "out); an earlier import that the publication still rates is not among them: "
+    "systems_rated lists what the snapshot rates. Null for a suite publication and in rows "
+    "of snapshots published before it.",
     "study_id": "The run's study id (marts.ratings.study_id; `tsrate studies` lists it); "
     "null for a suite publication and in rows of snapshots published before it.",
     "study_name": "The study's name as `tsrate studies` shows it: `default` (the vars' study) "
     "or `study-` and its id's first 8 characters; null as study_id.",
+    "systems_rated": "The systems this publication's marts rate (marts.ratings has rows of "
+    "them for run_id), sorted: the run's own and those rated from earlier runs of the study "
+    "(an import stays rated after later runs); what a dashboard shows. Null for a suite "
+    "publication and in rows of snapshots published before it.",
+    "withdrawn": "The systems withdrawn from the study (`tsrate withdraw`) and left out of "
+    "these marts, as JSON: system id -> {withdrawn_at, reason}, as `tsrate studies` "
+    "lists them; {} none. Null for a suite publication and in rows of snapshots published "
+    "before it.",
 }
 
 
@@ -162,21 +172,25 @@ def publish(
         con.execute("begin")
         counts = _copy_tables(con, warehouse)
         study, systems, study_id, study_name = _run_study(con, run_id)
+        rated = withdrawn = None
+        if study is not None:  # a core run's publication (a suite run has no study)
+            rated = _rated_systems(con, run_id)
+            withdrawn = _withdrawn(con, study_id, {run_id, *published_run_ids(target)})
         con.execute("detach live")
         con.execute(
             "create table published_runs (run_id varchar, published_at timestamp, "
             "study json, row_counts json, parquet_path varchar, systems varchar[], "
-            "study_id varchar, study_name varchar)"
+            "study_id varchar, study_name varchar, systems_rated varchar[], withdrawn json)"
         )
         if target.exists():
             con.execute(f"attach {_literal(target)} as previous (read_only)")
             # by name: older snapshots lack parquet_path (before the Parquet export) and
             # systems (before imported systems were recorded here), study_id and study_name
-            # (before the study was named here): null in their rows
+            # (before the study was named here), systems_rated and withdrawn: null in their rows
             con.execute("insert into published_runs by name select * from previous.published_runs")
             con.execute("detach previous")
         con.execute(
-            "insert into published_runs values (?, ?, ?, ?, ?, ?, ?, ?)",
+            "insert into published_runs values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
@@ -186,13 +200,15 @@ def publish(
                 systems,
                 study_id,
                 study_name,
+                rated,
+                withdrawn,
             ],
         )
         con.execute(
             "comment on table published_runs is 'One row per publication of this snapshot: "
             "the run whose marts it holds, when, its study, row counts, its Parquet folder "
             "(relative to the snapshot folder; null: not exported), its systems, its study id and "
-            "study name.'"
+            "study name, the systems it rates and those withdrawn from its study.'"
         )
         for column, text in PUBLISHED_RUNS_COLUMNS.items():  # a BI tool shows them too
             con.execute(f"comment on column published_runs.{column} is {_literal(text)}")
@@ -305,6 +321,49 @@ def _run_study(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple:
         [run_id],
     ).fetchone()
     return tuple(row) if row else (None, None, None, None)
+
+
+def _rated_systems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | None:
+    """The systems the copied marts.ratings has rows of for ``run_id`` (sorted): what the
+    snapshot rates, imported systems rated from earlier runs of the study included; None
+    without the mart (or its run_id and system_id columns)."""
+    (keys,) = con.execute(
+        "select count(*) from duckdb_columns() where database_name = current_database() "
+        "and schema_name = 'marts' and table_name = 'ratings' "
+        "and column_name in ('run_id', 'system_id')"
+    ).fetchone()
+    if keys < 2:
+        return None
+    rows = con.execute(
+        "select distinct system_id from marts.ratings where run_id = ? order by 1", [run_id]
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _withdrawn(con: duckdb.DuckDBPyConnection, study_id: str | None, published: set[str]) -> str:
+    """The systems withdrawn from ``study_id`` and left out of its marts, read from the
+    attached ``live`` warehouse as ``tsrate studies`` reads them
+    (:func:`tsrate.robustness.studies.withdrawn_systems`), as JSON: system id ->
+    ``{"withdrawn_at": "YYYY-MM-DD HH:MM:SS", "reason": ...}``. ``published``: the runs
+    published in the snapshot, this one included."""
+    from tsrate.robustness.studies import withdrawn_systems
+
+    here = con.execute("select current_database()").fetchone()[0]
+    con.execute("use live")  # withdrawn_systems reads raw.* of the default database
+    try:
+        rows = withdrawn_systems(con, published)
+    finally:
+        con.execute(f"use {_quote(here)}")
+    return json.dumps(
+        {
+            row["system_id"]: {
+                "withdrawn_at": f"{row['withdrawn_at']:%Y-%m-%d %H:%M:%S}",
+                "reason": row["reason"],
+            }
+            for row in rows
+            if row["study_id"] == study_id
+        }
+    )
 
 
 def snapshot_settings() -> dict[str, str]:

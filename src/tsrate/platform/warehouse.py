@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import os
+import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import duckdb
 import pandas as pd
 
 from tsrate import TsrateError
+from tsrate.platform.published_paths import published_path
 from tsrate.platform.raw_schema import create_raw_tables
 from tsrate.robustness.sources import DEFAULT_MAX_GAP_DAYS
 
@@ -35,6 +37,26 @@ def duckdb_settings() -> dict[str, str]:
     return {"memory_limit": os.environ.get("TSRATE_DUCKDB_MEMORY_LIMIT") or "4GB"}
 
 
+#: The holder's process id in DuckDB's "Could not set lock ... (PID 123)" message
+_LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
+
+
+def in_use_message(path: str | Path, duckdb_message: str) -> str:
+    """The one line for a warehouse whose lock another process holds, from DuckDB's
+    ``Could not set lock`` message (its PID kept). DuckDB lets no process in beside one that
+    writes, nor write beside one that reads: the holder may be a tsrate run or a reader (a
+    BI tool, a notebook) opened on the live file, where it belongs on the published snapshot."""
+    found = _LOCK_HOLDER.search(duckdb_message)
+    holder = f"another process (PID {found.group(1)})" if found else "another process"
+    snapshot = published_path(Path(path))
+    return (
+        f"the warehouse {path} is in use by {holder}: a tsrate command writing it, or a "
+        "reader opened on the live file (DuckDB lets no process write while another has it "
+        f"open); wait for it to finish (hint: readers should open the published snapshot "
+        f"{snapshot} read-only, or use `tsrate query`)"
+    )
+
+
 @contextlib.contextmanager
 def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open the warehouse and always close it (the writing edges create the raw tables:
@@ -47,10 +69,7 @@ def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDB
         con = duckdb.connect(str(path), read_only=read_only, config=duckdb_settings())
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
-            raise TsrateError(
-                f"the warehouse {path} is in use by another process (DuckDB allows one writer); "
-                "wait for it to finish"
-            ) from exc
+            raise TsrateError(in_use_message(path, str(exc))) from exc
         raise
     try:
         yield con

@@ -167,6 +167,9 @@ class ReportData:
     #: in marts.forecast_traces are the same on every step they share
     #: (:func:`tsrate.robustness.identical.identical_pairs`; empty: none, or no such mart)
     identical_pairs: list = dataclasses.field(default_factory=list)
+    #: system id -> {withdrawn_at, reason} of each system withdrawn from the study and left
+    #: out of the marts (published_runs.withdrawn; empty: none, or an older snapshot)
+    withdrawn: dict = dataclasses.field(default_factory=dict)
     #: (the ratings frame it was read from, {metric: {system: perturbation ids}}): each
     #: system's rated perturbations per metric, read once per report by
     #: :func:`.coverage.rated_perturbations` (None: not read yet; a new ``ratings`` frame
@@ -239,8 +242,13 @@ def load_report_data(snapshot: Path) -> ReportData:
                 f"{snapshot} is not a complete tsrate snapshot: missing "
                 f"{[f'marts.{m}' for m in missing] or ['published_runs']}"
             )
-        run_id, published_at, study = con.execute(
-            "select run_id, cast(published_at as varchar), cast(study as varchar) "
+        recorded = con.execute(  # published_runs.withdrawn: snapshots of older releases lack it
+            "select count(*) from duckdb_columns() where table_name = 'published_runs' "
+            "and column_name = 'withdrawn'"
+        ).fetchone()[0]
+        run_id, published_at, study, withdrawn = con.execute(
+            "select run_id, cast(published_at as varchar), cast(study as varchar), "
+            f"{'cast(withdrawn as varchar)' if recorded else 'null'} "
             # suite publications (tsrate.suites.publishing) carry no study: skip them
             "from published_runs where study is not null order by published_at desc limit 1"
         ).fetchone()
@@ -369,6 +377,7 @@ def load_report_data(snapshot: Path) -> ReportData:
             forecast_failures=mart("forecast_failures_summary"),
             default_outcome=default_outcome,
             identical_pairs=identical,
+            withdrawn=json.loads(withdrawn) if withdrawn else {},
         )
     finally:
         con.close()

@@ -211,3 +211,18 @@ def flag_html(
     }
     rendered = "".join(f' {k}="{esc(v)}"' for k, v in attrs.items())
     return f'<em class="flag {css}"{rendered}>{esc(text)}</em>'
+
+
+def withdrawn_reason(withdrawal: dict | None) -> str:
+    """Why an unrated system is not rated when it was withdrawn from the study (a row of
+    ``published_runs.withdrawn``): ``withdrawn from this study (YYYY-MM-DD HH:MM: reason)``,
+    the time and reason ``tsrate studies`` shows; empty when it was not withdrawn."""
+    if not withdrawal:
+        return ""
+    when = str(withdrawal.get("withdrawn_at") or "")[:16]
+    reason = " ".join(str(withdrawal.get("reason") or "").split())
+    return esc(
+        f"withdrawn from this study ({when}: {reason})"
+        if reason
+        else f"withdrawn from this study ({when})"
+    )

@@ -28,6 +28,7 @@ from tsrate.robustness.report.numbers import (
     source_note,
     system_order,
     table_html,
+    withdrawn_reason,
 )
 
 
@@ -112,8 +113,12 @@ def study_section(data: ReportData) -> str:
     requested = list(study.get("systems", []))
     for system_id in requested:
         if system_id not in rated:
+            why = withdrawn_reason(data.withdrawn.get(system_id))
             unavailable_rows.append(
-                [f"<code>{esc(system_id)}</code>", "in this study but has no ratings in the run"]
+                [
+                    f"<code>{esc(system_id)}</code>",
+                    why or "in this study but has no ratings in the run",
+                ]
             )
     if not data.systems.empty:
         empty = data.systems["implementation"].isna() | (
@@ -122,10 +127,11 @@ def study_section(data: ReportData) -> str:
         for row in data.systems[empty].itertuples():
             if row.system_id in rated:
                 continue  # rated from imported predictions
+            why = withdrawn_reason(data.withdrawn.get(row.system_id))
             unavailable_rows.append(
                 [
                     f"<code>{esc(row.system_id)}</code> ({esc(row.display_name)})",
-                    f"not runnable in this version: {esc(row.description)}",
+                    why or f"not runnable in this version: {esc(row.description)}",
                 ]
             )
         for row in data.systems[~empty].itertuples():
