@@ -13,11 +13,12 @@
     - a system whose training statement (run_provenance.training_data, from the systems
       seed) starts 'none:' (no training: naive, seasonal naive, ARIMA, random, biased): false;
     - a system with a stated training cutoff (run_provenance.training_cutoff: the last day
-      its training data can cover) whose window's first target day is after it: every target
-      day lies after the cutoff, so false ('after cutoff');
-    - any other window (pretrained foundation models and LLMs before their cutoff or without
-      one, imported predictions): null, with the reason -- the stated corpus names no tickers
-      and dates, or nothing is stated, so leakage cannot be ruled out. -#}
+      its training data can cover, from the systems seed or an import's --metadata) whose
+      window's first target day is after it: every target day lies after the cutoff, so
+      false ('after cutoff');
+    - any other window (pretrained foundation models, LLMs and imported predictions before
+      their cutoff or without one): null, with the reason -- the stated corpus names no
+      tickers and dates, or nothing is stated, so leakage cannot be ruled out. -#}
 with
 
 window_errors as (

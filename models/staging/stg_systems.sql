@@ -2,7 +2,9 @@
     under their own id by `tsrate register-llm` (raw.registered_llms), plus the systems
     registered by `tsrate import-predictions --metadata` (raw.imported_systems). Both raw
     tables are append-only: the latest registration of an id wins; a seed row wins over a
-    registration of the same id, and a registered language model over an import. -#}
+    registration of the same id, and a registered language model over an import. An import
+    states its training corpus and cutoff when its --metadata gives them (training_reason,
+    as the seed's, says which is not recorded). -#}
 
 with
 
@@ -97,10 +99,17 @@ from_imports as (
         cast(description as varchar) as description,
         cast(base_model as varchar) as base_model,
         cast(null as varchar) as paper_architecture,
-        cast(null as varchar) as training_corpus,
-        cast(null as date) as training_cutoff,
-        cast('imported predictions: their training data is not recorded' as varchar)
-            as training_reason,
+        cast(training_corpus as varchar) as training_corpus,
+        cast(training_cutoff as date) as training_cutoff,
+        -- as the seed: a reason only when a column is null, naming which
+        cast(case
+            when training_corpus is null and training_cutoff is null
+                then 'imported predictions: their training data is not recorded'
+            when training_cutoff is null
+                then 'imported predictions: their training cutoff is not recorded'
+            when training_corpus is null
+                then 'imported predictions: their training corpus is not recorded'
+        end as varchar) as training_reason,
         cast('imported' as varchar) as origin,
     from latest_registration
     where system_id not in (select system_id from seeded)

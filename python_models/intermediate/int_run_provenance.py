@@ -1,5 +1,5 @@
 """Provenance of the selected run per system (code, data and settings fingerprints; training
-data and cutoff from the systems seed via stg_systems). Thin wrapper over
+data and cutoff from the systems seed or an import's metadata, via stg_systems). Thin wrapper over
 tsrate.robustness.marts.provenance."""
 
 from pathlib import Path

@@ -76,6 +76,8 @@ def test_defaults_fill_what_the_metadata_leaves_out():
         "accepted_perturbations": "P0 P1",
         "description": "Predictions imported from preds.csv.",
         "base_model": None,
+        "training_corpus": None,
+        "training_cutoff": None,
     }
     full = system_metadata(
         "my_vlm",

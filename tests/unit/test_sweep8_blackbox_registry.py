@@ -14,6 +14,7 @@ expectations written out by hand from the module's docstrings.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 
 import duckdb
@@ -136,6 +137,8 @@ def test_given_values_are_kept_and_missing_ones_defaulted():
         "accepted_perturbations": "p2, P0 P2",
         "description": "Told.",
         "base_model": "base",
+        "training_corpus": "public series",
+        "training_cutoff": "2023-06-30",
     }
     assert system_metadata("sys", given, ["P0"], "f.csv") == {
         "system_id": "sys",
@@ -149,6 +152,8 @@ def test_given_values_are_kept_and_missing_ones_defaulted():
         "accepted_perturbations": "P2 P0",  # upper-cased, commas split, first order kept
         "description": "Told.",
         "base_model": "base",
+        "training_corpus": "public series",
+        "training_cutoff": dt.date(2023, 6, 30),
     }
     assert system_metadata("sys", {}, ["P3", "P1"], "f.csv") == {
         "system_id": "sys",
@@ -162,6 +167,8 @@ def test_given_values_are_kept_and_missing_ones_defaulted():
         "accepted_perturbations": "P1 P3",  # the file's, sorted
         "description": "Predictions imported from f.csv.",
         "base_model": None,
+        "training_corpus": None,
+        "training_cutoff": None,
     }
     blank = {key: "  " for key in given}  # blanks are missing values: the defaults again
     assert system_metadata("sys", blank, ["P3", "P1"], "f.csv") == system_metadata(

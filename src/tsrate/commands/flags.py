@@ -89,7 +89,8 @@ def add_metadata_flag(parser: argparse.ArgumentParser) -> None:
         help="register the system (not a seed row) with the systems seed's columns: a "
         ".yaml/.json file and/or key=value pairs (display_name, modality, family, purpose, "
         "architecture, is_foundation_model, accepted_perturbations, description, "
-        "paper_symbol, base_model); put the predictions FILE before this flag",
+        "paper_symbol, base_model, training_corpus, training_cutoff: the last day of "
+        "its training data, as YYYY-MM-DD); put the predictions FILE before this flag",
     )
     action.takes_positional = not_metadata  # a missing FILE after it: "put FILE before"
 

@@ -231,8 +231,15 @@ create table if not exists raw.imported_systems (
     description varchar not null,
     base_model varchar,
     source varchar not null,
-    registered_at timestamp not null
+    registered_at timestamp not null,
+    training_corpus varchar,
+    training_cutoff date
 );
+
+-- warehouses made before an import could state its model's training data: their
+-- registrations read null (not recorded)
+alter table raw.imported_systems add column if not exists training_corpus varchar;
+alter table raw.imported_systems add column if not exists training_cutoff date;
 """
 
 # language models registered under their own id (tsrate.systems.registered): append-only,

@@ -28,7 +28,9 @@ from tsrate.platform.raw_schema import IMPORTED_SYSTEMS_DDL
 from tsrate.platform.warehouse import transaction
 
 #: The columns of the systems seed a registration may set (``system_id`` is ``--system``;
-#: ``implementation`` is always empty: tsrate rates the imported predictions).
+#: ``implementation`` is always empty: tsrate rates the imported predictions;
+#: ``training_corpus`` and ``training_cutoff`` say what the model was trained on, up to which
+#: day: :data:`TRAINING_KEYS`).
 METADATA_KEYS = (
     "display_name",
     "paper_symbol",
@@ -40,13 +42,21 @@ METADATA_KEYS = (
     "accepted_perturbations",
     "description",
     "base_model",
+    "training_corpus",
+    "training_cutoff",
 )
+#: What the imported model was trained on (the systems seed's columns of the same names):
+#: stg_systems reads them, and window_leakage judges a window whose first target day is
+#: after ``training_cutoff`` (the last day in the training data) 'after cutoff'.
+TRAINING_KEYS = ("training_corpus", "training_cutoff")
+#: A training cutoff as it is written: an ISO date.
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MODALITIES = ("numeric", "numeric+image")
 PURPOSES = ("time-series", "general-purpose")
 ARCHITECTURES = ("encoder-only", "decoder-only", "encoder-decoder", "statistical", "none")
 #: A registered system id: 1 to 64 lower-case letters, digits, '_', '.' or '-'.
 SYSTEM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-#: Longest text of a metadata value (``description``: 2000).
+#: Longest text of a metadata value (``description`` and ``training_corpus``: 2000).
 MAX_METADATA_TEXT = 200
 #: The description an import without one gets: "<this prefix><file name>."
 DEFAULT_DESCRIPTION = "Predictions imported from "
@@ -208,10 +218,12 @@ def system_metadata(
     (``display_name`` = the id, ``modality`` numeric, ``family`` imported,
     ``accepted_perturbations`` = the file's perturbations, ``description`` "Predictions
     imported from <file>."; ``purpose``, ``architecture``, ``is_foundation_model``,
-    ``paper_symbol``, ``base_model`` empty). Raises :class:`TsrateError` listing every
-    problem: unknown keys, values that are not text, a bad modality / purpose /
-    architecture / is_foundation_model, unknown perturbation ids, image perturbations
-    (P4–P6) on a numeric system, and perturbations of the file it does not accept."""
+    ``paper_symbol``, ``base_model``, ``training_corpus``, ``training_cutoff`` empty).
+    Raises :class:`TsrateError` listing every problem: unknown keys, values that are not
+    text, a bad modality / purpose / architecture / is_foundation_model, a training_cutoff
+    that is not a YYYY-MM-DD date or is after today, unknown perturbation ids, image
+    perturbations (P4–P6) on a numeric system, and perturbations of the file it does not
+    accept."""
     problems = []
     unknown = sorted(set(metadata) - set(METADATA_KEYS))
     if unknown:
@@ -231,7 +243,8 @@ def system_metadata(
             value = None
         if isinstance(value, str):
             value = value.strip()
-            longest = 10 * MAX_METADATA_TEXT if key == "description" else MAX_METADATA_TEXT
+            long_text = key in ("description", "training_corpus")
+            longest = 10 * MAX_METADATA_TEXT if long_text else MAX_METADATA_TEXT
             if len(value) > longest:
                 problems.append(f"{key} is {len(value)} characters long (at most {longest})")
             if not value.isprintable():
@@ -281,11 +294,54 @@ def system_metadata(
             f"({' '.join(accepted)}) leaves out"
         )
     row["accepted_perturbations"] = " ".join(sorted(set(accepted), key=accepted.index))
+    corpus = values["training_corpus"]
+    row["training_corpus"] = None if corpus is None else str(corpus)
+    row["training_cutoff"] = training_cutoff(values["training_cutoff"], problems)
     if problems:
         raise TsrateError(
             f"metadata of system {system_id!r} rejected, nothing was stored: " + "; ".join(problems)
         )
     return row
+
+
+def training_cutoff(value: Any, problems: list[str]) -> dt.date | None:
+    """``value`` (a ``YYYY-MM-DD`` text, or the date YAML reads from one) as a date, or None
+    when not given; a value that is not a real ISO date, or a day after today, is added to
+    ``problems`` (the last day in a model's training data cannot be in the future)."""
+    if value is None:
+        return None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        day = value
+    else:
+        text = str(value).strip()
+        try:
+            day = dt.date.fromisoformat(text) if ISO_DATE.match(text) else None
+        except ValueError:
+            day = None
+        if day is None:
+            problems.append(
+                f"training_cutoff {text[:40]!r} is not a date: write the last day in the "
+                "model's training data as YYYY-MM-DD (e.g. 2024-08-31)"
+            )
+            return None
+    today = dt.date.today()
+    if day > today:
+        problems.append(
+            f"training_cutoff {day.isoformat()} is after today ({today.isoformat()}): "
+            "give the last day in the model's training data, YYYY-MM-DD, today or earlier"
+        )
+        return None
+    return day
+
+
+def _stored(value: Any) -> Any:
+    """A value of :func:`registered_systems` as :func:`system_metadata` gives it: None for a
+    null, a date for a stored ``training_cutoff``."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.date()
+    return value
 
 
 def empty_registrations() -> pd.DataFrame:
@@ -294,18 +350,24 @@ def empty_registrations() -> pd.DataFrame:
 
 def registered_systems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The latest registration of every system in ``raw.imported_systems`` (none when the
-    table does not exist yet)."""
+    table does not exist yet). A table made before imports stated their training data
+    (no ``training_corpus`` / ``training_cutoff`` column, read-only) reads them null."""
     exists = con.execute(
         "select count(*) from information_schema.tables "
         "where table_schema = 'raw' and table_name = 'imported_systems'"
     ).fetchone()[0]
     if not exists:
         return empty_registrations()
-    return con.execute(
+    latest = con.execute(
         "select * exclude (source, registered_at) from raw.imported_systems "
         "qualify row_number() over (partition by system_id order by registered_at desc) = 1 "
         "order by system_id"
     ).df()
+    for key in METADATA_KEYS:
+        if key not in latest.columns:
+            latest[key] = None
+    latest["training_cutoff"] = [_stored(day) for day in latest["training_cutoff"]]
+    return latest[["system_id", *METADATA_KEYS]]
 
 
 def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str) -> bool:
@@ -316,9 +378,7 @@ def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], sour
     latest = latest[latest["system_id"] == row["system_id"]]
     if not latest.empty:
         stored = latest.iloc[0].to_dict()
-        same = all(
-            (None if pd.isna(stored[key]) else stored[key]) == row[key] for key in METADATA_KEYS
-        )
+        same = all(_stored(stored[key]) == row[key] for key in METADATA_KEYS)
         if same:
             return False
     columns = ["system_id", *METADATA_KEYS, "source", "registered_at"]
@@ -344,8 +404,8 @@ def dropped_fields(
         return []
     dropped = []
     for key in METADATA_KEYS:
-        before = earlier.get(key)
-        if before is None or (not isinstance(before, str) and pd.isna(before)) or key in given:
+        before = _stored(earlier.get(key))
+        if before is None or key in given:
             continue
         if key == "description" and str(before).startswith(DEFAULT_DESCRIPTION):
             continue

@@ -7,9 +7,9 @@ the study period, closes to 10 decimals, in ticker and date order), the study's 
 ``tsrate studies`` shows) and the hash of the run's study JSON, the selection scope, a
 fingerprint of the system's partitions (sha256 of their sorted input keys, which hash the
 system's forecast-changing settings and weights name with the data), and what the system was
-trained on and up to which day, from the systems seed's ``training_corpus``,
-``training_cutoff`` and ``training_reason`` (null with the reason where not known; a system
-outside the seed, e.g. imported predictions, is unknown).
+trained on and up to which day, from stg_systems' ``training_corpus``, ``training_cutoff``
+and ``training_reason`` (the systems seed's, or what an import's ``--metadata`` states; null
+with the reason where not known; a system outside stg_systems is unknown).
 """
 
 from __future__ import annotations
