@@ -84,7 +84,7 @@ def check_known_system(
             "(or a YAML/JSON file of the systems seed's columns), or add a row for it to "
             "seeds/systems.csv with an empty implementation column, e.g. "
             f"`{system_id},My model,,numeric,foundation,time-series,decoder-only,true,"
-            "P0 P1 P2 P3,,Predictions imported from files.` (dbt rates only systems it knows)"
+            "P0 P1 P2 P3,,Predictions imported from files.,,,,,` (dbt rates only systems it knows)"
         )
     check_not_forecast_here(system_id, seed, study)
     row = known[known["system_id"] == system_id].iloc[0]
