@@ -137,6 +137,10 @@ def node_progress(event: object) -> None:
         print(f"{PROGRESS} {index} of {total} {name}".rstrip(), flush=True)
 
 
+# the events it reads are at info or error: the debug ones are not built for it (dbt_events)
+node_progress.tsrate_min_event_level = "info"  # type: ignore[attr-defined]
+
+
 def _close_dbt_connection() -> None:
     """dbt-duckdb keeps the DuckDB database open (``keep_open``) in a class attribute and
     ``close_all_connections`` only forgets it: close it, so the file is released now."""
@@ -640,6 +644,9 @@ def _read_only(warehouse: str):  # noqa: ANN202 - a DuckDB connection
 if __name__ == "__main__":
     parent = os.environ.get(PARENT_PID)
     die_with_parent(int(parent) if parent else None)
+    from tsrate.platform.dbt_events import install
+
+    install()  # dbt builds an event only when a logger writes it or a callback reads it
     if len(sys.argv) > 1 and sys.argv[1] == "tsrate-build":
         code = tsrate_build(sys.argv[2:])  # every DuckDB handle is closed by now
         sys.stdout.flush()
