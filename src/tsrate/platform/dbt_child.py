@@ -644,9 +644,12 @@ def _read_only(warehouse: str):  # noqa: ANN202 - a DuckDB connection
 if __name__ == "__main__":
     parent = os.environ.get(PARENT_PID)
     die_with_parent(int(parent) if parent else None)
-    from tsrate.platform.dbt_events import install
+    try:  # dbt builds an event only when a logger writes it or a callback reads it
+        from tsrate.platform.dbt_events import install
 
-    install()  # dbt builds an event only when a logger writes it or a callback reads it
+        install()
+    except (ImportError, AttributeError):  # a dbt-common without those names: its own manager
+        pass
     if len(sys.argv) > 1 and sys.argv[1] == "tsrate-build":
         code = tsrate_build(sys.argv[2:])  # every DuckDB handle is closed by now
         sys.stdout.flush()
