@@ -120,8 +120,15 @@ _print_lock = threading.Lock()
 
 
 def _say(text: str) -> None:
+    _line(f"{SUMMARY} {text}")
+
+
+def _line(text: str) -> None:
+    """Write ``text`` and its newline in one write: dbt's loggers write from its threads
+    too, and a line written in two parts (as ``print`` does) can have theirs run into it."""
     with _print_lock:
-        print(f"{SUMMARY} {text}", flush=True)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def node_progress(event: object) -> None:
@@ -133,8 +140,7 @@ def node_progress(event: object) -> None:
         return
     node = getattr(data, "node_info", None)
     name = (node.node_name if node is not None else "") or getattr(data, "relation", "")
-    with _print_lock:
-        print(f"{PROGRESS} {index} of {total} {name}".rstrip(), flush=True)
+    _line(f"{PROGRESS} {index} of {total} {name}".rstrip())
 
 
 # the events it reads are at info or error: the debug ones are not built for it (dbt_events)
