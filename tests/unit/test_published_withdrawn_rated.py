@@ -6,37 +6,20 @@ time and reason. A real forecasted run and a real withdrawal on a temporary ware
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import duckdb
-import pandas as pd
 
+from tests.support.import_study import STUDY as IMPORT_STUDY
 from tests.support.warehouses import ingest
-from tsrate.config import Study
 from tsrate.platform.publish import publish
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 from tsrate.robustness.withdrawals import withdraw_system
 
-STUDY = Study.from_mapping(
-    dict(
-        study_tickers=["JPM", "AAPL"],
-        study_start="2022-11-01",
-        study_end="2022-12-28",
-        context_length=20,
-        horizon=5,
-        systems=["naive", "random"],
-        perturbations=["P0"],
-    )
-)
-COMPANIES = pd.DataFrame(
-    {
-        "ticker": ["AAPL", "JPM"],
-        "company_name": ["Apple Inc.", "JPMorgan"],
-        "industry": ["Technology", "Banking"],
-        "biased_offset": [0, 500],
-    }
-)
+#: two systems: the study's last system cannot be withdrawn
+STUDY = dataclasses.replace(IMPORT_STUDY, systems=("naive", "random"), perturbations=("P0",))
 
 
 def _published(tmp_path, rated: list[str]) -> tuple[list[str], dict]:
@@ -45,7 +28,7 @@ def _published(tmp_path, rated: list[str]) -> tuple[list[str], dict]:
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, list(STUDY.tickers))
     with connect(warehouse) as con:
-        run_id = run_forecasts(con, STUDY, COMPANIES, workers=1, progress=lambda m: None).run_id
+        run_id = run_forecasts(con, STUDY, None, workers=1, progress=lambda m: None).run_id
         finish_run(con, run_id, "forecasted")
         withdraw_system(con, "naive", reason="a test id")
         con.execute("create schema if not exists marts")
