@@ -125,3 +125,27 @@ def test_a_manifest_of_a_study_without_a_run_here_is_refused_unless_switched(
         again = tsrate("import-predictions", str(file), "--manifest", str(folder), *common)
         assert again.returncode == 0, again.stderr
         assert "--switch-study" not in again.stdout
+
+
+def test_a_run_that_never_finished_forecasting_holds_no_study(tmp_path, capsys, monkeypatch):
+    """The warehouse's only run failed before its forecasts were complete (nothing built or
+    published from it): it holds no study, so a manifest of another study is imported
+    without --switch-study, as into an empty warehouse."""
+    from tsrate.robustness.forecast.execute import finish_run, run_forecasts
+
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, list(STUDY.tickers))
+    tsrate = in_process_tsrate(warehouse, capsys, monkeypatch)
+    aapl = tmp_path / "aapl"
+    flags = [*STUDY_FLAGS]
+    flags[flags.index("AAPL,JPM")] = "AAPL"
+    assert tsrate("export-inputs", str(aapl), *flags).returncode == 0
+    with connect(warehouse) as con:
+        failed = run_forecasts(con, STUDY, None, workers=1, progress=lambda m: None).run_id
+        finish_run(con, failed, "failed", "forecast: stopped")  # as flows/forecast.py marks it
+    aapl_file = write_csv(tmp_path, _grid(warehouse, AAPL_ONLY), "aapl.csv")
+    common = ["--system", "mine", "--no-baselines", "--no-build", "--metadata", "family=foundation"]
+    done = tsrate("import-predictions", str(aapl_file), "--manifest", str(aapl), *common)
+    assert done.returncode == 0, done.stderr
+    assert "--switch-study" not in done.stdout
+    assert _study_id(warehouse, AAPL_ONLY) in _study_ids(warehouse)

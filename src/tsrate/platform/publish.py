@@ -175,7 +175,8 @@ def publish(
         rated = withdrawn = None
         if study is not None:  # a core run's publication (a suite run has no study)
             rated = _rated_systems(con, run_id)
-            withdrawn = _withdrawn(con, study_id, {run_id, *published_run_ids(target)})
+            published = {run_id, *published_run_ids(target)}
+            withdrawn = _withdrawn(con, study_id, published, rated or [])
         con.execute("detach live")
         con.execute(
             "create table published_runs (run_id varchar, published_at timestamp, "
@@ -340,12 +341,15 @@ def _rated_systems(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str] | N
     return [row[0] for row in rows]
 
 
-def _withdrawn(con: duckdb.DuckDBPyConnection, study_id: str | None, published: set[str]) -> str:
+def _withdrawn(
+    con: duckdb.DuckDBPyConnection, study_id: str | None, published: set[str], rated: list[str]
+) -> str:
     """The systems withdrawn from ``study_id`` and left out of its marts, read from the
     attached ``live`` warehouse as ``tsrate studies`` reads them
     (:func:`tsrate.robustness.studies.withdrawn_systems`), as JSON: system id ->
     ``{"withdrawn_at": "YYYY-MM-DD HH:MM:SS", "reason": ...}``. ``published``: the runs
-    published in the snapshot, this one included."""
+    published in the snapshot, this one included. A system the marts still rate
+    (``rated``: a single-run view shows a run's own systems) is not left out: not listed."""
     from tsrate.robustness.studies import withdrawn_systems
 
     here = con.execute("select current_database()").fetchone()[0]
@@ -361,7 +365,7 @@ def _withdrawn(con: duckdb.DuckDBPyConnection, study_id: str | None, published: 
                 "reason": row["reason"],
             }
             for row in rows
-            if row["study_id"] == study_id
+            if row["study_id"] == study_id and row["system_id"] not in rated
         }
     )
 

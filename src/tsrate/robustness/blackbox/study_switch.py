@@ -18,7 +18,7 @@ from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.robustness.blackbox.validation import shortened
 from tsrate.robustness.companies import study_companies
-from tsrate.robustness.studies import study_definition, study_id_of
+from tsrate.robustness.studies import current_study_id, study_definition, study_id_of
 
 
 def _has_run_studies(con: duckdb.DuckDBPyConnection) -> bool:
@@ -47,15 +47,10 @@ def published_study_id(snapshot: Path) -> str | None:
 
 
 def _held_study(con: duckdb.DuckDBPyConnection, snapshot: Path) -> str | None:
-    """The study the warehouse holds: the published one, else the newest run's."""
-    published = published_study_id(snapshot)
-    if published:
-        return published
-    row = con.execute(
-        "select study_id from raw.runs where study_id is not null "
-        "order by started_at desc, run_id desc limit 1"
-    ).fetchone()
-    return None if row is None else str(row[0])
+    """The study the warehouse holds: the published one, else that of the newest run with
+    complete forecasts (the run a build would take; a run that failed or stopped before
+    them holds nothing)."""
+    return published_study_id(snapshot) or current_study_id(con)
 
 
 def _describe(tickers: list[str], start: object, end: object) -> str:
@@ -73,9 +68,10 @@ def check_study_switch(
     build: bool,
 ) -> str:
     """'' when the manifest's ``study`` is the study the warehouse holds (``snapshot``'s, else
-    the newest run's), has a run here, or the warehouse holds none yet. Otherwise a one-line
-    :class:`TsrateError` naming both studies, or with ``switch`` the line to print first:
-    what the import will compute (``with_baselines``) and publish (``build``)."""
+    the newest run's with complete forecasts), has a run here, or the warehouse holds none
+    yet. Otherwise a one-line :class:`TsrateError` naming both studies, or with ``switch``
+    the line to print first: what the import will compute (``with_baselines``) and publish
+    (``build``)."""
     if not _has_run_studies(con):
         return ""
     study_id = study_id_of(study_definition(study, study_companies(con)))
