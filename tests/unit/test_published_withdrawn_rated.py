@@ -24,13 +24,17 @@ STUDY = dataclasses.replace(IMPORT_STUDY, systems=("naive", "random"), perturbat
 
 def _published(tmp_path, rated: list[str]) -> tuple[list[str], dict]:
     """A run of naive and random, naive withdrawn after it, published with marts that rate
-    ``rated``: the publication's (systems_rated, withdrawn)."""
+    ``rated`` (and biased withdrawn from another study): the publication's
+    (systems_rated, withdrawn)."""
     warehouse = tmp_path / "tsrate.duckdb"
     ingest(warehouse, list(STUDY.tickers))
     with connect(warehouse) as con:
         run_id = run_forecasts(con, STUDY, None, workers=1, progress=lambda m: None).run_id
         finish_run(con, run_id, "forecasted")
         withdraw_system(con, "naive", reason="a test id")
+        con.execute(  # a withdrawal from another study: never this publication's
+            "insert into raw.study_withdrawals values ('another-study', 'biased', now(), 'x')"
+        )
         con.execute("create schema if not exists marts")
         con.execute(
             "create table marts.ratings as select ? as run_id, unnest(?) as system_id, "

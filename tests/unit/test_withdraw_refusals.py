@@ -178,6 +178,7 @@ def test_without_a_build_it_says_the_marts_show_it_only_where_they_rate_it(
         warehouse,
         "create table marts.ratings (study_id varchar, system_id varchar)",
         f"insert into marts.ratings values ('{other}', 'naive'), ('{other}', 'seasonal_naive')",
+        f"insert into marts.ratings values ('{study_id}', 'naive')",  # its study, not it
     )
     code, out, err = _withdraw(warehouse, monkeypatch, capsys, "naive", "--no-build")
     assert (code, err) == (0, "")
