@@ -29,7 +29,9 @@ Conventions (stated once, used by every suite mart that carries an interval):
 * rating stability: items are resampled with replacement (the same draw for every system,
   since every system answers the same items), each metric re-scored and re-rated with
   :func:`tsrate.methods.ratings.assign_ratings` in the direction and with the ideal of the
-  suite's rating spec (``seeds/suite_rating_specs.csv``); ``share_at_rating`` = share of
+  suite's rating spec (``seeds/suite_rating_specs.csv``), scores within floating noise of
+  each other taken as one (:func:`tsrate.methods.noise.snap_ties`, as published);
+  ``share_at_rating`` = share of
   resamples that give the published rating, and ``ci_low`` / ``ci_high`` the percentile
   95 % interval of the rated score over the same resamples (:func:`resampled_interval`),
   widened to the published score where it misses it, floating noise of 0 as 0 (both like
@@ -55,6 +57,7 @@ import numpy as np
 from scipy import stats
 
 from tsrate import TsrateError
+from tsrate.methods.noise import snap_ties
 from tsrate.methods.ratings import assign_ratings
 
 ALPHA = 0.05
@@ -370,6 +373,8 @@ def stability_counts(
         finite = {s: v for s, v in scores.items() if s in taking_part and math.isfinite(v)}
         if not finite:
             continue
+        # scores within floating noise of each other are one score, as published
+        finite = dict(zip(finite, snap_ties(list(finite.values())), strict=True))
         again = assign_ratings(
             finite, levels, ideal=ideal, maximum=maximum, higher_is_better=higher_is_better
         )
