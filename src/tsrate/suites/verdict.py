@@ -8,7 +8,12 @@ mart). Convention: a rating's *goodness* is 0 for the worst level and 1 for the 
 (``rating`` counts up with the raw score, so goodness = (rating - 1) / (levels - 1) when
 higher is better, (levels - rating) / (levels - 1) otherwise); a system's score is its mean
 goodness over its rated scores, and the verdict compares systems on the same scores only
-(:func:`comparable`: those all share, else the largest group sharing some, else none). A
+(:func:`comparable`: those all share, else the largest group sharing some, else none), each
+score once (:func:`without_repeats`: a score equal to another for every compared system,
+e.g. a point forecaster's CRPS, which is its MAE, is left out, and the verdict says so).
+When on every compared score the best and the worst systems' 95 % intervals of the raw
+score overlap (``ci_low`` / ``ci_high``, optional, from the stability mart), the verdict
+says the ratings do not separate them, however far apart their mean goodness is. A
 rating is shaky when under 60 % of the resamples give its
 level (the core report's threshold); with the share's Monte Carlo standard error
 (``share_mc_se``, optional) a rating whose share lies within two of them of that cut is
@@ -21,10 +26,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from tsrate.html.charts import esc
 from tsrate.html.page import named
+from tsrate.methods.noise import NOISE
 
 #: a rating is shaky below this share of resamples at its level (as in the core report)
 SHAKY_SHARE = 0.6
@@ -81,7 +88,8 @@ def system_scores(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFr
 RATING_COLUMNS = frozenset(
     {"raw_score", "rating", "rating_levels", "higher_is_better", "rank", "rating_reason",
      "n_systems", "n_models", "share_at_rating", "share_mc_se", "n_seeds", "n_resamples",
-     "n_resamples_undefined", "goodness", "shaky", "near_cut", "unknown"}
+     "n_resamples_undefined", "goodness", "shaky", "near_cut", "unknown", "ci_low",
+     "ci_high"}
 )  # fmt: skip
 
 
@@ -134,6 +142,94 @@ def comparable(ratings: pd.DataFrame, system: str = "system_id") -> tuple[pd.Dat
     )
 
 
+def _score_labels(frame: pd.DataFrame, system: str) -> pd.Series:
+    """Each row's score as a reader names it: its key columns' values (those that vary in
+    ``frame``, else all) joined by " · "."""
+    keys = [c for c in frame.columns if c != system and c not in RATING_COLUMNS]
+    varying = [k for k in keys if frame[k].astype(str).nunique() > 1] or keys
+    if not varying:
+        return pd.Series("", index=frame.index)
+    return frame[varying].astype(str).agg(" · ".join, axis=1)
+
+
+#: the fewest distinct raw scores (over the compared systems) a score needs before an equal
+#: one is read as the same score counted twice rather than a coincidence
+REPEAT_DISTINCT = 3
+
+
+def without_repeats(frame: pd.DataFrame, system: str = "system_id") -> tuple[pd.DataFrame, str]:
+    """The compared scores of :func:`comparable` less each score that repeats another, and
+    a clause naming what it left out ("" when nothing).
+
+    A score repeats another when the two are different metrics of the same rest (task,
+    feature, ...) and, for every one of the two or more systems compared, give the same
+    rating and raw scores equal up to floating noise (``|a - b| <= NOISE * max(|a|, |b|)``,
+    NOISE = 1e-12, exact equality included), read in the same direction: e.g. a point
+    forecaster's CRPS is its MAE, and counting both weighs one score twice. Only a score
+    with at least :data:`REPEAT_DISTINCT` distinct raw scores can repeat another: two
+    systems, or scores at their bounds (accuracies of 1 and 0 on two tasks), agree by
+    chance, and both are kept. Metrics are taken in the order of their names; the first
+    of a repeated pair is kept."""
+    if frame.empty or not {"raw_score", "metric"} <= set(frame.columns):
+        return frame, ""
+    if frame[system].nunique() < 2:
+        return frame, ""
+    label = _score_labels(frame, system)
+    rest = [c for c in frame.columns if c not in RATING_COLUMNS and c not in (system, "metric")]
+    group = frame[rest].astype(str).agg(" · ".join, axis=1) if rest else label.map(lambda _: "")
+    raw = frame.pivot_table(index=label, columns=system, values="raw_score", aggfunc="first")
+    rating = frame.pivot_table(index=label, columns=system, values="rating", aggfunc="first")
+    direction = frame.groupby(label)["higher_is_better"].first()
+    group_of = group.groupby(label).first()
+    kept: list[str] = []
+    repeats: dict[str, str] = {}
+    for name in sorted(raw.index):
+        a = raw.loc[name].to_numpy(dtype=float)
+        for other in (k for k in kept if group_of[k] == group_of[name]):
+            b = raw.loc[other].to_numpy(dtype=float)
+            noise = np.abs(a - b) - NOISE * np.fmax(np.abs(a), np.abs(b))
+            if (
+                len(np.unique(a[~np.isnan(a)])) >= REPEAT_DISTINCT
+                and direction[name] == direction[other]
+                and rating.loc[name].equals(rating.loc[other])
+                and (np.isnan(a) == np.isnan(b)).all()
+                and np.nan_to_num(noise, nan=0.0).max() <= 0
+            ):
+                repeats[name] = other
+                break
+        else:
+            kept.append(name)
+    if not repeats:
+        return frame, ""
+    said = "; ".join(
+        f"<code>{esc(name)}</code> left out: it equals <code>{esc(other)}</code>"
+        for name, other in repeats.items()
+    )
+    return frame[~label.isin(list(repeats))], f"; {said} for every system compared"
+
+
+def _interval_overlap(frame: pd.DataFrame, first, last, system: str) -> int:
+    """How many compared scores there are when on each of them every one of the systems
+    ``first`` has a 95 % interval (``ci_low`` / ``ci_high``) overlapping every one of
+    ``last``'s; 0 when on some score two do not overlap or an interval is missing."""
+    if not {"ci_low", "ci_high"} <= set(frame.columns) or frame.empty:
+        return 0
+    label = _score_labels(frame, system)
+    low = frame.pivot_table(index=label, columns=system, values="ci_low", aggfunc="first")
+    high = frame.pivot_table(index=label, columns=system, values="ci_high", aggfunc="first")
+    for a in first:
+        for b in last:
+            if a not in low.columns or b not in low.columns:
+                return 0
+            bounds = np.array([low[a], high[a], low[b], high[b]], dtype=float)
+            if np.isnan(bounds).any():
+                return 0
+            a_low, a_high, b_low, b_high = bounds
+            if not ((a_low <= b_high) & (b_low <= a_high)).all():
+                return 0
+    return len(low.index)
+
+
 def _derived(name: str, value: float, text: str) -> str:
     return (
         f'<span class="derived" data-derived="{esc(name)}" data-value="{float(value)!r}">'
@@ -150,6 +246,7 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
     if ratings is None or ratings.empty or "rating" not in ratings:
         return head + "No rated scores in these marts yet." + tail
     ratings, left_out = comparable(ratings, system)
+    ratings, repeated = without_repeats(ratings, system)
     scores = system_scores(ratings, system)
     if scores.empty:
         return head + (left_out or "No system has a rating yet (every rating is null).") + tail
@@ -172,7 +269,8 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         )
     elif len(leaders) == len(scores):
         text = (
-            f"All {len(scores)} systems rated on {what} ({n_scores} rated scores) have the "
+            f"All {len(scores)} systems rated on {what} ({n_scores} rated scores{repeated}) "
+            "have the "
             f"same mean goodness ({pct(best, 'best_goodness')}: 0 % = the worst rating level "
             "on every score, 100 % = the best): the ratings do not separate them."
         )
@@ -181,12 +279,20 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         top = "does best" if len(leaders) == 1 else "tie for best"
         bottom = "worst" if len(laggards) == 1 else "tie for worst"
         text = (
-            f"Of {len(scores)} systems rated on {what} ({n_scores} rated scores), "
+            f"Of {len(scores)} systems rated on {what} ({n_scores} rated scores{repeated}), "
             f"{named(list(leaders[system]))} {top} (mean goodness {pct(best, 'best_goodness')}: "
             "0 % = the worst rating level on every score, 100 % = the best) and "
             f"{named(list(laggards[system]))} {bottom} ({pct(worst, 'worst_goodness')}), "
-            f"{_derived('gap', gap, f'{gap:.0f}')} points apart."
+            f"{_derived('gap', gap, f'{gap:.0f}')} points apart"
         )
+        overlap = _interval_overlap(ratings, leaders[system], laggards[system], system)
+        if overlap:
+            text += (
+                f", yet on each of the {_derived('overlapping', overlap, str(overlap))} "
+                "compared scores their 95 % intervals overlap: the ratings do not separate "
+                "them"
+            )
+        text += "."
     text += left_out
     if has_shares:
         k, n = int(leaders["n_shaky"].sum()), int(leaders["n_ratings"].sum())
@@ -271,7 +377,10 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
         return f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "") + near
 
     compared, left_out = comparable(ratings, system)
+    compared, repeated = without_repeats(compared, system)
     if not left_out:
+        # every system on the same scores: each score once, as the verdict counts them
+        scores = system_scores(compared, system) if repeated else scores
         ranks = _shared_ranks(list(scores["mean_goodness"]))
         rows = [
             [str(rank), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",
@@ -280,7 +389,8 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
         ]  # fmt: skip
         header = ["Rank", "System", "Mean goodness (100 % = best level)", "Rated scores",
                   "Shaky ratings"]  # fmt: skip
-        return _summary(header, rows, "")
+        note = f'<p class="note">Each score counted once{repeated}.</p>'
+        return _summary(header, rows, note if repeated else "")
     on = system_scores(compared, system) if not compared.empty else scores.iloc[:0]
     on = on.set_index(system)
     own = scores.set_index(system)
@@ -313,7 +423,8 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
             f"({_listed(names)}), and so does the rank; "
             + (f"not compared: {named(others)}, rated on other scores; " if others else "")
             + "the mean over each system's own rated scores is beside it for reference only: "
-            "over different scores it ranks nothing."
+            "over different scores it ranks nothing"
+            + (f"; each score counted once{repeated}." if repeated else ".")
         )
     return _summary(header, rows, f'<p class="note">{note}</p>')
 

@@ -280,7 +280,10 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
     judged = ratings
     if not ratings.empty and not stability.empty and "share_at_rating" in stability:
         keys = [k for k in ("suite_run_id", "metric", "task", "system_id") if k in stability]
-        shares = [c for c in ("share_at_rating", "share_mc_se") if c in stability]
+        # the intervals too: the verdict says when the best and worst do not separate
+        shares = [
+            c for c in ("share_at_rating", "share_mc_se", "ci_low", "ci_high") if c in stability
+        ]
         judged = ratings.merge(stability[[*keys, *shares]], on=keys, how="left")
     sections = [
         "<h1>Reasoning suite</h1>",
