@@ -33,9 +33,12 @@ def _specs(**directions: bool) -> pd.DataFrame:
     )
 
 
-def _independent_ratings(scores: dict[str, float], levels: int) -> dict[str, int]:
-    """Algorithm 5 by hand: distinct scores ascending, split into ``levels`` groups."""
-    distinct = sorted(set(scores.values()))
+def _independent_ratings(
+    scores: dict[str, float], levels: int, higher_is_better: bool = False
+) -> dict[str, int]:
+    """Algorithm 5 by hand: distinct scores best first, split into ``levels`` groups; the
+    best group is level 1 (lower is better) or level ``levels`` (higher is better)."""
+    distinct = sorted(set(scores.values()), reverse=higher_is_better)
     if len(distinct) == 1:
         return {s: 1 if v == 0 else levels for s, v in scores.items()}
     size, extra = divmod(len(distinct), levels)
@@ -43,7 +46,7 @@ def _independent_ratings(scores: dict[str, float], levels: int) -> dict[str, int
     for level in range(levels):
         stop = start + size + (1 if level < extra else 0)
         for value in distinct[start:stop]:
-            rating[value] = level + 1
+            rating[value] = levels - level if higher_is_better else level + 1
         start = stop
     return {s: rating[v] for s, v in scores.items()}
 
@@ -137,14 +140,15 @@ def test_rate_scores_rates_each_key_group_in_the_spec_direction():
         ["metric", "task"]
     ):
         expected = _independent_ratings(
-            dict(zip(block["system_id"], block["raw_score"], strict=True)), 3
+            dict(zip(block["system_id"], block["raw_score"], strict=True)), 3, metric == "accuracy"
         )
         for system, rating in expected.items():
             assert got.loc[(metric, task, system), "rating"] == rating
     assert ("mae", "t1", "d") not in got.index  # undefined score: not rated
     assert got.loc[("accuracy", "t1", "c"), "higher_is_better"]
     assert not got.loc[("mae", "t1", "b"), "higher_is_better"]
-    # the spec decides the direction: flip it and the flag flips, the rating does not
+    # the spec decides the direction: flip it and the flag flips; three distinct scores fill
+    # all three levels, so c's rating is 3 either way
     flipped = rate_scores(
         scores,
         "reasoning",
@@ -155,6 +159,9 @@ def test_rate_scores_rates_each_key_group_in_the_spec_direction():
     ).set_index(["metric", "task", "system_id"])
     assert not flipped.loc[("accuracy", "t1", "c"), "higher_is_better"]
     assert flipped.loc[("accuracy", "t1", "c"), "rating"] == 3
+    # two distinct scores: the better takes the best level in either direction
+    assert [got.loc[("accuracy", "t2", s), "rating"] for s in "ab"] == [2, 3]
+    assert [flipped.loc[("accuracy", "t2", s), "rating"] for s in "ab"] == [1, 2]
 
 
 def test_rate_scores_names_the_metric_without_a_spec_and_keeps_an_empty_frame_typed():

@@ -248,12 +248,13 @@ def test_score_table_and_assigned_ratings_carry_outcome_view_and_ideal():
 
 
 def test_leave_one_out_adds_no_sign_accuracy_above_its_maximum_of_100():
-    """Sign accuracy a = 50, b = 100 on 3 levels: distinct [50, 100] split [50] [100] [] ->
-    a 1, b 2. A new system can score below 50 (at 25: [25] [50] [100] -> b 3) or between (at
-    75: [50] [75] [100] -> b 3), never above 100: so b's ratings with one added are 3 and 3
-    (a place above 100 would leave b at 2). Under P2, a = 0 and b = 100: a new system can
-    only score between them (no sign accuracy below 0, and a place AT 0 is no new place: it
-    would tie with a), at 50: [0] [50] [100] -> b 3, so again (3, 3), not (2, 3)."""
+    """Sign accuracy (higher is better: levels fill from the best end, rating 3 = best) a =
+    50, b = 100 on 3 levels: distinct best first [100] [50] [] -> b 3, a 2. A new system can
+    score below 50 (at 25: [100] [50] [25] -> b 3) or between (at 75: [100] [75] [50] -> b 3),
+    never above 100: so b's ratings with one added are 3 and 3 (a place above 100 would push
+    b to 2). Under P2, a = 0 and b = 100: a new system can only score between them (no sign
+    accuracy below 0, and a place AT 0 is no new place: it would tie with a), at 50: [100]
+    [50] [0] -> b 3, so again (3, 3), not (2, 3)."""
     from tsrate.robustness.marts.ratings import assigned_ratings, leave_one_out
 
     scores = pd.DataFrame(
@@ -274,7 +275,7 @@ def test_leave_one_out_adds_no_sign_accuracy_above_its_maximum_of_100():
     loo = leave_one_out(assigned_ratings(scores, 3), 3).set_index(["perturbation_id", "system_id"])
     for perturbation in ("P1", "P2"):
         b = loo.loc[(perturbation, "b")]
-        assert b["rating"] == 2
+        assert b["rating"] == 3
         assert (b["rating_min_one_added"], b["rating_max_one_added"]) == (3, 3)
 
 

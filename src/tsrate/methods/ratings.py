@@ -2,13 +2,14 @@
 
 Rating rule (DESIGN.md "Method decisions", Algorithm 5)
 -------------------------------------------------------
-Within one metric x perturbation: sort the DISTINCT raw scores ascending, split them with
-``numpy.array_split`` into ``L`` contiguous groups, and give every system the 1-based index
-of the group holding its score. Consequences:
+Within one metric x perturbation: sort the DISTINCT raw scores best first, split them with
+``numpy.array_split`` into ``L`` contiguous groups; a lower-is-better score's rating is the
+1-based index of its group, a higher-is-better one's (rating L = best) its mirror
+``L + 1 - index``: ``rating(s, higher) == L + 1 - rating(-s, lower)``. Consequences:
 
 * equal scores always share a rating;
-* rating 1 always holds the LOWEST score; fewer distinct scores than levels leave the top
-  levels empty (2 distinct scores with L = 3 -> ratings 1 and 2);
+* rating 1 holds the LOWEST score, L the highest; fewer distinct scores than levels leave
+  the levels at the WORST end empty (2 distinct scores, L = 3: MAE 1 and 2, accuracy 3, 2);
 * a single system, or a group where every system has the same score, is rated by its
   absolute value where the metric has an IDEAL value (0 for WRS, APE, PIE): at the ideal ->
   the best level; when the metric's maximum is also known (WRS: ``max_score``), the level
@@ -21,9 +22,8 @@ of the group holding its score. Consequences:
   the one rule for every mart, resamples and interval ends included), and scores within
   that noise of each other are one score (:func:`tsrate.methods.noise.snap_ties`; in every
   resample too), so one model's forecasts rated under two ids share a rating;
-* ``higher_is_better`` does not change the rating, it tells the reader how to interpret it
-  (true only for sign accuracy: there rating L is best; for every other metric rating 1 is
-  best).
+* ``higher_is_better`` (core: sign accuracy only) says which end is best: rating L there,
+  rating 1 for every other metric.
 
 The paper's Tables 5-6 confirm the DISTINCT-score rule where it differs from splitting all
 scores (e.g. WRSC P4 and SMAPE P1; see ``tests/unit/test_ratings.py``).
@@ -135,18 +135,19 @@ def _group_of_distinct_index(d: np.ndarray, n_distinct: np.ndarray, levels: int)
     return np.where(d < big, d // (q + 1), r + (d - big) // safe_q)
 
 
+def _negated(value):  # -value (a number or an array); None stays None
+    return None if value is None else -np.asarray(value, dtype=float)
+
+
 def interval_holding_the_point(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """(2 x n) interval ends: the percentile interval ``[low, high]`` of the resampled
     published estimator, extended to the published ``point`` where it lies outside.
 
-    Why: for a worst case over distributions (APE = max |APE_m|, PIE = max PIE %) near 0,
-    the bootstrap distribution is biased upward (a maximum of absolute values of noisy
-    estimates grows with the noise), so every resample can exceed the published score even
-    though the resamples compute exactly its estimator; the percentile interval then
-    misses its own number. The interval is widened to the number, never shifted: where the
-    percentile interval holds the point (every accuracy and WRS score, almost every APE and
-    PIE) it is unchanged, and an end equal to the point shows where it was widened. NaN
-    ends (no valid resample) stay NaN."""
+    Why: a worst case over distributions (APE = max |APE_m|, PIE = max PIE %) near 0 is
+    biased upward in the bootstrap (a maximum of noisy absolute values grows with the
+    noise), so every resample can exceed the published score and the percentile interval
+    miss its own number. It is widened to the number, never shifted (an end equal to the
+    point shows where); NaN ends (no valid resample) stay NaN."""
     point = np.asarray(point, dtype=float)
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
     known = np.isfinite(point) & np.isfinite(low) & np.isfinite(high)
@@ -170,9 +171,7 @@ def absolute_rating(
     a known worst value: the index (1-based) of the equal-width slice of [ideal, worst] holding
     the value, ``ceil(L * |value - ideal| / |worst - ideal|)`` clipped to 1..L (the worst value
     earns L); without one (MAE, MSE, CRPS, ...), a value away from the ideal has no scale to be
-    rated on -> ``None`` (not rated). Higher-is-better metrics
-    (rating L = best, the sign-accuracy convention) get the mirrored level ``L + 1 - that``,
-    so the ideal always earns the best rating.
+    rated on -> ``None``. Higher-is-better metrics (rating L = best) get ``L + 1 - that``.
     """
     levels = _check_levels(levels)
     distance = abs(float(value) - float(ideal))
@@ -237,8 +236,9 @@ def assign_ratings(
     """Rate systems on ``levels`` levels from their raw scores (Algorithm 5).
 
     Distinct scores are sorted ascending and split with ``numpy.array_split`` into ``levels``
-    contiguous groups; rating = group index + 1 (1 = lowest score). Equal scores share a
-    rating. A single system, or systems that all share one score (one distinct value), are
+    contiguous groups; rating = group index + 1 (1 = lowest score = best). With
+    ``higher_is_better``: ``L + 1 -`` the rating of the negated scores (ideal and maximum
+    negated too), so the best fill level L. Equal scores share a rating. A single system, or systems that all share one score (one distinct value), are
     rated by their absolute value (:func:`absolute_rating`) when the metric has an ``ideal``
     (default 0): 1 at the ideal; with a known ``maximum`` the slice of [ideal, maximum]
     holding it; otherwise ``None`` (no scale to rate on) -- never "1 = best" merely because
@@ -249,6 +249,10 @@ def assign_ratings(
     """
     levels = _check_levels(levels)
     values = _finite_scores(scores)
+    if higher_is_better:  # the mirror of the lower-is-better rule, never a copy of it
+        bounds = {"ideal": _negated(ideal), "maximum": _negated(maximum)}
+        low = assign_ratings({s: -v for s, v in values.items()}, levels, **bounds)
+        return {s: None if r is None else levels + 1 - r for s, r in low.items()}
     if not values:
         return {}
     distinct = np.unique(np.fromiter(values.values(), dtype=float))
@@ -303,22 +307,19 @@ def ratings_frame(
     Each (metric, perturbation_id) is rated independently with :func:`assign_ratings`;
     ``rank`` is the :func:`partial_order` rank (1 = lowest score, ties share the min rank).
     ``higher_is_better`` must name every metric present (``ValueError`` otherwise): it is
-    copied into the output to say how to read the rating (rating 1 = lowest score always).
+    copied into the output and picks the best end (rating L where higher is better).
 
     Raw scores within floating noise of 0 are stored as 0 first (:func:`snap_to_zero`, per
-    metric x perturbation), and scores within floating noise of each other as one score
-    (:func:`tsrate.methods.noise.snap_ties`), so they share a rating and a rank.
+    metric x perturbation), and scores within that noise of each other as one (snap_ties).
 
     ``ideal``: metric -> its ideal raw score (e.g. 0 for WRS, APE, PIE), or None / absent
-    when the metric has none. A lone system, or a group where all systems tie, is rated by
-    its absolute value when the metric has an ideal (:func:`absolute_rating`, with the row's
-    ``maximum_column`` value as the known maximum, e.g. WRS's ``max_score``) and otherwise
-    gets a null rating; ``rating_reason`` then says why (null for ordinary ratings). The
-    default ``ideal=None`` means no metric has an ideal.
+    when the metric has none (the default, None: no metric has one). A lone system, or an
+    all-tied group, is rated by its absolute value where the metric has an ideal
+    (:func:`absolute_rating`, ``maximum_column`` the known maximum, e.g. WRS's ``max_score``),
+    else gets a null rating; ``rating_reason`` then says why (null for ordinary ratings).
 
-    ``spread_column``: a column of per-score spreads (e.g. over treatment draws); adds
-    ``separable`` / ``separation_reason`` (:func:`separability`; null where the spread is
-    unknown).
+    ``spread_column``: per-score spreads (e.g. over treatment draws); adds ``separable`` /
+    ``separation_reason`` (:func:`separability`; null where the spread is unknown).
 
     Returns :data:`RATING_COLUMNS` (``rating`` is a nullable Int64), sorted by metric,
     perturbation_id, rank, system_id, plus ``separable``, ``separation_reason`` with a spread.
@@ -424,7 +425,7 @@ def rate_matrix(
     distinct finite value (a lone system, or all tied) follow :func:`absolute_rating` with
     ``ideal`` and the per-column known worst value ``maximum`` (NaN / None: unknown); with
     ``ideal=None`` they get 0 (not rated), as the null rating of :func:`ratings_frame`.
-    Returns an int64 matrix.
+    ``higher_is_better``: the mirrored rule, as :func:`assign_ratings`. Returns int64.
     """
     levels = _check_levels(levels)
     x = np.asarray(values, dtype=float)
@@ -434,9 +435,12 @@ def rate_matrix(
     ratings = np.zeros((n_rows, n_sys), dtype=np.int64)
     if n_sys == 0:
         return ratings
-    order = np.argsort(x, axis=1, kind="stable")  # NaN last
     # scores within floating noise of each other are one score (snap_ties), as published
-    xs = np.take_along_axis(noise.snap_row_ties(x), order, axis=1)
+    x = noise.snap_row_ties(x)
+    if higher_is_better:  # the mirror of the lower-is-better rule (undone at the end)
+        x, ideal, maximum = -x, _negated(ideal), _negated(maximum)
+    order = np.argsort(x, axis=1, kind="stable")  # NaN last
+    xs = np.take_along_axis(x, order, axis=1)
     finite = np.isfinite(xs)
     new = np.ones_like(finite)
     new[:, 1:] = xs[:, 1:] != xs[:, :-1]
@@ -456,12 +460,10 @@ def rate_matrix(
         known = np.isfinite(span) & (span > 0)
         single = np.where(known, np.nan_to_num(sliced, nan=levels), 0).astype(np.int64)
         single = np.where(distance <= NOISE * max(1.0, abs(float(ideal))), 1, single)
-        if higher_is_better:
-            single = np.where(single > 0, levels + 1 - single, 0)
     sorted_ratings = np.where(n_distinct == 1, single, group)
     sorted_ratings = np.where(finite, sorted_ratings, 0)
     np.put_along_axis(ratings, order, sorted_ratings, axis=1)
-    return ratings
+    return np.where(ratings > 0, levels + 1 - ratings, 0) if higher_is_better else ratings
 
 
 def _dense_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -631,9 +633,7 @@ def block_bootstrap_ratings(
     on the original data), ``ci_low``/``ci_high`` (percentile interval at ``confidence`` of
     the bootstrap statistic), ``rating_level``, ``share`` (fraction of valid resamples giving
     that rating; shares sum to 1 over levels), ``rating_levels``, ``n_resamples`` and
-    ``n_valid`` (resamples where the statistic was defined). Cost: one (resamples x dates)
-    by (dates x groups) matrix product -- 1000 resamples x 70 groups x 1000 dates takes well
-    under a second.
+    ``n_valid`` (resamples where the statistic was defined). Cost: one matrix product.
     """
     levels = _check_levels(levels)
     if statistic not in {"mean", "std"}:

@@ -346,6 +346,8 @@ def rating_stability(
                 "mean",
                 confidence=confidence,
                 ideal=None,
+                # the published rule's direction (marts.ratings): sign accuracy's best is L
+                higher_is_better=metric == "sign_accuracy",
             )
             boot.insert(0, "metric", metric)
             run_frames.append(boot)

@@ -212,7 +212,8 @@ def write_report(warehouse: Path, output: Path) -> Path:
         note("confusion", confusion_html(confusion)),
         "<h2>Ratings (mean rating over features, with stability)</h2>",
         "<p>Rating 1 holds the lowest raw score of its group: the best where higher_is_better "
-        "is false (errors), the worst where it is true, so compare ratings within a metric, "
+        "is false (errors), the worst where it is true (there the top level is best; levels "
+        "fill from the best end either way), so compare ratings within a metric, "
         "never averaged over metrics. n_rated: the features the mean rating is over (a feature "
         "without a rating, e.g. a lone MAPE away from 0, is left out of it). "
         "mean_share_at_rating: share of series resamples (each series with all its "
