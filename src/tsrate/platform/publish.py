@@ -370,6 +370,18 @@ def _withdrawn(
     )
 
 
+def snapshot_rows(snapshot: Path, sql: str, params: list | None = None) -> list[tuple] | None:
+    """The rows of ``sql`` on the published ``snapshot``, opened read-only; None when there is
+    no snapshot or it cannot be read (an older release's without the columns asked for)."""
+    if not Path(snapshot).exists():
+        return None
+    try:
+        with duckdb.connect(str(snapshot), read_only=True) as con:
+            return con.execute(sql, params or []).fetchall()
+    except duckdb.Error:
+        return None
+
+
 def snapshot_settings() -> dict[str, str]:
     """Connection settings of the snapshot being written: tsrate's, plus the storage
     compatibility version (``TSRATE_SNAPSHOT_STORAGE_VERSION``, default

@@ -295,15 +295,11 @@ def bring_back_ways(con: duckdb.DuckDBPyConnection, system_id: str) -> str:
 def published_rates(snapshot: Path, study_id: str, system_id: str) -> bool:
     """Whether the published snapshot's ratings rate ``system_id`` in ``study_id`` (False
     without a readable snapshot): what a withdrawal recorded without a build leaves shown."""
-    if not Path(snapshot).exists():
-        return False
-    try:
-        with duckdb.connect(str(snapshot), read_only=True) as con:
-            return bool(
-                con.execute(
-                    "select count(*) from marts.ratings where study_id = ? and system_id = ?",
-                    [study_id, system_id],
-                ).fetchone()[0]
-            )
-    except duckdb.Error:  # an older snapshot without the column, or unreadable now
-        return False
+    from tsrate.platform.publish import snapshot_rows
+
+    rows = snapshot_rows(  # None: no snapshot, an older one without the column, unreadable
+        snapshot,
+        "select count(*) from marts.ratings where study_id = ? and system_id = ?",
+        [study_id, system_id],
+    )
+    return bool(rows and rows[0][0])

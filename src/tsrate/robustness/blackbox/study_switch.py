@@ -33,17 +33,14 @@ def _has_run_studies(con: duckdb.DuckDBPyConnection) -> bool:
 def published_study_id(snapshot: Path) -> str | None:
     """The study of the snapshot's newest core publication (None: no readable snapshot, or
     one of an earlier release without study ids)."""
-    if not Path(snapshot).exists():
-        return None
-    try:
-        with duckdb.connect(str(snapshot), read_only=True) as con:
-            row = con.execute(
-                "select study_id from published_runs where study_id is not null "
-                "order by published_at desc nulls last limit 1"
-            ).fetchone()
-    except duckdb.Error:
-        return None
-    return None if row is None else str(row[0])
+    from tsrate.platform.publish import snapshot_rows
+
+    rows = snapshot_rows(
+        snapshot,
+        "select study_id from published_runs where study_id is not null "
+        "order by published_at desc nulls last limit 1",
+    )
+    return str(rows[0][0]) if rows else None
 
 
 def _held_study(con: duckdb.DuckDBPyConnection, snapshot: Path) -> str | None:
