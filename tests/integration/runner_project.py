@@ -25,7 +25,7 @@ tiny:
     local:
       type: duckdb
       path: "{{ env_var('TSRATE_DBT_WAREHOUSE', '') or env_var('TSRATE_WAREHOUSE', 'x.duckdb') }}"
-      threads: 1
+      threads: "{{ env_var('TSRATE_DBT_THREADS', '1') | int }}"
       keep_open: true
       config_options:
         access_mode: "{{ env_var('TSRATE_DBT_ACCESS_MODE', 'automatic') }}"

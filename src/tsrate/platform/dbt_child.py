@@ -105,6 +105,14 @@ WAIT_FOR_GO = "TSRATE_DBT_WAIT_FOR_GO"
 #: the file's folder (so dbt's partial parse survives a change of warehouse); tsrate's own
 #: code here reads the absolute ``TSRATE_WAREHOUSE``. Set by :mod:`tsrate.platform.dbt_runner`.
 PROFILE_WAREHOUSE = "TSRATE_DBT_WAREHOUSE"
+#: Start of the summary line when dbt itself raised during the build (no node's result: a
+#: crash of dbt or of a library in its process, not a model or test that failed); the parent
+#: builds again once, on one thread (:func:`tsrate.platform.dbt_runner.crash_of`).
+CRASHED = "dbt build failed:"
+#: Tests only: a file holding a count N > 0; the build's first event in dbt's main thread
+#: raises (the count lowered, the file removed at 0), as a crash of dbt would: the parent's
+#: retry (:func:`tsrate.platform.dbt_runner.again_on_one_thread`) is tested with it.
+CRASHES = "TSRATE_TEST_DBT_CRASHES"
 
 
 def die_with_parent(parent_pid: int | None) -> None:
@@ -145,6 +153,20 @@ def node_progress(event: object) -> None:
 
 # the events it reads are at info or error: the debug ones are not built for it (dbt_events)
 node_progress.tsrate_min_event_level = "info"  # type: ignore[attr-defined]
+
+
+def crash(event: object) -> None:
+    """A dbt event callback for tests (:data:`CRASHES`): dbt's "Concurrency" line, fired in
+    its main thread as the build starts, raises while the file's count is above 0."""
+    counter = Path(os.environ.get(CRASHES, ""))
+    if event.info.name != "ConcurrencyLine" or not counter.is_file():  # type: ignore[attr-defined]
+        return
+    left = int(counter.read_text()) - 1
+    if left > 0:
+        counter.write_text(str(left))
+    else:
+        counter.unlink()
+    raise RuntimeError(f"crash injected by {CRASHES}")
 
 
 def _close_dbt_connection() -> None:
@@ -518,12 +540,14 @@ def tsrate_build(argv: list[str]) -> int:
         excluded = ["resource_type:test", *(["resource_type:unit_test"] if keyed else [])]
         # --no-write-json: the artifacts are written below, beside the data tests (about
         # 0.7 s of dbt's own Python, which had run after the last model)
+        if os.environ.get(CRASHES):  # tests: this invocation only (not the tests' compile)
+            runner = dbtRunner(manifest=manifest, callbacks=[node_progress, crash])
         built = runner.invoke(
             ["build", *_selection(options.select, [*excluded, *options.exclude]),
              "--no-write-json", *common]
         )  # fmt: skip
         if built.result is None:
-            _say(f"dbt build failed: {built.exception}")
+            _say(f"{CRASHED} {built.exception}")
             return 2
         failed, _ = _summarise_build(built.result)
         result, ok = built.result, built.success  # the models' (and unit tests') outcome

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tsrate import TsrateError
 from tsrate.config import project_dir, warehouse_path
-from tsrate.platform.dbt_child import PROFILE_WAREHOUSE, PROGRESS, RELEASED, SUMMARY
+from tsrate.platform.dbt_child import CRASHED, PROFILE_WAREHOUSE, PROGRESS, RELEASED, SUMMARY
 from tsrate.platform.dbt_docs import DOCS
 from tsrate.platform.progress import announce
 from tsrate.platform.stages import dbt_line_hook
@@ -32,7 +32,10 @@ log = logging.getLogger("tsrate.platform.dbt_runner")
 
 
 class DbtError(TsrateError):
-    """dbt exited non-zero; the message carries the tail of its output."""
+    """dbt exited non-zero; the message carries the tail of its output. ``crash``: what dbt
+    itself raised during a build (:data:`tsrate.platform.dbt_child.CRASHED`), else None."""
+
+    crash: str | None = None
 
 
 class WarehouseInUse(DbtError):
@@ -180,13 +183,65 @@ def run_dbt(
     Every line goes to ``log_file`` (when given, without colour codes); ``on_line`` gets the
     summary lines of tsrate's build always and dbt's own lines only when ``verbose``.
     ``env_vars`` reach dbt's ``env_var()`` (unlike ``--vars``, a changed value re-parses only
-    the files reading it, so the partial parse survives).
+    the files reading it, so the partial parse survives). A ``tsrate-build`` dbt itself
+    crashed in is run again once, on one thread (:func:`again_on_one_thread`).
     """
     if args and args[0] in ("build", "run", "tsrate-build"):
         ensure_raw_schema(warehouse)  # the models read raw.*, which connect() no longer creates
+    run = (args, dbt_vars, warehouse, on_line, target_path)
+    try:
+        return _run_once(*run, env_vars, log_file, verbose)
+    except DbtError as error:
+        again = again_on_one_thread(error, args, env_vars, on_line)
+        if again is None:
+            raise
+    return _run_once(*run, again, _retry_log(log_file), verbose)
+
+
+def _run_once(
+    args: Sequence[str],
+    dbt_vars: dict | None,
+    warehouse: Path | None,
+    on_line: Callable[[str], None] | None,
+    target_path: Path | None,
+    env_vars: dict[str, str] | None,
+    log_file: Path | None,
+    verbose: bool,
+) -> list[str]:
     command, env, cwd = _command(args, dbt_vars, warehouse, target_path, env_vars)
     started = time.perf_counter()
     return _follow(_start(command, env, cwd), args, on_line, log_file, verbose, started)
+
+
+#: profiles.yml's threads (default 2); 1 for a build dbt crashed in (:func:`again_on_one_thread`)
+THREADS = "TSRATE_DBT_THREADS"
+
+
+def again_on_one_thread(
+    error: DbtError,
+    args: Sequence[str],
+    env_vars: dict[str, str] | None,
+    on_line: Callable[[str], None] | None = None,
+) -> dict[str, str] | None:
+    """The env vars to build again with, on one thread, when dbt itself crashed during a
+    tsrate build (``error.crash``: no model or test failed, dbt or a library in its
+    process raised; seen once in thousands of builds as DuckDB and pandas errors in two of
+    dbt's threads at once); None for any other failure, or one already on one thread.
+
+    Safe to repeat: the project's tables are replaced inside each model's transaction
+    (macros/materializations/table.sql), so a crashed build leaves every table whole."""
+    env_vars = dict(env_vars or {})
+    if not error.crash or not args or args[0] != "tsrate-build" or env_vars.get(THREADS) == "1":
+        return None
+    (on_line or log.warning)(
+        f"dbt crashed during the build ({error.crash}); no table is half-written (each is "
+        "replaced in its own transaction): building again once, on one thread"
+    )
+    return {**env_vars, THREADS: "1"}
+
+
+def _retry_log(log_file: Path | None) -> Path | None:
+    return None if log_file is None else log_file.with_name(f"{log_file.stem}-again.log")
 
 
 def _follow(
@@ -262,10 +317,13 @@ def _follow(
         summary = [line[len(SUMMARY) :].strip() for line in lines if line.startswith(SUMMARY)]
         tail = "\n".join(summary[-20:] if summary else lines[-40:])
         where = f"\nfull dbt log: {log_file}" if log_file is not None else ""
-        raise DbtError(
+        error = DbtError(
             f"dbt {' '.join(args)} failed (exit {code}) after "
             f"{time.perf_counter() - started:.1f}s:\n{tail}{where}"
         )
+        crashed = [line[len(CRASHED) :].strip() for line in summary if line.startswith(CRASHED)]
+        error.crash = (crashed[-1] or "no message") if code == 2 and crashed else None
+        raise error
     return lines
 
 
@@ -375,7 +433,8 @@ def build(
     anything in. A child that fails before that raises here, as without it.
 
     First brings the raw schema up to date (tables added by newer tsrate versions are
-    created empty), so a warehouse written by an older version still builds.
+    created empty), so a warehouse written by an older version still builds. A build dbt
+    itself crashed in is built again once, on one thread (:func:`again_on_one_thread`).
     """
     warehouse = Path(warehouse or warehouse_path()).resolve()
     ensure_raw_schema(warehouse)
@@ -389,6 +448,35 @@ def build(
         # the child reads it once the models are built (tsrate.platform.dbt_child)
         "TSRATE_RUN_LEAVES_UNIT_TESTS": "" if unit_tests else "1",
     }
+    try:
+        return _build_once(
+            warehouse, select, target_path, args, env_vars, on_line, log_file, verbose,
+            release_early,
+        )  # fmt: skip
+    except DbtError as error:
+        again = again_on_one_thread(error, args, env_vars, on_line)
+        if again is None:
+            raise
+    log_file = _retry_log(log_file)
+    if release_early:
+        command, env, cwd = _command(args, None, warehouse, target_path, again)
+        process = _start(command, env, cwd)
+        return _follow_until_released(process, args, on_line, log_file, verbose, str(warehouse))
+    return _run_once(args, None, warehouse, on_line, target_path, again, log_file, verbose)
+
+
+def _build_once(
+    warehouse: Path,
+    select: str | None,
+    target_path: Path | None,
+    args: list[str],
+    env_vars: dict[str, str],
+    on_line: Callable[[str], None] | None,
+    log_file: Path,
+    verbose: bool,
+    release_early: bool,
+) -> list[str]:
+    """One attempt of :func:`build` (its child started ahead, when one waits)."""
     prepared = _PREPARED.pop(_key(warehouse, select, target_path), None)
     if prepared is not None:
         process = prepared[0]
@@ -410,10 +498,7 @@ def build(
         command, env, cwd = _command(args, None, warehouse, target_path, env_vars)
         process = _start(command, env, cwd)
         return _follow_until_released(process, args, on_line, log_file, verbose, str(warehouse))
-    return run_dbt(
-        args, None, warehouse, on_line, target_path, env_vars=env_vars, log_file=log_file,
-        verbose=verbose,
-    )  # fmt: skip
+    return _run_once(args, None, warehouse, on_line, target_path, env_vars, log_file, verbose)
 
 
 def _follow_until_released(
