@@ -107,15 +107,9 @@ def _summaries(
     keep = np.isfinite(point)
     keys = keys.loc[keep].reset_index(drop=True)
     worst = None if maximum is None else maximum[keep]
+    label = {"metric": metric}
     out = bootstrap_summary(
-        keys,
-        point[keep],
-        boot[:, keep],
-        levels,
-        confidence,
-        ideal=0.0,
-        maximum=worst,
-        metric=metric,
+        keys, point[keep], boot[:, keep], levels, confidence, ideal=0.0, maximum=worst, **label
     )
     out.insert(0, "metric", metric)
     return out
