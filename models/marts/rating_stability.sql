@@ -24,6 +24,8 @@ final as (
         cast(block_length as bigint) as block_length,
         cast(bootstrap_seed as bigint) as bootstrap_seed,
         cast(confidence as double) as confidence,
+        cast(separable as boolean) as separable,
+        cast(separation_reason as varchar) as separation_reason,
     from computed
 )
 

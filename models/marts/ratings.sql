@@ -12,6 +12,17 @@ selected_run as (
     select run_id, study_id from {{ ref('int_runs_selected') }}
 ),
 
+{#- Separability by the paired block bootstrap over window dates (rating_stability's
+    resamples, the same dates for every system): one row per system (the level-1 row; the
+    value repeats on every level). It covers the default outcome only, and is used where
+    int_ratings_assigned knows no spread over treatment draws (WRS, accuracy, one-draw
+    APE/PIE: separable null there). -#}
+bootstrapped as (
+    select run_id, metric, perturbation_id, system_id, separable, separation_reason,
+    from {{ ref('int_ratings_bootstrapped') }}
+    where rating_level = 1
+),
+
 {#- Robustness scores that could not be computed (a metric the study's shape cannot
     produce, or a system not analysed on an outcome, e.g. wql without quantile forecasts)
     or that are not a finite number (NaN: int_ratings_assigned rates finite scores only)
@@ -109,13 +120,23 @@ final as (
         )), ' ') as varchar) as systems_rated_together,
         cast(assigned.rating_reason as varchar) as rating_reason,
         cast(assigned.score_spread as double) as score_spread,
-        cast(assigned.separable as boolean) as separable,
-        cast(assigned.separation_reason as varchar) as separation_reason,
+        cast(coalesce(assigned.separable, bootstrapped.separable) as boolean) as separable,
+        cast(case
+            when assigned.separable is not null then assigned.separation_reason
+            else bootstrapped.separation_reason
+        end as varchar) as separation_reason,
     from rated_and_unrated as assigned
     left join systems
         on systems.system_id = assigned.system_id
     left join selected_run
         on selected_run.run_id = assigned.run_id
+    left join bootstrapped
+        on bootstrapped.run_id = assigned.run_id
+        and bootstrapped.metric = assigned.metric
+        and bootstrapped.perturbation_id = assigned.perturbation_id
+        and bootstrapped.system_id = assigned.system_id
+        and assigned.is_default_outcome
+        and assigned.raw_score is not null
 )
 
 select * from final

@@ -465,3 +465,40 @@ def test_every_query_of_the_docs_runs_on_the_marts(built):
     )
     assert int(vars_["stride"]) == 1 and bool(days["traded"][0])
     assert days["context"][0] >= int(vars_["context_length"]), days
+
+
+def test_accuracy_and_wrs_ratings_say_whether_the_paired_bootstrap_separates_them(built):
+    """Every default-outcome accuracy/WRS rating carries separable from rating_stability's
+    paired bootstrap (the same value and reason), recomputed here from its interval rule:
+    false exactly where the reason names a difference interval that includes 0."""
+    warehouse, run_id, _ = built
+    joined = _read(
+        warehouse,
+        "select r.metric, r.perturbation_id, r.system_id, r.separable, r.separation_reason, "
+        "s.separable as boot_separable, s.separation_reason as boot_reason, s.n_valid "
+        "from marts.ratings r left join marts.rating_stability s "
+        "on s.run_id = r.run_id and s.metric = r.metric and s.perturbation_id = r.perturbation_id "
+        "and s.system_id = r.system_id and s.rating_level = 1 "
+        "where r.run_id = ? and r.is_default_outcome and r.raw_score is not null "
+        "and (r.metric_family = 'accuracy' or r.metric like 'wrs%')",
+        [run_id],
+    )
+    assert len(joined) > 0 and joined["n_valid"].gt(0).all()
+    assert joined["separable"].notna().all()
+    assert joined["separable"].tolist() == joined["boot_separable"].tolist()
+    assert (
+        joined["separation_reason"].fillna("").tolist() == joined["boot_reason"].fillna("").tolist()
+    )
+    inseparable = joined.loc[~joined["separable"].astype(bool)]
+    for reason, metric in zip(inseparable["separation_reason"], inseparable["metric"], strict=True):
+        assert f"the {metric} difference" in reason and reason.endswith("that includes 0")
+    # other outcomes are not covered by the bootstrap: no separability there for WRS
+    other = _read(
+        warehouse,
+        "select separable from marts.ratings where run_id = ? and not is_default_outcome "
+        "and metric like 'wrs%'",
+        [run_id],
+    )
+    assert other["separable"].isna().all()
+    counts = joined.groupby("metric")["separable"].agg(["size", lambda s: int((~s).sum())])
+    print("not separable by metric (rated, not separable):", counts.to_dict("index"))

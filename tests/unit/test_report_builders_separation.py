@@ -123,7 +123,10 @@ def test_systems_within_their_spread_are_marked_not_separable():
     other = next(r for r in _rows(html) if "APE company" in r and "<td>P2</td>" in r)
     assert "not-separable" not in other
     plain = re.sub(r"<[^>]+>", "", html)
-    assert "over treatment draws (≈): 2;" in plain
+    assert (
+        "by the spread over treatment draws or the bootstrap interval of the difference (≈): 2;"
+        in plain
+    )
 
 
 def test_a_null_rating_shows_its_reason():

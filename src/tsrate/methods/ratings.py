@@ -32,7 +32,7 @@ scores (e.g. WRSC P4 and SMAPE P1; see ``tests/unit/test_ratings.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ import pandas as pd
 # the floating-noise rule lives in tsrate.methods.noise; re-exported here for its users
 from tsrate.methods import noise
 from tsrate.methods.noise import NOISE, snap_rows_to_zero, snap_to_zero  # noqa: F401
+from tsrate.methods.separation import bootstrap_separation, separability
 
 __all__ = [
     "NOISE",
@@ -101,6 +102,8 @@ BOOTSTRAP_COLUMNS: list[str] = [
     "rating_levels",
     "n_resamples",
     "n_valid",
+    "separable",
+    "separation_reason",
 ]
 
 
@@ -183,46 +186,6 @@ def absolute_rating(
         fraction = distance / abs(float(maximum) - float(ideal))
         level = int(min(levels, max(1, math.ceil(levels * fraction - 1e-9))))
     return levels + 1 - level if higher_is_better else level
-
-
-def separability(
-    systems: Sequence[str],
-    scores: np.ndarray | Sequence[float],
-    spreads: np.ndarray | Sequence[float],
-) -> tuple[list[bool | None], list[str | None]]:
-    """Which systems' scores are separable given each score's spread (e.g. over draws).
-
-    System i is NOT separable when some other system j has ``|s_i - s_j| < max(spread_i,
-    spread_j)``: their difference is smaller than the noise of either. A system whose spread
-    is unknown (NaN, e.g. one draw, or a metric without draws) gets ``None``: nothing can be
-    said. Returns (separable per system, reason per system naming the closest inseparable
-    system; None when separable or unknown).
-    """
-    s = np.asarray(scores, dtype=float)
-    sp = np.asarray(spreads, dtype=float)
-    names = [str(x) for x in systems]
-    if not (len(names) == s.size == sp.size):
-        raise ValueError("systems, scores and spreads must have the same length")
-    out: list[bool | None] = []
-    reasons: list[str | None] = []
-    for i in range(s.size):
-        if not (np.isfinite(sp[i]) and np.isfinite(s[i])):
-            out.append(None)
-            reasons.append(None)
-            continue
-        diff = np.abs(s - s[i])
-        bound = np.fmax(sp, sp[i])
-        close = [j for j in range(s.size) if j != i and np.isfinite(s[j]) and diff[j] < bound[j]]
-        out.append(not close)
-        if close:
-            j = min(close, key=lambda k: (diff[k], names[k]))
-            reasons.append(
-                f"not separable from {names[j]}: the scores differ by {diff[j]:.3g}, less than "
-                f"their spread {bound[j]:.3g}"
-            )
-        else:
-            reasons.append(None)
-    return out, reasons
 
 
 def assign_ratings(
@@ -534,6 +497,7 @@ def bootstrap_summary(
     ideal: float | None = 0.0,
     maximum: np.ndarray | None = None,
     higher_is_better: bool = False,
+    metric: str = "score",
 ) -> pd.DataFrame:
     """The long :data:`BOOTSTRAP_COLUMNS` frame from point scores and resampled scores.
 
@@ -545,6 +509,8 @@ def bootstrap_summary(
     fraction of valid resamples giving each rating level. As in :func:`ratings_frame`, noise of
     0 is 0 (:func:`snap_to_zero` per perturbation; interval ends on the largest |point|, |end|)
     and a perturbation's worst value is its columns' largest known ``maximum`` (NaN: unknown).
+    ``separable``/``separation_reason``: :func:`tsrate.methods.separation.bootstrap_separation`
+    on the snapped resamples (the paired bootstrap: one set of dates for every column).
     """
     levels = _check_levels(levels)
     if not 0 < confidence < 1:
@@ -580,6 +546,7 @@ def bootstrap_summary(
         ends = np.concatenate([point[cols], ci[:, cols].ravel()])
         scale = float(np.max(np.abs(ends[np.isfinite(ends)]), initial=0.0))
         ci[:, cols] = snap_to_zero(ci[:, cols], scale=scale)
+    separable, why = bootstrap_separation(groups, point, boot, confidence, metric)
     level_range = np.arange(1, levels + 1)
     counts = (boot_rating[:, :, None] == level_range[None, None, :]).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -598,6 +565,8 @@ def bootstrap_summary(
             "rating_levels": levels,
             "n_resamples": int(boot.shape[0]),
             "n_valid": np.repeat(n_valid, levels),
+            "separable": np.repeat(np.array(separable, dtype=object), levels),
+            "separation_reason": np.repeat(np.array(why, dtype=object), levels),
         }
     )
     out = out.sort_values(["perturbation_id", "system_id", "rating_level"], kind="mergesort")
@@ -615,6 +584,7 @@ def block_bootstrap_ratings(
     confidence: float = 0.95,
     ideal: float | None = 0.0,
     higher_is_better: bool = False,
+    metric: str = "score",
 ) -> pd.DataFrame:
     """Stability of ratings under a moving-block bootstrap over window dates.
 
@@ -695,6 +665,5 @@ def block_bootstrap_ratings(
     point = stat(np.ones((1, n_dates)))[0]
     boot = stat(mult)  # (resamples x groups)
 
-    return bootstrap_summary(
-        groups, point, boot, levels, confidence, ideal=ideal, higher_is_better=higher_is_better
-    )
+    rule = {"ideal": ideal, "higher_is_better": higher_is_better, "metric": metric}
+    return bootstrap_summary(groups, point, boot, levels, confidence, **rule)

@@ -10,7 +10,9 @@ Conventions (DESIGN.md "Method decisions", Algorithms 4-5):
   by its absolute value; accuracy metrics (SMAPE, MASE, sign accuracy) have no ideal used
   here, so a lone or all-tied group gets a null rating with a ``rating_reason``;
 * APE and PIE carry their spread over treatment draws (``score_spread``); systems whose
-  scores differ by less than that spread are marked ``separable = false``.
+  scores differ by less than that spread are marked ``separable = false``. Elsewhere
+  ``separable`` is null here; ``marts.ratings`` fills it for the default outcome from the
+  paired bootstrap of ``rating_stability`` (tsrate.methods.separation).
 """
 
 from __future__ import annotations

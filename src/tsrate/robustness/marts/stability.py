@@ -23,6 +23,10 @@ in the default view (the paper's outcome, var robustness_outcome); every resampl
 the published estimator, so with every multiplicity 1 it gives the published score, and the
 interval describes that score. Resampled scores within floating noise of 0 are 0, and so are
 interval ends (tsrate.methods.ratings.bootstrap_summary, the rule of snap_to_zero).
+The resamples are PAIRED (the same dates for every system of a run), so ``separable`` says
+whether a system's score can be told apart from every other system's of its metric x
+perturbation: not when the bootstrap interval of some difference includes 0
+(tsrate.methods.separation.bootstrap_separation).
 Tunables come from python_models/marts/rating_stability.yml.
 """
 
@@ -70,6 +74,8 @@ SCHEMA = {
     **dict.fromkeys(NUMBER, "float64"),
     "higher_is_better": "bool",
     "rating": "Int64",  # null where marts.ratings has none (lone or tied, no ideal)
+    "separable": "boolean",  # null where the system has no valid resample
+    "separation_reason": "string",
 }
 
 
@@ -101,8 +107,9 @@ def _summaries(
     keep = np.isfinite(point)
     keys = keys.loc[keep].reset_index(drop=True)
     worst = None if maximum is None else maximum[keep]
+    label = {"metric": metric}
     out = bootstrap_summary(
-        keys, point[keep], boot[:, keep], levels, confidence, ideal=0.0, maximum=worst
+        keys, point[keep], boot[:, keep], levels, confidence, ideal=0.0, maximum=worst, **label
     )
     out.insert(0, "metric", metric)
     return out
@@ -348,6 +355,7 @@ def rating_stability(
                 ideal=None,
                 # the published rule's direction (marts.ratings): sign accuracy's best is L
                 higher_is_better=metric == "sign_accuracy",
+                metric=metric,
             )
             boot.insert(0, "metric", metric)
             run_frames.append(boot)

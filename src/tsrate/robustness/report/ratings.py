@@ -223,9 +223,12 @@ def rating_tables_section(data: ReportData) -> str:
         "unless labelled otherwise. <b>⊘</b> under a partial order: the score does not "
         "separate systems on this study (every system at the same extreme or the same score; "
         "<code>marts.robustness_scores.separates_systems</code>), so its ratings say nothing "
-        "about which system is better. <b>≈</b> under a rating: the APE/PIE score differs from "
-        "another system's by less than their spread over treatment draws, so the two are not "
-        "separable (<code>marts.ratings.separable</code>). A rating without a level (–) or "
+        "about which system is better. <b>≈</b> under a rating: the score cannot be told "
+        "apart from another system's, so the two are not separable "
+        "(<code>marts.ratings.separable</code>): for APE/PIE over several treatment draws, "
+        "the scores differ by less than their spread over the draws; otherwise, the "
+        f"{esc(confidence)} paired bootstrap interval of their difference (the same "
+        "resampled window dates for both) includes 0. A rating without a level (–) or "
         "rated by its distance from the ideal value shows why "
         "(<code>marts.ratings.rating_reason</code>); a reason every system of a row shares "
         f"is said once, at the row's end, and each of its cells is marked {ROW_REASON_MARK}."
@@ -341,7 +344,8 @@ def rated_together_note(ratings: pd.DataFrame) -> str:
 
 def separation_summary(data: ReportData) -> str:
     """One line counting the flags of the paper's outcome: scores that do not separate
-    systems, ratings not separable within their spread, ratings with a reason."""
+    systems, ratings not separable from another system's (within their spread over draws,
+    or a bootstrap interval of the difference that includes 0), ratings with a reason."""
     ratings, frame = data.ratings, data.separation
     flat = 0
     if not frame.empty:
@@ -364,7 +368,8 @@ def separation_summary(data: ReportData) -> str:
         f'<p class="separation-summary">Flags at {_default_view(data, short=True)}: '
         "metric × perturbation "
         f"scores that do not separate systems on this study (⊘): <b>{flat}</b>; ratings not "
-        "separable from another system's within their spread over treatment draws (≈): "
+        "separable from another system's, by the spread over treatment draws or the "
+        "bootstrap interval of the difference (≈): "
         f"<b>{close}</b>; ratings with a rating reason: <b>{reasons}</b>.</p>"
     )
 
