@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+import pytest
 
 from tests.support.import_study import (
     RAW_TABLES,
@@ -210,3 +211,29 @@ def test_an_import_whose_study_flags_name_a_study_without_a_run_here_is_refused_
     # both have a run now: imported without a word
     again = tsrate("import", str(aapl_file), *common, *aapl_flags)
     assert again.returncode == 0 and "--switch-study" not in again.stdout, again.stderr
+
+
+@pytest.mark.parametrize("default_taken", [False, True])
+def test_a_study_not_stored_yet_is_named_as_registering_it_names_it(tmp_path, default_taken):
+    """The refusal's name for a study this warehouse never stored is the one it gets when
+    stored (then `tsrate studies` lists it so): ``default`` for the vars' study, or, when
+    another study took that name (``--study-name default``), ``study-`` and its id's first 8
+    characters."""
+    from tsrate.config import Study, load_companies
+    from tsrate.platform.raw_schema import create_raw_tables
+    from tsrate.robustness.studies import register_study, study_name
+
+    companies = load_companies()
+    vars_study = Study.from_vars()
+    with connect(tmp_path / "tsrate.duckdb") as con:
+        create_raw_tables(con)
+        if default_taken:
+            register_study(con, STUDY, companies, name="default")
+        named, study_id = study_name(con, vars_study, companies)
+        assert (named == "default") is not default_taken
+        assert register_study(con, vars_study, companies) == study_id
+        sql = "select study_name from raw.studies where study_id = ?"
+        assert con.execute(sql, [study_id]).fetchone() == (named,)
+        assert study_name(con, vars_study, companies) == (named, study_id)  # stored: as is
+    if default_taken:
+        assert named == f"study-{study_id[:8]}"
