@@ -8,7 +8,8 @@ nothing. window_leakage calls a window 'after cutoff' (not in the training data)
 when its first target day (the trading day after its origin) is after the cutoff: every
 window of cut_model, the windows of mid_model whose origin is on or after the cutoff (the
 cutoff is a trading day, so an earlier origin's first target day is on or before it), none
-of plain_model's. stg_systems and run_provenance carry what each stated, a reason naming
+of plain_model's. ``none_model`` states the systems seed's ``none:`` form (no training):
+its windows are judged as the seed's baseline naive's are ('no training'). stg_systems and run_provenance carry what each stated, a reason naming
 what is not recorded. The values' checks and storage: tests/unit/test_import_training_data.py.
 """
 
@@ -29,6 +30,8 @@ from tsrate.robustness.blackbox.predictions import import_forecasts, read_metada
 pytestmark = pytest.mark.slow
 
 CORPUS = "public price series up to mid 2022"
+#: the systems seed's 'none:' form, as an import states it
+NO_TRAINING = "none: fitted on each window's own context only"
 
 
 def test_a_stated_cutoff_before_a_window_rules_its_leakage_out(tmp_path, dbt_target):
@@ -40,6 +43,7 @@ def test_a_stated_cutoff_before_a_window_rules_its_leakage_out(tmp_path, dbt_tar
     stated = {
         "cut_model": ["training_cutoff=2022-06-30", f"training_corpus={CORPUS}"],
         "mid_model": [f"training_cutoff={mid.isoformat()}"],
+        "none_model": [f"training_corpus={NO_TRAINING}"],
         "plain_model": [],
     }
     with connect(warehouse) as con:
@@ -63,14 +67,16 @@ def test_a_stated_cutoff_before_a_window_rules_its_leakage_out(tmp_path, dbt_tar
         "select system_id, training_corpus, training_cutoff, training_reason "
         "from staging.stg_systems where origin = 'imported' order by system_id",
     )
-    assert systems["system_id"].tolist() == ["cut_model", "mid_model", "plain_model"]
+    assert systems["system_id"].tolist() == ["cut_model", "mid_model", "none_model", "plain_model"]
     assert systems["training_corpus"].tolist()[0] == CORPUS
-    assert systems["training_corpus"].isna().tolist() == [False, True, True]
+    assert systems["training_corpus"].tolist()[2] == NO_TRAINING
+    assert systems["training_corpus"].isna().tolist() == [False, True, False, True]
     assert [None if pd.isna(d) else d.date() for d in systems["training_cutoff"]] == [
-        dt.date(2022, 6, 30), mid, None,
+        dt.date(2022, 6, 30), mid, None, None,
     ]  # fmt: skip
     assert systems["training_reason"].tolist()[1:] == [
         "imported predictions: their training corpus is not recorded",
+        "imported predictions: their training cutoff is not recorded",
         "imported predictions: their training data is not recorded",
     ]
     assert pd.isna(systems["training_reason"].iloc[0])
@@ -99,3 +105,19 @@ def test_a_stated_cutoff_before_a_window_rules_its_leakage_out(tmp_path, dbt_tar
     expected = judged["origin"].map(lambda origin: "after cutoff" if origin >= mid else "unknown")
     assert judged["leakage_basis"].tolist() == expected.tolist()
     assert {"after cutoff", "unknown"} == set(expected)
+
+    # an import stating the seed's 'none:' form is judged as the seed's baselines are: no
+    # window in its training data, on the same basis as naive's (the seed row of that form)
+    columns = ["origin", "ticker", "in_training_data", "leakage_basis", "leakage_reason"]
+    judged = read(
+        warehouse,
+        "select system_id, ticker, window_end_date, in_training_data, leakage_basis, "
+        "leakage_reason from marts.window_leakage where system_id in ('none_model', 'naive')",
+    )
+    judged["origin"] = judged["window_end_date"].dt.date
+    mine = judged[judged["system_id"] == "none_model"][columns].sort_values(["origin", "ticker"])
+    naive = judged[judged["system_id"] == "naive"][columns].sort_values(["origin", "ticker"])
+    assert len(mine) and set(mine["origin"]) == set(origins)
+    assert set(mine["leakage_basis"]) == {"no training"}
+    assert (mine["in_training_data"] == False).all()  # noqa: E712 - not null either
+    pd.testing.assert_frame_equal(mine.reset_index(drop=True), naive.reset_index(drop=True))

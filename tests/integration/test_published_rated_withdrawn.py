@@ -3,7 +3,8 @@ import and a later plain run of the study, ``published_runs.systems_rated`` list
 imported system the marts still rate (``systems`` lists the run's own); after ``tsrate
 withdraw`` it does not, ``published_runs.withdrawn`` holds the withdrawal's time and reason
 as ``tsrate studies`` lists it, and the report says the system was withdrawn, with that
-reason, not "not runnable"; marts.ratings gives the import its display name, as its
+reason, not "not runnable"; ``tsrate runs`` shows what each publication rates beside the run's
+own systems; marts.ratings gives the import its display name, as its
 column description says. Real dbt builds of the import study (tests/support/import_study.py)
 through the CLI, as a user runs them."""
 
@@ -18,6 +19,7 @@ import yaml
 
 from tests.integration.imported_system import METADATA_YAML, prediction_file, tsrate_cli
 from tests.support.import_study import STUDY, import_warehouse
+from tests.support.published_runs import listed_rows
 from tsrate.config import load_companies
 from tsrate.platform.warehouse import connect
 from tsrate.robustness.blackbox.predictions import import_forecasts
@@ -62,6 +64,11 @@ def test_the_snapshot_names_what_it_rates_and_what_was_withdrawn(tmp_path, monke
     assert sorted(systems) == ["naive", "seasonal_naive"]  # the run's own
     assert rated == ["external_llm", "naive", "seasonal_naive"]  # what the marts rate
     assert json.loads(withdrawn) == {}
+    # `tsrate runs`: the run's own systems, and what its publication rates beyond them
+    listed = {row["run_id"]: row for row in listed_rows(tsrate_cli(warehouse, "runs").stdout)}
+    assert listed[plain]["rated"] == '["external_llm", "naive", "seasonal_naive"]'
+    assert sorted(json.loads(listed[plain]["systems"])) == ["naive", "seasonal_naive"]
+    assert [row["rated"] for run, row in listed.items() if run != plain] == [""]  # the import
     with duckdb.connect(str(snapshot), read_only=True) as con:
         in_marts = con.execute(
             "select distinct system_id from marts.ratings where run_id = ? order by 1", [plain]
@@ -83,6 +90,8 @@ def test_the_snapshot_names_what_it_rates_and_what_was_withdrawn(tmp_path, monke
     assert done.returncode == 0, done.stderr
     _, _, rated, withdrawn = _newest_publication(snapshot)
     assert rated == ["naive", "seasonal_naive"]
+    listed = {row["run_id"]: row for row in listed_rows(tsrate_cli(warehouse, "runs").stdout)}
+    assert listed[plain]["rated"] == ""  # its newest publication rates its own systems
     with duckdb.connect(str(warehouse), read_only=True) as con:
         (when,) = con.execute("select withdrawn_at from raw.study_withdrawals").fetchone()
     assert json.loads(withdrawn) == {

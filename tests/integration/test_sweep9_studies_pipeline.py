@@ -100,8 +100,9 @@ def test_build_refuses_a_run_id_with_a_study_and_a_study_without_complete_foreca
 
 
 def test_an_import_into_another_study_says_the_snapshot_now_holds_it(warehouse, tmp_path, capsys):
-    """A build of one study publishes it; an import into another study then replaces it in
-    the snapshot: the import says so, naming both and how to bring the first back."""
+    """A build of one study publishes it; an import (its study flags) into another study is
+    refused unless --switch-study; then it replaces the first in the snapshot and says so,
+    naming both and how to bring the first back."""
     from tsrate.robustness.forecast.execute import finish_run, run_forecasts
 
     first = Study.from_mapping(
@@ -118,6 +119,13 @@ def test_an_import_into_another_study_says_the_snapshot_now_holds_it(warehouse, 
         ).fetchone()[0]
     assert main(["build"]) == 0
     assert "the snapshot now holds" not in capsys.readouterr().out  # a first publication
-    assert main([*external_p0_import(warehouse, tmp_path), "--no-baselines"]) == 0
+    importing = [*external_p0_import(warehouse, tmp_path), "--no-baselines"]
+    # a study this warehouse never ran: refused up front unless --switch-study
+    assert main(importing) == 2
+    refused = capsys.readouterr()
+    assert refused.out == "" and "--switch-study rates and publishes" in refused.err
+    assert f"is not this warehouse's study {name} (" in refused.err, refused.err
+    assert main([*importing, "--switch-study"]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("--switch-study: the study of the flags "), out
     assert f"(it held {name}):" in out and f"tsrate build --study {name}" in out, out

@@ -37,3 +37,21 @@ def published_runs_snapshot(
                 [run_id, published_at, study],
             )
     return snapshot
+
+
+def listed_rows(out: str) -> list[dict[str, str]]:
+    """The rows of the table ``tsrate runs`` prints, each column -> cell (right-aligned
+    cells: each ends where its header ends)."""
+    header, *lines = out.splitlines()
+    ends, position = [], 0
+    for name in header.split():
+        position = header.index(name, position) + len(name)
+        ends.append((name, position))
+    table = []
+    for line in lines:
+        row, start = {}, 0
+        for name, end in ends:
+            row[name] = line[start:end].strip()
+            start = end
+        table.append(row)
+    return table

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+import pytest
 
 from tests.support.import_study import (
     RAW_TABLES,
@@ -82,11 +83,12 @@ def test_a_manifest_of_a_study_without_a_run_here_is_refused_unless_switched(
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1, refused.stderr
     name = _name(warehouse, held)
+    new_id = _study_id(warehouse, AAPL_ONLY)
+    # both named as `tsrate studies` names them: name, then the whole id
     assert lines[0] == (
-        f"tsrate: error: the manifest's study {_study_id(warehouse, AAPL_ONLY)[:8]} (1 ticker "
-        f"AAPL; 2022-09-01 to 2022-12-28) is not this warehouse's study {name} ("
-        + ("" if held[:8] in name else f"{held[:8]}; ")
-        + "2 tickers AAPL, JPM; 2022-09-01 to 2022-12-28) and has no run here: this import "
+        f"tsrate: error: the manifest's study study-{new_id[:8]} ({new_id}; 1 ticker "
+        f"AAPL; 2022-09-01 to 2022-12-28) is not this warehouse's study {name} ({held}; "
+        "2 tickers AAPL, JPM; 2022-09-01 to 2022-12-28) and has no run here: this import "
         "would store the file's forecasts alone (--no-baselines); the snapshot keeps "
         f"{name} (--no-build) (hint: check the --manifest folder: `tsrate export-inputs` "
         "exports this warehouse's study; --switch-study rates and publishes that study here)"
@@ -119,6 +121,10 @@ def test_a_manifest_of_a_study_without_a_run_here_is_refused_unless_switched(
         f"keeps {name} (--no-build)"
     )
     assert len(_study_ids(warehouse)) == 2
+    # the name and id the refusal gave are those `tsrate studies` lists for it now
+    assert f"the manifest's study study-{new_id[:8]} ({new_id}; " in said
+    listed = tsrate("studies").stdout.splitlines()
+    assert any(line.split()[:2] == [f"study-{new_id[:8]}", new_id] for line in listed), listed
 
     # both studies have a run here now: either manifest is imported without a word
     for file, folder in ((aapl_file, aapl), (both_file, both)):
@@ -149,3 +155,85 @@ def test_a_run_that_never_finished_forecasting_holds_no_study(tmp_path, capsys, 
     assert done.returncode == 0, done.stderr
     assert "--switch-study" not in done.stdout
     assert _study_id(warehouse, AAPL_ONLY) in _study_ids(warehouse)
+
+
+def test_an_import_whose_study_flags_name_a_study_without_a_run_here_is_refused_unless_switched(
+    tmp_path, capsys, monkeypatch
+):
+    """``tsrate import`` (no manifest) checks the study its flags give as import-predictions
+    checks a manifest's: refused in one line naming both studies and the flags to check,
+    nothing stored; with --switch-study said first, then imported."""
+    warehouse = tmp_path / "tsrate.duckdb"
+    ingest(warehouse, list(STUDY.tickers))
+    tsrate = in_process_tsrate(warehouse, capsys, monkeypatch)
+    common = ["--system", "mine", "--no-baselines", "--no-build", "--metadata", "family=foundation"]
+    both_file = write_csv(tmp_path, _grid(warehouse, STUDY), "both.csv")
+    aapl_file = write_csv(tmp_path, _grid(warehouse, AAPL_ONLY), "aapl.csv")
+    aapl_flags = [*STUDY_FLAGS]
+    aapl_flags[aapl_flags.index("AAPL,JPM")] = "AAPL"
+
+    first = tsrate("import", str(both_file), *common, *STUDY_FLAGS)
+    assert first.returncode == 0, first.stderr
+    assert "--switch-study" not in first.stdout
+    (held,) = _study_ids(warehouse)
+    name, new_id = _name(warehouse, held), _study_id(warehouse, AAPL_ONLY)
+
+    before = snapshot(warehouse)
+    refused = tsrate("import", str(aapl_file), *common, *aapl_flags)
+    assert refused.returncode == 2 and refused.stdout == ""
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1, refused.stderr
+    assert lines[0].startswith(
+        f"tsrate: error: the study of the flags study-{new_id[:8]} ({new_id}; 1 ticker AAPL; "
+        f"2022-09-01 to 2022-12-28) is not this warehouse's study {name} ({held}; 2 tickers "
+        "AAPL, JPM; 2022-09-01 to 2022-12-28) and has no run here: "
+    ), lines[0]
+    assert lines[0].endswith(
+        "(hint: check the study flags (--tickers, --start, --end, ...; without them: the "
+        "vars' study): `tsrate studies` lists this warehouse's studies; --switch-study rates "
+        "and publishes that study here)"
+    ), lines[0]
+    # without study flags the study is the vars' one, which has no run here either
+    bare = tsrate("import", str(aapl_file), *common)
+    assert bare.returncode == 2 and "the study of the flags " in bare.stderr
+    assert "--switch-study rates and publishes" in bare.stderr
+    after = snapshot(warehouse)
+    for table in RAW_TABLES:
+        pd.testing.assert_frame_equal(before[table], after[table], obj=f"raw.{table}")
+
+    switched = tsrate("import", str(aapl_file), "--switch-study", *common, *aapl_flags)
+    assert switched.returncode == 0, switched.stderr
+    said = switched.stdout.splitlines()[0]
+    assert said.startswith(
+        f"--switch-study: the study of the flags study-{new_id[:8]} ({new_id}; "
+    ), switched.stdout
+    assert sorted(_study_ids(warehouse)) == sorted([held, new_id])
+    # both have a run now: imported without a word
+    again = tsrate("import", str(aapl_file), *common, *aapl_flags)
+    assert again.returncode == 0 and "--switch-study" not in again.stdout, again.stderr
+
+
+@pytest.mark.parametrize("default_taken", [False, True])
+def test_a_study_not_stored_yet_is_named_as_registering_it_names_it(tmp_path, default_taken):
+    """The refusal's name for a study this warehouse never stored is the one it gets when
+    stored (then `tsrate studies` lists it so): ``default`` for the vars' study, or, when
+    another study took that name (``--study-name default``), ``study-`` and its id's first 8
+    characters."""
+    from tsrate.config import Study, load_companies
+    from tsrate.platform.raw_schema import create_raw_tables
+    from tsrate.robustness.studies import register_study, study_name
+
+    companies = load_companies()
+    vars_study = Study.from_vars()
+    with connect(tmp_path / "tsrate.duckdb") as con:
+        create_raw_tables(con)
+        if default_taken:
+            register_study(con, STUDY, companies, name="default")
+        named, study_id = study_name(con, vars_study, companies)
+        assert (named == "default") is not default_taken
+        assert register_study(con, vars_study, companies) == study_id
+        sql = "select study_name from raw.studies where study_id = ?"
+        assert con.execute(sql, [study_id]).fetchone() == (named,)
+        assert study_name(con, vars_study, companies) == (named, study_id)  # stored: as is
+    if default_taken:
+        assert named == f"study-{study_id[:8]}"

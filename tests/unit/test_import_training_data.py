@@ -1,6 +1,6 @@
 """An import states what its model was trained on: ``--metadata training_corpus=TEXT
 training_cutoff=YYYY-MM-DD`` (or the same keys in the YAML/JSON file). The cutoff must be a
-real ISO date, today or earlier, else the import is refused in one line naming the value and
+real ISO date, today (UTC) or earlier, else the import is refused in one line naming the value and
 the format, and nothing is stored; both are stored in ``raw.imported_systems`` (a warehouse
 whose table predates them gains the columns, its registrations reading null), and a new
 cutoff is a new registration. The marts' use of them: tests/integration/
@@ -91,16 +91,35 @@ def test_a_cutoff_that_is_not_an_iso_date_is_refused_naming_it_and_the_format(va
     assert "YYYY-MM-DD" in message
 
 
-def test_a_cutoff_after_today_is_refused_and_today_is_not():
-    today = dt.date.today()
+@pytest.fixture
+def local_day_not_utcs(monkeypatch):
+    """The process's local time zone set to one whose date differs from UTC's right now
+    (UTC+14 once UTC is past 10:00, else UTC-12), restored after: a check that read the
+    local date would draw the line a day off."""
+    import time
+
+    utc_hour = dt.datetime.now(dt.UTC).hour
+    # POSIX rules (no tz database needed): '<+14>-14' is UTC+14, '<-12>+12' UTC-12
+    monkeypatch.setenv("TZ", "<+14>-14" if utc_hour >= 11 else "<-12>+12")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_cutoff_after_today_in_utc_is_refused_and_today_is_not(local_day_not_utcs):
+    """Today is the UTC date (as the runs' ids and times are), not the local one."""
+    today = dt.datetime.now(dt.UTC).date()
+    assert dt.date.today() != today  # the fixture's point: the local date is another day
     tomorrow = today + dt.timedelta(days=1)
     message = problem({"training_cutoff": tomorrow.isoformat()})
-    assert f"training_cutoff {tomorrow.isoformat()} is after today ({today.isoformat()})" in (
-        message
-    )
+    assert (
+        f"training_cutoff {tomorrow.isoformat()} is after today ({today.isoformat()}, UTC)"
+    ) in message
     assert "YYYY-MM-DD" in message
     problem({"training_cutoff": tomorrow})  # a YAML date too
     assert system_metadata("s", {"training_cutoff": today.isoformat()})["training_cutoff"] == today
+    assert system_metadata("s", {"training_cutoff": today})["training_cutoff"] == today
 
 
 def test_a_long_corpus_is_kept_up_to_2000_characters():
@@ -149,7 +168,10 @@ def test_a_bad_cutoff_stores_nothing(warehouse, good, tmp_path):
     before = snapshot(warehouse)
     with connect(warehouse) as con:
         registered_before = con.execute("select * from raw.imported_systems").df()
-    for value in ("2023-02-30", (dt.date.today() + dt.timedelta(days=1)).isoformat()):
+    for value in (
+        "2023-02-30",
+        (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)).isoformat(),
+    ):
         with pytest.raises(TsrateError, match=f"training_cutoff '?{value}'? is"):
             import_with(warehouse, path, {"training_cutoff": value, "training_corpus": "x"})
         after = snapshot(warehouse)

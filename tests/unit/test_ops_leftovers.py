@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from tests.support.publish_warehouse import scored_warehouse
-from tests.support.published_runs import warehouse_env
+from tests.support.published_runs import listed_rows, warehouse_env
 from tsrate import TsrateError, cli
 from tsrate.platform.locking import writer_lock
 from tsrate.platform.progress import Progress, phase
@@ -206,16 +206,11 @@ def _import_run_warehouse(path: Path, run_id: str) -> None:
         con.execute("create or replace table marts.scores as select 1 as score")
 
 
-def _runs_during_a_write(warehouse: Path, capsys) -> dict[str, list[str]]:
+def _runs_during_a_write(warehouse: Path, capsys) -> dict[str, dict[str, str]]:
     with writer_lock(warehouse), phase("forecast", lambda _: None):
         assert cli.main(["runs"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    header, rows = out[0].split(), {}
-    for line in out[1:]:
-        values = line.split()
-        values[2:4] = [" ".join(values[2:4])]  # published_at: a date and a time
-        rows[values[0]] = dict(zip(header, values, strict=True))
-    return rows
+    # by column (an empty cell, e.g. rated, is blanks)
+    return {row["run_id"]: row for row in listed_rows(capsys.readouterr().out)}
 
 
 def test_runs_during_a_write_lists_an_imported_system_of_a_published_run(warehouse, capsys):

@@ -185,19 +185,22 @@ def cmd_import(args: argparse.Namespace) -> int:
             from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
 
             study = study_from_manifest(con, read_manifest(manifest))
-            from tsrate.platform.published_paths import published_path
-            from tsrate.robustness.blackbox.study_switch import check_study_switch
+        # a study this warehouse never ran, from the manifest or the study flags: refused
+        # unless --switch-study, which says first what the import computes and publishes
+        from tsrate.platform.published_paths import published_path
+        from tsrate.robustness.blackbox.study_switch import check_study_switch
 
-            switching = check_study_switch(
-                con,
-                study,
-                published_path(warehouse),
-                switch=args.switch_study,
-                with_baselines=not args.no_baselines,
-                build=not args.no_build,
-            )
-            if switching:
-                print(switching, flush=True)
+        switching = check_study_switch(
+            con,
+            study,
+            published_path(warehouse),
+            switch=args.switch_study,
+            with_baselines=not args.no_baselines,
+            build=not args.no_build,
+            origin="manifest" if manifest else "flags",
+        )
+        if switching:
+            print(switching, flush=True)
         summary = import_forecasts(
             con,
             args.path,

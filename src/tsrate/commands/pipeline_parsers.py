@@ -110,6 +110,11 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     )
     imported.add_argument("--no-build", action="store_true", help="store only; build later")
     add_study_flags(imported)
+    imported.add_argument(
+        "--switch-study",
+        action="store_true",
+        help="rate and publish the flags' study though this warehouse holds another",
+    )
     add_lock_timeout(imported)
     imported.set_defaults(func=cmd_import, writes_warehouse=True)
     imported.set_defaults(input_files=("path",))  # checked before the lock is waited for

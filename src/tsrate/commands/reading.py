@@ -196,20 +196,58 @@ def cmd_runs(args: argparse.Namespace) -> int:
     with busy if warehouse.exists() else contextlib.nullcontext():  # else: query says so
         # the lock's shared side is held: no writer is alive, so a run left unfinished was
         # stopped, and its status says so (the next run or build reconciles it)
+        from tsrate.platform.publish import published_path
+
         status = "status"
         if locking.fcntl is not None:  # else: no lock to tell a live writer by
-            from tsrate.platform.publish import published_path, published_run_ids
+            from tsrate.platform.publish import published_run_ids
             from tsrate.platform.warehouse import listed_status_sql
 
             status = listed_status_sql(published_run_ids(published_path(warehouse)))
+        rated = rated_by_publication(published_path(warehouse))
         result = query(
             f"select run_id, {status} as status, started_at, finished_at, tickers, systems, "
-            "study_start, study_end from raw.runs order by started_at desc",
+            f"{rated['column']} as rated, study_start, study_end from raw.runs{rated['join']} "
+            "order by started_at desc",
             live=True,
             limit=args.limit,
         )
     print(format_result(result))
     return 0
+
+
+def _literal(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+#: ``rated``: what a publication rates where it differs from the run's own ``systems`` (an
+#: earlier import of the study it still rates, a withdrawn system it leaves out); else null
+RATED_WHERE_DIFFERENT = (
+    "case when list_sort({rated}) is distinct from list_sort({own}) then {rated} end"
+)
+
+
+def rated_by_publication(snapshot) -> dict[str, str]:  # noqa: ANN001 - a Path
+    """``tsrate runs``' ``rated`` column on ``raw.runs``: the ``column`` expression and the
+    ``join`` that brings in each published run's ``published_runs.systems_rated`` (its
+    newest publication's), read from ``snapshot``; a null column without a snapshot, or one
+    published before systems_rated."""
+    from tsrate.platform.publish import snapshot_rows
+
+    rows = snapshot_rows(
+        snapshot,
+        "select run_id, systems_rated from published_runs where systems_rated is not null "
+        "qualify row_number() over (partition by run_id order by published_at desc) = 1",
+    )
+    if not rows:
+        return {"column": "cast(null as varchar[])", "join": ""}
+    values = ", ".join(
+        f"({_literal(run_id)}, [{', '.join(_literal(s) for s in systems)}]::varchar[])"
+        for run_id, systems in rows
+    )
+    join = f" left join (values {values}) as publication(run_id, systems_rated) using (run_id)"
+    column = RATED_WHERE_DIFFERENT.format(rated="publication.systems_rated", own="systems")
+    return {"column": column, "join": join}
 
 
 def published_runs_sql(snapshot) -> str:  # noqa: ANN001 - a Path
@@ -222,18 +260,27 @@ def published_runs_sql(snapshot) -> str:  # noqa: ANN001 - a Path
     study_systems = "cast(study->'$.systems' as varchar[])"
     try:
         with duckdb.connect(str(snapshot), read_only=True) as con:
-            recorded = con.execute(
-                "select count(*) from duckdb_columns() where table_name = 'published_runs' "
-                "and column_name = 'systems'"
-            ).fetchone()[0]
+            columns = {
+                row[0]
+                for row in con.execute(
+                    "select column_name from duckdb_columns() where table_name = "
+                    "'published_runs' and column_name in ('systems', 'systems_rated')"
+                ).fetchall()
+            }
     except duckdb.Error:  # the query says what is wrong with the snapshot
-        recorded = 0
-    systems = f"coalesce(systems, {study_systems})" if recorded else study_systems
+        columns = set()
+    systems = f"coalesce(systems, {study_systems})" if "systems" in columns else study_systems
+    rated = (
+        RATED_WHERE_DIFFERENT.format(rated="systems_rated", own=systems)
+        if "systems_rated" in columns
+        else "null"
+    )
     return (
         "select run_id, 'published' as status, "
         "date_trunc('second', published_at) as published_at, "
         "array_to_string(cast(study->'$.tickers' as varchar[]), ',') as tickers, "
         f"array_to_string({systems}, ',') as systems, "
+        f"array_to_string({rated}, ',') as rated, "
         "cast(study->>'$.start' as date) as study_start, cast(study->>'$.end' as date) as study_end "
         "from published_runs order by published_at desc"
     )

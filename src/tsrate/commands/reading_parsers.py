@@ -30,7 +30,14 @@ def add_reading_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers a
     systems.set_defaults(func=cmd_systems)
     studies = sub.add_parser("studies", help="list studies with their systems and last update")
     studies.set_defaults(func=cmd_studies)  # a read (the shared side of the lock)
-    runs = sub.add_parser("runs", help="list recorded runs")
+    runs = sub.add_parser(
+        "runs",
+        help="list recorded runs and what their publications rate",
+        description="List the recorded runs, newest first: status, times, tickers, the "
+        "run's own systems and, in column rated, what its publication rates where that "
+        "differs (the study's earlier imports it still rates, withdrawn systems left out; "
+        "empty otherwise or when not published).",
+    )
     runs.add_argument("--limit", type=int, default=1000, help="rows to print (default 1000)")
     runs.set_defaults(func=cmd_runs)
     status = sub.add_parser(

@@ -210,7 +210,10 @@ def _run_once(
 ) -> list[str]:
     command, env, cwd = _command(args, dbt_vars, warehouse, target_path, env_vars)
     started = time.perf_counter()
-    return _follow(_start(command, env, cwd), args, on_line, log_file, verbose, started)
+    file = Path(warehouse or warehouse_path()).resolve()  # the file the child opens
+    return _follow(
+        _start(command, env, cwd), args, on_line, log_file, verbose, started, warehouse=file
+    )
 
 
 #: profiles.yml's threads (default 2); 1 for a build dbt crashed in (:func:`again_on_one_thread`)
@@ -252,10 +255,12 @@ def _follow(
     verbose: bool,
     started: float,
     released: threading.Event | None = None,
+    warehouse: Path | None = None,
 ) -> list[str]:
     """Stream a started dbt child's lines (see :func:`run_dbt`) until it exits;
     ``released`` is set when the child says it closed its read-write handle on the
-    warehouse (:data:`tsrate.platform.dbt_child.RELEASED`)."""
+    warehouse (:data:`tsrate.platform.dbt_child.RELEASED`); ``warehouse``: the file it
+    opens, named when another process holds it and DuckDB's words do not name it."""
     say = on_line or log.info
     marker = f"{SUMMARY} {RELEASED}"
     hook = dbt_line_hook()  # tests only (tsrate.platform.stages); None otherwise
@@ -311,8 +316,11 @@ def _follow(
     if code != 0 and locked:
         from tsrate.platform.warehouse import in_use_message
 
-        file = _LOCKED_FILE.search(locked)
-        raise WarehouseInUse(in_use_message(file.group(1) if file else "", locked))
+        named = _LOCKED_FILE.search(locked)
+        file: Path | str = Path(named.group(1)) if named else (warehouse or "")
+        if named and not file.is_absolute() and warehouse is not None:
+            file = warehouse.parent / file  # the child runs in the warehouse's folder
+        raise WarehouseInUse(in_use_message(file, locked))
     if code != 0:
         summary = [line[len(SUMMARY) :].strip() for line in lines if line.startswith(SUMMARY)]
         tail = "\n".join(summary[-20:] if summary else lines[-40:])
@@ -461,7 +469,9 @@ def build(
     if release_early:
         command, env, cwd = _command(args, None, warehouse, target_path, again)
         process = _start(command, env, cwd)
-        return _follow_until_released(process, args, on_line, log_file, verbose, str(warehouse))
+        return _follow_until_released(
+            process, args, on_line, log_file, verbose, str(warehouse), warehouse
+        )
     return _run_once(args, None, warehouse, on_line, target_path, again, log_file, verbose)
 
 
@@ -491,13 +501,16 @@ def _build_once(
         else:
             if release_early:
                 return _follow_until_released(
-                    process, args, on_line, log_file, verbose, str(warehouse)
+                    process, args, on_line, log_file, verbose, str(warehouse), warehouse
                 )
-            return _follow(process, args, on_line, log_file, verbose, time.perf_counter())
+            started = time.perf_counter()
+            return _follow(process, args, on_line, log_file, verbose, started, warehouse=warehouse)
     if release_early:
         command, env, cwd = _command(args, None, warehouse, target_path, env_vars)
         process = _start(command, env, cwd)
-        return _follow_until_released(process, args, on_line, log_file, verbose, str(warehouse))
+        return _follow_until_released(
+            process, args, on_line, log_file, verbose, str(warehouse), warehouse
+        )
     return _run_once(args, None, warehouse, on_line, target_path, env_vars, log_file, verbose)
 
 
@@ -508,6 +521,7 @@ def _follow_until_released(
     log_file: Path | None,
     verbose: bool,
     key: str,
+    warehouse: Path | None = None,
 ) -> list[str]:
     """Follow the child in a thread; return when it released the warehouse (its verdict
     is left to :func:`finish_build`) or when it ended without doing so (its error raised)."""
@@ -522,7 +536,7 @@ def _follow_until_released(
     def follow() -> None:
         try:
             outcome["lines"] = context.run(
-                _follow, process, args, on_line, log_file, verbose, started, released
+                _follow, process, args, on_line, log_file, verbose, started, released, warehouse
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             outcome["error"] = exc

@@ -43,17 +43,24 @@ _LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
 
 def in_use_message(path: str | Path, duckdb_message: str) -> str:
     """The one line for a warehouse whose lock another process holds, from DuckDB's
-    ``Could not set lock`` message (its PID kept). DuckDB lets no process in beside one that
-    writes, nor write beside one that reads: the holder may be a tsrate run or a reader (a
-    BI tool, a notebook) opened on the live file, where it belongs on the published snapshot."""
+    ``Could not set lock`` message (its PID kept); ``path``: the file, or '' when neither
+    DuckDB's words nor the caller name one (then "the warehouse file"). DuckDB lets no
+    process in beside one that writes, nor write beside one that reads: the holder may be a
+    tsrate run or a reader (a BI tool, a notebook) opened on the live file, where it belongs
+    on the published snapshot."""
     found = _LOCK_HOLDER.search(duckdb_message)
     holder = f"another process (PID {found.group(1)})" if found else "another process"
-    snapshot = published_path(Path(path))
+    if str(path) not in ("", "."):  # Path("") reads "."
+        warehouse, snapshot = f"the warehouse {path}", f"{published_path(Path(path))} "
+    else:  # DuckDB's words named no file, and the caller knew none
+        warehouse = "the warehouse file"
+        override = os.environ.get("TSRATE_PUBLISHED")
+        snapshot = f"{override} " if override else "(published/ beside the warehouse) "
     return (
-        f"the warehouse {path} is in use by {holder}: a tsrate command writing it, or a "
+        f"{warehouse} is in use by {holder}: a tsrate command writing it, or a "
         "reader opened on the live file (DuckDB lets no process write while another has it "
         f"open); wait for it to finish (hint: readers should open the published snapshot "
-        f"{snapshot} read-only, or use `tsrate query`)"
+        f"{snapshot}read-only, or use `tsrate query`)"
     )
 
 

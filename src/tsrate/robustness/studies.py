@@ -140,6 +140,31 @@ def _default_name(definition: Mapping[str, Any], study_id: str) -> str:
     return f"study-{study_id[:8]}"
 
 
+def _free_default_name(
+    con: duckdb.DuckDBPyConnection, definition: Mapping[str, Any], study_id: str
+) -> str:
+    """:func:`_default_name`, or ``study-<id8>`` when another study has that name."""
+    name = _default_name(definition, study_id)
+    if con.execute("select 1 from raw.studies where study_name = ?", [name]).fetchone():
+        name = f"study-{study_id[:8]}"
+    return name
+
+
+def study_name(
+    con: duckdb.DuckDBPyConnection, study: Study, companies: pd.DataFrame | None
+) -> tuple[str, str]:
+    """(name, id) of ``study`` as ``tsrate studies`` shows it: its stored name, or for a study
+    this warehouse has not stored yet the name :func:`register_study` would give it."""
+    definition = study_definition(study, companies)
+    study_id = study_id_of(definition)
+    if not _has_table(con, "studies"):
+        return _default_name(definition, study_id), study_id
+    known = con.execute(
+        "select study_name from raw.studies where study_id = ?", [study_id]
+    ).fetchone()
+    return (known[0] if known else _free_default_name(con, definition, study_id)), study_id
+
+
 def register_study(
     con: duckdb.DuckDBPyConnection,
     study: Study,
@@ -174,9 +199,7 @@ def register_study(
                 "update raw.studies set study_name = ? where study_id = ?", [name, study_id]
             )
         return study_id
-    name = name or _default_name(definition, study_id)
-    if con.execute("select 1 from raw.studies where study_name = ?", [name]).fetchone():
-        name = f"study-{study_id[:8]}"
+    name = name or _free_default_name(con, definition, study_id)
     con.execute(
         "insert into raw.studies values ($id, $name, $definition, $tickers, $start, $end, "
         "$n, $d, $stride, $phase, $perturbations, $companies, $source, now()::timestamp)",

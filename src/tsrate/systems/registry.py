@@ -18,6 +18,7 @@ from tsrate import TsrateError
 from tsrate.config import Study, load_companies, project_dir
 from tsrate.systems.base import Availability, ForecastSystem
 from tsrate.systems.registered import from_environment, seed_row
+from tsrate.systems.training_statement import training_corpus_problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +39,11 @@ def load_systems_seed(path: Path | None = None) -> pd.DataFrame:
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     if frame["system_id"].duplicated().any():
         raise TsrateError(f"{path}: duplicate system_id values")
+    if "training_corpus" in frame:  # read as an import's --metadata training_corpus is
+        for system_id, corpus in zip(frame["system_id"], frame["training_corpus"], strict=True):
+            problem = training_corpus_problem(corpus)
+            if problem:
+                raise TsrateError(f"{path}: system {system_id!r}: {problem}")
     if project_seed:
         known = set(frame["system_id"])
         extra = [seed_row(r) for i, r in from_environment().items() if i not in known]

@@ -26,6 +26,7 @@ from tsrate.config import Study
 from tsrate.inputs.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
 from tsrate.platform.raw_schema import IMPORTED_SYSTEMS_DDL
 from tsrate.platform.warehouse import transaction
+from tsrate.systems.training_statement import training_corpus_problem
 
 #: The columns of the systems seed a registration may set (``system_id`` is ``--system``;
 #: ``implementation`` is always empty: tsrate rates the imported predictions;
@@ -296,6 +297,9 @@ def system_metadata(
     row["accepted_perturbations"] = " ".join(sorted(set(accepted), key=accepted.index))
     corpus = values["training_corpus"]
     row["training_corpus"] = None if corpus is None else str(corpus)
+    malformed = training_corpus_problem(row["training_corpus"])  # as the seed's is read
+    if malformed:
+        problems.append(malformed)
     row["training_cutoff"] = training_cutoff(values["training_cutoff"], problems)
     if problems:
         raise TsrateError(
@@ -306,8 +310,9 @@ def system_metadata(
 
 def training_cutoff(value: Any, problems: list[str]) -> dt.date | None:
     """``value`` (a ``YYYY-MM-DD`` text, or the date YAML reads from one) as a date, or None
-    when not given; a value that is not a real ISO date, or a day after today, is added to
-    ``problems`` (the last day in a model's training data cannot be in the future)."""
+    when not given; a value that is not a real ISO date, or a day after today (in UTC, as
+    the runs' times are), is added to ``problems`` (the last day in a model's training data
+    cannot be in the future)."""
     if value is None:
         return None
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
@@ -324,10 +329,10 @@ def training_cutoff(value: Any, problems: list[str]) -> dt.date | None:
                 "model's training data as YYYY-MM-DD (e.g. 2024-08-31)"
             )
             return None
-    today = dt.date.today()
+    today = dt.datetime.now(dt.UTC).date()  # UTC: the day the runs' ids and times use
     if day > today:
         problems.append(
-            f"training_cutoff {day.isoformat()} is after today ({today.isoformat()}): "
+            f"training_cutoff {day.isoformat()} is after today ({today.isoformat()}, UTC): "
             "give the last day in the model's training data, YYYY-MM-DD, today or earlier"
         )
         return None

@@ -1,10 +1,11 @@
-"""Whether ``tsrate import-predictions --manifest`` would switch the warehouse to another study.
+"""Whether an import would switch the warehouse to another study: ``tsrate
+import-predictions --manifest`` (the manifest's study) or ``tsrate import`` (its study flags').
 
-An import rates its study and publishes it: a manifest of a study this warehouse never ran
-(a typo in the export folder, another warehouse's export) would forecast that study's
-baselines (minutes) and publish it over the study the snapshot holds. :func:`check_study_switch`
-refuses such a manifest up front, naming both studies, unless the user opts in
-(``--switch-study``); then it says first what the import will compute and publish. A manifest
+An import rates its study and publishes it: a study this warehouse never ran (a typo in the
+export folder or in a flag, another warehouse's export) would forecast that study's baselines
+(minutes) and publish it over the study the snapshot holds. :func:`check_study_switch`
+refuses such an import up front, naming both studies, unless the user opts in
+(``--switch-study``); then it says first what the import will compute and publish. An import
 of the study the warehouse holds, or of any study it has a run of, is imported as before.
 """
 
@@ -18,7 +19,7 @@ from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.robustness.blackbox.validation import shortened
 from tsrate.robustness.companies import study_companies
-from tsrate.robustness.studies import current_study_id, study_definition, study_id_of
+from tsrate.robustness.studies import current_study_id, study_name
 
 
 def _has_run_studies(con: duckdb.DuckDBPyConnection) -> bool:
@@ -55,6 +56,20 @@ def _describe(tickers: list[str], start: object, end: object) -> str:
     return f"{count} {shortened(sorted(tickers))}; {start} to {end}"
 
 
+#: Where the import's study comes from: how the refusal names it, and what to check first.
+ORIGINS = {
+    "manifest": (
+        "the manifest's study",
+        "check the --manifest folder: `tsrate export-inputs` exports this warehouse's study",
+    ),
+    "flags": (
+        "the study of the flags",
+        "check the study flags (--tickers, --start, --end, ...; without them: the vars' "
+        "study): `tsrate studies` lists this warehouse's studies",
+    ),
+}
+
+
 def check_study_switch(
     con: duckdb.DuckDBPyConnection,
     study: Study,
@@ -63,15 +78,17 @@ def check_study_switch(
     switch: bool,
     with_baselines: bool,
     build: bool,
+    origin: str = "manifest",
 ) -> str:
-    """'' when the manifest's ``study`` is the study the warehouse holds (``snapshot``'s, else
-    the newest run's with complete forecasts), has a run here, or the warehouse holds none
-    yet. Otherwise a one-line :class:`TsrateError` naming both studies, or with ``switch``
-    the line to print first: what the import will compute (``with_baselines``) and publish
-    (``build``)."""
+    """'' when the import's ``study`` (its manifest's or its study flags', ``origin``) is the
+    study the warehouse holds (``snapshot``'s, else the newest run's with complete
+    forecasts), has a run here, or the warehouse holds none yet. Otherwise a one-line
+    :class:`TsrateError` naming both studies as ``tsrate studies`` does (name and id), or
+    with ``switch`` the line to print first: what the import will compute
+    (``with_baselines``) and publish (``build``)."""
     if not _has_run_studies(con):
         return ""
-    study_id = study_id_of(study_definition(study, study_companies(con)))
+    name, study_id = study_name(con, study, study_companies(con))
     ran = con.execute("select count(*) from raw.runs where study_id = ?", [study_id]).fetchone()
     held = _held_study(con, snapshot)
     if ran[0] or held is None or held == study_id:
@@ -82,9 +99,9 @@ def check_study_switch(
     ).fetchone()
     held_name, held_text = (row[0], _describe(list(row[1]), row[2], row[3])) if row else (held, "")
     described = _describe(list(study.tickers), study.start, study.end)
-    theirs = f"the manifest's study {study_id[:8]} ({described})"
-    named = "" if held[:8] in held_name else f"{held[:8]}; "
-    ours = f"study {held_name} ({named}{held_text})" if held_text else f"study {held_name}"
+    label, check = ORIGINS[origin]
+    theirs = f"{label} {name} ({study_id}; {described})"
+    ours = f"study {held_name} ({held}; {held_text})" if held_text else f"study {held_name}"
     work = (
         f"forecast its baselines ({', '.join(study.systems)} on {described.split(';')[0]} × "
         f"{len(study.perturbations)} perturbations: minutes) beside the file"
@@ -101,10 +118,7 @@ def check_study_switch(
             f"{theirs} is not this warehouse's {ours} and has no run here: this import would "
             f"{work}; {then}"
         )
-        error.hint = (
-            "check the --manifest folder: `tsrate export-inputs` exports this warehouse's "
-            "study; --switch-study rates and publishes that study here"
-        )
+        error.hint = f"{check}; --switch-study rates and publishes that study here"
         raise error
     return (
         f"--switch-study: {theirs} is new to this warehouse (it holds {ours}): this import "
