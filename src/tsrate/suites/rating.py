@@ -7,8 +7,8 @@ SQL users read as ``seeds.suite_rating_specs``. :func:`rate_scores` rates every 
 (e.g. suite run x metric x task) with :func:`tsrate.methods.ratings.ratings_frame` on ``levels``
 levels and returns the key columns, the system column and every column ``ratings_frame``
 returns (raw_score, rating, rating_levels, higher_is_better, rank, ...), whatever their
-number. Non-finite scores (undefined metrics) are left out before rating (
-:func:`rating_table` lists them, not rated, with the reason); a metric the spec does not
+number. Non-finite scores (undefined metrics) are left out before rating, and
+:func:`rating_table` lists them, not rated, with the reason; a metric the spec does not
 list is an error.
 """
 
