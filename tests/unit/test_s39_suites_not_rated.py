@@ -13,6 +13,7 @@ import re
 import duckdb
 import numpy as np
 import pandas as pd
+import pytest
 
 from tsrate.suites import rating as kit
 from tsrate.suites.interpretability import marts as interp_marts
@@ -208,3 +209,9 @@ def test_the_understanding_report_lists_an_undefined_score(tmp_path):
     listed = re.search(r'<section id="not-rated">.*?</section>', page, re.S).group(0)
     assert "<code>c</code>" in listed
     assert und_marts.UNDEFINED_EVERYWHERE in listed
+
+
+def test_an_undefined_score_of_a_metric_without_a_spec_is_the_same_error():
+    scores = forecast_errors({"a": np.nan}).assign(metric="unknown")
+    with pytest.raises(kit.RatingSpecError, match="no rating direction for metrics"):
+        kit.rating_table(scores, "reasoning", KEYS, "system_id", 3)

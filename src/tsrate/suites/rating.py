@@ -67,6 +67,18 @@ def _accepts_ideal() -> bool:
     return "ideal" in inspect.signature(ratings_frame).parameters
 
 
+def _spec_for(scores: pd.DataFrame, suite: str, specs: pd.DataFrame | None) -> pd.DataFrame:
+    """:func:`suite_spec`, checked to hold every metric of ``scores``."""
+    spec = suite_spec(suite, specs)
+    unknown = sorted(set(scores["metric"]) - set(spec.index))
+    if unknown:
+        raise RatingSpecError(
+            f"suite {suite!r} has no rating direction for metrics {unknown}: add them to "
+            "seeds/suite_rating_specs.csv (metric, higher_is_better, ideal)"
+        )
+    return spec
+
+
 def rate_scores(
     scores: pd.DataFrame,
     suite: str,
@@ -86,13 +98,7 @@ def rate_scores(
     missing = needed - set(scores.columns)
     if missing:
         raise RatingSpecError(f"scores to rate lack columns {sorted(missing)}")
-    spec = suite_spec(suite, specs)
-    unknown = sorted(set(scores["metric"]) - set(spec.index))
-    if unknown:
-        raise RatingSpecError(
-            f"suite {suite!r} has no rating direction for metrics {unknown}: add them to "
-            "seeds/suite_rating_specs.csv (metric, higher_is_better, ideal)"
-        )
+    spec = _spec_for(scores, suite, specs)
     frame = scores[[*keys, "metric", system, "raw_score"]].copy()
     frame["raw_score"] = pd.to_numeric(frame["raw_score"], errors="coerce").astype(float)
     frame = frame[np.isfinite(frame["raw_score"].to_numpy())]
@@ -219,7 +225,7 @@ def rating_table(
     if unrated.empty:
         return rated
     order = list(keys) if "metric" in keys else [*keys, "metric"]
-    directions = suite_spec(suite, specs)["higher_is_better"]
+    directions = _spec_for(unrated, suite, specs)["higher_is_better"]
     extra = pd.DataFrame(
         {
             **{k: unrated[k].to_numpy() for k in order},
