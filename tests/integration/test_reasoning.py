@@ -23,6 +23,7 @@ from tsrate.platform import dbt_runner as dbt
 from tsrate.platform.warehouse import connect
 from tsrate.suites import SUITES
 from tsrate.suites.reasoning.dataset import DatasetError
+from tsrate.suites.reasoning.marts import NO_GAP_EVIDENCE
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
 
 pytestmark = pytest.mark.slow
@@ -462,8 +463,15 @@ def test_a_language_model_answering_garbage_ranks_last(
     assert_ratings_never_mislead(read(warehouse, "select * from marts.rsn_rating_stability"), GROUP)
     attempted = ratings[ratings["system_id"] == "qa_llm"]
     assert {"accuracy", "mae", "mse"} <= set(attempted["metric"])
+    # no usable answer: no series_gap, listed not rated with why (never silently missing)
+    gaps = attempted[attempted["metric"] == "series_gap"]
+    assert len(gaps) == len(tasks[tasks["task"].str.startswith("qa_")]) > 0
+    assert gaps["raw_score"].isna().all() and gaps["rating"].isna().all()
+    assert (gaps["rating_reason"] == f"not rated: {NO_GAP_EVIDENCE}").all()
+    rated_together = ratings[ratings["metric"] == "series_gap"].groupby("task")["rank"].count()
+    assert (gaps["n_systems"].to_numpy() == rated_together[gaps["task"]].to_numpy()).all()
     for (metric, task), block in ratings.groupby(["metric", "task"]):
-        mine = block[block["system_id"] == "qa_llm"]
+        mine = block[(block["system_id"] == "qa_llm") & block["raw_score"].notna()]
         if mine.empty:
             continue
         others = block[block["system_id"] != "qa_llm"]
@@ -479,3 +487,5 @@ def test_a_language_model_answering_garbage_ranks_last(
         )["n"][0]
     )
     assert n_unusable > 0 and f"qa_llm: {n_unusable} of" in report
+    listed = re.search(r'<section id="not-rated">.*?</section>', report, re.S).group(0)
+    assert "<code>qa_llm</code>" in listed and NO_GAP_EVIDENCE in listed

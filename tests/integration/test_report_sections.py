@@ -185,7 +185,8 @@ def test_every_rating_shows_its_stability_and_the_shaky_ones_are_counted(reporte
     shaky = int((at_rating["share"] < SHAKY_SHARE).sum())
     assert html.count('class="share shaky"') == shaky
     plain = re.sub(r"<[^>]+>", "", html)
-    assert f"{shaky} of {n_ratings} ratings are shaky" in plain
+    noun = "rating" if n_ratings == 1 else "ratings"
+    assert f"{shaky} of {n_ratings} {noun} {'is' if shaky == 1 else 'are'} shaky" in plain
 
 
 # ----------------------------------------------------------------------------- browser

@@ -149,11 +149,13 @@ def test_rating_table_uses_tsrate_ratings_per_metric_and_variant():
     assert rated.loc[("test_mse", "darnn"), "rating"] == 2
     assert rated.loc[("test_mse", "tcdf"), "rating"] == 3
     # a lone margin: the margin has no fixed ideal (seed), so no rating, and the reason
-    # says so; the undefined one is not rated
+    # says so; the undefined one is listed, not rated, with the reason
     lone = rated.loc[("beta_spearman_margin", "imv_tensor")]
     assert pd.isna(lone["rating"]) and lone["rating_reason"] == REASON_LONE_NO_IDEAL
     assert bool(lone["higher_is_better"])
-    assert ("beta_spearman_margin", "tcdf") not in rated.index
+    undefined = rated.loc[("beta_spearman_margin", "tcdf")]
+    assert pd.isna(undefined["rating"]) and pd.isna(undefined["raw_score"])
+    assert undefined["rating_reason"].startswith("not rated: ")
     assert rating_table(scores.iloc[0:0], 3).empty
     with pytest.raises(ValueError, match="no rating direction"):
         rating_table(scores.assign(metric="unknown"), 3)

@@ -86,7 +86,7 @@ def test_every_rating_shows_its_share_and_interval_and_shaky_ones_are_flagged():
     assert html.count('class="share shaky"') == 1  # 0.55 only; 0.6 is not shaky
     assert html.count("⚠</span>") == 1
     plain = re.sub(r"<[^>]+>", "", html)
-    assert f"1 of {len(data.ratings)} ratings are shaky" in plain
+    assert f"1 of {len(data.ratings)} ratings is shaky" in plain
     assert "bad · SMAPE · P1" not in plain  # shown in place, not as a list
     assert "55 % ⚠" in plain
 

@@ -80,7 +80,7 @@ def test_verdict_names_systems_that_tie_together():
     # the firmness counts both leaders' ratings, each named
     n = int((tied.ratings["system_id"] == "good").sum())
     assert (
-        f"How firm: 1 of the leaders' {2 * n} ratings are shaky (good 0 of {n}, twin 1 of {n};"
+        f"How firm: 1 of the leaders' {2 * n} ratings is shaky (good 0 of {n}, twin 1 of {n};"
         in plain
     )
     laggards = _verdict_text(_with_twin(two_systems(), of="bad"))

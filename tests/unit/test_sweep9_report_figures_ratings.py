@@ -115,7 +115,7 @@ def test_the_tables_state_the_confidence_of_the_stability_mart():
     html = rt.rating_tables_section(data)
     assert "its 90% bootstrap interval" in html
     # one stability row (good, SMAPE, P1), share 0.5: shaky
-    assert "1 of 1</b> ratings are shaky" in html
+    assert "1 of 1</b> rating is shaky" in html
     assert "its 95% bootstrap interval" in rt.rating_tables_section(two_systems())
 
 

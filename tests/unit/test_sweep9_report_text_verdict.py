@@ -111,7 +111,7 @@ def test_the_verdict_breaks_a_tie_in_seed_order_and_names_both():
     assert "and mid the least (3.00): a gap of 2.00 rating levels." in text
     # 0.59 is under 60 %: shaky; exactly 0.6 and an unknown share are not
     assert (
-        f"How firm: 1 of the leaders' {2 * n} ratings are shaky (zeta 0 of {n}, alpha 1 of {n}; "
+        f"How firm: 1 of the leaders' {2 * n} ratings is shaky (zeta 0 of {n}, alpha 1 of {n}; "
         "under 60% of bootstrap resamples of the window dates give the published level), "
         f"and 2 of all {3 * n};" in text
     )

@@ -339,7 +339,7 @@ def test_verdict_of_a_lone_system_with_some_shares_unknown():
     assert 'data-derived="best_goodness" data-value="50.0">50 %' in html
     assert 'data-derived="leader_shaky" data-value="1.0"' in html
     assert 'data-derived="leader_ratings" data-value="2.0"' in html
-    assert "of solo's" in html and "ratings are shaky (under 60%" in html
+    assert "of solo's" in html and "ratings is shaky (under 60%" in html
     assert "How firm: unknown" not in html  # some shares are known
     assert 'data-derived="unknown_share" data-value="1.0"' in html  # the other is said apart
 

@@ -7,8 +7,9 @@ SQL users read as ``seeds.suite_rating_specs``. :func:`rate_scores` rates every 
 (e.g. suite run x metric x task) with :func:`tsrate.methods.ratings.ratings_frame` on ``levels``
 levels and returns the key columns, the system column and every column ``ratings_frame``
 returns (raw_score, rating, rating_levels, higher_is_better, rank, ...), whatever their
-number. Non-finite scores (undefined metrics) are left out before rating; a metric the
-spec does not list is an error.
+number. Non-finite scores (undefined metrics) are left out before rating, and
+:func:`rating_table` lists them, not rated, with the reason; a metric the spec does not
+list is an error.
 """
 
 from __future__ import annotations
@@ -66,6 +67,18 @@ def _accepts_ideal() -> bool:
     return "ideal" in inspect.signature(ratings_frame).parameters
 
 
+def _spec_for(scores: pd.DataFrame, suite: str, specs: pd.DataFrame | None) -> pd.DataFrame:
+    """:func:`suite_spec`, checked to hold every metric of ``scores``."""
+    spec = suite_spec(suite, specs)
+    unknown = sorted(set(scores["metric"]) - set(spec.index))
+    if unknown:
+        raise RatingSpecError(
+            f"suite {suite!r} has no rating direction for metrics {unknown}: add them to "
+            "seeds/suite_rating_specs.csv (metric, higher_is_better, ideal)"
+        )
+    return spec
+
+
 def rate_scores(
     scores: pd.DataFrame,
     suite: str,
@@ -85,13 +98,7 @@ def rate_scores(
     missing = needed - set(scores.columns)
     if missing:
         raise RatingSpecError(f"scores to rate lack columns {sorted(missing)}")
-    spec = suite_spec(suite, specs)
-    unknown = sorted(set(scores["metric"]) - set(spec.index))
-    if unknown:
-        raise RatingSpecError(
-            f"suite {suite!r} has no rating direction for metrics {unknown}: add them to "
-            "seeds/suite_rating_specs.csv (metric, higher_is_better, ideal)"
-        )
+    spec = _spec_for(scores, suite, specs)
     frame = scores[[*keys, "metric", system, "raw_score"]].copy()
     frame["raw_score"] = pd.to_numeric(frame["raw_score"], errors="coerce").astype(float)
     frame = frame[np.isfinite(frame["raw_score"].to_numpy())]
@@ -181,21 +188,44 @@ def rating_table(
 
     Rows of ``scores`` with a non-null ``unrated_reason`` (optional column; e.g. attention
     too close to uniform to rate) are not compared with the others: they come back with a
-    null rating and rank and that text as ``rating_reason`` (undefined scores left out),
-    sorted after the rated rows of their group. Without such rows this is
-    :func:`rate_scores` itself."""
+    null rating and rank and that text as ``rating_reason``. An undefined score (null, NaN
+    or infinite) is never silently dropped: like the core's ``ratings`` it comes back with
+    a null raw score, rating and rank and a ``rating_reason`` "not rated: " + why (the
+    optional column ``undefined_reason``, else :func:`undefined_reason`), and is not
+    among the systems rated together. Both kinds sort after the rated rows of their group.
+    Without such rows this is :func:`rate_scores` itself."""
     held = (
         scores["unrated_reason"].notna()
         if "unrated_reason" in scores.columns
         else pd.Series(False, index=scores.index)
     )
-    rated = rate_scores(scores[~held], suite, keys, system, levels, specs)
-    unrated = scores[held]
-    unrated = unrated[np.isfinite(pd.to_numeric(unrated["raw_score"], errors="coerce"))]
+    value = pd.to_numeric(scores["raw_score"], errors="coerce").astype(float)
+    defined = pd.Series(np.isfinite(value.to_numpy()), index=scores.index)
+    rated = rate_scores(scores[~held & defined], suite, keys, system, levels, specs)
+    unrated = scores[held & defined]
+    unrated = unrated.assign(rating_reason=unrated.get("unrated_reason"))
+    undefined = scores[~defined]
+    if not undefined.empty:
+        given = (
+            undefined["undefined_reason"]
+            if "undefined_reason" in undefined.columns
+            else pd.Series(None, index=undefined.index, dtype=object)
+        )
+        why = [
+            str(text) if text is not None and not pd.isna(text) else undefined_reason(v)
+            for text, v in zip(given, value[~defined], strict=True)
+        ]
+        unrated = pd.concat(
+            [
+                unrated,
+                undefined.assign(raw_score=np.nan, rating_reason=[f"not rated: {w}" for w in why]),
+            ],
+            ignore_index=True,
+        )
     if unrated.empty:
         return rated
     order = list(keys) if "metric" in keys else [*keys, "metric"]
-    directions = suite_spec(suite, specs)["higher_is_better"]
+    directions = _spec_for(unrated, suite, specs)["higher_is_better"]
     extra = pd.DataFrame(
         {
             **{k: unrated[k].to_numpy() for k in order},
@@ -205,7 +235,7 @@ def rating_table(
             "rating_levels": int(levels),
             "higher_is_better": [bool(directions[m]) for m in unrated["metric"]],
             "rank": pd.array([None] * len(unrated), dtype="Int64"),
-            "rating_reason": unrated["unrated_reason"].to_numpy(dtype=object),
+            "rating_reason": unrated["rating_reason"].to_numpy(dtype=object),
         }
     )
     extra = extra[[c for c in rated.columns if c in extra.columns]]
@@ -213,6 +243,15 @@ def rating_table(
     return out.sort_values([*order, "rank", system], na_position="last", kind="stable")[
         rated.columns
     ].reset_index(drop=True)
+
+
+def undefined_reason(value: float) -> str:
+    """Why an undefined score ``value`` is not rated, worded as the core's ``unrated_reason``
+    macro. A null score read from a warehouse arrives in pandas as NaN, so null and NaN
+    share one reason; an infinite score has its own."""
+    if value is None or pd.isna(value):
+        return "the score is undefined (null or NaN), so it cannot be compared with the others"
+    return f"the score is infinite ({value}), so it cannot be compared with the others"
 
 
 def metric_rule(spec: pd.DataFrame, metric: str) -> tuple[float | None, bool, float | None]:

@@ -95,7 +95,25 @@ RATING_COLUMNS = frozenset(
 
 def comparable(ratings: pd.DataFrame, system: str = "system_id") -> tuple[pd.DataFrame, str]:
     """The rated scores a verdict may compare systems on, and a sentence saying what it left
-    out ("" when every system is rated on the same scores).
+    out ("" when every system is rated on the same scores): :func:`compared_once` with
+    every score counted, repeats included."""
+    frame, left_out, _ = _compared(ratings, system, once=False)
+    return frame, left_out
+
+
+def compared_once(
+    ratings: pd.DataFrame, system: str = "system_id"
+) -> tuple[pd.DataFrame, str, str]:
+    """:func:`comparable`, then :func:`without_repeats` on the scores it keeps: the compared
+    frame, the sentence saying what was left out, and the clause naming each repeat dropped
+    ("" when none). The sentence's counts ("the 2 of the 6 scores") leave the dropped
+    repeats out, as the verdict's count of rated scores does, and name them."""
+    return _compared(ratings, system, once=True)
+
+
+def _compared(ratings: pd.DataFrame, system: str, once: bool) -> tuple[pd.DataFrame, str, str]:
+    """The rated scores a verdict may compare systems on (with ``once``, each once), the
+    sentence saying what it left out and the repeats clause.
 
     A mean goodness over different scores ranks nothing (a forecaster rated on the
     forecasting scores only against an answerer rated on the choice tasks only), so: every
@@ -106,20 +124,40 @@ def comparable(ratings: pd.DataFrame, system: str = "system_id") -> tuple[pd.Dat
     frame = ratings.assign(goodness=goodness(ratings)).dropna(subset=["goodness"])
     keys = [c for c in frame.columns if c != system and c not in RATING_COLUMNS]
     if frame.empty or not keys:
-        return frame, ""
+        return _once(frame, "", system, once)
     score = pd.Series(
         list(zip(*(frame[k].astype(str) for k in keys), strict=True)), index=frame.index
     )
     covered = score.groupby(frame[system]).agg(frozenset)
     union = frozenset(score)
     if (covered == union).all():
-        return frame, ""
+        return _once(frame, "", system, once)
+
+    def repeats_of(kept: pd.DataFrame) -> tuple[pd.DataFrame, frozenset, str, str]:
+        """The compared rows less the repeats (with ``once``), the dropped scores, the
+        repeats clause and the words naming them in the sentence."""
+        if not once:
+            return kept, frozenset(), "", ""
+        left, repeats = _drop_repeats(kept, system)
+        dropped = frozenset(score[kept.index]) - frozenset(score[left.index])
+        if not dropped:
+            return left, dropped, "", ""
+        names = ", ".join(f"<code>{esc(n)}</code>" for n in repeats)
+        said = "a repeat" if len(repeats) == 1 else "repeats"
+        return left, dropped, _repeats_clause(repeats), f"not counting {names}, {said}; "
+
     counts = ", ".join(f"{esc(name)} {len(on)}" for name, on in covered.items())
     shared = frozenset.intersection(*covered)
     if shared:
-        return frame[score.isin(shared)], (
-            f" Compared on the {len(shared)} scores every system is rated on, of {len(union)} "
-            f"in all (rated scores: {counts})."
+        kept, dropped, repeated, words = repeats_of(frame[score.isin(shared)])
+        counts = ", ".join(f"{esc(name)} {len(on - dropped)}" for name, on in covered.items())
+        return (
+            kept,
+            (
+                f" Compared on the {len(shared - dropped)} scores every system is rated on, of "
+                f"{len(union - dropped)} in all ({words}rated scores: {counts})."
+            ),
+            repeated,
         )
     groups = {frozenset(covered.index[[key in on for on in covered]]) for key in union}
 
@@ -128,18 +166,36 @@ def comparable(ratings: pd.DataFrame, system: str = "system_id") -> tuple[pd.Dat
 
     group = min(groups, key=lambda g: (-len(g), -len(among(g)), sorted(g)))
     if len(group) < 2:
-        return frame.iloc[:0], (
-            f"No score is rated for two systems (rated scores: {counts}): a mean goodness "
-            "over different scores ranks nothing, so no best or worst is named; the summary "
-            "table gives each system's own."
+        return (
+            frame.iloc[:0],
+            (
+                f"No score is rated for two systems (rated scores: {counts}): a mean goodness "
+                "over different scores ranks nothing, so no best or worst is named; the summary "
+                "table gives each system's own."
+            ),
+            "",
         )
     on = among(group)
     others = sorted(set(covered.index) - group)
-    return frame[frame[system].isin(group) & score.isin(on)], (
-        f" Compared on the {len(on)} of the {len(union)} scores that these {len(group)} "
-        f"systems share; not compared: {named(others)}, rated on other scores (rated "
-        f"scores: {counts})."
+    kept, dropped, repeated, words = repeats_of(frame[frame[system].isin(group) & score.isin(on)])
+    counts = ", ".join(f"{esc(name)} {len(on_ - dropped)}" for name, on_ in covered.items())
+    return (
+        kept,
+        (
+            f" Compared on the {len(on - dropped)} of the {len(union - dropped)} scores that "
+            f"these {len(group)} systems share; not compared: {named(others)}, rated on other "
+            f"scores ({words}rated scores: {counts})."
+        ),
+        repeated,
     )
+
+
+def _once(frame: pd.DataFrame, left_out: str, system: str, once: bool):
+    """``frame``, ``left_out`` and, with ``once``, ``frame`` less its repeats and the clause."""
+    if not once:
+        return frame, left_out, ""
+    kept, repeated = without_repeats(frame, system)
+    return kept, left_out, repeated
 
 
 def _score_labels(frame: pd.DataFrame, system: str) -> pd.Series:
@@ -170,10 +226,28 @@ def without_repeats(frame: pd.DataFrame, system: str = "system_id") -> tuple[pd.
     systems, or scores at their bounds (accuracies of 1 and 0 on two tasks), agree by
     chance, and both are kept. Metrics are taken in the order of their names; the first
     of a repeated pair is kept."""
+    kept, repeats = _drop_repeats(frame, system)
+    return kept, _repeats_clause(repeats)
+
+
+def _repeats_clause(repeats: dict[str, str]) -> str:
+    """The clause naming each repeat left out and the score it equals ("" when none)."""
+    if not repeats:
+        return ""
+    said = "; ".join(
+        f"<code>{esc(name)}</code> left out: it equals <code>{esc(other)}</code>"
+        for name, other in repeats.items()
+    )
+    return f"; {said} for every system compared"
+
+
+def _drop_repeats(frame: pd.DataFrame, system: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """:func:`without_repeats`' frame and its repeats (each left-out score's label -> the
+    score it equals)."""
     if frame.empty or not {"raw_score", "metric"} <= set(frame.columns):
-        return frame, ""
+        return frame, {}
     if frame[system].nunique() < 2:
-        return frame, ""
+        return frame, {}
     label = _score_labels(frame, system)
     rest = [c for c in frame.columns if c not in RATING_COLUMNS and c not in (system, "metric")]
     group = frame[rest].astype(str).agg(" · ".join, axis=1) if rest else label.map(lambda _: "")
@@ -200,12 +274,8 @@ def without_repeats(frame: pd.DataFrame, system: str = "system_id") -> tuple[pd.
         else:
             kept.append(name)
     if not repeats:
-        return frame, ""
-    said = "; ".join(
-        f"<code>{esc(name)}</code> left out: it equals <code>{esc(other)}</code>"
-        for name, other in repeats.items()
-    )
-    return frame[~label.isin(list(repeats))], f"; {said} for every system compared"
+        return frame, {}
+    return frame[~label.isin(list(repeats))], repeats
 
 
 def _interval_overlap(frame: pd.DataFrame, first, last, system: str) -> int:
@@ -245,8 +315,7 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
     tail = f'</p><p class="source">Source: {source}.</p></section>'
     if ratings is None or ratings.empty or "rating" not in ratings:
         return head + "No rated scores in these marts yet." + tail
-    ratings, left_out = comparable(ratings, system)
-    ratings, repeated = without_repeats(ratings, system)
+    ratings, left_out, repeated = compared_once(ratings, system)
     scores = system_scores(ratings, system)
     if scores.empty:
         return head + (left_out or "No system has a rating yet (every rating is null).") + tail
@@ -307,7 +376,8 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
             each += "; "
         text += (
             f" How firm: {_derived('leader_shaky', k, str(k))} of {whose} "
-            f"{_derived('leader_ratings', n, str(n))} ratings are shaky ({each}under "
+            f"{_derived('leader_ratings', n, str(n))} {'rating' if n == 1 else 'ratings'} "
+            f"{'is' if k == 1 else 'are'} shaky ({each}under "
             f"{SHAKY_SHARE:.0%} of resamples give the published level), "
             f"{_derived('shaky', total, str(total))} of all {n_scores}."
         )
@@ -376,8 +446,7 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
         near = f" ({int(r.n_near_cut)} near the cut)" if r.n_near_cut else ""
         return f"{int(r.n_shaky)}" + (" ⚠" if r.n_shaky else "") + near
 
-    compared, left_out = comparable(ratings, system)
-    compared, repeated = without_repeats(compared, system)
+    compared, left_out, repeated = compared_once(ratings, system)
     if not left_out:
         # every system on the same scores: each score once, as the verdict counts them
         scores = system_scores(compared, system) if repeated else scores
@@ -427,6 +496,41 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
             + (f"; each score counted once{repeated}." if repeated else ".")
         )
     return _summary(header, rows, f'<p class="note">{note}</p>')
+
+
+#: how a suite's ratings mark a score left unrated for being undefined (the core's wording)
+NOT_RATED = "not rated:"
+
+
+def not_rated_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
+    """The scores not rated for being undefined (``rating_reason`` starting "not rated:"),
+    one row each: the score (its key columns), the system and the reason; "" when none.
+    They are neither in the verdict nor in the summary: a null score ranks nothing."""
+    if ratings is None or ratings.empty or "rating_reason" not in ratings:
+        return ""
+    reason = ratings["rating_reason"].astype("string")
+    rows = ratings[reason.str.startswith(NOT_RATED).fillna(False).to_numpy(dtype=bool)]
+    if rows.empty:
+        return ""
+    from tsrate.html.page import table
+
+    keys = [c for c in ratings.columns if c != system and c not in RATING_COLUMNS]
+    varying = [k for k in keys if ratings[k].astype(str).nunique() > 1] or keys
+    rows = rows.sort_values([*varying, system], kind="stable")
+    body = [
+        [*(esc(str(r[k])) for k in varying), f"<code>{esc(r[system])}</code>",
+         esc(r["rating_reason"])]
+        for _, r in rows.iterrows()
+    ]  # fmt: skip
+    return (
+        '<section id="not-rated"><h3>Not rated: undefined scores</h3>'
+        f"<p>{_derived('not_rated', len(rows), str(len(rows)))} "
+        f"{'score is' if len(rows) == 1 else 'scores are'} undefined (null or not a "
+        "number): listed with the reason, not compared with the others, and left out of "
+        "the verdict and the summary.</p>"
+        + table([esc(h) for h in (*varying, system, "rating_reason")], body, css="not-rated")
+        + "</section>"
+    )
 
 
 def _shared_ranks(means: list[float]) -> list[int]:

@@ -245,8 +245,10 @@ def rating_tables_section(data: ReportData) -> str:
             on=["metric", "perturbation_id", "system_id"],
         )
         shaky = judged[judged["share"].map(is_shaky)]
+        noun = "rating" if len(judged) == 1 else "ratings"
+        verb = "is" if len(shaky) == 1 else "are"
         parts.append(
-            f'<p class="stability-summary"><b>{len(shaky)} of {len(judged)}</b> ratings are '
+            f'<p class="stability-summary"><b>{len(shaky)} of {len(judged)}</b> {noun} {verb} '
             f"shaky (fewer than {SHAKY_SHARE:.0%} of resamples at the published rating); "
             "each is marked ⚠ in its cell" + ".</p>"
         )

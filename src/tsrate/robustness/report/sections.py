@@ -582,7 +582,9 @@ def verdict_section(data: ReportData) -> str:
                 each += "; "
             sentences.append(
                 f"How firm: {derived('leader_shaky', float(k), str(k))} of {whose} "
-                f"{derived('leader_ratings', float(n), str(n))} ratings are shaky ({each}under "
+                f"{derived('leader_ratings', float(n), str(n))} "
+                f"{'rating' if n == 1 else 'ratings'} {'is' if k == 1 else 'are'} shaky "
+                f"({each}under "
                 f"{SHAKY_SHARE:.0%} of bootstrap resamples of the window dates give the "
                 f"published level), and {derived('shaky', float(shaky), str(shaky))} of all "
                 f"{derived('ratings', float(total), str(total))}; ⚠ marks each one in the "

@@ -163,7 +163,15 @@ def rating_scores(
             prediction[keys].assign(metric="test_mse", raw_score=prediction["test_mse_mean"]),
             prediction[keys].assign(metric="test_mse_cv", raw_score=prediction["test_mse_cv"]),
             # correctness is rated as the margin over chance (source-permuted ground truth)
-            beta[keys].assign(metric=beta["measure"] + "_margin", raw_score=beta["mean_margin"]),
+            beta[keys].assign(
+                metric=beta["measure"] + "_margin",
+                raw_score=beta["mean_margin"],
+                **(
+                    {"undefined_reason": beta["undefined_reason"]}
+                    if "undefined_reason" in beta
+                    else {}
+                ),
+            ),
             beta_std[keys].assign(metric="beta_std", raw_score=beta_std["mean_std"]),
         ],
         ignore_index=True,
@@ -184,7 +192,8 @@ def rating_table(
     """Ratings per (suite run, metric, variant) by the kit's
     :func:`tsrate.suites.rating.rating_table` with the suite's rows of the rating specs
     (``specs``: default the seed file). ``scores``: suite_run_id, metric, variant_id,
-    model_id, raw_score and optionally unrated_reason. Undefined scores are left out; rows
+    model_id, raw_score and optionally unrated_reason / undefined_reason. Undefined scores
+    are listed, not rated (rating_reason "not rated: " + why); rows
     with an ``unrated_reason`` are not compared with the others and come back with a null
     rating and rank and that text as ``rating_reason``."""
     keys = ["suite_run_id", "metric", "variant_id"]

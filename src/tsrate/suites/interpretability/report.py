@@ -27,7 +27,7 @@ from tsrate.html.charts import chart_name, figure
 from tsrate.html.page import frame_table
 from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
 from tsrate.suites.publishing import check_snapshot, html_page, read_marts, write_html
-from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
+from tsrate.suites.verdict import floor_share, not_rated_html, summary_table_html, verdict_html
 
 #: a heatmap's cell side in pixels (smaller for large matrices)
 CELL = 22
@@ -274,6 +274,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             system="model_id",
         ),
         summary_table_html(ratings, system="model_id"),
+        not_rated_html(ratings, system="model_id"),
     ]
     if scores.empty:
         sections.append(

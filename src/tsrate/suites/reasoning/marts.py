@@ -266,11 +266,15 @@ def forecast_intervals(scored: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+#: why a null series_gap (no usable answer with or without the series) is not rated
+NO_GAP_EVIDENCE = "no usable answer with or without the series: no evidence of a gap to compare"
+
+
 def rating_scores(
     accuracy: pd.DataFrame, errors: pd.DataFrame, context: pd.DataFrame
 ) -> pd.DataFrame:
     """The long score table the suite rates (suite_run_id, system_id, metric, task,
-    raw_score, unrated_reason), from the marts rsn_task_accuracy (accuracy per choice task;
+    raw_score, unrated_reason, undefined_reason: why a series_gap may be undefined), from the marts rsn_task_accuracy (accuracy per choice task;
     series_gap per qa task), rsn_forecast_errors (mae, mse, crps per forecasting condition,
     task ``forecast_<condition>``) and rsn_context_effects (context_gain, task
     ``forecast``). A system that forecast fewer items of a condition than the most any
@@ -293,7 +297,12 @@ def rating_scores(
             accuracy[keys].assign(
                 metric="accuracy", task=accuracy["task"], raw_score=accuracy["accuracy"]
             ),
-            qa[keys].assign(metric="series_gap", task=qa["task"], raw_score=qa["series_gap"]),
+            qa[keys].assign(
+                metric="series_gap",
+                task=qa["task"],
+                raw_score=qa["series_gap"],
+                undefined_reason=NO_GAP_EVIDENCE,
+            ),
             errors[[*keys, "unrated_reason"]].assign(
                 metric="mae", task="forecast_" + errors["condition"], raw_score=errors["mae"]
             ),
@@ -315,7 +324,7 @@ def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Ratings per (suite run, metric, task). ``scores``: suite_run_id, metric, task,
-    system_id, raw_score (undefined scores are left out); ``specs``: the rating specs
+    system_id, raw_score (undefined scores listed, not rated); ``specs``: the rating specs
     (default: the seed file)."""
     return kit.rating_table(
         scores, "reasoning", ["suite_run_id", "metric", "task"], "system_id", levels, specs

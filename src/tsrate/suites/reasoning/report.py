@@ -17,7 +17,7 @@ from tsrate.html.charts import PALETTE, Point, Series, bar_chart, chart_name, fi
 from tsrate.html.page import details, frame_table
 from tsrate.suites.publishing import check_snapshot, html_page, read_marts, write_html
 from tsrate.suites.reasoning.tasks import FORECAST_CONTEXTS
-from tsrate.suites.verdict import floor_share, summary_table_html, verdict_html
+from tsrate.suites.verdict import floor_share, not_rated_html, summary_table_html, verdict_html
 
 #: the command that rebuilds the suite's marts in a warehouse (and publishes them)
 REBUILD = "tsrate suite reasoning build"
@@ -293,6 +293,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             "<code>marts.rsn_ratings</code>, <code>marts.rsn_rating_stability</code>",
         ),
         summary_table_html(judged),
+        not_rated_html(ratings),
     ]
     if tasks.empty and forecasts.empty:
         sections.append(
@@ -350,7 +351,8 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
             "95 %; error intervals: bootstrap 95 % over items.</p>"
         )
         keys = ["metric", "task", "system_id"]
-        ratings = data["ratings"][[*keys, "raw_score", "rating", "higher_is_better"]]
+        shown = [*keys, "raw_score", "rating", "higher_is_better", "rating_reason"]
+        ratings = data["ratings"][[c for c in shown if c in data["ratings"].columns]]
         stability = data.get("stability", pd.DataFrame())
         if not stability.empty:
             wanted = [c for c in ("ci_low", "ci_high", "share_at_rating") if c in stability]

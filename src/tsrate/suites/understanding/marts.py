@@ -394,12 +394,21 @@ def _detections_right(scored: pd.DataFrame) -> dict[tuple, bool]:
     return {key: bool(value) for key, value in grouped.all().items()}
 
 
+#: why a score undefined in every format (e.g. no answer it could be computed from) is
+#: not rated
+UNDEFINED_EVERYWHERE = (
+    "the score is undefined in every format, so it cannot be compared with the others"
+)
+
+
 def rating_table(
     scores: pd.DataFrame, levels: int, specs: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Ratings per (suite run, prompting, metric, feature) from und_scores (metrics:
-    RATED_METRICS; each the mean over formats, and over min and max for arithmetic; each
-    prompting style rated on its own); ``specs``: the rating specs (default: the seed file)."""
+    RATED_METRICS; each the mean over the formats where it is defined, and over min and
+    max for arithmetic; each prompting style rated on its own); ``specs``: the rating
+    specs (default: the seed file). A score defined in no format is listed, not rated
+    ("not rated: " + :data:`UNDEFINED_EVERYWHERE`)."""
     group = ["suite_run_id", "prompting", "feature", "system_id"]
     parts = [pd.DataFrame(columns=[*group, "raw_score", "metric"])]
     if "prompting" not in scores.columns:
@@ -409,9 +418,13 @@ def rating_table(
         if block.empty:
             continue
         values = pd.to_numeric(block[column], errors="coerce").astype(float)
-        frame = block[group].assign(raw_score=values)
-        frame = frame[np.isfinite(frame["raw_score"])]
+        # the mean over the formats where the score is defined; a group defined in none
+        # keeps its row (NaN), which the kit lists as not rated with the reason
+        frame = block[group].assign(raw_score=values.where(np.isfinite(values)))
         mean = frame.groupby(group, as_index=False)["raw_score"].mean()
+        mean = mean.assign(
+            undefined_reason=np.where(mean["raw_score"].isna(), UNDEFINED_EVERYWHERE, None)
+        )
         parts.append(mean.assign(metric=metric))
     frame = pd.concat([p for p in parts if not p.empty] or parts[:1], ignore_index=True)
     return kit.rating_table(

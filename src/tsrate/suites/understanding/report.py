@@ -48,7 +48,7 @@ from tsrate.suites.understanding.report_tables import (  # noqa: F401  (re-expor
     usable_table_html,
 )
 from tsrate.suites.understanding.snapshot import REBUILD, SnapshotReader
-from tsrate.suites.verdict import summary_table_html, verdict_html
+from tsrate.suites.verdict import not_rated_html, summary_table_html, verdict_html
 
 
 def write_report(warehouse: Path, output: Path) -> Path:
@@ -114,9 +114,12 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "group by all order by all",
             "und_length_curves",
         )
-        judged = read(  # share_mc_se came later: an older snapshot lacks it
+        # share_mc_se and the intervals came later: an older snapshot lacks them; the
+        # intervals let the verdict say when the best and worst do not separate
+        judged = read(
             "judged",
-            "select r.*, columns('^share_(at_rating|mc_se)$') from {und_ratings} r "
+            "select r.*, columns('^(share_(at_rating|mc_se)|ci_low|ci_high)$') "
+            "from {und_ratings} r "
             "left join {und_rating_stability} s "
             "using (suite_run_id, prompting, metric, feature, system_id)",
             "und_ratings",
@@ -166,6 +169,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "<code>marts.und_ratings</code>, <code>marts.und_rating_stability</code>",
         ),
         summary_table_html(judged),
+        not_rated_html(judged),
         against_chance,
         f"<p>Suite run: {html.escape(', '.join(suite_runs) or 'none')}. Charts: the csv "
         "format; scores on an absolute 0-1 scale (paper Figure 2).</p>",
