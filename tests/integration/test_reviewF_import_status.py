@@ -37,7 +37,9 @@ def warehouse(tmp_path, monkeypatch, dbt_target):
 
 def _import(warehouse, tmp_path) -> str:  # noqa: ANN001 - Paths
     """`tsrate import` of the external system's P0 predictions; the error it raised."""
-    argv = [*external_p0_import(warehouse, tmp_path), "--no-baselines"]
+    # --switch-study: the P0-only import is a study of its own beside the full run's (an
+    # import of a study the warehouse holds no run of is refused without it)
+    argv = [*external_p0_import(warehouse, tmp_path), "--no-baselines", "--switch-study"]
     args = cli.build_parser().parse_args(argv)
     with pytest.raises(TsrateError) as caught:
         args.func(args)
