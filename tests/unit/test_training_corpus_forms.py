@@ -48,10 +48,21 @@ def _seed_file(tmp_path, corpus: str):
 
 @pytest.mark.parametrize("corpus", GOOD)
 def test_the_allowed_forms_are_kept_by_an_import_and_read_from_the_seed(tmp_path, corpus):
-    row = system_metadata("mine", {"training_corpus": corpus}, ["P0"], "preds.csv")
-    assert row["training_corpus"] == corpus
     seed = load_systems_seed(_seed_file(tmp_path, corpus)).set_index("system_id")
     assert seed.loc["naive", "training_corpus"] == corpus
+    if corpus.startswith("exact: "):  # a seed system's checkpoint: refused on an import
+        return
+    row = system_metadata("mine", {"training_corpus": corpus}, ["P0"], "preds.csv")
+    assert row["training_corpus"] == corpus
+
+
+def test_an_import_cannot_claim_a_checkpoint_tsrate_trained():
+    with pytest.raises(TsrateError) as imported:
+        system_metadata("mine", {"training_corpus": GOOD[1]}, ["P0"], "preds.csv")
+    message = str(imported.value)
+    assert "\n" not in message and message.startswith("metadata of system 'mine' rejected")
+    assert "'exact: ...' means a checkpoint tsrate trained" in message
+    assert "'none: <why>'" in message
 
 
 @pytest.mark.parametrize("corpus", MALFORMED)

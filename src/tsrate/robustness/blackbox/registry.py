@@ -26,7 +26,7 @@ from tsrate.config import Study
 from tsrate.inputs.perturbations import IMAGE_PERTURBATIONS, PERTURBATIONS
 from tsrate.platform.raw_schema import IMPORTED_SYSTEMS_DDL
 from tsrate.platform.warehouse import transaction
-from tsrate.systems.training_statement import training_corpus_problem
+from tsrate.systems.training_statement import training_corpus_problem, training_prefix
 
 #: The columns of the systems seed a registration may set (``system_id`` is ``--system``;
 #: ``implementation`` is always empty: tsrate rates the imported predictions;
@@ -300,6 +300,12 @@ def system_metadata(
     malformed = training_corpus_problem(row["training_corpus"])  # as the seed's is read
     if malformed:
         problems.append(malformed)
+    elif training_prefix(row["training_corpus"]) == "exact":  # the seed's own systems only
+        problems.append(
+            "training_corpus 'exact: ...' means a checkpoint tsrate trained and registered, "
+            "which an imported system has not (its windows would all read unknown): state "
+            "its corpus in words, or 'none: <why>' if it trains on nothing"
+        )
     row["training_cutoff"] = training_cutoff(values["training_cutoff"], problems)
     if problems:
         raise TsrateError(
