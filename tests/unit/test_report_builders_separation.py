@@ -129,6 +129,24 @@ def test_systems_within_their_spread_are_marked_not_separable():
     )
 
 
+def test_a_row_whose_score_separates_no_system_says_so_once_not_in_every_cell():
+    from tsrate.robustness.report.render import rating_tables_section
+
+    data = _flagged_data()
+    ratings = data.ratings
+    flat = (ratings["metric"] == "wrs_company") & (ratings["perturbation_id"] == "P0")
+    ratings.loc[flat, "separable"] = False  # tied: the bootstrap cannot tell them apart
+    ratings.loc[flat, "separation_reason"] = "not separable from bad: tied in every resample"
+    html = rating_tables_section(data)
+    row = next(r for r in _rows(html) if "WRS company" in r and "<td>P0</td>" in r)
+    assert WRS_FLAT in row and "not-separable" not in row and "≈" not in row
+    spread = next(r for r in _rows(html) if "APE company" in r and "<td>P1</td>" in r)
+    assert spread.count("not-separable") == 2  # a row that separates systems keeps its ≈
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert "the difference (≈): 4;" in plain  # the mart's count, shown or not
+    assert "not repeated in a row marked ⊘" in plain
+
+
 def test_a_null_rating_shows_its_reason():
     from tsrate.robustness.report.render import rating_tables_section
 

@@ -118,10 +118,13 @@ def row_reason(block: Sequence, where: Mapping[str, object]) -> str:
     )
 
 
-def rating_notes(row, key: Mapping[str, object], shared: str | None = None) -> str:
+def rating_notes(
+    row, key: Mapping[str, object], shared: str | None = None, flat: bool = False
+) -> str:
     """Under a rating: its ``rating_reason`` (a null rating, or one given by the score's
     absolute value; only † when it is the reason ``shared`` by the whole row, said once by
-    :func:`row_reason`) and, when ``separable`` is false, its ``separation_reason``."""
+    :func:`row_reason`) and, when ``separable`` is false, its ``separation_reason``, unless
+    the row is ``flat`` (its score separates no system, said once by ⊘ at the row's end)."""
     notes = ""
     reason = text_html(getattr(row, "rating_reason", None))
     if reason and reason == shared:
@@ -131,7 +134,7 @@ def rating_notes(row, key: Mapping[str, object], shared: str | None = None) -> s
     elif reason:
         notes += "<br>" + flag_html("rating-reason", reason, "ratings", "rating_reason", key)
     separable = getattr(row, "separable", None)
-    if separable is not None and not pd.isna(separable) and not bool(separable):
+    if not flat and separable is not None and not pd.isna(separable) and not bool(separable):
         why = text_html(getattr(row, "separation_reason", None)) or "not separable"
         marks = provenance("ratings", "separable", key, 0.0)
         notes += '<br><span class="flag-mark">≈</span> ' + flag_html(
@@ -156,7 +159,11 @@ def _rating_level(row, key: Mapping[str, object]) -> str:
 
 
 def rating_cell(
-    data: ReportData, row, where: Mapping[str, object], shared: str | None = None
+    data: ReportData,
+    row,
+    where: Mapping[str, object],
+    shared: str | None = None,
+    flat: bool = False,
 ) -> str:
     """One rating: the level (coloured), the raw score, its bootstrap interval and the share
     of resamples at the published level, flagged ⚠ when shaky (< SHAKY_SHARE); then its
@@ -164,7 +171,7 @@ def rating_cell(
     system, why (:func:`rating_notes`)."""
     key = {**where, "system_id": row.system_id}
     cell = _rating_level(row, key)
-    notes = rating_notes(row, key, shared)
+    notes = rating_notes(row, key, shared, flat)
     stable = _stability_of(data, row.metric, row.perturbation_id, row.system_id)
     if stable is None:
         return (
@@ -228,7 +235,8 @@ def rating_tables_section(data: ReportData) -> str:
         "(<code>marts.ratings.separable</code>): for APE/PIE over several treatment draws, "
         "the scores differ by less than their spread over the draws; otherwise, the "
         f"{esc(confidence)} paired bootstrap interval of their difference (the same "
-        "resampled window dates for both) includes 0. A rating without a level (–) or "
+        "resampled window dates for both) includes 0 (not repeated in a row marked ⊘, whose "
+        "score separates no system). A rating without a level (–) or "
         "rated by its distance from the ideal value shows why "
         "(<code>marts.ratings.rating_reason</code>); a reason every system of a row shares "
         f"is said once, at the row's end, and each of its cells is marked {ROW_REASON_MARK}."
@@ -262,18 +270,19 @@ def rating_tables_section(data: ReportData) -> str:
                 where = {"run_id": data.run_id, "metric": metric, "perturbation_id": perturbation}
                 by_system = {row.system_id: row for row in block}
                 shared = shared_reason(block)
+                flag = separation_flag(data, metric, perturbation) if robust else ""
                 rows.append(
                     [
                         metric_label(metric, block),
                         esc(perturbation),
                         *[
-                            rating_cell(data, by_system[s], where, shared)
+                            rating_cell(data, by_system[s], where, shared, flat=bool(flag))
                             if s in by_system
                             else "–"
                             for s in systems
                         ],
                         f'<span class="order">{_partial_order(block)}</span>'
-                        + (separation_flag(data, metric, perturbation) if robust else "")
+                        + flag
                         + row_reason(block, where),
                     ]
                 )
@@ -419,6 +428,7 @@ def outcome_ratings_block(data: ReportData) -> str:
                 }
                 by_system = {row.system_id: row for row in block}
                 shared = shared_reason(block)
+                flag = separation_flag(data, metric, perturbation, outcome)
                 cells = []
                 for system in systems:
                     row = by_system.get(system)
@@ -426,14 +436,15 @@ def outcome_ratings_block(data: ReportData) -> str:
                         cells.append("–")
                         continue
                     key = {**where, "system_id": system}
-                    cells.append(_rating_level(row, key) + rating_notes(row, key, shared))
+                    notes = rating_notes(row, key, shared, flat=bool(flag))
+                    cells.append(_rating_level(row, key) + notes)
                 rows.append(
                     [
                         f"{esc(METRIC_LABELS.get(metric, metric))} ↓",
                         esc(perturbation),
                         *cells,
                         f'<span class="order">{_partial_order(block)}</span>'
-                        + separation_flag(data, metric, perturbation, outcome)
+                        + flag
                         + row_reason(block, where),
                     ]
                 )
