@@ -465,14 +465,11 @@ def build(
         again = again_on_one_thread(error, args, env_vars, on_line)
         if again is None:
             raise
-    log_file = _retry_log(log_file)
-    if release_early:
-        command, env, cwd = _command(args, None, warehouse, target_path, again)
-        process = _start(command, env, cwd)
-        return _follow_until_released(
-            process, args, on_line, log_file, verbose, str(warehouse), warehouse
-        )
-    return _run_once(args, None, warehouse, on_line, target_path, again, log_file, verbose)
+    # the first attempt took any child started ahead: this one starts afresh
+    return _build_once(
+        warehouse, select, target_path, args, again, on_line, _retry_log(log_file), verbose,
+        release_early,
+    )  # fmt: skip
 
 
 def _build_once(
