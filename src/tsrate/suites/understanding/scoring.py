@@ -5,8 +5,9 @@ An answer that does not state exactly one admissible answer in the asked form is
 *unparseable*: stored with its raw text and the reason, counted wrong, never guessed.
 
 A classification reply that declines every option ("None of these", "none of the above",
-"none of the options") is an *abstention* (``Parsed.abstained``): unusable like an
-unparseable reply, and never read as a class -- not even as the class ``none`` that some
+"none of the options") or says it cannot choose ("cannot tell", "can't determine", "unable
+to say", even beside a class it names) is an *abstention* (``Parsed.abstained``): unusable
+like an unparseable reply, and never read as a class -- not even as the class ``none`` that some
 tasks offer (volatility's "no volatility"); a reply that names that class ("none", "Answer:
 none") still chooses it.
 """
@@ -54,8 +55,12 @@ def _normal(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.strip().lower())
 
 
-#: a reply that declines every option (read after :func:`_normal`)
-_ABSTAINS = re.compile(r"\bnone of (?:the |these |those )?(?:above|these|those|options|them)\b")
+#: a reply that declines every option or says it cannot choose (read after :func:`_normal`:
+#: lower case, apostrophes kept, straight or curly)
+_ABSTAINS = re.compile(
+    r"\bnone of (?:the |these |those )?(?:above|these|those|options|them)\b"
+    r"|\b(?:cannot|can['\u2019]t|can not|unable to|impossible to) (?:tell|determine|say|decide)\b"
+)
 
 
 def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
