@@ -104,3 +104,53 @@ def test_the_verdict_marks_its_counts_as_derived_numbers():
     # every system on the same scores: no sentence, the count still marked
     values = derived(verdict_html(rated(forecasts()), "the forecasts", "x"))
     assert "compared_scores" not in values and values["rated_scores"] == 8
+
+
+def und_ratings_table(tmp_path) -> tuple[pd.DataFrame, list[dict[str, str]]]:
+    """The understanding report's ratings table (one dict per row) over 3 systems and three
+    features' detection F1, y's seasonality score undefined (NaN): not rated."""
+    import duckdb
+
+    from tsrate.suites.understanding import report as und_report
+
+    f1 = {"trend": {"x": 0.9, "y": 0.6, "z": 0.3}, "seasonality": {"x": 0.8, "y": np.nan,
+          "z": 0.2}, "shift": {"x": 0.7, "y": 0.4, "z": 0.5}}  # fmt: skip
+    scores = pd.DataFrame(
+        [dict(suite_run_id="r", prompting="zero_shot", metric="detection_f1", feature=f,
+              system_id=s, raw_score=v) for f, by in f1.items() for s, v in by.items()]
+    )  # fmt: skip
+    ratings = kit.rating_table(scores, "understanding",
+                               ["suite_run_id", "prompting", "metric", "feature"], "system_id",
+                               3)  # fmt: skip
+    stability = ratings[["suite_run_id", "prompting", "metric", "feature", "system_id",
+                         "raw_score", "rating", "rating_levels", "rating_reason"]].assign(
+        share_at_rating=0.9, share_mc_se=0.01
+    )  # fmt: skip
+    warehouse = tmp_path / "und.duckdb"
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("create schema marts")
+        con.register("r_frame", ratings.astype({"rating": "float", "rank": "float"}))
+        con.register("s_frame", stability.astype({"rating": "float"}))
+        con.execute("create table marts.und_ratings as select * from r_frame")
+        con.execute("create table marts.und_rating_stability as select * from s_frame")
+    page = und_report.write_report(warehouse, tmp_path / "r.html").read_text(encoding="utf-8")
+    part = page[page.index("<h2>Ratings (mean rating") :]
+    block = re.search(r"<table.*?</table>", part, re.S).group(0)
+    header = re.findall(r"<th>(.*?)</th>", block)
+    rows = [re.findall(r"<td>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", block)[1:]]
+    return ratings, [dict(zip(header, r, strict=True)) for r in rows]
+
+
+def test_the_understanding_ratings_table_counts_rated_and_not_rated_features_apart(tmp_path):
+    ratings, rows = und_ratings_table(tmp_path)
+    reason = ratings["rating_reason"].astype("string").fillna("")
+    assert (reason.str.startswith("not rated:") == ratings["raw_score"].isna()).all()
+    for row in rows:
+        mine = ratings[ratings["system_id"] == row["System"]]
+        rated = int(mine["rating"].notna().sum())
+        assert row["N rated"] == str(rated), row
+        assert row["N not rated"] == str(len(mine) - rated), row
+        mean = mine["rating"].dropna().astype(float).mean()
+        assert row["Mean rating"] == f"{mean:.3g}", row
+    assert {r["System"]: r["N rated"] for r in rows} == {"x": "3", "y": "2", "z": "3"}
+    assert "N features" not in {k for r in rows for k in r}
