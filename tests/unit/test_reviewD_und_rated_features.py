@@ -64,11 +64,12 @@ def ratings_rows(tmp_path) -> dict[str, list[str]]:
 
 
 def test_the_mean_rating_names_how_many_features_it_averages(tmp_path):
-    """retrieval_mape: 1 of its 3 features rated (rating 2): mean 2 over 1 rated feature;
+    """retrieval_mape: 1 of its 3 features rated (rating 2): mean 2 over 1 rated feature, 2
+    not rated;
     retrieval_accuracy: both features rated, mean (3 + 1) / 2 = 2 over 2."""
     rows = ratings_rows(tmp_path)
     mape, accuracy = rows["retrieval_mape"], rows["retrieval_accuracy"]
     assert float(mape["mean rating"]) == 2.0
-    assert mape["n features"] == "3" and mape["n rated"] == "1"
+    assert mape["n not rated"] == "2" and mape["n rated"] == "1"
     assert float(accuracy["mean rating"]) == 2.0
-    assert accuracy["n features"] == "2" and accuracy["n rated"] == "2"
+    assert accuracy["n not rated"] == "0" and accuracy["n rated"] == "2"

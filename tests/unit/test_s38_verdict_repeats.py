@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from tests.support.verdict_text import unmarked
 from tsrate.suites import rating as kit
 from tsrate.suites.reasoning import report as rsn
 from tsrate.suites.verdict import summary_table_html, verdict_html
@@ -66,7 +67,7 @@ def test_a_metric_equal_to_another_for_every_system_counts_once():
     assert values["worst_goodness"] == 100 * once.min()
     assert (
         "(8 rated scores; <code>mae</code> left out: it equals <code>crps</code> for every "
-        "system compared)" in html
+        "system compared)" in unmarked(html)
     )
     # the summary table ranks by the same means and says the same
     table = summary_table_html(ratings)
@@ -79,14 +80,14 @@ def test_a_metric_apart_beyond_floating_noise_or_another_task_is_not_a_repeat():
     # 1e-9 relative at one system: a different score, counted
     apart = rated([1.0, 2.0 * (1 + 1e-9), 3.0, 4.0])
     html = verdict_html(apart, "the forecasts", "x")
-    assert "left out" not in html and "(12 rated scores)" in html
+    assert "left out" not in unmarked(html) and "(12 rated scores)" in unmarked(html)
     assert (
         derived(html)["best_goodness"] == 100 * mean_goodness(apart, ["crps", "mae", "mse"]).max()
     )
     # the same metric on two tasks with equal scores: two tasks, not one score twice
     two_tasks = rated([1.5, 2.5, 3.5, 0.5], tasks=(TASK, "forecast_with_context"))
     html = verdict_html(two_tasks, "the forecasts", "x")
-    assert "left out" not in html and "(24 rated scores)" in html
+    assert "left out" not in unmarked(html) and "(24 rated scores)" in unmarked(html)
 
 
 def test_two_tasks_agreeing_at_their_bounds_for_two_systems_are_both_counted():
@@ -99,7 +100,7 @@ def test_two_tasks_agreeing_at_their_bounds_for_two_systems_are_both_counted():
     ratings = kit.rating_table(pd.DataFrame(rows), "reasoning", ["suite_run_id", "metric",
                                "task"], "system_id", 3)  # fmt: skip
     html = verdict_html(ratings, "the tasks", "x")
-    assert "left out" not in html and "(4 rated scores)" in html
+    assert "left out" not in unmarked(html) and "(4 rated scores)" in unmarked(html)
 
 
 def report(ratings: pd.DataFrame, half_width: dict[str, float]) -> str:
@@ -125,12 +126,16 @@ def test_the_verdict_says_best_and_worst_do_not_separate_when_their_intervals_ov
     assert (once == once.max()).sum() == 1 and (once == once.min()).sum() == 1
     # every interval overlaps every other: no separation, however far the mean goodness
     verdict = report(ratings, {"crps": 100.0, "mae": 100.0, "mse": 100.0})
-    assert "points apart, yet on each of the" in verdict
-    assert "compared scores their 95 % intervals overlap: the ratings do not separate" in verdict
+    assert "points apart, yet on each of the" in unmarked(verdict)
+    assert "compared scores their 95 % intervals overlap: the ratings do not separate" in unmarked(
+        verdict
+    )
     assert derived(verdict)["overlapping"] == 2.0
     # narrow on mse (the best's and worst's mse differ by far more than 2e-3): they separate
     raw = ratings.set_index(["metric", "system_id"])["raw_score"]
     assert abs(raw["mse", best] - raw["mse", worst]) > 2e-3
     verdict = report(ratings, {"crps": 100.0, "mae": 100.0, "mse": 1e-3})
-    assert "do not separate" not in verdict and "overlapping" not in derived(verdict)
-    assert f"<b>{best}</b> does best" in verdict and f"<b>{worst}</b> worst" in verdict
+    assert "do not separate" not in unmarked(verdict) and "overlapping" not in derived(verdict)
+    assert f"<b>{best}</b> does best" in unmarked(verdict) and f"<b>{worst}</b> worst" in unmarked(
+        verdict
+    )

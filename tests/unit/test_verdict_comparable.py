@@ -16,6 +16,7 @@ import re
 import pandas as pd
 import pytest
 
+from tests.support.verdict_text import unmarked
 from tsrate.suites.verdict import comparable, verdict_html
 
 
@@ -45,14 +46,14 @@ def test_systems_are_compared_on_the_scores_they_all_share():
     # over its own scores b leads (0.5 + 0.5 + 1) / 3 = 0.67 against a's 0.5 and c's 0.5;
     # on t1 and t2, which all three have: a (1 + 0.5) / 2 = 0.75, b 0.5, c (0 + 1) / 2 = 0.5
     html = verdict_html(frame, "the tasks", "x")
-    assert "<b>a</b> does best" in html
-    assert "<b>b</b> and <b>c</b> tie for worst" in html
+    assert "<b>a</b> does best" in unmarked(html)
+    assert "<b>b</b> and <b>c</b> tie for worst" in unmarked(html)
     values = derived(html)
     assert values["best_goodness"] == 75.0 and values["worst_goodness"] == 50.0
     assert values["gap"] == 25.0
     assert (
         "Compared on the 2 scores every system is rated on, of 3 in all "
-        "(rated scores: a 3, b 3, c 2)." in html
+        "(rated scores: a 3, b 3, c 2)." in unmarked(html)
     )
     compared, _ = comparable(frame)
     assert sorted(compared["task"].unique()) == ["t1", "t2"] and len(compared) == 6
@@ -63,7 +64,7 @@ def test_a_score_is_every_key_column_not_the_metric_alone():
     share the other."""
     frame = ratings([("acc", "t1", "a", 1), ("acc", "t2", "a", 3), ("acc", "t1", "b", 2)])
     compared, note = comparable(frame)
-    assert compared["task"].tolist() == ["t1", "t1"] and "of 2 in all" in note
+    assert compared["task"].tolist() == ["t1", "t1"] and "of 2 in all" in unmarked(note)
 
 
 def test_with_no_shared_score_the_largest_group_sharing_scores_is_compared():
@@ -83,13 +84,13 @@ def test_with_no_shared_score_the_largest_group_sharing_scores_is_compared():
     )  # fmt: skip
     html = verdict_html(frame, "the tasks", "x")
     # on the forecast score: naive 1, arima 0.5, llm_a 0.5, llm_b 0
-    assert "Of 4 systems rated" in html
-    assert "<b>naive</b> does best" in html and "<b>llm_b</b> worst" in html
+    assert "Of 4 systems rated" in unmarked(html)
+    assert "<b>naive</b> does best" in unmarked(html) and "<b>llm_b</b> worst" in unmarked(html)
     assert derived(html)["gap"] == 100.0
     assert (
         "Compared on the 1 of the 3 scores that these 4 systems share; not compared: "
         "<b>random</b>, rated on other scores (rated scores: arima 1, llm_a 3, llm_b 3, "
-        "naive 1, random 2)." in html
+        "naive 1, random 2)." in unmarked(html)
     )
 
 
@@ -104,9 +105,9 @@ def test_the_default_reasoning_shape_compares_the_forecasters_on_their_scores():
     rows += [("accuracy", "choice1", "random", 1), ("accuracy", "choice2", "random", 1)]
     html = verdict_html(ratings(rows), "the tasks", "x")
     # arima (1 + 1 + 0.5) / 3 = 0.833, naive 0.5, median 0
-    assert "<b>arima</b> does best" in html and "<b>median</b> worst" in html
+    assert "<b>arima</b> does best" in unmarked(html) and "<b>median</b> worst" in unmarked(html)
     assert derived(html)["best_goodness"] == pytest.approx(250 / 3)
-    assert "these 3 systems share; not compared: <b>random</b>" in html
+    assert "these 3 systems share; not compared: <b>random</b>" in unmarked(html)
 
 
 def test_ties_between_groups_go_to_the_group_sharing_more_scores():
@@ -118,7 +119,7 @@ def test_ties_between_groups_go_to_the_group_sharing_more_scores():
     )  # fmt: skip
     compared, note = comparable(frame)
     assert sorted(compared["system_id"].unique()) == ["c", "d"]  # two scores beat one
-    assert "the 2 of the 3 scores that these 2 systems share" in note
+    assert "the 2 of the 3 scores that these 2 systems share" in unmarked(note)
 
 
 def test_unrated_scores_do_not_count_as_rated():
@@ -129,8 +130,8 @@ def test_unrated_scores_do_not_count_as_rated():
         [frame, ratings([("acc", "t2", "b", 1)]).assign(rating=None)], ignore_index=True
     )
     html = verdict_html(frame, "the tasks", "x")
-    assert "<b>b</b> does best" in html and "<b>a</b> worst" in html
-    assert "Compared on the 1 scores every system is rated on, of 2 in all" in html
+    assert "<b>b</b> does best" in unmarked(html) and "<b>a</b> worst" in unmarked(html)
+    assert "Compared on the 1 scores every system is rated on, of 2 in all" in unmarked(html)
 
 
 def test_the_same_scores_for_every_system_change_nothing():
@@ -147,8 +148,12 @@ def test_with_no_score_rated_for_two_systems_no_best_is_named():
     compared, _ = comparable(frame)
     assert compared.empty
     html = verdict_html(frame, "the tasks", "x")
-    assert "does best" not in html and "tie for best" not in html and " worst (" not in html
-    assert "Only " not in html
-    assert "No score is rated for two systems (rated scores: a 1, b 1, c 1)" in html
-    assert "no best or worst is named" in html
+    assert (
+        "does best" not in unmarked(html)
+        and "tie for best" not in unmarked(html)
+        and " worst (" not in unmarked(html)
+    )
+    assert "Only " not in unmarked(html)
+    assert "No score is rated for two systems (rated scores: a 1, b 1, c 1)" in unmarked(html)
+    assert "no best or worst is named" in unmarked(html)
     assert derived(html) == {}

@@ -14,7 +14,10 @@ Conventions (stated once, used by every suite mart that carries an interval):
   of its items (:func:`cluster_weights`; a cluster bootstrap, Davison & Hinkley 1997,
   Bootstrap Methods and their Application, section 3.8). Copying every unit's items k times
   leaves the intervals exactly as they were; with one item per unit they are the plain
-  ones;
+  ones. At a share of 0 or 1 the design effect is undefined (0 / 0) and each unit counts
+  once (the largest design effect units of equal size can have); next to it the formula's
+  own value holds, so one success alone in its unit counts every item again: the limit
+  depends on which items succeed (:func:`clustered_counts`);
 * errors and F1 (not proportions): the percentile bootstrap over items at 95 %
   (:func:`bootstrap_interval`; ``BOOTSTRAP_RESAMPLES`` resamples, seeded, so a rebuild gives
   the same interval), over units where items share one;
@@ -95,7 +98,16 @@ def clustered_counts(successes, clusters) -> tuple[float, float]:
     so that one item per cluster gives d = 1 and the plain counts), floored at 1: items are
     never worth more than independent ones (a design effect under 1, answers about one unit
     less alike than about different ones, is read as 1). At p = 0 or 1 d is undefined:
-    each cluster counts once (n_eff = the number of clusters). Copying every cluster's items
+    each cluster counts once (n_eff = the number of clusters). Next to p = 0 (or 1) d is
+    what the formula gives, not the floor's doing: one success alone in a cluster of m
+    gives d = (1 - m / n) / (1 - 1 / n) <= 1 (its cluster-mates failed: no sign of alike
+    answers), read as 1, so n_eff jumps from the clusters to the items; one whole cluster
+    succeeding gives d = m (clusters of equal size m), the clusters again. The limit at
+    p = 0 depends on which items succeed, so no value there is continuous along every way
+    of leaving it; the convention (each cluster once, d = the mean cluster size n / c) is
+    the one continuous along whole clusters, and the largest d clusters of equal size can
+    give (sum y_i^2 <= m sum y_i): at p = 0 the data say nothing about how alike a
+    cluster's answers are, and the interval assumes the worst. Copying every cluster's items
     k times multiplies d by k and leaves the effective counts unchanged (wherever d of the
     uncopied items is at least 1: always with one item per cluster). (0, 0) for no items."""
     y = np.asarray(successes, dtype=float)

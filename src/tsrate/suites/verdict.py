@@ -97,7 +97,7 @@ def comparable(ratings: pd.DataFrame, system: str = "system_id") -> tuple[pd.Dat
     """The rated scores a verdict may compare systems on, and a sentence saying what it left
     out ("" when every system is rated on the same scores): :func:`compared_once` with
     every score counted, repeats included."""
-    frame, left_out, _ = _compared(ratings, system, once=False)
+    frame, left_out, _, _ = _compared(ratings, system, once=False)
     return frame, left_out
 
 
@@ -108,12 +108,36 @@ def compared_once(
     frame, the sentence saying what was left out, and the clause naming each repeat dropped
     ("" when none). The sentence's counts ("the 2 of the 6 scores") leave the dropped
     repeats out, as the verdict's count of rated scores does, and name them."""
-    return _compared(ratings, system, once=True)
+    frame, left_out, repeated, _ = _compared(ratings, system, once=True)
+    return frame, left_out, repeated
 
 
-def _compared(ratings: pd.DataFrame, system: str, once: bool) -> tuple[pd.DataFrame, str, str]:
+def rated_once(ratings: pd.DataFrame, system: str = "system_id") -> pd.DataFrame:
+    """Every system's rated scores (non-null goodness), each score once: less the scores
+    :func:`compared_once` drops as repeats, for every system rated on them, compared or
+    not. The one rule behind every "rated scores" count: the verdict sentence's per-system
+    counts and the summary table's "Rated scores" column are counts of these rows."""
+    frame = ratings.assign(goodness=goodness(ratings)).dropna(subset=["goodness"])
+    _, _, _, dropped = _compared(ratings, system, once=True)
+    if not dropped:
+        return frame
+    return frame[~_score_keys(frame, system).isin(dropped)]
+
+
+def _score_keys(frame: pd.DataFrame, system: str) -> pd.Series:
+    """Each row's score as a tuple of its key columns' values (as text)."""
+    keys = [c for c in frame.columns if c != system and c not in RATING_COLUMNS]
+    return pd.Series(
+        list(zip(*(frame[k].astype(str) for k in keys), strict=True)), index=frame.index
+    )
+
+
+def _compared(
+    ratings: pd.DataFrame, system: str, once: bool
+) -> tuple[pd.DataFrame, str, str, frozenset]:
     """The rated scores a verdict may compare systems on (with ``once``, each once), the
-    sentence saying what it left out and the repeats clause.
+    sentence saying what it left out, the repeats clause and the scores dropped as repeats
+    (key tuples of :func:`_score_keys`).
 
     A mean goodness over different scores ranks nothing (a forecaster rated on the
     forecasting scores only against an answerer rated on the choice tasks only), so: every
@@ -125,9 +149,7 @@ def _compared(ratings: pd.DataFrame, system: str, once: bool) -> tuple[pd.DataFr
     keys = [c for c in frame.columns if c != system and c not in RATING_COLUMNS]
     if frame.empty or not keys:
         return _once(frame, "", system, once)
-    score = pd.Series(
-        list(zip(*(frame[k].astype(str) for k in keys), strict=True)), index=frame.index
-    )
+    score = _score_keys(frame, system)
     covered = score.groupby(frame[system]).agg(frozenset)
     union = frozenset(score)
     if (covered == union).all():
@@ -151,13 +173,17 @@ def _compared(ratings: pd.DataFrame, system: str, once: bool) -> tuple[pd.DataFr
     if shared:
         kept, dropped, repeated, words = repeats_of(frame[score.isin(shared)])
         counts = ", ".join(f"{esc(name)} {len(on - dropped)}" for name, on in covered.items())
+        n_on, n_all = len(shared - dropped), len(union - dropped)
         return (
             kept,
             (
-                f" Compared on the {len(shared - dropped)} scores every system is rated on, of "
-                f"{len(union - dropped)} in all ({words}rated scores: {counts})."
+                f" Compared on the {_derived('compared_scores', n_on, str(n_on))} scores "
+                "every system is rated on, of "
+                f"{_derived('scores_in_all', n_all, str(n_all))} in all ({words}rated "
+                f"scores: {counts})."
             ),
             repeated,
+            dropped,
         )
     groups = {frozenset(covered.index[[key in on for on in covered]]) for key in union}
 
@@ -174,28 +200,36 @@ def _compared(ratings: pd.DataFrame, system: str, once: bool) -> tuple[pd.DataFr
                 "table gives each system's own."
             ),
             "",
+            frozenset(),
         )
     on = among(group)
     others = sorted(set(covered.index) - group)
     kept, dropped, repeated, words = repeats_of(frame[frame[system].isin(group) & score.isin(on)])
     counts = ", ".join(f"{esc(name)} {len(on_ - dropped)}" for name, on_ in covered.items())
+    n_on, n_all = len(on - dropped), len(union - dropped)
     return (
         kept,
         (
-            f" Compared on the {len(on - dropped)} of the {len(union - dropped)} scores that "
+            f" Compared on the {_derived('compared_scores', n_on, str(n_on))} of the "
+            f"{_derived('scores_in_all', n_all, str(n_all))} scores that "
             f"these {len(group)} systems share; not compared: {named(others)}, rated on other "
             f"scores ({words}rated scores: {counts})."
         ),
         repeated,
+        dropped,
     )
 
 
 def _once(frame: pd.DataFrame, left_out: str, system: str, once: bool):
-    """``frame``, ``left_out`` and, with ``once``, ``frame`` less its repeats and the clause."""
+    """``frame``, ``left_out`` and, with ``once``, ``frame`` less its repeats, the clause
+    and the dropped scores."""
     if not once:
-        return frame, left_out, ""
+        return frame, left_out, "", frozenset()
     kept, repeated = without_repeats(frame, system)
-    return kept, left_out, repeated
+    if not repeated:
+        return kept, left_out, repeated, frozenset()
+    dropped = frozenset(_score_keys(frame, system)) - frozenset(_score_keys(kept, system))
+    return kept, left_out, repeated, dropped
 
 
 def _score_labels(frame: pd.DataFrame, system: str) -> pd.Series:
@@ -330,6 +364,7 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         return _derived(name, value, f"{value:.0f} %")
 
     n_scores = int(scores["n_ratings"].sum())
+    counted = _derived("rated_scores", n_scores, str(n_scores))
     if len(scores) == 1:
         text = (
             f"Only <b>{esc(best[system])}</b> is rated on {what} "
@@ -338,7 +373,7 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         )
     elif len(leaders) == len(scores):
         text = (
-            f"All {len(scores)} systems rated on {what} ({n_scores} rated scores{repeated}) "
+            f"All {len(scores)} systems rated on {what} ({counted} rated scores{repeated}) "
             "have the "
             f"same mean goodness ({pct(best, 'best_goodness')}: 0 % = the worst rating level "
             "on every score, 100 % = the best): the ratings do not separate them."
@@ -348,7 +383,7 @@ def verdict_html(ratings: pd.DataFrame, what: str, source: str, system: str = "s
         top = "does best" if len(leaders) == 1 else "tie for best"
         bottom = "worst" if len(laggards) == 1 else "tie for worst"
         text = (
-            f"Of {len(scores)} systems rated on {what} ({n_scores} rated scores{repeated}), "
+            f"Of {len(scores)} systems rated on {what} ({counted} rated scores{repeated}), "
             f"{named(list(leaders[system]))} {top} (mean goodness {pct(best, 'best_goodness')}: "
             "0 % = the worst rating level on every score, 100 % = the best) and "
             f"{named(list(laggards[system]))} {bottom} ({pct(worst, 'worst_goodness')}), "
@@ -429,7 +464,9 @@ def _listed(names: list[str]) -> str:
 
 
 def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
-    """One row per system: mean goodness, rated scores, shaky ratings.
+    """One row per system: mean goodness, rated scores, shaky ratings, each over the
+    system's rated scores counted once (:func:`rated_once`: a repeat the verdict drops is
+    in no column, as it is in none of the verdict's counts).
 
     When every system is rated on the same scores, each system's mean over its own rated
     scores is the verdict's, and the rows rank by it (best first). Otherwise (systems rated
@@ -438,7 +475,8 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
     mean beside it for reference and a note naming the compared scores."""
     if ratings is None or ratings.empty or "rating" not in ratings:
         return ""
-    scores = system_scores(ratings, system)
+    # each system's own rated scores, each once: what the verdict's counts count
+    scores = system_scores(rated_once(ratings, system), system)
     if scores.empty:
         return ""
 
@@ -448,8 +486,7 @@ def summary_table_html(ratings: pd.DataFrame, system: str = "system_id") -> str:
 
     compared, left_out, repeated = compared_once(ratings, system)
     if not left_out:
-        # every system on the same scores: each score once, as the verdict counts them
-        scores = system_scores(compared, system) if repeated else scores
+        # every system on the same scores: its own, each once, are the compared ones
         ranks = _shared_ranks(list(scores["mean_goodness"]))
         rows = [
             [str(rank), f"<code>{esc(r[system])}</code>", f"{100 * r.mean_goodness:.0f} %",

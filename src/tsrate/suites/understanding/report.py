@@ -76,8 +76,10 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "ratings",
             "select r.metric, r.prompting, r.higher_is_better, r.system_id, "
             "avg(r.rating) as mean_rating, "
-            "avg(s.share_at_rating) as mean_share_at_rating, count(*) as n_features, "
-            # the mean is over the rated features only (a MAPE away from 0 may have none)
+            "avg(s.share_at_rating) as mean_share_at_rating, "
+            # rated and not rated apart: the mean is over the rated features only (an
+            # undefined score, "not rated: <why>", or a lone MAPE away from 0 has none)
+            "count(*) - count(r.rating) as n_not_rated, "
             "count(r.rating) as n_rated "
             "from {und_ratings} r left join {und_rating_stability} s "
             "using (suite_run_id, prompting, metric, feature, system_id) group by all "
@@ -218,8 +220,9 @@ def write_report(warehouse: Path, output: Path) -> Path:
         "<p>Rating 1 holds the lowest raw score of its group: the best where higher_is_better "
         "is false (errors), the worst where it is true (there the top level is best; levels "
         "fill from the best end either way), so compare ratings within a metric, "
-        "never averaged over metrics. n_rated: the features the mean rating is over (a feature "
-        "without a rating, e.g. a lone MAPE away from 0, is left out of it). "
+        "never averaged over metrics. n_rated: the features the mean rating is over; "
+        "n_not_rated: the features without a rating, left out of it (an undefined score, "
+        "listed under 'Not rated' with its reason, or e.g. a lone MAPE away from 0). "
         "mean_share_at_rating: share of series resamples (each series with all its "
         "prompts) that "
         "give the published rating (1 = firm).</p>",
