@@ -1,7 +1,8 @@
 """`tsrate serve` stopped by SIGTERM or Ctrl-C while a scheduled run writes the warehouse:
 the run's Prefect flow run ends ``Cancelled`` with a message naming the signal (Prefect's own
 Ctrl-C handling left it ``Running`` in the API for ever, its SIGTERM handling said "Runner is
-shutting down."), serve still exits 143 / 130, within seconds."""
+shutting down."), serve still exits 143 / 130, within seconds; a second Ctrl-C ends serve at
+once and still leaves the run ``Cancelled``."""
 
 from __future__ import annotations
 
@@ -83,6 +84,61 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
     assert state.is_cancelled(), (state, text[-4000:])
     assert state.message == stopped_message(signum.name), state
     assert took < 15, f"serve took {took:.1f}s to stop"
+    assert left == {}, f"processes outlived the stopped tsrate serve: {left}"
+
+
+def test_a_second_ctrl_c_stops_serve_at_once_and_still_cancels_its_flow_run(
+    tmp_path, prefect_harness
+):
+    """A second Ctrl-C while serve stops gracefully ends it at once (by SIGINT, as before),
+    but first sets the flow run in flight ``Cancelled`` (it was left ``Running`` for ever),
+    which frees the deployment's concurrency slot, and says so in one line; the run's
+    processes still go with serve."""
+    from prefect.client.orchestration import get_client
+
+    from tsrate.platform.locking import WRITER_LIMIT
+    from tsrate.platform.serve import forced_message
+
+    warehouse = tmp_path / "live" / "tsrate.duckdb"
+    marker = tmp_path / "paused-inference"
+    log = tmp_path / "serve.log"
+    env = run_environment(
+        tmp_path, warehouse, TSRATE_TEST_PAUSE_AT="inference", TSRATE_TEST_PAUSE_FILE=str(marker)
+    )
+    serve = start_serve(env, log)
+    try:
+        wait_for_line(serve, log, "serving on the Prefect API", 120)
+        _free_the_weekly_deployment()
+        flow_run = run_weekly(log, workers=1, timeout=0)
+        deadline = time.monotonic() + 300
+        while not marker.exists():  # the run holds the warehouse, one partition stored
+            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
+            time.sleep(0.2)
+        children = descendants(serve.pid)
+        assert children, "expected the run's process"
+        os.killpg(serve.pid, signal.SIGINT)  # Ctrl-C: the runner starts its graceful stop
+        time.sleep(0.5)  # within it (about 3 s: the run's process stops first)
+        stopped = time.monotonic()
+        os.killpg(serve.pid, signal.SIGINT)
+        code = serve.wait(timeout=60)
+        took = time.monotonic() - stopped
+        left = wait_gone(children, 10.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
+            os.killpg(serve.pid, signal.SIGKILL)
+        with get_client(sync_client=True) as client, contextlib.suppress(Exception):
+            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
+    text = log.read_text()
+    assert code == -signal.SIGINT, text[-4000:]  # ended by the signal, as a shell expects
+    said = f"tsrate: stopped at once by a second SIGINT; flow run '{flow_run.name}' set Cancelled"
+    assert said in text and "Traceback" not in text, text[-4000:]
+    with get_client(sync_client=True) as client:
+        state = client.read_flow_run(flow_run.id).state
+        deployment = client.read_deployment_by_name("tsrate-pipeline/tsrate-weekly")
+    assert state.is_cancelled(), (state, text[-4000:])
+    assert state.message == forced_message("SIGINT"), state
+    assert deployment.global_concurrency_limit.active_slots == 0, deployment
+    assert took < 5, f"serve took {took:.1f}s to stop after the second Ctrl-C"
     assert left == {}, f"processes outlived the stopped tsrate serve: {left}"
 
 

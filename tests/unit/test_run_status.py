@@ -201,11 +201,13 @@ def test_runs_during_a_write_lists_the_published_runs(warehouse, capsys):
 
 
 def test_runs_during_a_write_before_any_publication_says_so(warehouse, capsys):
+    """Nothing to list: refused as a busy warehouse is (exit 2), not an empty success."""
     duckdb.connect(str(warehouse)).close()
     with writer_lock(warehouse), phase("forecast", lambda _: None):
         code = cli.main(["runs"])
     out, err = capsys.readouterr()
-    assert code == 0 and out == ""
+    assert code == 2 and out == ""
+    assert err.startswith("tsrate: error: a writer holds the warehouse: ")
     assert "now: forecast" in err and "no run is published yet" in err
     assert "\n" not in err.strip()  # one line
 

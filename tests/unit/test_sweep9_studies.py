@@ -182,9 +182,10 @@ def test_the_listing_shows_the_systems_of_complete_runs_or_says_there_is_none(co
 
 
 def test_every_listing_line_fits_in_100_characters_and_keeps_every_word(con):
-    """A study name longer than a line, 24 tickers, long system ids and several runs: each
-    line of the listing stays within 100 characters, nothing is lost in the wrapping, and
-    the continuation lines are indented under their part."""
+    """A study name longer than a line, 24 tickers, long system ids and several runs: the
+    name stays whole on a line of its own (to be copied into ``--study``), every other line
+    stays within 100 characters, nothing is lost in the wrapping, and the continuation lines
+    are indented under their part."""
     from tsrate.config import load_companies
 
     tickers = sorted(load_companies()["ticker"])
@@ -198,11 +199,11 @@ def test_every_listing_line_fits_in_100_characters_and_keeps_every_word(con):
     name = "a_study_named_at_length_" * 5
     con.execute("update raw.studies set study_name = ?", [name.rstrip("_")])
     lines = studies.describe_studies(con)
-    assert len(tickers) >= 20 and max(map(len, lines)) <= studies.LISTING_WIDTH == 100, lines
+    assert len(name.rstrip("_")) > studies.LISTING_WIDTH == 100
+    assert len(tickers) >= 20 and max(map(len, lines[1:])) <= studies.LISTING_WIDTH, lines
     assert len(lines) > 3  # the window and the systems did not fit on a line each
-    # a name longer than a line is split (the only word that is), the rest at spaces
-    head = "".join(x.strip() for x in lines[:2])
-    assert head == f"{name.rstrip('_')}  {study_id}  3 runs, last 2026-01-03 00:00", lines[:2]
+    # a name longer than a line stays whole, alone on the first line; the rest goes on
+    assert lines[:2] == [name.rstrip("_"), f"    {study_id}  3 runs, last 2026-01-03 00:00"]
     words = " ".join(lines).replace("(", " ").replace(")", " ").split()
     for expected in [*tickers, "2022-09-01..2022-12-28", "n=30", "stride=1", "[P0", "P3]"]:
         assert expected in words, expected

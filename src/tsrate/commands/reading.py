@@ -172,13 +172,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
             f"a writer holds the warehouse: {describe_holder(writer)}; raw.runs cannot be "
             "read beside it"
         )
-        if not published_path(warehouse).exists():
-            print(
+        if not published_path(warehouse).exists():  # nothing to list: a busy warehouse, 2
+            raise TsrateError(
                 f"{held}, and no run is published yet: rerun when it finishes "
-                "(`tsrate status` follows it)",
-                file=sys.stderr,
+                "(`tsrate status` follows it)"
             )
-            return 0
         print(
             f"{held}, so these are the published runs (failed and unpublished runs show once "
             "it finishes; `tsrate status` follows it)",

@@ -68,7 +68,8 @@ def _leave(farewell: str | None) -> None:
 def stop_with_serve() -> None:
     """In a scheduled run (``tsrate serve`` named itself in :data:`SERVE_PID`): stop at
     once, as a killed run stops, when that serve ends — now if it already has. A serve
-    stopped outright (SIGKILL, a second Ctrl-C) runs no cleanup, and Prefect's Runner
+    stopped outright (SIGKILL; a second Ctrl-C only sets its runs ``Cancelled`` in Prefect)
+    does not stop its runs, and Prefect's Runner
     started the run as a process of its own, which would otherwise go on writing the
     warehouse. Its forecast workers and dbt child follow it; the run is left ``running``
     and the next run closes it as interrupted. Elsewhere: nothing."""

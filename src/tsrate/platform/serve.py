@@ -35,10 +35,12 @@ Each scheduled run is a process of its own (Prefect's Runner starts it). A serve
 SIGTERM or Ctrl-C (SIGINT) stops its Runner as Prefect's own SIGTERM handler does: the Runner
 cancels the runs in flight (the process stopped, then the state) before it returns, each
 ``Cancelled`` with :func:`stopped_message` (Prefect's own SIGINT handling leaves them
-``Running`` in the API for ever). A serve stopped
-outright (SIGKILL, a second Ctrl-C, the OOM killer) runs no cleanup: its runs notice
-(:func:`tsrate.platform.lifelines.stop_with_serve`) and stop at once, as a killed
-``tsrate run`` does, with their forecast workers and dbt; the next run closes them as
+``Running`` in the API for ever). A second signal while the Runner stops still stops serve
+at once, but first gives the API up to :data:`FORCED_MARK_S` seconds to set the runs in
+flight ``Cancelled`` (:func:`forced_message`; best effort, one line says what became of
+them). A serve stopped outright (SIGKILL, the OOM killer) runs no cleanup at all. Either way
+its runs notice (:func:`tsrate.platform.lifelines.stop_with_serve`) and stop at once, as a
+killed ``tsrate run`` does, with their forecast workers and dbt; the next run closes them as
 interrupted.
 """
 
@@ -69,6 +71,9 @@ SERVER_GONE_GRACE_S = 30.0
 #: exit status of a serve whose server is gone, however it stops (the CLI's status for an
 #: error the user can act on)
 SERVER_GONE_STATUS = 2
+#: seconds a serve stopped by a second signal gives the Prefect API to set its runs in
+#: flight ``Cancelled`` before it ends (a stuck API must not keep it from stopping)
+FORCED_MARK_S = 2.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -399,25 +404,119 @@ def stopped_message(signame: str) -> str:
     )
 
 
+def forced_message(signame: str) -> str:
+    """The message of the ``Cancelled`` state of a run in flight when a second signal stopped
+    serve at once (during the graceful stop of the first)."""
+    return (
+        f"tsrate serve stopped at once by a second {signame}: the run stopped with it (the "
+        "next run marks it interrupted and reuses its stored forecasts)"
+    )
+
+
+def cancel_in_flight(
+    flow_run_ids: set[Any], message: str, seconds: float = FORCED_MARK_S
+) -> tuple[list[str], str | None]:
+    """Set each of ``flow_run_ids`` that is not final yet ``Cancelled`` with ``message``
+    (forced: whatever state the Runner's stop left it in; that frees its deployment's
+    concurrency slot), on the Prefect API this process uses, within ``seconds`` (a thread:
+    an API that does not answer is left behind). Returns the names of the runs set, and
+    what went wrong (None: nothing)."""
+    import contextvars
+
+    marked: list[str] = []
+    failed: list[str] = []
+
+    def mark() -> None:
+        from prefect.client.orchestration import get_client
+        from prefect.states import Cancelled
+
+        try:
+            with get_client(sync_client=True) as client:
+                for run_id in sorted(flow_run_ids, key=str):
+                    run = client.read_flow_run(run_id)
+                    if run.state is None or not run.state.is_final():
+                        client.set_flow_run_state(run_id, Cancelled(message=message), force=True)
+                        marked.append(run.name)
+        except Exception as exc:  # noqa: BLE001 - best effort: serve stops anyway
+            failed.append(" ".join(f"{type(exc).__name__}: {exc}".split())[:120])
+
+    # the thread runs in this context: the settings of the Prefect server serve runs on
+    thread = threading.Thread(
+        target=contextvars.copy_context().run, args=(mark,), name="tsrate-mark", daemon=True
+    )
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        failed.append(f"no answer within {seconds:g}s")
+    return list(marked), (failed[0] if failed else None)
+
+
+def forced_line(signame: str, flow_run_ids: set[Any], seconds: float = FORCED_MARK_S) -> str:
+    """Set the runs in flight ``Cancelled`` (:func:`cancel_in_flight`) and say so: the one
+    line of a serve stopped at once by a second signal."""
+    head = f"tsrate: stopped at once by a second {signame}"
+    if not flow_run_ids:
+        return f"{head} (no flow run in flight)"
+    marked, problem = cancel_in_flight(flow_run_ids, forced_message(signame), seconds)
+    if marked:
+        head += f"; flow run {', '.join(map(repr, marked))} set Cancelled in Prefect"
+    if problem is None:
+        return f"{head}; its process stops with serve" if marked else head
+    return (
+        f"{head}; {len(flow_run_ids) - len(marked)} flow run(s) may still show Running in "
+        f"Prefect ({problem}): cancel them in its UI"
+    )
+
+
+def _in_flight(runner: Any) -> set[Any]:
+    """The ids of the flow runs ``runner`` has a process for (none if it cannot say)."""
+    try:
+        return set(runner._process_manager.flow_run_ids())  # noqa: SLF001 - no public list
+    except Exception:  # noqa: BLE001 - another Prefect: nothing to mark, serve still stops
+        return set()
+
+
 @contextlib.contextmanager
 def _signal_recorder(gone: list[str] | None = None):  # noqa: ANN202 - yields signal names
     """Record SIGINT/SIGTERM (by name). Before Prefect's Runner serves, and once its server
     is ``gone`` (its stop would call the dead API), a signal stops with KeyboardInterrupt;
     while it serves, SIGINT stops it as its SIGTERM handler does (gracefully: it cancels the
-    runs in flight), and the runs it cancels get :func:`stopped_message`."""
+    runs in flight), and the runs it cancels get :func:`stopped_message`. A second signal
+    during that stop ends the process at once, by that signal, after :func:`forced_line`
+    (at most :data:`FORCED_MARK_S` seconds)."""
     received: list[str] = []
+    in_flight: set[Any] = set()  # the runs of the Runner stopping, noted by the first signal
+    runners: list[Any] = []
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     from prefect.runner import Runner
 
+    def force(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
+        for sig in previous:  # a third signal kills at once
+            signal.signal(sig, signal.SIG_DFL)
+        runs = in_flight.union(*(_in_flight(runner) for runner in runners))
+        line = forced_line(signal.Signals(signum).name, set() if gone else runs)
+        with contextlib.suppress(Exception):  # a closed stderr must not keep serve alive
+            print(line, file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signum)  # ends as the signal ends it (a shell sees 128 + signum)
+        os._exit(128 + signum)  # pragma: no cover - the signal above ends the process
+
+    def stopping(runner: Any) -> None:
+        """The Runner stops gracefully: note its runs, and let a second signal force."""
+        runners.append(runner)
+        in_flight.update(_in_flight(runner))
+        for sig in previous:
+            signal.signal(sig, force)
+
     def stop(signum: int, frame: object) -> None:  # noqa: ARG001 - signal handler signature
         name = signal.Signals(signum).name
         received.append(name)
-        signal.signal(signum, signal.SIG_DFL)  # a second signal kills at once
+        signal.signal(signum, signal.SIG_DFL)  # not serving yet: a second signal kills at once
         runner = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
         serving = isinstance(runner, Runner) and runner.started and not runner.stopping
         if not serving or gone:
             raise KeyboardInterrupt(name)
+        stopping(runner)
         runner.stopping = True  # what the Runner's SIGTERM handler does, SIGINT named
         runner.execute_in_background(runner.astop)
 
@@ -426,6 +525,8 @@ def _signal_recorder(gone: list[str] | None = None):  # noqa: ANN202 - yields si
 
     def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN001 - a Runner
         received.append("SIGTERM")
+        if self.started and not self.stopping and not gone:
+            stopping(self)
         graceful(self, *args, **kwargs)
 
     async def cancel_with_reason(self) -> None:  # noqa: ANN001 - a Runner

@@ -407,18 +407,22 @@ LISTING_WIDTH = 100
 
 def listing_lines(text: str, indent: str = "") -> list[str]:
     """``text`` wrapped to :data:`LISTING_WIDTH` characters at its spaces, the first line
-    indented by ``indent``, the next ones by four more (a word longer than a line is split)."""
+    indented by ``indent``, the next ones by four more. A word longer than the room (a long
+    study name, to be copied whole into ``--study``) stays whole on a line of its own, past
+    the width, as ``tsrate systems`` keeps a long path."""
     return textwrap.wrap(
         text,
         LISTING_WIDTH,
         initial_indent=indent,
         subsequent_indent=indent + "    ",
         break_on_hyphens=False,
+        break_long_words=False,
     )
 
 
 def describe_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The lines of ``tsrate studies``, each within :data:`LISTING_WIDTH` characters: per
+    """The lines of ``tsrate studies``, each within :data:`LISTING_WIDTH` characters (but a
+    word longer than that, alone on its line): per
     study its name, id, runs and last update, then (indented by two) its tickers and window,
     then its systems (the withdrawn ones named as such), each wrapped as
     :func:`listing_lines` does; each withdrawn system then on a line of its own with the
