@@ -23,7 +23,7 @@ def test_the_variant_is_trained_for_the_studys_context_and_horizon(variant, tmp_
     )  # fmt: skip
     system = create(study, None, variant=variant, cache_dir=tmp_path)
     assert (system.settings.context_length, system.settings.horizon) == (30, 5)
-    # a batch of the study's shape passes the checks; n and d swapped it does not
+    # a batch shaped the other way round (d-value contexts, n steps ahead) is refused
     swapped = ForecastBatch(
         "AAPL", "P0", np.arange(2), np.ones((2, 5)), 30, np.zeros((2, 30)), (0, 1)
     )
