@@ -8,8 +8,10 @@ coverage n_scored/n_items, sample standard deviations with n - 1, the coefficien
 std/mean; interp_sensitivity: the mean test MSE over the sensitivity seeds of the sensitivity
 models only, the relative error over the largest mean of the same study, dataset and model,
 and for sigma that relative error per sigma and per sigma^2; rsn_context_combinations: a tie
-is no improvement and a pair needs both forecasts usable; rsn_perturbation_effects: lost and
-gained answers, lured ones, drop = original - twin; interp_attention_summary: sample standard
+is no improvement, a pair needs both forecasts usable and the MAE gain's t interval is taken
+on the MAE gains; rsn_perturbation_effects: lost and gained answers, lured ones, drop =
+original - twin, pairs made within a condition and the drop's interval clipped to [-1, 1]
+(not [0, 1]); interp_attention_summary: sample standard
 deviations across seeds and a beta cell's true weight summed over its lags), with numbers
 chosen so every expected float is exact. Here the suites' models are built on an empty warehouse with the unit
 tests forced on (``TSRATE_ALWAYS_UNIT_TESTS=1``): a failing case fails the build."""
