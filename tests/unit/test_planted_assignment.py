@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.sweep_causal import codes_by_hand, seed_of
 from tsrate.methods.causal.assignment import treatment_assignments
 
 INDUSTRY = {
@@ -122,3 +123,52 @@ def test_each_windows_draw_does_not_depend_on_the_row_order(drawn):
     pd.testing.assert_series_equal(left, right)
     reseeded = treatment_assignments(_window_errors(1), SETS, DISTRIBUTIONS, SEED + 1)
     assert (reseeded.set_index(KEYS)["perturbation_id"].sort_index() != left).any()
+
+
+def test_each_run_draws_over_its_own_windows_only():
+    """Two runs of different windows (r2 adds a ticker and a later day): r1's rows are r1's
+    windows, drawn as r1 alone would draw them, and r2's rows are r2's."""
+    r1 = _window_errors(3)
+    extra_day = pd.Timestamp("2030-01-02").date()
+    first_day = r1["window_end_date"].min()
+    r2 = pd.concat(
+        [
+            r1,
+            r1[r1["ticker"] == "T0"].assign(ticker="T9"),
+            r1[r1["window_end_date"] == first_day].assign(window_end_date=extra_day),
+        ],
+        ignore_index=True,
+    ).assign(run_id="r2")
+    sets = pd.concat([SETS, SETS.assign(run_id="r2")], ignore_index=True)
+    both = treatment_assignments(pd.concat([r1, r2], ignore_index=True), sets, DISTRIBUTIONS, SEED)
+    windows = ["ticker", "window_end_date"]
+    for run, errors in [("r1", r1), ("r2", r2)]:
+        rows = both[both["run_id"] == run]
+        expected = set(errors[windows].itertuples(index=False, name=None))
+        assert set(rows[windows].itertuples(index=False, name=None)) == expected, run
+        assert len(rows) == 2 * len(expected), run  # two matched distributions
+    alone = treatment_assignments(r1, SETS, DISTRIBUTIONS, SEED)
+    mine = both[both["run_id"] == "r1"].set_index(KEYS)["perturbation_id"].sort_index()
+    pd.testing.assert_series_equal(mine, alone.set_index(KEYS)["perturbation_id"].sort_index())
+
+
+def test_each_row_is_draw_0_of_its_distribution_from_the_documented_seed(drawn):
+    """The table is draw 0, the paper's single draw: for each distribution, u = the first n
+    uniforms of the documented per-distribution seed (``seed_of(SEED, distribution_id)``)
+    over the windows in (ticker, window_end_date) order, turned into P0, P1, P2 by the
+    inverse-CDF rule worked out by hand (tests/support/sweep_causal.codes_by_hand); each row
+    carries its distribution's confounder and favoured value."""
+    labels = np.array(["P0", "P1", "P2"])
+    for dist in DISTRIBUTIONS.itertuples():
+        rows = drawn[drawn["distribution_id"] == dist.distribution_id]
+        if dist.favored_value == "ZZZ":
+            assert rows.empty
+            continue
+        rows = rows.sort_values(["ticker", "window_end_date"])
+        u = np.random.default_rng(seed_of(SEED, dist.distribution_id)).random(len(rows))
+        column = "industry" if dist.confounder == "industry" else "ticker"
+        favoured = (rows[column] == dist.favored_value).to_numpy()
+        codes = codes_by_hand(u, favoured, dist.treated_weight, dist.control_weight, 2)
+        assert rows["perturbation_id"].tolist() == labels[codes].tolist(), dist.distribution_id
+        assert (rows["confounder"] == dist.confounder).all()
+        assert (rows["favored_value"] == dist.favored_value).all()

@@ -384,6 +384,48 @@ def test_the_leave_one_out_counts_and_lists_only_the_ratings_a_removal_changes()
     assert "<table" not in leave_one_out_section(none, num)
 
 
+def traced_numbers(html: str) -> list[tuple[str, str, dict, float]]:
+    """(mart, column, where, value) of every traceable number in ``html``."""
+    spans = re.findall(
+        r'data-mart="([^"]*)" data-column="([^"]*)" data-where="([^"]*)" data-value="([^"]*)"',
+        html,
+    )
+    return [
+        (mart, column, json.loads(where.replace("&quot;", '"')), float(value))
+        for mart, column, where, value in spans
+    ]
+
+
+def test_every_relative_number_traces_to_its_own_mart_row():
+    """Each number of the uncertainty and leave-one-out tables names the mart and the one row
+    it was read from: the row its where-clause selects holds that value (a number traced to
+    another perturbation's, outcome's or system's row would select another row, or none)."""
+    effects = pd.DataFrame(
+        [
+            effect_row(),
+            effect_row(perturbation_id="P0", mean_change=0.5, change_ci_low=0.4),
+            effect_row(system_id="b", mean_clean=0.3, ape_industry=0.07),
+            effect_row(outcome="coverage_error_80", mean_change=0.2, mean_perturbed=0.25),
+        ]
+    )
+    checks = pd.DataFrame(
+        [loo_row(), loo_row(perturbation_id="P2", rating=3), loo_row(system_id="b", rating=1)]
+    )
+    for mart, frame, html in [
+        ("marts.uncertainty_effects", effects, uncertainty_section(effects, num)),
+        ("marts.rating_leave_one_out", checks, leave_one_out_section(checks, num)),
+    ]:
+        traced = traced_numbers(html)
+        assert len(traced) >= 3 * len(frame), mart
+        for name, column, where, value in traced:
+            assert name == mart
+            rows = frame
+            for key, wanted in where.items():
+                rows = rows[rows[key] == wanted]
+            assert len(rows) == 1, (column, where)
+            assert float(rows.iloc[0][column]) == value, (column, where)
+
+
 # ----------------------------------------------------------------------------- render
 
 
