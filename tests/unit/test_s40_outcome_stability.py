@@ -257,3 +257,30 @@ def test_the_report_reads_the_default_outcomes_firmness_once(tmp_path):
         ["wrs_company", "a", 0.9],
         ["wrs_company", "b", 0.9],
     ]
+
+
+def test_each_outcome_resamples_its_own_worst_distributions():
+    """With one worst distribution per confounder (var bootstrap_effect_distributions = 1)
+    the distributions resampled are chosen per outcome from that outcome's published means
+    (they differ here: flat's worst company at P2 is B by |APE_m| at max_abs_residual, C at
+    other): every outcome of the batched pass equals the resampling of that outcome alone."""
+    errors, _, effects, sets, distributions, settings = study()
+    dates, weights = weights_of(errors)
+    batched = effect_resamples(
+        errors, effects, 1, sets, distributions, "r1", dates, weights, settings
+    )
+    for outcome in ("max_abs_residual", "other"):
+        alone = effect_resamples(
+            errors.assign(max_abs_residual=errors[outcome]),
+            effects.loc[effects["outcome"] == outcome].assign(outcome="max_abs_residual"),
+            1,
+            sets,
+            distributions,
+            "r1",
+            dates,
+            weights,
+            settings | {"robustness_outcomes": "max_abs_residual"},
+        )
+        for metric, (keys, boot) in batched.items():
+            at = (keys["outcome"] == outcome).to_numpy()
+            np.testing.assert_allclose(boot[:, at], alone[metric][1], rtol=1e-12, err_msg=metric)
