@@ -234,10 +234,13 @@ def effect_resamples(
 
     As ``perturbation_effects``, a system is estimated on an outcome only when every one of
     its windows has a finite value of it (a system without quantile forecasts has no wql):
-    no key otherwise. Every (system, outcome) of a perturbation set shares one pass -- the
-    draws, the unit counts and the matrix products -- as the published estimator batches
-    them; the worst distributions (var ``bootstrap_effect_distributions``) are chosen per
-    outcome from that outcome's published means."""
+    no key otherwise. The outcomes of a perturbation set share the resample weights, the
+    units, the treatment draws and their strata; each outcome is then one pass of
+    :func:`tsrate.methods.stability.effects_resampled` over its systems, so the default
+    outcome's numbers are those of a build that resamples it alone and the resample arrays
+    stay one outcome large (one pass over every outcome took as long and held them all).
+    The worst distributions (var ``bootstrap_effect_distributions``) are chosen per outcome
+    from that outcome's published means."""
     outcomes = resampled_outcomes(settings)
     estimand = str(settings["matching_estimand"])
     aggregation = str(settings["distribution_aggregation"])
@@ -287,29 +290,33 @@ def effect_resamples(
         # nothing (perturbation_effects leaves it out)
         selected = np.tile(selected, (1, n_draws, 1))
         selected &= (matrix == labels.index(CONTROL)).any(axis=1)[None, :, None]
-        treatments, ape, pie = effects_resampled(
-            grids,
-            labels,
-            matrix,
-            strata,
-            day_of_unit,
-            weights,
-            CONTROL,
-            estimand,
-            selected=selected,
-        )
-        ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
-        keys = pd.DataFrame(
-            [(s, t, o) for s, o in jobs for t in treatments],
-            columns=["system_id", "perturbation_id", "outcome"],
-        )
-        for confounder in sorted(set(confounders)):
-            chosen = confounders == confounder
-            for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
-                # (jobs x resamples x distributions x treatments) -> (resamples x keys)
-                worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
-                boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
-                collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
+        for outcome in outcomes:
+            at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
+            if not at:
+                continue
+            treatments, ape, pie = effects_resampled(
+                [grids[i] for i in at],
+                labels,
+                matrix,
+                strata,
+                day_of_unit,
+                weights,
+                CONTROL,
+                estimand,
+                selected=selected[at],
+            )
+            ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
+            keys = pd.DataFrame(
+                [(jobs[i][0], t, outcome) for i in at for t in treatments],
+                columns=["system_id", "perturbation_id", "outcome"],
+            )
+            for confounder in sorted(set(confounders)):
+                chosen = confounders == confounder
+                for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
+                    # (systems x resamples x distributions x treatments) -> (resamples x keys)
+                    worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
+                    boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
+                    collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
     return {
         metric: (
             pd.concat([k for k, _ in parts], ignore_index=True),
