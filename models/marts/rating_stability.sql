@@ -9,6 +9,7 @@ final as (
     select
         cast(run_id as varchar) as run_id,
         cast(metric as varchar) as metric,
+        cast(outcome as varchar) as outcome,
         cast(system_id as varchar) as system_id,
         cast(perturbation_id as varchar) as perturbation_id,
         cast(raw_score as double) as raw_score,

@@ -13,12 +13,12 @@ selected_run as (
 ),
 
 {#- Separability by the paired block bootstrap over window dates (rating_stability's
-    resamples, the same dates for every system): one row per system (the level-1 row; the
-    value repeats on every level). It covers the default outcome only, and is used where
-    int_ratings_assigned knows no spread over treatment draws (WRS, accuracy, one-draw
-    APE/PIE: separable null there). -#}
+    resamples, the same dates for every system): one row per system and outcome (the
+    level-1 row; the value repeats on every level). It covers every outcome (accuracy:
+    null), and is used where int_ratings_assigned knows no spread over treatment draws
+    (WRS, accuracy, one-draw APE/PIE: separable null there). -#}
 bootstrapped as (
-    select run_id, metric, perturbation_id, system_id, separable, separation_reason,
+    select run_id, metric, outcome, perturbation_id, system_id, separable, separation_reason,
     from {{ ref('int_ratings_bootstrapped') }}
     where rating_level = 1
 ),
@@ -135,7 +135,7 @@ final as (
         and bootstrapped.metric = assigned.metric
         and bootstrapped.perturbation_id = assigned.perturbation_id
         and bootstrapped.system_id = assigned.system_id
-        and assigned.is_default_outcome
+        and bootstrapped.outcome is not distinct from assigned.outcome
         and assigned.raw_score is not null
 )
 

@@ -1,12 +1,18 @@
 """How stable the ratings are: a moving-block bootstrap over window dates.
 
-Thin wrapper over tsrate.robustness.marts.stability.rating_stability (see there for the method), on
-the default view of the marts (the paper's outcome, var robustness_outcome). Tunables come
-from int_ratings_bootstrapped.yml; the public mart rating_stability selects from it.
+Thin wrapper over tsrate.robustness.marts.stability.rating_stability (see there for the method):
+the robustness ratings of every outcome of var robustness_outcomes (an ``outcome`` column),
+the accuracy ratings once (outcome null). Tunables come from int_ratings_bootstrapped.yml; the
+public mart rating_stability selects from it.
 """
 
 from tsrate.platform.marts_io import read_columns
-from tsrate.robustness.marts.stability import ACCURACY_METRICS, SETTINGS, rating_stability
+from tsrate.robustness.marts.stability import (
+    ACCURACY_METRICS,
+    SETTINGS,
+    rating_stability,
+    resampled_outcomes,
+)
 
 
 def model(dbt, session):
@@ -18,6 +24,7 @@ def model(dbt, session):
         "bootstrap_seed": dbt.config.get("bootstrap_seed"),
         "bootstrap_confidence": dbt.config.get("bootstrap_confidence"),
         "robustness_outcome": dbt.config.get("robustness_outcome"),
+        "robustness_outcomes": dbt.config.get("robustness_outcomes"),
         "matching_estimand": dbt.config.get("matching_estimand"),
         "distribution_aggregation": dbt.config.get("distribution_aggregation"),
         "bootstrap_effect_distributions": dbt.config.get("bootstrap_effect_distributions"),
@@ -28,23 +35,27 @@ def model(dbt, session):
     unset = sorted(key for key in SETTINGS if settings.get(key) in (None, ""))
     if unset:
         raise ValueError(f"int_ratings_bootstrapped: set config {unset} (vars of the same names)")
-    outcome = str(settings["robustness_outcome"])
+    outcomes = resampled_outcomes(settings)
     columns = ["run_id", "system_id", "perturbation_id", "ticker", "industry"]
     columns += ["window_end_date", *ACCURACY_METRICS]
-    if outcome not in columns:
-        columns.append(outcome)
+    columns += [outcome for outcome in outcomes if outcome not in columns]
+    listed = ", ".join("'" + outcome.replace("'", "''") + "'" for outcome in outcomes)
     return rating_stability(
         read_columns(dbt.ref("window_errors"), columns),
-        dbt.ref("robustness_scores").filter("is_default_outcome").df(),
+        dbt.ref("robustness_scores").filter(f"outcome in ({listed})").df(),
         # the published means only (draw null), not the per-draw rows beside them
         dbt.ref("int_perturbation_effects_estimated")
-        .filter(f"outcome = '{outcome}' and draw is null")
+        .filter(f"outcome in ({listed}) and draw is null")
         .select(
-            "run_id, system_id, distribution_id, confounder, perturbation_id, ape_matched, pie_percent"
+            "run_id, system_id, outcome, distribution_id, confounder, perturbation_id, "
+            "ape_matched, pie_percent"
         )
         .df(),
         dbt.ref("confidence_levels").df(),
         dbt.ref("int_perturbation_sets_derived").df(),
         dbt.ref("int_confounder_distributions").df(),
         settings,
+        accuracy_scores=dbt.ref("accuracy_scores")
+        .select("run_id, system_id, perturbation_id, metric, mean")
+        .df(),
     )

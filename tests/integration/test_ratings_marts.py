@@ -218,7 +218,7 @@ def test_rating_marts_never_mislead(built):
         "select * from marts.rating_stability where run_id = ? and rating_level = 1",
         [run_id],
     )
-    assert_ratings_never_mislead(stability, ["metric", "perturbation_id"])
+    assert_ratings_never_mislead(stability, ["metric", "perturbation_id", "outcome"])
 
 
 def test_accuracy_ratings_read_the_mean_and_only_sign_accuracy_is_higher_better(built):
@@ -228,7 +228,9 @@ def test_accuracy_ratings_read_the_mean_and_only_sign_accuracy_is_higher_better(
         "select r.metric, r.higher_is_better, r.raw_score, a.mean, r.rating, s.rating as boot "
         "from marts.ratings r "
         "join marts.accuracy_scores a using (run_id, system_id, perturbation_id, metric) "
-        "join marts.rating_stability s using (run_id, system_id, perturbation_id, metric) "
+        "join marts.rating_stability s on s.run_id = r.run_id and s.system_id = r.system_id "
+        "and s.perturbation_id = r.perturbation_id and s.metric = r.metric "
+        "and s.outcome is not distinct from r.outcome "
         "where r.run_id = ? and s.rating_level = 1",
         [run_id],
     )
@@ -250,26 +252,33 @@ def test_accuracy_ratings_read_the_mean_and_only_sign_accuracy_is_higher_better(
 def test_rating_stability_covers_every_rated_metric(built):
     warehouse, run_id, _ = built
     stability = _read(warehouse, "select * from marts.rating_stability where run_id = ?", [run_id])
+    # every outcome's ratings (robustness_outcomes), not the default view only
     ratings = _read(
         warehouse,
-        "select metric, perturbation_id, system_id, raw_score, rating from marts.ratings "
-        "where run_id = ? and is_default_outcome",
+        "select metric, outcome, perturbation_id, system_id, raw_score, rating from marts.ratings "
+        "where run_id = ? and raw_score is not null",
         [run_id],
     )
-    keys = ["metric", "perturbation_id", "system_id"]
+    keys = ["metric", "outcome", "perturbation_id", "system_id"]
     point = stability.loc[stability["rating_level"] == 1]
+    assert not point.duplicated(keys).any()
+    # pandas matches a null outcome (accuracy) with a null outcome
     merged = ratings.merge(point, on=keys, how="left", suffixes=("", "_boot"))
-    # every rated (metric, perturbation, system) has its stability rows ...
+    assert len(merged) == len(ratings)
+    # every rated (metric, outcome, perturbation, system) has its stability rows ...
     assert merged["n_valid"].notna().all()
     assert set(merged["metric"]) == ROBUSTNESS_METRICS | {"smape", "mase", "sign_accuracy"}
+    assert set(merged["outcome"].dropna()) == set(project_vars()["robustness_outcomes"])
     # ... with the published score and rating as its point
     assert merged["raw_score_boot"].to_numpy() == pytest.approx(merged["raw_score"].to_numpy())
     assert (merged["rating_boot"] == merged["rating"]).all()
-    shares = stability.groupby(keys)["share"].sum()
+    shares = stability.groupby(keys, dropna=False)["share"].sum()
     assert shares.to_numpy() == pytest.approx(1.0)
     assert (stability["n_valid"] > 0).all()
     robust = stability.loc[
-        stability["metric"].isin(ROBUSTNESS_METRICS) & (stability["rating_level"] == 1)
+        stability["metric"].isin(ROBUSTNESS_METRICS)
+        & (stability["rating_level"] == 1)
+        & (stability["outcome"] == "max_abs_residual")
     ]
     assert (robust["ci_low"] <= robust["ci_high"]).all()
     # Biased's residual is constant within a company, so no resample can give it a
@@ -292,7 +301,7 @@ def test_every_published_score_lies_inside_its_own_interval(built):
         "select * from marts.rating_stability where run_id = ? and rating_level = 1",
         [run_id],
     )
-    assert_scores_inside_intervals(point, ["metric", "perturbation_id"])
+    assert_scores_inside_intervals(point, ["metric", "outcome", "perturbation_id"])
     assert point["ci_low"].notna().all()
     # an interval is widened to its point (an end equal to the point) only for the worst
     # cases over distributions (APE, PIE), and rarely; WRS and sign accuracy take few
@@ -468,22 +477,27 @@ def test_every_query_of_the_docs_runs_on_the_marts(built):
 
 
 def test_accuracy_and_wrs_ratings_say_whether_the_paired_bootstrap_separates_them(built):
-    """Every default-outcome accuracy/WRS rating carries separable from rating_stability's
-    paired bootstrap (the same value and reason), recomputed here from its interval rule:
-    false exactly where the reason names a difference interval that includes 0."""
+    """Every accuracy/WRS rating, of every outcome, carries separable from rating_stability's
+    paired bootstrap of its own outcome (the same value and reason), recomputed here from
+    its interval rule: false exactly where the reason names a difference interval that
+    includes 0, or a tie in every resample."""
     warehouse, run_id, _ = built
     joined = _read(
         warehouse,
-        "select r.metric, r.perturbation_id, r.system_id, r.separable, r.separation_reason, "
-        "s.separable as boot_separable, s.separation_reason as boot_reason, s.n_valid "
+        "select r.metric, r.outcome, r.perturbation_id, r.system_id, r.separable, "
+        "r.separation_reason, s.separable as boot_separable, s.separation_reason as boot_reason, "
+        "s.n_valid "
         "from marts.ratings r left join marts.rating_stability s "
         "on s.run_id = r.run_id and s.metric = r.metric and s.perturbation_id = r.perturbation_id "
+        "and s.outcome is not distinct from r.outcome "
         "and s.system_id = r.system_id and s.rating_level = 1 "
-        "where r.run_id = ? and r.is_default_outcome and r.raw_score is not null "
+        "where r.run_id = ? and r.raw_score is not null "
         "and (r.metric_family = 'accuracy' or r.metric like 'wrs%')",
         [run_id],
     )
     assert len(joined) > 0 and joined["n_valid"].gt(0).all()
+    assert not joined.duplicated(["metric", "outcome", "perturbation_id", "system_id"]).any()
+    assert set(joined["outcome"].dropna()) == set(project_vars()["robustness_outcomes"])
     assert joined["separable"].notna().all()
     assert joined["separable"].tolist() == joined["boot_separable"].tolist()
     assert (
@@ -491,14 +505,7 @@ def test_accuracy_and_wrs_ratings_say_whether_the_paired_bootstrap_separates_the
     )
     inseparable = joined.loc[~joined["separable"].astype(bool)]
     for reason, metric in zip(inseparable["separation_reason"], inseparable["metric"], strict=True):
-        assert f"the {metric} difference" in reason and reason.endswith("that includes 0")
-    # other outcomes are not covered by the bootstrap: no separability there for WRS
-    other = _read(
-        warehouse,
-        "select separable from marts.ratings where run_id = ? and not is_default_outcome "
-        "and metric like 'wrs%'",
-        [run_id],
-    )
-    assert other["separable"].isna().all()
+        tied = reason.endswith("in every resample")
+        assert tied or (f"the {metric} difference" in reason and reason.endswith("that includes 0"))
     counts = joined.groupby("metric")["separable"].agg(["size", lambda s: int((~s).sum())])
     print("not separable by metric (rated, not separable):", counts.to_dict("index"))

@@ -32,13 +32,27 @@ def stability_settings(**changed) -> dict:
 def empty_scores() -> pd.DataFrame:
     """No published robustness scores (a new, empty table each call)."""
     return pd.DataFrame(
-        columns=["run_id", "metric", "system_id", "perturbation_id", "raw_score", "max_score"]
+        columns=["run_id", "metric", "outcome", "system_id", "perturbation_id", "raw_score"]
+        + ["max_score"]
+    )
+
+
+def accuracy_scores_of(errors: pd.DataFrame) -> pd.DataFrame:
+    """accuracy_scores as the mart computes them from ``errors``: the mean of each accuracy
+    metric per run, system and perturbation over every window, a NaN making it NaN as in
+    SQL's avg (the frames of these tests hold NaN, not null: SQL's avg skips a null)."""
+    keys = ["run_id", "system_id", "perturbation_id"]
+    long = errors.melt(keys, ["smape", "mase", "sign_accuracy"], "metric", "value")
+    return (
+        long.groupby([*keys, "metric"], as_index=False)["value"]
+        .agg(lambda v: v.mean(skipna=False))
+        .rename(columns={"value": "mean"})
     )
 
 
 def empty_effects() -> pd.DataFrame:
     """No matched effects (a new, empty table each call)."""
     return pd.DataFrame(
-        columns=["run_id", "system_id", "distribution_id", "confounder", "perturbation_id"]
-        + ["ape_matched", "pie_percent"]
+        columns=["run_id", "system_id", "outcome", "distribution_id", "confounder"]
+        + ["perturbation_id", "ape_matched", "pie_percent"]
     )

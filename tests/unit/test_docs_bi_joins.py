@@ -70,5 +70,5 @@ def test_the_outcome_row_names_every_mart_with_an_outcome_column():
     default_flag = {name for name in with_outcome if "is_default_outcome" in marts[name]}
     flagged = re.search(r"filter `is_default_outcome` \(([^;)]*)[;)]", labels).group(1)
     assert set(TICKED.findall(flagged)) == default_flag
-    for name in ("rating_stability", "partial_orders"):  # "hold the default outcome only"
-        assert name in labels and "outcome" not in marts[name], name
+    assert "partial_orders" in labels and "outcome" not in marts["partial_orders"]
+    assert "`rating_stability` to `ratings` on `outcome`" in labels

@@ -16,7 +16,12 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from tests.support.stability_inputs import empty_effects, empty_scores, stability_settings
+from tests.support.stability_inputs import (
+    accuracy_scores_of,
+    empty_effects,
+    empty_scores,
+    stability_settings,
+)
 from tsrate.config import project_dir
 from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
 from tsrate.methods.causal.estimators import perturbation_effects
@@ -428,6 +433,7 @@ def test_rating_stability_rates_accuracy_as_the_published_ratings_do_without_an_
         sets,
         pd.DataFrame(columns=DISTRIBUTION_COLUMNS),
         settings,
+        accuracy_scores=accuracy_scores_of(errors),
     )
     smape = out.loc[out["metric"] == "smape"]
     assert smape["raw_score"].eq(0.0).all()

@@ -1,6 +1,6 @@
 """The core report reads the marts' default view: the robustness outcome of var
-robustness_outcome (docs/ratings.md: "rating_stability and the report show the default
-view"), not always the paper's R^max. The loader used to keep only R^max rows and then the
+robustness_outcome (docs/ratings.md: "... and the report show the default view"), not
+always the paper's R^max. The loader used to keep only R^max rows and then the
 default ones: a build with robustness_outcome = relative_max_abs_residual lost every
 robustness rating from the rating tables (system_summary, the verdict and rating_stability
 being at the relative outcome), and showed the relative ratings as "another outcome".

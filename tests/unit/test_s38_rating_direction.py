@@ -176,7 +176,7 @@ def test_goodness_reads_the_same_for_mirrored_scores_in_either_direction():
 
 
 def test_core_stability_mart_rates_sign_accuracy_as_the_ratings_mart():
-    from tests.support.stability_inputs import stability_settings
+    from tests.support.stability_inputs import accuracy_scores_of, stability_settings
     from tests.support.sweep_stability import LEVELS  # the confidence levels
     from tests.unit.test_sweep_stability_mart import accuracy_only_inputs
     from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
@@ -192,6 +192,7 @@ def test_core_stability_mart_rates_sign_accuracy_as_the_ratings_mart():
         sets,
         pd.DataFrame(columns=DISTRIBUTION_COLUMNS),
         settings := stability_settings(),
+        accuracy_scores=accuracy_scores_of(errors),
     )
     levels = settings["rating_levels"]
     sign = out[out["metric"] == "sign_accuracy"].groupby("system_id")["rating"].first()

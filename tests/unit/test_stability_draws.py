@@ -143,13 +143,13 @@ def test_resamples_equal_the_slow_mean_over_every_draw():
     for b in range(weights.shape[0]):
         slow = _slow_scores(errors, distributions, weights[b])
         for metric, (keys, boot) in resamples.items():
-            expected = [slow[metric][(s, t)] for s, t in keys.itertuples(index=False)]
+            expected = [slow[metric][(s, t)] for s, t, _ in keys.itertuples(index=False)]
             np.testing.assert_allclose(boot[b], expected, rtol=1e-9, err_msg=f"{metric} {b}")
         if b == 0:
             one_draw = _slow_scores(errors, distributions, weights[b], draws=1)
     # the check can fail: draw 0 alone (the old stability) differs from the mean over draws
     keys, boot = resamples["ape_industry"]
-    alone = [one_draw["ape_industry"][(s, t)] for s, t in keys.itertuples(index=False)]
+    alone = [one_draw["ape_industry"][(s, t)] for s, t, _ in keys.itertuples(index=False)]
     assert not np.allclose(boot[0], alone, rtol=1e-6)
 
 
@@ -162,7 +162,7 @@ def test_a_planted_weight_error_is_caught():
         errors, effects, 0, sets, distributions, "r1", dates, np.roll(weights, 1, axis=1), SETTINGS
     )["ape_company"]
     slow = _slow_scores(errors, distributions, weights[0])["ape_company"]
-    expected = [slow[(s, t)] for s, t in keys.itertuples(index=False)]
+    expected = [slow[(s, t)] for s, t, _ in keys.itertuples(index=False)]
     assert not np.allclose(boot[0], expected, rtol=1e-6)
 
 

@@ -46,6 +46,7 @@ from scipy import stats
 from tests.support.effect_study import SEED as EFFECT_SEED
 from tests.support.effect_study import effect_inputs
 from tests.support.effects_draws import draw_codes, draw_seed
+from tests.support.stability_inputs import accuracy_scores_of
 from tsrate.methods.causal.effects import effect_means, effect_scores, study_effects, with_draws
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -475,6 +476,7 @@ BOOTSTRAP_SETTINGS = {
     "bootstrap_seed": "4",
     "bootstrap_confidence": "0.9",
     "robustness_outcome": "max_abs_residual",
+    "robustness_outcomes": "max_abs_residual",
     "matching_estimand": "ATE",
     "distribution_aggregation": "max",
     "bootstrap_effect_distributions": "1",
@@ -502,6 +504,7 @@ def _bootstrap_parents(estimated: pd.DataFrame) -> dict[str, pd.DataFrame]:
         ),
         "int_perturbation_sets_derived": sets,
         "int_confounder_distributions": distributions,
+        "accuracy_scores": accuracy_scores_of(errors),
     }
 
 

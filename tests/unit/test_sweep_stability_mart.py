@@ -15,7 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.stability_inputs import empty_effects, empty_scores, stability_settings
+from tests.support.stability_inputs import (
+    accuracy_scores_of,
+    empty_effects,
+    empty_scores,
+    stability_settings,
+)
 from tests.support.sweep_stability import (
     DAYS,
     LEVELS,
@@ -171,7 +176,16 @@ def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked
     errors, no_scores, no_effects, sets = accuracy_only_inputs()
     settings = stability_settings(bootstrap_block_length=asked)
     no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
-    out = rating_stability(errors, no_scores, no_effects, LEVELS, sets, no_distributions, settings)
+    out = rating_stability(
+        errors,
+        no_scores,
+        no_effects,
+        LEVELS,
+        sets,
+        no_distributions,
+        settings,
+        accuracy_scores=accuracy_scores_of(errors),
+    )
     assert set(out["metric"]) == {"smape", "mase", "sign_accuracy"}
     assert out["block_length"].eq(used).all()
     assert list(out.columns) == COLUMNS
@@ -193,14 +207,24 @@ def test_rating_stability_takes_each_runs_own_published_wrs():
     published = {("r1", "S1"): 0.6, ("r1", "S2"): 1.8, ("r2", "S1"): 2.4, ("r2", "S2"): 0.0}
     scores = pd.DataFrame(
         [
-            dict(run_id=r, metric="wrs_industry", system_id=s, perturbation_id="P0")
+            dict(run_id=r, metric="wrs_industry", outcome="max_abs_residual", system_id=s)
+            | dict(perturbation_id="P0")
             | dict(raw_score=v, max_score=2.4)
             for (r, s), v in published.items()
         ]
     )
     settings = stability_settings(bootstrap_block_length=3)
     no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
-    out = rating_stability(errors, scores, no_effects, LEVELS, sets, no_distributions, settings)
+    out = rating_stability(
+        errors,
+        scores,
+        no_effects,
+        LEVELS,
+        sets,
+        no_distributions,
+        settings,
+        accuracy_scores=accuracy_scores_of(errors),
+    )
     wrs = out.loc[out["metric"] == "wrs_industry"].drop_duplicates(["run_id", "system_id"])
     got = {(r, s): v for r, s, v in wrs[["run_id", "system_id", "raw_score"]].to_numpy()}
     assert got == published

@@ -17,10 +17,11 @@ resamples where both are finite and its percentile interval at the bootstrap's
 noise of 0 are 0 (:func:`tsrate.methods.noise.snap_to_zero`, on the largest |score| of the
 perturbation, points and resamples). System i is NOT separable when some j's interval
 contains 0, ends included (``low <= 0 <= high``; tied systems differ by 0 in every
-resample). The rule is symmetric in direction: negating every score (a higher-is-better
-metric) negates the intervals and leaves the answer unchanged. A system with no valid
-resample (or no published score) gets ``None``: nothing can be said; one with no other
-system to compare with is separable.
+resample: the reason then says "tied with <other> in every resample"). The rule is
+symmetric in direction: negating every score (a higher-is-better metric) negates the
+intervals and leaves the answer unchanged. A system with no valid resample (or no
+published score) gets ``None``: nothing can be said; one with no other system to compare
+with is separable.
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def difference_interval(
     return point, min(float(low), point), max(float(high), point)
 
 
+def _tied_throughout(boot_i: np.ndarray, boot_j: np.ndarray, scale: float) -> bool:
+    """Whether two systems' resampled scores are equal (within floating noise of 0 on
+    ``scale``) in every resample where both are defined."""
+    both = np.isfinite(boot_i) & np.isfinite(boot_j)
+    return bool(both.any()) and not snap_to_zero(boot_i[both] - boot_j[both], scale=scale).any()
+
+
 def bootstrap_separation(
     groups: pd.DataFrame,
     point: np.ndarray | Sequence[float],
@@ -127,12 +135,15 @@ def bootstrap_separation(
                     continue
                 diff, low, high = snap_to_zero(found, scale=scale)
                 if low <= 0.0 <= high:
-                    close.append((abs(diff), names[j], diff, low, high))
+                    tied = diff == 0.0 and _tied_throughout(boot[:, i], boot[:, j], scale)
+                    close.append((abs(diff), names[j], diff, low, high, tied))
             flags[i] = not close
             if close:
-                _, other, diff, low, high = min(close)
+                _, other, diff, low, high, tied = min(close)
                 reasons[i] = (
-                    f"not separable from {other}: the {metric} difference {diff:.3g} has a "
-                    f"{percent} bootstrap interval [{low:.3g}, {high:.3g}] that includes 0"
+                    f"not separable from {other}: tied with {other} in every resample"
+                    if tied
+                    else f"not separable from {other}: the {metric} difference {diff:.3g} has "
+                    f"a {percent} bootstrap interval [{low:.3g}, {high:.3g}] that includes 0"
                 )
     return flags, reasons

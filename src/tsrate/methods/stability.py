@@ -370,27 +370,30 @@ def effects_resampled(
                 for label in sorted({control_code, *t_codes[pair_sys == s].tolist()}):
                     slabs[(s, label)] = columns
                     columns += n_strata
-            plans.append((d, pair_sys, pair_treat, observed, n_strata, slabs, values))
+            # block -> the first column of each label's slab (-1: no slab), built in one
+            # pass: a scan of every slab per block grows with the square of the systems
+            firsts: dict[int, np.ndarray] = {}
+            for (block, label), column in slabs.items():
+                if block not in firsts:
+                    firsts[block] = np.full(n_labels, -1, dtype=np.int64)
+                firsts[block][label] = column
+            plans.append((d, pair_sys, pair_treat, observed, n_strata, slabs, values, firsts))
             stop += 1
         width = max(columns, MIN_COLUMNS)
         if buffer.size < n_dates * width:
             buffer = np.zeros(n_dates * width)
         cells = buffer[: n_dates * width]
         cells.fill(0.0)
-        for d, _, _, observed, _, slabs, values in plans:
+        for d, _, _, observed, _, _, values, firsts in plans:
             obs_codes = assigned[d][observed].astype(np.int64)
             base = day_of_unit[observed] * width + np.asarray(strata[d], dtype=np.int64)[observed]
             for block in [-1, *values]:
-                first = np.full(n_labels, -1, dtype=np.int64)
-                for (b, label), column in slabs.items():
-                    if b == block:
-                        first[label] = column
-                column = first[obs_codes]
+                column = firsts[block][obs_codes]
                 keep = column >= 0
                 add = 1.0 if block == -1 else values[block][keep]
                 np.add.at(cells, base[keep] + column[keep], add)
         product = w @ cells.reshape(n_dates, width)
-        for d, pair_sys, pair_treat, _, n_strata, slabs, _ in plans:
+        for d, pair_sys, pair_treat, _, n_strata, slabs, _, _ in plans:
             # (resamples x strata) weighted counts / outcome sums of one slab
             cells_of = {key: product[:, first : first + n_strata] for key, first in slabs.items()}
             # Per treatment: the counts are shared by its selected systems, the outcome sums

@@ -18,16 +18,19 @@ same alternative histories) and each rated metric is recomputed per resample:
   were worst on the original data (by |APE_m| and by PIE %) are re-estimated per system,
   treatment and confounder (0 = all; exact whenever a confounder has no more).
 
-raw_score and rating are those of the published marts (robustness_scores, accuracy_scores)
-in the default view (the paper's outcome, var robustness_outcome); every resampled metric is
-the published estimator, so with every multiplicity 1 it gives the published score, and the
-interval describes that score. Resampled scores within floating noise of 0 are 0, and so are
-interval ends (tsrate.methods.ratings.bootstrap_summary, the rule of snap_to_zero).
+The robustness metrics are resampled for every outcome of var robustness_outcomes (one
+``outcome`` per row; each outcome's systems are those analysed on it, every window finite),
+the accuracy metrics once (outcome null). raw_score and rating are those of the published
+marts (robustness_scores, accuracy_scores: a score they leave unrated is not rated here);
+every resampled metric is the published estimator, so with every multiplicity 1 it gives
+the published score, and the interval describes that score. Resampled scores within
+floating noise of 0 are 0, and so are interval ends (tsrate.methods.ratings.bootstrap_summary,
+the rule of snap_to_zero).
 The resamples are PAIRED (the same dates for every system of a run), so ``separable`` says
 whether a system's score can be told apart from every other system's of its metric x
-perturbation: not when the bootstrap interval of some difference includes 0
+outcome x perturbation: not when the bootstrap interval of some difference includes 0
 (tsrate.methods.separation.bootstrap_separation).
-Tunables come from python_models/marts/rating_stability.yml.
+Tunables come from python_models/intermediate/int_ratings_bootstrapped.yml.
 """
 
 import numpy as np
@@ -48,7 +51,7 @@ from tsrate.methods.stability import (
     effects_resampled,
     wrs_resampled,
 )
-from tsrate.methods.wrs import WRS_ANALYSES
+from tsrate.methods.wrs import WRS_ANALYSES, complete_systems
 from tsrate.platform.marts_io import Units, outcome_grid
 
 ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
@@ -56,6 +59,7 @@ AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
 COLUMNS = [
     "run_id",
     "metric",
+    "outcome",
     *BOOTSTRAP_COLUMNS,
     "higher_is_better",
     "block_length",
@@ -64,7 +68,7 @@ COLUMNS = [
 ]
 
 #: Column types of the table (stable even when it is empty).
-TEXT = ["run_id", "metric", "system_id", "perturbation_id"]
+TEXT = ["run_id", "metric", "outcome", "system_id", "perturbation_id"]
 INTEGER = ["rating_level", "rating_levels", "n_resamples", "n_valid"]
 INTEGER += ["block_length", "bootstrap_seed"]
 NUMBER = ["raw_score", "ci_low", "ci_high", "share", "confidence"]
@@ -197,6 +201,16 @@ def mean_over_draws(values: np.ndarray, n_draws: int) -> np.ndarray:
         return np.where(finite, per_draw, 0.0).sum(axis=2) / np.where(count > 0, count, np.nan)
 
 
+def resampled_outcomes(settings: dict) -> list[str]:
+    """The robustness outcomes whose ratings are resampled: var ``robustness_outcomes`` (a
+    list, or the space-separated text a dbt config renders from it) with the default view's
+    var ``robustness_outcome`` among them; without the list, the default alone."""
+    default = str(settings["robustness_outcome"])
+    listed = settings.get("robustness_outcomes")
+    names = listed.split() if isinstance(listed, str) else [str(o) for o in listed or []]
+    return names if default in names else [default, *names]
+
+
 def effect_resamples(
     errors: pd.DataFrame,
     effects: pd.DataFrame,
@@ -208,16 +222,26 @@ def effect_resamples(
     weights: np.ndarray,
     settings: dict,
 ) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
-    """ape_* and pie_* on every resample (metric -> (keys: system_id, perturbation_id;
-    resamples x keys)), by the estimator ``perturbation_effect_scores`` publishes: every one
-    of the var ``treatment_draws`` treatment draws of every distribution
-    (:func:`tsrate.methods.causal.effects.draw_matrix`, seeded by var ``causal_seed`` as
-    ``perturbation_effects``), matched on the strata of var ``effect_strata``, is re-estimated
-    on the resampled windows; APE_m and PIE % are averaged over the draws that estimate
-    (:func:`mean_over_draws`), then the worst case over each confounder's distributions is
-    taken per resample. With every multiplicity 1 this is the published score (before
-    floating noise is snapped to 0)."""
-    outcome = str(settings["robustness_outcome"])
+    """ape_* and pie_* on every resample (metric -> (keys: system_id, perturbation_id,
+    outcome; resamples x keys)), by the estimator ``perturbation_effect_scores`` publishes,
+    for every outcome of :func:`resampled_outcomes`: every one of the var ``treatment_draws``
+    treatment draws of every distribution (:func:`tsrate.methods.causal.effects.draw_matrix`,
+    seeded by var ``causal_seed`` as ``perturbation_effects``), matched on the strata of var
+    ``effect_strata``, is re-estimated on the resampled windows; APE_m and PIE % are averaged
+    over the draws that estimate (:func:`mean_over_draws`), then the worst case over each
+    confounder's distributions is taken per resample. With every multiplicity 1 this is the
+    published score (before floating noise is snapped to 0).
+
+    As ``perturbation_effects``, a system is estimated on an outcome only when every one of
+    its windows has a finite value of it (a system without quantile forecasts has no wql):
+    no key otherwise. The outcomes of a perturbation set share the resample weights, the
+    units, the treatment draws and their strata; each outcome is then one pass of
+    :func:`tsrate.methods.stability.effects_resampled` over its systems, so the default
+    outcome's numbers are those of a build that resamples it alone and the resample arrays
+    stay one outcome large (one pass over every outcome took as long and held them all).
+    The worst distributions (var ``bootstrap_effect_distributions``) are chosen per outcome
+    from that outcome's published means."""
+    outcomes = resampled_outcomes(settings)
     estimand = str(settings["matching_estimand"])
     aggregation = str(settings["distribution_aggregation"])
     seed, n_draws = int(settings["causal_seed"]), int(settings["treatment_draws"])
@@ -238,42 +262,61 @@ def effect_resamples(
             continue
         confounders = meta["confounder"].astype(str).replace({"ticker": "company"}).to_numpy()
         strata = draw_strata(units, confounders, strata_rule) * n_draws
-        system_ids = sorted(systems["system_id"].astype(str))
-        grids = [
-            outcome_grid(errors.loc[errors["system_id"] == s], units, labels, outcome, s)
-            for s in system_ids
-        ]
+        jobs, grids = [], []
+        for system_id in sorted(systems["system_id"].astype(str)):
+            rows = errors.loc[errors["system_id"] == system_id]
+            for outcome in outcomes:
+                finite = pd.to_numeric(rows[outcome], errors="coerce").to_numpy(dtype=float)
+                if not np.isfinite(finite).all():
+                    continue  # not analysed on this outcome: perturbation_effects has no row
+                grids.append(outcome_grid(rows, units, labels, outcome, system_id))
+                jobs.append((system_id, outcome))
+        if not jobs:
+            continue
         treatments = [label for label in labels if label != CONTROL]
-        selected = _worst_distributions(
-            effects, run_id, system_ids, meta["distribution_id"].astype(str), treatments, top_k
-        )
+        selected = np.zeros((len(jobs), len(meta), len(treatments)), dtype=bool)
+        for outcome in outcomes:
+            at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
+            if at:
+                selected[at] = _worst_distributions(
+                    effects.loc[effects["outcome"] == outcome],
+                    run_id,
+                    [jobs[i][0] for i in at],
+                    meta["distribution_id"].astype(str),
+                    treatments,
+                    top_k,
+                )
         # the same distributions in every draw; a draw without a control window estimates
         # nothing (perturbation_effects leaves it out)
         selected = np.tile(selected, (1, n_draws, 1))
         selected &= (matrix == labels.index(CONTROL)).any(axis=1)[None, :, None]
-        treatments, ape, pie = effects_resampled(
-            grids,
-            labels,
-            matrix,
-            strata,
-            day_of_unit,
-            weights,
-            CONTROL,
-            estimand,
-            selected=selected,
-        )
-        ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
-        keys = pd.DataFrame(
-            [(s, t) for s in system_ids for t in treatments],
-            columns=["system_id", "perturbation_id"],
-        )
-        for confounder in sorted(set(confounders)):
-            chosen = confounders == confounder
-            for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
-                # (systems x resamples x distributions x treatments) -> (resamples x keys)
-                worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
-                boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
-                collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
+        for outcome in outcomes:
+            at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
+            if not at:
+                continue
+            treatments, ape, pie = effects_resampled(
+                [grids[i] for i in at],
+                labels,
+                matrix,
+                strata,
+                day_of_unit,
+                weights,
+                CONTROL,
+                estimand,
+                selected=selected[at],
+            )
+            ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
+            keys = pd.DataFrame(
+                [(jobs[i][0], t, outcome) for i in at for t in treatments],
+                columns=["system_id", "perturbation_id", "outcome"],
+            )
+            for confounder in sorted(set(confounders)):
+                chosen = confounders == confounder
+                for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
+                    # (systems x resamples x distributions x treatments) -> (resamples x keys)
+                    worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
+                    boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
+                    collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
     return {
         metric: (
             pd.concat([k for k, _ in parts], ignore_index=True),
@@ -297,14 +340,82 @@ def effect_stability(
     levels: int,
     confidence: float,
 ) -> list[pd.DataFrame]:
-    """The bootstrap summaries of :func:`effect_resamples` around the published scores."""
+    """The bootstrap summaries of :func:`effect_resamples` around the published scores,
+    each outcome rated and separated on its own (``scores``: robustness_scores of every
+    outcome)."""
     resamples = effect_resamples(
         errors, effects, top_k, perturbation_sets, distributions, run_id, dates, weights, settings
     )
     frames = []
     for metric, (keys, boot) in resamples.items():
-        point = _robustness_point(scores, metric, keys)
-        frames.append(_summaries(metric, keys, point, boot, levels, confidence))
+        for outcome in sorted(keys["outcome"].unique()):
+            cols = (keys["outcome"] == outcome).to_numpy()
+            at = keys.loc[cols, ["system_id", "perturbation_id"]].reset_index(drop=True)
+            point = _robustness_point(scores.loc[scores["outcome"] == outcome], metric, at)
+            frame = _summaries(metric, at, point, boot[:, cols], levels, confidence)
+            frame.insert(1, "outcome", outcome)
+            frames.append(frame)
+    return frames
+
+
+def _unrated_accuracy(errors: pd.DataFrame, published: pd.DataFrame, metric: str) -> list:
+    """The (system_id, perturbation_id) pairs of ``errors`` that accuracy_scores (the run's
+    rows, ``published``) does not rate on ``metric``: no row, or a mean that is null or not a
+    finite number (a NaN among the windows makes the published mean NaN)."""
+    rows = published.loc[published["metric"] == metric]
+    finite = np.isfinite(pd.to_numeric(rows["mean"], errors="coerce").to_numpy(dtype=float))
+    rated = set(
+        zip(
+            rows["system_id"].astype(str)[finite],
+            rows["perturbation_id"].astype(str)[finite],
+            strict=True,
+        )
+    )
+    present = errors.groupby(["system_id", "perturbation_id"], observed=True, sort=True).size()
+    return [(s, p) for s, p in present.index if (str(s), str(p)) not in rated]
+
+
+def accuracy_stability(
+    errors: pd.DataFrame,
+    accuracy_scores: pd.DataFrame,
+    levels: int,
+    n_resamples: int,
+    block_length: int,
+    seed: int,
+    confidence: float,
+) -> list[pd.DataFrame]:
+    """The accuracy metrics' bootstrap (the mean over windows) of one run's ``errors``, for
+    the systems x perturbations accuracy_scores rates: one whose published mean is undefined
+    (no window with a value) or NaN is not rated there, so it is neither rated nor compared
+    here -- its values are left out, its dates kept (the run's histories)."""
+    frames = []
+    for metric in ACCURACY_METRICS:
+        values = errors[["system_id", "perturbation_id", "window_end_date", metric]]
+        values = values.rename(columns={metric: "value"})
+        unrated = _unrated_accuracy(values, accuracy_scores, metric)
+        if unrated:
+            pairs = pd.MultiIndex.from_arrays([values["system_id"], values["perturbation_id"]])
+            values = values.assign(value=values["value"].mask(pairs.isin(unrated)))
+        if not np.isfinite(values["value"].to_numpy(dtype=float)).any():
+            continue  # nothing the published mart rates
+        # accuracy metrics have no ideal in marts.ratings: a lone or all-tied group is
+        # not rated (rating null), so not here either
+        boot = block_bootstrap_ratings(
+            values,
+            levels,
+            n_resamples,
+            block_length,
+            seed,
+            "mean",
+            confidence=confidence,
+            ideal=None,
+            # the published rule's direction (marts.ratings): sign accuracy's best is L
+            higher_is_better=metric == "sign_accuracy",
+            metric=metric,
+        )
+        boot.insert(0, "metric", metric)
+        boot.insert(1, "outcome", None)
+        frames.append(boot)
     return frames
 
 
@@ -316,17 +427,23 @@ def rating_stability(
     perturbation_sets: pd.DataFrame,
     distributions: pd.DataFrame,
     settings: dict,
+    *,
+    accuracy_scores: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One row per run, metric, system, perturbation and rating level.
+    """One row per run, metric, outcome, system, perturbation and rating level.
 
-    Every metric of a run uses the same seed and the same ordered window dates, hence the
-    same resampled histories. The block length is capped at the number of dates.
+    Robustness metrics are resampled for every outcome of :func:`resampled_outcomes`
+    (``robustness_scores`` and ``effects``: the published rows of every outcome), each
+    outcome's systems only those analysed on it (every window finite, as the published
+    scores); accuracy metrics, which have no outcome (null), once. Every metric and outcome
+    of a run uses the same seed and the same ordered window dates, hence the same resampled
+    histories. The block length is capped at the number of dates.
     """
     levels = int(settings["rating_levels"])
     n_resamples = int(settings["bootstrap_resamples"])
     seed = int(settings["bootstrap_seed"])
     confidence = float(settings["bootstrap_confidence"])
-    outcome = str(settings["robustness_outcome"])
+    outcomes = resampled_outcomes(settings)
     aggregation = str(settings["distribution_aggregation"])
     if aggregation not in AGGREGATIONS:
         raise ValueError(
@@ -338,35 +455,26 @@ def rating_stability(
         dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
         used_block = max(1, min(int(settings["bootstrap_block_length"]), dates.size))
         weights = date_multiplicities(dates.size, used_block, n_resamples, seed)
-        run_frames = []
-        for metric in ACCURACY_METRICS:
-            values = errors[["system_id", "perturbation_id", "window_end_date", metric]]
-            values = values.rename(columns={metric: "value"})
-            # accuracy metrics have no ideal in marts.ratings: a lone or all-tied group is
-            # not rated (rating null), so not here either
-            boot = block_bootstrap_ratings(
-                values,
-                levels,
-                n_resamples,
-                used_block,
-                seed,
-                "mean",
-                confidence=confidence,
-                ideal=None,
-                # the published rule's direction (marts.ratings): sign accuracy's best is L
-                higher_is_better=metric == "sign_accuracy",
-                metric=metric,
-            )
-            boot.insert(0, "metric", metric)
-            run_frames.append(boot)
+        published = accuracy_scores.loc[accuracy_scores["run_id"].astype(str) == run_id]
+        run_frames = accuracy_stability(
+            errors, published, levels, n_resamples, used_block, seed, confidence
+        )
         scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
         errors = errors.assign(
             system_id=errors["system_id"].astype(str),
             perturbation_id=errors["perturbation_id"].astype(str),
         )
-        run_frames += wrs_stability(
-            errors, scores, confidence_levels, dates, weights, outcome, levels, confidence
-        )
+        for outcome in outcomes:
+            # a system is compared on an outcome only over all of its windows (wrs_pairs)
+            complete = errors.loc[complete_systems(errors, outcome)]
+            if complete.empty:
+                continue
+            at = scores.loc[scores["outcome"] == outcome]
+            for boot in wrs_stability(
+                complete, at, confidence_levels, dates, weights, outcome, levels, confidence
+            ):
+                boot.insert(1, "outcome", outcome)
+                run_frames.append(boot)
         run_frames += effect_stability(
             errors,
             effects,
@@ -394,7 +502,8 @@ def rating_stability(
     out["rating"] = out["rating"].astype("Int64").mask(out["rating"] == 0)
     out = out.astype(SCHEMA)
     return out.sort_values(
-        ["run_id", "metric", "perturbation_id", "system_id", "rating_level"], kind="stable"
+        ["run_id", "metric", "outcome", "perturbation_id", "system_id", "rating_level"],
+        kind="stable",
     ).reset_index(drop=True)
 
 
@@ -405,6 +514,7 @@ SETTINGS = [
     "bootstrap_seed",
     "bootstrap_confidence",
     "robustness_outcome",
+    "robustness_outcomes",
     "matching_estimand",
     "distribution_aggregation",
     "bootstrap_effect_distributions",
