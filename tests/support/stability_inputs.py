@@ -56,3 +56,29 @@ def empty_effects() -> pd.DataFrame:
         columns=["run_id", "system_id", "outcome", "distribution_id", "confounder"]
         + ["perturbation_id", "ape_matched", "pie_percent"]
     )
+
+
+def accuracy_study_stability(
+    errors: pd.DataFrame,
+    scores: pd.DataFrame,
+    effects: pd.DataFrame,
+    sets: pd.DataFrame,
+    settings: dict,
+) -> pd.DataFrame:
+    """rating_stability of a study without confounder distributions, at the sweep's
+    confidence levels, with accuracy_scores published from ``errors``
+    (:func:`accuracy_scores_of`)."""
+    from tests.support.sweep_stability import LEVELS
+    from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
+    from tsrate.robustness.marts.stability import rating_stability
+
+    return rating_stability(
+        errors,
+        scores,
+        effects,
+        LEVELS,
+        sets,
+        pd.DataFrame(columns=DISTRIBUTION_COLUMNS),
+        settings,
+        accuracy_scores=accuracy_scores_of(errors),
+    )

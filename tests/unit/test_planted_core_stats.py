@@ -17,13 +17,12 @@ import pytest
 from scipy import stats as sps
 
 from tests.support.stability_inputs import (
-    accuracy_scores_of,
+    accuracy_study_stability,
     empty_effects,
     empty_scores,
     stability_settings,
 )
 from tsrate.config import project_dir
-from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
 from tsrate.methods.causal.estimators import perturbation_effects
 from tsrate.methods.causal.matching import nearest_neighbour_means
 from tsrate.methods.noise import snap_rows_to_zero
@@ -43,7 +42,6 @@ from tsrate.robustness.marts.stability import (
     _summaries,
     _worst_distributions,
     mean_over_draws,
-    rating_stability,
 )
 
 LEVELS = pd.DataFrame({"confidence": [0.95, 0.75, 0.60], "weight": [1.0, 0.8, 0.6]})
@@ -425,16 +423,7 @@ def test_rating_stability_rates_accuracy_as_the_published_ratings_do_without_an_
         {"run_id": ["r1"], "system_id": ["S1"], "perturbation_set": ["P0"], "has_effects": False}
     )
     settings = stability_settings(bootstrap_resamples=20)
-    out = rating_stability(
-        errors,
-        empty_scores(),
-        empty_effects(),
-        LEVELS,
-        sets,
-        pd.DataFrame(columns=DISTRIBUTION_COLUMNS),
-        settings,
-        accuracy_scores=accuracy_scores_of(errors),
-    )
+    out = accuracy_study_stability(errors, empty_scores(), empty_effects(), sets, settings)
     smape = out.loc[out["metric"] == "smape"]
     assert smape["raw_score"].eq(0.0).all()
     assert smape["rating"].isna().all()

@@ -176,24 +176,13 @@ def test_goodness_reads_the_same_for_mirrored_scores_in_either_direction():
 
 
 def test_core_stability_mart_rates_sign_accuracy_as_the_ratings_mart():
-    from tests.support.stability_inputs import accuracy_scores_of, stability_settings
-    from tests.support.sweep_stability import LEVELS  # the confidence levels
+    from tests.support.stability_inputs import accuracy_study_stability, stability_settings
     from tests.unit.test_sweep_stability_mart import accuracy_only_inputs
-    from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
-    from tsrate.robustness.marts.stability import rating_stability
 
     errors, no_scores, no_effects, sets = accuracy_only_inputs()
     errors["sign_accuracy"] = np.where(errors["system_id"] == "S1", 80.0, 40.0)
-    out = rating_stability(
-        errors,
-        no_scores,
-        no_effects,
-        LEVELS,
-        sets,
-        pd.DataFrame(columns=DISTRIBUTION_COLUMNS),
-        settings := stability_settings(),
-        accuracy_scores=accuracy_scores_of(errors),
-    )
+    settings = stability_settings()
+    out = accuracy_study_stability(errors, no_scores, no_effects, sets, settings)
     levels = settings["rating_levels"]
     sign = out[out["metric"] == "sign_accuracy"].groupby("system_id")["rating"].first()
     published = ratings_frame(

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from tests.support.stability_inputs import (
-    accuracy_scores_of,
+    accuracy_study_stability,
     empty_effects,
     empty_scores,
     stability_settings,
@@ -170,22 +170,11 @@ def accuracy_only_inputs(n_dates: int = 10):
 @pytest.mark.parametrize("asked,used", [(4, 4), (1, 1), (0, 1), (100, 10)])
 def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked, used):
     """The block length is the setting, at least 1 and at most the 10 window dates."""
-    from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
-    from tsrate.robustness.marts.stability import COLUMNS, rating_stability
+    from tsrate.robustness.marts.stability import COLUMNS
 
     errors, no_scores, no_effects, sets = accuracy_only_inputs()
     settings = stability_settings(bootstrap_block_length=asked)
-    no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
-    out = rating_stability(
-        errors,
-        no_scores,
-        no_effects,
-        LEVELS,
-        sets,
-        no_distributions,
-        settings,
-        accuracy_scores=accuracy_scores_of(errors),
-    )
+    out = accuracy_study_stability(errors, no_scores, no_effects, sets, settings)
     assert set(out["metric"]) == {"smape", "mase", "sign_accuracy"}
     assert out["block_length"].eq(used).all()
     assert list(out.columns) == COLUMNS
@@ -197,8 +186,6 @@ def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked
 def test_rating_stability_takes_each_runs_own_published_wrs():
     """Two runs of the same systems: each run's wrs_industry rows carry that run's published
     score (r1: 0.6 and 1.8, r2: 2.4 and 0.0), not the other run's."""
-    from tsrate.methods.causal.distributions import DISTRIBUTION_COLUMNS
-    from tsrate.robustness.marts.stability import rating_stability
 
     errors, _, no_effects, sets = accuracy_only_inputs()
     errors = errors.assign(industry=np.where(errors["ticker"] == "AAA", "Tech", "Bank"))
@@ -214,17 +201,7 @@ def test_rating_stability_takes_each_runs_own_published_wrs():
         ]
     )
     settings = stability_settings(bootstrap_block_length=3)
-    no_distributions = pd.DataFrame(columns=DISTRIBUTION_COLUMNS)
-    out = rating_stability(
-        errors,
-        scores,
-        no_effects,
-        LEVELS,
-        sets,
-        no_distributions,
-        settings,
-        accuracy_scores=accuracy_scores_of(errors),
-    )
+    out = accuracy_study_stability(errors, scores, no_effects, sets, settings)
     wrs = out.loc[out["metric"] == "wrs_industry"].drop_duplicates(["run_id", "system_id"])
     got = {(r, s): v for r, s, v in wrs[["run_id", "system_id", "raw_score"]].to_numpy()}
     assert got == published
