@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 
-import duckdb
 import pandas as pd
 
+from tests.support.und_report_page import und_report_page
 from tests.support.verdict_text import unmarked
 from tsrate.suites import rating as kit
-from tsrate.suites.understanding import report as und_report
 from tsrate.suites.verdict import verdict_html
 
 SYSTEMS = ["a", "b", "c", "d"]
@@ -106,29 +105,7 @@ def und_verdict(tmp_path, half_width: float | None) -> str:
     each rated score's interval raw +- ``half_width`` (None: a snapshot without them)."""
     f1 = {"trend": {"x": 0.9, "y": 0.6, "z": 0.3}, "seasonality": {"x": 0.8, "y": 0.5,
                                                                    "z": 0.2}}  # fmt: skip
-    scores = pd.DataFrame(
-        [dict(suite_run_id="r", prompting="zero_shot", metric="detection_f1", feature=f,
-              system_id=s, raw_score=v) for f, by in f1.items() for s, v in by.items()]
-    )  # fmt: skip
-    ratings = kit.rating_table(scores, "understanding",
-                               ["suite_run_id", "prompting", "metric", "feature"], "system_id",
-                               3)  # fmt: skip
-    stability = ratings[["suite_run_id", "prompting", "metric", "feature", "system_id",
-                         "raw_score", "rating", "rating_levels", "rating_reason"]].assign(
-        share_at_rating=0.9, share_mc_se=0.01
-    )  # fmt: skip
-    if half_width is not None:
-        stability = stability.assign(
-            ci_low=stability["raw_score"] - half_width, ci_high=stability["raw_score"] + half_width
-        )
-    warehouse = tmp_path / f"und-{half_width}.duckdb"
-    with duckdb.connect(str(warehouse)) as con:
-        con.execute("create schema marts")
-        con.register("r_frame", ratings.astype({"rating": "float", "rank": "float"}))
-        con.register("s_frame", stability.astype({"rating": "float"}))
-        con.execute("create table marts.und_ratings as select * from r_frame")
-        con.execute("create table marts.und_rating_stability as select * from s_frame")
-    page = und_report.write_report(warehouse, tmp_path / "r.html").read_text(encoding="utf-8")
+    _, page = und_report_page(tmp_path, f1, half_width)
     return re.search(r'<section id="verdict">.*?</section>', page, re.S).group(0)
 
 

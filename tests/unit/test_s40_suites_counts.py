@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from tests.support.und_report_page import und_report_page
 from tests.support.verdict_text import unmarked
 from tsrate.suites import rating as kit
 from tsrate.suites.verdict import summary_table_html, verdict_html
@@ -109,31 +110,9 @@ def test_the_verdict_marks_its_counts_as_derived_numbers():
 def und_ratings_table(tmp_path) -> tuple[pd.DataFrame, list[dict[str, str]]]:
     """The understanding report's ratings table (one dict per row) over 3 systems and three
     features' detection F1, y's seasonality score undefined (NaN): not rated."""
-    import duckdb
-
-    from tsrate.suites.understanding import report as und_report
-
     f1 = {"trend": {"x": 0.9, "y": 0.6, "z": 0.3}, "seasonality": {"x": 0.8, "y": np.nan,
           "z": 0.2}, "shift": {"x": 0.7, "y": 0.4, "z": 0.5}}  # fmt: skip
-    scores = pd.DataFrame(
-        [dict(suite_run_id="r", prompting="zero_shot", metric="detection_f1", feature=f,
-              system_id=s, raw_score=v) for f, by in f1.items() for s, v in by.items()]
-    )  # fmt: skip
-    ratings = kit.rating_table(scores, "understanding",
-                               ["suite_run_id", "prompting", "metric", "feature"], "system_id",
-                               3)  # fmt: skip
-    stability = ratings[["suite_run_id", "prompting", "metric", "feature", "system_id",
-                         "raw_score", "rating", "rating_levels", "rating_reason"]].assign(
-        share_at_rating=0.9, share_mc_se=0.01
-    )  # fmt: skip
-    warehouse = tmp_path / "und.duckdb"
-    with duckdb.connect(str(warehouse)) as con:
-        con.execute("create schema marts")
-        con.register("r_frame", ratings.astype({"rating": "float", "rank": "float"}))
-        con.register("s_frame", stability.astype({"rating": "float"}))
-        con.execute("create table marts.und_ratings as select * from r_frame")
-        con.execute("create table marts.und_rating_stability as select * from s_frame")
-    page = und_report.write_report(warehouse, tmp_path / "r.html").read_text(encoding="utf-8")
+    ratings, page = und_report_page(tmp_path, f1)
     part = page[page.index("<h2>Ratings (mean rating") :]
     block = re.search(r"<table.*?</table>", part, re.S).group(0)
     header = re.findall(r"<th>(.*?)</th>", block)
