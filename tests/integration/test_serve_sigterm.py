@@ -29,22 +29,14 @@ pytestmark = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("signum", "group", "status"),
-    [
-        (signal.SIGTERM, False, 143),  # `kill`, a container stop: serve alone
-        (signal.SIGTERM, True, 143),  # systemd, `timeout`: the whole group
-        (signal.SIGINT, True, 130),  # Ctrl-C in a terminal: the whole group
-    ],
-    ids=["sigterm", "sigterm-group", "ctrl-c"],
-)
-def test_a_stopped_serve_cancels_its_flow_run_saying_why(
-    tmp_path, prefect_harness, signum, group, status
-):
+@contextlib.contextmanager
+def serving_a_paused_run(tmp_path):
+    """A ``tsrate serve`` whose weekly run holds the warehouse, paused after one stored
+    partition: yields (serve, its flow run, the run's processes, serve's log); whatever is
+    left is killed after, and the writer's concurrency limit deleted, for the next tests."""
     from prefect.client.orchestration import get_client
 
     from tsrate.platform.locking import WRITER_LIMIT
-    from tsrate.platform.serve import stopped_message
 
     warehouse = tmp_path / "live" / "tsrate.duckdb"
     marker = tmp_path / "paused-inference"
@@ -63,6 +55,31 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
             time.sleep(0.2)
         children = descendants(serve.pid)
         assert children, "expected the run's process"
+        yield serve, flow_run, children, log
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
+            os.killpg(serve.pid, signal.SIGKILL)
+        with get_client(sync_client=True) as client, contextlib.suppress(Exception):
+            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
+
+
+@pytest.mark.parametrize(
+    ("signum", "group", "status"),
+    [
+        (signal.SIGTERM, False, 143),  # `kill`, a container stop: serve alone
+        (signal.SIGTERM, True, 143),  # systemd, `timeout`: the whole group
+        (signal.SIGINT, True, 130),  # Ctrl-C in a terminal: the whole group
+    ],
+    ids=["sigterm", "sigterm-group", "ctrl-c"],
+)
+def test_a_stopped_serve_cancels_its_flow_run_saying_why(
+    tmp_path, prefect_harness, signum, group, status
+):
+    from prefect.client.orchestration import get_client
+
+    from tsrate.platform.serve import stopped_message
+
+    with serving_a_paused_run(tmp_path) as (serve, flow_run, children, log):
         stopped = time.monotonic()
         if group:
             os.killpg(serve.pid, signum)
@@ -71,11 +88,6 @@ def test_a_stopped_serve_cancels_its_flow_run_saying_why(
         code = serve.wait(timeout=60)
         took = time.monotonic() - stopped
         left = wait_gone(children, 10.0)
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
-            os.killpg(serve.pid, signal.SIGKILL)
-        with get_client(sync_client=True) as client, contextlib.suppress(Exception):
-            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
     text = log.read_text()
     assert code == status, text[-4000:]
     assert f"tsrate: stopped by {signum.name}" in text and "Traceback" not in text, text[-4000:]
@@ -96,26 +108,9 @@ def test_a_second_ctrl_c_stops_serve_at_once_and_still_cancels_its_flow_run(
     processes still go with serve."""
     from prefect.client.orchestration import get_client
 
-    from tsrate.platform.locking import WRITER_LIMIT
     from tsrate.platform.serve import forced_message
 
-    warehouse = tmp_path / "live" / "tsrate.duckdb"
-    marker = tmp_path / "paused-inference"
-    log = tmp_path / "serve.log"
-    env = run_environment(
-        tmp_path, warehouse, TSRATE_TEST_PAUSE_AT="inference", TSRATE_TEST_PAUSE_FILE=str(marker)
-    )
-    serve = start_serve(env, log)
-    try:
-        wait_for_line(serve, log, "serving on the Prefect API", 120)
-        _free_the_weekly_deployment()
-        flow_run = run_weekly(log, workers=1, timeout=0)
-        deadline = time.monotonic() + 300
-        while not marker.exists():  # the run holds the warehouse, one partition stored
-            assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
-            time.sleep(0.2)
-        children = descendants(serve.pid)
-        assert children, "expected the run's process"
+    with serving_a_paused_run(tmp_path) as (serve, flow_run, children, log):
         os.killpg(serve.pid, signal.SIGINT)  # Ctrl-C: the runner starts its graceful stop
         time.sleep(0.5)  # within it (about 3 s: the run's process stops first)
         stopped = time.monotonic()
@@ -123,11 +118,6 @@ def test_a_second_ctrl_c_stops_serve_at_once_and_still_cancels_its_flow_run(
         code = serve.wait(timeout=60)
         took = time.monotonic() - stopped
         left = wait_gone(children, 10.0)
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # whatever is left, for the next tests
-            os.killpg(serve.pid, signal.SIGKILL)
-        with get_client(sync_client=True) as client, contextlib.suppress(Exception):
-            client.delete_global_concurrency_limit_by_name(WRITER_LIMIT)
     text = log.read_text()
     assert code == -signal.SIGINT, text[-4000:]  # ended by the signal, as a shell expects
     said = f"tsrate: stopped at once by a second SIGINT; flow run '{flow_run.name}' set Cancelled"
