@@ -44,6 +44,9 @@ __all__ = ["date_positions", "wrs_resampled", "effects_resampled", "aggregate_di
 
 #: Resamples processed at once (bounds memory: resamples x pairs arrays).
 CHUNK = 32
+#: Pairs of groups tested at once per chunk of resamples (whole systems x perturbations; a
+#: larger one alone): bounds the (resamples x pairs) temporaries of :func:`wrs_resampled`.
+PAIR_SLICE = 16384
 #: (resample, group) entries checked at once for a resample that draws one value only
 #: (bounds memory: entries x dates arrays).
 CANDIDATES = 4096
@@ -115,17 +118,14 @@ def wrs_resampled(
     group_keys = [*keys, group_column]
     # as weighted_rejection_pairs: a null group is refused (cast to text it would be "None")
     refuse_null_groups(window_errors, [group_column, within_column])
-    frame = window_errors[group_keys].copy()
-    for key in group_keys:
-        frame[key] = frame[key].astype(str)
+    gid, groups = _group_codes(window_errors, group_keys)
     if within_column is not None:
-        spans = frame.groupby(group_column)[within_column].nunique()
+        spans = groups.groupby(group_column)[within_column].nunique()
         if (spans > 1).any():
             raise ValueError(
                 f"{group_column} values {sorted(spans[spans > 1].index)} appear under more "
                 f"than one {within_column}"
             )
-    gid, groups = _group_codes(frame, group_keys)
     n_groups = len(groups)
     day = date_positions(window_errors["window_end_date"], dates)
     n_dates = np.asarray(dates).size
@@ -177,6 +177,17 @@ def wrs_resampled(
     alpha = 1.0 - levels["confidence"].to_numpy(dtype=float)
     weight = levels["weight"].to_numpy(dtype=float)
     block_starts = np.flatnonzero(np.diff(sp_codes, prepend=-1))
+    # the pairs in slices of whole systems x perturbations, about PAIR_SLICE pairs each, so
+    # every (resamples x pairs) temporary of a slice stays small (cache-sized, reused)
+    bounds = np.append(block_starts, ia.size)
+    slices = []
+    k0 = 0
+    while k0 < block_starts.size:
+        k1 = k0 + 1
+        while k1 < block_starts.size and bounds[k1 + 1] - bounds[k0] <= PAIR_SLICE:
+            k1 += 1
+        slices.append((k0, k1))
+        k0 = k1
     w_all = np.asarray(multiplicities, dtype=float)
     if w_all.ndim != 2 or w_all.shape[1] != n_dates:
         raise ValueError("multiplicities must be (resamples x dates)")
@@ -192,9 +203,26 @@ def wrs_resampled(
     table = np.full((top_dof + 1, alpha.size), np.nan)
     table[1:] = t_ppf(1.0 - alpha[None, :] / 2.0, np.arange(1, top_dof + 1)[:, None])
 
-    def critical(dof: np.ndarray) -> np.ndarray:
-        """Two-sided critical |t| per level for every dof (dof x levels); NaN for dof < 1."""
-        return table[np.clip(np.nan_to_num(dof), 0, top_dof).astype(np.int64)]
+    columns = [np.ascontiguousarray(table[:, level]) for level in range(alpha.size)]
+
+    def rejections(t: np.ndarray, dof: np.ndarray) -> np.ndarray:
+        """The weight of the levels whose two-sided critical |t| (at the pair's dof; NaN,
+        never exceeded, for dof < 1) ``t`` exceeds, summed level by level. Most pairs are
+        decided by the smallest and largest critical value of the dofs in ``dof`` (exactly:
+        the bounds are taken from the table); the others look their dof up."""
+        index = np.clip(np.nan_to_num(dof), 0, top_dof).astype(np.int64)
+        low, high = int(index.min(initial=top_dof)), int(index.max(initial=0))
+        total = np.zeros(t.shape)
+        for critical, level_weight in zip(columns, weight, strict=True):
+            span = critical[max(low, 1) : high + 1]
+            if low < 1 or span.size == 0 or np.isnan(span).any():
+                exceeded = t > critical[index]
+            else:
+                exceeded = t > span.max()
+                unsure = ~exceeded & (t > span.min())
+                exceeded[unsure] = t[unsure] > critical[index[unsure]]
+            np.add(total, level_weight, out=total, where=exceeded)
+        return total
 
     def scores(w: np.ndarray) -> np.ndarray:
         n = w @ cnt
@@ -209,22 +237,27 @@ def wrs_resampled(
         )
         mean[rows, cols] = value
         var[rows, cols] = 0.0
-        n_a, n_b = n[:, ia], n[:, ib]
-        # The pooled two-sided Student test of tsrate.methods.wrs, decided by |t| > t_crit (the
-        # same as p < 1 - confidence) with critical values tabulated per integer dof.
-        with np.errstate(invalid="ignore", divide="ignore"):
-            dof = n_a + n_b - 2.0
-            pooled = ((n_a - 1.0) * var[:, ia] + (n_b - 1.0) * var[:, ib]) / dof
-            diff = mean[:, ia] - mean[:, ib]
-            t = np.abs(diff) / np.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
-        degenerate = pooled == 0.0
-        t = np.where(degenerate, np.where(diff == 0.0, 0.0, np.inf), t)
-        per_pair = ((t[:, :, None] > critical(dof)) * weight).sum(axis=2)
-        undefined = (n_a < 2) | (n_b < 2)
-        per_pair = np.where(undefined, np.nan, per_pair)
-        if per_pair.shape[1] == 0:
+        if ia.size == 0:
             return np.zeros((w.shape[0], len(out_keys)))
-        total = np.add.reduceat(per_pair, block_starts, axis=1)
+        total = np.empty((w.shape[0], len(out_keys)))
+        for k0, k1 in slices:
+            pa, pb = ia[bounds[k0] : bounds[k1]], ib[bounds[k0] : bounds[k1]]
+            n_a, n_b = n[:, pa], n[:, pb]
+            # The pooled two-sided Student test of tsrate.methods.wrs, decided by |t| > t_crit
+            # (the same as p < 1 - confidence) with critical values tabulated per integer dof.
+            with np.errstate(invalid="ignore", divide="ignore"):
+                dof = n_a + n_b - 2.0
+                pooled = ((n_a - 1.0) * var[:, pa] + (n_b - 1.0) * var[:, pb]) / dof
+                diff = mean[:, pa] - mean[:, pb]
+                t = np.abs(diff) / np.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
+            degenerate = pooled == 0.0
+            t = np.where(degenerate, np.where(diff == 0.0, 0.0, np.inf), t)
+            per_pair = rejections(t, dof)
+            undefined = (n_a < 2) | (n_b < 2)
+            per_pair = np.where(undefined, np.nan, per_pair)
+            # score = sum over the pairs of each system x perturbation of the slice
+            starts_here = block_starts[k0:k1] - bounds[k0]
+            total[:, k0:k1] = np.add.reduceat(per_pair, starts_here, axis=1)
         return np.round(total, WRS_DECIMALS)
 
     point = scores(np.ones((1, n_dates)))[0]
@@ -258,11 +291,52 @@ def _resampled_constants(
     return np.concatenate(found_rows), np.concatenate(found_groups), np.concatenate(values)
 
 
+def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Every value's rank among the column's distinct values as text, and those texts
+    (sorted). A categorical is ranked through its categories: its rows are never turned
+    into text one by one (millions of strings at scale)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        if not (codes < 0).any():  # a null is cast to text like any other value below
+            names = np.asarray(column.cat.categories.astype(str), dtype=object)
+            rank, texts = pd.factorize(names, sort=True)
+            return rank.astype(np.int64)[codes], np.asarray(texts, dtype=object)
+    codes, texts = pd.factorize(column.astype(str), sort=True)
+    return codes.astype(np.int64), np.asarray(texts, dtype=object)
+
+
 def _group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Group number of every row (groups sorted by the key values) and the group table."""
-    codes = frame.groupby(keys, sort=True).ngroup().to_numpy(dtype=np.int64)
-    groups = frame.drop_duplicates(keys).sort_values(keys).reset_index(drop=True)
-    return codes, groups
+    """Group number of every row and the group table (the keys as text, one row per
+    group); groups are numbered in the order of their key texts, key by key, as a sorted
+    groupby over the keys cast to text numbers them."""
+    coded = [_text_codes(frame[key]) for key in keys]
+    texts = [distinct for _, distinct in coded]
+    space = float(np.prod([max(t.size, 1) for t in texts], dtype=float))
+    if space >= 2.0**62:  # the combined key below would overflow: group the texts
+        cast = pd.DataFrame({key: frame[key].astype(str) for key in keys})
+        gid = cast.groupby(keys, sort=True).ngroup().to_numpy(dtype=np.int64)
+        groups = cast.drop_duplicates(keys).sort_values(keys).reset_index(drop=True)
+        return gid, groups
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for codes, distinct in coded:
+        combined = combined * max(distinct.size, 1) + codes
+    # the combined key is the group's position in the product of the key sets: number the
+    # present ones in that order (a dense table while the product is small, else a sort)
+    space = int(space)
+    if space <= max(4 * len(frame), 1 << 20):
+        present = np.flatnonzero(np.bincount(combined, minlength=space))
+        number = np.full(space, -1, dtype=np.int64)
+        number[present] = np.arange(present.size)
+        gid = number[combined]
+    else:
+        present, gid = np.unique(combined, return_inverse=True)
+    columns = {}
+    rest = present
+    for key, distinct in zip(reversed(keys), reversed(texts), strict=True):
+        rest, code = np.divmod(rest, max(distinct.size, 1))
+        columns[key] = distinct[code] if distinct.size else np.zeros(0, dtype=object)
+    groups = pd.DataFrame({key: columns[key] for key in keys})
+    return gid.astype(np.int64), groups
 
 
 def effects_resampled(
@@ -342,6 +416,10 @@ def effects_resampled(
     # product whatever the other columns are (BLAS computes each column alone once a
     # product has MIN_COLUMNS columns or more: narrower ones are padded with zeros).
     todo = [d for d in range(n_draws) if selected[:, d, :].any()]
+    by_label = [
+        np.ascontiguousarray(g.T) for g in grids
+    ]  # (labels x units): a label's values adjacent
+    finite = [bool(np.isfinite(g).all()) for g in grids]
     buffer = np.zeros(0)
     start = 0
     while start < len(todo):
@@ -363,10 +441,11 @@ def effects_resampled(
                 columns += n_strata
             values: dict[int, np.ndarray] = {}
             for s in np.unique(pair_sys).tolist():
-                y = grids[s][observed, codes[observed]]
-                if not np.all(np.isfinite(y)):
-                    raise ValueError("observed has NaN/infinite outcome values")
-                values[s] = y
+                if not finite[s]:  # every value a draw observes must be finite
+                    y = grids[s][observed, codes[observed]]
+                    if not np.all(np.isfinite(y)):
+                        raise ValueError("observed has NaN/infinite outcome values")
+                values[s] = by_label[s]
                 for label in sorted({control_code, *t_codes[pair_sys == s].tolist()}):
                     slabs[(s, label)] = columns
                     columns += n_strata
@@ -384,15 +463,33 @@ def effects_resampled(
             buffer = np.zeros(n_dates * width)
         cells = buffer[: n_dates * width]
         cells.fill(0.0)
-        for d, _, _, observed, _, _, values, firsts in plans:
-            obs_codes = assigned[d][observed].astype(np.int64)
-            base = day_of_unit[observed] * width + np.asarray(strata[d], dtype=np.int64)[observed]
-            for block in [-1, *values]:
-                column = firsts[block][obs_codes]
-                keep = column >= 0
-                add = 1.0 if block == -1 else values[block][keep]
-                np.add.at(cells, base[keep] + column[keep], add)
-        product = w @ cells.reshape(n_dates, width)
+        for d, _, _, _, n_strata, _, values, firsts in plans:
+            # Cells are stored column by column (a slab is n_strata x n_dates, each column's
+            # dates adjacent), zero until its one (block, label) piece is written: the units
+            # of that label, in unit order. Where no two units share a stratum and a date
+            # (company strata) every cell takes one unit's value; else each cell sums its
+            # units in unit order, as np.add.at would (so the same values either way).
+            key = np.asarray(strata[d], dtype=np.int64) * n_dates + day_of_unit
+            size = n_strata * n_dates
+            alone = key.size == 0 or np.bincount(key, minlength=size).max() <= 1
+            for label in range(n_labels):
+                units = np.flatnonzero(assigned[d] == label)
+                if units.size == 0:
+                    continue
+                at = key[units]
+                for block in [-1, *values]:
+                    column = firsts[block][label]
+                    if column < 0:
+                        continue
+                    add = 1.0 if block == -1 else values[block][label][units]
+                    slab = cells[column * n_dates : column * n_dates + size]
+                    if alone:
+                        slab[at] = add
+                    else:
+                        slab[:] = np.bincount(
+                            at, weights=None if block == -1 else add, minlength=size
+                        )
+        product = w @ cells.reshape(width, n_dates).T
         for d, pair_sys, pair_treat, _, n_strata, slabs, _, _ in plans:
             # (resamples x strata) weighted counts / outcome sums of one slab
             cells_of = {key: product[:, first : first + n_strata] for key, first in slabs.items()}

@@ -603,10 +603,10 @@ def complete_systems(window_errors: pd.DataFrame, outcome: str) -> np.ndarray:
     """Row mask: the rows of systems whose every window has a finite ``outcome`` (the
     robustness analyses compare a system on an outcome only over all of its windows)."""
     finite = np.isfinite(pd.to_numeric(window_errors[outcome], errors="coerce").to_numpy(float))
-    gaps = pd.Series(~finite, index=window_errors.index).groupby(
-        window_errors["system_id"].to_numpy(), sort=False
-    )
-    return ~gaps.transform("any").to_numpy(dtype=bool)
+    # per system (a null system_id is one more system): any window without a finite value
+    system, _ = pd.factorize(window_errors["system_id"], use_na_sentinel=False)
+    gaps = np.bincount(system, weights=~finite, minlength=system.max(initial=-1) + 1) > 0
+    return ~gaps[system]
 
 
 def wrs_pair_table(

@@ -33,8 +33,13 @@ outcome x perturbation: not when the bootstrap interval of some difference inclu
 Tunables come from python_models/intermediate/int_ratings_bootstrapped.yml.
 """
 
+import contextlib
+import os
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from tsrate.methods.causal.distributions import CONTROL, confounder_column
 from tsrate.methods.causal.effects import draw_matrix
@@ -55,6 +60,10 @@ from tsrate.methods.wrs import WRS_ANALYSES, complete_systems
 from tsrate.platform.marts_io import Units, outcome_grid
 
 ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
+#: Threads that resample the outcomes side by side (the work is numpy that releases the
+#: GIL; each thread holds one outcome's arrays). While they run, BLAS uses one thread per
+#: call (the threads already fill the cores; BLAS's own threads would spin against them).
+WORKERS = max(1, min(4, os.cpu_count() or 1))
 AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
 COLUMNS = [
     "run_id",
@@ -221,6 +230,7 @@ def effect_resamples(
     dates: np.ndarray,
     weights: np.ndarray,
     settings: dict,
+    pool: Executor | None = None,
 ) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
     """ape_* and pie_* on every resample (metric -> (keys: system_id, perturbation_id,
     outcome; resamples x keys)), by the estimator ``perturbation_effect_scores`` publishes,
@@ -240,7 +250,8 @@ def effect_resamples(
     outcome's numbers are those of a build that resamples it alone and the resample arrays
     stay one outcome large (one pass over every outcome took as long and held them all).
     The worst distributions (var ``bootstrap_effect_distributions``) are chosen per outcome
-    from that outcome's published means."""
+    from that outcome's published means. With a ``pool`` the passes run on its threads
+    (the same numbers: each pass is computed alone)."""
     outcomes = resampled_outcomes(settings)
     estimand = str(settings["matching_estimand"])
     aggregation = str(settings["distribution_aggregation"])
@@ -254,7 +265,7 @@ def effect_resamples(
     ]
     units = Units(errors)
     day_of_unit = date_positions(units.days[units.day_of_unit], dates)
-    collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
+    passes: list[Future] = []
     for perturbation_set, systems in usable.groupby("perturbation_set", sort=True):
         labels = sorted(str(perturbation_set).split())
         meta, matrix = draw_matrix(units.frame, distributions, labels, seed, n_draws)
@@ -294,29 +305,23 @@ def effect_resamples(
             at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
             if not at:
                 continue
-            treatments, ape, pie = effects_resampled(
+            task = (
                 [grids[i] for i in at],
                 labels,
                 matrix,
                 strata,
                 day_of_unit,
                 weights,
-                CONTROL,
                 estimand,
-                selected=selected[at],
+                selected[at],
+                (n_draws, confounders, ape_how, pie_how),
+                [(jobs[i][0], outcome) for i in at],
             )
-            ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
-            keys = pd.DataFrame(
-                [(jobs[i][0], t, outcome) for i in at for t in treatments],
-                columns=["system_id", "perturbation_id", "outcome"],
-            )
-            for confounder in sorted(set(confounders)):
-                chosen = confounders == confounder
-                for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
-                    # (systems x resamples x distributions x treatments) -> (resamples x keys)
-                    worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
-                    boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
-                    collected.setdefault(f"{measure}_{confounder}", []).append((keys, boot))
+            passes.append(pool.submit(_effect_pass, *task) if pool else _done(_effect_pass(*task)))
+    collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
+    for done in passes:
+        for metric, keys, boot in done.result():
+            collected.setdefault(metric, []).append((keys, boot))
     return {
         metric: (
             pd.concat([k for k, _ in parts], ignore_index=True),
@@ -324,6 +329,49 @@ def effect_resamples(
         )
         for metric, parts in sorted(collected.items())
     }
+
+
+def _done(value: object) -> Future:
+    """A finished future holding ``value`` (a pass run without a pool)."""
+    future: Future = Future()
+    future.set_result(value)
+    return future
+
+
+def _effect_pass(
+    grids: list[np.ndarray],
+    labels: list[str],
+    matrix: np.ndarray,
+    strata: list[np.ndarray],
+    day_of_unit: np.ndarray,
+    weights: np.ndarray,
+    estimand: str,
+    selected: np.ndarray,
+    rule: tuple[int, np.ndarray, str, str],
+    systems: list[tuple[str, str]],
+) -> list[tuple[str, pd.DataFrame, np.ndarray]]:
+    """One outcome's pass of :func:`effect_resamples` over one perturbation set's systems
+    (``systems``: (system_id, outcome) per grid): (metric, keys, resamples x keys) per
+    measure and confounder. ``rule``: the draws, every distribution's confounder and the
+    aggregations of APE_m and PIE % over a confounder's distributions."""
+    n_draws, confounders, ape_how, pie_how = rule
+    treatments, ape, pie = effects_resampled(
+        grids, labels, matrix, strata, day_of_unit, weights, CONTROL, estimand, selected=selected
+    )
+    ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
+    keys = pd.DataFrame(
+        [(system_id, t, outcome) for system_id, outcome in systems for t in treatments],
+        columns=["system_id", "perturbation_id", "outcome"],
+    )
+    out = []
+    for confounder in sorted(set(confounders)):
+        chosen = confounders == confounder
+        for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
+            # (systems x resamples x distributions x treatments) -> (resamples x keys)
+            worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
+            boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
+            out.append((f"{measure}_{confounder}", keys, boot))
+    return out
 
 
 def effect_stability(
@@ -339,12 +387,22 @@ def effect_stability(
     settings: dict,
     levels: int,
     confidence: float,
+    pool: Executor | None = None,
 ) -> list[pd.DataFrame]:
     """The bootstrap summaries of :func:`effect_resamples` around the published scores,
     each outcome rated and separated on its own (``scores``: robustness_scores of every
     outcome)."""
     resamples = effect_resamples(
-        errors, effects, top_k, perturbation_sets, distributions, run_id, dates, weights, settings
+        errors,
+        effects,
+        top_k,
+        perturbation_sets,
+        distributions,
+        run_id,
+        dates,
+        weights,
+        settings,
+        pool,
     )
     frames = []
     for metric, (keys, boot) in resamples.items():
@@ -419,6 +477,94 @@ def accuracy_stability(
     return frames
 
 
+def _run_stability(
+    run_id: str,
+    errors: pd.DataFrame,
+    robustness_scores: pd.DataFrame,
+    effects: pd.DataFrame,
+    confidence_levels: pd.DataFrame,
+    perturbation_sets: pd.DataFrame,
+    distributions: pd.DataFrame,
+    settings: dict,
+    accuracy_scores: pd.DataFrame,
+    pool: Executor,
+) -> list[pd.DataFrame]:
+    """:func:`rating_stability`'s frames of one run: the accuracy metrics, then WRS and the
+    effects of every outcome, the outcomes' passes on ``pool``'s threads (the WRS of each
+    outcome one task, submitted before the effects are prepared)."""
+    levels = int(settings["rating_levels"])
+    n_resamples = int(settings["bootstrap_resamples"])
+    seed = int(settings["bootstrap_seed"])
+    confidence = float(settings["bootstrap_confidence"])
+    dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
+    used_block = max(1, min(int(settings["bootstrap_block_length"]), dates.size))
+    weights = date_multiplicities(dates.size, used_block, n_resamples, seed)
+    published = accuracy_scores.loc[accuracy_scores["run_id"].astype(str) == run_id]
+    run_frames = accuracy_stability(
+        errors, published, levels, n_resamples, used_block, seed, confidence
+    )
+    scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
+    errors = errors.assign(
+        system_id=errors["system_id"].astype(str),
+        perturbation_id=errors["perturbation_id"].astype(str),
+    )
+    wrs_passes = []
+    for outcome in resampled_outcomes(settings):
+        # a system is compared on an outcome only over all of its windows (wrs_pairs); each
+        # task gets its own frame of the columns it reads (threads never share one)
+        columns = ["system_id", "perturbation_id", "window_end_date", "ticker", "industry"]
+        complete = pd.DataFrame({c: errors[c] for c in dict.fromkeys([*columns, outcome])})
+        kept = complete_systems(errors, outcome)
+        if not kept.all():
+            complete = complete.loc[kept]
+        if complete.empty:
+            continue
+        at = scores.loc[scores["outcome"] == outcome]
+        wrs_passes.append(
+            (
+                outcome,
+                pool.submit(
+                    wrs_stability,
+                    complete,
+                    at,
+                    confidence_levels,
+                    dates,
+                    weights,
+                    outcome,
+                    levels,
+                    confidence,
+                ),
+            )
+        )
+    effect_frames = effect_stability(
+        errors,
+        effects,
+        int(settings["bootstrap_effect_distributions"]),
+        scores,
+        perturbation_sets,
+        distributions,
+        run_id,
+        dates,
+        weights,
+        settings,
+        levels,
+        confidence,
+        pool,
+    )
+    for outcome, done in wrs_passes:
+        for boot in done.result():
+            boot.insert(1, "outcome", outcome)
+            run_frames.append(boot)
+    run_frames += effect_frames
+    for boot in run_frames:
+        boot.insert(0, "run_id", run_id)
+        boot["higher_is_better"] = boot["metric"] == "sign_accuracy"
+        boot["block_length"] = used_block
+        boot["bootstrap_seed"] = seed
+        boot["confidence"] = confidence
+    return run_frames
+
+
 def rating_stability(
     window_errors: pd.DataFrame,
     robustness_scores: pd.DataFrame,
@@ -439,63 +585,32 @@ def rating_stability(
     of a run uses the same seed and the same ordered window dates, hence the same resampled
     histories. The block length is capped at the number of dates.
     """
-    levels = int(settings["rating_levels"])
-    n_resamples = int(settings["bootstrap_resamples"])
-    seed = int(settings["bootstrap_seed"])
-    confidence = float(settings["bootstrap_confidence"])
-    outcomes = resampled_outcomes(settings)
     aggregation = str(settings["distribution_aggregation"])
     if aggregation not in AGGREGATIONS:
         raise ValueError(
             f"distribution_aggregation must be one of {sorted(AGGREGATIONS)} (got {aggregation!r})"
         )
     frames = []
-    for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
-        run_id = str(run_id)
-        dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
-        used_block = max(1, min(int(settings["bootstrap_block_length"]), dates.size))
-        weights = date_multiplicities(dates.size, used_block, n_resamples, seed)
-        published = accuracy_scores.loc[accuracy_scores["run_id"].astype(str) == run_id]
-        run_frames = accuracy_stability(
-            errors, published, levels, n_resamples, used_block, seed, confidence
-        )
-        scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
-        errors = errors.assign(
-            system_id=errors["system_id"].astype(str),
-            perturbation_id=errors["perturbation_id"].astype(str),
-        )
-        for outcome in outcomes:
-            # a system is compared on an outcome only over all of its windows (wrs_pairs)
-            complete = errors.loc[complete_systems(errors, outcome)]
-            if complete.empty:
-                continue
-            at = scores.loc[scores["outcome"] == outcome]
-            for boot in wrs_stability(
-                complete, at, confidence_levels, dates, weights, outcome, levels, confidence
-            ):
-                boot.insert(1, "outcome", outcome)
-                run_frames.append(boot)
-        run_frames += effect_stability(
-            errors,
-            effects,
-            int(settings["bootstrap_effect_distributions"]),
-            scores,
-            perturbation_sets,
-            distributions,
-            run_id,
-            dates,
-            weights,
-            settings,
-            levels,
-            confidence,
-        )
-        for boot in run_frames:
-            boot.insert(0, "run_id", run_id)
-            boot["higher_is_better"] = boot["metric"] == "sign_accuracy"
-            boot["block_length"] = used_block
-            boot["bootstrap_seed"] = seed
-            boot["confidence"] = confidence
-            frames.append(boot)
+    one_blas_thread = (
+        threadpool_limits(limits=1, user_api="blas") if WORKERS > 1 else contextlib.nullcontext()
+    )
+    with (
+        one_blas_thread,
+        ThreadPoolExecutor(WORKERS, thread_name_prefix="rating_stability") as pool,
+    ):
+        for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
+            frames += _run_stability(
+                str(run_id),
+                errors,
+                robustness_scores,
+                effects,
+                confidence_levels,
+                perturbation_sets,
+                distributions,
+                settings,
+                accuracy_scores,
+                pool,
+            )
     if not frames:
         return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
     out = pd.concat(frames, ignore_index=True)[COLUMNS]
