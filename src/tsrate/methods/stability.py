@@ -47,6 +47,9 @@ CHUNK = 32
 #: Pairs of groups tested at once per chunk of resamples (whole systems x perturbations; a
 #: larger one alone): bounds the (resamples x pairs) temporaries of :func:`wrs_resampled`.
 PAIR_SLICE = 16384
+#: Most combinations of key values numbered by one int64 key in :func:`wrs_resampled`'s
+#: grouping (more: the key texts are grouped as they are).
+COMBINED_KEYS = 2.0**62
 #: (resample, group) entries checked at once for a resample that draws one value only
 #: (bounds memory: entries x dates arrays).
 CANDIDATES = 4096
@@ -312,7 +315,7 @@ def _group_codes(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.D
     coded = [_text_codes(frame[key]) for key in keys]
     texts = [distinct for _, distinct in coded]
     space = float(np.prod([max(t.size, 1) for t in texts], dtype=float))
-    if space >= 2.0**62:  # the combined key below would overflow: group the texts
+    if space >= COMBINED_KEYS:  # the combined key below would overflow: group the texts
         cast = pd.DataFrame({key: frame[key].astype(str) for key in keys})
         gid = cast.groupby(keys, sort=True).ngroup().to_numpy(dtype=np.int64)
         groups = cast.drop_duplicates(keys).sort_values(keys).reset_index(drop=True)
