@@ -419,9 +419,8 @@ def effects_resampled(
     # product whatever the other columns are (BLAS computes each column alone once a
     # product has MIN_COLUMNS columns or more: narrower ones are padded with zeros).
     todo = [d for d in range(n_draws) if selected[:, d, :].any()]
-    by_label = [
-        np.ascontiguousarray(g.T) for g in grids
-    ]  # (labels x units): a label's values adjacent
+    # (labels x units): a label's values adjacent
+    by_label = [np.ascontiguousarray(g.T) for g in grids]
     finite = [bool(np.isfinite(g).all()) for g in grids]
     buffer = np.zeros(0)
     start = 0
