@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import tsrate.methods.stability as stability
 import tsrate.robustness.marts.stability as marts_stability
@@ -21,6 +22,7 @@ from tests.unit.test_s40_outcome_stability import study
 from tests.unit.test_stability import LEVELS, reference_wrs, replicate
 from tsrate.methods.ratings import date_multiplicities
 from tsrate.methods.stability import wrs_resampled
+from tsrate.methods.wrs import weighted_rejection_pairs
 
 TICKERS = [f"T{i:02d}" for i in range(10)]
 
@@ -113,3 +115,29 @@ def test_the_outcomes_on_threads_give_the_numbers_of_one_thread(monkeypatch):
     threaded = run_stability(*inputs)
     pd.testing.assert_frame_equal(threaded, alone)
     assert set(alone["outcome"].dropna()) == {"max_abs_residual", "other", "gappy"}
+
+
+def test_a_pair_at_the_largest_dof_just_above_its_critical_value_is_rejected():
+    """Groups of 3, 3 and 20 windows: the pairs with the big group have the chunk's largest
+    dof (21), the other pair dof 4. The small group's mean is set so that its |t| against
+    the big group lies between the critical values at dof 21 and dof 20 (95 %): rejected at
+    dof 21 only, so the bounds must include the largest dof of the chunk."""
+    dates = pd.bdate_range("2010-01-04", periods=20)
+    big = 5.0 + np.linspace(-1.0, 1.0, 20)
+    pooled = (2 * 1.0 + 19 * big.var(ddof=1)) / 21
+    target = (stats.t.ppf(0.975, 21) + stats.t.ppf(0.975, 20)) / 2
+    shift = target * np.sqrt(pooled * (1 / 3 + 1 / 20))
+    rows = [("big", d, v) for d, v in zip(dates, big, strict=True)]
+    rows += [("near", d, 5.0 + shift + e) for d, e in zip(dates[:3], (-1.0, 0.0, 1.0), strict=True)]
+    rows += [("far", d, 20.0 + e) for d, e in zip(dates[3:6], (-1.0, 0.0, 1.0), strict=True)]
+    errors = pd.DataFrame(rows, columns=["industry", "window_end_date", "max_abs_residual"])
+    errors.insert(0, "system_id", "s")
+    errors.insert(1, "perturbation_id", "P0")
+    errors["ticker"] = errors["industry"]
+    dates = dates_of(errors)
+    _, point, _ = wrs_resampled(errors, "industry", LEVELS, None, dates, np.ones((1, dates.size)))
+    expected = reference_wrs(errors, "industry", None).to_numpy()
+    np.testing.assert_allclose(point, expected)
+    pairs = weighted_rejection_pairs(errors, "industry", LEVELS)
+    near = pairs.loc[(pairs["group_a"] == "big") & (pairs["group_b"] == "near")]
+    assert bool(near.loc[near["confidence"] == 0.95, "rejected"].iloc[0])

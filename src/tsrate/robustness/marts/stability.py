@@ -594,23 +594,25 @@ def rating_stability(
     one_blas_thread = (
         threadpool_limits(limits=1, user_api="blas") if WORKERS > 1 else contextlib.nullcontext()
     )
-    with (
-        one_blas_thread,
-        ThreadPoolExecutor(WORKERS, thread_name_prefix="rating_stability") as pool,
-    ):
-        for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
-            frames += _run_stability(
-                str(run_id),
-                errors,
-                robustness_scores,
-                effects,
-                confidence_levels,
-                perturbation_sets,
-                distributions,
-                settings,
-                accuracy_scores,
-                pool,
-            )
+    pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="rating_stability")
+    try:
+        with one_blas_thread:
+            for run_id, errors in window_errors.groupby("run_id", sort=True, observed=True):
+                frames += _run_stability(
+                    str(run_id),
+                    errors,
+                    robustness_scores,
+                    effects,
+                    confidence_levels,
+                    perturbation_sets,
+                    distributions,
+                    settings,
+                    accuracy_scores,
+                    pool,
+                )
+    finally:
+        # on an error the passes still queued are dropped (it is raised without them)
+        pool.shutdown(wait=True, cancel_futures=True)
     if not frames:
         return pd.DataFrame(columns=COLUMNS).astype(SCHEMA)
     out = pd.concat(frames, ignore_index=True)[COLUMNS]
