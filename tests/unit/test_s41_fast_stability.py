@@ -1,4 +1,5 @@
-"""The faster bootstrap of rating_stability gives the numbers of the plain computation.
+"""The faster bootstrap of rating_stability (and the published effects on threads) give the
+numbers of the plain computation.
 
 wrs_resampled tests its pairs in slices (PAIR_SLICE), decides most of them by the
 smallest and largest critical value of a chunk's dofs, and groups its rows through the
@@ -15,11 +16,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import tsrate.methods.causal.effects as causal_effects
 import tsrate.methods.stability as stability
 import tsrate.robustness.marts.stability as marts_stability
+from tests.support.effect_study import DRAWS, SEED, effect_inputs
 from tests.unit.test_s40_outcome_stability import stability as run_stability
 from tests.unit.test_s40_outcome_stability import study
 from tests.unit.test_stability import LEVELS, reference_wrs, replicate
+from tsrate.methods.causal.effects import study_effects, with_draws
 from tsrate.methods.ratings import date_multiplicities
 from tsrate.methods.stability import wrs_resampled
 from tsrate.methods.wrs import weighted_rejection_pairs
@@ -141,3 +145,30 @@ def test_a_pair_at_the_largest_dof_just_above_its_critical_value_is_rejected():
     pairs = weighted_rejection_pairs(errors, "industry", LEVELS)
     near = pairs.loc[(pairs["group_a"] == "big") & (pairs["group_b"] == "near")]
     assert bool(near.loc[near["confidence"] == 0.95, "rejected"].iloc[0])
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5])
+def test_the_published_effects_on_threads_are_those_of_one_call(monkeypatch, workers):
+    """study_effects splits a perturbation set's grids (systems x outcomes) into runs on
+    threads: every row and every per-draw row is that of one call, in the same order."""
+    errors, sets, distributions, _ = effect_inputs()
+    errors["other"] = errors["max_abs_residual"] ** 1.5 + 0.1 * np.arange(len(errors)) % 3
+
+    def published():
+        draw_rows = []
+        effects = study_effects(
+            errors,
+            sets,
+            distributions,
+            SEED,
+            draws=DRAWS,
+            outcomes=["max_abs_residual", "other"],
+            draw_rows=draw_rows,
+        )
+        return with_draws(effects, draw_rows)
+
+    monkeypatch.setattr(causal_effects, "EFFECT_WORKERS", 1)
+    alone = published()
+    monkeypatch.setattr(causal_effects, "EFFECT_WORKERS", workers)
+    pd.testing.assert_frame_equal(published(), alone)
+    assert alone["system_id"].nunique() == 2 and alone["outcome"].nunique() == 2

@@ -41,7 +41,9 @@ Conventions
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -56,6 +58,10 @@ from tsrate.methods.causal.estimators import (
 )
 from tsrate.methods.ratings import snap_to_zero
 from tsrate.platform.marts_io import Units, outcome_grid
+
+#: Threads that estimate a perturbation set's grids (systems x outcomes) side by side (the
+#: work is numpy that mostly releases the GIL).
+EFFECT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 __all__ = [
     "DRAW_COLUMNS",
@@ -232,6 +238,41 @@ def _missing_windows(grid: np.ndarray, units: Units, labels: list[str]) -> str:
     )
 
 
+def _effects_in_threads(
+    grids: list[np.ndarray],
+    labels: list[str],
+    assigned: np.ndarray,
+    strata: list[np.ndarray],
+    estimand: str,
+    outcomes: list[str],
+) -> list[pd.DataFrame]:
+    """:func:`grid_perturbation_effects_many` of every grid (one frame per grid, in order),
+    the grids split into up to :data:`EFFECT_WORKERS` runs estimated on as many threads:
+    each grid's numbers are computed alone (the shared per-draw counts are recomputed per
+    run), so they are those of one call, bit for bit."""
+    parts = min(EFFECT_WORKERS, len(grids))
+    if parts <= 1:
+        return grid_perturbation_effects_many(
+            grids, labels, assigned, strata, CONTROL, estimand, outcomes=outcomes
+        )
+    cuts = np.linspace(0, len(grids), parts + 1).round().astype(int).tolist()
+    with ThreadPoolExecutor(parts, thread_name_prefix="study_effects") as pool:
+        runs = [
+            pool.submit(
+                grid_perturbation_effects_many,
+                grids[start:stop],
+                labels,
+                assigned,
+                strata,
+                CONTROL,
+                estimand,
+                outcomes=outcomes[start:stop],
+            )
+            for start, stop in zip(cuts[:-1], cuts[1:], strict=True)
+        ]
+        return [frame for run in runs for frame in run.result()]
+
+
 def study_effects(
     window_errors: pd.DataFrame,
     perturbation_sets: pd.DataFrame,
@@ -305,14 +346,13 @@ def study_effects(
             if not jobs:
                 continue
             try:
-                per_draws = grid_perturbation_effects_many(
+                per_draws = _effects_in_threads(
                     grids,
                     labels,
                     matrix[kept],
                     [codes[i] for i in kept],
-                    CONTROL,
                     estimand,
-                    outcomes=[outcome for _, outcome in jobs],
+                    [outcome for _, outcome in jobs],
                 )
             except ValueError:
                 # name the system in the message, as the one-grid call did
