@@ -58,7 +58,7 @@ aggregated as (
             else sum(cell_se * cell_se) + 2 * coalesce(any_value(v.cell_covariance), 0.0)
         end) / count(cell_score) as score_se,
         count(cell_score) = count(cell_se) as every_cell_has_interval,
-        count(*) as n_features,
+        count(cell_score) as n_features,  -- the features averaged into score
         sum(n_prompts) as n_prompts,
         sum(n_unparsed) as n_unparsed,
         sum(n_unanswered) as n_unanswered,
