@@ -509,10 +509,10 @@ def _run_stability(
         perturbation_id=errors["perturbation_id"].astype(str),
     )
     wrs_passes = []
+    columns = ["system_id", "perturbation_id", "window_end_date", "ticker", "industry"]
     for outcome in resampled_outcomes(settings):
         # a system is compared on an outcome only over all of its windows (wrs_pairs); each
         # task gets its own frame of the columns it reads (threads never share one)
-        columns = ["system_id", "perturbation_id", "window_end_date", "ticker", "industry"]
         complete = pd.DataFrame({c: errors[c] for c in dict.fromkeys([*columns, outcome])})
         kept = complete_systems(errors, outcome)
         if not kept.all():
