@@ -1,18 +1,31 @@
-"""The row-wise matching of the bootstrap, made faster, gives the same numbers bit for bit.
+"""The bootstrap's effects, made faster, give the same numbers bit for bit.
 
 ``_nearest_rows`` gathers through flat indices shared by the outcomes, works out the query
 positions only, and takes its sort of the strata from ``matched_effects`` (the treated and
 control matchings sort the same present strata by the same score). Each test compares with
 a row-by-row loop that does the published arithmetic (prefix sums over the sorted pool,
 the left window plus the right one where taken) with no shared index or sort, exactly.
+
+``effect_resamples`` estimates every outcome of a perturbation set in one pass, split into
+parts of its distributions on threads; the product's slabs are aligned so that a slab's
+values do not depend on its neighbours. Each is compared with the unsplit computation.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+import pandas as pd
 import pytest
 
+import tsrate.methods.stability as methods_stability
+import tsrate.robustness.marts.stability as marts_stability
+from tests.unit.test_s40_outcome_stability import study, weights_of
 from tsrate.methods.causal.matching import _nearest_rows, _rank_rows, matched_effects
+from tsrate.methods.ratings import date_multiplicities
+from tsrate.methods.stability import effects_resampled
+from tsrate.robustness.marts.stability import _distribution_parts, effect_resamples
 
 
 def _loop_nearest(score, query, pool, pool_sums, pool_counts, tol):
@@ -129,3 +142,89 @@ def test_matched_effects_batched_rows_equal_single_rows_bit_for_bit(estimand):
             assert np.array_equal(got[:, r - lo], one[:, 0], equal_nan=True)
     mixed = matched_effects(n_t, s_t, n_c, s_c, estimand, 1e-12)
     assert np.isnan(mixed[:, 30:40]).all() and np.isfinite(mixed[:, 40:]).all()
+
+
+def _effect_inputs(seed: int, n_systems: int):
+    """A direct effects_resampled study: 7 strata x 40 dates of units, 3 labels drawn per
+    unit in 4 rows (distributions x draws), 200 block-bootstrap resamples of the dates."""
+    rng = np.random.default_rng(seed)
+    n_strata, n_dates = 7, 40
+    stratum = np.repeat(np.arange(n_strata), n_dates)
+    day = np.tile(np.arange(n_dates), n_strata)
+    assigned = rng.integers(0, 3, (4, stratum.size))
+    assigned[:, :3] = [0, 1, 2]  # every row holds every label
+    grids = [rng.normal(1.0, 0.5, (stratum.size, 3)) ** 2 for _ in range(n_systems)]
+    weights = date_multiplicities(n_dates, 5, 200, seed)
+    return grids, assigned, [stratum] * 4, day, weights
+
+
+def test_a_slab_of_the_product_is_the_same_whatever_its_neighbours(monkeypatch):
+    """One system's APE_m and PIE % resampled alone and after two other systems (its slabs
+    then sit further along the product's columns, 7 strata a slab): bit for bit the same,
+    with the slabs aligned. Unaligned (SLAB_ALIGN 1), OpenBLAS's column blocks give some
+    of them other last bits: so the alignment is what makes a pass's parts and outcomes
+    independent of one another."""
+    grids, assigned, strata, day, weights = _effect_inputs(5, 3)
+    labels = ["P0", "P1", "P2"]
+
+    def resampled(chosen):
+        _, ape, pie = effects_resampled(
+            [grids[i] for i in chosen], labels, assigned, strata, day, weights
+        )
+        return ape[-1], pie[-1]
+
+    alone, beside = resampled([2]), resampled([0, 1, 2])
+    assert np.array_equal(alone[0], beside[0], equal_nan=True)
+    assert np.array_equal(alone[1], beside[1], equal_nan=True)
+    monkeypatch.setattr(methods_stability, "SLAB_ALIGN", 1)
+    unaligned = [resampled(list(range(k, 3))) for k in (2, 1, 0)]
+    assert any(not np.array_equal(unaligned[0][0], other[0]) for other in unaligned[1:])
+
+
+def test_distribution_parts_cover_the_work_once_in_order():
+    """Parts are contiguous runs of the distributions with selected entries, each holding
+    some, about equal in work; one part without threads."""
+    rng = np.random.default_rng(2)
+    n_jobs, n_draws, n_dist, n_treat = 3, 4, 10, 2
+    selected = rng.random((n_jobs, n_draws * n_dist, n_treat)) < 0.3
+    selected[:, np.arange(n_draws)[:, None] * n_dist + 4] = False  # distribution 4: no work
+    work = selected.reshape(n_jobs, n_draws, n_dist, n_treat).sum(axis=(0, 1, 3))
+    for workers in (1, 2, 3, 16):
+        parts = _distribution_parts(selected, n_dist, n_draws, workers)
+        joined = np.concatenate(parts)
+        assert joined.tolist() == np.flatnonzero(work).tolist()  # each once, in order
+        assert all(work[p].sum() > 0 for p in parts)
+        most = 1 if workers == 1 else min(2 * workers, np.count_nonzero(work))
+        assert 1 <= len(parts) <= most and (workers == 1 or len(parts) > 1)
+        if workers > 1:  # no part holds more than its share plus one distribution's work
+            assert max(work[p].sum() for p in parts) <= work.sum() / len(parts) + work.max()
+    assert _distribution_parts(np.zeros_like(selected), n_dist, n_draws, 2) == []
+
+
+@pytest.mark.parametrize("top_k", [0, 1])
+def test_effect_resamples_in_parts_on_threads_equal_one_pass_bit_for_bit(monkeypatch, top_k):
+    """The effect study's outcomes in one pass, split into parts of the distributions on a
+    pool of threads, and each outcome resampled alone without a pool: the same resamples,
+    bit for bit (top_k 1: each outcome's own worst distributions)."""
+    errors, _, effects, sets, distributions, settings = study()
+    dates, weights = weights_of(errors)
+    args = (sets, distributions, "r1", dates, weights)
+    single = effect_resamples(errors, effects, top_k, *args, settings)
+    monkeypatch.setattr(marts_stability, "WORKERS", 3)
+    with ThreadPoolExecutor(3) as pool:
+        parted = effect_resamples(errors, effects, top_k, *args, settings, pool)
+    assert single.keys() == parted.keys() and len(single) >= 4
+    for metric, (keys, boot) in single.items():
+        pd.testing.assert_frame_equal(parted[metric][0], keys)
+        assert np.array_equal(parted[metric][1], boot, equal_nan=True), metric
+    for outcome in ("max_abs_residual", "other"):
+        alone = effect_resamples(
+            errors.assign(max_abs_residual=errors[outcome]),
+            effects.loc[effects["outcome"] == outcome].assign(outcome="max_abs_residual"),
+            top_k,
+            *args,
+            settings | {"robustness_outcomes": "max_abs_residual"},
+        )
+        for metric, (keys, boot) in single.items():
+            at = (keys["outcome"] == outcome).to_numpy()
+            assert np.array_equal(boot[:, at], alone[metric][1], equal_nan=True), metric

@@ -60,6 +60,12 @@ CHUNK_COLUMNS = 8192
 #: zero columns): OpenBLAS computes a product of fewer than 8 columns by another kernel,
 #: whose dot products can differ in the last bit from those of a wider product.
 MIN_COLUMNS = 64
+#: Every slab of a product of :func:`effects_resampled` starts at a multiple of this many
+#: columns and is padded with zero columns to one: OpenBLAS's kernels work on blocks of
+#: columns, and a column's dot product can differ in the last bit with its place in a
+#: block. Aligned, a slab's values are those of the slab multiplied alone, whatever its
+#: neighbours (other systems, outcomes or distributions of the pass) and BLAS's threads.
+SLAB_ALIGN = 16
 
 
 def date_positions(values: pd.Series | np.ndarray, dates: np.ndarray) -> np.ndarray:
@@ -416,7 +422,7 @@ def effects_resampled(
     # (system, treatment) needs get a slab (the control and the selected treatments). The
     # cells are accumulated unit by unit into one reused buffer, in unit order, as
     # np.bincount does (so the same values); every column of the product is the same dot
-    # product whatever the other columns are (BLAS computes each column alone once a
+    # product whatever the other columns are (slabs aligned to SLAB_ALIGN columns, and a
     # product has MIN_COLUMNS columns or more: narrower ones are padded with zeros).
     todo = [d for d in range(n_draws) if selected[:, d, :].any()]
     # (labels x units): a label's values adjacent
@@ -438,9 +444,10 @@ def effects_resampled(
             n_strata = int(stratum.max()) + 1 if stratum.size else 0
             # (block, label) -> first column of its slab; block -1: the unit counts
             slabs: dict[tuple[int, int], int] = {}
+            span = -(-n_strata // SLAB_ALIGN) * SLAB_ALIGN  # a slab's columns, aligned
             for label in sorted({control_code, *t_codes.tolist()}):
                 slabs[(-1, label)] = columns
-                columns += n_strata
+                columns += span
             values: dict[int, np.ndarray] = {}
             for s in np.unique(pair_sys).tolist():
                 if not finite[s]:  # every value a draw observes must be finite
@@ -450,7 +457,7 @@ def effects_resampled(
                 values[s] = by_label[s]
                 for label in sorted({control_code, *t_codes[pair_sys == s].tolist()}):
                     slabs[(s, label)] = columns
-                    columns += n_strata
+                    columns += span
             # block -> the first column of each label's slab (-1: no slab), built in one
             # pass: a scan of every slab per block grows with the square of the systems
             firsts: dict[int, np.ndarray] = {}

@@ -60,8 +60,8 @@ from tsrate.methods.wrs import WRS_ANALYSES, complete_systems
 from tsrate.platform.marts_io import Units, outcome_grid
 
 ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
-#: Threads that resample the outcomes side by side (the work is numpy that releases the
-#: GIL; each thread holds one outcome's arrays). While they run, BLAS uses one thread per
+#: Threads that resample side by side (the work is numpy that releases the GIL): each
+#: outcome's WRS, and parts of a perturbation set's distributions for the effects. While they run, BLAS uses one thread per
 #: call (the threads already fill the cores; BLAS's own threads would spin against them).
 WORKERS = max(1, min(4, os.cpu_count() or 1))
 AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
@@ -245,13 +245,16 @@ def effect_resamples(
     As ``perturbation_effects``, a system is estimated on an outcome only when every one of
     its windows has a finite value of it (a system without quantile forecasts has no wql):
     no key otherwise. The outcomes of a perturbation set share the resample weights, the
-    units, the treatment draws and their strata; each outcome is then one pass of
-    :func:`tsrate.methods.stability.effects_resampled` over its systems, so the default
-    outcome's numbers are those of a build that resamples it alone and the resample arrays
-    stay one outcome large (one pass over every outcome took as long and held them all).
-    The worst distributions (var ``bootstrap_effect_distributions``) are chosen per outcome
-    from that outcome's published means. With a ``pool`` the passes run on its threads
-    (the same numbers: each pass is computed alone)."""
+    units, the treatment draws and their strata, so every (system, outcome) grid of the set
+    is estimated in one pass of :func:`tsrate.methods.stability.effects_resampled`: what
+    depends on the counts alone (the weighted counts, the matching's sort of the strata and
+    its nearest strata) is worked out once for all outcomes, and each outcome's numbers are
+    bit for bit those of a pass over that outcome alone. The pass is split into parts of
+    the set's distributions (every draw of each; :func:`_distribution_parts`), which run on
+    ``pool``'s threads when one is given (the same numbers: each distribution is computed
+    alone); a part holds its distributions' draw means only. The worst distributions (var
+    ``bootstrap_effect_distributions``) are chosen per outcome from that outcome's published
+    means."""
     outcomes = resampled_outcomes(settings)
     estimand = str(settings["matching_estimand"])
     aggregation = str(settings["distribution_aggregation"])
@@ -265,7 +268,7 @@ def effect_resamples(
     ]
     units = Units(errors)
     day_of_unit = date_positions(units.days[units.day_of_unit], dates)
-    passes: list[Future] = []
+    sets = []
     for perturbation_set, systems in usable.groupby("perturbation_set", sort=True):
         labels = sorted(str(perturbation_set).split())
         meta, matrix = draw_matrix(units.frame, distributions, labels, seed, n_draws)
@@ -280,7 +283,10 @@ def effect_resamples(
                 finite = pd.to_numeric(rows[outcome], errors="coerce").to_numpy(dtype=float)
                 if not np.isfinite(finite).all():
                     continue  # not analysed on this outcome: perturbation_effects has no row
-                grids.append(outcome_grid(rows, units, labels, outcome, system_id))
+                # column-major: effects_resampled reads a label's units side by side (its
+                # transpose is then a view, not a copy per part)
+                grid = outcome_grid(rows, units, labels, outcome, system_id)
+                grids.append(np.asfortranarray(grid))
                 jobs.append((system_id, outcome))
         if not jobs:
             continue
@@ -301,27 +307,38 @@ def effect_resamples(
         # nothing (perturbation_effects leaves it out)
         selected = np.tile(selected, (1, n_draws, 1))
         selected &= (matrix == labels.index(CONTROL)).any(axis=1)[None, :, None]
+        parts = []
+        for chosen in _distribution_parts(selected, len(meta), n_draws, WORKERS if pool else 1):
+            # every draw of the part's distributions (the rows are draw-major)
+            at = (np.arange(n_draws)[:, None] * len(meta) + chosen[None, :]).ravel()
+            task = (
+                grids,
+                labels,
+                matrix[at],
+                [strata[i] for i in at],
+                day_of_unit,
+                weights,
+                estimand,
+                selected[:, at],
+                n_draws,
+            )
+            future = pool.submit(_effect_part, *task) if pool else _done(_effect_part(*task))
+            parts.append((chosen, future))
+        sets.append((jobs, len(meta), treatments, confounders, parts))
+    collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
+    for jobs, n_distributions, treatments, confounders, parts in sets:
+        shape = (len(jobs), weights.shape[0], n_distributions, len(treatments))
+        ape, pie = np.full(shape, np.nan), np.full(shape, np.nan)
+        for chosen, done in parts:
+            ape[:, :, chosen], pie[:, :, chosen] = done.result()
         for outcome in outcomes:
             at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
             if not at:
                 continue
-            task = (
-                [grids[i] for i in at],
-                labels,
-                matrix,
-                strata,
-                day_of_unit,
-                weights,
-                estimand,
-                selected[at],
-                (n_draws, confounders, ape_how, pie_how),
-                [(jobs[i][0], outcome) for i in at],
-            )
-            passes.append(pool.submit(_effect_pass, *task) if pool else _done(_effect_pass(*task)))
-    collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
-    for done in passes:
-        for metric, keys, boot in done.result():
-            collected.setdefault(metric, []).append((keys, boot))
+            systems = [(jobs[i][0], outcome) for i in at]
+            rule = (confounders, ape_how, pie_how)
+            for metric, keys, boot in _worst_cases(ape[at], pie[at], treatments, rule, systems):
+                collected.setdefault(metric, []).append((keys, boot))
     return {
         metric: (
             pd.concat([k for k, _ in parts], ignore_index=True),
@@ -331,6 +348,21 @@ def effect_resamples(
     }
 
 
+def _distribution_parts(
+    selected: np.ndarray, n_distributions: int, n_draws: int, workers: int
+) -> list[np.ndarray]:
+    """The distributions in contiguous parts of about equal work (the selected (system,
+    draw, treatment) entries each holds), two parts a worker, none empty of work."""
+    work = selected.reshape(selected.shape[0], n_draws, n_distributions, -1).sum(axis=(0, 1, 3))
+    todo = np.flatnonzero(work)
+    if todo.size == 0:
+        return []
+    n_parts = min(todo.size, 2 * workers if workers > 1 else 1)
+    share = np.cumsum(work[todo]) / work[todo].sum()
+    part = np.minimum((share * n_parts - 1e-9).astype(np.int64), n_parts - 1)
+    return [todo[part == k] for k in range(n_parts) if (part == k).any()]
+
+
 def _done(value: object) -> Future:
     """A finished future holding ``value`` (a pass run without a pool)."""
     future: Future = Future()
@@ -338,7 +370,7 @@ def _done(value: object) -> Future:
     return future
 
 
-def _effect_pass(
+def _effect_part(
     grids: list[np.ndarray],
     labels: list[str],
     matrix: np.ndarray,
@@ -347,18 +379,29 @@ def _effect_pass(
     weights: np.ndarray,
     estimand: str,
     selected: np.ndarray,
-    rule: tuple[int, np.ndarray, str, str],
-    systems: list[tuple[str, str]],
-) -> list[tuple[str, pd.DataFrame, np.ndarray]]:
-    """One outcome's pass of :func:`effect_resamples` over one perturbation set's systems
-    (``systems``: (system_id, outcome) per grid): (metric, keys, resamples x keys) per
-    measure and confounder. ``rule``: the draws, every distribution's confounder and the
-    aggregations of APE_m and PIE % over a confounder's distributions."""
-    n_draws, confounders, ape_how, pie_how = rule
-    treatments, ape, pie = effects_resampled(
+    n_draws: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """APE_m and PIE % of every (system, outcome) grid on every resample for a part of a
+    perturbation set's distributions (``matrix``: every draw of them, draw-major), averaged
+    over the draws: (grids x resamples x the part's distributions x treatments) each."""
+    _, ape, pie = effects_resampled(
         grids, labels, matrix, strata, day_of_unit, weights, CONTROL, estimand, selected=selected
     )
-    ape, pie = mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
+    return mean_over_draws(ape, n_draws), mean_over_draws(pie, n_draws)
+
+
+def _worst_cases(
+    ape: np.ndarray,
+    pie: np.ndarray,
+    treatments: list[str],
+    rule: tuple[np.ndarray, str, str],
+    systems: list[tuple[str, str]],
+) -> list[tuple[str, pd.DataFrame, np.ndarray]]:
+    """One outcome's (metric, keys, resamples x keys) per measure and confounder from its
+    systems' draw means (``systems``: (system_id, outcome) per row of ``ape`` and ``pie``).
+    ``rule``: every distribution's confounder and the aggregations of APE_m and PIE % over
+    a confounder's distributions."""
+    confounders, ape_how, pie_how = rule
     keys = pd.DataFrame(
         [(system_id, t, outcome) for system_id, outcome in systems for t in treatments],
         columns=["system_id", "perturbation_id", "outcome"],
@@ -369,7 +412,7 @@ def _effect_pass(
         for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
             # (systems x resamples x distributions x treatments) -> (resamples x keys)
             worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
-            boot = np.moveaxis(worst, 1, 0).reshape(weights.shape[0], -1)
+            boot = np.moveaxis(worst, 1, 0).reshape(values.shape[1], -1)
             out.append((f"{measure}_{confounder}", keys, boot))
     return out
 
