@@ -61,8 +61,9 @@ from tsrate.platform.marts_io import Units, outcome_grid
 
 ACCURACY_METRICS = ["smape", "mase", "sign_accuracy"]
 #: Threads that resample side by side (the work is numpy that releases the GIL): each
-#: outcome's WRS, and parts of a perturbation set's distributions for the effects. While they run, BLAS uses one thread per
-#: call (the threads already fill the cores; BLAS's own threads would spin against them).
+#: outcome's WRS, and parts of a perturbation set's distributions for the effects. While
+#: they run, BLAS uses one thread per call (the threads already fill the cores; BLAS's own
+#: threads would spin against them).
 WORKERS = max(1, min(4, os.cpu_count() or 1))
 AGGREGATIONS = DISTRIBUTION_AGGREGATIONS
 COLUMNS = [
