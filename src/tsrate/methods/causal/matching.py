@@ -270,11 +270,7 @@ def _nearest_rows(
     gathered = _gather(pool_sums, order)
     sums = np.where(in_pool, gathered, 0.0)
     counts = np.where(in_pool, np.take_along_axis(pool_counts, order, axis=1), 0.0)
-    # prefix sums with a leading zero, the cumsum written in place (the same values)
-    cum_sums = np.zeros(sums.shape[:-1] + (width + 1,))
-    np.cumsum(sums, axis=-1, out=cum_sums[..., 1:])
-    zero = np.zeros((rows, 1))
-    cum_counts = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
+    cum_sums, cum_counts = _prefix_sums(sums), _prefix_sums(counts)
     position = np.broadcast_to(np.arange(width), (rows, width))
     # Nearest pool position at or before / at or after each position (-1 / width: none).
     left = np.maximum.accumulate(np.where(in_pool, position, -1), axis=1)
@@ -341,6 +337,14 @@ def _rank_rows(
     run_end = np.minimum.accumulate(np.where(run_end_flag, position, width)[:, ::-1], axis=1)
     run_end = run_end[:, ::-1]
     return order, sorted_score, run_start, run_end
+
+
+def _prefix_sums(values: np.ndarray) -> np.ndarray:
+    """Prefix sums along the last axis with a leading zero (``cum[..., j]``: the sum of the
+    first ``j`` values), the cumsum written in place."""
+    cum = np.zeros(values.shape[:-1] + (values.shape[-1] + 1,))
+    np.cumsum(values, axis=-1, out=cum[..., 1:])
+    return cum
 
 
 def _gather(values: np.ndarray, index: np.ndarray) -> np.ndarray:

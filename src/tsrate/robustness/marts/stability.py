@@ -292,9 +292,10 @@ def effect_resamples(
         if not jobs:
             continue
         treatments = [label for label in labels if label != CONTROL]
+        # each outcome's grids (those of the systems analysed on it)
+        of_outcome = {o: [i for i, (_, job) in enumerate(jobs) if job == o] for o in outcomes}
         selected = np.zeros((len(jobs), len(meta), len(treatments)), dtype=bool)
-        for outcome in outcomes:
-            at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
+        for outcome, at in of_outcome.items():
             if at:
                 selected[at] = _worst_distributions(
                     effects.loc[effects["outcome"] == outcome],
@@ -325,19 +326,18 @@ def effect_resamples(
             )
             future = pool.submit(_effect_part, *task) if pool else _done(_effect_part(*task))
             parts.append((chosen, future))
-        sets.append((jobs, len(meta), treatments, confounders, parts))
+        sets.append((jobs, of_outcome, len(meta), treatments, confounders, parts))
     collected: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {}
-    for jobs, n_distributions, treatments, confounders, parts in sets:
+    for jobs, of_outcome, n_distributions, treatments, confounders, parts in sets:
         shape = (len(jobs), weights.shape[0], n_distributions, len(treatments))
         ape, pie = np.full(shape, np.nan), np.full(shape, np.nan)
         for chosen, done in parts:
             ape[:, :, chosen], pie[:, :, chosen] = done.result()
-        for outcome in outcomes:
-            at = [i for i, (_, o) in enumerate(jobs) if o == outcome]
+        rule = (confounders, ape_how, pie_how)
+        for outcome, at in of_outcome.items():
             if not at:
                 continue
             systems = [(jobs[i][0], outcome) for i in at]
-            rule = (confounders, ape_how, pie_how)
             for metric, keys, boot in _worst_cases(ape[at], pie[at], treatments, rule, systems):
                 collected.setdefault(metric, []).append((keys, boot))
     return {
