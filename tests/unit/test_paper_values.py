@@ -249,3 +249,31 @@ def test_paper_architecture_is_set_exactly_where_table_1_differs():
     assert systems["phi3_numeric"]["architecture"] == "decoder-only"  # the true one stays
     assert systems["phi3_numeric"]["paper_architecture"] == "encoder-decoder"
     assert {r["paper_architecture"] for r in systems.values()} == {"", "encoder-decoder"}
+
+
+def test_the_systems_seed_uses_the_paper_values_symbols():
+    """A system's ``paper_symbol`` in seeds/systems.csv is the one its paper values carry (an
+    imported system is matched to the paper's rows by that symbol): Gemini's numeric-only mode
+    is S_g in the paper, not S_g^n."""
+    with open(project_dir() / "seeds" / "systems.csv", newline="", encoding="utf-8") as handle:
+        seeded = {r["system_id"]: r["paper_symbol"] for r in csv.DictReader(handle)}
+    in_values = {(r["system_id"], r["paper_symbol"]) for r in _rows() if r["system_id"]}
+    assert len(in_values) == 11
+    assert len({s for s, _ in in_values}) == len(in_values)  # one symbol per system
+    assert {s: seeded[s] for s, _ in in_values} == dict(in_values)
+    symbols = [symbol for symbol in seeded.values() if symbol]
+    assert len(symbols) == len(set(symbols))  # no two systems share a symbol
+
+
+def test_every_seeded_paper_symbol_is_printed_in_the_paper():
+    """Each non-empty ``paper_symbol`` of seeds/systems.csv occurs in the paper as
+    ``$S_{x}$`` or ``$S_{x}^{y}$``."""
+    paper = find_paper()
+    if paper is None:
+        pytest.skip("the paper's text is not beside this checkout")
+    text = paper.read_text(encoding="utf-8")
+    with open(project_dir() / "seeds" / "systems.csv", newline="", encoding="utf-8") as handle:
+        symbols = [r["paper_symbol"] for r in csv.DictReader(handle) if r["paper_symbol"]]
+    assert len(symbols) == 11
+    for symbol in symbols:
+        assert any(form in text for form in _tex(symbol)), symbol
