@@ -8,7 +8,9 @@ propensity-score matching (APE_m) removes that bias. PIE % = ||APE_o| - |APE_m||
 
 Because tsrate runs every window under every perturbation (the full counterfactual grid), the
 true effect is known as well (``ape_oracle``), so the estimator's error can be shown beside
-the estimate. The confounded draws live in :mod:`tsrate.methods.causal.distributions`, the
+the estimate. For the ATE the oracle averages over every unit (eq. 2 over the population)
+while APE_m averages over the units of its two arms, each stratum weighted by its units
+there; ``matching_error`` holds that weighting too (docs/ratings.md, "Oracle"). The confounded draws live in :mod:`tsrate.methods.causal.distributions`, the
 propensity matching in :mod:`tsrate.methods.causal.matching`; their public names are
 re-exported here, the entry point of the method.
 
@@ -290,6 +292,8 @@ def perturbation_effects(
       keyed by ``unit_columns``): ``ape_oracle`` = the true effect -- ATE: mean of
       Y(p) - Y(control) over ALL units in ``observed`` (whatever they were assigned); ATT: over
       the units assigned p -- and ``matching_error = ape_matched - ape_oracle``. NaN otherwise.
+      (The ATE's APE_m averages over the p/control units only, so where the effect differs
+      between strata its expectation differs from this oracle: docs/ratings.md, "Oracle".)
 
     ``seed`` is passed to scikit-learn as ``random_state`` (``propensity="logistic"``); the
     result is deterministic (ties are averaged, not broken at random). Raises ``ValueError``
