@@ -9,7 +9,9 @@ A classification reply that declines every option ("None of these", "none of the
 to say", even beside a class it names) is an *abstention* (``Parsed.abstained``): unusable
 like an unparseable reply, and never read as a class -- not even as the class ``none`` that some
 tasks offer (volatility's "no volatility"); a reply that names that class ("none", "Answer:
-none") still chooses it.
+none") still chooses it. A class name right after a negation ("non-stationary", "not
+constant", "isn't fixed") does not name that class: a reply whose only class names are negated
+names none of the options (unparseable).
 """
 
 from __future__ import annotations
@@ -63,6 +65,21 @@ _ABSTAINS = re.compile(
 )
 
 
+#: a negation right before a class name ("non-stationary", "not constant", "isn't fixed"; read
+#: after :func:`_normal`, so "non-" is "non ")
+_NEGATED = re.compile(r"(?:\b(?:non|not|no)|n['\u2019]t)\s+$")
+
+
+def _names_plainly(said: str, label: str) -> bool:
+    """Whether ``said`` names ``label`` as a whole word at least once NOT right after a
+    negation: "non-stationary" does not name ``stationary`` (the class ``none`` is a word of
+    its own, not a negation)."""
+    return any(
+        not _NEGATED.search(said[: m.start()])
+        for m in re.finditer(rf"\b{re.escape(_normal(label))}\b", said)
+    )
+
+
 def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
     """Read one reply strictly (see the module docstring); never guesses."""
     if text is None or not str(text).strip():
@@ -82,7 +99,7 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
         exact = [label for label in options if _normal(label) == said]
         if exact:
             return Parsed(True, answer=exact[0])
-        named = [label for label in options if re.search(rf"\b{re.escape(_normal(label))}\b", said)]
+        named = [label for label in options if _names_plainly(said, label)]
         # a label that is part of another named label (e.g. 'stationary' in 'non stationary') is not counted twice
         named = [a for a in named if not any(a != b and _normal(a) in _normal(b) for b in named)]
         if len(named) == 1:
