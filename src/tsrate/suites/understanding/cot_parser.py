@@ -97,7 +97,7 @@ class CotParser:
             )
         for i, extraction in zip(asked, extractions, strict=True):
             texts[i] = None if extraction is None else str(extraction)
-            second = parse_answer(prompts[i].task, texts[i], prompts[i].options)
+            second = parse_answer(prompts[i].task, texts[i], prompts[i].options, prompts[i].format)
             if second.ok:
                 parsed[i], parsed_by[i] = second, "llm"
             else:

@@ -506,7 +506,7 @@ def run_suite(
                         f"{system.system_id} returned {len(replies)} replies for {len(batch)} prompts"
                     )
                 parsed = [
-                    parse_reply(p.task, r, p.options, p.prompting)
+                    parse_reply(p.task, r, p.options, p.prompting, p.format)
                     for p, r in zip(batch, replies, strict=True)
                 ]
                 parsed_by, parser_text, parser = None, None, None
