@@ -376,5 +376,5 @@ def test_the_parser_model_is_asked_only_when_no_answer_line_parses(
 
 def test_prompts_command_shows_the_parser_template():
     shown = prompts_text()
-    assert "=== cot_parser (version 1; asked of the --cot-parser model" in shown
+    assert "=== cot_parser (version 2; asked of the --cot-parser model" in shown
     assert "Do not answer the question yourself." in shown

@@ -13,6 +13,10 @@ Order of parsing a chain-of-thought reply (``prompting`` = ``cot``):
    extraction is read by the same strict parser (:func:`.scoring.parse_answer`) --
    ``parsed_by`` = ``llm``, its text kept in ``raw.und_responses.parser_text`` and the parser
    (id and fingerprint) in ``parser``;
+   When the reply gives no final answer the parser model writes the sentinel
+   :data:`NO_ANSWER` (no class of any task and no number: the word ``none`` would be the
+   volatility class ``none``); the reply then stays unparseable and is not counted as parsed
+   by the parser model;
 3. otherwise the reply is unparseable (the reason names both failures) and counts wrong.
 
 A reply whose ``Answer:`` line abstains ("None of these": ``Parsed.abstained``) is never
@@ -32,6 +36,14 @@ from tsrate.suites.understanding.tasks import COT_TEMPLATE, Prompt, load_templat
 from tsrate.systems.base import Availability
 
 PARSER_TEMPLATE = "cot_parser"
+#: what the parser model writes when the reply gives no final answer (``prompts/cot_parser.txt``)
+NO_ANSWER = "NO_ANSWER"
+
+
+def _is_no_answer(extraction: str | None) -> bool:
+    """Whether the parser model wrote :data:`NO_ANSWER` (any case, quotes or a full stop
+    around it allowed)."""
+    return extraction is not None and extraction.strip().strip(" .'\"`*").upper() == NO_ANSWER
 
 
 def question_of(prompt: Prompt) -> str:
@@ -97,7 +109,12 @@ class CotParser:
             )
         for i, extraction in zip(asked, extractions, strict=True):
             texts[i] = None if extraction is None else str(extraction)
-            second = parse_answer(prompts[i].task, texts[i], prompts[i].options)
+            if _is_no_answer(texts[i]):
+                parsed[i] = Parsed(
+                    False, error=f"{parsed[i].error}; the parser model found no final answer"
+                )
+                continue
+            second = parse_answer(prompts[i].task, texts[i], prompts[i].options, prompts[i].format)
             if second.ok:
                 parsed[i], parsed_by[i] = second, "llm"
             else:

@@ -9,7 +9,14 @@ A classification reply that declines every option ("None of these", "none of the
 to say", even beside a class it names) is an *abstention* (``Parsed.abstained``): unusable
 like an unparseable reply, and never read as a class -- not even as the class ``none`` that some
 tasks offer (volatility's "no volatility"); a reply that names that class ("none", "Answer:
-none") still chooses it.
+none") still chooses it. A class name right after a negation ("non-stationary", "not
+constant", "isn't fixed") does not name that class: a reply whose only class names are negated
+names none of the options (unparseable).
+
+A numeric answer copied from the series as printed reads as that number in every format;
+the parser is told the prompt's format, and in the ``spaces`` format (every character of a
+number apart) single characters of a number separated by single spaces are joined first:
+``1 0 3 . 2 5`` is 103.25, ``- 7 . 5 0`` is -7.5. Two distinct numbers are still two.
 """
 
 from __future__ import annotations
@@ -47,7 +54,15 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 
 
-def _numbers(text: str) -> list[float]:
+#: a number printed in the ``spaces`` format, every character apart: ``1 0 3 . 2 5``, ``- 7``
+_SPACED = re.compile(r"(?<![\w.])(?:- )?\d(?: \d)*(?: \. \d(?: \d)*)?(?!\w)")
+
+
+def _numbers(text: str, fmt: str | None = None) -> list[float]:
+    """Every number in ``text``; in the ``spaces`` format a number copied as printed
+    (``1 0 3 . 2 5``) is one number (single spaces between single characters joined)."""
+    if fmt == "spaces":
+        text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
     return [float(x) for x in _NUMBER.findall(_THOUSANDS.sub("", text))]
 
 
@@ -63,8 +78,27 @@ _ABSTAINS = re.compile(
 )
 
 
-def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
-    """Read one reply strictly (see the module docstring); never guesses."""
+#: a negation right before a class name ("non-stationary", "not constant", "isn't fixed"; read
+#: after :func:`_normal`, so "non-" is "non ")
+_NEGATED = re.compile(r"(?:\b(?:non|not|no)|n['\u2019]t)\s+$")
+
+
+def _names_plainly(said: str, label: str) -> bool:
+    """Whether ``said`` names ``label`` as a whole word at least once NOT right after a
+    negation: "non-stationary" does not name ``stationary`` (the class ``none`` is a word of
+    its own, not a negation)."""
+    return any(
+        not _NEGATED.search(said[: m.start()])
+        for m in re.finditer(rf"\b{re.escape(_normal(label))}\b", said)
+    )
+
+
+def parse_answer(
+    task: str, text: str, options: tuple[str, ...] = (), fmt: str | None = None
+) -> Parsed:
+    """Read one reply strictly (see the module docstring); never guesses. ``fmt``: the
+    format the prompt printed its series in (:data:`.formats.FORMATS`), so that a numeric
+    answer copied as printed reads as that number (``spaces``: ``1 0 3 . 2 5`` is 103.25)."""
     if text is None or not str(text).strip():
         return _fail("empty reply")
     reply = str(text).strip()
@@ -82,7 +116,7 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
         exact = [label for label in options if _normal(label) == said]
         if exact:
             return Parsed(True, answer=exact[0])
-        named = [label for label in options if re.search(rf"\b{re.escape(_normal(label))}\b", said)]
+        named = [label for label in options if _names_plainly(said, label)]
         # a label that is part of another named label (e.g. 'stationary' in 'non stationary') is not counted twice
         named = [a for a in named if not any(a != b and _normal(a) in _normal(b) for b in named)]
         if len(named) == 1:
@@ -103,7 +137,7 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
     if task == "retrieval":
         without_dates = _ISO.sub(" ", reply)
         # every occurrence counts: a reply repeating one number 20 times is not one answer
-        numbers = _numbers(without_dates)
+        numbers = _numbers(without_dates, fmt)
         if not numbers:
             return _fail("no number in the reply")
         if len(numbers) > 1:
@@ -113,7 +147,7 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
         return Parsed(True, value=numbers[0])
     if task in ("arithmetic_min", "arithmetic_max"):
         dates = sorted(set(_ISO.findall(reply)))
-        numbers = _numbers(_ISO.sub(" ", reply))  # every occurrence counts
+        numbers = _numbers(_ISO.sub(" ", reply), fmt)  # every occurrence counts
         if len(dates) != 1:
             return _fail("no date in the reply" if not dates else "several dates in the reply")
         if len(numbers) != 1:
@@ -131,7 +165,9 @@ def parse_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
 _ANSWER_LINE = re.compile(r"^[ \t]*answer[ \t]*:(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
-def parse_cot_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Parsed:
+def parse_cot_answer(
+    task: str, text: str, options: tuple[str, ...] = (), fmt: str | None = None
+) -> Parsed:
     """Read a chain-of-thought reply strictly: the LAST line that starts with ``Answer:``
     (case-insensitive, leading blanks allowed) is read by :func:`parse_answer` for the task;
     the reasoning before it is never read. No such line, or one whose answer is not in the
@@ -141,21 +177,26 @@ def parse_cot_answer(task: str, text: str, options: tuple[str, ...] = ()) -> Par
     lines = _ANSWER_LINE.findall(str(text))
     if not lines:
         return _fail("no 'Answer:' line in the chain-of-thought reply")
-    parsed = parse_answer(task, lines[-1].strip(), options)
+    parsed = parse_answer(task, lines[-1].strip(), options, fmt)
     if not parsed.ok:
         return dataclasses.replace(parsed, error=f"the last 'Answer:' line: {parsed.error}")
     return parsed
 
 
 def parse_reply(
-    task: str, text: str, options: tuple[str, ...] = (), prompting: str = "zero_shot"
+    task: str,
+    text: str,
+    options: tuple[str, ...] = (),
+    prompting: str = "zero_shot",
+    fmt: str | None = None,
 ) -> Parsed:
-    """Parse a reply to a prompt of ``prompting`` style: :func:`parse_answer` for zero-shot
-    replies, :func:`parse_cot_answer` for chain-of-thought ones."""
+    """Parse a reply to a prompt of ``prompting`` style, its series printed in format
+    ``fmt``: :func:`parse_answer` for zero-shot replies, :func:`parse_cot_answer` for
+    chain-of-thought ones."""
     if prompting == "zero_shot":
-        return parse_answer(task, text, options)
+        return parse_answer(task, text, options, fmt)
     if prompting == "cot":
-        return parse_cot_answer(task, text, options)
+        return parse_cot_answer(task, text, options, fmt)
     raise TsrateError(f"unknown prompting {prompting!r}: choose from {', '.join(PROMPTINGS)}")
 
 

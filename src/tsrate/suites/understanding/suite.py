@@ -84,7 +84,7 @@ SMALL = SuiteConfig(
 )
 
 #: The paper's sizes: 5000 / 2000 / 200 per dataset, 400 series per position set (50 per
-#: cell), length 175; every format for every task (150,849 prompts per system and
+#: cell), length 175; every format for every task (145,449 prompts per system and
 #: prompting style, as plan_prompts counts them).
 PAPER = dataclasses.replace(
     SMALL,
@@ -318,7 +318,8 @@ def plan_prompts(
 ) -> list[Prompt]:
     """Every prompt of the test split: feature sets in ``formats``, position sets in
     ``position_formats``. Matching distractors come from all splits of a dataset; the
-    cross-dataset options draw from every feature dataset generated (at least 4 needed)."""
+    cross-dataset options draw from the feature datasets generated with as many series as the
+    question's (at least 4 needed: univariate series only)."""
     pool = {
         d: [s for split in splits.values() for s in split]
         for d, splits in generated.items()
@@ -345,7 +346,7 @@ TASK_NEEDS = {
     "arithmetic_min": "a univariate dataset or position set",
     "arithmetic_max": "a univariate dataset or position set",
     "matching_intra": "a univariate or pair dataset",
-    "matching_cross": "4 or more univariate or pair datasets",
+    "matching_cross": "4 or more univariate datasets",
     "search": "a position set",
 }
 
@@ -506,7 +507,7 @@ def run_suite(
                         f"{system.system_id} returned {len(replies)} replies for {len(batch)} prompts"
                     )
                 parsed = [
-                    parse_reply(p.task, r, p.options, p.prompting)
+                    parse_reply(p.task, r, p.options, p.prompting, p.format)
                     for p, r in zip(batch, replies, strict=True)
                 ]
                 parsed_by, parser_text, parser = None, None, None

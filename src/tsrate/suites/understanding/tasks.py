@@ -17,7 +17,10 @@ Tasks (``task`` column) and what a correct answer is:
   a date in the set's quadrant (truth yes, the quadrant kept for position bias), the other
   half about a value inside the series' range that is not printed in it (truth no);
 * ``matching_intra`` — 4 full (qualitative + quantitative) descriptions from the same dataset;
-* ``matching_cross`` — 4 qualitative descriptions from 4 different datasets (accuracy).
+* ``matching_cross`` — 4 qualitative descriptions from 4 different datasets with as many
+  series as the question's (so that "This time series ..." / "These two time series ..." does
+  not give the answer away); only univariate series are asked: the 3 pair datasets are too
+  few (accuracy).
 
 Prompting styles (``prompting``): ``zero_shot`` (the task's template alone, the default) and
 ``cot`` (chain of thought: the same prompt followed by ``prompts/cot.txt``, which asks the
@@ -382,7 +385,8 @@ def build_prompts(
     ``pool``: dataset -> generated series to draw matching distractors from (the series
     itself is skipped). Question randomness (queried date, options, their order) comes from
     the series' own seed, so it is the same in every format and every run. Multivariate
-    series get detection, classification and matching; position series retrieval and
+    series get detection, classification and matching inside their dataset (no cross-dataset
+    matching: see :func:`_matching_options`); position series retrieval and
     arithmetic (the quadrant of the queried date / extreme is kept for position bias)."""
     rng = np.random.default_rng([sample.seed, 7])
     tpl = templates()
@@ -540,7 +544,17 @@ def _matching_options(sample, task, pool, rng):
         texts = [f"{s.qualitative} {s.quantitative}" for s in picks]
         own = f"{sample.qualitative} {sample.quantitative}"
     else:
-        datasets = [d for d in pool if d != sample.dataset and d not in g.POSITION and pool[d]]
+        # only datasets with as many series: a pair's "These two time series ..." among
+        # single series' "This time series ..." would name the answer by its subject alone
+        width = len(sample.columns)
+        datasets = [
+            d
+            for d in pool
+            if d != sample.dataset
+            and d not in g.POSITION
+            and pool[d]
+            and len(pool[d][0].columns) == width
+        ]
         if len(datasets) < 3:
             return None, None
         chosen = [datasets[i] for i in rng.choice(len(datasets), 3, replace=False)]
