@@ -1,11 +1,12 @@
 """Pure functions behind the suite's dbt Python models (python_models/interp_*.py).
 
 ``correctness_table``: per training run, every correctness measure of :mod:`.measures`
-with its chance level (the same attention scored against source-permuted ground truths),
-its margin over chance and, where undefined (NaN), the reason; plus the uniformity
-measures ``beta_entropy`` / ``alpha_entropy`` (1 = uniform attention). DA-RNN's beta diagonal is
-set to NaN first (its input attention never covers the target itself, paper Section 4.2),
-and its alpha (over encoder states, source -1) has no per-series lag measure.
+with its chance level (the same attention's exact expected score against source-permuted
+ground truths), its margin over chance and, where undefined (NaN), the reason; plus the
+uniformity measures ``beta_entropy`` / ``alpha_entropy`` (1 = uniform attention). DA-RNN's
+beta diagonal is set to NaN first (its input attention never covers the target itself,
+paper Section 4.2), and its alpha (over encoder states, source -1) has no per-series lag
+measure.
 
 ``rating_scores`` / ``rating_table``: the suite's ratings per (suite run, metric, dataset
 variant) with the kit's :func:`tsrate.suites.rating.rate_scores` and the suite's rows of
@@ -31,9 +32,6 @@ from tsrate.suites.rating import (
     suite_spec,
 )
 from tsrate.suites.rating import rating_table as kit_rating_table
-
-#: permuted ground truths per run for the chance level
-CHANCE_PERMUTATIONS = 100
 
 CORRECTNESS_COLUMNS = [
     "suite_run_id",
@@ -103,9 +101,7 @@ def correctness_table(
             np.fill_diagonal(beta, np.nan)
         alpha = _matrices(frame, n, window, "alpha")
         picks = _matrices(frame, n, window, "tcdf_picks")
-        for record in correctness_with_chance(
-            beta, alpha, picks, matrix, lags, CHANCE_PERMUTATIONS, seed=0
-        ):
+        for record in correctness_with_chance(beta, alpha, picks, matrix, lags):
             records.append(
                 {
                     "suite_run_id": run.suite_run_id,

@@ -6,10 +6,12 @@ edge, or nothing to rank), so undefined values are visible, never silently 0
 
 Every measure scores uniform attention exactly at chance (tests): ranking measures give
 tied cells their expected share (as if ties were broken at random), a constant attention
-has Spearman correlation 0, AUROC counts ties 1/2. :func:`chance_level` scores the same
-attention against ground truths whose sources are permuted within each target (the
-"permuted ground truth" baseline); :func:`correctness_with_chance` reports every measure
-with its chance level and its margin over chance.
+has Spearman correlation 0, AUROC counts ties 1/2. :func:`chance_level` is the exact
+expected score of the same attention against ground truths whose sources are permuted
+uniformly within each target (the "permuted ground truth" baseline; computed in closed
+form, no random draws, so equally correct attentions get equal margins);
+:func:`correctness_with_chance` reports every measure with its chance level and its margin
+over chance.
 
 * ``beta_spearman``: Spearman rank correlation (average ranks for ties) between the
   flattened mean beta matrix (target x source) and the true interaction matrix. Cells where
@@ -163,17 +165,51 @@ def undefined_reason(measure: str, beta: np.ndarray, truth: np.ndarray) -> str |
     return None
 
 
-def _permuted_truths(truth: np.ndarray, beta: np.ndarray, n: int, seed: int):
-    """``n`` ground truths with each target's sources permuted among its candidate cells
-    (finite beta). Only the source measures read them: the lag measure's chance permutes
-    the lag profiles in time instead (:func:`chance_level`)."""
-    rng = np.random.default_rng(seed)
-    candidates = [np.flatnonzero(np.isfinite(row)) for row in beta]
-    for _ in range(n):
-        t = np.zeros_like(truth)
-        for target, cells in enumerate(candidates):
-            t[target, rng.permutation(cells)] = truth[target, cells]
-        yield t
+def _true_shares(truth: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Per cell: the probability that the permutation of its target's sources among the
+    candidate cells (finite beta) puts a true source there -- k / c for a target with k true
+    sources among c candidates, 0 off the candidates (the permuted truth is 0 there)."""
+    candidate = np.isfinite(beta)
+    k = ((truth > 0) & candidate).sum(1, keepdims=True)
+    c = candidate.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(candidate, k / c, 0.0)
+
+
+def _chance_spearman(beta: np.ndarray, truth: np.ndarray) -> float:
+    """Expected :func:`beta_spearman` over the permuted truths. The pooled average ranks of
+    the truth values are the same multiset in every permuted truth (each target keeps its
+    values), so their mean and spread are fixed and the correlation is linear in the rank
+    each cell receives: its expectation is the mean truth rank of the cell's target's
+    candidates."""
+    candidate = np.isfinite(beta)
+    kept_truth = truth[candidate]
+    if kept_truth.size < 2 or np.ptp(kept_truth) == 0:
+        return float("nan")
+    kept_beta = beta[candidate]
+    if np.ptp(kept_beta) == 0:
+        return 0.0  # a constant attention ranks nothing: chance
+    truth_ranks = np.zeros(beta.shape)
+    truth_ranks[candidate] = stats.rankdata(kept_truth)
+    per_target = truth_ranks.sum(1, keepdims=True) / np.maximum(candidate.sum(1, keepdims=True), 1)
+    expected = np.broadcast_to(per_target, beta.shape)[candidate]  # the mean rank a cell gets
+    rb = stats.rankdata(kept_beta)
+    rb = rb - rb.mean()
+    rt = truth_ranks[candidate] - truth_ranks[candidate].mean()
+    covariance = float(np.dot(rb, expected - truth_ranks[candidate].mean()))
+    return covariance / float(np.sqrt(np.dot(rb, rb) * np.dot(rt, rt)))
+
+
+def _chance_auroc(beta: np.ndarray, shares: np.ndarray, n_pos: int) -> float:
+    """Expected :func:`beta_auroc`: the numbers of true and false cells are fixed, and the
+    Mann-Whitney sum of the true cells' average ranks is linear in which cells are true."""
+    candidate = np.isfinite(beta)
+    share = shares[candidate]
+    n_neg = int(candidate.sum()) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = stats.rankdata(beta[candidate])
+    return float((np.dot(ranks, share) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def chance_level(
@@ -182,155 +218,43 @@ def chance_level(
     picks: np.ndarray | None,
     truth: np.ndarray,
     lag_truth: np.ndarray,
-    n_permutations: int = 200,
-    seed: int = 0,
 ) -> dict[str, float]:
-    """Mean of every measure over ground truths with permuted sources (the same attention
-    scored against a truth it cannot know): the score of an attention unrelated to the
-    truth. Lag measures use lag profiles permuted in time instead (the true lags of a pair
-    moved to random lags)."""
-    beta = np.asarray(beta, float)
-    scorer = _PermutedSources(beta, picks)  # correctness(beta, None, picks, t, lag_truth)
-    runs = [
-        scorer(t) for t in _permuted_truths(np.asarray(truth, float), beta, n_permutations, seed)
-    ]
+    """Every measure's exact expectation over the ground truths whose sources are permuted
+    uniformly within each target among its candidate cells (finite beta; the permuted
+    truth is 0 elsewhere): the score of the same attention against a truth it cannot know,
+    with no Monte Carlo error. Lag measures permute each pair's lag profile uniformly in
+    time instead (its true lags moved to random lags). Every measure is linear in which
+    cells are true (given the fixed counts per target), so the expectation is the measure
+    with each indicator replaced by its probability: top-k k / c per target (k / window
+    per pair for the lags), precision and recall expected hits = picks x k / c, AUROC and
+    Spearman as :func:`_chance_auroc` and :func:`_chance_spearman` say. ``truth`` must be
+    finite."""
+    beta, truth = np.asarray(beta, float), np.asarray(truth, float)
+    if truth.shape != beta.shape or not np.isfinite(truth).all():
+        raise ValueError("the chance level needs a finite truth of beta's shape")
+    shares = _true_shares(truth, beta)
+    candidate = np.isfinite(beta)
+    ks, cs = ((truth > 0) & candidate).sum(1), candidate.sum(1)
+    rows = (ks > 0) & (cs > ks)  # the targets beta_topk scores
     out = {
-        m: float(np.nanmean([r[m] for r in runs]))
-        if any(np.isfinite(r[m]) for r in runs)
-        else float("nan")
-        for m in runs[0]
+        "beta_spearman": _chance_spearman(beta, truth),
+        "beta_topk": float(np.mean(ks[rows] / cs[rows])) if rows.any() else float("nan"),
+        "beta_auroc": _chance_auroc(beta, shares, int(ks.sum())),
     }
+    if picks is not None:
+        picked = np.asarray(picks) > 0
+        hits = float(shares[picked].sum())
+        n_picked, n_true = int(picked.sum()), int(ks.sum())
+        out["tcdf_precision"] = hits / n_picked if n_picked else float("nan")
+        out["tcdf_recall"] = hits / n_true if n_true else float("nan")
     if alpha is not None:
-        rng = np.random.default_rng([seed, 1])
-        lag_scorer = _PermutedLags(alpha, lag_truth)  # alpha_lag_topk(alpha, moved)
-        values = []
-        for _ in range(n_permutations):
-            moved = np.take_along_axis(
-                lag_truth, np.argsort(rng.random(lag_truth.shape), axis=-1), axis=-1
-            )
-            values.append(lag_scorer(moved))
+        lag_truth = np.asarray(lag_truth, float)
+        lags = (lag_truth > 0).sum(-1)
+        pairs = (lags > 0) & (lags < np.isfinite(np.asarray(alpha, float)).sum(-1))
         out["alpha_lag_topk"] = (
-            float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+            float(np.mean(lags[pairs] / lag_truth.shape[-1])) if pairs.any() else float("nan")
         )
     return out
-
-
-def _average_ranks(values: np.ndarray) -> np.ndarray:
-    """``scipy.stats.rankdata(values)`` (average ranks of ties, 1-based) without its
-    overhead: half-integers, so the same floats exactly."""
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    return (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
-
-
-class _TopK:
-    """:func:`expected_topk_hits` of fixed score rows, each with its own fixed ``k``, for
-    many relevance masks: the sort, threshold and ties of each row are found once. The
-    arithmetic per row is :func:`expected_topk_hits`'s, so the values are the same to the
-    bit."""
-
-    def __init__(self, scores: np.ndarray, ks: np.ndarray) -> None:
-        scores = np.where(np.isfinite(scores), scores, -np.inf)  # (rows, candidates)
-        order = -np.sort(-scores, axis=-1)
-        threshold = np.take_along_axis(order, (ks - 1)[:, None], axis=-1)
-        self.above = scores > threshold
-        self.tied = scores == threshold
-        self.slots = ks - self.above.sum(-1)
-        self.n_tied = self.tied.sum(-1)
-        self.ks = ks
-
-    def shares(self, relevant: np.ndarray) -> np.ndarray:
-        """Per row: expected hits among its top k / k (``relevant``: rows x candidates)."""
-        hits = (self.above & relevant).sum(-1).astype(float)
-        tied = (self.tied & relevant).sum(-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            extra = self.slots * tied / self.n_tied
-        hits = np.where(self.n_tied > 0, hits + extra, hits)
-        return hits / self.ks
-
-
-class _PermutedSources:
-    """``correctness(beta, None, picks, t, lag_truth)`` for the many ground truths ``t`` of
-    :func:`chance_level`, which permute each target's sources among its candidate cells:
-    the attention's ranks (Spearman, AUROC) and top-k sorts are computed once, the rest as
-    :func:`beta_spearman`, :func:`beta_topk`, :func:`beta_auroc` compute it (the same
-    values to the bit; a truth of another shape falls back to those functions)."""
-
-    def __init__(self, beta: np.ndarray, picks: np.ndarray | None) -> None:
-        self.beta, self.picks = np.asarray(beta, float), picks
-        flat = self.beta.ravel()
-        self.finite = np.isfinite(flat)
-        self.kept = flat[self.finite]
-        self.ranks = stats.rankdata(self.kept) if self.kept.size else self.kept
-        self.constant = self.kept.size < 2 or np.ptp(self.kept) == 0
-        self.candidates = np.isfinite(self.beta).sum(1)
-        self.topk: dict[tuple, _TopK] = {}
-
-    def __call__(self, truth: np.ndarray) -> dict[str, float]:
-        truth = np.asarray(truth, float)
-        if truth.shape != self.beta.shape or not np.isfinite(truth).all():
-            return correctness(self.beta, None, self.picks, truth, truth)
-        out = {
-            "beta_spearman": self._spearman(truth),
-            "beta_topk": self._topk(truth),
-            "beta_auroc": self._auroc(truth),
-        }
-        if self.picks is not None:
-            out["tcdf_precision"], out["tcdf_recall"] = pick_precision_recall(self.picks, truth)
-        return out
-
-    def _spearman(self, truth: np.ndarray) -> float:
-        t = truth.ravel()[self.finite]
-        if self.kept.size < 2 or np.ptp(t) == 0:
-            return float("nan")
-        if self.constant:
-            return 0.0  # a constant attention ranks nothing: chance
-        # scipy's spearmanr: the Pearson correlation of the two columns' average ranks
-        ranked = np.column_stack((self.ranks, _average_ranks(t)))
-        return float(np.corrcoef(ranked, rowvar=False)[1, 0])
-
-    def _topk(self, truth: np.ndarray) -> float:
-        true = (truth > 0) & np.isfinite(self.beta)
-        ks = true.sum(1)
-        rows = np.flatnonzero((ks > 0) & (self.candidates > ks))
-        if not len(rows):
-            return float("nan")
-        key = (tuple(rows), tuple(ks[rows]))
-        if key not in self.topk:
-            self.topk[key] = _TopK(self.beta[rows], ks[rows])
-        return float(np.mean(self.topk[key].shares(true[rows])))
-
-    def _auroc(self, truth: np.ndarray) -> float:
-        y = (truth > 0).ravel()[self.finite]
-        n_pos, n_neg = int(y.sum()), int((~y).sum())
-        if n_pos == 0 or n_neg == 0:
-            return float("nan")
-        return float((self.ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-class _PermutedLags:
-    """``alpha_lag_topk(alpha, moved)`` for the lag truths ``moved`` of :func:`chance_level`
-    (each pair's true lags moved in time: its number of true lags stays), with each pair's
-    top-k sort found once (the same values to the bit)."""
-
-    def __init__(self, alpha: np.ndarray, lag_truth: np.ndarray) -> None:
-        self.alpha = np.asarray(alpha, float)
-        ks = (np.asarray(lag_truth, float) > 0).sum(-1)
-        pairs = (ks > 0) & (ks < np.isfinite(self.alpha).sum(-1))
-        self.targets, self.sources = np.nonzero(pairs)  # target-major, as alpha_lag_topk
-        self.ks = ks
-        self.scorer = (
-            _TopK(self.alpha[self.targets, self.sources], ks[self.targets, self.sources])
-            if len(self.targets)
-            else None
-        )
-
-    def __call__(self, moved: np.ndarray) -> float:
-        moved = np.asarray(moved, float)
-        if moved.shape != self.alpha.shape or not ((moved > 0).sum(-1) == self.ks).all():
-            return alpha_lag_topk(self.alpha, moved)
-        if self.scorer is None:
-            return float("nan")
-        return float(np.mean(self.scorer.shares(moved[self.targets, self.sources] > 0)))
 
 
 def correctness_with_chance(
@@ -339,14 +263,12 @@ def correctness_with_chance(
     picks: np.ndarray | None,
     truth: np.ndarray,
     lag_truth: np.ndarray,
-    n_permutations: int = 200,
-    seed: int = 0,
 ) -> list[dict]:
     """One record per measure: value, chance (permuted ground truth), margin = value -
     chance, and the reason when the value is undefined; plus the uniformity measures
     (``beta_entropy``, ``alpha_entropy``; no chance level)."""
     values = correctness(beta, alpha, picks, truth, lag_truth)
-    chance = chance_level(beta, alpha, picks, truth, lag_truth, n_permutations, seed)
+    chance = chance_level(beta, alpha, picks, truth, lag_truth)
     records = []
     for measure, value in values.items():
         level = chance.get(measure, float("nan"))

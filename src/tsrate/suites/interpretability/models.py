@@ -194,6 +194,10 @@ def semi_binarise(scores: np.ndarray) -> np.ndarray:
     a run of tied scores (a gap of 0), and then the tied series with the lower index are the
     causes -- the reference's unstable ``np.argsort`` orders them as numpy's version and CPU
     happen to, ours is the stable order.
+
+    More than 5 series all scoring below 1: the reference lists no gap and fails (its cut
+    index is never assigned: ``UnboundLocalError``); here nothing is picked, as its rule
+    for at most 5 series and its threshold >= 1 imply.
     """
     scores = np.asarray(scores, dtype=float)
     order = np.argsort(-scores, kind="stable")
