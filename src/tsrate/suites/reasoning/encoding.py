@@ -34,7 +34,9 @@ LLMTime's rescaling hides; the paper found no difference, its Table A.3).
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
 drawing as the robustness suite's numeric+image LLMs) sent as a PNG data URL; for
-vision-language models on the choice tasks only.
+vision-language models on the choice tasks only. The two series of a two-series prompt
+share one vertical scale (:func:`plot_images`), as they share one scaler in text: drawn
+each on its own scale, a series and its level-raised what-if are the same picture.
 
 Decoding (:func:`decode`) is strict: the reply, split on the value separator, must start
 with at least ``count`` well-formed encoded numbers (digit separators and surrounding
@@ -228,12 +230,22 @@ def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarra
 
 
 def plot_data_url(*series: np.ndarray, size: int = 128) -> list[str]:
-    """One line-plot PNG data URL per series (y axis scaled per image, no labels)."""
-    from tsrate.inputs.images import line_plot_images
+    """One line-plot PNG data URL per series (:func:`plot_images`)."""
     from tsrate.systems.llm_prompts import png_data_url
 
-    urls = []
-    for values in series:
-        image = line_plot_images(np.asarray(values, dtype=float)[None, :], size, size)[0]
-        urls.append(png_data_url(image))
-    return urls
+    return [png_data_url(image) for image in plot_images(*series, size=size)]
+
+
+def plot_images(*series: np.ndarray, size: int = 128) -> list[np.ndarray]:
+    """One line plot (size x size x 3, uint8, no labels) per series. A lone series fills
+    its plot's height; the series of one prompt share ONE vertical scale (the lowest and
+    highest value over all of them), so a series 1.5 times another is drawn higher, not
+    as the same picture."""
+    from tsrate.inputs.images import line_plot_images
+
+    arrays = [np.asarray(values, dtype=float) for values in series]
+    limits = None
+    finite = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.array([])
+    if len(arrays) > 1 and finite.size:
+        limits = (float(finite.min()), float(finite.max()))
+    return [line_plot_images(a[None, :], size, size, y_limits=limits)[0] for a in arrays]
