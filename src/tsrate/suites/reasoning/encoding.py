@@ -26,10 +26,21 @@ LLMTime (Gruver et al. 2023; the paper's Appendix A.1), as in its reference code
   ``demo.py`` and ``experiments/run_darts.py``): basic scaling with alpha 0.3, precision
   3, digits not spaced, values separated by ``", "``, minus ``"-"`` (``"1052, 1017, "``).
 
-Defaults (:data:`DEFAULT_CHOICE_ENCODING`, :data:`DEFAULT_FORECAST_ENCODING`): LLMTime,
-GPT-style, for both choice and forecasting prompts, as in the paper; plain values are an
-option for choice prompts (a numeric option about the level stays readable, which
-LLMTime's rescaling hides; the paper found no difference, its Table A.3).
+Defaults:
+
+- Forecasting (:data:`DEFAULT_FORECAST_ENCODING`): ``llmtime_gpt4``, the settings the
+  paper's forecasting code ran GPT-4 with (``text_aid_forecast/tsllm/config/model/gpt-4.yaml``
+  of behavioral-data/TSandLanguage: ``basic: True``, alpha 0.3, ``time_sep ", "``,
+  ``bit_sep ""``). Basic scaling only divides, so the values shown keep the series'
+  ratios, as the captions' multiplicative effects ("a promotion doubles the values") and
+  the paper's Appendix A.1 example (20.88, 20.20, 20.48 -> 1052, 1017, 1032) need;
+  ``llmtime_gpt``'s offset would hide them.
+- Choice (:data:`DEFAULT_CHOICE_ENCODING`): ``llmtime_gpt`` (offset, alpha 0.95, digits
+  spaced). The reference's GPT question-answering scripts (``src/models/gpt_all.py``,
+  ``src/data/gpt_all_2TS.py``) also use the basic GPT-4 settings, so this default differs
+  from them; ``--choice-encoding llmtime_gpt4`` matches them. Plain values are an option
+  (a numeric option about the level stays readable, which LLMTime's rescaling hides; the
+  paper found no difference, its Table A.3).
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
@@ -114,7 +125,7 @@ LLMTIME: dict[str, LlmTimeEncoding] = {
     "llmtime_gpt4": LlmTimeEncoding("llmtime_gpt4", 0.3, 0.3, True, 3, "", ", ", "-"),
 }
 DEFAULT_CHOICE_ENCODING = "llmtime_gpt"
-DEFAULT_FORECAST_ENCODING = "llmtime_gpt"
+DEFAULT_FORECAST_ENCODING = "llmtime_gpt4"
 PLAIN = PlainEncoding()
 TEXT_ENCODINGS = (*LLMTIME, "plain")
 ENCODINGS = (*TEXT_ENCODINGS, "plot")
