@@ -14,6 +14,7 @@ from tsrate.platform.orchestration import call, flow, task
 from tsrate.platform.progress import announcing, run_logger
 from tsrate.platform.published_paths import check_publish
 from tsrate.suites.publishing import run_and_publish
+from tsrate.suites.reasoning.encoding import DEFAULT_CHOICE_ENCODING, DEFAULT_FORECAST_ENCODING
 from tsrate.suites.reasoning.scenarios import GeneratorConfig
 from tsrate.suites.reasoning.suite import RunConfig, require_answerers, run_suite
 
@@ -33,8 +34,8 @@ def reasoning_flow(
     llms: list[str] | None = None,
     references: bool = True,
     fracast: bool | int = True,
-    choice_encoding: str = "llmtime_gpt",
-    forecast_encoding: str = "llmtime_gpt",
+    choice_encoding: str = DEFAULT_CHOICE_ENCODING,
+    forecast_encoding: str = DEFAULT_FORECAST_ENCODING,
     forecast_samples: int = 1,
     forecast_temperature: float | None = None,
     generator: dict | None = None,
@@ -53,7 +54,9 @@ def reasoning_flow(
     fracast (True, the default: every forecasting item; or at most that many items; 0: none);
     ``forecast_samples``: sampled replies per forecast prompt of a language model (1: one
     greedy reply; 20: the paper's LLMTime setting, median forecast and CRPS) at
-    ``forecast_temperature`` (None: the reference's for the encoding, 0.7 for llmtime_gpt);
+    ``forecast_temperature`` (None: the reference's for the encoding, 1.0 for the default
+    llmtime_gpt4, 0.7 for llmtime_gpt); ``forecast_encoding``: llmtime_gpt4 by default, the
+    paper's GPT-4 forecasting settings (basic scaling: the values keep their ratios);
     ``tasks``: only these tasks' items (None: every task).
     """
     require_answerers(llms or [], references)  # before the writer lock: it leaves a file behind

@@ -361,7 +361,9 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
         prompt = payload["messages"][-1]["content"]
         if "Continue the series" in prompt:  # repeat the last encoded value (a naive forecaster)
             horizon = int(re.search(r"write the next (\d+) values", prompt).group(1))
-            series = [line for line in prompt.splitlines() if line.endswith(" ,")][-1]
+            # the history line ends with the value separator: " ," (llmtime_gpt) or ", "
+            # (llmtime_gpt4, the forecasting default)
+            series = [line for line in prompt.splitlines() if line.endswith((" ,", ", "))][-1]
             last = series.split(",")[-2]
             return 200, (last + " ,") * horizon
         if "trend" in prompt:

@@ -125,4 +125,36 @@ def test_llmtime_is_the_default_for_choice_prompts():
     assert DEFAULT_CHOICE_ENCODING == "llmtime_gpt"
     defaults = LanguageModelAnswerer.__init__.__defaults__
     # choice and forecast encodings; then one greedy forecast reply (no sampling)
-    assert defaults == ("llmtime_gpt", "llmtime_gpt", 1, None)
+    assert defaults == ("llmtime_gpt", "llmtime_gpt4", 1, None)
+
+
+def test_the_default_forecast_encoding_keeps_the_ratios_of_the_papers_example():
+    """Appendix A.1: 20.88, 20.20, 20.48 -> 1052, 1017, 1032, ratios kept (1052 / 1017 =
+    20.88 / 20.20 to 3 digits): the paper's GPT-4 forecasting ran with basic scaling (the
+    reference's gpt-4.yaml: basic True, alpha 0.3), which only divides: 1025, 991, 1005
+    on these three values alone. llmtime_gpt's offset scaler writes 1047, 241, 573: the
+    first looks 4.3 times the second, not 1.03 times.
+    """
+    import argparse
+
+    from tsrate.suites.reasoning.answerers import LanguageModelAnswerer
+    from tsrate.suites.reasoning.cli import add_run_arguments
+    from tsrate.suites.reasoning.encoding import DEFAULT_FORECAST_ENCODING
+    from tsrate.suites.reasoning.suite import RunConfig
+
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)
+    defaults = {
+        parser.parse_args([]).forecast_encoding,
+        RunConfig().forecast_encoding,
+        LanguageModelAnswerer.__init__.__defaults__[1],
+    }
+    assert defaults == {DEFAULT_FORECAST_ENCODING}
+    values = np.array([20.88, 20.20, 20.48])
+    text, scaler = encode_text(DEFAULT_FORECAST_ENCODING, values)
+    assert scaler.offset == 0.0
+    written = np.array([int(v) for v in text.replace(" ", "").strip(",").split(",")], float)
+    np.testing.assert_allclose(written / written[0], values / values[0], atol=2e-3)
+    # the paper's own numbers: with its scale (20.88 / 1.0522) the same three digits
+    paper = encode_text(DEFAULT_FORECAST_ENCODING, values, Scaler(0.0, 20.88 / 1.0522))[0]
+    assert paper.replace(" ", "").split(",")[:3] == ["1052", "1017", "1032"]

@@ -234,21 +234,24 @@ def test_the_command_line_passes_the_papers_options_to_the_flow(monkeypatch, cap
     add_run_arguments(parser)
     run_from_args(parser.parse_args([]))
     default = calls[-1]
-    assert default["choice_encoding"] == default["forecast_encoding"] == "llmtime_gpt"
+    assert (default["choice_encoding"], default["forecast_encoding"]) == (
+        "llmtime_gpt",
+        "llmtime_gpt4",
+    )
     assert default["forecast_samples"] == 1 and default["forecast_temperature"] is None
     assert default["generator"]["distractors"] == "random"
     run_from_args(
         parser.parse_args(
             [
                 "--forecast-samples", "20", "--forecast-temperature", "0.9",
-                "--forecast-encoding", "llmtime_gpt4", "--choice-encoding", "plain",
+                "--forecast-encoding", "llmtime_gpt", "--choice-encoding", "plain",
                 "--distractors", "contrastive", "--llm", "endpoint:m",
             ]
         )
     )  # fmt: skip
     chosen = calls[-1]
     assert (chosen["forecast_samples"], chosen["forecast_temperature"]) == (20, 0.9)
-    assert (chosen["forecast_encoding"], chosen["choice_encoding"]) == ("llmtime_gpt4", "plain")
+    assert (chosen["forecast_encoding"], chosen["choice_encoding"]) == ("llmtime_gpt", "plain")
     assert chosen["generator"]["distractors"] == "contrastive" and chosen["llms"] == ["endpoint:m"]
     assert "rsn-x" in capsys.readouterr().out
     with pytest.raises(SystemExit):

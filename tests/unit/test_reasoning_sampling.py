@@ -144,8 +144,8 @@ def test_each_sample_is_a_prompt_of_its_own_and_greedy_hashes_stay():
     assert request.prompt_hash == prompt_hash(
         "m", one.fingerprint(), FORECAST, request.condition, request.messages
     )
-    three = LanguageModelAnswerer(FakeModel(), forecast_samples=3)
-    five = LanguageModelAnswerer(FakeModel(), forecast_samples=5)
+    three = LanguageModelAnswerer(FakeModel(), forecast_samples=3, forecast_encoding="llmtime_gpt")
+    five = LanguageModelAnswerer(FakeModel(), forecast_samples=5, forecast_encoding="llmtime_gpt")
     sampled = three.requests([FORECAST])
     assert [r.sample_index for r in sampled] == [0, 1, 2] * 6
     assert {r.temperature for r in sampled} == {REFERENCE_TEMPERATURES["llmtime_gpt"]} == {0.7}
@@ -154,7 +154,9 @@ def test_each_sample_is_a_prompt_of_its_own_and_greedy_hashes_stay():
     # sample k has the same hash whatever N: a run with more samples asks only the new ones
     more = {r.prompt_hash for r in five.requests([FORECAST])}
     assert {r.prompt_hash for r in sampled} < more and len(more) == 30
-    hotter = LanguageModelAnswerer(FakeModel(), forecast_samples=3, forecast_temperature=1.0)
+    hotter = LanguageModelAnswerer(
+        FakeModel(), forecast_samples=3, forecast_temperature=1.0, forecast_encoding="llmtime_gpt"
+    )
     assert not {r.prompt_hash for r in hotter.requests([FORECAST])} & more
     assert LanguageModelAnswerer(FakeModel(), forecast_encoding="llmtime_llama", forecast_samples=2)
     with pytest.raises(TsrateError, match="temperature > 0"):
@@ -222,7 +224,7 @@ def test_a_warehouse_made_before_sampling_gets_the_columns(tmp_path):
         ).fetchall()
     assert ("old", None, None) in rows  # greedy, as it was
     assert sorted(r[1] for r in rows if r[0] != "old") == [0] * 6 + [1] * 6
-    assert {r[2] for r in rows if r[0] != "old"} == {0.7}
+    assert {r[2] for r in rows if r[0] != "old"} == {1.0}  # llmtime_gpt4's, the default
 
 
 pytest.importorskip("openai", reason="the openai client is not installed (extra `llm`)")

@@ -138,7 +138,7 @@ def test_the_constructor_accepts_the_edges_and_refuses_beyond_them():
     plain = Plain()  # no sample_all: one sample only
     one = LanguageModelAnswerer(plain, forecast_samples=1, forecast_temperature=0.0)
     assert one.forecast_samples == 1 and one.forecast_temperature == 0.0
-    assert LanguageModelAnswerer(plain).forecast_temperature == 0.7  # llmtime_gpt's
+    assert LanguageModelAnswerer(plain).forecast_temperature == 1.0  # llmtime_gpt4's
     with pytest.raises(TsrateError, match="cannot sample"):
         LanguageModelAnswerer(plain, forecast_samples=2, forecast_temperature=0.5)
 
@@ -161,7 +161,7 @@ def test_the_constructor_accepts_the_edges_and_refuses_beyond_them():
 def test_the_fingerprint_names_encodings_templates_cap_and_closed_decoding():
     from tsrate.systems.gemma import CHOICE_DECODING
 
-    stem = f"fake;choice=llmtime_gpt;forecast=llmtime_gpt;templates={templates_digest()}"
+    stem = f"fake;choice=llmtime_gpt;forecast=llmtime_gpt4;templates={templates_digest()}"
     assert LanguageModelAnswerer(Plain()).fingerprint() == stem
     capped = LanguageModelAnswerer(Capped())
     assert capped.fingerprint() == stem + ";choice_new_tokens=16"
@@ -180,7 +180,7 @@ def test_requests_carry_the_encoding_of_their_prompt():
     assert [(r.item.task, r.condition, r.encoding) for r in requests] == [
         ("qa_single", "with_series", "plain"),
         ("qa_single", "without_series", None),
-        *(("forecast", c, "llmtime_gpt") for c in SIX),
+        *(("forecast", c, "llmtime_gpt4") for c in SIX),
     ]
     assert all(r.scaler is None for r in requests[:2])
     assert all(r.scaler is not None and r.sample_index is None for r in requests[2:])

@@ -246,9 +246,15 @@ def vit_num_spec_images(contexts: np.ndarray, size: int = IMAGE_SIZE) -> np.ndar
 
 
 def line_plot_images(
-    contexts: np.ndarray, height: int = IMAGE_SIZE, width: int = IMAGE_SIZE
+    contexts: np.ndarray,
+    height: int = IMAGE_SIZE,
+    width: int = IMAGE_SIZE,
+    y_limits: tuple[float, float] | None = None,
 ) -> np.ndarray:
-    """Line plots (windows × height × width × 3, uint8) of a batch of windows."""
+    """Line plots (windows × height × width × 3, uint8) of a batch of windows. Each window
+    is drawn on its own vertical scale (its lowest value at the bottom, its highest at the
+    top) unless ``y_limits`` (low, high) gives every window the same one, so that windows
+    compared with each other keep their levels (values outside it are drawn at the edge)."""
     margin = LINE_PLOT_MARGIN
     if height < 2 * margin + 4 or width < 2 * margin + 4:
         raise TsrateError(f"a line plot needs at least {2 * margin + 4} pixels a side")
@@ -258,7 +264,15 @@ def line_plot_images(
     columns = filled @ resample_matrix(length, plot_width)
     low = columns.min(axis=1, keepdims=True)
     span = columns.max(axis=1, keepdims=True) - low
+    if y_limits is not None:
+        bottom_value, top_value = (float(v) for v in y_limits)
+        if not (np.isfinite(bottom_value) and np.isfinite(top_value)) or top_value < bottom_value:
+            raise TsrateError(f"y_limits must be finite (low, high) with low <= high: {y_limits}")
+        low = np.full_like(low, bottom_value)
+        span = np.full_like(span, top_value - bottom_value)
     relative = np.where(span > 1e-12, (columns - low) / np.where(span > 1e-12, span, 1.0), 0.5)
+    if y_limits is not None:
+        relative = np.clip(relative, 0.0, 1.0)
     plot_height = height - 2 * margin
     y = np.round(margin + (1.0 - relative) * (plot_height - 1)).astype(int)  # pixel rows
     # connect consecutive columns: column c covers every row between y[c] and y[c+1]

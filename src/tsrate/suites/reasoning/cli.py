@@ -16,7 +16,12 @@ from tsrate.suites.commandline import (
 )
 from tsrate.suites.publishing import run_message
 from tsrate.suites.reasoning.dataset import IMPORT_FILE
-from tsrate.suites.reasoning.encoding import ENCODINGS, TEXT_ENCODINGS
+from tsrate.suites.reasoning.encoding import (
+    DEFAULT_CHOICE_ENCODING,
+    DEFAULT_FORECAST_ENCODING,
+    ENCODINGS,
+    TEXT_ENCODINGS,
+)
 
 
 def _fracast(text: str) -> bool | int:
@@ -73,18 +78,20 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--choice-encoding",
         choices=ENCODINGS,
-        default="llmtime_gpt",
+        default=DEFAULT_CHOICE_ENCODING,
         metavar="ENCODING",
         help=f"how choice prompts show the series: {', '.join(ENCODINGS)} (default "
-        "llmtime_gpt, as in the paper; plain = the values as they are; plot = line-plot image)",
+        f"{DEFAULT_CHOICE_ENCODING}; llmtime_gpt4 = the reference's GPT-4 settings; plain = "
+        "the values as they are; plot = line-plot image)",
     )
     parser.add_argument(
         "--forecast-encoding",
         choices=TEXT_ENCODINGS,
-        default="llmtime_gpt",
+        default=DEFAULT_FORECAST_ENCODING,
         metavar="ENCODING",
         help=f"how forecasting prompts show the history: {', '.join(TEXT_ENCODINGS)} "
-        "(default llmtime_gpt)",
+        f"(default {DEFAULT_FORECAST_ENCODING}: the paper's GPT-4 forecasting settings, "
+        "basic scaling, ratios kept)",
     )
     parser.add_argument(
         "--forecast-samples",

@@ -26,15 +26,28 @@ LLMTime (Gruver et al. 2023; the paper's Appendix A.1), as in its reference code
   ``demo.py`` and ``experiments/run_darts.py``): basic scaling with alpha 0.3, precision
   3, digits not spaced, values separated by ``", "``, minus ``"-"`` (``"1052, 1017, "``).
 
-Defaults (:data:`DEFAULT_CHOICE_ENCODING`, :data:`DEFAULT_FORECAST_ENCODING`): LLMTime,
-GPT-style, for both choice and forecasting prompts, as in the paper; plain values are an
-option for choice prompts (a numeric option about the level stays readable, which
-LLMTime's rescaling hides; the paper found no difference, its Table A.3).
+Defaults:
+
+- Forecasting (:data:`DEFAULT_FORECAST_ENCODING`): ``llmtime_gpt4``, the settings the
+  paper's forecasting code ran GPT-4 with (``text_aid_forecast/tsllm/config/model/gpt-4.yaml``
+  of behavioral-data/TSandLanguage: ``basic: True``, alpha 0.3, ``time_sep ", "``,
+  ``bit_sep ""``). Basic scaling only divides, so the values shown keep the series'
+  ratios, as the captions' multiplicative effects ("a promotion doubles the values") and
+  the paper's Appendix A.1 example (20.88, 20.20, 20.48 -> 1052, 1017, 1032) need;
+  ``llmtime_gpt``'s offset would hide them.
+- Choice (:data:`DEFAULT_CHOICE_ENCODING`): ``llmtime_gpt`` (offset, alpha 0.95, digits
+  spaced). The reference's GPT question-answering scripts (``src/models/gpt_all.py``,
+  ``src/data/gpt_all_2TS.py``) also use the basic GPT-4 settings, so this default differs
+  from them; ``--choice-encoding llmtime_gpt4`` matches them. Plain values are an option
+  (a numeric option about the level stays readable, which LLMTime's rescaling hides; the
+  paper found no difference, its Table A.3).
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
 drawing as the robustness suite's numeric+image LLMs) sent as a PNG data URL; for
-vision-language models on the choice tasks only.
+vision-language models on the choice tasks only. The two series of a two-series prompt
+share one vertical scale (:func:`plot_images`), as they share one scaler in text: drawn
+each on its own scale, a series and its level-raised what-if are the same picture.
 
 Decoding (:func:`decode`) is strict: the reply, split on the value separator, must start
 with at least ``count`` well-formed encoded numbers (digit separators and surrounding
@@ -112,7 +125,7 @@ LLMTIME: dict[str, LlmTimeEncoding] = {
     "llmtime_gpt4": LlmTimeEncoding("llmtime_gpt4", 0.3, 0.3, True, 3, "", ", ", "-"),
 }
 DEFAULT_CHOICE_ENCODING = "llmtime_gpt"
-DEFAULT_FORECAST_ENCODING = "llmtime_gpt"
+DEFAULT_FORECAST_ENCODING = "llmtime_gpt4"
 PLAIN = PlainEncoding()
 TEXT_ENCODINGS = (*LLMTIME, "plain")
 ENCODINGS = (*TEXT_ENCODINGS, "plot")
@@ -228,12 +241,22 @@ def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarra
 
 
 def plot_data_url(*series: np.ndarray, size: int = 128) -> list[str]:
-    """One line-plot PNG data URL per series (y axis scaled per image, no labels)."""
-    from tsrate.inputs.images import line_plot_images
+    """One line-plot PNG data URL per series (:func:`plot_images`)."""
     from tsrate.systems.llm_prompts import png_data_url
 
-    urls = []
-    for values in series:
-        image = line_plot_images(np.asarray(values, dtype=float)[None, :], size, size)[0]
-        urls.append(png_data_url(image))
-    return urls
+    return [png_data_url(image) for image in plot_images(*series, size=size)]
+
+
+def plot_images(*series: np.ndarray, size: int = 128) -> list[np.ndarray]:
+    """One line plot (size x size x 3, uint8, no labels) per series. A lone series fills
+    its plot's height; the series of one prompt share ONE vertical scale (the lowest and
+    highest value over all of them), so a series 1.5 times another is drawn higher, not
+    as the same picture."""
+    from tsrate.inputs.images import line_plot_images
+
+    arrays = [np.asarray(values, dtype=float) for values in series]
+    limits = None
+    finite = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.array([])
+    if len(arrays) > 1 and finite.size:
+        limits = (float(finite.min()), float(finite.max()))
+    return [line_plot_images(a[None, :], size, size, y_limits=limits)[0] for a in arrays]

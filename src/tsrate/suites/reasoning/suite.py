@@ -31,6 +31,7 @@ from tsrate.suites.lifecycle import (
 )
 from tsrate.suites.reasoning import storage
 from tsrate.suites.reasoning.answerers import LanguageModelAnswerer, reference_answerers
+from tsrate.suites.reasoning.encoding import DEFAULT_CHOICE_ENCODING, DEFAULT_FORECAST_ENCODING
 from tsrate.suites.reasoning.items import Item
 from tsrate.suites.reasoning.scenarios import GeneratorConfig, generate_items
 
@@ -45,8 +46,8 @@ class RunConfig:
     llms: tuple[str, ...] = ()
     references: bool = True
     fracast: bool | int = True
-    choice_encoding: str = "llmtime_gpt"  # the paper's; "plain" an option
-    forecast_encoding: str = "llmtime_gpt"
+    choice_encoding: str = DEFAULT_CHOICE_ENCODING  # "plain", "plot", "llmtime_gpt4" options
+    forecast_encoding: str = DEFAULT_FORECAST_ENCODING  # the paper's GPT-4 settings
     forecast_samples: int = 1  # 1: one greedy reply; the paper's LLMTime setting is 20
     forecast_temperature: float | None = None  # None: the reference's for the encoding
     chunk_size: int = 16
