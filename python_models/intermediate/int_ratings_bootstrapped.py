@@ -1,4 +1,4 @@
-"""How stable the ratings are: a moving-block bootstrap over window dates.
+"""How stable the ratings are: a circular block bootstrap over window dates.
 
 Thin wrapper over tsrate.robustness.marts.stability.rating_stability (see there for the method):
 the robustness ratings of every outcome of var robustness_outcomes (an ``outcome`` column),

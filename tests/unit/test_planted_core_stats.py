@@ -111,18 +111,18 @@ def test_a_system_with_one_missing_window_is_left_out_of_that_outcome_entirely()
 # --------------------------------------------------------------------------- block bootstrap
 
 
-def test_block_starts_cover_every_start_up_to_n_minus_block_length() -> None:
-    """Moving-block bootstrap: a block starts anywhere in 0 .. n - L (inclusive), so the last
-    L dates form a block that can be drawn and the last date is drawn at all. With n = 6,
-    L = 2 and 400 resamples of 3 blocks each, every one of the 5 starts appears (under the
-    stated rule a given start is missed with probability (4/5)^1200 < 1e-100)."""
+def test_block_starts_cover_every_date_of_the_circle() -> None:
+    """Circular block bootstrap: a block starts at any of the n dates (0 .. n - 1) and runs
+    on modulo n, so the last date starts blocks too and blocks wrap to the first date. With
+    n = 6, L = 2 and 400 resamples of 3 blocks each, every one of the 6 starts appears (a
+    given start is missed with probability (5/6)^1200 < 1e-90)."""
     n, length = 6, 2
     idx = moving_block_indices(n, length, 400, np.random.default_rng(0))
     starts = idx[:, ::length]  # every block's first position
-    assert set(np.unique(starts)) == set(range(n - length + 1))
-    assert (idx == n - 1).any()
-    # consecutive inside a block
-    np.testing.assert_array_equal(idx[:, 1::length] - idx[:, ::length], 1)
+    assert set(np.unique(starts)) == set(range(n))
+    # consecutive inside a block, on the circle: the block starting at 5 is (5, 0)
+    np.testing.assert_array_equal((idx[:, 1::length] - idx[:, ::length]) % n, 1)
+    assert ((idx[:, ::length] == n - 1) & (idx[:, 1::length] == 0)).any()
 
 
 def test_bootstrap_interval_is_the_equal_tailed_percentile_interval() -> None:
@@ -410,7 +410,7 @@ def test_rating_stability_rates_accuracy_as_the_published_ratings_do_without_an_
     """Accuracy metrics have no ideal in the published ratings, so a lone system is not
     rated (null) -- even with a perfect SMAPE of 0, where a rule with the ideal 0 would
     give rating 1. rating_stability must re-rate by the same rule: null rating, and no
-    resample puts the system on any level."""
+    resample puts the system on any level (so it has no share)."""
     dates = pd.bdate_range("2024-01-01", periods=10)
     rng = np.random.default_rng(0)
     rows = []
@@ -427,6 +427,6 @@ def test_rating_stability_rates_accuracy_as_the_published_ratings_do_without_an_
     smape = out.loc[out["metric"] == "smape"]
     assert smape["raw_score"].eq(0.0).all()
     assert smape["rating"].isna().all()
-    assert smape["share"].eq(0.0).all()
+    assert smape["share"].isna().all()  # no resample rates it: no share, not 0
     published = assigned_ratings(_score_rows([("smape", "S1", 0.0, np.nan)]), 3)
     assert published["rating"].isna().all()

@@ -285,9 +285,11 @@ def test_moving_block_indices() -> None:
     idx = moving_block_indices(10, 3, 200, rng)
     assert idx.shape == (200, 10)
     assert idx.min() >= 0 and idx.max() <= 9
-    # inside each block of 3, positions are consecutive
+    # inside each block of 3, positions are consecutive on the circle of 10 dates
     blocks = idx[:, :9].reshape(200, 3, 3)
-    assert (np.diff(blocks, axis=2) == 1).all()
+    assert (np.diff(blocks, axis=2) % 10 == 1).all()
+    # circular: starts anywhere on 0..9, so some blocks wrap from date 9 to date 0
+    assert ((blocks[:, :, 1] == 0) | (blocks[:, :, 2] == 0)).any()
     with pytest.raises(ValueError):
         moving_block_indices(10, 11, 5, rng)
 
@@ -364,7 +366,11 @@ def test_block_bootstrap_std_and_validation() -> None:
     with pytest.raises(ValueError, match="statistic"):
         block_bootstrap_ratings(values, 3, 10, 5, seed=0, statistic="median")
     with pytest.raises(ValueError, match="block_length"):
-        block_bootstrap_ratings(values, 3, 10, 500, seed=0)
+        block_bootstrap_ratings(values, 3, 10, 0, seed=0)
+    # 120 dates are fewer than two blocks of 500: the point only, the reason as why
+    withheld = block_bootstrap_ratings(values, 3, 10, 500, seed=0)
+    assert withheld["share"].isna().all() and withheld["separable"].isna().all()
+    assert withheld["separation_reason"].str.startswith("120 window dates: too few").all()
 
 
 # --------------------------------------------------------------------------------------

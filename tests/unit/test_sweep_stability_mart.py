@@ -167,20 +167,34 @@ def accuracy_only_inputs(n_dates: int = 10):
     return errors, empty_scores(), empty_effects(), sets
 
 
-@pytest.mark.parametrize("asked,used", [(4, 4), (1, 1), (0, 1), (100, 10)])
-def test_rating_stability_block_length_is_capped_between_one_and_the_dates(asked, used):
-    """The block length is the setting, at least 1 and at most the 10 window dates."""
+@pytest.mark.parametrize(
+    "asked,resampled", [(4, True), (1, True), (5, True), (6, False), (100, False)]
+)
+def test_rating_stability_publishes_the_configured_block_length(asked, resampled):
+    """The block length is the setting as configured; with the 10 window dates fewer than
+    two blocks (6 and 100) nothing is resampled (null shares, the reason given)."""
     from tsrate.robustness.marts.stability import COLUMNS
 
     errors, no_scores, no_effects, sets = accuracy_only_inputs()
     settings = stability_settings(bootstrap_block_length=asked)
     out = accuracy_study_stability(errors, no_scores, no_effects, sets, settings)
     assert set(out["metric"]) == {"smape", "mase", "sign_accuracy"}
-    assert out["block_length"].eq(used).all()
+    assert out["block_length"].eq(asked).all()
+    assert out["share"].notna().any() == resampled
+    assert (
+        out["separation_reason"].str.contains("too few for blocks").fillna(False).all() != resampled
+    )
     assert list(out.columns) == COLUMNS
     assert isinstance(out.index, pd.RangeIndex)
     # only sign accuracy is higher-is-better
     assert (out["higher_is_better"] == (out["metric"] == "sign_accuracy")).all()
+
+
+def test_rating_stability_refuses_a_block_length_below_one():
+    errors, no_scores, no_effects, sets = accuracy_only_inputs()
+    settings = stability_settings(bootstrap_block_length=0)
+    with pytest.raises(ValueError, match="block_length"):
+        accuracy_study_stability(errors, no_scores, no_effects, sets, settings)
 
 
 def test_rating_stability_takes_each_runs_own_published_wrs():

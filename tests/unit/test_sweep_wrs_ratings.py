@@ -502,15 +502,14 @@ def test_tied_systems_are_rated_against_the_largest_known_worst_value() -> None:
 
 
 def _reference_multiplicities(n: int, length: int, resamples: int, seed: int) -> np.ndarray:
-    """Counts of each date per resample, from the definition: ceil(n / length) blocks of
-    consecutive dates whose starts are uniform on 0 .. n - length, drawn as one
+    """Counts of each date per resample, from the definition of the circular block
+    bootstrap: ceil(n / length) blocks of dates consecutive on the circle of n dates
+    (positions modulo n) whose starts are uniform on 0 .. n - 1, drawn as one
     (resamples x blocks) integer matrix from numpy's default generator, cut to n dates."""
-    starts = np.random.default_rng(seed).integers(
-        0, n - length + 1, size=(resamples, math.ceil(n / length))
-    )
+    starts = np.random.default_rng(seed).integers(0, n, size=(resamples, math.ceil(n / length)))
     counts = np.zeros((resamples, n))
     for r in range(resamples):
-        drawn = [start + k for start in starts[r] for k in range(length)][:n]
+        drawn = [(start + k) % n for start in starts[r] for k in range(length)][:n]
         for date in drawn:
             counts[r, date] += 1
     return counts
@@ -540,8 +539,9 @@ def test_moving_block_bootstrap_refuses_what_it_cannot_draw(n, length, resamples
 def test_moving_block_bootstrap_accepts_its_edge_cases() -> None:
     rng = np.random.default_rng(0)
     assert moving_block_indices(1, 1, 3, rng).tolist() == [[0], [0], [0]]
-    # blocks as long as the series: every resample is the series itself
-    assert moving_block_indices(4, 4, 2, rng).tolist() == [[0, 1, 2, 3]] * 2
+    # blocks as long as the series: every resample is a rotation of the series
+    rotations = [[(start + k) % 4 for k in range(4)] for start in range(4)]
+    assert all(row in rotations for row in moving_block_indices(4, 4, 20, rng).tolist())
     assert moving_block_indices(4, 1, 1, rng).shape == (1, 4)
 
 
@@ -568,11 +568,11 @@ def test_bootstrap_summary_refuses_mismatched_shapes(point, boot) -> None:  # no
 
 
 def test_bootstrap_summary_rates_against_the_ideal_zero_by_default() -> None:
-    # one system: rated by its absolute value; ideal 0, no worst value -> 1.0 is not rated,
-    # 0.0 is rated 1
+    # one system: rated by its absolute value; ideal 0, no worst value -> 1.0 is not rated
+    # (in no resample either, so no share: NaN), 0.0 is rated 1
     one = GROUPS.iloc[:1]
     out = bootstrap_summary(one, np.array([1.0]), np.ones((4, 1)), 3, 0.9)
-    assert out["rating"].tolist() == [0, 0, 0] and out["share"].tolist() == [0.0, 0.0, 0.0]
+    assert out["rating"].tolist() == [0, 0, 0] and out["share"].isna().all()
     out = bootstrap_summary(one, np.array([0.0]), np.zeros((4, 1)), 3, 0.9)
     assert out["rating"].tolist() == [1, 1, 1] and out["share"].tolist() == [1.0, 0.0, 0.0]
 
@@ -657,6 +657,8 @@ def test_block_bootstrap_ratings_equal_a_direct_resampling(statistic: str) -> No
             low, high = np.quantile(valid, [0.1, 0.9]) if valid.size else (np.nan, np.nan)
             if np.isfinite(point[s]) and valid.size:
                 low, high = min(low, point[s]), max(high, point[s])  # widened to the point
+            # the share counts the resamples that rated s (rating > 0)
+            rated = sum(1 for b in boot_rating if b.get(s, 0) > 0)
             for level in range(1, levels + 1):
                 hits = sum(1 for b in boot_rating if b.get(s) == level)
                 expected.append(
@@ -668,7 +670,7 @@ def test_block_bootstrap_ratings_equal_a_direct_resampling(statistic: str) -> No
                         low,
                         high,
                         level,
-                        hits / valid.size if valid.size else np.nan,
+                        hits / rated if rated else np.nan,
                         levels,
                         resamples,
                         valid.size,

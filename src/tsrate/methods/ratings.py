@@ -39,6 +39,12 @@ import pandas as pd
 
 # the floating-noise rule lives in tsrate.methods.noise; re-exported here for its users
 from tsrate.methods import noise
+from tsrate.methods.block_bootstrap import (
+    date_multiplicities,
+    moving_block_indices,
+    too_few_dates,
+    withhold_bootstrap,
+)
 from tsrate.methods.noise import NOISE, snap_rows_to_zero, snap_to_zero  # noqa: F401
 from tsrate.methods.separation import bootstrap_separation, separability
 
@@ -55,6 +61,8 @@ __all__ = [
     "rate_matrix",
     "moving_block_indices",
     "date_multiplicities",
+    "too_few_dates",
+    "withhold_bootstrap",
     "bootstrap_summary",
     "block_bootstrap_ratings",
 ]
@@ -370,7 +378,7 @@ def ratings_frame(
 
 
 # --------------------------------------------------------------------------------------
-# Vectorised rating and the moving-block bootstrap
+# Vectorised rating and the circular block bootstrap
 # --------------------------------------------------------------------------------------
 
 
@@ -456,37 +464,6 @@ def _sorted_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(uniques, dtype=object), codes.astype(np.int64)
 
 
-def moving_block_indices(
-    n: int, block_length: int, n_resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Moving-block bootstrap: (n_resamples x n) indices into an ordered series of length n.
-
-    Each resample concatenates ``ceil(n / block_length)`` blocks of consecutive positions
-    whose starts are uniform on ``0 .. n - block_length`` and truncates to n.
-    """
-    if n < 1:
-        raise ValueError("need at least one date to resample")
-    if not 1 <= block_length <= n:
-        raise ValueError(f"block_length must be between 1 and the number of dates ({n})")
-    if n_resamples < 1:
-        raise ValueError("n_resamples must be >= 1")
-    n_blocks = -(-n // block_length)
-    starts = rng.integers(0, n - block_length + 1, size=(n_resamples, n_blocks))
-    idx = starts[:, :, None] + np.arange(block_length)[None, None, :]
-    return idx.reshape(n_resamples, n_blocks * block_length)[:, :n]
-
-
-def date_multiplicities(n_dates: int, block_length: int, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples x n_dates) counts: how often each ordered date is drawn in each resample
-    of :func:`moving_block_indices` (seeded by ``seed``). Every bootstrap of tsrate weights
-    its per-date sums with this matrix, so all metrics of a run share the same histories."""
-    rng = np.random.default_rng(seed)
-    idx = moving_block_indices(n_dates, int(block_length), int(n_resamples), rng)
-    mult = np.zeros((idx.shape[0], n_dates))
-    np.add.at(mult, (np.repeat(np.arange(idx.shape[0]), n_dates), idx.ravel()), 1.0)
-    return mult
-
-
 def bootstrap_summary(
     groups: pd.DataFrame,
     point: np.ndarray,
@@ -506,7 +483,10 @@ def bootstrap_summary(
     perturbation with :func:`rate_matrix` on the point scores and on every resample;
     ``ci_low``/``ci_high`` are percentile bounds at ``confidence``, extended to the point
     score where it lies outside them (:func:`interval_holding_the_point`); ``share`` the
-    fraction of valid resamples giving each rating level. As in :func:`ratings_frame`, noise of
+    fraction of the resamples that RATED the system giving each rating level (a resample
+    leaving it unrated -- lone or all tied with no scale -- is not counted, the suites'
+    rule of tsrate.suites.intervals.stability_shares), so shares sum to 1 over levels
+    wherever some resample rated it (NaN where none did). As in :func:`ratings_frame`, noise of
     0 is 0 (:func:`snap_to_zero` per perturbation; interval ends on the largest |point|, |end|)
     and a perturbation's worst value is its columns' largest known ``maximum`` (NaN: unknown).
     ``separable``/``separation_reason``: :func:`tsrate.methods.separation.bootstrap_separation`
@@ -549,8 +529,9 @@ def bootstrap_summary(
     separable, why = bootstrap_separation(groups, point, boot, confidence, metric)
     level_range = np.arange(1, levels + 1)
     counts = (boot_rating[:, :, None] == level_range[None, None, :]).sum(axis=0)
+    rated = (boot_rating > 0).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        shares = counts / n_valid[:, None]
+        shares = counts / rated[:, None]
 
     out = pd.DataFrame(
         {
@@ -586,12 +567,12 @@ def block_bootstrap_ratings(
     higher_is_better: bool = False,
     metric: str = "score",
 ) -> pd.DataFrame:
-    """Stability of ratings under a moving-block bootstrap over window dates.
+    """Stability of ratings under a circular block bootstrap over window dates.
 
     ``values`` has columns ``system_id, perturbation_id, window_end_date, value`` (several
     rows per date are fine, e.g. one per ticker; NaN values are ignored). The ordered
     distinct ``window_end_date`` values of the whole frame (rows with a NaN value included) are resampled with
-    :func:`moving_block_indices` (seeded by ``seed``); the SAME resampled dates are used for
+    :func:`moving_block_indices` (circular, seeded by ``seed``); the SAME resampled dates are used for
     every system and perturbation, so each resample is a coherent alternative history. A
     date drawn m times contributes all its rows m times. Per resample the statistic
     (``"mean"`` or ``"std"``, sample std with ddof=1) is recomputed per system x perturbation
@@ -601,9 +582,12 @@ def block_bootstrap_ratings(
     Returns LONG format, :data:`BOOTSTRAP_COLUMNS`, one row per system x perturbation x rating
     level (1..levels): ``raw_score`` (statistic on the original data), ``rating`` (its rating
     on the original data), ``ci_low``/``ci_high`` (percentile interval at ``confidence`` of
-    the bootstrap statistic), ``rating_level``, ``share`` (fraction of valid resamples giving
-    that rating; shares sum to 1 over levels), ``rating_levels``, ``n_resamples`` and
-    ``n_valid`` (resamples where the statistic was defined). Cost: one matrix product.
+    the bootstrap statistic), ``rating_level``, ``share`` (fraction of the resamples rating
+    the system that give that rating; shares sum to 1 over levels), ``rating_levels``,
+    ``n_resamples`` and ``n_valid`` (resamples where the statistic was defined). Cost: one
+    matrix product. With fewer than two blocks of dates (:func:`too_few_dates`) nothing is
+    resampled: the point score and rating only, the rest null with the reason as
+    ``separation_reason`` (:func:`withhold_bootstrap`).
     """
     levels = _check_levels(levels)
     if statistic not in {"mean", "std"}:
@@ -650,7 +634,11 @@ def block_bootstrap_ratings(
     s2 = np.bincount(cell, weights=vc * vc, minlength=size).reshape(n_dates, n_groups)
     cnt = np.bincount(cell, minlength=size).reshape(n_dates, n_groups).astype(float)
 
-    mult = date_multiplicities(n_dates, int(block_length), int(n_resamples), seed)
+    withheld = too_few_dates(n_dates, block_length)
+    if withheld is None:
+        mult = date_multiplicities(n_dates, int(block_length), int(n_resamples), seed)
+    else:  # the original dates once: the point score and rating, nothing resampled
+        mult = np.ones((1, n_dates))
 
     def stat(w: np.ndarray) -> np.ndarray:
         n = w @ cnt
@@ -666,4 +654,5 @@ def block_bootstrap_ratings(
     boot = stat(mult)  # (resamples x groups)
 
     rule = {"ideal": ideal, "higher_is_better": higher_is_better, "metric": metric}
-    return bootstrap_summary(groups, point, boot, levels, confidence, **rule)
+    out = bootstrap_summary(groups, point, boot, levels, confidence, **rule)
+    return out if withheld is None else withhold_bootstrap(out, withheld)

@@ -4,7 +4,7 @@ Two rules, one per kind of noise a score carries:
 
 * :func:`separability`: the score's spread over treatment draws (APE/PIE with several
   draws, ``int_ratings_assigned``);
-* :func:`bootstrap_separation`: the PAIRED moving-block bootstrap over window dates behind
+* :func:`bootstrap_separation`: the PAIRED circular block bootstrap over window dates behind
   ``rating_stability`` (every system of a run is resampled on the same window dates, one
   seed), for every rated metric (accuracy, WRS, APE/PIE).
 

@@ -1,4 +1,4 @@
-"""How stable the ratings are: a moving-block bootstrap over window dates (the library
+"""How stable the ratings are: a circular block bootstrap over window dates (the library
 behind the dbt model ``rating_stability``).
 
 Per run the ordered window dates are resampled in blocks
@@ -49,6 +49,8 @@ from tsrate.methods.ratings import (
     block_bootstrap_ratings,
     bootstrap_summary,
     date_multiplicities,
+    too_few_dates,
+    withhold_bootstrap,
 )
 from tsrate.methods.stability import (
     aggregate_distributions,
@@ -541,12 +543,13 @@ def _run_stability(
     seed = int(settings["bootstrap_seed"])
     confidence = float(settings["bootstrap_confidence"])
     dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
-    used_block = max(1, min(int(settings["bootstrap_block_length"]), dates.size))
-    weights = date_multiplicities(dates.size, used_block, n_resamples, seed)
+    block = int(settings["bootstrap_block_length"])
+    withheld = too_few_dates(dates.size, block)  # then: the point scores only (every date once)
+    weights = np.ones((1, dates.size))
+    if withheld is None:
+        weights = date_multiplicities(dates.size, block, n_resamples, seed)
     published = accuracy_scores.loc[accuracy_scores["run_id"].astype(str) == run_id]
-    run_frames = accuracy_stability(
-        errors, published, levels, n_resamples, used_block, seed, confidence
-    )
+    run_frames = accuracy_stability(errors, published, levels, n_resamples, block, seed, confidence)
     scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
     errors = errors.assign(
         system_id=errors["system_id"].astype(str),
@@ -600,10 +603,12 @@ def _run_stability(
             boot.insert(1, "outcome", outcome)
             run_frames.append(boot)
     run_frames += effect_frames
+    if withheld is not None:
+        run_frames = [withhold_bootstrap(boot, withheld) for boot in run_frames]
     for boot in run_frames:
         boot.insert(0, "run_id", run_id)
         boot["higher_is_better"] = boot["metric"] == "sign_accuracy"
-        boot["block_length"] = used_block
+        boot["block_length"] = block
         boot["bootstrap_seed"] = seed
         boot["confidence"] = confidence
     return run_frames
@@ -627,7 +632,9 @@ def rating_stability(
     outcome's systems only those analysed on it (every window finite, as the published
     scores); accuracy metrics, which have no outcome (null), once. Every metric and outcome
     of a run uses the same seed and the same ordered window dates, hence the same resampled
-    histories. The block length is capped at the number of dates.
+    histories. A run with fewer than two blocks of dates is not resampled: its point scores
+    and ratings only, with null interval, share and separable and the reason
+    (tsrate.methods.ratings.too_few_dates) as separation_reason.
     """
     aggregation = str(settings["distribution_aggregation"])
     if aggregation not in AGGREGATIONS:

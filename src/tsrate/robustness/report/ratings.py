@@ -222,7 +222,7 @@ def rating_tables_section(data: ReportData) -> str:
         "<p>Each cell: the rating (1 = lowest raw score, which is best for every metric except "
         "sign accuracy; colours show good green to poor red), the raw score, its "
         f"{esc(confidence)} bootstrap interval [low – high], and the share of bootstrap "
-        "resamples (moving blocks of window dates) that give the system the same rating. "
+        "resamples (circular blocks of window dates) that give the system the same rating. "
         f"<b>⚠ marks a shaky rating</b>: under {SHAKY_SHARE:.0%} of resamples agree, so it "
         "rests on the particular windows of this study. Partial order: systems by ascending "
         "raw score, ties share a rank.</p>"
