@@ -118,14 +118,21 @@ def test_the_papers_gpt4_settings_hand_worked():
     np.testing.assert_allclose(decoded, [2.105 * 19, 2.631 * 19, 3.157 * 19])
 
 
-def test_llmtime_is_the_default_for_choice_prompts():
+def test_choice_prompts_default_to_the_reference_qa_scripts_settings():
+    """The reference's GPT QA scripts (src/models/gpt_all.py, src/data/gpt_all_2TS.py of
+    behavioral-data/TSandLanguage) scale with basic=True, alpha 0.3, prec 3, time_sep ", ",
+    bit_sep "", minus_sign "-"."""
     from tsrate.suites.reasoning.answerers import LanguageModelAnswerer
     from tsrate.suites.reasoning.encoding import DEFAULT_CHOICE_ENCODING
 
-    assert DEFAULT_CHOICE_ENCODING == "llmtime_gpt"
+    assert DEFAULT_CHOICE_ENCODING == "llmtime_gpt4"
+    chosen = LLMTIME[DEFAULT_CHOICE_ENCODING]
+    assert (chosen.basic, chosen.alpha, chosen.precision) == (True, 0.3, 3)
+    assert (chosen.value_separator, chosen.digit_separator, chosen.minus_sign) == (", ", "", "-")
     defaults = LanguageModelAnswerer.__init__.__defaults__
     # choice and forecast encodings; then one greedy forecast reply (no sampling)
-    assert defaults == ("llmtime_gpt", "llmtime_gpt4", 1, None)
+    assert defaults == ("llmtime_gpt4", "llmtime_gpt4", 1, None)
+    assert "llmtime_gpt" in LLMTIME  # the earlier offset default stays selectable
 
 
 def test_the_default_forecast_encoding_keeps_the_ratios_of_the_papers_example():

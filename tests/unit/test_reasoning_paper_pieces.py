@@ -235,7 +235,7 @@ def test_the_command_line_passes_the_papers_options_to_the_flow(monkeypatch, cap
     run_from_args(parser.parse_args([]))
     default = calls[-1]
     assert (default["choice_encoding"], default["forecast_encoding"]) == (
-        "llmtime_gpt",
+        "llmtime_gpt4",
         "llmtime_gpt4",
     )
     assert default["forecast_samples"] == 1 and default["forecast_temperature"] is None

@@ -42,7 +42,7 @@ def test_reasoning_runs_with_its_documented_defaults(tmp_path):
     assert config["forecast_samples"] == 1 and config["forecast_temperature"] is None
     assert config["chunk_size"] == 16 and config["llms"] == [] and config["tasks"] is None
     assert (config["choice_encoding"], config["forecast_encoding"]) == (
-        "llmtime_gpt",
+        "llmtime_gpt4",
         "llmtime_gpt4",
     )
     assert (config["generator"]["scenarios"], config["generator"]["forecasts"]) == (4, 1)

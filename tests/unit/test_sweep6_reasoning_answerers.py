@@ -161,7 +161,7 @@ def test_the_constructor_accepts_the_edges_and_refuses_beyond_them():
 def test_the_fingerprint_names_encodings_templates_cap_and_closed_decoding():
     from tsrate.systems.gemma import CHOICE_DECODING
 
-    stem = f"fake;choice=llmtime_gpt;forecast=llmtime_gpt4;templates={templates_digest()}"
+    stem = f"fake;choice=llmtime_gpt4;forecast=llmtime_gpt4;templates={templates_digest()}"
     assert LanguageModelAnswerer(Plain()).fingerprint() == stem
     capped = LanguageModelAnswerer(Capped())
     assert capped.fingerprint() == stem + ";choice_new_tokens=16"

@@ -42,7 +42,7 @@ def test_run_config_defaults_are_the_documented_ones() -> None:
     assert config.generator == GeneratorConfig()
     assert (config.import_path, config.import_seed, config.llms) == (None, 0, ())
     assert config.references is True and config.fracast is True
-    assert (config.choice_encoding, config.forecast_encoding) == ("llmtime_gpt", "llmtime_gpt4")
+    assert (config.choice_encoding, config.forecast_encoding) == ("llmtime_gpt4", "llmtime_gpt4")
     assert (config.forecast_samples, config.forecast_temperature) == (1, None)
     assert config.chunk_size == 16 and config.tasks is None
     assert config.source == "procedural"

@@ -7,10 +7,10 @@ fingerprint, item, condition, the exact chat), and answers a list of requests.
 - :class:`LanguageModelAnswerer`: any :mod:`tsrate.systems.language` model (``endpoint:ID``
   through an OpenAI-compatible server with its concurrency, retries and response cache;
   ``hf_local:ID`` from a local checkpoint). Every task and condition. Choice items in
-  ``choice_encoding`` (default LLMTime, GPT-style, as in the paper; plain values an
-  option: a numeric option about the level stays readable, which LLMTime's rescaling
-  hides; the paper found no difference, Table A.3), forecasts in ``forecast_encoding``
-  (default LLMTime, GPT-style). ``forecast_samples`` > 1: that many sampled replies per
+  ``choice_encoding`` (default ``llmtime_gpt4``, the reference's GPT QA settings; plain
+  values an option: a numeric option about the level stays readable, which LLMTime's
+  rescaling hides; the paper found no difference, Table A.3), forecasts in
+  ``forecast_encoding`` (default ``llmtime_gpt4`` too). ``forecast_samples`` > 1: that many sampled replies per
   forecast prompt (LLMTime's 20-sample mode, :mod:`tsrate.suites.reasoning.sampling`), each
   its own request (``sample_index`` 0..N-1, at ``forecast_temperature``) with its own hash,
   so a rerun asks only the samples not stored yet.

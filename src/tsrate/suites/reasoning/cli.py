@@ -81,8 +81,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_CHOICE_ENCODING,
         metavar="ENCODING",
         help=f"how choice prompts show the series: {', '.join(ENCODINGS)} (default "
-        f"{DEFAULT_CHOICE_ENCODING}; llmtime_gpt4 = the reference's GPT-4 settings; plain = "
-        "the values as they are; plot = line-plot image)",
+        f"{DEFAULT_CHOICE_ENCODING}: the reference's GPT QA settings, ratios kept; "
+        "llmtime_gpt = offset scaling, digits spaced; plain = the values as they are; "
+        "plot = line-plot image)",
     )
     parser.add_argument(
         "--forecast-encoding",

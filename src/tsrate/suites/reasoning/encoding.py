@@ -35,12 +35,18 @@ Defaults:
   ratios, as the captions' multiplicative effects ("a promotion doubles the values") and
   the paper's Appendix A.1 example (20.88, 20.20, 20.48 -> 1052, 1017, 1032) need;
   ``llmtime_gpt``'s offset would hide them.
-- Choice (:data:`DEFAULT_CHOICE_ENCODING`): ``llmtime_gpt`` (offset, alpha 0.95, digits
-  spaced). The reference's GPT question-answering scripts (``src/models/gpt_all.py``,
-  ``src/data/gpt_all_2TS.py``) also use the basic GPT-4 settings, so this default differs
-  from them; ``--choice-encoding llmtime_gpt4`` matches them. Plain values are an option
-  (a numeric option about the level stays readable, which LLMTime's rescaling hides; the
-  paper found no difference, its Table A.3).
+- Choice (:data:`DEFAULT_CHOICE_ENCODING`): ``llmtime_gpt4`` too, the settings of the
+  reference's GPT question-answering scripts (``src/models/gpt_all.py``,
+  ``src/data/gpt_all_2TS.py``: ``basic=True``, alpha 0.3, precision 3, ``time_sep ", "``,
+  ``bit_sep ""``). The answer keys (the ``difference`` buckets, the equivalence test that
+  keeps etiological distractors wrong) are computed on the raw values, and basic scaling
+  keeps ratios, so they hold for the numbers shown (up to truncation); under
+  ``llmtime_gpt``'s offset some did not (a series' ratio as written fell in another
+  option's bucket, or a distractor's curve fitted the written series within the
+  equivalence threshold). ``llmtime_gpt`` (offset, alpha 0.95, digits spaced) stays
+  selectable (``--choice-encoding llmtime_gpt``). Plain values are an option (a numeric
+  option about the level stays readable, which LLMTime's rescaling hides; the paper found
+  no difference, its Table A.3).
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
@@ -124,7 +130,7 @@ LLMTIME: dict[str, LlmTimeEncoding] = {
     "llmtime_llama": LlmTimeEncoding("llmtime_llama", 0.99, 0.3, False, 3, "", ",", "-"),
     "llmtime_gpt4": LlmTimeEncoding("llmtime_gpt4", 0.3, 0.3, True, 3, "", ", ", "-"),
 }
-DEFAULT_CHOICE_ENCODING = "llmtime_gpt"
+DEFAULT_CHOICE_ENCODING = "llmtime_gpt4"
 DEFAULT_FORECAST_ENCODING = "llmtime_gpt4"
 PLAIN = PlainEncoding()
 TEXT_ENCODINGS = (*LLMTIME, "plain")

@@ -46,7 +46,9 @@ class RunConfig:
     llms: tuple[str, ...] = ()
     references: bool = True
     fracast: bool | int = True
-    choice_encoding: str = DEFAULT_CHOICE_ENCODING  # "plain", "plot", "llmtime_gpt4" options
+    choice_encoding: str = (
+        DEFAULT_CHOICE_ENCODING  # the reference QA settings; "plain", "plot", "llmtime_gpt" options
+    )
     forecast_encoding: str = DEFAULT_FORECAST_ENCODING  # the paper's GPT-4 settings
     forecast_samples: int = 1  # 1: one greedy reply; the paper's LLMTime setting is 20
     forecast_temperature: float | None = None  # None: the reference's for the encoding
