@@ -119,7 +119,7 @@ def test_parse_replies_reads_each_window_against_its_own_context():
 
 
 def test_the_parser_version_changed_so_stored_forecasts_are_recomputed():
-    assert FORECAST_PARSER == "reply_parser=3"
+    assert FORECAST_PARSER == "reply_parser=4"
     assert LlmSystem.partition_tag == f";{FORECAST_PARSER}"
 
 

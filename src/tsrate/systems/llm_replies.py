@@ -3,9 +3,13 @@
 Parsing (:func:`parse_forecast`), tolerant of the common answer shapes: code fences and
 ``<think>…</think>`` blocks are dropped; a numbered list (``1. 101.2`` / ``Day 1: 101.2``)
 gives its values (an item's point is followed by white space, so a line ``101.25`` is one
-value, not item 101); otherwise the longest run of numbers separated by commas, semicolons or
-white space is the answer (so a sentence before it, such as "the next 20 values:", does not
-count). Brackets of a JSON list are fine. Thousands separators are not supported (the comma
+value, not item 101), and so does a table of index and value per line (``1<tab>101.2``,
+``1 101.2``) when its indices count up by one; otherwise the longest run of numbers
+separated by commas, semicolons or white space is the answer (so a sentence before it, such
+as "the next 20 values:", does not count). A run goes on past the end of a line only when
+that line holds nothing but numbers, or ends with a comma or semicolon after its last number
+(a list wrapped over lines): a heading's last number ("Forecast for days 81-100", "t+1 to
+t+5") is not the forecast's first step. Brackets of a JSON list are fine. Thousands separators are not supported (the comma
 separates values). **Echoes** (:func:`echo_length`): a list whose leading values repeat the
 context's last values as the prompt printed them (at least two, not all one value; e.g. the
 model restates the last five prices, then continues) has that echo skipped: its forecast
@@ -44,6 +48,15 @@ _LIST_LINE = re.compile(
     rf"^\s*[-*]?\s*(?:(?:day|step|t)\s*\+?\s*)?\d+\s*(?:[):]|\.(?=\s))\s*({_NUMBER})\s*[,;]?\s*$",
     re.IGNORECASE,
 )
+#: a table line: an index, white space, one value (``1<tab>101.2``); read as a list only when
+#: the indices count up by one (:func:`_indexed_table`), so two values on a line stay values
+_TABLE_LINE = re.compile(
+    rf"^\s*(?:(?:day|step|t)\s*\+?\s*)?(\d+)\s+({_NUMBER})\s*[,;]?\s*$", re.IGNORECASE
+)
+#: a line of numbers only (separators, brackets and a final full stop allowed)
+_NUMBERS_ONLY = re.compile(rf"^[\s\[\](),;]*(?:{_NUMBER}[\s\[\](),;]*)+\.?\s*$")
+#: a line whose last number is followed by a comma or semicolon: a list going on
+_GOES_ON = re.compile(rf"{_NUMBER}\s*[,;]\s*$")
 
 
 #: the version of :func:`parse_forecast`'s rules, named in the stored partitions' keys of every
@@ -51,8 +64,10 @@ _LIST_LINE = re.compile(
 #: forecasts parsed by older rules are recomputed on the next run, their replies read back
 #: from the response cache. 2: a line holding one decimal price (``101.25``) is that price,
 #: no longer list item 101 with value 25. 3: a reply's leading echo of the context's last
-#: values is skipped (:func:`echo_length`), no longer read as the first forecast values.
-FORECAST_PARSER = "reply_parser=3"
+#: values is skipped (:func:`echo_length`), no longer read as the first forecast values. 4: a
+#: run of numbers no longer goes on from a line with words in it unless that line ends with a
+#: separator (a heading's last number is not step 1), and an index-and-value table is a list.
+FORECAST_PARSER = "reply_parser=4"
 
 
 def echo_length(numbers: list[str], context: np.ndarray, decimals: int) -> int:
@@ -69,6 +84,47 @@ def echo_length(numbers: list[str], context: np.ndarray, decimals: int) -> int:
     return 0
 
 
+def _indexed_table(lines: list[str]) -> list[str]:
+    """The values of the longest block of consecutive table lines (:data:`_TABLE_LINE`)
+    whose indices count up by one; [] when there is none."""
+    best: list[str] = []
+    block: list[str] = []
+    last = None
+    for line in lines:
+        match = _TABLE_LINE.match(line)
+        if match and (last is None or int(match.group(1)) == last + 1):
+            block.append(match.group(2))
+            last = int(match.group(1))
+            continue
+        best = max(best, block, key=len)
+        block, last = ([match.group(2)], int(match.group(1))) if match else ([], None)
+    return max(best, block, key=len)
+
+
+def _runs(text: str) -> list[list[str]]:
+    """The runs of numbers of ``text`` (see the module doc): within a line as
+    :data:`_RUN` finds them; a line's last run goes on into the next line's first one only
+    when the line holds numbers only or ends with a separator after its last number."""
+    runs: list[list[str]] = []
+    open_run: list[str] | None = None  # the run that may go on into the next line
+    for line in text.splitlines():
+        found = [_NUMBER_RE.findall(run) for run in _RUN.findall(line)]
+        if not found:
+            if line.strip():
+                open_run = None  # words alone end a run
+            continue
+        if open_run is not None and _NUMBER_RE.match(line.lstrip(" \t[(")):
+            open_run.extend(found[0])
+            found = found[1:]
+        runs.extend(found)
+        pure = _NUMBERS_ONLY.match(line) is not None
+        if found:
+            open_run = found[-1] if pure or _GOES_ON.search(line) else None
+        elif not (pure or _GOES_ON.search(line)):
+            open_run = None
+    return runs
+
+
 def parse_forecast(
     reply: str | None, horizon: int, context: np.ndarray | None = None, decimals: int = 2
 ) -> np.ndarray:
@@ -79,11 +135,15 @@ def parse_forecast(
         raise ReplyParseError("empty reply")
     text = re.sub(r"<think>.*?</think>", " ", reply, flags=re.DOTALL | re.IGNORECASE)
     text = re.sub(r"```[a-zA-Z]*", " ", text)
-    listed = [m.group(1) for m in map(_LIST_LINE.match, text.splitlines()) if m]
+    lines = text.splitlines()
+    listed = [m.group(1) for m in map(_LIST_LINE.match, lines) if m]
+    table = _indexed_table(lines)
     if len(listed) >= horizon:
         candidates = [listed]
+    elif len(table) >= horizon:
+        candidates = [table]
     else:
-        candidates = [_NUMBER_RE.findall(run) for run in _RUN.findall(text)]
+        candidates = _runs(text)
         if not candidates:
             raise ReplyParseError("no numbers in the reply")
     echoes = [0 if context is None else echo_length(c, context, decimals) for c in candidates]
