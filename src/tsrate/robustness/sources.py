@@ -303,6 +303,13 @@ def validate_prices(
         ) from None
     if dates.dt.tz is not None:
         dates = dates.dt.tz_localize(None)
+    numeric_dates = _numeric_day_month(data["price_date"])
+    if numeric_dates is not None:  # d/m/yyyy or m/d/yyyy: one order for the whole file
+        shaped, parsed, order_problem = numeric_dates
+        if order_problem:
+            problems.append(f"{order_problem}, e.g. {_examples(original, shaped)}")
+        else:
+            dates = dates.where(~shaped, parsed)
     bad_dates = dates.isna()
     if bad_dates.any():
         problems.append(
@@ -409,6 +416,46 @@ def _shown(value: object, limit: int = 40) -> str:
     if not text.isprintable():
         text = repr(text)[1:-1]
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: a date written with its day and month as numbers and the year last: 01/02/2023, 1.2.2023
+_DAY_MONTH = re.compile(r"^\s*(\d{1,2})([/.-])(\d{1,2})\2(\d{4})\s*$")
+
+
+def _numeric_day_month(values: pd.Series) -> tuple[pd.Series, pd.Series, str | None] | None:
+    """Dates written ``nn/nn/yyyy`` (or with ``.`` / ``-``) are read in ONE order for the
+    whole file: day first where some first number is above 12, month first where some second
+    one is; a file where neither is (every value could be either, e.g. 01/02/2023) or both
+    are is refused rather than guessed. Returns (which rows have that shape, their dates,
+    the problem or None), or None when no value has it. (pandas' ``format="mixed"`` reads each
+    value alone, month first unless that is impossible, so 01/02/2023 and 13/02/2023 in one
+    file became 2 January and 13 February.)"""
+    if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
+        return None
+    parts = values.astype("string").str.extract(_DAY_MONTH)
+    shaped = parts[0].notna().fillna(False).astype(bool)
+    if not shaped.any():
+        return None
+    first = parts.loc[shaped, 0].astype(int)
+    second = parts.loc[shaped, 2].astype(int)
+    day_first, month_first = bool((first > 12).any()), bool((second > 12).any())
+    if day_first and month_first:
+        return shaped, values, "dates written both day/month/year and month/day/year"
+    if not (day_first or month_first) and bool((first != second).any()):
+        return (
+            shaped,
+            values,
+            (
+                "dates like 01/02/2023 whose order the file does not tell (day/month or "
+                "month/day): write them as YYYY-MM-DD"
+            ),
+        )
+    day, month = (first, second) if day_first else (second, first)
+    iso = parts.loc[shaped, 3] + "-" + month.astype(str).str.zfill(2) + "-"
+    iso = iso + day.astype(str).str.zfill(2)
+    parsed = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns]")
+    parsed[shaped] = pd.to_datetime(iso, format="%Y-%m-%d", errors="coerce")
+    return shaped, parsed, None
 
 
 def _examples(original: pd.DataFrame, mask: pd.Series, limit: int = 3) -> str:
