@@ -11,6 +11,7 @@ of the study the warehouse holds, or of any study it has a run of, is imported a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -19,7 +20,12 @@ from tsrate import TsrateError
 from tsrate.config import Study
 from tsrate.robustness.blackbox.validation import shortened
 from tsrate.robustness.companies import study_companies
-from tsrate.robustness.studies import current_study_id, study_name
+from tsrate.robustness.studies import (
+    canonical_json,
+    current_study_id,
+    study_definition,
+    study_name,
+)
 
 
 def _has_run_studies(con: duckdb.DuckDBPyConnection) -> bool:
@@ -115,12 +121,42 @@ def check_study_switch(
     )
     if not switch:
         error = TsrateError(
-            f"{theirs} is not this warehouse's {ours} and has no run here: this import would "
-            f"{work}; {then}"
+            f"{theirs} is not this warehouse's {ours} and has no run here"
+            f"{_metadata_only(con, study, held)}: this import would {work}; {then}"
         )
         error.hint = f"{check}; --switch-study rates and publishes that study here"
         raise error
     return (
         f"--switch-study: {theirs} is new to this warehouse (it holds {ours}): this import "
         f"will {work}; {then}"
+    )
+
+
+def _metadata_only(con: duckdb.DuckDBPyConnection, study: Study, held: str) -> str:
+    """When ``study`` and the ``held`` one are the same but for their companies' metadata
+    (stored since the held one ran, e.g. by an ingest of a file with company columns):
+    which tickers and fields differ, as a clause of the refusal; '' otherwise."""
+    row = con.execute("select definition from raw.studies where study_id = ?", [held]).fetchone()
+    if row is None:
+        return ""
+    old = json.loads(row[0])
+    new = json.loads(canonical_json(study_definition(study, study_companies(con))))
+    if {k: v for k, v in old.items() if k != "companies"} != {
+        k: v for k, v in new.items() if k != "companies"
+    }:
+        return ""
+    before = {c["ticker"]: c for c in old.get("companies") or []}
+    after = {c["ticker"]: c for c in new.get("companies") or []}
+    changed = []
+    for ticker in sorted(set(before) | set(after)):
+        was, now = before.get(ticker, {}), after.get(ticker, {})
+        fields = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
+        if fields:
+            changed.append(f"{ticker} ({', '.join(fields)})")
+    if not changed:
+        return ""
+    shown = "; ".join(changed[:3]) + (" ..." if len(changed) > 3 else "")
+    return (
+        f"; the two differ only in the companies' metadata, stored since that study ran (an "
+        f"ingest of a price file with company columns replaces it): {shown}"
     )
