@@ -88,6 +88,31 @@ def test_a_withdrawn_import_leaves_the_marts_until_it_is_imported_again(
     assert "withdrawn" not in studies.stdout
 
 
+def test_an_import_that_forecasts_a_withdrawn_baseline_says_it_brings_it_back(
+    tmp_path, monkeypatch, dbt_target
+):
+    warehouse, predictions, first = _imported(tmp_path, monkeypatch, dbt_target)
+    done = tsrate_cli(warehouse, "withdraw", "naive", "--reason", "not wanted")
+    assert done.returncode == 0, done.stderr
+    said: list[str] = []
+    with connect(warehouse) as con:
+        import_forecasts(
+            con, predictions, "external_llm", BASELINES, workers=1, progress=said.append
+        )
+    back = [line for line in said if "this import brings it back" in line]
+    assert len(back) == 1, said
+    assert back[0].startswith("naive was withdrawn from study ")
+    assert "(not wanted): this import brings it back into the study's marts" in back[0]
+    # without the baselines nothing of the study's own is forecast: no such line
+    said.clear()
+    with connect(warehouse) as con:
+        import_forecasts(
+            con, predictions, "external_llm", BASELINES, workers=1, progress=said.append,
+            baselines=False,
+        )  # fmt: skip
+    assert not [line for line in said if "brings it back" in line], said
+
+
 def test_withdrawing_from_an_older_study_builds_that_study_and_keeps_its_last_system(
     tmp_path, monkeypatch, dbt_target
 ):

@@ -270,9 +270,13 @@ def import_forecasts(
         say(replaced)
     from tsrate.robustness.withdrawals import brought_back_note
 
-    back = brought_back_note(con, run_id, system_id)
-    if back:
-        say(back)
+    # the imported system, and the study's own systems it forecast beside the file (a
+    # withdrawn baseline comes back with them: said, not silently)
+    rerun = study.systems if baselines else ()
+    for brought in dict.fromkeys([system_id, *rerun]):
+        back = brought_back_note(con, run_id, brought)
+        if back:
+            say(back)
     from tsrate.robustness.identical import identical_import_note
 
     alike = identical_import_note(con, run_id, system_id, summary.study_id)
