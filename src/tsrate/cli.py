@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import errno
 import logging
 import os
 import signal
@@ -125,6 +126,12 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
             "--debug shows the traceback)",
             2,
         )
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (  # a full disk (or `> /dev/full`) is the machine's state, not a bug
+            f"out of disk space: {exc.strerror or one_line(exc)} (hint: free space where "
+            "tsrate writes (the warehouse's folder, the output file or pipe) and run it again)",
+            2,
+        )
     if isinstance(exc, OSError) and exc.filename is not None:  # a path the OS refused
         return path_error_line(exc), 2
     detail = one_line(exc) or "no message"
@@ -214,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         if debug:
             traceback.print_exc()
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            # stdout may be what is full: the interpreter's last flush must not fail again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
         line, status = _error_line(exc)
         print(f"tsrate: error: {line}", file=sys.stderr)
         return status
