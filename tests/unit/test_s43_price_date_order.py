@@ -60,3 +60,14 @@ def test_a_file_mixing_both_orders_is_refused():
 def test_iso_dates_and_equal_day_and_month_are_untouched():
     assert _read(["2023-01-02", "2023-01-03"]) == ["2023-01-02", "2023-01-03"]
     assert _read(["01/01/2024", "2024-01-02"]) == ["2024-01-01", "2024-01-02"]
+
+
+def test_a_missing_column_message_names_the_files_own_columns(tmp_path):
+    from tsrate.robustness.sources import read_price_file
+
+    path = tmp_path / "prices.csv"
+    path.write_text("ticker,date,price\nAAPL,2022-01-03,1\n")
+    with pytest.raises(PriceValidationError) as caught:
+        read_price_file(path)
+    assert "found ['ticker', 'date', 'price']" in str(caught.value)
+    assert "price_date" not in str(caught.value)

@@ -123,6 +123,7 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
     if repeated:
         raise PriceValidationError(source, repeated)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
+    as_written = list(frame.columns)  # the file's names, for the message below
     if "date" in frame.columns and "price_date" not in frame.columns:
         frame = frame.rename(columns={"date": "price_date"})
     missing = [c for c in PRICE_COLUMNS if c not in frame.columns]
@@ -132,7 +133,7 @@ def read_price_file(path: str | Path, max_gap_days: int = DEFAULT_MAX_GAP_DAYS) 
             source,
             [
                 f"missing column(s) {[c.replace('price_date', 'date') for c in missing]}; "
-                f"expected {wanted}, found {list(frame.columns)}{separator_hint(frame.columns)}"
+                f"expected {wanted}, found {as_written}{separator_hint(frame.columns)}"
             ],
         )
     if suffix == ".parquet":
