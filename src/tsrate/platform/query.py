@@ -97,6 +97,9 @@ def read_statement(sql: str) -> str:
     statement = statements[0]
     if statement.type != duckdb.StatementType.SELECT:
         kind = str(statement.type).rsplit(".", 1)[-1]
+        said = statement.query.split(None, 1)[0].upper() if statement.query.split() else ""
+        if kind == "LOAD" and said in ("INSTALL", "FORCE"):
+            kind = "INSTALL"  # DuckDB files INSTALL under LOAD; name what the user wrote
         raise TsrateError(f"{kind} statements are refused; {hint}")
     return statement.query
 
