@@ -76,3 +76,11 @@ def test_a_list_cut_by_a_sentence_is_too_short():
     )
     with pytest.raises(ReplyParseError, match="short answer"):
         parse_forecast(reply, 20, CONTEXT, 2)
+
+
+def test_whole_numbers_two_a_line_are_not_a_table():
+    """Only indices that count up by one make a table: 100 101 / 102 103 / ... are values
+    (the first 20 of 40 kept), not index 100 with value 101."""
+    whole = [100 + i for i in range(40)]
+    lines = "\n".join(f"{whole[i]} {whole[i + 1]}" for i in range(0, 40, 2))
+    assert [int(v) for v in parse_forecast(lines, 20)] == whole[:20]

@@ -71,3 +71,13 @@ def test_a_missing_column_message_names_the_files_own_columns(tmp_path):
         read_price_file(path)
     assert "found ['ticker', 'date', 'price']" in str(caught.value)
     assert "price_date" not in str(caught.value)
+
+
+def test_a_month_first_december_is_not_taken_for_day_first():
+    """12 is a month as much as a day: only a number above 12 tells the order."""
+    december = list(pd.bdate_range("2023-12-04", "2023-12-22"))
+    written = [f"{d.month}/{d.day}/{d.year}" for d in december]
+    assert _read(written) == [d.strftime("%Y-%m-%d") for d in december]
+    assert _read([f"{d.day}/12/{d.year}" for d in december]) == [
+        d.strftime("%Y-%m-%d") for d in december
+    ]
