@@ -78,7 +78,7 @@ def test_defaults_are_the_documented_ones_and_the_projects_vars():
     assert s.max_epochs == project["vit_max_epochs"] == 8
     assert s.patience == 2 and s.validation_fraction == 0.2
     assert s.batch_size == 64 and s.learning_rate == 1e-3
-    assert s.version == 1
+    assert s.version == 2
     # settings_from_vars without the vars falls back to the same values
     fallback = vt.settings_from_vars(
         "vit_num_spec_covid", ("AAPL",), 3, 2, {"vit_training_tickers": ["KO"]}
@@ -319,16 +319,43 @@ def bias_network(monkeypatch):
     return state
 
 
-def replay(targets: np.ndarray, s: vt.TrainingSettings, start: float = 0.0):
-    """The documented loop in float64: the first windows train, the latest validate; each epoch
+def purged_split(prices: pd.DataFrame, s: vt.TrainingSettings) -> tuple[list[int], int]:
+    """The documented split by loops over the windows in date then ticker order: the latest
+    round(count · fraction) (at least 1) validate; an earlier window trains only if the close
+    d trading days after its origin (its last target, read from its ticker's own rows) is on
+    or before the first validation origin."""
+    rows = windows_by_loops(
+        {t: g["close"].to_numpy() for t, g in prices.groupby("ticker")},
+        s.context_length,
+        s.horizon,
+        s.stride,
+    )
+    if len(rows) > s.max_windows:  # thinning, as test_thinning_keeps_evenly_spaced_... pins
+        rows = [rows[int(i)] for i in np.round(np.linspace(0, len(rows) - 1, s.max_windows))]
+    days = {t: list(pd.to_datetime(g["price_date"])) for t, g in prices.groupby("ticker")}
+    n_valid = max(1, int(round(len(rows) * s.validation_fraction)))
+    first_origin = rows[len(rows) - n_valid][0]
+    kept = []
+    for k, (day, ticker, _, _) in enumerate(rows[: len(rows) - n_valid]):
+        position = days[ticker].index(day)
+        if days[ticker][position + s.horizon] <= first_origin:
+            kept.append(k)
+    return kept, n_valid
+
+
+def replay(targets: np.ndarray, s: vt.TrainingSettings, start: float = 0.0, kept=None):
+    """The documented loop in float64: the first windows train (``kept``: the purged
+    split's training positions; all before the validation windows when None), the latest
+    validate; each epoch
     a fresh permutation from default_rng(seed); per batch the MSE's gradient, clipped to norm
     1 (torch's coefficient 1 / (norm + 1e-6)), then AdamW (betas 0.9 / 0.999, eps 1e-8,
     weight decay 0.01, decoupled); stop after ``patience`` epochs without a strictly lower
     validation loss; keep the best."""
     count = len(targets)
     n_valid = max(1, int(round(count * s.validation_fraction)))
-    n_train = count - n_valid
-    train, valid = targets[:n_train], targets[n_train:]
+    kept = list(range(count - n_valid)) if kept is None else kept
+    n_train = len(kept)
+    train, valid = targets[kept], targets[count - n_valid :]
     p = np.full(targets.shape[1], start)
     m = np.zeros_like(p)
     v = np.zeros_like(p)
@@ -373,9 +400,12 @@ def targets_by_hand(windows: vt.TrainingWindows) -> np.ndarray:
 
 def check_training(s: vt.TrainingSettings, prices: pd.DataFrame, start: float = 0.0):
     state, meta = vt.train(s, prices)
-    expected = replay(targets_by_hand(vt.training_windows(prices, s)), s, start)
-    assert meta["training_windows"] == expected["n_train"]
-    assert meta["validation_windows"] == expected["n_valid"]
+    kept, n_valid = purged_split(prices, s)
+    expected = replay(targets_by_hand(vt.training_windows(prices, s)), s, start, kept)
+    assert meta["training_windows"] == expected["n_train"] == len(kept)
+    assert meta["validation_windows"] == expected["n_valid"] == n_valid
+    count = len(vt.training_windows(prices, s).contexts)
+    assert meta["purged_windows"] == count - n_valid - len(kept)
     assert [h["epoch"] for h in meta["history"]] == [h[0] for h in expected["history"]]
     np.testing.assert_allclose(
         [h["train_loss"] for h in meta["history"]], [h[1] for h in expected["history"]], rtol=2e-5
@@ -397,11 +427,13 @@ def trending_prices(length: int = 40, seed: int = 3) -> pd.DataFrame:
 
 
 def test_training_replays_the_documented_loop(bias_network):
-    """40 closes, n 3, d 2: 36 windows, 7 validate (round(36 · 0.2)), 29 train in batches of
-    5 (the last of 4); a large learning rate so the clip and the early stop both matter."""
+    """40 closes, n 3, d 2: 36 windows, 7 validate (round(36 · 0.2)), the window just before
+    them is purged (its second target is the first validation window's first target day),
+    28 train in batches of 5 (the last of 3); a large learning rate so the clip and the
+    early stop both matter."""
     s = settings(batch_size=5, learning_rate=0.3, max_epochs=6, seed=11)
     _, meta, expected = check_training(s, trending_prices())
-    assert (expected["n_train"], expected["n_valid"]) == (29, 7)
+    assert (expected["n_train"], expected["n_valid"], meta["purged_windows"]) == (28, 7, 1)
     assert meta["first_window_end"] == "2020-01-03" and meta["tickers"] == ["AAA"]
     # the last window ends d = 2 trading days before the last close, the 38th of 40
     assert meta["last_window_end"] == str(pd.bdate_range("2020-01-01", periods=40)[37].date())
@@ -454,15 +486,16 @@ def test_a_loss_that_never_improves_is_refused_after_patience(bias_network):
 
 
 def test_the_validation_split_at_its_edges(bias_network):
-    """14 closes: 10 windows. Fraction 0.04 → round(0.4) = 0, at least one validates; 0.85 →
-    round(8.5) = 8 (to even), 2 train (enough); 0.9 → 9 validate, 1 trains: an error."""
+    """14 closes: 10 windows, d 2 (one window before the validation ones is purged). Fraction
+    0.04 → round(0.4) = 0, at least one validates, 8 train; 0.7 → 7 validate, 2 train
+    (enough); 0.85 → round(8.5) = 8 (to even), 1 left to train: an error."""
     prices = frame({"AAA": 100 + np.random.default_rng(1).standard_normal(14).cumsum()})
     _, meta, _ = check_training(settings(validation_fraction=0.04, max_epochs=1), prices)
-    assert (meta["training_windows"], meta["validation_windows"]) == (9, 1)
-    _, meta, _ = check_training(settings(validation_fraction=0.85, max_epochs=1), prices)
-    assert (meta["training_windows"], meta["validation_windows"]) == (2, 8)
-    with pytest.raises(TsrateError, match="only 10 training windows"):
-        vt.train(settings(validation_fraction=0.9, max_epochs=1), prices)
+    assert (meta["training_windows"], meta["validation_windows"]) == (8, 1)
+    _, meta, _ = check_training(settings(validation_fraction=0.7, max_epochs=1), prices)
+    assert (meta["training_windows"], meta["validation_windows"]) == (2, 7)
+    with pytest.raises(TsrateError, match="only 10 training windows, 1 left .* 8 validate and 1"):
+        vt.train(settings(validation_fraction=0.85, max_epochs=1), prices)
 
 
 def test_more_than_256_validation_windows_are_scored_in_chunks_all_once(bias_network):

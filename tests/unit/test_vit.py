@@ -69,7 +69,8 @@ def test_tiny_config_trains_and_stores_checkpoint_with_metadata(trained):
     meta = trained.metadata
     assert meta["key"] == trained.key
     assert meta["tickers"] == ["AAPL", "JPM"]
-    assert meta["training_windows"] + meta["validation_windows"] == 160
+    assert meta["training_windows"] + meta["validation_windows"] + meta["purged_windows"] == 160
+    assert meta["purged_windows"] >= 1  # two tickers, d 20: a window of each reaches validation
     assert "2020-" in meta["first_window_end"] and meta["last_window_end"] <= "2021-06-30"
     assert np.isfinite(meta["validation_loss"]) and 1 <= meta["best_epoch"] <= 2
     assert trained.key in trained.fingerprint()

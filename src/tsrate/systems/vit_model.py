@@ -14,7 +14,7 @@ from tsrate.inputs.images import IMAGE_SIZE
 
 PATCH_SIZE = 16
 #: Bumped when training or model code changes what a cached checkpoint means.
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 
 
 @dataclasses.dataclass(frozen=True)

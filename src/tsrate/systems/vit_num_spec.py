@@ -26,7 +26,8 @@ price on 2021-12-29: every training value, context or target, predates every val
 study reads, so nothing leaks). A period reaching into the study period is an error.
 Windows of the study's n and d inside the period (stride ``vit_training_stride``), at most
 ``vit_max_training_windows`` (evenly spaced in date order), split by date: the latest
-``validation_fraction`` for validation. AdamW, MSE, seeded (``vit_seed``), early stopping on
+``validation_fraction`` for validation, purged (a training window whose targets reach past the
+first validation origin is dropped). AdamW, MSE, seeded (``vit_seed``), early stopping on
 the validation loss (patience 2), best epoch kept. The checkpoint and its metadata (data
 range, tickers, settings, losses, git revision) land in
 ``<model dir>/vit_num_spec/<system>-<key>.pt`` (+ ``.json``), ``key`` = hash of the settings

@@ -134,6 +134,7 @@ class TrainingWindows:
     futures: np.ndarray  # windows × d
     end_dates: np.ndarray  # datetime64[D], the forecast origins
     tickers: np.ndarray
+    target_end_dates: np.ndarray  # datetime64[D], each window's last target day
 
 
 def training_windows(prices: pd.DataFrame, settings: TrainingSettings) -> TrainingWindows:
@@ -148,12 +149,14 @@ def training_windows(prices: pd.DataFrame, settings: TrainingSettings) -> Traini
             continue
         ends = np.arange(n - 1, len(closes) - d, settings.stride)
         offsets = np.arange(-n + 1, 1)
+        days = pd.to_datetime(rows["price_date"]).to_numpy().astype("datetime64[D]")
         parts.append(
             (
                 closes[ends[:, None] + offsets],
                 closes[ends[:, None] + np.arange(1, d + 1)],
-                pd.to_datetime(rows["price_date"]).to_numpy().astype("datetime64[D]")[ends],
+                days[ends],
                 np.full(len(ends), ticker, dtype=object),
+                days[ends + d],
             )
         )
     count = sum(len(part[0]) for part in parts)
@@ -171,10 +174,27 @@ def training_windows(prices: pd.DataFrame, settings: TrainingSettings) -> Traini
     futures = np.concatenate([p[1] for p in parts])
     end_dates = np.concatenate([p[2] for p in parts])
     tickers = np.concatenate([p[3] for p in parts])
+    target_ends = np.concatenate([p[4] for p in parts])
     order = np.lexsort((tickers.astype(str), end_dates))
     if len(order) > settings.max_windows:
         order = order[np.round(np.linspace(0, len(order) - 1, settings.max_windows)).astype(int)]
-    return TrainingWindows(contexts[order], futures[order], end_dates[order], tickers[order])
+    return TrainingWindows(
+        contexts[order], futures[order], end_dates[order], tickers[order], target_ends[order]
+    )
+
+
+def validation_split(windows: TrainingWindows, fraction: float) -> tuple[np.ndarray, int]:
+    """(the training windows' positions, the validation count): the latest ``fraction`` of
+    the windows (at least one) validate; a training window whose targets run past the first
+    validation window's origin is purged (dropped from both sets), so that no validation
+    target day is ever a training target and the validation loss that stops training is not
+    optimistic. With stride-1 windows that is the d − 1 windows per ticker before that origin
+    (and any on the origin's own date)."""
+    count = len(windows.end_dates)
+    n_valid = max(1, int(round(count * fraction)))
+    first_origin = windows.end_dates[count - n_valid]
+    keep = np.flatnonzero(windows.target_end_dates[: count - n_valid] <= first_origin)
+    return keep, n_valid
 
 
 def standardised_targets(
@@ -217,13 +237,18 @@ def train(
     targets, _, _ = standardised_targets(windows.contexts, windows.futures)
     images = vit_num_spec_images(windows.contexts)
     count = len(images)
-    n_valid = max(1, int(round(count * settings.validation_fraction)))
-    n_train = count - n_valid
+    kept, n_valid = validation_split(windows, settings.validation_fraction)
+    n_train = len(kept)
+    purged = count - n_valid - n_train
     if n_train < 2:
-        raise TsrateError(f"{settings.system_id}: only {count} training windows; need more")
-    train_images, valid_images = images[:n_train], images[n_train:]
-    train_targets = torch.from_numpy(targets[:n_train].astype(np.float32))
-    valid_targets = torch.from_numpy(targets[n_train:].astype(np.float32)).to(device)
+        raise TsrateError(
+            f"{settings.system_id}: only {count} training windows, {n_train} left to train on "
+            f"after {n_valid} validate and {purged} are purged (their targets reach the "
+            "validation period); widen the training period or lower validation_fraction"
+        )
+    train_images, valid_images = images[kept], images[count - n_valid :]
+    train_targets = torch.from_numpy(targets[kept].astype(np.float32))
+    valid_targets = torch.from_numpy(targets[count - n_valid :].astype(np.float32)).to(device)
     size = SIZES[settings.size]
     history = []
     with torch.random.fork_rng(devices=[] if device == "cpu" else None):
@@ -279,6 +304,7 @@ def train(
         "settings": dataclasses.asdict(settings),
         "training_windows": n_train,
         "validation_windows": n_valid,
+        "purged_windows": purged,
         "first_window_end": str(windows.end_dates[0]),
         "last_window_end": str(windows.end_dates[-1]),
         "tickers": sorted(set(windows.tickers.tolist())),
