@@ -68,6 +68,10 @@ scheduling and other suites:
   tsrate suite NAME build    build, publish a suite run stored with --no-build
 """
 
+#: The OSError numbers of a full disk or an exhausted quota: the machine's state, not a bug
+#: (one line naming it, exit 2; stdout, which may be what is full, is not flushed again).
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
 #: Below the options of ``tsrate --help``.
 EPILOG = (
     "`tsrate COMMAND --help` lists a command's options. Every failure is one line\n"
@@ -126,7 +130,7 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
             "--debug shows the traceback)",
             2,
         )
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
         return (  # a full disk (or `> /dev/full`) is the machine's state, not a bug
             f"out of disk space: {exc.strerror or one_line(exc)} (hint: free space where "
             "tsrate writes (the warehouse's folder, the output file or pipe) and run it again)",
@@ -221,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         if debug:
             traceback.print_exc()
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
             # stdout may be what is full: the interpreter's last flush must not fail again
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())

@@ -182,9 +182,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     warehouse = warehouse_path()
     with connect(warehouse) as con:
         if manifest:  # import-predictions: the exported study, checked
-            from tsrate.robustness.blackbox.export import read_manifest, study_from_manifest
+            from tsrate.robustness.blackbox.export import (
+                manifest_path,
+                read_manifest,
+                study_from_manifest,
+            )
 
-            study = study_from_manifest(con, read_manifest(manifest))
+            path = manifest_path(manifest)
+            study = study_from_manifest(con, read_manifest(path), path)
         # a study this warehouse never ran, from the manifest or the study flags: refused
         # unless --switch-study, which says first what the import computes and publishes
         from tsrate.platform.published_paths import published_path
@@ -332,9 +337,10 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
     from tsrate.commands.usage import check_output_folder
     from tsrate.config import Study, warehouse_path
     from tsrate.platform.warehouse import connect
-    from tsrate.robustness.blackbox.export import export_inputs
+    from tsrate.robustness.blackbox.export import check_export_folder, export_inputs
 
-    check_output_folder(Path(args.folder))  # before the warehouse is read
+    check_output_folder(Path(args.folder))  # before the warehouse is read, and before any output
+    check_export_folder(args.folder)
     overrides = study_overrides(args)
     flags = any(value is not None for value in overrides.values())
     if args.study and flags:

@@ -175,7 +175,7 @@ def add_pipeline_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers 
     export_inputs.add_argument("folder", metavar="DIR", help="a new (or empty) folder to write")
     export_inputs.add_argument(
         "--images",
-        type=int,
+        type=at_least(0, "0 writes none"),  # refused by the parser: before any output
         default=0,
         metavar="N",
         help="also write line-plot PNGs of the first N windows of each ticker x perturbation",

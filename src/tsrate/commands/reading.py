@@ -391,6 +391,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import errno
+    import os
     from pathlib import Path
 
     from tsrate.commands.usage import check_output_folder
@@ -398,15 +400,34 @@ def cmd_report(args: argparse.Namespace) -> int:
     from tsrate.platform.publish import published_path
     from tsrate.robustness.report.render import write_report
 
-    if args.output:  # its folder is made (as --help says); refuse one that cannot be, first
-        check_output_folder(Path(args.output).parent)
     snapshot = Path(args.snapshot) if args.snapshot else published_path(warehouse_path())
-    result = write_report(snapshot, Path(args.output) if args.output else None)
+    output = report_output(args.output, snapshot)
+    check_output_folder(output.parent)  # its folder is made (as --help says): refused first
+    if output.is_dir():  # FOLDER/report.html a folder: refused before the charts are written
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(output))
+    result = write_report(snapshot, output)
     print(
         f"report of run {result.run_id} written to {result.path} "
         f"({result.n_charts} charts, Vega-Lite specs also in {result.charts_dir})"
     )
     return 0
+
+
+def report_output(given: str | None, snapshot):  # noqa: ANN001, ANN201 - Paths
+    """The file ``tsrate report`` writes: ``--output`` (``given``), else ``TSRATE_REPORT``, else
+    ``report.html`` beside the snapshot. A folder (one that exists, or a path ending in a
+    separator) gets ``report.html`` inside it, as ``cp FILE FOLDER`` would; a file's folder
+    is made when missing."""
+    import os
+    from pathlib import Path
+
+    from tsrate.robustness.report.data import REPORT_NAME, default_report_path
+
+    output = Path(given) if given else default_report_path(snapshot)
+    text = str(given or os.environ.get("TSRATE_REPORT") or "")
+    if output.is_dir() or text.endswith(("/", os.sep)):
+        return output / REPORT_NAME
+    return output
 
 
 def cmd_docs(args: argparse.Namespace) -> int:

@@ -119,7 +119,8 @@ def add_reading_commands(sub) -> None:  # noqa: ANN001 - argparse's subparsers a
     )
     report.add_argument(
         "--output",
-        help="HTML file to write, its folder created (default: report.html by the snapshot)",
+        help="HTML file to write, its folder created; a folder gets report.html in it "
+        "(default: report.html by the snapshot)",
     )
     report.set_defaults(func=cmd_report)
 

@@ -152,10 +152,22 @@ NOT_REGULAR_HINT = "the path is a device, pipe or socket where a file is needed:
 
 
 def path_error_line(exc: OSError) -> str:
-    """One line for an OSError on a path: the path, the OS's reason, a hint."""
-    paths = " and ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    """One line for an OSError on a path: the path, the OS's reason, a hint. A rename from a
+    temporary file of ours (a dot-name holding ``.partial``, :func:`is_staging_name`) names
+    only its destination: the temporary name is no path the user gave."""
+    names = [p for p in (exc.filename, exc.filename2) if p is not None]
+    if len(names) == 2 and is_staging_name(names[0]):
+        names = names[1:]
+    paths = " and ".join(str(p) for p in names)
     reason = exc.strerror or str(exc)
     return f"{paths}: {reason} (hint: {PATH_HINTS.get(exc.errno, PATH_HINT)})"
+
+
+def is_staging_name(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a temporary file or folder that tsrate writes and then renames into
+    place (``.NAME.<...>.partial``, ``.NAME.partial-<...>``)."""
+    name = os.path.basename(os.fsdecode(path))
+    return name.startswith(".") and (name.endswith(".partial") or ".partial-" in name)
 
 
 def check_output_folder(folder: Path) -> None:

@@ -99,6 +99,18 @@ def input_frame(study: Study, series: dict[str, TickerSeries]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def check_export_folder(folder: str | Path) -> Path:
+    """``folder`` as a Path, refused unless it is new or an empty folder (the export writes the
+    whole folder at once, beside it, then renames it into place)."""
+    folder = Path(folder)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise TsrateError(
+            f"{folder} exists and is not an empty folder (hint: give a new or empty folder; "
+            "an export never writes into another one)"
+        )
+    return folder
+
+
 def export_inputs(
     con: duckdb.DuckDBPyConnection,
     study: Study,
@@ -111,11 +123,9 @@ def export_inputs(
     ``study_id``: the stored study's id (``tsrate studies``; the manifest's ``study_id``),
     None for a study no run or import has stored yet (``study_hash`` is the hash of the
     study's JSON, another key: it covers the systems, the study id does not)."""
-    folder = Path(folder)
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise TsrateError(f"{folder} exists and is not an empty folder; choose a new one")
+    folder = check_export_folder(folder)
     if image_windows < 0:
-        raise TsrateError(f"--images must be 0 or more, got {image_windows}")
+        raise TsrateError(f"--images must be 0 or more, got {image_windows} (hint: 0 writes none)")
     series = load_series(con, study)
     frame = input_frame(study, series)
     staging = folder.parent / f".{folder.name}.partial-{uuid.uuid4().hex[:8]}"
@@ -210,9 +220,7 @@ EXPORT_AGAIN = "export again with `tsrate export-inputs` rather than editing it"
 def read_manifest(path: str | Path) -> dict:
     """The manifest of an export (``path``: the folder or its ``manifest.json``), checked for
     the shape :func:`study_from_manifest` needs; a malformed one is a one-line error."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / MANIFEST
+    path = manifest_path(path)
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -231,7 +239,36 @@ def read_manifest(path: str | Path) -> dict:
     problem = _manifest_shape_problem(manifest)
     if problem:
         raise TsrateError(f"{path}: malformed export manifest: {problem}; {EXPORT_AGAIN}")
+    problem = _copies_problem(manifest)
+    if problem:
+        raise TsrateError(f"{path}: {problem} (hint: {EXPORT_AGAIN})")
     return manifest
+
+
+def manifest_path(path: str | Path) -> Path:
+    """The manifest file of ``path``: an export folder's ``manifest.json``, else ``path``."""
+    path = Path(path)
+    return path / MANIFEST if path.is_dir() else path
+
+
+#: The study's settings that the manifest repeats at its top level for a reader; the import
+#: uses the study's (``study.horizon``, ...), so a copy that disagrees with it is refused.
+COPIED_SETTINGS = ("horizon", "context_length", "perturbations")
+
+
+def _copies_problem(manifest: dict) -> str | None:
+    study = Study.from_json(json.dumps(manifest["study"]))
+    for key in COPIED_SETTINGS:
+        if key not in manifest:
+            continue
+        value = getattr(study, key)
+        value = list(value) if isinstance(value, tuple) else value
+        if json.dumps(manifest[key]) != json.dumps(value):
+            return (
+                f"{key} is {json.dumps(manifest[key])} but study.{key} is {json.dumps(value)}: "
+                f"the import would use study.{key}, so the two must agree"
+            )
+    return None
 
 
 def _manifest_shape_problem(manifest: dict) -> str | None:
@@ -259,21 +296,43 @@ def _manifest_shape_problem(manifest: dict) -> str | None:
     return None
 
 
-def study_from_manifest(con: duckdb.DuckDBPyConnection, manifest: dict) -> Study:
+def study_from_manifest(
+    con: duckdb.DuckDBPyConnection, manifest: dict, path: str | Path | None = None
+) -> Study:
     """The exported study, after checking that the warehouse still cuts the same windows
     from the same prices (else predictions made on the export would be scored against
-    other inputs)."""
+    other inputs). ``path``: the manifest file, named in every refusal."""
+    where = str(path) if path is not None else "the export manifest"
     study = Study.from_json(json.dumps(manifest["study"]))
     series = load_series(con, study)
     for ticker, expected in manifest["tickers"].items():
         if ticker not in series:
-            raise TsrateError(f"the manifest's ticker {ticker} is not in the study")
+            raise TsrateError(
+                f"{where}: the manifest's ticker {ticker} is not in the study (its study.tickers) "
+                f"(hint: {EXPORT_AGAIN})"
+            )
         current = series[ticker]
         if prices_digest(current) != expected["prices_sha256"]:
             raise TsrateError(
-                f"the stored prices of {ticker} changed since the export: predictions made "
-                "on the exported inputs cannot be scored; export again"
+                f"{where}: the stored prices of {ticker} changed since the export, or the "
+                f"manifest's study period was edited (tickers.{ticker}.prices_sha256 differs): "
+                "predictions made on the exported inputs cannot be scored (hint: export again "
+                "with `tsrate export-inputs` and rerun the model on the new inputs)"
             )
-        if [str(d) for d in current.window_end_dates] != expected["window_end_dates"]:
-            raise TsrateError(f"{ticker}: the study's windows differ from the manifest's")
+        dates = [str(d) for d in current.window_end_dates]
+        if dates != expected["window_end_dates"]:
+            raise TsrateError(
+                f"{where}: tickers.{ticker}.window_end_dates differ from the windows the "
+                f"manifest's study cuts from the stored prices "
+                f"({_first_difference(expected['window_end_dates'], dates)}); the manifest or "
+                f"its study's window settings were edited (hint: {EXPORT_AGAIN})"
+            )
     return study
+
+
+def _first_difference(listed: list[str], cut: list[str]) -> str:
+    """Where the manifest's window end dates (``listed``) first part from the study's."""
+    for index, (mine, theirs) in enumerate(zip(listed, cut, strict=False)):
+        if mine != theirs:
+            return f"date {index + 1} is {mine}, the study's is {theirs}"
+    return f"{len(listed)} dates listed, the study cuts {len(cut)}"
