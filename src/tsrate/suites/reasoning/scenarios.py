@@ -256,6 +256,7 @@ def _numeric_item(
         return None
     unit = scenario.subject.unit
     options, answer = _shuffle(rng, _about(correct, unit), [_about(v, unit) for v in others])
+    value_of = {_about(v, unit): v for v in [correct, *others]}
     return Item(
         task="qa_single",
         category=category,
@@ -265,7 +266,13 @@ def _numeric_item(
         options=options,
         answer_index=answer,
         context=short_caption(scenario),
-        params={"scenario": scenario.to_dict(), "correct_value": correct, **extra},
+        params={
+            "scenario": scenario.to_dict(),
+            "correct_value": correct,
+            # raw values in option order: an encoded prompt writes them on the series' scale
+            "option_values": [value_of[text] for text in options],
+            **extra,
+        },
     )
 
 
