@@ -51,6 +51,12 @@ Defaults:
   (:func:`encode_value`: "about 1052"), with and without the series; ``plain`` keeps the
   raw units. The reference writes GPT-4's option texts in raw units beside a rescaled
   series; a model could not compare the two, so the question would not need the series.
+- Two series in one prompt share one scaler, fitted on both. The reference's GPT
+  question-answering scripts write only the original series (one scaler per sample);
+  where it shows both (the multimodal tasks concatenate ``series`` and ``new_series`` into
+  one input; GPT-4-Vision gets both lines in one plot) they share one scale. Scalers of
+  their own would write both series near the same level (each divided by its own
+  quantile), so a ``difference`` question could not be read from them.
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
