@@ -100,3 +100,18 @@ def test_plain_values_keep_the_raw_unit_options():
         prompt = _prompt(item, "plain")
         assert _option_lines(prompt) == list(item.options)
         assert "same scale" not in prompt
+
+
+def test_option_values_that_do_not_match_the_options_are_refused_in_one_line():
+    import dataclasses
+
+    from tsrate import TsrateError
+
+    item = _numeric_items()[0]
+    broken = dataclasses.replace(
+        item, params={**item.params, "option_values": item.params["option_values"][:3]}
+    )
+    with pytest.raises(TsrateError) as caught:
+        choice_messages(broken, "with_series", "llmtime_gpt4")
+    assert "3 option values for 4 options" in str(caught.value)
+    assert "hint:" in str(caught.value) and "\n" not in str(caught.value)
