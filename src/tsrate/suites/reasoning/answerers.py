@@ -8,8 +8,8 @@ fingerprint, item, condition, the exact chat), and answers a list of requests.
   through an OpenAI-compatible server with its concurrency, retries and response cache;
   ``hf_local:ID`` from a local checkpoint). Every task and condition. Choice items in
   ``choice_encoding`` (default ``llmtime_gpt4``, the reference's GPT QA settings; plain
-  values an option: a numeric option about the level stays readable, which LLMTime's
-  rescaling hides; the paper found no difference, Table A.3), forecasts in
+  values an option, the paper found no difference, Table A.3; numeric options are written
+  on the series' scale, :func:`tsrate.suites.reasoning.tasks.choice_options`), forecasts in
   ``forecast_encoding`` (default ``llmtime_gpt4`` too). ``forecast_samples`` > 1: that many sampled replies per
   forecast prompt (LLMTime's 20-sample mode, :mod:`tsrate.suites.reasoning.sampling`), each
   its own request (``sample_index`` 0..N-1, at ``forecast_temperature``) with its own hash,

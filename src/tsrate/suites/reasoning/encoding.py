@@ -44,9 +44,19 @@ Defaults:
   ``llmtime_gpt``'s offset some did not (a series' ratio as written fell in another
   option's bucket, or a distractor's curve fitted the written series within the
   equivalence threshold). ``llmtime_gpt`` (offset, alpha 0.95, digits spaced) stays
-  selectable (``--choice-encoding llmtime_gpt``). Plain values are an option (a numeric
-  option about the level stays readable, which LLMTime's rescaling hides; the paper found
-  no difference, its Table A.3).
+  selectable (``--choice-encoding llmtime_gpt``). Plain values are an option (the paper
+  found no difference, its Table A.3).
+- Numeric options (``counterfactual_event`` / ``counterfactual_scale``: "about 547 units")
+  are written, under an LLMTime encoding, with the scaler of the series in that prompt
+  (:func:`encode_value`: "about 1052"), with and without the series; ``plain`` keeps the
+  raw units. The reference writes GPT-4's option texts in raw units beside a rescaled
+  series; a model could not compare the two, so the question would not need the series.
+- Two series in one prompt share one scaler, fitted on both. The reference's GPT
+  question-answering scripts write only the original series (one scaler per sample);
+  where it shows both (the multimodal tasks concatenate ``series`` and ``new_series`` into
+  one input; GPT-4-Vision gets both lines in one plot) they share one scale. Scalers of
+  their own would write both series near the same level (each divided by its own
+  quantile), so a ``difference`` question could not be read from them.
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
 Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
@@ -197,6 +207,17 @@ def encode_text(name: str, values: np.ndarray, scaler: Scaler | None = None) -> 
         return encode_plain(values, encoding), Scaler()
     scaler = scaler or fit_scaler(values, encoding.alpha, encoding.beta, encoding.basic)
     return encode_llmtime(values, encoding, scaler), scaler
+
+
+def encode_value(name: str, value: float, scaler: Scaler) -> str:
+    """One value as LLMTime encoding ``name`` writes it inside a series fitted with
+    ``scaler`` (same scaling, truncation, digit separators and sign), without the value
+    separator: the number of a numeric option shown beside that series."""
+    encoding = get_encoding(name)
+    if not isinstance(encoding, LlmTimeEncoding):
+        raise TsrateError(f"encode_value needs an LLMTime encoding, got {name!r}")
+    text = encode_llmtime(np.asarray([value], dtype=float), encoding, scaler)
+    return text.removesuffix(encoding.value_separator).strip()
 
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)

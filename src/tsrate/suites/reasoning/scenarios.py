@@ -31,8 +31,11 @@ The caption (:func:`caption`) states each parameter in words and numbers. Items:
   ``params["context_pieces"]`` also holds its characteristics (:func:`characteristics`,
   words only) and metadata (:func:`metadata`) for the paper's Figure A.5 combinations.
 
-Numeric options are kept at least :data:`MIN_OPTION_GAP` apart (relative), so the right
-one is unambiguous. Everything is seeded: the same configuration gives the same items.
+Numeric options (``counterfactual_event`` / ``counterfactual_scale``) are the key and three
+distractors on a ladder around it (:func:`option_ladder`: the key's rank drawn uniformly,
+neighbours 1.2 to 1.6 times apart), so the options alone do not single out the key and the
+right one is unambiguous (at least :data:`MIN_OPTION_GAP` apart, relative). Everything is
+seeded: the same configuration gives the same items.
 
 The scenario model (subjects, series, captions, what-ifs) is in
 :mod:`tsrate.suites.reasoning.scenario_model`, re-exported here; this module writes the items.
@@ -87,6 +90,7 @@ __all__ = [
     "MIN_DISTRACTOR_MISS",
     "MIN_OPTION_GAP",
     "NOISE",
+    "OPTION_STEPS",
     "SCALE_FACTORS",
     "SINGLE_CATEGORIES",
     "SPIKE_STEPS",
@@ -114,6 +118,7 @@ __all__ = [
     "noise_draw",
     "number_text",
     "observed_series",
+    "option_ladder",
     "perturbed_item",
     "scenario_from_dict",
     "short_caption",
@@ -241,6 +246,26 @@ def _about(value: float, unit: str) -> str:
     return f"about {number_text(value)} {unit}"
 
 
+#: neighbouring numeric options (sorted) differ by a factor drawn log-uniformly from this
+#: range: at least 1.2, so still more than :data:`MIN_OPTION_GAP` apart once the texts
+#: round them to 3 significant figures
+OPTION_STEPS = (1.2, 1.6)
+
+
+def option_ladder(rng: np.random.Generator, correct: float, k: int = 3) -> list[float]:
+    """``k`` distractors for the numeric answer ``correct``: the key's rank among the
+    ``k + 1`` options is drawn uniformly (``below`` of them under it), then ``k`` factors
+    log-uniform in :data:`OPTION_STEPS`; the first ``below`` step down from the key one
+    after another, the rest step up. Every option is a neighbour's multiple by a factor of
+    the same distribution wherever the key sits, so the options alone do not single it
+    out (no option is a stated factor or a midpoint of others by construction)."""
+    below = int(rng.integers(k + 1))
+    steps = np.exp(rng.uniform(np.log(OPTION_STEPS[0]), np.log(OPTION_STEPS[1]), k))
+    lower = correct / np.cumprod(steps[:below])
+    upper = correct * np.cumprod(steps[below:])
+    return [float(v) for v in (*lower, *upper)]
+
+
 def _numeric_item(
     rng: np.random.Generator,
     scenario: Scenario,
@@ -248,14 +273,20 @@ def _numeric_item(
     category: str,
     question: str,
     correct: float,
-    candidates: list[float],
     extra: dict,
 ) -> Item | None:
-    others = spaced_options(correct, candidates)
+    # the ladder's own generator, seeded by the scenario and the question (the shared
+    # ``rng`` only shuffles, so the items drawn after this one do not change with it);
+    # spaced_options drops a ladder that is not positive and finite (no item then)
+    ladder_rng = np.random.default_rng(
+        [scenario.noise_seed, SINGLE_CATEGORIES.index(category), int(extra.get("factor", 0))]
+    )
+    others = spaced_options(correct, option_ladder(ladder_rng, correct))
     if others is None:
         return None
     unit = scenario.subject.unit
     options, answer = _shuffle(rng, _about(correct, unit), [_about(v, unit) for v in others])
+    value_of = {_about(v, unit): v for v in [correct, *others]}
     return Item(
         task="qa_single",
         category=category,
@@ -265,7 +296,13 @@ def _numeric_item(
         options=options,
         answer_index=answer,
         context=short_caption(scenario),
-        params={"scenario": scenario.to_dict(), "correct_value": correct, **extra},
+        params={
+            "scenario": scenario.to_dict(),
+            "correct_value": correct,
+            # raw values in option order: an encoded prompt writes them on the series' scale
+            "option_values": [value_of[text] for text in options],
+            **extra,
+        },
     )
 
 
@@ -287,13 +324,11 @@ def single_series_item(rng: np.random.Generator, scenario: Scenario, category: s
             return None
         without = clean_series(dataclasses.replace(scenario, event_kind="none", event_step=-1))
         correct = float(without[-1])
-        actual = float(clean_series(scenario)[-1])
         question = (
             f"What if {scenario.event_noun} had not happened? The last value of the series "
             f"({s.frequency} {scenario.length}) would then be:"
         )
-        candidates = [actual, float(without[0]), 2 * correct - actual, correct * 1.5, correct * 0.6]
-        return _numeric_item(rng, scenario, series, category, question, correct, candidates, {})
+        return _numeric_item(rng, scenario, series, category, question, correct, {})
     if category == "counterfactual_scale":
         factor = SCALE_FACTORS[int(rng.integers(len(SCALE_FACTORS)))]
         correct = factor * float(series.max())
@@ -301,16 +336,7 @@ def single_series_item(rng: np.random.Generator, scenario: Scenario, category: s
             f"What if every value had been {factor} times as large? The highest value of the "
             "series would then be:"
         )
-        candidates = [
-            factor * float(np.median(series)),
-            float(series.max()),
-            factor * float(series.min()),
-            correct * 0.5,
-            correct * 1.6,
-        ]
-        return _numeric_item(
-            rng, scenario, series, category, question, correct, candidates, {"factor": factor}
-        )
+        return _numeric_item(rng, scenario, series, category, question, correct, {"factor": factor})
     if category == "counterfactual_trend":
         if scenario.trend_direction == "flat":
             return None

@@ -41,10 +41,12 @@ import numpy as np
 
 from tsrate import TsrateError
 from tsrate.suites.reasoning.encoding import (
+    LLMTIME,
     ReplyParseError,
     Scaler,
     decode,
     encode_text,
+    encode_value,
     get_encoding,
     plot_data_url,
 )
@@ -115,6 +117,32 @@ def _messages(user: str, images: list[str] | None = None) -> list[dict]:
     return [system, {"role": "user", "content": parts}]
 
 
+#: put before the question when numeric options are written on the series' scale
+ENCODED_OPTIONS_NOTE = (
+    "The options are written like the series' values: on the same scale, in the same format."
+)
+
+
+def choice_options(item: Item, encoding: str) -> tuple[str, tuple[str, ...]]:
+    """The question and option texts a choice prompt in ``encoding`` shows. Numeric options
+    (``params["option_values"]``, raw values in option order) under an LLMTime encoding
+    are written with the scaler of the item's series, as the series' values are ("about
+    1052"), and a sentence before the question says so, under both conditions (the prompts
+    differ only by the series); otherwise the stored texts (raw units: readable beside
+    ``plain`` values; a ``plot`` shows no numbers)."""
+    values = item.params.get("option_values")
+    if values is None or encoding not in LLMTIME:
+        return item.question, item.options
+    if len(values) != len(item.options):
+        raise TsrateError(
+            f"item {item.item_id} has {len(values)} option values for {len(item.options)} "
+            "options; hint: regenerate the procedural items"
+        )
+    _, scaler = encode_text(encoding, np.asarray(item.series))
+    options = tuple(f"about {encode_value(encoding, float(v), scaler)}" for v in values)
+    return f"{ENCODED_OPTIONS_NOTE} {item.question}", options
+
+
 def choice_messages(item: Item, condition: str, encoding: str) -> list[dict]:
     """The chat for a choice item under ``condition`` (``with_series`` / ``without_series``);
     ``encoding``: a text encoding or ``plot``."""
@@ -141,13 +169,14 @@ def choice_messages(item: Item, condition: str, encoding: str) -> list[dict]:
                 series_block = TEMPLATES["series_two"].format(
                     n=len(item.series), format=note, series=first, series_b=second
                 )
-    letters = LETTERS[: len(item.options)]
+    question, options = choice_options(item, encoding)
+    letters = LETTERS[: len(options)]
     user = TEMPLATES["choice"].format(
         context_block=_context_block(item.context),
         series_block=series_block,
-        question=item.question,
+        question=question,
         options="\n".join(
-            f"{letter}. {text}" for letter, text in zip(letters, item.options, strict=True)
+            f"{letter}. {text}" for letter, text in zip(letters, options, strict=True)
         ),
         letters=", ".join(letters),
     )
