@@ -151,7 +151,7 @@ def write_report(warehouse: Path, output: Path) -> Path:
             "und_scores",
         )
     comparison = prompting_table_html(scores)
-    against_chance = chance_table_html(scores, series)
+    against_chance = chance_table_html(scores, series, confusion)
     curves = with_pooled_wilson(curves, series)  # pooled over formats: counting series
     scores, table, bias, confusion, curves, usable, rated = (
         label_prompting(f) for f in (scores, table, bias, confusion, curves, usable, rated)

@@ -6,17 +6,27 @@ everywhere else."""
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import pandas as pd
 
 from tsrate.suites import intervals
+from tsrate.suites.understanding.tasks import most_frequent_answers
 
 #: the chance reference every other system is held against
 CHANCE_SYSTEM = "und_random"
 
 
-def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd.DataFrame:
+#: the verdict of a system above und_random but not above the most frequent answer
+NOT_ABOVE_MAJORITY = "not above the most frequent answer"
+
+
+def chance_table(
+    scores: pd.DataFrame,
+    series: pd.DataFrame | None = None,
+    confusion: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Per system (other than und_random), prompting style and task: the share of prompts
     answered right (unusable replies count as wrong), pooled over features and formats,
     with its Wilson 95 % interval, beside und_random's share on the same questions, the
@@ -29,7 +39,17 @@ def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd
     the interval and the test take the effective counts of the series
     (:func:`tsrate.suites.intervals.clustered_counts`); ``n_series`` says how many. Without
     it (a snapshot published before und_series_scores) every prompt counts as independent
-    and ``n_series`` is null: the interval is too narrow where series repeat."""
+    and ``n_series`` is null: the interval is too narrow where series repeat.
+
+    ``confusion`` (und_confusion_matrix: the true answer of every question a system was
+    asked): detection and classification truths are not balanced (4 of 5 trend series
+    have a trend), so answering every question with its feature's most frequent answer
+    (:func:`.tasks.most_frequent_answers`, without reading the series) beats und_random's
+    uniform guess. ``majority_accuracy`` is that rule's share on the system's own questions
+    and ``majority_p_value`` the two-sided one-sample z test of the system's share (its
+    effective counts) against it; a system above und_random but not above that share
+    (p < 0.05) gets the verdict ``not above the most frequent answer``. Null for the other
+    tasks (balanced by construction) and without ``confusion``."""
     columns = [
         "prompting",
         "system_id",
@@ -42,6 +62,8 @@ def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd
         "chance_accuracy",
         "chance_n",
         "p_value",
+        "majority_accuracy",
+        "majority_p_value",
         "verdict",
     ]
     if scores.empty or CHANCE_SYSTEM not in set(scores["system_id"]):
@@ -63,6 +85,7 @@ def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd
             )
             for r in pooled.itertuples(index=False)
         }
+    majority = _majority_counts(confusion)
     rows = []
     for (prompting, system_id, task), (k, n, k_eff, n_eff, units) in counted.items():
         if system_id == CHANCE_SYSTEM:
@@ -81,6 +104,13 @@ def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd
             verdict = "above chance" if k / n > k0 / n0 else "below chance"
         else:
             verdict = "not distinguishable from chance"
+        level = majority.get((prompting, system_id, task))
+        level_p = math.nan
+        if level is not None:
+            level_p = _one_sample_p(k_eff, n_eff, level)
+            beaten = k / n > level and level_p < intervals.ALPHA
+            if verdict == "above chance" and not beaten:
+                verdict = NOT_ABOVE_MAJORITY
         rows.append(
             [
                 prompting,
@@ -94,10 +124,42 @@ def chance_table(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> pd
                 k0 / n0,
                 int(n0),
                 p,
+                math.nan if level is None else level,
+                level_p,
                 verdict,
             ]
         )
     return pd.DataFrame(rows, columns=columns)
+
+
+def _majority_counts(confusion: pd.DataFrame | None) -> dict[tuple, float]:
+    """(prompting, system, task) -> the share of the system's questions whose true answer
+    is its feature's most frequent answer by design (:func:`.tasks.most_frequent_answers`);
+    only tasks with such an answer (detection, classification)."""
+    needed = {"prompting", "system_id", "task", "feature", "truth", "n_prompts"}
+    if confusion is None or confusion.empty or not needed <= set(confusion.columns):
+        return {}
+    answers = most_frequent_answers()
+    keys = list(zip(confusion["task"], confusion["feature"], strict=True))
+    frame = confusion[[key in answers for key in keys]]
+    if frame.empty:
+        return {}
+    pairs = zip(frame["task"], frame["feature"], frame["truth"], strict=True)
+    hit = [answers[(task, feature)] == truth for task, feature, truth in pairs]
+    frame = frame.assign(n_hit=frame["n_prompts"].where(hit, 0))
+    sums = frame.groupby(["prompting", "system_id", "task"])[["n_hit", "n_prompts"]].sum()
+    return {key: row.n_hit / row.n_prompts for key, row in sums.iterrows() if row.n_prompts}
+
+
+def _one_sample_p(k: float, n: float, level: float) -> float:
+    """Two-sided p of the one-sample z test that a share k / n equals ``level`` (its
+    variance at ``level``); a level of 0 or 1 leaves only that share possible."""
+    if n <= 0:
+        return math.nan
+    if level <= 0 or level >= 1:
+        return 1.0 if k / n == level else 0.0
+    z = (k / n - level) / math.sqrt(level * (1 - level) / n)
+    return math.erfc(abs(z) / math.sqrt(2))
 
 
 def _effective(block: pd.DataFrame) -> tuple:
@@ -111,9 +173,13 @@ def _effective(block: pd.DataFrame) -> tuple:
     return int(k_i.sum()), int(n_i.sum()), k_eff, n_eff, len(block)
 
 
-def chance_table_html(scores: pd.DataFrame, series: pd.DataFrame | None = None) -> str:
+def chance_table_html(
+    scores: pd.DataFrame,
+    series: pd.DataFrame | None = None,
+    confusion: pd.DataFrame | None = None,
+) -> str:
     """:func:`chance_table` as a section: one row per system, prompting and task."""
-    table = chance_table(scores, series)
+    table = chance_table(scores, series, confusion)
     if table.empty:
         return ""
     note = ""
@@ -135,7 +201,8 @@ def chance_table_html(scores: pd.DataFrame, series: pd.DataFrame | None = None) 
             f"<td>{row.n_prompts}</td><td>{row.accuracy:.2f} [{row.ci_low:.2f}, "
             f"{row.ci_high:.2f}]</td><td>{_count(row.n_series)}</td>"
             f"<td>{row.chance_accuracy:.2f} ({row.chance_n})</td>"
-            f"<td>{row.p_value:.3g}</td><td>{verdict}</td></tr>"
+            f"<td>{row.p_value:.3g}</td><td>{_share(row.majority_accuracy)}</td>"
+            f"<td>{verdict}</td></tr>"
         )
     return (
         "<h2>Against chance</h2>"
@@ -146,13 +213,23 @@ def chance_table_html(scores: pd.DataFrame, series: pd.DataFrame | None = None) 
         "in every format and answered alike, so interval and test count the series "
         "(effective counts, Rao-Scott design effect; "
         "<code>marts.und_series_scores</code>). A small sample (<code>--sample</code>) is "
-        "often not distinguishable from chance: read the interval.</p>"
+        "often not distinguishable from chance: read the interval. Detection and "
+        "classification truths are not balanced (4 of 5 trend series have a trend): "
+        "<i>most frequent answer</i> is the share got by answering every question with "
+        "its feature's most frequent true answer, without reading the series; a system "
+        f"above {CHANCE_SYSTEM} must also beat it (one-sample z test, p &lt; 0.05), else "
+        f"the verdict is <i>{NOT_ABOVE_MAJORITY}</i>.</p>"
         f"{note}"
         "<table><tr><th>system</th><th>task</th><th>prompts</th>"
         "<th>accuracy [95 %]</th><th>series</th>"
-        f"<th>{CHANCE_SYSTEM} (prompts)</th><th>p</th><th>verdict</th></tr>"
+        f"<th>{CHANCE_SYSTEM} (prompts)</th><th>p</th><th>most frequent answer</th>"
+        "<th>verdict</th></tr>"
         f"{''.join(rows)}</table>"
     )
+
+
+def _share(value) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.2f}"
 
 
 def _count(value) -> str:

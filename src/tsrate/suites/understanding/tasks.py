@@ -35,6 +35,7 @@ reason, counts as wrong, and is never guessed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -265,6 +266,42 @@ CLASSIFICATIONS: dict[str, Classification] = {
         lambda s: None if s.sub_feature == "constant" else s.sub_feature,
     ),
 }
+
+
+@functools.cache
+def design_answer_shares() -> dict[tuple[str, str], dict[str, float]]:
+    """(task, feature) -> the share of each true answer that the generators' design gives
+    detection and classification (every generator draws its kinds uniformly): e.g. 4 of the
+    5 trend kinds have a trend, so ``("detection", "trend")`` is ``{"yes": 0.8, "no": 0.2}``.
+    Classification shares are over the kinds that are asked (``none`` is not). Read off one
+    short series of every kind, so a changed generator or label changes it too (computed once
+    per process; treat the result as read-only)."""
+    shares: dict[tuple[str, str], dict[str, float]] = {}
+    for dataset in (*g.UNIVARIATE, *g.MULTIVARIATE):
+        samples = [
+            g.generate_sample(dataset, "test", 0, 0, min_length=30, max_length=30, kind=kind)
+            for kind in g.KINDS[dataset]
+        ]
+        for det in DETECTIONS[dataset]:
+            yes = sum(bool(det.present(s)) for s in samples) / len(samples)
+            shares[("detection", det.feature)] = {"yes": yes, "no": 1 - yes}
+        truths = [t for t in (CLASSIFICATIONS[dataset].truth(s) for s in samples) if t]
+        shares[("classification", dataset)] = {
+            label: truths.count(label) / len(truths) for label in CLASSIFICATIONS[dataset].classes
+        }
+    return shares
+
+
+def most_frequent_answers() -> dict[tuple[str, str], str]:
+    """(task, feature) -> the answer the design makes most frequent
+    (:func:`design_answer_shares`; a tie goes to the first option: ``yes``, or the first
+    class listed). Answering it to every question reads neither the series nor the options
+    beyond the question's feature: the best answer-blind rule, and the chance level of a
+    task whose truths are not balanced."""
+    return {
+        key: max(share, key=lambda answer, s=share: (s[answer], -list(s).index(answer)))
+        for key, share in design_answer_shares().items()
+    }
 
 
 # --------------------------------------------------------------------------------------
