@@ -581,7 +581,8 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
 
     lines, seen = [], set()
     withdrawn = {(w["study_id"], w["system_id"]): w for w in withdrawn_systems(con)}
-    unrated = unrated_imports(con) if _has_table(con, "runs") else {}
+    stored = _has_table(con, "runs") and _has_table(con, "study_imports")
+    unrated = unrated_imports(con) if stored else {}
     for row in imported_systems(con):
         key = (row["system_id"], row["study_id"])
         if key in seen:

@@ -15,10 +15,9 @@ the study. Stopped (Ctrl-C, a kill) or failed after the record, it is whole but 
   again rates it.
 
 An import is rated once a run of its study started no earlier than it has succeeded (its
-own, or a later run whose build reads it: ``int_run_partitions_selected``). Each state but
-a stopped build's names the way back too: ``tsrate withdraw SYSTEM --study STUDY`` takes
-the import out of its study either way (:func:`tsrate.robustness.withdrawals.study_systems`
-counts it).
+own, or a later run whose build reads it: ``int_run_partitions_selected``). Each state
+names the way back too: ``tsrate withdraw SYSTEM --study STUDY`` takes the import out of its
+study in any of them (:func:`tsrate.robustness.withdrawals.study_systems` counts it).
 """
 
 from __future__ import annotations
