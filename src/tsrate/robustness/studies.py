@@ -575,19 +575,25 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Lines per imported system for ``tsrate systems``: its newest import, then one short
     line (at most :data:`ALSO_WIDTH` characters) for each other study it is imported into
     (its newest import there): an id is rated in every study it was imported into. An
-    import withdrawn from its study (``tsrate withdraw``) says so."""
+    import withdrawn from its study (``tsrate withdraw``) says so; one not rated yet (no build
+    of it finished) says why and what rates it (:mod:`tsrate.robustness.blackbox.import_state`)."""
+    from tsrate.robustness.blackbox.import_state import unrated_imports
+
     lines, seen = [], set()
     withdrawn = {(w["study_id"], w["system_id"]): w for w in withdrawn_systems(con)}
+    stored = _has_table(con, "runs") and _has_table(con, "study_imports")
+    unrated = unrated_imports(con) if stored else {}
     for row in imported_systems(con):
         key = (row["system_id"], row["study_id"])
         if key in seen:
             continue
         out = withdrawn.get((row["study_id"], row["system_id"]))
         gone = "" if out is None else f"; withdrawn {out['withdrawn_at']:%Y-%m-%d %H:%M}"
+        state = unrated.get(key) if out is None else None
         when = row["imported_at"].strftime("%Y-%m-%d %H:%M")
         if any(system == row["system_id"] for system, _ in seen):
             head = f"  also in study {row['study_name']} ({row['study_id']}) from "
-            tail = f", {when}{gone}"
+            tail = f", {when}{gone}" + (f", {state.short}" if state else "")
             name = Path(str(row["source"])).name
             room = max(ALSO_WIDTH - 2 - len(head) - len(tail), 8)
             name = name if len(name) <= room else name[: room - 1] + "…"
@@ -605,6 +611,8 @@ def imported_system_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
             )
             if out is not None:
                 lines[-1] += f"{gone} (`tsrate withdraw`)"
+            elif state is not None:
+                lines[-1] += f"; {state.note}"
         seen.add(key)
     return lines
 

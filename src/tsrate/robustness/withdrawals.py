@@ -36,16 +36,21 @@ class Withdrawal:
 
 
 def study_systems(con: duckdb.DuckDBPyConnection, study_id: str) -> list[str]:
-    """The systems with forecasts in a run of ``study_id`` whose forecasts are complete."""
+    """The systems with forecasts in a run of ``study_id`` whose forecasts are complete, and
+    those imported into it (``raw.study_imports``, as ``tsrate systems`` lists them): an
+    import recorded under a run that did not finish (stopped by an earlier release between
+    its record and its run's ``forecasted``) holds the system's stored forecasts there too."""
     rows = con.execute(
         f"""
-        select distinct p.system_id
+        select p.system_id
         from raw.runs r join raw.run_partitions rp using (run_id)
         join raw.forecast_partitions p using (partition_key)
-        where r.study_id = ? and r.status in {COMPLETE!r}
-        order by p.system_id
+        where r.study_id = $study and r.status in {COMPLETE!r}
+        union
+        select system_id from raw.study_imports where study_id = $study
+        order by system_id
         """,
-        [study_id],
+        {"study": study_id},
     ).fetchall()
     return [row[0] for row in rows]
 

@@ -40,8 +40,13 @@ per system of a study, so imported rows would replace that system's own or mix w
 
 The whole file and the metadata are validated before anything is written: a rejected
 import stores nothing (no registration, no run) and the error names the file, the rows and
-the problem. The registration is written last, after the run's forecasts, so an import that
-fails later (say, a study system that does not exist) leaves no registration behind. Rules
+the problem. The registration, the import's record (``raw.study_imports``) and its run's
+status ``forecasted`` are written last, after the run's forecasts, in one transaction: an
+import that fails or is stopped (Ctrl-C, a kill) before that leaves none of them, only its
+stored forecast partitions (the next import of the same file reuses them) under a run the
+next process marks ``interrupted``; one stopped later, in its build, is whole (listed by
+``tsrate systems`` as not rated yet, withdrawn by ``tsrate withdraw``, rated by ``tsrate
+build``: :mod:`tsrate.robustness.blackbox.import_state`). Rules
 beyond the study's grid: column names unique; Parquet columns typed (``forecast`` and
 ``horizon_step`` numeric, not boolean; ``window_end_date`` a date or text; ``ticker`` and
 ``perturbation_id`` text); tickers match :data:`tsrate.robustness.sources.TICKER_PATTERN`; forecasts
@@ -254,36 +259,17 @@ def import_forecasts(
     recorded = str(path.resolve())
     earlier = registered[registered["system_id"] == system_id]
     earlier = None if earlier.empty else earlier.iloc[0].to_dict()
-    if registration is not None and register_system(con, registration, recorded):
-        say(
-            f"registered system {system_id!r} ({registration['display_name']}) "
-            "in raw.imported_systems"
-        )
-        dropped = dropped_fields(earlier, metadata or {}, registration)
-        if dropped:
-            say(dropped_note(system_id, dropped))
-    from tsrate.robustness.studies import record_import, replaced_import_note
-
-    summary.study_id = record_import(con, run_id, system_id, recorded, file_sha256)
-    replaced = replaced_import_note(con, run_id, system_id)
-    if replaced:
-        say(replaced)
-    from tsrate.robustness.withdrawals import brought_back_note
-
-    # the imported system, and the study's own systems it forecast beside the file (a
-    # withdrawn baseline comes back with them: said, not silently)
-    rerun = study.systems if baselines else ()
-    for brought in dict.fromkeys([system_id, *rerun]):
-        back = brought_back_note(con, run_id, brought)
-        if back:
-            say(back)
-    from tsrate.robustness.identical import identical_import_note
-
-    alike = identical_import_note(con, run_id, system_id, summary.study_id)
-    if alike:
-        say(alike)
     message = f"imported {system_id} from {path.name} (sha256 {file_sha256[:16]})"
-    finish_run(con, run_id, "forecasted", message)
+    # all or nothing: the registration, the import's record and its run's `forecasted` are
+    # one transaction, so an import stopped before its end (Ctrl-C, a kill) leaves none of
+    # them, only its stored forecast partitions (reused by the next import of the file) under
+    # a run the next process marks interrupted; one stopped after it is whole (`tsrate
+    # systems` lists it, `tsrate withdraw` takes it out, `tsrate build` rates it)
+    with transaction(con):
+        summary.study_id = _record(con, summary, registration, recorded, earlier, metadata, say)
+        rerun = study.systems if baselines else ()
+        _notes(con, run_id, system_id, summary.study_id, rerun, say)
+        finish_run(con, run_id, "forecasted", message)
     summary.seconds = time.perf_counter() - started
     say(
         f"run {run_id}: {message}: {summary.partitions} partitions "
@@ -292,6 +278,54 @@ def import_forecasts(
         + control_note(grids, system_id)
     )
     return summary
+
+
+def _record(
+    con: duckdb.DuckDBPyConnection,
+    summary: ImportSummary,
+    registration: Mapping[str, Any] | None,
+    recorded: str,
+    earlier: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any] | None,
+    say,  # noqa: ANN001 - Callable[[str], None]
+) -> str:
+    """Register the system (when the import has ``metadata``) and record the import, inside
+    the caller's transaction; the import's study id."""
+    from tsrate.robustness.studies import record_import
+
+    system_id = summary.system_id
+    if registration is not None and register_system(con, registration, recorded, atomic=False):
+        say(
+            f"registered system {system_id!r} ({registration['display_name']}) "
+            "in raw.imported_systems"
+        )
+        dropped = dropped_fields(earlier, metadata or {}, registration)
+        if dropped:
+            say(dropped_note(system_id, dropped))
+    return record_import(con, summary.run_id, system_id, recorded, summary.file_sha256)
+
+
+def _notes(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    system_id: str,
+    study_id: str,
+    rerun: tuple[str, ...],
+    say,  # noqa: ANN001 - Callable[[str], None]
+) -> None:
+    """Say what the recorded import replaces, brings back (the imported system, and the
+    study's own systems ``rerun`` beside the file: a withdrawn baseline comes back with
+    them, said, not silently) and cannot be told apart from."""
+    from tsrate.robustness.identical import identical_import_note
+    from tsrate.robustness.studies import replaced_import_note
+    from tsrate.robustness.withdrawals import brought_back_note
+
+    notes = [replaced_import_note(con, run_id, system_id)]
+    notes += [brought_back_note(con, run_id, s) for s in dict.fromkeys([system_id, *rerun])]
+    notes.append(identical_import_note(con, run_id, system_id, study_id))
+    for note in notes:
+        if note:
+            say(note)
 
 
 def quantile_note(grids: Mapping[tuple[str, str], object]) -> str:

@@ -381,9 +381,13 @@ def registered_systems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return latest[["system_id", *METADATA_KEYS]]
 
 
-def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str) -> bool:
+def register_system(
+    con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str, *, atomic: bool = True
+) -> bool:
     """Append ``row`` (from :func:`system_metadata`) to ``raw.imported_systems`` unless the
-    system's latest registration already says exactly that; True when a row was written."""
+    system's latest registration already says exactly that; True when a row was written.
+    ``atomic`` False: inside the caller's transaction (an import records its registration,
+    the import and its run's status together), not in one of its own."""
     con.execute(IMPORTED_SYSTEMS_DDL)
     latest = registered_systems(con)
     latest = latest[latest["system_id"] == row["system_id"]]
@@ -395,12 +399,15 @@ def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], sour
     columns = ["system_id", *METADATA_KEYS, "source", "registered_at"]
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     values = [row[key] for key in ["system_id", *METADATA_KEYS]] + [source, now]
+    insert = (
+        f"insert into raw.imported_systems ({', '.join(columns)}) "
+        f"values ({', '.join('?' for _ in columns)})"
+    )
+    if not atomic:
+        con.execute(insert, values)
+        return True
     with transaction(con):
-        con.execute(
-            f"insert into raw.imported_systems ({', '.join(columns)}) "
-            f"values ({', '.join('?' for _ in columns)})",
-            values,
-        )
+        con.execute(insert, values)
     return True
 
 
