@@ -216,11 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         signame = exc.args[0] if exc.args else "SIGINT"
-        print(
-            f"tsrate: stopped by {signame}; nothing half-written is kept (the next run marks "
-            "an unfinished run interrupted and reuses its stored forecasts)",
-            file=sys.stderr,
-        )
+        # a command that knows what its stop leaves (an import stopped in its build) notes it
+        kept = getattr(exc, "__notes__", None) or [
+            "nothing half-written is kept (the next run marks an unfinished run interrupted "
+            "and reuses its stored forecasts)"
+        ]
+        print(f"tsrate: stopped by {signame}; {kept[-1]}", file=sys.stderr)
         return 128 + (signal.SIGTERM if signame == "SIGTERM" else signal.SIGINT)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         if debug:

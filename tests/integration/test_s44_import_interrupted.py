@@ -70,6 +70,13 @@ def _interrupted_in_build(tmp_path, warehouse, predictions) -> subprocess.Popen:
     return process
 
 
+def _stop_line(tmp_path) -> str:
+    return next(
+        line for line in (tmp_path / "import.log").read_text().splitlines()
+        if line.startswith("tsrate: stopped by SIGINT")
+    )  # fmt: skip
+
+
 def test_an_import_stopped_in_its_build_is_listed_unrated_and_withdrawn(
     tmp_path, monkeypatch, dbt_target
 ):
@@ -88,6 +95,13 @@ def test_an_import_stopped_in_its_build_is_listed_unrated_and_withdrawn(
     assert rows(warehouse, "select status from raw.runs where run_id = ?", [run_id]) == [
         ("forecasted",)
     ]
+    # the stop line says what the stop left and how to finish or undo it, not the generic
+    # "nothing half-written is kept" of a stop before anything was stored
+    line = _stop_line(tmp_path)
+    assert f"the import is stored, not rated: run {run_id} of study {study_id}" in line
+    assert f"tsrate build --study {study_id}" in line
+    assert f"tsrate withdraw external_llm --study {study_id}" in line
+    assert "nothing half-written" not in line
     # listed as imported, and as not rated yet, with what rates it and what takes it out
     entry = _entry(warehouse, "external_llm")
     assert entry is not None and f"run {run_id}" in entry

@@ -63,7 +63,7 @@ def test_imported_systems_are_listed_while_another_reader_holds_the_warehouse(wa
     finally:
         reader.close()
     out = capsys.readouterr().out.splitlines()
-    at = out.index("imported systems (rated in their study's marts):")
+    at = out.index("imported systems (rated in their study's marts once built):")
     assert out[at + 1].startswith(f"  ext  imported from ext.csv (sha256 {'ab' * 6})")
     assert f"({study_id})" in out[at + 1]
 

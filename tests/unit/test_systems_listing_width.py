@@ -136,7 +136,7 @@ def test_a_long_import_source_and_the_writer_note_fit_too(warehouse, capsys):
     out = _listed(capsys)
     lines = out.splitlines()
     assert _fit(lines), max(lines, key=len)
-    at = lines.index("imported systems (rated in their study's marts):")
+    at = lines.index("imported systems (rated in their study's marts once built):")
     assert lines[at + 1].startswith("  ext  imported from /data/") and len(lines[at + 1]) > 80
     assert lines[at + 2].startswith("      ") and lines[at + 2][6] != " "
     (entry,) = [x for x in listing_entries(out) if x.startswith("ext  imported from")]

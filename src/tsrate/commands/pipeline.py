@@ -229,15 +229,28 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 0
     # a failed build or publish is recorded on the run, as `tsrate build` records it: left
     # `forecasted`, the next default build would take it again and fail the same way
+    # a stop (Ctrl-C, SIGTERM) in the build or the publish leaves the import whole but not
+    # rated: the stop line says so, and how to finish or undo it, instead of the generic one
+    stopped = (
+        f"the import is stored, not rated: run {summary.run_id} of study {study_id} "
+        f"(tsrate build --study {study_id} rates it; tsrate withdraw {args.system} --study "
+        f"{study_id} takes it out)"
+    )
     try:
         dbt.build(run_id=summary.run_id, warehouse=warehouse, on_line=print)
     except dbt.DbtError as exc:
         with connect(warehouse) as con:
             finish_run(con, summary.run_id, "build_failed", str(exc)[-2000:])
         raise
+    except KeyboardInterrupt as exc:
+        exc.add_note(stopped)
+        raise
     try:
         result = publish(warehouse, summary.run_id)
-    except Exception as exc:  # stopped (Ctrl-C, SIGTERM): the run stays as it was
+    except KeyboardInterrupt as exc:  # the run stays `forecasted`: a build rates it
+        exc.add_note(stopped)
+        raise
+    except Exception as exc:
         with connect(warehouse) as con:
             finish_run(con, summary.run_id, "publish_failed", str(exc)[-2000:])
         raise

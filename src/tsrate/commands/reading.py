@@ -77,7 +77,7 @@ def _print_live_systems(live: tuple[list, list[str], list[str]] | None) -> None:
         return
     _, lines, withdrawn = live
     if lines:
-        print("imported systems (rated in their study's marts):")
+        print("imported systems (rated in their study's marts once built):")
         for line in lines:  # an import's source may be a long path
             print("\n".join(wrapped(line, "  ")))
     if withdrawn:
