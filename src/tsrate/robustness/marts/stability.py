@@ -415,7 +415,7 @@ def _worst_cases(
         for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
             # (systems x resamples x distributions x treatments) -> (resamples x keys)
             worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
-            boot = np.moveaxis(worst, 1, 0).reshape(values.shape[1], -1)
+            boot = np.moveaxis(worst, 1, 0).reshape(values.shape[1], len(keys))
             out.append((f"{measure}_{confounder}", keys, boot))
     return out
 
@@ -544,10 +544,11 @@ def _run_stability(
     confidence = float(settings["bootstrap_confidence"])
     dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
     block = int(settings["bootstrap_block_length"])
-    withheld = too_few_dates(dates.size, block)  # then: the point scores only (every date once)
-    weights = np.ones((1, dates.size))
+    withheld = too_few_dates(dates.size, block)
     if withheld is None:
         weights = date_multiplicities(dates.size, block, n_resamples, seed)
+    else:  # no resample drawn (0 x dates): the point scores and ratings only
+        weights = np.zeros((0, dates.size))
     published = accuracy_scores.loc[accuracy_scores["run_id"].astype(str) == run_id]
     run_frames = accuracy_stability(errors, published, levels, n_resamples, block, seed, confidence)
     scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
