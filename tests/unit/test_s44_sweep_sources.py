@@ -1,7 +1,8 @@
-"""The mutation sweep of the nn/nn/yyyy date-order rule of price files
-(tsrate.robustness.sources.validate_prices; tests/planted/s44_sweep.json): a file mixing
-ISO and day-first dates, a day or month of 13 as the only sign of the order, and the cut of
-a long value quoted in a message. Expected dates are written out by hand."""
+"""The mutation sweep of the price-file reader (tsrate.robustness.sources;
+tests/planted/s44_sweep.json): the nn/nn/yyyy date-order rule on a file mixing ISO and
+day-first dates and on a day or month of 13 as the only sign of the order, the cut of a
+long value quoted in a message, and a file with both ``date`` and ``price_date``. Expected
+dates are written out by hand."""
 
 from __future__ import annotations
 
@@ -49,3 +50,17 @@ def test_a_long_value_is_quoted_whole_up_to_40_characters_and_cut_after():
     message = str(caught.value)
     assert f"date={fits}," in message
     assert f"date={'y' * 39}…," in message
+
+
+def test_a_file_with_both_date_and_price_date_reads_price_date(tmp_path):
+    """``date`` is only another name for ``price_date``: beside a price_date column it is
+    left alone, and the prices keep their price_date (9 and 10 January 2023)."""
+    from tsrate.robustness.sources import read_price_file
+
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "ticker,date,price_date,close\nAAA,1999-01-01,2023-01-09,10\nAAA,1999-01-04,2023-01-10,11\n"
+    )
+    out = read_price_file(path)
+    assert list(out.columns) == ["ticker", "price_date", "close"]
+    assert [d.strftime("%Y-%m-%d") for d in pd.to_datetime(out["price_date"])] == WEEK[:2]
