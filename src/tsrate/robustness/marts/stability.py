@@ -409,13 +409,16 @@ def _worst_cases(
         [(system_id, t, outcome) for system_id, outcome in systems for t in treatments],
         columns=["system_id", "perturbation_id", "outcome"],
     )
+    if ape.shape[1] == 0:  # no resample drawn (a withheld run): the keys, no values
+        names = [f"{m}_{c}" for c in sorted(set(confounders)) for m in ("ape", "pie")]
+        return [(name, keys, np.empty((0, len(keys)))) for name in names]
     out = []
     for confounder in sorted(set(confounders)):
         chosen = confounders == confounder
         for measure, values, how in (("ape", ape, ape_how), ("pie", pie, pie_how)):
             # (systems x resamples x distributions x treatments) -> (resamples x keys)
             worst = aggregate_distributions(np.moveaxis(values[:, :, chosen], 2, -1), how)
-            boot = np.moveaxis(worst, 1, 0).reshape(values.shape[1], len(keys))
+            boot = np.moveaxis(worst, 1, 0).reshape(values.shape[1], -1)
             out.append((f"{measure}_{confounder}", keys, boot))
     return out
 
