@@ -409,6 +409,9 @@ def _worst_cases(
         [(system_id, t, outcome) for system_id, outcome in systems for t in treatments],
         columns=["system_id", "perturbation_id", "outcome"],
     )
+    if ape.shape[1] == 0:  # no resample drawn (a withheld run): the keys, no values
+        names = [f"{m}_{c}" for c in sorted(set(confounders)) for m in ("ape", "pie")]
+        return [(name, keys, np.empty((0, len(keys)))) for name in names]
     out = []
     for confounder in sorted(set(confounders)):
         chosen = confounders == confounder
@@ -544,10 +547,11 @@ def _run_stability(
     confidence = float(settings["bootstrap_confidence"])
     dates = np.unique(errors["window_end_date"].to_numpy().astype("datetime64[D]"))
     block = int(settings["bootstrap_block_length"])
-    withheld = too_few_dates(dates.size, block)  # then: the point scores only (every date once)
-    weights = np.ones((1, dates.size))
+    withheld = too_few_dates(dates.size, block)
     if withheld is None:
         weights = date_multiplicities(dates.size, block, n_resamples, seed)
+    else:  # no resample drawn (0 x dates): the point scores and ratings only
+        weights = np.zeros((0, dates.size))
     published = accuracy_scores.loc[accuracy_scores["run_id"].astype(str) == run_id]
     run_frames = accuracy_stability(errors, published, levels, n_resamples, block, seed, confidence)
     scores = robustness_scores.loc[robustness_scores["run_id"] == run_id]
