@@ -169,7 +169,13 @@ def test_single_series_answers_follow_from_parameters_and_series(items):
             expected = item.params["factor"] * series.max()
         else:
             expected = None
-            wanted = "lower than observed" if scenario.trend > 0 else "higher than observed"
+            wanted = (
+                "lower than observed"
+                if scenario.trend > 0
+                else "higher than observed"
+                if scenario.trend < 0
+                else "about the same as observed"
+            )
             assert item.options[item.answer_index] == wanted
             continue
         numbers = [_number(option) for option in item.options]

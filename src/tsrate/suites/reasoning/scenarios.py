@@ -20,7 +20,8 @@ The caption (:func:`caption`) states each parameter in words and numbers. Items:
   :data:`MIN_DISTRACTOR_MISS` (relative RMS) and 2.5 times the true caption's miss
   (:func:`explanation_miss`);
 - qa_single: what-if questions (event removed, values scaled, trend removed) whose
-  numeric answers are computed from the parameters or the observed values;
+  numeric answers are computed from the parameters or the observed values (trend removed:
+  lower, higher or about the same, one per trend direction, flat included);
 - qa_two: a second series from the same parameters with one change and the same noise
   draw: which what-if produced it, and how its last quarter compares with the first's;
 - qa_perturbed: the paper's perturbed twin of each ``which_change`` item (Section 5.3):
@@ -306,11 +307,12 @@ def _numeric_item(
     )
 
 
+#: ``counterfactual_trend``'s options: each is the key for one of the three trend directions
+#: (drawn uniformly), so no option is a distractor that is never right
 TREND_OPTIONS = (
     "lower than observed",
     "higher than observed",
     "about the same as observed",
-    "exactly zero",
 )
 SCALE_FACTORS = (2, 3, 10)
 
@@ -338,9 +340,9 @@ def single_series_item(rng: np.random.Generator, scenario: Scenario, category: s
         )
         return _numeric_item(rng, scenario, series, category, question, correct, {"factor": factor})
     if category == "counterfactual_trend":
-        if scenario.trend_direction == "flat":
-            return None
         correct = TREND_OPTIONS[0] if scenario.trend > 0 else TREND_OPTIONS[1]
+        if scenario.trend_direction == "flat":  # no trend to take away: the values stay
+            correct = TREND_OPTIONS[2]
         others = [o for o in TREND_OPTIONS if o != correct]
         options, answer = _shuffle(rng, correct, others)
         return Item(
