@@ -374,6 +374,8 @@ def test_difference_compares_the_means_of_the_last_quarter(length, quarter):
         "trend_reversed": 200 * (1 - 0.4 * t / (length - 1)),
         "cycle_added": curve + 200 * 0.2 * np.sin(2 * np.pi * t / 7),
         "level_raised": 1.5 * curve,
+        "level_lowered": 0.6 * curve,  # the two difference-only level changes
+        "level_doubled": 2.0 * curve,
     }
     seen = set()
     for seed in range(12):
