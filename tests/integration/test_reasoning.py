@@ -105,7 +105,14 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
 
     tasks = read(warehouse, "select * from marts.rsn_task_accuracy").set_index("task")
     assert set(tasks.index) == {"etiological", "qa_single", "qa_two", "qa_perturbed"}
-    assert (tasks["system_id"] == "random").all() and (tasks["chance_level"] == 0.25).all()
+    assert (tasks["system_id"] == "random").all()
+    # chance is 1 / options averaged over the items (trend what-ifs have 3 options, others 4)
+    n_options = read(
+        warehouse, "select task, len(options) as n from raw.rsn_items where task <> 'forecast'"
+    )
+    chance = (1.0 / n_options["n"]).groupby(n_options["task"]).mean()
+    assert tasks["chance_level"].to_dict() == pytest.approx(chance.to_dict())
+    assert (tasks.drop(index="qa_single")["chance_level"] == 0.25).all()
     # the mart's accuracy is the share of raw responses naming the stored answer
     raw = read(
         warehouse,
@@ -214,7 +221,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
         ]  # fmt: skip
         originals = [by_key[(json.loads(r.params)["original_item_id"], condition)] for r in twins]
         row = pert.loc[condition]
-        assert row["n_pairs"] == len(twins) == 6
+        assert row["n_pairs"] == len(twins) == 4
         assert row["accuracy_perturbed"] == pytest.approx(
             np.mean([r.parsed_choice == r.answer_index for r in twins])
         )
