@@ -105,7 +105,14 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
 
     tasks = read(warehouse, "select * from marts.rsn_task_accuracy").set_index("task")
     assert set(tasks.index) == {"etiological", "qa_single", "qa_two", "qa_perturbed"}
-    assert (tasks["system_id"] == "random").all() and (tasks["chance_level"] == 0.25).all()
+    assert (tasks["system_id"] == "random").all()
+    # chance is 1 / options averaged over the items (trend what-ifs have 3 options, others 4)
+    n_options = read(
+        warehouse, "select task, len(options) as n from raw.rsn_items where task <> 'forecast'"
+    )
+    chance = (1.0 / n_options["n"]).groupby(n_options["task"]).mean()
+    assert tasks["chance_level"].to_dict() == pytest.approx(chance.to_dict())
+    assert (tasks.drop(index="qa_single")["chance_level"] == 0.25).all()
     # the mart's accuracy is the share of raw responses naming the stored answer
     raw = read(
         warehouse,
@@ -214,7 +221,7 @@ def test_offline_suite_fills_every_mart_and_resumes(tmp_path, prefect_harness, d
         ]  # fmt: skip
         originals = [by_key[(json.loads(r.params)["original_item_id"], condition)] for r in twins]
         row = pert.loc[condition]
-        assert row["n_pairs"] == len(twins) == 6
+        assert row["n_pairs"] == len(twins) == 4
         assert row["accuracy_perturbed"] == pytest.approx(
             np.mean([r.parsed_choice == r.answer_index for r in twins])
         )
@@ -392,18 +399,18 @@ def test_language_model_through_a_local_server_fills_the_same_marts(
     assert set(tasks["task"]) == {"etiological", "qa_single", "qa_two", "qa_perturbed"}
     assert (tasks["system_kind"] == "language_model").all()
     # hand-worked Section 5.3 scoring: "Answer: A" is right where the answer is A, and
-    # lured where the near copy stands at A (6 pairs; (answer, near copy) of the seed-11
-    # twins: (2,1), (1,0), (1,3), (0,3), (0,2), (3,2); the last twin's options and the first
-    # and last originals' mention a trend, so the responder's reply there is unparseable)
+    # lured where the near copy stands at A (4 pairs; (answer, near copy) of the seed-11
+    # twins: (2,1), (0,3), (2,0), (0,3); the first and last originals' prompts mention a
+    # trend, so the responder's reply there is unparseable: the last pair is gained)
     pert = read(
         warehouse,
         "select * from marts.rsn_perturbation_effects "
         "where system_id = 'qa_llm' and condition = 'with_series'",
     )
-    assert pert["n_pairs"][0] == 6
-    assert pert["n_lured"][0] == 1 and pert["share_lured"][0] == pytest.approx(1 / 6)
-    assert pert["accuracy_perturbed"][0] == pytest.approx(2 / 6)
-    assert pert["accuracy_original"][0] == pytest.approx(2 / 6) and pert["n_lost"][0] == 0
+    assert pert["n_pairs"][0] == 4
+    assert pert["n_lured"][0] == 1 and pert["share_lured"][0] == pytest.approx(1 / 4)
+    assert pert["accuracy_perturbed"][0] == pytest.approx(2 / 4)
+    assert pert["accuracy_original"][0] == pytest.approx(1 / 4) and pert["n_lost"][0] == 0
     unparseable = read(warehouse, "select * from marts.rsn_unparseable_responses")
     assert (
         len(unparseable)

@@ -169,7 +169,13 @@ def test_single_series_answers_follow_from_parameters_and_series(items):
             expected = item.params["factor"] * series.max()
         else:
             expected = None
-            wanted = "lower than observed" if scenario.trend > 0 else "higher than observed"
+            wanted = (
+                "lower than observed"
+                if scenario.trend > 0
+                else "higher than observed"
+                if scenario.trend < 0
+                else "about the same as observed"
+            )
             assert item.options[item.answer_index] == wanted
             continue
         numbers = [_number(option) for option in item.options]
@@ -187,7 +193,12 @@ def test_two_series_answers_follow_from_the_series(items):
     for item in two:
         scenario = scenario_from_dict(item.params["scenario"])
         changes = what_ifs(scenario)
-        changed = changes[item.params["change"]][1]
+        # difference items may also show the level times 0.6 or 2 (docs/suites/reasoning.md)
+        factor = {"level_lowered": 0.6, "level_doubled": 2.0}.get(item.params["change"])
+        if factor is not None and item.category == "difference":
+            changed = dataclasses.replace(scenario, base=scenario.base * factor)
+        else:
+            changed = changes[item.params["change"]][1]
         second = np.asarray(item.series_b)
         np.testing.assert_array_equal(second, observed_series(changed, noise_draw(scenario)))
         if item.category == "which_change":

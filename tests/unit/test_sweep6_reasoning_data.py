@@ -257,18 +257,20 @@ def test_scale_what_if_answer_and_distractors_from_the_series(amplitude):
 
 
 @pytest.mark.parametrize(
-    ("trend", "answer"), [(0.4, "lower than observed"), (-0.3, "higher than observed"), (0.0, None)]
+    ("trend", "answer"),
+    [
+        (0.4, "lower than observed"),
+        (-0.3, "higher than observed"),
+        (0.0, "about the same as observed"),
+    ],
 )
 def test_trend_what_if_answer(trend, answer):
     """Without a rising trend the last values would be lower, without a falling one higher;
-    a flat series has no such question."""
+    a flat series keeps them (each option is right for one direction)."""
     scenario = dataclasses.replace(PLAIN, trend=trend)
     item = sc.single_series_item(np.random.default_rng(0), scenario, "counterfactual_trend")
-    if answer is None:
-        assert item is None
-    else:
-        assert item.options[item.answer_index] == answer
-        assert sorted(item.options) == sorted(sc.TREND_OPTIONS)
+    assert item.options[item.answer_index] == answer
+    assert sorted(item.options) == sorted(sc.TREND_OPTIONS)
 
 
 # --------------------------------------------------------------------------- two series
@@ -372,6 +374,8 @@ def test_difference_compares_the_means_of_the_last_quarter(length, quarter):
         "trend_reversed": 200 * (1 - 0.4 * t / (length - 1)),
         "cycle_added": curve + 200 * 0.2 * np.sin(2 * np.pi * t / 7),
         "level_raised": 1.5 * curve,
+        "level_lowered": 0.6 * curve,  # the two difference-only level changes
+        "level_doubled": 2.0 * curve,
     }
     seen = set()
     for seed in range(12):

@@ -20,7 +20,8 @@ The caption (:func:`caption`) states each parameter in words and numbers. Items:
   :data:`MIN_DISTRACTOR_MISS` (relative RMS) and 2.5 times the true caption's miss
   (:func:`explanation_miss`);
 - qa_single: what-if questions (event removed, values scaled, trend removed) whose
-  numeric answers are computed from the parameters or the observed values;
+  numeric answers are computed from the parameters or the observed values (trend removed:
+  lower, higher or about the same, one per trend direction, flat included);
 - qa_two: a second series from the same parameters with one change and the same noise
   draw: which what-if produced it, and how its last quarter compares with the first's;
 - qa_perturbed: the paper's perturbed twin of each ``which_change`` item (Section 5.3):
@@ -80,6 +81,7 @@ from tsrate.suites.reasoning.scenario_model import (
 
 __all__ = [
     "DIFFERENCE_EDGES",
+    "DIFFERENCE_LEVELS",
     "DIFFERENCE_OPTIONS",
     "DISTRACTOR_MODES",
     "DOMAINS",
@@ -105,6 +107,7 @@ __all__ = [
     "characteristics",
     "clean_series",
     "difference_bucket",
+    "difference_changes",
     "direct_miss",
     "draw_scenario",
     "equivalent_caption",
@@ -306,11 +309,12 @@ def _numeric_item(
     )
 
 
+#: ``counterfactual_trend``'s options: each is the key for one of the three trend directions
+#: (drawn uniformly), so no option is a distractor that is never right
 TREND_OPTIONS = (
     "lower than observed",
     "higher than observed",
     "about the same as observed",
-    "exactly zero",
 )
 SCALE_FACTORS = (2, 3, 10)
 
@@ -338,9 +342,9 @@ def single_series_item(rng: np.random.Generator, scenario: Scenario, category: s
         )
         return _numeric_item(rng, scenario, series, category, question, correct, {"factor": factor})
     if category == "counterfactual_trend":
-        if scenario.trend_direction == "flat":
-            return None
         correct = TREND_OPTIONS[0] if scenario.trend > 0 else TREND_OPTIONS[1]
+        if scenario.trend_direction == "flat":  # no trend to take away: the values stay
+            correct = TREND_OPTIONS[2]
         others = [o for o in TREND_OPTIONS if o != correct]
         options, answer = _shuffle(rng, correct, others)
         return Item(
@@ -382,12 +386,53 @@ def difference_bucket(ratio: float) -> int | None:
     return int(np.searchsorted(DIFFERENCE_EDGES, ratio))
 
 
+#: ``difference``-only what-ifs (its question does not name the change): the level scaled by
+#: these factors, so that every answer bucket always has a change that gives it
+DIFFERENCE_LEVELS = {"level_lowered": 0.6, "level_doubled": 2.0}
+
+
+def difference_changes(scenario: Scenario) -> dict[str, Scenario]:
+    """The changes a ``difference`` item may show: :func:`what_ifs` and
+    :data:`DIFFERENCE_LEVELS`, name -> changed scenario."""
+    out = {name: changed for name, (_, changed) in what_ifs(scenario).items()}
+    for name, factor in DIFFERENCE_LEVELS.items():
+        out[name] = dataclasses.replace(scenario, base=scenario.base * factor)
+    return out
+
+
+def _difference_change(
+    rng: np.random.Generator, scenario: Scenario, quarter: int
+) -> tuple[str, Scenario, float, int] | None:
+    """The key's bucket drawn uniformly, then one of the changes that give it (name,
+    changed scenario, ratio of the last ``quarter`` means, bucket); None when none does.
+    Drawing the bucket first keeps the keys' shares equal: a bucket cannot be guessed from
+    how often it is right."""
+    by_bucket: dict[int, list] = {}
+    for name, changed in sorted(difference_changes(scenario).items()):
+        ratio = float(
+            clean_series(changed)[-quarter:].mean() / clean_series(scenario)[-quarter:].mean()
+        )
+        bucket = difference_bucket(ratio)
+        if bucket is not None:
+            by_bucket.setdefault(bucket, []).append((name, changed, ratio, bucket))
+    fitting = by_bucket.get(int(rng.integers(len(DIFFERENCE_OPTIONS))))
+    if not fitting:
+        return None
+    return fitting[int(rng.integers(len(fitting)))]
+
+
 def two_series_item(rng: np.random.Generator, scenario: Scenario, category: str) -> Item | None:
     """A question about the series and its what-if variant (same noise draw)."""
     changes = what_ifs(scenario)
     names = sorted(changes)
     name = names[int(rng.integers(len(names)))]
     question_text, changed = changes[name]
+    if category == "difference":  # its own draw: the key's bucket first (_difference_change)
+        quarter = max(1, scenario.length // 4)
+        picked = _difference_change(rng, scenario, quarter)
+        if picked is None:
+            return None
+        name, changed, ratio, bucket = picked
     noise = noise_draw(scenario)
     first = observed_series(scenario, noise)
     second = observed_series(changed, noise)
@@ -421,21 +466,15 @@ def two_series_item(rng: np.random.Generator, scenario: Scenario, category: str)
             params={**params, "option_changes": [name, *chosen]},
         )
     if category == "difference":
-        quarter = max(1, scenario.length // 4)
-        ratio = float(
-            clean_series(changed)[-quarter:].mean() / clean_series(scenario)[-quarter:].mean()
-        )
-        bucket = difference_bucket(ratio)
-        if bucket is None:
-            return None
         order = rng.permutation(len(DIFFERENCE_OPTIONS))
         options = tuple(DIFFERENCE_OPTIONS[i] for i in order)
+        # the change is not named: named, it alone would give the answer ("50% higher")
         return Item(
             **base,
             question=(
-                f"{question_text} The second series shows that what-if. Over the last "
-                f"{quarter} {scenario.subject.frequency}s, how does the average of the second "
-                "series compare with that of the first?"
+                "The second series shows the same scenario as the first under one what-if "
+                f"change. Over the last {quarter} {scenario.subject.frequency}s, how does the "
+                "average of the second series compare with that of the first?"
             ),
             options=options,
             answer_index=int(np.flatnonzero(order == bucket)[0]),
