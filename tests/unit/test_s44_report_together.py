@@ -5,6 +5,7 @@ folder and no temporaries; a writer killed outright is finished by the next writ
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tsrate.commands.usage import PATH_HINT, PATH_HINTS, path_error_line
 from tsrate.html.together import sweep_leftovers, write_page_and_folder
 from tsrate.robustness.report.data import Report
 from tsrate.robustness.report.render import write_rendered
@@ -160,3 +162,18 @@ def test_a_killed_first_report_leaves_no_charts_folder_after_the_next_sweep(tmp_
     (folder / "c.vl.json").write_text("{}")
     assert len(sweep_leftovers(page, folder)) == 2
     assert tree(tmp_path) == before
+
+
+def test_a_failed_write_names_the_users_path_not_a_temporary(earlier):
+    """A chart file the file system refuses (a name over its 255 bytes) fails inside the
+    temporary folder; the error names the file in the charts folder, and nothing changed."""
+    before, long = tree(earlier.parent), "c" * 250
+    with pytest.raises(OSError) as failure:
+        write_rendered("new-run", Report("<p>new</p>", {long: SPEC}), earlier)
+    charts = earlier.parent / "report-charts"
+    assert failure.value.filename == str(charts / f"{long}.vl.json")
+    assert path_error_line(failure.value) == (
+        f"{charts / f'{long}.vl.json'}: {os.strerror(errno.ENAMETOOLONG)} (hint: "
+        f"{PATH_HINTS.get(errno.ENAMETOOLONG, PATH_HINT)})"
+    )
+    assert tree(earlier.parent) == before

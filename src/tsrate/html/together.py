@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -136,6 +137,8 @@ def write_page_and_folder(
             undoing = True
             _undo(folder, staging, backup, none)
             undoing = False
+        temporaries = {page_temp: page, staging: folder, backup: folder, none: folder}
+        _raise_for_user(temporaries)
         raise
     finally:
         if not undoing:  # an undo that failed keeps its files for the next write's sweep
@@ -143,6 +146,33 @@ def write_page_and_folder(
             _remove(staging)
             _remove(backup)  # after the commit: the replaced folder; else moved back already
             _remove(none)
+
+
+def _raise_for_user(temporaries: Mapping[Path, Path]) -> None:
+    """Inside ``except``: raise the OSError being handled again naming the paths the user
+    gave (``temporaries``: temporary -> target; a file inside a temporary folder -> the same
+    file in the target) instead of the temporaries, which no longer exist; else return."""
+    exc = sys.exc_info()[1]
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return
+
+    def target(name: object) -> object:
+        if name is None:
+            return None
+        path = Path(os.fsdecode(name))  # type: ignore[arg-type]
+        for temporary, goal in temporaries.items():
+            if path == temporary:
+                return str(goal)
+            if path.parent == temporary:
+                return str(goal / path.name)
+        return name
+
+    names = [target(exc.filename), target(exc.filename2)]
+    if names == [exc.filename, exc.filename2]:
+        return
+    if names[0] == names[1]:
+        names[1] = None
+    raise OSError(exc.errno, exc.strerror, names[0], None, names[1]) from exc
 
 
 def _undo(folder: Path, staging: Path, backup: Path, none: Path) -> None:
