@@ -135,11 +135,16 @@ def test_the_next_write_finishes_what_a_killed_writer_left(earlier, stage):
     assert tree(earlier.parent) == (new if stage == "done" else old)
 
 
-def test_a_running_writers_temporaries_are_left_alone(earlier):
+def test_a_running_writers_temporaries_and_other_files_are_left_alone(earlier):
     mine = earlier.with_name(f".report.html.{os.getpid()}.abcd1234.partial")
     mine.write_text("in progress")
+    others = [f".report.html.{_dead_pid()}.partial", f".report.html.{_dead_pid()}.a.b.partial",
+              ".report.html.x.a.partial", f".report-charts.{_dead_pid()}.a.kept.partial"]  # fmt: skip
+    for name in others:  # not names a report writes: someone else's
+        (earlier.parent / name).write_text("theirs")
     assert sweep_leftovers(earlier, earlier.parent / "report-charts") == []
     assert mine.read_text() == "in progress"
+    assert all((earlier.parent / name).read_text() == "theirs" for name in others)
 
 
 def test_a_charts_path_taken_by_a_file_is_refused_before_anything_is_written(tmp_path):

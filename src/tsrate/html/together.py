@@ -69,9 +69,13 @@ def _names(page: Path, folder: Path, token: str) -> tuple[Path, Path, Path, Path
 def _writer(mark: Path, name: str) -> tuple[int, str, str] | None:
     """(pid, tag, kind) of temporary ``mark`` of target ``name`` (kind "" for a page's)."""
     parts = mark.name.removeprefix(f".{name}.").removesuffix(".partial").split(".")
-    if len(parts) not in (2, 3) or not parts[0].isdigit():
-        return None
-    return int(parts[0]), parts[1], (parts[2] if len(parts) == 3 else "")
+    if (
+        len(parts) < 2
+        or not parts[0].isdigit()
+        or parts[2:] not in ([], ["new"], ["old"], ["none"])
+    ):
+        return None  # not a name this module writes: left alone
+    return int(parts[0]), parts[1], "".join(parts[2:])
 
 
 def sweep_leftovers(page: Path, folder: Path) -> list[Path]:
