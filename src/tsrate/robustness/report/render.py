@@ -28,7 +28,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from tsrate.html.page import page, write_page
+from tsrate.html.page import page
+from tsrate.html.together import write_page_and_folder
 from tsrate.robustness.report.comparisons import (  # noqa: F401
     confounder_section,
     group_section,
@@ -181,24 +182,30 @@ def render_report(snapshot: Path, name: str | None = None) -> tuple[str, Report]
 
 
 def write_rendered(run_id: str, report: Report, output: Path) -> ReportResult:
-    """Write a built report (and its chart specs) atomically: the HTML to a temporary file
-    renamed over ``output``, so a reader never sees half a report; chart specs to
-    ``<output stem>-charts/<name>.vl.json`` (open one in any Vega-Lite editor)."""
+    """Write a built report and its chart specs together, atomically
+    (:func:`tsrate.html.together.write_page_and_folder`): the HTML to ``output``, the specs to
+    ``<output stem>-charts/<name>.vl.json`` (open one in any Vega-Lite editor). A reader, and
+    a failure or a stop at any step, sees the old page with its old charts or the new page
+    with its new charts, never a mix; temporaries are removed (those of a writer killed
+    outright, by the next write). Specs (and ``.svg`` renders) the new page does not draw
+    leave the folder; other files in it are kept."""
     output = Path(output)
     charts_dir = output.with_name(f"{output.stem}-charts")
-    charts_dir.mkdir(parents=True, exist_ok=True)
-    names = {f"{name}.vl.json" for name in report.charts}
-    for stale in [*charts_dir.glob("*.vl.json"), *charts_dir.glob("*.svg")]:
-        if stale.name not in names:
-            stale.unlink()
-    for name, spec in report.charts.items():
-        write_page(charts_dir / f"{name}.vl.json", json.dumps(spec, indent=1, default=str))
-    write_page(output, report.html)
+    specs = {
+        f"{name}.vl.json": json.dumps(spec, indent=1, default=str)
+        for name, spec in report.charts.items()
+    }
+    write_page_and_folder(output, report.html, charts_dir, specs, _chart_file)
     return ReportResult(output, charts_dir, run_id, len(report.charts))
 
 
+def _chart_file(path: Path) -> bool:
+    """Whether ``path`` in the charts folder is the report's own (a spec or its render)."""
+    return path.name.endswith((".vl.json", ".svg"))
+
+
 def write_report(snapshot: Path, output: Path | None = None) -> ReportResult:
-    """Build the report from ``snapshot`` and write it (and the chart specs) atomically
+    """Build the report from ``snapshot`` and write it with its chart specs, together
     (:func:`write_rendered`), to ``output`` (default: ``report.html`` beside the snapshot)."""
     output = Path(output or default_report_path(snapshot))
     return write_rendered(*render_report(snapshot), output)
