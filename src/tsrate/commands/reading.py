@@ -405,7 +405,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_output_folder(output.parent)  # its folder is made (as --help says): refused first
     if output.is_dir():  # FOLDER/report.html a folder: refused before the charts are written
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(output))
-    result = write_report(snapshot, output)
+    try:
+        result = write_report(snapshot, output)
+    except KeyboardInterrupt as exc:  # the stop line says what a stopped report leaves
+        exc.add_note(
+            f"no report was written: {output} and its charts folder are as they were "
+            "(the warehouse is only read)"
+        )
+        raise
     print(
         f"report of run {result.run_id} written to {result.path} "
         f"({result.n_charts} charts, Vega-Lite specs also in {result.charts_dir})"
