@@ -11,11 +11,9 @@ same on datasets 5 and 6, and the recency prior lag top-k 1 on the lattice, each
 chance 0, 1/2, 1/5 and 1/10.
 
 :func:`best_blind_prior` scores every prior of :func:`blind_priors` with the suite's own
-measures against the run's truth and candidate cells (finite beta: DA-RNN's diagonal is
-left out as for the model), and keeps, per measure, the best; :func:`with_blind_prior`
-raises each record's bar from its chance level to the best prior where that is higher
-(``margin`` = value - max(chance, best prior)) and adds one record per measure,
-``<measure>_blind_prior``, holding the best prior's own score, chance and margin.
+measures against a truth and its candidate cells (finite beta: DA-RNN's diagonal is left
+out as for the model), and keeps, per measure, the best; the report shows it beside the
+models' scores (:func:`tsrate.suites.interpretability.report.blind_prior_rows`).
 """
 
 from __future__ import annotations
@@ -23,9 +21,6 @@ from __future__ import annotations
 import numpy as np
 
 from tsrate.suites.interpretability.measures import chance_level, correctness
-
-#: suffix of the records holding the best data-blind prior's score of a measure
-BLIND_SUFFIX = "_blind_prior"
 
 #: the fixed lag of the ``fixed_lag`` prior: the most frequent true lag over the edges of
 #: datasets 2-8 and 10 (17 of 71 edges at lag 3); lag 1, the lattice's only lag, is the
@@ -87,40 +82,3 @@ def best_blind_prior(
             if np.isfinite(score) and (measure not in best or score > best[measure][0]):
                 best[measure] = (float(score), float(chances.get(measure, np.nan)), name)
     return best
-
-
-def with_blind_prior(
-    records: list[dict],
-    beta: np.ndarray,
-    alpha: np.ndarray | None,
-    picks: np.ndarray | None,
-    truth: np.ndarray,
-    lag_truth: np.ndarray,
-) -> list[dict]:
-    """``records`` (:func:`measures.correctness_with_chance`) with each measure's margin
-    taken over the higher of its chance level and the best data-blind prior's score, plus
-    one ``<measure>_blind_prior`` record per such measure: value = the prior's score,
-    chance = the prior's own chance level, margin = their difference (how far a rule that
-    never saw the data beats chance), undefined_reason = None."""
-    best = best_blind_prior(beta, alpha, picks, truth, lag_truth)
-    out, extra = [], []
-    for record in records:
-        prior = best.get(record["measure"])
-        if prior is None:
-            out.append(record)
-            continue
-        score, chance, _name = prior
-        value, level = record["value"], record["chance"]
-        if np.isfinite(value) and np.isfinite(level):
-            record = {**record, "margin": value - max(level, score)}
-        out.append(record)
-        extra.append(
-            {
-                "measure": record["measure"] + BLIND_SUFFIX,
-                "value": score,
-                "chance": chance,
-                "margin": score - chance if np.isfinite(chance) else float("nan"),
-                "undefined_reason": None,
-            }
-        )
-    return out + extra

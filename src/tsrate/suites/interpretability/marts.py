@@ -2,9 +2,7 @@
 
 ``correctness_table``: per training run, every correctness measure of :mod:`.measures`
 with its chance level (the same attention's exact expected score against source-permuted
-ground truths), its margin over the higher of that chance level and the best data-blind
-prior's score (:mod:`.baselines`; the prior's own record, ``<measure>_blind_prior``,
-follows) and, where undefined (NaN), the reason; plus the
+ground truths), its margin over chance and, where undefined (NaN), the reason; plus the
 uniformity measures ``beta_entropy`` / ``alpha_entropy`` (1 = uniform attention). DA-RNN's
 beta diagonal is set to NaN first (its input attention never covers the target itself,
 paper Section 4.2), and its alpha (over encoder states, source -1) has no per-series lag
@@ -25,7 +23,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from tsrate.suites.interpretability.baselines import with_blind_prior
 from tsrate.suites.interpretability.measures import correctness_with_chance
 from tsrate.suites.rating import (
     metric_rule,
@@ -104,8 +101,7 @@ def correctness_table(
             np.fill_diagonal(beta, np.nan)
         alpha = _matrices(frame, n, window, "alpha")
         picks = _matrices(frame, n, window, "tcdf_picks")
-        records_of_run = correctness_with_chance(beta, alpha, picks, matrix, lags)
-        for record in with_blind_prior(records_of_run, beta, alpha, picks, matrix, lags):
+        for record in correctness_with_chance(beta, alpha, picks, matrix, lags):
             records.append(
                 {
                     "suite_run_id": run.suite_run_id,
@@ -143,8 +139,7 @@ def rating_scores(
     """The long score table the suite rates (suite_run_id, variant_id, model_id, metric,
     raw_score, unrated_reason) over the main study only: test_mse (mean) and test_mse_cv
     from interp_prediction_scores; beta_spearman_margin and beta_auroc_margin (mean over
-    seeds of the margin over the higher of chance and the best data-blind prior,
-    ``mean_margin``) from interp_correctness; beta_std
+    seeds of the margin over chance, ``mean_margin``) from interp_correctness; beta_std
     (mean std of beta) from interp_stability.
 
     The rule against uniform attention: the two margins and beta_std of a model x variant
@@ -163,7 +158,7 @@ def rating_scores(
         [
             prediction[keys].assign(metric="test_mse", raw_score=prediction["test_mse_mean"]),
             prediction[keys].assign(metric="test_mse_cv", raw_score=prediction["test_mse_cv"]),
-            # rated as the margin over chance or the best data-blind prior (baselines.py)
+            # correctness is rated as the margin over chance (source-permuted ground truth)
             beta[keys].assign(
                 metric=beta["measure"] + "_margin",
                 raw_score=beta["mean_margin"],
@@ -250,7 +245,7 @@ def rating_stability_table(
     for every model (models trained on one seed share that seed's data split and
     initialisation stream), and recomputes each model's scores exactly as the marts do
     from its runs on the drawn seeds: test_mse = mean test MSE; test_mse_cv = sample std
-    / mean; beta_spearman_margin / beta_auroc_margin = mean margin over chance or prior
+    / mean; beta_spearman_margin / beta_auroc_margin = mean margin over chance
     (int_interp_correctness_measured); beta_std = mean over beta cells of the sample std
     across the drawn runs (``attention``: int_interp_attention_selected). Each resample is
     re-rated by the published rule (direction and ideal of the suite's rating spec). A model
