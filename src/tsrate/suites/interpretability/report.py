@@ -25,6 +25,7 @@ import pandas as pd
 
 from tsrate.html.charts import chart_name, figure
 from tsrate.html.page import frame_table
+from tsrate.suites.interpretability.baselines import best_blind_prior
 from tsrate.suites.interpretability.paper_shapes import sensitivity_html, table_2_html
 from tsrate.suites.publishing import check_snapshot, html_page, read_marts, write_html
 from tsrate.suites.verdict import floor_share, not_rated_html, summary_table_html, verdict_html
@@ -260,6 +261,45 @@ def _table(frame: pd.DataFrame) -> str:
     return frame_table(frame, digits=4)
 
 
+#: the model_id of the report's row for the best data-blind prior
+BLIND_PRIOR = "best data-blind prior"
+
+
+BLIND_PRIOR_NOTE = (
+    f"<p>{BLIND_PRIOR}: the best score, per measure, of rules that never see the data "
+    "(uniform; recency; each series' own past; series 0; lag 3), with its own chance "
+    "level. Where it reaches a model's score the dataset's fixed truth cannot tell that "
+    "model's attention from a built-in prior; the ratings are margins over chance "
+    "only.</p>"
+)
+
+
+def blind_prior_rows(cells: pd.DataFrame) -> pd.DataFrame:
+    """The best data-blind prior's scores (:func:`baselines.best_blind_prior`) on one
+    variant's truth, as rows shaped like ``interp_correctness`` (model_id
+    :data:`BLIND_PRIOR`): mean_value = its score, mean_chance = its own chance level,
+    mean_margin = their difference. ``cells``: the variant's beta and tcdf_picks cells of
+    ``interp_attention_summary`` (their ``true_weight`` is the truth; every cell a
+    candidate). The beta measures, and TCDF's where the variant has picks; the lag measure
+    is left out (the report reads no cross-series lag truth). Empty without beta cells."""
+    beta = cells[cells["attention"] == "beta"]
+    columns = ["model_id", "measure", "mean_value", "std_value", "mean_chance", "mean_margin"]
+    if beta.empty:
+        return pd.DataFrame(columns=columns)
+    n = int(max(beta["target_index"].max(), beta["source_index"].max())) + 1
+    truth = np.zeros((n, n))
+    weights = beta.groupby(["target_index", "source_index"])["true_weight"].max().fillna(0.0)
+    for (target, source), weight in weights.items():
+        truth[int(target), int(source)] = weight
+    picks = np.ones((n, n)) if (cells["attention"] == "tcdf_picks").any() else None
+    best = best_blind_prior(np.ones((n, n)), None, picks, truth, np.zeros((n, n, 1)))
+    rows = [
+        (BLIND_PRIOR, measure, score, np.nan, chance, score - chance)
+        for measure, (score, chance, _name) in best.items()
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def render_report(data: dict[str, pd.DataFrame]) -> str:
     """The HTML report from the frames of :func:`_read` (pure)."""
     cells, scores = data["cells"], data["scores"]
@@ -342,6 +382,9 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
         measures = data["correctness"]
         measures = measures[measures["variant_id"] == variant]
         if not measures.empty:
+            # a rule that never saw the data, scored like the models: the fixed truths of
+            # datasets 2, 3, 5, 6 and the lattice let it reach far above chance
+            measures = pd.concat([measures, blind_prior_rows(block)], ignore_index=True)
             sections.append(
                 _table(
                     measures.pivot_table(
@@ -351,6 +394,7 @@ def render_report(data: dict[str, pd.DataFrame]) -> str:
                     ).reset_index()
                 )
             )
+            sections.append(BLIND_PRIOR_NOTE)
     sections.append(trends_section(data["correctness"]))
     if not data["ratings"].empty:
         sections.append("<h2>Ratings</h2>")
