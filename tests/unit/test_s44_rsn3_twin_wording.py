@@ -170,3 +170,52 @@ def test_the_twins_key_letter_is_uniform_and_a_kept_original_keeps_its_series():
         else:  # the original as it is, one wrong option replaced by the lure
             assert changed == {twin.params["perturbed_index"]}
             assert twin.series_b == original.series_b
+
+
+def test_no_twin_unless_each_wordings_series_refutes_the_other():
+    """Whatever its coin, a twin needs both: the near what-if's curve misses the plain
+    what-if's series by >= 8 % and the plain curve misses the near series by >= 8 %
+    (relative RMS, unscaled). These seeds hold originals where only one of the two holds
+    (misses of 0.0785 / 0.0842, 0.0808 / 0.0783, ...): they must have no twin, or a
+    tails twin would offer a lure its series does not refute."""
+    one_sided = 0
+    for seed in (12, 38, 42, 55, 102, 106):
+        items = sc.generate_items(sc.GeneratorConfig(seed=seed, scenarios=24, forecasts=0))
+        twinned = {i.params["original_item_id"] for i in items if i.task == "qa_perturbed"}
+        for item in items:
+            if item.task != "qa_two" or item.category != "which_change":
+                continue
+            scenario = sc.scenario_from_dict(item.params["scenario"])
+            near = sm.near_what_ifs(scenario).get(item.params["change"])
+            if near is None:
+                continue
+            plain = _stated(item.options[item.answer_index], scenario)[1]
+            altered = _stated(near[0], scenario)[1]
+            misses = []
+            for shown, other in ((plain, altered), (altered, plain)):
+                series = _observed(shown, scenario)
+                misses.append(_rms(series - _curve(other)) / _rms(series))
+            if min(misses) < 0.08:
+                one_sided += max(misses) >= 0.08
+                assert item.item_id not in twinned, (seed, item.params["change"], misses)
+    assert one_sided >= 5
+
+
+def test_no_twin_whose_altered_what_if_would_draw_values_at_or_below_zero():
+    """A heads twin shows the altered what-if's series; a falling trend twice as steep or a
+    fall three times as large can take it below zero (a count of admissions cannot be). No
+    twin then, whatever the coin. These seeds hold such originals (minimum -3.34, -21.17,
+    -83.79, ...)."""
+    below = 0
+    for seed in (5, 22, 27):
+        items = sc.generate_items(sc.GeneratorConfig(seed=seed, scenarios=24, forecasts=0))
+        twinned = {i.params["original_item_id"] for i in items if i.task == "qa_perturbed"}
+        for item in items:
+            if item.task != "qa_two" or item.category != "which_change":
+                continue
+            scenario = sc.scenario_from_dict(item.params["scenario"])
+            near = sm.near_what_ifs(scenario).get(item.params["change"])
+            if near is not None and _observed(_stated(near[0], scenario)[1], scenario).min() <= 0:
+                below += 1
+                assert item.item_id not in twinned, (seed, item.params["change"])
+    assert below >= 3
