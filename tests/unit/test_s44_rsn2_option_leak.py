@@ -10,9 +10,9 @@ option, most words shared with the question, the context or the other options, t
 whose visible features the other captions share least). Bounds: chance (1 / options) plus 4
 binomial standard errors, computed here. ``difference`` items: the answers' shares and a
 prior learned from the question and context (the question used to name the what-if, which
-fixed the bucket). One leak is known and not fixed (a perturbed twin's near copy is a
-wording that is never the key); its detector is a strict xfail (docs/suites/reasoning.md,
-*Known limitations*).
+fixed the bucket). A perturbed twin's key and near copy are, by the paper's design, the two
+options most alike; which of the two is right must not follow from their wording (it did:
+the near copy always had the altered wording, the key the plain one).
 """
 
 from __future__ import annotations
@@ -251,10 +251,13 @@ def test_the_question_and_context_of_a_difference_item_do_not_give_the_bucket():
     assert hits <= _bound(picked, 4), (hits, picked)
 
 
-@pytest.mark.xfail(strict=True, reason="known: a near copy's wording is never the key")
 def test_a_perturbed_twins_near_copy_is_not_told_apart_by_its_wording():
-    """The two options sharing the most words are the key and its near copy; of the two,
-    pick the wording that was right more often on even seeds."""
+    """The two options sharing the most words are the key and its near copy (Section 5.3's
+    design: a model without the series can narrow four options to those two, so a coin
+    between them scores about half the twins; docs/suites/reasoning.md). Of the two, pick
+    the wording that was right more often on even seeds: that must not beat the coin,
+    i.e. it may pick the key in at most half the twins whose key is in the pair, + 4 SE.
+    With the near copy always the altered wording it picked the key in every one."""
     train, test = _halves(("qa_perturbed", "which_change"), _seeds_of())
     off, right = collections.Counter(), collections.Counter()
     for item in train:
@@ -262,17 +265,24 @@ def test_a_perturbed_twins_near_copy_is_not_told_apart_by_its_wording():
             off[_wording(option)] += 1
             right[_wording(option)] += i == item.answer_index
 
-    def pair_pick(item) -> int:
+    def most_alike(item) -> tuple[int, int]:
         o = item.options
         pairs = [(i, j) for i in range(len(o)) for j in range(i + 1, len(o))]
-        i, j = max(
+        return max(
             pairs,
             key=lambda p: (
                 len(_words(o[p[0]]) & _words(o[p[1]])) / len(_words(o[p[0]]) | _words(o[p[1]]))
             ),
         )
-        rate = [(right[_wording(o[k])] + 0.5) / (off[_wording(o[k])] + 1) for k in (i, j)]
-        return (i, j)[int(np.argmax(rate))]
 
-    hits = sum(pair_pick(item) == item.answer_index for item in test)
-    assert hits <= _bound(len(test), 4), (hits, len(test))
+    hits = in_pair = 0
+    for item in test:
+        pair = most_alike(item)
+        rate = [
+            (right[_wording(item.options[k])] + 0.5) / (off[_wording(item.options[k])] + 1)
+            for k in pair
+        ]
+        hits += pair[int(np.argmax(rate))] == item.answer_index
+        in_pair += item.answer_index in pair
+    assert in_pair >= 30
+    assert hits <= in_pair / 2 + 4 * math.sqrt(in_pair / 4), (hits, in_pair, len(test))

@@ -326,8 +326,10 @@ def test_a_perturbed_twin_needs_its_near_copy_refuted_by_at_least_8_percent(
     monkeypatch, miss, made
 ):
     """Docstring: no twin when the near copy's direct miss of the second series is below
-    MIN_DISTRACTOR_MISS; exactly 0.08 is enough."""
-    original = sc.two_series_item(np.random.default_rng(0), EVENTFUL, "which_change")
+    MIN_DISTRACTOR_MISS; exactly 0.08 is enough. (Seed 1 draws event_removed; seed 0's
+    trend_reversed has no twin at all: its near what-if's series, the trend twice as steep,
+    is explained within 7 % by a wrong option, the level 50 % higher rescaled.)"""
+    original = sc.two_series_item(np.random.default_rng(1), EVENTFUL, "which_change")
     assert original is not None
     monkeypatch.setattr(sc, "direct_miss", lambda series, scenario: miss)
     twin = sc.perturbed_item(np.random.default_rng(0), original)

@@ -102,6 +102,7 @@ __all__ = [
     "Subject",
     "TRENDS",
     "TREND_OPTIONS",
+    "TWIN_COIN_SEED",
     "TWO_CATEGORIES",
     "caption",
     "characteristics",
@@ -492,12 +493,24 @@ def direct_miss(series: np.ndarray, scenario: Scenario) -> float:
     return float(np.sqrt(np.mean((series - curve) ** 2)) / np.sqrt(np.mean(series**2)))
 
 
+#: the seed of a twin's coin (which wording the series shows), mixed with the scenario's own
+TWIN_COIN_SEED = 503
+
+
 def perturbed_item(rng: np.random.Generator, original: Item) -> Item | None:
     """The paper's perturbed twin (Section 5.3) of a ``which_change`` item: a randomly
     chosen wrong option is replaced, in place, by a near copy of the right one with other
-    numbers (:func:`near_what_ifs`); the right option and its position stay. None when the
-    near copy would not be refuted by the second series (:func:`direct_miss` below
-    :data:`MIN_DISTRACTOR_MISS`) or the change has no near copy."""
+    numbers (:func:`near_what_ifs`); the right option keeps its position.
+
+    Which of the two wordings is the truth is a coin seeded by the scenario: on heads the
+    twin shows the original (the plain what-if is right, the near copy the lure); on tails
+    the second series is drawn again, same noise, from the near what-if, which becomes the
+    right option, and the plain wording the lure. Either wording is the key in half the
+    twins, so the options cannot tell which of the pair is right. None (whatever the coin)
+    when the change has no near copy, the near copy is already an option, either series
+    fails to refute the other wording (:func:`direct_miss` below
+    :data:`MIN_DISTRACTOR_MISS`) or a wrong option (:func:`explanation_miss`), or the near
+    what-if's series is not positive throughout."""
     if original.task != "qa_two" or original.category != "which_change":
         return None
     scenario = scenario_from_dict(original.params["scenario"])
@@ -511,20 +524,53 @@ def perturbed_item(rng: np.random.Generator, original: Item) -> Item | None:
         return None
     wrong = [i for i in range(len(original.options)) if i != original.answer_index]
     position = wrong[int(rng.integers(len(wrong)))]
+    plain_text, plain_scenario = what_ifs(scenario)[name]
+    near_second = observed_series(near_scenario, noise_draw(scenario))
+    others = [n for n in original.params["option_changes"][1:] if n != name]
+    if (
+        direct_miss(near_second, plain_scenario) < MIN_DISTRACTOR_MISS
+        or near_second.min() <= 0
+        or any(
+            explanation_miss(near_second, what_ifs(scenario)[n][1]) < MIN_DISTRACTOR_MISS
+            for n in others
+        )
+    ):
+        return None
+    coin = np.random.default_rng((scenario.noise_seed, TWIN_COIN_SEED)).random() < 0.5
     options = list(original.options)
     replaced = options[position]
-    options[position] = text
+    if coin:  # the near what-if is the truth
+        key_text, key_scenario, lure_text, lure_scenario = (
+            text,
+            near_scenario,
+            plain_text,
+            plain_scenario,
+        )
+        series_b = tuple(float(v) for v in near_second)
+    else:
+        key_text, key_scenario, lure_text, lure_scenario = (
+            plain_text,
+            plain_scenario,
+            text,
+            near_scenario,
+        )
+        series_b = original.series_b
+    options[original.answer_index] = key_text
+    options[position] = lure_text
     return dataclasses.replace(
         original,
         task="qa_perturbed",
         options=tuple(options),
+        series_b=series_b,
         params={
             **original.params,
+            "changed": key_scenario.to_dict(),
             "original_item_id": original.item_id,
             "perturbed_index": position,
             "replaced_option": replaced,
             "near_change": name,
-            "near_scenario": near_scenario.to_dict(),
+            "near_scenario": lure_scenario.to_dict(),
+            "near_is_key": bool(coin),
         },
     )
 
