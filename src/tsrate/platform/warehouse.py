@@ -84,16 +84,30 @@ def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDB
         con.close()
 
 
+#: ids of the connections inside a :func:`transaction` now (DuckDB does not nest them)
+_IN_TRANSACTION: set[int] = set()
+
+
 @contextlib.contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """All-or-nothing: commit on success, roll back on any exception."""
-    con.execute("begin transaction")
-    try:
+    """All-or-nothing: commit on success, roll back on any exception. Inside another
+    ``transaction`` of the same connection it joins that one (DuckDB has no nested
+    transactions): the outer one commits or rolls back everything, e.g. an import's
+    registration with its record and its run's status."""
+    if id(con) in _IN_TRANSACTION:
         yield con
-    except BaseException:
-        con.execute("rollback")
-        raise
-    con.execute("commit")
+        return
+    con.execute("begin transaction")
+    _IN_TRANSACTION.add(id(con))
+    try:
+        try:
+            yield con
+        except BaseException:
+            con.execute("rollback")
+            raise
+        con.execute("commit")
+    finally:
+        _IN_TRANSACTION.discard(id(con))
 
 
 #: Two closes of one (ticker, date) closer than this, relative, are the same value (float noise).

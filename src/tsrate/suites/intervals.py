@@ -277,6 +277,18 @@ def two_proportion_p(k1, n1, k2, n2, *, variance_factor: float = 1.0) -> float:
     return float(2 * stats.norm.sf(abs(z)))
 
 
+def one_proportion_p(k: float, n: float, level: float) -> float:
+    """Two-sided p-value of the one-sample z test that a share k / n equals ``level`` (its
+    variance at ``level``); NaN when n is 0; a level of 0 or 1 leaves only that share
+    possible (p 1, else 0)."""
+    if n <= 0:
+        return float("nan")
+    if level <= 0 or level >= 1:
+        return 1.0 if k / n == level else 0.0
+    z = (k / n - level) / math.sqrt(level * (1 - level) / n)
+    return math.erfc(abs(z) / math.sqrt(2))  # 2 x the normal tail beyond |z|
+
+
 def _cluster_residuals(successes, clusters) -> dict[str, float]:
     """Per cluster, the sum of its items' residuals from the group's share over the group's
     items, sum_j (y_ij - p) / n: the cluster's part of the share's linearised deviation."""

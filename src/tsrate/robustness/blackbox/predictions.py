@@ -294,7 +294,7 @@ def _record(
     from tsrate.robustness.studies import record_import
 
     system_id = summary.system_id
-    if registration is not None and register_system(con, registration, recorded, atomic=False):
+    if registration is not None and register_system(con, registration, recorded):
         say(
             f"registered system {system_id!r} ({registration['display_name']}) "
             "in raw.imported_systems"

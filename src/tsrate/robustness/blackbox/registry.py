@@ -381,13 +381,11 @@ def registered_systems(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return latest[["system_id", *METADATA_KEYS]]
 
 
-def register_system(
-    con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str, *, atomic: bool = True
-) -> bool:
+def register_system(con: duckdb.DuckDBPyConnection, row: Mapping[str, Any], source: str) -> bool:
     """Append ``row`` (from :func:`system_metadata`) to ``raw.imported_systems`` unless the
-    system's latest registration already says exactly that; True when a row was written.
-    ``atomic`` False: inside the caller's transaction (an import records its registration,
-    the import and its run's status together), not in one of its own."""
+    system's latest registration already says exactly that; True when a row was written
+    (in a transaction of its own, or the caller's: an import records its registration, the
+    import and its run's status together)."""
     con.execute(IMPORTED_SYSTEMS_DDL)
     latest = registered_systems(con)
     latest = latest[latest["system_id"] == row["system_id"]]
@@ -399,15 +397,12 @@ def register_system(
     columns = ["system_id", *METADATA_KEYS, "source", "registered_at"]
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     values = [row[key] for key in ["system_id", *METADATA_KEYS]] + [source, now]
-    insert = (
-        f"insert into raw.imported_systems ({', '.join(columns)}) "
-        f"values ({', '.join('?' for _ in columns)})"
-    )
-    if not atomic:
-        con.execute(insert, values)
-        return True
     with transaction(con):
-        con.execute(insert, values)
+        con.execute(
+            f"insert into raw.imported_systems ({', '.join(columns)}) "
+            f"values ({', '.join('?' for _ in columns)})",
+            values,
+        )
     return True
 
 

@@ -502,10 +502,10 @@ def perturbed_item(rng: np.random.Generator, original: Item) -> Item | None:
     chosen wrong option is replaced, in place, by a near copy of the right one with other
     numbers (:func:`near_what_ifs`); the right option keeps its position.
 
-    Which of the two wordings is the truth is a coin seeded by the scenario: on heads the
-    twin shows the original (the plain what-if is right, the near copy the lure); on tails
-    the second series is drawn again, same noise, from the near what-if, which becomes the
-    right option, and the plain wording the lure. Either wording is the key in half the
+    Which of the two wordings is the truth is a coin seeded by the scenario: on one side
+    (``near_is_key`` false) the twin shows the original (the plain what-if is right, the
+    near copy the lure); on the other the second series is drawn again, same noise, from
+    the near what-if, which becomes the right option, and the plain wording the lure. Either wording is the key in half the
     twins, so the options cannot tell which of the pair is right. None (whatever the coin)
     when the change has no near copy, the near copy is already an option, either series
     fails to refute the other wording (:func:`direct_miss` below

@@ -107,7 +107,7 @@ def chance_table(
         level = majority.get((prompting, system_id, task))
         level_p = math.nan
         if level is not None:
-            level_p = _one_sample_p(k_eff, n_eff, level)
+            level_p = intervals.one_proportion_p(k_eff, n_eff, level)
             beaten = k / n > level and level_p < intervals.ALPHA
             if verdict == "above chance" and not beaten:
                 verdict = NOT_ABOVE_MAJORITY
@@ -149,17 +149,6 @@ def _majority_counts(confusion: pd.DataFrame | None) -> dict[tuple, float]:
     frame = frame.assign(n_hit=frame["n_prompts"].where(hit, 0))
     sums = frame.groupby(["prompting", "system_id", "task"])[["n_hit", "n_prompts"]].sum()
     return {key: row.n_hit / row.n_prompts for key, row in sums.iterrows() if row.n_prompts}
-
-
-def _one_sample_p(k: float, n: float, level: float) -> float:
-    """Two-sided p of the one-sample z test that a share k / n equals ``level`` (its
-    variance at ``level``); a level of 0 or 1 leaves only that share possible."""
-    if n <= 0:
-        return math.nan
-    if level <= 0 or level >= 1:
-        return 1.0 if k / n == level else 0.0
-    z = (k / n - level) / math.sqrt(level * (1 - level) / n)
-    return math.erfc(abs(z) / math.sqrt(2))
 
 
 def _effective(block: pd.DataFrame) -> tuple:
