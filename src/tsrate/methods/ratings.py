@@ -586,7 +586,8 @@ def block_bootstrap_ratings(
     the system that give that rating; shares sum to 1 over levels), ``rating_levels``,
     ``n_resamples`` and ``n_valid`` (resamples where the statistic was defined). Cost: one
     matrix product. With fewer than two blocks of dates (:func:`too_few_dates`) nothing is
-    resampled: the point score and rating only, the rest null with the reason as
+    resampled: no resample is drawn or summarised (a 0 x dates multiplicity matrix), so the
+    frame holds the point score and rating only, the rest null with the reason as
     ``separation_reason`` (:func:`withhold_bootstrap`).
     """
     levels = _check_levels(levels)
@@ -637,8 +638,8 @@ def block_bootstrap_ratings(
     withheld = too_few_dates(n_dates, block_length)
     if withheld is None:
         mult = date_multiplicities(n_dates, int(block_length), int(n_resamples), seed)
-    else:  # the original dates once: the point score and rating, nothing resampled
-        mult = np.ones((1, n_dates))
+    else:  # no resample drawn (0 x dates): the point score and rating only
+        mult = np.zeros((0, n_dates))
 
     def stat(w: np.ndarray) -> np.ndarray:
         n = w @ cnt
