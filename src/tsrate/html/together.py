@@ -9,21 +9,34 @@ failure or a stop (Ctrl-C, SIGTERM: both unwind as ``KeyboardInterrupt``) at any
 the renames, so the old page and folder stay as they were, byte for byte, and the
 temporaries are removed. Only after the page is in place is the old folder deleted.
 
-A writer killed outright (SIGKILL, power loss) cannot clean up; the next write of the same
-page finishes its work first (:func:`sweep_leftovers`): the temporaries of writers that are
-no longer running on this machine are removed, and a commit they left half done is undone
-(their page temporary still exists: the page was not replaced, so the old folder goes back)
-or completed (the page was replaced: the old folder is deleted)."""
+The temporaries follow the one naming convention of :mod:`tsrate.platform.files`
+(:func:`tsrate.platform.files.partial_path`). A writer killed outright (SIGKILL, power loss)
+cannot clean up; the next write of the same page finishes its work first
+(:func:`sweep_leftovers`): the temporaries of writers that are no longer running on this
+machine (:func:`tsrate.platform.files.process_running`) are removed, and a commit they left
+half done is undone (their page temporary still exists: the page was not replaced, so the
+old folder goes back) or completed (the page was replaced: the old folder is deleted)."""
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import shutil
 import sys
-import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from tsrate.platform.files import (
+    partial_path,
+    partial_stem,
+    partial_writer,
+    process_running,
+    writer_token,
+)
+
+#: The kinds of temporary a write leaves: the page's (none), the folder's three.
+_PAGE_KINDS, _FOLDER_KINDS = ("",), ("new", "old", "none")
 
 
 def _remove(path: Path) -> None:
@@ -32,20 +45,6 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine (a reused pid counts as running: its
-    leftovers wait for a later write rather than risk deleting a live writer's files)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: running
-        return True
-    return True
 
 
 def _copy(entry: Path, into: Path) -> None:
@@ -57,39 +56,36 @@ def _copy(entry: Path, into: Path) -> None:
 
 
 def _names(page: Path, folder: Path, token: str) -> tuple[Path, Path, Path, Path]:
-    """The temporaries of one write: page, new folder, old folder, "there was none" marker."""
+    """The temporaries of one write (``token``: :func:`tsrate.platform.files.writer_token`):
+    page, new folder, old folder, "there was none" marker."""
     return (
-        page.with_name(f".{page.name}.{token}.partial"),
-        folder.with_name(f".{folder.name}.{token}.new.partial"),
-        folder.with_name(f".{folder.name}.{token}.old.partial"),
-        folder.with_name(f".{folder.name}.{token}.none.partial"),
+        partial_path(page, token),
+        partial_path(folder, token, "new"),
+        partial_path(folder, token, "old"),
+        partial_path(folder, token, "none"),
     )
 
 
-def _writer(mark: Path, name: str) -> tuple[int, str, str] | None:
-    """(pid, tag, kind) of temporary ``mark`` of target ``name`` (kind "" for a page's)."""
-    parts = mark.name.removeprefix(f".{name}.").removesuffix(".partial").split(".")
-    if (
-        len(parts) < 2
-        or not parts[0].isdigit()
-        or parts[2:] not in ([], ["new"], ["old"], ["none"])
-    ):
-        return None  # not a name this module writes: left alone
-    return int(parts[0]), parts[1], "".join(parts[2:])
+def _marks(target: Path, kinds: tuple[str, ...]) -> list[tuple[Path, tuple[int, str, str]]]:
+    """The temporaries of ``target`` of ``kinds`` (named exactly as this module names them:
+    anything else is left alone), with their writer's (pid, tag, kind)."""
+    pattern = glob.escape(f".{partial_stem(target.name)}.") + "*.partial"
+    found = [
+        (mark, partial_writer(mark, target.name, kinds)) for mark in target.parent.glob(pattern)
+    ]
+    return sorted(((m, w) for m, w in found if w is not None), key=lambda item: item[0])
 
 
 def sweep_leftovers(page: Path, folder: Path) -> list[Path]:
     """Finish what writers of ``page`` and ``folder`` killed outright left (see the module);
     return the temporaries removed. Writers still running are left alone."""
     removed: list[Path] = []
-    marks = [(m, folder.name) for m in sorted(folder.parent.glob(f".{folder.name}.*.partial"))]
-    marks += [(m, page.name) for m in sorted(page.parent.glob(f".{page.name}.*.partial"))]
-    for mark, name in marks:  # the folder's first: they read whether the page's still exist
-        writer = _writer(mark, name)
-        if writer is None or _running(writer[0]) or not os.path.lexists(mark):
+    marks = _marks(folder, _FOLDER_KINDS) + _marks(page, _PAGE_KINDS)
+    for mark, writer in marks:  # the folder's first: they read whether the page's still exist
+        if process_running(writer[0]) or not os.path.lexists(mark):
             continue
         pid, tag, kind = writer
-        unfinished = page.with_name(f".{page.name}.{pid}.{tag}.partial").exists()
+        unfinished = partial_path(page, f"{pid}.{tag}").exists()
         if kind == "old" and (unfinished or not os.path.lexists(folder)):
             _remove(folder)  # the page was not replaced: its old folder goes back
             os.rename(mark, folder)
@@ -118,7 +114,7 @@ def write_page_and_folder(
         raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(folder))
     page.parent.mkdir(parents=True, exist_ok=True)
     sweep_leftovers(page, folder)
-    page_temp, staging, backup, none = _names(page, folder, f"{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    page_temp, staging, backup, none = _names(page, folder, writer_token())
     written = undoing = False  # the state is read from the files: a stop can come anywhere
     try:
         page_temp.write_text(text, encoding="utf-8")

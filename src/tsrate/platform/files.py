@@ -1,23 +1,125 @@
-"""Files written whole: a reader sees the old file or the new one, never a part of it."""
+"""Files written whole: a reader sees the old file or the new one, never a part of it.
+
+Temporary names (one convention for every writer here and in :mod:`tsrate.html.together`):
+a writer puts what it writes for target ``NAME`` under ``.STEM.PID.TAG[.KIND].partial``
+beside it, where PID is the writer's process id, TAG 8 random lowercase hex digits (so
+writers in one process, and writers of one path, never clash), KIND an optional word of
+lowercase letters (``new``, ``old``, ``none`` for a folder written together with a page) and
+STEM (:func:`partial_stem`) the target's own name. A temporary's writer is stale when its
+process no longer runs on this machine (:func:`process_running`); only the next write of the
+same target removes stale temporaries, and only those matching this exact pattern for that
+target.
+"""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
+import stat
 import uuid
 from pathlib import Path
+
+__all__ = [
+    "partial_stem",
+    "writer_token",
+    "partial_path",
+    "partial_writer",
+    "process_running",
+    "sweep_partials",
+    "write_text_atomic",
+]
+
+
+def partial_stem(name: str) -> str:
+    """The STEM of target ``name``'s temporaries (see the module): the name itself."""
+    return name
+
+
+def writer_token() -> str:
+    """``PID.TAG`` of one write by this process (a fresh tag on every call)."""
+    return f"{os.getpid()}.{uuid.uuid4().hex[:8]}"
+
+
+def partial_path(target: Path, token: str, kind: str = "") -> Path:
+    """The temporary of ``target`` for the write ``token`` (:func:`writer_token`), with the
+    optional ``kind``: ``.STEM.PID.TAG[.KIND].partial`` beside it."""
+    suffix = f".{kind}" if kind else ""
+    return target.with_name(f".{partial_stem(target.name)}.{token}{suffix}.partial")
+
+
+def partial_writer(
+    mark: Path, target_name: str, kinds: tuple[str, ...] = ("",)
+) -> tuple[int, str, str] | None:
+    """(pid, tag, kind) when ``mark``'s name is exactly a temporary of target ``target_name``
+    with one of ``kinds`` ("" for none), else None (not a name these writers make)."""
+    prefix = f".{partial_stem(target_name)}."
+    name = mark.name
+    if not (name.startswith(prefix) and name.endswith(".partial")):
+        return None
+    found = re.fullmatch(r"([0-9]+)\.([0-9a-f]{8})(?:\.([a-z]+))?", name[len(prefix) : -8])
+    if found is None or (found.group(3) or "") not in kinds:
+        return None
+    return int(found.group(1)), found.group(2), found.group(3) or ""
+
+
+def process_running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine: what makes a temporary stale (its
+    writer no longer runs). A reused pid counts as running, and so does another user's
+    process: its temporaries wait for a later write rather than risk deleting a live
+    writer's files."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # none, or a number no pid can be
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
+
+
+def sweep_partials(path: Path | str) -> list[Path]:
+    """Remove the temporaries :func:`write_text_atomic` writers of ``path`` left when they
+    were killed outright (SIGKILL, power loss); return them. Only plain files named exactly
+    ``.STEM.PID.TAG.partial`` for this ``path`` whose process no longer runs
+    (:func:`process_running`) go; a live writer's file, anything else, and a page temporary
+    whose writer also left others (a page written with its folder: that page's own sweep,
+    :func:`tsrate.html.together.sweep_leftovers`, finishes it) stay."""
+    path = Path(path)
+    removed: list[Path] = []
+    pattern = glob.escape(f".{partial_stem(path.name)}.") + "*.partial"
+    for mark in sorted(path.parent.glob(pattern)):
+        writer = partial_writer(mark, path.name)
+        if writer is None or process_running(writer[0]):
+            continue
+        try:
+            if not stat.S_ISREG(os.lstat(mark).st_mode):
+                continue
+        except FileNotFoundError:  # another writer's sweep took it
+            continue
+        others = path.parent.glob(f".*.{writer[0]}.{writer[1]}.*.partial")
+        if any(other != mark for other in others):
+            continue
+        mark.unlink(missing_ok=True)
+        removed.append(mark)
+    return removed
 
 
 def write_text_atomic(path: Path | str, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically and return the path.
 
     The text goes to a temporary file beside ``path`` (same folder, so the rename stays on one
-    filesystem), named per writer so concurrent writers of one path do not clash, which is
-    then renamed over ``path`` (``os.replace``: atomic on POSIX and Windows). If anything
-    fails, the error propagates, ``path`` keeps its old content and the temporary file is
-    removed. The folder is created when missing."""
+    filesystem), ``.STEM.PID.TAG.partial`` (see the module), named per writer so
+    concurrent writers of one path do not clash, which is then renamed over ``path``
+    (``os.replace``: atomic on POSIX and Windows). If anything fails, the error propagates,
+    ``path`` keeps its old content and the temporary file is removed. A writer killed
+    outright cannot remove it: each write first removes such leftovers of ``path`` whose
+    writer no longer runs (:func:`sweep_partials`). The folder is created when missing."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial")
+    sweep_partials(path)
+    partial = partial_path(path, writer_token())
     try:
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, path)
