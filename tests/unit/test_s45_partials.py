@@ -1,13 +1,26 @@
 """Temporaries of atomic writes: the next write of a path removes the ``.NAME.PID.TAG.partial``
 files its writers left when killed outright (and only theirs: a live writer's, another
-name's or another pattern's stay)."""
+name's or another pattern's stay), and a name near the file system's 255 bytes still gets a
+temporary that fits (a shortened, hashed NAME part that the sweep recognises)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
-from tsrate.platform.files import process_running, write_text_atomic
+import pytest
+
+from tsrate.html.together import sweep_leftovers, write_page_and_folder
+from tsrate.platform.files import (
+    FULL_STEM_BYTES,
+    NAME_MAX_BYTES,
+    SHORT_STEM_BYTES,
+    partial_path,
+    partial_stem,
+    process_running,
+    write_text_atomic,
+)
 
 
 def dead_pid() -> int:
@@ -57,3 +70,59 @@ def test_a_page_written_with_its_folder_is_left_to_that_pages_own_sweep(tmp_path
     backup.mkdir()
     write_text_atomic(page, "<p>plain</p>")
     assert names(tmp_path) == sorted([page.name, page_temp.name, backup.name])
+
+
+@pytest.mark.parametrize("name", ["n" * 250, "é" * 125, "x" * 240 + ".html", "a" * 255])
+def test_a_name_near_255_bytes_is_written_and_leaves_no_temporary(tmp_path, name):
+    assert len(os.fsencode(name)) >= 245
+    path = write_text_atomic(tmp_path / name, "whole")
+    assert path.read_text() == "whole" and names(tmp_path) == [name]
+    write_text_atomic(path, "again")  # over an existing file too
+    assert path.read_text() == "again" and names(tmp_path) == [name]
+
+
+def test_a_long_names_stale_temporary_is_recognised_and_removed(tmp_path):
+    path, dead = tmp_path / ("n" * 250), dead_pid()
+    stale = partial_path(path, f"{dead}.abcd1234")
+    live = partial_path(path, f"{os.getpid()}.abcd1234")
+    other = partial_path(tmp_path / ("n" * 249 + "m"), f"{dead}.abcd1234")
+    for temporary in (stale, live, other):
+        assert len(os.fsencode(temporary.name)) <= NAME_MAX_BYTES
+        temporary.write_text("left")
+    write_text_atomic(path, "whole")
+    assert names(tmp_path) == sorted([path.name, live.name, other.name])
+
+
+def test_the_stem_is_the_name_up_to_its_limit_then_a_fixed_length_hash():
+    short = "r" * FULL_STEM_BYTES
+    assert partial_stem(short) == short and partial_stem("suite.html") == "suite.html"
+    for name in ("r" * (FULL_STEM_BYTES + 1), "é" * 120, "x" * 240 + ".html", "€" * 85):
+        stem = partial_stem(name)
+        assert len(os.fsencode(stem)) == SHORT_STEM_BYTES  # never a name used whole
+        assert name.startswith(stem[:60]) and stem == partial_stem(name)  # its head
+    assert partial_stem("a" * 250) != partial_stem("a" * 249 + "b")  # the hash tells them apart
+    longest = partial_path(Path("/x") / ("a" * 255), "4294967295.abcd1234", "none")
+    assert len(os.fsencode(longest.name)) == NAME_MAX_BYTES
+
+
+def test_a_report_and_charts_folder_with_long_names_are_written_and_swept(tmp_path):
+    """The report's page and folder temporaries shorten the same way: a write succeeds and
+    leaves none, and a killed first write's long temporaries are finished by the sweep."""
+    page, folder = tmp_path / ("p" * 245 + ".html"), tmp_path / ("p" * 240 + "-charts")
+    write_page_and_folder(page, "<p>one</p>", folder, {"a.vl.json": "{}"}, lambda e: True)
+    assert names(tmp_path) == sorted([page.name, folder.name])
+    page.write_text("<p>a page from before</p>")
+    (folder / "a.vl.json").unlink()
+    folder.rmdir()
+    token = f"{dead_pid()}.abcd1234"
+    partial_path(page, token).write_text("<p>new</p>")  # killed before its page was in place
+    partial_path(folder, token, "none").mkdir()
+    folder.mkdir()
+    assert len(sweep_leftovers(page, folder)) == 2
+    assert names(tmp_path) == [page.name] and page.read_text() == "<p>a page from before</p>"
+
+
+def test_a_name_over_255_bytes_still_fails_with_the_file_systems_error(tmp_path):
+    with pytest.raises(OSError) as failure:
+        write_text_atomic(tmp_path / ("n" * 256), "text")
+    assert failure.value.errno == errno.ENAMETOOLONG and names(tmp_path) == []

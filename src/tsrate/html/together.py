@@ -9,8 +9,9 @@ failure or a stop (Ctrl-C, SIGTERM: both unwind as ``KeyboardInterrupt``) at any
 the renames, so the old page and folder stay as they were, byte for byte, and the
 temporaries are removed. Only after the page is in place is the old folder deleted.
 
-The temporaries follow the one naming convention of :mod:`tsrate.platform.files`
-(:func:`tsrate.platform.files.partial_path`). A writer killed outright (SIGKILL, power loss)
+The temporaries follow the one naming convention of :mod:`tsrate.platform.files` (a name too
+long for it keeps a shortened, hashed stem so every temporary fits 255 bytes:
+:func:`tsrate.platform.files.partial_path`). A writer killed outright (SIGKILL, power loss)
 cannot clean up; the next write of the same page finishes its work first
 (:func:`sweep_leftovers`): the temporaries of writers that are no longer running on this
 machine (:func:`tsrate.platform.files.process_running`) are removed, and a commit they left

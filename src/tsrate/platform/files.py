@@ -5,15 +5,19 @@ a writer puts what it writes for target ``NAME`` under ``.STEM.PID.TAG[.KIND].pa
 beside it, where PID is the writer's process id, TAG 8 random lowercase hex digits (so
 writers in one process, and writers of one path, never clash), KIND an optional word of
 lowercase letters (``new``, ``old``, ``none`` for a folder written together with a page) and
-STEM (:func:`partial_stem`) the target's own name. A temporary's writer is stale when its
-process no longer runs on this machine (:func:`process_running`); only the next write of the
-same target removes stale temporaries, and only those matching this exact pattern for that
-target.
+STEM (:func:`partial_stem`) the target's own name, or, for a name longer than
+:data:`FULL_STEM_BYTES` bytes (UTF-8), a shortened one so the temporary still fits the file
+system's 255 bytes per name: the name's first bytes (whole characters), ``~`` filler and 16
+hex digits of the SHA-256 of the whole name, exactly :data:`SHORT_STEM_BYTES` bytes, never
+the length of a name used whole. A temporary's writer is stale when its process no longer
+runs on this machine (:func:`process_running`); only the next write of the same target
+removes stale temporaries, and only those matching this exact pattern for that target.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 import stat
@@ -21,6 +25,9 @@ import uuid
 from pathlib import Path
 
 __all__ = [
+    "NAME_MAX_BYTES",
+    "FULL_STEM_BYTES",
+    "SHORT_STEM_BYTES",
     "partial_stem",
     "writer_token",
     "partial_path",
@@ -30,10 +37,33 @@ __all__ = [
     "write_text_atomic",
 ]
 
+#: The longest file name (bytes) the file systems tsrate writes on accept.
+NAME_MAX_BYTES = 255
+#: What a temporary's name adds to its stem at most: the dots, a pid of up to 10 digits
+#: (a 32-bit pid), the 8-digit tag, the longest kind (``.none``) and ``.partial``.
+_WRITER_BYTES = len(".") + len(".4294967295.") + 8 + len(".none") + len(".partial")
+#: The length of a shortened stem: the longest whose temporaries still fit.
+SHORT_STEM_BYTES = NAME_MAX_BYTES - _WRITER_BYTES
+#: Names up to this many bytes are their own stem (one less than a shortened stem, so a
+#: shortened stem never equals a name used whole).
+FULL_STEM_BYTES = SHORT_STEM_BYTES - 1
+_HASH_HEX = 16
+
 
 def partial_stem(name: str) -> str:
-    """The STEM of target ``name``'s temporaries (see the module): the name itself."""
-    return name
+    """The STEM of target ``name``'s temporaries (see the module): ``name`` itself up to
+    :data:`FULL_STEM_BYTES` bytes, else its first whole characters, ``~`` filler and 16 hex
+    digits of the SHA-256 of ``name``, :data:`SHORT_STEM_BYTES` bytes in all."""
+    encoded = os.fsencode(name)
+    if len(encoded) <= FULL_STEM_BYTES:
+        return name
+    digest = hashlib.sha256(encoded).hexdigest()[:_HASH_HEX]
+    room = SHORT_STEM_BYTES - _HASH_HEX - 1  # at least one "~" before the digest
+    head = name
+    while len(os.fsencode(head)) > room:
+        head = head[:-1]
+    filler = "~" * (SHORT_STEM_BYTES - _HASH_HEX - len(os.fsencode(head)))
+    return f"{head}{filler}{digest}"
 
 
 def writer_token() -> str:
@@ -110,7 +140,8 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically and return the path.
 
     The text goes to a temporary file beside ``path`` (same folder, so the rename stays on one
-    filesystem), ``.STEM.PID.TAG.partial`` (see the module), named per writer so
+    filesystem), ``.STEM.PID.TAG.partial`` (see the module; a name too long for that keeps a
+    shortened, hashed STEM so the temporary still fits 255 bytes), named per writer so
     concurrent writers of one path do not clash, which is then renamed over ``path``
     (``os.replace``: atomic on POSIX and Windows). If anything fails, the error propagates,
     ``path`` keeps its old content and the temporary file is removed. A writer killed
