@@ -25,7 +25,7 @@ Conventions:
   ``round(m + (1 − (v − low) / (high − low)) · (size − 2m − 1))`` with the margin m =
   :data:`tsrate.inputs.images.LINE_PLOT_MARGIN`.
 - Labels (:func:`format_ticks`): plain decimals with as many decimals as the step needs
-  (``500``, ``0.25``, ``-40``, ``1234400``) while every label is at most 7 characters without its sign;
+  (``500``, ``0.25``, ``-40``, ``1234400``) while every label is at most 7 characters without its sign and has at most 4 decimals;
   otherwise scientific with the mantissa digits the step needs (``1.2e+06``, ``5e-05``);
   no thousands separators; zero is ``0``, never ``-0``.
 - Font (:data:`FONT`): our own 5 × 7 glyphs for ``0-9 . , - + e``, drawn at
@@ -52,6 +52,8 @@ MIN_SIZE = 64
 MIN_LABEL_CHARS = 5
 #: labels longer than this (without the sign) are written in scientific notation
 MAX_FIXED_CHARS = 7
+#: ... or with more decimals than this (``0.00002`` is hard to count: ``2e-05``)
+MAX_FIXED_DECIMALS = 4
 LABEL_SCALE = 2
 GLYPH_HEIGHT = 7
 GLYPH_WIDTH = 5
@@ -157,7 +159,8 @@ def format_ticks(ticks: np.ndarray) -> list[str]:
     decimals = max(0, -step_exponent)
     fixed = [f"{v:.{decimals}f}" for v in ticks]
     labels = fixed
-    if max(len(label.lstrip("-")) for label in fixed) > MAX_FIXED_CHARS:
+    too_long = max(len(label.lstrip("-")) for label in fixed) > MAX_FIXED_CHARS
+    if too_long or decimals > MAX_FIXED_DECIMALS:
         largest = float(np.max(np.abs(ticks)))
         digits = max(0, math.floor(math.log10(largest)) - step_exponent) if largest else 0
         labels = [f"{v:.{digits}e}" if v else "0" for v in ticks]
