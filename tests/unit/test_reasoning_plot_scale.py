@@ -16,7 +16,8 @@ import pytest
 
 from tests.support.reasoning_items import PLAIN
 from tsrate import TsrateError
-from tsrate.inputs.images import BACKGROUND, LINE_PLOT_MARGIN, line_plot_images
+from tsrate.inputs.images import LINE_COLOUR, LINE_PLOT_MARGIN, line_plot_images
+from tsrate.inputs.plot_labels import GRID_COLOUR, LABELLED_PLOT_SIZE
 from tsrate.suites.reasoning.encoding import plot_data_url
 from tsrate.suites.reasoning.items import Item
 from tsrate.suites.reasoning.scenario_model import noise_draw, observed_series, what_ifs
@@ -36,9 +37,14 @@ def png_pixels(url: str) -> np.ndarray:
     return rows[:, 1:].reshape(height, width, 3)
 
 
+def plot_area(image: np.ndarray) -> np.ndarray:
+    """The square plot area: the rightmost columns, right of the value-label panel."""
+    return image[:, -image.shape[0] :]
+
+
 def line_rows(image: np.ndarray) -> np.ndarray:
-    """The pixel rows (0 = top) that hold any part of the line."""
-    return np.flatnonzero((image != BACKGROUND).any(axis=2).any(axis=1))
+    """The pixel rows (0 = top) of the plot area that hold any part of the line."""
+    return np.flatnonzero((plot_area(image) == LINE_COLOUR).all(axis=2).any(axis=1))
 
 
 def level_raised_item() -> Item:
@@ -87,11 +93,17 @@ def test_both_plots_are_drawn_between_the_same_limits():
 def test_a_lone_series_still_fills_its_plot():
     from tsrate.suites.reasoning.encoding import plot_images
 
-    (image,) = plot_images(np.linspace(0.0, 1.0, 40))
-    np.testing.assert_array_equal(
-        image, line_plot_images(np.linspace(0.0, 1.0, 40)[None], 128, 128)[0]
-    )
+    values = np.linspace(3.0, 7.0, 40)
+    (image,) = plot_images(values)
+    size = LABELLED_PLOT_SIZE
+    assert image.shape[0] == size
+    # the plot area is the bare line plot of the series between its own lowest and
+    # highest value, with grid lines on some background pixels
+    bare = line_plot_images(values[None], size, size)[0]
+    differ = (plot_area(image) != bare).any(axis=2)
+    assert (plot_area(image)[differ] == GRID_COLOUR).all()
     assert line_rows(image).min() == LINE_PLOT_MARGIN
+    assert line_rows(image).max() == size - 1 - LINE_PLOT_MARGIN
 
 
 def test_limits_must_be_an_ordered_finite_pair():

@@ -159,12 +159,13 @@ def test_a_scaled_value_of_1e7_or_more_cannot_be_written(big):
     encode_llmtime(np.array([1.0, 9_999_999.0]), LLMTIME["llmtime_llama"], Scaler())
 
 
-def test_a_plot_is_128_pixels_square_by_default():
-    """The PNG's IHDR chunk (bytes 16-24 of the file): width and height, big-endian."""
+def test_a_plot_is_a_256_pixel_plot_area_beside_a_72_pixel_label_panel_by_default():
+    """The PNG's IHDR chunk (bytes 16-24 of the file): width and height, big-endian. The
+    panel holds 5 characters at least: 4 + (5 x 12 - 2) + 4 + 6 pixels."""
     (url,) = plot_data_url(np.arange(20, dtype=float))
     png = base64.b64decode(url.split(",", 1)[1])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert struct.unpack(">II", png[16:24]) == (128, 128)
+    assert struct.unpack(">II", png[16:24]) == (72 + 256, 256)
 
 
 # --------------------------------------------------------------------------- sampling

@@ -49,8 +49,9 @@ Defaults:
 - Numeric options (``counterfactual_event`` / ``counterfactual_scale``: "about 547 units")
   are written, under an LLMTime encoding, with the scaler of the series in that prompt
   (:func:`encode_value`: "about 1052"), with and without the series; ``plain`` keeps the
-  raw units. The reference writes GPT-4's option texts in raw units beside a rescaled
-  series; a model could not compare the two, so the question would not need the series.
+  raw units, and so does ``plot``, whose vertical axis is labelled in raw units. The
+  reference writes GPT-4's option texts in raw units beside a rescaled series; a model
+  could not compare the two, so the question would not need the series.
 - Two series in one prompt share one scaler, fitted on both. The reference's GPT
   question-answering scripts write only the original series (one scaler per sample);
   where it shows both (the multimodal tasks concatenate ``series`` and ``new_series`` into
@@ -59,10 +60,14 @@ Defaults:
   quantile), so a ``difference`` question could not be read from them.
 
 Plain (:data:`PLAIN`): the values as they are, 2 decimals, separated by ``", "``.
-Plot (``plot``): a line plot image (:func:`tsrate.inputs.images.line_plot_images`, the same
-drawing as the robustness suite's numeric+image LLMs) sent as a PNG data URL; for
-vision-language models on the choice tasks only. The two series of a two-series prompt
-share one vertical scale (:func:`plot_images`), as they share one scaler in text: drawn
+Plot (``plot``): a line plot image with value labels on its vertical axis
+(:func:`tsrate.inputs.plot_labels.labelled_line_plot`: the line as
+:func:`tsrate.inputs.images.line_plot_images` draws it, in a 256 x 256 plot area, with 2-5
+round values in the series' units written on its left) sent as a PNG data URL; for
+vision-language models on the choice tasks only. The labels let raw-unit numeric options
+("about 547 admissions") be read against the plot, as the text encodings write them on
+the series' scale. The two series of a two-series prompt share one vertical scale
+(:func:`plot_images`) and so one set of labels, as they share one scaler in text: drawn
 each on its own scale, a series and its level-raised what-if are the same picture.
 
 Decoding (:func:`decode`) is strict: the reply, split on the value separator, must start
@@ -267,23 +272,25 @@ def decode(text: str | None, name: str, scaler: Scaler, count: int) -> np.ndarra
     return scaler.inverse(np.asarray(values, dtype=float))
 
 
-def plot_data_url(*series: np.ndarray, size: int = 128) -> list[str]:
+def plot_data_url(*series: np.ndarray, size: int | None = None) -> list[str]:
     """One line-plot PNG data URL per series (:func:`plot_images`)."""
     from tsrate.systems.llm_prompts import png_data_url
 
     return [png_data_url(image) for image in plot_images(*series, size=size)]
 
 
-def plot_images(*series: np.ndarray, size: int = 128) -> list[np.ndarray]:
-    """One line plot (size x size x 3, uint8, no labels) per series. A lone series fills
-    its plot's height; the series of one prompt share ONE vertical scale (the lowest and
-    highest value over all of them), so a series 1.5 times another is drawn higher, not
-    as the same picture."""
-    from tsrate.inputs.images import line_plot_images
+def plot_images(*series: np.ndarray, size: int | None = None) -> list[np.ndarray]:
+    """One line plot with value labels on its vertical axis per series
+    (:func:`tsrate.inputs.plot_labels.labelled_line_plot`; plot area ``size`` x ``size``,
+    default 256, with the label panel on its left). A lone series fills its plot's height;
+    the series of one prompt share ONE vertical scale (the lowest and highest value over
+    all of them) and so the same labels, so a series 1.5 times another is drawn higher,
+    not as the same picture."""
+    from tsrate.inputs.plot_labels import LABELLED_PLOT_SIZE, labelled_line_plot, value_limits
 
     arrays = [np.asarray(values, dtype=float) for values in series]
-    limits = None
-    finite = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.array([])
-    if len(arrays) > 1 and finite.size:
-        limits = (float(finite.min()), float(finite.max()))
-    return [line_plot_images(a[None, :], size, size, y_limits=limits)[0] for a in arrays]
+    if not arrays:
+        return []
+    limits = value_limits(*arrays)
+    size = LABELLED_PLOT_SIZE if size is None else size
+    return [labelled_line_plot(a, limits, size) for a in arrays]

@@ -129,7 +129,7 @@ def choice_options(item: Item, encoding: str) -> tuple[str, tuple[str, ...]]:
     are written with the scaler of the item's series, as the series' values are ("about
     1052"), and a sentence before the question says so, under both conditions (the prompts
     differ only by the series); otherwise the stored texts (raw units: readable beside
-    ``plain`` values; a ``plot`` shows no numbers)."""
+    ``plain`` values, and against a ``plot``'s vertical-axis labels)."""
     values = item.params.get("option_values")
     if values is None or encoding not in LLMTIME:
         return item.question, item.options
