@@ -4,7 +4,7 @@
 :func:`validate_predictions` checks it against the study's grid (every window x step of each
 (ticker, perturbation) the file covers) and the rules of
 :mod:`tsrate.robustness.blackbox.predictions`, listing every problem in one
-:class:`ImportValidationError`.
+:class:`ImportValidationError` (forecasts in another unit than the prices: :mod:`.scale`).
 
 Optional quantile forecasts: the nine columns :data:`QUANTILE_COLUMNS` (``q0.1`` … ``q0.9``,
 fev's default levels), all or none per file; the file's columns decide whether it has them.
@@ -28,6 +28,7 @@ import pandas as pd
 
 from tsrate import TsrateError
 from tsrate.config import Study
+from tsrate.robustness.blackbox.scale import scale_problems
 from tsrate.robustness.forecast.plan import TickerSeries
 from tsrate.robustness.sources import (
     MAX_CLOSE,
@@ -189,6 +190,7 @@ def validate_predictions(
         raise ImportValidationError(source, [mismatch], MISMATCH_HINT)
     problems += _check_against_study(keyed, what, study, series, system_id, accepted)
     problems += _check_duplicates(keyed, what)
+    problems += scale_problems(keyed, series)  # forecasts in another unit than the prices
     if problems and parsed["_bad_key"].any():
         raise ImportValidationError(source, problems)  # unread keys: the grid is unknown
     gridded = parsed if not problems else _placeholders(keyed, study, series, accepted)
