@@ -50,7 +50,9 @@ build``: :mod:`tsrate.robustness.blackbox.import_state`). Rules
 beyond the study's grid: column names unique; Parquet columns typed (``forecast`` and
 ``horizon_step`` numeric, not boolean; ``window_end_date`` a date or text; ``ticker`` and
 ``perturbation_id`` text); tickers match :data:`tsrate.robustness.sources.TICKER_PATTERN`; forecasts
-finite with ``|forecast| <=`` :data:`MAX_ABS_FORECAST` (1e9); one time zone per date column;
+finite with ``|forecast| <=`` :data:`MAX_ABS_FORECAST` (1e9), and prices in the study's unit
+(each ticker's median ratio to its windows' last clean input in [0.2, 5]:
+:mod:`tsrate.robustness.blackbox.scale`); one time zone per date column;
 system ids match :data:`SYSTEM_ID` (at most 64 characters); metadata text values at most
 200 characters (``description`` 2000), without control characters. A valid file becomes a new run: by
 default the study's own systems (``study.systems``, e.g. the baselines) are forecast into

@@ -15,7 +15,7 @@ forecast origin), and refuses a ticker whose **median ratio** lies outside
   cannot tip it;
 - the ratio keeps its sign (the last price is always positive): forecasts mostly zero or
   negative have a median at or below 0, far below the band, as do returns (about 0.01 / price)
-  and most log prices (ln p / p < 0.2 for every p above about 13);
+  and log prices (ln p / p < 0.2 unless p lies between about 1.3 and 13);
 - rows whose ticker, window or forecast cannot be used (other checks report them) are left
   out; the quantile columns are not compared (they lie around the point forecasts).
 """
