@@ -73,10 +73,11 @@ def ticker_scale(
     ]
     located = usable.merge(last, on=["ticker", "window_end_date"], how="inner")
     located = located[np.isfinite(located["_last"]) & (located["_last"] > 0)]
+    by_ticker = dict(list(located.groupby("ticker", sort=False)))
     scales = {}
-    for ticker in series:
-        of_ticker = located[located["ticker"] == ticker]
-        if of_ticker.empty:
+    for ticker in series:  # in the study's order
+        of_ticker = by_ticker.get(ticker)
+        if of_ticker is None:
             continue
         clean = of_ticker[of_ticker["perturbation_id"] == CONTROL]
         used = clean if not clean.empty else of_ticker
