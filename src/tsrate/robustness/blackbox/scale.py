@@ -33,7 +33,7 @@ from tsrate.robustness.forecast.plan import TickerSeries
 #: ends allowed). A factor of 5 either way: no stock moves 5x (or loses 80%) within one
 #: horizon in the typical window, so a real model's median forecast, however bad, stays
 #: far inside; a unit error of 100x (cents), 1000x, a return (≈0.01/price) or a log price
-#: of a stock above about 13 lies far outside.
+#: (of a stock priced outside about 1.3 to 13) lies outside.
 SCALE_BAND = (0.2, 5.0)
 #: The control perturbation: the clean input.
 CONTROL = "P0"
