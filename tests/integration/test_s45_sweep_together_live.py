@@ -5,6 +5,7 @@ once it has ended, the next sweep removes them."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
@@ -13,9 +14,20 @@ import pytest
 from tsrate.html.together import sweep_leftovers
 
 
+def default_signals() -> None:
+    """In the sleeper: every signal's default action (a job started under nohup, or in the
+    background, inherits ignored ones), so that any signal sent to it ends it."""
+    for number in signal.valid_signals():
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+
+
 def test_a_running_writer_is_left_alone_and_not_signalled(tmp_path):
     page, folder = tmp_path / "report.html", tmp_path / "report-charts"
-    sleeper = subprocess.Popen(["sleep", "60"])
+    sleeper = subprocess.Popen(["sleep", "60"], preexec_fn=default_signals)
     try:
         temp = page.with_name(f".report.html.{sleeper.pid}.abcd1234.partial")
         staging = folder.with_name(f".report-charts.{sleeper.pid}.abcd1234.new.partial")
