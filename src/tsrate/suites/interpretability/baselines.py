@@ -64,7 +64,9 @@ def best_blind_prior(
     """Per measure of :func:`measures.correctness`, the best data-blind prior on this
     run's truth: (its score, its own chance level, its name). Only the run's candidate
     cells count (the prior's beta is NaN where the run's is) and only the measures the run
-    has (alpha and picks where the run has them); a measure no prior defines is absent."""
+    has (alpha and picks where the run has them); a measure no prior defines is absent.
+    A tie keeps the prior listed first in :func:`blind_priors` (``uniform``, ``recency``
+    and ``fixed_lag`` share the flat beta, so a flat beta's score is named ``uniform``)."""
     beta = np.asarray(beta, float)
     window = np.asarray(lag_truth).shape[-1]
     best: dict[str, tuple[float, float, str]] = {}
