@@ -4,7 +4,9 @@
     quantile_loss_sum = sum over the 9 levels q of the pinball loss
     |(q_hat - actual) * (1{actual <= q_hat} - q)|, as fev and utilsforecast write it;
     interval_score_80 = (q90 - q10) + (2 / 0.2) * (q10 - actual)+ + (2 / 0.2) * (actual - q90)+,
-    the interval score of the central 80 % interval (alpha = 0.2). -#}
+    the interval score of the central 80 % interval (alpha = 0.2); is_covered_80 = q10 <= actual
+    <= q90, an actual within 1e-12 (relative) of an end counting as inside, so a tie stays one
+    in any price unit. -#}
 {%- set levels = [10, 20, 30, 40, 50, 60, 70, 80, 90] %}
 with
 
@@ -48,7 +50,10 @@ final as (
         (q90 - q10)
             + (2.0 / 0.2) * greatest(q10 - actual, 0.0)
             + (2.0 / 0.2) * greatest(actual - q90, 0.0) as interval_score_80,
-        actual >= q10 and actual <= q90 as is_covered_80,
+        -- inside up to floating rounding (1e-12 relative): an actual equal to an end is
+        -- covered in any price unit
+        actual >= q10 - 1e-12 * greatest(abs(actual), abs(q10))
+            and actual <= q90 + 1e-12 * greatest(abs(actual), abs(q90)) as is_covered_80,
     from joined
 )
 

@@ -1,6 +1,7 @@
 {#- One row per system, perturbation and quantile level of the selected run: the share of
     forecast steps whose clean actual is at or below the quantile forecast at that level
-    (a calibrated system's share equals the level), pooled over every step of every window
+    (a calibrated system's share equals the level; equal up to 1e-12 of the larger value
+    counts as at or below, so a tie does not hang on the price unit's rounding), pooled over every step of every window
     with quantile forecasts. A system without quantile forecasts keeps its rows, with null
     shares, n_steps = 0 and the reason (as probabilistic_scores). -#}
 with
@@ -28,7 +29,10 @@ shares as (
         system_id,
         perturbation_id,
         substr(level_column, 2)::integer as level_pct,
-        avg(case when actual <= quantile_value then 1.0 else 0.0 end) as observed_share,
+        {#- at or below up to floating rounding (1e-12 relative): a tie stays a tie in any
+            price unit -#}
+        avg(case when actual <= quantile_value + 1e-12 * greatest(abs(actual), abs(quantile_value))
+            then 1.0 else 0.0 end) as observed_share,
         count(*) as n_steps,
     from long
     group by run_id, system_id, perturbation_id, level_column

@@ -86,9 +86,15 @@ def by_hand(warehouse, run_id, study) -> pd.DataFrame:
         )
         q = np.array([quantiles.loc[key + (int(s),)].to_numpy(float) for s in steps])
         if np.isfinite(q).all():
-            # for quantile_calibration: per level, how many actuals lie at or below q
+            # for quantile_calibration: per level, how many actuals lie at or below q, a tie
+            # up to 1e-12 of the larger value (relative) counting as at or below
+            tie = 1e-12 * np.maximum(np.abs(y)[:, None], np.abs(q))
+            at_or_below = y[:, None] <= q + tie
             row.update(
-                {f"below_{c}": int(np.sum(y <= q[:, i])) for i, c in enumerate(QUANTILE_COLUMNS)}
+                {
+                    f"below_{c}": int(np.sum(at_or_below[:, i]))
+                    for i, c in enumerate(QUANTILE_COLUMNS)
+                }
             )
             # pinball loss at level a: a(y - q) if y >= q else (1 - a)(q - y)
             pinball = np.where(y[:, None] >= q, levels * (y[:, None] - q), 0.0) + np.where(
@@ -98,7 +104,7 @@ def by_hand(warehouse, run_id, study) -> pd.DataFrame:
             winkler = (
                 (high - low) + 10 * np.clip(low - y, 0, None) + 10 * np.clip(y - high, 0, None)
             )
-            covered = np.mean((low <= y) & (y <= high))
+            covered = np.mean((low - tie[:, 0] <= y) & (y <= high + tie[:, -1]))
             row.update(
                 wql=2 * pinball.sum() / (len(levels) * np.abs(y).sum()),
                 crps=2 * pinball.sum() / (len(levels) * len(y)),
