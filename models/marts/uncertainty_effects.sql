@@ -17,7 +17,10 @@
     interval excludes 0 (at se 0: the change is not 0). Beside it, the confounded estimate of
     robustness_scores (worst-case APE over the distributions, its spread over treatment
     draws) and the signed mean coverage change. Systems without quantile forecasts: null and
-    the reason. -#}
+    the reason. A window's change within floating noise of 0 (|change| <= 1e-12 x max(1,
+    |clean|, |perturbed|), the rule of tsrate.methods.noise; macro noise_free_difference) is
+    exactly 0: outcomes computed from the same forecasts in another summation order differ
+    by such noise, and a mean of it with a standard error of it would test noise. -#}
 {%- set outcomes = ['wql', 'coverage_error_80'] %}
 with
 
@@ -76,11 +79,11 @@ paired as (
         perturbed.perturbation_id,
         perturbed.cluster_id,
         {%- for outcome in outcomes %}
-        perturbed.{{ outcome }} - clean.{{ outcome }} as {{ outcome }}_change,
+        {{ noise_free_difference('perturbed.' ~ outcome, 'clean.' ~ outcome) }} as {{ outcome }}_change,
         clean.{{ outcome }} as {{ outcome }}_clean,
         perturbed.{{ outcome }} as {{ outcome }}_perturbed,
         {%- endfor %}
-        perturbed.coverage_80 - clean.coverage_80 as coverage_80_change,
+        {{ noise_free_difference('perturbed.coverage_80', 'clean.coverage_80') }} as coverage_80_change,
     from clustered as perturbed
     inner join clustered as clean
         on clean.run_id = perturbed.run_id

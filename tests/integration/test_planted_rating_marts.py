@@ -28,7 +28,9 @@ from tests.support.warehouses import (
 pytestmark = pytest.mark.slow
 
 #: The marts whose hand-computed unit cases run here (with their parents' cases).
-UNIT_CASE_MARTS = "+partial_orders +confounder_comparison +group_comparisons +modality_pairs"
+UNIT_CASE_MARTS = (
+    "+partial_orders +confounder_comparison +group_comparisons +modality_pairs +uncertainty_effects"
+)
 
 
 def test_rating_marts_unit_cases_pass(tmp_path, dbt_target, monkeypatch):
