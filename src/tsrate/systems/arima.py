@@ -5,6 +5,23 @@ study setting (``arima_order`` var, default (1, 1, 1)); the innovation variance 
 concentrated out of the likelihood, which fits faster and gives the same optimum.
 A window whose optimiser fails falls back to the last observed value and is counted.
 
+Unit: the forecasts do not depend on the currency unit of the prices. Each window is fitted
+on a unit-free copy of its context (:func:`unit_free`): divided by its scale, the mean
+absolute observed value (:func:`unit_scale`), and rounded to multiples of
+2**-:data:`UNIT_FREE_BITS`; the forecasts and the quantiles' standard errors are multiplied
+back by the scale. The scale is the mean, not the last value, because P1 can zero the last
+value and P3 remove it; a context with no non-zero observed value has scale 1. The model is
+equivariant to the unit (its log-likelihood moves by n log c at prices x c, to the last
+digit), its optimiser is not: the likelihood's size sets L-BFGS's stopping tolerance, and
+rounding in the start values and finite differences differs, so on the likelihood's flat
+ridge (below) it stopped elsewhere in another unit (prices x100 moved a window's forecast by up to 2e-4 relative and
+changed 3 of 368 ratings). Dividing alone is not enough: ``x * c / (scale * c)`` differs from
+``x / scale`` in the last bits, which moved forecasts up to 3e-4; the rounding gives the
+same copy, bit for bit, in every unit (the chance that a value lies within rounding of a
+grid boundary is a few in a million per value). Forecasts at prices x100 and x0.01 are the x1 ones
+times the factor to 1e-14 (``tests/unit/test_s45_arima_unit_free.py``). The AR and MA
+estimates are unit-free, so warm starts carry over between windows of any scale.
+
 Warm starts: consecutive windows of a batch share all but one value (stride 1), so each fit
 starts from the previous window's estimates (``start_params``) instead of statsmodels' own
 start; the first window, and one after a failed or non-finite fit, starts cold. Measured on
