@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from tests.support.forecast_batch import closes, series_batch
-from tsrate.systems.arima import ArimaSystem, unit_free, unit_scale
+from tsrate.robustness.sources import load_skfolio_sp500
+from tsrate.systems.arima import ArimaSystem, settle, unit_free, unit_scale
 from tsrate.systems.base import ForecastBatch, QuantileForecasts
 
 N, H, WINDOWS = 80, 20, 16
@@ -114,3 +115,25 @@ def test_a_context_of_zeros_still_forecasts():
 def test_unit_free_forecasts_are_stored_apart_from_the_old_fits():
     assert ArimaSystem().fingerprint().endswith(";unit=free")
     assert ArimaSystem(warm_start=False).fingerprint().endswith(";unit=free")
+
+
+def test_step_changes_within_floating_noise_are_zero():
+    one_ulp = np.nextafter(1.0, 2.0)
+    np.testing.assert_array_equal(
+        settle(np.array([1.0, one_ulp, one_ulp + 1e-6, 2.0, 2.0 + 1e-11])),
+        [1.0, 1.0, one_ulp + 1e-6, 2.0, 2.0 + 1e-11],
+    )
+
+
+def test_the_signs_of_the_step_changes_are_the_same_in_every_unit():
+    """AAPL P1, 30-day windows from 2022-06-01, horizon 6: window 50's forecast converges, its
+    last step moves by one unit in the last place, which x0.01 rounded to no move (its sign
+    accuracy 50 at x1, 33.3 at x0.01, before such steps were settled at 0)."""
+    frame = load_skfolio_sp500(["AAPL"])
+    dates = frame["price_date"].astype(str)
+    values = frame[(dates >= "2022-06-01") & (dates <= "2022-10-31")]["close"].to_numpy()
+    b = series_batch(values, "P1", 30, 6, 51)
+    signs = np.sign(np.diff(forecast(b).point, axis=1))
+    for factor in FACTORS:
+        other = np.sign(np.diff(forecast(in_unit(b, factor)).point, axis=1))
+        np.testing.assert_array_equal(other, signs)

@@ -18,8 +18,11 @@ ridge (below) it stopped elsewhere in another unit (prices x100 moved a window's
 changed 3 of 368 ratings). Dividing alone is not enough: ``x * c / (scale * c)`` differs from
 ``x / scale`` in the last bits, which moved forecasts up to 3e-4; the rounding gives the
 same copy, bit for bit, in every unit (the chance that a value lies within rounding of a
-grid boundary is a few in a million per value). Forecasts at prices x100 and x0.01 are the x1 ones
-times the factor to 1e-14 (``tests/unit/test_s45_arima_unit_free.py``). The AR and MA
+grid boundary is a few in a million per value). A forecast step within floating noise of the previous
+one (a converged forecast) is set equal to it before scaling back (:func:`settle`), so the
+sign of every step's change, which sign accuracy reads, is the same in every unit. Forecasts
+at prices x100 and x0.01 are the x1 ones times the factor to 1e-14
+(``tests/unit/test_s45_arima_unit_free.py``). The AR and MA
 estimates are unit-free, so warm starts carry over between windows of any scale.
 
 Warm starts: consecutive windows of a batch share all but one value (stride 1), so each fit
@@ -55,6 +58,7 @@ import warnings
 
 import numpy as np
 
+from tsrate.methods.noise import NOISE
 from tsrate.systems.base import (
     QUANTILE_LEVELS,
     Availability,
@@ -159,7 +163,7 @@ class ArimaSystem:
                 try:
                     fitted, start = self.fit_window(unit_free_context, start)
                     predicted = fitted.get_forecast(batch.horizon)
-                    forecast = scale * np.asarray(predicted.predicted_mean, dtype=float)
+                    forecast = scale * settle(np.asarray(predicted.predicted_mean, dtype=float))
                     if not np.all(np.isfinite(forecast)):
                         raise ValueError("non-finite forecast")
                     out[row] = forecast
@@ -195,6 +199,20 @@ def unit_free(context: np.ndarray) -> tuple[np.ndarray, float]:
     scale = unit_scale(context)
     grid = float(2**UNIT_FREE_BITS)
     return np.round(context / scale * grid) / grid, scale
+
+
+def settle(forecast: np.ndarray) -> np.ndarray:
+    """A unit-free forecast whose step changes within floating noise are exactly 0: a step
+    within ``NOISE * max(1, |previous step|)`` of the previous one (:mod:`tsrate.methods.noise`)
+    takes its value. A converged forecast's last steps differ by a unit in the last place,
+    which multiplying back by the scale keeps in one unit and rounds away in another, and
+    sign accuracy reads the sign of each step's change (measured: one of 2272 windows at
+    prices x0.01, AAPL P1, a step change of 1.8e-16 became 0)."""
+    out = np.array(forecast, dtype=float, copy=True)
+    for step in range(1, len(out)):
+        if abs(out[step] - out[step - 1]) <= NOISE * max(1.0, abs(out[step - 1])):
+            out[step] = out[step - 1]
+    return out
 
 
 def fallback_reason(exc: BaseException) -> str:
