@@ -23,16 +23,20 @@ def batch(ticker: str, perturbation: str = "P0") -> ForecastBatch:
 
 
 def statsmodels_chain(batch: ForecastBatch, warm: bool) -> np.ndarray:
-    """Independent of the system: SARIMAX fits, each started cold or from the last one; a warm
-    fit with |AR| or |MA| above 1/1.02 (a root within 1.02 of the unit circle) is refitted
-    cold and the better log-likelihood kept, and such estimates are not passed on."""
+    """Independent of the system: SARIMAX fits of each context in its own unit (divided by
+    its mean absolute observed value, rounded to multiples of 2**-32), each started cold or
+    from the last one, the forecast scaled back; a warm fit with |AR| or |MA| above 1/1.02
+    (a root within 1.02 of the unit circle) is refitted cold and the better log-likelihood
+    kept, and such estimates are not passed on."""
     from statsmodels.tsa.statespace.sarimax import SARIMAX
 
     edge = 1 / 1.02
     out, start = [], None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for context in batch.contexts:
+        for values in batch.contexts:
+            scale = np.nanmean(np.abs(values))
+            context = np.round(values / scale * 2.0**32) / 2.0**32
             model = SARIMAX(context, order=(1, 1, 1), concentrate_scale=True)
             fitted = model.fit(disp=False, start_params=start)
             if start is not None and np.max(np.abs(fitted.params)) > edge:
@@ -40,7 +44,7 @@ def statsmodels_chain(batch: ForecastBatch, warm: bool) -> np.ndarray:
                 fitted = cold if cold.llf > fitted.llf else fitted
             params = np.asarray(fitted.params)
             start = params if warm and np.max(np.abs(params)) <= edge else None
-            out.append(np.asarray(fitted.forecast(H)))
+            out.append(scale * np.asarray(fitted.forecast(H)))
     return np.array(out)
 
 

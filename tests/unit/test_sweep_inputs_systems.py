@@ -531,21 +531,25 @@ def test_arima_forecast_with_one_non_finite_step_falls_back_to_the_last_observed
 
 
 def test_arima_quantiles_are_the_gaussian_ones_and_none_with_an_unknown_spread(monkeypatch):
-    """Forecast 111, 112, 113 with variances 4: quantile q at step h is 110 + h + 2 z_q; one
-    step of unknown variance: the forecast stands, the window has no quantiles."""
+    """The fit sees the context in its own unit (divided by its mean, 105): forecast 1.01,
+    1.02, 1.03 with variances 4e-4 there is 106.05, 107.1, 108.15 with standard error 2.1,
+    so quantile q at step h is 105 (1 + h / 100 + 0.02 z_q); one step of unknown variance:
+    the forecast stands, the window has no quantiles."""
     import statsmodels.tsa.statespace.sarimax as sarimax
 
-    forecast = [111.0, 112.0, 113.0]
+    forecast, variance = [1.01, 1.02, 1.03], [4e-4] * 3
     context = np.linspace(100.0, 110.0, 20)
-    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], forecast))
+    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], forecast, variance))
     out = ArimaSystem().predict_quantiles(make_batch([context], horizon=3))
     z = np.array([NormalDist().inv_cdf(q) for q in QUANTILE_LEVELS])
-    expected = np.array(forecast)[:, None] + 2.0 * z[None, :]
+    expected = 105.0 * (np.array(forecast)[:, None] + 0.02 * z[None, :])
     np.testing.assert_allclose(out.quantiles[0], expected, rtol=0, atol=1e-9)
-    monkeypatch.setattr(sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], forecast, [4, np.nan, 4]))
+    monkeypatch.setattr(
+        sarimax, "SARIMAX", scripted_sarimax([0.5, 0.2], forecast, [4e-4, np.nan, 4e-4])
+    )
     system = ArimaSystem()
     out = system.predict_quantiles(make_batch([context], horizon=3))
-    np.testing.assert_array_equal(out.point, [forecast])
+    np.testing.assert_allclose(out.point, [[106.05, 107.1, 108.15]], rtol=1e-12)
     assert np.isnan(out.quantiles).all() and system.fallbacks == 0
 
 
