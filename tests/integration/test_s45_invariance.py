@@ -50,8 +50,9 @@ INDUSTRY = {"AAPL": "Technology", "MSFT": "Technology", "JPM": "Financials", "BA
 RENAMED = {"AAPL": "AA", "BAC": "BB", "JPM": "JJ", "MSFT": "MM"}
 STUDY = ["--start", "2022-06-01", "--end", "2022-10-31", "--context-length", "30",
          "--horizon", "6", "--perturbations", "P0,P1,P2,P3",
-         "--systems", "naive,seasonal_naive,random", "--workers", "1"]  # fmt: skip
-DETERMINISTIC = ["naive", "seasonal_naive"]
+         "--systems", "naive,seasonal_naive,arima,random", "--workers", "1"]  # fmt: skip
+#: ARIMA included: it fits a unit-free copy of each window (tsrate.systems.arima)
+DETERMINISTIC = ["naive", "seasonal_naive", "arima"]
 RTOL = 1e-9
 NOISE = 1e-12
 
