@@ -15,7 +15,13 @@ ordered as (
         rank,
         higher_is_better,
         count(*) over per_order as n_systems,
-        string_agg(system_id || ': ' || cast(round(raw_score, 4) as varchar), ', ') over (
+        {#- 4 decimals, or 4 significant digits where that is more (a score under 0.001,
+            e.g. an APE at prices x 0.01, keeps its digits rather than reading 0.0001 or -0.0
+            beside another) -#}
+        string_agg(system_id || ': ' || cast(case
+            when raw_score = 0 or not isfinite(raw_score) then raw_score
+            else round(raw_score, greatest(4, 3 - cast(floor(log10(abs(raw_score))) as integer)))
+        end as varchar), ', ') over (
             per_order
             order by rank, system_id
             rows between unbounded preceding and unbounded following
