@@ -21,7 +21,6 @@ old folder goes back) or completed (the page was replaced: the old folder is del
 from __future__ import annotations
 
 import errno
-import glob
 import os
 import shutil
 import sys
@@ -29,9 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tsrate.platform.files import (
+    partial_marks,
     partial_path,
-    partial_stem,
-    partial_writer,
     process_running,
     writer_token,
 )
@@ -67,21 +65,11 @@ def _names(page: Path, folder: Path, token: str) -> tuple[Path, Path, Path, Path
     )
 
 
-def _marks(target: Path, kinds: tuple[str, ...]) -> list[tuple[Path, tuple[int, str, str]]]:
-    """The temporaries of ``target`` of ``kinds`` (named exactly as this module names them:
-    anything else is left alone), with their writer's (pid, tag, kind)."""
-    pattern = glob.escape(f".{partial_stem(target.name)}.") + "*.partial"
-    found = [
-        (mark, partial_writer(mark, target.name, kinds)) for mark in target.parent.glob(pattern)
-    ]
-    return sorted(((m, w) for m, w in found if w is not None), key=lambda item: item[0])
-
-
 def sweep_leftovers(page: Path, folder: Path) -> list[Path]:
     """Finish what writers of ``page`` and ``folder`` killed outright left (see the module);
     return the temporaries removed. Writers still running are left alone."""
     removed: list[Path] = []
-    marks = _marks(folder, _FOLDER_KINDS) + _marks(page, _PAGE_KINDS)
+    marks = partial_marks(folder, _FOLDER_KINDS) + partial_marks(page, _PAGE_KINDS)
     for mark, writer in marks:  # the folder's first: they read whether the page's still exist
         if process_running(writer[0]) or not os.path.lexists(mark):
             continue

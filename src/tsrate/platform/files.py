@@ -32,6 +32,7 @@ __all__ = [
     "writer_token",
     "partial_path",
     "partial_writer",
+    "partial_marks",
     "process_running",
     "sweep_partials",
     "write_text_atomic",
@@ -109,6 +110,19 @@ def process_running(pid: int) -> bool:
     return True
 
 
+def partial_marks(
+    target: Path, kinds: tuple[str, ...] = ("",)
+) -> list[tuple[Path, tuple[int, str, str]]]:
+    """The temporaries beside ``target`` named exactly as its writers name them, with one of
+    ``kinds`` (:func:`partial_writer`; anything else is left out), in name order, each with
+    its writer's (pid, tag, kind)."""
+    pattern = glob.escape(f".{partial_stem(target.name)}.") + "*.partial"
+    found = [
+        (mark, partial_writer(mark, target.name, kinds)) for mark in target.parent.glob(pattern)
+    ]
+    return sorted(((m, w) for m, w in found if w is not None), key=lambda item: item[0])
+
+
 def sweep_partials(path: Path | str) -> list[Path]:
     """Remove the temporaries :func:`write_text_atomic` writers of ``path`` left when they
     were killed outright (SIGKILL, power loss); return them. Only plain files named exactly
@@ -118,10 +132,8 @@ def sweep_partials(path: Path | str) -> list[Path]:
     :func:`tsrate.html.together.sweep_leftovers`, finishes it) stay."""
     path = Path(path)
     removed: list[Path] = []
-    pattern = glob.escape(f".{partial_stem(path.name)}.") + "*.partial"
-    for mark in sorted(path.parent.glob(pattern)):
-        writer = partial_writer(mark, path.name)
-        if writer is None or process_running(writer[0]):
+    for mark, writer in partial_marks(path):
+        if process_running(writer[0]):
             continue
         try:
             if not stat.S_ISREG(os.lstat(mark).st_mode):
